@@ -1,0 +1,135 @@
+package harness
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// guardBytes is the number of sentinel bytes placed past every tensor the
+// harness allocates.
+const guardBytes = 64
+
+// A Builder creates the leaves of one case on one backend: it allocates
+// each leaf (plus guard bytes), draws its values from a Dist with a seed
+// derived from the case's, and uploads them with Buffer.WriteAt. The same
+// case and seed give bit-identical inputs on every backend.
+//
+// The first error a Builder meets is kept (see Err) and every later call
+// returns nil, so a Build function may chain calls and check once: Run
+// reports the Builder's error ahead of the one Build returns.
+type Builder struct {
+	backend ops.Backend
+	seed    uint64
+	leaves  []*leaf
+	err     error
+}
+
+// leaf is one allocated input and what was written to it.
+type leaf struct {
+	t    *ops.Tensor
+	dist Dist
+	data []byte // the bytes written at [0, extent)
+}
+
+func newBuilder(b ops.Backend, seed uint64) *Builder {
+	return &Builder{backend: b, seed: seed}
+}
+
+// Err returns the first error the builder met, or nil.
+func (b *Builder) Err() error { return b.err }
+
+// Leaf allocates a contiguous leaf tensor of type t and shape ne (innermost
+// first) and fills it from d. Float and quantized leaves are drawn as f32
+// and stored with quant.QuantizeRow; integer leaves take the values as
+// drawn (use Ints or Positions for them).
+func (b *Builder) Leaf(name string, t quant.Type, d Dist, ne ...int64) *ops.Tensor {
+	if b.err != nil {
+		return nil
+	}
+	x, err := ops.NewTensor(name, t, ne...)
+	if err != nil {
+		b.err = fmt.Errorf("harness: leaf %s: %w", name, err)
+		return nil
+	}
+	if err := d.check(x.Ne); err != nil {
+		b.err = fmt.Errorf("harness: leaf %s: %w", name, err)
+		return nil
+	}
+	var data []byte
+	if d.Kind == DistPoison {
+		data = poisonBytes(x.Extent())
+	} else {
+		r := rand.New(rand.NewPCG(b.seed, uint64(len(b.leaves))+1))
+		data, err = encode(t, x.Ne[0], d.values(r, x.Ne))
+		if err != nil {
+			b.err = fmt.Errorf("harness: leaf %s: %w", name, err)
+			return nil
+		}
+	}
+	if err := ops.AllocTensor(b.backend, x, guardBytes); err != nil {
+		b.err = fmt.Errorf("harness: leaf %s: alloc %d bytes: %w", name, x.Extent()+guardBytes, err)
+		return nil
+	}
+	if err := writeGuarded(x, data); err != nil {
+		b.err = fmt.Errorf("harness: leaf %s: %w", name, err)
+		return nil
+	}
+	b.leaves = append(b.leaves, &leaf{t: x, dist: d, data: data})
+	return x
+}
+
+// Permute returns ops.Permute(a, axes...), keeping the first error.
+func (b *Builder) Permute(a *ops.Tensor, axes ...int) *ops.Tensor {
+	return b.view(func() (*ops.Tensor, error) { return ops.Permute(a, axes...) }, a)
+}
+
+// Transpose returns ops.Transpose(a), keeping the first error.
+func (b *Builder) Transpose(a *ops.Tensor) *ops.Tensor {
+	return b.view(func() (*ops.Tensor, error) { return ops.Transpose(a) }, a)
+}
+
+// View returns ops.View(a, ne, nb, offset), keeping the first error.
+func (b *Builder) View(a *ops.Tensor, ne, nb []int64, offset int64) *ops.Tensor {
+	return b.view(func() (*ops.Tensor, error) { return ops.View(a, ne, nb, offset) }, a)
+}
+
+// Reshape returns ops.Reshape(a, ne...), keeping the first error.
+func (b *Builder) Reshape(a *ops.Tensor, ne ...int64) *ops.Tensor {
+	return b.view(func() (*ops.Tensor, error) { return ops.Reshape(a, ne...) }, a)
+}
+
+func (b *Builder) view(f func() (*ops.Tensor, error), a *ops.Tensor) *ops.Tensor {
+	if b.err != nil {
+		return nil
+	}
+	if a == nil {
+		b.err = fmt.Errorf("harness: view of a nil tensor")
+		return nil
+	}
+	v, err := f()
+	if err != nil {
+		b.err = fmt.Errorf("harness: view of %s: %w", a.Label(), err)
+		return nil
+	}
+	return v
+}
+
+// inputs describes the leaves, one line each: name, type, shape, values.
+func (b *Builder) inputs() []string {
+	out := make([]string, len(b.leaves))
+	for i, l := range b.leaves {
+		out[i] = fmt.Sprintf("%s %v %v: %v", l.t.Name, l.t.Type, l.t.Ne, l.dist)
+	}
+	return out
+}
+
+func poisonBytes(n int64) []byte {
+	p := make([]byte, n)
+	for i := range p {
+		p[i] = 0xFF
+	}
+	return p
+}

@@ -1,0 +1,128 @@
+package harness
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kernbench/kernbench/quant"
+)
+
+// families lists the case-set builders, one per op family.
+var families = []func() []Case{
+	mulMatCases,
+	mulMatIDCases,
+	softMaxCases,
+	flashAttnCases,
+	ssmConvCases,
+	ssmScanCases,
+	ropeCases,
+	rmsNormCases,
+	getRowsCases,
+	cpyCases,
+	contCases,
+	binaryCases,
+	unaryCases,
+	swigluCases,
+	argsortCases,
+	sumRowsCases,
+}
+
+// AllCases returns every case, default and large.
+func AllCases() []Case {
+	var out []Case
+	for _, f := range families {
+		out = append(out, f()...)
+	}
+	return out
+}
+
+// Cases returns the default case set: every compute op and type with its
+// edge shapes, sized to run in seconds on a CPU.
+func Cases() []Case {
+	return slices.DeleteFunc(AllCases(), func(c Case) bool { return c.Large })
+}
+
+// LargeCases returns the model-sized cases left out of Cases.
+func LargeCases() []Case {
+	return slices.DeleteFunc(AllCases(), func(c Case) bool { return !c.Large })
+}
+
+// uni is the default input distribution.
+var uni = Uniform(-1, 1)
+
+// weightTypes are the types MUL_MAT and GET_ROWS take as weights: every
+// float and block-quantized type.
+func weightTypes() []quant.Type {
+	var out []quant.Type
+	for _, t := range quant.Types() {
+		if t.IsFloat() || t.IsQuantized() {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// rowLen returns a row length for type t: n blocks for block types; for
+// element types (block size 1) the length odd, which they allow.
+func rowLen(t quant.Type, blocks int64) int64 {
+	if bs := t.BlockSize(); bs > 1 {
+		return blocks * bs
+	}
+	return 32*blocks + 1
+}
+
+func types(ts ...quant.Type) []quant.Type { return ts }
+
+// refuse marks a case as one the op must refuse at build time.
+func refuse(c Case) Case {
+	c.Expect = ExpectRefuse
+	return c
+}
+
+// reject marks a case whose Compute must fail.
+func reject(c Case) Case {
+	c.Expect = ExpectReject
+	return c
+}
+
+// large marks a case as part of the large set.
+func large(c Case) Case {
+	c.Large = true
+	return c
+}
+
+// zeroAt returns a Check that elements whose coordinate in dimension dim is
+// one of idx are exactly zero, in an output of shape ne: the rows of a
+// fully masked softmax or attention query, zeros by definition.
+func zeroAt(ne [4]int64, dim int, idx ...int64) func(got []float64) error {
+	return func(got []float64) error {
+		for i, g := range got {
+			c := coords(int64(i), ne)
+			if slices.Contains(idx, c[dim]) && g != 0 {
+				return fmt.Errorf("fully masked row: element %v is %g, want 0", c, g)
+			}
+		}
+		return nil
+	}
+}
+
+// shapeName formats a shape as "[64,7,4,1]" for case names.
+func shapeName(ne ...int64) string {
+	s := "["
+	for i, n := range ne {
+		if i > 0 {
+			s += ","
+		}
+		s += fmt.Sprint(n)
+	}
+	return s + "]"
+}
+
+// opTypes returns t, then u when u is not f32: the types of an op whose
+// second operand is usually f32.
+func opTypes(t, u quant.Type) []quant.Type {
+	if u == quant.F32 {
+		return []quant.Type{t}
+	}
+	return []quant.Type{t, u}
+}

@@ -1,0 +1,251 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+	"github.com/kernbench/kernbench/reference"
+)
+
+// Run computes case c on backend be and compares the output with the
+// float64 reference. It never panics on a case or backend that does (in the
+// calling goroutine): the panic becomes a failed result.
+func Run(be ops.Backend, c Case) (res Result) {
+	res = Result{
+		Op: c.Op, OpName: c.Op.String(), Case: c.Name, Types: c.TypeString(),
+		Backend: be.Name(), NMSE: Metric(math.NaN()), MaxErr: Metric(math.NaN()), RefMax: Metric(math.NaN()),
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res.fail("panic: %v", p)
+		}
+	}()
+	tol, err := LookupTolerance(c.Op, primaryType(c), c.Tag)
+	if err != nil && c.Expect == ExpectMatch {
+		res.fail("no tolerance")
+		res.Err = err.Error()
+		return res
+	}
+	res.Tol = tol
+
+	b := newBuilder(be, c.seed())
+	node, err := build(c, b)
+	res.Inputs = b.inputs()
+	if c.Expect == ExpectRefuse {
+		switch {
+		case err == nil:
+			res.fail("built a node the op must refuse: %v", node)
+		case errors.Is(err, ops.ErrShape) || errors.Is(err, quant.ErrRowLength):
+			res.Status = StatusRefused
+		default:
+			res.fail("refused with an error that wraps neither ops.ErrShape nor quant.ErrRowLength")
+			res.Err = err.Error()
+		}
+		return res
+	}
+	if err != nil {
+		res.fail("build")
+		res.Err = err.Error()
+		return res
+	}
+	if err := singleOp(node); err != nil {
+		res.fail("bad case")
+		res.Err = err.Error()
+		return res
+	}
+	if err := be.Supports(node); err != nil {
+		res.Status = StatusSkipped
+		res.Reason = "unsupported"
+		res.Err = err.Error()
+		return res
+	}
+	if err := allocOutput(be, node); err != nil {
+		res.fail("alloc output")
+		res.Err = err.Error()
+		return res
+	}
+
+	var want []float64
+	if c.Expect == ExpectMatch {
+		want, err = reference.Compute(node)
+		if err != nil {
+			res.fail("reference failed")
+			res.Err = err.Error()
+			return res
+		}
+		if int64(len(want)) != node.NumElements() {
+			res.fail("reference returned %d values for %d elements", len(want), node.NumElements())
+			return res
+		}
+		if want, err = expected(node, want); err != nil {
+			res.fail("expected values")
+			res.Err = err.Error()
+			return res
+		}
+	}
+
+	start := time.Now()
+	cerr := be.Compute(node)
+	res.Compute = time.Since(start)
+
+	// Memory safety comes first: a kernel that wrote out of bounds fails
+	// whatever it computed, and whether or not it returned an error.
+	if reason, err := checkMemory(b, node); err != nil {
+		res.fail("read back")
+		res.Err = err.Error()
+		return res
+	} else if reason != "" {
+		res.fail("%s", reason)
+		if cerr != nil {
+			res.Err = cerr.Error()
+		}
+		return res
+	}
+
+	if c.Expect == ExpectReject {
+		if cerr == nil {
+			res.fail("computed input the op must reject")
+			return res
+		}
+		res.Status = StatusRejected
+		res.Err = cerr.Error()
+		return res
+	}
+	if cerr != nil {
+		res.fail("compute")
+		res.Err = cerr.Error()
+		return res
+	}
+
+	got, err := reference.Read(node)
+	if err != nil {
+		res.fail("read output")
+		res.Err = err.Error()
+		return res
+	}
+	if len(got) != len(want) {
+		res.fail("output has %d values, reference %d", len(got), len(want))
+		return res
+	}
+	m := compare(got, want)
+	res.Elements, res.NMSE, res.MaxErr, res.RefMax, res.NaNMismatch = m.n, Metric(m.nmse), Metric(m.maxErr), Metric(m.refMax), m.nanMismatch
+	if reason := tol.judge(m, node.Ne, got, want); reason != "" {
+		res.fail("%s", reason)
+		return res
+	}
+	if c.Check != nil {
+		if err := c.Check(got); err != nil {
+			res.fail("%v", err)
+			return res
+		}
+	}
+	res.Status = StatusOK
+	return res
+}
+
+// build runs c.Build, preferring the builder's first error.
+func build(c Case, b *Builder) (*ops.Tensor, error) {
+	if c.Build == nil {
+		return nil, fmt.Errorf("harness: case %s has no Build", c.ID())
+	}
+	node, err := c.Build(b)
+	if b.Err() != nil {
+		return nil, b.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if node == nil {
+		return nil, fmt.Errorf("harness: case %s built no node", c.ID())
+	}
+	return node, nil
+}
+
+// primaryType is the type a case's tolerance is looked up by.
+func primaryType(c Case) quant.Type {
+	if len(c.Types) == 0 {
+		return AnyType
+	}
+	return c.Types[0]
+}
+
+// singleOp checks that node is one op over leaves (or views of leaves):
+// Run computes one node, not a graph.
+func singleOp(node *ops.Tensor) error {
+	if node.Op == ops.OpNone || node.Op.IsView() {
+		return fmt.Errorf("harness: node %s computes nothing (op %v)", node.Label(), node.Op)
+	}
+	for i, s := range node.Src {
+		if s == nil {
+			continue
+		}
+		if o := owner(s); o.Op != ops.OpNone {
+			return fmt.Errorf("harness: source %d of %s is computed by %v; a case is one op over leaves", i, node.Label(), o.Op)
+		}
+	}
+	if node.ViewOf != nil && owner(node).Op != ops.OpNone {
+		return fmt.Errorf("harness: %s writes into a computed tensor", node.Label())
+	}
+	return nil
+}
+
+// allocOutput gives node storage with guard bytes, poisoned with 0xFF so
+// that elements a kernel leaves unwritten read as NaN (or -1). A node that
+// writes into a leaf (CPY) uses the leaf's storage and guards.
+func allocOutput(be ops.Backend, node *ops.Tensor) error {
+	if node.ViewOf != nil {
+		return nil
+	}
+	if err := ops.AllocTensor(be, node, guardBytes); err != nil {
+		return fmt.Errorf("harness: alloc %s (%d bytes): %w", node.Label(), node.Extent()+guardBytes, err)
+	}
+	if err := writeGuarded(node, poisonBytes(node.Extent())); err != nil {
+		return fmt.Errorf("harness: %w", err)
+	}
+	return nil
+}
+
+// checkMemory returns a failure reason when the backend wrote past the end
+// of the output or of any leaf, or changed an input; err reports a failure
+// to read the memory back.
+func checkMemory(b *Builder, node *ops.Tensor) (string, error) {
+	if node.ViewOf == nil {
+		n, err := guardDamage(node)
+		if err != nil {
+			return "", err
+		}
+		if n > 0 {
+			return fmt.Sprintf("out-of-bounds write: %d of %d guard bytes past the output changed", n, guardBytes), nil
+		}
+	}
+	dst := owner(node)
+	for _, l := range b.leaves {
+		n, err := guardDamage(l.t)
+		if err != nil {
+			return "", err
+		}
+		if n > 0 {
+			return fmt.Sprintf("out-of-bounds write: %d of %d guard bytes past %s changed", n, guardBytes, l.t.Name), nil
+		}
+		var written *ops.Tensor
+		if l.t == dst {
+			written = node
+		}
+		n, first, err := changedBytes(l, written)
+		if err != nil {
+			return "", err
+		}
+		if n > 0 {
+			what := "input"
+			if written != nil {
+				what = "destination outside the view"
+			}
+			return fmt.Sprintf("%d bytes of %s %s changed (first at byte %d)", n, what, l.t.Name, first), nil
+		}
+	}
+	return "", nil
+}

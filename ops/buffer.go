@@ -1,0 +1,58 @@
+package ops
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// A Buffer is a block of memory owned by a backend: host memory for the
+// CPU, device memory for a GPU. Tensors live in buffers at an offset.
+type Buffer interface {
+	// Size returns the buffer's size in bytes.
+	Size() int64
+	// ReadAt copies len(p) bytes at off into p.
+	ReadAt(p []byte, off int64) (int, error)
+	// WriteAt copies p into the buffer at off.
+	WriteAt(p []byte, off int64) (int, error)
+}
+
+// HostBuffer is a Buffer in ordinary Go memory. Its bytes are 64-byte
+// aligned so that kernels may view them as []float32 or wider words.
+type HostBuffer struct {
+	b []byte
+}
+
+// NewHostBuffer allocates a zeroed host buffer of size bytes.
+func NewHostBuffer(size int64) (*HostBuffer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("ops: negative buffer size %d", size)
+	}
+	const align = 64
+	words := make([]uint64, (size+2*align)/8)
+	base := unsafe.Pointer(unsafe.SliceData(words))
+	skip := (align - uintptr(base)%align) % align
+	all := unsafe.Slice((*byte)(base), len(words)*8)
+	return &HostBuffer{b: all[skip : skip+uintptr(size) : skip+uintptr(size)]}, nil
+}
+
+// Bytes returns the buffer's memory.
+func (h *HostBuffer) Bytes() []byte { return h.b }
+
+// Size returns the buffer's size in bytes.
+func (h *HostBuffer) Size() int64 { return int64(len(h.b)) }
+
+// ReadAt copies len(p) bytes at off into p.
+func (h *HostBuffer) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off+int64(len(p)) > int64(len(h.b)) {
+		return 0, fmt.Errorf("ops: read of %d bytes at %d outside host buffer of %d", len(p), off, len(h.b))
+	}
+	return copy(p, h.b[off:]), nil
+}
+
+// WriteAt copies p into the buffer at off.
+func (h *HostBuffer) WriteAt(p []byte, off int64) (int, error) {
+	if off < 0 || off+int64(len(p)) > int64(len(h.b)) {
+		return 0, fmt.Errorf("ops: write of %d bytes at %d outside host buffer of %d", len(p), off, len(h.b))
+	}
+	return copy(h.b[off:], p), nil
+}

@@ -1,0 +1,105 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/kernbench/kernbench/ops"
+)
+
+// Backend computes ops on the CPU with a pool of worker threads.
+type Backend struct {
+	pool *pool
+}
+
+// New returns a CPU backend using threads workers (GOMAXPROCS when
+// threads <= 0). Close it to stop the workers.
+func New(threads int) *Backend {
+	return &Backend{pool: newPool(threads)}
+}
+
+// Name returns "cpu".
+func (b *Backend) Name() string { return "cpu" }
+
+// Threads returns the number of worker threads.
+func (b *Backend) Threads() int { return b.pool.threads }
+
+// Alloc returns a zeroed host buffer.
+func (b *Backend) Alloc(size int64) (ops.Buffer, error) {
+	return ops.NewHostBuffer(size)
+}
+
+// Close stops the worker threads.
+func (b *Backend) Close() error {
+	b.pool.close()
+	return nil
+}
+
+// kernel is one op's implementation: supports says whether it handles a
+// node's types and strides, compute fills the node.
+type kernel struct {
+	supports func(t *ops.Tensor) error
+	compute  func(b *Backend, t *ops.Tensor) error
+}
+
+var kernels = map[ops.Op]kernel{}
+
+// register installs the kernel for op; each kernel file calls it from init.
+func register(op ops.Op, supports func(t *ops.Tensor) error, compute func(b *Backend, t *ops.Tensor) error) {
+	if _, dup := kernels[op]; dup {
+		panic("cpu: two kernels registered for " + op.String())
+	}
+	kernels[op] = kernel{supports: supports, compute: compute}
+}
+
+// Supports reports whether the backend can compute t.
+func (b *Backend) Supports(t *ops.Tensor) error {
+	if t.Op == ops.OpNone || t.Op.IsView() {
+		return nil
+	}
+	k, ok := kernels[t.Op]
+	if !ok {
+		return fmt.Errorf("cpu: no kernel for %v", t.Op)
+	}
+	if k.supports == nil {
+		return nil
+	}
+	if err := k.supports(t); err != nil {
+		return fmt.Errorf("cpu: %v: %w", t.Op, err)
+	}
+	return nil
+}
+
+// Compute computes t into its storage. Views and leaves need no work.
+func (b *Backend) Compute(t *ops.Tensor) error {
+	if t.Op == ops.OpNone || t.Op.IsView() {
+		return nil
+	}
+	if err := b.Supports(t); err != nil {
+		return err
+	}
+	if err := hostCheck(t); err != nil {
+		return err
+	}
+	if err := kernels[t.Op].compute(b, t); err != nil {
+		return fmt.Errorf("cpu: %v %s: %w", t.Op, t.Label(), err)
+	}
+	return nil
+}
+
+// hostCheck makes sure t and its sources live in host memory with their
+// whole extent inside their buffers, so kernels can index without checks
+// failing at run time.
+func hostCheck(t *ops.Tensor) error {
+	if _, err := t.HostBytes(); err != nil {
+		return err
+	}
+	for _, s := range t.Src {
+		if s == nil {
+			continue
+		}
+		if _, err := s.HostBytes(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// FLASH_ATTN_EXT follows ggml's CPU kernel: one pass over the keys per
+// (query row, head) with an online softmax. The query row is converted
+// once to K's vec-dot type (f32 for f32 K, f16 for f16 K, q8_0 for q8_0
+// and q4_0 K) and dotted with each key row by MUL_MAT's dot kernels. A
+// running maximum M, sum S and value accumulator are kept; when a logit
+// raises M the accumulator and S are rescaled by exp(M_old - M_new). Keys
+// whose (slope-scaled) mask is -Inf are skipped without reading K or V.
+// The optional sink logit joins S (and M) after the keys, and a query row
+// with nothing left (S == 0) yields zeros.
+//
+// Unlike ggml, which accumulates f16 V rows in an f16 accumulator, the
+// accumulator is always float32: f16 and quantized V rows are widened
+// element by element (q8_0/q4_0 rows through quant.DequantizeRow).
+
+func init() {
+	register(ops.OpFlashAttnExt, supportsFlashAttn, computeFlashAttn)
+}
+
+// faSource returns t's source i, nil when absent.
+func faSource(t *ops.Tensor, i int) *ops.Tensor {
+	if i < len(t.Src) {
+		return t.Src[i]
+	}
+	return nil
+}
+
+func supportsFlashAttn(t *ops.Tensor) error {
+	if len(t.Src) < 3 || len(t.Src) > 5 {
+		return fmt.Errorf("want 3 to 5 sources, got %d", len(t.Src))
+	}
+	p, ok := t.Params.(ops.FlashAttnParams)
+	if !ok {
+		return fmt.Errorf("parameters are %T, want ops.FlashAttnParams", t.Params)
+	}
+	want, err := ops.FlashAttnExt(t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV], faSource(t, ops.FAMask), faSource(t, ops.FASinks), p)
+	if err != nil {
+		return err
+	}
+	if err := sameNode(t, want); err != nil {
+		return err
+	}
+	if _, err := dotKernelFor(t.Src[ops.FAK].Type); err != nil {
+		return err
+	}
+	return nil
+}
+
+// alibiSlopes returns the ALiBi slope of each of nHead heads, as ggml
+// computes them: with n = 2^floor(log2(nHead)), m0 = 2^(-maxBias/n) and
+// m1 = 2^(-maxBias/(2n)), head h gets m0^(h+1) for h < n and
+// m1^(2(h-n)+1) otherwise. All slopes are 1 when maxBias is 0.
+func alibiSlopes(maxBias float32, nHead int64) []float32 {
+	s := make([]float32, nHead)
+	if maxBias <= 0 {
+		for h := range s {
+			s[h] = 1
+		}
+		return s
+	}
+	n := int64(1) << uint(math.Floor(math.Log2(float64(nHead))))
+	m0 := float32(math.Pow(2, -float64(maxBias)/float64(n)))
+	m1 := float32(math.Pow(2, -float64(maxBias)/2/float64(n)))
+	for h := range nHead {
+		if h < n {
+			s[h] = float32(math.Pow(float64(m0), float64(h+1)))
+		} else {
+			s[h] = float32(math.Pow(float64(m1), float64(2*(h-n)+1)))
+		}
+	}
+	return s
+}
+
+// expf returns e^x in float32.
+func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
+
+// computeFlashAttn fills dst[:, h, iq, i3] for every query row iq, head h
+// and batch i3.
+func computeFlashAttn(b *Backend, t *ops.Tensor) error {
+	q, k, v := t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV]
+	mask, sinks := faSource(t, ops.FAMask), faSource(t, ops.FASinks)
+	p := t.Params.(ops.FlashAttnParams)
+	if t.NumElements() == 0 {
+		return nil
+	}
+	d, nQ, nHead, q3 := q.Ne[0], q.Ne[1], q.Ne[2], q.Ne[3]
+	dv, nKV := v.Ne[0], k.Ne[1]
+	rk2, rk3 := nHead/k.Ne[2], q3/k.Ne[3]
+
+	kern, err := dotKernelFor(k.Type)
+	if err != nil {
+		return err
+	}
+	qBytes, err := kern.actType.RowSize(d)
+	if err != nil {
+		return fmt.Errorf("query rows: %w", err)
+	}
+	kBytes, err := k.Type.RowSize(d)
+	if err != nil {
+		return err
+	}
+	vBytes, err := v.Type.RowSize(dv)
+	if err != nil {
+		return err
+	}
+	scale, softcap := p.Scale, p.Softcap
+	if softcap != 0 {
+		scale /= softcap
+	}
+	slopes := alibiSlopes(p.MaxBias, nHead)
+	var sinkMem, maskMem []byte
+	if sinks != nil {
+		sinkMem = mem(sinks)
+	}
+	if mask != nil {
+		maskMem = mem(mask)
+	}
+	qMem, kMem, vMem := mem(q), mem(k), mem(v)
+	out := f32s(mem(t), 0, t.NumElements())
+
+	// Per worker: the f32 query row, the accumulator, a widened V row, and
+	// the converted query row.
+	scratch := newWorkerScratch(b.pool.threads, d+2*dv, qBytes)
+	errs := make(workerErrors, b.pool.threads)
+	b.pool.parallelFor(int(nQ*nHead*q3), 1, func(w, lo, hi int) {
+		buf := scratch.f32[w]
+		qf, acc, vf := buf[:d], buf[d:d+dv], buf[d+dv:]
+		qc := scratch.bytes[w]
+		for u := int64(lo); u < int64(hi) && !errs.failed(w); u++ {
+			iq, h, i3 := u%nQ, u/nQ%nHead, u/(nQ*nHead)
+			ik2, ik3 := h/rk2, i3/rk3
+			if err := loadFloatRow(quant.F32, qMem, at(q, 0, iq, h, i3), q.Nb[0], qf); err != nil {
+				errs.set(w, err)
+				return
+			}
+			if err := convertRow(kern.actType, qf, qc); err != nil {
+				errs.set(w, err)
+				return
+			}
+			clear(acc)
+			var maskOff int64
+			if mask != nil {
+				maskOff = at(mask, 0, iq, h%mask.Ne[2], i3%mask.Ne[3])
+			}
+			slope := slopes[h]
+			sum, maxS := float32(0), float32(math.Inf(-1))
+			for ic := range nKV {
+				var mv float32
+				if mask != nil {
+					if mask.Type == quant.F16 {
+						mv = slope * halfAt(maskMem, int(maskOff+2*ic))
+					} else {
+						mv = slope * f32At(maskMem, maskOff+4*ic)
+					}
+					if math.IsInf(float64(mv), -1) {
+						continue
+					}
+				}
+				ko := at(k, 0, ic, ik2, ik3)
+				s := kern.dot(int(d), kMem[ko:ko+kBytes], qc) * scale
+				if softcap != 0 {
+					s = softcap * float32(math.Tanh(float64(s)))
+				}
+				s += mv
+
+				ms, vs := float32(1), float32(1)
+				if s > maxS {
+					ms = expf(maxS - s)
+					maxS = s
+					for i := range acc {
+						acc[i] *= ms
+					}
+				} else {
+					vs = expf(s - maxS)
+				}
+				vo := at(v, 0, ic, ik2, ik3)
+				if err := addValueRow(v.Type, vMem[vo:vo+vBytes], vs, acc, vf); err != nil {
+					errs.set(w, err)
+					return
+				}
+				sum = sum*ms + vs
+			}
+			// A -Inf sink adds exp(-Inf) = 0; skip it rather than form
+			// -Inf - -Inf when every key was masked.
+			if s := sinkLogit(sinks, sinkMem, h); !math.IsInf(float64(s), -1) {
+				ms, vs := float32(1), float32(1)
+				if s > maxS {
+					ms = expf(maxS - s)
+					for i := range acc {
+						acc[i] *= ms
+					}
+				} else {
+					vs = expf(s - maxS)
+				}
+				sum = sum*ms + vs
+			}
+			inv := float32(0)
+			if sum != 0 {
+				inv = 1 / sum
+			}
+			o := out[dv*(h+nHead*(iq+nQ*i3)):][:dv]
+			for i, a := range acc {
+				o[i] = a * inv
+			}
+		}
+	})
+	return errs.err()
+}
+
+// sinkLogit returns head h's sink logit, or -Inf without sinks.
+func sinkLogit(sinks *ops.Tensor, sinkMem []byte, h int64) float32 {
+	if sinks == nil {
+		return float32(math.Inf(-1))
+	}
+	return f32At(sinkMem, h*sinks.Nb[0])
+}
+
+// addValueRow adds vs times the value row row (of type typ) to acc, using
+// tmp to widen quantized rows.
+func addValueRow(typ quant.Type, row []byte, vs float32, acc, tmp []float32) error {
+	switch typ {
+	case quant.F32:
+		for i, x := range f32s(row, 0, int64(len(acc))) {
+			acc[i] += x * vs
+		}
+	case quant.F16:
+		for i, h := range u16s(row, 0, int64(len(acc))) {
+			acc[i] += halfTable[h] * vs
+		}
+	default:
+		if err := quant.DequantizeRow(typ, row, tmp); err != nil {
+			return fmt.Errorf("value row: %w", err)
+		}
+		for i, x := range tmp {
+			acc[i] += x * vs
+		}
+	}
+	return nil
+}

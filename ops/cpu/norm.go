@@ -1,0 +1,125 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// Row reductions: RMS_NORM and SUM_ROWS. Both accumulate in float64, as
+// ggml does (its ggml_float).
+
+func init() {
+	register(ops.OpRMSNorm, supportsRMSNorm, computeRMSNorm)
+	register(ops.OpSumRows, supportsSumRows, computeSumRows)
+}
+
+func supportsRMSNorm(t *ops.Tensor) error {
+	if err := supportsUnaryShape(t); err != nil {
+		return err
+	}
+	p, ok := t.Params.(ops.NormParams)
+	if !ok {
+		return fmt.Errorf("params are %T, want ops.NormParams", t.Params)
+	}
+	if !(p.Eps >= 0) || math.IsInf(float64(p.Eps), 0) {
+		return fmt.Errorf("eps %v must be finite and >= 0", p.Eps)
+	}
+	return nil
+}
+
+// supportsUnaryShape checks a one-source f32 op whose f32 result has its
+// source's shape.
+func supportsUnaryShape(t *ops.Tensor) error {
+	if err := checkSrcs(t, 1, 1); err != nil {
+		return err
+	}
+	a := t.Src[0]
+	if err := checkType(a, "a", quant.F32); err != nil {
+		return err
+	}
+	if err := checkOut(t, quant.F32); err != nil {
+		return err
+	}
+	if t.Ne != a.Ne {
+		return fmt.Errorf("result shape %v differs from a %v", t.Ne, a.Ne)
+	}
+	return nil
+}
+
+// computeRMSNorm sets each row to x / sqrt(mean(x²) + eps). The sum of
+// squares is a float64; the scale is rounded to float32 before it
+// multiplies the row, as in ggml.
+func computeRMSNorm(b *Backend, t *ops.Tensor) error {
+	if t.NumElements() == 0 {
+		return nil
+	}
+	a := t.Src[0]
+	eps := t.Params.(ops.NormParams).Eps
+	n, err := rowCount(t)
+	if err != nil {
+		return err
+	}
+	am, tm := mem(a), mem(t)
+	ne0 := t.Ne[0]
+	b.pool.parallelFor(n, rowGrain(3*ne0), func(_, lo, hi int) {
+		sa := scratchFor(a)
+		for r := lo; r < hi; r++ {
+			i1, i2, i3 := rowIndices(t.Ne, int64(r))
+			x := floatRow(a, am, i1, i2, i3, sa)
+			var sum float64
+			for _, v := range x {
+				sum += float64(v) * float64(v)
+			}
+			mean := float32(sum / float64(ne0))
+			scale := float32(1 / math.Sqrt(float64(mean+eps)))
+			scaleRow(outRow(t, tm, i1, i2, i3), x, scale, 0)
+		}
+	})
+	return nil
+}
+
+func supportsSumRows(t *ops.Tensor) error {
+	if err := checkSrcs(t, 1, 1); err != nil {
+		return err
+	}
+	a := t.Src[0]
+	if err := checkType(a, "a", quant.F32); err != nil {
+		return err
+	}
+	if err := checkOut(t, quant.F32); err != nil {
+		return err
+	}
+	if want := [ops.MaxDims]int64{1, a.Ne[1], a.Ne[2], a.Ne[3]}; t.Ne != want {
+		return fmt.Errorf("result shape %v, want %v", t.Ne, want)
+	}
+	return nil
+}
+
+// computeSumRows sets t[0, i1, i2, i3] to the float64 sum of a's row,
+// rounded to float32. An empty row sums to 0.
+func computeSumRows(b *Backend, t *ops.Tensor) error {
+	if t.NumElements() == 0 {
+		return nil
+	}
+	a := t.Src[0]
+	n, err := rowCount(t)
+	if err != nil {
+		return err
+	}
+	am, tm := mem(a), mem(t)
+	b.pool.parallelFor(n, rowGrain(a.Ne[0]), func(_, lo, hi int) {
+		sa := scratchFor(a)
+		for r := lo; r < hi; r++ {
+			i1, i2, i3 := rowIndices(t.Ne, int64(r))
+			var sum float64
+			for _, v := range floatRow(a, am, i1, i2, i3, sa) {
+				sum += float64(v)
+			}
+			outRow(t, tm, i1, i2, i3)[0] = float32(sum)
+		}
+	})
+	return nil
+}

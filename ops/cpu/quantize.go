@@ -1,0 +1,116 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// Activation conversion for the matrix kernels: each activation row is
+// read once (any strides, f32, f16 or bf16), converted to the weight
+// type's vec-dot type and kept in scratch, so the dot products read packed
+// blocks. Quantized vec-dot types use quant.QuantizeRow, ggml's reference
+// quantizer, so the activations round exactly as ggml's do.
+
+// loadFloatRow reads len(dst) elements of a f32, f16 or bf16 row from b,
+// the first at byte offset off and the next ones stride bytes apart.
+func loadFloatRow(t quant.Type, b []byte, off, stride int64, dst []float32) error {
+	switch t {
+	case quant.F32:
+		if stride == 4 {
+			copy(dst, f32s(b, off, int64(len(dst))))
+			return nil
+		}
+		for i := range dst {
+			dst[i] = f32At(b, off+int64(i)*stride)
+		}
+	case quant.F16:
+		for i := range dst {
+			dst[i] = halfAt(b, int(off+int64(i)*stride))
+		}
+	case quant.BF16:
+		for i := range dst {
+			o := off + int64(i)*stride
+			dst[i] = quant.BF16ToFP32(uint16(b[o]) | uint16(b[o+1])<<8)
+		}
+	default:
+		return fmt.Errorf("cannot read %v as a float row", t)
+	}
+	return nil
+}
+
+// convertRow writes src as a row of type t into dst, which holds exactly
+// one row of len(src) elements of t.
+func convertRow(t quant.Type, src []float32, dst []byte) error {
+	switch t {
+	case quant.F32:
+		copy(f32s(dst, 0, int64(len(src))), src)
+	case quant.F16:
+		h := u16s(dst, 0, int64(len(src)))
+		for i, v := range src {
+			h[i] = quant.FP32ToFP16(v)
+		}
+	case quant.BF16:
+		h := u16s(dst, 0, int64(len(src)))
+		for i, v := range src {
+			h[i] = quant.FP32ToBF16(v)
+		}
+	default:
+		if err := quant.QuantizeRow(t, src, dst); err != nil {
+			return fmt.Errorf("quantizing activations to %v: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// actRows are the activation rows of a matrix product in the vec-dot
+// type: row (j, i2, i3) starts at byte j*nb1 + i2*nb2 + i3*nb3 of mem.
+type actRows struct {
+	mem           []byte
+	nb1, nb2, nb3 int64
+	rowBytes      int64
+}
+
+// row returns activation row (j, i2, i3).
+func (a *actRows) row(j, i2, i3 int64) []byte {
+	off := j*a.nb1 + i2*a.nb2 + i3*a.nb3
+	return a.mem[off : off+a.rowBytes]
+}
+
+// prepareActivations returns the rows of x (f32, f16 or bf16, any
+// strides) in type vt. When x already has type vt with packed rows it is
+// used in place; otherwise every row is converted into scratch, in
+// parallel.
+func (b *Backend) prepareActivations(x *ops.Tensor, vt quant.Type) (*actRows, error) {
+	k := x.Ne[0]
+	rowBytes, err := vt.RowSize(k)
+	if err != nil {
+		return nil, fmt.Errorf("activation rows: %w", err)
+	}
+	src := mem(x)
+	if x.Type == vt && x.HasContiguousRows() {
+		return &actRows{mem: src, nb1: x.Nb[1], nb2: x.Nb[2], nb3: x.Nb[3], rowBytes: rowBytes}, nil
+	}
+	n1, n2, n3 := x.Ne[1], x.Ne[2], x.Ne[3]
+	rows := n1 * n2 * n3
+	a := &actRows{mem: alignedBytes(rows * rowBytes), nb1: rowBytes, nb2: n1 * rowBytes, nb3: n2 * n1 * rowBytes, rowBytes: rowBytes}
+	scratch := newWorkerScratch(b.pool.threads, k, 0)
+	errs := make(workerErrors, b.pool.threads)
+	b.pool.parallelFor(int(rows), 4, func(w, lo, hi int) {
+		buf := scratch.f32[w]
+		for r := int64(lo); r < int64(hi) && !errs.failed(w); r++ {
+			j, i2, i3 := r%n1, r/n1%n2, r/(n1*n2)
+			off := j*x.Nb[1] + i2*x.Nb[2] + i3*x.Nb[3]
+			if err := loadFloatRow(x.Type, src, off, x.Nb[0], buf); err != nil {
+				errs.set(w, err)
+				return
+			}
+			errs.set(w, convertRow(vt, buf, a.mem[r*rowBytes:(r+1)*rowBytes]))
+		}
+	})
+	if err := errs.err(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}

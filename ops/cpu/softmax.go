@@ -1,0 +1,161 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// SOFT_MAX with scale, an f32 or f16 mask broadcast over dimensions 2-3,
+// ALiBi slopes and per-head sink logits (see ops.SoftMaxParams).
+
+func init() {
+	register(ops.OpSoftMax, supportsSoftMax, computeSoftMax)
+}
+
+func supportsSoftMax(t *ops.Tensor) error {
+	if err := checkSrcs(t, 1, 3); err != nil {
+		return err
+	}
+	a, mask, sinks := t.Src[ops.SMInput], srcAt(t, ops.SMMask), srcAt(t, ops.SMSinks)
+	if err := checkType(a, "a", quant.F32); err != nil {
+		return err
+	}
+	if err := checkOut(t, quant.F32); err != nil {
+		return err
+	}
+	if t.Ne != a.Ne {
+		return fmt.Errorf("result shape %v differs from a %v", t.Ne, a.Ne)
+	}
+	p, ok := t.Params.(ops.SoftMaxParams)
+	if !ok {
+		return fmt.Errorf("params are %T, want ops.SoftMaxParams", t.Params)
+	}
+	if !(p.MaxBias >= 0) || math.IsInf(float64(p.MaxBias), 0) || math.IsNaN(float64(p.Scale)) || math.IsInf(float64(p.Scale), 0) {
+		return fmt.Errorf("bad parameters %+v", p)
+	}
+	if mask != nil {
+		if err := checkType(mask, "mask", quant.F32, quant.F16); err != nil {
+			return err
+		}
+		if !mask.HasContiguousRows() {
+			return fmt.Errorf("mask rows are not packed")
+		}
+		if mask.Ne[0] != a.Ne[0] || mask.Ne[1] < a.Ne[1] ||
+			mask.Ne[2] <= 0 || mask.Ne[3] <= 0 || a.Ne[2]%mask.Ne[2] != 0 || a.Ne[3]%mask.Ne[3] != 0 {
+			return fmt.Errorf("mask %v does not cover a %v", mask.Ne, a.Ne)
+		}
+	}
+	if sinks != nil {
+		if err := checkType(sinks, "sinks", quant.F32); err != nil {
+			return err
+		}
+		if sinks.Ne[0] != a.Ne[2] || sinks.NumElements() != a.Ne[2] {
+			return fmt.Errorf("sinks %v, want one logit per head (%d)", sinks.Ne, a.Ne[2])
+		}
+	}
+	return nil
+}
+
+// alibiSlope returns the ALiBi slope of head h of nHead for maxBias > 0,
+// as ggml computes it, and 1 when maxBias is 0.
+func alibiSlope(maxBias float32, h, nHead int64) float32 {
+	if maxBias <= 0 {
+		return 1
+	}
+	nLog2 := int64(1) << (bits.Len64(uint64(nHead)) - 1)
+	if h < nLog2 {
+		m0 := math.Pow(2, -float64(maxBias)/float64(nLog2))
+		return float32(math.Pow(m0, float64(h+1)))
+	}
+	m1 := math.Pow(2, -float64(maxBias)/2/float64(nLog2))
+	return float32(math.Pow(m1, float64(2*(h-nLog2)+1)))
+}
+
+// computeSoftMax computes each row's softmax. The logits z = scale*x +
+// slope*mask are float32, their exponentials are summed in float64 (with
+// the sink's), and a row whose maximum (sink included) is -Inf becomes
+// zeros.
+func computeSoftMax(b *Backend, t *ops.Tensor) error {
+	if t.NumElements() == 0 {
+		return nil
+	}
+	a, mask, sinks := t.Src[ops.SMInput], srcAt(t, ops.SMMask), srcAt(t, ops.SMSinks)
+	p := t.Params.(ops.SoftMaxParams)
+	n, err := rowCount(t)
+	if err != nil {
+		return err
+	}
+	am, tm := mem(a), mem(t)
+	var mm, sm []byte
+	if mask != nil {
+		mm = mem(mask)
+	}
+	if sinks != nil {
+		sm = mem(sinks)
+	}
+	ne0 := t.Ne[0]
+	b.pool.parallelFor(n, rowGrain(10*ne0), func(_, lo, hi int) {
+		sa := scratchFor(a)
+		var smask []float32
+		if mask != nil {
+			smask = scratchFor(mask)
+		}
+		for r := lo; r < hi; r++ {
+			i1, i2, i3 := rowIndices(t.Ne, int64(r))
+			x := floatRow(a, am, i1, i2, i3, sa)
+			out := outRow(t, tm, i1, i2, i3)
+			x = x[:len(out)]
+			for i, v := range x {
+				out[i] = v * p.Scale
+			}
+			if mask != nil {
+				slope := alibiSlope(p.MaxBias, i2, a.Ne[2])
+				m := floatRow(mask, mm, i1, i2%mask.Ne[2], i3%mask.Ne[3], smask)
+				m = m[:len(out)]
+				for i, v := range m {
+					out[i] += slope * v
+				}
+			}
+			hasSink := sinks != nil
+			var sink float32
+			if hasSink {
+				sink = f32At(sm, i2*sinks.Nb[0])
+			}
+			softmaxRow(out, hasSink, sink)
+		}
+	})
+	return nil
+}
+
+// softmaxRow replaces the logits z with their softmax, counting an extra
+// logit sink in the denominator when hasSink is set.
+func softmaxRow(z []float32, hasSink bool, sink float32) {
+	mx := float32(math.Inf(-1))
+	for _, v := range z {
+		mx = max(mx, v)
+	}
+	if hasSink {
+		mx = max(mx, sink)
+	}
+	if math.IsInf(float64(mx), -1) {
+		clear(z)
+		return
+	}
+	var sum float64
+	for i, v := range z {
+		e := float32(math.Exp(float64(v - mx)))
+		z[i] = e
+		sum += float64(e)
+	}
+	if hasSink {
+		sum += math.Exp(float64(sink - mx))
+	}
+	inv := float32(1 / sum)
+	for i := range z {
+		z[i] *= inv
+	}
+}

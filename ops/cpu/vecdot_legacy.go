@@ -1,0 +1,137 @@
+package cpu
+
+import (
+	"encoding/binary"
+
+	"github.com/kernbench/kernbench/quant"
+)
+
+// Dot products of the 32-element block formats (block layouts in
+// quant/layout.go). Inside a block the codes are multiplied and summed as
+// integers; each block's integer sum is then scaled by the product of the
+// two block scales and accumulated in float32, as ggml's generic
+// ggml_vec_dot_*_q8_* functions do.
+
+// Block sizes in bytes of the 32-element formats.
+const (
+	bytesQ4_0 = 18
+	bytesQ4_1 = 20
+	bytesQ5_0 = 22
+	bytesQ5_1 = 24
+	bytesQ8_0 = 34
+	bytesQ8_1 = 36
+)
+
+// vecDotQ4_0Q8_0 dots a q4_0 row with a q8_0 row: per block
+// sum((q-8)*y) * d_x * d_y.
+func vecDotQ4_0Q8_0(n int, x, y []byte) float32 {
+	var sum float32
+	for ib := range n / quant.QK {
+		bx := x[ib*bytesQ4_0 : (ib+1)*bytesQ4_0]
+		by := y[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
+		qx, qy := bx[2:18], by[2:34]
+		var lo, hi int32
+		for j, q := range qx {
+			lo += (int32(q&0x0f) - 8) * int32(int8(qy[j]))
+			hi += (int32(q>>4) - 8) * int32(int8(qy[j+16]))
+		}
+		sum += float32(lo+hi) * halfAt(bx, 0) * halfAt(by, 0)
+	}
+	return sum
+}
+
+// vecDotQ4_1Q8_1 dots a q4_1 row with a q8_1 row: per block
+// sum(q*y)*d_x*d_y + m_x*s_y, where s_y = d_y*sum(y codes) carries the
+// offset term.
+func vecDotQ4_1Q8_1(n int, x, y []byte) float32 {
+	var sum float32
+	for ib := range n / quant.QK {
+		bx := x[ib*bytesQ4_1 : (ib+1)*bytesQ4_1]
+		by := y[ib*bytesQ8_1 : (ib+1)*bytesQ8_1]
+		qx, qy := bx[4:20], by[4:36]
+		var lo, hi int32
+		for j, q := range qx {
+			lo += int32(q&0x0f) * int32(int8(qy[j]))
+			hi += int32(q>>4) * int32(int8(qy[j+16]))
+		}
+		sum += halfAt(bx, 0)*halfAt(by, 0)*float32(lo+hi) + halfAt(bx, 2)*halfAt(by, 2)
+	}
+	return sum
+}
+
+// vecDotQ5_0Q8_0 dots a q5_0 row with a q8_0 row: per block
+// sum((q-16)*y) * d_x * d_y, q holding the fifth bit from qh.
+func vecDotQ5_0Q8_0(n int, x, y []byte) float32 {
+	var sum float32
+	for ib := range n / quant.QK {
+		bx := x[ib*bytesQ5_0 : (ib+1)*bytesQ5_0]
+		by := y[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
+		qh := binary.LittleEndian.Uint32(bx[2:6])
+		qx, qy := bx[6:22], by[2:34]
+		var lo, hi int32
+		for j, q := range qx {
+			h0 := int32((qh>>uint(j))&1) << 4
+			h1 := int32((qh>>uint(j+16))&1) << 4
+			lo += ((int32(q&0x0f) | h0) - 16) * int32(int8(qy[j]))
+			hi += ((int32(q>>4) | h1) - 16) * int32(int8(qy[j+16]))
+		}
+		sum += halfAt(bx, 0) * halfAt(by, 0) * float32(lo+hi)
+	}
+	return sum
+}
+
+// vecDotQ5_1Q8_1 dots a q5_1 row with a q8_1 row: per block
+// sum(q*y)*d_x*d_y + m_x*s_y.
+func vecDotQ5_1Q8_1(n int, x, y []byte) float32 {
+	var sum float32
+	for ib := range n / quant.QK {
+		bx := x[ib*bytesQ5_1 : (ib+1)*bytesQ5_1]
+		by := y[ib*bytesQ8_1 : (ib+1)*bytesQ8_1]
+		qh := binary.LittleEndian.Uint32(bx[4:8])
+		qx, qy := bx[8:24], by[4:36]
+		var lo, hi int32
+		for j, q := range qx {
+			h0 := int32((qh>>uint(j))&1) << 4
+			h1 := int32((qh>>uint(j+16))&1) << 4
+			lo += (int32(q&0x0f) | h0) * int32(int8(qy[j]))
+			hi += (int32(q>>4) | h1) * int32(int8(qy[j+16]))
+		}
+		sum += halfAt(bx, 0)*halfAt(by, 0)*float32(lo+hi) + halfAt(bx, 2)*halfAt(by, 2)
+	}
+	return sum
+}
+
+// vecDotQ8_0Q8_0 dots two q8_0 rows: per block sum(x*y) * (d_x*d_y).
+func vecDotQ8_0Q8_0(n int, x, y []byte) float32 {
+	var sum float32
+	for ib := range n / quant.QK {
+		bx := x[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
+		by := y[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
+		qx, qy := bx[2:34], by[2:34]
+		var s int32
+		for j, q := range qx {
+			s += int32(int8(q)) * int32(int8(qy[j]))
+		}
+		sum += float32(s) * (halfAt(bx, 0) * halfAt(by, 0))
+	}
+	return sum
+}
+
+// vecDotQ8_1F32 dots a q8_1 weight row with a float32 activation row.
+// ggml has no dot product for q8_1 weights (q8_1 is its activation
+// format), so each block is dequantized on the fly: d * sum(q*y), summed
+// in float32.
+func vecDotQ8_1F32(n int, x, y []byte) float32 {
+	ys := f32s(y, 0, int64(n))
+	var sum float32
+	for ib := range n / quant.QK {
+		bx := x[ib*bytesQ8_1 : (ib+1)*bytesQ8_1]
+		qx, yb := bx[4:36], ys[ib*quant.QK:(ib+1)*quant.QK]
+		var s float32
+		for j, q := range qx {
+			s += float32(int8(q)) * yb[j]
+		}
+		sum += halfAt(bx, 0) * s
+	}
+	return sum
+}

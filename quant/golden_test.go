@@ -1,0 +1,80 @@
+package quant
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+)
+
+// TestGolden pins QuantizeRow and DequantizeRow to ggml's reference
+// output for a fixed input covering every distribution in dists: any
+// change of a single byte or float bit fails it.
+func TestGolden(t *testing.T) {
+	x := goldenInput()
+	for _, typ := range quantTypes {
+		t.Run(typ.String(), func(t *testing.T) {
+			want, ok := goldenDigests[typ]
+			if !ok {
+				t.Fatalf("no golden digest for %v", typ)
+			}
+			q, y := roundTrip(t, typ, x)
+			if got := digest(q); got != want.quant {
+				t.Errorf("QuantizeRow digest = %s, want %s", got, want.quant)
+			}
+			var yb []byte
+			for _, v := range y {
+				yb = append(yb, f32bytes(v)...)
+			}
+			if got := digest(yb); got != want.dequant {
+				t.Errorf("DequantizeRow digest = %s, want %s", got, want.dequant)
+			}
+		})
+	}
+}
+
+func digest(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// goldenInput is the fixed input of TestGolden: every distribution in
+// dists, four rows of 512 elements each, from one seeded generator.
+func goldenInput() []float32 {
+	r := &rng{s: 20240601}
+	row := make([]float32, 512)
+	var x []float32
+	for _, d := range dists {
+		for range 4 {
+			d.gen(r, row)
+			x = append(x, row...)
+		}
+	}
+	return x
+}
+
+// goldenDigests holds, per type, the SHA-256 of the bytes ggml's
+// reference quantizer produces from goldenInput() and of the float32
+// values (little-endian) its dequantizer decodes from those bytes. They
+// were computed outside this repository by a C rendering of ggml's
+// quantize_row_*_ref and dequantize_row_* functions (ggml-org/llama.cpp,
+// ggml/src/ggml-quants.c, 2025 sources) and of its portable FP16/BF16
+// converters, compiled with gcc -O2 for x86-64 (no FMA contraction).
+// Q8_K differs from ggml in one respect: for an all-zero super-block ggml
+// leaves bsums unwritten, the C program (like this package) zeroes them.
+var goldenDigests = map[Type]struct{ quant, dequant string }{
+	F32:  {"84b027708c3cb17b670b610c190b5809398b696e60769308afcf3c9b35259a20", "84b027708c3cb17b670b610c190b5809398b696e60769308afcf3c9b35259a20"},
+	F16:  {"9b18a354615b3833a9b269dd839bdf4871d911739aa2179f898677f1474cc199", "29433854a995110c0303f692ad6e5a03bba66fd783a1332a04dd69ab8ae9eec5"},
+	BF16: {"f69799ce83a285e9c72de1e81e52e349b84225030779ae1894f4bc374d466609", "9a52519732ed442f9525bf5e97533687d11e18efc0ab5515978dacc3bc08ef7f"},
+	Q4_0: {"b2cc8cff919b47698342b14aa902bc339ec602626c7c36123b973fbd38400f69", "71fadd719bae6c98539a84585ab1de3fc2d13cfcb9e638c58f8bcd66c5bb2576"},
+	Q4_1: {"b970da7f59452cd2329a483f55d87c2a367940f20a5c2be69103c6a62558022d", "0b79cbcd9e3d0f005208efb5d793b4d5d5f44c1e5518c738b1e6c091a4764072"},
+	Q5_0: {"8b07e76cb08d368a917cecbdd54b61dce720a9a0f2f78e5fd5c329ac124233fd", "9c1d532cb7ffce7bf4db4677a7d3f22ee00df70ccb0a340021063508d383abe0"},
+	Q5_1: {"a667e873bb63937b1b168396dca7c1a43262134d0dc35f549278e96537e59f53", "4382f090d35d1336b3d13a14dd1b109fc4fb9d9174801addf622ed4fd348774f"},
+	Q8_0: {"be776225fb7566c04f2487687022de89e06ee9fc60b6b7ab86ae8f654bc26643", "859320ca555c0ed346bacc01bdf15c0e1e4f6938700bc3117ace32346164b0f2"},
+	Q8_1: {"8dd1374cd01a2227b7780322383d91e6fc278b6d79cb48aca0db45e447ca43c8", "859320ca555c0ed346bacc01bdf15c0e1e4f6938700bc3117ace32346164b0f2"},
+	Q2_K: {"3c659d7f4b1532d5d4cf7e134c3872fd5136faf44d32cb553e265b4e118d17d9", "abb649884707a3cbaaf5955a6003fe70e57383c394069131502d1729257b9741"},
+	Q3_K: {"c68c68ccd361af8abc85143243380b127add38f13444d8a8b11996b358c9536e", "578b8d8f48527bb600f3a8337e2efa3c6f631783d6674398a9c69578e66651e6"},
+	Q4_K: {"75dce98a7b86ceb77ec878febd7fbc485767cecb9e9977e7d950dbc6eb6f00f1", "2d8a4b9572598db42b4c79f900aff8b8b4b0cd77686d79c516dff27d6b0fb3f4"},
+	Q5_K: {"63ee5717854882a97e554a01753c84aeb010cb1529502fc4aa87f51435192512", "a575c26d66a049020543f712a94bcca2db23238c85683828f763836beeec8b81"},
+	Q6_K: {"aaf4c592aac18e71f6f3579ad57557b36a96feab219abbcbc711fd43d29e7841", "0b804fda000e77b20ac136db7f6b37fe7318c22e50871a05a8658e76411bf583"},
+	Q8_K: {"28f0941cb37bee63a0ee939c70a516532f72fa40e083870912e5ed45c95421fd", "0ae8c971867b88f5c80f398680299d34f9127555016d07b05aaf638ec8887b66"},
+}

@@ -1,0 +1,188 @@
+package quant
+
+// Block sizes shared by several formats.
+const (
+	// QK is the number of elements in a block of the legacy formats
+	// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1).
+	QK = 32
+	// QKK is the number of elements in a super-block of the K formats
+	// (Q2_K ... Q8_K).
+	QKK = 256
+)
+
+// Element types, numbered as ggml's enum ggml_type and GGUF number them.
+//
+// Every comment below gives the byte layout of one block as [start:end)
+// offsets. All multi-byte fields are little-endian; "f16" is an IEEE
+// binary16 value (see FP16ToFP32). Element indices count from the start of
+// the block. "q" is the stored unsigned code of an element, read as
+// described; "sub-block" is a run of consecutive elements sharing a scale.
+const (
+	// F32 is IEEE binary32: 4 bytes per element.
+	F32 Type = 0
+
+	// F16 is IEEE binary16: 2 bytes per element.
+	F16 Type = 1
+
+	// Q4_0 blocks hold 32 elements in 18 bytes:
+	//
+	//	[0:2)   d   f16 scale
+	//	[2:18)  qs  16 bytes of 4-bit codes
+	//
+	// Element j (0..15) is the low nibble of qs[j]; element j+16 is the
+	// high nibble of qs[j]. Value = (q - 8) * d.
+	Q4_0 Type = 2
+
+	// Q4_1 blocks hold 32 elements in 20 bytes:
+	//
+	//	[0:2)   d   f16 scale
+	//	[2:4)   m   f16 offset (the block minimum)
+	//	[4:20)  qs  16 bytes of 4-bit codes, arranged as in Q4_0
+	//
+	// Value = q*d + m.
+	Q4_1 Type = 3
+
+	// Q5_0 blocks hold 32 elements in 22 bytes:
+	//
+	//	[0:2)   d   f16 scale
+	//	[2:6)   qh  uint32: bit j is bit 4 (the fifth bit) of element j
+	//	[6:22)  qs  16 bytes of low 4 bits, arranged as in Q4_0
+	//
+	// Value = (q - 16) * d, q in 0..31.
+	Q5_0 Type = 6
+
+	// Q5_1 blocks hold 32 elements in 24 bytes:
+	//
+	//	[0:2)   d   f16 scale
+	//	[2:4)   m   f16 offset
+	//	[4:8)   qh  uint32 fifth bits, as in Q5_0
+	//	[8:24)  qs  16 bytes of low 4 bits, arranged as in Q4_0
+	//
+	// Value = q*d + m, q in 0..31.
+	Q5_1 Type = 7
+
+	// Q8_0 blocks hold 32 elements in 34 bytes:
+	//
+	//	[0:2)   d   f16 scale
+	//	[2:34)  qs  32 int8 codes, element j in qs[j]
+	//
+	// Value = qs[j] * d.
+	Q8_0 Type = 8
+
+	// Q8_1 blocks hold 32 elements in 36 bytes:
+	//
+	//	[0:2)   d   f16 scale
+	//	[2:4)   s   f16, d * (sum of the 32 codes)
+	//	[4:36)  qs  32 int8 codes
+	//
+	// Value = qs[j] * d; s is a precomputed term for dot products.
+	Q8_1 Type = 9
+
+	// Q2_K super-blocks hold 256 elements in 84 bytes, as 16 sub-blocks of
+	// 16 elements:
+	//
+	//	[0:16)   scales  byte j: low nibble = scale code of sub-block j,
+	//	                 high nibble = min code of sub-block j
+	//	[16:80)  qs      64 bytes of 2-bit codes
+	//	[80:82)  d       f16 super-block scale for the scale codes
+	//	[82:84)  dmin    f16 super-block scale for the min codes
+	//
+	// Element e: h = e/128, r = e%128; q = (qs[32h + r%32] >> (2*(r/32))) & 3.
+	// With j = e/16, value = d*(scales[j]&15)*q - dmin*(scales[j]>>4).
+	Q2_K Type = 10
+
+	// Q3_K super-blocks hold 256 elements in 110 bytes, as 16 sub-blocks of
+	// 16 elements:
+	//
+	//	[0:32)    hmask   high bits: bit e/32 of hmask[e%32] belongs to element e
+	//	[32:96)   qs      64 bytes of low 2-bit codes, arranged as in Q2_K
+	//	[96:108)  scales  sixteen 6-bit signed scale codes, packed
+	//	[108:110) d       f16 super-block scale
+	//
+	// Element e: lo = 2-bit code read as in Q2_K; q = lo - 4 when its hmask
+	// bit is clear, lo when set (q in -4..3). Scale code of sub-block j:
+	// low 4 bits = scales[j]&15 for j < 8, scales[j-8]>>4 for j >= 8; high 2
+	// bits = (scales[8+j%4] >> (2*(j/4))) & 3; sc = code - 32.
+	// Value = d * sc * q with j = e/16.
+	Q3_K Type = 11
+
+	// Q4_K super-blocks hold 256 elements in 144 bytes, as 8 sub-blocks of
+	// 32 elements:
+	//
+	//	[0:2)     d       f16 super-block scale for the scale codes
+	//	[2:4)     dmin    f16 super-block scale for the min codes
+	//	[4:16)    scales  eight 6-bit scale codes and eight 6-bit min codes
+	//	[16:144)  qs      128 bytes of 4-bit codes
+	//
+	// Scale sc and min m of sub-block j, with s = scales: for j < 4,
+	// sc = s[j]&63, m = s[j+4]&63; for j >= 4, sc = (s[j+4]&15) | (s[j-4]>>6)<<4,
+	// m = (s[j+4]>>4) | (s[j]>>6)<<4.
+	// Element e: c = e/64; q is the low nibble of qs[32c + e%32] when
+	// e%64 < 32, the high nibble otherwise. Value = d*sc*q - dmin*m, j = e/32.
+	Q4_K Type = 12
+
+	// Q5_K super-blocks hold 256 elements in 176 bytes, as 8 sub-blocks of
+	// 32 elements:
+	//
+	//	[0:2)     d       f16 super-block scale for the scale codes
+	//	[2:4)     dmin    f16 super-block scale for the min codes
+	//	[4:16)    scales  6-bit scale and min codes, packed as in Q4_K
+	//	[16:48)   qh      fifth bits: bit e/32 of qh[e%32] belongs to element e
+	//	[48:176)  qs      128 bytes of low 4 bits, arranged as in Q4_K
+	//
+	// q = low 4 bits + 16*fifth bit; value = d*sc*q - dmin*m, j = e/32.
+	Q5_K Type = 13
+
+	// Q6_K super-blocks hold 256 elements in 210 bytes, as 16 sub-blocks of
+	// 16 elements:
+	//
+	//	[0:128)    ql      low 4 bits
+	//	[128:192)  qh      high 2 bits
+	//	[192:208)  scales  16 int8 sub-block scales
+	//	[208:210)  d       f16 super-block scale
+	//
+	// Element e: h = e/128, r = e%128, l = r%32, g = r/32. The low bits are
+	// the low nibble of ql[64h + l + 32*(g%2)] for g < 2, its high nibble for
+	// g >= 2; the high bits are (qh[32h + l] >> (2g)) & 3.
+	// q = (low | high<<4) - 32 (q in -32..31); value = d * scales[e/16] * q.
+	Q6_K Type = 14
+
+	// Q8_K super-blocks hold 256 elements in 292 bytes:
+	//
+	//	[0:4)      d      float32 scale
+	//	[4:260)    qs     256 int8 codes
+	//	[260:292)  bsums  16 int16: bsums[j] is the sum of qs[16j:16j+16]
+	//
+	// Value = d * qs[e]. ggml uses Q8_K only for activations in dot
+	// products with the other K formats.
+	Q8_K Type = 15
+
+	// I8 is a signed 8-bit integer: 1 byte per element.
+	I8 Type = 24
+
+	// I16 is a signed 16-bit integer: 2 bytes per element.
+	I16 Type = 25
+
+	// I32 is a signed 32-bit integer: 4 bytes per element.
+	I32 Type = 26
+
+	// BF16 is bfloat16, the top 16 bits of an IEEE binary32: 2 bytes per
+	// element.
+	BF16 Type = 30
+)
+
+// Block sizes in bytes (the Type constants' TypeSize).
+const (
+	sizeQ4_0 = 2 + QK/2
+	sizeQ4_1 = 4 + QK/2
+	sizeQ5_0 = 2 + 4 + QK/2
+	sizeQ5_1 = 4 + 4 + QK/2
+	sizeQ8_0 = 2 + QK
+	sizeQ8_1 = 4 + QK
+	sizeQ2_K = QKK/16 + QKK/4 + 4
+	sizeQ3_K = QKK/8 + QKK/4 + 12 + 2
+	sizeQ4_K = 4 + 12 + QKK/2
+	sizeQ5_K = 4 + 12 + QKK/8 + QKK/2
+	sizeQ6_K = QKK/2 + QKK/4 + QKK/16 + 2
+	sizeQ8_K = 4 + QKK + 2*QKK/16
+)
