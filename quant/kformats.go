@@ -388,7 +388,7 @@ func quantizeQ8_K(x []float32, y []byte) {
 	for len(x) > 0 {
 		xb, b := x[:QKK], y[:sizeQ8_K]
 		qs, bsums := b[4:260], b[260:292]
-		max, amax := absMaxSigned(xb)
+		vmax, amax := absMaxSigned(xb)
 		if amax == 0 {
 			// ggml leaves bsums unwritten here; zero them so the
 			// output is deterministic.
@@ -396,7 +396,7 @@ func quantizeQ8_K(x []float32, y []byte) {
 			x, y = x[QKK:], y[sizeQ8_K:]
 			continue
 		}
-		iscale := -127 / max
+		iscale := -127 / vmax
 		for j, v := range xb {
 			qs[j] = uint8(int8(min(127, nearestInt(iscale*v))))
 		}

@@ -9,12 +9,12 @@ package quant
 // only way the reference quantizers call it). The codes, offset by nmax,
 // go to L; it returns the group scale. The error weights are x[i]^2.
 func makeQXQuants(nmax int, x []float32, L []int8) float32 {
-	max, amax := absMaxSigned(x)
+	vmax, amax := absMaxSigned(x)
 	if amax < groupMaxEps {
 		clear(L[:len(x)])
 		return 0
 	}
-	iscale := float32(-nmax) / max
+	iscale := float32(-nmax) / vmax
 	var sumlx, suml2 float32
 	for i, v := range x {
 		l := clampInt(nearestInt(iscale*v), -nmax, nmax-1)
@@ -33,7 +33,7 @@ func makeQXQuants(nmax int, x []float32, L []int8) float32 {
 		if is == 0 {
 			continue
 		}
-		iscale = -(float32(nmax) + float32(0.1*float32(is))) / max
+		iscale = -(float32(nmax) + float32(0.1*float32(is))) / vmax
 		sumlx, suml2 = 0, 0
 		for _, v := range x {
 			l := clampInt(nearestInt(iscale*v), -nmax, nmax-1)
@@ -58,12 +58,12 @@ func makeQXQuants(nmax int, x []float32, L []int8) float32 {
 // quantize_row_q3_K_ref calls it). The codes, offset by nmax, go to L; it
 // returns the group scale.
 func makeQ3Quants(nmax int, x []float32, L []int8) float32 {
-	max, amax := absMaxSigned(x)
+	vmax, amax := absMaxSigned(x)
 	if amax < groupMaxEps {
 		clear(L[:len(x)])
 		return 0
 	}
-	iscale := float32(-nmax) / max
+	iscale := float32(-nmax) / vmax
 	var sumlx, suml2 float32
 	for i, v := range x {
 		l := clampInt(nearestInt(iscale*v), -nmax, nmax-1)

@@ -11,14 +11,14 @@ import (
 
 // absMaxSigned returns the element of x with the largest magnitude (the
 // first one on ties, sign kept) and that magnitude.
-func absMaxSigned(x []float32) (max, amax float32) {
+func absMaxSigned(x []float32) (vmax, amax float32) {
 	for _, v := range x {
 		if a := abs32(v); amax < a {
 			amax = a
-			max = v
+			vmax = v
 		}
 	}
-	return max, amax
+	return vmax, amax
 }
 
 // minMax returns the smallest and largest elements of x, starting from
@@ -44,24 +44,16 @@ func inverse(d float32) float32 {
 	return 0
 }
 
-// minInt returns the smaller of a and b.
-func minInt(a, b int) int {
-	if a < b {
-		return a
-	}
-	return b
-}
-
 func quantizeQ4_0(x []float32, y []byte) {
 	for len(x) > 0 {
 		xb, b := x[:QK], y[:sizeQ4_0]
-		max, _ := absMaxSigned(xb)
-		d := max / -8
+		vmax, _ := absMaxSigned(xb)
+		d := vmax / -8
 		id := inverse(d)
 		putF16(b[0:], d)
 		for j := range QK / 2 {
-			q0 := minInt(15, int(int8(truncInt32(float32(xb[j]*id)+8.5))))
-			q1 := minInt(15, int(int8(truncInt32(float32(xb[j+QK/2]*id)+8.5))))
+			q0 := min(15, int(int8(truncInt32(float32(xb[j]*id)+8.5))))
+			q1 := min(15, int(int8(truncInt32(float32(xb[j+QK/2]*id)+8.5))))
 			b[2+j] = uint8(q0) | uint8(q1<<4)
 		}
 		x, y = x[QK:], y[sizeQ4_0:]
@@ -89,8 +81,8 @@ func quantizeQ4_1(x []float32, y []byte) {
 		putF16(b[0:], d)
 		putF16(b[2:], lo)
 		for j := range QK / 2 {
-			q0 := minInt(15, int(int8(truncInt32(float32((xb[j]-lo)*id)+0.5))))
-			q1 := minInt(15, int(int8(truncInt32(float32((xb[j+QK/2]-lo)*id)+0.5))))
+			q0 := min(15, int(int8(truncInt32(float32((xb[j]-lo)*id)+0.5))))
+			q1 := min(15, int(int8(truncInt32(float32((xb[j+QK/2]-lo)*id)+0.5))))
 			b[4+j] = uint8(q0) | uint8(q1<<4)
 		}
 		x, y = x[QK:], y[sizeQ4_1:]
@@ -112,14 +104,14 @@ func dequantizeQ4_1(x []byte, y []float32) {
 func quantizeQ5_0(x []float32, y []byte) {
 	for len(x) > 0 {
 		xb, b := x[:QK], y[:sizeQ5_0]
-		max, _ := absMaxSigned(xb)
-		d := max / -16
+		vmax, _ := absMaxSigned(xb)
+		d := vmax / -16
 		id := inverse(d)
 		putF16(b[0:], d)
 		var qh uint32
 		for j := range QK / 2 {
-			q0 := uint8(minInt(31, int(int8(truncInt32(float32(xb[j]*id)+16.5)))))
-			q1 := uint8(minInt(31, int(int8(truncInt32(float32(xb[j+QK/2]*id)+16.5)))))
+			q0 := uint8(min(31, int(int8(truncInt32(float32(xb[j]*id)+16.5)))))
+			q1 := uint8(min(31, int(int8(truncInt32(float32(xb[j+QK/2]*id)+16.5)))))
 			b[6+j] = q0&0x0f | (q1&0x0f)<<4
 			qh |= uint32(q0&0x10) >> 4 << j
 			qh |= uint32(q1&0x10) >> 4 << (j + QK/2)
