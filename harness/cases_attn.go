@@ -17,7 +17,7 @@ type smShape struct {
 	mask     Dist
 	sinks    bool
 	permuted bool // input allocated [ne0, ne2, ne1, ne3] and permuted
-	in       Dist
+	in       Dist // the zero Dist means Uniform(-4, 4)
 	p        ops.SoftMaxParams
 	zeroRows []int64 // rows that must come out as zeros
 }
@@ -75,6 +75,7 @@ func softMaxCases() []Case {
 		softMaxCase(smShape{name: "ne=[32,5,4,3],mask [32,5,2,1]", ne: [4]int64{32, 5, 4, 3}, maskNe: [4]int64{32, 5, 2, 1}, maskType: quant.F16, mask: Mask(0.2, -1, 1), p: one}),
 		softMaxCase(smShape{name: "ne=[1,6,2,1]", ne: [4]int64{1, 6, 2, 1}, p: one}),
 		softMaxCase(smShape{name: "ne=[256,1,1,1]", ne: [4]int64{256, 1, 1, 1}, p: one}),
+		softMaxCase(smShape{name: "ne=[64,0,4,1] (no rows)", ne: [4]int64{64, 0, 4, 1}, p: one}),
 		softMaxCase(smShape{name: "ne=[64,7,4,1],a permuted", ne: ne, permuted: true, maskNe: [4]int64{64, 7, 1, 1}, maskType: quant.F16, mask: Causal(), p: eighth}),
 		softMaxCase(smShape{name: "ne=[100,3,2,1],logits in [-80,80)", ne: [4]int64{100, 3, 2, 1}, in: Uniform(-80, 80), p: one}),
 		large(softMaxCase(smShape{name: "ne=[4096,512,1,1]", ne: [4]int64{4096, 512, 1, 1}, maskNe: [4]int64{4096, 512, 1, 1}, maskType: quant.F16, mask: Causal(), p: eighth})),
@@ -209,6 +210,8 @@ func flashAttnCases() []Case {
 	}
 	cs = append(cs,
 		flashAttnCase(f16, faShape{heads: 4, kvHeads: 2, d: 64, nq: 3, nkv: 16, q3: 2, hasMask: true, maskType: f16, mask: Causal()}),
+		flashAttnCase(f16, faShape{heads: 2, kvHeads: 1, d: 64, nq: 0, nkv: 8, extra: " (no queries)"}),
+		flashAttnCase(f16, faShape{heads: 2, kvHeads: 1, d: 64, nq: 3, nkv: 0, extra: " (empty KV: zeros)", zeroQueries: []int64{0, 1, 2}}),
 		refuse(Case{Name: "mask [16,2] for nq=3", Op: ops.OpFlashAttnExt, Types: types(f16),
 			Build: func(b *Builder) (*ops.Tensor, error) {
 				q := b.Leaf("q", quant.F32, uni, 64, 3, 4)

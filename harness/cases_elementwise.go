@@ -53,6 +53,7 @@ func binaryCases() []Case {
 			binaryCase(op, []int64{48, 6, 2}, []int64{48, 6, 2}, f16, false),
 			binaryCase(op, []int64{64, 5, 4}, []int64{64, 5, 4}, f32, true),
 			binaryCase(op, []int64{1, 7, 3}, []int64{1, 7, 1}, f32, false),
+			binaryCase(op, []int64{64, 0, 3}, []int64{64, 1, 1}, f32, false),
 			large(binaryCase(op, []int64{4096, 512}, []int64{4096, 1}, f32, false)),
 			refuse(binaryCase(op, []int64{64, 5}, []int64{48, 5}, f32, false)),
 		)
@@ -60,9 +61,8 @@ func binaryCases() []Case {
 	return cs
 }
 
-// unaryCases covers SCALE, SILU, GELU and SUM_ROWS's shapes: plain,
-// saturating inputs, a permuted input, a single element, and an input
-// type they refuse.
+// unaryCases covers SCALE, SILU and GELU: plain, saturating inputs, a
+// permuted input, a single element, and an input type they refuse.
 func unaryCases() []Case {
 	type unary struct {
 		op    ops.Op

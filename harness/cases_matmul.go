@@ -85,6 +85,9 @@ func mulMatCases() []Case {
 		if slices.Contains([]quant.Type{quant.F32, quant.F16, quant.Q4_0, quant.Q8_0, quant.Q4_K}, t) {
 			cs = append(cs, mulMatCase(t, mmShape{m: 8, n: 6, k: k1, a2: 1, a3: 1, b2: 1, b3: 1, layout: bTransposed, bType: f32}))
 		}
+		if t == quant.F32 || t == quant.Q4_0 {
+			cs = append(cs, mulMatCase(t, mmShape{m: 8, n: 0, k: k1, bType: f32}), mulMatCase(t, mmShape{m: 0, n: 3, k: k1, bType: f32}))
+		}
 		if slices.Contains([]quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q8_0}, t) {
 			cs = append(cs, mulMatCase(t, mmShape{m: 16, n: 3, k: k1, bType: quant.F16}))
 		}
@@ -159,9 +162,10 @@ func mulMatIDCases() []Case {
 			mulMatIDCase(t, sh(16, 8, 2, 5, 1, 8), DistinctInts(0, 8)),
 			mulMatIDCase(t, sh(8, 4, 4, 1, 4, 4), DistinctInts(0, 4)),
 			mulMatIDCase(t, sh(12, 8, 2, 6, 2, 3), DistinctInts(0, 3)),
-			large(mulMatIDCase(t, mmIDShape{m: 1024, k: 2048, nExp: 32, used: 4, tokens: 32, b1: 4, pool: 32}, DistinctInts(0, 32))),
+			large(mulMatIDCase(t, mmIDShape{m: 512, k: 2048, nExp: 16, used: 4, tokens: 32, b1: 4, pool: 16}, DistinctInts(0, 16))),
 		)
 	}
+	cs = append(cs, mulMatIDCase(quant.Q4_0, mmIDShape{m: 8, k: 64, nExp: 4, used: 2, tokens: 0, b1: 2, pool: 4}, DistinctInts(0, 4)))
 	for _, t := range []quant.Type{quant.F32, quant.Q4_0} {
 		c := mulMatIDCase(t, mmIDShape{m: 8, k: 64, nExp: 4, used: 2, tokens: 3, b1: 2, pool: 4}, Ints(4, 5))
 		c.Name += ",id=4 out of range"

@@ -79,6 +79,7 @@ func ropeCases() []Case {
 			large(ropeCase(ropeShape{d: 128, heads: 32, tokens: 512, p: p(128), pos: Positions(0)})),
 		)
 	}
+	cs = append(cs, ropeCase(ropeShape{d: 64, heads: 2, tokens: 0, p: ops.DefaultRopeParams(64, ops.RopeNeoX), pos: Positions(0), extra: " (no tokens)"}))
 	bad := func(name string, d, tokens, nPos int64, p ops.RopeParams) Case {
 		return refuse(Case{Name: name, Op: ops.OpRope, Types: types(quant.F32),
 			Build: func(b *Builder) (*ops.Tensor, error) {

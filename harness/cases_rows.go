@@ -35,7 +35,7 @@ func getRowsCases() []Case {
 			getRowsCase(t, []int64{k, 10}, Ints(0, 10), []int64{6}),
 			getRowsCase(t, []int64{k, 5, 3, 2}, Ints(0, 5), []int64{4, 3, 2}),
 			getRowsCase(t, []int64{k, 1}, Ints(0, 1), []int64{3}),
-			large(getRowsCase(t, []int64{4096, 32000}, Ints(0, 32000), []int64{512})),
+			large(getRowsCase(t, []int64{4096, 2048}, Ints(0, 2048), []int64{512})),
 		)
 		if bs := t.BlockSize(); bs > 1 {
 			c := getRowsCase(t, []int64{bs + 1, 4}, Ints(0, 4), []int64{2})
@@ -43,6 +43,7 @@ func getRowsCases() []Case {
 			cs = append(cs, refuse(c))
 		}
 	}
+	cs = append(cs, getRowsCase(quant.Q4_0, []int64{64, 10}, Ints(0, 10), []int64{0}))
 	for _, t := range []quant.Type{quant.F32, quant.Q4_0} {
 		c := getRowsCase(t, []int64{64, 10}, Ints(10, 11), []int64{2})
 		c.Name += ",id=10 out of range"

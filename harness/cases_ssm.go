@@ -27,6 +27,7 @@ func ssmConvCases() []Case {
 		ssmConvCase(4, 64, 1, 3),
 		ssmConvCase(4, 1, 7, 1),
 		ssmConvCase(1, 16, 4, 2),
+		ssmConvCase(4, 8, 0, 1),
 		large(ssmConvCase(4, 1536, 512, 1)),
 		refuse(Case{Name: "sx 64 channels, c 32", Op: ops.OpSSMConv, Types: types(quant.F32),
 			Build: func(b *Builder) (*ops.Tensor, error) {
@@ -40,7 +41,7 @@ func ssmConvCases() []Case {
 type scanShape struct {
 	dState, headDim, nHead, nGroup, tokens, seqs, slots int64
 	aRow                                                int64
-	dt                                                  Dist
+	dt                                                  Dist // the zero Dist means Uniform(-4, 1)
 	extra                                               string
 }
 

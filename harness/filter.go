@@ -42,12 +42,3 @@ func Select(cases []Case, f Filter) []Case {
 	}
 	return out
 }
-
-// RunAll runs cases on be in order and returns their results.
-func RunAll(be ops.Backend, cases []Case) []Result {
-	out := make([]Result, len(cases))
-	for i, c := range cases {
-		out[i] = Run(be, c)
-	}
-	return out
-}

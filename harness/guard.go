@@ -93,6 +93,8 @@ func changedBytes(l *leaf, node *ops.Tensor) (int, int64, error) {
 func coverage(node *ops.Tensor, n int64) []bool {
 	c := make([]bool, n)
 	_, off := node.Storage()
+	_, base := owner(node).Storage()
+	off -= base
 	bs := node.Type.BlockSize()
 	size := node.Type.TypeSize()
 	for i3 := int64(0); i3 < node.Ne[3]; i3++ {

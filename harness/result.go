@@ -118,7 +118,7 @@ type Result struct {
 	// NaN, +Inf or -Inf.
 	NaNMismatch int64 `json:"nan_mismatch"`
 	// Tol is the limit the case was held to.
-	Tol Tolerance `json:"tolerance"`
+	Tol Tolerance `json:"tolerance,omitzero"`
 	// Compute is the time the backend's Compute took (wall clock, one
 	// run, cold: not a benchmark).
 	Compute time.Duration `json:"compute_ns,omitempty"`

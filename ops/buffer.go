@@ -56,3 +56,11 @@ func (h *HostBuffer) WriteAt(p []byte, off int64) (int, error) {
 	}
 	return copy(h.b[off:], p), nil
 }
+
+// WrapHostBytes returns a HostBuffer over existing memory, such as a
+// memory-mapped file, without copying it. Unlike NewHostBuffer it promises
+// no alignment beyond b's own; tensors placed in it must keep their element
+// alignment (GGUF aligns tensor data to 32 bytes by default).
+func WrapHostBytes(b []byte) *HostBuffer {
+	return &HostBuffer{b: b[:len(b):len(b)]}
+}

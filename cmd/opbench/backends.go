@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu"
+)
+
+// A backendEntry names a backend and opens it with a thread count; open is
+// nil for a backend this build does not include.
+type backendEntry struct {
+	name string
+	open func(threads int) (ops.Backend, error)
+}
+
+// backends lists every backend opbench knows, available or not.
+var backends = []backendEntry{
+	{name: "cpu", open: func(threads int) (ops.Backend, error) { return cpu.New(threads), nil }},
+	{name: "cuda"},
+	{name: "metal"},
+}
+
+// lookupBackend returns the entry named name, or an error naming it: unknown,
+// or not available in this build.
+func lookupBackend(name string) (backendEntry, error) {
+	var names []string
+	for _, b := range backends {
+		if b.name == name {
+			if b.open == nil {
+				return b, fmt.Errorf("backend %s is not available in this build", name)
+			}
+			return b, nil
+		}
+		names = append(names, b.name)
+	}
+	return backendEntry{}, fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// threadCount returns the worker threads of be, or 0 when it has no such
+// notion.
+func threadCount(be ops.Backend) int {
+	if t, ok := be.(interface{ Threads() int }); ok {
+		return t.Threads()
+	}
+	return 0
+}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+const validateHelp = `Usage: opbench validate [flags]
+
+Runs the harness's case matrix (every op, type and edge shape) on a
+backend and compares each output with the float64 reference: NMSE, max
+absolute error, NaN/Inf mismatches and writes out of bounds, against the
+tolerance table. Prints a table and "N passed, M failed"; exits 1 if any
+case failed, 2 for a bad command line. With no flags it validates every
+case on the CPU with all cores.
+
+Flags:
+`
+
+const validateExamples = `
+Examples:
+
+	opbench validate
+	opbench validate -op mul_mat,soft_max -type q4_0,f16
+	opbench validate -op flash_attn_ext -case sinks -v
+	opbench validate -backend cpu -threads 1 -json results/validate.json
+	opbench validate -large -op mul_mat -type q4_K
+	opbench validate -list -op rope
+`
+
+// validateConfig is the parsed command line of validate.
+type validateConfig struct {
+	filter   harness.Filter
+	backends []backendEntry
+	threads  int
+	json     string
+	verbose  bool
+	large    bool
+	list     bool
+}
+
+// validateFlags holds validate's raw flag values.
+type validateFlags struct {
+	ops, types, backends, caseSub, json string
+	threads                             int
+	verbose, large, list                bool
+}
+
+// newValidateFlagSet declares validate's flags on a new FlagSet.
+func newValidateFlagSet(out io.Writer) (*flag.FlagSet, *validateFlags) {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(out) // for PrintDefaults; parse errors are reported by the caller
+	fs.Usage = func() {}
+	f := &validateFlags{}
+	fs.StringVar(&f.ops, "op", "", "comma-separated `ops` to run, such as mul_mat,soft_max (default all)")
+	fs.StringVar(&f.types, "type", "", "comma-separated `types`: keep cases exercising any of them, such as q4_0,f16 (default all)")
+	fs.StringVar(&f.backends, "backend", "cpu", "comma-separated `backends` to validate: cpu, cuda, metal")
+	fs.IntVar(&f.threads, "threads", 0, "worker threads of the CPU backend (0: all cores)")
+	fs.StringVar(&f.caseSub, "case", "", "keep cases whose name contains this `substring`")
+	fs.StringVar(&f.json, "json", "", "also write the results as a JSON array to `file` (- for stdout, instead of the table)")
+	fs.BoolVar(&f.verbose, "v", false, "show tolerances and times, the inputs of failed cases, and progress on stderr")
+	fs.BoolVar(&f.large, "large", false, "add the large (model-sized) cases")
+	fs.BoolVar(&f.list, "list", false, "list the selected cases without running them")
+	return fs, f
+}
+
+// parseValidate parses validate's flags. help reports -h; err is a
+// one-line description of a bad flag or value.
+func parseValidate(args []string) (cfg validateConfig, help bool, err error) {
+	fs, f := newValidateFlagSet(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, true, nil
+		}
+		return cfg, false, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, false, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, s := range splitList(f.ops) {
+		o, err := ops.ParseOp(s)
+		if err != nil {
+			return cfg, false, fmt.Errorf("-op: %w", err)
+		}
+		if o == ops.OpNone || o.IsView() {
+			return cfg, false, fmt.Errorf("-op: %v computes nothing and has no cases", o)
+		}
+		cfg.filter.Ops = append(cfg.filter.Ops, o)
+	}
+	for _, s := range splitList(f.types) {
+		t, err := quant.ParseType(s)
+		if err != nil {
+			return cfg, false, fmt.Errorf("-type: %w", err)
+		}
+		cfg.filter.Types = append(cfg.filter.Types, t)
+	}
+	names := splitList(f.backends)
+	if len(names) == 0 {
+		return cfg, false, errors.New("-backend: no backend named")
+	}
+	for _, s := range names {
+		b, err := lookupBackend(s)
+		if err != nil {
+			return cfg, false, fmt.Errorf("-backend: %w", err)
+		}
+		cfg.backends = append(cfg.backends, b)
+	}
+	if f.threads < 0 {
+		return cfg, false, fmt.Errorf("-threads: %d is negative", f.threads)
+	}
+	cfg.filter.Name = f.caseSub
+	cfg.threads, cfg.json, cfg.verbose, cfg.large, cfg.list = f.threads, f.json, f.verbose, f.large, f.list
+	return cfg, false, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func validateUsage(w io.Writer) {
+	fmt.Fprint(w, validateHelp)
+	fs, _ := newValidateFlagSet(w)
+	fs.PrintDefaults()
+	fmt.Fprint(w, validateExamples)
+}
+
+// runValidate is "opbench validate".
+func runValidate(args []string, stdout, stderr io.Writer) int {
+	cfg, help, err := parseValidate(args)
+	if help {
+		validateUsage(stdout)
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "opbench validate: %v\n", err)
+		fmt.Fprintln(stderr, `run "opbench validate -h" for usage`)
+		return exitUsage
+	}
+	cases := harness.Cases()
+	if cfg.large {
+		cases = append(cases, harness.LargeCases()...)
+	}
+	cases = harness.Select(cases, cfg.filter)
+	if len(cases) == 0 {
+		fmt.Fprintln(stderr, "opbench validate: no case matches the -op, -type and -case filters")
+		return exitUsage
+	}
+	if cfg.list {
+		if err := writeCases(stdout, cases); err != nil {
+			fmt.Fprintf(stderr, "opbench validate: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintf(stdout, "%d cases\n", len(cases))
+		return exitOK
+	}
+
+	var results []harness.Result
+	for _, entry := range cfg.backends {
+		be, err := entry.open(cfg.threads)
+		if err != nil {
+			fmt.Fprintf(stderr, "opbench validate: backend %s: %v\n", entry.name, err)
+			return exitUsage
+		}
+		threads := threadCount(be)
+		for i, c := range cases {
+			r := harness.Run(be, c)
+			r.Threads = threads
+			if cfg.verbose {
+				fmt.Fprintf(stderr, "[%d/%d] %s %s: %s\n", i+1, len(cases), be.Name(), c.ID(), r.Summary())
+			}
+			results = append(results, r)
+		}
+		if err := be.Close(); err != nil {
+			fmt.Fprintf(stderr, "opbench validate: closing backend %s: %v\n", entry.name, err)
+		}
+	}
+
+	code := report(cfg, results, stdout, stderr)
+	if cfg.json != "" {
+		if err := writeJSON(cfg.json, results, stdout); err != nil {
+			fmt.Fprintf(stderr, "opbench validate: %v\n", err)
+			return exitFailure
+		}
+	}
+	return code
+}
+
+// report prints the table (unless JSON goes to stdout), the details of
+// failures and the summary line, and returns the exit code.
+func report(cfg validateConfig, results []harness.Result, stdout, stderr io.Writer) int {
+	out := stdout
+	if cfg.json == "-" {
+		out = stderr
+	} else if err := writeResults(stdout, results, cfg.verbose); err != nil {
+		fmt.Fprintf(stderr, "opbench validate: %v\n", err)
+		return exitFailure
+	}
+	for _, r := range results {
+		if r.Passed() {
+			continue
+		}
+		fmt.Fprintf(out, "%s %s/%s/%s: %s\n", r.Status, r.OpName, r.Types, r.Case, r.Summary())
+		if r.Err != "" {
+			fmt.Fprintf(out, "\terror: %s\n", r.Err)
+		}
+		if cfg.verbose {
+			for _, in := range r.Inputs {
+				fmt.Fprintf(out, "\tinput %s\n", in)
+			}
+		}
+	}
+	passed, failed, skipped := harness.Tally(results)
+	summary := fmt.Sprintf("%d passed, %d failed", passed, failed)
+	if skipped > 0 {
+		summary += fmt.Sprintf(", %d skipped (unsupported by the backend)", skipped)
+	}
+	fmt.Fprintln(out, summary)
+	if failed > 0 {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// writeJSON writes results as an indented JSON array to path, or to stdout
+// for "-".
+func writeJSON(path string, results []harness.Result, stdout io.Writer) error {
+	if results == nil {
+		results = []harness.Result{}
+	}
+	b, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
