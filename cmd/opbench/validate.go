@@ -67,7 +67,7 @@ func newValidateFlagSet(out io.Writer) (*flag.FlagSet, *validateFlags) {
 	fs.IntVar(&f.threads, "threads", 0, "worker threads of the CPU backend (0: all cores)")
 	fs.StringVar(&f.caseSub, "case", "", "keep cases whose name contains this `substring`")
 	fs.StringVar(&f.json, "json", "", "also write the results as a JSON array to `file` (- for stdout, instead of the table)")
-	fs.BoolVar(&f.verbose, "v", false, "show tolerances and times, the inputs of failed cases, and progress on stderr")
+	fs.BoolVar(&f.verbose, "v", false, "show tolerances and times, the errors refused cases got, the inputs of failed cases, and progress on stderr")
 	fs.BoolVar(&f.large, "large", false, "add the large (model-sized) cases")
 	fs.BoolVar(&f.list, "list", false, "list the selected cases without running them")
 	return fs, f
@@ -213,6 +213,11 @@ func report(cfg validateConfig, results []harness.Result, stdout, stderr io.Writ
 	}
 	for _, r := range results {
 		if r.Passed() {
+			// -v shows what a refused or rejected case was told, so the
+			// error a user of the library would see is on record.
+			if cfg.verbose && r.Err != "" {
+				fmt.Fprintf(out, "%s %s/%s/%s\n\terror: %s\n", r.Status, r.OpName, r.Types, r.Case, r.Err)
+			}
 			continue
 		}
 		fmt.Fprintf(out, "%s %s/%s/%s: %s\n", r.Status, r.OpName, r.Types, r.Case, r.Summary())
