@@ -1,0 +1,159 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+)
+
+// A Batch is the input of one Decode: tokens with their positions, the
+// sequences each belongs to, and which of them want logits, as
+// llama_batch.
+type Batch struct {
+	Tokens []int32
+	// Pos holds each token's position. Nil fills positions in: each
+	// token goes right after the last position of its (first) sequence,
+	// counting the cache and the tokens before it in the batch.
+	Pos []int32
+	// SeqIDs lists the sequences of each token (usually one; a prompt
+	// shared by several sequences lists them all). Nil puts every token
+	// in sequence 0.
+	SeqIDs [][]int32
+	// Logits marks the tokens whose logits Decode keeps. Nil keeps the
+	// last token's only.
+	Logits []bool
+}
+
+// SimpleBatch returns a batch of tokens of sequence seq at positions p0,
+// p0+1, ..., with logits for the last token only.
+func SimpleBatch(tokens []int32, p0 int32, seq int32) Batch {
+	b := Batch{Tokens: tokens, Pos: make([]int32, len(tokens)), SeqIDs: make([][]int32, len(tokens)), Logits: make([]bool, len(tokens))}
+	for i := range tokens {
+		b.Pos[i] = p0 + int32(i)
+		b.SeqIDs[i] = []int32{seq}
+	}
+	if len(tokens) > 0 {
+		b.Logits[len(tokens)-1] = true
+	}
+	return b
+}
+
+// prepared is a validated batch with every field filled in.
+type prepared struct {
+	tokens []int32
+	pos    []int32
+	seqs   [][]int32
+	logits []bool
+}
+
+// posMaxer reports the last cached position of a sequence (-1: none).
+type posMaxer interface {
+	SeqPosMax(seq int32) int32
+}
+
+// prepare validates b and fills in its defaults. Each sequence's
+// positions must increase strictly within the batch and start after the
+// sequence's last cached position, so that no token is asked to attend to
+// a later one.
+func prepare(b Batch, nVocab, nSeqMax, nBatch int, cache posMaxer) (prepared, error) {
+	n := len(b.Tokens)
+	if n == 0 {
+		return prepared{}, fmt.Errorf("model: empty batch")
+	}
+	if n > nBatch {
+		return prepared{}, fmt.Errorf("model: batch of %d tokens exceeds n_batch %d", n, nBatch)
+	}
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"Pos", len(b.Pos)}, {"SeqIDs", len(b.SeqIDs)}, {"Logits", len(b.Logits)}} {
+		if f.n != 0 && f.n != n {
+			return prepared{}, fmt.Errorf("model: batch has %d tokens but %d %s", n, f.n, f.name)
+		}
+	}
+	p := prepared{tokens: b.Tokens, pos: b.Pos, seqs: b.SeqIDs, logits: b.Logits}
+	for i, t := range p.tokens {
+		if t < 0 || int(t) >= nVocab {
+			return prepared{}, fmt.Errorf("model: token %d is %d, outside the vocabulary [0, %d)", i, t, nVocab)
+		}
+	}
+	if p.seqs == nil {
+		p.seqs = make([][]int32, n)
+		for i := range p.seqs {
+			p.seqs[i] = []int32{0}
+		}
+	}
+	for i, ss := range p.seqs {
+		if len(ss) == 0 {
+			return prepared{}, fmt.Errorf("model: token %d belongs to no sequence", i)
+		}
+		for j, s := range ss {
+			if s < 0 || int(s) >= nSeqMax {
+				return prepared{}, fmt.Errorf("model: token %d: sequence id %d outside [0, n_seq_max=%d)", i, s, nSeqMax)
+			}
+			if slices.Contains(ss[:j], s) {
+				return prepared{}, fmt.Errorf("model: token %d lists sequence %d twice", i, s)
+			}
+		}
+	}
+	last := map[int32]int32{} // last position seen per sequence
+	lastOf := func(s int32) int32 {
+		if v, ok := last[s]; ok {
+			return v
+		}
+		return cache.SeqPosMax(s)
+	}
+	if p.pos == nil {
+		p.pos = make([]int32, n)
+		for i, ss := range p.seqs {
+			p.pos[i] = lastOf(ss[0]) + 1
+			for _, s := range ss {
+				last[s] = p.pos[i]
+			}
+		}
+		clear(last)
+	}
+	for i, ss := range p.seqs {
+		if p.pos[i] < 0 {
+			return prepared{}, fmt.Errorf("model: token %d has negative position %d", i, p.pos[i])
+		}
+		for _, s := range ss {
+			if prev := lastOf(s); p.pos[i] <= prev {
+				return prepared{}, fmt.Errorf("model: token %d of sequence %d is at position %d, not after the sequence's position %d (positions must increase; remove the tail with seq_rm first)", i, s, p.pos[i], prev)
+			}
+			last[s] = p.pos[i]
+		}
+	}
+	if p.logits == nil {
+		p.logits = make([]bool, n)
+		p.logits[n-1] = true
+	}
+	return p, nil
+}
+
+// ubatch is one micro-batch: the tokens [start, end) of a prepared batch.
+type ubatch struct {
+	start  int
+	tokens []int32
+	pos    []int32
+	seqs   [][]int32
+	// out lists the indices (within the micro-batch) of the tokens that
+	// want logits, in order.
+	out []int32
+}
+
+// split cuts p into micro-batches of at most size tokens, in order (as
+// llama.cpp's simple split).
+func (p prepared) split(size int) []ubatch {
+	var out []ubatch
+	for s := 0; s < len(p.tokens); s += size {
+		e := min(s+size, len(p.tokens))
+		u := ubatch{start: s, tokens: p.tokens[s:e], pos: p.pos[s:e], seqs: p.seqs[s:e]}
+		for i := s; i < e; i++ {
+			if p.logits[i] {
+				u.out = append(u.out, int32(i-s))
+			}
+		}
+		out = append(out, u)
+	}
+	return out
+}

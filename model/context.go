@@ -1,0 +1,357 @@
+package model
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/kernbench/kernbench/graphs"
+	"github.com/kernbench/kernbench/model/kvcache"
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// ContextParams configure a Context. Start from DefaultContextParams: the
+// zero value selects an F32 cache and the MUL_MAT attention path.
+type ContextParams struct {
+	// NCtx is the number of KV cache cells (tokens over all sequences).
+	// 0 means the model's training context, at most 4096.
+	NCtx int
+	// NBatch is the most tokens one Decode takes (0: NCtx).
+	NBatch int
+	// NUBatch is the most tokens one graph computes (0: min(NBatch,
+	// 512)); larger batches are split into micro-batches.
+	NUBatch int
+	// KVType is the element type of the K and V cache: quant.F16
+	// (llama.cpp's default), quant.F32 or quant.Q8_0, for both K and V.
+	// Q8_0 needs head sizes that are multiples of 32 and FlashAttn.
+	KVType quant.Type
+	// FlashAttn selects FLASH_ATTN_EXT (true) or MUL_MAT + SOFT_MAX +
+	// MUL_MAT (false) for attention. The MUL_MAT path stores V
+	// transposed in the cache, as llama.cpp does, so that the second
+	// MUL_MAT reads packed rows.
+	FlashAttn bool
+	// NSeqMax is the number of sequences (ids 0..NSeqMax-1), 0 meaning 1.
+	NSeqMax int
+	// NSWA > 0 limits attention to a sliding window: a token at position
+	// p sees keys at positions above p - NSWA. When the cache is full,
+	// cells that have left the window of all their sequences are reused,
+	// so a sequence can run longer than NCtx; rolling such a sequence
+	// back (KV().SeqRm) past the window afterwards is not supported.
+	NSWA int
+}
+
+// DefaultContextParams returns llama.cpp's defaults at a small context: 512
+// cells, an F16 cache and flash attention.
+func DefaultContextParams() ContextParams {
+	return ContextParams{NCtx: 512, NBatch: 512, NUBatch: 512, KVType: quant.F16, FlashAttn: true, NSeqMax: 1}
+}
+
+// Padding of the attention's view of the cache (n_kv is a multiple of it)
+// and of the mask's rows, as llama.cpp's KV padding and GGML_KQ_MASK_PAD.
+const (
+	kvPad   = 32
+	maskPad = 64
+)
+
+// maxCacheBytes bounds the KV cache a context allocates.
+const maxCacheBytes = 1 << 40
+
+// A Context decodes batches with one model on one backend and keeps their
+// KV cache and logits. It is not safe for concurrent use.
+type Context struct {
+	m     *Model
+	b     ops.Backend
+	p     ContextParams
+	kv    *kvcache.Cache
+	k, v  []*ops.Tensor // per layer: [n_embd_k_gqa, n_ctx] and [n_embd_v_gqa, n_ctx] (or [n_ctx, n_embd_v_gqa] transposed)
+	arena *graphs.Arena
+
+	hook graphs.NodeHook
+	last *graphs.Graph
+
+	logits []float32 // n_outputs x n_vocab, in batch order
+	outRow []int     // batch index -> output row, -1 for none
+	nOut   int
+}
+
+// NewContext returns a context that runs m on b. The weights must be in
+// memory b computes from (host memory for the CPU backend).
+func (m *Model) NewContext(b ops.Backend, p ContextParams) (*Context, error) {
+	if b == nil {
+		return nil, fmt.Errorf("model: NewContext with a nil backend")
+	}
+	if m.closed.Load() {
+		return nil, errClosed
+	}
+	h := m.Hparams
+	if p.NCtx == 0 {
+		p.NCtx = min(h.NCtxTrain, 4096)
+	}
+	if p.NBatch == 0 {
+		p.NBatch = p.NCtx
+	}
+	if p.NUBatch == 0 {
+		p.NUBatch = min(p.NBatch, 512)
+	}
+	if p.NSeqMax == 0 {
+		p.NSeqMax = 1
+	}
+	switch {
+	case p.NCtx < 0 || p.NCtx > maxDim:
+		return nil, fmt.Errorf("model: n_ctx %d is outside [1, %d]", p.NCtx, maxDim)
+	case p.NBatch < 0 || p.NUBatch < 0:
+		return nil, fmt.Errorf("model: negative n_batch %d or n_ubatch %d", p.NBatch, p.NUBatch)
+	case p.NUBatch > p.NBatch:
+		return nil, fmt.Errorf("model: n_ubatch %d exceeds n_batch %d", p.NUBatch, p.NBatch)
+	case p.NUBatch > p.NCtx:
+		return nil, fmt.Errorf("model: n_ubatch %d exceeds n_ctx %d (a micro-batch must fit in the cache)", p.NUBatch, p.NCtx)
+	case p.NSeqMax < 0 || p.NSeqMax > kvcache.MaxSeq:
+		return nil, fmt.Errorf("model: n_seq_max %d is outside [1, %d]", p.NSeqMax, kvcache.MaxSeq)
+	case p.NSWA < 0:
+		return nil, fmt.Errorf("model: n_swa %d is negative", p.NSWA)
+	}
+	switch p.KVType {
+	case quant.F32, quant.F16:
+	case quant.Q8_0:
+		bs := int(quant.Q8_0.BlockSize())
+		if h.HeadDimK%bs != 0 || h.HeadDimV%bs != 0 {
+			return nil, fmt.Errorf("model: a %v KV cache needs head sizes that are multiples of %d; this model's are %d (K) and %d (V)", p.KVType, bs, h.HeadDimK, h.HeadDimV)
+		}
+		if !p.FlashAttn {
+			return nil, fmt.Errorf("model: a %v KV cache needs FlashAttn: the MUL_MAT path stores V transposed, which a block type cannot be", p.KVType)
+		}
+	default:
+		return nil, fmt.Errorf("model: KV cache type %v is not supported (f32, f16, q8_0)", p.KVType)
+	}
+	kvc, err := kvcache.New(p.NCtx, p.NSeqMax, p.NSWA)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	rowK, err := p.KVType.RowSize(int64(h.NEmbdKGQA()))
+	if err != nil {
+		return nil, fmt.Errorf("model: K cache rows: %w", err)
+	}
+	rowV, err := p.KVType.RowSize(int64(h.NEmbdVGQA()))
+	if err != nil {
+		return nil, fmt.Errorf("model: V cache rows: %w", err)
+	}
+	if total := float64(h.NLayer) * float64(p.NCtx) * float64(rowK+rowV); total > maxCacheBytes {
+		return nil, fmt.Errorf("model: a KV cache of %d cells would take %.0f bytes (limit %d)", p.NCtx, total, int64(maxCacheBytes))
+	}
+	c := &Context{m: m, b: b, p: p, kv: kvc, arena: graphs.NewArena(b)}
+	for il := range h.NLayer {
+		k, err := ops.NewTensor(fmt.Sprintf("cache_k_l%d", il), p.KVType, int64(h.NEmbdKGQA()), int64(p.NCtx))
+		if err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+		vne := []int64{int64(h.NEmbdVGQA()), int64(p.NCtx)}
+		if !p.FlashAttn {
+			vne[0], vne[1] = vne[1], vne[0]
+		}
+		v, err := ops.NewTensor(fmt.Sprintf("cache_v_l%d", il), p.KVType, vne...)
+		if err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+		for _, t := range []*ops.Tensor{k, v} {
+			if err := ops.AllocTensor(b, t, 0); err != nil {
+				return nil, fmt.Errorf("model: allocating %s: %w", t.Name, err)
+			}
+		}
+		c.k, c.v = append(c.k, k), append(c.v, v)
+	}
+	return c, nil
+}
+
+// Params returns the context's parameters with defaults filled in.
+func (c *Context) Params() ContextParams { return c.p }
+
+// Model returns the context's model.
+func (c *Context) Model() *Model { return c.m }
+
+// KV returns the cache's cell bookkeeping, for removing, copying and
+// keeping sequences (SeqRm, SeqCp, SeqKeep) and clearing. Removing cells
+// needs no change to the cache tensors: the mask hides empty cells.
+func (c *Context) KV() *kvcache.Cache { return c.kv }
+
+// SetNodeHook sets a function called after each node of every graph the
+// context computes (nil: none), for per-node timing.
+func (c *Context) SetNodeHook(h graphs.NodeHook) { c.hook = h }
+
+// LastGraph returns the graph of the last micro-batch computed (nil before
+// the first). Its nodes' data is valid until the next Decode.
+func (c *Context) LastGraph() *graphs.Graph { return c.last }
+
+// NumOutputs returns how many tokens of the last batch have logits.
+func (c *Context) NumOutputs() int { return c.nOut }
+
+// Logits returns the logits (n_vocab values) of token i of the last batch
+// decoded, or nil when that token asked for none. A negative i counts
+// from the end of the tokens that have logits (-1: the last of them), as
+// llama_get_logits_ith. The slice is the context's own and is overwritten
+// by the next Decode.
+func (c *Context) Logits(i int) []float32 {
+	row := -1
+	switch {
+	case i < 0 && -i <= c.nOut:
+		row = c.nOut + i
+	case i >= 0 && i < len(c.outRow):
+		row = c.outRow[i]
+	}
+	if row < 0 {
+		return nil
+	}
+	nv := c.m.Hparams.NVocab
+	return c.logits[row*nv : (row+1)*nv : (row+1)*nv]
+}
+
+// Close releases the context's cache. The context cannot be used after.
+func (c *Context) Close() error {
+	c.k, c.v, c.last, c.logits, c.outRow, c.nOut = nil, nil, nil, nil, nil, 0
+	c.kv = nil
+	return nil
+}
+
+// Decode runs a batch: it checks and completes the batch (see Batch),
+// splits it into micro-batches of at most NUBatch tokens, and for each
+// finds cache cells, stores them, builds the graph and computes it. The
+// logits of the tokens that asked for them are then available from
+// Logits. When a micro-batch fails, the cells of the whole batch are
+// given back and the error returned.
+func (c *Context) Decode(b Batch) error { return c.DecodeContext(context.Background(), b) }
+
+// DecodeContext is Decode, stopping between nodes when ctx is done.
+func (c *Context) DecodeContext(ctx context.Context, b Batch) error {
+	if c.kv == nil {
+		return fmt.Errorf("model: Decode on a closed context")
+	}
+	if c.m.closed.Load() {
+		return errClosed
+	}
+	h := c.m.Hparams
+	p, err := prepare(b, h.NVocab, c.p.NSeqMax, c.p.NBatch, c.kv)
+	if err != nil {
+		return err
+	}
+	c.nOut = 0
+	c.outRow = c.outRow[:0]
+	for _, l := range p.logits {
+		r := -1
+		if l {
+			r = c.nOut
+			c.nOut++
+		}
+		c.outRow = append(c.outRow, r)
+	}
+	if need := c.nOut * h.NVocab; cap(c.logits) < need {
+		c.logits = make([]float32, need)
+	} else {
+		c.logits = c.logits[:need]
+	}
+	var saved []kvcache.Saved
+	outBase := 0
+	for _, u := range p.split(c.p.NUBatch) {
+		err := c.runUbatch(ctx, u, outBase, &saved)
+		if err != nil {
+			for i := len(saved) - 1; i >= 0; i-- {
+				c.kv.Restore(saved[i])
+			}
+			c.nOut = 0
+			c.outRow = c.outRow[:0]
+			return fmt.Errorf("model: micro-batch of tokens [%d, %d): %w", u.start, u.start+len(u.tokens), err)
+		}
+		outBase += len(u.out)
+	}
+	return nil
+}
+
+// runUbatch stores u in the cache, builds and computes its graph, and
+// copies its logits to rows outBase... of c.logits.
+func (c *Context) runUbatch(ctx context.Context, u ubatch, outBase int, saved *[]kvcache.Saved) error {
+	head, err := c.kv.FindSlot(len(u.tokens))
+	if err != nil {
+		return err
+	}
+	sv, err := c.kv.Apply(head, u.pos, u.seqs)
+	if err != nil {
+		return err
+	}
+	*saved = append(*saved, sv)
+	nKV := c.kv.NKV(kvPad)
+	ug, err := c.build(u, head, nKV)
+	if err != nil {
+		return err
+	}
+	if err := c.setInputs(ug, u, nKV); err != nil {
+		return err
+	}
+	ug.g.Hook = c.hook
+	c.last = ug.g
+	if err := ug.g.ComputeIn(ctx, c.b, c.arena); err != nil {
+		return err
+	}
+	if ug.logits == nil {
+		return nil
+	}
+	nv := c.m.Hparams.NVocab
+	raw := make([]byte, 4*nv*len(u.out))
+	buf, off := ug.logits.Storage()
+	if _, err := buf.ReadAt(raw, off); err != nil {
+		return fmt.Errorf("reading logits: %w", err)
+	}
+	dst := c.logits[outBase*nv : (outBase+len(u.out))*nv]
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return nil
+}
+
+// setInputs allocates the micro-batch's input tensors and writes them.
+func (c *Context) setInputs(ug *ubatchGraph, u ubatch, nKV int) error {
+	write := func(t *ops.Tensor, raw []byte) error {
+		if err := ops.AllocTensor(c.b, t, 0); err != nil {
+			return fmt.Errorf("allocating input %s: %w", t.Name, err)
+		}
+		if _, err := t.Buffer.WriteAt(raw, t.Offset); err != nil {
+			return fmt.Errorf("writing input %s: %w", t.Name, err)
+		}
+		return nil
+	}
+	i32 := func(v []int32) []byte {
+		raw := make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(raw[4*i:], uint32(x))
+		}
+		return raw
+	}
+	if err := write(ug.tokens, i32(u.tokens)); err != nil {
+		return err
+	}
+	if err := write(ug.pos, i32(u.pos)); err != nil {
+		return err
+	}
+	if ug.outIDs != nil {
+		if err := write(ug.outIDs, i32(u.out)); err != nil {
+			return err
+		}
+	}
+	rows := int(ug.mask.Ne[1])
+	m := make([]float32, rows*nKV)
+	if err := c.kv.Mask(m, nKV, rows, u.pos, u.seqs); err != nil {
+		return err
+	}
+	var raw []byte
+	if ug.mask.Type == quant.F16 {
+		raw = make([]byte, 2*len(m))
+		for i, x := range m {
+			binary.LittleEndian.PutUint16(raw[2*i:], quant.FP32ToFP16(x))
+		}
+	} else {
+		raw = make([]byte, 4*len(m))
+		for i, x := range m {
+			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+		}
+	}
+	return write(ug.mask, raw)
+}

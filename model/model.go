@@ -1,0 +1,68 @@
+// Package model runs LLaMA-family language models as graphs of ops: it
+// reads hyperparameters and weights from a GGUF file, keeps a KV cache of
+// cells with positions and sequence sets (package kvcache), splits batches
+// into micro-batches, builds one graph per micro-batch (package graphs) and
+// runs it on an ops.Backend, and exposes the logits.
+//
+// The forward pass is llama.cpp's build_llama: GET_ROWS embeddings; per
+// layer RMS_NORM times the norm weight, Q/K/V projections (MUL_MAT), ROPE
+// in normal mode on Q and K, K and V stored into the cache by CPY into
+// views of the cache tensors, attention over the cached cells (by
+// FLASH_ATTN_EXT, or by MUL_MAT, SOFT_MAX and MUL_MAT), the output
+// projection and a residual ADD, then RMS_NORM, a SwiGLU feed-forward
+// (SWIGLU of gate and up, then down) and a residual ADD; finally
+// RMS_NORM, the output projection, and logits for the tokens that ask.
+//
+// ReferenceForward computes the same model in float64 with plain loops,
+// without a cache, as the oracle the runner is tested against.
+package model
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/kernbench/kernbench/gguf"
+)
+
+// Model is a loaded LLaMA model: hyperparameters and weights. Weights of a
+// model from Load live in the memory-mapped file, so the model must stay
+// open (not Closed) while any Context uses it.
+type Model struct {
+	Hparams Hparams
+	Weights Weights
+
+	file   *gguf.File
+	closer io.Closer
+	closed atomic.Bool
+}
+
+// New returns a model from hyperparameters and weights already in memory
+// (for synthetic models), after checking them against each other.
+func New(h Hparams, w Weights) (*Model, error) {
+	if err := h.Validate(); err != nil {
+		return nil, err
+	}
+	if w.Output == nil {
+		w.Output = w.TokEmbd
+	}
+	if err := w.Validate(h); err != nil {
+		return nil, err
+	}
+	return &Model{Hparams: h, Weights: w}, nil
+}
+
+// errClosed is returned by contexts of a closed model.
+var errClosed = errors.New("model: the model is closed")
+
+// Close releases the model's file. Contexts of the model fail afterwards.
+func (m *Model) Close() error {
+	if m.closed.Swap(true) || m.closer == nil {
+		return nil
+	}
+	if err := m.closer.Close(); err != nil {
+		return fmt.Errorf("model: close: %w", err)
+	}
+	return nil
+}
