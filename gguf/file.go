@@ -300,10 +300,10 @@ func (f *File) TensorData(name string) ([]byte, error) {
 
 // Tensor returns the tensor called name as a contiguous leaf ops.Tensor
 // over the file's memory, without copying: its Buffer is the data section
-// (ops.WrapHostBytes; every tensor of the file shares it) and its Offset
-// the tensor's offset in that section. For a file from Open the memory is
-// read-only (writing through the buffer faults), and it is valid until
-// Close.
+// (ops.WrapHostBytesReadOnly; every tensor of the file shares it) and its
+// Offset the tensor's offset in that section. The buffer refuses writes
+// (for a file from Open the mapping is read-only, and writing would fault),
+// and the memory is valid until Close.
 //
 // Tensor fails if the data is not aligned to its element type (the
 // largest power of two, up to 4, that divides the block size in bytes), as

@@ -150,7 +150,7 @@ func Parse(b []byte) (*File, error) {
 		return nil, err
 	}
 	if len(f.Tensors) > 0 {
-		f.buf = ops.WrapHostBytes(b[f.DataOffset:])
+		f.buf = ops.WrapHostBytesReadOnly(b[f.DataOffset:])
 	}
 	return f, nil
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 )
@@ -19,7 +20,8 @@ type Buffer interface {
 // HostBuffer is a Buffer in ordinary Go memory. Its bytes are 64-byte
 // aligned so that kernels may view them as []float32 or wider words.
 type HostBuffer struct {
-	b []byte
+	b        []byte
+	readOnly bool
 }
 
 // NewHostBuffer allocates a zeroed host buffer of size bytes.
@@ -49,8 +51,12 @@ func (h *HostBuffer) ReadAt(p []byte, off int64) (int, error) {
 	return copy(p, h.b[off:]), nil
 }
 
-// WriteAt copies p into the buffer at off.
+// WriteAt copies p into the buffer at off. It fails for a read-only
+// buffer.
 func (h *HostBuffer) WriteAt(p []byte, off int64) (int, error) {
+	if h.readOnly {
+		return 0, ErrReadOnly
+	}
 	if off < 0 || off+int64(len(p)) > int64(len(h.b)) {
 		return 0, fmt.Errorf("ops: write of %d bytes at %d outside host buffer of %d", len(p), off, len(h.b))
 	}
@@ -64,3 +70,18 @@ func (h *HostBuffer) WriteAt(p []byte, off int64) (int, error) {
 func WrapHostBytes(b []byte) *HostBuffer {
 	return &HostBuffer{b: b[:len(b):len(b)]}
 }
+
+// ErrReadOnly is returned for writes into read-only host memory.
+var ErrReadOnly = errors.New("ops: buffer is read-only")
+
+// WrapHostBytesReadOnly is WrapHostBytes for memory that must not be
+// written, such as a read-only file mapping: WriteAt fails with ErrReadOnly
+// and backends refuse to compute into it (writing would fault).
+func WrapHostBytesReadOnly(b []byte) *HostBuffer {
+	h := WrapHostBytes(b)
+	h.readOnly = true
+	return h
+}
+
+// ReadOnly reports whether the buffer refuses writes.
+func (h *HostBuffer) ReadOnly() bool { return h.readOnly }

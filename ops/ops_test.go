@@ -263,3 +263,23 @@ func TestHostBufferAlignment(t *testing.T) {
 		}
 	}
 }
+
+func TestReadOnlyHostBuffer(t *testing.T) {
+	mem := make([]byte, 64)
+	h := WrapHostBytesReadOnly(mem)
+	if _, err := h.WriteAt([]byte{1}, 0); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("write into read-only buffer: %v", err)
+	}
+	x := mustTensor(t, quant.F32, 16)
+	x.Buffer = h
+	if _, err := x.HostBytes(); err != nil {
+		t.Errorf("reading a read-only tensor: %v", err)
+	}
+	if _, err := x.WritableHostBytes(); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("WritableHostBytes of a read-only tensor: %v", err)
+	}
+	x.Buffer = WrapHostBytes(mem)
+	if _, err := x.WritableHostBytes(); err != nil {
+		t.Errorf("WritableHostBytes of a writable tensor: %v", err)
+	}
+}

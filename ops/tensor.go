@@ -153,6 +153,19 @@ func (t *Tensor) HostBytes() ([]byte, error) {
 	return hb.b[off:end:end], nil
 }
 
+// WritableHostBytes is HostBytes for a tensor about to be written: it also
+// fails when the storage is read-only (a memory-mapped weight).
+func (t *Tensor) WritableHostBytes() ([]byte, error) {
+	b, err := t.HostBytes()
+	if err != nil {
+		return nil, err
+	}
+	if buf, _ := t.Storage(); buf.(*HostBuffer).readOnly {
+		return nil, fmt.Errorf("ops: tensor %s: %w", t.Label(), ErrReadOnly)
+	}
+	return b, nil
+}
+
 // Label returns the tensor's name, or its op when it has none.
 func (t *Tensor) Label() string {
 	if t.Name != "" {
