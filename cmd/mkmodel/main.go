@@ -1,0 +1,253 @@
+// Command mkmodel writes a synthetic LLaMA model of any size as GGUF:
+// seeded random weights scaled so activations stay sane, and a valid
+// SentencePiece-style tokenizer, so that it loads and runs like a real
+// model. It is for speed tests at realistic sizes; its output is noise.
+//
+// Usage:
+//
+//	mkmodel -o out.gguf [-preset NAME] [-layers N -embd N -heads N
+//	        -kv-heads N -ff N -vocab N -ctx N] [-type TYPE] [-seed N]
+//
+// Flags given explicitly override the preset's values. -type takes what
+// quantize takes (a weight type such as f16 or q4_0, or a mix such as
+// q4_K_M), and the same rules decide each tensor's type, fallbacks
+// included.
+//
+// Weights: every matrix W[n_in, n_out] is drawn from N(0, 1/n_in) (so it
+// maps an input of RMS 1 to outputs of RMS about 1: attention scores and
+// logits come out with a standard deviation near 1), norm weights are 1.
+// Each row has its own random stream, seeded by -seed, the tensor and the
+// row, so the file does not depend on -t.
+//
+// Exit status: 0 on success, 1 when writing fails, 2 for a bad command
+// line.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/kernbench/kernbench/quant"
+	"github.com/kernbench/kernbench/quantize"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is the parsed command line.
+type config struct {
+	out     string
+	preset  string
+	typ     string
+	eps     float64
+	base    float64
+	verbose bool
+	help    bool
+	synth
+}
+
+// typeFlag is a flag holding an optional weight type.
+type typeFlag struct{ t *quant.Type }
+
+func (f *typeFlag) String() string {
+	if f == nil || f.t == nil {
+		return ""
+	}
+	return f.t.String()
+}
+
+func (f *typeFlag) Set(s string) error {
+	t, err := quantize.ParseWeightType(s)
+	if err != nil {
+		return err
+	}
+	f.t = &t
+	return nil
+}
+
+// shapeFlags are the flags that set the shape, with their fields.
+func shapeFlags(s *shape) []struct {
+	name, usage string
+	p           *int
+} {
+	return []struct {
+		name, usage string
+		p           *int
+	}{
+		{"layers", "number of layers (block_count)", &s.Layers},
+		{"embd", "embedding width (embedding_length)", &s.Embd},
+		{"heads", "attention heads", &s.Heads},
+		{"kv-heads", "key/value heads (GQA; must divide -heads)", &s.KVHeads},
+		{"ff", "feed-forward width (feed_forward_length)", &s.FF},
+		{"vocab", "vocabulary size (at least 259)", &s.Vocab},
+		{"ctx", "training context length (context_length)", &s.Ctx},
+	}
+}
+
+// newFlags returns the flag set, filling c, with defaults from the tiny
+// preset.
+func newFlags(c *config) *flag.FlagSet {
+	fs := flag.NewFlagSet("mkmodel", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	tiny, _ := findPreset("tiny")
+	def := shapeFlags(&tiny.shape)
+	for i, f := range shapeFlags(&c.shape) {
+		fs.IntVar(f.p, f.name, *def[i].p, f.usage)
+	}
+	fs.StringVar(&c.out, "o", "", "output file (required)")
+	fs.StringVar(&c.preset, "preset", "", "start from a preset shape (see below)")
+	fs.StringVar(&c.typ, "type", "f16", "weight type or mix, as quantize takes")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random seed")
+	fs.BoolVar(&c.Tied, "tied", false, "no output.weight: the output reuses token_embd")
+	fs.Float64Var(&c.eps, "eps", 1e-5, "RMS norm epsilon")
+	fs.Float64Var(&c.base, "rope-base", 10000, "RoPE frequency base")
+	fs.StringVar(&c.Name, "name", "", "general.name (default: a description of the model)")
+	fs.IntVar(&c.Params.Threads, "t", 0, "threads generating rows (0: one per CPU)")
+	fs.BoolVar(&c.Params.Pure, "pure", false, "no output or layer rules: every matrix gets -type's default type")
+	fs.Var(&typeFlag{}, "output-type", "type of output.weight (overrides the rules)")
+	fs.Var(&typeFlag{}, "token-embd-type", "type of token_embd.weight")
+	fs.BoolVar(&c.verbose, "v", false, "print every tensor, not only fallbacks")
+	return fs
+}
+
+// usageError is a bad command line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// parse reads the command line.
+func parse(args []string) (config, error) {
+	var c config
+	fs := newFlags(&c)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			c.help = true
+			return c, nil
+		}
+		return c, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return c, usagef("unexpected argument %q (the output file goes after -o)", fs.Arg(0))
+	}
+	if c.preset != "" {
+		p, ok := findPreset(c.preset)
+		if !ok {
+			return c, usagef("-preset: unknown preset %q (mkmodel -h lists them)", c.preset)
+		}
+		// The preset's values, except where a flag was given.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		given := c.shape
+		c.shape = p.shape
+		src, dst := shapeFlags(&given), shapeFlags(&c.shape)
+		for i, f := range dst {
+			if set[f.name] {
+				*f.p = *src[i].p
+			}
+		}
+		if !set["tied"] {
+			c.Tied = p.tied
+		}
+	}
+	if c.out == "" {
+		return c, usagef("-o: no output file given")
+	}
+	if err := c.shape.validate(); err != nil {
+		return c, usageError{err.Error()}
+	}
+	s, err := quantize.ParseScheme(c.typ)
+	if err != nil {
+		return c, usagef("-type: unknown type %q (quantize -rules lists them)", c.typ)
+	}
+	c.Params.Scheme = s
+	if c.Params.Threads < 0 {
+		return c, usagef("-t: %d is negative", c.Params.Threads)
+	}
+	c.Params.OutputType = fs.Lookup("output-type").Value.(*typeFlag).t
+	c.Params.TokenEmbdType = fs.Lookup("token-embd-type").Value.(*typeFlag).t
+	if !(c.eps >= 0 && c.eps < 1) {
+		return c, usagef("-eps: %v is not in [0, 1)", c.eps)
+	}
+	if !(c.base > 0 && c.base < 1e30) {
+		return c, usagef("-rope-base: %v is not a positive number", c.base)
+	}
+	c.Eps, c.RopeBase = float32(c.eps), float32(c.base)
+	return c, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	c, err := parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "mkmodel: %v (mkmodel -h for usage)\n", err)
+		return exitUsage
+	}
+	if c.help {
+		usage(stdout)
+		return exitOK
+	}
+	start := time.Now()
+	res, err := c.synth.write(c.out, stdout, c.verbose)
+	if err != nil {
+		fmt.Fprintf(stderr, "mkmodel: %v\n", err)
+		return exitFailure
+	}
+	s := c.shape
+	fmt.Fprintf(stdout, "mkmodel: wrote %s in %.1f s\n", c.out, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "  shape: %d layers, embd %d, %d heads (%d kv, head size %d), ff %d, vocab %d, ctx %d, tied output %v\n",
+		s.Layers, s.Embd, s.Heads, s.KVHeads, s.headDim(), s.FF, s.Vocab, s.Ctx, c.Tied)
+	fmt.Fprintf(stdout, "  %s parameters (%d), type %s (file_type %d), %.2f bits per weight, file %.2f MiB (%d bytes), seed %d\n",
+		paramString(res.Params), res.Params, c.Params.Scheme.Name, c.Params.Scheme.FileType,
+		8*float64(res.Bytes)/float64(res.Params), float64(res.FileSize)/(1<<20), res.FileSize, c.Seed)
+	if res.Fallback > 0 {
+		fmt.Fprintf(stdout, "  %d tensors fell back to another type (listed above)\n", res.Fallback)
+	}
+	return exitOK
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `mkmodel writes a synthetic LLaMA GGUF model: seeded random weights and a
+SentencePiece-style vocabulary, so it loads and runs like a real model.
+
+Usage:
+
+	mkmodel -o out.gguf [-preset NAME] [shape flags] [-type TYPE] [-seed N]
+
+Flags (explicit shape flags override the preset's values):
+`)
+	var c config
+	fs := newFlags(&c)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprint(w, "\nPresets:\n")
+	for _, p := range presets {
+		n, _ := p.params(p.tied)
+		fmt.Fprintf(w, "  %-16s %-6s layers %d, embd %d, heads %d/%d, ff %d, vocab %d, ctx %d: %s\n",
+			p.name, paramString(n), p.Layers, p.Embd, p.Heads, p.KVHeads, p.FF, p.Vocab, p.Ctx, p.about)
+	}
+	fmt.Fprint(w, `
+Weights: each matrix W[n_in, n_out] ~ N(0, 1/n_in), norm weights 1, so
+activations keep an RMS near 1 and the logits a standard deviation near 1.
+The vocabulary: <unk>, <s>, </s>, the 256 byte tokens <0x00>..<0xFF>, then
+"▁", ASCII characters and lowercase letter strings with descending scores.
+
+Examples:
+
+	mkmodel -o tiny.gguf
+	mkmodel -o m100.gguf -preset 100m -type q4_0
+	mkmodel -o x.gguf -layers 12 -embd 768 -heads 12 -kv-heads 4 -ff 2048 -vocab 32000 -ctx 2048 -type q4_K_M -seed 1
+`)
+}

@@ -1,0 +1,190 @@
+// Command quantize rewrites a GGUF model into another tensor type or a K
+// mix, as llama.cpp's llama-quantize does.
+//
+// Usage:
+//
+//	quantize [flags] in.gguf out.gguf TYPE
+//
+// TYPE is a weight type (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1,
+// q2_K, q6_K) or a mix (q3_K_S, q3_K_M, q3_K_L, q4_K_S, q4_K_M, q5_K_S,
+// q5_K_M; q3_K, q4_K and q5_K are aliases of the _M mixes). "quantize
+// -rules" prints what each does. Flags may come before or after the
+// arguments.
+//
+// It prints a line per tensor (name, shape, old and new type, sizes, the
+// rule that chose the type, and any fallback to another type where the
+// rows do not fit the type's block) and the total size and bits per weight
+// at the end. Exit status: 0 on success, 1 when quantizing fails, 2 for a
+// bad command line.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kernbench/kernbench/gguf"
+	"github.com/kernbench/kernbench/quant"
+	"github.com/kernbench/kernbench/quantize"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// usageError is a bad command line: run prints it as one line and
+// exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// config is the parsed command line.
+type config struct {
+	in, out string
+	params  quantize.Params
+	rules   bool
+	help    bool
+}
+
+// typeFlag is a flag holding an optional weight type.
+type typeFlag struct{ t *quant.Type }
+
+func (f *typeFlag) String() string {
+	if f == nil || f.t == nil {
+		return ""
+	}
+	return f.t.String()
+}
+
+func (f *typeFlag) Set(s string) error {
+	t, err := quantize.ParseWeightType(s)
+	if err != nil {
+		return err
+	}
+	f.t = &t
+	return nil
+}
+
+// newFlags returns the flag set, filling c.
+func newFlags(c *config) *flag.FlagSet {
+	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&c.params.Threads, "t", 0, "threads converting rows (0: one per CPU)")
+	fs.BoolVar(&c.params.Pure, "pure", false, "give every quantized tensor TYPE's default type: no output or layer rules")
+	fs.BoolVar(&c.params.LeaveOutput, "leave-output", false, "copy output.weight unchanged")
+	fs.Var(&typeFlag{}, "output-type", "type of output.weight (overrides the output rule)")
+	fs.Var(&typeFlag{}, "token-embd-type", "type of token_embd.weight")
+	fs.String("imatrix", "", "importance matrix file (not supported)")
+	fs.BoolVar(&c.rules, "rules", false, "print the rule table and exit")
+	return fs
+}
+
+// parse reads the command line. Flags may be mixed with the three
+// arguments.
+func parse(args []string) (config, error) {
+	var c config
+	fs := newFlags(&c)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.help = true
+				return c, nil
+			}
+			return c, usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if f := fs.Lookup("imatrix"); f.Value.String() != "" {
+		return c, usagef("-imatrix: importance matrices are not supported")
+	}
+	if c.params.Threads < 0 {
+		return c, usagef("-t: %d is negative", c.params.Threads)
+	}
+	c.params.OutputType = fs.Lookup("output-type").Value.(*typeFlag).t
+	c.params.TokenEmbdType = fs.Lookup("token-embd-type").Value.(*typeFlag).t
+	if c.rules {
+		return c, nil
+	}
+	if len(pos) != 3 {
+		return c, usagef("want 3 arguments (in.gguf out.gguf TYPE), got %d", len(pos))
+	}
+	c.in, c.out = pos[0], pos[1]
+	s, err := quantize.ParseScheme(pos[2])
+	if err != nil {
+		return c, usagef("TYPE: unknown type %q (quantize -rules lists them)", pos[2])
+	}
+	c.params.Scheme = s
+	return c, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	c, err := parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "quantize: %v (quantize -h for usage)\n", err)
+		return exitUsage
+	}
+	if c.help {
+		usage(stdout)
+		return exitOK
+	}
+	if c.rules {
+		if err := quantize.WriteRules(stdout); err != nil {
+			return exitFailure
+		}
+		return exitOK
+	}
+	in, err := gguf.Open(c.in)
+	if err != nil {
+		fmt.Fprintf(stderr, "quantize: %v\n", err)
+		return exitFailure
+	}
+	defer in.Close()
+	fmt.Fprintf(stdout, "quantize: %s -> %s\n", c.in, c.out)
+	if _, err := quantize.Quantize(in, c.out, c.params, stdout); err != nil {
+		fmt.Fprintf(stderr, "quantize: %v\n", strings.TrimPrefix(err.Error(), "quantize: "))
+		return exitFailure
+	}
+	return exitOK
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `quantize rewrites a GGUF model into another tensor type or mix.
+
+Usage:
+
+	quantize [flags] in.gguf out.gguf TYPE
+
+Flags:
+`)
+	var c config
+	fs := newFlags(&c)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprint(w, `
+Examples:
+
+	quantize model-f32.gguf model-q8_0.gguf q8_0
+	quantize -t 8 model-f16.gguf model-q4_K_M.gguf q4_K_M
+	quantize -pure -output-type q8_0 model.gguf model-q4_0.gguf q4_0
+
+`)
+	quantize.WriteRules(w)
+}

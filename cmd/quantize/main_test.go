@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kernbench/kernbench/gguf"
+	"github.com/kernbench/kernbench/quant"
+	"github.com/kernbench/kernbench/quantize"
+)
+
+func runArgs(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// source writes a small f32 model: rows of 64 (legacy types fit, K types
+// do not) and one of 40 (nothing quantized fits).
+func source(t testing.TB) string {
+	t.Helper()
+	w := gguf.NewWriter()
+	w.Add("general.architecture", "llama")
+	w.Add("llama.block_count", uint32(1))
+	add := func(name string, ne ...int64) {
+		n := int64(1)
+		for _, x := range ne {
+			n *= x
+		}
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(i%17) / 17
+		}
+		b := make([]byte, 4*n)
+		if err := quant.QuantizeRow(quant.F32, v, b); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddTensor(name, quant.F32, ne, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("token_embd.weight", 64, 10)
+	add("blk.0.attn_norm.weight", 64)
+	add("blk.0.attn_q.weight", 64, 64)
+	add("blk.0.ffn_down.weight", 40, 64)
+	add("output.weight", 64, 10)
+	path := filepath.Join(t.TempDir(), "src.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestQuantizeCommand runs the command and checks the file and its
+// per-tensor report.
+func TestQuantizeCommand(t *testing.T) {
+	src := source(t)
+	out := filepath.Join(t.TempDir(), "out.gguf")
+	// Flags after the arguments work too.
+	code, stdout, stderr := runArgs(src, out, "Q4_K_M", "-t", "2", "-token-embd-type", "q8_0")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	f, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := map[string]quant.Type{
+		"token_embd.weight":      quant.Q8_0, // -token-embd-type
+		"blk.0.attn_norm.weight": quant.F32,  // 1-D
+		"blk.0.attn_q.weight":    quant.Q5_0, // q4_K's fallback
+		"blk.0.ffn_down.weight":  quant.F16,  // rows of 40
+		"output.weight":          quant.Q8_0, // output rule: rows do not fit q4_K
+	}
+	for name, typ := range want {
+		if ti, _ := f.TensorInfo(name); ti.Type != typ {
+			t.Errorf("%s: %v, want %v", name, ti.Type, typ)
+		}
+	}
+	if ft, _ := f.Uint(quantize.KeyFileType); ft != uint64(quantize.FileTypeQ4_K_M) {
+		t.Errorf("general.file_type = %d, want 15", ft)
+	}
+	for _, s := range []string{
+		"blk.0.attn_q.weight", "[64, 64]", "f32 -> q5_0", "FALLBACK from q4_K",
+		"blk.0.ffn_down.weight", "rows of 40", "bits per weight", "2 tensors fell back",
+	} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("output lacks %q:\n%s", s, stdout)
+		}
+	}
+}
+
+// TestBadArgs: every bad command line exits 2 with one line naming the
+// argument at fault.
+func TestBadArgs(t *testing.T) {
+	src := source(t)
+	out := filepath.Join(t.TempDir(), "out.gguf")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "want 3 arguments (in.gguf out.gguf TYPE), got 0"},
+		{[]string{src, out}, "got 2"},
+		{[]string{src, out, "q4_0", "extra"}, "got 4"},
+		{[]string{src, out, "q9_9"}, `TYPE: unknown type "q9_9"`},
+		{[]string{src, out, "q8_K"}, `TYPE: unknown type "q8_K"`},
+		{[]string{"-t", "-1", src, out, "q4_0"}, "-t: -1 is negative"},
+		{[]string{"-t", "x", src, out, "q4_0"}, `invalid value "x" for flag -t`},
+		{[]string{"-imatrix", "m.dat", src, out, "q4_0"}, "-imatrix: importance matrices are not supported"},
+		{[]string{"-output-type", "q9", src, out, "q4_0"}, "-output-type"},
+		{[]string{"-token-embd-type", "q8_1", src, out, "q4_0"}, "-token-embd-type"},
+		{[]string{"-nosuch", src, out, "q4_0"}, "-nosuch"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runArgs(tt.args...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("quantize %q: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", tt.args, code, stdout, stderr, tt.want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a bad command line wrote %s", out)
+	}
+}
+
+// TestFailures: a missing or corrupt input is exit 1 with the error.
+func TestFailures(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.gguf")
+	os.WriteFile(bad, []byte("GGUF\x03\x00\x00\x00garbage"), 0o644)
+	for _, in := range []string{filepath.Join(dir, "missing.gguf"), bad} {
+		code, _, stderr := runArgs(in, filepath.Join(dir, "out.gguf"), "q8_0")
+		if code != exitFailure || !strings.Contains(stderr, filepath.Base(in)) && !strings.Contains(stderr, "gguf") {
+			t.Errorf("quantize %s: exit %d, stderr %q", in, code, stderr)
+		}
+	}
+	code, _, stderr := runArgs(source(t), filepath.Join(dir, "no", "dir", "out.gguf"), "q8_0")
+	if code != exitFailure || !strings.Contains(stderr, "no such file or directory") {
+		t.Errorf("unwritable output: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestHelpAndRules(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"-rules"}, {"-help"}} {
+		code, stdout, _ := runArgs(args...)
+		if code != exitOK || !strings.Contains(stdout, "q4_K_M") || !strings.Contains(stdout, "use_more_bits") || !strings.Contains(stdout, "Fallbacks") {
+			t.Errorf("quantize %q: exit %d, output %q", args, code, stdout)
+		}
+	}
+}

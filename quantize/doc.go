@@ -1,0 +1,35 @@
+// Package quantize rewrites GGUF models into other tensor types, the way
+// llama.cpp's llama-quantize does, and writes GGUF files tensor by tensor.
+//
+// A Scheme is the target: a weight type (f32, f16, bf16, q8_0, q4_0, q4_1,
+// q5_0, q5_1, q6_K) or one of llama.cpp's mixes (q2_K, q3_K_S, q3_K_M,
+// q3_K_L, q4_K_S, q4_K_M, q5_K_S, q5_K_M), each with the general.file_type
+// number llama.cpp records for it. Choose applies the scheme to one tensor,
+// in this order:
+//
+//  1. Tensors that are not weight matrices are copied as they are: 1-D
+//     tensors (norms, rope_freqs), names not ending in "weight", norms,
+//     expert routers, integer tensors.
+//  2. The rules pick a type: output.weight (token_embd.weight in a model
+//     without one) gets q6_K in every quantized scheme (q8_0 when its rows
+//     do not fit the default type's block, or in the q8_0 scheme); the mixes
+//     give attn_v, attn_output and ffn_down more bits in chosen layers (see
+//     WriteRules for the table); everything else gets the default type.
+//     -pure (Params.Pure) turns the rules off; Params.OutputType and
+//     Params.TokenEmbdType override them for those two tensors.
+//  3. When the type's block (256 elements for the K types, 32 for the
+//     legacy ones) does not divide the tensor's rows, the tensor falls back
+//     to a type whose block does: llama.cpp's table (q4_K to q5_0, q5_K to
+//     q5_1, q6_K to q8_0; q2_K and q3_K to q4_0, where llama.cpp has
+//     iq4_nl), then f16. The Decision records the reason.
+//
+// Quantize runs the plan over a file: each converted tensor is dequantized
+// to float32 a row at a time and encoded with quant.QuantizeRow (ggml's
+// reference quantizers, so the bytes are those llama-quantize writes without
+// an importance matrix), rows split over goroutines. Metadata is kept, with
+// general.file_type and general.quantization_version set.
+//
+// WriteFile writes a GGUF file whose tensors are produced one at a time by a
+// callback, so a model never has to be in memory whole; Quantize and
+// cmd/mkmodel use it.
+package quantize

@@ -1,0 +1,317 @@
+package quantize
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+func mustScheme(t testing.TB, name string) Scheme {
+	t.Helper()
+	s, err := ParseScheme(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func shape(ne ...int64) ([ops.MaxDims]int64, int) {
+	out := [ops.MaxDims]int64{1, 1, 1, 1}
+	copy(out[:], ne)
+	return out, len(ne)
+}
+
+func typePtr(t quant.Type) *quant.Type { return &t }
+
+// TestChoose pins the rule decisions: tensor name, shape and scheme to the
+// type chosen by the rules and the type written after any fallback.
+func TestChoose(t *testing.T) {
+	llama7B := Model{NLayer: 32, GQA: 1, HasOutput: true}
+	stories := Model{NLayer: 5, GQA: 2, HasOutput: true}
+	gqa8 := Model{NLayer: 32, GQA: 8, HasOutput: true}
+	tied := Model{NLayer: 32, GQA: 1, HasOutput: false}
+	tests := []struct {
+		scheme   string
+		name     string
+		ne       []int64
+		src      quant.Type
+		model    Model
+		mod      func(*Params)
+		chosen   quant.Type
+		to       quant.Type
+		fallback bool
+	}{
+		// Copied tensors.
+		{"q4_K_M", "output_norm.weight", []int64{4096}, quant.F32, llama7B, nil, quant.F32, quant.F32, false},
+		{"q4_0", "blk.3.attn_norm.weight", []int64{4096}, quant.F32, llama7B, nil, quant.F32, quant.F32, false},
+		{"q4_0", "blk.3.ffn_norm.weight", []int64{64, 64}, quant.F16, llama7B, nil, quant.F16, quant.F16, false},
+		{"q4_0", "rope_freqs.weight", []int64{64}, quant.F32, llama7B, nil, quant.F32, quant.F32, false},
+		{"q4_0", "blk.0.attn_q.bias", []int64{64, 64}, quant.F32, llama7B, nil, quant.F32, quant.F32, false},
+		{"q4_0", "blk.0.ffn_gate_inp.weight", []int64{4096, 8}, quant.F32, llama7B, nil, quant.F32, quant.F32, false},
+		{"q4_0", "blk.0.table.weight", []int64{64, 64}, quant.I32, llama7B, nil, quant.I32, quant.I32, false},
+		{"q4_K_M", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, func(p *Params) { p.LeaveOutput = true }, quant.F16, quant.F16, false},
+
+		// Legacy schemes: the default everywhere, output.weight to q6_K
+		// except in q8_0.
+		{"q4_0", "blk.0.attn_q.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q4_0, quant.Q4_0, false},
+		{"q4_0", "token_embd.weight", []int64{4096, 32000}, quant.F16, llama7B, nil, quant.Q4_0, quant.Q4_0, false},
+		{"q4_0", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, nil, quant.Q6_K, quant.Q6_K, false},
+		{"q5_1", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, nil, quant.Q6_K, quant.Q6_K, false},
+		{"q8_0", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, nil, quant.Q8_0, quant.Q8_0, false},
+		{"q4_0", "output.weight", []int64{64, 512}, quant.F32, stories, nil, quant.Q6_K, quant.Q8_0, true},
+		{"q4_0", "blk.0.ffn_down.weight", []int64{172, 64}, quant.F32, stories, nil, quant.Q4_0, quant.F16, true},
+		{"q8_0", "blk.0.ffn_down.weight", []int64{172, 64}, quant.F32, stories, nil, quant.Q8_0, quant.F16, true},
+		{"q8_0", "blk.0.attn_v.weight", []int64{4096, 4096}, quant.Q8_0, llama7B, nil, quant.Q8_0, quant.Q8_0, false},
+
+		// Float schemes: no rules, no fallbacks.
+		{"f16", "output.weight", []int64{4096, 32000}, quant.F32, llama7B, nil, quant.F16, quant.F16, false},
+		{"f16", "blk.0.ffn_down.weight", []int64{172, 64}, quant.F32, stories, nil, quant.F16, quant.F16, false},
+		{"bf16", "blk.0.attn_v.weight", []int64{4096, 4096}, quant.F32, llama7B, nil, quant.BF16, quant.BF16, false},
+		{"f32", "blk.0.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.F32, quant.F32, false},
+
+		// q4_K_M: attn_v and ffn_down to q6_K where use_more_bits holds.
+		{"q4_K_M", "blk.0.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q6_K, quant.Q6_K, false},
+		{"q4_K_M", "blk.3.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q6_K, quant.Q6_K, false},
+		{"q4_K_M", "blk.4.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q4_K_M", "blk.6.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q6_K, quant.Q6_K, false},
+		{"q4_K_M", "blk.7.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q4_K_M", "blk.28.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q6_K, quant.Q6_K, false},
+		{"q4_K_M", "blk.5.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q4_K_M", "blk.6.ffn_gate.weight", []int64{4096, 11008}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q4_K_M", "blk.0.attn_output.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q4_K_M", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, nil, quant.Q6_K, quant.Q6_K, false},
+		{"q4_K_M", "token_embd.weight", []int64{4096, 32000}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q4_K_M", "token_embd.weight", []int64{4096, 32000}, quant.F16, tied, nil, quant.Q6_K, quant.Q6_K, false},
+		{"q4_K", "blk.6.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q6_K, quant.Q6_K, false},
+		{"q5_K_M", "blk.31.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q6_K, quant.Q6_K, false},
+		{"q5_K_M", "blk.5.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q5_K, quant.Q5_K, false},
+		// stories260K shapes: nothing fits a K type.
+		{"q4_K_M", "output.weight", []int64{64, 512}, quant.F32, stories, nil, quant.Q8_0, quant.Q8_0, false},
+		{"q4_K_M", "blk.1.attn_q.weight", []int64{64, 64}, quant.F32, stories, nil, quant.Q4_K, quant.Q5_0, true},
+		{"q4_K_M", "blk.2.attn_v.weight", []int64{64, 32}, quant.F32, stories, nil, quant.Q6_K, quant.Q8_0, true},
+		{"q4_K_M", "blk.2.ffn_down.weight", []int64{172, 64}, quant.F32, stories, nil, quant.Q6_K, quant.F16, true},
+		{"q5_K_S", "blk.1.attn_q.weight", []int64{64, 64}, quant.F32, stories, nil, quant.Q5_K, quant.Q5_1, true},
+		{"q3_K_S", "blk.1.attn_q.weight", []int64{64, 64}, quant.F32, stories, nil, quant.Q3_K, quant.Q4_0, true},
+		{"q2_K", "blk.1.attn_q.weight", []int64{64, 64}, quant.F32, stories, nil, quant.Q2_K, quant.Q4_0, true},
+		{"q6_K", "blk.1.attn_q.weight", []int64{64, 64}, quant.F32, stories, nil, quant.Q6_K, quant.Q8_0, true},
+
+		// q2_K: attn_v by the GQA factor, ffn_down and attn_output q3_K.
+		{"q2_K", "blk.9.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q3_K, quant.Q3_K, false},
+		{"q2_K", "blk.9.attn_v.weight", []int64{8192, 1024}, quant.F16, gqa8, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q2_K", "blk.9.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q3_K, quant.Q3_K, false},
+		{"q2_K", "blk.9.attn_output.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q3_K, quant.Q3_K, false},
+		{"q2_K", "blk.9.attn_q.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q2_K, quant.Q2_K, false},
+
+		// q3_K mixes.
+		{"q3_K_M", "blk.1.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q5_K, quant.Q5_K, false},
+		{"q3_K_M", "blk.2.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q3_K_M", "blk.1.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q5_K, quant.Q5_K, false},
+		{"q3_K_M", "blk.2.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q3_K_M", "blk.2.attn_output.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q3_K_M", "blk.2.ffn_up.weight", []int64{4096, 11008}, quant.F16, llama7B, nil, quant.Q3_K, quant.Q3_K, false},
+		{"q3_K_L", "blk.20.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q5_K, quant.Q5_K, false},
+		{"q3_K_L", "blk.20.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q5_K, quant.Q5_K, false},
+		{"q3_K_S", "blk.0.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q3_K, quant.Q3_K, false},
+
+		// q4_K_S: q5_K in the first layers.
+		{"q4_K_S", "blk.3.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q5_K, quant.Q5_K, false},
+		{"q4_K_S", "blk.4.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q4_K_S", "blk.3.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q5_K, quant.Q5_K, false},
+		{"q4_K_S", "blk.4.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+
+		// -pure and the overrides.
+		{"q4_K_M", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, func(p *Params) { p.Pure = true }, quant.Q4_K, quant.Q4_K, false},
+		{"q4_K_M", "blk.0.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, func(p *Params) { p.Pure = true }, quant.Q4_K, quant.Q4_K, false},
+		{"q4_K_M", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, func(p *Params) { p.OutputType = typePtr(quant.Q8_0) }, quant.Q8_0, quant.Q8_0, false},
+		{"q4_K_M", "token_embd.weight", []int64{4096, 32000}, quant.F16, llama7B, func(p *Params) { p.TokenEmbdType = typePtr(quant.F16) }, quant.F16, quant.F16, false},
+		{"q4_K_M", "output.weight", []int64{64, 512}, quant.F32, stories, func(p *Params) { p.OutputType = typePtr(quant.Q6_K) }, quant.Q6_K, quant.Q8_0, true},
+	}
+	for _, tt := range tests {
+		ne, nd := shape(tt.ne...)
+		p := Params{Scheme: mustScheme(t, tt.scheme)}
+		if tt.mod != nil {
+			tt.mod(&p)
+		}
+		d := Choose(Tensor{Name: tt.name, Type: tt.src, Ne: ne, NDims: nd}, tt.model, p)
+		if d.Chosen != tt.chosen || d.To != tt.to || (d.Fallback != "") != tt.fallback {
+			t.Errorf("%s %s %v (%v): chosen %v, to %v, fallback %q (rule %q); want chosen %v, to %v, fallback %v",
+				tt.scheme, tt.name, tt.ne, tt.src, d.Chosen, d.To, d.Fallback, d.Rule, tt.chosen, tt.to, tt.fallback)
+		}
+		if d.To.BlockSize() == 0 || tt.ne[0]%d.To.BlockSize() != 0 {
+			t.Errorf("%s %s: type %v does not fit rows of %d", tt.scheme, tt.name, d.To, tt.ne[0])
+		}
+		if d.Rule == "" {
+			t.Errorf("%s %s: no rule recorded", tt.scheme, tt.name)
+		}
+	}
+}
+
+// TestFallback pins the fallback table for rows that fit no K type.
+func TestFallback(t *testing.T) {
+	tests := []struct {
+		t    quant.Type
+		n    int64
+		want quant.Type
+	}{
+		{quant.Q2_K, 64, quant.Q4_0},
+		{quant.Q3_K, 64, quant.Q4_0},
+		{quant.Q4_K, 64, quant.Q5_0},
+		{quant.Q5_K, 64, quant.Q5_1},
+		{quant.Q6_K, 64, quant.Q8_0},
+		{quant.Q4_K, 172, quant.F16},
+		{quant.Q6_K, 172, quant.F16},
+		{quant.Q4_0, 172, quant.F16},
+		{quant.Q8_0, 48, quant.F16},
+		{quant.Q4_K, 512, quant.Q4_K},
+		{quant.Q4_0, 96, quant.Q4_0},
+		{quant.F16, 7, quant.F16},
+		{quant.BF16, 7, quant.BF16},
+	}
+	for _, tt := range tests {
+		got, why := fallback(tt.t, tt.n)
+		if got != tt.want {
+			t.Errorf("fallback(%v, %d) = %v (%s), want %v", tt.t, tt.n, got, why, tt.want)
+		}
+		if (why != "") != (got != tt.t) {
+			t.Errorf("fallback(%v, %d): reason %q for type %v", tt.t, tt.n, why, got)
+		}
+		if why != "" && (!strings.Contains(why, fmt.Sprint(tt.n)) || !strings.Contains(why, tt.t.String())) {
+			t.Errorf("fallback(%v, %d): reason %q does not name the row length and type", tt.t, tt.n, why)
+		}
+	}
+}
+
+// TestUseMoreBits: the layers of a 32-layer model that get more bits in
+// the _M mixes, by llama.cpp's formula: 0-3, 28-31, and every third from 6.
+func TestUseMoreBits(t *testing.T) {
+	want := map[int]bool{0: true, 1: true, 2: true, 3: true, 28: true, 29: true, 30: true, 31: true}
+	for i := 6; i < 28; i += 3 {
+		want[i] = true
+	}
+	for i := range 32 {
+		if got := useMoreBits(i, 32); got != want[i] {
+			t.Errorf("useMoreBits(%d, 32) = %v, want %v", i, got, want[i])
+		}
+	}
+	// Few layers: n/8 = 0, so layers 2 and the last are picked.
+	for i, want := range []bool{false, false, true, false, true} {
+		if got := useMoreBits(i, 5); got != want {
+			t.Errorf("useMoreBits(%d, 5) = %v, want %v", i, got, want)
+		}
+	}
+}
+
+// TestParseScheme pins names, aliases and llama.cpp's file_type numbers.
+func TestParseScheme(t *testing.T) {
+	tests := []struct {
+		name string
+		want string
+		ft   FileType
+		def  quant.Type
+	}{
+		{"f32", "f32", 0, quant.F32},
+		{"F16", "f16", 1, quant.F16},
+		{"q4_0", "q4_0", 2, quant.Q4_0},
+		{"Q4_1", "q4_1", 3, quant.Q4_1},
+		{"q8_0", "q8_0", 7, quant.Q8_0},
+		{"q5_0", "q5_0", 8, quant.Q5_0},
+		{"q5_1", "q5_1", 9, quant.Q5_1},
+		{"q2_K", "q2_K", 10, quant.Q2_K},
+		{"q3_K_S", "q3_K_S", 11, quant.Q3_K},
+		{"q3_k_m", "q3_K_M", 12, quant.Q3_K},
+		{"q3_K", "q3_K_M", 12, quant.Q3_K},
+		{"Q3_K_L", "q3_K_L", 13, quant.Q3_K},
+		{"q4_K_S", "q4_K_S", 14, quant.Q4_K},
+		{"Q4_K_M", "q4_K_M", 15, quant.Q4_K},
+		{"q4_K", "q4_K_M", 15, quant.Q4_K},
+		{"q5_K_S", "q5_K_S", 16, quant.Q5_K},
+		{"q5_K_M", "q5_K_M", 17, quant.Q5_K},
+		{"q5_k", "q5_K_M", 17, quant.Q5_K},
+		{"q6_K", "q6_K", 18, quant.Q6_K},
+		{"bf16", "bf16", 32, quant.BF16},
+	}
+	for _, tt := range tests {
+		s, err := ParseScheme(tt.name)
+		if err != nil {
+			t.Errorf("ParseScheme(%q): %v", tt.name, err)
+			continue
+		}
+		if s.Name != tt.want || s.FileType != tt.ft || s.Default != tt.def {
+			t.Errorf("ParseScheme(%q) = %s ft %d default %v, want %s ft %d default %v", tt.name, s.Name, s.FileType, s.Default, tt.want, tt.ft, tt.def)
+		}
+	}
+	for _, bad := range []string{"", "q4", "q8_K", "q8_1", "i32", "iq4_nl", "q4_K_X"} {
+		if _, err := ParseScheme(bad); err == nil {
+			t.Errorf("ParseScheme(%q) succeeded", bad)
+		} else if !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) {
+			t.Errorf("ParseScheme(%q): error %q does not name it", bad, err)
+		}
+	}
+	for _, bad := range []string{"q8_K", "q8_1", "i8", "nope"} {
+		if _, err := ParseWeightType(bad); err == nil {
+			t.Errorf("ParseWeightType(%q) succeeded", bad)
+		}
+	}
+}
+
+// TestRulesTable: the printed table lists every scheme with its file type
+// and every rule's target type.
+func TestRulesTable(t *testing.T) {
+	var b strings.Builder
+	if err := WriteRules(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, s := range Schemes() {
+		line := fmt.Sprintf("  %-7s %-9d %-7v", s.Name, s.FileType, s.Default)
+		if !strings.Contains(out, line) {
+			t.Errorf("rule table lacks the line for %s:\n%s", s.Name, out)
+		}
+		for i, r := range s.rules {
+			when := r.when.describe()
+			if r.when == always && i > 0 && s.rules[i-1].match == r.match {
+				when = "otherwise"
+			}
+			if !strings.Contains(out, fmt.Sprintf("%-20s -> %-5v %s", tensorClass(r.match), r.t, when)) {
+				t.Errorf("rule table lacks %s's rule %+v", s.Name, r)
+			}
+		}
+	}
+}
+
+func TestLayer(t *testing.T) {
+	tests := []struct {
+		name string
+		want int
+	}{
+		{"blk.0.attn_q.weight", 0},
+		{"blk.31.ffn_down.weight", 31},
+		{"token_embd.weight", -1},
+		{"blk..attn_q.weight", -1},
+		{"blk.-1.attn_q.weight", -1},
+		{"blk.x.attn_q.weight", -1},
+		{"blk.7", -1},
+	}
+	for _, tt := range tests {
+		if got := Layer(tt.name); got != tt.want {
+			t.Errorf("Layer(%q) = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// FuzzLayer: Layer never panics, and finds the number it is given back.
+func FuzzLayer(f *testing.F) {
+	f.Add("blk.12.attn_v.weight", 3)
+	f.Add("blk.", 0)
+	f.Fuzz(func(t *testing.T, name string, n int) {
+		Layer(name)
+		if n >= 0 {
+			if got := Layer(fmt.Sprintf("blk.%d.%s", n, name)); got != n {
+				t.Fatalf("Layer(blk.%d.%s) = %d", n, name, got)
+			}
+		}
+	})
+}

@@ -1,0 +1,313 @@
+package quantize
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kernbench/kernbench/quant"
+)
+
+// FileType is the value of general.file_type: llama.cpp's enum llama_ftype,
+// which names the type most of a file's weights have.
+type FileType uint32
+
+// File types, numbered as llama.cpp numbers them. The gaps are types
+// llama.cpp has removed (4-6) or that kernbench cannot write (the IQ, TQ and
+// MXFP4 families).
+const (
+	FileTypeAllF32     FileType = 0
+	FileTypeMostlyF16  FileType = 1
+	FileTypeMostlyQ4_0 FileType = 2
+	FileTypeMostlyQ4_1 FileType = 3
+	FileTypeMostlyQ8_0 FileType = 7
+	FileTypeMostlyQ5_0 FileType = 8
+	FileTypeMostlyQ5_1 FileType = 9
+	FileTypeMostlyQ2_K FileType = 10
+	FileTypeQ3_K_S     FileType = 11
+	FileTypeQ3_K_M     FileType = 12
+	FileTypeQ3_K_L     FileType = 13
+	FileTypeQ4_K_S     FileType = 14
+	FileTypeQ4_K_M     FileType = 15
+	FileTypeQ5_K_S     FileType = 16
+	FileTypeQ5_K_M     FileType = 17
+	FileTypeMostlyQ6_K FileType = 18
+	FileTypeMostlyBF16 FileType = 32
+)
+
+// QuantizationVersion is the value of general.quantization_version that
+// files with quantized tensors carry: ggml's GGML_QNT_VERSION, the version
+// of the legacy block layouts (2 since the Q4_0/Q4_1/Q8_0 layout change of
+// May 2023).
+const QuantizationVersion = 2
+
+// Metadata keys written by Quantize and by synthetic-model writers.
+const (
+	KeyFileType            = "general.file_type"
+	KeyQuantizationVersion = "general.quantization_version"
+)
+
+// cond selects the layers a rule applies to.
+type cond int
+
+const (
+	always         cond = iota
+	moreBits            // useMoreBits(layer, nLayer)
+	first2              // layer < 2
+	first4              // layer < 4
+	firstEighth         // layer < nLayer/8
+	firstSixteenth      // layer < nLayer/16
+	gqa4                // n_head / n_head_kv >= 4 (any layer)
+)
+
+// describe says in words which tensors c selects.
+func (c cond) describe() string {
+	switch c {
+	case moreBits:
+		return "in the layers use_more_bits picks"
+	case first2:
+		return "in layers 0 and 1"
+	case first4:
+		return "in layers 0-3"
+	case firstEighth:
+		return "in the first n_layer/8 layers"
+	case firstSixteenth:
+		return "in the first n_layer/16 layers"
+	case gqa4:
+		return "when n_head/n_head_kv >= 4"
+	}
+	return "in every layer"
+}
+
+// holds reports whether c selects layer il of nLayer in a model whose
+// grouped-query factor is gqa. A tensor outside any layer (il < 0) is
+// selected only by the layer-independent conditions.
+func (c cond) holds(il, nLayer, gqa int) bool {
+	switch c {
+	case always:
+		return true
+	case gqa4:
+		return gqa >= 4
+	}
+	if il < 0 {
+		return false
+	}
+	switch c {
+	case moreBits:
+		return useMoreBits(il, nLayer)
+	case first2:
+		return il < 2
+	case first4:
+		return il < 4
+	case firstEighth:
+		return il < nLayer/8
+	case firstSixteenth:
+		return il < nLayer/16
+	}
+	return false
+}
+
+// useMoreBits is llama.cpp's choice of the layers that get more bits in
+// the _M mixes: the first and last eighth of the layers, and every third
+// layer in between.
+func useMoreBits(il, nLayer int) bool {
+	return il < nLayer/8 || il >= 7*nLayer/8 || (il-nLayer/8)%3 == 2
+}
+
+// A rule gives tensors whose name contains match the type t in the layers
+// when selects. Rules of a scheme are tried in order; the first that holds
+// wins.
+type rule struct {
+	match string
+	when  cond
+	t     quant.Type
+}
+
+// A Scheme is a target of quantization: a default type for the weights,
+// the general.file_type it records, and (for the K mixes) rules that give
+// some tensors more bits.
+type Scheme struct {
+	// Name is the scheme's name as the command line takes it ("q4_K_M").
+	Name string
+	// FileType is written as general.file_type.
+	FileType FileType
+	// Default is the type of the weights no rule picks.
+	Default quant.Type
+	// Summary describes the scheme in a few words.
+	Summary string
+	rules   []rule
+}
+
+// Quantized reports whether s's default type is a block-quantized type.
+// Only those schemes apply the output rule and the layer rules, as in
+// llama.cpp.
+func (s Scheme) Quantized() bool { return s.Default.IsQuantized() }
+
+// Rules that several schemes share.
+var (
+	rulesQ4KM = []rule{
+		{"attn_v.weight", moreBits, quant.Q6_K},
+		{"ffn_down", moreBits, quant.Q6_K},
+	}
+)
+
+// schemes lists every scheme, in the order -rules prints them. The rules
+// are llama.cpp's llama_tensor_get_type for the llama architecture
+// without experts; see the package documentation for what is left out.
+var schemes = []Scheme{
+	{Name: "f32", FileType: FileTypeAllF32, Default: quant.F32, Summary: "all weights f32"},
+	{Name: "f16", FileType: FileTypeMostlyF16, Default: quant.F16, Summary: "weights f16"},
+	{Name: "bf16", FileType: FileTypeMostlyBF16, Default: quant.BF16, Summary: "weights bf16"},
+	{Name: "q8_0", FileType: FileTypeMostlyQ8_0, Default: quant.Q8_0, Summary: "8.5 bpw"},
+	{Name: "q4_0", FileType: FileTypeMostlyQ4_0, Default: quant.Q4_0, Summary: "4.5 bpw"},
+	{Name: "q4_1", FileType: FileTypeMostlyQ4_1, Default: quant.Q4_1, Summary: "5.0 bpw"},
+	{Name: "q5_0", FileType: FileTypeMostlyQ5_0, Default: quant.Q5_0, Summary: "5.5 bpw"},
+	{Name: "q5_1", FileType: FileTypeMostlyQ5_1, Default: quant.Q5_1, Summary: "6.0 bpw"},
+	{Name: "q2_K", FileType: FileTypeMostlyQ2_K, Default: quant.Q2_K, Summary: "q2_K with q3_K/q4_K where it matters", rules: []rule{
+		{"attn_v.weight", gqa4, quant.Q4_K},
+		{"attn_v.weight", always, quant.Q3_K},
+		{"ffn_down", always, quant.Q3_K},
+		{"attn_output.weight", always, quant.Q3_K},
+	}},
+	{Name: "q3_K_S", FileType: FileTypeQ3_K_S, Default: quant.Q3_K, Summary: "q3_K everywhere but the output"},
+	{Name: "q3_K_M", FileType: FileTypeQ3_K_M, Default: quant.Q3_K, Summary: "q3_K with q4_K/q5_K for attn_v, attn_output, ffn_down", rules: []rule{
+		{"attn_v.weight", first2, quant.Q5_K},
+		{"attn_v.weight", always, quant.Q4_K},
+		{"ffn_down", firstSixteenth, quant.Q5_K},
+		{"ffn_down", always, quant.Q4_K},
+		{"attn_output.weight", always, quant.Q4_K},
+	}},
+	{Name: "q3_K_L", FileType: FileTypeQ3_K_L, Default: quant.Q3_K, Summary: "q3_K with q5_K for attn_v, attn_output, ffn_down", rules: []rule{
+		{"attn_v.weight", always, quant.Q5_K},
+		{"ffn_down", always, quant.Q5_K},
+		{"attn_output.weight", always, quant.Q5_K},
+	}},
+	{Name: "q4_K_S", FileType: FileTypeQ4_K_S, Default: quant.Q4_K, Summary: "q4_K with q5_K in the first layers", rules: []rule{
+		{"attn_v.weight", first4, quant.Q5_K},
+		{"ffn_down", firstEighth, quant.Q5_K},
+	}},
+	{Name: "q4_K_M", FileType: FileTypeQ4_K_M, Default: quant.Q4_K, Summary: "q4_K with q6_K for half the attn_v and ffn_down", rules: rulesQ4KM},
+	{Name: "q5_K_S", FileType: FileTypeQ5_K_S, Default: quant.Q5_K, Summary: "q5_K everywhere but the output"},
+	{Name: "q5_K_M", FileType: FileTypeQ5_K_M, Default: quant.Q5_K, Summary: "q5_K with q6_K for half the attn_v and ffn_down", rules: rulesQ4KM},
+	{Name: "q6_K", FileType: FileTypeMostlyQ6_K, Default: quant.Q6_K, Summary: "6.56 bpw"},
+}
+
+// aliases are the short names llama-quantize accepts for the _M mixes.
+var aliases = map[string]string{"q3_K": "q3_K_M", "q4_K": "q4_K_M", "q5_K": "q5_K_M"}
+
+// Schemes returns every scheme ParseScheme knows, in a fixed order.
+func Schemes() []Scheme { return append([]Scheme(nil), schemes...) }
+
+// ParseScheme returns the scheme called name, ignoring case: a weight type
+// (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q6_K), a K mix
+// (q3_K_S, q3_K_M, q3_K_L, q4_K_S, q4_K_M, q5_K_S, q5_K_M), or one of
+// llama-quantize's aliases q3_K, q4_K and q5_K for the _M mixes.
+func ParseScheme(name string) (Scheme, error) {
+	for a, target := range aliases {
+		if strings.EqualFold(name, a) {
+			name = target
+		}
+	}
+	for _, s := range schemes {
+		if strings.EqualFold(name, s.Name) {
+			return s, nil
+		}
+	}
+	names := make([]string, len(schemes))
+	for i, s := range schemes {
+		names[i] = s.Name
+	}
+	return Scheme{}, fmt.Errorf("quantize: unknown type %q (known: %s; aliases q3_K, q4_K, q5_K)", name, strings.Join(names, ", "))
+}
+
+// ParseWeightType returns the element type called name, which must be one a
+// weight matrix can have: f32, f16, bf16, a legacy type or a K type (not
+// q8_1, q8_K or an integer type, which no matrix product takes as weights).
+func ParseWeightType(name string) (quant.Type, error) {
+	t, err := quant.ParseType(name)
+	if err != nil {
+		return 0, err
+	}
+	if !weightType(t) {
+		return 0, fmt.Errorf("quantize: %v is not a weight type (want f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0 or q2_K..q6_K)", t)
+	}
+	return t, nil
+}
+
+// weightType reports whether t can hold a weight matrix.
+func weightType(t quant.Type) bool {
+	switch t {
+	case quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0,
+		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K:
+		return true
+	}
+	return false
+}
+
+// fallbacks maps each K type to the type of 32-element blocks a tensor
+// gets when its rows are not a multiple of 256, as llama.cpp does, except
+// that llama.cpp sends q2_K and q3_K to iq4_nl, which kernbench does not
+// have: they go to q4_0, iq4_nl's legacy counterpart of the same size.
+var fallbacks = map[quant.Type]quant.Type{
+	quant.Q2_K: quant.Q4_0,
+	quant.Q3_K: quant.Q4_0,
+	quant.Q4_K: quant.Q5_0,
+	quant.Q5_K: quant.Q5_1,
+	quant.Q6_K: quant.Q8_0,
+}
+
+// WriteRules writes the rule table: what each scheme does, the output
+// rule, the fallbacks and which tensors are left alone.
+func WriteRules(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("Schemes (TYPE):\n\n")
+	fmt.Fprintf(&b, "  %-7s %-9s %-7s %s\n", "name", "file_type", "default", "rules (first match wins; everything else gets the default)")
+	for _, s := range schemes {
+		fmt.Fprintf(&b, "  %-7s %-9d %-7v %s\n", s.Name, s.FileType, s.Default, s.Summary)
+		for i, r := range s.rules {
+			when := r.when.describe()
+			if r.when == always && i > 0 && s.rules[i-1].match == r.match {
+				when = "otherwise"
+			}
+			fmt.Fprintf(&b, "  %-7s %-9s %-7s %-20s -> %-5v %s\n", "", "", "", tensorClass(r.match), r.t, when)
+		}
+	}
+	b.WriteString(`  aliases: q3_K = q3_K_M, q4_K = q4_K_M, q5_K = q5_K_M (as llama-quantize)
+
+Output rule (every quantized scheme, -pure excepted):
+  output.weight (token_embd.weight when the model has no output.weight)
+  gets q6_K, or q8_0 when its rows are not a multiple of the default type's
+  block, or stays q8_0 in the q8_0 scheme. -output-type overrides it.
+  token_embd.weight otherwise gets the default type (-token-embd-type
+  overrides it).
+
+use_more_bits(i, n): i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2,
+  for layer i of n (so for n = 32: layers 0-3, 6, 9, ..., 27, 28-31).
+
+Tensors left as they are (copied, not converted): tensors of one dimension
+(norms, biases, rope_freqs), names not ending in "weight", names containing
+"_norm.weight" or "ffn_gate_inp.weight", integer tensors, and output.weight
+with -leave-output. A tensor already of its target type is copied too.
+
+Fallbacks, when a tensor's rows are not a multiple of its type's block
+(256 for K types, 32 for the legacy types):
+  q2_K, q3_K -> q4_0   (llama.cpp uses iq4_nl, which kernbench lacks)
+  q4_K -> q5_0,  q5_K -> q5_1,  q6_K -> q8_0
+  any legacy type -> f16, and any fallback whose block still does not fit
+  -> f16. Every fallback is reported on the tensor's line.
+
+Left out of llama.cpp's rules: the IQ and TQ types, the 70B attn_v bump,
+Falcon's and mixture-of-experts models' special cases, and imatrix-only
+rules.
+`)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// tensorClass names the tensors a rule's match selects.
+func tensorClass(match string) string {
+	if strings.HasSuffix(match, ".weight") {
+		return match
+	}
+	return match + "*"
+}
