@@ -1,9 +1,7 @@
 package graphs
 
 import (
-	"errors"
 	"fmt"
-	"math"
 
 	"github.com/kernbench/kernbench/ops"
 )
@@ -12,11 +10,11 @@ import (
 // any kernel to view a node's bytes as float32 or wider vectors.
 const Align = 64
 
-// An Arena is one backend buffer that holds the computed nodes of a graph,
-// each at its own aligned offset. It is reused by successive allocations:
-// a graph placed in it keeps valid data only until another graph is placed
-// in the same arena and computed. When a graph needs more bytes than the
-// buffer has, the arena replaces it with a larger one (tensors placed
+// An Arena is one backend buffer that holds the intermediates of a graph
+// at the offsets its memory plan gives them. It is reused by successive
+// plans: a graph placed in it keeps valid data only until another graph is
+// placed in the same arena and computed. When a plan needs more bytes than
+// the buffer has, the arena replaces it with a larger one (tensors placed
 // earlier keep the old buffer alive).
 type Arena struct {
 	backend ops.Backend
@@ -36,41 +34,33 @@ func (a *Arena) Size() int64 {
 	return a.buf.Size()
 }
 
-// Used returns the bytes the last placement took.
+// Used returns the bytes the last plan placed in the arena took.
 func (a *Arena) Used() int64 { return a.used }
 
-// place gives each tensor storage in the arena's buffer, growing it first
-// when they do not fit.
-func (a *Arena) place(b ops.Backend, ts []*ops.Tensor) error {
+// check fails unless the arena allocates from b (an arena made without a
+// backend takes the first one it is used with).
+func (a *Arena) check(b ops.Backend) error {
 	if a.backend == nil {
 		a.backend = b
 	}
 	if a.backend != b {
 		return fmt.Errorf("graphs: arena allocates from backend %s, not %s", a.backend.Name(), b.Name())
 	}
-	offs := make([]int64, len(ts))
-	total := int64(0)
-	for i, t := range ts {
-		e := t.Extent()
-		if e < 0 {
-			return fmt.Errorf("graphs: node %s has a negative extent %d", t.Label(), e)
-		}
-		if total > math.MaxInt64-e-Align {
-			return errors.New("graphs: graph storage overflows int64")
-		}
-		offs[i] = total
-		total += (e + Align - 1) / Align * Align
+	return nil
+}
+
+// reserve returns the arena's buffer, grown first to at least size bytes.
+func (a *Arena) reserve(b ops.Backend, size int64) (ops.Buffer, error) {
+	if err := a.check(b); err != nil {
+		return nil, err
 	}
-	if a.buf == nil || a.buf.Size() < total {
-		buf, err := b.Alloc(total)
+	if a.buf == nil || a.buf.Size() < size {
+		buf, err := b.Alloc(size)
 		if err != nil {
-			return fmt.Errorf("graphs: allocating %d bytes on %s: %w", total, b.Name(), err)
+			return nil, fmt.Errorf("graphs: allocating %d bytes on %s: %w", size, b.Name(), err)
 		}
 		a.buf = buf
 	}
-	for i, t := range ts {
-		t.Buffer, t.Offset = a.buf, offs[i]
-	}
-	a.used = total
-	return nil
+	a.used = size
+	return a.buf, nil
 }

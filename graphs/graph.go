@@ -14,6 +14,10 @@ import (
 // which compute nothing, are not reported.
 type NodeHook func(n *ops.Tensor, start, end time.Time)
 
+// A Recorder receives the execution record of each step of a run: each
+// node computed and each copy between backends.
+type Recorder func(Record)
+
 // A Graph is a set of tensors in an order in which each one comes after
 // every node it depends on. The zero value is an empty graph ready for
 // Expand.
@@ -22,10 +26,19 @@ type Graph struct {
 	index   map[*ops.Tensor]int
 	outputs []*ops.Tensor
 	after   map[*ops.Tensor][]*ops.Tensor
-	arena   *Arena
+	scopes  map[*ops.Tensor]scope
+	// owned marks the nodes a plan gave storage, which a new plan may
+	// place again.
+	owned map[*ops.Tensor]bool
+	plan  *Plan
+	// arena and single serve Compute and ComputeIn.
+	arena  *Arena
+	single *Scheduler
 
 	// Hook, when set, is called after each computed node.
 	Hook NodeHook
+	// Recorder, when set, is called after each step of a run.
+	Recorder Recorder
 }
 
 // New returns the graph of outputs: every node they depend on, in
@@ -178,12 +191,19 @@ func computes(t *ops.Tensor) bool {
 	return t.Op != ops.OpNone && !t.Op.IsView()
 }
 
-// needsStorage reports whether t owns storage the graph must provide: a
-// computed node that is not a view of another's storage (CPY writes into
-// its destination) and has no buffer yet.
-func needsStorage(t *ops.Tensor) bool {
-	return t.Op != ops.OpNone && t.ViewOf == nil && t.Buffer == nil
+// needsStorage reports whether a plan gives t storage: a computed node
+// that is not a view of another's storage (CPY writes into its
+// destination) and has no buffer yet, or one an earlier plan placed.
+func (g *Graph) needsStorage(t *ops.Tensor) bool {
+	return computes(t) && t.ViewOf == nil && (t.Buffer == nil || g.owned[t])
 }
+
+// AfterOf returns the nodes t was declared to follow with After.
+func (g *Graph) AfterOf(t *ops.Tensor) []*ops.Tensor { return g.after[t] }
+
+// Plan returns the plan of the graph's last Compute, ComputeIn, Alloc or
+// Scheduler.Plan, or nil before the first.
+func (g *Graph) Plan() *Plan { return g.plan }
 
 // Check verifies, before anything runs, that every leaf has storage and
 // that b supports every computed node. The error names the first node at
@@ -206,29 +226,47 @@ func (g *Graph) Check(b ops.Backend) error {
 	return nil
 }
 
-// Alloc gives storage in a to every computed node that has none. With a
-// nil arena the graph uses one of its own, kept for later runs.
-func (g *Graph) Alloc(b ops.Backend, a *Arena) error {
+// scheduler returns the one-backend scheduler of Compute and ComputeIn:
+// on b, with storage from a (nil: the graph's own arena).
+func (g *Graph) scheduler(b ops.Backend, a *Arena) (*Scheduler, error) {
+	if b == nil {
+		return nil, errors.New("graphs: nil backend")
+	}
 	if a == nil {
 		if g.arena == nil || g.arena.backend != b {
 			g.arena = NewArena(b)
 		}
 		a = g.arena
 	}
-	var need []*ops.Tensor
-	for _, t := range g.nodes {
-		if needsStorage(t) {
-			need = append(need, t)
-		}
+	if err := a.check(b); err != nil {
+		return nil, err
 	}
-	return a.place(b, need)
+	if s := g.single; s != nil && s.backends[0] == b && s.arenas[0] == a {
+		return s, nil
+	}
+	g.single = &Scheduler{backends: []ops.Backend{b}, arenas: []*Arena{a}}
+	return g.single, nil
 }
 
-// Compute runs the graph on b: it allocates storage for computed nodes
-// that have none (in the graph's own arena), checks leaves and backend
-// support, then computes each node that is not a view or leaf in order,
-// calling Hook after each. It stops at the first error, which names the
-// node, or when ctx is done.
+// Alloc plans the graph's memory on b and gives its intermediates storage
+// in a (nil: the graph's own arena, kept for later runs), without
+// computing anything. Every leaf must have storage already.
+func (g *Graph) Alloc(b ops.Backend, a *Arena) error {
+	s, err := g.scheduler(b, a)
+	if err != nil {
+		return err
+	}
+	_, err = s.Plan(g)
+	return err
+}
+
+// Compute runs the graph on b: it checks that every leaf has storage and
+// that b supports every node, plans the memory of the intermediates (in
+// the graph's own arena, kept for later runs), then computes each node
+// that is not a view or leaf in order, calling Hook after each. It stops
+// at the first error, which names the node, or when ctx is done. Once it
+// returns, only the outputs (the tensors expanded into the graph) and
+// leaves hold their data: the bytes of other intermediates are reused.
 func (g *Graph) Compute(ctx context.Context, b ops.Backend) error {
 	return g.ComputeIn(ctx, b, nil)
 }
@@ -236,31 +274,11 @@ func (g *Graph) Compute(ctx context.Context, b ops.Backend) error {
 // ComputeIn is Compute with storage taken from a (nil: the graph's own
 // arena).
 func (g *Graph) ComputeIn(ctx context.Context, b ops.Backend, a *Arena) error {
-	if b == nil {
-		return errors.New("graphs: nil backend")
-	}
-	if err := g.Alloc(b, a); err != nil {
+	s, err := g.scheduler(b, a)
+	if err != nil {
 		return err
 	}
-	if err := g.Check(b); err != nil {
-		return err
-	}
-	for i, t := range g.nodes {
-		if !computes(t) {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("graphs: stopped before node %d %s: %w", i, t.Label(), err)
-		}
-		start := time.Now()
-		if err := b.Compute(t); err != nil {
-			return nodeErr(i, t, err)
-		}
-		if g.Hook != nil {
-			g.Hook(t, start, time.Now())
-		}
-	}
-	return nil
+	return s.Compute(ctx, g)
 }
 
 func nodeErr(i int, t *ops.Tensor, err error) error {

@@ -143,7 +143,12 @@ func TestComputeMatchesReference(t *testing.T) {
 		}
 		hooked = append(hooked, n)
 	}
-	if err := g.Compute(context.Background(), b); err != nil {
+	// Without reuse every intermediate keeps its data for the check below.
+	s, err := NewScheduler(Options{NoReuse: true}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compute(context.Background(), g); err != nil {
 		t.Fatal(err)
 	}
 	comp := g.Computed()
@@ -171,14 +176,14 @@ func TestComputeMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	// A second run reuses the arena: nothing moves.
-	size := g.arena.Size()
-	off := out.Offset
-	if err := g.Compute(context.Background(), b); err != nil {
+	// A second run reuses the plan and the arena: nothing moves.
+	a := s.Arena(b)
+	size, off, plan := a.Size(), out.Offset, g.Plan()
+	if err := s.Compute(context.Background(), g); err != nil {
 		t.Fatal(err)
 	}
-	if g.arena.Size() != size || out.Offset != off {
-		t.Errorf("second run reallocated: size %d -> %d, offset %d -> %d", size, g.arena.Size(), off, out.Offset)
+	if a.Size() != size || out.Offset != off || g.Plan() != plan {
+		t.Errorf("second run replanned: size %d -> %d, offset %d -> %d", size, a.Size(), off, out.Offset)
 	}
 }
 
@@ -302,14 +307,18 @@ func TestArenaSharedAndGrows(t *testing.T) {
 	if a.Size() != Align || a.Used() != Align {
 		t.Errorf("after a 64-byte node: size %d used %d, want %d", a.Size(), a.Used(), Align)
 	}
+	// SCALE computes in place in the SILU's bytes, which die there.
 	y := leaf(t, b, "y", quant.F32, []int64{100}, ramp(100, 1))
 	s := m(ops.Silu(y))
 	big := must3(t)(New(m(ops.Scale(s, 2, 0))))
 	if err := big.ComputeIn(context.Background(), b, a); err != nil {
 		t.Fatal(err)
 	}
-	if want := int64(2 * 448); a.Size() != want {
-		t.Errorf("arena size %d, want %d (two 400-byte nodes aligned to 448)", a.Size(), want)
+	if want := int64(448); a.Size() != want || a.Used() != want {
+		t.Errorf("arena size %d used %d, want %d (two 400-byte nodes aligned to 448, one in place)", a.Size(), a.Used(), want)
+	}
+	if mem := big.Plan().Memory()[0]; mem.InPlace != 1 || mem.Total != 2*448 {
+		t.Errorf("memory %+v, want 1 in place of 896 bytes", mem)
 	}
 	for _, n := range big.Computed() {
 		if n.Offset%Align != 0 || n.Buffer == nil {

@@ -22,9 +22,12 @@ type ubatchGraph struct {
 }
 
 // builder creates nodes, keeping the first error so that graph code reads
-// as a straight sequence of ops.
+// as a straight sequence of ops, and places each in its layer and block
+// (g.SetScope) for dumps and traces.
 type builder struct {
-	err error
+	err   error
+	g     *graphs.Graph
+	block string // "input", "attn", "ffn" or "output"
 }
 
 // node returns a function that names the node a constructor returns (as
@@ -47,6 +50,9 @@ func (b *builder) named(name string, il int, x *ops.Tensor, err error) *ops.Tens
 	if il >= 0 {
 		name = fmt.Sprintf("%s-%d", name, il)
 	}
+	if b.g != nil {
+		b.g.SetScope(x, il, b.block)
+	}
 	return x.SetName(name)
 }
 
@@ -57,8 +63,8 @@ func (c *Context) build(u ubatch, head, nKV int) (*ubatchGraph, error) {
 	w := &c.m.Weights
 	nt := int64(len(u.tokens))
 	nOut := int64(len(u.out))
-	var b builder
 	ug := &ubatchGraph{g: &graphs.Graph{}}
+	b := builder{g: ug.g, block: "input"}
 
 	maskType := quant.F32
 	if c.p.FlashAttn {
@@ -95,6 +101,9 @@ func (c *Context) build(u ubatch, head, nKV int) (*ubatchGraph, error) {
 	var stores []*ops.Tensor
 	inpL := b.node("inp_embd", -1)(ops.GetRows(w.TokEmbd, ug.tokens))
 	for il, l := range w.Layers {
+		b.block = "attn"
+		ug.g.SetScope(c.k[il], il, b.block)
+		ug.g.SetScope(c.v[il], il, b.block)
 		inpSA := inpL
 		cur := b.node("attn_norm", il)(ops.RMSNorm(inpL, h.RMSEps))
 		cur = b.node("attn_norm_w", il)(ops.Mul(cur, l.AttnNorm))
@@ -183,6 +192,7 @@ func (c *Context) build(u ubatch, head, nKV int) (*ubatchGraph, error) {
 		cur = b.node("attn_out", il)(ops.MulMat(l.Wo, cur))
 		ffnInp := b.node("ffn_inp", il)(ops.Add(cur, inpSA))
 
+		b.block = "ffn"
 		cur = b.node("ffn_norm", il)(ops.RMSNorm(ffnInp, h.RMSEps))
 		cur = b.node("ffn_norm_w", il)(ops.Mul(cur, l.FFNNorm))
 		gate := b.node("ffn_gate", il)(ops.MulMat(l.FFNGate, cur))
@@ -195,6 +205,7 @@ func (c *Context) build(u ubatch, head, nKV int) (*ubatchGraph, error) {
 		return nil, b.err
 	}
 	outs := stores
+	b.block = "output"
 	if nOut > 0 {
 		cur := b.node("result_norm", -1)(ops.RMSNorm(inpL, h.RMSEps))
 		cur = b.node("result_norm_w", -1)(ops.Mul(cur, w.OutputNorm))

@@ -40,6 +40,13 @@ type ContextParams struct {
 	// so a sequence can run longer than NCtx; rolling such a sequence
 	// back (KV().SeqRm) past the window afterwards is not supported.
 	NSWA int
+	// Fallback, when set, computes the nodes the context's backend does
+	// not support, with the copies between the two that graphs.Scheduler
+	// inserts; the weights, inputs and cache stay in the backend's memory.
+	Fallback ops.Backend
+	// Sched tunes the memory plan of each micro-batch's graph (for
+	// example graphs.Options{NoReuse: true}, to check the plan).
+	Sched graphs.Options
 }
 
 // DefaultContextParams returns llama.cpp's defaults at a small context: 512
@@ -66,9 +73,10 @@ type Context struct {
 	p     ContextParams
 	kv    *kvcache.Cache
 	k, v  []*ops.Tensor // per layer: [n_embd_k_gqa, n_ctx] and [n_embd_v_gqa, n_ctx] (or [n_ctx, n_embd_v_gqa] transposed)
-	arena *graphs.Arena
+	sched *graphs.Scheduler
 
 	hook graphs.NodeHook
+	rec  graphs.Recorder
 	last *graphs.Graph
 
 	logits []float32 // n_outputs x n_vocab, in batch order
@@ -140,7 +148,15 @@ func (m *Model) NewContext(b ops.Backend, p ContextParams) (*Context, error) {
 	if total := float64(h.NLayer) * float64(p.NCtx) * float64(rowK+rowV); total > maxCacheBytes {
 		return nil, fmt.Errorf("model: a KV cache of %d cells would take %.0f bytes (limit %d)", p.NCtx, total, int64(maxCacheBytes))
 	}
-	c := &Context{m: m, b: b, p: p, kv: kvc, arena: graphs.NewArena(b)}
+	backends := []ops.Backend{b}
+	if p.Fallback != nil && p.Fallback != b {
+		backends = append(backends, p.Fallback)
+	}
+	sched, err := graphs.NewScheduler(p.Sched, backends...)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	c := &Context{m: m, b: b, p: p, kv: kvc, sched: sched}
 	for il := range h.NLayer {
 		k, err := ops.NewTensor(fmt.Sprintf("cache_k_l%d", il), p.KVType, int64(h.NEmbdKGQA()), int64(p.NCtx))
 		if err != nil {
@@ -179,8 +195,17 @@ func (c *Context) KV() *kvcache.Cache { return c.kv }
 // context computes (nil: none), for per-node timing.
 func (c *Context) SetNodeHook(h graphs.NodeHook) { c.hook = h }
 
+// SetRecorder sets a function that receives the execution record of each
+// step (node or copy between backends) of every graph the context
+// computes (nil: none). Records carry each node's layer and block
+// ("input", "attn", "ffn", "output").
+func (c *Context) SetRecorder(r graphs.Recorder) { c.rec = r }
+
 // LastGraph returns the graph of the last micro-batch computed (nil before
-// the first). Its nodes' data is valid until the next Decode.
+// the first); its Plan tells where each node ran and what memory the plan
+// took. The memory plan reuses the bytes of intermediates, so only its
+// outputs (the logits, and the stores into the cache) keep their data,
+// until the next Decode.
 func (c *Context) LastGraph() *graphs.Graph { return c.last }
 
 // NumOutputs returns how many tokens of the last batch have logits.
@@ -286,9 +311,9 @@ func (c *Context) runUbatch(ctx context.Context, u ubatch, outBase int, saved *[
 	if err := c.setInputs(ug, u, nKV); err != nil {
 		return err
 	}
-	ug.g.Hook = c.hook
+	ug.g.Hook, ug.g.Recorder = c.hook, c.rec
 	c.last = ug.g
-	if err := ug.g.ComputeIn(ctx, c.b, c.arena); err != nil {
+	if err := c.sched.Compute(ctx, ug.g); err != nil {
 		return err
 	}
 	if ug.logits == nil {

@@ -14,6 +14,9 @@ type Backend interface {
 	Alloc(size int64) (Buffer, error)
 	// Compute computes t into its storage. t and its sources must be
 	// allocated in the backend's buffers and the sources must hold data.
+	// ADD, MUL, SCALE, SILU, GELU and two-source SWIGLU must also be
+	// correct when t's storage is exactly Src[0]'s (same offset and
+	// strides): the graph planner runs them in place.
 	Compute(t *Tensor) error
 	// Close releases the backend's resources (threads, device context).
 	Close() error

@@ -1,0 +1,300 @@
+package dot_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kernbench/kernbench/graphs"
+	"github.com/kernbench/kernbench/graphs/dot"
+	"github.com/kernbench/kernbench/graphs/internal/testmodel"
+	"github.com/kernbench/kernbench/model"
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/quant"
+)
+
+func TestParseLayers(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    dot.LayerRange
+		wantErr string
+	}{
+		{"3", dot.LayerRange{3, 3}, ""},
+		{"0-4", dot.LayerRange{0, 4}, ""},
+		{" 2-2 ", dot.LayerRange{2, 2}, ""},
+		{"", dot.LayerRange{}, "not a number"},
+		{"x", dot.LayerRange{}, "not a number"},
+		{"4-2", dot.LayerRange{}, "backwards"},
+		{"1-", dot.LayerRange{}, "not a number"},
+		{"-1", dot.LayerRange{}, "not a number"},
+		{"1-2-3", dot.LayerRange{}, "not a number"},
+		{"99999999999999999999", dot.LayerRange{}, "not a number"},
+	} {
+		got, err := dot.ParseLayers(tc.in)
+		switch {
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("ParseLayers(%q) error %v, want %q", tc.in, err, tc.wantErr)
+		case tc.wantErr == "" && (err != nil || got != tc.want):
+			t.Errorf("ParseLayers(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// nodeLine matches a node statement: its index, attributes and class.
+var nodeLine = regexp.MustCompile(`^\tn(\d+) \[class="(\w+)".*\];$`)
+
+// parse returns the classes of the nodes a dump declares, by graph index,
+// and its edges as "from->to" indices.
+func parse(t *testing.T, text string) (map[int]string, []string) {
+	t.Helper()
+	classes := map[int]string{}
+	var edges []string
+	edge := regexp.MustCompile(`^\tn(\d+) -> n(\d+)`)
+	for _, line := range strings.Split(text, "\n") {
+		if m := nodeLine.FindStringSubmatch(line); m != nil {
+			i, _ := strconv.Atoi(m[1])
+			if _, dup := classes[i]; dup {
+				t.Errorf("node %d declared twice", i)
+			}
+			classes[i] = m[2]
+		} else if m := edge.FindStringSubmatch(line); m != nil {
+			edges = append(edges, m[1]+"->"+m[2])
+		}
+	}
+	if !strings.HasPrefix(text, "digraph ") || !strings.HasSuffix(text, "}\n") {
+		t.Errorf("not a digraph:\n%.200s", text)
+	}
+	return classes, edges
+}
+
+// TestLayerFilter cuts stories260K's 5-layer graph to one layer: the dump
+// keeps exactly that layer's nodes, draws the nodes feeding it as
+// boundary, and every edge ends at a kept node.
+func TestLayerFilter(t *testing.T) {
+	b := cpu.New(2)
+	defer b.Close()
+	r := testmodel.Prompt(t, "stories260K.gguf", "Once upon a time", b, nil)
+	g := r.Context.LastGraph()
+	var all bytes.Buffer
+	if err := dot.Write(&all, g, dot.Options{Records: r.Records}); err != nil {
+		t.Fatal(err)
+	}
+	allClasses, _ := parse(t, all.String())
+	if len(allClasses) != g.Len() {
+		t.Fatalf("unfiltered dump has %d nodes, the graph %d", len(allClasses), g.Len())
+	}
+	for _, spec := range []string{"2", "1-3"} {
+		lr, err := dot.ParseLayers(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := dot.Write(&buf, g, dot.Options{Filter: dot.Filter{Layers: &lr}, Records: r.Records}); err != nil {
+			t.Fatal(err)
+		}
+		classes, edges := parse(t, buf.String())
+		kept, computed := 0, 0
+		for i, n := range g.Nodes() {
+			layer, _ := g.Scope(n)
+			class, shown := classes[i]
+			inRange := layer >= lr.From && layer <= lr.To
+			switch {
+			case inRange && (!shown || class == "boundary"):
+				t.Errorf("-layers %s: %s (layer %d) not kept", spec, n.Label(), layer)
+			case !inRange && shown && class != "boundary":
+				t.Errorf("-layers %s: %s (layer %d) kept as %s", spec, n.Label(), layer, class)
+			case inRange:
+				kept++
+				if class == "node" {
+					computed++
+				}
+			}
+		}
+		boundary := len(classes) - kept
+		t.Logf("-layers %s: %d of %d nodes kept (%d computed), %d boundary, %d edges", spec, kept, g.Len(), computed, boundary, len(edges))
+		layers := lr.To - lr.From + 1
+		if computed*5 > len(g.Computed())*layers+5 || computed == 0 || boundary == 0 {
+			t.Errorf("-layers %s keeps %d of %d computed nodes, %d boundary", spec, computed, len(g.Computed()), boundary)
+		}
+		for _, e := range edges {
+			from, to, _ := strings.Cut(e, "->")
+			fi, _ := strconv.Atoi(from)
+			ti, _ := strconv.Atoi(to)
+			if classes[ti] == "boundary" || classes[ti] == "" || classes[fi] == "" {
+				t.Errorf("-layers %s: edge %s does not end at a kept node", spec, e)
+			}
+		}
+		// Layer 2 reads layer 1's output, which is drawn as boundary.
+		if spec == "2" && !strings.Contains(buf.String(), `label="l_out-1`) {
+			t.Errorf("-layer 2: the input from layer 1 is not drawn")
+		}
+	}
+}
+
+func TestMatchAndTimes(t *testing.T) {
+	b := cpu.New(1)
+	defer b.Close()
+	r := testmodel.Prompt(t, "stories260K.gguf", "Once upon a time", b, func(p *model.ContextParams) { p.FlashAttn = false })
+	g := r.Context.LastGraph()
+	var buf bytes.Buffer
+	f := dot.Filter{Match: regexp.MustCompile(`^MUL_MAT\(`)}
+	if err := dot.Write(&buf, g, dot.Options{Filter: f, Records: r.Records, Title: `stories "260K"`}); err != nil {
+		t.Fatal(err)
+	}
+	classes, _ := parse(t, buf.String())
+	n := 0
+	for i, c := range classes {
+		if c == "node" {
+			n++
+			if g.Nodes()[i].Op != ops.OpMulMat {
+				t.Errorf("kept %s", g.Nodes()[i].Label())
+			}
+		}
+	}
+	if want := 9*5 + 1; n != want {
+		t.Errorf("-match MUL_MAT kept %d nodes, want %d", n, want)
+	}
+	text := buf.String()
+	if !strings.Contains(text, `label="stories \"260K\""`) {
+		t.Error("title not quoted")
+	}
+	// Timed nodes show backend, time and share, and are shaded.
+	timed := regexp.MustCompile(`\\ncpu \d+\.\d{3} ms \(\d+\.\d%\)"`)
+	if got := len(timed.FindAllString(text, -1)); got != n {
+		t.Errorf("%d of %d nodes show their time", got, n)
+	}
+	if !strings.Contains(text, `fillcolor="0.000 1.000 1.000"`) {
+		t.Error("the slowest node is not fully shaded")
+	}
+}
+
+func TestWriteSmallGraph(t *testing.T) {
+	b := cpu.New(1)
+	defer b.Close()
+	x, _ := ops.NewTensor(`in "x"`, quant.F32, 4, 2)
+	w, _ := ops.NewTensor("blk.0.w.weight", quant.F32, 4)
+	for _, l := range []*ops.Tensor{x, w} {
+		if err := ops.AllocTensor(b, l, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, _ := ops.Mul(x, w)
+	m.SetName("mul")
+	v, _ := ops.Reshape(m, 8)
+	s, _ := ops.Silu(v)
+	s.SetName(`back\slash`)
+	g, err := graphs.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := dot.Write(&buf, g, dot.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	classes, edges := parse(t, text)
+	want := map[int]string{0: "leaf", 1: "leaf", 2: "node", 3: "view", 4: "node"}
+	for i, c := range want {
+		if classes[i] != c {
+			t.Errorf("node %d is %q, want %q", i, classes[i], c)
+		}
+	}
+	if strings.Join(edges, " ") != "0->2 1->2 2->3 3->4" {
+		t.Errorf("edges %v", edges)
+	}
+	for _, s := range []string{`label="in \"x\"\nf32 [4 2]"`, `label="back\\slash\nSILU(f32)\nf32 [8]"`, `fillcolor="#dae8fc"`, `fillcolor="#fff2cc"`} {
+		if !strings.Contains(text, s) {
+			t.Errorf("dump lacks %s:\n%s", s, text)
+		}
+	}
+	// After the graph ran, nodes name their backend.
+	if err := g.Compute(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if err := dot.Write(&buf, g, dot.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `\ncpu"`) {
+		t.Errorf("no backend after the run:\n%s", buf.String())
+	}
+	renderCheck(t, buf.Bytes())
+}
+
+// renderCheck renders a dump to SVG and PNG when dot is installed.
+func renderCheck(t *testing.T, text []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "g.dot")
+	if err := os.WriteFile(in, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := dot.Render(context.Background(), in, filepath.Join(dir, "g.txt")); err == nil || !strings.Contains(err.Error(), ".svg") {
+		t.Errorf("render to .txt: %v", err)
+	}
+	if !dot.Available() {
+		err := dot.Render(context.Background(), in, filepath.Join(dir, "g.svg"))
+		if !errors.Is(err, dot.ErrNoDot) {
+			t.Errorf("render without dot: %v", err)
+		}
+		t.Skip("the dot program is not installed: rendering not checked")
+	}
+	for _, ext := range []string{"svg", "png"} {
+		out := filepath.Join(dir, "g."+ext)
+		if err := dot.Render(context.Background(), in, out); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ext == "svg" && !bytes.Contains(got, []byte("<svg")) || ext == "png" && !bytes.HasPrefix(got, []byte("\x89PNG")) {
+			t.Errorf("%s output starts %q", ext, got[:min(len(got), 16)])
+		}
+	}
+	if err := os.WriteFile(in, []byte("digraph {"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := dot.Render(context.Background(), in, filepath.Join(dir, "bad.svg")); err == nil {
+		t.Error("rendering a broken file succeeded")
+	}
+}
+
+// TestRenderModel renders a layer of a model, when dot is installed.
+func TestRenderModel(t *testing.T) {
+	b := cpu.New(2)
+	defer b.Close()
+	r := testmodel.Prompt(t, "stories260K.gguf", "Once upon a time", b, nil)
+	var buf bytes.Buffer
+	f := dot.Filter{Layers: &dot.LayerRange{From: 4, To: 4}}
+	if err := dot.Write(&buf, r.Context.LastGraph(), dot.Options{Filter: f, Records: r.Records}); err != nil {
+		t.Fatal(err)
+	}
+	renderCheck(t, buf.Bytes())
+}
+
+func FuzzParseLayers(f *testing.F) {
+	for _, s := range []string{"0", "3", "1-4", "4-1", "", "-", "1-", "-1", " 2 ", "1--2", "0x10", "+3", "１"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lr, err := dot.ParseLayers(s)
+		if err != nil {
+			return
+		}
+		if lr.From < 0 || lr.To < lr.From || lr.To > 1<<20 {
+			t.Fatalf("ParseLayers(%q) = %v", s, lr)
+		}
+		again, err := dot.ParseLayers(strconv.Itoa(lr.From) + "-" + strconv.Itoa(lr.To))
+		if err != nil || again != lr {
+			t.Fatalf("round trip of %v: %v, %v", lr, again, err)
+		}
+	})
+}
