@@ -9,16 +9,36 @@ import (
 // Backend computes ops on the CPU with a pool of worker threads.
 type Backend struct {
 	pool *pool
+	tier Tier
 }
 
 // New returns a CPU backend using threads workers (GOMAXPROCS when
-// threads <= 0). Close it to stop the workers.
+// threads <= 0) and the default tier ($KERNBENCH_CPU, else the fastest the
+// CPU supports; generic if $KERNBENCH_CPU names a tier this CPU lacks).
+// Close it to stop the workers.
 func New(threads int) *Backend {
-	return &Backend{pool: newPool(threads)}
+	b, err := NewWithOptions(Options{Threads: threads})
+	if err != nil {
+		b, _ = NewWithOptions(Options{Threads: threads, Tier: "generic"})
+	}
+	return b
+}
+
+// NewWithOptions returns a CPU backend configured by o; an unknown tier or
+// one the CPU lacks is an error.
+func NewWithOptions(o Options) (*Backend, error) {
+	t, err := resolveTier(o.Tier)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{pool: newPool(o.Threads), tier: t}, nil
 }
 
 // Name returns "cpu".
 func (b *Backend) Name() string { return "cpu" }
+
+// Tier returns the kernel tier the backend runs.
+func (b *Backend) Tier() Tier { return b.tier }
 
 // Threads returns the number of worker threads.
 func (b *Backend) Threads() int { return b.pool.threads }

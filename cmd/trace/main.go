@@ -1,0 +1,279 @@
+// Command trace runs a model forward pass (or a single op) and writes what
+// it executed: a Graphviz dump of the graph, a Chrome/Perfetto trace, a
+// pprof profile and a summary table of time by op and by layer.
+//
+// Usage:
+//
+//	trace -m model.gguf [-p prompt] [-n tokens] [outputs] [filters] [options]
+//	trace -op mul_mat -type q4_0 -m M -n N -k K [-r reps] [outputs]
+//
+// Outputs:
+//
+//	-dot FILE      Graphviz dot of the prompt's graph (timed), rendered
+//	               to FILE's name with .svg (see -render) when dot is installed
+//	-chrome FILE   Chrome/Perfetto trace JSON: one track per backend, one
+//	               slice per node
+//	-pprof FILE    pprof profile (gzipped protobuf) of node times under
+//	               stacks forward;layer.N;attn;MUL_MAT(q4_0)
+//	-summary       tables of time by op and by layer with GFLOP/s and GB/s
+//
+// Filters of the dot dump: -layer N, -layers A-B, -match REGEX (node names
+// and op labels such as "MUL_MAT(q4_0)").
+//
+// The prompt runs as one micro-batch; -n generates that many tokens
+// greedily after it (an end-of-sequence token does not stop it), each
+// traced. Records of every graph go to -chrome, -pprof and -summary; the
+// dot dump shows the prompt's graph.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"strings"
+
+	"github.com/kernbench/kernbench/graphs/dot"
+	"github.com/kernbench/kernbench/quant"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is the parsed command line.
+type config struct {
+	model  string // -m: model file, or M in single-op mode
+	prompt string
+	n      int
+	k      int
+	op     string
+	typ    quant.Type
+	reps   int
+
+	threads int
+	flash   bool
+	kvType  quant.Type
+	nCtx    int
+
+	dotFile, chromeFile, pprofFile string
+	summary                        bool
+	render                         []string
+	filter                         dot.Filter
+	metalCapture                   string
+
+	// m is M in single-op mode.
+	m int
+}
+
+const usageText = `usage:
+  trace -m model.gguf [-p prompt] [-n tokens] [outputs] [filters] [options]
+  trace -op mul_mat -type q4_0 -m M -n N -k K [-r reps] [outputs]
+
+Runs a model's forward pass on the CPU (the prompt as one batch, then -n
+greedy tokens) or a single op, and writes what it executed.
+
+examples:
+  trace -m stories260K.gguf -p "Once upon a time" -dot g.dot -chrome t.json -pprof p.pb.gz -summary
+  trace -m model.gguf -n 16 -summary -fa off
+  trace -m model.gguf -dot layer3.dot -layer 3 -render svg,png
+  trace -m model.gguf -dot attn.dot -layers 0-1 -match 'attn|kq|fattn'
+  trace -op mul_mat -type q4_0 -m 4096 -n 1 -k 4096 -chrome mm.json -summary
+  go tool pprof -top p.pb.gz; go tool pprof -http=: p.pb.gz
+
+flags:
+`
+
+// errUsage marks command-line errors (exit status 2).
+type errUsage struct{ msg string }
+
+func (e errUsage) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return errUsage{fmt.Sprintf(format, args...)} }
+
+// parse reads the command line. With -h it returns flag.ErrHelp after
+// writing the usage to stdout.
+func parse(args []string, stdout io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.model, "m", "", "model GGUF file; in single-op mode, M (rows of the weight)")
+	fs.StringVar(&c.prompt, "p", "Once upon a time", "prompt (BOS is added as the vocabulary says)")
+	fs.IntVar(&c.n, "n", 0, "tokens to generate greedily after the prompt; in single-op mode, N (columns of the activations, default 1)")
+	fs.IntVar(&c.k, "k", 0, "single-op mode: K (the dot product length)")
+	fs.StringVar(&c.op, "op", "", "single-op mode: the op to trace (mul_mat)")
+	typ := fs.String("type", "q4_0", "single-op mode: the weight type")
+	fs.IntVar(&c.reps, "r", 10, "single-op mode: runs of the op, each traced")
+	fs.IntVar(&c.threads, "t", 0, "CPU threads (0: all cores)")
+	fa := fs.String("fa", "on", "flash attention: on or off")
+	kv := fs.String("kv", "f16", "KV cache type: f16, f32 or q8_0")
+	fs.IntVar(&c.nCtx, "c", 0, "KV cache cells (0: the prompt and generated tokens, rounded up to 256)")
+	fs.StringVar(&c.dotFile, "dot", "", "write the prompt graph as Graphviz dot to `FILE`")
+	render := fs.String("render", "svg", "with -dot and the dot program installed, also render these formats (comma list of svg, png, pdf; none)")
+	layer := fs.String("layer", "", "dot dump: keep only layer `N`")
+	layers := fs.String("layers", "", "dot dump: keep only layers `A-B`")
+	match := fs.String("match", "", "dot dump: keep only nodes whose name or op label matches `REGEX`")
+	fs.StringVar(&c.chromeFile, "chrome", "", "write a Chrome/Perfetto trace JSON to `FILE`")
+	fs.StringVar(&c.pprofFile, "pprof", "", "write a pprof profile to `FILE`")
+	fs.BoolVar(&c.summary, "summary", false, "print time by op and by layer")
+	fs.StringVar(&c.metalCapture, "metal-capture", "", "wrap the run in a Metal GPU capture written to `FILE.gputrace` (macOS with the Metal backend)")
+
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil, err
+		}
+		return nil, usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q (flags come before nothing else; quote the prompt: -p \"...\")", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	switch *fa {
+	case "on", "1", "true":
+		c.flash = true
+	case "off", "0", "false":
+	default:
+		return nil, usagef("-fa %q: want on or off", *fa)
+	}
+	var err error
+	if c.kvType, err = quant.ParseType(*kv); err != nil || (c.kvType != quant.F16 && c.kvType != quant.F32 && c.kvType != quant.Q8_0) {
+		return nil, usagef("-kv %q: want f16, f32 or q8_0", *kv)
+	}
+	switch {
+	case c.threads < 0:
+		return nil, usagef("-t %d: want 0 (all cores) or more", c.threads)
+	case c.nCtx < 0:
+		return nil, usagef("-c %d: want 0 or more cells", c.nCtx)
+	case c.n < 0:
+		return nil, usagef("-n %d: want 0 or more", c.n)
+	}
+	for _, f := range strings.Split(*render, ",") {
+		switch f = strings.TrimSpace(strings.ToLower(f)); f {
+		case "none", "":
+		case "svg", "png", "pdf":
+			c.render = append(c.render, f)
+		default:
+			return nil, usagef("-render %q: want a comma list of svg, png, pdf, or none", *render)
+		}
+	}
+	if set["layer"] && set["layers"] {
+		return nil, usagef("-layer and -layers both given: use one")
+	}
+	for _, spec := range []string{*layer, *layers} {
+		if spec == "" {
+			continue
+		}
+		lr, err := dot.ParseLayers(spec)
+		if err != nil {
+			return nil, usagef("-layer(s) %q: %v", spec, strings.TrimPrefix(err.Error(), "dot: "))
+		}
+		c.filter.Layers = &lr
+	}
+	if *match != "" {
+		re, err := regexp.Compile(*match)
+		if err != nil {
+			return nil, usagef("-match %q: %v", *match, err)
+		}
+		c.filter.Match = re
+	}
+	if (c.filter.Layers != nil || c.filter.Match != nil) && c.dotFile == "" {
+		return nil, usagef("-layer, -layers and -match filter the dot dump: give -dot FILE too")
+	}
+	if c.metalCapture != "" {
+		return nil, metalCaptureError()
+	}
+
+	if c.op == "" {
+		for _, f := range []string{"k", "type", "r"} {
+			if set[f] {
+				return nil, usagef("-%s is for single-op mode (-op)", f)
+			}
+		}
+		if c.model == "" {
+			return nil, usagef("no model: give -m model.gguf (or -op for single-op mode; -h for help)")
+		}
+		if strings.TrimSpace(c.prompt) == "" {
+			return nil, usagef("-p: the prompt is empty")
+		}
+		return c, nil
+	}
+
+	// Single-op mode.
+	if !strings.EqualFold(c.op, "mul_mat") {
+		return nil, usagef("-op %q: single-op mode traces mul_mat", c.op)
+	}
+	for _, f := range []string{"p", "fa", "kv", "c"} {
+		if set[f] {
+			return nil, usagef("-%s is for model mode, not -op", f)
+		}
+	}
+	if c.typ, err = quant.ParseType(*typ); err != nil {
+		return nil, usagef("-type %q: %v", *typ, err)
+	}
+	if !set["n"] {
+		c.n = 1
+	}
+	if _, err := fmt.Sscan(c.model, &c.m); err != nil || c.model == "" || strings.ContainsAny(c.model, "./") {
+		return nil, usagef("-m %q: in single-op mode -m is M, a number of rows", c.model)
+	}
+	const maxDim = 1 << 20
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"m", c.m}, {"n", c.n}, {"k", c.k}} {
+		if d.v < 1 || d.v > maxDim {
+			return nil, usagef("-%s %d: want 1 to %d", d.name, d.v, maxDim)
+		}
+	}
+	if c.reps < 1 || c.reps > 10000 {
+		return nil, usagef("-r %d: want 1 to 10000", c.reps)
+	}
+	return c, nil
+}
+
+// metalCaptureError says why -metal-capture cannot run here.
+func metalCaptureError() error {
+	if runtime.GOOS != "darwin" {
+		return usagef("-metal-capture needs macOS and the Metal backend (this is %s/%s)", runtime.GOOS, runtime.GOARCH)
+	}
+	return usagef("-metal-capture needs the Metal backend, which this build does not have yet")
+}
+
+// run is the command: it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, err := parse(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var ue errUsage
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "trace: %s\n", oneLine(err.Error()))
+		return 2
+	}
+	var res *result
+	if c.op != "" {
+		res, err = traceOp(ctx, c, stdout)
+	} else {
+		res, err = traceModel(ctx, c, stdout)
+	}
+	if err == nil {
+		err = writeOutputs(ctx, c, res, stdout, stderr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "trace: %s\n", oneLine(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+// oneLine joins the lines of a message.
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }

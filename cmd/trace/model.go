@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/kernbench/kernbench/graphs"
+	"github.com/kernbench/kernbench/graphs/timing"
+	"github.com/kernbench/kernbench/model"
+	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/tokenizer"
+)
+
+// result is what a traced run leaves for the outputs.
+type result struct {
+	// graph is the graph the dot dump shows, with the records of its
+	// run and a title.
+	graph     *graphs.Graph
+	graphRecs []graphs.Record
+	title     string
+	trace     timing.Trace
+}
+
+// ctxRound is what the default context size is rounded up to.
+const ctxRound = 256
+
+// traceModel decodes the prompt and c.n greedy tokens, recording every
+// step of every graph.
+func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) {
+	m, err := model.Load(c.model)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	v, err := tokenizer.VocabFromGGUF(m.File())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.model, err)
+	}
+	tok, err := tokenizer.New(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.model, err)
+	}
+	ids, err := tok.Encode(c.prompt, true)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizing the prompt: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("the prompt %q has no tokens", c.prompt)
+	}
+	h := m.Hparams
+	need := len(ids) + c.n
+	nCtx := c.nCtx
+	if nCtx == 0 {
+		nCtx = (need + ctxRound - 1) / ctxRound * ctxRound
+	}
+	if need > nCtx {
+		return nil, fmt.Errorf("the prompt (%d tokens) and %d generated tokens need %d cells; -c is %d", len(ids), c.n, need, nCtx)
+	}
+
+	b := cpu.New(c.threads)
+	defer b.Close()
+	p := model.DefaultContextParams()
+	p.NCtx, p.NBatch, p.NUBatch = nCtx, len(ids), len(ids)
+	p.FlashAttn, p.KVType = c.flash, c.kvType
+	mc, err := m.NewContext(b, p)
+	if err != nil {
+		return nil, err
+	}
+	defer mc.Close()
+	fmt.Fprintf(out, "model: %s: %s, %d layers, n_embd %d, n_head %d/%d, vocab %d\n", c.model, h.Arch, h.NLayer, h.NEmbd, h.NHead, h.NHeadKV, h.NVocab)
+	fa := "off"
+	if c.flash {
+		fa = "on"
+	}
+	fmt.Fprintf(out, "backend: %s %s, %d threads; flash attention %s, KV cache %v, %d cells\n", b.Name(), b.Tier().Name, b.Threads(), fa, c.kvType, nCtx)
+
+	res := &result{}
+	mc.SetRecorder(func(r graphs.Record) { res.trace.Records = append(res.trace.Records, r) })
+	decode := func(name string, toks []int32, pos int) (time.Duration, error) {
+		start := time.Now()
+		if err := mc.DecodeContext(ctx, model.SimpleBatch(toks, int32(pos), 0)); err != nil {
+			return 0, err
+		}
+		end := time.Now()
+		res.trace.Spans = append(res.trace.Spans, timing.Span{Name: name, Start: start, End: end, Args: map[string]any{"tokens": len(toks), "pos": pos}})
+		return end.Sub(start), nil
+	}
+
+	d, err := decode(fmt.Sprintf("prompt (%d tokens)", len(ids)), ids, 0)
+	if err != nil {
+		return nil, err
+	}
+	res.graph = mc.LastGraph()
+	res.graphRecs = append([]graphs.Record(nil), res.trace.Records...)
+	res.title = fmt.Sprintf("%s: prompt of %d tokens", c.model, len(ids))
+	var nodes time.Duration
+	for _, r := range res.graphRecs {
+		nodes += r.Duration()
+	}
+	fmt.Fprintf(out, "prompt: %d tokens in %.3f ms (%.1f tokens/s); %d nodes took %.3f ms of it\n",
+		len(ids), ms(d), float64(len(ids))/d.Seconds(), len(res.graph.Computed()), ms(nodes))
+	if plan := res.graph.Plan(); plan != nil {
+		for _, mem := range plan.Memory() {
+			fmt.Fprintf(out, "memory plan (%s): arena %s for %d intermediates of %s (peak live %s), %d computed in place\n",
+				mem.Backend, kib(mem.Size), mem.Tensors, kib(mem.Total), kib(mem.PeakLive), mem.InPlace)
+		}
+		if n, bytes := plan.Copies(); n > 0 {
+			fmt.Fprintf(out, "copies between backends: %d, %s\n", n, kib(bytes))
+		}
+	}
+
+	if c.n > 0 {
+		var gen []int32
+		var total time.Duration
+		for i := range c.n {
+			next := argmax(mc.Logits(-1))
+			gen = append(gen, next)
+			d, err := decode(fmt.Sprintf("token %d", i+1), []int32{next}, len(ids)+i)
+			if err != nil {
+				return nil, fmt.Errorf("generating token %d: %w", i+1, err)
+			}
+			total += d
+		}
+		text, err := tok.Decode(gen)
+		if err != nil {
+			text = fmt.Sprint(gen)
+		}
+		fmt.Fprintf(out, "generated: %d tokens in %.3f ms (%.1f tokens/s): %q\n", c.n, ms(total), float64(c.n)/total.Seconds(), text)
+	}
+	return res, nil
+}
+
+// argmax returns the index of the largest logit (the first on ties).
+func argmax(x []float32) int32 {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// kib formats a byte count in KiB or MiB.
+func kib(n int64) string {
+	if n >= 10<<20 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+}
