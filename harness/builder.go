@@ -25,6 +25,8 @@ type Builder struct {
 	seed    uint64
 	leaves  []*leaf
 	err     error
+	// cache, when set, supplies and keeps the drawn bytes of each leaf.
+	cache *pointCache
 }
 
 // leaf is one allocated input and what was written to it.
@@ -58,10 +60,11 @@ func (b *Builder) Leaf(name string, t quant.Type, d Dist, ne ...int64) *ops.Tens
 		b.err = fmt.Errorf("harness: leaf %s: %w", name, err)
 		return nil
 	}
-	var data []byte
-	if d.Kind == DistPoison {
+	key := drawKey{index: len(b.leaves), name: name, typ: t, ne: x.Ne, dist: d.String()}
+	data := b.cache.draw(key) // nil unless drawn for another backend
+	if data == nil && d.Kind == DistPoison {
 		data = poisonBytes(x.Extent())
-	} else {
+	} else if data == nil {
 		r := rand.New(rand.NewPCG(b.seed, uint64(len(b.leaves))+1))
 		data, err = encode(t, x.Ne[0], d.values(r, x.Ne))
 		if err != nil {
@@ -69,6 +72,7 @@ func (b *Builder) Leaf(name string, t quant.Type, d Dist, ne ...int64) *ops.Tens
 			return nil
 		}
 	}
+	b.cache.keepDraw(key, data)
 	if err := ops.AllocTensor(b.backend, x, guardBytes); err != nil {
 		b.err = fmt.Errorf("harness: leaf %s: alloc %d bytes: %w", name, x.Extent()+guardBytes, err)
 		return nil

@@ -25,4 +25,29 @@
 // column, non-contiguous views, broadcasting, fully masked rows, GQA,
 // unused experts, large rope positions, odd sizes). It is sized to run in
 // seconds on a CPU; LargeCases adds model-sized shapes.
+//
+// # Benchmarks
+//
+// BenchOps describes every compute op for benchmarking: its named sizes
+// (m, n, k, kv, heads, ...), the types it runs with, and how to build it. A
+// Point (op, type, sizes) becomes an ordinary Case, so every benchmarked
+// point is also validatable; Plan builds its node without allocating, to
+// refuse bad sizes and estimate cost and memory first. Prepare builds a
+// case on a backend, computes it once and validates it (or, when the
+// reference would take too long, checks memory safety only and says
+// "unvalidated"), and returns the node ready to time; a PointCache shares
+// the drawn inputs and reference output between backends.
+//
+// Measure times a prepared node under a Protocol: warm-up, batches of runs
+// sized so that about Samples samples fill the time (or cost) target, at
+// least MinSamples; the Timing holds every sample with its median, min,
+// max, mean and standard deviation. The clock is the backend's Timer
+// (TimerFor: its own for a TimerSource, such as a GPU timing device
+// events, else the wall clock). Inputs are the same tensors in every
+// repetition (InputReuse), as in ggml's perf mode.
+//
+// bench_test.go holds `go test -bench` benchmarks for every op x type x
+// CPU tier, named Op/type/sizes/cpu-tier (BenchmarkMulMat/q4_0/
+// m4096_n1_k4096/cpu-avx2), reporting MB/s and GFLOP/s. Package bench
+// builds sweeps, records, comparisons and rooflines on these.
 package harness

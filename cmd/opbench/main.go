@@ -7,6 +7,10 @@
 // Commands:
 //
 //	validate   run the case matrix on a backend against the float64 reference
+//	sweep      measure ops x types x sizes x backends x threads into JSON/CSV records
+//	compare    compare two record sets point by point, with a verdict from the samples
+//	plot       chart a record set: throughput vs size, and a roofline chart
+//	roofline   measure this machine's peak FLOP/s and read bandwidth
 //
 // Run "opbench <command> -h" for a command's flags.
 package main
@@ -32,10 +36,13 @@ type command struct {
 	run     func(args []string, stdout, stderr io.Writer) int
 }
 
-// commands lists the subcommands; sweep, compare, roofline and plot slot
-// in here.
+// commands lists the subcommands.
 var commands = []command{
 	{name: "validate", summary: "run the case matrix on a backend against the float64 reference", run: runValidate},
+	{name: "sweep", summary: "measure ops x types x sizes x backends x threads into JSON/CSV records", run: runSweep},
+	{name: "compare", summary: "compare two record sets point by point: faster, slower or within noise", run: runCompare},
+	{name: "plot", summary: "chart a record set: throughput vs size, and a roofline chart (PNG, SVG)", run: runPlot},
+	{name: "roofline", summary: "measure this machine's peak FLOP/s and read bandwidth per thread count", run: runRoofline},
 }
 
 func main() {
@@ -81,6 +88,10 @@ Examples:
 	opbench validate                          # every case on the CPU
 	opbench validate -op mul_mat -type q4_0   # one op, one type
 	opbench validate -op soft_max,flash_attn_ext -v
+	opbench sweep -op mul_mat -type q4_0,q8_0 -m 4096 -n 1,512 -k 4096 -threads 2
+	opbench plot results/<machine-id>/sweep-<date>.json
+	opbench compare base.json new.json -fail-on-regression
+	opbench roofline -threads 1,2
 
 Run "opbench <command> -h" for a command's flags.
 `)

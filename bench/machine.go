@@ -1,0 +1,203 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+// Machine describes the computer a record set was measured on.
+type Machine struct {
+	// ID names the machine kind in paths: the CPU model and core count,
+	// lower case, such as "amd-epyc-2c" (see MachineID).
+	ID string `json:"id"`
+	// CPU is the brand string cpuid reports, such as "AMD EPYC 7B13".
+	CPU    string `json:"cpu"`
+	Vendor string `json:"vendor"`
+	Family int    `json:"family"`
+	Model  int    `json:"model"`
+	// Features are the CPU feature flags cpuid reports, sorted.
+	Features []string `json:"features"`
+	// X64Level is the x86-64 micro-architecture level (1 to 4); 0 on
+	// other architectures.
+	X64Level      int `json:"x64_level,omitempty"`
+	PhysicalCores int `json:"physical_cores"`
+	LogicalCores  int `json:"logical_cores"`
+	// Cache sizes in bytes (per core or shared, as cpuid reports); -1 when
+	// unknown.
+	L1D int `json:"l1d_bytes"`
+	L2  int `json:"l2_bytes"`
+	L3  int `json:"l3_bytes"`
+	// MemoryBytes is the installed memory; 0 when unknown.
+	MemoryBytes int64 `json:"memory_bytes"`
+	// Hypervisor names the hypervisor when running in a virtual machine.
+	Hypervisor string `json:"hypervisor,omitempty"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	// GOMAXPROCS at the time of measuring.
+	GOMAXPROCS int `json:"gomaxprocs"`
+}
+
+// Cores returns the core count used in the machine ID: physical cores, or
+// logical ones (or the CPUs Go sees) when cpuid cannot tell.
+func (m Machine) Cores() int {
+	switch {
+	case m.PhysicalCores > 0:
+		return m.PhysicalCores
+	case m.LogicalCores > 0:
+		return m.LogicalCores
+	}
+	return runtime.NumCPU()
+}
+
+// DetectMachine describes the machine the program runs on.
+func DetectMachine() Machine {
+	c := cpuid.CPU
+	m := Machine{
+		CPU:           strings.TrimSpace(c.BrandName),
+		Vendor:        c.VendorString,
+		Family:        c.Family,
+		Model:         c.Model,
+		Features:      c.FeatureSet(),
+		PhysicalCores: c.PhysicalCores,
+		LogicalCores:  c.LogicalCores,
+		L1D:           c.Cache.L1D,
+		L2:            c.Cache.L2,
+		L3:            c.Cache.L3,
+		MemoryBytes:   memoryBytes(),
+		OS:            runtime.GOOS,
+		Arch:          runtime.GOARCH,
+		GOMAXPROCS:    runtime.GOMAXPROCS(0),
+	}
+	if runtime.GOARCH == "amd64" {
+		m.X64Level = c.X64Level()
+	}
+	if c.VM() {
+		m.Hypervisor = c.HypervisorVendorString
+		if m.Hypervisor == "" {
+			m.Hypervisor = "unknown"
+		}
+	}
+	if m.CPU == "" {
+		m.CPU = "unknown " + runtime.GOARCH + " CPU"
+	}
+	m.ID = MachineID(m.CPU, m.Cores())
+	return m
+}
+
+// MachineID returns a path-safe name for a machine kind: the CPU brand
+// without trademarks and frequency, lower case, words joined by '-', and
+// the core count: "AMD EPYC 7B13 64-Core Processor", 2 -> "amd-epyc-7b13-2c".
+func MachineID(cpu string, cores int) string {
+	s := strings.ReplaceAll(strings.ToLower(cpu), "-core", "core")
+	for _, junk := range []string{"(r)", "(tm)", "(c)", " cpu ", " processor", "@"} {
+		s = strings.ReplaceAll(s, junk, " ")
+	}
+	var words []string
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
+		return !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '.')
+	}) {
+		w = strings.Trim(w, ".")
+		switch {
+		case w == "" || w == "cpu" || strings.HasSuffix(w, "ghz"):
+			continue
+		case strings.HasSuffix(w, "core") && len(w) > 4 && isDigits(w[:len(w)-4]):
+			continue // "64core" from "64-Core"
+		}
+		words = append(words, w)
+	}
+	if len(words) == 0 {
+		words = []string{"cpu"}
+	}
+	return strings.Join(words, "-") + "-" + strconv.Itoa(max(cores, 1)) + "c"
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// memoryBytes reads the installed memory from /proc/meminfo; 0 elsewhere.
+func memoryBytes() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// Provenance is where and when a record set was made.
+type Provenance struct {
+	GoVersion string `json:"go_version"`
+	// Commit is the source's git commit ("unknown" outside a work tree),
+	// and Dirty whether the work tree had changes.
+	Commit string    `json:"commit"`
+	Dirty  bool      `json:"dirty"`
+	Date   time.Time `json:"date"`
+	// Command is the command line that made the set.
+	Command string `json:"command"`
+}
+
+// DetectProvenance returns the Go version, the git commit of the working
+// directory (via git, with a short timeout) and the current time.
+func DetectProvenance(command string) Provenance {
+	p := Provenance{GoVersion: runtime.Version(), Commit: "unknown", Date: time.Now().UTC().Truncate(time.Second), Command: command}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return p
+	}
+	p.Commit = strings.TrimSpace(string(out))
+	if st, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
+		p.Dirty = len(strings.TrimSpace(string(st))) > 0
+	}
+	return p
+}
+
+// ShortCommit returns the first 10 characters of the commit, with
+// "+dirty" when the work tree had changes.
+func (p Provenance) ShortCommit() string {
+	c := p.Commit
+	if len(c) > 10 {
+		c = c[:10]
+	}
+	if p.Dirty {
+		c += "+dirty"
+	}
+	return c
+}
+
+// String describes the machine in one line: "AMD EPYC, 2 cores, 23.4 GiB".
+func (m Machine) String() string {
+	s := fmt.Sprintf("%s, %d cores", m.CPU, m.Cores())
+	if m.MemoryBytes > 0 {
+		s += fmt.Sprintf(", %.1f GiB", float64(m.MemoryBytes)/(1<<30))
+	}
+	return s
+}

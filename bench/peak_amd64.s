@@ -1,0 +1,129 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Register-resident loops that reach the CPU's peak arithmetic rate, and a
+// streaming read loop, for the machine roofline. None of them touches
+// memory but readAVX2, which only loads.
+
+// func fmaAVX2(iters int)
+// 12 independent chains of VFMADD231PS on 8 float32 lanes: 192 FLOPs per
+// iteration. Twelve chains cover the FMA latency (4 to 5 cycles) times the
+// FMA pipes (2) of current cores. The registers start at zero and stay
+// there, so no denormals slow the loop.
+TEXT ·fmaAVX2(SB), NOSPLIT, $0-8
+	MOVQ iters+0(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	TESTQ CX, CX
+	JLE fmadone
+
+fmaloop:
+	VFMADD231PS Y13, Y14, Y0
+	VFMADD231PS Y13, Y14, Y1
+	VFMADD231PS Y13, Y14, Y2
+	VFMADD231PS Y13, Y14, Y3
+	VFMADD231PS Y13, Y14, Y4
+	VFMADD231PS Y13, Y14, Y5
+	VFMADD231PS Y13, Y14, Y6
+	VFMADD231PS Y13, Y14, Y7
+	VFMADD231PS Y13, Y14, Y8
+	VFMADD231PS Y13, Y14, Y9
+	VFMADD231PS Y13, Y14, Y10
+	VFMADD231PS Y13, Y14, Y11
+	DECQ CX
+	JNZ fmaloop
+
+fmadone:
+	VZEROUPPER
+	RET
+
+// func int8AVX2(iters int)
+// The integer dot product of ggml's quantized kernels on AVX2: unsigned by
+// signed bytes multiplied and added in pairs to int16 (VPMADDUBSW), pairs
+// of those added to int32 (VPMADDWD by ones), and accumulated (VPADDD).
+// One group is 32 byte products: 64 integer operations. Six independent
+// groups per iteration: 384 operations.
+TEXT ·int8AVX2(SB), NOSPLIT, $0-8
+	MOVQ iters+0(FP), CX
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VPXOR Y13, Y13, Y13
+	VPXOR Y14, Y14, Y14
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW $15, Y15, Y15 // 1 in every int16 lane
+	TESTQ CX, CX
+	JLE i8done
+
+i8loop:
+	VPMADDUBSW Y14, Y13, Y0
+	VPMADDUBSW Y14, Y13, Y1
+	VPMADDUBSW Y14, Y13, Y2
+	VPMADDUBSW Y14, Y13, Y3
+	VPMADDUBSW Y14, Y13, Y4
+	VPMADDUBSW Y14, Y13, Y5
+	VPMADDWD Y15, Y0, Y0
+	VPMADDWD Y15, Y1, Y1
+	VPMADDWD Y15, Y2, Y2
+	VPMADDWD Y15, Y3, Y3
+	VPMADDWD Y15, Y4, Y4
+	VPMADDWD Y15, Y5, Y5
+	VPADDD Y0, Y6, Y6
+	VPADDD Y1, Y7, Y7
+	VPADDD Y2, Y8, Y8
+	VPADDD Y3, Y9, Y9
+	VPADDD Y4, Y10, Y10
+	VPADDD Y5, Y11, Y11
+	DECQ CX
+	JNZ i8loop
+
+i8done:
+	VZEROUPPER
+	RET
+
+// func readAVX2(p *byte, n int)
+// Loads n bytes (a multiple of 256) from p, 32 at a time into four
+// accumulators.
+TEXT ·readAVX2(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $8, CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	TESTQ CX, CX
+	JLE rddone
+
+rdloop:
+	VPADDQ 0(SI), Y0, Y0
+	VPADDQ 32(SI), Y1, Y1
+	VPADDQ 64(SI), Y2, Y2
+	VPADDQ 96(SI), Y3, Y3
+	VPADDQ 128(SI), Y0, Y0
+	VPADDQ 160(SI), Y1, Y1
+	VPADDQ 192(SI), Y2, Y2
+	VPADDQ 224(SI), Y3, Y3
+	ADDQ $256, SI
+	DECQ CX
+	JNZ rdloop
+
+rddone:
+	VZEROUPPER
+	RET

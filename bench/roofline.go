@@ -1,0 +1,420 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Kinds of peak a roofline measures.
+const (
+	// KindF32FMA is float32 fused multiply-add throughput, in GFLOP/s
+	// (a multiply-add counts 2).
+	KindF32FMA = "f32-fma"
+	// KindInt8Dot is the throughput of byte dot products as ggml's
+	// quantized kernels compute them, in GOP/s (a byte product and its
+	// addition count 2).
+	KindInt8Dot = "int8-dot"
+	// KindRead is streaming read bandwidth, in GB/s (1e9 bytes).
+	KindRead = "read"
+)
+
+// Memory levels of a read peak.
+const (
+	LevelCache = "cache" // a buffer per thread that fits in its L2
+	LevelDRAM  = "dram"  // a buffer many times the last-level cache
+)
+
+// A Peak is one measured ceiling of the machine.
+type Peak struct {
+	Kind string `json:"kind"`
+	// Kernel says what ran: the instruction loop, or "go" code.
+	Kernel  string `json:"kernel"`
+	Threads int    `json:"threads"`
+	// Level and BufferBytes (all threads together) describe a read.
+	Level       string `json:"level,omitempty"`
+	BufferBytes int64  `json:"buffer_bytes,omitempty"`
+	// Best and Median are over the samples, in Unit.
+	Best    float64 `json:"best"`
+	Median  float64 `json:"median"`
+	Unit    string  `json:"unit"`
+	Samples int     `json:"samples"`
+}
+
+// A Roofline is a machine's measured compute and bandwidth ceilings, per
+// thread count.
+type Roofline struct {
+	MachineID string    `json:"machine_id"`
+	Date      time.Time `json:"date"`
+	// Note says how it was measured.
+	Note  string `json:"note"`
+	Peaks []Peak `json:"peaks"`
+}
+
+// RooflineNote describes the measurement for the records.
+const RooflineNote = "compute: register-resident loops with independent chains (no memory traffic); " +
+	"read: each thread streams its own buffer (cache: half its L2, dram: a slice of a buffer >= 8x the L3); " +
+	"goroutines locked to OS threads and started together; best and median over the samples"
+
+// Threads returns the thread counts measured, ascending.
+func (r Roofline) Threads() []int {
+	var out []int
+	for _, p := range r.Peaks {
+		if !slices.Contains(out, p.Threads) {
+			out = append(out, p.Threads)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// best returns the highest peak of a kind (and level) at a thread count.
+func (r Roofline) best(kind, level string, threads int) (Peak, bool) {
+	var out Peak
+	found := false
+	for _, p := range r.Peaks {
+		if p.Kind == kind && p.Threads == threads && (level == "" || p.Level == level) && (!found || p.Best > out.Best) {
+			out, found = p, true
+		}
+	}
+	return out, found
+}
+
+// Compute returns the f32 FMA ceiling at a thread count: the fastest
+// kernel measured.
+func (r Roofline) Compute(threads int) (Peak, bool) { return r.best(KindF32FMA, "", threads) }
+
+// Int8 returns the int8 dot-product ceiling at a thread count.
+func (r Roofline) Int8(threads int) (Peak, bool) { return r.best(KindInt8Dot, "", threads) }
+
+// Bandwidth returns the read ceiling of a memory level at a thread count.
+func (r Roofline) Bandwidth(threads int, level string) (Peak, bool) {
+	return r.best(KindRead, level, threads)
+}
+
+// Attainable returns the roofline bound for a point at a thread count:
+// min(f32 FMA peak, intensity x bandwidth), in GFLOP/s, and which ceiling
+// bounds it ("compute", "cache" or "dram"). The bandwidth is the in-cache
+// one when the point's bytes fit in cacheBytes (they stay cached, since
+// benchmarks reuse their inputs), else DRAM's. ok is false when the
+// roofline lacks that thread count.
+func (r Roofline) Attainable(threads int, intensity float64, bytes, cacheBytes int64) (gflops float64, roof string, ok bool) {
+	c, okc := r.Compute(threads)
+	level := LevelDRAM
+	if cacheBytes > 0 && bytes <= cacheBytes {
+		level = LevelCache
+	}
+	bw, okb := r.Bandwidth(threads, level)
+	if !okc || !okb {
+		return 0, "", false
+	}
+	mem := intensity * bw.Best
+	if mem < c.Best {
+		return mem, level, true
+	}
+	return c.Best, "compute", true
+}
+
+// RooflineOptions configure MeasureRoofline. Zero fields take defaults.
+type RooflineOptions struct {
+	// Threads are the thread counts to measure; default 1 and every CPU.
+	Threads []int
+	// Time is spent on each kernel at each thread count; default 250ms.
+	Time time.Duration
+	// CacheBytes is each thread's in-cache buffer; default half the L2
+	// (128 KiB when unknown).
+	CacheBytes int64
+	// DRAMBytes is the whole DRAM buffer, split between threads; default
+	// 8x the L3, at least 256 MiB.
+	DRAMBytes int64
+}
+
+// peakKernel is a register-resident loop: run(iters) does workPerIter
+// operations per iteration.
+type peakKernel struct {
+	kind        string
+	name        string
+	workPerIter float64
+	run         func(iters int)
+}
+
+// MeasureRoofline measures the machine's ceilings: f32 FMA (pure Go, and
+// an AVX2 loop where the CPU has it), int8 dot products (AVX2), and read
+// bandwidth in cache and from DRAM, at each thread count. It takes about
+// 6 x Time per thread count.
+func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
+	if len(o.Threads) == 0 {
+		o.Threads = []int{1}
+		if n := runtime.NumCPU(); n > 1 {
+			o.Threads = append(o.Threads, n)
+		}
+	}
+	for _, t := range o.Threads {
+		if t < 1 || t > 4096 {
+			return Roofline{}, fmt.Errorf("bench: roofline: %d threads", t)
+		}
+	}
+	if o.Time <= 0 {
+		o.Time = 250 * time.Millisecond
+	}
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = 128 << 10
+		if m.L2 > 0 {
+			o.CacheBytes = int64(m.L2) / 2
+		}
+	}
+	if o.DRAMBytes <= 0 {
+		o.DRAMBytes = max(8*int64(max(m.L3, 0)), 256<<20)
+	}
+	if o.CacheBytes > 1<<30 || o.DRAMBytes > 64<<30 {
+		return Roofline{}, errors.New("bench: roofline: buffer sizes above 1 GiB per thread in cache or 64 GiB in DRAM")
+	}
+	r := Roofline{MachineID: m.ID, Date: time.Now().UTC().Truncate(time.Second), Note: RooflineNote}
+	kernels := append([]peakKernel{{kind: KindF32FMA, name: goKernelName("go scalar float32 a*x+b, 12 chains"), workPerIter: 24, run: fmaGo}}, asmKernels()...)
+
+	maxThreads := slices.Max(o.Threads)
+	dram := make([]uint64, o.DRAMBytes/8)
+	for i := range dram {
+		dram[i] = uint64(i) // touch every page before timing
+	}
+	caches := make([][]uint64, maxThreads)
+	for i := range caches {
+		caches[i] = make([]uint64, o.CacheBytes/8)
+		for j := range caches[i] {
+			caches[i][j] = uint64(j)
+		}
+	}
+	readName, readAsm := asmRead()
+	reads := []struct {
+		name string
+		f    func(p []byte)
+	}{{goKernelName("go uint64 loads, 4 accumulators"), readGo}}
+	if readAsm != nil {
+		reads = append(reads, struct {
+			name string
+			f    func(p []byte)
+		}{readName, readAsm})
+	}
+
+	for _, threads := range o.Threads {
+		for _, k := range kernels {
+			p := measureCompute(k, threads, o.Time)
+			r.Peaks = append(r.Peaks, p)
+		}
+		for _, rd := range reads {
+			bufs := make([][]byte, threads)
+			for t := range bufs {
+				bufs[t] = asBytes(caches[t])
+			}
+			r.Peaks = append(r.Peaks, measureRead(rd.name, rd.f, LevelCache, bufs, o.Time))
+			per := len(dram) / threads
+			for t := range bufs {
+				bufs[t] = asBytes(dram[t*per : (t+1)*per])
+			}
+			r.Peaks = append(r.Peaks, measureRead(rd.name, rd.f, LevelDRAM, bufs, o.Time))
+		}
+	}
+	runtime.KeepAlive(dram)
+	return r, nil
+}
+
+// goKernelName appends the GOAMD64 level the binary was built for, which
+// decides whether Go fuses a*x+b into an FMA (v3 and up).
+func goKernelName(s string) string {
+	if runtime.GOARCH != "amd64" {
+		return s
+	}
+	level := "v1"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, st := range bi.Settings {
+			if st.Key == "GOAMD64" && st.Value != "" {
+				level = st.Value
+			}
+		}
+	}
+	return s + " (GOAMD64=" + level + ")"
+}
+
+func asBytes(u []uint64) []byte {
+	if len(u) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&u[0])), len(u)*8)
+}
+
+// measureCompute times kernel k on threads threads for about budget.
+func measureCompute(k peakKernel, threads int, budget time.Duration) Peak {
+	// Calibrate on one thread: an iteration count taking about 5 ms.
+	iters := 1 << 10
+	for {
+		d := parallel(1, func(int) { k.run(iters) })
+		if d >= 5*time.Millisecond || iters >= 1<<34 {
+			break
+		}
+		iters *= 2
+	}
+	work := k.workPerIter * float64(iters) * float64(threads)
+	rates := sample(budget, func() time.Duration {
+		return parallel(threads, func(int) { k.run(iters) })
+	}, work)
+	unit := "GFLOP/s"
+	if k.kind == KindInt8Dot {
+		unit = "GOP/s"
+	}
+	return peakOf(k.kind, k.name, threads, unit, rates)
+}
+
+// measureRead times streaming reads of bufs (one per thread).
+func measureRead(name string, read func([]byte), level string, bufs [][]byte, budget time.Duration) Peak {
+	var total int64
+	for _, b := range bufs {
+		total += int64(len(b))
+	}
+	// Passes over the buffers per sample: about 5 ms on one thread's
+	// share, so DRAM samples are a pass or two and cache samples many.
+	passes := 1
+	for {
+		d := parallel(1, func(int) {
+			for i := 0; i < passes; i++ {
+				read(bufs[0])
+			}
+		})
+		if d >= 5*time.Millisecond || passes >= 1<<20 {
+			break
+		}
+		passes *= 2
+	}
+	rates := sample(budget, func() time.Duration {
+		return parallel(len(bufs), func(t int) {
+			for i := 0; i < passes; i++ {
+				read(bufs[t])
+			}
+		})
+	}, float64(total)*float64(passes))
+	p := peakOf(KindRead, name, len(bufs), "GB/s", rates)
+	p.Level, p.BufferBytes = level, total
+	return p
+}
+
+// sample runs f until budget has passed (at least 3 times) and returns the
+// rates work/seconds/1e9 of the runs.
+func sample(budget time.Duration, f func() time.Duration, work float64) []float64 {
+	var rates []float64
+	var spent time.Duration
+	for len(rates) < 3 || spent < budget {
+		d := f()
+		spent += d
+		rates = append(rates, work/max(d.Seconds(), 1e-9)/1e9)
+		if len(rates) >= 10000 {
+			break
+		}
+	}
+	return rates
+}
+
+func peakOf(kind, name string, threads int, unit string, rates []float64) Peak {
+	s := slices.Clone(rates)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Peak{Kind: kind, Kernel: name, Threads: threads, Best: s[len(s)-1], Median: med, Unit: unit, Samples: len(s)}
+}
+
+// parallel runs work(t) for t in [0, threads) on goroutines locked to OS
+// threads, released together once all have started, and returns the time
+// from the release until the last finishes.
+func parallel(threads int, work func(t int)) time.Duration {
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	ready.Add(threads)
+	done.Add(threads)
+	for t := 0; t < threads; t++ {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			ready.Done()
+			<-start
+			work(t)
+			done.Done()
+		}()
+	}
+	ready.Wait()
+	t0 := time.Now()
+	close(start)
+	done.Wait()
+	return time.Since(t0)
+}
+
+// fmaSink keeps fmaGo's result alive (float32 bits; threads race to
+// store it, atomically).
+var fmaSink atomic.Uint32
+
+// fmaX and fmaB are fmaGo's operands, variables so that the compiler
+// cannot fold the loop away.
+var fmaX, fmaB = float32(0.999), float32(0.001)
+
+// fmaGo runs iters iterations of 12 independent float32 a = a*x + b
+// chains: 24 FLOPs per iteration. The chains converge to b/(1-x) = 1, so
+// no value is ever denormal.
+func fmaGo(iters int) {
+	x, b := fmaX, fmaB
+	a0, a1, a2, a3, a4, a5 := x, b, x+b, x-b, x*b, x+x
+	a6, a7, a8, a9, a10, a11 := b+b, x*x, b*b, x+1, b+1, x*b+1
+	for i := 0; i < iters; i++ {
+		a0 = a0*x + b
+		a1 = a1*x + b
+		a2 = a2*x + b
+		a3 = a3*x + b
+		a4 = a4*x + b
+		a5 = a5*x + b
+		a6 = a6*x + b
+		a7 = a7*x + b
+		a8 = a8*x + b
+		a9 = a9*x + b
+		a10 = a10*x + b
+		a11 = a11*x + b
+	}
+	fmaSink.Store(math.Float32bits(a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11))
+}
+
+// readSink keeps readGo's result alive.
+var readSink atomic.Uint64
+
+// readGo sums p as uint64 words with four accumulators. p's length is a
+// multiple of 8 and its start 8-byte aligned (buffers come from []uint64).
+func readGo(p []byte) {
+	if len(p) < 8 {
+		return
+	}
+	u := unsafe.Slice((*uint64)(unsafe.Pointer(&p[0])), len(p)/8)
+	var s0, s1, s2, s3 uint64
+	i := 0
+	for ; i+4 <= len(u); i += 4 {
+		s0 += u[i]
+		s1 += u[i+1]
+		s2 += u[i+2]
+		s3 += u[i+3]
+	}
+	for ; i < len(u); i++ {
+		s0 += u[i]
+	}
+	readSink.Add(s0 + s1 + s2 + s3)
+}
+
+// Ridge returns the arithmetic intensity (FLOP/byte) where the bandwidth
+// line meets the compute ceiling; 0 when either is missing.
+func Ridge(compute, bandwidth Peak) float64 {
+	if bandwidth.Best <= 0 {
+		return 0
+	}
+	return compute.Best / bandwidth.Best
+}

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestMeasureRoofline: every ceiling is measured, positive and sane, at
+// each thread count asked for. Timings are short: the machine is shared,
+// so only their sign and order of magnitude are checked.
+func TestMeasureRoofline(t *testing.T) {
+	m := DetectMachine()
+	r, err := MeasureRoofline(m, RooflineOptions{Threads: []int{1, 2}, Time: 10 * time.Millisecond, CacheBytes: 64 << 10, DRAMBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MachineID != m.ID || r.Date.IsZero() || r.Note == "" {
+		t.Errorf("roofline header %+v", r)
+	}
+	if got := r.Threads(); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("threads %v", got)
+	}
+	for _, p := range r.Peaks {
+		if !(p.Best > 0) || !(p.Median > 0) || p.Median > p.Best || p.Samples < 3 || p.Kernel == "" || p.Unit == "" || math.IsInf(p.Best, 0) {
+			t.Errorf("peak %+v", p)
+		}
+		if p.Kind == KindRead && (p.BufferBytes <= 0 || p.Level == "") {
+			t.Errorf("read peak %+v", p)
+		}
+	}
+	for _, threads := range []int{1, 2} {
+		c, ok := r.Compute(threads)
+		if !ok || c.Best < 0.1 || c.Best > 1e5 {
+			t.Errorf("%d threads: f32 peak %+v", threads, c)
+		}
+		for _, lvl := range []string{LevelCache, LevelDRAM} {
+			if bw, ok := r.Bandwidth(threads, lvl); !ok || bw.Best < 0.1 || bw.Best > 1e5 {
+				t.Errorf("%d threads: %s bandwidth %+v", threads, lvl, bw)
+			}
+		}
+	}
+	if _, err := MeasureRoofline(m, RooflineOptions{Threads: []int{0}}); err == nil {
+		t.Error("0 threads accepted")
+	}
+}
+
+func TestAttainable(t *testing.T) {
+	r := Roofline{Peaks: []Peak{
+		{Kind: KindF32FMA, Kernel: "go", Threads: 1, Best: 10},
+		{Kind: KindF32FMA, Kernel: "asm", Threads: 1, Best: 100},
+		{Kind: KindRead, Level: LevelCache, Threads: 1, Best: 200},
+		{Kind: KindRead, Level: LevelDRAM, Threads: 1, Best: 20},
+	}}
+	tests := []struct {
+		intensity  float64
+		bytes      int64
+		wantGFLOPS float64
+		wantRoof   string
+	}{
+		{1, 1 << 30, 20, LevelDRAM},     // memory bound from DRAM
+		{1, 1 << 10, 100, "compute"},    // in cache, 1 FLOP/B x 200 GB/s above the peak
+		{0.25, 1 << 10, 50, LevelCache}, // in cache, bandwidth bound
+		{50, 1 << 30, 100, "compute"},
+	}
+	for _, tt := range tests {
+		g, roof, ok := r.Attainable(1, tt.intensity, tt.bytes, 1<<20)
+		if !ok || g != tt.wantGFLOPS || roof != tt.wantRoof {
+			t.Errorf("Attainable(I=%v, %d bytes) = %v %s %v, want %v %s", tt.intensity, tt.bytes, g, roof, ok, tt.wantGFLOPS, tt.wantRoof)
+		}
+	}
+	if _, _, ok := r.Attainable(2, 1, 1, 1); ok {
+		t.Error("a thread count the roofline lacks")
+	}
+	c, _ := r.Compute(1)
+	bw, _ := r.Bandwidth(1, LevelDRAM)
+	if c.Kernel != "asm" || Ridge(c, bw) != 5 {
+		t.Errorf("best kernel %q, ridge %v", c.Kernel, Ridge(c, bw))
+	}
+	rec := Record{Flops: 100, Bytes: 100, Intensity: 1, Threads: 1}
+	rec.Median = 1e-8 // 10 GFLOP/s
+	Derive(&rec, &r, 1<<20)
+	if rec.GFLOPS != 10 || rec.GBPS != 10 || rec.RoofGFLOPS != 100 || rec.RooflinePct != 10 || rec.Roof != "compute" {
+		t.Errorf("derived %+v", rec)
+	}
+}

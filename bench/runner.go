@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/ops"
+)
+
+// A Backend is one backend configuration of a sweep: an open backend, the
+// name records give it (such as "cpu-avx2") and its thread count.
+type Backend struct {
+	Name    string
+	Threads int
+	ops.Backend
+}
+
+// A Runner measures planned points on backends.
+type Runner struct {
+	Backends []Backend
+	Protocol harness.Protocol
+	// RefBudget bounds the reference's work per point (see
+	// harness.PrepareOptions).
+	RefBudget int64
+	// MaxMemory refuses points whose plan needs more host memory; 0 means
+	// no limit.
+	MaxMemory int64
+	// Roofline, when set, gives each record its % of roofline;
+	// CacheBytes is the working set below which the in-cache bandwidth
+	// applies (the last-level cache).
+	Roofline   *Roofline
+	CacheBytes int64
+	// Progress, when set, is called after each record.
+	Progress func(done, total int, r Record, took time.Duration)
+	// Context, when set and done, stops the run after the record in
+	// progress; Run then returns the records made so far.
+	Context context.Context
+}
+
+// Run measures every point on every backend (points outermost, so a
+// point's inputs are drawn once for all backends that share host memory)
+// and returns one record per point and backend, in that order (fewer when
+// Context is done first).
+func (ru *Runner) Run(points []PlannedPoint) []Record {
+	total := len(points) * len(ru.Backends)
+	var out []Record
+	for _, p := range points {
+		cache := &harness.PointCache{}
+		for _, be := range ru.Backends {
+			if ru.Context != nil && ru.Context.Err() != nil {
+				return out
+			}
+			start := time.Now()
+			r := ru.measure(p, be, cache)
+			out = append(out, r)
+			if ru.Progress != nil {
+				ru.Progress(len(out), total, r, time.Since(start))
+			}
+		}
+		if p.Plan.Memory > 256<<20 {
+			runtime.GC() // return a big point's memory before drawing the next
+		}
+	}
+	return out
+}
+
+// NewRecord returns the record of point p on be, before any measurement.
+func NewRecord(p PlannedPoint, be Backend) Record {
+	r := Record{
+		Op: p.Op.String(), Type: p.Type.String(), Shape: p.Shape(), Label: p.Label,
+		Dims: map[string]int64{}, Backend: be.Name, Threads: be.Threads,
+		Flops: p.Plan.Cost.Flops, Bytes: p.Plan.Cost.Bytes,
+		NMSE: harness.Metric(nan()), MaxErr: harness.Metric(nan()),
+	}
+	for k, v := range p.Dims {
+		r.Dims[k] = v
+	}
+	if r.Bytes > 0 {
+		r.Intensity = float64(r.Flops) / float64(r.Bytes)
+	}
+	return r
+}
+
+func (ru *Runner) measure(p PlannedPoint, be Backend, cache *harness.PointCache) Record {
+	r := NewRecord(p, be)
+	if ru.MaxMemory > 0 && p.Plan.Memory > ru.MaxMemory {
+		r.Validation = ValidError
+		r.Error = fmt.Sprintf("needs about %s of memory to prepare, above the limit of %s", humanBytes(p.Plan.Memory), humanBytes(ru.MaxMemory))
+		return r
+	}
+	c, err := p.Case()
+	if err != nil {
+		r.Validation, r.Error = ValidError, err.Error()
+		return r
+	}
+	prep, res := harness.Prepare(be.Backend, c, harness.PrepareOptions{RefBudget: ru.RefBudget, Cache: cache})
+	r.NMSE, r.MaxErr = res.NMSE, res.MaxErr
+	switch {
+	case prep == nil && res.Status == harness.StatusSkipped:
+		r.Validation, r.Error = ValidUnsupported, res.Err
+		return r
+	case prep == nil:
+		r.Validation = ValidFail
+		r.Error = res.Summary()
+		if res.Err != "" {
+			r.Error += ": " + res.Err
+		}
+		return r
+	case prep.Validated():
+		r.Validation = ValidOK
+	default:
+		r.Validation = ValidSkipped
+	}
+	tm, err := harness.Measure(harness.TimerFor(be.Backend), prep.Node, ru.Protocol)
+	if err != nil {
+		r.Validation, r.Error = ValidError, err.Error()
+		return r
+	}
+	if err := prep.CheckMemory(); err != nil {
+		r.Validation, r.Error = ValidFail, err.Error()
+		return r
+	}
+	r.Timing = tm
+	ru.derive(&r)
+	return r
+}
+
+// derive fills the throughputs and roofline share from the timing.
+func (ru *Runner) derive(r *Record) {
+	Derive(r, ru.Roofline, ru.CacheBytes)
+}
+
+// Derive fills r's GFLOP/s, GB/s and roofline fields from its median time
+// and cost, against roof (if any).
+func Derive(r *Record, roof *Roofline, cacheBytes int64) {
+	r.GFLOPS = harness.Rate(r.Flops, r.Median)
+	r.GBPS = harness.Rate(r.Bytes, r.Median)
+	if roof == nil || r.Flops == 0 {
+		return
+	}
+	if g, which, ok := roof.Attainable(r.Threads, r.Intensity, r.Bytes, cacheBytes); ok && g > 0 {
+		r.RoofGFLOPS, r.Roof, r.RooflinePct = g, which, 100*r.GFLOPS/g
+	}
+}
+
+// humanBytes formats a byte count with a binary unit.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func nan() float64 { return math.NaN() }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/kernbench/kernbench/bench"
+)
+
+// writePoints lists planned points without measuring them.
+func writePoints(w io.Writer, points []bench.PlannedPoint) error {
+	rows := make([][]string, 0, len(points))
+	for _, p := range points {
+		rows = append(rows, []string{p.Op.String(), p.Type.String(), p.Shape(), p.Label,
+			fmt.Sprintf("%.3g", float64(p.Plan.Cost.Flops)), fmt.Sprintf("%.3g", float64(p.Plan.Cost.Bytes)), humanSize(p.Plan.Memory)})
+	}
+	return renderTable(w, []string{"op", "type", "shape", "label", "FLOPs", "bytes", "memory"}, rows)
+}
+
+// writeSweepTable prints the records of a sweep.
+func writeSweepTable(w io.Writer, rs []bench.Record) error {
+	hasLabel := false
+	for _, r := range rs {
+		hasLabel = hasLabel || r.Label != ""
+	}
+	header := []string{"op", "type", "shape"}
+	if hasLabel {
+		header = append(header, "layer")
+	}
+	header = append(header, "backend", "thr", "median", "±sd", "n", "GFLOP/s", "GB/s", "FLOP/B", "% roof", "valid")
+	rows := make([][]string, 0, len(rs))
+	for _, r := range rs {
+		row := []string{r.Op, r.Type, r.Shape}
+		if hasLabel {
+			row = append(row, r.Label)
+		}
+		row = append(row, r.Backend, strconv.Itoa(r.Threads))
+		if r.Timed() {
+			row = append(row, seconds(r.Median), fmt.Sprintf("%.1f%%", 100*r.Stddev/r.Mean), strconv.Itoa(len(r.Samples)),
+				rate(r.GFLOPS, r.Flops > 0), rate(r.GBPS, true), intensity(r), pct(r.RooflinePct))
+		} else {
+			row = append(row, "-", "-", "-", "-", "-", "-", "-")
+		}
+		valid := r.Validation
+		if r.Validation == bench.ValidOK {
+			valid = "ok " + metric(r.NMSE)
+		}
+		if r.Error != "" {
+			valid += ": " + r.Error
+		}
+		rows = append(rows, append(row, valid))
+	}
+	return renderTable(w, header, rows)
+}
+
+// seconds formats a time in seconds with a unit.
+func seconds(s float64) string {
+	switch {
+	case s <= 0 || math.IsNaN(s):
+		return "-"
+	case s < 1e-6:
+		return fmt.Sprintf("%.0f ns", s*1e9)
+	case s < 1e-3:
+		return fmt.Sprintf("%.2f µs", s*1e6)
+	case s < 1:
+		return fmt.Sprintf("%.3f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.3f s", s)
+}
+
+func rate(v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func intensity(r bench.Record) string {
+	if r.Flops == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", r.Intensity)
+}
+
+func pct(p float64) string {
+	if p <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
