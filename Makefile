@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -12,6 +12,8 @@ help:
 	@echo "test-race  go test -race on the CPU backend and harness"
 	@echo "validate   opbench validate: every op case on the CPU vs the float64 reference"
 	@echo "bench      go test -bench \$$(BENCH) (BENCH=MulMat BENCHTIME=2s make bench)"
+	@echo "roofline   opbench roofline: this machine's peak GFLOP/s and GB/s at 1 and 2 threads"
+	@echo "baseline   the committed baseline sweeps in results/<machine>/ (see results/README.md)"
 	@echo "lint       gofmt -l and go vet"
 	@echo "fuzz       fuzz the quant dequantizers for 60 s"
 
@@ -29,6 +31,13 @@ validate:
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) $(PKGS)
+
+roofline:
+	$(GO) run ./cmd/opbench roofline -threads 1,2
+
+baseline: roofline
+	$(GO) run ./cmd/opbench sweep -op mul_mat -type q4_0,q8_0 -m 4096 -n 1,512 -k 4096 -threads 2 -name baseline-mul_mat -plot
+	$(GO) run ./cmd/opbench sweep -preset llama-7b -n 1,32 -tier generic,avx2 -threads 2 -name baseline-llama-7b -plot
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
