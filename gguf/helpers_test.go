@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	shared "github.com/kernbench/kernbench/internal/testdata"
 )
 
 // testdataDir returns the shared test data folder, found by walking up
@@ -13,21 +15,7 @@ import (
 // the repository), or skips the test when there is none.
 func testdataDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "testdata")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("shared/testdata not found above the working directory; real GGUF files are not available")
-		}
-		dir = parent
-	}
+	return shared.Dir(t)
 }
 
 // testFile returns the path of a file in the shared test data, skipping

@@ -3,11 +3,11 @@ package quantize
 import (
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/kernbench/kernbench/gguf"
+	shared "github.com/kernbench/kernbench/internal/testdata"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -15,21 +15,7 @@ import (
 // up from the working directory, or skips the test when it is absent.
 func testdata(t testing.TB, name string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "testdata", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skipf("test file %s not found in a shared/testdata above the working directory", name)
-		}
-		dir = parent
-	}
+	return shared.Path(t, name)
 }
 
 // srcTensor is a tensor of a synthetic source file.

@@ -8,27 +8,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	shared "github.com/kernbench/kernbench/internal/testdata"
 )
 
 // testdataDir finds shared/testdata by walking up from the working
 // directory (it sits beside the repository), or skips the test.
 func testdataDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("getwd: %v", err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "testdata")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("shared/testdata not found above the working directory; real-file tests skipped")
-		}
-		dir = parent
-	}
+	return shared.Dir(t)
 }
 
 // testdataFile returns the path of a file in shared/testdata, or skips.

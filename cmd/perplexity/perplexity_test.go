@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/internal/cli"
+	shared "github.com/kernbench/kernbench/internal/testdata"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/tokenizer"
 )
@@ -20,14 +20,7 @@ import (
 // testdata returns the path of a shared test file, or skips the test.
 func testdata(t *testing.T, name string) string {
 	t.Helper()
-	p, err := cli.SharedTestdata(name)
-	if errors.Is(err, cli.ErrNoTestdata) {
-		t.Skipf("%s not found in a shared/testdata above the working directory", name)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return shared.Path(t, name)
 }
 
 // runCmd runs the command in-process.

@@ -12,27 +12,15 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	shared "github.com/kernbench/kernbench/internal/testdata"
 )
 
 // testdata returns the path of a file in shared/testdata, found by walking
 // up from the working directory, or skips the test when it is absent.
 func testdata(t *testing.T, name string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "testdata", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skipf("test file %s not found in a shared/testdata above the working directory", name)
-		}
-		dir = parent
-	}
+	return shared.Path(t, name)
 }
 
 // trace runs the command and returns its exit status, stdout and stderr.

@@ -257,19 +257,6 @@ func TestTerminal(t *testing.T) {
 	}
 }
 
-func TestSharedTestdata(t *testing.T) {
-	p, err := SharedTestdata("SOURCES.md")
-	if errors.Is(err, ErrNoTestdata) {
-		t.Skip("no shared/testdata above the working directory")
-	}
-	if err != nil || !strings.HasSuffix(p, "shared/testdata/SOURCES.md") {
-		t.Errorf("SharedTestdata = %q, %v", p, err)
-	}
-	if _, err := SharedTestdata("no-such-file.bin"); !errors.Is(err, ErrNoTestdata) {
-		t.Errorf("missing file: %v", err)
-	}
-}
-
 // FuzzParseIntList checks that the list parser never panics and that what
 // it accepts is in range and reads back the same.
 func FuzzParseIntList(f *testing.F) {

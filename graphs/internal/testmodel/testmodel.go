@@ -4,11 +4,10 @@
 package testmodel
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/kernbench/kernbench/graphs"
+	shared "github.com/kernbench/kernbench/internal/testdata"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/tokenizer"
@@ -18,21 +17,7 @@ import (
 // from the working directory, or skips the test when there is none.
 func Path(tb testing.TB, name string) string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "testdata", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skipf("test file %s not found in a shared/testdata above the working directory", name)
-		}
-		dir = parent
-	}
+	return shared.Path(tb, name)
 }
 
 // A Run is a context that has decoded a prompt, with the records of every
