@@ -2,14 +2,33 @@ package cpu
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/kernbench/kernbench/ops"
 )
 
-// Backend computes ops on the CPU with a pool of worker threads.
+// Backend computes ops on the CPU with a pool of worker threads. Compute
+// may be called from several goroutines; calls on one backend run one at
+// a time, each using all its threads.
 type Backend struct {
 	pool *pool
 	tier Tier
+	// kern is the tier's kernel set, read by the matrix kernels.
+	kern *kernelSet
+
+	mu sync.Mutex // serializes Compute; guards the fields below
+	// checked remembers nodes Supports accepted, so that computing the
+	// same node again skips the checks (and their allocations).
+	checked sigCache
+	scratch scratch
+	// Reusable parallel jobs of the hot kernels.
+	mm  mulMatJob
+	act actJob
+	gj  gemmJob
+	pk  packJob
+	sm  softmaxJob
+	rms rmsNormJob
+	fa  flashAttnJob
 }
 
 // New returns a CPU backend using threads workers (GOMAXPROCS when
@@ -31,7 +50,11 @@ func NewWithOptions(o Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{pool: newPool(o.Threads), tier: t}, nil
+	p := newPool(o.Threads)
+	b := &Backend{pool: p, tier: t.Tier, kern: t.kernels}
+	b.scratch.workers = make([]workerBuf, p.threads)
+	b.scratch.quad = make([][4]float32, p.threads)
+	return b, nil
 }
 
 // Name returns "cpu".
@@ -94,8 +117,13 @@ func (b *Backend) Compute(t *ops.Tensor) error {
 	if t.Op == ops.OpNone || t.Op.IsView() {
 		return nil
 	}
-	if err := b.Supports(t); err != nil {
-		return err
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.checked.has(t) {
+		if err := b.Supports(t); err != nil {
+			return err
+		}
+		b.checked.add(t)
 	}
 	if err := hostCheck(t); err != nil {
 		return err
@@ -110,7 +138,9 @@ func (b *Backend) Compute(t *ops.Tensor) error {
 // whole extent inside their buffers, so kernels can index without checks
 // failing at run time.
 func hostCheck(t *ops.Tensor) error {
-	if _, err := t.HostBytes(); err != nil {
+	// The destination must be writable: computing into a read-only
+	// mapping (a GGUF weight) would fault.
+	if _, err := t.WritableHostBytes(); err != nil {
 		return err
 	}
 	for _, s := range t.Src {

@@ -55,12 +55,13 @@ func supportsFlashAttn(t *ops.Tensor) error {
 	return nil
 }
 
-// alibiSlopes returns the ALiBi slope of each of nHead heads, as ggml
+// alibiSlopes returns the ALiBi slope of each of nHead heads in s (grown
+// when short), as ggml
 // computes them: with n = 2^floor(log2(nHead)), m0 = 2^(-maxBias/n) and
 // m1 = 2^(-maxBias/(2n)), head h gets m0^(h+1) for h < n and
 // m1^(2(h-n)+1) otherwise. All slopes are 1 when maxBias is 0.
-func alibiSlopes(maxBias float32, nHead int64) []float32 {
-	s := make([]float32, nHead)
+func alibiSlopes(maxBias float32, nHead int64, s []float32) []float32 {
+	s = growF32(s, nHead)
 	if maxBias <= 0 {
 		for h := range s {
 			s[h] = 1
@@ -93,10 +94,9 @@ func computeFlashAttn(b *Backend, t *ops.Tensor) error {
 		return nil
 	}
 	d, nQ, nHead, q3 := q.Ne[0], q.Ne[1], q.Ne[2], q.Ne[3]
-	dv, nKV := v.Ne[0], k.Ne[1]
-	rk2, rk3 := nHead/k.Ne[2], q3/k.Ne[3]
+	dv := v.Ne[0]
 
-	kern, err := dotKernelFor(k.Type)
+	kern, err := b.kern.dot(k.Type)
 	if err != nil {
 		return err
 	}
@@ -116,104 +116,129 @@ func computeFlashAttn(b *Backend, t *ops.Tensor) error {
 	if softcap != 0 {
 		scale /= softcap
 	}
-	slopes := alibiSlopes(p.MaxBias, nHead)
-	var sinkMem, maskMem []byte
+	b.scratch.f32 = alibiSlopes(p.MaxBias, nHead, b.scratch.f32)
+	j := &b.fa
+	*j = flashAttnJob{
+		ks: b.kern, kern: kern, sc: &b.scratch, errs: b.workerErrs(),
+		t: t, q: q, k: k, v: v, mask: mask, sinks: sinks,
+		qMem: mem(q), kMem: mem(k), vMem: mem(v), out: f32s(mem(t), 0, t.NumElements()),
+		scale: scale, softcap: softcap, slopes: b.scratch.f32[:nHead],
+		qBytes: qBytes, kBytes: kBytes, vBytes: vBytes,
+	}
 	if sinks != nil {
-		sinkMem = mem(sinks)
+		j.sinkMem = mem(sinks)
 	}
 	if mask != nil {
-		maskMem = mem(mask)
+		j.maskMem = mem(mask)
 	}
-	qMem, kMem, vMem := mem(q), mem(k), mem(v)
-	out := f32s(mem(t), 0, t.NumElements())
+	b.pool.run(int(nQ*nHead*q3), 1, j)
+	return j.errs.err()
+}
 
-	// Per worker: the f32 query row, the accumulator, a widened V row, and
-	// the converted query row.
-	scratch := newWorkerScratch(b.pool.threads, d+2*dv, qBytes)
-	errs := make(workerErrors, b.pool.threads)
-	b.pool.parallelFor(int(nQ*nHead*q3), 1, func(w, lo, hi int) {
-		buf := scratch.f32[w]
-		qf, acc, vf := buf[:d], buf[d:d+dv], buf[d+dv:]
-		qc := scratch.bytes[w]
-		for u := int64(lo); u < int64(hi) && !errs.failed(w); u++ {
-			iq, h, i3 := u%nQ, u/nQ%nHead, u/(nQ*nHead)
-			ik2, ik3 := h/rk2, i3/rk3
-			if err := loadFloatRow(quant.F32, qMem, at(q, 0, iq, h, i3), q.Nb[0], qf); err != nil {
-				errs.set(w, err)
-				return
-			}
-			if err := convertRow(kern.actType, qf, qc); err != nil {
-				errs.set(w, err)
-				return
-			}
-			clear(acc)
-			var maskOff int64
-			if mask != nil {
-				maskOff = at(mask, 0, iq, h%mask.Ne[2], i3%mask.Ne[3])
-			}
-			slope := slopes[h]
-			sum, maxS := float32(0), float32(math.Inf(-1))
-			for ic := range nKV {
-				var mv float32
-				if mask != nil {
-					if mask.Type == quant.F16 {
-						mv = slope * halfAt(maskMem, int(maskOff+2*ic))
-					} else {
-						mv = slope * f32At(maskMem, maskOff+4*ic)
-					}
-					if math.IsInf(float64(mv), -1) {
-						continue
-					}
-				}
-				ko := at(k, 0, ic, ik2, ik3)
-				s := kern.dot(int(d), kMem[ko:ko+kBytes], qc) * scale
-				if softcap != 0 {
-					s = softcap * float32(math.Tanh(float64(s)))
-				}
-				s += mv
+// flashAttnJob is one FLASH_ATTN_EXT call, kept in the backend so that a
+// call allocates nothing; an item is one (query row, head, batch).
+type flashAttnJob struct {
+	ks                      *kernelSet
+	kern                    dotKernel
+	sc                      *scratch
+	errs                    workerErrors
+	t, q, k, v, mask, sinks *ops.Tensor
+	qMem, kMem, vMem        []byte
+	sinkMem, maskMem        []byte
+	out                     []float32
+	scale, softcap          float32
+	slopes                  []float32
+	qBytes, kBytes, vBytes  int64
+}
 
-				ms, vs := float32(1), float32(1)
-				if s > maxS {
-					ms = expf(maxS - s)
-					maxS = s
-					for i := range acc {
-						acc[i] *= ms
-					}
-				} else {
-					vs = expf(s - maxS)
-				}
-				vo := at(v, 0, ic, ik2, ik3)
-				if err := addValueRow(v.Type, vMem[vo:vo+vBytes], vs, acc, vf); err != nil {
-					errs.set(w, err)
-					return
-				}
-				sum = sum*ms + vs
-			}
-			// A -Inf sink adds exp(-Inf) = 0; skip it rather than form
-			// -Inf - -Inf when every key was masked.
-			if s := sinkLogit(sinks, sinkMem, h); !math.IsInf(float64(s), -1) {
-				ms, vs := float32(1), float32(1)
-				if s > maxS {
-					ms = expf(maxS - s)
-					for i := range acc {
-						acc[i] *= ms
-					}
-				} else {
-					vs = expf(s - maxS)
-				}
-				sum = sum*ms + vs
-			}
-			inv := float32(0)
-			if sum != 0 {
-				inv = 1 / sum
-			}
-			o := out[dv*(h+nHead*(iq+nQ*i3)):][:dv]
-			for i, a := range acc {
-				o[i] = a * inv
-			}
+func (j *flashAttnJob) do(w, lo, hi int) {
+	q, k, v, mask, sinks := j.q, j.k, j.v, j.mask, j.sinks
+	d, nQ, nHead := q.Ne[0], q.Ne[1], q.Ne[2]
+	dv, nKV := v.Ne[0], k.Ne[1]
+	rk2, rk3 := nHead/k.Ne[2], q.Ne[3]/k.Ne[3]
+	scale, softcap := j.scale, j.softcap
+	// Per worker: the f32 query row, the accumulator, a widened V row,
+	// and the converted query row.
+	wb := j.sc.worker(w, d+2*dv, 0, j.qBytes)
+	qf, acc, vf := wb.f32[:d], wb.f32[d:d+dv], wb.f32[d+dv:d+2*dv]
+	qc := wb.bytes[:j.qBytes]
+	for u := int64(lo); u < int64(hi) && !j.errs.failed(w); u++ {
+		iq, h, i3 := u%nQ, u/nQ%nHead, u/(nQ*nHead)
+		ik2, ik3 := h/rk2, i3/rk3
+		if err := loadFloatRow(quant.F32, j.qMem, at(q, 0, iq, h, i3), q.Nb[0], qf); err != nil {
+			j.errs.set(w, err)
+			return
 		}
-	})
-	return errs.err()
+		if err := j.ks.convertRow(j.kern.actType, qf, qc); err != nil {
+			j.errs.set(w, err)
+			return
+		}
+		clear(acc)
+		var maskOff int64
+		if mask != nil {
+			maskOff = at(mask, 0, iq, h%mask.Ne[2], i3%mask.Ne[3])
+		}
+		slope := j.slopes[h]
+		sum, maxS := float32(0), float32(math.Inf(-1))
+		for ic := range nKV {
+			var mv float32
+			if mask != nil {
+				if mask.Type == quant.F16 {
+					mv = slope * halfAt(j.maskMem, int(maskOff+2*ic))
+				} else {
+					mv = slope * f32At(j.maskMem, maskOff+4*ic)
+				}
+				if math.IsInf(float64(mv), -1) {
+					continue
+				}
+			}
+			ko := at(k, 0, ic, ik2, ik3)
+			s := j.kern.dot(int(d), j.kMem[ko:ko+j.kBytes], qc) * scale
+			if softcap != 0 {
+				s = softcap * float32(math.Tanh(float64(s)))
+			}
+			s += mv
+
+			ms, vs := float32(1), float32(1)
+			if s > maxS {
+				ms = expf(maxS - s)
+				maxS = s
+				for i := range acc {
+					acc[i] *= ms
+				}
+			} else {
+				vs = expf(s - maxS)
+			}
+			vo := at(v, 0, ic, ik2, ik3)
+			if err := addValueRow(v.Type, j.vMem[vo:vo+j.vBytes], vs, acc, vf); err != nil {
+				j.errs.set(w, err)
+				return
+			}
+			sum = sum*ms + vs
+		}
+		// A -Inf sink adds exp(-Inf) = 0; skip it rather than form
+		// -Inf - -Inf when every key was masked.
+		if s := sinkLogit(sinks, j.sinkMem, h); !math.IsInf(float64(s), -1) {
+			ms, vs := float32(1), float32(1)
+			if s > maxS {
+				ms = expf(maxS - s)
+				for i := range acc {
+					acc[i] *= ms
+				}
+			} else {
+				vs = expf(s - maxS)
+			}
+			sum = sum*ms + vs
+		}
+		inv := float32(0)
+		if sum != 0 {
+			inv = 1 / sum
+		}
+		o := j.out[dv*(h+nHead*(iq+nQ*i3)):][:dv]
+		for i, a := range acc {
+			o[i] = a * inv
+		}
+	}
 }
 
 // sinkLogit returns head h's sink logit, or -Inf without sinks.

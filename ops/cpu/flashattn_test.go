@@ -168,14 +168,14 @@ func TestFlashAttnMaskedRowIsZero(t *testing.T) {
 
 func TestAlibiSlopes(t *testing.T) {
 	// 6 heads: n = 4, m0 = 2^(-8/4), m1 = 2^(-4/4).
-	got := alibiSlopes(8, 6)
+	got := alibiSlopes(8, 6, nil)
 	want := []float64{0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125}
 	for h := range want {
 		if math.Abs(float64(got[h])-want[h]) > 1e-7 {
 			t.Errorf("slope[%d] = %v, want %v", h, got[h], want[h])
 		}
 	}
-	for _, s := range alibiSlopes(0, 3) {
+	for _, s := range alibiSlopes(0, 3, make([]float32, 1)) {
 		if s != 1 {
 			t.Errorf("slope without bias = %v, want 1", s)
 		}

@@ -18,16 +18,22 @@ import (
 // mxThreads are the thread counts every matrix kernel test runs with.
 var mxThreads = []int{1, 3}
 
-// mxEachBackend runs f once per thread count with a fresh backend.
+// mxEachBackend runs f once per supported tier and thread count with a
+// fresh backend.
 func mxEachBackend(t *testing.T, f func(t *testing.T, b *Backend)) {
 	t.Helper()
-	for _, n := range mxThreads {
-		t.Run(fmt.Sprintf("threads=%d", n), func(t *testing.T) {
-			b := New(n)
-			defer b.Close()
-			f(t, b)
-		})
-	}
+	forEachTier(t, func(t *testing.T, ks *kernelSet) {
+		for _, n := range mxThreads {
+			t.Run(fmt.Sprintf("threads=%d", n), func(t *testing.T) {
+				b, err := NewWithOptions(Options{Threads: n, Tier: ks.name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				f(t, b)
+			})
+		}
+	})
 }
 
 // mxAlloc gives t storage in b.
@@ -337,35 +343,6 @@ func TestTileSizes(t *testing.T) {
 		}
 		if tiles < 4*int64(c.threads) && (tm > 1 || tn > 1) {
 			t.Errorf("%+v: %d tiles of %dx%d for %d threads", c, tiles, tm, tn, c.threads)
-		}
-	}
-}
-
-// BenchmarkMulMat measures matrix-vector and small matrix-matrix products
-// for a few weight types, reporting GFLOP/s.
-func BenchmarkMulMat(b *testing.B) {
-	const k, m = 4096, 1024
-	for _, wt := range []quant.Type{quant.F32, quant.F16, quant.Q8_0, quant.Q4_0, quant.Q4_K, quant.Q6_K} {
-		for _, n := range []int64{1, 16} {
-			b.Run(fmt.Sprintf("%v/n=%d", wt, n), func(b *testing.B) {
-				be := New(0)
-				defer be.Close()
-				rng := rand.New(rand.NewPCG(1, 1))
-				a := mxLeaf(b, be, rng, "a", wt, k, m)
-				x := mxLeaf(b, be, rng, "b", quant.F32, k, n)
-				node, err := ops.MulMat(a, x)
-				if err != nil {
-					b.Fatal(err)
-				}
-				mxAlloc(b, be, node, 0)
-				b.ResetTimer()
-				for b.Loop() {
-					if err := be.Compute(node); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(ops.CostOf(node).Flops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
 		}
 	}
 }

@@ -122,7 +122,7 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 	if t.NumElements() == 0 {
 		return nil
 	}
-	kern, err := dotKernelFor(w.Type)
+	kern, err := b.kern.dot(w.Type)
 	if err != nil {
 		return err
 	}

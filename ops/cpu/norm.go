@@ -62,23 +62,36 @@ func computeRMSNorm(b *Backend, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	am, tm := mem(a), mem(t)
-	ne0 := t.Ne[0]
-	b.pool.parallelFor(n, rowGrain(3*ne0), func(_, lo, hi int) {
-		sa := scratchFor(a)
-		for r := lo; r < hi; r++ {
-			i1, i2, i3 := rowIndices(t.Ne, int64(r))
-			x := floatRow(a, am, i1, i2, i3, sa)
-			var sum float64
-			for _, v := range x {
-				sum += float64(v) * float64(v)
-			}
-			mean := float32(sum / float64(ne0))
-			scale := float32(1 / math.Sqrt(float64(mean+eps)))
-			scaleRow(outRow(t, tm, i1, i2, i3), x, scale, 0)
-		}
-	})
+	j := &b.rms
+	*j = rmsNormJob{t: t, a: a, eps: eps, am: mem(a), tm: mem(t), sc: &b.scratch}
+	b.pool.run(n, rowGrain(3*t.Ne[0]), j)
 	return nil
+}
+
+// rmsNormJob is one RMS_NORM call, kept in the backend so that a call
+// allocates nothing; an item is a row.
+type rmsNormJob struct {
+	t, a   *ops.Tensor
+	eps    float32
+	am, tm []byte
+	sc     *scratch
+}
+
+func (j *rmsNormJob) do(w, lo, hi int) {
+	t, a := j.t, j.a
+	ne0 := t.Ne[0]
+	sa := j.sc.worker(w, ne0, 0, 0).f32
+	for r := lo; r < hi; r++ {
+		i1, i2, i3 := rowIndices(t.Ne, int64(r))
+		x := floatRow(a, j.am, i1, i2, i3, sa)
+		var sum float64
+		for _, v := range x {
+			sum += float64(v) * float64(v)
+		}
+		mean := float32(sum / float64(ne0))
+		scale := float32(1 / math.Sqrt(float64(mean+j.eps)))
+		scaleRow(outRow(t, j.tm, i1, i2, i3), x, scale, 0)
+	}
 }
 
 func supportsSumRows(t *ops.Tensor) error {

@@ -3,23 +3,44 @@ package cpu
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // pool is a fixed set of long-lived worker goroutines that split a range
 // of work items. The calling goroutine takes part as worker 0, so a pool of
-// n threads starts n-1 goroutines.
+// n threads starts n-1 goroutines. The range is cut into contiguous chunks
+// (several per thread) that the threads take in turn from a shared
+// counter, so a thread the OS deschedules on a busy machine delays only
+// its current chunk. The pool runs one parallel region at a time (the
+// backend serializes Compute), which lets it reuse its state: a region
+// whose job is a pointer to a long-lived struct allocates nothing.
 type pool struct {
 	threads int
 	work    []chan task
+	done    sync.WaitGroup
 	wg      sync.WaitGroup
 	once    sync.Once
+
+	// The current region: its job, size and chunk, and the next item to
+	// hand out.
+	j        job
+	n, chunk int
+	next     atomic.Int64
 }
 
-type task struct {
-	fn     func(worker, lo, hi int)
-	lo, hi int
-	done   *sync.WaitGroup
+// A job is the body of a parallel region: do handles items [lo, hi) on
+// worker w, in [0, threads).
+type job interface {
+	do(w, lo, hi int)
 }
+
+// funcJob adapts a function to job.
+type funcJob func(w, lo, hi int)
+
+func (f funcJob) do(w, lo, hi int) { f(w, lo, hi) }
+
+// task wakes a worker for the current region.
+type task struct{}
 
 func newPool(threads int) *pool {
 	if threads <= 0 {
@@ -32,19 +53,28 @@ func newPool(threads int) *pool {
 		p.wg.Add(1)
 		go func(worker int) {
 			defer p.wg.Done()
-			for t := range ch {
-				t.fn(worker, t.lo, t.hi)
-				t.done.Done()
+			for range ch {
+				p.drain(worker)
+				p.done.Done()
 			}
 		}(i + 1)
 	}
 	return p
 }
 
-// parallelFor splits [0, n) into at most threads contiguous chunks and runs
-// fn(worker, lo, hi) on each, worker in [0, threads). Small ranges (n <
-// minPerThread*2) run on the caller alone. It returns when all are done.
+// parallelFor splits [0, n) into contiguous chunks and runs fn(worker,
+// lo, hi) on each, worker in [0, threads), a chunk holding at least
+// minPerThread items. Small ranges (n < minPerThread*2) run on the caller
+// alone. It returns when all are done.
 func (p *pool) parallelFor(n, minPerThread int, fn func(worker, lo, hi int)) {
+	p.run(n, minPerThread, funcJob(fn))
+}
+
+// chunksPerThread is how many chunks each thread gets on average.
+const chunksPerThread = 4
+
+// run is parallelFor for a job.
+func (p *pool) run(n, minPerThread int, j job) {
 	if n <= 0 {
 		return
 	}
@@ -56,22 +86,31 @@ func (p *pool) parallelFor(n, minPerThread int, fn func(worker, lo, hi int)) {
 		nt = m
 	}
 	if nt <= 1 {
-		fn(0, 0, n)
+		j.do(0, 0, n)
 		return
 	}
-	var done sync.WaitGroup
-	done.Add(nt - 1)
-	chunk := (n + nt - 1) / nt
+	p.j, p.n = j, n
+	p.chunk = max(minPerThread, (n+nt*chunksPerThread-1)/(nt*chunksPerThread))
+	p.next.Store(0)
+	p.done.Add(nt - 1)
 	for w := 1; w < nt; w++ {
-		lo, hi := w*chunk, min((w+1)*chunk, n)
-		if lo >= hi {
-			done.Done()
-			continue
-		}
-		p.work[w-1] <- task{fn: fn, lo: lo, hi: hi, done: &done}
+		p.work[w-1] <- task{}
 	}
-	fn(0, 0, min(chunk, n))
-	done.Wait()
+	p.drain(0)
+	p.done.Wait()
+	p.j = nil
+}
+
+// drain runs chunks of the current region on worker w until none is
+// left.
+func (p *pool) drain(w int) {
+	for {
+		lo := int(p.next.Add(int64(p.chunk))) - p.chunk
+		if lo >= p.n {
+			return
+		}
+		p.j.do(w, lo, min(lo+p.chunk, p.n))
+	}
 }
 
 func (p *pool) close() {

@@ -78,39 +78,65 @@ func (a *actRows) row(j, i2, i3 int64) []byte {
 	return a.mem[off : off+a.rowBytes]
 }
 
+// actJob converts activation rows to the vec-dot type, one row per item.
+type actJob struct {
+	ks   *kernelSet
+	sc   *scratch
+	x    *ops.Tensor
+	src  []byte
+	vt   quant.Type
+	dst  actRows
+	errs workerErrors
+}
+
+func (j *actJob) do(w, lo, hi int) {
+	x := j.x
+	k, n1, n2 := x.Ne[0], x.Ne[1], x.Ne[2]
+	direct := x.Type == quant.F32 && x.Nb[0] == 4
+	var buf []float32
+	if !direct {
+		buf = j.sc.worker(w, k, 0, 0).f32[:k]
+	}
+	for r := int64(lo); r < int64(hi) && !j.errs.failed(w); r++ {
+		i1, i2, i3 := r%n1, r/n1%n2, r/(n1*n2)
+		off := i1*x.Nb[1] + i2*x.Nb[2] + i3*x.Nb[3]
+		row := buf
+		if direct {
+			row = f32s(j.src, off, k)
+		} else if err := loadFloatRow(x.Type, j.src, off, x.Nb[0], buf); err != nil {
+			j.errs.set(w, err)
+			return
+		}
+		j.errs.set(w, j.ks.convertRow(j.vt, row, j.dst.mem[r*j.dst.rowBytes:(r+1)*j.dst.rowBytes]))
+	}
+}
+
 // prepareActivations returns the rows of x (f32, f16 or bf16, any
 // strides) in type vt. When x already has type vt with packed rows it is
-// used in place; otherwise every row is converted into scratch, in
-// parallel.
-func (b *Backend) prepareActivations(x *ops.Tensor, vt quant.Type) (*actRows, error) {
+// used in place; otherwise every row is converted, in parallel, into the
+// backend's scratch (valid until the next call).
+func (b *Backend) prepareActivations(x *ops.Tensor, vt quant.Type) (actRows, error) {
 	k := x.Ne[0]
 	rowBytes, err := vt.RowSize(k)
 	if err != nil {
-		return nil, fmt.Errorf("activation rows: %w", err)
+		return actRows{}, fmt.Errorf("activation rows: %w", err)
 	}
 	src := mem(x)
 	if x.Type == vt && x.HasContiguousRows() {
-		return &actRows{mem: src, nb1: x.Nb[1], nb2: x.Nb[2], nb3: x.Nb[3], rowBytes: rowBytes}, nil
+		return actRows{mem: src, nb1: x.Nb[1], nb2: x.Nb[2], nb3: x.Nb[3], rowBytes: rowBytes}, nil
 	}
 	n1, n2, n3 := x.Ne[1], x.Ne[2], x.Ne[3]
 	rows := n1 * n2 * n3
-	a := &actRows{mem: alignedBytes(rows * rowBytes), nb1: rowBytes, nb2: n1 * rowBytes, nb3: n2 * n1 * rowBytes, rowBytes: rowBytes}
-	scratch := newWorkerScratch(b.pool.threads, k, 0)
-	errs := make(workerErrors, b.pool.threads)
-	b.pool.parallelFor(int(rows), 4, func(w, lo, hi int) {
-		buf := scratch.f32[w]
-		for r := int64(lo); r < int64(hi) && !errs.failed(w); r++ {
-			j, i2, i3 := r%n1, r/n1%n2, r/(n1*n2)
-			off := j*x.Nb[1] + i2*x.Nb[2] + i3*x.Nb[3]
-			if err := loadFloatRow(x.Type, src, off, x.Nb[0], buf); err != nil {
-				errs.set(w, err)
-				return
-			}
-			errs.set(w, convertRow(vt, buf, a.mem[r*rowBytes:(r+1)*rowBytes]))
-		}
-	})
-	if err := errs.err(); err != nil {
-		return nil, err
+	b.scratch.act = growBytes(b.scratch.act, rows*rowBytes)
+	j := &b.act
+	*j = actJob{
+		ks: b.kern, sc: &b.scratch, x: x, src: src, vt: vt,
+		dst:  actRows{mem: b.scratch.act, nb1: rowBytes, nb2: n1 * rowBytes, nb3: n2 * n1 * rowBytes, rowBytes: rowBytes},
+		errs: b.workerErrs(),
 	}
-	return a, nil
+	b.pool.run(int(rows), 4, j)
+	if err := j.errs.err(); err != nil {
+		return actRows{}, err
+	}
+	return j.dst, nil
 }

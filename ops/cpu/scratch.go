@@ -53,3 +53,64 @@ func (e workerErrors) failed(w int) bool { return e[w] != nil }
 
 // err returns the recorded errors joined, or nil.
 func (e workerErrors) err() error { return errors.Join(e...) }
+
+// scratch is a backend's reusable working memory for the hot kernels:
+// grown when a call needs more, never shrunk, so that repeated calls of
+// the same shapes allocate nothing. A backend runs one Compute at a time,
+// so one set serves every kernel.
+type scratch struct {
+	errs workerErrors // one slot per worker
+	act  []byte       // activation rows converted to the vec-dot type
+	pack []byte       // activations in a gemm kernel's packed layout
+	f32  []float32    // per-call values (ALiBi slopes)
+	dy   []float32    // activation block scales as float32
+	quad [][4]float32 // per worker: the outputs of a four-row kernel
+	// workers holds each worker's private buffers.
+	workers []workerBuf
+}
+
+// workerBuf is one worker's private scratch.
+type workerBuf struct {
+	f32   []float32
+	f32b  []float32
+	bytes []byte
+}
+
+// growBytes returns b with length n, reallocated (zeroed, 8-byte
+// aligned) when its capacity is short. The contents are not kept.
+func growBytes(b []byte, n int64) []byte {
+	if int64(cap(b)) < n {
+		return alignedBytes(n)
+	}
+	return b[:n]
+}
+
+// growF32 returns b with length n, reallocated when its capacity is
+// short. The contents are not kept.
+func growF32(b []float32, n int64) []float32 {
+	if int64(cap(b)) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// worker returns worker w's buffers with at least nf floats, nf2 floats
+// in the second buffer and nb bytes.
+func (s *scratch) worker(w int, nf, nf2, nb int64) *workerBuf {
+	wb := &s.workers[w]
+	wb.f32 = growF32(wb.f32, nf)
+	wb.f32b = growF32(wb.f32b, nf2)
+	wb.bytes = growBytes(wb.bytes, nb)
+	return wb
+}
+
+// workerErrs returns the backend's per-worker error slots, cleared.
+func (b *Backend) workerErrs() workerErrors {
+	e := b.scratch.errs
+	if len(e) != b.pool.threads {
+		e = make(workerErrors, b.pool.threads)
+		b.scratch.errs = e
+	}
+	clear(e)
+	return e
+}

@@ -89,46 +89,54 @@ func computeSoftMax(b *Backend, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	am, tm := mem(a), mem(t)
-	var mm, sm []byte
+	j := &b.sm
+	*j = softmaxJob{t: t, a: a, mask: mask, sinks: sinks, p: p, am: mem(a), tm: mem(t), sc: &b.scratch}
 	if mask != nil {
-		mm = mem(mask)
+		j.mm = mem(mask)
 	}
 	if sinks != nil {
-		sm = mem(sinks)
+		j.sm = mem(sinks)
 	}
-	ne0 := t.Ne[0]
-	b.pool.parallelFor(n, rowGrain(10*ne0), func(_, lo, hi int) {
-		sa := scratchFor(a)
-		var smask []float32
-		if mask != nil {
-			smask = scratchFor(mask)
-		}
-		for r := lo; r < hi; r++ {
-			i1, i2, i3 := rowIndices(t.Ne, int64(r))
-			x := floatRow(a, am, i1, i2, i3, sa)
-			out := outRow(t, tm, i1, i2, i3)
-			x = x[:len(out)]
-			for i, v := range x {
-				out[i] = v * p.Scale
-			}
-			if mask != nil {
-				slope := alibiSlope(p.MaxBias, i2, a.Ne[2])
-				m := floatRow(mask, mm, i1, i2%mask.Ne[2], i3%mask.Ne[3], smask)
-				m = m[:len(out)]
-				for i, v := range m {
-					out[i] += slope * v
-				}
-			}
-			hasSink := sinks != nil
-			var sink float32
-			if hasSink {
-				sink = f32At(sm, i2*sinks.Nb[0])
-			}
-			softmaxRow(out, hasSink, sink)
-		}
-	})
+	b.pool.run(n, rowGrain(10*t.Ne[0]), j)
 	return nil
+}
+
+// softmaxJob is one SOFT_MAX call, kept in the backend so that a call
+// allocates nothing; an item is a row.
+type softmaxJob struct {
+	t, a, mask, sinks *ops.Tensor
+	p                 ops.SoftMaxParams
+	am, tm, mm, sm    []byte
+	sc                *scratch
+}
+
+func (j *softmaxJob) do(w, lo, hi int) {
+	t, a, mask, sinks, p := j.t, j.a, j.mask, j.sinks, j.p
+	ne0 := t.Ne[0]
+	wb := j.sc.worker(w, ne0, ne0, 0)
+	for r := lo; r < hi; r++ {
+		i1, i2, i3 := rowIndices(t.Ne, int64(r))
+		x := floatRow(a, j.am, i1, i2, i3, wb.f32)
+		out := outRow(t, j.tm, i1, i2, i3)
+		x = x[:len(out)]
+		for i, v := range x {
+			out[i] = v * p.Scale
+		}
+		if mask != nil {
+			slope := alibiSlope(p.MaxBias, i2, a.Ne[2])
+			m := floatRow(mask, j.mm, i1, i2%mask.Ne[2], i3%mask.Ne[3], wb.f32b)
+			m = m[:len(out)]
+			for i, v := range m {
+				out[i] += slope * v
+			}
+		}
+		hasSink := sinks != nil
+		var sink float32
+		if hasSink {
+			sink = f32At(j.sm, i2*sinks.Nb[0])
+		}
+		softmaxRow(out, hasSink, sink)
+	}
 }
 
 // softmaxRow replaces the logits z with their softmax, counting an extra

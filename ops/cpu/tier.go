@@ -3,40 +3,97 @@ package cpu
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
+
+	"github.com/klauspost/cpuid/v2"
 )
 
 // A Tier is one implementation level of the CPU kernels: "generic" (pure
 // Go, every machine) or a SIMD level such as "avx2". Every tier computes the
 // same results as generic up to float rounding; tests run each tier the
 // host supports against generic and the float64 reference.
+//
+// The tier is chosen once, when a backend is made, from the CPU features
+// cpuid reports (including the operating system's support for the wider
+// register state); the backend's kernels then come from that tier's table,
+// with no feature checks in the hot loops. AMX is never used: machines of
+// the kind kernbench runs on report it in CPUID but fault when it executes.
 type Tier struct {
 	Name string
 	// Supported reports whether this CPU can run the tier.
 	Supported bool
 	// Reason says why an unsupported tier is skipped (missing CPU
-	// features, or not built for this architecture).
+	// features, or no kernels for it in this build).
 	Reason string
 }
 
-// tierOrder lists the tiers from slowest to fastest; Tiers reports them in
-// this order and the default is the fastest supported one.
-var tierOrder = []func() Tier{
-	func() Tier { return Tier{Name: "generic", Supported: true} },
+// tierSpec is one tier this package knows: the CPU features it needs and,
+// when this build has them, its kernels.
+type tierSpec struct {
+	name    string
+	need    []cpuid.FeatureID
+	kernels *kernelSet
+}
+
+// tierSpecs lists the tiers from slowest to fastest; Tiers reports them in
+// this order and the default is the fastest supported one. avx2Kernels is
+// nil where the assembly is not built (other architectures, or the purego
+// build tag).
+func tierSpecs() []tierSpec {
+	return []tierSpec{
+		{name: "generic", kernels: genericKernels},
+		{name: "avx2", need: []cpuid.FeatureID{cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C}, kernels: avx2Kernels},
+		{name: "avx512", need: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL}},
+		{name: "vnni", need: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512VNNI}},
+	}
+}
+
+// detectTiers checks every tier against the CPU, once per process.
+var detectTiers = sync.OnceValue(func() []tierState {
+	specs := tierSpecs()
+	out := make([]tierState, len(specs))
+	for i, s := range specs {
+		out[i] = tierState{Tier: Tier{Name: s.name}, kernels: s.kernels}
+		var missing []string
+		for _, f := range s.need {
+			if !cpuid.CPU.Supports(f) {
+				missing = append(missing, f.String())
+			}
+		}
+		var why []string
+		if len(missing) > 0 {
+			why = append(why, "CPU lacks "+strings.Join(missing, ", "))
+		}
+		if s.kernels == nil {
+			why = append(why, fmt.Sprintf("%s kernels are not implemented in this build (%s)", s.name, runtime.GOARCH))
+		}
+		out[i].Supported = len(why) == 0
+		out[i].Reason = strings.Join(why, "; ")
+	}
+	return out
+})
+
+// tierState is a detected tier with its kernels.
+type tierState struct {
+	Tier
+	kernels *kernelSet
 }
 
 // Tiers returns every tier this build knows, with whether the host CPU
 // supports it.
 func Tiers() []Tier {
-	out := make([]Tier, len(tierOrder))
-	for i, f := range tierOrder {
-		out[i] = f()
+	st := detectTiers()
+	out := make([]Tier, len(st))
+	for i, s := range st {
+		out[i] = s.Tier
 	}
 	return out
 }
 
 // EnvTier is the environment variable that forces a tier
-// (KERNBENCH_CPU=generic|avx2|...).
+// (KERNBENCH_CPU=generic|avx2|avx512|vnni).
 const EnvTier = "KERNBENCH_CPU"
 
 // Options configure a CPU backend.
@@ -48,12 +105,13 @@ type Options struct {
 	Tier string
 }
 
-// resolveTier returns the tier to use for name (see Options.Tier).
-func resolveTier(name string) (Tier, error) {
+// resolveTier returns the tier to use for name (see Options.Tier) with its
+// kernels.
+func resolveTier(name string) (tierState, error) {
 	if name == "" {
 		name = strings.TrimSpace(os.Getenv(EnvTier))
 	}
-	tiers := Tiers()
+	tiers := detectTiers()
 	if name == "" {
 		best := tiers[0]
 		for _, t := range tiers {
@@ -68,10 +126,10 @@ func resolveTier(name string) (Tier, error) {
 		names = append(names, t.Name)
 		if t.Name == name {
 			if !t.Supported {
-				return Tier{}, fmt.Errorf("cpu: tier %q is not supported on this CPU: %s", name, t.Reason)
+				return tierState{}, fmt.Errorf("cpu: tier %q is not supported on this CPU: %s", name, t.Reason)
 			}
 			return t, nil
 		}
 	}
-	return Tier{}, fmt.Errorf("cpu: unknown tier %q (known: %s)", name, strings.Join(names, ", "))
+	return tierState{}, fmt.Errorf("cpu: unknown tier %q (known: %s)", name, strings.Join(names, ", "))
 }

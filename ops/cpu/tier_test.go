@@ -1,8 +1,12 @@
 package cpu
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
 )
 
 func TestTiers(t *testing.T) {
@@ -36,5 +40,30 @@ func TestTiers(t *testing.T) {
 	defer b.Close()
 	if b.Tier().Name != "generic" {
 		t.Errorf("%s=generic gave tier %s", EnvTier, b.Tier().Name)
+	}
+}
+
+// TestComputeIntoReadOnly checks that a node whose storage is read-only
+// (a memory-mapped weight) is an error, not a fault.
+func TestComputeIntoReadOnly(t *testing.T) {
+	b := New(1)
+	defer b.Close()
+	a, err := ops.NewTensor("a", quant.F32, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, _ := ops.NewHostBuffer(a.Extent())
+	a.Buffer = ab
+	dst, err := ops.NewTensor("dst", quant.F32, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst.Buffer = ops.WrapHostBytesReadOnly(make([]byte, dst.Extent()))
+	cpy, err := ops.Cpy(a, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Compute(cpy); !errors.Is(err, ops.ErrReadOnly) {
+		t.Errorf("CPY into a read-only tensor: err = %v, want ErrReadOnly", err)
 	}
 }

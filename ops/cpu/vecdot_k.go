@@ -13,7 +13,10 @@ import (
 // d_x*d_y in float32, as ggml's generic ggml_vec_dot_qN_K_q8_K functions
 // do. Formats with a per-sub-block minimum (q2_K, q4_K, q5_K) subtract it
 // through the activation's bsums (sums of 16 codes), so the min term costs
-// one multiply per 16 elements.
+// one multiply per 16 elements. The explicit float32 conversions keep
+// the compiler from fusing a multiply into the following add or subtract
+// (it may with GOAMD64=v3), so the results do not depend on the build and
+// the AVX2 kernels, which round every operation, equal these bit for bit.
 
 // Block sizes in bytes of the K formats.
 const (
@@ -64,7 +67,7 @@ func vecDotQ2_KQ8_K(n int, x, y []byte) float32 {
 		}
 		dall := yd * halfAt(bx, 80)
 		dmin := yd * halfAt(bx, 82)
-		sum += dall*float32(isum) - dmin*float32(mins)
+		sum += float32(dall*float32(isum)) - float32(dmin*float32(mins))
 	}
 	return sum
 }
@@ -109,7 +112,7 @@ func vecDotQ3_KQ8_K(n int, x, y []byte) float32 {
 				}
 			}
 		}
-		sum += halfAt(bx, 108) * yd * float32(isum)
+		sum += float32(halfAt(bx, 108) * yd * float32(isum))
 	}
 	return sum
 }
@@ -143,7 +146,7 @@ func vecDotQ4_KQ8_K(n int, x, y []byte) float32 {
 			}
 			isum += s * sc
 		}
-		sum += halfAt(bx, 0)*yd*float32(isum) - halfAt(bx, 2)*yd*float32(mins)
+		sum += float32(halfAt(bx, 0)*yd*float32(isum)) - float32(halfAt(bx, 2)*yd*float32(mins))
 	}
 	return sum
 }
@@ -173,7 +176,7 @@ func vecDotQ5_KQ8_K(n int, x, y []byte) float32 {
 			}
 			isum += s * sc
 		}
-		sum += halfAt(bx, 0)*yd*float32(isum) - halfAt(bx, 2)*yd*float32(mins)
+		sum += float32(halfAt(bx, 0)*yd*float32(isum)) - float32(halfAt(bx, 2)*yd*float32(mins))
 	}
 	return sum
 }
@@ -203,7 +206,7 @@ func vecDotQ6_KQ8_K(n int, x, y []byte) float32 {
 				}
 			}
 		}
-		sum += halfAt(bx, 208) * yd * float32(isum)
+		sum += float32(halfAt(bx, 208) * yd * float32(isum))
 	}
 	return sum
 }

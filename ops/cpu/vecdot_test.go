@@ -22,7 +22,7 @@ var vdScaleFields = map[quant.Type][]int{
 // vdRandomRow returns a row of n elements of type wt: random bytes with
 // sane scales for block types (so every code pattern occurs, including
 // those the quantizers rarely emit), random values for float types.
-func vdRandomRow(t *testing.T, rng *rand.Rand, wt quant.Type, n int) []byte {
+func vdRandomRow(t testing.TB, rng *rand.Rand, wt quant.Type, n int) []byte {
 	t.Helper()
 	size, err := wt.RowSize(int64(n))
 	if err != nil {
@@ -72,9 +72,13 @@ func vdDequant(t *testing.T, typ quant.Type, row []byte, n int) []float64 {
 // use the activation's s = d*sum(q) field, which is stored as f16, so the
 // min term carries an extra relative error of 2^-11 of |m_x*s_y| per block.
 func TestVecDot(t *testing.T) {
+	forEachTier(t, testVecDot)
+}
+
+func testVecDot(t *testing.T, ks *kernelSet) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, wt := range mxWeightTypes {
-		kern, err := dotKernelFor(wt)
+		kern, err := ks.dot(wt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +97,7 @@ func TestVecDot(t *testing.T) {
 						yf[i] *= 100 // large activations
 					}
 				}
-				if err := convertRow(kern.actType, yf, y); err != nil {
+				if err := ks.convertRow(kern.actType, yf, y); err != nil {
 					t.Fatal(err)
 				}
 				xd, yd := vdDequant(t, wt, x, n), vdDequant(t, kern.actType, y, n)

@@ -1,0 +1,72 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// TestNoAllocs checks that computing a hot node again allocates nothing:
+// MUL_MAT at n = 1 and n = 8 (the dot and gemm paths) for each kind of
+// weight type, FLASH_ATTN_EXT, SOFT_MAX and RMS_NORM, on every tier and
+// with several threads. The first Compute may grow the backend's scratch;
+// later ones reuse it.
+func TestNoAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("AllocsPerRun is slow under -short")
+	}
+	forEachTier(t, func(t *testing.T, ks *kernelSet) {
+		b, err := NewWithOptions(Options{Threads: 2, Tier: ks.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		rng := rand.New(rand.NewPCG(51, 52))
+		nodes := map[string]*ops.Tensor{}
+		for _, wt := range []quant.Type{quant.F32, quant.F16, quant.Q4_0, quant.Q8_0, quant.Q4_1, quant.Q4_K, quant.Q6_K} {
+			for _, n := range []int64{1, 8} {
+				a := mxLeaf(t, b, rng, "a", wt, 512, 64)
+				x := mxLeaf(t, b, rng, "x", quant.F32, 512, n)
+				nodes[fmt.Sprintf("mul_mat/%v/n=%d", wt, n)] = mustNode(t)(ops.MulMat(a, x))
+			}
+		}
+		// A transposed (strided) f16 activation takes the conversion path.
+		xt := mxLeaf(t, b, rng, "xt", quant.F16, 8, 512)
+		xtv, err := ops.Transpose(xt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes["mul_mat/q4_K/strided-f16"] = mustNode(t)(ops.MulMat(mxLeaf(t, b, rng, "a", quant.Q4_K, 512, 32), xtv))
+
+		for _, kt := range []quant.Type{quant.F16, quant.Q8_0} {
+			q := mxLeaf(t, b, rng, "q", quant.F32, 64, 2, 4)
+			k := mxLeaf(t, b, rng, "k", kt, 64, 40, 2)
+			v := mxLeaf(t, b, rng, "v", kt, 64, 40, 2)
+			mask := mxLeaf(t, b, rng, "mask", quant.F16, 40, 2)
+			sinks := mxLeaf(t, b, rng, "sinks", quant.F32, 4)
+			nodes["flash_attn/"+kt.String()] = mustNode(t)(ops.FlashAttnExt(q, k, v, mask, sinks, ops.FlashAttnParams{Scale: 0.125, MaxBias: 8}))
+		}
+		logits := mxLeaf(t, b, rng, "logits", quant.F32, 256, 8, 4)
+		smask := mxLeaf(t, b, rng, "mask", quant.F16, 256, 8)
+		nodes["soft_max"] = mustNode(t)(ops.SoftMax(logits, smask, nil, ops.SoftMaxParams{Scale: 0.5}))
+		nodes["rms_norm"] = mustNode(t)(ops.RMSNorm(mxLeaf(t, b, rng, "x", quant.F32, 4096, 16), 1e-5))
+
+		for name, node := range nodes {
+			mxAlloc(t, b, node, 0)
+			if err := b.Compute(node); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			allocs := testing.AllocsPerRun(20, func() {
+				if err := b.Compute(node); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("%s: %v allocations per Compute", name, allocs)
+			}
+		}
+	})
+}

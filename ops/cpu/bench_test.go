@@ -1,0 +1,207 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// Kernel-level benchmarks, one sub-benchmark per tier the host supports.
+// Compare tiers as ratios taken in the same run: the machine is shared and
+// absolute timings are noisy. Threads follow GOMAXPROCS (-cpu 1,2).
+//
+// Besides wall-clock GFLOP/s, the MUL_MAT benchmarks report cpu-GFLOP/s:
+// the FLOPs over the CPU time the process used (all threads together).
+// With one thread it is the speed while the thread ran, which other
+// processes competing for the cores disturb much less than wall-clock
+// time; with several it measures efficiency, not parallel speedup.
+
+// reportCPU adds the cpu-GFLOP/s metric for flops per op over b.N ops
+// that took cpu seconds of process CPU time.
+func reportCPU(b *testing.B, flops, cpu float64) {
+	if cpu > 0 {
+		b.ReportMetric(flops*float64(b.N)/cpu/1e9, "cpu-GFLOP/s")
+	}
+}
+
+// benchTypes are the weight types the benchmarks cover.
+var benchTypes = []quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0,
+	quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K}
+
+// benchTiers returns the supported tiers' kernel sets.
+func benchTiers() []*kernelSet { return kernelSets() }
+
+// BenchmarkVecDot measures one dot product of k = 4096 elements: a weight
+// row of each type against an activation row of its vec-dot type, both in
+// cache. GFLOP/s counts 2k per dot; bytes are both rows.
+func BenchmarkVecDot(b *testing.B) {
+	const k = 4096
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, wt := range benchTypes {
+		x := vdRandomRow(b, rng, wt, k)
+		for _, ks := range benchTiers() {
+			kern, err := ks.dot(wt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ysize, _ := kern.actType.RowSize(k)
+			y := alignedBytes(ysize)
+			if err := ks.convertRow(kern.actType, mxRandom(rng, k), y); err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%v/%s", wt, ks.name), func(b *testing.B) {
+				b.SetBytes(int64(len(x)) + ysize)
+				var s float32
+				cpu0 := processCPUSeconds()
+				for b.Loop() {
+					s += kern.dot(k, x, y)
+				}
+				reportCPU(b, 2*k, processCPUSeconds()-cpu0)
+				b.ReportMetric(2*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				benchSink = s
+			})
+		}
+	}
+}
+
+var benchSink float32
+
+// benchShapes are the MUL_MAT shapes: m weight rows of k elements times n
+// activation rows; k = 14336, m = 4096 is Llama-3-8B's ffn_down.
+var benchShapes = []struct{ m, n, k int64 }{
+	{4096, 1, 4096}, {4096, 512, 4096}, {4096, 1, 14336}, {4096, 512, 14336},
+}
+
+// BenchmarkMulMat measures whole MUL_MAT nodes through Compute, f32
+// activations, the same weights reused every run (so they may stay in
+// cache, as in ggml's op benchmark). GFLOP/s counts 2*m*n*k; bytes are the
+// weights.
+func BenchmarkMulMat(b *testing.B) {
+	for _, wt := range benchTypes {
+		for _, s := range benchShapes {
+			for _, ks := range benchTiers() {
+				name := fmt.Sprintf("%v/m%d_n%d_k%d/%s", wt, s.m, s.n, s.k, ks.name)
+				b.Run(name, func(b *testing.B) {
+					be, err := NewWithOptions(Options{Tier: ks.name})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer be.Close()
+					rng := rand.New(rand.NewPCG(1, 1))
+					a := benchLeaf(b, be, rng, wt, s.k, s.m)
+					x := benchLeaf(b, be, rng, quant.F32, s.k, s.n)
+					node, err := ops.MulMat(a, x)
+					if err != nil {
+						b.Fatal(err)
+					}
+					mxAlloc(b, be, node, 0)
+					if err := be.Compute(node); err != nil {
+						b.Fatal(err)
+					}
+					wbytes, _ := wt.RowSize(s.k)
+					b.SetBytes(wbytes * s.m)
+					b.ResetTimer()
+					cpu0 := processCPUSeconds()
+					for b.Loop() {
+						if err := be.Compute(node); err != nil {
+							b.Fatal(err)
+						}
+					}
+					flops := float64(2 * s.m * s.n * s.k)
+					reportCPU(b, flops, processCPUSeconds()-cpu0)
+					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
+
+// benchLeaf returns an allocated [ne0, ne1] leaf of type typ with random
+// contents, quantized row by row (fast enough for large weights).
+func benchLeaf(b *testing.B, be *Backend, rng *rand.Rand, typ quant.Type, ne0, ne1 int64) *ops.Tensor {
+	b.Helper()
+	x, err := ops.NewTensor("w", typ, ne0, ne1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mxAlloc(b, be, x, 0)
+	raw, err := x.HostBytes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	rowBytes, _ := typ.RowSize(ne0)
+	// Quantize a few distinct rows and repeat them: quantizing 4096 K
+	// rows one by one takes seconds.
+	const distinct = 16
+	rows := make([][]byte, distinct)
+	for i := range rows {
+		rows[i] = make([]byte, rowBytes)
+		if err := quant.QuantizeRow(typ, mxRandom(rng, ne0), rows[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for r := range ne1 {
+		copy(raw[r*rowBytes:], rows[(r*7+r/distinct)%distinct])
+	}
+	return x
+}
+
+// BenchmarkGemmTile measures the tiled kernels on cache-resident panels
+// of k = 1024: the 4x3 float tile and the 1x4 quantized quads. GFLOP/s
+// counts 2k per output.
+func BenchmarkGemmTile(b *testing.B) {
+	const k = 1024
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, ks := range benchTiers() {
+		for _, wt := range benchTypes {
+			g := ks.gemm[wt]
+			if g == nil {
+				continue
+			}
+			b.Run(fmt.Sprintf("%v/%s", wt, ks.name), func(b *testing.B) {
+				var outputs int
+				var run func()
+				switch g.kind {
+				case gemmFloat:
+					a, bb := mxRandom(rng, 4*k), mxRandom(rng, 3*k)
+					c := make([]float32, 12)
+					run = func() { g.tile(k, a, k, bb, k, c, 4) }
+					outputs = 12
+				case gemmQ8Quad, gemmKQuad:
+					x := vdRandomRow(b, rng, wt, k)
+					ysize, _ := wt.VecDotType().RowSize(k)
+					y := alignedBytes(max(4*ysize, int64(k/32*packQ8Block)))
+					for c := range 4 {
+						if err := ks.convertRow(wt.VecDotType(), mxRandom(rng, k), y[int64(c)*ysize:int64(c+1)*ysize]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					var o [4]float32
+					nb := k / int(wt.BlockSize())
+					run = func() { g.quad(nb, x, y, int(ysize), &o) }
+					if g.kind == gemmQ8Quad {
+						// A packed group: sane float32 scales, random codes.
+						p := alignedBytes(int64(nb * packQ8Block))
+						for i := range p {
+							p[i] = byte(rng.Uint32())
+						}
+						for blk := range nb {
+							copy(f32s(p, int64(blk*packQ8Block), 4), []float32{0.01, 0.02, 0.03, 0.04})
+						}
+						run = func() { g.quad(nb, x, p, 0, &o) }
+					}
+					outputs = 4
+				}
+				cpu0 := processCPUSeconds()
+				for b.Loop() {
+					run()
+				}
+				reportCPU(b, 2*k*float64(outputs), processCPUSeconds()-cpu0)
+				b.ReportMetric(2*k*float64(outputs)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package cpu
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/kernbench/kernbench/quant"
+)
+
+// A kernelSet is one tier's implementations of the hot kernels: the
+// registry the backend reads its kernels from. A backend picks its set once,
+// when it is made (see Tier); kernels then call through the set without
+// checking CPU features. The generic set is pure Go and complete; a SIMD
+// set starts from a copy of it and replaces the entries it implements, so a
+// kernel a tier lacks falls back to generic.
+//
+// Tests run every set the host supports against the generic one and the
+// float64 reference (see forEachTier in the tests).
+type kernelSet struct {
+	name string
+	// dots maps a weight type to its dot product and activation type.
+	dots map[quant.Type]dotKernel
+	// act maps an activation type to a fast converter from float32;
+	// types absent here go through convertRow.
+	act map[quant.Type]func(src []float32, dst []byte)
+	// gemm maps a weight type to its register-tiled matrix kernel for
+	// MUL_MAT with several activation rows; absent types compute every
+	// output with the dot product.
+	gemm map[quant.Type]*gemmKernel
+	// gemv maps a weight type to a four-row kernel for MUL_MAT with one
+	// (or a few) activation rows; absent types use the dot product.
+	gemv map[quant.Type]gemvFunc
+}
+
+// A gemvFunc sets out[r] to the dot product of nb blocks of weight row
+// x + r*ldx (r < 4) with the activation row y, whose block scales dy
+// holds widened to float32 (the q8_0 activation rows of the 32-element
+// formats).
+type gemvFunc func(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32)
+
+// genericKernels is the pure-Go tier.
+var genericKernels = &kernelSet{
+	name: "generic",
+	dots: dotKernels,
+	act:  map[quant.Type]func([]float32, []byte){},
+	gemm: map[quant.Type]*gemmKernel{},
+	gemv: map[quant.Type]gemvFunc{},
+}
+
+// extend returns a copy of ks named name, for a faster tier to override.
+func (ks *kernelSet) extend(name string) *kernelSet {
+	return &kernelSet{
+		name: name,
+		dots: maps.Clone(ks.dots),
+		act:  maps.Clone(ks.act),
+		gemm: maps.Clone(ks.gemm),
+		gemv: maps.Clone(ks.gemv),
+	}
+}
+
+// dot returns the dot kernel for weight type t.
+func (ks *kernelSet) dot(t quant.Type) (dotKernel, error) {
+	k, ok := ks.dots[t]
+	if !ok {
+		return dotKernel{}, fmt.Errorf("no dot product for weight type %v", t)
+	}
+	if k.actType != t.VecDotType() {
+		return dotKernel{}, fmt.Errorf("dot product for %v expects %v activations, quant says %v", t, k.actType, t.VecDotType())
+	}
+	return k, nil
+}
+
+// convertRow writes src as a row of type t into dst (exactly one row of
+// len(src) elements), with the set's fast converter when it has one.
+func (ks *kernelSet) convertRow(t quant.Type, src []float32, dst []byte) error {
+	if f := ks.act[t]; f != nil {
+		f(src, dst)
+		return nil
+	}
+	return convertRow(t, src, dst)
+}
+
+// kernelSets returns the kernels of every tier the host supports, generic
+// first.
+func kernelSets() []*kernelSet {
+	var out []*kernelSet
+	for _, t := range detectTiers() {
+		if t.Supported {
+			out = append(out, t.kernels)
+		}
+	}
+	return out
+}

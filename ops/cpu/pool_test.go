@@ -1,0 +1,36 @@
+package cpu
+
+import (
+	"sync/atomic"
+	"testing"
+)
+
+// TestPoolCoversRange checks that a region hands every item to exactly
+// one worker, in chunks of at least minPerThread items (but the last),
+// with worker indices in range, and that regions can follow each other.
+func TestPoolCoversRange(t *testing.T) {
+	for _, threads := range []int{1, 2, 3, 8} {
+		p := newPool(threads)
+		for _, c := range []struct{ n, minPer int }{{0, 1}, {1, 1}, {7, 1}, {100, 3}, {1000, 1}, {5, 4}, {64, 100}} {
+			counts := make([]atomic.Int32, c.n)
+			var bad atomic.Int32
+			p.parallelFor(c.n, c.minPer, func(w, lo, hi int) {
+				if w < 0 || w >= threads || lo >= hi || (hi-lo < c.minPer && hi != c.n) {
+					bad.Add(1)
+				}
+				for i := lo; i < hi; i++ {
+					counts[i].Add(1)
+				}
+			})
+			if bad.Load() != 0 {
+				t.Errorf("threads=%d %+v: %d bad chunks", threads, c, bad.Load())
+			}
+			for i := range counts {
+				if counts[i].Load() != 1 {
+					t.Fatalf("threads=%d %+v: item %d ran %d times", threads, c, i, counts[i].Load())
+				}
+			}
+		}
+		p.close()
+	}
+}
