@@ -15,11 +15,26 @@ var (
 	withLarge = flag.Bool("large", false, "also run LargeCases")
 )
 
-// TestCPU runs the whole default matrix on the CPU backend: every case
-// must pass, none may be skipped.
+// TestCPU runs the whole default matrix on the CPU backend, once per tier
+// the CPU supports: every case must pass, none may be skipped.
 func TestCPU(t *testing.T) {
-	be := cpu.New(2)
-	defer be.Close()
+	for _, tier := range cpu.Tiers() {
+		if !tier.Supported {
+			t.Logf("tier %s skipped: %s", tier.Name, tier.Reason)
+			continue
+		}
+		t.Run(tier.Name, func(t *testing.T) {
+			be, err := cpu.NewWithOptions(cpu.Options{Threads: 2, Tier: tier.Name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer be.Close()
+			testCPU(t, be)
+		})
+	}
+}
+
+func testCPU(t *testing.T, be *cpu.Backend) {
 	cases := Cases()
 	if *withLarge {
 		cases = append(cases, LargeCases()...)

@@ -22,6 +22,21 @@ var backends = []backendEntry{
 	{name: "metal"},
 }
 
+// cpuTierBackends returns one CPU backend entry per tier, named
+// "cpu-<tier>", so that validation covers every tier the CPU supports.
+func cpuTierBackends(tiers []string) []backendEntry {
+	out := make([]backendEntry, 0, len(tiers))
+	for _, tier := range tiers {
+		out = append(out, backendEntry{
+			name: "cpu-" + tier,
+			open: func(threads int) (ops.Backend, error) {
+				return cpu.NewWithOptions(cpu.Options{Threads: threads, Tier: tier})
+			},
+		})
+	}
+	return out
+}
+
 // lookupBackend returns the entry named name, or an error naming it: unknown,
 // or not available in this build.
 func lookupBackend(name string) (backendEntry, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,8 +82,34 @@ func TestParseValidate(t *testing.T) {
 	if len(cfg.filter.Types) != 2 || cfg.filter.Types[0].String() != "q4_K" || cfg.filter.Name != "n=1" {
 		t.Errorf("filter: %+v", cfg.filter)
 	}
-	if cfg.threads != 3 || !cfg.verbose || !cfg.large || cfg.json != "x.json" || len(cfg.backends) != 1 || cfg.backends[0].name != "cpu" {
+	if cfg.threads != 3 || !cfg.verbose || !cfg.large || cfg.json != "x.json" {
 		t.Errorf("config: %+v", cfg)
+	}
+	// The cpu backend expands to one backend per supported tier.
+	var want []string
+	for _, tr := range cpu.Tiers() {
+		if tr.Supported {
+			want = append(want, "cpu-"+tr.Name)
+		}
+	}
+	var got []string
+	for _, b := range cfg.backends {
+		got = append(got, b.name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("backends %v, want %v", got, want)
+	}
+	cfg, _, err = parseValidate([]string{"-tier", "generic"})
+	if err != nil || len(cfg.backends) != 1 || cfg.backends[0].name != "cpu-generic" {
+		t.Errorf("-tier generic: backends %+v, err %v", cfg.backends, err)
+	}
+	for _, bad := range []string{"sse9", "avx512"} {
+		if tr := cpu.Tiers(); bad == "avx512" && slices.ContainsFunc(tr, func(x cpu.Tier) bool { return x.Name == bad && x.Supported }) {
+			continue
+		}
+		if _, _, err := parseValidate([]string{"-tier", bad}); err == nil || !strings.HasPrefix(err.Error(), "-tier: ") {
+			t.Errorf("-tier %s: err %v, want a -tier error", bad, err)
+		}
 	}
 }
 
@@ -112,12 +139,18 @@ func TestValidateJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &rs); err != nil {
 		t.Fatal(err)
 	}
-	want := len(harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpSwiGLU}}))
+	tiers := 0
+	for _, tr := range cpu.Tiers() {
+		if tr.Supported {
+			tiers++
+		}
+	}
+	want := tiers * len(harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpSwiGLU}}))
 	if len(rs) != want {
-		t.Fatalf("%d records, want %d", len(rs), want)
+		t.Fatalf("%d records, want %d (every case on each of %d tiers)", len(rs), want, tiers)
 	}
 	for _, r := range rs {
-		if r.OpName != "SWIGLU" || r.Backend != "cpu" || r.Threads != 2 || !r.Status.Passed() {
+		if r.OpName != "SWIGLU" || !strings.HasPrefix(r.Backend, "cpu-") || r.Threads != 2 || !r.Status.Passed() {
 			t.Errorf("record %+v", r)
 		}
 	}

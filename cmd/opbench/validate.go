@@ -33,6 +33,7 @@ Examples:
 	opbench validate -op mul_mat,soft_max -type q4_0,f16
 	opbench validate -op flash_attn_ext -case sinks -v
 	opbench validate -backend cpu -threads 1 -json results/validate.json
+	opbench validate -tier generic -op mul_mat     # one CPU tier only (default: every tier this CPU supports)
 	opbench validate -large -op mul_mat -type q4_K
 	opbench validate -list -op rope
 `
@@ -50,9 +51,9 @@ type validateConfig struct {
 
 // validateFlags holds validate's raw flag values.
 type validateFlags struct {
-	ops, types, backends, caseSub, json string
-	threads                             int
-	verbose, large, list                bool
+	ops, types, backends, tiers, caseSub, json string
+	threads                                    int
+	verbose, large, list                       bool
 }
 
 // newValidateFlagSet declares validate's flags on a new FlagSet.
@@ -65,6 +66,7 @@ func newValidateFlagSet(out io.Writer) (*flag.FlagSet, *validateFlags) {
 	fs.StringVar(&f.types, "type", "", "comma-separated `types`: keep cases exercising any of them, such as q4_0,f16 (default all)")
 	fs.StringVar(&f.backends, "backend", "cpu", "comma-separated `backends` to validate: cpu, cuda, metal")
 	fs.IntVar(&f.threads, "threads", 0, "worker threads of the CPU backend (0: all cores)")
+	fs.StringVar(&f.tiers, "tier", "all", "comma-separated CPU `tiers` to validate, each a backend of its own (cpu-generic, cpu-avx2, ...); \"all\" for every tier this CPU supports")
 	fs.StringVar(&f.caseSub, "case", "", "keep cases whose name contains this `substring`")
 	fs.StringVar(&f.json, "json", "", "also write the results as a JSON array to `file` (- for stdout, instead of the table)")
 	fs.BoolVar(&f.verbose, "v", false, "show tolerances and times, the errors refused cases got, the inputs of failed cases, and progress on stderr")
@@ -107,10 +109,18 @@ func parseValidate(args []string) (cfg validateConfig, help bool, err error) {
 	if len(names) == 0 {
 		return cfg, false, errors.New("-backend: no backend named")
 	}
+	tiers, err := resolveTiers(splitList(f.tiers))
+	if err != nil {
+		return cfg, false, fmt.Errorf("-tier: %w", err)
+	}
 	for _, s := range names {
 		b, err := lookupBackend(s)
 		if err != nil {
 			return cfg, false, fmt.Errorf("-backend: %w", err)
+		}
+		if b.name == "cpu" {
+			cfg.backends = append(cfg.backends, cpuTierBackends(tiers)...)
+			continue
 		}
 		cfg.backends = append(cfg.backends, b)
 	}
@@ -181,8 +191,9 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		for i, c := range cases {
 			r := harness.Run(be, c)
 			r.Threads = threads
+			r.Backend = entry.name
 			if cfg.verbose {
-				fmt.Fprintf(stderr, "[%d/%d] %s %s: %s\n", i+1, len(cases), be.Name(), c.ID(), r.Summary())
+				fmt.Fprintf(stderr, "[%d/%d] %s %s: %s\n", i+1, len(cases), entry.name, c.ID(), r.Summary())
 			}
 			results = append(results, r)
 		}
