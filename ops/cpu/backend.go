@@ -29,6 +29,8 @@ type Backend struct {
 	sm  softmaxJob
 	rms rmsNormJob
 	fa  flashAttnJob
+	// mmid is MUL_MAT_ID's job, with its grouping buffers.
+	mmid mulMatIDJob
 }
 
 // New returns a CPU backend using threads workers (GOMAXPROCS when

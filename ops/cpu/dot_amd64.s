@@ -210,7 +210,8 @@ LD: \
 // accumulator per row (Y0-Y3). Each row gets the block operations of the
 // dot product (same lanes, d = d_x*d_y, one FMA per block) summed in a
 // single accumulator; the twins are the dot product twins with every
-// block in the first accumulator.
+// block in the first accumulator (for q4_0, with exact lanes: see
+// GEMV_UROW).
 
 // GEMV_ROW(XOFF, ACC): with the signed weight codes in Y6, the activation
 // codes in Y4 and d_y broadcast in Y5: ACC += lanes * (d_x * d_y), d_x
@@ -225,15 +226,6 @@ LD: \
 	VCVTPH2PS X9, Y9; \
 	VMULPS Y5, Y9, Y9; \
 	VFMADD231PS Y9, Y8, ACC
-
-// GEMV_NIB(QOFF): Y6 = the 32 q4_0 codes minus 8 from the 16 bytes at
-// QOFF.
-#define GEMV_NIB(QOFF) \
-	VMOVDQU QOFF, X6; \
-	VPSRLW $4, X6, X7; \
-	VINSERTI128 $1, X7, Y6, Y6; \
-	VPAND Y14, Y6, Y6; \
-	VPSUBB Y13, Y6, Y6
 
 // GEMV_STORE leaves the four rows' sums (HSUM8 of Y0-Y3) in out (DX).
 #define GEMV_STORE \
@@ -713,6 +705,148 @@ g40done:
 	VZEROUPPER
 	RET
 
+// func gemmQ5_0x4AVX2(x, y *byte, nb int, out *[4]float32)
+//
+// out[c] = dot of the q5_0 row x with column c of the packed group y
+// (twin: quadQ5_0Twin).
+TEXT ·gemmQ5_0x4AVX2(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	MOVQ         out+24(FP), DX
+	VPCMPEQW     Y15, Y15, Y15
+	VPSRLW       $15, Y15, Y15
+	VPBROADCASTQ nib<>(SB), Y14
+	SETUP_QH
+	VPBROADCASTQ highnib<>(SB), Y10
+	VXORPS       Y0, Y0, Y0
+	TESTQ        CX, CX
+	JEQ          g50done
+
+g50loop:
+	NIBBLES(6)
+	QHBITS(2)
+	VPANDN  Y10, Y3, Y3
+	VPOR    Y3, Y2, Y2
+	VPSIGNB Y2, Y2, Y3
+	QUADCOL(16, Y4)
+	QUADCOL(48, Y5)
+	QUADCOL(80, Y6)
+	QUADCOL(112, Y7)
+	QUADSCALE
+	ADDQ    $22, SI
+	ADDQ    $144, DI
+	DECQ    CX
+	JNE     g50loop
+
+g50done:
+	QUADSTORE
+	VZEROUPPER
+	RET
+
+// Tiled kernels of the q4_1 and q5_1 weights against packed q8_1 groups:
+// per block the four d_y as float32 (16 bytes), the four s_y (16 bytes),
+// then the four rows' 32 codes (128 bytes), 160 bytes in all. Y2 holds
+// the unsigned weight codes; Y0 accumulates the code products as
+// QUADSCALE, X11 (q4_1) or X1 (q5_1) the min term m_x*s_y[c] (product,
+// then sum).
+
+// QUADUCOL(OFF, P): P = the int32 lane sums of the unsigned weight codes
+// in Y2 times the 32 activation codes at OFF(DI) (exact).
+#define QUADUCOL(OFF, P) \
+	VPMADDUBSW OFF(DI), Y2, P; \
+	VPMADDWD Y15, P, P
+
+// QUADMIN(MOFF, ACC): ACC += m_x * s_y[c], m_x the f16 at MOFF(SI).
+// Clobbers X10.
+#define QUADMIN(MOFF, ACC) \
+	VPBROADCASTW MOFF(SI), X10; \
+	VCVTPH2PS X10, X10; \
+	VMULPS 16(DI), X10, X10; \
+	VADDPS X10, ACC, ACC
+
+// QUAD1STORE(ACC) stores the four column sums (lanes c and c+4 of Y0,
+// then ACC added) at (DX).
+#define QUAD1STORE(ACC) \
+	VEXTRACTF128 $1, Y0, X10; \
+	VADDPS X10, X0, X0; \
+	VADDPS ACC, X0, X0; \
+	VMOVUPS X0, (DX)
+
+// func gemmQ4_1x4AVX2(x, y *byte, nb int, out *[4]float32)
+//
+// out[c] = dot of the q4_1 row x with column c of the packed q8_1 group
+// y (twin: quadQ4_1Twin).
+TEXT ·gemmQ4_1x4AVX2(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	MOVQ         out+24(FP), DX
+	VPCMPEQW     Y15, Y15, Y15
+	VPSRLW       $15, Y15, Y15
+	VPBROADCASTQ nib<>(SB), Y14
+	VXORPS       Y0, Y0, Y0
+	VXORPS       X11, X11, X11
+	TESTQ        CX, CX
+	JEQ          g41done
+
+g41loop:
+	NIBBLES(4)
+	QUADUCOL(32, Y4)
+	QUADUCOL(64, Y5)
+	QUADUCOL(96, Y6)
+	QUADUCOL(128, Y7)
+	QUADSCALE
+	QUADMIN(2, X11)
+	ADDQ $20, SI
+	ADDQ $160, DI
+	DECQ CX
+	JNE  g41loop
+
+g41done:
+	QUAD1STORE(X11)
+	VZEROUPPER
+	RET
+
+// func gemmQ5_1x4AVX2(x, y *byte, nb int, out *[4]float32)
+//
+// gemmQ4_1x4AVX2 for q5_1 weights (twin: quadQ5_1Twin).
+TEXT ·gemmQ5_1x4AVX2(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	MOVQ         out+24(FP), DX
+	VPCMPEQW     Y15, Y15, Y15
+	VPSRLW       $15, Y15, Y15
+	VPBROADCASTQ nib<>(SB), Y14
+	SETUP_QH
+	VXORPS       Y0, Y0, Y0
+	VXORPS       X1, X1, X1
+	TESTQ        CX, CX
+	JEQ          g51done
+
+g51loop:
+	NIBBLES(8)
+	QHBITS(4)
+	VPBROADCASTQ bit4<>(SB), Y10
+	VPAND        Y10, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	QUADUCOL(32, Y4)
+	QUADUCOL(64, Y5)
+	QUADUCOL(96, Y6)
+	QUADUCOL(128, Y7)
+	QUADSCALE
+	QUADMIN(2, X1)
+	ADDQ         $24, SI
+	ADDQ         $160, DI
+	DECQ         CX
+	JNE          g51loop
+
+g51done:
+	QUAD1STORE(X1)
+	VZEROUPPER
+	RET
+
 // func gemmQ8_0x4AVX2(x, y *byte, nb int, out *[4]float32)
 //
 // out[c] = dot of the q8_0 row x with column c of the packed group y.
@@ -745,7 +879,29 @@ g80done:
 	VZEROUPPER
 	RET
 
+// GEMV_UROW(QOFF, XOFF, ACC): the q4_0 codes at QOFF as unsigned nibbles
+// (0..15) times the activation codes in Y4, less the lanes of 8*y in
+// Y12, so each lane is the exact sum of (q-8)*y over its four elements
+// for every activation code, -128 included; then ACC += lanes * (d_x *
+// d_y) as GEMV_ROW. One VPSUBB and two VPSIGNB fewer per row than the
+// signed form.
+#define GEMV_UROW(QOFF, XOFF, ACC) \
+	VMOVDQU QOFF, X6; \
+	VPSRLW $4, X6, X7; \
+	VINSERTI128 $1, X7, Y6, Y6; \
+	VPAND Y14, Y6, Y6; \
+	VPMADDUBSW Y4, Y6, Y8; \
+	VPMADDWD Y15, Y8, Y8; \
+	VPSUBD Y12, Y8, Y8; \
+	VCVTDQ2PS Y8, Y8; \
+	VPBROADCASTW XOFF, X9; \
+	VCVTPH2PS X9, Y9; \
+	VMULPS Y5, Y9, Y9; \
+	VFMADD231PS Y9, Y8, ACC
+
 // func gemvQ4_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
+//
+// Twin: gemvQ4_0Twin.
 TEXT ·gemvQ4_0x4AVX2(SB), NOSPLIT, $0-48
 	MOVQ         x+0(FP), SI
 	MOVQ         ldx+8(FP), R8
@@ -768,14 +924,12 @@ TEXT ·gemvQ4_0x4AVX2(SB), NOSPLIT, $0-48
 gv40loop:
 	VMOVDQU      2(DI), Y4
 	VBROADCASTSS (BX), Y5
-	GEMV_NIB(2(SI))
-	GEMV_ROW((SI), Y0)
-	GEMV_NIB(2(SI)(R8*1))
-	GEMV_ROW((SI)(R8*1), Y1)
-	GEMV_NIB(2(SI)(R8*2))
-	GEMV_ROW((SI)(R8*2), Y2)
-	GEMV_NIB(2(SI)(R9*1))
-	GEMV_ROW((SI)(R9*1), Y3)
+	VPMADDUBSW   Y4, Y13, Y12
+	VPMADDWD     Y15, Y12, Y12
+	GEMV_UROW(2(SI), (SI), Y0)
+	GEMV_UROW(2(SI)(R8*1), (SI)(R8*1), Y1)
+	GEMV_UROW(2(SI)(R8*2), (SI)(R8*2), Y2)
+	GEMV_UROW(2(SI)(R9*1), (SI)(R9*1), Y3)
 	ADDQ         $18, SI
 	ADDQ         $34, DI
 	ADDQ         $4, BX
@@ -824,5 +978,70 @@ gv80loop:
 
 gv80done:
 	GEMV_STORE
+	VZEROUPPER
+	RET
+
+// func gemvF16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+//
+// out[r] = dot of the binary16 row x + r*ldx with the binary16 row y over
+// nb runs of 16 elements: the y run is widened once and meets all four
+// rows; row r has two 8-lane FMA accumulators (elements 0-7 and 8-15 of
+// each run), summed then reduced across lanes as HSUM8 (twin:
+// gemvF16Twin).
+TEXT ·gemvF16x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ   x+0(FP), SI
+	MOVQ   ldx+8(FP), R8
+	MOVQ   y+16(FP), DI
+	MOVQ   nb+24(FP), CX
+	MOVQ   out+32(FP), DX
+	LEAQ   (R8)(R8*2), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ  CX, CX
+	JEQ    gvf16done
+
+gvf16loop:
+	VCVTPH2PS   (DI), Y8
+	VCVTPH2PS   16(DI), Y9
+	VCVTPH2PS   (SI), Y10
+	VCVTPH2PS   16(SI), Y11
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y11, Y1
+	VCVTPH2PS   (SI)(R8*1), Y12
+	VCVTPH2PS   16(SI)(R8*1), Y13
+	VFMADD231PS Y8, Y12, Y2
+	VFMADD231PS Y9, Y13, Y3
+	VCVTPH2PS   (SI)(R8*2), Y10
+	VCVTPH2PS   16(SI)(R8*2), Y11
+	VFMADD231PS Y8, Y10, Y4
+	VFMADD231PS Y9, Y11, Y5
+	VCVTPH2PS   (SI)(R9*1), Y12
+	VCVTPH2PS   16(SI)(R9*1), Y13
+	VFMADD231PS Y8, Y12, Y6
+	VFMADD231PS Y9, Y13, Y7
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	DECQ        CX
+	JNE         gvf16loop
+
+gvf16done:
+	VADDPS Y1, Y0, Y0
+	HSUM8(Y0, X0, X1)
+	VMOVSS X0, (DX)
+	VADDPS Y3, Y2, Y2
+	HSUM8(Y2, X2, X3)
+	VMOVSS X2, 4(DX)
+	VADDPS Y5, Y4, Y4
+	HSUM8(Y4, X4, X5)
+	VMOVSS X4, 8(DX)
+	VADDPS Y7, Y6, Y6
+	HSUM8(Y6, X6, X7)
+	VMOVSS X6, 12(DX)
 	VZEROUPPER
 	RET

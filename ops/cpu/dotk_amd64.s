@@ -690,3 +690,547 @@ g6kloop:
 g6kdone:
 	VZEROUPPER
 	RET
+
+// Four-row kernel: four q4_K weight rows x + r*ldx (R11 = ldx, R12 =
+// 3*ldx) against one q8_K activation row. Per super-block each row's
+// integer totals are formed exactly as in dotQ4_KQ8_KAVX2, the rows'
+// totals are reduced together (the sums are exact, so their order does
+// not matter), and the float32 step of the dot product runs on the four
+// rows' lanes at once; each out[r] therefore equals the dot product (and
+// the generic function) bit for bit.
+
+// Q4K_ROW(H): H = VPHADDD(scaled-product lanes, min-term lanes) of the
+// block at SI. Clobbers AX, BX, R8-R10, Y1-Y8, Y11.
+#define Q4K_ROW(H) \
+	KSCALES; \
+	KSCALE_VECS; \
+	VPXOR Y6, Y6, Y6; \
+	Q4K_PAIR(0); \
+	Q4K_PAIR(1); \
+	Q4K_PAIR(2); \
+	Q4K_PAIR(3); \
+	VPHADDD Y4, Y6, H
+
+// func gemvQ4_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+TEXT ·gemvQ4_Kx4AVX2(SB), NOSPLIT, $0-40
+	MOVQ         x+0(FP), SI
+	MOVQ         ldx+8(FP), R11
+	MOVQ         y+16(FP), DI
+	MOVQ         nb+24(FP), CX
+	MOVQ         out+32(FP), DX
+	LEAQ         (R11)(R11*2), R12
+	VPBROADCASTQ knib<>(SB), Y15
+	VXORPS       X14, X14, X14
+	TESTQ        CX, CX
+	JEQ          gv4kdone
+
+gv4kloop:
+	Q4K_ROW(Y0)
+	ADDQ R11, SI
+	Q4K_ROW(Y9)
+	ADDQ R11, SI
+	Q4K_ROW(Y10)
+	ADDQ R11, SI
+	Q4K_ROW(Y13)
+	SUBQ R12, SI
+
+	// X2 = the rows' scaled-product totals, X3 their min totals.
+	VPHADDD      Y9, Y0, Y0
+	VPHADDD      Y13, Y10, Y10
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VEXTRACTI128 $1, Y10, X1
+	VPADDD       X1, X10, X10
+	VSHUFPS      $0x88, X10, X0, X2
+	VSHUFPS      $0xdd, X10, X0, X3
+	VCVTDQ2PS    X2, X2
+	VCVTDQ2PS    X3, X3
+
+	// out[r] += (d_r*yd)*isum_r - (dmin_r*yd)*mins_r.
+	VMOVD         (SI), X4
+	VPINSRD       $1, (SI)(R11*1), X4, X4
+	VPINSRD       $2, (SI)(R11*2), X4, X4
+	VPINSRD       $3, (SI)(R12*1), X4, X4
+	VCVTPH2PS     X4, Y4
+	VBROADCASTSS  (DI), Y5
+	VMULPS        Y5, Y4, Y4
+	VEXTRACTF128  $1, Y4, X5
+	VSHUFPS       $0x88, X5, X4, X6
+	VSHUFPS       $0xdd, X5, X4, X7
+	VMULPS        X2, X6, X6
+	VMULPS        X3, X7, X7
+	VSUBPS        X7, X6, X6
+	VADDPS        X6, X14, X14
+	ADDQ          $144, SI
+	ADDQ          $292, DI
+	DECQ          CX
+	JNE           gv4kloop
+
+gv4kdone:
+	VMOVUPS X14, (DX)
+	VZEROUPPER
+	RET
+
+// Four-row kernels for q5_K and q6_K, in the manner of gemvQ4_Kx4AVX2
+// but with fewer free registers: each row's two int32 lane vectors (the
+// scaled products in Y6 and the min or offset term in B) are folded to
+// four partial sums and parked, rows 0 and 1 in the halves of Y0, rows 2
+// and 3 in those of Y12. The float32 sums live in X13 (q6_K) or, with
+// no register left, in a stack slot (q5_K): never in out, which shares a
+// cache line with other workers' outputs.
+
+// GV_FOLD(B): X6 = [p0+p1, p2+p3, b0+b1, b2+b3] + the same of the high
+// lanes, for Y6 = p and B = b. Clobbers Y7.
+#define GV_FOLD(B) \
+	VPHADDD B, Y6, Y6; \
+	VEXTRACTI128 $1, Y6, X7; \
+	VPADDD X7, X6, X6
+
+// GV_COMBINE: X4 = the four rows' totals of Y6, X5 those of B, from the
+// folds parked in Y0 and Y12. Clobbers X1-X3.
+#define GV_COMBINE \
+	VPHADDD Y12, Y0, Y0; \
+	VEXTRACTI128 $1, Y0, X1; \
+	VPUNPCKLDQ X1, X0, X2; \
+	VPUNPCKHDQ X1, X0, X3; \
+	VPUNPCKLQDQ X3, X2, X4; \
+	VPUNPCKHQDQ X3, X2, X5
+
+// Q5K_ROW: Y6 and Y4 for the q5_K block at SI.
+#define Q5K_ROW \
+	KSCALES; \
+	KSCALE_VECS; \
+	VMOVDQU 16(SI), Y13; \
+	VPXOR Y6, Y6, Y6; \
+	Q5K_PAIR(0, VPSLLW, 4, VPSLLW, 3); \
+	Q5K_PAIR(1, VPSLLW, 2, VPSLLW, 1); \
+	Q5K_PAIR(2, VPSRLW, 0, VPSRLW, 1); \
+	Q5K_PAIR(3, VPSRLW, 2, VPSRLW, 3); \
+	GV_FOLD(Y4)
+
+// Q6K_ROW: Y6 and Y3 for the q6_K block at SI.
+#define Q6K_ROW \
+	VPMOVSXBW 192(SI), Y2; \
+	VPMADDWD 260(DI), Y2, Y3; \
+	VPERMQ $0x44, Y2, Y4; \
+	VPERMQ $0xee, Y2, Y2; \
+	VPXOR Y6, Y6, Y6; \
+	Q6K_HALF(0, Y4); \
+	Q6K_HALF(1, Y2); \
+	GV_FOLD(Y3)
+
+// GV_ROWS(ROW): the four rows' folds into Y0 and Y12, SI back at row 0.
+#define GV_ROWS(ROW) \
+	ROW; \
+	VMOVDQA X6, X0; \
+	ADDQ R11, SI; \
+	ROW; \
+	VINSERTI128 $1, X6, Y0, Y0; \
+	ADDQ R11, SI; \
+	ROW; \
+	VMOVDQA X6, X12; \
+	ADDQ R11, SI; \
+	ROW; \
+	VINSERTI128 $1, X6, Y12, Y12; \
+	SUBQ R12, SI
+
+// func gemvQ5_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+TEXT ·gemvQ5_Kx4AVX2(SB), NOSPLIT, $16-40
+	MOVQ         x+0(FP), SI
+	MOVQ         ldx+8(FP), R11
+	MOVQ         y+16(FP), DI
+	MOVQ         nb+24(FP), CX
+	MOVQ         out+32(FP), DX
+	LEAQ         (R11)(R11*2), R12
+	VPBROADCASTQ knib<>(SB), Y15
+	VPBROADCASTQ k10<>(SB), Y14
+	VXORPS       X0, X0, X0
+	VMOVUPS      X0, acc-16(SP)
+	TESTQ        CX, CX
+	JEQ          gv5kdone
+
+gv5kloop:
+	GV_ROWS(Q5K_ROW)
+	GV_COMBINE
+	VCVTDQ2PS    X4, X4
+	VCVTDQ2PS    X5, X5
+
+	// out[r] += (d_r*yd)*isum_r - (dmin_r*yd)*mins_r.
+	VMOVD        (SI), X6
+	VPINSRD      $1, (SI)(R11*1), X6, X6
+	VPINSRD      $2, (SI)(R11*2), X6, X6
+	VPINSRD      $3, (SI)(R12*1), X6, X6
+	VCVTPH2PS    X6, Y6
+	VBROADCASTSS (DI), Y7
+	VMULPS       Y7, Y6, Y6
+	VEXTRACTF128 $1, Y6, X7
+	VSHUFPS      $0x88, X7, X6, X8
+	VSHUFPS      $0xdd, X7, X6, X9
+	VMULPS       X4, X8, X8
+	VMULPS       X5, X9, X9
+	VSUBPS       X9, X8, X8
+	VADDPS       acc-16(SP), X8, X8
+	VMOVUPS      X8, acc-16(SP)
+	ADDQ         $176, SI
+	ADDQ         $292, DI
+	DECQ         CX
+	JNE          gv5kloop
+
+gv5kdone:
+	VMOVUPS acc-16(SP), X0
+	VMOVUPS X0, (DX)
+	VZEROUPPER
+	RET
+
+// func gemvQ6_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+TEXT ·gemvQ6_Kx4AVX2(SB), NOSPLIT, $0-40
+	MOVQ         x+0(FP), SI
+	MOVQ         ldx+8(FP), R11
+	MOVQ         y+16(FP), DI
+	MOVQ         nb+24(FP), CX
+	MOVQ         out+32(FP), DX
+	LEAQ         (R11)(R11*2), R12
+	VPBROADCASTQ knib<>(SB), Y15
+	VPBROADCASTQ k30<>(SB), Y14
+	VXORPS       X13, X13, X13
+	TESTQ        CX, CX
+	JEQ          gv6kdone
+
+gv6kloop:
+	GV_ROWS(Q6K_ROW)
+	GV_COMBINE
+
+	// out[r] += (d_r*yd)*float(isum_r - 32*offset_r).
+	VPSLLD       $5, X5, X5
+	VPSUBD       X5, X4, X4
+	VCVTDQ2PS    X4, X4
+	MOVWLZX      208(SI), AX
+	VMOVD        AX, X6
+	VPINSRW      $1, 208(SI)(R11*1), X6, X6
+	VPINSRW      $2, 208(SI)(R11*2), X6, X6
+	VPINSRW      $3, 208(SI)(R12*1), X6, X6
+	VCVTPH2PS    X6, X6
+	VBROADCASTSS (DI), X7
+	VMULPS       X7, X6, X6
+	VMULPS       X4, X6, X6
+	VADDPS       X6, X13, X13
+	ADDQ         $210, SI
+	ADDQ         $292, DI
+	DECQ         CX
+	JNE          gv6kloop
+
+gv6kdone:
+	VMOVUPS X13, (DX)
+	VZEROUPPER
+	RET
+
+// Q5KX4_PAIR(JJ, LOP, LS, HOP, HS): Q4KX4_PAIR for q5_K, the fifth bits
+// of Y13 moved to bit 4 by LOP $LS and HOP $HS (Y11 = 0x10).
+#define Q5KX4_PAIR(JJ, LOP, LS, HOP, HS) \
+	VMOVDQU 48+32*JJ(SI), Y4; \
+	VPSRLW $4, Y4, Y5; \
+	VPAND Y15, Y4, Y4; \
+	VPAND Y15, Y5, Y5; \
+	LOP $LS, Y13, Y10; \
+	VPAND Y11, Y10, Y10; \
+	VPOR Y10, Y4, Y4; \
+	HOP $HS, Y13, Y10; \
+	VPAND Y11, Y10, Y10; \
+	VPOR Y10, Y5, Y5; \
+	VPSHUFB wbcast<>+64*JJ(SB), Y14, Y6; \
+	VPSHUFB wbcast<>+64*JJ+32(SB), Y14, Y7; \
+	KCOLQ(Y0, 4+64*JJ(DI), 36+64*JJ(DI)); \
+	KCOLQ(Y1, 4+64*JJ(DI)(R12*1), 36+64*JJ(DI)(R12*1)); \
+	KCOLQ(Y2, 4+64*JJ(DI)(R12*2), 36+64*JJ(DI)(R12*2)); \
+	KCOLQ(Y3, 4+64*JJ(DI)(R13*1), 36+64*JJ(DI)(R13*1))
+
+// func gemmQ5_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
+//
+// gemmQ4_Kx4AVX2 for q5_K weights; the min term is reduced first (into
+// X12) to free registers for the fifth bits.
+TEXT ·gemmQ5_Kx4AVX2(SB), NOSPLIT, $0-40
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         ldy+16(FP), R12
+	MOVQ         nb+24(FP), CX
+	MOVQ         out+32(FP), R11
+	LEAQ         (R12)(R12*2), R13
+	VPBROADCASTQ knib<>(SB), Y15
+	VXORPS       X0, X0, X0
+	VMOVUPS      X0, (R11)
+	TESTQ        CX, CX
+	JEQ          g5kdone
+
+g5kloop:
+	KSCALES
+	VPMOVZXBW    X1, Y2
+	VPERMQ       $0x44, Y2, Y14
+	VEXTRACTI128 $1, Y2, X13
+	VPMOVZXWD    X13, Y13
+	VPSLLD       $16, Y13, Y12
+	VPOR         Y12, Y13, Y13
+	VPMADDWD     260(DI), Y13, Y8
+	VPMADDWD     260(DI)(R12*1), Y13, Y9
+	VPMADDWD     260(DI)(R12*2), Y13, Y10
+	VPMADDWD     260(DI)(R13*1), Y13, Y11
+	REDUCE4(Y8, Y9, Y10, Y11, X8, X9)
+	VMOVDQA      X8, X12
+	VMOVDQU      16(SI), Y13
+	VPBROADCASTQ k10<>(SB), Y11
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	Q5KX4_PAIR(0, VPSLLW, 4, VPSLLW, 3)
+	Q5KX4_PAIR(1, VPSLLW, 2, VPSLLW, 1)
+	Q5KX4_PAIR(2, VPSRLW, 0, VPSRLW, 1)
+	Q5KX4_PAIR(3, VPSRLW, 2, VPSRLW, 3)
+	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
+
+	// out[c] += (d*yd[c])*isum[c] - (dmin*yd[c])*mins[c].
+	YD4
+	VMOVD        (SI), X5
+	VCVTPH2PS    X5, X5
+	VBROADCASTSS X5, X6
+	VMOVSHDUP    X5, X7
+	VBROADCASTSS X7, X7
+	VMULPS       X4, X6, X6
+	VMULPS       X4, X7, X7
+	VCVTDQ2PS    X0, X0
+	VCVTDQ2PS    X12, X8
+	VMULPS       X0, X6, X6
+	VMULPS       X8, X7, X7
+	VSUBPS       X7, X6, X6
+	VADDPS       (R11), X6, X6
+	VMOVUPS      X6, (R11)
+	ADDQ         $176, SI
+	ADDQ         $292, DI
+	DECQ         CX
+	JNE          g5kloop
+
+g5kdone:
+	VZEROUPPER
+	RET
+
+// Q2KX4_CHUNK(H, G, SC): elements 128H+32G..+31 of the q2_K codes in Y7,
+// (qs >> 2G) & 3, against the four columns (Y14 = 0x03).
+#define Q2KX4_CHUNK(H, G, SC) \
+	VPSRLW $(2*G), Y7, Y10; \
+	VPAND Y14, Y10, Y10; \
+	VPSHUFB wpair<>+32*G(SB), SC, Y11; \
+	VPMADDUBSW 4+128*H+32*G(DI), Y10, Y8; \
+	VPMADDWD Y11, Y8, Y8; \
+	VPADDD Y8, Y0, Y0; \
+	VPMADDUBSW 4+128*H+32*G(DI)(R12*1), Y10, Y8; \
+	VPMADDWD Y11, Y8, Y8; \
+	VPADDD Y8, Y1, Y1; \
+	VPMADDUBSW 4+128*H+32*G(DI)(R12*2), Y10, Y8; \
+	VPMADDWD Y11, Y8, Y8; \
+	VPADDD Y8, Y2, Y2; \
+	VPMADDUBSW 4+128*H+32*G(DI)(R13*1), Y10, Y8; \
+	VPMADDWD Y11, Y8, Y8; \
+	VPADDD Y8, Y3, Y3
+
+// func gemmQ2_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
+//
+// One q2_K weight row against four q8_K rows, each output equal bit for
+// bit to dotQ2_KQ8_KAVX2 and the generic function; the min term is
+// reduced first, into X12.
+TEXT ·gemmQ2_Kx4AVX2(SB), NOSPLIT, $0-40
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         ldy+16(FP), R12
+	MOVQ         nb+24(FP), CX
+	MOVQ         out+32(FP), R11
+	LEAQ         (R12)(R12*2), R13
+	VPBROADCASTQ knib<>(SB), Y15
+	VPBROADCASTQ k03<>(SB), Y14
+	VXORPS       X0, X0, X0
+	VMOVUPS      X0, (R11)
+	TESTQ        CX, CX
+	JEQ          g2kdone
+
+g2kloop:
+	VMOVDQU   (SI), X1
+	VPAND     X15, X1, X2
+	VPSRLW    $4, X1, X3
+	VPAND     X15, X3, X3
+	VPMOVZXBW X2, Y2
+	VPMOVZXBW X3, Y6
+	VPMADDWD  260(DI), Y6, Y8
+	VPMADDWD  260(DI)(R12*1), Y6, Y9
+	VPMADDWD  260(DI)(R12*2), Y6, Y10
+	VPMADDWD  260(DI)(R13*1), Y6, Y11
+	REDUCE4(Y8, Y9, Y10, Y11, X8, X9)
+	VMOVDQA   X8, X12
+	VPERMQ    $0x44, Y2, Y4
+	VPERMQ    $0xee, Y2, Y5
+	VPXOR     Y0, Y0, Y0
+	VPXOR     Y1, Y1, Y1
+	VPXOR     Y2, Y2, Y2
+	VPXOR     Y3, Y3, Y3
+	VMOVDQU   16(SI), Y7
+	Q2KX4_CHUNK(0, 0, Y4)
+	Q2KX4_CHUNK(0, 1, Y4)
+	Q2KX4_CHUNK(0, 2, Y4)
+	Q2KX4_CHUNK(0, 3, Y4)
+	VMOVDQU   48(SI), Y7
+	Q2KX4_CHUNK(1, 0, Y5)
+	Q2KX4_CHUNK(1, 1, Y5)
+	Q2KX4_CHUNK(1, 2, Y5)
+	Q2KX4_CHUNK(1, 3, Y5)
+	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
+
+	// out[c] += (d*yd[c])*isum[c] - (dmin*yd[c])*mins[c].
+	YD4
+	VMOVD        80(SI), X5
+	VCVTPH2PS    X5, X5
+	VBROADCASTSS X5, X6
+	VMOVSHDUP    X5, X7
+	VBROADCASTSS X7, X7
+	VMULPS       X4, X6, X6
+	VMULPS       X4, X7, X7
+	VCVTDQ2PS    X0, X0
+	VCVTDQ2PS    X12, X8
+	VMULPS       X0, X6, X6
+	VMULPS       X8, X7, X7
+	VSUBPS       X7, X6, X6
+	VADDPS       (R11), X6, X6
+	VMOVUPS      X6, (R11)
+	ADDQ         $84, SI
+	ADDQ         $292, DI
+	DECQ         CX
+	JNE          g2kloop
+
+g2kdone:
+	VZEROUPPER
+	RET
+
+// Q3KX4_CHUNK(H, G, HOP, HS, SC): Q3K_CHUNK against the four columns:
+// codes (qs >> 2G) & 3 of Y7 with hmask bit 4H+G of Y13 at bit 2 (Y14 =
+// 0x03, Y8 = 0x04), scale words picked from SC.
+#define Q3KX4_CHUNK(H, G, HOP, HS, SC) \
+	VPSRLW $(2*G), Y7, Y10; \
+	VPAND Y14, Y10, Y10; \
+	HOP $HS, Y13, Y5; \
+	VPAND Y8, Y5, Y5; \
+	VPOR Y5, Y10, Y10; \
+	VPSHUFB wpair<>+32*G(SB), SC, Y11; \
+	VPMADDUBSW 4+128*H+32*G(DI), Y10, Y6; \
+	VPMADDWD Y11, Y6, Y6; \
+	VPADDD Y6, Y0, Y0; \
+	VPMADDUBSW 4+128*H+32*G(DI)(R12*1), Y10, Y6; \
+	VPMADDWD Y11, Y6, Y6; \
+	VPADDD Y6, Y1, Y1; \
+	VPMADDUBSW 4+128*H+32*G(DI)(R12*2), Y10, Y6; \
+	VPMADDWD Y11, Y6, Y6; \
+	VPADDD Y6, Y2, Y2; \
+	VPMADDUBSW 4+128*H+32*G(DI)(R13*1), Y10, Y6; \
+	VPMADDWD Y11, Y6, Y6; \
+	VPADDD Y6, Y3, Y3
+
+// func gemmQ3_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
+//
+// One q3_K weight row against four q8_K rows, each output equal bit for
+// bit to dotQ3_KQ8_KAVX2 and the generic function; the offset term is
+// reduced first, into X12. R10 holds out.
+TEXT ·gemmQ3_Kx4AVX2(SB), NOSPLIT, $0-40
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         ldy+16(FP), R12
+	MOVQ         nb+24(FP), CX
+	MOVQ         out+32(FP), R10
+	LEAQ         (R12)(R12*2), R13
+	VPBROADCASTQ k03<>(SB), Y14
+	VPBROADCASTQ k04<>(SB), Y8
+	VPBROADCASTQ k32w<>(SB), Y15
+	VXORPS       X0, X0, X0
+	VMOVUPS      X0, (R10)
+	TESTQ        CX, CX
+	JEQ          g3kdone
+
+g3kloop:
+	// The sixteen 6-bit scale codes, as in dotQ3_KQ8_KAVX2.
+	MOVL    96(SI), AX
+	MOVL    100(SI), BX
+	MOVL    104(SI), DX
+	MOVL    AX, R8
+	ANDL    $0x0f0f0f0f, R8
+	MOVL    DX, R9
+	SHLL    $4, R9
+	ANDL    $0x30303030, R9
+	ORL     R9, R8
+	VMOVD   R8, X1
+	MOVL    BX, R8
+	ANDL    $0x0f0f0f0f, R8
+	MOVL    DX, R9
+	SHLL    $2, R9
+	ANDL    $0x30303030, R9
+	ORL     R9, R8
+	VPINSRD $1, R8, X1, X1
+	MOVL    AX, R8
+	SHRL    $4, R8
+	ANDL    $0x0f0f0f0f, R8
+	MOVL    DX, R9
+	ANDL    $0x30303030, R9
+	ORL     R9, R8
+	VPINSRD $2, R8, X1, X1
+	MOVL    BX, R8
+	SHRL    $4, R8
+	ANDL    $0x0f0f0f0f, R8
+	MOVL    DX, R9
+	SHRL    $2, R9
+	ANDL    $0x30303030, R9
+	ORL     R9, R8
+	VPINSRD $3, R8, X1, X1
+
+	// Signed scale words; X12 = the columns' offset totals sum_j
+	// sc_j*bsum_j, subtracted 4 times at the end.
+	VPMOVZXBW X1, Y2
+	VPSUBW    Y15, Y2, Y2
+	VPMADDWD  260(DI), Y2, Y4
+	VPMADDWD  260(DI)(R12*1), Y2, Y5
+	VPMADDWD  260(DI)(R12*2), Y2, Y6
+	VPMADDWD  260(DI)(R13*1), Y2, Y7
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
+	VMOVDQA   X4, X12
+	VPERMQ    $0x44, Y2, Y4
+	VPERMQ    $0xee, Y2, Y9
+	VPXOR     Y0, Y0, Y0
+	VPXOR     Y1, Y1, Y1
+	VPXOR     Y2, Y2, Y2
+	VPXOR     Y3, Y3, Y3
+	VMOVDQU   (SI), Y13
+	VMOVDQU   32(SI), Y7
+	Q3KX4_CHUNK(0, 0, VPSLLW, 2, Y4)
+	Q3KX4_CHUNK(0, 1, VPSLLW, 1, Y4)
+	Q3KX4_CHUNK(0, 2, VPSRLW, 0, Y4)
+	Q3KX4_CHUNK(0, 3, VPSRLW, 1, Y4)
+	VMOVDQU   64(SI), Y7
+	Q3KX4_CHUNK(1, 0, VPSRLW, 2, Y9)
+	Q3KX4_CHUNK(1, 1, VPSRLW, 3, Y9)
+	Q3KX4_CHUNK(1, 2, VPSRLW, 4, Y9)
+	Q3KX4_CHUNK(1, 3, VPSRLW, 5, Y9)
+	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
+	VPSLLD    $2, X12, X12
+	VPSUBD    X12, X0, X0
+
+	// out[c] += (d*yd[c])*float(isum[c] - 4*offset[c]).
+	YD4
+	MOVWLZX      108(SI), AX
+	VMOVD        AX, X5
+	VCVTPH2PS    X5, X5
+	VBROADCASTSS X5, X5
+	VMULPS       X4, X5, X5
+	VCVTDQ2PS    X0, X0
+	VMULPS       X0, X5, X5
+	VADDPS       (R10), X5, X5
+	VMOVUPS      X5, (R10)
+	ADDQ         $110, SI
+	ADDQ         $292, DI
+	DECQ         CX
+	JNE          g3kloop
+
+g3kdone:
+	VZEROUPPER
+	RET

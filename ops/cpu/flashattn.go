@@ -12,8 +12,11 @@ import (
 // (query row, head) with an online softmax. The query row is converted
 // once to K's vec-dot type (f32 for f32 K, f16 for f16 K, q8_0 for q8_0
 // and q4_0 K) and dotted with each key row by MUL_MAT's dot kernels. A
-// running maximum M, sum S and value accumulator are kept; when a logit
-// raises M the accumulator and S are rescaled by exp(M_old - M_new). Keys
+// running maximum M, sum S and value accumulator are kept over tiles of
+// faTile keys: a tile's logits are computed first; when their maximum
+// raises M the accumulator and S are rescaled once by exp(M_old - M_new);
+// then the tile's exp(logit - M) (the tier's vector exp) join S and weight
+// the value rows added to the accumulator. Keys
 // whose (slope-scaled) mask is -Inf are skipped without reading K or V.
 // The optional sink logit joins S (and M) after the keys, and a query row
 // with nothing left (S == 0) yields zeros.
@@ -135,6 +138,11 @@ func computeFlashAttn(b *Backend, t *ops.Tensor) error {
 	return j.errs.err()
 }
 
+// faTile is the number of keys whose scores FLASH_ATTN_EXT computes
+// before it rescales and accumulates (at most 64: a tile's masked keys
+// are a uint64 bit set).
+const faTile = 64
+
 // flashAttnJob is one FLASH_ATTN_EXT call, kept in the backend so that a
 // call allocates nothing; an item is one (query row, head, batch).
 type flashAttnJob struct {
@@ -157,10 +165,13 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 	dv, nKV := v.Ne[0], k.Ne[1]
 	rk2, rk3 := nHead/k.Ne[2], q.Ne[3]/k.Ne[3]
 	scale, softcap := j.scale, j.softcap
+	vk := &j.ks.vec
+	kNb1, vNb1 := k.Nb[1], v.Nb[1]
 	// Per worker: the f32 query row, the accumulator, a widened V row,
-	// and the converted query row.
-	wb := j.sc.worker(w, d+2*dv, 0, j.qBytes)
+	// a tile's scores and the converted query row.
+	wb := j.sc.worker(w, d+2*dv+faTile, 0, j.qBytes)
 	qf, acc, vf := wb.f32[:d], wb.f32[d:d+dv], wb.f32[d+dv:d+2*dv]
+	scores := wb.f32[d+2*dv : d+2*dv+faTile]
 	qc := wb.bytes[:j.qBytes]
 	for u := int64(lo); u < int64(hi) && !j.errs.failed(w); u++ {
 		iq, h, i3 := u%nQ, u/nQ%nHead, u/(nQ*nHead)
@@ -179,42 +190,60 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 			maskOff = at(mask, 0, iq, h%mask.Ne[2], i3%mask.Ne[3])
 		}
 		slope := j.slopes[h]
+		kBase, vBase := at(k, 0, 0, ik2, ik3), at(v, 0, 0, ik2, ik3)
 		sum, maxS := float32(0), float32(math.Inf(-1))
-		for ic := range nKV {
-			var mv float32
-			if mask != nil {
-				if mask.Type == quant.F16 {
-					mv = slope * halfAt(j.maskMem, int(maskOff+2*ic))
-				} else {
-					mv = slope * f32At(j.maskMem, maskOff+4*ic)
+		// Keys go in tiles of faTile: the tile's scores, one rescale of
+		// the accumulator by the tile's new maximum, the exponentials
+		// and their sum in one vector pass, then the value rows.
+		for ic0 := int64(0); ic0 < nKV; ic0 += faTile {
+			nt := min(faTile, nKV-ic0)
+			sc := scores[:nt]
+			var masked uint64 // bit t: key ic0+t is masked out
+			tmx := float32(math.Inf(-1))
+			for t := range nt {
+				ic := ic0 + t
+				var mv float32
+				if mask != nil {
+					if mask.Type == quant.F16 {
+						mv = slope * halfAt(j.maskMem, int(maskOff+2*ic))
+					} else {
+						mv = slope * f32At(j.maskMem, maskOff+4*ic)
+					}
+					if math.IsInf(float64(mv), -1) {
+						masked |= 1 << t
+						sc[t] = mv
+						continue
+					}
 				}
-				if math.IsInf(float64(mv), -1) {
+				ko := kBase + ic*kNb1
+				s := j.kern.dot(int(d), j.kMem[ko:ko+j.kBytes], qc) * scale
+				if softcap != 0 {
+					s = softcap * float32(math.Tanh(float64(s)))
+				}
+				s += mv
+				sc[t] = s
+				tmx = max(tmx, s)
+			}
+			if math.IsInf(float64(tmx), -1) {
+				continue // every key of the tile is masked
+			}
+			if tmx > maxS {
+				ms := expf(maxS - tmx)
+				maxS = tmx
+				vk.mulTo(acc, acc, ms)
+				sum *= ms
+			}
+			sum += float32(vk.expSum(sc, maxS))
+			for t := range nt {
+				if masked&(1<<t) != 0 {
 					continue
 				}
-			}
-			ko := at(k, 0, ic, ik2, ik3)
-			s := j.kern.dot(int(d), j.kMem[ko:ko+j.kBytes], qc) * scale
-			if softcap != 0 {
-				s = softcap * float32(math.Tanh(float64(s)))
-			}
-			s += mv
-
-			ms, vs := float32(1), float32(1)
-			if s > maxS {
-				ms = expf(maxS - s)
-				maxS = s
-				for i := range acc {
-					acc[i] *= ms
+				vo := vBase + (ic0+t)*vNb1
+				if err := addValueRow(vk, v.Type, j.vMem[vo:vo+j.vBytes], sc[t], acc, vf); err != nil {
+					j.errs.set(w, err)
+					return
 				}
-			} else {
-				vs = expf(s - maxS)
 			}
-			vo := at(v, 0, ic, ik2, ik3)
-			if err := addValueRow(v.Type, j.vMem[vo:vo+j.vBytes], vs, acc, vf); err != nil {
-				j.errs.set(w, err)
-				return
-			}
-			sum = sum*ms + vs
 		}
 		// A -Inf sink adds exp(-Inf) = 0; skip it rather than form
 		// -Inf - -Inf when every key was masked.
@@ -222,9 +251,7 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 			ms, vs := float32(1), float32(1)
 			if s > maxS {
 				ms = expf(maxS - s)
-				for i := range acc {
-					acc[i] *= ms
-				}
+				vk.mulTo(acc, acc, ms)
 			} else {
 				vs = expf(s - maxS)
 			}
@@ -234,10 +261,7 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 		if sum != 0 {
 			inv = 1 / sum
 		}
-		o := j.out[dv*(h+nHead*(iq+nQ*i3)):][:dv]
-		for i, a := range acc {
-			o[i] = a * inv
-		}
+		vk.mulTo(j.out[dv*(h+nHead*(iq+nQ*i3)):][:dv], acc, inv)
 	}
 }
 
@@ -249,25 +273,19 @@ func sinkLogit(sinks *ops.Tensor, sinkMem []byte, h int64) float32 {
 	return f32At(sinkMem, h*sinks.Nb[0])
 }
 
-// addValueRow adds vs times the value row row (of type typ) to acc, using
-// tmp to widen quantized rows.
-func addValueRow(typ quant.Type, row []byte, vs float32, acc, tmp []float32) error {
+// addValueRow adds vs times the value row row (of type typ) to acc with
+// the row kernels vk, using tmp to widen quantized rows.
+func addValueRow(vk *vecKernels, typ quant.Type, row []byte, vs float32, acc, tmp []float32) error {
 	switch typ {
 	case quant.F32:
-		for i, x := range f32s(row, 0, int64(len(acc))) {
-			acc[i] += x * vs
-		}
+		vk.axpy(acc, f32s(row, 0, int64(len(acc))), vs)
 	case quant.F16:
-		for i, h := range u16s(row, 0, int64(len(acc))) {
-			acc[i] += halfTable[h] * vs
-		}
+		vk.axpyF16(acc, u16s(row, 0, int64(len(acc))), vs)
 	default:
 		if err := quant.DequantizeRow(typ, row, tmp); err != nil {
 			return fmt.Errorf("value row: %w", err)
 		}
-		for i, x := range tmp {
-			acc[i] += x * vs
-		}
+		vk.axpy(acc, tmp, vs)
 	}
 	return nil
 }

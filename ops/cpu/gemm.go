@@ -15,11 +15,15 @@ import (
 //     FMA accumulators, over k in chunks of gemmKC. f16 and bf16 panels
 //     are widened to float32 once per block and chunk (the packing step);
 //     f32 rows are read in place.
-//   - 32-element formats (q4_0, q8_0): 1 weight row x 4 activation rows.
+//   - 32-element formats (q4_0, q5_0, q8_0): 1 weight row x 4 activation
+//     rows.
 //     The q8_0 activations are repacked once per call into groups of four
 //     rows interleaved block by block with float32 scales (packQ8Groups).
-//   - K formats (q4_K, q6_K): 1 weight row x 4 q8_K activation rows read
-//     in place, each output equal bit for bit to the dot product.
+//   - q4_1, q5_1: as q4_0 with q8_1 activation groups, which also carry
+//     the rows' sums s (packQ81Block).
+//   - K formats (q2_K, q4_K, q5_K, q6_K): 1 weight row x 4 q8_K
+//     activation rows read in place, each output equal bit for bit to the
+//     dot product.
 //
 // Weights are never repacked: their blocks already are the kernels' input
 // layout, and the weights dominate the traffic only at n = 1, which takes
@@ -30,9 +34,10 @@ import (
 type gemmKind int
 
 const (
-	gemmFloat  gemmKind = iota // 4x3 FMA tiles over float32 panels
-	gemmQ8Quad                 // 1x4, packed q8_0 activation groups
-	gemmKQuad                  // 1x4, q8_K activation rows in place
+	gemmFloat   gemmKind = iota // 4x3 FMA tiles over float32 panels
+	gemmQ8Quad                  // 1x4, packed q8_0 activation groups
+	gemmKQuad                   // 1x4, q8_K activation rows in place
+	gemmQ81Quad                 // 1x4, packed q8_1 activation groups
 )
 
 // quadFunc computes out[c] = dot(x, activation column c) for c < 4 over
@@ -66,6 +71,10 @@ const (
 // packQ8Block is the size of one block of a packed q8 group: four float32
 // scales and four rows of 32 codes.
 const packQ8Block = 16 + 4*32
+
+// packQ81Block is the size of one block of a packed q8_1 group: four
+// float32 scales d, four float32 sums s, and four rows of 32 codes.
+const packQ81Block = 32 + 4*32
 
 // gemmJob is one gemm call's work, kept in the backend.
 type gemmJob struct {
@@ -110,9 +119,12 @@ func (b *Backend) gemm(g *gemmKernel, mm *mulMatJob, x *ops.Tensor) error {
 		j.nc = gemmNCF
 	}
 	batches := mm.b2 * mm.b3
-	if g.kind == gemmQ8Quad {
+	if g.kind == gemmQ8Quad || g.kind == gemmQ81Quad {
 		j.groups = ceilDiv(mm.n, 4)
 		j.groupBytes = mm.k / quant.QK * packQ8Block
+		if g.kind == gemmQ81Quad {
+			j.groupBytes = mm.k / quant.QK * packQ81Block
+		}
 		b.scratch.pack = growBytes(b.scratch.pack, batches*j.groups*j.groupBytes)
 		j.pack = b.scratch.pack
 		p := &b.pk
@@ -139,7 +151,7 @@ func (j *gemmJob) do(w, lo, hi int) {
 		switch j.g.kind {
 		case gemmFloat:
 			j.floatBlock(w, i0, i1, c0, c1, i2, i3)
-		case gemmQ8Quad:
+		case gemmQ8Quad, gemmQ81Quad:
 			j.q8Block(j.quadOut(w), i0, i1, c0, c1, i2, i3)
 		case gemmKQuad:
 			j.kBlock(j.quadOut(w), i0, i1, c0, c1, i2, i3)
@@ -254,9 +266,8 @@ func (j *gemmJob) kBlock(o *[4]float32, i0, i1, c0, c1, i2, i3 int64) {
 	mm.dotRange(i0, i1, c4, c1, i2, i3)
 }
 
-// packJob writes the packed q8 groups of a gemmQ8Quad call, one group
-// per item: for block b, the four rows' f16 scales as float32 at
-// b*packQ8Block, then each row's 32 codes; rows past n are zeros.
+// packJob writes the packed q8 groups of a gemmQ8Quad or gemmQ81Quad
+// call, one group per item (see packGroup).
 type packJob struct{ gj *gemmJob }
 
 func (p *packJob) do(_, lo, hi int) {
@@ -266,24 +277,46 @@ func (p *packJob) do(_, lo, hi int) {
 	for item := int64(lo); item < int64(hi); item++ {
 		batch, g := item/j.groups, item%j.groups
 		i2, i3 := batch%mm.b2, batch/mm.b2
-		grp := j.pack[item*j.groupBytes:][:j.groupBytes]
+		var rows [4][]byte
 		for c := range int64(4) {
-			col := 4*g + c
-			if col >= mm.n {
-				for b := range nb {
-					blk := grp[b*packQ8Block:]
-					clear(blk[4*c : 4*c+4])
-					clear(blk[16+32*c : 16+32*c+32])
+			if col := 4*g + c; col < mm.n {
+				rows[c] = mm.acts.row(col, i2, i3)
+			}
+		}
+		packGroup(j.g.kind, &rows, nb, j.pack[item*j.groupBytes:][:j.groupBytes])
+	}
+}
+
+// packGroup writes the activation rows rows[c] (nil: a row past n,
+// written as zeros) of nb blocks into grp in the packed layout of kind.
+// gemmQ8Quad (q8_0 rows): for block b, the four rows' f16 scales as
+// float32 at b*packQ8Block, then each row's 32 codes. gemmQ81Quad (q8_1
+// rows): at b*packQ81Block the four d as float32, the four s as float32,
+// then the codes.
+func packGroup(kind gemmKind, rows *[4][]byte, nb int64, grp []byte) {
+	bs, codes, srcBytes, srcCodes := int64(packQ8Block), int64(16), int64(bytesQ8_0), int64(2)
+	if kind == gemmQ81Quad {
+		bs, codes, srcBytes, srcCodes = packQ81Block, 32, bytesQ8_1, 4
+	}
+	for c, row := range rows {
+		c := int64(c)
+		for b := range nb {
+			blk := grp[b*bs : (b+1)*bs]
+			dst := blk[codes+32*c : codes+32*c+32]
+			if row == nil {
+				clear(blk[4*c : 4*c+4])
+				if kind == gemmQ81Quad {
+					clear(blk[16+4*c : 16+4*c+4])
 				}
+				clear(dst)
 				continue
 			}
-			row := mm.acts.row(col, i2, i3)
-			for b := range nb {
-				src := row[b*bytesQ8_0 : (b+1)*bytesQ8_0]
-				blk := grp[b*packQ8Block:]
-				f32s(blk, 4*c, 1)[0] = halfAt(src, 0)
-				copy(blk[16+32*c:16+32*c+32], src[2:34])
+			src := row[b*srcBytes : (b+1)*srcBytes]
+			f32s(blk, 4*c, 1)[0] = halfAt(src, 0)
+			if kind == gemmQ81Quad {
+				f32s(blk, 16+4*c, 1)[0] = halfAt(src, 2)
 			}
+			copy(dst, src[srcCodes:srcCodes+32])
 		}
 	}
 }

@@ -122,6 +122,7 @@ func gemvQ8_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]floa
 func registerAVX2Gemv(ks *kernelSet) {
 	ks.gemv[quant.Q4_0] = gemvLegacy(gemvQ4_0x4AVX2, bytesQ4_0)
 	ks.gemv[quant.Q8_0] = gemvLegacy(gemvQ8_0x4AVX2, bytesQ8_0)
+	registerAVX2GemvMore(ks)
 }
 
 // gemvLegacy wraps a four-row kernel of a 32-element format with xs bytes
@@ -134,5 +135,121 @@ func gemvLegacy(f func(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]f
 		}
 		_, _, _ = x[3*ldx+nb*xs-1], y[nb*bytesQ8_0-1], dy[nb-1]
 		f(&x[0], ldx, &y[0], &dy[0], nb, out)
+	}
+}
+
+// gemvQ4_Kx4AVX2 sets out[r] to the dot product of nb q4_K super-blocks
+// of row x + r*ldx with the q8_K row y, equal bit for bit to
+// vecDotQ4_KQ8_K (twin: the generic dot product).
+//
+//go:noescape
+func gemvQ4_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+
+// gemvF16x4AVX2 sets out[r] to the dot product of nb runs of 16 binary16
+// values of row x + r*ldx with the binary16 row y (twin: gemvF16Twin).
+//
+//go:noescape
+func gemvF16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+
+// gemvQ5_Kx4AVX2 is gemvQ4_Kx4AVX2 for q5_K weights (tested, not
+// installed: see registerAVX2GemvMore).
+//
+//go:noescape
+func gemvQ5_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+
+// gemvQ6_Kx4AVX2 is gemvQ4_Kx4AVX2 for q6_K weights (tested, not
+// installed).
+//
+//go:noescape
+func gemvQ6_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+
+// gemmQ5_0x4AVX2 is gemmQ4_0x4AVX2 for q5_0 weights (twin:
+// quadQ5_0Twin).
+//
+//go:noescape
+func gemmQ5_0x4AVX2(x, y *byte, nb int, out *[4]float32)
+
+// gemmQ5_Kx4AVX2 is gemmQ4_Kx4AVX2 for q5_K weights, equal bit for bit
+// to vecDotQ5_KQ8_K (twin: the generic dot product per column).
+//
+//go:noescape
+func gemmQ5_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
+
+// gemmQ2_Kx4AVX2 is gemmQ4_Kx4AVX2 for q2_K weights, equal bit for bit
+// to vecDotQ2_KQ8_K (twin: the generic dot product per column).
+//
+//go:noescape
+func gemmQ2_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
+
+// gemmQ4_1x4AVX2 sets out[c] to the dot product of nb q4_1 blocks at x
+// with column c of a packed q8_1 group at y (twin: quadQ4_1Twin).
+//
+//go:noescape
+func gemmQ4_1x4AVX2(x, y *byte, nb int, out *[4]float32)
+
+// gemmQ5_1x4AVX2 is gemmQ4_1x4AVX2 for q5_1 weights (twin:
+// quadQ5_1Twin).
+//
+//go:noescape
+func gemmQ5_1x4AVX2(x, y *byte, nb int, out *[4]float32)
+
+// quadLegacy1 wraps a packed q8_1 group kernel with xs bytes per block.
+func quadLegacy1(f func(x, y *byte, nb int, out *[4]float32), xs int) quadFunc {
+	return func(nb int, x, y []byte, _ int, out *[4]float32) {
+		if nb <= 0 {
+			*out = [4]float32{}
+			return
+		}
+		_, _ = x[nb*xs-1], y[nb*packQ81Block-1]
+		f(&x[0], &y[0], nb, out)
+	}
+}
+
+// gemmQ3_Kx4AVX2 is gemmQ4_Kx4AVX2 for q3_K weights, equal bit for bit
+// to vecDotQ3_KQ8_K (twin: the generic dot product per column).
+//
+//go:noescape
+func gemmQ3_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
+
+// registerAVX2GemvMore installs the four-row kernels whose activation
+// rows carry their own scales (q8_K) or none (f16), and the tiled
+// kernels added with them.
+func registerAVX2GemvMore(ks *kernelSet) {
+	// The q5_K and q6_K four-row kernels are not installed: inside
+	// MUL_MAT at n = 1 they measured slower than the dot product on the
+	// development machine (AMD EPYC, 2 cores), though faster on rows in
+	// L1 (BenchmarkGemv).
+	for t, f := range avx2GemvUnscaled {
+		if t != quant.Q5_K && t != quant.Q6_K {
+			ks.gemv[t] = f
+		}
+	}
+	ks.gemm[quant.Q5_0] = &gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ5_0x4AVX2, bytesQ5_0)}
+	ks.gemm[quant.Q5_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ5_Kx4AVX2, int(quant.Q5_K.TypeSize()))}
+	ks.gemm[quant.Q3_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ3_Kx4AVX2, int(quant.Q3_K.TypeSize()))}
+	ks.gemm[quant.Q2_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ2_Kx4AVX2, int(quant.Q2_K.TypeSize()))}
+	ks.gemm[quant.Q4_1] = &gemmKernel{kind: gemmQ81Quad, quad: quadLegacy1(gemmQ4_1x4AVX2, bytesQ4_1)}
+	ks.gemm[quant.Q5_1] = &gemmKernel{kind: gemmQ81Quad, quad: quadLegacy1(gemmQ5_1x4AVX2, bytesQ5_1)}
+}
+
+// avx2GemvUnscaled holds the four-row kernels without widened scales,
+// installed or not (the tests run them all).
+var avx2GemvUnscaled = map[quant.Type]gemvFunc{
+	quant.Q4_K: gemvUnscaled(gemvQ4_Kx4AVX2, bytesQ4_K, bytesQ8_K),
+	quant.Q5_K: gemvUnscaled(gemvQ5_Kx4AVX2, int(quant.Q5_K.TypeSize()), bytesQ8_K),
+	quant.Q6_K: gemvUnscaled(gemvQ6_Kx4AVX2, bytesQ6_K, bytesQ8_K),
+	quant.F16:  gemvUnscaled(gemvF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run),
+}
+
+// gemvUnscaled wraps a four-row kernel that takes no widened scales, with
+// xs weight and ys activation bytes per block.
+func gemvUnscaled(f func(x *byte, ldx int, y *byte, nb int, out *[4]float32), xs, ys int) gemvFunc {
+	return func(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
+		if nb <= 0 {
+			*out = [4]float32{}
+			return
+		}
+		_, _ = x[3*ldx+nb*xs-1], y[nb*ys-1]
+		f(&x[0], ldx, &y[0], nb, out)
 	}
 }

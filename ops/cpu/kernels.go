@@ -30,12 +30,17 @@ type kernelSet struct {
 	// gemv maps a weight type to a four-row kernel for MUL_MAT with one
 	// (or a few) activation rows; absent types use the dot product.
 	gemv map[quant.Type]gemvFunc
+	// vec holds the row kernels of softmax, RMS norm and flash
+	// attention (see vecKernels).
+	vec vecKernels
 }
 
 // A gemvFunc sets out[r] to the dot product of nb blocks of weight row
 // x + r*ldx (r < 4) with the activation row y, whose block scales dy
 // holds widened to float32 (the q8_0 activation rows of the 32-element
-// formats).
+// formats). For weight types whose activation rows carry their scales
+// (q8_K) or have none (f16), dy is nil and nb counts gemvRun(t)
+// elements.
 type gemvFunc func(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32)
 
 // genericKernels is the pure-Go tier.
@@ -45,6 +50,7 @@ var genericKernels = &kernelSet{
 	act:  map[quant.Type]func([]float32, []byte){},
 	gemm: map[quant.Type]*gemmKernel{},
 	gemv: map[quant.Type]gemvFunc{},
+	vec:  genericVec,
 }
 
 // extend returns a copy of ks named name, for a faster tier to override.
@@ -55,6 +61,7 @@ func (ks *kernelSet) extend(name string) *kernelSet {
 		act:  maps.Clone(ks.act),
 		gemm: maps.Clone(ks.gemm),
 		gemv: maps.Clone(ks.gemv),
+		vec:  ks.vec,
 	}
 }
 

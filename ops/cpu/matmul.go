@@ -111,11 +111,15 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 	if g := b.kern.gemm[a.Type]; g != nil && gemmUsable(g, j.k, j.n) && gemmStrides(g, a, acts) {
 		return b.gemm(g, j, x)
 	}
-	if gv := b.kern.gemv[a.Type]; gv != nil && j.n < 4 && a.Type.VecDotType() == quant.Q8_0 {
-		j.gemv = gv
-		j.nb = j.k / quant.QK
-		j.dy = widenQ8Scales(&b.scratch.dy, acts, j.n, j.b2, j.b3, j.nb)
-		j.wout = b.scratch.quad
+	if gv := b.kern.gemv[a.Type]; gv != nil && j.n < 4 {
+		if run := gemvRun(a.Type); run > 0 && j.k%run == 0 {
+			j.gemv = gv
+			j.nb = j.k / run
+			if a.Type.VecDotType() == quant.Q8_0 {
+				j.dy = widenQ8Scales(&b.scratch.dy, acts, j.n, j.b2, j.b3, j.nb)
+			}
+			j.wout = b.scratch.quad
+		}
 	}
 	j.tm, j.tn = tileSizes(j.m, j.n, j.b2*j.b3, b.pool.threads)
 	j.rowTiles, j.colTiles = ceilDiv(j.m, j.tm), ceilDiv(j.n, j.tn)
@@ -136,7 +140,8 @@ type mulMatJob struct {
 	k, m, n, b2, b3, r2, r3    int64
 	tm, tn, rowTiles, colTiles int64
 	// The four-row kernel for few activation rows, with the activation
-	// rows' block scales as float32 (row r's at dy[r*nb:]).
+	// rows' block scales as float32 (row r's at dy[r*nb:]; nil unless
+	// the rows are q8_0).
 	gemv gemvFunc
 	nb   int64
 	dy   []float32
@@ -186,7 +191,10 @@ func (j *mulMatJob) gemvRange(w int, i0, i1, c0, c1, i2, i3 int64) int64 {
 	ldx := j.a.Nb[1]
 	for c := c0; c < c1; c++ {
 		y := j.acts.row(c, i2, i3)
-		dy := j.dy[(c+j.n*(i2+j.b2*i3))*j.nb:][:j.nb]
+		var dy []float32
+		if j.dy != nil {
+			dy = j.dy[(c+j.n*(i2+j.b2*i3))*j.nb:][:j.nb]
+		}
 		for i := i0; i < r4; i += 4 {
 			off := at(j.a, 0, i, i2/j.r2, i3/j.r3)
 			j.gemv(int(j.nb), j.aMem[off:off+3*ldx+j.aRow], int(ldx), y, dy, out)
@@ -196,6 +204,21 @@ func (j *mulMatJob) gemvRange(w int, i0, i1, c0, c1, i2, i3 int64) int64 {
 		}
 	}
 	return r4
+}
+
+// gemvRun returns the elements per block of a four-row kernel for weight
+// type t (the nb it takes counts these), or 0 for types without one: the
+// block of the q8_0 or q8_K activation rows, or gemvF16Run for f16.
+func gemvRun(t quant.Type) int64 {
+	switch {
+	case t == quant.F16:
+		return gemvF16Run
+	case t.VecDotType() == quant.Q8_0:
+		return quant.QK
+	case t.VecDotType() == quant.Q8_K:
+		return quant.QKK
+	}
+	return 0
 }
 
 // widenQ8Scales returns the block scales of every q8_0 activation row as

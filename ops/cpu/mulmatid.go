@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
 )
 
 // MUL_MAT_ID uses MUL_MAT's dot kernels and activation conversion. The
@@ -12,7 +13,14 @@ import (
 // work items are tiles of one expert's rows by a run of its pairs, ordered
 // expert by expert and row tile by row tile, so a thread's share of the
 // items walks each weight tile once and reuses it from cache across the
-// pairs. Experts nobody selects are never read.
+// pairs. Experts nobody selects are never read. Within a tile, four pairs
+// at a time meet each weight row through the tier's tiled kernel
+// (gemm.go: their activation rows gathered or packed into a worker's
+// buffer) where it has one; the pairs left, one at a time, meet groups of
+// four weight rows through the four-row kernel (gemv) where it has one,
+// and the dot product otherwise. The grouping, the tiles and the job live
+// in the backend and are reused, so a call allocates nothing once its
+// shapes have been seen.
 
 func init() {
 	register(ops.OpMulMatID, supportsMulMatID, computeMulMatID)
@@ -44,49 +52,108 @@ type expertTile struct {
 	expert, i0, i1, p0, p1 int64
 }
 
+// mulMatIDJob is one MUL_MAT_ID's work, kept in the backend with its
+// buffers (grown, never shrunk) so that a call allocates nothing.
+type mulMatIDJob struct {
+	kern            dotKernel
+	w               *ops.Tensor
+	wMem            []byte
+	wRow            int64
+	acts            actRows
+	out             []float32
+	k, m, nUsed, b1 int64
+	// The grouping: pairs sorted by expert, start[e] the first pair of
+	// expert e (nExpert+1 entries), and the tiles.
+	pairs  []expertPair
+	start  []int64
+	next   []int64
+	chosen []int64
+	tiles  []expertTile
+	// The four-row kernel, when the tier has one for the weight type:
+	// blocks per row and the activation rows' widened q8_0 scales (row
+	// (c, token) at dy[(c + b1*token)*nb:]).
+	gemv gemvFunc
+	nb   int64
+	dy   []float32
+	wout [][4]float32
+	// The tier's tiled kernel (a quantized one), when it has one: four
+	// of a tile's pairs at a time, their activation rows gathered into a
+	// worker's buffer (groupBytes: four q8_K rows, or a packed q8 group),
+	// meet each weight row of the tile in one call.
+	g          *gemmKernel
+	sc         *scratch
+	nbq        int64 // blocks per row for g
+	groupBytes int64
+}
+
+// growI64 returns b with length n, reallocated when its capacity is
+// short. The contents are not kept.
+func growI64(b []int64, n int64) []int64 {
+	if int64(cap(b)) < n {
+		return make([]int64, n)
+	}
+	return b[:n]
+}
+
 // groupByExpert reads ids ([n_used, n_tokens], any strides), checks every
-// id is in [0, nExpert) and returns the pairs sorted by expert (stable,
-// so tokens keep their order) with start[e] the first pair of expert e.
-func groupByExpert(ids *ops.Tensor, nExpert int64) (pairs []expertPair, start []int64, err error) {
+// id is in [0, nExpert) and sets j.pairs to the pairs sorted by expert
+// (stable, so tokens keep their order) with j.start[e] the first pair of
+// expert e.
+func (j *mulMatIDJob) groupByExpert(ids *ops.Tensor, nExpert int64) error {
 	nUsed, nTok := ids.Ne[0], ids.Ne[1]
 	raw := mem(ids)
-	chosen := make([]int64, nUsed*nTok)
-	count := make([]int64, nExpert+1)
+	j.chosen = growI64(j.chosen, nUsed*nTok)
+	j.start = growI64(j.start, nExpert+1)
+	count := j.start
+	clear(count)
 	for tok := range nTok {
 		for e := range nUsed {
 			id := int64(i32s(raw, e*ids.Nb[0]+tok*ids.Nb[1], 1)[0])
 			if id < 0 || id >= nExpert {
-				return nil, nil, fmt.Errorf("ids[%d, %d] = %d is outside [0, %d)", e, tok, id, nExpert)
+				return fmt.Errorf("ids[%d, %d] = %d is outside [0, %d)", e, tok, id, nExpert)
 			}
-			chosen[e+nUsed*tok] = id
+			j.chosen[e+nUsed*tok] = id
 			count[id+1]++
 		}
 	}
-	start = count
 	for i := int64(1); i <= nExpert; i++ {
-		start[i] += start[i-1]
+		count[i] += count[i-1]
 	}
-	pairs = make([]expertPair, nUsed*nTok)
-	next := append([]int64(nil), start[:nExpert]...)
+	if int64(cap(j.pairs)) < nUsed*nTok {
+		j.pairs = make([]expertPair, nUsed*nTok)
+	}
+	j.pairs = j.pairs[:nUsed*nTok]
+	j.next = growI64(j.next, nExpert)
+	copy(j.next, j.start[:nExpert])
 	for tok := range nTok {
 		for e := range nUsed {
-			id := chosen[e+nUsed*tok]
-			pairs[next[id]] = expertPair{slot: e, token: tok}
-			next[id]++
+			id := j.chosen[e+nUsed*tok]
+			j.pairs[j.next[id]] = expertPair{slot: e, token: tok}
+			j.next[id]++
 		}
 	}
-	return pairs, start, nil
+	return nil
 }
 
-// expertTiles cuts each expert's rows and pairs into tiles, shrinking the
-// row tiles until there are four items per thread where possible.
-func expertTiles(m int64, start []int64, threads int) []expertTile {
+// idTileRowsQuad is the row tile of MUL_MAT_ID's tiled-kernel path.
+const idTileRowsQuad = 64
+
+// expertTiles sets j.tiles to each expert's rows and pairs cut into
+// tiles, shrinking the row tiles until there are four items per thread
+// where possible.
+func (j *mulMatIDJob) expertTiles(threads int) {
+	m, start := j.m, j.start
 	nExpert := int64(len(start) - 1)
 	var maxPairs int64
 	for e := range nExpert {
 		maxPairs = max(maxPairs, start[e+1]-start[e])
 	}
 	tm, tn := min(tileRows, max(m, 1)), min(tileCols, max(maxPairs, 1))
+	if j.g != nil && maxPairs >= 4 {
+		// Taller tiles spread the gathering of each four pairs' rows
+		// over more weight rows.
+		tm = min(idTileRowsQuad, max(m, 1))
+	}
 	count := func(tm int64) int64 {
 		var c int64
 		for e := range nExpert {
@@ -97,15 +164,14 @@ func expertTiles(m int64, start []int64, threads int) []expertTile {
 	for tm > 1 && count(tm) < 4*int64(threads) {
 		tm = (tm + 1) / 2
 	}
-	tiles := make([]expertTile, 0, count(tm))
+	j.tiles = j.tiles[:0]
 	for e := range nExpert {
 		for i0 := int64(0); i0 < m; i0 += tm {
 			for p0 := start[e]; p0 < start[e+1]; p0 += tn {
-				tiles = append(tiles, expertTile{expert: e, i0: i0, i1: min(i0+tm, m), p0: p0, p1: min(p0+tn, start[e+1])})
+				j.tiles = append(j.tiles, expertTile{expert: e, i0: i0, i1: min(i0+tm, m), p0: p0, p1: min(p0+tn, start[e+1])})
 			}
 		}
 	}
-	return tiles
 }
 
 // computeMulMatID computes dst[:, e, t] = experts[:, :, ids[e, t]] ·
@@ -113,10 +179,9 @@ func expertTiles(m int64, start []int64, threads int) []expertTile {
 func computeMulMatID(b *Backend, t *ops.Tensor) error {
 	w, x, ids := t.Src[ops.MMIDExperts], t.Src[ops.MMIDInput], t.Src[ops.MMIDIDs]
 	k, m, nExpert := w.Ne[0], w.Ne[1], w.Ne[2]
-	nUsed, b1 := ids.Ne[0], x.Ne[1]
+	j := &b.mmid
 	// Check every id before computing anything.
-	pairs, start, err := groupByExpert(ids, nExpert)
-	if err != nil {
+	if err := j.groupByExpert(ids, nExpert); err != nil {
 		return err
 	}
 	if t.NumElements() == 0 {
@@ -134,20 +199,99 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	wMem := mem(w)
-	out := f32s(mem(t), 0, t.NumElements())
-	tiles := expertTiles(m, start, b.pool.threads)
-	b.pool.parallelFor(len(tiles), 1, func(_, lo, hi int) {
-		for _, tile := range tiles[lo:hi] {
-			for i := tile.i0; i < tile.i1; i++ {
-				off := at(w, 0, i, tile.expert, 0)
-				wr := wMem[off : off+wRow]
-				for _, p := range pairs[tile.p0:tile.p1] {
-					y := acts.row(p.slot%b1, p.token, 0)
-					out[i+m*(p.slot+nUsed*p.token)] = kern.dot(int(k), wr, y)
+	j.kern, j.w, j.wMem, j.wRow, j.acts = kern, w, mem(w), wRow, acts
+	j.out = f32s(mem(t), 0, t.NumElements())
+	j.k, j.m, j.nUsed, j.b1 = k, m, ids.Ne[0], x.Ne[1]
+	j.gemv, j.nb, j.dy, j.wout = nil, 0, nil, nil
+	if gv := b.kern.gemv[w.Type]; gv != nil && m >= 4 {
+		if run := gemvRun(w.Type); run > 0 && k%run == 0 {
+			j.gemv, j.nb, j.wout = gv, k/run, b.scratch.quad
+			if w.Type.VecDotType() == quant.Q8_0 {
+				j.dy = widenQ8Scales(&b.scratch.dy, acts, j.b1, x.Ne[2], 1, j.nb)
+			}
+		}
+	}
+	j.g, j.sc = nil, &b.scratch
+	if g := b.kern.gemm[w.Type]; g != nil {
+		switch g.kind {
+		case gemmKQuad:
+			j.g, j.nbq, j.groupBytes = g, k/quant.QKK, 4*acts.rowBytes
+		case gemmQ8Quad:
+			j.g, j.nbq, j.groupBytes = g, k/quant.QK, k/quant.QK*packQ8Block
+		case gemmQ81Quad:
+			j.g, j.nbq, j.groupBytes = g, k/quant.QK, k/quant.QK*packQ81Block
+		}
+	}
+	j.expertTiles(b.pool.threads)
+	b.pool.run(len(j.tiles), 1, j)
+	return nil
+}
+
+func (j *mulMatIDJob) do(wk, lo, hi int) {
+	ldx := j.w.Nb[1]
+	for _, tile := range j.tiles[lo:hi] {
+		if j.g != nil {
+			tile.p0 = j.quadPairs(wk, tile)
+		}
+		i := tile.i0
+		if j.gemv != nil {
+			out := &j.wout[wk]
+			for ; i+4 <= tile.i1; i += 4 {
+				off := at(j.w, 0, i, tile.expert, 0)
+				rows := j.wMem[off : off+3*ldx+j.wRow]
+				for _, p := range j.pairs[tile.p0:tile.p1] {
+					c := p.slot % j.b1
+					var dy []float32
+					if j.dy != nil {
+						dy = j.dy[(c+j.b1*p.token)*j.nb:][:j.nb]
+					}
+					j.gemv(int(j.nb), rows, int(ldx), j.acts.row(c, p.token, 0), dy, out)
+					o := j.m * (p.slot + j.nUsed*p.token)
+					copy(j.out[o+i:o+i+4], out[:])
 				}
 			}
 		}
-	})
-	return nil
+		for ; i < tile.i1; i++ {
+			off := at(j.w, 0, i, tile.expert, 0)
+			wr := j.wMem[off : off+j.wRow]
+			for _, p := range j.pairs[tile.p0:tile.p1] {
+				y := j.acts.row(p.slot%j.b1, p.token, 0)
+				j.out[i+j.m*(p.slot+j.nUsed*p.token)] = j.kern.dot(int(j.k), wr, y)
+			}
+		}
+	}
+}
+
+// quadPairs computes the tile's pairs four at a time with the tiled
+// kernel and returns the first pair it left (fewer than four remain).
+func (j *mulMatIDJob) quadPairs(wk int, tile expertTile) int64 {
+	p0 := tile.p0
+	if tile.p1-p0 < 4 {
+		return p0
+	}
+	wb := j.sc.worker(wk, 4, 0, j.groupBytes)
+	out, grp := (*[4]float32)(wb.f32[:4]), wb.bytes
+	ldy := j.acts.rowBytes
+	for ; p0+4 <= tile.p1; p0 += 4 {
+		ps := j.pairs[p0 : p0+4]
+		var rows [4][]byte
+		for c, p := range ps {
+			rows[c] = j.acts.row(p.slot%j.b1, p.token, 0)
+		}
+		if j.g.kind == gemmKQuad {
+			for c := range rows {
+				copy(grp[int64(c)*ldy:], rows[c])
+			}
+		} else {
+			packGroup(j.g.kind, &rows, j.nbq, grp)
+		}
+		for i := tile.i0; i < tile.i1; i++ {
+			off := at(j.w, 0, i, tile.expert, 0)
+			j.g.quad(int(j.nbq), j.wMem[off:off+j.wRow], grp, int(ldy), out)
+			for c, p := range ps {
+				j.out[i+j.m*(p.slot+j.nUsed*p.token)] = out[c]
+			}
+		}
+	}
+	return p0
 }

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -104,10 +105,14 @@ func TestGroupByExpert(t *testing.T) {
 	defer b.Close()
 	// ids [n_used=2, n_tokens=3]: token 0 -> {2, 0}, 1 -> {0, 2}, 2 -> {2, 2}.
 	ids := mxIDs(t, b, "ids", []int32{2, 0, 0, 2, 2, 2}, 2, 3)
-	pairs, start, err := groupByExpert(ids, 4)
-	if err != nil {
-		t.Fatal(err)
+	var j mulMatIDJob
+	// Group twice: the second call reuses the first one's buffers.
+	for range 2 {
+		if err := j.groupByExpert(ids, 4); err != nil {
+			t.Fatal(err)
+		}
 	}
+	pairs, start := j.pairs, j.start
 	wantStart := []int64{0, 2, 2, 6, 6}
 	for i, s := range wantStart {
 		if start[i] != s {
@@ -120,7 +125,9 @@ func TestGroupByExpert(t *testing.T) {
 			t.Fatalf("pairs = %v, want %v", pairs, want)
 		}
 	}
-	tiles := expertTiles(20, start, 2)
+	j.m = 20
+	j.expertTiles(2)
+	tiles := j.tiles
 	covered := map[[2]int64]int{}
 	for _, tl := range tiles {
 		for i := tl.i0; i < tl.i1; i++ {
@@ -138,6 +145,113 @@ func TestGroupByExpert(t *testing.T) {
 	for c, n := range covered {
 		if n != 1 {
 			t.Fatalf("cell %v covered %d times", c, n)
+		}
+	}
+}
+
+// TestMulMatIDNoAllocs checks that computing a MUL_MAT_ID node again
+// allocates nothing, on every tier, for weight types with and without a
+// four-row kernel, one token and several.
+func TestMulMatIDNoAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("AllocsPerRun is slow under -short")
+	}
+	forEachTier(t, func(t *testing.T, ks *kernelSet) {
+		b, err := NewWithOptions(Options{Threads: 2, Tier: ks.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		rng := rand.New(rand.NewPCG(61, 62))
+		for _, wt := range []quant.Type{quant.F32, quant.F16, quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K} {
+			for _, nTok := range []int64{1, 8} {
+				w := mxLeaf(t, b, rng, "experts", wt, 512, 36, 4)
+				x := mxLeaf(t, b, rng, "b", quant.F32, 512, 2, nTok)
+				vals := make([]int32, 2*nTok)
+				for i := range vals {
+					vals[i] = int32((i*5 + i/3) % 4)
+				}
+				ids := mxIDs(t, b, "ids", vals, 2, nTok)
+				node, err := ops.MulMatID(w, x, ids)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mxAlloc(t, b, node, 0)
+				if err := b.Compute(node); err != nil {
+					t.Fatal(err)
+				}
+				allocs := testing.AllocsPerRun(20, func() {
+					if err := b.Compute(node); err != nil {
+						t.Fatal(err)
+					}
+				})
+				if allocs != 0 {
+					t.Errorf("%v tokens=%d: %v allocations per Compute", wt, nTok, allocs)
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkMulMatID measures MUL_MAT_ID with 8 experts of 1024 x 4096
+// weights, 2 used per token, for 1 and 64 tokens (GFLOP/s counts 2*k*m
+// per (slot, token) pair).
+func BenchmarkMulMatID(b *testing.B) {
+	const k, m, nExpert, nUsed = 4096, 1024, 8, 2
+	for _, wt := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K} {
+		for _, nTok := range []int64{1, 64} {
+			for _, ks := range benchTiers() {
+				b.Run(fmt.Sprintf("%v/tokens%d/%s", wt, nTok, ks.name), func(b *testing.B) {
+					be, err := NewWithOptions(Options{Tier: ks.name})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer be.Close()
+					rng := rand.New(rand.NewPCG(3, 4))
+					w, err := ops.NewTensor("experts", wt, k, m, nExpert)
+					if err != nil {
+						b.Fatal(err)
+					}
+					mxAlloc(b, be, w, 0)
+					raw, _ := w.HostBytes()
+					rowBytes, _ := wt.RowSize(k)
+					row := make([]byte, rowBytes)
+					if err := quant.QuantizeRow(wt, mxRandom(rng, k), row); err != nil {
+						b.Fatal(err)
+					}
+					for r := range int64(m * nExpert) {
+						copy(raw[r*rowBytes:], row)
+					}
+					x := benchLeaf(b, be, rng, quant.F32, k, nUsed*nTok)
+					xv, err := ops.Reshape(x, k, nUsed, nTok)
+					if err != nil {
+						b.Fatal(err)
+					}
+					vals := make([]int32, nUsed*nTok)
+					for i := range vals {
+						vals[i] = int32((i*5 + i/3) % nExpert)
+					}
+					ids := mxIDs(b, be, "ids", vals, nUsed, nTok)
+					node, err := ops.MulMatID(w, xv, ids)
+					if err != nil {
+						b.Fatal(err)
+					}
+					mxAlloc(b, be, node, 0)
+					if err := be.Compute(node); err != nil {
+						b.Fatal(err)
+					}
+					b.ResetTimer()
+					cpu0 := processCPUSeconds()
+					for b.Loop() {
+						if err := be.Compute(node); err != nil {
+							b.Fatal(err)
+						}
+					}
+					flops := float64(2 * k * m * nUsed * nTok)
+					reportCPU(b, flops, processCPUSeconds()-cpu0)
+					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
 		}
 	}
 }

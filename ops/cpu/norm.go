@@ -50,8 +50,9 @@ func supportsUnaryShape(t *ops.Tensor) error {
 }
 
 // computeRMSNorm sets each row to x / sqrt(mean(x²) + eps). The sum of
-// squares is a float64; the scale is rounded to float32 before it
-// multiplies the row, as in ggml.
+// squares is a float64 (summed in the tier's order: sequentially in
+// generic, in eight fused lanes in avx2); the scale is rounded to float32
+// before it multiplies the row, as in ggml.
 func computeRMSNorm(b *Backend, t *ops.Tensor) error {
 	if t.NumElements() == 0 {
 		return nil
@@ -63,7 +64,7 @@ func computeRMSNorm(b *Backend, t *ops.Tensor) error {
 		return err
 	}
 	j := &b.rms
-	*j = rmsNormJob{t: t, a: a, eps: eps, am: mem(a), tm: mem(t), sc: &b.scratch}
+	*j = rmsNormJob{vk: &b.kern.vec, t: t, a: a, eps: eps, am: mem(a), tm: mem(t), sc: &b.scratch}
 	b.pool.run(n, rowGrain(3*t.Ne[0]), j)
 	return nil
 }
@@ -71,6 +72,7 @@ func computeRMSNorm(b *Backend, t *ops.Tensor) error {
 // rmsNormJob is one RMS_NORM call, kept in the backend so that a call
 // allocates nothing; an item is a row.
 type rmsNormJob struct {
+	vk     *vecKernels
 	t, a   *ops.Tensor
 	eps    float32
 	am, tm []byte
@@ -84,13 +86,10 @@ func (j *rmsNormJob) do(w, lo, hi int) {
 	for r := lo; r < hi; r++ {
 		i1, i2, i3 := rowIndices(t.Ne, int64(r))
 		x := floatRow(a, j.am, i1, i2, i3, sa)
-		var sum float64
-		for _, v := range x {
-			sum += float64(v) * float64(v)
-		}
+		sum := j.vk.sumSq(x[:ne0])
 		mean := float32(sum / float64(ne0))
 		scale := float32(1 / math.Sqrt(float64(mean+j.eps)))
-		scaleRow(outRow(t, j.tm, i1, i2, i3), x, scale, 0)
+		j.vk.mulTo(outRow(t, j.tm, i1, i2, i3), x, scale)
 	}
 }
 

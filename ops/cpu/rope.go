@@ -126,16 +126,17 @@ func newRopeFreqs(p ops.RopeParams, ff *ops.Tensor) ropeFreqs {
 	return f
 }
 
-// fill sets cache[2i], cache[2i+1] to the cos and sin of pair i's angle at
-// position pos, times the magnitude scale.
-func (f *ropeFreqs) fill(cache []float32, pos float64) {
+// fill sets cos[i] and sin[i] to the cosine and sine of pair i's angle
+// at position pos, times the magnitude scale.
+func (f *ropeFreqs) fill(cos, sin []float32, pos float64) {
+	cos, sin = cos[:len(f.inv)], sin[:len(f.inv)]
 	for i, inv := range f.inv {
 		extrap := pos * inv
 		interp := f.scale * extrap
 		theta := interp*(1-f.mix[i]) + extrap*f.mix[i]
 		s, c := math.Sincos(theta)
-		cache[2*i] = float32(c * f.mscale)
-		cache[2*i+1] = float32(s * f.mscale)
+		cos[i] = float32(c * f.mscale)
+		sin[i] = float32(s * f.mscale)
 	}
 }
 
@@ -154,33 +155,33 @@ func computeRope(b *Backend, t *ops.Tensor) error {
 	am, tm, pm := mem(a), mem(t), mem(pos)
 	nd, half := p.NDims, p.NDims/2
 	neox := p.Mode == ops.RopeNeoX
+	vk := &b.kern.vec
 	b.pool.parallelFor(n, rowGrain(6*t.Ne[0]), func(_, lo, hi int) {
 		sa := scratchFor(a)
-		cache := make([]float32, nd)
+		// cos and sin of the token's angles; for the normal mode also
+		// each cosine twice (cc) and each sine as -s, s (ss).
+		cache := make([]float32, 3*nd)
+		cos, sin := cache[:half], cache[half:nd]
+		cc, ss := cache[nd:2*nd], cache[2*nd:]
 		tok := int64(-1)
 		for r := lo; r < hi; r++ {
 			i1, i2, i3 := rowIndices(t.Ne, int64(r))
 			if i2 != tok {
 				tok = i2
-				freqs.fill(cache, float64(int32At(pm, i2*pos.Nb[0])))
+				freqs.fill(cos, sin, float64(int32At(pm, i2*pos.Nb[0])))
+				if !neox {
+					for i := range half {
+						cc[2*i], cc[2*i+1] = cos[i], cos[i]
+						ss[2*i], ss[2*i+1] = -sin[i], sin[i]
+					}
+				}
 			}
 			x := floatRow(a, am, i1, i2, i3, sa)
 			out := outRow(t, tm, i1, i2, i3)
 			if neox {
-				x0, x1 := x[:half], x[half:nd]
-				o0, o1 := out[:half], out[half:nd]
-				for i := range half {
-					c, s := cache[2*i], cache[2*i+1]
-					o0[i] = x0[i]*c - x1[i]*s
-					o1[i] = x0[i]*s + x1[i]*c
-				}
+				vk.ropeNeoX(out[:half], out[half:nd], x[:half], x[half:nd], cos, sin)
 			} else {
-				for i := 0; i < nd; i += 2 {
-					c, s := cache[i], cache[i+1]
-					v0, v1 := x[i], x[i+1]
-					out[i] = v0*c - v1*s
-					out[i+1] = v0*s + v1*c
-				}
+				vk.ropeNorm(out[:nd], x[:nd], cc, ss)
 			}
 			copy(out[nd:], x[nd:])
 		}

@@ -148,6 +148,7 @@ func computeSSMScan(b *Backend, t *ops.Tensor) error {
 	nX := x.NumElements()
 	headsPerGroup := nHead / B.Ne[1]
 	scalarA := A.Ne[0] == 1
+	vk := &b.kern.vec
 	b.pool.parallelFor(int(n), rowGrain(4*nTok*headDim*dState), func(_, lo, hi int) {
 		ss, as, bs, cs := scratchFor(s), scratchFor(A), scratchFor(B), scratchFor(C)
 		dA := make([]float32, dState)
@@ -171,23 +172,14 @@ func computeSSMScan(b *Backend, t *ops.Tensor) error {
 						dA[i] = e
 					}
 				} else {
-					for i, v := range arow {
-						dA[i] = float32(math.Exp(float64(dsp * v)))
-					}
+					vk.expScale(dA, arow, dsp)
 				}
 				brow := floatRow(B, bm, g, tok, q, bs)
 				crow := floatRow(C, cm, g, tok, q, cs)
 				y := f32s(tm, 4*(((q*nTok+tok)*nHead+h)*headDim), headDim)
 				for i1 := range headDim {
 					xdt := f32At(xm, i1*x.Nb[0]+h*x.Nb[1]+tok*x.Nb[2]+q*x.Nb[3]) * dsp
-					row := st[i1*dState : (i1+1)*dState]
-					var sum float32
-					for i0, prev := range row {
-						v := prev*dA[i0] + brow[i0]*xdt
-						sum += v * crow[i0]
-						row[i0] = v
-					}
-					y[i1] = sum
+					y[i1] = vk.ssmRow(st[i1*dState:(i1+1)*dState], dA, brow, crow, xdt)
 				}
 			}
 		}

@@ -213,8 +213,24 @@ func q8_0Twin(n int, x, y []byte, single bool) float32 {
 // dotQ4_0Q8_0Twin is the twin of dotQ4_0Q8_0AVX2.
 func dotQ4_0Q8_0Twin(n int, x, y []byte) float32 { return q4_0Twin(n, x, y, false) }
 
-// gemvQ4_0Twin is the twin of one row of gemvQ4_0x4AVX2.
-func gemvQ4_0Twin(n int, x, y []byte) float32 { return q4_0Twin(n, x, y, true) }
+// gemvQ4_0Twin is the twin of one row of gemvQ4_0x4AVX2: the q4_0
+// dot product twin with every block in one accumulator, its lanes the
+// exact sums of (q-8)*y (the kernel multiplies unsigned codes and takes
+// 8*y out, with no sign trick, so an activation code of -128 is exact).
+func gemvQ4_0Twin(n int, x, y []byte) float32 {
+	acc := laneAcc{single: true}
+	for ib := range n / quant.QK {
+		bx, by := x[ib*bytesQ4_0:], y[ib*bytesQ8_0:]
+		q := nibbles(bx[2:18])
+		ys := codes8(by[2:34])
+		var lanes [8]int32
+		for j := range 32 {
+			lanes[j/4] += (int32(q[j]) - 8) * int32(ys[j])
+		}
+		acc.add(ib, lanes, halfAt(bx, 0)*halfAt(by, 0))
+	}
+	return acc.sum()
+}
 
 func q4_0Twin(n int, x, y []byte, single bool) float32 {
 	acc := laneAcc{single: single}
@@ -277,4 +293,112 @@ func dotQ5_1Q8_1Twin(n int, x, y []byte) float32 {
 		summs += float32(halfAt(bx, 2) * halfAt(by, 2))
 	}
 	return acc.sum() + summs
+}
+
+// gemvF16Run is the run of elements the f16 four-row kernel
+// (gemvF16x4AVX2) takes per step.
+const gemvF16Run = 16
+
+// gemvF16Twin is the twin of one row of gemvF16x4AVX2 over n elements (a
+// multiple of gemvF16Run): two 8-lane FMA accumulators, one for elements
+// 0-7 and one for 8-15 of every run, summed lane by lane and reduced as
+// hsum8.
+func gemvF16Twin(n int, x, y []byte) float32 {
+	var acc [2][8]float32
+	for i := 0; i+gemvF16Run <= n; i += gemvF16Run {
+		for h := range 2 {
+			for l := range 8 {
+				e := 2 * (i + 8*h + l)
+				acc[h][l] = fma32(halfAt(x, e), halfAt(y, e), acc[h][l])
+			}
+		}
+	}
+	var v [8]float32
+	for l := range v {
+		v[l] = acc[0][l] + acc[1][l]
+	}
+	return hsum8(&v)
+}
+
+// quadQ5_0Twin is the twin of gemmQ5_0x4AVX2: out[c] is the dot product
+// of nb q5_0 blocks of x with column c of the packed q8 group y. Per
+// block and column the lanes of SIGNED_DOT are summed in two halves
+// (lanes 0-3 and 4-7, exact integers), each half converted to float32
+// and accumulated by FMA with d_y[c]*d_x; the halves' sums are added at
+// the end.
+func quadQ5_0Twin(nb int, x, y []byte) [4]float32 {
+	var acc [8]float32
+	for ib := range nb {
+		bx, blk := x[ib*bytesQ5_0:], y[ib*packQ8Block:]
+		qh := binary.LittleEndian.Uint32(bx[2:6])
+		var xs [32]int8
+		for j, q := range nibbles(bx[6:22]) {
+			xs[j] = int8(q|uint8(qh>>uint(j)&1)<<4) - 16
+		}
+		dx := halfAt(bx, 0)
+		for c := range 4 {
+			ys := codes8(blk[16+32*c : 48+32*c])
+			l := signedLanes(&xs, &ys)
+			lo, hi := (l[0]+l[1])+(l[2]+l[3]), (l[4]+l[5])+(l[6]+l[7])
+			d := math.Float32frombits(binary.LittleEndian.Uint32(blk[4*c:])) * dx
+			acc[c] = fma32(float32(lo), d, acc[c])
+			acc[c+4] = fma32(float32(hi), d, acc[c+4])
+		}
+	}
+	var out [4]float32
+	for c := range out {
+		out[c] = acc[c] + acc[c+4]
+	}
+	return out
+}
+
+// quadQ4_1Twin is the twin of gemmQ4_1x4AVX2 over nb blocks of x and the
+// packed q8_1 group y.
+func quadQ4_1Twin(nb int, x, y []byte) [4]float32 {
+	return quadQ81Twin(nb, x, y, bytesQ4_1, func(bx []byte) [32]uint8 { return nibbles(bx[4:20]) })
+}
+
+// quadQ5_1Twin is the twin of gemmQ5_1x4AVX2.
+func quadQ5_1Twin(nb int, x, y []byte) [4]float32 {
+	return quadQ81Twin(nb, x, y, bytesQ5_1, func(bx []byte) [32]uint8 {
+		qh := binary.LittleEndian.Uint32(bx[4:8])
+		q := nibbles(bx[8:24])
+		for j := range q {
+			q[j] |= uint8(qh>>uint(j)&1) << 4
+		}
+		return q
+	})
+}
+
+// quadQ81Twin is the twin of the packed q8_1 kernels, whose weight
+// blocks of xs bytes start with the f16 pair (d, m) and whose unsigned
+// codes codes gives: per block and column the exact lane sums of the
+// code products in two halves (lanes 0-3, 4-7), each converted and
+// accumulated by FMA with d_y[c]*d_x, and m_x*s_y[c] added to a third
+// sum; out[c] = (half sums added) + min sum.
+func quadQ81Twin(nb int, x, y []byte, xs int, codes func(bx []byte) [32]uint8) [4]float32 {
+	var acc [8]float32
+	var mins [4]float32
+	for ib := range nb {
+		bx, blk := x[ib*xs:], y[ib*packQ81Block:]
+		q := codes(bx)
+		dx, mx := halfAt(bx, 0), halfAt(bx, 2)
+		for c := range 4 {
+			ys := codes8(blk[32+32*c : 64+32*c])
+			var lanes [8]int32
+			for j := range 32 {
+				lanes[j/4] += int32(q[j]) * int32(ys[j])
+			}
+			lo, hi := (lanes[0]+lanes[1])+(lanes[2]+lanes[3]), (lanes[4]+lanes[5])+(lanes[6]+lanes[7])
+			d := math.Float32frombits(binary.LittleEndian.Uint32(blk[4*c:])) * dx
+			acc[c] = fma32(float32(lo), d, acc[c])
+			acc[c+4] = fma32(float32(hi), d, acc[c+4])
+			mins[c] += float32(mx * math.Float32frombits(binary.LittleEndian.Uint32(blk[16+4*c:])))
+		}
+	}
+	var out [4]float32
+	for c := range out {
+		out[c] = (acc[c] + acc[c+4]) + mins[c]
+	}
+	return out
 }

@@ -1,0 +1,210 @@
+package cpu
+
+import "math"
+
+// vecKernels are a tier's row kernels for the non-matmul hot ops:
+// SOFT_MAX, RMS_NORM and the value accumulation and online-softmax
+// rescale of FLASH_ATTN_EXT. The generic entries are the pure-Go loops the
+// ops have always used (float64 exp); a SIMD tier replaces them with its
+// assembly, which tests compare bit for bit with a Go twin (vec_twin.go).
+type vecKernels struct {
+	// smPrep sets out = x*scale, adds slope*m when m is not nil (two
+	// float32 roundings, no FMA), and returns the maximum of out. A NaN
+	// in out must not be hidden behind a -Inf maximum: when it returns
+	// -Inf, out holds no NaN.
+	smPrep func(out, x, m []float32, scale, slope float32) float32
+	// expSum sets z[i] = exp(z[i]-mx) and returns the float64 sum of the
+	// float32 results.
+	expSum func(z []float32, mx float32) float64
+	// mulTo sets out = x*s.
+	mulTo func(out, x []float32, s float32)
+	// sumSq returns the float64 sum of the squares of x.
+	sumSq func(x []float32) float64
+	// axpy sets acc += x*s; axpyF16 does so for binary16 x.
+	axpy    func(acc, x []float32, s float32)
+	axpyF16 func(acc []float32, x []uint16, s float32)
+	// ropeNeoX and ropeNorm rotate pairs for ROPE (see
+	// ropeNeoXGeneric).
+	ropeNeoX func(o0, o1, x0, x1, cos, sin []float32)
+	ropeNorm func(out, x, cc, ss []float32)
+	// expScale sets dst = exp(a*s) (SSM_SCAN's dA; a*s <= 0 there).
+	expScale func(dst, a []float32, s float32)
+	// ssmRow updates one SSM_SCAN state row, row = row*dA + b*xdt, and
+	// returns the sum of row*c.
+	ssmRow func(row, dA, b, c []float32, xdt float32) float32
+	// f16ToF32 widens binary16 values (SOFT_MAX's f16 mask rows).
+	f16ToF32 func(dst []float32, src []uint16)
+}
+
+// genericVec is the pure-Go row kernels.
+var genericVec = vecKernels{
+	smPrep:  smPrepGeneric,
+	expSum:  expSumGeneric,
+	mulTo:   mulToGeneric,
+	sumSq:   sumSqGeneric,
+	axpy:    axpyGeneric,
+	axpyF16: axpyF16Generic,
+
+	ropeNeoX: ropeNeoXGeneric,
+	ropeNorm: ropeNormGeneric,
+	expScale: expScaleGeneric,
+	ssmRow:   ssmRowGeneric,
+	f16ToF32: f16ToF32Generic,
+}
+
+func smPrepGeneric(out, x, m []float32, scale, slope float32) float32 {
+	x = x[:len(out)]
+	for i, v := range x {
+		out[i] = v * scale
+	}
+	if m != nil {
+		m = m[:len(out)]
+		for i, v := range m {
+			out[i] += slope * v
+		}
+	}
+	mx := float32(math.Inf(-1))
+	for _, v := range out {
+		mx = max(mx, v)
+	}
+	return mx
+}
+
+func expSumGeneric(z []float32, mx float32) float64 {
+	var sum float64
+	for i, v := range z {
+		e := float32(math.Exp(float64(v - mx)))
+		z[i] = e
+		sum += float64(e)
+	}
+	return sum
+}
+
+func mulToGeneric(out, x []float32, s float32) {
+	x = x[:len(out)]
+	for i, v := range x {
+		out[i] = v * s
+	}
+}
+
+func sumSqGeneric(x []float32) float64 {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v) * float64(v)
+	}
+	return sum
+}
+
+func axpyGeneric(acc, x []float32, s float32) {
+	x = x[:len(acc)]
+	for i, v := range x {
+		acc[i] += v * s
+	}
+}
+
+func axpyF16Generic(acc []float32, x []uint16, s float32) {
+	x = x[:len(acc)]
+	for i, h := range x {
+		acc[i] += halfTable[h] * s
+	}
+}
+
+// Constants of the float32 exp of the SIMD tiers (expTwin): Cephes'
+// range reduction (ln 2 split as c1 + c2, c1 with few significant bits so
+// that n*c1 is exact) and its degree-5 polynomial for (e^r - 1 - r)/r^2 on
+// [-ln2/2, ln2/2].
+const (
+	expLo    = -88.0
+	expHi    = 88.0
+	expLog2e = 1.44269504088896341
+	expC1    = 0.693359375
+	expC2    = -2.12194440e-4
+	expP0    = 1.9875691500e-4
+	expP1    = 1.3981999507e-3
+	expP2    = 8.3334519073e-3
+	expP3    = 4.1665795894e-2
+	expP4    = 1.6666665459e-1
+	expP5    = 5.0000001201e-1
+)
+
+// expTwin is one lane of the SIMD exp (EXP8 in vec_amd64.s): x clamped to
+// [-88, 88] (NaN passes), n = round-to-even(x*log2e), r = x - n*ln2 by two
+// FMAs, e^r = 1 + r + r²p(r), times 2^n built in the exponent field. At
+// x <= -88 (n = -127) the scale is +0, so the result is 0: inputs below
+// ln(2^-126) ≈ -87.34 give 0 or a denormal instead of exp's denormal, an
+// absolute error under 2^-126. Inputs above 88 are clamped: the softmax
+// kernels only take x - max <= 0. TestExpAccuracy measures the relative
+// error against math.Exp.
+func expTwin(x float32) float32 {
+	if x != x {
+		return x
+	}
+	x = min(max(x, expLo), expHi)
+	n := float32(math.RoundToEven(float64(float32(x * expLog2e))))
+	r := fma32(n, -expC1, x)
+	r = fma32(n, -expC2, r)
+	p := fma32(expP0, r, expP1)
+	p = fma32(p, r, expP2)
+	p = fma32(p, r, expP3)
+	p = fma32(p, r, expP4)
+	p = fma32(p, r, expP5)
+	z := float32(r * r)
+	y := fma32(p, z, r)
+	y = float32(y + 1)
+	return float32(y * math.Float32frombits(uint32(int32(n)+127)<<23))
+}
+
+// Rope rotations (see computeRope). ropeNeoX rotates the pairs (x0[i],
+// x1[i]) by the angles whose cosines and sines are cos[i], sin[i]:
+// o0 = x0*c - x1*s, o1 = x0*s + x1*c. ropeNorm rotates the adjacent pairs
+// (x[2i], x[2i+1]) given cc (each cosine twice) and ss (each sine as -s,
+// s): out = x*cc + swap(x)*ss, where swap exchanges each pair; that is
+// x[2i]*c - x[2i+1]*s and x[2i+1]*c + x[2i]*s with each product rounded,
+// as the generic loops compute them. Both are exact twins of their
+// assembly (no FMA).
+func ropeNeoXGeneric(o0, o1, x0, x1, cos, sin []float32) {
+	n := len(o0)
+	o1, x0, x1, cos, sin = o1[:n], x0[:n], x1[:n], cos[:n], sin[:n]
+	for i := range n {
+		c, s := cos[i], sin[i]
+		a, b := x0[i], x1[i]
+		o0[i] = float32(a*c) - float32(b*s)
+		o1[i] = float32(a*s) + float32(b*c)
+	}
+}
+
+func ropeNormGeneric(out, x, cc, ss []float32) {
+	n := len(out) &^ 1
+	x, cc, ss = x[:n], cc[:n], ss[:n]
+	for i := 0; i < n; i += 2 {
+		a, b := x[i], x[i+1]
+		out[i] = float32(a*cc[i]) + float32(b*ss[i])
+		out[i+1] = float32(b*cc[i+1]) + float32(a*ss[i+1])
+	}
+}
+
+func expScaleGeneric(dst, a []float32, s float32) {
+	a = a[:len(dst)]
+	for i, v := range a {
+		dst[i] = float32(math.Exp(float64(s * v)))
+	}
+}
+
+func ssmRowGeneric(row, dA, b, c []float32, xdt float32) float32 {
+	n := len(row)
+	dA, b, c = dA[:n], b[:n], c[:n]
+	var sum float32
+	for i, prev := range row {
+		v := prev*dA[i] + b[i]*xdt
+		sum += v * c[i]
+		row[i] = v
+	}
+	return sum
+}
+
+func f16ToF32Generic(dst []float32, src []uint16) {
+	src = src[:len(dst)]
+	for i, h := range src {
+		dst[i] = halfTable[h]
+	}
+}

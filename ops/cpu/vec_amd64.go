@@ -1,0 +1,212 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import "math"
+
+// AVX2+FMA row kernels (vec_amd64.s); each Go wrapper hands the assembly
+// whole runs of 8 elements and finishes the tail as the twin does, so the
+// wrapper equals its twin in vec_twin.go bit for bit.
+
+//go:noescape
+func expSumAVX2(z *float32, n int, mx float32) float64
+
+//go:noescape
+func smPrepAVX2(out, x, m *float32, n int, scale, slope float32) float32
+
+//go:noescape
+func mulToAVX2(out, x *float32, n int, s float32)
+
+//go:noescape
+func sumSqAVX2(x *float32, n int) float64
+
+//go:noescape
+func axpyAVX2(acc, x *float32, n int, s float32)
+
+//go:noescape
+func axpyF16AVX2(acc *float32, x *uint16, n int, s float32)
+
+//go:noescape
+func ropeNeoXAVX2(o0, o1, x0, x1, cos, sin *float32, n int)
+
+//go:noescape
+func ropeNormAVX2(out, x, cc, ss *float32, n int)
+
+//go:noescape
+func expScaleAVX2(dst, a *float32, n int, s float32)
+
+//go:noescape
+func ssmRowAVX2(row, dA, b, c *float32, n int, xdt float32) float32
+
+//go:noescape
+func f16ToF32AVX2(dst *float32, src *uint16, n int)
+
+// avx2Vec is the AVX2 tier's row kernels.
+var avx2Vec = vecKernels{
+	smPrep:  smPrepVecAVX2,
+	expSum:  expSumVecAVX2,
+	mulTo:   mulToVecAVX2,
+	sumSq:   sumSqVecAVX2,
+	axpy:    axpyVecAVX2,
+	axpyF16: axpyF16VecAVX2,
+
+	ropeNeoX: ropeNeoXVecAVX2,
+	ropeNorm: ropeNormVecAVX2,
+	expScale: expScaleVecAVX2,
+	ssmRow:   ssmRowVecAVX2,
+	f16ToF32: f16ToF32VecAVX2,
+}
+
+func init() { avx2Kernels.vec = avx2Vec }
+
+// expSumVecAVX2 is expSum with the float32 exp of expTwin (twin:
+// expSumTwin).
+func expSumVecAVX2(z []float32, mx float32) float64 {
+	n8 := len(z) &^ 7
+	var sum float64
+	if n8 > 0 {
+		sum = expSumAVX2(&z[0], n8, mx)
+	}
+	for i := n8; i < len(z); i++ {
+		e := expTwin(z[i] - mx)
+		z[i] = e
+		sum += float64(e)
+	}
+	return sum
+}
+
+// smPrepVecAVX2 is smPrep (twin: smPrepTwin).
+func smPrepVecAVX2(out, x, m []float32, scale, slope float32) float32 {
+	x = x[:len(out)]
+	var mp *float32
+	if m != nil {
+		m = m[:len(out)]
+	}
+	n8 := len(out) &^ 7
+	mx := float32(math.Inf(-1))
+	if n8 > 0 {
+		if m != nil {
+			mp = &m[0]
+		}
+		mx = smPrepAVX2(&out[0], &x[0], mp, n8, scale, slope)
+	}
+	for i := n8; i < len(out); i++ {
+		v := float32(x[i] * scale)
+		if m != nil {
+			v = float32(v + float32(slope*m[i]))
+		}
+		out[i] = v
+	}
+	return smPrepFinish(out, n8, mx)
+}
+
+// mulToVecAVX2 is mulTo (twin: mulToTwin).
+func mulToVecAVX2(out, x []float32, s float32) {
+	x = x[:len(out)]
+	n8 := len(out) &^ 7
+	if n8 > 0 {
+		mulToAVX2(&out[0], &x[0], n8, s)
+	}
+	for i := n8; i < len(out); i++ {
+		out[i] = float32(x[i] * s)
+	}
+}
+
+// sumSqVecAVX2 is sumSq (twin: sumSqTwin).
+func sumSqVecAVX2(x []float32) float64 {
+	n8 := len(x) &^ 7
+	var sum float64
+	if n8 > 0 {
+		sum = sumSqAVX2(&x[0], n8)
+	}
+	for _, v := range x[n8:] {
+		sum = math.FMA(float64(v), float64(v), sum)
+	}
+	return sum
+}
+
+// axpyVecAVX2 is axpy (twin: axpyTwin).
+func axpyVecAVX2(acc, x []float32, s float32) {
+	x = x[:len(acc)]
+	n8 := len(acc) &^ 7
+	if n8 > 0 {
+		axpyAVX2(&acc[0], &x[0], n8, s)
+	}
+	for i := n8; i < len(acc); i++ {
+		acc[i] = fma32(x[i], s, acc[i])
+	}
+}
+
+// axpyF16VecAVX2 is axpyF16 (twin: axpyF16Twin).
+func axpyF16VecAVX2(acc []float32, x []uint16, s float32) {
+	x = x[:len(acc)]
+	n8 := len(acc) &^ 7
+	if n8 > 0 {
+		axpyF16AVX2(&acc[0], &x[0], n8, s)
+	}
+	for i := n8; i < len(acc); i++ {
+		acc[i] = fma32(halfTable[x[i]], s, acc[i])
+	}
+}
+
+// ropeNeoXVecAVX2 is ropeNeoX (twin: ropeNeoXGeneric).
+func ropeNeoXVecAVX2(o0, o1, x0, x1, cos, sin []float32) {
+	n := len(o0)
+	o1, x0, x1, cos, sin = o1[:n], x0[:n], x1[:n], cos[:n], sin[:n]
+	n8 := n &^ 7
+	if n8 > 0 {
+		ropeNeoXAVX2(&o0[0], &o1[0], &x0[0], &x1[0], &cos[0], &sin[0], n8)
+	}
+	ropeNeoXGeneric(o0[n8:], o1[n8:], x0[n8:], x1[n8:], cos[n8:], sin[n8:])
+}
+
+// ropeNormVecAVX2 is ropeNorm (twin: ropeNormGeneric).
+func ropeNormVecAVX2(out, x, cc, ss []float32) {
+	n := len(out) &^ 1
+	x, cc, ss = x[:n], cc[:n], ss[:n]
+	n8 := n &^ 7
+	if n8 > 0 {
+		ropeNormAVX2(&out[0], &x[0], &cc[0], &ss[0], n8)
+	}
+	ropeNormGeneric(out[n8:n], x[n8:], cc[n8:], ss[n8:])
+}
+
+// expScaleVecAVX2 is expScale (twin: expScaleTwin).
+func expScaleVecAVX2(dst, a []float32, s float32) {
+	a = a[:len(dst)]
+	n8 := len(dst) &^ 7
+	if n8 > 0 {
+		expScaleAVX2(&dst[0], &a[0], n8, s)
+	}
+	for i := n8; i < len(dst); i++ {
+		dst[i] = expTwin(float32(a[i] * s))
+	}
+}
+
+// ssmRowVecAVX2 is ssmRow (twin: ssmRowTwin).
+func ssmRowVecAVX2(row, dA, b, c []float32, xdt float32) float32 {
+	n := len(row)
+	dA, b, c = dA[:n], b[:n], c[:n]
+	n8 := n &^ 7
+	var sum float32
+	if n8 > 0 {
+		sum = ssmRowAVX2(&row[0], &dA[0], &b[0], &c[0], n8, xdt)
+	}
+	for i := n8; i < n; i++ {
+		v := float32(row[i]*dA[i]) + float32(b[i]*xdt)
+		row[i] = v
+		sum = fma32(v, c[i], sum)
+	}
+	return sum
+}
+
+// f16ToF32VecAVX2 is f16ToF32 (twin: f16ToF32Generic; the conversion is
+// exact, NaN payloads aside).
+func f16ToF32VecAVX2(dst []float32, src []uint16) {
+	src = src[:len(dst)]
+	n8 := len(dst) &^ 7
+	if n8 > 0 {
+		f16ToF32AVX2(&dst[0], &src[0], n8)
+	}
+	f16ToF32Generic(dst[n8:], src[n8:])
+}

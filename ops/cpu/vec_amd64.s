@@ -1,0 +1,480 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2+FMA row kernels of the non-matmul ops (softmax, RMS norm, flash
+// attention). Each has a pure-Go twin in vec_twin.go that performs the
+// same float operations in the same order, lane by lane; the Go wrappers
+// in vec_amd64.go pass only whole runs of 8 elements and finish the tail
+// with the twin's scalar code.
+
+// C8 defines a 32-byte constant holding eight copies of the uint32 bits.
+#define C8(name, bits) \
+	DATA name<>+0(SB)/4, $bits; \
+	DATA name<>+4(SB)/4, $bits; \
+	DATA name<>+8(SB)/4, $bits; \
+	DATA name<>+12(SB)/4, $bits; \
+	DATA name<>+16(SB)/4, $bits; \
+	DATA name<>+20(SB)/4, $bits; \
+	DATA name<>+24(SB)/4, $bits; \
+	DATA name<>+28(SB)/4, $bits; \
+	GLOBL name<>(SB), RODATA|NOPTR, $32
+
+C8(explog2e, 0x3fb8aa3b)
+C8(expnc1, 0xbf318000)
+C8(expnc2, 0x395e8083)
+C8(expp0, 0x39506967)
+C8(expp1, 0x3ab743ce)
+C8(expp2, 0x3c088908)
+C8(expp3, 0x3d2aa9c1)
+C8(expp4, 0x3e2aaaaa)
+C8(expp5, 0x3f000000)
+C8(expone, 0x3f800000)
+C8(explo, 0xc2b00000)
+C8(exphi, 0x42b00000)
+C8(expbias, 0x0000007f)
+C8(neginf, 0xff800000)
+
+// EXP8: Y0 = exp(Y0) lane by lane, as expTwin. Y8 must hold explo and Y9
+// exphi; Y1-Y4 are clobbered. x is the second source of VMAXPS/VMINPS so
+// that a NaN passes through.
+#define EXP8 \
+	VMAXPS Y0, Y8, Y0; \
+	VMINPS Y0, Y9, Y0; \
+	VMULPS explog2e<>(SB), Y0, Y1; \
+	VROUNDPS $0, Y1, Y1; \
+	VMOVAPS Y0, Y2; \
+	VFMADD231PS expnc1<>(SB), Y1, Y2; \
+	VFMADD231PS expnc2<>(SB), Y1, Y2; \
+	VMOVUPS expp0<>(SB), Y3; \
+	VFMADD213PS expp1<>(SB), Y2, Y3; \
+	VFMADD213PS expp2<>(SB), Y2, Y3; \
+	VFMADD213PS expp3<>(SB), Y2, Y3; \
+	VFMADD213PS expp4<>(SB), Y2, Y3; \
+	VFMADD213PS expp5<>(SB), Y2, Y3; \
+	VMULPS Y2, Y2, Y4; \
+	VFMADD213PS Y2, Y4, Y3; \
+	VADDPS expone<>(SB), Y3, Y3; \
+	VCVTPS2DQ Y1, Y1; \
+	VPADDD expbias<>(SB), Y1, Y1; \
+	VPSLLD $23, Y1, Y1; \
+	VMULPS Y1, Y3, Y0
+
+// func expSumAVX2(z *float32, n int, mx float32) float64
+// z[i] = exp(z[i]-mx) for n (a multiple of 8) elements; returns the sum,
+// lanes 0-3 and 4-7 of each run widened to float64 and added to two
+// four-lane accumulators, then summed as expSumTwin.
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-32
+	MOVQ z+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS mx+16(FP), Y7
+	VMOVUPS explo<>(SB), Y8
+	VMOVUPS exphi<>(SB), Y9
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+
+expsum_loop:
+	CMPQ CX, $8
+	JL   expsum_done
+	VMOVUPS (SI), Y0
+	VSUBPS Y7, Y0, Y0
+	EXP8
+	VMOVUPS Y0, (SI)
+	VCVTPS2PD X0, Y1
+	VADDPD Y1, Y5, Y5
+	VEXTRACTF128 $1, Y0, X1
+	VCVTPS2PD X1, Y1
+	VADDPD Y1, Y6, Y6
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  expsum_loop
+
+expsum_done:
+	VADDPD Y6, Y5, Y5
+	VEXTRACTF128 $1, Y5, X1
+	VADDPD X1, X5, X5
+	VUNPCKHPD X5, X5, X1
+	VADDSD X1, X5, X5
+	VMOVSD X5, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func smPrepAVX2(out, x, m *float32, n int, scale, slope float32) float32
+// out = x*scale (+ slope*m when m is not nil) for n (a multiple of 8)
+// elements; returns the maximum of out over eight lanes (VMAXPS with the
+// new value as the second source), reduced as smPrepTwin. Returns -Inf
+// for n = 0.
+TEXT ·smPrepAVX2(SB), NOSPLIT, $0-44
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS scale+32(FP), Y6
+	VBROADCASTSS slope+36(FP), Y7
+	VMOVUPS neginf<>(SB), Y5
+	TESTQ DX, DX
+	JZ    smprep_nomask
+
+smprep_mask:
+	CMPQ CX, $8
+	JL   smprep_done
+	VMULPS (SI), Y6, Y0
+	VMULPS (DX), Y7, Y1
+	VADDPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMAXPS Y0, Y5, Y5
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  smprep_mask
+
+smprep_nomask:
+	CMPQ CX, $8
+	JL   smprep_done
+	VMULPS (SI), Y6, Y0
+	VMOVUPS Y0, (DI)
+	VMAXPS Y0, Y5, Y5
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  smprep_nomask
+
+smprep_done:
+	VEXTRACTF128 $1, Y5, X1
+	VMAXPS X1, X5, X5
+	VMOVHLPS X5, X5, X1
+	VMAXPS X1, X5, X5
+	VMOVSHDUP X5, X1
+	VMAXSS X1, X5, X5
+	VMOVSS X5, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func mulToAVX2(out, x *float32, n int, s float32)
+// out = x*s for n (a multiple of 8) elements; out may be x.
+TEXT ·mulToAVX2(SB), NOSPLIT, $0-28
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y7
+
+multo_loop32:
+	CMPQ CX, $32
+	JL   multo_loop8
+	VMULPS (SI), Y7, Y0
+	VMULPS 32(SI), Y7, Y1
+	VMULPS 64(SI), Y7, Y2
+	VMULPS 96(SI), Y7, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  multo_loop32
+
+multo_loop8:
+	CMPQ CX, $8
+	JL   multo_done
+	VMULPS (SI), Y7, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  multo_loop8
+
+multo_done:
+	VZEROUPPER
+	RET
+
+// func sumSqAVX2(x *float32, n int) float64
+// Sum of squares of n (a multiple of 8) elements: lanes 0-3 and 4-7 of
+// each run widened to float64 and fused-multiply-added into two four-lane
+// accumulators, then summed as sumSqTwin.
+TEXT ·sumSqAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+
+sumsq_loop:
+	CMPQ CX, $8
+	JL   sumsq_done
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD 16(SI), Y1
+	VFMADD231PD Y0, Y0, Y5
+	VFMADD231PD Y1, Y1, Y6
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  sumsq_loop
+
+sumsq_done:
+	VADDPD Y6, Y5, Y5
+	VEXTRACTF128 $1, Y5, X1
+	VADDPD X1, X5, X5
+	VUNPCKHPD X5, X5, X1
+	VADDSD X1, X5, X5
+	VMOVSD X5, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func axpyAVX2(acc, x *float32, n int, s float32)
+// acc = fma(x, s, acc) for n (a multiple of 8) elements.
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-28
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y7
+
+axpy_loop32:
+	CMPQ CX, $32
+	JL   axpy_loop8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VFMADD231PS (SI), Y7, Y0
+	VFMADD231PS 32(SI), Y7, Y1
+	VFMADD231PS 64(SI), Y7, Y2
+	VFMADD231PS 96(SI), Y7, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  axpy_loop32
+
+axpy_loop8:
+	CMPQ CX, $8
+	JL   axpy_done
+	VMOVUPS (DI), Y0
+	VFMADD231PS (SI), Y7, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  axpy_loop8
+
+axpy_done:
+	VZEROUPPER
+	RET
+
+// func axpyF16AVX2(acc *float32, x *uint16, n int, s float32)
+// acc = fma(float32(x), s, acc) for n (a multiple of 8) binary16 x.
+TEXT ·axpyF16AVX2(SB), NOSPLIT, $0-28
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y7
+
+axpyh_loop32:
+	CMPQ CX, $32
+	JL   axpyh_loop8
+	VCVTPH2PS (SI), Y4
+	VCVTPH2PS 16(SI), Y5
+	VCVTPH2PS 32(SI), Y6
+	VCVTPH2PS 48(SI), Y8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VFMADD231PS Y4, Y7, Y0
+	VFMADD231PS Y5, Y7, Y1
+	VFMADD231PS Y6, Y7, Y2
+	VFMADD231PS Y8, Y7, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $64, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  axpyh_loop32
+
+axpyh_loop8:
+	CMPQ CX, $8
+	JL   axpyh_done
+	VCVTPH2PS (SI), Y4
+	VMOVUPS (DI), Y0
+	VFMADD231PS Y4, Y7, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  axpyh_loop8
+
+axpyh_done:
+	VZEROUPPER
+	RET
+
+// func ropeNeoXAVX2(o0, o1, x0, x1, cos, sin *float32, n int)
+// o0 = x0*cos - x1*sin, o1 = x0*sin + x1*cos for n (a multiple of 8)
+// elements, each product rounded (twin: ropeNeoXGeneric). o0 may be x0
+// and o1 x1.
+TEXT ·ropeNeoXAVX2(SB), NOSPLIT, $0-56
+	MOVQ o0+0(FP), DI
+	MOVQ o1+8(FP), R8
+	MOVQ x0+16(FP), SI
+	MOVQ x1+24(FP), R9
+	MOVQ cos+32(FP), R10
+	MOVQ sin+40(FP), R11
+	MOVQ n+48(FP), CX
+	XORQ AX, AX
+
+ropex_loop:
+	CMPQ CX, $8
+	JL   ropex_done
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS (R9)(AX*4), Y1
+	VMOVUPS (R10)(AX*4), Y2
+	VMOVUPS (R11)(AX*4), Y3
+	VMULPS Y2, Y0, Y4
+	VMULPS Y3, Y1, Y5
+	VSUBPS Y5, Y4, Y4
+	VMULPS Y3, Y0, Y5
+	VMULPS Y2, Y1, Y6
+	VADDPS Y6, Y5, Y5
+	VMOVUPS Y4, (DI)(AX*4)
+	VMOVUPS Y5, (R8)(AX*4)
+	ADDQ $8, AX
+	SUBQ $8, CX
+	JMP  ropex_loop
+
+ropex_done:
+	VZEROUPPER
+	RET
+
+// func ropeNormAVX2(out, x, cc, ss *float32, n int)
+// out = x*cc + swap(x)*ss for n (a multiple of 8) elements, swap
+// exchanging adjacent pairs (twin: ropeNormGeneric). out may be x.
+TEXT ·ropeNormAVX2(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ cc+16(FP), R10
+	MOVQ ss+24(FP), R11
+	MOVQ n+32(FP), CX
+	XORQ AX, AX
+
+ropen_loop:
+	CMPQ CX, $8
+	JL   ropen_done
+	VMOVUPS (SI)(AX*4), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS (R10)(AX*4), Y0, Y2
+	VMULPS (R11)(AX*4), Y1, Y3
+	VADDPS Y3, Y2, Y2
+	VMOVUPS Y2, (DI)(AX*4)
+	ADDQ $8, AX
+	SUBQ $8, CX
+	JMP  ropen_loop
+
+ropen_done:
+	VZEROUPPER
+	RET
+
+// func expScaleAVX2(dst, a *float32, n int, s float32)
+// dst = exp(a*s) for n (a multiple of 8) elements, as expTwin (twin:
+// expScaleTwin).
+TEXT ·expScaleAVX2(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y7
+	VMOVUPS explo<>(SB), Y8
+	VMOVUPS exphi<>(SB), Y9
+
+expscale_loop:
+	CMPQ CX, $8
+	JL   expscale_done
+	VMULPS (SI), Y7, Y0
+	EXP8
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  expscale_loop
+
+expscale_done:
+	VZEROUPPER
+	RET
+
+// func ssmRowAVX2(row, dA, b, c *float32, n int, xdt float32) float32
+// One SSM_SCAN state row for n (a multiple of 8) elements: row =
+// row*dA + b*xdt (each product rounded), returning the sum of row*c
+// accumulated by FMA in eight lanes and reduced as hsum8 (twin:
+// ssmRowTwin).
+TEXT ·ssmRowAVX2(SB), NOSPLIT, $0-52
+	MOVQ row+0(FP), DI
+	MOVQ dA+8(FP), SI
+	MOVQ b+16(FP), R8
+	MOVQ c+24(FP), R9
+	MOVQ n+32(FP), CX
+	VBROADCASTSS xdt+40(FP), Y7
+	VXORPS Y5, Y5, Y5
+	XORQ AX, AX
+
+ssmrow_loop:
+	CMPQ CX, $8
+	JL   ssmrow_done
+	VMOVUPS (DI)(AX*4), Y0
+	VMULPS (SI)(AX*4), Y0, Y0
+	VMULPS (R8)(AX*4), Y7, Y1
+	VADDPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	VFMADD231PS (R9)(AX*4), Y0, Y5
+	ADDQ $8, AX
+	SUBQ $8, CX
+	JMP  ssmrow_loop
+
+ssmrow_done:
+	VEXTRACTF128 $1, Y5, X1
+	VADDPS X1, X5, X5
+	VMOVHLPS X5, X5, X1
+	VADDPS X1, X5, X5
+	VMOVSHDUP X5, X1
+	VADDSS X1, X5, X5
+	VMOVSS X5, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func f16ToF32AVX2(dst *float32, src *uint16, n int)
+// dst = float32(src) for n (a multiple of 8) binary16 values, exactly
+// (twin: f16ToF32Generic).
+TEXT ·f16ToF32AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+f16_loop32:
+	CMPQ CX, $32
+	JL   f16_loop8
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 16(SI), Y1
+	VCVTPH2PS 32(SI), Y2
+	VCVTPH2PS 48(SI), Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $64, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  f16_loop32
+
+f16_loop8:
+	CMPQ CX, $8
+	JL   f16_done
+	VCVTPH2PS (SI), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  f16_loop8
+
+f16_done:
+	VZEROUPPER
+	RET

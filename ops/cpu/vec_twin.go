@@ -1,0 +1,166 @@
+package cpu
+
+import "math"
+
+// Go twins of the AVX2 row kernels in vec_amd64.s (see twin.go): each
+// performs the same float operations in the same order, lane by lane,
+// over the whole slice, including the tail the wrappers finish in Go.
+
+// expSumTwin is the twin of expSumVecAVX2: exps by expTwin, summed in two
+// four-lane float64 accumulators over runs of 8, reduced as
+// ((a0+a2)+(a1+a3)) where a = lanes 0-3 + lanes 4-7, and then the tail
+// added in order.
+func expSumTwin(z []float32, mx float32) float64 {
+	var acc [8]float64
+	n8 := len(z) &^ 7
+	for i := 0; i < n8; i += 8 {
+		for l := range 8 {
+			e := expTwin(z[i+l] - mx)
+			z[i+l] = e
+			acc[l] += float64(e)
+		}
+	}
+	sum := hsum8f64(&acc)
+	for i := n8; i < len(z); i++ {
+		e := expTwin(z[i] - mx)
+		z[i] = e
+		sum += float64(e)
+	}
+	return sum
+}
+
+// hsum8f64 reduces two four-lane float64 accumulators (lanes 0-3 and 4-7
+// of acc) as the assembly does.
+func hsum8f64(acc *[8]float64) float64 {
+	var s [4]float64
+	for l := range 4 {
+		s[l] = acc[l] + acc[l+4]
+	}
+	return (s[0] + s[2]) + (s[1] + s[3])
+}
+
+// vmaxps is one lane of VMAXPS with a as the first source and b the
+// second: b unless a > b (so b when either is NaN).
+func vmaxps(a, b float32) float32 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// smPrepTwin is the twin of smPrepVecAVX2.
+func smPrepTwin(out, x, m []float32, scale, slope float32) float32 {
+	x = x[:len(out)]
+	if m != nil {
+		m = m[:len(out)]
+	}
+	var acc [8]float32
+	for l := range acc {
+		acc[l] = float32(math.Inf(-1))
+	}
+	n8 := len(out) &^ 7
+	for i := range out {
+		v := float32(x[i] * scale)
+		if m != nil {
+			v = float32(v + float32(slope*m[i]))
+		}
+		out[i] = v
+		if i < n8 {
+			acc[i%8] = vmaxps(acc[i%8], v)
+		}
+	}
+	var h [4]float32
+	for l := range 4 {
+		h[l] = vmaxps(acc[l], acc[l+4])
+	}
+	h0, h1 := vmaxps(h[0], h[2]), vmaxps(h[1], h[3])
+	mx := vmaxps(h0, h1)
+	return smPrepFinish(out, n8, mx)
+}
+
+// smPrepFinish folds out[n8:] into the vector maximum mx of out[:n8]
+// and, when the result is -Inf, returns a NaN of out instead if there is
+// one (VMAXPS keeps a NaN only until a later value replaces it, and a
+// -Inf maximum would clear the row).
+func smPrepFinish(out []float32, n8 int, mx float32) float32 {
+	for _, v := range out[n8:] {
+		mx = max(mx, v)
+	}
+	if math.IsInf(float64(mx), -1) {
+		for _, v := range out {
+			if v != v {
+				return v
+			}
+		}
+	}
+	return mx
+}
+
+// sumSqTwin is the twin of sumSqVecAVX2.
+func sumSqTwin(x []float32) float64 {
+	var acc [8]float64
+	n8 := len(x) &^ 7
+	for i := 0; i < n8; i += 8 {
+		for l := range 8 {
+			v := float64(x[i+l])
+			acc[l] = math.FMA(v, v, acc[l])
+		}
+	}
+	sum := hsum8f64(&acc)
+	for _, v := range x[n8:] {
+		sum = math.FMA(float64(v), float64(v), sum)
+	}
+	return sum
+}
+
+// mulToTwin is the twin of mulToVecAVX2.
+func mulToTwin(out, x []float32, s float32) {
+	x = x[:len(out)]
+	for i, v := range x {
+		out[i] = float32(v * s)
+	}
+}
+
+// axpyTwin is the twin of axpyVecAVX2.
+func axpyTwin(acc, x []float32, s float32) {
+	x = x[:len(acc)]
+	for i, v := range x {
+		acc[i] = fma32(v, s, acc[i])
+	}
+}
+
+// axpyF16Twin is the twin of axpyF16VecAVX2.
+func axpyF16Twin(acc []float32, x []uint16, s float32) {
+	x = x[:len(acc)]
+	for i, h := range x {
+		acc[i] = fma32(halfTable[h], s, acc[i])
+	}
+}
+
+// expScaleTwin is the twin of expScaleVecAVX2.
+func expScaleTwin(dst, a []float32, s float32) {
+	a = a[:len(dst)]
+	for i, v := range a {
+		dst[i] = expTwin(float32(v * s))
+	}
+}
+
+// ssmRowTwin is the twin of ssmRowVecAVX2: eight FMA lanes over runs of
+// 8, reduced by hsum8, then the tail by a scalar FMA chain.
+func ssmRowTwin(row, dA, b, c []float32, xdt float32) float32 {
+	n := len(row)
+	var acc [8]float32
+	n8 := n &^ 7
+	for i := range n {
+		v := float32(float32(row[i]*dA[i]) + float32(b[i]*xdt))
+		row[i] = v
+		if i < n8 {
+			acc[i%8] = fma32(v, c[i], acc[i%8])
+		}
+	}
+	sum := hsum8(&acc)
+	for i := n8; i < n; i++ {
+		sum = fma32(row[i], c[i], sum)
+	}
+	return sum
+}
