@@ -46,8 +46,8 @@ var tolerances = []Tolerance{
 	// Matrix products. The reference multiplies dequantized weights by the
 	// activations in float64; the backend converts the activations to the
 	// weight type's VecDotType first, as ggml does.
-	{Op: ops.OpMulMat, Type: quant.F32, MaxNMSE: 1e-13, MaxRelErr: 5e-7,
-		Reason: "f32 dot products (k up to 4096): f32 rounding only; observed NMSE 1.6e-15, rel 4.8e-8"},
+	{Op: ops.OpMulMat, Type: quant.F32, MaxNMSE: 1e-11, MaxRelErr: 5e-6,
+		Reason: "f32 dot products: f32 rounding only, growing with k (float32 accumulators over k terms in 8 lanes: NMSE up to ~(k/8)*eps^2 = 6e-12 at k=14336); observed NMSE 1.6e-15 (k<=4096), 1.4e-13 (k=14336, avx2); a dropped block at that k is ~2e-3"},
 	{Op: ops.OpMulMat, Type: quant.F16, MaxNMSE: 1e-6, MaxRelErr: 3e-3,
 		Reason: "f16 weights: activations rounded to f16 (2^-11 relative) for the dot product; observed NMSE 6.4e-8, rel 2.7e-4"},
 	{Op: ops.OpMulMat, Type: quant.BF16, MaxNMSE: 3e-5, MaxRelErr: 2e-2,
@@ -60,8 +60,8 @@ var tolerances = []Tolerance{
 		Reason: "q8_K weights: VecDotType is f32, so dequantized weights meet f32 activations; observed NMSE 1.2e-13, rel 6.3e-7"},
 	{Op: ops.OpMulMat, Type: AnyType, MaxNMSE: 4e-4, MaxRelErr: 8e-2,
 		Reason: "2- to 6-bit weights: activations quantized to q8_0, q8_1 or q8_K for the integer dot product, ~1e-4 relative error per row; observed NMSE 4e-5 (q4_0), rel 7.3e-3"},
-	{Op: ops.OpMulMatID, Type: quant.F32, MaxNMSE: 1e-13, MaxRelErr: 5e-7,
-		Reason: "f32 experts: f32 dot products, as MUL_MAT; observed NMSE 1.8e-15, rel 5e-8"},
+	{Op: ops.OpMulMatID, Type: quant.F32, MaxNMSE: 1e-11, MaxRelErr: 5e-6,
+		Reason: "f32 experts: f32 dot products, as MUL_MAT (the bound grows with k); observed NMSE 1.8e-15, rel 5e-8 at k<=4096"},
 	{Op: ops.OpMulMatID, Type: quant.F16, MaxNMSE: 1e-6, MaxRelErr: 3e-3,
 		Reason: "f16 experts: activations rounded to f16, as MUL_MAT; observed NMSE 6.4e-8, rel 2.7e-4"},
 	{Op: ops.OpMulMatID, Type: quant.BF16, MaxNMSE: 3e-5, MaxRelErr: 2e-2,
