@@ -1,7 +1,9 @@
 package cpu
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -26,6 +28,13 @@ type pool struct {
 	j        job
 	n, chunk int
 	next     atomic.Int64
+
+	// panicMu guards the first panic a job raised in the current region,
+	// which run re-raises on the caller's goroutine once every worker has
+	// stopped (a panic on a worker goroutine would otherwise end the
+	// process, and the caller could not report it).
+	panicMu  sync.Mutex
+	panicked error
 }
 
 // A job is the body of a parallel region: do handles items [lo, hi) on
@@ -54,7 +63,7 @@ func newPool(threads int) *pool {
 		go func(worker int) {
 			defer p.wg.Done()
 			for range ch {
-				p.drain(worker)
+				p.safeDrain(worker)
 				p.done.Done()
 			}
 		}(i + 1)
@@ -96,9 +105,29 @@ func (p *pool) run(n, minPerThread int, j job) {
 	for w := 1; w < nt; w++ {
 		p.work[w-1] <- task{}
 	}
-	p.drain(0)
+	p.safeDrain(0)
 	p.done.Wait()
 	p.j = nil
+	if err := p.panicked; err != nil {
+		p.panicked = nil
+		panic(err)
+	}
+}
+
+// safeDrain is drain that turns a panic of the job into the region's
+// recorded panic and stops handing out further chunks.
+func (p *pool) safeDrain(w int) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.next.Store(int64(p.n))
+			p.panicMu.Lock()
+			if p.panicked == nil {
+				p.panicked = fmt.Errorf("cpu: kernel panicked on worker %d: %v\n%s", w, r, debug.Stack())
+			}
+			p.panicMu.Unlock()
+		}
+	}()
+	p.drain(w)
 }
 
 // drain runs chunks of the current region on worker w until none is

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -32,5 +33,39 @@ func TestPoolCoversRange(t *testing.T) {
 			}
 		}
 		p.close()
+	}
+}
+
+// TestPoolPanic checks that a job panicking on any worker is re-raised on
+// the caller's goroutine after all workers stopped, and that the pool
+// still works afterwards.
+func TestPoolPanic(t *testing.T) {
+	p := newPool(3)
+	defer p.close()
+	for _, bad := range []int{0, 50, 99} {
+		func() {
+			defer func() {
+				r := recover()
+				err, ok := r.(error)
+				if !ok || !strings.Contains(err.Error(), "kernel panicked") || !strings.Contains(err.Error(), "boom") {
+					t.Errorf("item %d: recovered %v, want the worker's panic", bad, r)
+				}
+			}()
+			p.parallelFor(100, 1, func(w, lo, hi int) {
+				if lo <= bad && bad < hi {
+					panic("boom")
+				}
+			})
+			t.Errorf("item %d: parallelFor returned normally", bad)
+		}()
+	}
+	var sum atomic.Int64
+	p.parallelFor(100, 1, func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			sum.Add(int64(i))
+		}
+	})
+	if sum.Load() != 4950 {
+		t.Errorf("after panics: sum %d, want 4950", sum.Load())
 	}
 }
