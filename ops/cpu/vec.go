@@ -23,6 +23,20 @@ type vecKernels struct {
 	// axpy sets acc += x*s; axpyF16 does so for binary16 x.
 	axpy    func(acc, x []float32, s float32)
 	axpyF16 func(acc []float32, x []uint16, s float32)
+	// axpy4 and axpy4F16 add four scaled rows, as axpy (axpyF16) with
+	// x0/s0, then x1/s1, x2/s2 and x3/s3, in one pass over acc: each
+	// element sees the same operations in the same order as four calls.
+	axpy4    func(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32)
+	axpy4F16 func(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 float32)
+	// axpyQ8_0 sets acc += x*s for the q8_0 row x (len(acc)/32 blocks),
+	// each element d*q (exact in float32) as quant.DequantizeRow gives it.
+	axpyQ8_0 func(acc []float32, x []byte, s float32)
+	// dot2F16, when not nil, returns the dot products of the binary16
+	// rows k0 and k1 with the float32 row q (len(q) elements), each equal
+	// bit for bit to the tier's F16 dot kernel of k with q's binary16 form
+	// when q holds widened binary16 values (FLASH_ATTN_EXT's scores, two
+	// keys per call sharing the query loads).
+	dot2F16 func(k0, k1 []uint16, q []float32) (float32, float32)
 	// ropeNeoX and ropeNorm rotate pairs for ROPE (see
 	// ropeNeoXGeneric).
 	ropeNeoX func(o0, o1, x0, x1, cos, sin []float32)
@@ -44,6 +58,10 @@ var genericVec = vecKernels{
 	sumSq:   sumSqGeneric,
 	axpy:    axpyGeneric,
 	axpyF16: axpyF16Generic,
+
+	axpy4:    axpy4Generic,
+	axpy4F16: axpy4F16Generic,
+	axpyQ8_0: axpyQ8_0Generic,
 
 	ropeNeoX: ropeNeoXGeneric,
 	ropeNorm: ropeNormGeneric,
@@ -106,6 +124,31 @@ func axpyF16Generic(acc []float32, x []uint16, s float32) {
 	x = x[:len(acc)]
 	for i, h := range x {
 		acc[i] += halfTable[h] * s
+	}
+}
+
+func axpy4Generic(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32) {
+	axpyGeneric(acc, x0, s0)
+	axpyGeneric(acc, x1, s1)
+	axpyGeneric(acc, x2, s2)
+	axpyGeneric(acc, x3, s3)
+}
+
+func axpy4F16Generic(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 float32) {
+	axpyF16Generic(acc, x0, s0)
+	axpyF16Generic(acc, x1, s1)
+	axpyF16Generic(acc, x2, s2)
+	axpyF16Generic(acc, x3, s3)
+}
+
+func axpyQ8_0Generic(acc []float32, x []byte, s float32) {
+	for b := 0; b < len(acc)/32; b++ {
+		blk := x[b*34 : b*34+34]
+		d := halfAt(blk, 0)
+		a := acc[b*32 : b*32+32]
+		for j := range a {
+			a[j] += float32(int8(blk[2+j])) * d * s
+		}
 	}
 }
 

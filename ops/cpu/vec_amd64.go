@@ -27,6 +27,18 @@ func axpyAVX2(acc, x *float32, n int, s float32)
 func axpyF16AVX2(acc *float32, x *uint16, n int, s float32)
 
 //go:noescape
+func axpy4AVX2(acc, x0, x1, x2, x3 *float32, n int, s0, s1, s2, s3 float32)
+
+//go:noescape
+func axpy4F16AVX2(acc *float32, x0, x1, x2, x3 *uint16, n int, s0, s1, s2, s3 float32)
+
+//go:noescape
+func axpyQ8_0AVX2(acc *float32, x *byte, nb int, s float32)
+
+//go:noescape
+func dot2F16AVX2(k0, k1 *uint16, q *float32, n int) (s0, s1 float32)
+
+//go:noescape
 func ropeNeoXAVX2(o0, o1, x0, x1, cos, sin *float32, n int)
 
 //go:noescape
@@ -49,6 +61,11 @@ var avx2Vec = vecKernels{
 	sumSq:   sumSqVecAVX2,
 	axpy:    axpyVecAVX2,
 	axpyF16: axpyF16VecAVX2,
+
+	axpy4:    axpy4VecAVX2,
+	axpy4F16: axpy4F16VecAVX2,
+	axpyQ8_0: axpyQ8_0VecAVX2,
+	dot2F16:  dot2F16VecAVX2,
 
 	ropeNeoX: ropeNeoXVecAVX2,
 	ropeNorm: ropeNormVecAVX2,
@@ -147,6 +164,64 @@ func axpyF16VecAVX2(acc []float32, x []uint16, s float32) {
 	for i := n8; i < len(acc); i++ {
 		acc[i] = fma32(halfTable[x[i]], s, acc[i])
 	}
+}
+
+// axpy4VecAVX2 is axpy4 (twin: axpy4Twin).
+func axpy4VecAVX2(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32) {
+	n := len(acc)
+	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	n8 := n &^ 7
+	if n8 > 0 {
+		axpy4AVX2(&acc[0], &x0[0], &x1[0], &x2[0], &x3[0], n8, s0, s1, s2, s3)
+	}
+	for i := n8; i < n; i++ {
+		a := fma32(x0[i], s0, acc[i])
+		a = fma32(x1[i], s1, a)
+		a = fma32(x2[i], s2, a)
+		acc[i] = fma32(x3[i], s3, a)
+	}
+}
+
+// axpy4F16VecAVX2 is axpy4F16 (twin: axpy4F16Twin).
+func axpy4F16VecAVX2(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 float32) {
+	n := len(acc)
+	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	n8 := n &^ 7
+	if n8 > 0 {
+		axpy4F16AVX2(&acc[0], &x0[0], &x1[0], &x2[0], &x3[0], n8, s0, s1, s2, s3)
+	}
+	for i := n8; i < n; i++ {
+		a := fma32(halfTable[x0[i]], s0, acc[i])
+		a = fma32(halfTable[x1[i]], s1, a)
+		a = fma32(halfTable[x2[i]], s2, a)
+		acc[i] = fma32(halfTable[x3[i]], s3, a)
+	}
+}
+
+// axpyQ8_0VecAVX2 is axpyQ8_0 (twin: axpyQ8_0Twin).
+func axpyQ8_0VecAVX2(acc []float32, x []byte, s float32) {
+	nb := len(acc) / 32
+	if nb > 0 {
+		_ = x[34*nb-1]
+		axpyQ8_0AVX2(&acc[0], &x[0], nb, s)
+	}
+}
+
+// dot2F16VecAVX2 is dot2F16 (twin: dot2F16Twin); the scalar tail is
+// added as dotF16AVX2 adds it.
+func dot2F16VecAVX2(k0, k1 []uint16, q []float32) (float32, float32) {
+	n := len(q)
+	k0, k1 = k0[:n], k1[:n]
+	n8 := n &^ 7
+	var h0, h1, s0, s1 float32
+	if n8 > 0 {
+		h0, h1 = dot2F16AVX2(&k0[0], &k1[0], &q[0], n8)
+	}
+	for i := n8; i < n; i++ {
+		s0 = fma32(halfTable[k0[i]], q[i], s0)
+		s1 = fma32(halfTable[k1[i]], q[i], s1)
+	}
+	return h0 + s0, h1 + s1
 }
 
 // ropeNeoXVecAVX2 is ropeNeoX (twin: ropeNeoXGeneric).

@@ -7,10 +7,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kernbench/kernbench/quant"
 )
 
 // vecKinds names the row kernels checkVecTwin compares with their twins.
-var vecKinds = []string{"expSum", "smPrepMask", "smPrep", "mulTo", "sumSq", "axpy", "axpyF16", "ropeNeoX", "ropeNorm", "expScale", "ssmRow", "f16ToF32"}
+var vecKinds = []string{"expSum", "smPrepMask", "smPrep", "mulTo", "sumSq", "axpy", "axpyF16", "axpy4", "axpy4F16", "axpyQ8_0", "dot2F16", "ropeNeoX", "ropeNorm", "expScale", "ssmRow", "f16ToF32"}
 
 func sameFloat64(a, b float64) bool {
 	return math.Float64bits(a) == math.Float64bits(b) || a != a && b != b
@@ -72,6 +74,82 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 		avx2Vec.axpyF16(gb, h, s1)
 		axpyF16Twin(wb, h, s1)
 		sameFloats(t, name, gb, wb)
+	case "axpy4", "axpy4F16":
+		// Four rows: a, b's copy, and rotations of a; h and its rotations.
+		rot := func(x []float32, k int) []float32 {
+			if n == 0 {
+				return x
+			}
+			k %= n
+			return append(append([]float32(nil), x[k:]...), x[:k]...)
+		}
+		roth := func(x []uint16, k int) []uint16 {
+			if n == 0 {
+				return x
+			}
+			k %= n
+			return append(append([]uint16(nil), x[k:]...), x[:k]...)
+		}
+		s3, s4 := s1*s2, -s2
+		if name == "axpy4" {
+			x1, x2, x3 := append([]float32(nil), b...), rot(a, 5), rot(a, 11)
+			avx2Vec.axpy4(gb, a, x1, x2, x3, s1, s2, s3, s4)
+			axpy4Twin(wb, a, x1, x2, x3, s1, s2, s3, s4)
+		} else {
+			x1, x2, x3 := roth(h, 3), roth(h, 7), roth(h, 13)
+			avx2Vec.axpy4F16(gb, h, x1, x2, x3, s1, s2, s3, s4)
+			axpy4F16Twin(wb, h, x1, x2, x3, s1, s2, s3, s4)
+		}
+		sameFloats(t, name, gb, wb)
+	case "axpyQ8_0":
+		// A q8_0 row from h's bytes over the whole blocks of b.
+		n32 := n &^ 31
+		row := make([]byte, 2*n)
+		for i, v := range h {
+			binary.LittleEndian.PutUint16(row[2*i:], v)
+		}
+		avx2Vec.axpyQ8_0(gb[:n32], row, s1)
+		axpyQ8_0Twin(wb[:n32], row, s1)
+		sameFloats(t, name, gb, wb)
+		// The generic kernel agrees with dequantization then axpy.
+		want := append([]float32(nil), b[:n32]...)
+		if n32 > 0 {
+			tmp := make([]float32, n32)
+			if err := quant.DequantizeRow(quant.Q8_0, row[:34*(n32/32)], tmp); err != nil {
+				t.Fatal(err)
+			}
+			axpyGeneric(want, tmp, s1)
+		}
+		got := append([]float32(nil), b[:n32]...)
+		axpyQ8_0Generic(got, row, s1)
+		sameFloats(t, name+" generic", got, want)
+	case "dot2F16":
+		k1 := make([]uint16, n)
+		qh := make([]uint16, n)
+		q := make([]float32, n)
+		for i := range n {
+			k1[i] = h[(i+3)%n]
+			qh[i] = h[(i+7)%n] ^ uint16(i)
+			q[i] = halfTable[qh[i]]
+		}
+		g0, g1 := avx2Vec.dot2F16(h, k1, q)
+		w0, w1 := dot2F16Twin(h, k1, q)
+		if !sameFloat(g0, w0) || !sameFloat(g1, w1) {
+			t.Fatalf("%s n=%d: asm %g %g, twin %g %g", name, n, g0, g1, w0, w1)
+		}
+		// Each equals the F16 dot kernel of the key with q's binary16 form.
+		qb := make([]byte, 2*n)
+		k0b, k1b := make([]byte, 2*n), make([]byte, 2*n)
+		for i := range n {
+			binary.LittleEndian.PutUint16(qb[2*i:], qh[i])
+			binary.LittleEndian.PutUint16(k0b[2*i:], h[i])
+			binary.LittleEndian.PutUint16(k1b[2*i:], k1[i])
+		}
+		if n > 0 {
+			if d0, d1 := vecDotF16AVX2(n, k0b, qb), vecDotF16AVX2(n, k1b, qb); !sameFloat(g0, d0) || !sameFloat(g1, d1) {
+				t.Fatalf("%s n=%d: %g %g, dot kernel %g %g", name, n, g0, g1, d0, d1)
+			}
+		}
 	case "f16ToF32":
 		avx2Vec.f16ToF32(gb, h)
 		f16ToF32Generic(wb, h)

@@ -137,6 +137,44 @@ func axpyF16Twin(acc []float32, x []uint16, s float32) {
 	}
 }
 
+// axpy4Twin is the twin of axpy4VecAVX2: four axpyTwin passes.
+func axpy4Twin(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32) {
+	axpyTwin(acc, x0, s0)
+	axpyTwin(acc, x1, s1)
+	axpyTwin(acc, x2, s2)
+	axpyTwin(acc, x3, s3)
+}
+
+// axpy4F16Twin is the twin of axpy4F16VecAVX2: four axpyF16Twin passes.
+func axpy4F16Twin(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 float32) {
+	axpyF16Twin(acc, x0, s0)
+	axpyF16Twin(acc, x1, s1)
+	axpyF16Twin(acc, x2, s2)
+	axpyF16Twin(acc, x3, s3)
+}
+
+// axpyQ8_0Twin is the twin of axpyQ8_0VecAVX2.
+func axpyQ8_0Twin(acc []float32, x []byte, s float32) {
+	for b := 0; b < len(acc)/32; b++ {
+		blk := x[b*34 : b*34+34]
+		d := halfAt(blk, 0)
+		a := acc[b*32 : b*32+32]
+		for j := range a {
+			a[j] = fma32(float32(float32(int8(blk[2+j]))*d), s, a[j])
+		}
+	}
+}
+
+// dot2F16Twin is the twin of dot2F16VecAVX2: dotFloatTwin (the order of
+// dotF16AVX2) for each key.
+func dot2F16Twin(k0, k1 []uint16, q []float32) (float32, float32) {
+	n := len(q)
+	k0, k1 = k0[:n], k1[:n]
+	qf := func(i int) float32 { return q[i] }
+	return dotFloatTwin(n, func(i int) float32 { return halfTable[k0[i]] }, qf),
+		dotFloatTwin(n, func(i int) float32 { return halfTable[k1[i]] }, qf)
+}
+
 // expScaleTwin is the twin of expScaleVecAVX2.
 func expScaleTwin(dst, a []float32, s float32) {
 	a = a[:len(dst)]
