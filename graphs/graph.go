@@ -95,8 +95,10 @@ func (g *Graph) Expand(ts ...*ops.Tensor) error {
 	return nil
 }
 
-// deps returns t's dependencies in walk order.
-func (g *Graph) deps(t *ops.Tensor) []*ops.Tensor {
+// Deps returns what t depends on in g, in walk order: its sources, the
+// tensor whose storage it views, and the nodes it was declared to follow
+// with After.
+func (g *Graph) Deps(t *ops.Tensor) []*ops.Tensor {
 	var d []*ops.Tensor
 	for _, s := range t.Src {
 		if s != nil {
@@ -121,7 +123,7 @@ func (g *Graph) visit(root *ops.Tensor) error {
 		next int
 	}
 	onStack := map[*ops.Tensor]bool{root: true}
-	stack := []frame{{t: root, deps: g.deps(root)}}
+	stack := []frame{{t: root, deps: g.Deps(root)}}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		if f.next < len(f.deps) {
@@ -134,7 +136,7 @@ func (g *Graph) visit(root *ops.Tensor) error {
 				return fmt.Errorf("graphs: dependency cycle through %s", d.Label())
 			}
 			onStack[d] = true
-			stack = append(stack, frame{t: d, deps: g.deps(d)})
+			stack = append(stack, frame{t: d, deps: g.Deps(d)})
 			continue
 		}
 		g.index[f.t] = len(g.nodes)

@@ -104,7 +104,7 @@ func Select(g *graphs.Graph, f Filter) (kept, boundary []*ops.Tensor) {
 	}
 	edge := map[*ops.Tensor]bool{}
 	for _, t := range kept {
-		for _, d := range deps(g, t) {
+		for _, d := range g.Deps(t) {
 			if !in[d] {
 				edge[d] = true
 			}
@@ -116,21 +116,6 @@ func Select(g *graphs.Graph, f Filter) (kept, boundary []*ops.Tensor) {
 		}
 	}
 	return kept, boundary
-}
-
-// deps returns what t depends on in g: its sources, the storage it views
-// and the nodes it was declared to follow.
-func deps(g *graphs.Graph, t *ops.Tensor) []*ops.Tensor {
-	var d []*ops.Tensor
-	for _, s := range t.Src {
-		if s != nil {
-			d = append(d, s)
-		}
-	}
-	if t.ViewOf != nil {
-		d = append(d, t.ViewOf)
-	}
-	return append(d, g.AfterOf(t)...)
 }
 
 // Options configure Write.
