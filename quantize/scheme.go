@@ -311,3 +311,26 @@ func tensorClass(match string) string {
 	}
 	return match + "*"
 }
+
+// TypeFlag is a flag.Value holding an optional weight type (nil until
+// set), parsed with ParseWeightType: the -output-type and
+// -token-embd-type flags of the commands.
+type TypeFlag struct{ T *quant.Type }
+
+// String returns the type's name, or "" when unset.
+func (f *TypeFlag) String() string {
+	if f == nil || f.T == nil {
+		return ""
+	}
+	return f.T.String()
+}
+
+// Set parses s as a weight type.
+func (f *TypeFlag) Set(s string) error {
+	t, err := ParseWeightType(s)
+	if err != nil {
+		return err
+	}
+	f.T = &t
+	return nil
+}

@@ -31,7 +31,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/quantize"
 )
 
@@ -56,25 +55,6 @@ type config struct {
 	verbose bool
 	help    bool
 	synth
-}
-
-// typeFlag is a flag holding an optional weight type.
-type typeFlag struct{ t *quant.Type }
-
-func (f *typeFlag) String() string {
-	if f == nil || f.t == nil {
-		return ""
-	}
-	return f.t.String()
-}
-
-func (f *typeFlag) Set(s string) error {
-	t, err := quantize.ParseWeightType(s)
-	if err != nil {
-		return err
-	}
-	f.t = &t
-	return nil
 }
 
 // shapeFlags are the flags that set the shape, with their fields.
@@ -116,8 +96,8 @@ func newFlags(c *config) *flag.FlagSet {
 	fs.StringVar(&c.Name, "name", "", "general.name (default: a description of the model)")
 	fs.IntVar(&c.Params.Threads, "t", 0, "threads generating rows (0: one per CPU)")
 	fs.BoolVar(&c.Params.Pure, "pure", false, "no output or layer rules: every matrix gets -type's default type")
-	fs.Var(&typeFlag{}, "output-type", "type of output.weight (overrides the rules)")
-	fs.Var(&typeFlag{}, "token-embd-type", "type of token_embd.weight")
+	fs.Var(&quantize.TypeFlag{}, "output-type", "type of output.weight (overrides the rules)")
+	fs.Var(&quantize.TypeFlag{}, "token-embd-type", "type of token_embd.weight")
 	fs.BoolVar(&c.verbose, "v", false, "print every tensor, not only fallbacks")
 	return fs
 }
@@ -177,8 +157,8 @@ func parse(args []string) (config, error) {
 	if c.Params.Threads < 0 {
 		return c, usagef("-t: %d is negative", c.Params.Threads)
 	}
-	c.Params.OutputType = fs.Lookup("output-type").Value.(*typeFlag).t
-	c.Params.TokenEmbdType = fs.Lookup("token-embd-type").Value.(*typeFlag).t
+	c.Params.OutputType = fs.Lookup("output-type").Value.(*quantize.TypeFlag).T
+	c.Params.TokenEmbdType = fs.Lookup("token-embd-type").Value.(*quantize.TypeFlag).T
 	if !(c.eps >= 0 && c.eps < 1) {
 		return c, usagef("-eps: %v is not in [0, 1)", c.eps)
 	}

@@ -27,7 +27,6 @@ import (
 	"strings"
 
 	"github.com/kernbench/kernbench/gguf"
-	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/quantize"
 )
 
@@ -58,25 +57,6 @@ type config struct {
 	help    bool
 }
 
-// typeFlag is a flag holding an optional weight type.
-type typeFlag struct{ t *quant.Type }
-
-func (f *typeFlag) String() string {
-	if f == nil || f.t == nil {
-		return ""
-	}
-	return f.t.String()
-}
-
-func (f *typeFlag) Set(s string) error {
-	t, err := quantize.ParseWeightType(s)
-	if err != nil {
-		return err
-	}
-	f.t = &t
-	return nil
-}
-
 // newFlags returns the flag set, filling c.
 func newFlags(c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
@@ -84,8 +64,8 @@ func newFlags(c *config) *flag.FlagSet {
 	fs.IntVar(&c.params.Threads, "t", 0, "threads converting rows (0: one per CPU)")
 	fs.BoolVar(&c.params.Pure, "pure", false, "give every quantized tensor TYPE's default type: no output or layer rules")
 	fs.BoolVar(&c.params.LeaveOutput, "leave-output", false, "copy output.weight unchanged")
-	fs.Var(&typeFlag{}, "output-type", "type of output.weight (overrides the output rule)")
-	fs.Var(&typeFlag{}, "token-embd-type", "type of token_embd.weight")
+	fs.Var(&quantize.TypeFlag{}, "output-type", "type of output.weight (overrides the output rule)")
+	fs.Var(&quantize.TypeFlag{}, "token-embd-type", "type of token_embd.weight")
 	fs.String("imatrix", "", "importance matrix file (not supported)")
 	fs.BoolVar(&c.rules, "rules", false, "print the rule table and exit")
 	return fs
@@ -118,8 +98,8 @@ func parse(args []string) (config, error) {
 	if c.params.Threads < 0 {
 		return c, usagef("-t: %d is negative", c.params.Threads)
 	}
-	c.params.OutputType = fs.Lookup("output-type").Value.(*typeFlag).t
-	c.params.TokenEmbdType = fs.Lookup("token-embd-type").Value.(*typeFlag).t
+	c.params.OutputType = fs.Lookup("output-type").Value.(*quantize.TypeFlag).T
+	c.params.TokenEmbdType = fs.Lookup("token-embd-type").Value.(*quantize.TypeFlag).T
 	if c.rules {
 		return c, nil
 	}
