@@ -52,12 +52,3 @@ func lookupBackend(name string) (backendEntry, error) {
 	}
 	return backendEntry{}, fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(names, ", "))
 }
-
-// threadCount returns the worker threads of be, or 0 when it has no such
-// notion.
-func threadCount(be ops.Backend) int {
-	if t, ok := be.(interface{ Threads() int }); ok {
-		return t.Threads()
-	}
-	return 0
-}

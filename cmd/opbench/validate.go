@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -187,7 +188,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "opbench validate: backend %s: %v\n", entry.name, err)
 			return exitUsage
 		}
-		threads := threadCount(be)
+		threads := cli.Threads(be)
 		for i, c := range cases {
 			r := harness.Run(be, c)
 			r.Threads = threads
