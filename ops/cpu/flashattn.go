@@ -68,28 +68,12 @@ func supportsFlashAttn(t *ops.Tensor) error {
 	return nil
 }
 
-// alibiSlopes returns the ALiBi slope of each of nHead heads in s (grown
-// when short), as ggml
-// computes them: with n = 2^floor(log2(nHead)), m0 = 2^(-maxBias/n) and
-// m1 = 2^(-maxBias/(2n)), head h gets m0^(h+1) for h < n and
-// m1^(2(h-n)+1) otherwise. All slopes are 1 when maxBias is 0.
+// alibiSlopes returns alibiSlope of each of nHead heads in s (grown when
+// short).
 func alibiSlopes(maxBias float32, nHead int64, s []float32) []float32 {
 	s = growF32(s, nHead)
-	if maxBias <= 0 {
-		for h := range s {
-			s[h] = 1
-		}
-		return s
-	}
-	n := int64(1) << uint(math.Floor(math.Log2(float64(nHead))))
-	m0 := float32(math.Pow(2, -float64(maxBias)/float64(n)))
-	m1 := float32(math.Pow(2, -float64(maxBias)/2/float64(n)))
 	for h := range nHead {
-		if h < n {
-			s[h] = float32(math.Pow(float64(m0), float64(h+1)))
-		} else {
-			s[h] = float32(math.Pow(float64(m1), float64(2*(h-n)+1)))
-		}
+		s[h] = alibiSlope(maxBias, h, nHead)
 	}
 	return s
 }

@@ -60,19 +60,22 @@ func supportsSoftMax(t *ops.Tensor) error {
 	return nil
 }
 
-// alibiSlope returns the ALiBi slope of head h of nHead for maxBias > 0,
-// as ggml computes it, and 1 when maxBias is 0.
+// alibiSlope returns the ALiBi slope of head h of nHead as ggml computes
+// it: with n = 2^floor(log2(nHead)), m0 = 2^(-maxBias/n) and
+// m1 = 2^(-maxBias/(2n)) rounded to float32 (ggml's powf), head h gets
+// m0^(h+1) for h < n and m1^(2(h-n)+1) otherwise; 1 when maxBias is 0.
+// SOFT_MAX and FLASH_ATTN_EXT both use it.
 func alibiSlope(maxBias float32, h, nHead int64) float32 {
 	if maxBias <= 0 {
 		return 1
 	}
-	nLog2 := int64(1) << (bits.Len64(uint64(nHead)) - 1)
-	if h < nLog2 {
-		m0 := math.Pow(2, -float64(maxBias)/float64(nLog2))
-		return float32(math.Pow(m0, float64(h+1)))
+	n := int64(1) << (bits.Len64(uint64(nHead)) - 1)
+	if h < n {
+		m0 := float32(math.Pow(2, -float64(maxBias)/float64(n)))
+		return float32(math.Pow(float64(m0), float64(h+1)))
 	}
-	m1 := math.Pow(2, -float64(maxBias)/2/float64(nLog2))
-	return float32(math.Pow(m1, float64(2*(h-nLog2)+1)))
+	m1 := float32(math.Pow(2, -float64(maxBias)/2/float64(n)))
+	return float32(math.Pow(float64(m1), float64(2*(h-n)+1)))
 }
 
 // computeSoftMax computes each row's softmax. The logits z = scale*x +
