@@ -79,11 +79,22 @@ func mulMatCases() []Case {
 			mulMatCase(t, mmShape{m: 1, n: 4, k: k1, bType: f32}),
 			mulMatCase(t, mmShape{m: 8, n: 3, k: k1, a2: 2, a3: 1, b2: 4, b3: 3, bType: f32}),
 			mulMatCase(t, mmShape{m: 12, n: 4, k: k1, a2: 1, a3: 1, b2: 2, b3: 1, layout: bPermuted, bType: f32}),
+			// Enough activation rows for the gemm paths' wide tiles (16
+			// columns for floats): two column panels and a partial one,
+			// rows not a multiple of a tile's 4 or 6, broadcast batches.
+			mulMatCase(t, mmShape{m: 37, n: 37, k: k2, a2: 2, a3: 1, b2: 2, b3: 1, bType: f32}),
 			large(mulMatCase(t, mmShape{m: 4096, n: 1, k: 4096, bType: f32})),
 			large(mulMatCase(t, mmShape{m: 512, n: 64, k: 4096, bType: f32})),
 		)
 		if slices.Contains([]quant.Type{quant.F32, quant.F16, quant.Q4_0, quant.Q8_0, quant.Q4_K}, t) {
 			cs = append(cs, mulMatCase(t, mmShape{m: 8, n: 6, k: k1, a2: 1, a3: 1, b2: 1, b3: 1, layout: bTransposed, bType: f32}))
+		}
+		if t == quant.F32 || t == quant.F16 || t == quant.BF16 {
+			// Two column blocks of the packed float path (128 columns
+			// each) and k short of one chunk; activation rows permuted.
+			cs = append(cs,
+				mulMatCase(t, mmShape{m: 13, n: 130, k: k1, bType: f32}),
+				mulMatCase(t, mmShape{m: 12, n: 20, k: k1, a2: 1, a3: 1, b2: 2, b3: 1, layout: bPermuted, bType: f32}))
 		}
 		if t == quant.F32 || t == quant.Q4_0 {
 			cs = append(cs, mulMatCase(t, mmShape{m: 8, n: 0, k: k1, bType: f32}), mulMatCase(t, mmShape{m: 0, n: 3, k: k1, bType: f32}))

@@ -25,6 +25,8 @@ type Backend struct {
 	mm  mulMatJob
 	act actJob
 	gj  gemmJob
+	sg  sgemmJob
+	sgp sgemmPackJob
 	pk  packJob
 	sm  softmaxJob
 	rms rmsNormJob

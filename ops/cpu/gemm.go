@@ -11,7 +11,9 @@ import (
 // register-tiled kernel computes several outputs per call, so each loaded
 // weight block meets several activation rows:
 //
-//   - float weights (f32, f16, bf16): 4 weight rows x 3 activation rows of
+//   - float weights (f32, f16, bf16), sgemmMinN activation rows or more:
+//     the packed path of sgemm.go (6x16 broadcast micro-kernel).
+//   - float weights, fewer rows: 4 weight rows x 3 activation rows of
 //     FMA accumulators, over k in chunks of gemmKC. f16 and bf16 panels
 //     are widened to float32 once per block and chunk (the packing step);
 //     f32 rows are read in place.
@@ -54,6 +56,9 @@ type gemmKernel struct {
 	// widen converts len(dst) elements of the weight type to float32;
 	// nil for f32.
 	widen func(src []byte, dst []float32)
+	// micro is the packed float path's 6x16 micro-kernel (sgemm.go); nil
+	// where the tier has none.
+	micro sgemmMicro
 	quad  quadFunc
 }
 
@@ -113,6 +118,10 @@ func gemmStrides(g *gemmKernel, a *ops.Tensor, acts actRows) bool {
 
 // gemm computes the product described by mm with kernel g.
 func (b *Backend) gemm(g *gemmKernel, mm *mulMatJob, x *ops.Tensor) error {
+	if g.kind == gemmFloat && sgemmUsable(g, mm.n) {
+		b.sgemm(g, mm)
+		return nil
+	}
 	j := &b.gj
 	*j = gemmJob{mm: mm, g: g, sc: &b.scratch, mc: gemmMC, nc: gemmNCQ}
 	if g.kind == gemmFloat {

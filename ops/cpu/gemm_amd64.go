@@ -52,9 +52,9 @@ func gemmQ6_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
 
 // registerAVX2Gemm installs the tiled kernels in ks.
 func registerAVX2Gemm(ks *kernelSet) {
-	ks.gemm[quant.F32] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2}
-	ks.gemm[quant.F16] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, widen: widenF16AVX2}
-	ks.gemm[quant.BF16] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, widen: widenBF16AVX2}
+	ks.gemm[quant.F32] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, micro: sgemmMicroAVX2}
+	ks.gemm[quant.F16] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, widen: widenF16AVX2, micro: sgemmMicroAVX2}
+	ks.gemm[quant.BF16] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, widen: widenBF16AVX2, micro: sgemmMicroAVX2}
 	ks.gemm[quant.Q4_0] = &gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ4_0x4AVX2, bytesQ4_0)}
 	ks.gemm[quant.Q8_0] = &gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ8_0x4AVX2, bytesQ8_0)}
 	ks.gemm[quant.Q4_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ4_Kx4AVX2, bytesQ4_K)}

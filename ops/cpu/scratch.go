@@ -59,12 +59,13 @@ func (e workerErrors) err() error { return errors.Join(e...) }
 // the same shapes allocate nothing. A backend runs one Compute at a time,
 // so one set serves every kernel.
 type scratch struct {
-	errs workerErrors // one slot per worker
-	act  []byte       // activation rows converted to the vec-dot type
-	pack []byte       // activations in a gemm kernel's packed layout
-	f32  []float32    // per-call values (ALiBi slopes)
-	dy   []float32    // activation block scales as float32
-	quad [][4]float32 // per worker: the outputs of a four-row kernel
+	errs  workerErrors // one slot per worker
+	act   []byte       // activation rows converted to the vec-dot type
+	pack  []byte       // activations in a gemm kernel's packed layout
+	packF []float32    // activation panels of the packed float gemm
+	f32   []float32    // per-call values (ALiBi slopes)
+	dy    []float32    // activation block scales as float32
+	quad  [][4]float32 // per worker: the outputs of a four-row kernel
 	// workers holds each worker's private buffers.
 	workers []workerBuf
 }

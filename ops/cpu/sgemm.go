@@ -1,0 +1,200 @@
+package cpu
+
+// The packed float path of MUL_MAT's gemm, for f32, f16 and bf16 weights
+// and at least sgemmMinN activation rows, in the manner of BLIS:
+//
+//   - The activation rows (already converted to the weight type's vec-dot
+//     type) are packed once per call into panels of sgemmNR columns,
+//     float32, k-major: element i of column c of a panel at
+//     16*i + c. Columns past n are zeros. The pack is shared by all
+//     threads.
+//   - The output is cut into blocks of sgemmMC weight rows by sgemmNC
+//     columns, one work item each. Within a block, k is walked in chunks
+//     of sgemmKC: the block's weight rows are read in place (f32) or
+//     widened once into a worker buffer (f16, bf16, and f32 blocks whose
+//     row count is not a multiple of six, which are padded with zero
+//     rows), then every 6-row group meets every 16-column panel chunk in
+//     the micro-kernel, which adds its 6x16 tile to a worker's block of
+//     float32 partial sums.
+//   - The micro-kernel broadcasts one weight element per row and loads
+//     sixteen activation values per k, so twelve FMA accumulators need no
+//     reduction across lanes; a panel chunk (16 KiB) stays in L1 while
+//     the block's weight rows (about 100 KiB) stream from L2.
+//
+// Each output is therefore summed over k by FMA from zero within each
+// chunk of sgemmKC elements, chunk sums added in order of k: the result
+// depends neither on the thread count nor on which block or panel an
+// output falls in, only on k.
+
+// Blocking of the packed float path.
+const (
+	sgemmMR   = 6   // weight rows per micro-kernel call
+	sgemmNR   = 16  // activation columns per panel
+	sgemmKC   = 256 // k per chunk
+	sgemmMC   = 96  // weight rows per block, a multiple of sgemmMR
+	sgemmNC   = 128 // columns per block, a multiple of sgemmNR
+	sgemmMinN = 16  // fewest activation rows that take the path
+)
+
+// sgemmMicro adds to c[r*ldc + j] the sum over i < kc of a[r*lda + i] *
+// b[16*i + j], for r < 6 and j < 16 (see sgemm6x16Twin).
+type sgemmMicro func(kc int, a []float32, lda int, b []float32, c []float32, ldc int)
+
+// sgemm6x16Twin is the micro-kernel in Go, bit for bit the AVX2 one: each
+// output's products are summed by FMA from zero in order of i, then added
+// to c.
+func sgemm6x16Twin(kc int, a []float32, lda int, b []float32, c []float32, ldc int) {
+	for r := range sgemmMR {
+		for j := range sgemmNR {
+			var acc float32
+			for i := range kc {
+				acc = fma32(a[r*lda+i], b[16*i+j], acc)
+			}
+			c[r*ldc+j] += acc
+		}
+	}
+}
+
+// sgemmJob is one packed float gemm call's work, kept in the backend.
+type sgemmJob struct {
+	mm        *mulMatJob
+	g         *gemmKernel
+	sc        *scratch
+	pack      []float32 // activation panels: batch, panel, k, column
+	panels    int64     // panels per batch
+	mc        int64
+	rowBlocks int64
+	colBlocks int64
+}
+
+// sgemm computes the product described by mm with the packed float path.
+func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
+	j := &b.sg
+	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, mc: sgemmMC}
+	batches := mm.b2 * mm.b3
+	j.panels = ceilDiv(mm.n, sgemmNR)
+	b.scratch.packF = growF32(b.scratch.packF, batches*j.panels*mm.k*sgemmNR)
+	j.pack = b.scratch.packF
+	p := &b.sgp
+	*p = sgemmPackJob{sj: j}
+	b.pool.run(int(batches*j.panels), 1, p)
+	// Shrink the row blocks (in whole groups of six) until every thread
+	// has a few blocks.
+	for j.mc > sgemmMR && batches*ceilDiv(mm.m, j.mc)*ceilDiv(mm.n, sgemmNC) < 4*int64(b.pool.threads) {
+		j.mc = max(sgemmMR, j.mc/2/sgemmMR*sgemmMR)
+	}
+	j.rowBlocks, j.colBlocks = ceilDiv(mm.m, j.mc), ceilDiv(mm.n, sgemmNC)
+	b.pool.run(int(batches*j.rowBlocks*j.colBlocks), 1, j)
+}
+
+func (j *sgemmJob) do(w, lo, hi int) {
+	mm := j.mm
+	per := j.rowBlocks * j.colBlocks
+	for t := int64(lo); t < int64(hi); t++ {
+		batch, blk := t/per, t%per
+		i0, c0 := blk/j.colBlocks*j.mc, blk%j.colBlocks*sgemmNC
+		j.block(w, batch, i0, min(i0+j.mc, mm.m), c0, min(c0+sgemmNC, mm.n))
+	}
+}
+
+// block computes weight rows [i0, i1) by columns [c0, c1) of one batch;
+// c0 is a multiple of sgemmNR.
+func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
+	mm := j.mm
+	i2, i3 := batch%mm.b2, batch/mm.b2
+	rows := i1 - i0
+	padRows := ceilDiv(rows, sgemmMR) * sgemmMR
+	np := ceilDiv(c1-c0, sgemmNR)
+	ldc := np * sgemmNR
+	inPlace := j.g.widen == nil && padRows == rows
+	var wbA int64
+	if !inPlace {
+		wbA = padRows * sgemmKC
+	}
+	wb := j.sc.worker(w, wbA, padRows*ldc, 0)
+	cb := wb.f32b[:padRows*ldc]
+	clear(cb)
+	first := at(mm.a, 0, i0, i2/mm.r2, i3/mm.r3)
+	stride := mm.a.Nb[1]
+	elem := int64(4)
+	if j.g.widen != nil {
+		elem = 2
+	}
+	panel0 := batch*j.panels + c0/sgemmNR
+	for k0 := int64(0); k0 < mm.k; k0 += sgemmKC {
+		kl := min(sgemmKC, mm.k-k0)
+		var ap []float32
+		var lda int64
+		if inPlace {
+			lda = stride / 4
+			ap = f32s(mm.aMem, first+4*k0, (rows-1)*lda+kl)
+		} else {
+			lda = kl
+			ap = wb.f32[:padRows*kl]
+			for r := range rows {
+				off := first + r*stride + elem*k0
+				dst := ap[r*kl : (r+1)*kl]
+				if j.g.widen != nil {
+					j.g.widen(mm.aMem[off:off+2*kl], dst)
+				} else {
+					copy(dst, f32s(mm.aMem, off, kl))
+				}
+			}
+			clear(ap[rows*kl:])
+		}
+		for p := range np {
+			bp := j.pack[((panel0+p)*mm.k+k0)*sgemmNR:][:kl*sgemmNR]
+			for r := int64(0); r < padRows; r += sgemmMR {
+				j.g.micro(int(kl), ap[r*lda:], int(lda), bp, cb[r*ldc+p*sgemmNR:], int(ldc))
+			}
+		}
+	}
+	for c := c0; c < c1; c++ {
+		o := mm.outIndex(i0, c, i2, i3)
+		out := mm.out[o : o+rows]
+		for r := range out {
+			out[r] = cb[int64(r)*ldc+c-c0]
+		}
+	}
+}
+
+// sgemmPackJob packs the activation panels of an sgemmJob, one panel per
+// item.
+type sgemmPackJob struct{ sj *sgemmJob }
+
+func (p *sgemmPackJob) do(w, lo, hi int) {
+	j := p.sj
+	mm := j.mm
+	k := mm.k
+	for item := int64(lo); item < int64(hi); item++ {
+		batch, pn := item/j.panels, item%j.panels
+		i2, i3 := batch%mm.b2, batch/mm.b2
+		dst := j.pack[item*k*sgemmNR:][:k*sgemmNR]
+		for c := range int64(sgemmNR) {
+			col := pn*sgemmNR + c
+			if col >= mm.n {
+				for i := range k {
+					dst[i*sgemmNR+c] = 0
+				}
+				continue
+			}
+			row := mm.acts.row(col, i2, i3)
+			var src []float32
+			if j.g.widen != nil {
+				src = j.sc.worker(w, k, 0, 0).f32[:k]
+				j.g.widen(row[:2*k], src)
+			} else {
+				src = f32s(row, 0, k)
+			}
+			for i, v := range src {
+				dst[int64(i)*sgemmNR+c] = v
+			}
+		}
+	}
+}
+
+// sgemmUsable reports whether the packed float path takes a product of n
+// activation rows with kernel g.
+func sgemmUsable(g *gemmKernel, n int64) bool {
+	return g.micro != nil && n >= sgemmMinN
+}
