@@ -23,6 +23,10 @@ const Schema = "kernbench-bench/v1"
 const (
 	// ValidOK: the point's output matched the float64 reference.
 	ValidOK = "ok"
+	// ValidSampled: the whole reference was too costly for the point;
+	// a sample of its outputs matched the float64 reference
+	// (harness.Sampled).
+	ValidSampled = "sampled"
 	// ValidSkipped: the reference was too costly for the point; it was
 	// computed once and checked for memory safety only.
 	ValidSkipped = "unvalidated"

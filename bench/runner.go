@@ -110,6 +110,8 @@ func (ru *Runner) measure(p PlannedPoint, be Backend, cache *harness.PointCache)
 			r.Error += ": " + res.Err
 		}
 		return r
+	case prep.Validated() && harness.Sampled(prep.Result):
+		r.Validation = ValidSampled
 	case prep.Validated():
 		r.Validation = ValidOK
 	default:

@@ -272,7 +272,9 @@ const DefaultRefBudget = 1e9
 type PrepareOptions struct {
 	// RefBudget bounds the float64 reference's work (Plan.RefWork) spent
 	// on validating a point: above it, the point is computed once and
-	// checked for memory safety only, and its result says "unvalidated".
+	// validated on a sample of its outputs where its op allows it (a
+	// MUL_MAT: see Sampled), else checked for memory safety only, and its
+	// result says "unvalidated".
 	// Zero means DefaultRefBudget; negative means never validate.
 	RefBudget int64
 	// Cache, when set, carries a point's drawn inputs and reference
@@ -395,6 +397,7 @@ func Prepare(be ops.Backend, c Case, o PrepareOptions) (*Prepared, Result) {
 		skipReference: func(node *ops.Tensor) bool {
 			return budget < 0 || refWork(node) > budget
 		},
+		sample: budget >= 0,
 		keep: func(node *ops.Tensor, b *Builder) {
 			p = &Prepared{Node: node, Cost: ops.CostOf(node), b: b}
 		},

@@ -172,14 +172,26 @@ func TestPrepareUnvalidated(t *testing.T) {
 	defer be.Close()
 	p, _ := NewPoint(ops.OpMulMat, quant.Q8_0, Dims{DimM: 64, DimN: 2, DimK: 256})
 	c, _ := p.Case()
-	for _, budget := range []int64{10, -1} {
-		prep, res := Prepare(be, c, PrepareOptions{RefBudget: budget})
+	// Over the budget, MUL_MAT is validated on a sample of its outputs;
+	// a negative budget validates nothing, and an op without a sampled
+	// form goes unvalidated.
+	prep, res := Prepare(be, c, PrepareOptions{RefBudget: 10})
+	if prep == nil || !prep.Validated() || !Sampled(res) || res.Elements == 0 || res.Elements >= 64*2 {
+		t.Errorf("budget 10: %v %s (%d elements)", prep, res.Summary(), res.Elements)
+	}
+	sp, _ := NewPoint(ops.OpSoftMax, quant.F32, Dims{DimKV: 64, DimN: 4, DimHeads: 2})
+	sc, _ := sp.Case()
+	for _, tc := range []struct {
+		c      Case
+		budget int64
+	}{{c, -1}, {sc, 10}} {
+		prep, res := Prepare(be, tc.c, PrepareOptions{RefBudget: tc.budget})
 		if prep == nil || prep.Validated() || !Unvalidated(res) || !strings.HasPrefix(res.Summary(), "SKIP: unvalidated") {
-			t.Errorf("budget %d: %v %s", budget, prep, res.Summary())
+			t.Errorf("%s budget %d: %v %s", tc.c.ID(), tc.budget, prep, res.Summary())
 		}
 	}
-	prep, res := Prepare(be, c, PrepareOptions{RefBudget: 1e8})
-	if prep == nil || !prep.Validated() || Unvalidated(res) {
+	prep, res = Prepare(be, c, PrepareOptions{RefBudget: 1e8})
+	if prep == nil || !prep.Validated() || Unvalidated(res) || Sampled(res) {
 		t.Errorf("budget 1e8: %s", res.Summary())
 	}
 }

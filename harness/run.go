@@ -27,6 +27,9 @@ type runOptions struct {
 	// still computed once and checked for memory safety, and the result
 	// is StatusSkipped with reason unvalidatedReason.
 	skipReference func(node *ops.Tensor) bool
+	// sample, when set, validates a node whose reference was skipped on
+	// a sample of its outputs where the op allows it (sampled.go).
+	sample bool
 	// keep, when set, receives the node and its builder once the case has
 	// passed (or computed safely, unvalidated), so it can be timed.
 	keep func(node *ops.Tensor, b *Builder)
@@ -150,6 +153,17 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		res.fail("compute")
 		res.Err = cerr.Error()
 		return res
+	}
+	if skipRef && o.sample {
+		idx, want, ok, err := sampledReference(node, c.seed())
+		if err != nil {
+			res.fail("sampled reference")
+			res.Err = err.Error()
+			return res
+		}
+		if ok {
+			return judgeSample(node, b, tol, idx, want, res, o)
+		}
 	}
 	if skipRef {
 		res.Status = StatusSkipped
@@ -314,4 +328,31 @@ func Tally(results []Result) (passed, failed, skipped int) {
 		}
 	}
 	return passed, failed, skipped
+}
+
+// judgeSample compares the sampled outputs idx of the computed node with
+// their reference want.
+func judgeSample(node *ops.Tensor, b *Builder, tol Tolerance, idx []int64, want []float64, res Result, o runOptions) Result {
+	all, err := reference.Read(node)
+	if err != nil {
+		res.fail("read output")
+		res.Err = err.Error()
+		return res
+	}
+	got := make([]float64, len(idx))
+	for i, j := range idx {
+		got[i] = all[j]
+	}
+	m := compare(got, want)
+	res.Elements, res.NMSE, res.MaxErr, res.RefMax, res.NaNMismatch = m.n, Metric(m.nmse), Metric(m.maxErr), Metric(m.refMax), m.nanMismatch
+	if reason := tol.judge(m, [4]int64{int64(len(idx)), 1, 1, 1}, got, want); reason != "" {
+		res.fail("sample of %d outputs: %s", len(idx), reason)
+		return res
+	}
+	res.Status = StatusOK
+	res.Reason = sampledReason
+	if o.keep != nil {
+		o.keep(node, b)
+	}
+	return res
 }

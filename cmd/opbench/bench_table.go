@@ -44,8 +44,11 @@ func writeSweepTable(w io.Writer, rs []bench.Record) error {
 			row = append(row, "-", "-", "-", "-", "-", "-", "-")
 		}
 		valid := r.Validation
-		if r.Validation == bench.ValidOK {
+		switch r.Validation {
+		case bench.ValidOK:
 			valid = "ok " + metric(r.NMSE)
+		case bench.ValidSampled:
+			valid = "sampled " + metric(r.NMSE)
 		}
 		if r.Error != "" {
 			valid += ": " + r.Error
