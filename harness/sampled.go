@@ -11,7 +11,8 @@ import (
 // Sampled validation. A point too costly for the whole float64 reference
 // (Plan.RefWork above the budget) is still checked where the op's outputs
 // are independent of one another: the reference computes a sample of
-// them, blocks of outputs at the edges and at seeded random places, on
+// them (MUL_MAT: blocks of weight rows by activation rows; FLASH_ATTN_EXT:
+// blocks of query rows), at the edges and at seeded random places, on
 // views of the point's own inputs, and the backend's values there are
 // judged with the case's tolerance. A bug that touches every output, or
 // every tile, or the last rows or columns, shows in the sample; a bug
@@ -40,33 +41,57 @@ const (
 // outputs and their indices in the output, or ok false when node's op has
 // no sampled form.
 func sampledReference(node *ops.Tensor, seed uint64) (idx []int64, want []float64, ok bool, err error) {
-	if node.Op != ops.OpMulMat || len(node.Src) != 2 {
+	rng := rand.New(rand.NewPCG(seed, 0x5a3))
+	switch {
+	case node.Op == ops.OpMulMat && len(node.Src) == 2:
+		idx, want, err = sampleMulMat(node, rng)
+	case node.Op == ops.OpFlashAttnExt && len(node.Src) >= 3:
+		idx, want, err = sampleFlashAttn(node, rng)
+	default:
 		return nil, nil, false, nil
 	}
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("harness: sample of %s: %w", node.Label(), err)
+	}
+	// Blocks may overlap on small outputs: keep each output once.
+	seen := make(map[int64]bool, len(idx))
+	k := 0
+	for i, j := range idx {
+		if !seen[j] {
+			seen[j] = true
+			idx[k], want[k] = j, want[i]
+			k++
+		}
+	}
+	return idx[:k], want[:k], true, nil
+}
+
+// sampleMulMat samples blocks of sampleRows weight rows by sampleCols
+// activation rows, every batch.
+func sampleMulMat(node *ops.Tensor, rng *rand.Rand) (idx []int64, want []float64, err error) {
 	a, b := node.Src[0], node.Src[1]
 	m, n := a.Ne[1], b.Ne[1]
-	rng := rand.New(rand.NewPCG(seed, 0x5a3))
 	rowStarts := sampleStarts(rng, m, sampleRows)
 	colStarts := sampleStarts(rng, n, sampleCols)
 	for _, r0 := range rowStarts {
 		rows := min(sampleRows, m-r0)
 		av, err := ops.View(a, []int64{a.Ne[0], rows, a.Ne[2], a.Ne[3]}, a.Nb[:], r0*a.Nb[1])
 		if err != nil {
-			return nil, nil, false, fmt.Errorf("harness: sample of %s: %w", node.Label(), err)
+			return nil, nil, err
 		}
 		for _, c0 := range colStarts {
 			cols := min(sampleCols, n-c0)
 			bv, err := ops.View(b, []int64{b.Ne[0], cols, b.Ne[2], b.Ne[3]}, b.Nb[:], c0*b.Nb[1])
 			if err != nil {
-				return nil, nil, false, fmt.Errorf("harness: sample of %s: %w", node.Label(), err)
+				return nil, nil, err
 			}
 			sub, err := ops.MulMat(av, bv)
 			if err != nil {
-				return nil, nil, false, fmt.Errorf("harness: sample of %s: %w", node.Label(), err)
+				return nil, nil, err
 			}
 			vals, err := reference.Compute(sub)
 			if err != nil {
-				return nil, nil, false, fmt.Errorf("harness: sample of %s: %w", node.Label(), err)
+				return nil, nil, err
 			}
 			// vals is [rows, cols, b2, b3] contiguous; the node's output
 			// is [m, n, b2, b3].
@@ -82,7 +107,59 @@ func sampledReference(node *ops.Tensor, seed uint64) (idx []int64, want []float6
 			}
 		}
 	}
-	return idx, want, true, nil
+	return idx, want, nil
+}
+
+// sampleQueries is the number of query rows per sampled block of a
+// FLASH_ATTN_EXT: every head and sequence of those rows is computed.
+const sampleQueries = 2
+
+// sampleFlashAttn samples blocks of sampleQueries query rows (all heads,
+// all sequences), with the matching rows of the mask.
+func sampleFlashAttn(node *ops.Tensor, rng *rand.Rand) (idx []int64, want []float64, err error) {
+	q := node.Src[ops.FAQ]
+	var mask, sinks *ops.Tensor
+	if len(node.Src) > ops.FAMask {
+		mask = node.Src[ops.FAMask]
+	}
+	if len(node.Src) > ops.FASinks {
+		sinks = node.Src[ops.FASinks]
+	}
+	p, _ := node.Params.(ops.FlashAttnParams)
+	dv, nh, nq, ns := node.Ne[0], node.Ne[1], node.Ne[2], node.Ne[3]
+	for _, r0 := range sampleStarts(rng, nq, sampleQueries) {
+		rows := min(sampleQueries, nq-r0)
+		qv, err := ops.View(q, []int64{q.Ne[0], rows, q.Ne[2], q.Ne[3]}, q.Nb[:], r0*q.Nb[1])
+		if err != nil {
+			return nil, nil, err
+		}
+		mv := mask
+		if mask != nil {
+			if mv, err = ops.View(mask, []int64{mask.Ne[0], rows, mask.Ne[2], mask.Ne[3]}, mask.Nb[:], r0*mask.Nb[1]); err != nil {
+				return nil, nil, err
+			}
+		}
+		sub, err := ops.FlashAttnExt(qv, node.Src[ops.FAK], node.Src[ops.FAV], mv, sinks, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		vals, err := reference.Compute(sub)
+		if err != nil {
+			return nil, nil, err
+		}
+		// vals is [dv, nh, rows, ns]; the node's output [dv, nh, nq, ns].
+		for s := range ns {
+			for r := range rows {
+				for h := range nh {
+					for e := range dv {
+						idx = append(idx, e+dv*(h+nh*(r0+r+nq*s)))
+						want = append(want, vals[e+dv*(h+nh*(r+rows*s))])
+					}
+				}
+			}
+		}
+	}
+	return idx, want, nil
 }
 
 // sampleStarts returns the first indices of blocks of size bs among n:

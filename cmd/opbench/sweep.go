@@ -25,8 +25,9 @@ const sweepHelp = `Usage: opbench sweep [flags]
 Measures ops x types x sizes x backends x threads. Each point is built as a
 harness case (inputs drawn once with a fixed seed), computed once and
 validated against the float64 reference (or, where the reference would
-take too long, checked for memory safety and, for MUL_MAT, validated on
-a sample of its outputs and recorded "sampled", else "unvalidated"),
+take too long, checked for memory safety and, for MUL_MAT and
+FLASH_ATTN_EXT, validated on a sample of its outputs and recorded
+"sampled", else "unvalidated"),
 then timed: warm-up, then batches of runs until -time (or a -cost target),
 at least -min-samples samples; median, min, max, mean and standard
 deviation, and GFLOP/s and GB/s from the op's cost model. Inputs stay the
