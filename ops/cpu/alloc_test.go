@@ -53,6 +53,11 @@ func TestNoAllocs(t *testing.T) {
 		smask := mxLeaf(t, b, rng, "mask", quant.F16, 256, 8)
 		nodes["soft_max"] = mustNode(t)(ops.SoftMax(logits, smask, nil, ops.SoftMaxParams{Scale: 0.5}))
 		nodes["rms_norm"] = mustNode(t)(ops.RMSNorm(mxLeaf(t, b, rng, "x", quant.F32, 4096, 16), 1e-5))
+		ex := mxLeaf(t, b, rng, "x", quant.F32, 1024, 8)
+		nodes["add/broadcast"] = mustNode(t)(ops.Add(ex, mxLeaf(t, b, rng, "w", quant.F32, 1024)))
+		nodes["mul"] = mustNode(t)(ops.Mul(ex, mxLeaf(t, b, rng, "y", quant.F32, 1024, 8)))
+		nodes["silu"] = mustNode(t)(ops.Silu(ex))
+		nodes["swiglu"] = mustNode(t)(ops.SwiGLU(ex, mxLeaf(t, b, rng, "u", quant.F32, 1024, 8), false))
 
 		for name, node := range nodes {
 			mxAlloc(t, b, node, 0)

@@ -29,6 +29,7 @@ type Backend struct {
 	sgp sgemmPackJob
 	pk  packJob
 	sm  softmaxJob
+	elt eltJob
 	rms rmsNormJob
 	fa  flashAttnJob
 	// mmid is MUL_MAT_ID's job, with its grouping buffers.

@@ -150,6 +150,15 @@ func floatRow(t *ops.Tensor, b []byte, i1, i2, i3 int64, scratch []float32) []fl
 	return s
 }
 
+// scratchFor returns a row of scratch space for reading rows of t through
+// floatRow, or nil when its rows are packed f32 and need none.
+func scratchFor(t *ops.Tensor) []float32 {
+	if t.Type == quant.F32 && t.Nb[0] == 4 {
+		return nil
+	}
+	return make([]float32, t.Ne[0])
+}
+
 // outRow returns row (i1, i2, i3) of the F32 tensor t, whose rows are
 // packed, as a slice of its bytes b.
 func outRow(t *ops.Tensor, b []byte, i1, i2, i3 int64) []float32 {

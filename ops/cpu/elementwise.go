@@ -10,7 +10,52 @@ import (
 
 // Elementwise kernels: ADD and MUL with broadcasting, SCALE, SILU, GELU and
 // SWIGLU. Every one works row by row; a source row that is not packed f32
-// is first gathered (and converted) into a per-worker scratch row.
+// is first gathered (and converted) into a per-worker scratch row. The row
+// loops are the tier's eltKernels; one job per op kind lives in the
+// backend, so a call allocates nothing.
+
+// eltKernels are a tier's row kernels of the elementwise ops; each writes
+// len(out) elements and may run in place (out aliasing x or g).
+type eltKernels struct {
+	add, mul func(out, x, y []float32)
+	silu     func(out, x []float32)
+	gelu     func(out, x []float32)
+	swiglu   func(out, g, v []float32)
+}
+
+// genericElt is the pure-Go tier's elementwise kernels, with float64
+// exp and tanh.
+var genericElt = eltKernels{
+	add:    addRow,
+	mul:    mulRow,
+	silu:   siluRow,
+	gelu:   geluRow,
+	swiglu: swigluRow,
+}
+
+// addRow sets out = x + y.
+func addRow(out, x, y []float32) {
+	x, y = x[:len(out)], y[:len(out)]
+	for i, v := range x {
+		out[i] = v + y[i]
+	}
+}
+
+// mulRow sets out = x * y.
+func mulRow(out, x, y []float32) {
+	x, y = x[:len(out)], y[:len(out)]
+	for i, v := range x {
+		out[i] = v * y[i]
+	}
+}
+
+// swigluRow sets out = silu(g) * v.
+func swigluRow(out, g, v []float32) {
+	g, v = g[:len(out)], v[:len(out)]
+	for i, x := range g {
+		out[i] = silu(x) * v[i]
+	}
+}
 
 func init() {
 	register(ops.OpAdd, supportsBinary, computeBinary)
@@ -19,15 +64,6 @@ func init() {
 	register(ops.OpSilu, supportsUnary, computeUnary)
 	register(ops.OpGelu, supportsUnary, computeUnary)
 	register(ops.OpSwiGLU, supportsSwiGLU, computeSwiGLU)
-}
-
-// scratchFor returns a row of scratch space for reading rows of t through
-// floatRow, or nil when its rows are packed f32 and need none.
-func scratchFor(t *ops.Tensor) []float32 {
-	if t.Type == quant.F32 && t.Nb[0] == 4 {
-		return nil
-	}
-	return make([]float32, t.Ne[0])
 }
 
 func supportsBinary(t *ops.Tensor) error {
@@ -60,36 +96,96 @@ func computeBinary(b *Backend, t *ops.Tensor) error {
 	if t.NumElements() == 0 {
 		return nil
 	}
-	a, y := t.Src[0], t.Src[1]
 	n, err := rowCount(t)
 	if err != nil {
 		return err
 	}
-	am, ym, tm := mem(a), mem(y), mem(t)
-	add := t.Op == ops.OpAdd
-	b.pool.parallelFor(n, rowGrain(t.Ne[0]), func(_, lo, hi int) {
-		sa, sy := scratchFor(a), scratchFor(y)
-		for r := lo; r < hi; r++ {
-			i1, i2, i3 := rowIndices(t.Ne, int64(r))
-			x := floatRow(a, am, i1, i2, i3, sa)
-			w := floatRow(y, ym, i1%y.Ne[1], i2%y.Ne[2], i3%y.Ne[3], sy)
-			out := outRow(t, tm, i1, i2, i3)
-			// Each repeat of b's row covers len(w) elements of a's.
-			for k := 0; k < len(out); k += len(w) {
-				xs, os := x[k:k+len(w)], out[k:k+len(w)]
-				if add {
-					for j, v := range w {
-						os[j] = xs[j] + v
-					}
-				} else {
-					for j, v := range w {
-						os[j] = xs[j] * v
-					}
+	j := &b.elt
+	*j = eltJob{t: t, k: &b.kern.elt, sc: &b.scratch, op: t.Op}
+	j.setSources()
+	b.pool.run(n, rowGrain(t.Ne[0]), j)
+	return nil
+}
+
+// eltJob is one elementwise op's work, row by row, kept in the backend.
+type eltJob struct {
+	t      *ops.Tensor
+	k      *eltKernels
+	sc     *scratch
+	op     ops.Op
+	a, u   *ops.Tensor // sources (u: ADD/MUL's b, SWIGLU's second)
+	am, um []byte
+	tm     []byte
+	// SCALE's parameters; SWIGLU's halves swapped.
+	scale, bias float32
+	swapped     bool
+}
+
+// setSources fills the job's sources and their memory from t.
+func (j *eltJob) setSources() {
+	j.a, j.u = j.t.Src[0], srcAt(j.t, 1)
+	j.am, j.tm = mem(j.a), mem(j.t)
+	if j.u != nil {
+		j.um = mem(j.u)
+	}
+}
+
+func (j *eltJob) do(w, lo, hi int) {
+	t, a, u := j.t, j.a, j.u
+	var wb *workerBuf
+	if !packedF32(a) || u != nil && !packedF32(u) {
+		var nu int64
+		if u != nil {
+			nu = u.Ne[0]
+		}
+		wb = j.sc.worker(w, a.Ne[0], nu, 0)
+	}
+	var sa, su []float32
+	if wb != nil {
+		sa, su = wb.f32, wb.f32b
+	}
+	for r := lo; r < hi; r++ {
+		i1, i2, i3 := rowIndices(t.Ne, int64(r))
+		out := outRow(t, j.tm, i1, i2, i3)
+		switch j.op {
+		case ops.OpAdd, ops.OpMul:
+			x := floatRow(a, j.am, i1, i2, i3, sa)
+			y := floatRow(u, j.um, i1%u.Ne[1], i2%u.Ne[2], i3%u.Ne[3], su)
+			f := j.k.add
+			if j.op == ops.OpMul {
+				f = j.k.mul
+			}
+			// Each repeat of b's row covers len(y) elements of a's.
+			for k := 0; k < len(out); k += len(y) {
+				f(out[k:k+len(y)], x[k:k+len(y)], y)
+			}
+		case ops.OpScale:
+			scaleRow(out, floatRow(a, j.am, i1, i2, i3, sa), j.scale, j.bias)
+		case ops.OpSilu:
+			j.k.silu(out, floatRow(a, j.am, i1, i2, i3, sa))
+		case ops.OpGelu:
+			j.k.gelu(out, floatRow(a, j.am, i1, i2, i3, sa))
+		case ops.OpSwiGLU:
+			var g, v []float32
+			if u != nil {
+				g = floatRow(a, j.am, i1, i2, i3, sa)
+				v = floatRow(u, j.um, i1, i2, i3, su)
+			} else {
+				row := floatRow(a, j.am, i1, i2, i3, sa)
+				nc := int64(len(out))
+				g, v = row[:nc], row[nc:]
+				if j.swapped {
+					g, v = v, g
 				}
 			}
+			j.k.swiglu(out, g, v)
 		}
-	})
-	return nil
+	}
+}
+
+// packedF32 reports whether t's rows are packed float32, read in place.
+func packedF32(t *ops.Tensor) bool {
+	return t.Type == quant.F32 && t.Nb[0] == 4
 }
 
 func supportsUnary(t *ops.Tensor) error {
@@ -109,32 +205,23 @@ func computeUnary(b *Backend, t *ops.Tensor) error {
 	if t.NumElements() == 0 {
 		return nil
 	}
-	a := t.Src[0]
 	n, err := rowCount(t)
 	if err != nil {
 		return err
 	}
-	var f func(out, x []float32)
-	work := int64(1)
+	j := &b.elt
+	*j = eltJob{t: t, k: &b.kern.elt, sc: &b.scratch, op: t.Op}
+	work := int64(8)
 	switch t.Op {
 	case ops.OpScale:
 		p := t.Params.(ops.ScaleParams)
-		f = func(out, x []float32) { scaleRow(out, x, p.Scale, p.Bias) }
-	case ops.OpSilu:
-		f, work = siluRow, 8
-	case ops.OpGelu:
-		f, work = geluRow, 8
+		j.scale, j.bias, work = p.Scale, p.Bias, 1
+	case ops.OpSilu, ops.OpGelu:
 	default:
 		return fmt.Errorf("no unary kernel for %v", t.Op)
 	}
-	am, tm := mem(a), mem(t)
-	b.pool.parallelFor(n, rowGrain(work*t.Ne[0]), func(_, lo, hi int) {
-		sa := scratchFor(a)
-		for r := lo; r < hi; r++ {
-			i1, i2, i3 := rowIndices(t.Ne, int64(r))
-			f(outRow(t, tm, i1, i2, i3), floatRow(a, am, i1, i2, i3, sa))
-		}
-	})
+	j.setSources()
+	b.pool.run(n, rowGrain(work*t.Ne[0]), j)
 	return nil
 }
 
@@ -224,43 +311,50 @@ func computeSwiGLU(b *Backend, t *ops.Tensor) error {
 	if t.NumElements() == 0 {
 		return nil
 	}
-	a, u := t.Src[0], srcAt(t, 1)
-	swapped := t.Params.(ops.GLUParams).Swapped
 	n, err := rowCount(t)
 	if err != nil {
 		return err
 	}
-	am, tm := mem(a), mem(t)
-	var um []byte
-	if u != nil {
-		um = mem(u)
-	}
-	nc := t.Ne[0]
-	b.pool.parallelFor(n, rowGrain(8*nc), func(_, lo, hi int) {
-		sa := scratchFor(a)
-		var su []float32
-		if u != nil {
-			su = scratchFor(u)
-		}
-		for r := lo; r < hi; r++ {
-			i1, i2, i3 := rowIndices(t.Ne, int64(r))
-			var g, v []float32
-			if u != nil {
-				g = floatRow(a, am, i1, i2, i3, sa)
-				v = floatRow(u, um, i1, i2, i3, su)
-			} else {
-				row := floatRow(a, am, i1, i2, i3, sa)
-				g, v = row[:nc], row[nc:]
-				if swapped {
-					g, v = v, g
-				}
-			}
-			out := outRow(t, tm, i1, i2, i3)
-			g, v = g[:len(out)], v[:len(out)]
-			for i, x := range g {
-				out[i] = silu(x) * v[i]
-			}
-		}
-	})
+	j := &b.elt
+	*j = eltJob{t: t, k: &b.kern.elt, sc: &b.scratch, op: t.Op, swapped: t.Params.(ops.GLUParams).Swapped}
+	j.setSources()
+	b.pool.run(n, rowGrain(8*t.Ne[0]), j)
 	return nil
+}
+
+// GELU through the sigmoid: 0.5*x*(1 + tanh(u)) = x / (1 + exp(-2u)),
+// u = sqrt(2/pi)*x*(1 + 0.044715*x²), with these float32 constants.
+const (
+	geluSigA = float32(geluCoefA)
+	geluSigK = float32(-2 * sqrt2OverPi)
+)
+
+// siluTwin is the AVX2 SILU kernel's twin: x / (1 + exp(0 - x)) with
+// expTwin's float32 exp.
+func siluTwin(out, x []float32) {
+	x = x[:len(out)]
+	for i, v := range x {
+		out[i] = v / (1 + expTwin(0-v))
+	}
+}
+
+// swigluTwin is the AVX2 SWIGLU kernel's twin: siluTwin(g) * v.
+func swigluTwin(out, g, v []float32) {
+	g, v = g[:len(out)], v[:len(out)]
+	for i, x := range g {
+		s := x / (1 + expTwin(0-x))
+		out[i] = s * v[i]
+	}
+}
+
+// geluTwin is the AVX2 GELU kernel's twin: x / (1 + exp(x*(x*x*A + 1)*K))
+// with the multiply-add fused. Unlike gelu, it gives -Inf for -Inf (the
+// clamped exp keeps the denominator finite).
+func geluTwin(out, x []float32) {
+	x = x[:len(out)]
+	for i, v := range x {
+		w := fma32(v*v, geluSigA, 1)
+		z := float32(w*v) * geluSigK
+		out[i] = v / (1 + expTwin(z))
+	}
 }

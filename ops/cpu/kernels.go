@@ -33,6 +33,9 @@ type kernelSet struct {
 	// vec holds the row kernels of softmax, RMS norm and flash
 	// attention (see vecKernels).
 	vec vecKernels
+	// elt holds the row kernels of the elementwise ops (see
+	// eltKernels).
+	elt eltKernels
 }
 
 // A gemvFunc sets out[r] to the dot product of nb blocks of weight row
@@ -51,6 +54,7 @@ var genericKernels = &kernelSet{
 	gemm: map[quant.Type]*gemmKernel{},
 	gemv: map[quant.Type]gemvFunc{},
 	vec:  genericVec,
+	elt:  genericElt,
 }
 
 // extend returns a copy of ks named name, for a faster tier to override.
@@ -62,6 +66,7 @@ func (ks *kernelSet) extend(name string) *kernelSet {
 		gemm: maps.Clone(ks.gemm),
 		gemv: maps.Clone(ks.gemv),
 		vec:  ks.vec,
+		elt:  ks.elt,
 	}
 }
 

@@ -1,0 +1,199 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2 row kernels of the elementwise ops (elementwise.go). Each takes n,
+// a multiple of 8; the Go wrappers in elementwise_amd64.go finish the tail
+// with the twins in elementwise.go, which perform the same float32
+// operations in the same order.
+
+#include "exp_amd64.h"
+
+C8(geluA, 0x3d372713)   // float32(0.044715)
+C8(geluK, 0xbfcc422a)   // float32(-2*sqrt(2/pi))
+
+// func addAVX2(out, x, y *float32, n int)
+// out = x + y.
+TEXT ·addAVX2(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), R8
+	MOVQ n+24(FP), CX
+
+add_loop32:
+	CMPQ    CX, $32
+	JL      add_loop8
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VADDPS  (R8), Y0, Y0
+	VADDPS  32(R8), Y1, Y1
+	VADDPS  64(R8), Y2, Y2
+	VADDPS  96(R8), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, R8
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     add_loop32
+
+add_loop8:
+	CMPQ    CX, $8
+	JL      add_done
+	VMOVUPS (SI), Y0
+	VADDPS  (R8), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, R8
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     add_loop8
+
+add_done:
+	VZEROUPPER
+	RET
+
+// func mulAVX2(out, x, y *float32, n int)
+// out = x * y.
+TEXT ·mulAVX2(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), R8
+	MOVQ n+24(FP), CX
+
+mul_loop32:
+	CMPQ    CX, $32
+	JL      mul_loop8
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMULPS  (R8), Y0, Y0
+	VMULPS  32(R8), Y1, Y1
+	VMULPS  64(R8), Y2, Y2
+	VMULPS  96(R8), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, R8
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     mul_loop32
+
+mul_loop8:
+	CMPQ    CX, $8
+	JL      mul_done
+	VMOVUPS (SI), Y0
+	VMULPS  (R8), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, R8
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     mul_loop8
+
+mul_done:
+	VZEROUPPER
+	RET
+
+// func siluAVX2(out, x *float32, n int)
+// out = x / (1 + exp(0 - x)), exp as EXP8 (twin: siluTwin).
+TEXT ·siluAVX2(SB), NOSPLIT, $0-24
+	MOVQ    out+0(FP), DI
+	MOVQ    x+8(FP), SI
+	MOVQ    n+16(FP), CX
+	VMOVUPS explo<>(SB), Y8
+	VMOVUPS exphi<>(SB), Y9
+	VMOVUPS expone<>(SB), Y6
+	VXORPS  Y7, Y7, Y7
+
+silu_loop:
+	CMPQ    CX, $8
+	JL      silu_done
+	VMOVUPS (SI), Y5
+	VSUBPS  Y5, Y7, Y0
+	EXP8
+	VADDPS  Y6, Y0, Y0
+	VDIVPS  Y0, Y5, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     silu_loop
+
+silu_done:
+	VZEROUPPER
+	RET
+
+// func swigluAVX2(out, gate, v *float32, n int)
+// out = (gate / (1 + exp(0 - gate))) * v (twin: swigluTwin).
+TEXT ·swigluAVX2(SB), NOSPLIT, $0-32
+	MOVQ    out+0(FP), DI
+	MOVQ    gate+8(FP), SI
+	MOVQ    v+16(FP), R8
+	MOVQ    n+24(FP), CX
+	VMOVUPS explo<>(SB), Y8
+	VMOVUPS exphi<>(SB), Y9
+	VMOVUPS expone<>(SB), Y6
+	VXORPS  Y7, Y7, Y7
+
+swiglu_loop:
+	CMPQ    CX, $8
+	JL      swiglu_done
+	VMOVUPS (SI), Y5
+	VSUBPS  Y5, Y7, Y0
+	EXP8
+	VADDPS  Y6, Y0, Y0
+	VDIVPS  Y0, Y5, Y0
+	VMULPS  (R8), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, R8
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     swiglu_loop
+
+swiglu_done:
+	VZEROUPPER
+	RET
+
+// func geluAVX2(out, x *float32, n int)
+// out = x / (1 + exp(x*(x*x*A + 1)*K)), A = 0.044715, K =
+// -2*sqrt(2/pi): GELU's tanh form, 0.5*x*(1 + tanh(u)) = x*sigmoid(2u)
+// (twin: geluTwin).
+TEXT ·geluAVX2(SB), NOSPLIT, $0-24
+	MOVQ    out+0(FP), DI
+	MOVQ    x+8(FP), SI
+	MOVQ    n+16(FP), CX
+	VMOVUPS explo<>(SB), Y8
+	VMOVUPS exphi<>(SB), Y9
+	VMOVUPS expone<>(SB), Y6
+	VMOVUPS geluA<>(SB), Y10
+	VMOVUPS geluK<>(SB), Y11
+
+gelu_loop:
+	CMPQ        CX, $8
+	JL          gelu_done
+	VMOVUPS     (SI), Y5
+	VMULPS      Y5, Y5, Y0
+	VFMADD213PS Y6, Y10, Y0
+	VMULPS      Y5, Y0, Y0
+	VMULPS      Y11, Y0, Y0
+	EXP8
+	VADDPS      Y6, Y0, Y0
+	VDIVPS      Y0, Y5, Y0
+	VMOVUPS     Y0, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         gelu_loop
+
+gelu_done:
+	VZEROUPPER
+	RET
