@@ -57,6 +57,10 @@ func TestNoAllocs(t *testing.T) {
 		nodes["add/broadcast"] = mustNode(t)(ops.Add(ex, mxLeaf(t, b, rng, "w", quant.F32, 1024)))
 		nodes["mul"] = mustNode(t)(ops.Mul(ex, mxLeaf(t, b, rng, "y", quant.F32, 1024, 8)))
 		nodes["silu"] = mustNode(t)(ops.Silu(ex))
+		for _, gt := range []quant.Type{quant.Q4_0, quant.Q4_K} {
+			ids := mxIDs(t, b, "ids", []int32{3, 1, 4, 1, 5, 9, 2, 6}, 8)
+			nodes["get_rows/"+gt.String()] = mustNode(t)(ops.GetRows(mxLeaf(t, b, rng, "table", gt, 256, 16), ids))
+		}
 		nodes["swiglu"] = mustNode(t)(ops.SwiGLU(ex, mxLeaf(t, b, rng, "u", quant.F32, 1024, 8), false))
 
 		for name, node := range nodes {

@@ -30,6 +30,7 @@ type Backend struct {
 	pk  packJob
 	sm  softmaxJob
 	elt eltJob
+	gr  getRowsJob
 	rms rmsNormJob
 	fa  flashAttnJob
 	// mmid is MUL_MAT_ID's job, with its grouping buffers.

@@ -31,7 +31,8 @@ func computeGetRows(b *Backend, t *ops.Tensor) error {
 	a, ids := t.Src[0], t.Src[1]
 	n, n2, n3 := ids.Ne[0], ids.Ne[1], ids.Ne[2]
 	idMem := mem(ids)
-	rows := make([]int64, n*n2*n3)
+	b.scratch.ids = growI64(b.scratch.ids, n*n2*n3)
+	rows := b.scratch.ids
 	for r := range rows {
 		i, j, k := int64(r)%n, int64(r)/n%n2, int64(r)/(n*n2)
 		id := int64(i32s(idMem, i*ids.Nb[0]+j*ids.Nb[1]+k*ids.Nb[2], 1)[0])
@@ -43,27 +44,49 @@ func computeGetRows(b *Backend, t *ops.Tensor) error {
 	if t.NumElements() == 0 {
 		return nil
 	}
-	ne0 := a.Ne[0]
-	rowBytes, err := a.Type.RowSize(ne0)
+	rowBytes, err := a.Type.RowSize(a.Ne[0])
 	if err != nil {
 		return err
 	}
-	src, dst := mem(a), mem(t)
+	j := &b.gr
+	*j = getRowsJob{a: a, rows: rows, n: n, n2: n2, src: mem(a), dst: mem(t), rowBytes: rowBytes, errs: b.workerErrs()}
+	if f := b.kern.deq[a.Type]; f != nil {
+		j.deq = f
+	}
+	b.pool.run(len(rows), 8, j)
+	return j.errs.err()
+}
+
+// getRowsJob gathers rows for GET_ROWS, one output row per item; it is
+// kept in the backend so that a call allocates nothing.
+type getRowsJob struct {
+	a        *ops.Tensor
+	rows     []int64 // source row of each output row
+	n, n2    int64   // ids' dims 0 and 1
+	src, dst []byte
+	rowBytes int64
+	// deq is the tier's decoder for a's type, nil for
+	// quant.DequantizeRow.
+	deq  func(src []byte, dst []float32)
+	errs workerErrors
+}
+
+func (j *getRowsJob) do(w, lo, hi int) {
+	a := j.a
+	ne0 := a.Ne[0]
 	outRowBytes := ne0 * 4 // f32 and i32 results
-	errs := make(workerErrors, b.pool.threads)
-	b.pool.parallelFor(len(rows), 8, func(w, lo, hi int) {
-		for r := lo; r < hi && !errs.failed(w); r++ {
-			j, k := int64(r)/n%n2, int64(r)/(n*n2)
-			off := at(a, 0, rows[r], j, k)
-			in := src[off : off+rowBytes]
-			out := dst[int64(r)*outRowBytes : int64(r+1)*outRowBytes]
-			switch a.Type {
-			case quant.F32, quant.I32:
-				copy(out, in)
-			default:
-				errs.set(w, quant.DequantizeRow(a.Type, in, f32s(out, 0, ne0)))
-			}
+	for r := lo; r < hi && !j.errs.failed(w); r++ {
+		i2, i3 := int64(r)/j.n%j.n2, int64(r)/(j.n*j.n2)
+		off := at(a, 0, j.rows[r], i2, i3)
+		in := j.src[off : off+j.rowBytes]
+		out := j.dst[int64(r)*outRowBytes : int64(r+1)*outRowBytes]
+		switch {
+		case a.Type == quant.F32 || a.Type == quant.I32:
+			copy(out, in)
+		case j.deq != nil:
+			j.deq(in, f32s(out, 0, ne0))
+		default:
+			j.errs.set(w, quant.DequantizeRow(a.Type, in, f32s(out, 0, ne0)))
 		}
-	})
-	return errs.err()
+	}
 }

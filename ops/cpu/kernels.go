@@ -36,6 +36,9 @@ type kernelSet struct {
 	// elt holds the row kernels of the elementwise ops (see
 	// eltKernels).
 	elt eltKernels
+	// deq maps a type to a fast row decoder to float32 (GET_ROWS), equal
+	// bit for bit to quant.DequantizeRow; absent types use that.
+	deq map[quant.Type]func(src []byte, dst []float32)
 }
 
 // A gemvFunc sets out[r] to the dot product of nb blocks of weight row
@@ -55,6 +58,7 @@ var genericKernels = &kernelSet{
 	gemv: map[quant.Type]gemvFunc{},
 	vec:  genericVec,
 	elt:  genericElt,
+	deq:  map[quant.Type]func([]byte, []float32){},
 }
 
 // extend returns a copy of ks named name, for a faster tier to override.
@@ -67,6 +71,7 @@ func (ks *kernelSet) extend(name string) *kernelSet {
 		gemv: maps.Clone(ks.gemv),
 		vec:  ks.vec,
 		elt:  ks.elt,
+		deq:  maps.Clone(ks.deq),
 	}
 }
 

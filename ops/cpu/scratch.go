@@ -66,6 +66,7 @@ type scratch struct {
 	f32   []float32    // per-call values (ALiBi slopes)
 	dy    []float32    // activation block scales as float32
 	quad  [][4]float32 // per worker: the outputs of a four-row kernel
+	ids   []int64      // GET_ROWS: the source row of each output row
 	// workers holds each worker's private buffers.
 	workers []workerBuf
 }

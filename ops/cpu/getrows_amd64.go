@@ -1,0 +1,35 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import "github.com/kernbench/kernbench/quant"
+
+// deqQ4_0AVX2 writes the 32*nb values of nb q4_0 blocks at x to y, equal
+// bit for bit to quant.DequantizeRow.
+//
+//go:noescape
+func deqQ4_0AVX2(x *byte, y *float32, nb int)
+
+// deqQ8_0AVX2 is deqQ4_0AVX2 for q8_0 blocks.
+//
+//go:noescape
+func deqQ8_0AVX2(x *byte, y *float32, nb int)
+
+func init() {
+	avx2Kernels.deq[quant.Q4_0] = deqBlocks(deqQ4_0AVX2, bytesQ4_0)
+	avx2Kernels.deq[quant.Q8_0] = deqBlocks(deqQ8_0AVX2, bytesQ8_0)
+	avx2Kernels.deq[quant.F16] = widenF16AVX2
+	avx2Kernels.deq[quant.BF16] = widenBF16AVX2
+}
+
+// deqBlocks wraps a dequantizer of 32-element blocks of xs bytes each.
+func deqBlocks(f func(x *byte, y *float32, nb int), xs int) func(src []byte, dst []float32) {
+	return func(src []byte, dst []float32) {
+		nb := len(dst) / quant.QK
+		if nb == 0 {
+			return
+		}
+		_, _ = src[nb*xs-1], dst[nb*quant.QK-1]
+		f(&src[0], &dst[0], nb)
+	}
+}
