@@ -57,6 +57,14 @@ func TestNoAllocs(t *testing.T) {
 		nodes["add/broadcast"] = mustNode(t)(ops.Add(ex, mxLeaf(t, b, rng, "w", quant.F32, 1024)))
 		nodes["mul"] = mustNode(t)(ops.Mul(ex, mxLeaf(t, b, rng, "y", quant.F32, 1024, 8)))
 		nodes["silu"] = mustNode(t)(ops.Silu(ex))
+		for _, ct := range []quant.Type{quant.F16, quant.Q8_0} {
+			dst, err := ops.NewTensor("cache", ct, 1024, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mxAlloc(t, b, dst, 0)
+			nodes["cpy/f32-"+ct.String()] = mustNode(t)(ops.Cpy(ex, dst))
+		}
 		for _, gt := range []quant.Type{quant.Q4_0, quant.Q4_K} {
 			ids := mxIDs(t, b, "ids", []int32{3, 1, 4, 1, 5, 9, 2, 6}, 8)
 			nodes["get_rows/"+gt.String()] = mustNode(t)(ops.GetRows(mxLeaf(t, b, rng, "table", gt, 256, 16), ids))

@@ -31,6 +31,7 @@ type Backend struct {
 	sm  softmaxJob
 	elt eltJob
 	gr  getRowsJob
+	cpy cpyRowsJob
 	rms rmsNormJob
 	fa  flashAttnJob
 	// mmid is MUL_MAT_ID's job, with its grouping buffers.

@@ -57,6 +57,9 @@ func computeCpy(b *Backend, t *ops.Tensor) error {
 		return nil
 	}
 	a := t.Src[0]
+	if a.Type == quant.F32 && a.Nb[0] == 4 && a.Ne == t.Ne && t.HasContiguousRows() {
+		return b.cpyRows(t)
+	}
 	ne0 := t.Ne[0]
 	bs, ts := t.Type.BlockSize(), t.Type.TypeSize()
 	run := min(ne0, cpyRun)
@@ -98,6 +101,56 @@ func computeCpy(b *Backend, t *ops.Tensor) error {
 		}
 	}
 	return nil
+}
+
+// cpyRows is CPY's path for packed f32 rows into a tensor of the same
+// shape with packed rows (writing the K/V cache, converting activations):
+// row r of a becomes row r of t through the tier's converter for t's
+// type (the bytes quant.QuantizeRow gives for finite values), one row
+// per item.
+func (b *Backend) cpyRows(t *ops.Tensor) error {
+	n, err := rowCount(t)
+	if err != nil {
+		return err
+	}
+	rowBytes, err := t.Type.RowSize(t.Ne[0])
+	if err != nil {
+		return err
+	}
+	j := &b.cpy
+	*j = cpyRowsJob{t: t, am: mem(t.Src[0]), tm: mem(t), rowBytes: rowBytes, conv: b.kern.act[t.Type], errs: b.workerErrs()}
+	b.pool.run(n, rowGrain(4*t.Ne[0]), j)
+	if err := j.errs.err(); err != nil {
+		return fmt.Errorf("converting to %v: %w", t.Type, err)
+	}
+	return nil
+}
+
+// cpyRowsJob is one cpyRows call's work, kept in the backend so that a
+// call allocates nothing.
+type cpyRowsJob struct {
+	t        *ops.Tensor
+	am, tm   []byte
+	rowBytes int64
+	// conv is the tier's converter for t's type, nil for
+	// quant.QuantizeRow.
+	conv func(src []float32, dst []byte)
+	errs workerErrors
+}
+
+func (j *cpyRowsJob) do(w, lo, hi int) {
+	t, a := j.t, j.t.Src[0]
+	for r := lo; r < hi && !j.errs.failed(w); r++ {
+		i1, i2, i3 := rowIndices(t.Ne, int64(r))
+		src := f32s(j.am, i1*a.Nb[1]+i2*a.Nb[2]+i3*a.Nb[3], t.Ne[0])
+		off := i1*t.Nb[1] + i2*t.Nb[2] + i3*t.Nb[3]
+		dst := j.tm[off : off+j.rowBytes]
+		if j.conv != nil {
+			j.conv(src, dst)
+			continue
+		}
+		j.errs.set(w, quant.QuantizeRow(t.Type, src, dst))
+	}
 }
 
 // gatherLogical converts len(dst) elements of t (F32, F16 or BF16; m its bytes),
