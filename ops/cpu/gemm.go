@@ -18,7 +18,8 @@ import (
 //     are widened to float32 once per block and chunk (the packing step);
 //     f32 rows are read in place.
 //   - 32-element formats (q4_0, q5_0, q8_0): 1 weight row x 4 activation
-//     rows.
+//     rows, or 8 x 4 where the tier attaches a panel kernel (qgemm.go:
+//     the weights repacked per row block into panels of eight rows).
 //     The q8_0 activations are repacked once per call into groups of four
 //     rows interleaved block by block with float32 scales (packQ8Groups).
 //   - q4_1, q5_1: as q4_0 with q8_1 activation groups, which also carry
@@ -27,10 +28,11 @@ import (
 //     activation rows read in place, each output equal bit for bit to the
 //     dot product.
 //
-// Weights are never repacked: their blocks already are the kernels' input
-// layout, and the weights dominate the traffic only at n = 1, which takes
-// the dot-product path. Outputs the tiles do not cover (rows or columns
-// left over at the block edges) are computed with the dot product.
+// Outside the panel kernels weights are never repacked: their blocks
+// already are the kernels' input layout, and the weights dominate the
+// traffic only at n = 1, which takes the dot-product path. Outputs the
+// tiles do not cover (rows or columns left over at the block edges) are
+// computed with the dot product (the panel kernels pad their rows).
 
 // gemmKind selects a gemm driver.
 type gemmKind int
@@ -161,7 +163,7 @@ func (j *gemmJob) do(w, lo, hi int) {
 		case gemmFloat:
 			j.floatBlock(w, i0, i1, c0, c1, i2, i3)
 		case gemmQ8Quad, gemmQ81Quad:
-			j.q8Block(j.quadOut(w), i0, i1, c0, c1, i2, i3)
+			j.q8Block(w, i0, i1, c0, c1, i2, i3)
 		case gemmKQuad:
 			j.kBlock(j.quadOut(w), i0, i1, c0, c1, i2, i3)
 		}
@@ -237,24 +239,6 @@ func (j *gemmJob) floatPanel(wb *workerBuf, weights bool, r0, r1, k0, kl, i2, i3
 	return buf[:(r1-r0)*kl], kl
 }
 
-// q8Block computes rows [i0, i1) by columns [c0, c1) (c0 a multiple of 4)
-// with packed q8 groups.
-func (j *gemmJob) q8Block(o *[4]float32, i0, i1, c0, c1, i2, i3 int64) {
-	mm := j.mm
-	nb := int(mm.k / quant.QK)
-	batch := i2 + mm.b2*i3
-	for g := c0 / 4; g < ceilDiv(c1, 4); g++ {
-		grp := j.pack[(batch*j.groups+g)*j.groupBytes:][:j.groupBytes]
-		nc := min(4, mm.n-4*g)
-		for i := i0; i < i1; i++ {
-			j.g.quad(nb, mm.weightRow(i, i2, i3), grp, 0, o)
-			for c := range nc {
-				mm.out[mm.outIndex(i, 4*g+c, i2, i3)] = o[c]
-			}
-		}
-	}
-}
-
 // kBlock computes rows [i0, i1) by columns [c0, c1) with q8_K rows in
 // place; a last group of fewer than four columns uses the dot product.
 func (j *gemmJob) kBlock(o *[4]float32, i0, i1, c0, c1, i2, i3 int64) {
@@ -283,6 +267,11 @@ func (p *packJob) do(_, lo, hi int) {
 	j := p.gj
 	mm := j.mm
 	nb := mm.k / quant.QK
+	t := j.qTile()
+	if lo == 0 {
+		// No tile runs during packing: drop the last call's panels.
+		j.sc.qInvalidatePanels()
+	}
 	for item := int64(lo); item < int64(hi); item++ {
 		batch, g := item/j.groups, item%j.groups
 		i2, i3 := batch%mm.b2, batch/mm.b2
@@ -292,7 +281,11 @@ func (p *packJob) do(_, lo, hi int) {
 				rows[c] = mm.acts.row(col, i2, i3)
 			}
 		}
-		packGroup(j.g.kind, &rows, nb, j.pack[item*j.groupBytes:][:j.groupBytes])
+		grp := j.pack[item*j.groupBytes:][:j.groupBytes]
+		packGroup(j.g.kind, &rows, nb, grp)
+		if t != nil && t.biased {
+			qBiasGroup(grp, nb)
+		}
 	}
 }
 

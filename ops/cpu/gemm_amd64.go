@@ -55,8 +55,8 @@ func registerAVX2Gemm(ks *kernelSet) {
 	ks.gemm[quant.F32] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, micro: sgemmMicroAVX2}
 	ks.gemm[quant.F16] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, widen: widenF16AVX2, micro: sgemmMicroAVX2}
 	ks.gemm[quant.BF16] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, widen: widenBF16AVX2, micro: sgemmMicroAVX2}
-	ks.gemm[quant.Q4_0] = &gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ4_0x4AVX2, bytesQ4_0)}
-	ks.gemm[quant.Q8_0] = &gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ8_0x4AVX2, bytesQ8_0)}
+	ks.gemm[quant.Q4_0] = withQTile(&gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ4_0x4AVX2, bytesQ4_0)}, quant.Q4_0)
+	ks.gemm[quant.Q8_0] = withQTile(&gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ8_0x4AVX2, bytesQ8_0)}, quant.Q8_0)
 	ks.gemm[quant.Q4_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ4_Kx4AVX2, bytesQ4_K)}
 	ks.gemm[quant.Q6_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ6_Kx4AVX2, bytesQ6_K)}
 }
@@ -224,12 +224,12 @@ func registerAVX2GemvMore(ks *kernelSet) {
 			ks.gemv[t] = f
 		}
 	}
-	ks.gemm[quant.Q5_0] = &gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ5_0x4AVX2, bytesQ5_0)}
+	ks.gemm[quant.Q5_0] = withQTile(&gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ5_0x4AVX2, bytesQ5_0)}, quant.Q5_0)
 	ks.gemm[quant.Q5_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ5_Kx4AVX2, int(quant.Q5_K.TypeSize()))}
 	ks.gemm[quant.Q3_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ3_Kx4AVX2, int(quant.Q3_K.TypeSize()))}
 	ks.gemm[quant.Q2_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ2_Kx4AVX2, int(quant.Q2_K.TypeSize()))}
-	ks.gemm[quant.Q4_1] = &gemmKernel{kind: gemmQ81Quad, quad: quadLegacy1(gemmQ4_1x4AVX2, bytesQ4_1)}
-	ks.gemm[quant.Q5_1] = &gemmKernel{kind: gemmQ81Quad, quad: quadLegacy1(gemmQ5_1x4AVX2, bytesQ5_1)}
+	ks.gemm[quant.Q4_1] = withQTile(&gemmKernel{kind: gemmQ81Quad, quad: quadLegacy1(gemmQ4_1x4AVX2, bytesQ4_1)}, quant.Q4_1)
+	ks.gemm[quant.Q5_1] = withQTile(&gemmKernel{kind: gemmQ81Quad, quad: quadLegacy1(gemmQ5_1x4AVX2, bytesQ5_1)}, quant.Q5_1)
 }
 
 // avx2GemvUnscaled holds the four-row kernels without widened scales,

@@ -1,0 +1,656 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Panel kernels of the quantized gemm path (qgemm.go): eight weight rows
+// by four activation rows per call. The weights come repacked in a panel
+// with the rows in the lanes: per 32-element block, vector j (32 bytes)
+// holds elements 4j..4j+3 of rows 0..7 (row r in bytes 4r..4r+3), so one
+// VPMADDUBSW of vector j with four activation codes broadcast to every
+// lane yields, per row, two int16 sums of two products each, and the
+// eight rows' block sums build up lane by lane with no horizontal
+// reduction. Eight float32 accumulators lanes = rows, one register per
+// activation column; per block and column each lane gets one FMA of its
+// exact int32 block sum with d_x*d_y (see qgemmTwin).
+//
+// Registers: SI walks the panel, DI the packed activation group, CX
+// counts blocks, DX points at the 32 outputs (column c's eight rows at
+// 32c), which the kernels load first and accumulate into, so that k can
+// be cut into chunks. Y0-Y3 accumulate columns 0-3, Y4-Y11 hold the
+// block's eight weight vectors (or their magnitudes), Y12-Y14 are
+// scratch, Y15 holds int16 ones.
+
+// Offsets inside a panel block: the eight rows' f32 scales d_x after the
+// 256 code bytes, then the eight int32 corrections (q4_0, q5_0) or the
+// eight float32 m_x (q4_1, q5_1).
+#define QP_D 256
+#define QP_CORR 288
+
+// Byte constants of the nibble unpacking.
+DATA qnib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL qnib<>(SB), RODATA|NOPTR, $8
+
+DATA qeight<>+0(SB)/8, $0x0808080808080808
+GLOBL qeight<>(SB), RODATA|NOPTR, $8
+
+DATA qsixteen<>+0(SB)/8, $0x1010101010101010
+GLOBL qsixteen<>(SB), RODATA|NOPTR, $8
+
+// qqhshuf spreads a broadcast uint32 so that byte j holds its byte j/8.
+DATA qqhshuf<>+0(SB)/8, $0x0000000000000000
+DATA qqhshuf<>+8(SB)/8, $0x0101010101010101
+DATA qqhshuf<>+16(SB)/8, $0x0202020202020202
+DATA qqhshuf<>+24(SB)/8, $0x0303030303030303
+GLOBL qqhshuf<>(SB), RODATA|NOPTR, $32
+
+// qnotbit: byte j is ^(1 << (j%8)).
+DATA qnotbit<>+0(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA qnotbit<>+8(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA qnotbit<>+16(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA qnotbit<>+24(SB)/8, $0x7fbfdfeff7fbfdfe
+GLOBL qnotbit<>(SB), RODATA|NOPTR, $32
+
+// QT_UCHAIN4(COL, J0, W0, W1, W2, W3, ACC): ACC (int16) = the sums over
+// vectors J0..J0+3 of VPMADDUBSW(biased activation codes of column COL,
+// signed weight codes W); clobbers Y12. Each int16 lane sums at most
+// eight products |w| <= 16, u <= 255: 32640 at most, exact.
+#define QT_UCHAIN4(COL, J0, W0, W1, W2, W3, ACC) \
+	VPBROADCASTD 16+32*COL+4*J0(DI), ACC; \
+	VPMADDUBSW W0, ACC, ACC; \
+	VPBROADCASTD 16+32*COL+4*J0+4(DI), Y12; \
+	VPMADDUBSW W1, Y12, Y12; \
+	VPADDW Y12, ACC, ACC; \
+	VPBROADCASTD 16+32*COL+4*J0+8(DI), Y12; \
+	VPMADDUBSW W2, Y12, Y12; \
+	VPADDW Y12, ACC, ACC; \
+	VPBROADCASTD 16+32*COL+4*J0+12(DI), Y12; \
+	VPMADDUBSW W3, Y12, Y12; \
+	VPADDW Y12, ACC, ACC
+
+// QT_SCALE(COL, ACC): Y14 holds the eight rows' int32 block sums of
+// column COL: ACC += float32(Y14) * (d_x * d_y[COL]).
+#define QT_SCALE(COL, ACC) \
+	VCVTDQ2PS Y14, Y14; \
+	VBROADCASTSS 4*COL(DI), Y12; \
+	VMULPS QP_D(SI), Y12, Y12; \
+	VFMADD231PS Y12, Y14, ACC
+
+// QT_Q4COL(COL, ACC): one column of a q4_0 block: weight codes q-8 in
+// [-8, 7], so the int16 sums of all eight vectors fit (see QT_UCHAIN4);
+// two chains of four halve the dependency chain. Then the lanes' int32
+// sums less the bias term.
+#define QT_Q4COL(COL, ACC) \
+	QT_UCHAIN4(COL, 0, Y4, Y5, Y6, Y7, Y14); \
+	QT_UCHAIN4(COL, 4, Y8, Y9, Y10, Y11, Y13); \
+	VPADDW Y13, Y14, Y14; \
+	VPMADDWD Y15, Y14, Y14; \
+	VPSUBD QP_CORR(SI), Y14, Y14; \
+	QT_SCALE(COL, ACC)
+
+// QT_Q5COL(COL, ACC): one column of a q5_0 block: codes q-16 in
+// [-16, 15] overflow an int16 chain of eight vectors, so two chains of
+// four, widened and added.
+#define QT_Q5COL(COL, ACC) \
+	QT_UCHAIN4(COL, 0, Y4, Y5, Y6, Y7, Y14); \
+	QT_UCHAIN4(COL, 4, Y8, Y9, Y10, Y11, Y13); \
+	VPMADDWD Y15, Y14, Y14; \
+	VPMADDWD Y15, Y13, Y13; \
+	VPADDD Y13, Y14, Y14; \
+	VPSUBD QP_CORR(SI), Y14, Y14; \
+	QT_SCALE(COL, ACC)
+
+// QT_LOADW loads the block's eight weight vectors into Y4-Y11.
+#define QT_LOADW \
+	VMOVDQU 0(SI), Y4; \
+	VMOVDQU 32(SI), Y5; \
+	VMOVDQU 64(SI), Y6; \
+	VMOVDQU 96(SI), Y7; \
+	VMOVDQU 128(SI), Y8; \
+	VMOVDQU 160(SI), Y9; \
+	VMOVDQU 192(SI), Y10; \
+	VMOVDQU 224(SI), Y11
+
+// QT_SETUP loads the int16 ones and the accumulators from (DX), so that
+// a product over k can run in chunks.
+#define QT_SETUP \
+	VPCMPEQW Y15, Y15, Y15; \
+	VPSRLW   $15, Y15, Y15; \
+	VMOVUPS  0(DX), Y0; \
+	VMOVUPS  32(DX), Y1; \
+	VMOVUPS  64(DX), Y2; \
+	VMOVUPS  96(DX), Y3
+
+// QT_STORE stores the four columns' accumulators at (DX).
+#define QT_STORE \
+	VMOVUPS Y0, 0(DX); \
+	VMOVUPS Y1, 32(DX); \
+	VMOVUPS Y2, 64(DX); \
+	VMOVUPS Y3, 96(DX)
+
+// func qgemmQ4_0AVX2(panel, grp *byte, nb int, out *[32]float32)
+//
+// out[8c+r] += the dot product of panel row r with group column c. Twin: qgemmTwin of a q4_0 panel (320 bytes per block) with a biased
+// packed group (144 bytes per block).
+TEXT ·qgemmQ4_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ  panel+0(FP), SI
+	MOVQ  grp+8(FP), DI
+	MOVQ  nb+16(FP), CX
+	MOVQ  out+24(FP), DX
+	QT_SETUP
+	TESTQ CX, CX
+	JEQ   q40done
+
+q40loop:
+	QT_LOADW
+	QT_Q4COL(0, Y0)
+	QT_Q4COL(1, Y1)
+	QT_Q4COL(2, Y2)
+	QT_Q4COL(3, Y3)
+	ADDQ $320, SI
+	ADDQ $144, DI
+	DECQ CX
+	JNE  q40loop
+
+q40done:
+	QT_STORE
+	VZEROUPPER
+	RET
+
+// func qgemmQ5_0AVX2(panel, grp *byte, nb int, out *[32]float32)
+//
+// Twin: qgemmTwin of a q5_0 panel (320 bytes per block) with a biased
+// packed group.
+TEXT ·qgemmQ5_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ  panel+0(FP), SI
+	MOVQ  grp+8(FP), DI
+	MOVQ  nb+16(FP), CX
+	MOVQ  out+24(FP), DX
+	QT_SETUP
+	TESTQ CX, CX
+	JEQ   q50done
+
+q50loop:
+	QT_LOADW
+	QT_Q5COL(0, Y0)
+	QT_Q5COL(1, Y1)
+	QT_Q5COL(2, Y2)
+	QT_Q5COL(3, Y3)
+	ADDQ $320, SI
+	ADDQ $144, DI
+	DECQ CX
+	JNE  q50loop
+
+q50done:
+	QT_STORE
+	VZEROUPPER
+	RET
+
+// QT_SVEC(COL, J, ACC): with |w| of vector J in register WA: ACC (int32)
+// += VPMADDWD(VPMADDUBSW(|w|, y*sign(w)), ones), y the four signed codes
+// J of column COL broadcast. Clobbers Y12.
+#define QT_SVEC(COL, J, WA, ACC) \
+	VPBROADCASTD 16+32*COL+4*J(DI), Y12; \
+	VPSIGNB 32*J(SI), Y12, Y12; \
+	VPMADDUBSW Y12, WA, Y12; \
+	VPMADDWD Y15, Y12, Y12; \
+	VPADDD Y12, ACC, ACC
+
+// QT_Q8COL(COL, ACC): one column of a q8_0 block: the sign trick per
+// vector (pair sums reach 32512, so every vector is widened to int32).
+#define QT_Q8COL(COL, ACC) \
+	VPBROADCASTD 16+32*COL(DI), Y14; \
+	VPSIGNB 0(SI), Y14, Y14; \
+	VPMADDUBSW Y14, Y4, Y14; \
+	VPMADDWD Y15, Y14, Y14; \
+	QT_SVEC(COL, 1, Y5, Y14); \
+	QT_SVEC(COL, 2, Y6, Y14); \
+	QT_SVEC(COL, 3, Y7, Y14); \
+	QT_SVEC(COL, 4, Y8, Y14); \
+	QT_SVEC(COL, 5, Y9, Y14); \
+	QT_SVEC(COL, 6, Y10, Y14); \
+	QT_SVEC(COL, 7, Y11, Y14); \
+	QT_SCALE(COL, ACC)
+
+// func qgemmQ8_0AVX2(panel, grp *byte, nb int, out *[32]float32)
+//
+// Twin: qgemmTwin of a q8_0 panel (288 bytes per block) with a signed
+// packed group (144 bytes per block).
+TEXT ·qgemmQ8_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ  panel+0(FP), SI
+	MOVQ  grp+8(FP), DI
+	MOVQ  nb+16(FP), CX
+	MOVQ  out+24(FP), DX
+	QT_SETUP
+	TESTQ CX, CX
+	JEQ   q80done
+
+q80loop:
+	VPABSB 0(SI), Y4
+	VPABSB 32(SI), Y5
+	VPABSB 64(SI), Y6
+	VPABSB 96(SI), Y7
+	VPABSB 128(SI), Y8
+	VPABSB 160(SI), Y9
+	VPABSB 192(SI), Y10
+	VPABSB 224(SI), Y11
+	QT_Q8COL(0, Y0)
+	QT_Q8COL(1, Y1)
+	QT_Q8COL(2, Y2)
+	QT_Q8COL(3, Y3)
+	ADDQ $288, SI
+	ADDQ $144, DI
+	DECQ CX
+	JNE  q80loop
+
+q80done:
+	QT_STORE
+	VZEROUPPER
+	RET
+
+// Kernels of the q4_1 and q5_1 panels against packed q8_1 groups (per
+// block the four d_y and the four s_y as float32, then the four columns'
+// codes: 160 bytes). The panel holds the unsigned codes q, the rows' d_x
+// and, at QP_CORR, their m_x as float32; the codes are VPMADDUBSW's
+// unsigned operand, the broadcast signed activation codes the other, and
+// no correction is needed. Per block and column: ACC = fma(float32(isum),
+// d_x*d_y, ACC), then ACC = fma(m_x, s_y, ACC).
+
+// QS_CHAIN4(COL, J0, W0, W1, W2, W3, ACC): ACC (int16) = the sums over
+// vectors J0..J0+3 of VPMADDUBSW(unsigned weight codes W, signed codes of
+// column COL); clobbers Y12.
+#define QS_CHAIN4(COL, J0, W0, W1, W2, W3, ACC) \
+	VPBROADCASTD 32+32*COL+4*J0(DI), ACC; \
+	VPMADDUBSW ACC, W0, ACC; \
+	VPBROADCASTD 32+32*COL+4*J0+4(DI), Y12; \
+	VPMADDUBSW Y12, W1, Y12; \
+	VPADDW Y12, ACC, ACC; \
+	VPBROADCASTD 32+32*COL+4*J0+8(DI), Y12; \
+	VPMADDUBSW Y12, W2, Y12; \
+	VPADDW Y12, ACC, ACC; \
+	VPBROADCASTD 32+32*COL+4*J0+12(DI), Y12; \
+	VPMADDUBSW Y12, W3, Y12; \
+	VPADDW Y12, ACC, ACC
+
+// QS_SCALE(COL, ACC): Y14 holds the int32 block sums of column COL: ACC
+// += float32(Y14) * (d_x*d_y[COL]), then ACC += m_x * s_y[COL].
+#define QS_SCALE(COL, ACC) \
+	VCVTDQ2PS Y14, Y14; \
+	VBROADCASTSS 4*COL(DI), Y12; \
+	VMULPS QP_D(SI), Y12, Y12; \
+	VFMADD231PS Y12, Y14, ACC; \
+	VBROADCASTSS 16+4*COL(DI), Y12; \
+	VFMADD231PS QP_CORR(SI), Y12, ACC
+
+// QS_Q4COL(COL, ACC): one column of a q4_1 block: codes 0..15, products
+// at most 15*128, so the int16 sums of all eight vectors fit.
+#define QS_Q4COL(COL, ACC) \
+	QS_CHAIN4(COL, 0, Y4, Y5, Y6, Y7, Y14); \
+	QS_CHAIN4(COL, 4, Y8, Y9, Y10, Y11, Y13); \
+	VPADDW Y13, Y14, Y14; \
+	VPMADDWD Y15, Y14, Y14; \
+	QS_SCALE(COL, ACC)
+
+// QS_Q5COL(COL, ACC): one column of a q5_1 block: codes 0..31, two
+// chains of four widened separately.
+#define QS_Q5COL(COL, ACC) \
+	QS_CHAIN4(COL, 0, Y4, Y5, Y6, Y7, Y14); \
+	QS_CHAIN4(COL, 4, Y8, Y9, Y10, Y11, Y13); \
+	VPMADDWD Y15, Y14, Y14; \
+	VPMADDWD Y15, Y13, Y13; \
+	VPADDD Y13, Y14, Y14; \
+	QS_SCALE(COL, ACC)
+
+// func qgemmQ4_1AVX2(panel, grp *byte, nb int, out *[32]float32)
+//
+// out[8c+r] += the dot product of q4_1 panel row r with column c of the
+// packed q8_1 group grp. Twin: qgemmTwin.
+TEXT ·qgemmQ4_1AVX2(SB), NOSPLIT, $0-32
+	MOVQ  panel+0(FP), SI
+	MOVQ  grp+8(FP), DI
+	MOVQ  nb+16(FP), CX
+	MOVQ  out+24(FP), DX
+	QT_SETUP
+	TESTQ CX, CX
+	JEQ   q41done
+
+q41loop:
+	QT_LOADW
+	QS_Q4COL(0, Y0)
+	QS_Q4COL(1, Y1)
+	QS_Q4COL(2, Y2)
+	QS_Q4COL(3, Y3)
+	ADDQ $320, SI
+	ADDQ $160, DI
+	DECQ CX
+	JNE  q41loop
+
+q41done:
+	QT_STORE
+	VZEROUPPER
+	RET
+
+// func qgemmQ5_1AVX2(panel, grp *byte, nb int, out *[32]float32)
+//
+// qgemmQ4_1AVX2 for a q5_1 panel. Twin: qgemmTwin.
+TEXT ·qgemmQ5_1AVX2(SB), NOSPLIT, $0-32
+	MOVQ  panel+0(FP), SI
+	MOVQ  grp+8(FP), DI
+	MOVQ  nb+16(FP), CX
+	MOVQ  out+24(FP), DX
+	QT_SETUP
+	TESTQ CX, CX
+	JEQ   q51done
+
+q51loop:
+	QT_LOADW
+	QS_Q5COL(0, Y0)
+	QS_Q5COL(1, Y1)
+	QS_Q5COL(2, Y2)
+	QS_Q5COL(3, Y3)
+	ADDQ $320, SI
+	ADDQ $160, DI
+	DECQ CX
+	JNE  q51loop
+
+q51done:
+	QT_STORE
+	VZEROUPPER
+	RET
+
+// Panel repacking: eight weight rows (SI, SI+R8, ..., row stride R8) of
+// nb blocks (CX) into a panel (DI). Each row's 32 codes of a block go to
+// one register as eight dwords (dword j = elements 4j..4j+3), and an 8x8
+// transpose of dwords turns the eight rows into the eight panel vectors
+// (vector j = dword j of rows 0-7).
+
+// QR_ROWS(OP) runs OP(row address) for the eight rows into Y0-Y7; R9 =
+// 3*R8, R10 = 5*R8, R11 = 7*R8.
+#define QR_ROWS(OP) \
+	OP(0(SI), Y0); \
+	OP(0(SI)(R8*1), Y1); \
+	OP(0(SI)(R8*2), Y2); \
+	OP(0(SI)(R9*1), Y3); \
+	OP(0(SI)(R8*4), Y4); \
+	OP(0(SI)(R10*1), Y5); \
+	OP(0(SI)(R9*2), Y6); \
+	OP(0(SI)(R11*1), Y7)
+
+// QR_NIB(ADDR, Y): Y = the 32 q4_0 codes q-8 of the block at ADDR.
+#define QR_NIB(ADDR, Y) \
+	VMOVDQU 2+ADDR, X8; \
+	VPSRLW $4, X8, X9; \
+	VINSERTI128 $1, X9, Y8, Y; \
+	VPAND Y12, Y, Y; \
+	VPSUBB Y13, Y, Y
+
+// QR_Q5(ADDR, Y): Y = the 32 q5_0 codes q-16 of the block at ADDR: the
+// nibbles, with bit 4 set where the bit of qh is (qh broadcast, byte j
+// taking qh's byte j/8, OR'd with all bits but bit j%8, all ones exactly
+// when the bit is set). Y12 = 0x0f, Y13 = 0x10, Y14 = all ones.
+#define QR_Q5(ADDR, Y) \
+	VMOVDQU 6+ADDR, X8; \
+	VPSRLW $4, X8, X9; \
+	VINSERTI128 $1, X9, Y8, Y; \
+	VPAND Y12, Y, Y; \
+	VPBROADCASTD 2+ADDR, Y9; \
+	VPSHUFB qqhshuf<>(SB), Y9, Y9; \
+	VPOR qnotbit<>(SB), Y9, Y9; \
+	VPCMPEQB Y14, Y9, Y9; \
+	VPAND Y13, Y9, Y9; \
+	VPOR Y9, Y, Y; \
+	VPSUBB Y13, Y, Y
+
+// QR_UNIB(ADDR, Y): Y = the 32 q4_1 codes of the block at ADDR.
+#define QR_UNIB(ADDR, Y) \
+	VMOVDQU 4+ADDR, X8; \
+	VPSRLW $4, X8, X9; \
+	VINSERTI128 $1, X9, Y8, Y; \
+	VPAND Y12, Y, Y
+
+// QR_U5(ADDR, Y): Y = the 32 q5_1 codes of the block at ADDR (as
+// QR_Q5, without the offset).
+#define QR_U5(ADDR, Y) \
+	VMOVDQU 8+ADDR, X8; \
+	VPSRLW $4, X8, X9; \
+	VINSERTI128 $1, X9, Y8, Y; \
+	VPAND Y12, Y, Y; \
+	VPBROADCASTD 4+ADDR, Y9; \
+	VPSHUFB qqhshuf<>(SB), Y9, Y9; \
+	VPOR qnotbit<>(SB), Y9, Y9; \
+	VPCMPEQB Y14, Y9, Y9; \
+	VPAND Y13, Y9, Y9; \
+	VPOR Y9, Y, Y
+
+// QR_Q8(ADDR, Y): Y = the 32 q8_0 codes of the block at ADDR.
+#define QR_Q8(ADDR, Y) \
+	VMOVDQU 2+ADDR, Y
+
+// QR_TRANSPOSE stores the eight panel vectors of the rows in Y0-Y7 at
+// 0..224(DI); clobbers Y0-Y11.
+#define QR_TRANSPOSE \
+	VPUNPCKLDQ Y1, Y0, Y8; \
+	VPUNPCKHDQ Y1, Y0, Y9; \
+	VPUNPCKLDQ Y3, Y2, Y10; \
+	VPUNPCKHDQ Y3, Y2, Y11; \
+	VPUNPCKLQDQ Y10, Y8, Y0; \
+	VPUNPCKHQDQ Y10, Y8, Y1; \
+	VPUNPCKLQDQ Y11, Y9, Y2; \
+	VPUNPCKHQDQ Y11, Y9, Y3; \
+	VPUNPCKLDQ Y5, Y4, Y8; \
+	VPUNPCKHDQ Y5, Y4, Y9; \
+	VPUNPCKLDQ Y7, Y6, Y10; \
+	VPUNPCKHDQ Y7, Y6, Y11; \
+	VPUNPCKLQDQ Y10, Y8, Y4; \
+	VPUNPCKHQDQ Y10, Y8, Y5; \
+	VPUNPCKLQDQ Y11, Y9, Y6; \
+	VPUNPCKHQDQ Y11, Y9, Y7; \
+	VPERM2I128 $0x20, Y4, Y0, Y8; \
+	VPERM2I128 $0x31, Y4, Y0, Y9; \
+	VMOVDQU Y8, 0(DI); \
+	VMOVDQU Y9, 128(DI); \
+	VPERM2I128 $0x20, Y5, Y1, Y8; \
+	VPERM2I128 $0x31, Y5, Y1, Y9; \
+	VMOVDQU Y8, 32(DI); \
+	VMOVDQU Y9, 160(DI); \
+	VPERM2I128 $0x20, Y6, Y2, Y8; \
+	VPERM2I128 $0x31, Y6, Y2, Y9; \
+	VMOVDQU Y8, 64(DI); \
+	VMOVDQU Y9, 192(DI); \
+	VPERM2I128 $0x20, Y7, Y3, Y8; \
+	VPERM2I128 $0x31, Y7, Y3, Y9; \
+	VMOVDQU Y8, 96(DI); \
+	VMOVDQU Y9, 224(DI)
+
+// QR_SCALES_AT(XO, DST) stores the eight rows' f16 values at XO of the
+// block as float32 at DST(DI); clobbers AX, Y8. QR_SCALES stores the
+// scales d.
+#define QR_SCALES_AT(XO, DST) \
+	MOVWLZX XO(SI), AX; \
+	VPINSRW $0, AX, X8, X8; \
+	MOVWLZX XO(SI)(R8*1), AX; \
+	VPINSRW $1, AX, X8, X8; \
+	MOVWLZX XO(SI)(R8*2), AX; \
+	VPINSRW $2, AX, X8, X8; \
+	MOVWLZX XO(SI)(R9*1), AX; \
+	VPINSRW $3, AX, X8, X8; \
+	MOVWLZX XO(SI)(R8*4), AX; \
+	VPINSRW $4, AX, X8, X8; \
+	MOVWLZX XO(SI)(R10*1), AX; \
+	VPINSRW $5, AX, X8, X8; \
+	MOVWLZX XO(SI)(R9*2), AX; \
+	VPINSRW $6, AX, X8, X8; \
+	MOVWLZX XO(SI)(R11*1), AX; \
+	VPINSRW $7, AX, X8, X8; \
+	VCVTPH2PS X8, Y8; \
+	VMOVUPS Y8, DST(DI)
+
+#define QR_SCALES QR_SCALES_AT(0, QP_D)
+
+// QR_CORR stores at QP_CORR(DI) each row's 128*sum of its codes, summed
+// from the stored panel vectors (VPMADDUBSW with byte ones, int16 pair
+// sums added, widened); clobbers Y8-Y10.
+#define QR_CORR \
+	VPMADDUBSW 0(DI), Y15, Y8; \
+	VPMADDUBSW 32(DI), Y15, Y9; \
+	VPADDW Y9, Y8, Y8; \
+	VPMADDUBSW 64(DI), Y15, Y9; \
+	VPADDW Y9, Y8, Y8; \
+	VPMADDUBSW 96(DI), Y15, Y9; \
+	VPADDW Y9, Y8, Y8; \
+	VPMADDUBSW 128(DI), Y15, Y9; \
+	VPADDW Y9, Y8, Y8; \
+	VPMADDUBSW 160(DI), Y15, Y9; \
+	VPADDW Y9, Y8, Y8; \
+	VPMADDUBSW 192(DI), Y15, Y9; \
+	VPADDW Y9, Y8, Y8; \
+	VPMADDUBSW 224(DI), Y15, Y9; \
+	VPADDW Y9, Y8, Y8; \
+	VPCMPEQW Y10, Y10, Y10; \
+	VPSRLW $15, Y10, Y10; \
+	VPMADDWD Y10, Y8, Y8; \
+	VPSLLD $7, Y8, Y8; \
+	VMOVDQU Y8, QP_CORR(DI)
+
+// QR_SETUP (with R8 = ld) computes the row stride multiples and the byte constants: Y12 =
+// 0x0f, Y13 = 0x08, Y15 = byte ones.
+#define QR_SETUP \
+	LEAQ (R8)(R8*2), R9; \
+	LEAQ (R8)(R8*4), R10; \
+	LEAQ (R9)(R8*4), R11; \
+	VPBROADCASTQ qnib<>(SB), Y12; \
+	VPBROADCASTQ qeight<>(SB), Y13; \
+	VPCMPEQB Y15, Y15, Y15; \
+	VPABSB Y15, Y15
+
+// func repackQ4_0AVX2(panel, w *byte, ld, nb int)
+//
+// Writes the q4_0 panel of the eight rows w + r*ld (see repackQ4_0).
+TEXT ·repackQ4_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ panel+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ ld+16(FP), R8
+	MOVQ nb+24(FP), CX
+	QR_SETUP
+	TESTQ CX, CX
+	JEQ   r40done
+
+r40loop:
+	QR_ROWS(QR_NIB)
+	QR_TRANSPOSE
+	QR_SCALES
+	QR_CORR
+	ADDQ $18, SI
+	ADDQ $320, DI
+	DECQ CX
+	JNE  r40loop
+
+r40done:
+	VZEROUPPER
+	RET
+
+// func repackQ5_0AVX2(panel, w *byte, ld, nb int)
+//
+// Writes the q5_0 panel of the eight rows w + r*ld (see repackQ5_0).
+TEXT ·repackQ5_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ         panel+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         ld+16(FP), R8
+	MOVQ         nb+24(FP), CX
+	QR_SETUP
+	VPBROADCASTQ qsixteen<>(SB), Y13
+	VPCMPEQB     Y14, Y14, Y14
+	TESTQ        CX, CX
+	JEQ          r50done
+
+r50loop:
+	QR_ROWS(QR_Q5)
+	QR_TRANSPOSE
+	QR_SCALES
+	QR_CORR
+	ADDQ $22, SI
+	ADDQ $320, DI
+	DECQ CX
+	JNE  r50loop
+
+r50done:
+	VZEROUPPER
+	RET
+
+// func repackQ8_0AVX2(panel, w *byte, ld, nb int)
+//
+// Writes the q8_0 panel of the eight rows w + r*ld (see repackQ8_0).
+TEXT ·repackQ8_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ panel+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ ld+16(FP), R8
+	MOVQ nb+24(FP), CX
+	QR_SETUP
+	TESTQ CX, CX
+	JEQ   r80done
+
+r80loop:
+	QR_ROWS(QR_Q8)
+	QR_TRANSPOSE
+	QR_SCALES
+	ADDQ $34, SI
+	ADDQ $288, DI
+	DECQ CX
+	JNE  r80loop
+
+r80done:
+	VZEROUPPER
+	RET
+
+// func repackQ4_1AVX2(panel, w *byte, ld, nb int)
+//
+// Writes the q4_1 panel of the eight rows w + r*ld (see repackQ4_1).
+TEXT ·repackQ4_1AVX2(SB), NOSPLIT, $0-32
+	MOVQ  panel+0(FP), DI
+	MOVQ  w+8(FP), SI
+	MOVQ  ld+16(FP), R8
+	MOVQ  nb+24(FP), CX
+	QR_SETUP
+	TESTQ CX, CX
+	JEQ   r41done
+
+r41loop:
+	QR_ROWS(QR_UNIB)
+	QR_TRANSPOSE
+	QR_SCALES
+	QR_SCALES_AT(2, QP_CORR)
+	ADDQ $20, SI
+	ADDQ $320, DI
+	DECQ CX
+	JNE  r41loop
+
+r41done:
+	VZEROUPPER
+	RET
+
+// func repackQ5_1AVX2(panel, w *byte, ld, nb int)
+//
+// Writes the q5_1 panel of the eight rows w + r*ld (see repackQ5_1).
+TEXT ·repackQ5_1AVX2(SB), NOSPLIT, $0-32
+	MOVQ         panel+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         ld+16(FP), R8
+	MOVQ         nb+24(FP), CX
+	QR_SETUP
+	VPBROADCASTQ qsixteen<>(SB), Y13
+	VPCMPEQB     Y14, Y14, Y14
+	TESTQ        CX, CX
+	JEQ          r51done
+
+r51loop:
+	QR_ROWS(QR_U5)
+	QR_TRANSPOSE
+	QR_SCALES
+	QR_SCALES_AT(2, QP_CORR)
+	ADDQ $24, SI
+	ADDQ $320, DI
+	DECQ CX
+	JNE  r51loop
+
+r51done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,122 @@
+package cpu
+
+import (
+	"encoding/binary"
+
+	"github.com/kernbench/kernbench/quant"
+)
+
+// qgemmTwin is the twin of the panel kernels (qgemmQ4_0AVX2,
+// qgemmQ5_0AVX2, qgemmQ8_0AVX2) computed from the weights as stored: it
+// returns out[8c+r], the dot product of nb blocks of the weight row
+// rows[r] of type wt with column c of the packed group grp, whose codes
+// are biased by 128 for q4_0 and q5_0 (see qTile); for q4_1 and q5_1
+// grp is a packed q8_1 group.
+//
+// Per block, row and column the kernel's integer sum is exact: for q4_0
+// and q5_0 sum(w*u) - 128*sum(w) with w the signed weight codes and u
+// the biased activation codes, so sum(w*(u-128)) (its int16 partial
+// sums stay within range for every input); for q8_0 the sign trick
+// sum(|w| * (y*sign(w))), where |-128| is 128 and y*sign(w) wraps like
+// VPSIGNB (-(-128) is -128), its pair sums never saturating. The sum,
+// converted to float32, is then added to the output's accumulator by one
+// FMA with d_x*d_y (float32 product), blocks in order from zero; for
+// q4_1 and q5_1 (isum = sum(q*y), exact) a second FMA then adds
+// m_x*s_y.
+func qgemmTwin(wt quant.Type, rows *[8][]byte, grp []byte, nb int) [32]float32 {
+	var acc [32]float32
+	for b := range nb {
+		blk, codes := grp[b*packQ8Block:], 16
+		if wt == quant.Q4_1 || wt == quant.Q5_1 {
+			blk, codes = grp[b*packQ81Block:], 32
+		}
+		for r, row := range rows {
+			w, dx := qTwinCodes(wt, row, b)
+			for c := range 4 {
+				y := blk[codes+32*c : codes+32+32*c]
+				if wt == quant.Q4_1 || wt == quant.Q5_1 {
+					var isum int32
+					for e, q := range w {
+						isum += int32(uint8(q)) * int32(int8(y[e]))
+					}
+					dx, mx := qTwinMin(wt, row, b)
+					a := fma32(float32(isum), dx*float32At(blk, 4*c), acc[8*c+r])
+					acc[8*c+r] = fma32(mx, float32At(blk, 16+4*c), a)
+					continue
+				}
+				var isum int32
+				for e, we := range w {
+					if wt == quant.Q8_0 {
+						s, a := int8(y[e]), uint8(we)
+						switch {
+						case we < 0:
+							s, a = -s, uint8(-int16(we))
+						case we == 0:
+							s = 0
+						}
+						isum += int32(a) * int32(s)
+						continue
+					}
+					isum += int32(we) * (int32(y[e]) - 128)
+				}
+				d := dx * float32At(blk, 4*c)
+				acc[8*c+r] = fma32(float32(isum), d, acc[8*c+r])
+			}
+		}
+	}
+	return acc
+}
+
+// qTwinCodes returns the 32 signed codes of block b of a weight row of
+// type wt as the panel holds them (q-8, q-16, or the q8_0 codes) and
+// the block's scale.
+func qTwinCodes(wt quant.Type, row []byte, b int) (w [32]int8, d float32) {
+	switch wt {
+	case quant.Q4_0:
+		bx := row[b*bytesQ4_0:]
+		for e, q := range nibbles(bx[2:18]) {
+			w[e] = int8(q) - 8
+		}
+		return w, halfAt(bx, 0)
+	case quant.Q5_0:
+		bx := row[b*bytesQ5_0:]
+		qh := binary.LittleEndian.Uint32(bx[2:6])
+		for e, q := range nibbles(bx[6:22]) {
+			w[e] = int8(q|uint8(qh>>uint(e)&1)<<4) - 16
+		}
+		return w, halfAt(bx, 0)
+	case quant.Q4_1, quant.Q5_1:
+		d, _ := qTwinMin(wt, row, b)
+		return qTwinUnsigned(wt, row, b), d
+	default: // q8_0
+		bx := row[b*bytesQ8_0:]
+		return codes8(bx[2:34]), halfAt(bx, 0)
+	}
+}
+
+// qTwinMin returns d and m of block b of a q4_1 or q5_1 row.
+func qTwinMin(wt quant.Type, row []byte, b int) (d, m float32) {
+	bs := bytesQ4_1
+	if wt == quant.Q5_1 {
+		bs = bytesQ5_1
+	}
+	bx := row[b*bs:]
+	return halfAt(bx, 0), halfAt(bx, 2)
+}
+
+// qTwinUnsigned returns the 32 unsigned codes (0..15 or 0..31) of block
+// b of a q4_1 or q5_1 row, as int8 bit patterns.
+func qTwinUnsigned(wt quant.Type, row []byte, b int) (w [32]int8) {
+	if wt == quant.Q4_1 {
+		for e, q := range nibbles(row[b*bytesQ4_1+4 : b*bytesQ4_1+20]) {
+			w[e] = int8(q)
+		}
+		return w
+	}
+	bx := row[b*bytesQ5_1:]
+	qh := binary.LittleEndian.Uint32(bx[4:8])
+	for e, q := range nibbles(bx[8:24]) {
+		w[e] = int8(q | uint8(qh>>uint(e)&1)<<4)
+	}
+	return w
+}
