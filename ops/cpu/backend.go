@@ -32,8 +32,12 @@ type Backend struct {
 	elt eltJob
 	gr  getRowsJob
 	cpy cpyRowsJob
-	rms rmsNormJob
-	fa  flashAttnJob
+	// rope, ssm and ssmConv are ROPE's, SSM_SCAN's and SSM_CONV's.
+	rope    ropeJob
+	ssm     ssmJob
+	ssmConv ssmConvJob
+	rms     rmsNormJob
+	fa      flashAttnJob
 	// mmid is MUL_MAT_ID's job, with its grouping buffers.
 	mmid mulMatIDJob
 }

@@ -12,12 +12,16 @@ import (
 // (see ops.RopeParams).
 //
 // Like ggml, each worker fills a cache of (cos, sin) pairs once per token
-// and rotates every head of that token with it. Unlike ggml, which walks
-// theta = p*base^(-2i/n) by repeated float32 multiplication, the cache is
-// computed in float64 and rounded once, so angles stay accurate at large
-// positions (at p = 100000 float32 angles are off by up to ~0.01 rad). Only
-// YaRN's correction range, a discrete choice, is computed in float32 as
-// ggml does.
+// and rotates every head of that token with it, all heads in one kernel
+// call. Unlike ggml, which walks theta = p*base^(-2i/n) by repeated
+// float32 multiplication, the angles are computed in float64 and the
+// cosines and sines rounded once, so they stay accurate at large positions
+// (at p = 100000 float32 angles are off by up to ~0.01 rad). Only YaRN's
+// correction range, a discrete choice, is computed in float32 as ggml
+// does. The generic tier takes math.Sincos; the AVX2 tier evaluates sin
+// and cos four pairs at a time in float64 (rope_twin.go), as accurate
+// for a float32 result, at a fraction of the cost, which matters since the
+// cache costs as much as the rotation when there are few heads.
 
 func init() {
 	register(ops.OpRope, supportsRope, computeRope)
@@ -75,15 +79,6 @@ func supportsRope(t *ops.Tensor) error {
 	return nil
 }
 
-// ropeFreqs are the per-pair quantities of a ROPE node that do not depend
-// on the position.
-type ropeFreqs struct {
-	inv    []float64 // base^(-2i/n_dims) / freq_factor[i]
-	mix    []float64 // YaRN ramp(i)*ext_factor: the extrapolated share
-	scale  float64   // freq_scale
-	mscale float64   // magnitude: attn_factor, YaRN-corrected
-}
-
 // yarnCorrDims returns YaRN's correction range [low, high] in pair
 // indices: with dim(b) = nDims*ln(nCtxOrig/(2π b)) / (2 ln base), low =
 // max(0, floor(dim(betaFast))) and high = min(nDims-1, ceil(dim(betaSlow))).
@@ -99,44 +94,145 @@ func yarnCorrDims(p ops.RopeParams) (low, high float64) {
 	return low, high
 }
 
-// newRopeFreqs computes the position-independent part of the rope cache.
-func newRopeFreqs(p ops.RopeParams, ff *ops.Tensor) ropeFreqs {
+// ropeKernels are one tier's ROPE kernels. angles fills a token's cache:
+// for pair i, with θ = pos·w[i], c[i] = cos θ·mscale and s[i] = sin
+// θ·mscale rounded to float32, or with dup (the normal mode's layout)
+// c[2i] = c[2i+1] = cos and s[2i] = -sin, s[2i+1] = sin. norm and neox
+// rotate the first nd elements of nh heads of one token, head h at
+// out[h*ostr:] and x[h*xstr:] (out may be x), with that cache.
+type ropeKernels struct {
+	angles func(c, s []float32, w []float64, pos, mscale float64, dup bool)
+	norm   func(out, x []float32, ostr, xstr, nh, nd int, cc, ss []float32)
+	neox   func(out, x []float32, ostr, xstr, nh, nd int, cos, sin []float32)
+}
+
+// genericRope is the pure-Go ROPE: float64 math.Sincos for the cache and
+// the rotation loops of vec.go, head by head.
+var genericRope = ropeKernels{angles: ropeAnglesGeneric, norm: ropeNormHeadsGeneric, neox: ropeNeoXHeadsGeneric}
+
+// ropeTiers holds the ROPE kernels of the tiers that have their own
+// (rope_amd64.go); a tier absent here runs genericRope.
+var ropeTiers = map[*kernelSet]*ropeKernels{}
+
+// ropeAnglesGeneric is ropeKernels.angles with math.Sincos, for any angle.
+func ropeAnglesGeneric(c, s []float32, w []float64, pos, mscale float64, dup bool) {
+	for i, wi := range w {
+		sn, cs := math.Sincos(pos * wi)
+		cf, sf := float32(cs*mscale), float32(sn*mscale)
+		if dup {
+			c[2*i], c[2*i+1] = cf, cf
+			s[2*i], s[2*i+1] = -sf, sf
+		} else {
+			c[i], s[i] = cf, sf
+		}
+	}
+}
+
+// ropeHeadsCheck panics unless nh heads of nd elements at strides ostr
+// and xstr lie within out and x, so that the assembly never reads or
+// writes outside them.
+func ropeHeadsCheck(out, x []float32, ostr, xstr, nh, nd int) {
+	if ostr < 0 || xstr < 0 || nd < 0 || (nh-1)*ostr+nd > len(out) || (nh-1)*xstr+nd > len(x) {
+		panic("cpu: rope heads out of range")
+	}
+}
+
+// ropeNormHeadsGeneric is ropeKernels.norm with ropeNormGeneric.
+func ropeNormHeadsGeneric(out, x []float32, ostr, xstr, nh, nd int, cc, ss []float32) {
+	for h := range nh {
+		ropeNormGeneric(out[h*ostr:h*ostr+nd], x[h*xstr:h*xstr+nd], cc, ss)
+	}
+}
+
+// ropeNeoXHeadsGeneric is ropeKernels.neox with ropeNeoXGeneric.
+func ropeNeoXHeadsGeneric(out, x []float32, ostr, xstr, nh, nd int, cos, sin []float32) {
+	half := nd / 2
+	for h := range nh {
+		o, xh := out[h*ostr:h*ostr+nd], x[h*xstr:h*xstr+nd]
+		ropeNeoXGeneric(o[:half], o[half:], xh[:half], xh[half:], cos, sin)
+	}
+}
+
+// ropeJob is one ROPE call; an item is a row (head i1 of token i2), and a
+// worker rotates its rows token by token, all heads of a token in one
+// kernel call after filling the token's cache. It is kept in the backend
+// so that a call allocates nothing.
+type ropeJob struct {
+	rk         *ropeKernels
+	t, a, pos  *ops.Tensor
+	am, tm, pm []byte
+	sc         *scratch
+	// w[i] is pair i's angle per position: θ = pos·w[i].
+	w []float64
+	// wmax bounds |w[i]| (+Inf if one is not finite): a token whose
+	// angles may exceed ropeFastAngle takes ropeAnglesGeneric.
+	wmax   float64
+	mscale float64
+	nd     int
+	neox   bool
+	// packed: a's rows are packed float32 with a whole number of floats
+	// between heads, so a token's heads are one slice for the kernel.
+	packed bool
+	// freqsSet says that w, wmax and mscale are those of freqsOf without
+	// frequency factors: a model's ROPE nodes share their parameters, and
+	// with one token per call the Pow and Log of setFreqs would cost as
+	// much as the rotation.
+	freqsOf  ops.RopeParams
+	freqsSet bool
+}
+
+// setFreqs computes w, wmax and mscale, the position-independent part of
+// the cache. For pair i, with inv = base^(-2i/n_dims)/freq_factor[i] and
+// YaRN's extrapolated share mix = ramp(i)·ext_factor, ggml's angle
+// θ = scale·pos·inv·(1-mix) + pos·inv·mix is pos·w with w =
+// inv·(scale·(1-mix) + mix). base^(-2i/n_dims) is built by repeated
+// float64 multiplication: i roundings of 1e-16 each, far below the
+// float32 result, instead of a Pow per pair and call.
+func (j *ropeJob) setFreqs(p ops.RopeParams, ff *ops.Tensor) {
+	if ff == nil && j.freqsOf == p && j.freqsSet {
+		return
+	}
+	j.freqsOf, j.freqsSet = p, ff == nil
 	np := p.NDims / 2
-	f := ropeFreqs{inv: make([]float64, np), mix: make([]float64, np), scale: float64(p.FreqScale), mscale: float64(p.AttnFactor)}
+	if cap(j.w) < np {
+		j.w = make([]float64, np)
+	}
+	j.w = j.w[:np]
 	var ffm []byte
 	if ff != nil {
 		ffm = mem(ff)
 	}
-	base := float64(p.FreqBase)
-	low, high := yarnCorrDims(p)
+	scale := float64(p.FreqScale)
+	j.mscale = float64(p.AttnFactor)
 	ext := float64(p.ExtFactor)
+	var low, high float64
 	if ext != 0 {
-		f.mscale *= 1 + 0.1*math.Log(1/f.scale)
+		low, high = yarnCorrDims(p)
+		j.mscale *= 1 + 0.1*math.Log(1/scale)
 	}
+	step := math.Pow(float64(p.FreqBase), -2/float64(p.NDims))
+	inv := 1.0
+	j.wmax = 0
 	for i := range np {
-		f.inv[i] = math.Pow(base, -2*float64(i)/float64(p.NDims))
+		v := inv
 		if ff != nil {
-			f.inv[i] /= float64(f32At(ffm, int64(i)*ff.Nb[0]))
+			v /= float64(f32At(ffm, int64(i)*ff.Nb[0]))
 		}
+		k := scale
 		if ext != 0 {
 			y := (float64(i) - low) / math.Max(0.001, high-low)
-			f.mix[i] = (1 - math.Min(1, math.Max(0, y))) * ext
+			mix := (1 - math.Min(1, math.Max(0, y))) * ext
+			k = scale*(1-mix) + mix
 		}
-	}
-	return f
-}
-
-// fill sets cos[i] and sin[i] to the cosine and sine of pair i's angle
-// at position pos, times the magnitude scale.
-func (f *ropeFreqs) fill(cos, sin []float32, pos float64) {
-	cos, sin = cos[:len(f.inv)], sin[:len(f.inv)]
-	for i, inv := range f.inv {
-		extrap := pos * inv
-		interp := f.scale * extrap
-		theta := interp*(1-f.mix[i]) + extrap*f.mix[i]
-		s, c := math.Sincos(theta)
-		cos[i] = float32(c * f.mscale)
-		sin[i] = float32(s * f.mscale)
+		v *= k
+		j.w[i] = v
+		if a := math.Abs(v); !(a <= j.wmax) {
+			j.wmax = a
+			if math.IsNaN(a) || math.IsInf(a, 0) {
+				j.wmax = math.Inf(1)
+			}
+		}
+		inv *= step
 	}
 }
 
@@ -151,40 +247,66 @@ func computeRope(b *Backend, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	freqs := newRopeFreqs(p, srcAt(t, ops.RopeFreqFactors))
-	am, tm, pm := mem(a), mem(t), mem(pos)
-	nd, half := p.NDims, p.NDims/2
-	neox := p.Mode == ops.RopeNeoX
-	vk := &b.kern.vec
-	b.pool.parallelFor(n, rowGrain(6*t.Ne[0]), func(_, lo, hi int) {
-		sa := scratchFor(a)
-		// cos and sin of the token's angles; for the normal mode also
-		// each cosine twice (cc) and each sine as -s, s (ss).
-		cache := make([]float32, 3*nd)
-		cos, sin := cache[:half], cache[half:nd]
-		cc, ss := cache[nd:2*nd], cache[2*nd:]
-		tok := int64(-1)
-		for r := lo; r < hi; r++ {
-			i1, i2, i3 := rowIndices(t.Ne, int64(r))
-			if i2 != tok {
-				tok = i2
-				freqs.fill(cos, sin, float64(int32At(pm, i2*pos.Nb[0])))
-				if !neox {
-					for i := range half {
-						cc[2*i], cc[2*i+1] = cos[i], cos[i]
-						ss[2*i], ss[2*i+1] = -sin[i], sin[i]
-					}
+	j := &b.rope
+	j.rk = ropeTiers[b.kern]
+	if j.rk == nil {
+		j.rk = &genericRope
+	}
+	j.t, j.a, j.pos = t, a, pos
+	j.am, j.tm, j.pm = mem(a), mem(t), mem(pos)
+	j.sc = &b.scratch
+	j.nd, j.neox = p.NDims, p.Mode == ops.RopeNeoX
+	j.packed = a.Nb[0] == 4 && a.Nb[1] >= 0 && a.Nb[1]%4 == 0 && t.Nb[1]%4 == 0
+	j.setFreqs(p, srcAt(t, ops.RopeFreqFactors))
+	b.pool.run(n, rowGrain(3*t.Ne[0]), j)
+	j.t, j.a, j.pos, j.am, j.tm, j.pm = nil, nil, nil, nil, nil, nil
+	return nil
+}
+
+// do rotates rows [lo, hi) on worker wk, token by token: the token's
+// cache is filled when the token changes, then all its heads in the range
+// go to the kernel in one call (head by head through a converted row when
+// a's rows are not packed).
+func (j *ropeJob) do(wk, lo, hi int) {
+	t, a, rk := j.t, j.a, j.rk
+	nd, ne0, ne1 := j.nd, t.Ne[0], t.Ne[1]
+	wb := j.sc.worker(wk, 2*int64(nd), ne0, 0)
+	c, s := wb.f32[:nd], wb.f32[nd:2*nd]
+	tok := int64(-1)
+	for r := int64(lo); r < int64(hi); {
+		i1, i2, i3 := rowIndices(t.Ne, r)
+		nh := min(ne1-i1, int64(hi)-r)
+		if i2 != tok {
+			tok = i2
+			p := float64(int32At(j.pm, i2*j.pos.Nb[0]))
+			if math.Abs(p)*j.wmax <= ropeFastAngle {
+				rk.angles(c, s, j.w, p, j.mscale, !j.neox)
+			} else {
+				ropeAnglesGeneric(c, s, j.w, p, j.mscale, !j.neox)
+			}
+		}
+		rot := rk.norm
+		if j.neox {
+			rot = rk.neox
+		}
+		if j.packed {
+			xstr, ostr := a.Nb[1]/4, t.Nb[1]/4
+			x := f32s(j.am, i1*a.Nb[1]+i2*a.Nb[2]+i3*a.Nb[3], (nh-1)*xstr+ne0)
+			out := f32s(j.tm, i1*t.Nb[1]+i2*t.Nb[2]+i3*t.Nb[3], (nh-1)*ostr+ne0)
+			rot(out, x, int(ostr), int(xstr), int(nh), nd, c, s)
+			if int64(nd) < ne0 {
+				for h := range nh {
+					copy(out[h*ostr+int64(nd):h*ostr+ne0], x[h*xstr+int64(nd):h*xstr+ne0])
 				}
 			}
-			x := floatRow(a, am, i1, i2, i3, sa)
-			out := outRow(t, tm, i1, i2, i3)
-			if neox {
-				vk.ropeNeoX(out[:half], out[half:nd], x[:half], x[half:nd], cos, sin)
-			} else {
-				vk.ropeNorm(out[:nd], x[:nd], cc, ss)
+		} else {
+			for h := range nh {
+				x := floatRow(a, j.am, i1+h, i2, i3, wb.f32b)
+				out := outRow(t, j.tm, i1+h, i2, i3)
+				rot(out, x, 0, 0, 1, nd, c, s)
+				copy(out[nd:], x[nd:])
 			}
-			copy(out[nd:], x[nd:])
 		}
-	})
-	return nil
+		r += nh
+	}
 }

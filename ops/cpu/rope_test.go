@@ -1,7 +1,10 @@
 package cpu
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
@@ -100,4 +103,215 @@ func TestRopeRotation(t *testing.T) {
 			t.Errorf("element %d = %v, want %v", i, got[i], want[i])
 		}
 	}
+}
+
+// BenchmarkRope measures ROPE of [128, 32 heads, n tokens] (positions
+// 0..n-1, base 10000) in both modes on each tier, threads following
+// GOMAXPROCS (-cpu 1,2). Bytes are the input read and the output written.
+func BenchmarkRope(b *testing.B) {
+	for _, ks := range benchTiers() {
+		for _, mode := range []struct {
+			name string
+			mode int
+		}{{"normal", ops.RopeNormal}, {"neox", ops.RopeNeoX}} {
+			for _, n := range []int64{1, 512} {
+				b.Run(fmt.Sprintf("%s/%s/n=%d", ks.name, mode.name, n), func(b *testing.B) {
+					be, err := NewWithOptions(Options{Tier: ks.name})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer be.Close()
+					rng := rand.New(rand.NewPCG(7, 8))
+					a := mxLeaf(b, be, rng, "a", quant.F32, 128, 32, n)
+					pos := ropePositions(b, be, n)
+					node, err := ops.Rope(a, pos, nil, ops.DefaultRopeParams(128, mode.mode))
+					if err != nil {
+						b.Fatal(err)
+					}
+					mxAlloc(b, be, node, 0)
+					b.SetBytes(2 * 4 * node.NumElements())
+					for b.Loop() {
+						if err := be.Compute(node); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestRopeSinCos checks ropeSinCos against math.Sincos over the angles
+// ROPE meets (positions up to 10⁶ times speeds up to 1, and a few up to
+// ropeFastAngle): the difference must stay far below float32 rounding.
+func TestRopeSinCos(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	thetas := []float64{0, math.Copysign(0, -1), 1e-300, math.Pi / 4, math.Pi / 2, math.Pi, -math.Pi, 1e6, -1e6, ropeFastAngle, -ropeFastAngle}
+	for i := range 20000 {
+		switch i % 3 {
+		case 0:
+			thetas = append(thetas, (rng.Float64()*2-1)*10)
+		case 1:
+			thetas = append(thetas, float64(rng.IntN(2000000)-1000000)*math.Pow(10000, -rng.Float64()))
+		default:
+			thetas = append(thetas, (rng.Float64()*2-1)*ropeFastAngle)
+		}
+	}
+	for _, th := range thetas {
+		s, c := ropeSinCos(th)
+		ws, wc := math.Sincos(th)
+		// Beyond 2^20 the float64 angle itself is only known to ~1e-10.
+		lim := 4e-16
+		if math.Abs(th) > 1<<20 {
+			lim = 1e-15 * math.Abs(th) / (1 << 20)
+		}
+		if math.Abs(s-ws) > lim || math.Abs(c-wc) > lim {
+			t.Fatalf("θ=%v: sin %v cos %v, want %v %v", th, s, c, ws, wc)
+		}
+	}
+}
+
+// TestRopeKernelsTwin compares each tier's ROPE kernels with their twins
+// bit for bit: the cache (ropeAnglesTwin) for lengths around the runs of
+// four, both layouts, any sign of position, and the head rotations
+// (ropeNormGeneric, ropeNeoXGeneric per head) for head sizes around the
+// runs of eight and sixteen, several heads at strides, in place or not,
+// with NaN and infinities among the values.
+func TestRopeKernelsTwin(t *testing.T) {
+	forEachTier(t, func(t *testing.T, ks *kernelSet) {
+		rk := ropeTiers[ks]
+		if rk == nil {
+			t.Skip("tier has no ROPE kernels of its own")
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, np := range []int{0, 1, 3, 4, 5, 8, 13, 16, 31, 64, 67} {
+			for _, pos := range []float64{0, 1, -7, 511, 4095, 100000, -65536, 1 << 30} {
+				for _, dup := range []bool{false, true} {
+					w := make([]float64, np)
+					for i := range w {
+						w[i] = math.Pow(10000, -2*float64(i)/float64(2*np)) * (0.25 + rng.Float64())
+					}
+					if math.Abs(pos)*1.25 > ropeFastAngle {
+						continue
+					}
+					mscale := 0.5 + rng.Float64()
+					k := 1
+					if dup {
+						k = 2
+					}
+					gc, gs := make([]float32, k*np+1), make([]float32, k*np+1)
+					wc, ws := make([]float32, k*np+1), make([]float32, k*np+1)
+					gc[k*np], gs[k*np] = 7, 7
+					rk.angles(gc, gs, w, pos, mscale, dup)
+					ropeAnglesTwin(wc, ws, w, pos, mscale, dup)
+					if gc[k*np] != 7 || gs[k*np] != 7 {
+						t.Fatalf("np=%d: angles wrote past the cache", np)
+					}
+					for i := range k * np {
+						if math.Float32bits(gc[i]) != math.Float32bits(wc[i]) || math.Float32bits(gs[i]) != math.Float32bits(ws[i]) {
+							t.Fatalf("angles np=%d pos=%v dup=%v [%d]: (%v, %v), twin (%v, %v)", np, pos, dup, i, gc[i], gs[i], wc[i], ws[i])
+						}
+					}
+				}
+			}
+		}
+		special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 1e-40, 3e38}
+		for _, nd := range []int{2, 4, 6, 8, 10, 16, 18, 24, 32, 34, 48, 64, 80, 128, 130} {
+			for _, nh := range []int{1, 2, 5} {
+				for _, inPlace := range []bool{false, true} {
+					xstr := nd + rng.IntN(3)
+					ostr := nd + rng.IntN(3)
+					if inPlace {
+						ostr = xstr
+					}
+					x := make([]float32, (nh-1)*xstr+nd)
+					for i := range x {
+						x[i] = rng.Float32()*4 - 2
+						if rng.IntN(16) == 0 {
+							x[i] = special[rng.IntN(len(special))]
+						}
+					}
+					c, s := make([]float32, nd), make([]float32, nd)
+					for i := range c {
+						c[i], s[i] = rng.Float32()*2-1, rng.Float32()*2-1
+					}
+					for _, neox := range []bool{false, true} {
+						got, want := make([]float32, (nh-1)*ostr+nd), make([]float32, (nh-1)*ostr+nd)
+						for i := range got {
+							got[i], want[i] = -3, -3
+						}
+						src := x
+						if inPlace {
+							copy(got, x)
+							copy(want, x)
+							src = got
+						}
+						if neox {
+							rk.neox(got, src, ostr, xstr, nh, nd, c, s)
+							genericRope.neox(want, x, ostr, xstr, nh, nd, c, s)
+						} else {
+							rk.norm(got, src, ostr, xstr, nh, nd, c, s)
+							genericRope.norm(want, x, ostr, xstr, nh, nd, c, s)
+						}
+						for i := range got {
+							if !sameFloat(got[i], want[i]) {
+								t.Fatalf("neox=%v nd=%d nh=%d in-place=%v [%d]: %v, twin %v", neox, nd, nh, inPlace, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestRopeNoAllocs checks that computing a ROPE node again allocates
+// nothing on any tier, in both modes, with two threads splitting it.
+func TestRopeNoAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("AllocsPerRun is slow under -short")
+	}
+	forEachTier(t, func(t *testing.T, ks *kernelSet) {
+		b, err := NewWithOptions(Options{Threads: 2, Tier: ks.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		rng := rand.New(rand.NewPCG(5, 6))
+		for _, mode := range []int{ops.RopeNormal, ops.RopeNeoX} {
+			a := mxLeaf(t, b, rng, "a", quant.F32, 64, 8, 64)
+			pos := ropePositions(t, b, 64)
+			node := mustNode(t)(ops.Rope(a, pos, nil, ops.DefaultRopeParams(64, mode)))
+			mxAlloc(t, b, node, 0)
+			if err := b.Compute(node); err != nil {
+				t.Fatal(err)
+			}
+			allocs := testing.AllocsPerRun(40, func() {
+				if err := b.Compute(node); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("mode %d: %v allocations per Compute", mode, allocs)
+			}
+		}
+	})
+}
+
+// ropePositions returns an allocated i32 leaf holding the positions 0..n-1.
+func ropePositions(t testing.TB, b *Backend, n int64) *ops.Tensor {
+	t.Helper()
+	pos, err := ops.NewTensor("pos", quant.I32, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mxAlloc(t, b, pos, 0)
+	raw, err := pos.HostBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		binary.LittleEndian.PutUint32(raw[4*i:], uint32(i))
+	}
+	return pos
 }

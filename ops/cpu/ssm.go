@@ -11,6 +11,17 @@ import (
 // The state-space ops of Mamba: SSM_CONV (causal depthwise convolution) and
 // SSM_SCAN (selective scan, Mamba-1 and Mamba-2 forms). Both compute in
 // float32 like ggml's CPU kernels; every operand may have any strides.
+//
+// SSM_SCAN's work is tiled so that the per-element work dominates: a
+// worker takes a block of heads of one sequence and walks the tokens in
+// tiles, first taking softplus of the tile's dt for all its heads in one
+// vector call (dt is contiguous across heads). Mamba-1 (one channel per
+// head, A per state, d_state 16) then updates the whole block of heads
+// for a token in one kernel call, exp(dt·A) computed in the kernel, the
+// block's states (4 KiB) staying in L1. Mamba-2 (scalar A per head, many
+// rows of d_state 128) updates blocks of a head's rows over all the
+// tile's tokens in one call. The kernels are a tier's ssmKernels: generic
+// Go, or AVX2 assembly with Go twins.
 
 func init() {
 	register(ops.OpSSMConv, supportsSSMConv, computeSSMConv)
@@ -40,47 +51,145 @@ func supportsSSMConv(t *ops.Tensor) error {
 	return nil
 }
 
-// computeSSMConv computes dst[i, t, s] = sum_j sx[t+j, i, s]*c[j, i],
-// splitting the channels i between workers.
+// computeSSMConv computes dst[i, t, s] = sum_j sx[t+j, i, s]*c[j, i], the
+// sum in order of j from 0 with each product rounded. Items are groups of
+// 8 channels; a tier's conv4 kernel (d_conv 4, packed sx rows) takes
+// whole runs of 8 tokens of a group and writes rows of 8 channels, its
+// conv4g the tokens left (gathering across channels), its conv41 a single
+// token of packed channels, and the generic loop, their twin, does the
+// rest.
 func computeSSMConv(b *Backend, t *ops.Tensor) error {
 	if t.NumElements() == 0 {
 		return nil
 	}
 	sx, c := t.Src[0], t.Src[1]
-	dInner, nTok, nSeq, dConv := t.Ne[0], t.Ne[1], t.Ne[2], c.Ne[0]
-	xm, cm, tm := mem(sx), mem(c), mem(t)
-	b.pool.parallelFor(int(dInner), rowGrain(2*dConv*nTok*nSeq), func(_, lo, hi int) {
-		sxs, cs := scratchFor(sx), scratchFor(c)
-		for i := int64(lo); i < int64(hi); i++ {
-			w := floatRow(c, cm, i, 0, 0, cs)
-			for s := range nSeq {
-				x := floatRow(sx, xm, i, s, 0, sxs)
-				for tok := range nTok {
-					win := x[tok : tok+dConv]
-					var sum float32
-					for j, v := range w {
-						sum += win[j] * v
-					}
-					putF32At(tm, i*4+tok*t.Nb[1]+s*t.Nb[2], sum)
-				}
-			}
-		}
-	})
+	j := &b.ssmConv
+	j.sk = ssmTiers[b.kern]
+	if j.sk == nil {
+		j.sk = &genericSSM
+	}
+	j.t, j.sx, j.c = t, sx, c
+	j.xm, j.cm, j.tm = mem(sx), mem(c), mem(t)
+	j.sc = &b.scratch
+	nGroups := (t.Ne[0] + 7) / 8
+	b.pool.run(int(nGroups), rowGrain(8*2*c.Ne[0]*t.Ne[1]*t.Ne[2]), j)
+	j.t, j.sx, j.c, j.xm, j.cm, j.tm = nil, nil, nil, nil, nil, nil
 	return nil
 }
 
-func supportsSSMScan(t *ops.Tensor) error {
-	if err := checkSrcs(t, 7, 7); err != nil {
-		return err
+// ssmConvJob is one SSM_CONV call; an item is a group of 8 channels. It
+// is kept in the backend so that a call allocates nothing.
+type ssmConvJob struct {
+	sk         *ssmKernels
+	t, sx, c   *ops.Tensor
+	xm, cm, tm []byte
+	sc         *scratch
+}
+
+// do computes the channel groups [lo, hi) on worker w: the tier's kernels
+// where they apply, the generic loop for the rest.
+func (j *ssmConvJob) do(w, lo, hi int) {
+	t, sx, c := j.t, j.sx, j.c
+	dInner, nTok, nSeq, dConv := t.Ne[0], t.Ne[1], t.Ne[2], c.Ne[0]
+	// f32: the group's weights for conv4 (and a converted c row); f32b:
+	// a converted sx row.
+	wb := j.sc.worker(w, 32+dConv, sx.Ne[0], 0)
+	cw, cs := wb.f32[:32], wb.f32[32:32+dConv]
+	fast := j.sk.conv4 != nil && dConv == 4 && sx.Nb[0] == 4 && sx.Nb[1]%4 == 0 && t.Nb[1]%4 == 0 && nTok >= 8
+	gather := j.sk.conv4g != nil && dConv == 4 && sx.Nb[0] == 4 && sx.Nb[1]%4 == 0 && t.Nb[1]%4 == 0 &&
+		c.Nb[0] == 4 && c.Nb[1]%4 == 0
+	nTok8 := nTok &^ 7
+	if j.sk.conv41 != nil && nTok == 1 && dConv == 4 && sx.Nb[0] == 4 && sx.Nb[1] == 16 && c.Nb[0] == 4 && c.Nb[1] == 16 {
+		// Decoding: all whole groups of the range in one call.
+		full := min(int64(hi), dInner/8)
+		if g0 := int64(lo); full > g0 {
+			for s := range nSeq {
+				j.sk.conv41(f32s(j.tm, 32*g0+s*t.Nb[2], 8*(full-g0)),
+					f32s(j.xm, 8*g0*sx.Nb[1]+s*sx.Nb[2], 32*(full-g0)), f32s(j.cm, 8*g0*c.Nb[1], 32*(full-g0)))
+			}
+			lo = int(full)
+		}
 	}
-	names := []string{"s", "x", "dt", "A", "B", "C", "ids"}
+	for g := int64(lo); g < int64(hi); g++ {
+		ch0, ch1 := 8*g, min(8*g+8, dInner)
+		tok0 := int64(0)
+		if fast && ch1-ch0 == 8 {
+			for k := range int64(8) {
+				copy(cw[4*k:4*k+4], floatRow(c, j.cm, ch0+k, 0, 0, cs))
+			}
+			sxS := sx.Nb[1] / 4
+			for s := range nSeq {
+				dst := f32s(j.tm, ch0*4+s*t.Nb[2], (nTok8-1)*(t.Nb[1]/4)+8)
+				x := f32s(j.xm, ch0*sx.Nb[1]+s*sx.Nb[2], 7*sxS+sx.Ne[0])
+				j.sk.conv4(dst, int(t.Nb[1]/4), x, int(sxS), cw, int(nTok8))
+			}
+			tok0 = nTok8
+		}
+		if gather && tok0 < nTok && ch1-ch0 == 8 {
+			sxS, cS := sx.Nb[1]/4, c.Nb[1]/4
+			cw8 := f32s(j.cm, ch0*c.Nb[1], 7*cS+4)
+			for s := range nSeq {
+				dst := f32s(j.tm, ch0*4+tok0*t.Nb[1]+s*t.Nb[2], (nTok-tok0-1)*(t.Nb[1]/4)+8)
+				x := f32s(j.xm, ch0*sx.Nb[1]+s*sx.Nb[2]+4*tok0, 7*sxS+sx.Ne[0]-tok0)
+				j.sk.conv4g(dst, int(t.Nb[1]/4), x, int(sxS), cw8, int(cS), int(nTok-tok0))
+			}
+			tok0 = nTok
+		}
+		if tok0 < nTok {
+			for i := ch0; i < ch1; i++ {
+				w := floatRow(c, j.cm, i, 0, 0, cs)
+				for s := range nSeq {
+					ssmConvRows(j.tm, t, i, s, tok0, floatRow(sx, j.xm, i, s, 0, wb.f32b), w)
+				}
+			}
+		}
+	}
+}
+
+// ssmConvRows is the generic SSM_CONV loop for channel i of sequence s,
+// tokens tok0 and on: each window's sum in order from 0, products rounded.
+func ssmConvRows(tm []byte, t *ops.Tensor, i, s, tok0 int64, x, w []float32) {
+	dConv := int64(len(w))
+	for tok := tok0; tok < t.Ne[1]; tok++ {
+		win := x[tok : tok+dConv]
+		var sum float32
+		for j, v := range w {
+			sum += win[j] * v
+		}
+		putF32At(tm, i*4+tok*t.Nb[1]+s*t.Nb[2], sum)
+	}
+}
+
+// ssmScanSrcNames names SSM_SCAN's sources in errors.
+var ssmScanSrcNames = [7]string{"s", "x", "dt", "A", "B", "C", "ids"}
+
+func supportsSSMScan(t *ops.Tensor) error {
+	// The sources are checked here rather than by checkSrcs and
+	// checkType, which allocate even when the checks pass: with seven
+	// sources SSM_SCAN is beyond the backend's Supports cache, so these
+	// checks run on every Compute.
+	if len(t.Src) < 7 {
+		return fmt.Errorf("%d sources, want 7", len(t.Src))
+	}
+	for _, x := range t.Src[7:] {
+		if x != nil {
+			return fmt.Errorf("%d sources, want at most 7", len(t.Src))
+		}
+	}
 	for i, x := range t.Src[:7] {
+		name := ssmScanSrcNames[i]
+		if x == nil {
+			return fmt.Errorf("%s is nil", name)
+		}
+		if err := checkDims(x, name); err != nil {
+			return err
+		}
 		want := quant.F32
 		if i == ops.ScanIDs {
 			want = quant.I32
 		}
-		if err := checkType(x, names[i], want); err != nil {
-			return err
+		if x.Type != want {
+			return fmt.Errorf("%s has type %v, want %v", name, x.Type, want)
 		}
 	}
 	if err := checkOut(t, quant.F32); err != nil {
@@ -119,70 +228,469 @@ func softplus(x float32) float32 {
 	return float32(math.Log1p(math.Exp(float64(x))))
 }
 
+// ssmKernels are one tier's SSM_SCAN kernels. softplus sets dst =
+// softplus(x) (dst may be x). scanA updates nRows state rows for one token
+// (row r of st at st[r*stS:], of the previous state at src[r*srcS:], st may
+// be src): with d = dsp[r*dspS], xdt = x[r*xS]*d and dA = exp(a[r*aS+i]*d),
+// st[r][i] = src[r][i]*dA + b[i]*xdt for i < dState, and y[r*yS] = the sum
+// of st[r][i]*c[i]. scanS is scanA with one dA and one d for all rows (a
+// scalar A per head, Mamba-2).
+type ssmKernels struct {
+	softplus func(dst, x []float32)
+	scanA    func(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int)
+	scanS    func(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32)
+	// scanSTok is scanS in place (src = st) for nTok tokens in turn:
+	// token k reads x, y, b and c at k times their token strides xT, yT,
+	// bT, cT, and its dA and dsp from ed[2k] and ed[2k+1].
+	scanSTok func(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int)
+	// conv4, when not nil, is SSM_CONV with d_conv 4 for 8 channels and
+	// nTok8 (a multiple of 8) tokens as ssmConvRows computes it: channel
+	// k's row at sx[k*sxS:], its weights cw[4k:4k+4], token t's 8 results
+	// at dst[t*dstT:].
+	conv4 func(dst []float32, dstT int, sx []float32, sxS int, cw []float32, nTok8 int)
+	// conv4g, when not nil, is conv4 for any number of tokens reading the
+	// weights at c[k*cS:] itself; it gathers across channels, so it
+	// serves the tokens short of a run of 8 (one when decoding).
+	conv4g func(dst []float32, dstT int, sx []float32, sxS int, c []float32, cS int, nTok int)
+	// conv41, when not nil, is conv4 for one token with packed windows
+	// and weights (4 floats per channel): dst[i] for len(dst)/8 groups of
+	// 8 channels, channel i's window and weights at sx[4i:] and c[4i:].
+	conv41 func(dst, sx, c []float32)
+}
+
+// genericSSM is the pure-Go SSM_SCAN: float64 exp and softplus, float32
+// state updates and sums in order.
+var genericSSM = ssmKernels{softplus: ssmSoftplusGeneric, scanA: ssmScanAGeneric, scanS: ssmScanSGeneric, scanSTok: ssmScanSTokGeneric}
+
+// ssmTiers holds the SSM_SCAN kernels of the tiers that have their own
+// (ssm_amd64.go); a tier absent here runs genericSSM.
+var ssmTiers = map[*kernelSet]*ssmKernels{}
+
+// ssmSoftplusGeneric is ssmKernels.softplus with softplus.
+func ssmSoftplusGeneric(dst, x []float32) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] = softplus(v)
+	}
+}
+
+// ssmRowsCheck panics unless n rows of w elements at stride s lie within
+// v, so that no kernel reads or writes outside it.
+func ssmRowsCheck(v []float32, s, n, w int) {
+	if s < 0 || n > 0 && (n-1)*s+w > len(v) {
+		panic("cpu: ssm rows out of range")
+	}
+}
+
+// ssmTokCheck panics unless n rows of w elements at stride s, for nTok
+// tokens at stride ts, lie within v.
+func ssmTokCheck(v []float32, s, ts, n, w, nTok int) {
+	if s < 0 || ts < 0 || n > 0 && nTok > 0 && (nTok-1)*ts+(n-1)*s+w > len(v) {
+		panic("cpu: ssm tokens out of range")
+	}
+}
+
+// ssmScanSTokGeneric is scanSTok with ssmScanSGeneric for each token.
+func ssmScanSTokGeneric(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
+	for k := range nTok {
+		ssmScanSGeneric(st, st, stS, stS, x[k*xT:], xS, y[k*yT:], yS, b[k*bT:], c[k*cT:], nRows, dState, ed[2*k], ed[2*k+1])
+	}
+}
+
+// ssmScanSTokTwin is the twin of ssmScanSTokVecAVX2: ssmScanSTwin for
+// each token.
+func ssmScanSTokTwin(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
+	for k := range nTok {
+		ssmScanSTwin(st, st, stS, stS, x[k*xT:], xS, y[k*yT:], yS, b[k*bT:], c[k*cT:], nRows, dState, ed[2*k], ed[2*k+1])
+	}
+}
+
+// ssmScanAGeneric is ssmKernels.scanA in plain Go: dA by float64 exp,
+// the sum in order.
+func ssmScanAGeneric(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int) {
+	b, c = b[:dState], c[:dState]
+	for r := range nRows {
+		d := dsp[r*dspS]
+		xdt := x[r*xS] * d
+		row, prev, ar := st[r*stS:][:dState], src[r*srcS:][:dState], a[r*aS:][:dState]
+		var sum float32
+		for i := range row {
+			dA := float32(math.Exp(float64(d * ar[i])))
+			v := prev[i]*dA + b[i]*xdt
+			sum += v * c[i]
+			row[i] = v
+		}
+		y[r*yS] = sum
+	}
+}
+
+// ssmScanSGeneric is ssmKernels.scanS in plain Go, the sum in order.
+func ssmScanSGeneric(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32) {
+	b, c = b[:dState], c[:dState]
+	for r := range nRows {
+		xdt := x[r*xS] * dsp
+		row, prev := st[r*stS:][:dState], src[r*srcS:][:dState]
+		var sum float32
+		for i := range row {
+			v := prev[i]*dA + b[i]*xdt
+			sum += v * c[i]
+			row[i] = v
+		}
+		y[r*yS] = sum
+	}
+}
+
+// ssmScanATwin is the twin of ssmScanAVecAVX2: per row, dA by expTwin,
+// the update with each product rounded, and the sum of ssmRowTwin (eight
+// FMA lanes over runs of 8 reduced by hsum8, then a scalar FMA chain).
+func ssmScanATwin(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int) {
+	for r := range nRows {
+		d := dsp[r*dspS]
+		xdt := float32(x[r*xS] * d)
+		row, prev, ar := st[r*stS:][:dState], src[r*srcS:][:dState], a[r*aS:][:dState]
+		n8 := dState &^ 7
+		var acc [8]float32
+		for i := range dState {
+			dA := expTwin(float32(ar[i] * d))
+			v := float32(float32(prev[i]*dA) + float32(b[i]*xdt))
+			row[i] = v
+			if i < n8 {
+				acc[i%8] = fma32(v, c[i], acc[i%8])
+			}
+		}
+		sum := hsum8(&acc)
+		for i := n8; i < dState; i++ {
+			sum = fma32(row[i], c[i], sum)
+		}
+		y[r*yS] = sum
+	}
+}
+
+// ssmScanSTwin is the twin of ssmScanSVecAVX2: per row, the update with
+// each product rounded, and the sum in two 8-lane FMA accumulators (runs
+// of 8 alternating between them, starting with the first), added lane by
+// lane and reduced by hsum8, then a scalar FMA chain over the tail.
+func ssmScanSTwin(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32) {
+	for r := range nRows {
+		xdt := float32(x[r*xS] * dsp)
+		row, prev := st[r*stS:][:dState], src[r*srcS:][:dState]
+		n8 := dState &^ 7
+		var acc [2][8]float32
+		for i := range dState {
+			v := float32(float32(prev[i]*dA) + float32(b[i]*xdt))
+			row[i] = v
+			if i < n8 {
+				a := &acc[(i/8)%2]
+				a[i%8] = fma32(v, c[i], a[i%8])
+			}
+		}
+		var s [8]float32
+		for l := range s {
+			s[l] = acc[0][l] + acc[1][l]
+		}
+		sum := hsum8(&s)
+		for i := n8; i < dState; i++ {
+			sum = fma32(row[i], c[i], sum)
+		}
+		y[r*yS] = sum
+	}
+}
+
+// Tiles of computeSSMScan: a worker takes up to ssmHeadBlock heads of one
+// sequence at a time and walks the tokens in tiles of ssmTokTile, the
+// softplus of the tile's dt computed first in one vector call.
+const (
+	ssmHeadBlock = 64
+	ssmTokTile   = 32
+	// ssmRowBlock is how many rows of a head (Mamba-2) scanTile takes
+	// over the tile's tokens: 32 rows of d_state 128 are 16 KiB, half of L1.
+	ssmRowBlock = 32
+)
+
+// ssmJob is one SSM_SCAN call; an item is a (sequence, head) pair. It is
+// kept in the backend so that a call allocates nothing.
+type ssmJob struct {
+	sk                           *ssmKernels
+	t, s, x, dt, A, B, C         *ops.Tensor
+	sm, xm, dtm, am, bm, cm, tm  []byte
+	sc                           *scratch
+	slots                        []int64
+	dState, headDim, nHead, nTok int64
+	nX, headsPerGroup            int64
+	scalarA                      bool
+	// sPacked: s's rows are packed float32, so the first token reads the
+	// initial state where it lies instead of a copy.
+	sPacked bool
+	// bcPacked: B and C rows are packed float32, so scanTile can walk
+	// them by their token stride.
+	bcPacked bool
+	// rowsAreHeads: one channel per head with A per state (Mamba-1), so
+	// a block of heads is a block of rows for one kernel call per token.
+	rowsAreHeads bool
+}
+
 // computeSSMScan runs the selective scan. Head h reads B and C group
 // h/(n_head/n_group), as ggml's CPU kernel does (repeat_interleave). Each
-// (sequence, head) pair is one work item: its state starts as a copy of
-// slot ids[seq] of s in the result's state area and is updated there token
-// by token, so with no tokens the final state is the initial one.
+// (sequence, head) pair is one work item: its state starts as slot
+// ids[seq] of s and is updated in the result's state area token by token,
+// so with no tokens the final state is the initial one.
 func computeSSMScan(b *Backend, t *ops.Tensor) error {
 	s, x, dt, A, B, C, ids := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4], t.Src[5], t.Src[6]
-	dState, headDim, nHead := s.Ne[0], s.Ne[1], s.Ne[2]
-	nTok, nSeqs := x.Ne[2], x.Ne[3]
+	nSeqs := x.Ne[3]
 	if t.NumElements() == 0 {
 		return nil
 	}
+	j := &b.ssm
+	if int64(cap(j.slots)) < nSeqs {
+		j.slots = make([]int64, nSeqs)
+	}
+	j.slots = j.slots[:nSeqs]
 	idm := mem(ids)
-	slots := make([]int64, nSeqs)
 	for q := range nSeqs {
 		id := int64(int32At(idm, q*ids.Nb[0]))
 		if id < 0 || id >= s.Ne[3] {
 			return fmt.Errorf("ids[%d] = %d is outside the %d state slots", q, id, s.Ne[3])
 		}
-		slots[q] = id
+		j.slots[q] = id
 	}
-	n := nSeqs * nHead
+	n := nSeqs * s.Ne[2]
 	if n > int64(int(^uint(0)>>1)) {
 		return fmt.Errorf("%d sequence-head pairs is too many", n)
 	}
-	sm, xm, dtm, am, bm, cm, tm := mem(s), mem(x), mem(dt), mem(A), mem(B), mem(C), mem(t)
-	nX := x.NumElements()
-	headsPerGroup := nHead / B.Ne[1]
-	scalarA := A.Ne[0] == 1
-	vk := &b.kern.vec
-	b.pool.parallelFor(int(n), rowGrain(4*nTok*headDim*dState), func(_, lo, hi int) {
-		ss, as, bs, cs := scratchFor(s), scratchFor(A), scratchFor(B), scratchFor(C)
-		dA := make([]float32, dState)
-		for item := int64(lo); item < int64(hi); item++ {
-			q, h := item/nHead, item%nHead
-			g := h / headsPerGroup
-			st := f32s(tm, 4*(nX+item*headDim*dState), headDim*dState)
-			for i1 := range headDim {
-				copy(st[i1*dState:(i1+1)*dState], floatRow(s, sm, i1, h, slots[q], ss))
+	j.sk = ssmTiers[b.kern]
+	if j.sk == nil {
+		j.sk = &genericSSM
+	}
+	j.t, j.s, j.x, j.dt, j.A, j.B, j.C = t, s, x, dt, A, B, C
+	j.sm, j.xm, j.dtm, j.am, j.bm, j.cm, j.tm = mem(s), mem(x), mem(dt), mem(A), mem(B), mem(C), mem(t)
+	j.sc = &b.scratch
+	j.dState, j.headDim, j.nHead, j.nTok = s.Ne[0], s.Ne[1], s.Ne[2], x.Ne[2]
+	j.nX = x.NumElements()
+	j.headsPerGroup = j.nHead / B.Ne[1]
+	j.scalarA = A.Ne[0] == 1
+	j.sPacked = s.Nb[0] == 4 && s.Nb[1]%4 == 0 && s.Nb[2]%4 == 0 && s.Nb[3]%4 == 0
+	j.bcPacked = B.Nb[0] == 4 && C.Nb[0] == 4
+	j.rowsAreHeads = j.headDim == 1 && !j.scalarA && A.Nb[0] == 4 && A.Nb[1]%4 == 0 && x.Nb[1]%4 == 0
+	b.pool.run(int(n), rowGrain(4*j.nTok*j.headDim*j.dState), j)
+	j.t, j.s, j.x, j.dt, j.A, j.B, j.C = nil, nil, nil, nil, nil, nil, nil
+	j.sm, j.xm, j.dtm, j.am, j.bm, j.cm, j.tm = nil, nil, nil, nil, nil, nil, nil
+	return nil
+}
+
+// do scans items [lo, hi) in blocks of heads of one sequence (and, when
+// rows are heads, one B/C group).
+func (j *ssmJob) do(w, lo, hi int) {
+	ds := j.dState
+	// f32: the softplus tile and a tile of (exp(d·A), d) pairs; f32b: B,
+	// C and A rows converted from non-packed layouts.
+	wb := j.sc.worker(w, ssmHeadBlock*ssmTokTile+2*ssmTokTile, 3*ds, 0)
+	for it := int64(lo); it < int64(hi); {
+		q, h0 := it/j.nHead, it%j.nHead
+		h1 := min(j.nHead, h0+int64(hi)-it, h0+ssmHeadBlock)
+		if j.rowsAreHeads {
+			h1 = min(h1, (h0/j.headsPerGroup+1)*j.headsPerGroup)
+		}
+		j.block(wb, q, h0, h1)
+		it += h1 - h0
+	}
+}
+
+// stateOf returns the state area of head h of sequence q in the result:
+// headDim rows of dState.
+func (j *ssmJob) stateOf(q, h, nh int64) []float32 {
+	return f32s(j.tm, 4*(j.nX+(q*j.nHead+h)*j.headDim*j.dState), nh*j.headDim*j.dState)
+}
+
+// block scans heads [h0, h1) of sequence q over every token.
+func (j *ssmJob) block(wb *workerBuf, q, h0, h1 int64) {
+	ds, hd, nh := j.dState, j.headDim, h1-h0
+	sk := j.sk
+	slot := j.slots[q]
+	st := j.stateOf(q, h0, nh)
+	// first is the state the first token reads: the slot of s itself
+	// when packed, else a copy in st.
+	var first []float32
+	var firstRowS, firstHeadS int64
+	if j.sPacked && j.nTok > 0 {
+		firstRowS, firstHeadS = j.s.Nb[1]/4, j.s.Nb[2]/4
+		first = f32s(j.sm, h0*j.s.Nb[2]+slot*j.s.Nb[3], (nh-1)*firstHeadS+(hd-1)*firstRowS+ds)
+	} else {
+		ss := wb.f32b[:ds]
+		for h := h0; h < h1; h++ {
+			for i1 := range hd {
+				copy(st[((h-h0)*hd+i1)*ds:][:ds], floatRow(j.s, j.sm, i1, h, slot, ss))
 			}
-			var arow []float32
-			if !scalarA {
-				arow = floatRow(A, am, h, 0, 0, as)
-			}
-			aScalar := f32At(am, h*A.Nb[1])
-			for tok := range nTok {
-				dsp := softplus(f32At(dtm, h*dt.Nb[0]+tok*dt.Nb[1]+q*dt.Nb[2]))
-				if scalarA {
-					e := float32(math.Exp(float64(dsp * aScalar)))
-					for i := range dA {
-						dA[i] = e
-					}
-				} else {
-					vk.expScale(dA, arow, dsp)
-				}
-				brow := floatRow(B, bm, g, tok, q, bs)
-				crow := floatRow(C, cm, g, tok, q, cs)
-				y := f32s(tm, 4*(((q*nTok+tok)*nHead+h)*headDim), headDim)
-				for i1 := range headDim {
-					xdt := f32At(xm, i1*x.Nb[0]+h*x.Nb[1]+tok*x.Nb[2]+q*x.Nb[3]) * dsp
-					y[i1] = vk.ssmRow(st[i1*dState:(i1+1)*dState], dA, brow, crow, xdt)
+		}
+		first, firstRowS, firstHeadS = st, ds, hd*ds
+	}
+	bs, cs, as := wb.f32b[:ds], wb.f32b[ds:2*ds], wb.f32b[2*ds:3*ds]
+	x, dt := j.x, j.dt
+	for t0 := int64(0); t0 < j.nTok; t0 += ssmTokTile {
+		tn := min(ssmTokTile, j.nTok-t0)
+		sp, ed := wb.f32[:tn*nh], wb.f32[ssmHeadBlock*ssmTokTile:][:2*tn]
+		for tok := range tn {
+			off := h0*dt.Nb[0] + (t0+tok)*dt.Nb[1] + q*dt.Nb[2]
+			row := sp[tok*nh : (tok+1)*nh]
+			if dt.Nb[0] == 4 {
+				copy(row, f32s(j.dtm, off, nh))
+			} else {
+				for i := range row {
+					row[i] = f32At(j.dtm, off+int64(i)*dt.Nb[0])
 				}
 			}
 		}
-	})
-	return nil
+		sk.softplus(sp, sp)
+		if j.rowsAreHeads {
+			a := f32s(j.am, h0*j.A.Nb[1], (nh-1)*(j.A.Nb[1]/4)+ds)
+			g := h0 / j.headsPerGroup
+			for tok := t0; tok < t0+tn; tok++ {
+				src, srcS := st, ds
+				if tok == 0 {
+					src, srcS = first, firstHeadS
+				}
+				xr := f32s(j.xm, h0*x.Nb[1]+tok*x.Nb[2]+q*x.Nb[3], (nh-1)*(x.Nb[1]/4)+1)
+				y := f32s(j.tm, 4*((q*j.nTok+tok)*j.nHead+h0), nh)
+				sk.scanA(st, src, int(ds), int(srcS), a, int(j.A.Nb[1]/4), sp[(tok-t0)*nh:], 1, xr, int(x.Nb[1]/4), y, 1,
+					floatRow(j.B, j.bm, g, tok, q, bs), floatRow(j.C, j.cm, g, tok, q, cs), int(nh), int(ds))
+			}
+			continue
+		}
+		xRowS := x.Nb[0] / 4
+		for h := h0; h < h1; h++ {
+			g := h / j.headsPerGroup
+			var arow []float32
+			if j.scalarA {
+				// One dA per token: the tile's (exp(d·A), d) pairs.
+				aScalar := f32At(j.am, h*j.A.Nb[1])
+				for tok := range tn {
+					d := sp[tok*nh+h-h0]
+					ed[2*tok], ed[2*tok+1] = float32(math.Exp(float64(d*aScalar))), d
+				}
+				if j.bcPacked {
+					j.scanTile(h, g, q, t0, tn, st[(h-h0)*hd*ds:][:hd*ds], first[(h-h0)*firstHeadS:], firstRowS, ed, bs, cs)
+					continue
+				}
+			} else {
+				arow = floatRow(j.A, j.am, h, 0, 0, as)
+			}
+			// All rows of the head for each token in one call: the
+			// loads of B and C and the call are shared by many rows.
+			sth := st[(h-h0)*hd*ds:][:hd*ds]
+			for tok := t0; tok < t0+tn; tok++ {
+				src, srcS := sth, ds
+				if tok == 0 {
+					src, srcS = first[(h-h0)*firstHeadS:], firstRowS
+				}
+				d := sp[(tok-t0)*nh+h-h0]
+				xr := f32s(j.xm, h*x.Nb[1]+tok*x.Nb[2]+q*x.Nb[3], (hd-1)*xRowS+1)
+				y := f32s(j.tm, 4*((q*j.nTok+tok)*j.nHead+h)*hd, hd)
+				brow, crow := floatRow(j.B, j.bm, g, tok, q, bs), floatRow(j.C, j.cm, g, tok, q, cs)
+				if j.scalarA {
+					sk.scanS(sth, src, int(ds), int(srcS), xr, int(xRowS), y, 1, brow, crow, int(hd), int(ds), ed[2*(tok-t0)], d)
+				} else {
+					sk.scanA(sth, src, int(ds), int(srcS), arow, 0, sp[(tok-t0)*nh+h-h0:], 0, xr, int(xRowS), y, 1, brow, crow, int(hd), int(ds))
+				}
+			}
+		}
+	}
+}
+
+// scanTile scans head h (scalar A, B and C packed) over the tokens [t0,
+// t0+tn) of sequence q: the first token of the sequence alone, reading
+// the initial state first (rows at stride firstRowS), then the rest in
+// blocks of ssmRowBlock rows, each block over every token in one call so
+// that its state stays in L1 while B and C stream past.
+func (j *ssmJob) scanTile(h, g, q, t0, tn int64, sth, first []float32, firstRowS int64, ed, bs, cs []float32) {
+	ds, hd, x, B, C := j.dState, j.headDim, j.x, j.B, j.C
+	xRowS := x.Nb[0] / 4
+	tk := t0
+	if t0 == 0 {
+		xr := f32s(j.xm, h*x.Nb[1]+q*x.Nb[3], (hd-1)*xRowS+1)
+		y := f32s(j.tm, 4*(q*j.nTok*j.nHead+h)*hd, hd)
+		j.sk.scanS(sth, first, int(ds), int(firstRowS), xr, int(xRowS), y, 1,
+			floatRow(B, j.bm, g, 0, q, bs), floatRow(C, j.cm, g, 0, q, cs), int(hd), int(ds), ed[0], ed[1])
+		tk = 1
+	}
+	ntk := t0 + tn - tk
+	if ntk <= 0 {
+		return
+	}
+	xT, yT, bT, cT := x.Nb[2]/4, j.nHead*hd, B.Nb[2]/4, C.Nb[2]/4
+	b := f32s(j.bm, g*B.Nb[1]+tk*B.Nb[2]+q*B.Nb[3], (ntk-1)*bT+ds)
+	c := f32s(j.cm, g*C.Nb[1]+tk*C.Nb[2]+q*C.Nb[3], (ntk-1)*cT+ds)
+	for r0 := int64(0); r0 < hd; r0 += ssmRowBlock {
+		nr := min(ssmRowBlock, hd-r0)
+		xr := f32s(j.xm, r0*x.Nb[0]+h*x.Nb[1]+tk*x.Nb[2]+q*x.Nb[3], (ntk-1)*xT+(nr-1)*xRowS+1)
+		y := f32s(j.tm, 4*(((q*j.nTok+tk)*j.nHead+h)*hd+r0), (ntk-1)*yT+nr)
+		j.sk.scanSTok(sth[r0*ds:][:nr*ds], int(ds), int(nr), int(ds), xr, int(xRowS), int(xT), y, 1, int(yT),
+			b, int(bT), c, int(cT), ed[2*(tk-t0):], int(ntk))
+	}
+}
+
+// Constants of ssmSoftplusTwin; their bits are repeated in ssm_amd64.s.
+const (
+	ssmMagic  = 0x1.8p52              // 1.5·2^52: adding it rounds to an integer
+	ssmLog2e  = 0x1.71547652b82fep+0  // 1/ln 2
+	ssmLn2Hi  = 0x1.62e42fefa39efp-1  // ln 2 rounded
+	ssmLn2Lo  = 0x1.abc9e3b39803fp-56 // ln 2 - ssmLn2Hi, rounded
+	ssmSqrt2  = 0x1.6a09e667f3bcdp+0  // √2 rounded
+	ssmExpMin = 700                   // exp(-|x|) is clamped here: 2^k stays normal
+)
+
+// ssmExpPoly holds 1/n! for n = 2..11: e^r ≈ 1 + r + r²/2! + ... + r¹¹/11!
+// on |r| <= ln2/2, error below 1e-14. ssmLogPoly holds 1/n for n = 3, 5,
+// ..., 17: ln f = 2 atanh s = 2(s + s³/3 + ... + s¹⁷/17), s = (f-1)/(f+1),
+// |s| <= 0.172 for f in [√2/2, √2], error below 1e-14.
+var (
+	ssmExpPoly = [10]float64{1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800}
+	ssmLogPoly = [8]float64{1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13, 1.0 / 15, 1.0 / 17}
+)
+
+// ssmSoftplusTwin is softplus in float64 steps the AVX2 kernel takes
+// four lanes at a time (twin of ssmSoftplusVecAVX2): max(x, 0) +
+// log1p(e^-|x|), or x above 20 as ggml. e^-|x| is 2^k·e^r with k =
+// round(-|x|/ln 2) by the 1.5·2^52 trick and a Taylor polynomial for e^r;
+// log1p(u) is ln(1+u)·u/((1+u)-1) (exact correction of the rounding of
+// 1+u; u itself when 1+u rounds to 1), ln(1+u) = e·ln 2 + 2 atanh s after
+// halving 1+u above √2. Every step is one float64 operation (FMA where
+// the assembly fuses), so the twin is exact; the result is within 1e-13
+// relative of log1p(exp(x)) before its float32 rounding.
+func ssmSoftplusTwin(x float32) float32 {
+	v := float64(x)
+	ax := math.Min(math.Abs(v), ssmExpMin)
+	t := math.FMA(-ax, ssmLog2e, ssmMagic)
+	k := t - ssmMagic
+	r := math.FMA(-k, ssmLn2Hi, -ax)
+	r = math.FMA(-k, ssmLn2Lo, r)
+	p := ssmExpPoly[9]
+	for i := 8; i >= 0; i-- {
+		p = math.FMA(p, r, ssmExpPoly[i])
+	}
+	p = math.FMA(p, r, 1)
+	p = math.FMA(p, r, 1)
+	scale := math.Float64frombits((math.Float64bits(t) - math.Float64bits(ssmMagic) + 1023) << 52)
+	u := p * scale
+	m := 1 + u
+	f, e := m, 0.0
+	if m > ssmSqrt2 {
+		f, e = m*0.5, 1
+	}
+	s := (f - 1) / (f + 1)
+	z := s * s
+	q := ssmLogPoly[7]
+	for i := 6; i >= 0; i-- {
+		q = math.FMA(q, z, ssmLogPoly[i])
+	}
+	lg := math.FMA(s*z, q, s)
+	lg = math.FMA(e, ssmLn2Hi, 2*lg)
+	lg = math.FMA(e, ssmLn2Lo, lg)
+	l1p := u
+	if dm := m - 1; dm != 0 {
+		l1p = lg * (u / dm)
+	}
+	res := math.Max(v, 0) + l1p
+	if v > 20 {
+		res = v
+	}
+	return float32(res)
 }

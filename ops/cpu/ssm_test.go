@@ -1,7 +1,10 @@
 package cpu
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -35,7 +38,64 @@ func TestSSMConv(t *testing.T) {
 		{"strided-c", conv(f32(3+4, 6, 2), func(e *rowOpEnv) *ops.Tensor { return e.strided([4]int64{4, 6, 1, 1}, 2, 1) })},
 		{"no-tokens", conv(f32(3, 8, 2), f32(4, 8))},
 		{"no-sequences", conv(f32(3+2, 8, 0), f32(4, 8))},
+		{"tiles", conv(f32(3+21, 20, 2), f32(4, 20))},
+		{"tiles-d-conv-3", conv(f32(2+16, 16, 1), f32(3, 16))},
+		{"tiles-permuted-sx", conv(func(e *rowOpEnv) *ops.Tensor { return e.permuted([]int64{16, 3 + 9, 1}, 1, 0, 2, 3) }, f32(4, 16))},
+		{"tiles-strided-c", conv(f32(3+16, 8, 2), func(e *rowOpEnv) *ops.Tensor { return e.strided([4]int64{4, 8, 1, 1}, 2, 1) })},
 	})
+}
+
+// TestSSMConvTiers checks that every tier computes SSM_CONV bit for bit as
+// the generic loop (the twin of the tiled kernels), NaN and infinities
+// included, over shapes with whole tiles of 8 channels by 8 tokens and
+// ragged edges.
+func TestSSMConvTiers(t *testing.T) {
+	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 3e38}
+	for _, sh := range [][3]int64{{8, 8, 1}, {24, 17, 2}, {13, 9, 1}, {64, 40, 3}, {16, 1, 2}, {32, 5, 1}} {
+		ch, nTok, nSeq := sh[0], sh[1], sh[2]
+		var want []uint32
+		forEachTier(t, func(t *testing.T, ks *kernelSet) {
+			b, err := NewWithOptions(Options{Threads: 2, Tier: ks.name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			r := rand.New(rand.NewPCG(uint64(ch), uint64(nTok)))
+			leaf := func(name string, ne ...int64) *ops.Tensor {
+				x := mxLeaf(t, b, r, name, quant.F32, ne...)
+				v := mxRandom(r, x.NumElements())
+				for i := range v {
+					if r.IntN(50) == 0 {
+						v[i] = special[r.IntN(len(special))]
+					}
+				}
+				mxFill(t, x, v)
+				return x
+			}
+			node := mustNode(t)(ops.SSMConv(leaf("sx", 3+nTok, ch, nSeq), leaf("c", 4, ch)))
+			mxAlloc(t, b, node, 0)
+			if err := b.Compute(node); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := node.HostBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]uint32, node.NumElements())
+			for i := range got {
+				got[i] = binary.LittleEndian.Uint32(raw[4*i:])
+			}
+			if want == nil {
+				want = got
+				return
+			}
+			for i := range got {
+				if got[i] != want[i] && !(math.IsNaN(float64(math.Float32frombits(got[i]))) && math.IsNaN(float64(math.Float32frombits(want[i])))) {
+					t.Fatalf("shape %v: [%d] = %#x, generic %#x", sh, i, got[i], want[i])
+				}
+			}
+		})
+	}
 }
 
 // scanShape describes an SSM_SCAN case.
@@ -104,6 +164,12 @@ func TestSSMScan(t *testing.T) {
 			srcs[ops.ScanB] = e.strided([4]int64{16, 1, 5, 2}, 2, 3)
 			srcs[ops.ScanC] = e.permuted([]int64{16, 5, 1, 2}, 0, 2, 1, 3)
 		}},
+		{"mamba2-strided-B-C", mamba2, func(e *rowOpEnv, srcs []*ops.Tensor) {
+			srcs[ops.ScanB] = e.strided([4]int64{32, 2, 4, 2}, 2, 1)
+			srcs[ops.ScanC] = e.permuted([]int64{32, 4, 2, 2}, 0, 2, 1, 3)
+		}},
+		{"mamba2-long", with(mamba2, func(s *scanShape) { s.nTok, s.headDim = 70, 40 }), nil},
+		{"mamba1-many-heads", with(mamba1, func(s *scanShape) { s.nHead, s.nTok = 150, 40 }), nil},
 		{"strided-state", mamba2, func(e *rowOpEnv, srcs []*ops.Tensor) {
 			srcs[ops.ScanState] = e.strided([4]int64{32, 8, 6, 2}, 1, 4)
 		}},
@@ -129,5 +195,286 @@ func TestSSMScanBadID(t *testing.T) {
 	err := e.alloc.Compute(node)
 	if err == nil || !strings.Contains(err.Error(), "ids[1] = 2") {
 		t.Fatalf("Compute with id 2 of 2 slots: err = %v", err)
+	}
+}
+
+// benchScan returns an allocated SSM_SCAN node of one sequence with
+// d_inner = nHead*headDim channels, one group, nTok tokens, and inputs
+// drawn as the harness draws them (A negative, dt around softplus's
+// bend).
+func benchScan(t testing.TB, b *Backend, dState, headDim, nHead, nTok int64) *ops.Tensor {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(9, 10))
+	leaf := func(name string, typ quant.Type, lo, hi float32, ne ...int64) *ops.Tensor {
+		x, err := ops.NewTensor(name, typ, ne...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mxAlloc(t, b, x, 0)
+		if typ == quant.I32 {
+			return x // zeros: slot 0
+		}
+		v := make([]float32, x.NumElements())
+		for i := range v {
+			v[i] = lo + (hi-lo)*rng.Float32()
+		}
+		mxFill(t, x, v)
+		return x
+	}
+	aRow := dState
+	if headDim > 1 {
+		aRow = 1
+	}
+	node, err := ops.SSMScan(
+		leaf("s", quant.F32, -1, 1, dState, headDim, nHead, 1),
+		leaf("x", quant.F32, -1, 1, headDim, nHead, nTok, 1),
+		leaf("dt", quant.F32, -4, 1, nHead, nTok, 1),
+		leaf("A", quant.F32, -4, -0.5, aRow, nHead),
+		leaf("B", quant.F32, -1, 1, dState, 1, nTok, 1),
+		leaf("C", quant.F32, -1, 1, dState, 1, nTok, 1),
+		leaf("ids", quant.I32, 0, 0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mxAlloc(t, b, node, 0)
+	return node
+}
+
+// BenchmarkSSMScan measures SSM_SCAN at Mamba-1 (d_state 16, one channel
+// per head, A per state) and Mamba-2 (d_state 128, 48 heads of 64, scalar
+// A) shapes on each tier, threads following GOMAXPROCS (-cpu 1,2).
+func BenchmarkSSMScan(b *testing.B) {
+	for _, ks := range benchTiers() {
+		for _, sh := range []struct {
+			name                   string
+			dState, headDim, nHead int64
+		}{{"mamba1", 16, 1, 4096}, {"mamba2", 128, 64, 48}} {
+			for _, n := range []int64{1, 64, 512} {
+				b.Run(fmt.Sprintf("%s/%s/n=%d", ks.name, sh.name, n), func(b *testing.B) {
+					be, err := NewWithOptions(Options{Tier: ks.name})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer be.Close()
+					node := benchScan(b, be, sh.dState, sh.headDim, sh.nHead, n)
+					for b.Loop() {
+						if err := be.Compute(node); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestSSMSoftplus checks ssmSoftplusTwin against float64 log1p(exp(x))
+// rounded to float32 (as softplus computes it) over the range dt takes and
+// beyond: within one float32 rounding step, and equal at the edges.
+func TestSSMSoftplus(t *testing.T) {
+	for x := float32(-110); x < 30; x += 0.00731 {
+		got, want := ssmSoftplusTwin(x), softplus(x)
+		if d := math.Abs(float64(got) - float64(want)); d > 1.2e-7*float64(want) {
+			t.Fatalf("softplus(%v) = %v, want %v", x, got, want)
+		}
+	}
+	for _, x := range []float32{0, float32(math.Copysign(0, -1)), 20, 20.000002, -104, -1e30, 1e30,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		if got, want := ssmSoftplusTwin(x), softplus(x); !sameFloat(got, want) {
+			t.Errorf("softplus(%v) = %v, want %v", x, got, want)
+		}
+	}
+}
+
+// TestSSMKernelsTwin compares each tier's SSM_SCAN kernels with their
+// twins bit for bit: softplus over lengths around the runs of four with
+// edge values, both scans over state sizes around the runs of eight and
+// sixteen, odd and even row counts (the scalar-A kernels go in pairs),
+// strided rows, in place or from a separate previous state, with NaN and
+// infinities among the inputs, and the scalar-A scan over several tokens
+// at token strides.
+func TestSSMKernelsTwin(t *testing.T) {
+	forEachTier(t, func(t *testing.T, ks *kernelSet) {
+		sk := ssmTiers[ks]
+		if sk == nil {
+			t.Skip("tier has no SSM_SCAN kernels of its own")
+		}
+		rng := rand.New(rand.NewPCG(11, 12))
+		special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 20, 21, -90, 1e-40}
+		for n := range 19 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = rng.Float32()*12 - 9
+				if rng.IntN(5) == 0 {
+					x[i] = special[rng.IntN(len(special))]
+				}
+			}
+			got, want := make([]float32, n), make([]float32, n)
+			sk.softplus(got, x)
+			for i, v := range x {
+				want[i] = ssmSoftplusTwin(v)
+			}
+			for i := range got {
+				if !sameFloat(got[i], want[i]) {
+					t.Fatalf("softplus n=%d [%d] of %v: %v, twin %v", n, i, x[i], got[i], want[i])
+				}
+			}
+		}
+		vals := func(n int, lo, hi float32) []float32 {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = lo + (hi-lo)*rng.Float32()
+				if rng.IntN(40) == 0 {
+					v[i] = special[rng.IntN(len(special))]
+				}
+			}
+			return v
+		}
+		for _, ds := range []int{1, 5, 8, 16, 24, 128, 130} {
+			for _, nRows := range []int{1, 2, 3, 4, 7} {
+				for _, inPlace := range []bool{false, true} {
+					stS := ds + rng.IntN(3)
+					srcS := stS
+					if !inPlace {
+						srcS = ds + rng.IntN(3)
+					}
+					aS, dspS, xS, yS := ds+rng.IntN(2), 1+rng.IntN(2), 1+rng.IntN(3), 1+rng.IntN(2)
+					src := vals((nRows-1)*srcS+ds, -2, 2)
+					a := vals((nRows-1)*aS+ds, -4, -0.1)
+					dsp := vals((nRows-1)*dspS+1, 0.01, 3)
+					x := vals((nRows-1)*xS+1, -1, 1)
+					b, c := vals(ds, -1, 1), vals(ds, -1, 1)
+					dA, d := rng.Float32(), rng.Float32()*2
+					for _, scalar := range []bool{false, true} {
+						st := [2][]float32{make([]float32, (nRows-1)*stS+ds), make([]float32, (nRows-1)*stS+ds)}
+						y := [2][]float32{make([]float32, (nRows-1)*yS+1), make([]float32, (nRows-1)*yS+1)}
+						for k := range 2 {
+							prev := src
+							if inPlace {
+								copy(st[k], src)
+								prev = st[k]
+							}
+							switch {
+							case scalar && k == 0:
+								sk.scanS(st[k], prev, stS, srcS, x, xS, y[k], yS, b, c, nRows, ds, dA, d)
+							case scalar:
+								ssmScanSTwin(st[k], prev, stS, srcS, x, xS, y[k], yS, b, c, nRows, ds, dA, d)
+							case k == 0:
+								sk.scanA(st[k], prev, stS, srcS, a, aS, dsp, dspS, x, xS, y[k], yS, b, c, nRows, ds)
+							default:
+								ssmScanATwin(st[k], prev, stS, srcS, a, aS, dsp, dspS, x, xS, y[k], yS, b, c, nRows, ds)
+							}
+						}
+						for i := range st[0] {
+							if !sameFloat(st[0][i], st[1][i]) {
+								t.Fatalf("scalar=%v ds=%d rows=%d in-place=%v: state[%d] %v, twin %v", scalar, ds, nRows, inPlace, i, st[0][i], st[1][i])
+							}
+						}
+						for i := range y[0] {
+							if !sameFloat(y[0][i], y[1][i]) {
+								t.Fatalf("scalar=%v ds=%d rows=%d in-place=%v: y[%d] %v, twin %v", scalar, ds, nRows, inPlace, i, y[0][i], y[1][i])
+							}
+						}
+					}
+				}
+			}
+		}
+		// scanSTok: several tokens in place, against its twin.
+		for _, ds := range []int{5, 8, 24, 128} {
+			for _, nRows := range []int{1, 2, 5} {
+				for _, nTok := range []int{1, 3} {
+					stS, xS, xT, yS := ds+rng.IntN(3), 1+rng.IntN(2), nRows*2+rng.IntN(3), 1+rng.IntN(2)
+					yT, bT, cT := nRows*yS+rng.IntN(3), ds+rng.IntN(3), ds+rng.IntN(3)
+					init := vals((nRows-1)*stS+ds, -2, 2)
+					x := vals((nTok-1)*xT+(nRows-1)*xS+1, -1, 1)
+					b, c := vals((nTok-1)*bT+ds, -1, 1), vals((nTok-1)*cT+ds, -1, 1)
+					ed := vals(2*nTok, 0.05, 1)
+					st := [2][]float32{append([]float32(nil), init...), append([]float32(nil), init...)}
+					y := [2][]float32{make([]float32, (nTok-1)*yT+(nRows-1)*yS+1), make([]float32, (nTok-1)*yT+(nRows-1)*yS+1)}
+					sk.scanSTok(st[0], stS, nRows, ds, x, xS, xT, y[0], yS, yT, b, bT, c, cT, ed, nTok)
+					ssmScanSTokTwin(st[1], stS, nRows, ds, x, xS, xT, y[1], yS, yT, b, bT, c, cT, ed, nTok)
+					for k, v := range [][2][]float32{st, y} {
+						for i := range v[0] {
+							if !sameFloat(v[0][i], v[1][i]) {
+								t.Fatalf("scanSTok ds=%d rows=%d tokens=%d: %s[%d] %v, twin %v", ds, nRows, nTok, []string{"state", "y"}[k], i, v[0][i], v[1][i])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestSSMScanNoAllocs checks that computing an SSM_SCAN node (both forms)
+// or an SSM_CONV node again allocates nothing on any tier, with two
+// threads.
+func TestSSMScanNoAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("AllocsPerRun is slow under -short")
+	}
+	forEachTier(t, func(t *testing.T, ks *kernelSet) {
+		b, err := NewWithOptions(Options{Threads: 2, Tier: ks.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		for _, sh := range [][3]int64{{16, 1, 256}, {32, 8, 16}} {
+			node := benchScan(t, b, sh[0], sh[1], sh[2], 40)
+			if err := b.Compute(node); err != nil {
+				t.Fatal(err)
+			}
+			allocs := testing.AllocsPerRun(40, func() {
+				if err := b.Compute(node); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("shape %v: %v allocations per Compute", sh, allocs)
+			}
+		}
+		rng := rand.New(rand.NewPCG(17, 18))
+		for _, n := range []int64{1, 20} {
+			node := mustNode(t)(ops.SSMConv(mxLeaf(t, b, rng, "sx", quant.F32, 3+n, 64, 2), mxLeaf(t, b, rng, "c", quant.F32, 4, 64)))
+			mxAlloc(t, b, node, 0)
+			if err := b.Compute(node); err != nil {
+				t.Fatal(err)
+			}
+			allocs := testing.AllocsPerRun(40, func() {
+				if err := b.Compute(node); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("ssm_conv n=%d: %v allocations per Compute", n, allocs)
+			}
+		}
+	})
+}
+
+// BenchmarkSSMConv measures SSM_CONV at Mamba-1.4b's shape (d_conv 4,
+// d_inner 4096, one sequence) on each tier, threads following GOMAXPROCS.
+func BenchmarkSSMConv(b *testing.B) {
+	for _, ks := range benchTiers() {
+		for _, n := range []int64{1, 512} {
+			b.Run(fmt.Sprintf("%s/n=%d", ks.name, n), func(b *testing.B) {
+				be, err := NewWithOptions(Options{Tier: ks.name})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer be.Close()
+				rng := rand.New(rand.NewPCG(15, 16))
+				node, err := ops.SSMConv(mxLeaf(b, be, rng, "sx", quant.F32, 3+n, 4096, 1), mxLeaf(b, be, rng, "c", quant.F32, 4, 4096))
+				if err != nil {
+					b.Fatal(err)
+				}
+				mxAlloc(b, be, node, 0)
+				for b.Loop() {
+					if err := be.Compute(node); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
