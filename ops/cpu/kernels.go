@@ -39,6 +39,10 @@ type kernelSet struct {
 	// deq maps a type to a fast row decoder to float32 (GET_ROWS), equal
 	// bit for bit to quant.DequantizeRow; absent types use that.
 	deq map[quant.Type]func(src []byte, dst []float32)
+	// rope and ssm are ROPE's and SSM_SCAN/SSM_CONV's kernels (see
+	// ropeKernels, ssmKernels).
+	rope *ropeKernels
+	ssm  *ssmKernels
 }
 
 // A gemvFunc sets out[r] to the dot product of nb blocks of weight row
@@ -59,6 +63,8 @@ var genericKernels = &kernelSet{
 	vec:  genericVec,
 	elt:  genericElt,
 	deq:  map[quant.Type]func([]byte, []float32){},
+	rope: &genericRope,
+	ssm:  &genericSSM,
 }
 
 // extend returns a copy of ks named name, for a faster tier to override.
@@ -72,6 +78,8 @@ func (ks *kernelSet) extend(name string) *kernelSet {
 		vec:  ks.vec,
 		elt:  ks.elt,
 		deq:  maps.Clone(ks.deq),
+		rope: ks.rope,
+		ssm:  ks.ssm,
 	}
 }
 

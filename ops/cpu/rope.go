@@ -110,10 +110,6 @@ type ropeKernels struct {
 // the rotation loops of vec.go, head by head.
 var genericRope = ropeKernels{angles: ropeAnglesGeneric, norm: ropeNormHeadsGeneric, neox: ropeNeoXHeadsGeneric}
 
-// ropeTiers holds the ROPE kernels of the tiers that have their own
-// (rope_amd64.go); a tier absent here runs genericRope.
-var ropeTiers = map[*kernelSet]*ropeKernels{}
-
 // ropeAnglesGeneric is ropeKernels.angles with math.Sincos, for any angle.
 func ropeAnglesGeneric(c, s []float32, w []float64, pos, mscale float64, dup bool) {
 	for i, wi := range w {
@@ -248,10 +244,7 @@ func computeRope(b *Backend, t *ops.Tensor) error {
 		return err
 	}
 	j := &b.rope
-	j.rk = ropeTiers[b.kern]
-	if j.rk == nil {
-		j.rk = &genericRope
-	}
+	j.rk = b.kern.rope
 	j.t, j.a, j.pos = t, a, pos
 	j.am, j.tm, j.pm = mem(a), mem(t), mem(pos)
 	j.sc = &b.scratch

@@ -16,7 +16,7 @@ func ropeNormHeadsAVX2(out, x *float32, ostr, xstr, nh, n int, cc, ss *float32)
 func ropeNeoXHeadsAVX2(out, x *float32, ostr, xstr, nh, n, half int, cos, sin *float32)
 
 func init() {
-	ropeTiers[avx2Kernels] = &ropeKernels{
+	avx2Kernels.rope = &ropeKernels{
 		angles: ropeAnglesVecAVX2,
 		norm:   ropeNormHeadsVecAVX2,
 		neox:   ropeNeoXHeadsVecAVX2,

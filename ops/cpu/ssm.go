@@ -64,10 +64,7 @@ func computeSSMConv(b *Backend, t *ops.Tensor) error {
 	}
 	sx, c := t.Src[0], t.Src[1]
 	j := &b.ssmConv
-	j.sk = ssmTiers[b.kern]
-	if j.sk == nil {
-		j.sk = &genericSSM
-	}
+	j.sk = b.kern.ssm
 	j.t, j.sx, j.c = t, sx, c
 	j.xm, j.cm, j.tm = mem(sx), mem(c), mem(t)
 	j.sc = &b.scratch
@@ -262,10 +259,6 @@ type ssmKernels struct {
 // state updates and sums in order.
 var genericSSM = ssmKernels{softplus: ssmSoftplusGeneric, scanA: ssmScanAGeneric, scanS: ssmScanSGeneric, scanSTok: ssmScanSTokGeneric}
 
-// ssmTiers holds the SSM_SCAN kernels of the tiers that have their own
-// (ssm_amd64.go); a tier absent here runs genericSSM.
-var ssmTiers = map[*kernelSet]*ssmKernels{}
-
 // ssmSoftplusGeneric is ssmKernels.softplus with softplus.
 func ssmSoftplusGeneric(dst, x []float32) {
 	x = x[:len(dst)]
@@ -457,10 +450,7 @@ func computeSSMScan(b *Backend, t *ops.Tensor) error {
 	if n > int64(int(^uint(0)>>1)) {
 		return fmt.Errorf("%d sequence-head pairs is too many", n)
 	}
-	j.sk = ssmTiers[b.kern]
-	if j.sk == nil {
-		j.sk = &genericSSM
-	}
+	j.sk = b.kern.ssm
 	j.t, j.s, j.x, j.dt, j.A, j.B, j.C = t, s, x, dt, A, B, C
 	j.sm, j.xm, j.dtm, j.am, j.bm, j.cm, j.tm = mem(s), mem(x), mem(dt), mem(A), mem(B), mem(C), mem(t)
 	j.sc = &b.scratch

@@ -29,7 +29,7 @@ func ssmConvGatherAVX2(dst *float32, dstT int, sx *float32, sxS int, c *float32,
 func ssmConv1AVX2(dst, sx, c *float32, nGroups int)
 
 func init() {
-	ssmTiers[avx2Kernels] = &ssmKernels{
+	avx2Kernels.ssm = &ssmKernels{
 		softplus: ssmSoftplusVecAVX2,
 		scanA:    ssmScanAVecAVX2,
 		scanS:    ssmScanSVecAVX2,

@@ -295,8 +295,8 @@ func TestSSMSoftplus(t *testing.T) {
 // at token strides.
 func TestSSMKernelsTwin(t *testing.T) {
 	forEachTier(t, func(t *testing.T, ks *kernelSet) {
-		sk := ssmTiers[ks]
-		if sk == nil {
+		sk := ks.ssm
+		if sk == &genericSSM {
 			t.Skip("tier has no SSM_SCAN kernels of its own")
 		}
 		rng := rand.New(rand.NewPCG(11, 12))
