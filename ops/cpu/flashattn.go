@@ -17,17 +17,42 @@ import (
 // raises M the accumulator and S are rescaled once by exp(M_old - M_new);
 // then the tile's exp(logit - M) (the tier's vector exp) join S and weight
 // the value rows added to the accumulator. Keys
-// whose (slope-scaled) mask is -Inf are skipped without reading K or V.
+// whose (slope-scaled) mask is -Inf are skipped: they never contribute,
+// and without the block kernels below K and V rows are not even read.
 // The optional sink logit joins S (and M) after the keys, and a query row
 // with nothing left (S == 0) yields zeros.
 //
-// A work item is a block of up to faRows query rows sharing a K/V head
-// (consecutive queries of a head, or heads sharing it under GQA); the rows
-// take each K/V tile in turn, so the tile is read from memory once per
-// block. Where the tier has them, f16 keys are scored two per call
-// (dot2F16) and f16/f32 value rows added four per pass (axpy4F16/axpy4);
-// each element sees the same operations in the same order as with one
-// key at a time, so the result does not depend on the grouping.
+// A work item is a block of query rows sharing a K/V head (consecutive
+// queries of a head, or heads sharing it under GQA); the rows take each
+// K/V tile in turn, so the tile is read from memory once per item. Where
+// the tier has them, f16 keys are scored two per call (dot2F16) and
+// f16/f32 value rows added four per pass (axpy4F16/axpy4); each element
+// sees the same operations in the same order as with one key at a time,
+// so the result does not depend on the grouping.
+//
+// With f16 or q8_0 K and V on the AVX2 tier (head sizes a multiple of
+// 8), an item is up to faBlockRows rows taken through each tile in groups
+// of three (tileBlock; two rows left fill a group by repeating the last,
+// one row left goes alone), and prefill becomes two register-tiled
+// products: the scores S = Q K^T, 3 rows x 4 keys per step
+// (faBlockKernels.scores, reading f16 keys directly and summing every dot
+// product in dot2F16's order, so bit for bit as above; for q8_0 keys
+// 3 rows x 2 keys against the q8_0 query rows, each block's integer dot
+// scaled and summed as the q8_0 dot kernel does), and O += P V, 3 rows x
+// 32 value elements held in registers over a run of keys
+// (faBlockKernels.values, the FMAs of axpyF16 in key order; q8_0 value
+// rows are widened once per tile for all the item's rows, to the values
+// axpyQ8_0 adds). A row alone (decode without GQA) takes one-row kernels
+// of the same sums: for f16 keys 3 keys per pass with all four of
+// dot2F16's accumulators in registers (q8_0 keys: 4 keys per pass), and
+// 64 value elements in registers over a run of keys. The mask
+// widening, the logits and their maximum are vector kernels too. A tile masked for every row of the
+// item is skipped whole (causal prefill skips the tiles past the
+// diagonal), and so is a run of four keys masked for every row of a
+// group. Other masked keys may be scored with the rest (their K rows
+// read, their scores dropped), but a value row is added only to the rows
+// that take its key. Rows thus never mix in a masked key, whatever its K
+// or V hold.
 //
 // Unlike ggml, which accumulates f16 V rows in an f16 accumulator, the
 // accumulator is always float32: f16 and quantized V rows are widened
@@ -128,10 +153,30 @@ func computeFlashAttn(b *Backend, t *ops.Tensor) error {
 	if mask != nil {
 		j.maskMem = mem(mask)
 	}
-	// Rows per item: faRows, fewer when that leaves under two items
-	// per thread.
+	j.dot2 = b.kern.vec.dot2F16 != nil && k.Type == quant.F16 && kern.actType == quant.F16
+	// The block kernels score f16 keys as dot2F16 does and q8_0 keys as
+	// the AVX2 tier's q8_0 dot kernel does, and add values as axpyF16 and
+	// axpyQ8_0 do (bit for bit), so they stand in for them wherever they
+	// apply: f16 or q8_0 K and V, head sizes a multiple of 8, and K/V row
+	// strides they can step (not negative; even for f16).
+	j.kq8 = b.kern.fa != nil && k.Type == quant.Q8_0 && kern.actType == quant.Q8_0
+	j.vq8 = v.Type == quant.Q8_0
+	kOK := (j.dot2 && k.Nb[1]%2 == 0 || j.kq8) && k.Nb[1] >= 0
+	vOK := (v.Type == quant.F16 && v.Nb[1]%2 == 0 || j.vq8) && v.Nb[1] >= 0
+	if b.kern.fa != nil && b.kern.vec.dot2F16 != nil && !faNoBlock && kOK && vOK && d%8 == 0 && dv%8 == 0 {
+		j.blk = b.kern.fa
+	}
+	// Rows per item: faRows (faBlockRows with the block kernels), fewer
+	// when that leaves under two items per thread (in multiples of 3 for
+	// the block kernels).
 	j.rowsPer = faRows
-	for j.rowsPer > 1 && faItems(q, k, j.rowsPer) < int64(2*b.pool.threads) {
+	if j.blk != nil {
+		j.rowsPer = faBlockRows
+		for j.rowsPer > 3 && faItems(q, k, j.rowsPer) < int64(2*b.pool.threads) {
+			j.rowsPer = max(3, j.rowsPer/2/3*3)
+		}
+	}
+	for j.blk == nil && j.rowsPer > 1 && faItems(q, k, j.rowsPer) < int64(2*b.pool.threads) {
 		j.rowsPer /= 2
 	}
 	b.pool.run(int(faItems(q, k, j.rowsPer)), 1, j)
@@ -144,8 +189,8 @@ func computeFlashAttn(b *Backend, t *ops.Tensor) error {
 const faTile = 64
 
 // flashAttnJob is one FLASH_ATTN_EXT call, kept in the backend so that a
-// call allocates nothing; an item is up to rowsPer (<= faRows) query rows
-// sharing a K/V head (see faItems).
+// call allocates nothing; an item is up to rowsPer (<= faBlockRows)
+// query rows sharing a K/V head (see faItems).
 type flashAttnJob struct {
 	ks                      *kernelSet
 	kern                    dotKernel
@@ -159,7 +204,72 @@ type flashAttnJob struct {
 	slopes                  []float32
 	qBytes, kBytes, vBytes  int64
 	rowsPer                 int64
+	// dot2: f16 keys are scored with the tier's dot2F16 (against the
+	// widened f16 query row qw).
+	dot2 bool
+	// kq8, vq8: q8_0 keys (with q8_0 query rows) and values for the
+	// block kernels.
+	kq8, vq8 bool
+	// blk, when not nil, takes the rows of an item in groups of three
+	// (and a row alone) through each tile (see tileBlock).
+	blk *faBlockKernels
 }
+
+// faBlockKernels are a tier's kernels for three query rows at a time (or
+// one) against f16 or q8_0 keys and values: the per-element operations
+// are those of the one-row path (dot2F16's or the q8_0 dot kernel's sums,
+// axpyF16's or axpyQ8_0's FMAs), so a row's result does not depend on the
+// block it is in.
+type faBlockKernels struct {
+	// scores sets out[r][j] to the dot product of the float32 query row
+	// q[r] with the f16 key row at k[j*ks:], j < nk (a positive multiple
+	// of 4), each summed as dot2F16 sums it; tmp is faScoresTmp floats of
+	// scratch. The row length is a positive multiple of 8.
+	scores func(q [3][]float32, k []byte, ks, nk int, tmp []float32, out [3][]float32)
+	// values adds, for each of the nk f16 value rows at v[t*vs:] in key
+	// order, p[r][t] times the row to acc[r] (one FMA per element, as
+	// axpyF16), for r < 3. The row length is a positive multiple of 8.
+	values func(acc, p [3][]float32, v []byte, vs, nk int)
+	// scores1 and values1 are scores and values for one row, with nk a
+	// positive multiple of 3 for scores1.
+	scores1 func(q []float32, k []byte, ks, nk int, out []float32)
+	values1 func(acc, p []float32, v []byte, vs, nk int)
+	// scoresQ8 is scores for q8_0 keys against the rows' q8_0 query
+	// rows q[r], whose scales dq[r] holds widened, each repeated 8 times;
+	// the sums are those of the tier's q8_0 dot kernel, and nk is a
+	// positive multiple of 2.
+	scoresQ8 func(q [3][]byte, dq [3][]float32, k []byte, ks, nk int, out [3][]float32)
+	// scores1Q8 is scoresQ8 for one row, nk a positive multiple of 4.
+	scores1Q8 func(q []byte, dq []float32, k []byte, ks, nk int, out []float32)
+	// dequantQ8 widens q8_0 rows as quant.DequantizeRow does (the values
+	// axpyQ8_0 adds); valuesF32 and values1F32 are values and values1 for
+	// float32 value rows (vs counted in floats), so that a q8_0 value
+	// tile widened once adds as axpyQ8_0 adds each row.
+	dequantQ8  func(dst []float32, src []byte)
+	valuesF32  func(acc, p [3][]float32, v []float32, vs, nk int)
+	values1F32 func(acc, p []float32, v []float32, vs, nk int)
+	// maskF16 sets sc[t] to slope times the f16 mask value m[t]
+	// (len(sc) <= 64) and returns the keys whose value is -Inf as bit t,
+	// as maskTile's loop does.
+	maskF16 func(sc []float32, m []uint16, slope float32) uint64
+	// logits replaces each mask value sc[t] that is not -Inf by the
+	// key's logit faLogit(dots[t], scale, 0, sc[t]) and returns the
+	// logits' maximum (-Inf when every key is masked, NaN when a logit
+	// is NaN), as tile's loop forms them without softcap.
+	logits func(sc, dots []float32, scale float32) float32
+}
+
+// faScoresTmp is the scratch (floats) of faBlockKernels.scores: two
+// parked sets of its twelve 8-lane accumulators.
+const faScoresTmp = 2 * 12 * 8
+
+// faNoBlock turns the block kernels off (benchmarks compare both paths).
+var faNoBlock bool
+
+// faBlockRows is the number of query rows of a work item with the block
+// kernels: four groups of three take each K/V tile (16 KiB of f16 keys and
+// as much of values at head size 128) while it is in L1/L2.
+const faBlockRows = 12
 
 // faRows is the number of query rows sharing a K/V head (of the same
 // head, or of heads sharing it under GQA) that a work item takes through
@@ -169,12 +279,13 @@ const faRows = 4
 
 // faRow is the running state of one query row of a work item.
 type faRow struct {
-	iq, h, i3   int64
-	maskOff     int64
-	slope       float32
-	sum, maxS   float32
-	acc, qw, sc []float32
-	qc          []byte
+	iq, h, i3         int64
+	maskOff           int64
+	slope             float32
+	sum, maxS         float32
+	acc, qw, sc, dots []float32
+	dq                []float32 // q8_0 K: the query scales, each 8 times
+	qc                []byte
 }
 
 // faItems returns the number of work items: per batch i3 and K/V head,
@@ -195,19 +306,28 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 	rowsPer := j.rowsPer
 	nBlk := (nRows + rowsPer - 1) / rowsPer
 	vk := &j.ks.vec
-	// Per worker: the f32 query row, a widened V row, and per row of a
-	// block the accumulator, a tile's scores, and the converted query row
+	// Per worker: the f32 query row, a widened V row, the block kernels'
+	// scratch, and per row of an item the accumulator, a tile's scores
+	// and raw dot products (block kernels), and the converted query row
 	// (with, for f16 K with the tier's dot2F16, its widened form qw).
-	per := 2*d + dv + faTile
-	wb := j.sc.worker(w, d+dv+faRows*per, 0, faRows*j.qBytes)
-	qf, vf := wb.f32[:d], wb.f32[d:d+dv]
-	var rows [faRows]faRow
+	// The block kernels widen a q8_0 value tile into vt.
+	nbq := d / 32
+	per := d + dv + 2*faTile + 4 + 8*nbq
+	head := d + dv + faScoresTmp
+	var nvt int64
+	if j.vq8 && j.blk != nil {
+		nvt = faTile * dv
+	}
+	wb := j.sc.worker(w, head+faBlockRows*per, nvt, faBlockRows*j.qBytes)
+	qf, vf, tmp, vt := wb.f32[:d], wb.f32[d:d+dv], wb.f32[d+dv:head], wb.f32b[:nvt]
+	var rows [faBlockRows]faRow
 	for r := range rows {
-		f := wb.f32[d+dv+int64(r)*per : d+dv+int64(r+1)*per]
-		rows[r].acc, rows[r].sc, rows[r].qw = f[:dv], f[dv:dv+faTile], f[dv+faTile:dv+faTile+d]
+		f := wb.f32[head+int64(r)*per : head+int64(r+1)*per]
+		rows[r].acc, rows[r].sc, rows[r].dots = f[:dv], f[dv:dv+faTile], f[dv+faTile:dv+2*faTile+4]
+		rows[r].qw, rows[r].dq = f[dv+2*faTile+4:dv+2*faTile+4+d], f[dv+2*faTile+4+d:per]
 		rows[r].qc = wb.bytes[int64(r)*j.qBytes : int64(r+1)*j.qBytes]
 	}
-	dot2 := vk.dot2F16 != nil && k.Type == quant.F16 && j.kern.actType == quant.F16
+	dot2 := j.dot2
 	for u := int64(lo); u < int64(hi) && !j.errs.failed(w); u++ {
 		blk, ik2, i3 := u%nBlk, u/nBlk%nHeadKV, u/(nBlk*nHeadKV)
 		ik3 := i3 / rk3
@@ -228,6 +348,13 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 			if dot2 {
 				vk.f16ToF32(row.qw, u16s(row.qc, 0, d))
 			}
+			if j.kq8 {
+				for b := range nbq {
+					for l := range int64(8) {
+						row.dq[8*b+l] = halfAt(row.qc, int(b*bytesQ8_0))
+					}
+				}
+			}
 			clear(row.acc)
 			if mask != nil {
 				row.maskOff = at(mask, 0, row.iq, row.h%mask.Ne[2], i3%mask.Ne[3])
@@ -236,10 +363,14 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 			row.sum, row.maxS = 0, float32(math.Inf(-1))
 		}
 		kBase, vBase := at(k, 0, 0, ik2, ik3), at(v, 0, 0, ik2, ik3)
-		// Keys go in tiles of faTile; each row of the block takes the
-		// tile in turn (see tile).
+		// Keys go in tiles of faTile; the rows of the item take the tile
+		// together (tileBlock) or one at a time (tile).
 		for ic0 := int64(0); ic0 < nKV; ic0 += faTile {
 			nt := min(faTile, nKV-ic0)
+			if j.blk != nil {
+				j.tileBlock(rows[:nr], ic0, nt, kBase, vBase, tmp, vt)
+				continue
+			}
 			for g := range nr {
 				if err := j.tile(&rows[g], ic0, nt, kBase, vBase, dot2, vf); err != nil {
 					j.errs.set(w, err)
@@ -275,32 +406,16 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 // scores, one rescale of the accumulator by the tile's new maximum, the
 // exponentials and their sum in one vector pass, then the value rows.
 func (j *flashAttnJob) tile(row *faRow, ic0, nt, kBase, vBase int64, dot2 bool, vf []float32) error {
-	mask, v := j.mask, j.v
+	v := j.v
 	d := j.q.Ne[0]
 	kNb1, vNb1 := j.k.Nb[1], v.Nb[1]
-	scale, softcap, slope := j.scale, j.softcap, row.slope
+	scale, softcap := j.scale, j.softcap
 	vk := &j.ks.vec
 	sc, acc := row.sc[:nt], row.acc
-	var masked uint64 // bit t: key ic0+t is masked out
 	tmx := float32(math.Inf(-1))
-	// The slope-scaled mask values first (sc[t] holds key t's), then the
-	// scores of the unmasked keys: two adjacent ones per dot2F16 call
-	// where the tier has it.
-	for t := range nt {
-		var mv float32
-		if mask != nil {
-			ic := ic0 + t
-			if mask.Type == quant.F16 {
-				mv = slope * halfAt(j.maskMem, int(row.maskOff+2*ic))
-			} else {
-				mv = slope * f32At(j.maskMem, row.maskOff+4*ic)
-			}
-			if math.IsInf(float64(mv), -1) {
-				masked |= 1 << t
-			}
-		}
-		sc[t] = mv
-	}
+	// The slope-scaled mask values first, then the scores of the unmasked
+	// keys: two adjacent ones per dot2F16 call where the tier has it.
+	masked := j.maskTile(row, ic0, nt)
 	for t := int64(0); t < nt; t++ {
 		if masked&(1<<t) != 0 {
 			continue
@@ -320,13 +435,7 @@ func (j *flashAttnJob) tile(row *faRow, ic0, nt, kBase, vBase int64, dot2 bool, 
 	if math.IsInf(float64(tmx), -1) {
 		return nil // every key of the tile is masked
 	}
-	if tmx > row.maxS {
-		ms := expf(row.maxS - tmx)
-		row.maxS = tmx
-		vk.mulTo(acc, acc, ms)
-		row.sum *= ms
-	}
-	row.sum += float32(vk.expSum(sc, row.maxS))
+	j.rescale(row, sc, tmx)
 	for t := int64(0); t < nt; t++ {
 		if masked&(1<<t) != 0 {
 			continue
@@ -346,10 +455,265 @@ func (j *flashAttnJob) tile(row *faRow, ic0, nt, kBase, vBase int64, dot2 bool, 
 	return nil
 }
 
+// maskTile sets row.sc[t] to the slope-scaled mask value of key ic0+t
+// (0 without a mask) for t < nt and returns the keys masked out (-Inf)
+// as bit t.
+func (j *flashAttnJob) maskTile(row *faRow, ic0, nt int64) uint64 {
+	mask, sc, slope := j.mask, row.sc[:nt], row.slope
+	if mask == nil {
+		clear(sc)
+		return 0
+	}
+	if j.blk != nil && mask.Type == quant.F16 {
+		return j.blk.maskF16(sc, u16s(j.maskMem, row.maskOff+2*ic0, nt), slope)
+	}
+	var masked uint64
+	for t := range nt {
+		var mv float32
+		ic := ic0 + t
+		if mask.Type == quant.F16 {
+			mv = slope * halfAt(j.maskMem, int(row.maskOff+2*ic))
+		} else {
+			mv = slope * f32At(j.maskMem, row.maskOff+4*ic)
+		}
+		if math.IsInf(float64(mv), -1) {
+			masked |= 1 << t
+		}
+		sc[t] = mv
+	}
+	return masked
+}
+
+// rescale takes a tile's logits sc (of maximum tmx, not -Inf) into row's
+// running state: when tmx raises the maximum, the accumulator and the sum
+// are rescaled once by exp(M_old - M_new); then sc becomes the keys'
+// exp(logit - M), whose sum joins row.sum.
+func (j *flashAttnJob) rescale(row *faRow, sc []float32, tmx float32) {
+	vk := &j.ks.vec
+	if tmx > row.maxS {
+		ms := expf(row.maxS - tmx)
+		row.maxS = tmx
+		vk.mulTo(row.acc, row.acc, ms)
+		row.sum *= ms
+	}
+	row.sum += float32(vk.expSum(sc, row.maxS))
+}
+
+// tileBlock takes the rows of an item through the nt keys from ic0 as
+// tile takes each, with the same operations per element. The rows go in
+// groups of three (the last row repeated to fill the last group, where
+// two rows are left; one row left goes alone): the block kernels score a
+// group of keys at a time (4 f16 or 2 q8_0 keys for three rows, 3 f16 or
+// 4 q8_0 keys for one row), a run of such key groups per call, and add
+// each run of keys that all rows of the group take with the accumulators
+// in registers. tmp is faScoresTmp floats; vt holds the tile's q8_0
+// value rows widened (faTile*dv floats, q8_0 V only).
+//
+// A key masked for some rows of a group is scored for all three (its
+// score is then dropped) but added to the accumulators only of the rows
+// that take it, by axpyF16, so no row adds a key it does not take and
+// the keys reach each accumulator in order. Key groups masked for every
+// row are neither scored nor read, and a tile masked for every row of
+// the item is skipped whole (causal prefill).
+func (j *flashAttnJob) tileBlock(rows []faRow, ic0, nt, kBase, vBase int64, tmp, vt []float32) {
+	dv := j.v.Ne[0]
+	kNb1, vNb1 := j.k.Nb[1], j.v.Nb[1]
+	scale, softcap := j.scale, j.softcap
+	vk := &j.ks.vec
+	full := uint64(1)<<nt - 1 // all ones for nt == 64
+	// skip[g]: the keys row g does not take (masked, or the whole tile
+	// when its logits are all -Inf).
+	var skip [faBlockRows]uint64
+	every := full
+	for g := range rows {
+		skip[g] = j.maskTile(&rows[g], ic0, nt)
+		every &= skip[g]
+	}
+	if every == full {
+		return
+	}
+	// Group g0/3 is rows g0, g0+1, g0+2, the last row repeated past the
+	// end: a repeated row gets the same values twice over in the same
+	// place (the kernels compute each row on its own). A last group of
+	// one row takes the one-row kernels instead.
+	group := func(g0 int) [3]int {
+		n := len(rows) - 1
+		return [3]int{g0, min(g0+1, n), min(g0+2, n)}
+	}
+	for g0 := 0; g0 < len(rows); g0 += 3 {
+		if g0 == len(rows)-1 {
+			row := &rows[g0]
+			if j.kq8 {
+				faScoreRuns(full&^skip[g0], nt, 4, kNb1, func(t0, ks, nk int64) {
+					j.blk.scores1Q8(row.qc, row.dq, j.kMem[kBase+(ic0+t0)*kNb1:], int(ks), int(nk), row.dots[t0:])
+				})
+				continue
+			}
+			faScoreRuns(full&^skip[g0], nt, 3, kNb1, func(t0, ks, nk int64) {
+				j.blk.scores1(row.qw, j.kMem[kBase+(ic0+t0)*kNb1:], int(ks), int(nk), row.dots[t0:])
+			})
+			continue
+		}
+		m := group(g0)
+		live := full &^ (skip[m[0]] & skip[m[1]] & skip[m[2]])
+		out := func(t0 int64) [3][]float32 {
+			return [3][]float32{rows[m[0]].dots[t0:], rows[m[1]].dots[t0:], rows[m[2]].dots[t0:]}
+		}
+		if j.kq8 {
+			q := [3][]byte{rows[m[0]].qc, rows[m[1]].qc, rows[m[2]].qc}
+			dq := [3][]float32{rows[m[0]].dq, rows[m[1]].dq, rows[m[2]].dq}
+			faScoreRuns(live, nt, 2, kNb1, func(t0, ks, nk int64) {
+				j.blk.scoresQ8(q, dq, j.kMem[kBase+(ic0+t0)*kNb1:], int(ks), int(nk), out(t0))
+			})
+			continue
+		}
+		q := [3][]float32{rows[m[0]].qw, rows[m[1]].qw, rows[m[2]].qw}
+		faScoreRuns(live, nt, 4, kNb1, func(t0, ks, nk int64) {
+			j.blk.scores(q, j.kMem[kBase+(ic0+t0)*kNb1:], int(ks), int(nk), tmp, out(t0))
+		})
+	}
+	for g := range rows {
+		row := &rows[g]
+		if skip[g] == full {
+			continue
+		}
+		sc, dots := row.sc[:nt], row.dots[:nt]
+		tmx := float32(math.Inf(-1))
+		if softcap == 0 {
+			tmx = j.blk.logits(sc, dots, scale)
+		} else {
+			for t := range nt {
+				if skip[g]&(1<<t) == 0 {
+					sc[t] = faLogit(dots[t], scale, softcap, sc[t])
+					tmx = max(tmx, sc[t])
+				}
+			}
+		}
+		if math.IsInf(float64(tmx), -1) {
+			skip[g] = full
+			continue
+		}
+		j.rescale(row, sc, tmx)
+	}
+	// q8_0 values: the rows of the keys some row takes, widened once into
+	// vt (row t at vt[t*dv:]) for all groups.
+	if j.vq8 {
+		every = full
+		for g := range rows {
+			every &= skip[g]
+		}
+		for t := range nt {
+			if every>>t&1 == 0 {
+				vo := vBase + (ic0+t)*vNb1
+				j.blk.dequantQ8(vt[t*dv:(t+1)*dv], j.vMem[vo:vo+j.vBytes])
+			}
+		}
+	}
+	// addRun adds the values of keys t..u-1 to the rows of a group (or to
+	// one row, with the one-row kernels).
+	addRun := func(acc, p [3][]float32, one bool, t, u int64) {
+		switch {
+		case j.vq8 && one:
+			j.blk.values1F32(acc[0], p[0], vt[t*dv:], int(dv), int(u-t))
+		case j.vq8:
+			j.blk.valuesF32(acc, p, vt[t*dv:], int(dv), int(u-t))
+		case one:
+			j.blk.values1(acc[0], p[0], j.vMem[vBase+(ic0+t)*vNb1:], int(vNb1), int(u-t))
+		default:
+			j.blk.values(acc, p, j.vMem[vBase+(ic0+t)*vNb1:], int(vNb1), int(u-t))
+		}
+	}
+	for g0 := 0; g0 < len(rows); g0 += 3 {
+		if g0 == len(rows)-1 {
+			row, s := &rows[g0], skip[g0]
+			for t := int64(0); t < nt; {
+				if s>>t&1 != 0 {
+					t++
+					continue
+				}
+				u := t + 1
+				for u < nt && s>>u&1 == 0 {
+					u++
+				}
+				addRun([3][]float32{row.acc}, [3][]float32{row.sc[t:u]}, true, t, u)
+				t = u
+			}
+			continue
+		}
+		m := group(g0)
+		s0, s1, s2 := skip[m[0]], skip[m[1]], skip[m[2]]
+		some, all := s0|s1|s2, s0&s1&s2
+		acc := [3][]float32{rows[m[0]].acc, rows[m[1]].acc, rows[m[2]].acc}
+		for t := int64(0); t < nt; {
+			switch {
+			case all>>t&1 != 0:
+				t++
+			case some>>t&1 != 0:
+				for i, s := range [3]uint64{s0, s1, s2} {
+					if s>>t&1 != 0 || g0+i >= len(rows) {
+						continue
+					}
+					if j.vq8 {
+						vk.axpy(acc[i], vt[t*dv:(t+1)*dv], rows[m[i]].sc[t])
+					} else {
+						vk.axpyF16(acc[i], u16s(j.vMem, vBase+(ic0+t)*vNb1, dv), rows[m[i]].sc[t])
+					}
+				}
+				t++
+			default:
+				u := t + 1
+				for u < nt && some>>u&1 == 0 {
+					u++
+				}
+				addRun(acc, [3][]float32{rows[m[0]].sc[t:u], rows[m[1]].sc[t:u], rows[m[2]].sc[t:u]}, false, t, u)
+				t = u
+			}
+		}
+	}
+}
+
+// faScoreRuns hands the keys of a tile of nt keys that live marks (bit t
+// for key t) to score(t0, ks, nk) in groups of w keys: one call per run
+// of groups with a live key (ks the key stride); a last group of fewer
+// than w keys goes as the w keys ending the tile or, in a tile of under
+// w keys, key by key, each w times over (ks 0). score may be handed keys
+// that are not live; their scores are dropped.
+func faScoreRuns(live uint64, nt, w, ks int64, score func(t0, ks, nk int64)) {
+	if live == 0 {
+		return
+	}
+	nw := nt - nt%w
+	grp := uint64(1)<<w - 1
+	for t0 := int64(0); t0 < nw; {
+		if live>>t0&grp == 0 {
+			t0 += w
+			continue
+		}
+		u := t0 + w
+		for u < nw && live>>u&grp != 0 {
+			u += w
+		}
+		score(t0, ks, u-t0)
+		t0 = u
+	}
+	switch {
+	case nw == nt || live>>nw == 0:
+	case nt >= w:
+		score(nt-w, ks, w)
+	default:
+		for t := range nt {
+			score(t, 0, w)
+		}
+	}
+}
+
 // faLogit returns the logit of a key whose dot product with the query is
 // dot and whose slope-scaled mask value is mv.
+//
+// The product is rounded on its own (no fused multiply-add), as the
+// block kernels' vector form of it rounds it.
 func faLogit(dot, scale, softcap, mv float32) float32 {
-	s := dot * scale
+	s := float32(dot * scale)
 	if softcap != 0 {
 		s = softcap * float32(math.Tanh(float64(s)))
 	}

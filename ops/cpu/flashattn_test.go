@@ -24,6 +24,7 @@ type faCase struct {
 	sinks          bool
 	params         ops.FlashAttnParams
 	permQ          bool         // q is a permuted view
+	causal         bool         // mask key ik for query iq when ik > iq + nKV - nQ (instead of scattered keys)
 	kvTypes        []quant.Type // K types to run; nil for all
 }
 
@@ -93,7 +94,7 @@ func TestFlashAttnExt(t *testing.T) {
 }
 
 // faBuild allocates and fills the operands of case c and returns the node.
-func faBuild(t *testing.T, b *Backend, rng *rand.Rand, c faCase, kt, vt quant.Type) *ops.Tensor {
+func faBuild(t testing.TB, b *Backend, rng *rand.Rand, c faCase, kt, vt quant.Type) *ops.Tensor {
 	t.Helper()
 	var q *ops.Tensor
 	if c.permQ {
@@ -123,6 +124,12 @@ func faBuild(t *testing.T, b *Backend, rng *rand.Rand, c faCase, kt, vt quant.Ty
 			switch {
 			case iq == c.maskedQuery:
 				vals[i] = float32(math.Inf(-1))
+			case c.causal:
+				if ik > iq+c.nKV-c.nQ {
+					vals[i] = float32(math.Inf(-1))
+				} else {
+					vals[i] = -2 * rng.Float32()
+				}
 			case (ik+iq)%5 == 0:
 				vals[i] = float32(math.Inf(-1)) // scattered masked keys
 			default:

@@ -43,6 +43,9 @@ type kernelSet struct {
 	// ropeKernels, ssmKernels).
 	rope *ropeKernels
 	ssm  *ssmKernels
+	// fa is FLASH_ATTN_EXT's block kernels (nil: the row path only);
+	// its q8_0 scores reproduce this set's q8_0 dot kernel.
+	fa *faBlockKernels
 }
 
 // A gemvFunc sets out[r] to the dot product of nb blocks of weight row
@@ -80,6 +83,7 @@ func (ks *kernelSet) extend(name string) *kernelSet {
 		deq:  maps.Clone(ks.deq),
 		rope: ks.rope,
 		ssm:  ks.ssm,
+		fa:   ks.fa,
 	}
 }
 
