@@ -37,15 +37,6 @@ type vecKernels struct {
 	// when q holds widened binary16 values (FLASH_ATTN_EXT's scores, two
 	// keys per call sharing the query loads).
 	dot2F16 func(k0, k1 []uint16, q []float32) (float32, float32)
-	// ropeNeoX and ropeNorm rotate pairs for ROPE (see
-	// ropeNeoXGeneric).
-	ropeNeoX func(o0, o1, x0, x1, cos, sin []float32)
-	ropeNorm func(out, x, cc, ss []float32)
-	// expScale sets dst = exp(a*s) (SSM_SCAN's dA; a*s <= 0 there).
-	expScale func(dst, a []float32, s float32)
-	// ssmRow updates one SSM_SCAN state row, row = row*dA + b*xdt, and
-	// returns the sum of row*c.
-	ssmRow func(row, dA, b, c []float32, xdt float32) float32
 	// f16ToF32 widens binary16 values (SOFT_MAX's f16 mask rows).
 	f16ToF32 func(dst []float32, src []uint16)
 }
@@ -63,10 +54,6 @@ var genericVec = vecKernels{
 	axpy4F16: axpy4F16Generic,
 	axpyQ8_0: axpyQ8_0Generic,
 
-	ropeNeoX: ropeNeoXGeneric,
-	ropeNorm: ropeNormGeneric,
-	expScale: expScaleGeneric,
-	ssmRow:   ssmRowGeneric,
 	f16ToF32: f16ToF32Generic,
 }
 
@@ -224,25 +211,6 @@ func ropeNormGeneric(out, x, cc, ss []float32) {
 		out[i] = float32(a*cc[i]) + float32(b*ss[i])
 		out[i+1] = float32(b*cc[i+1]) + float32(a*ss[i+1])
 	}
-}
-
-func expScaleGeneric(dst, a []float32, s float32) {
-	a = a[:len(dst)]
-	for i, v := range a {
-		dst[i] = float32(math.Exp(float64(s * v)))
-	}
-}
-
-func ssmRowGeneric(row, dA, b, c []float32, xdt float32) float32 {
-	n := len(row)
-	dA, b, c = dA[:n], b[:n], c[:n]
-	var sum float32
-	for i, prev := range row {
-		v := prev*dA[i] + b[i]*xdt
-		sum += v * c[i]
-		row[i] = v
-	}
-	return sum
 }
 
 func f16ToF32Generic(dst []float32, src []uint16) {

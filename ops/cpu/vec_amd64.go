@@ -39,18 +39,6 @@ func axpyQ8_0AVX2(acc *float32, x *byte, nb int, s float32)
 func dot2F16AVX2(k0, k1 *uint16, q *float32, n int) (s0, s1 float32)
 
 //go:noescape
-func ropeNeoXAVX2(o0, o1, x0, x1, cos, sin *float32, n int)
-
-//go:noescape
-func ropeNormAVX2(out, x, cc, ss *float32, n int)
-
-//go:noescape
-func expScaleAVX2(dst, a *float32, n int, s float32)
-
-//go:noescape
-func ssmRowAVX2(row, dA, b, c *float32, n int, xdt float32) float32
-
-//go:noescape
 func f16ToF32AVX2(dst *float32, src *uint16, n int)
 
 // avx2Vec is the AVX2 tier's row kernels.
@@ -67,10 +55,6 @@ var avx2Vec = vecKernels{
 	axpyQ8_0: axpyQ8_0VecAVX2,
 	dot2F16:  dot2F16VecAVX2,
 
-	ropeNeoX: ropeNeoXVecAVX2,
-	ropeNorm: ropeNormVecAVX2,
-	expScale: expScaleVecAVX2,
-	ssmRow:   ssmRowVecAVX2,
 	f16ToF32: f16ToF32VecAVX2,
 }
 
@@ -222,57 +206,6 @@ func dot2F16VecAVX2(k0, k1 []uint16, q []float32) (float32, float32) {
 		s1 = fma32(halfTable[k1[i]], q[i], s1)
 	}
 	return h0 + s0, h1 + s1
-}
-
-// ropeNeoXVecAVX2 is ropeNeoX (twin: ropeNeoXGeneric).
-func ropeNeoXVecAVX2(o0, o1, x0, x1, cos, sin []float32) {
-	n := len(o0)
-	o1, x0, x1, cos, sin = o1[:n], x0[:n], x1[:n], cos[:n], sin[:n]
-	n8 := n &^ 7
-	if n8 > 0 {
-		ropeNeoXAVX2(&o0[0], &o1[0], &x0[0], &x1[0], &cos[0], &sin[0], n8)
-	}
-	ropeNeoXGeneric(o0[n8:], o1[n8:], x0[n8:], x1[n8:], cos[n8:], sin[n8:])
-}
-
-// ropeNormVecAVX2 is ropeNorm (twin: ropeNormGeneric).
-func ropeNormVecAVX2(out, x, cc, ss []float32) {
-	n := len(out) &^ 1
-	x, cc, ss = x[:n], cc[:n], ss[:n]
-	n8 := n &^ 7
-	if n8 > 0 {
-		ropeNormAVX2(&out[0], &x[0], &cc[0], &ss[0], n8)
-	}
-	ropeNormGeneric(out[n8:n], x[n8:], cc[n8:], ss[n8:])
-}
-
-// expScaleVecAVX2 is expScale (twin: expScaleTwin).
-func expScaleVecAVX2(dst, a []float32, s float32) {
-	a = a[:len(dst)]
-	n8 := len(dst) &^ 7
-	if n8 > 0 {
-		expScaleAVX2(&dst[0], &a[0], n8, s)
-	}
-	for i := n8; i < len(dst); i++ {
-		dst[i] = expTwin(float32(a[i] * s))
-	}
-}
-
-// ssmRowVecAVX2 is ssmRow (twin: ssmRowTwin).
-func ssmRowVecAVX2(row, dA, b, c []float32, xdt float32) float32 {
-	n := len(row)
-	dA, b, c = dA[:n], b[:n], c[:n]
-	n8 := n &^ 7
-	var sum float32
-	if n8 > 0 {
-		sum = ssmRowAVX2(&row[0], &dA[0], &b[0], &c[0], n8, xdt)
-	}
-	for i := n8; i < n; i++ {
-		v := float32(row[i]*dA[i]) + float32(b[i]*xdt)
-		row[i] = v
-		sum = fma32(v, c[i], sum)
-	}
-	return sum
 }
 
 // f16ToF32VecAVX2 is f16ToF32 (twin: f16ToF32Generic; the conversion is

@@ -12,7 +12,7 @@ import (
 )
 
 // vecKinds names the row kernels checkVecTwin compares with their twins.
-var vecKinds = []string{"expSum", "smPrepMask", "smPrep", "mulTo", "sumSq", "axpy", "axpyF16", "axpy4", "axpy4F16", "axpyQ8_0", "dot2F16", "ropeNeoX", "ropeNorm", "expScale", "ssmRow", "f16ToF32"}
+var vecKinds = []string{"expSum", "smPrepMask", "smPrep", "mulTo", "sumSq", "axpy", "axpyF16", "axpy4", "axpy4F16", "axpyQ8_0", "dot2F16", "f16ToF32"}
 
 func sameFloat64(a, b float64) bool {
 	return math.Float64bits(a) == math.Float64bits(b) || a != a && b != b
@@ -154,41 +154,6 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 		avx2Vec.f16ToF32(gb, h)
 		f16ToF32Generic(wb, h)
 		sameFloats(t, name, gb, wb)
-	case "expScale":
-		// Scaled so that most products stay in exp's range.
-		s := s1 / 64
-		avx2Vec.expScale(gb, a, s)
-		expScaleTwin(wb, a, s)
-		sameFloats(t, name, gb, wb)
-	case "ssmRow":
-		dA := append(a[n/2:n:n], a[:n/2]...)
-		c := append(b[n/3:n:n], b[:n/3]...)
-		g, w := avx2Vec.ssmRow(gb, dA, a, c, s1), ssmRowTwin(wb, dA, a, c, s1)
-		sameFloats(t, name, gb, wb)
-		if !sameFloat(g, w) {
-			t.Fatalf("%s n=%d: sum asm %g, twin %g", name, n, g, w)
-		}
-	case "ropeNeoX", "ropeNorm":
-		// Angles from b (cos = b, sin = b rotated), in place and not.
-		cos := b
-		sin := append(append([]float32(nil), b[n/2:]...), b[:n/2]...)
-		half := n / 2
-		for _, inPlace := range []bool{false, true} {
-			g := make([]float32, n)
-			w := make([]float32, n)
-			gx, wx := append([]float32(nil), a...), append([]float32(nil), a...)
-			if inPlace {
-				g, w = gx, wx
-			}
-			if name == "ropeNeoX" {
-				avx2Vec.ropeNeoX(g[:half], g[half:2*half], gx[:half], gx[half:2*half], cos, sin)
-				ropeNeoXGeneric(w[:half], w[half:2*half], wx[:half], wx[half:2*half], cos, sin)
-			} else {
-				avx2Vec.ropeNorm(g, gx, cos, sin)
-				ropeNormGeneric(w, wx, cos, sin)
-			}
-			sameFloats(t, name, g, w)
-		}
 	}
 }
 

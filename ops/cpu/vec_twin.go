@@ -174,31 +174,3 @@ func dot2F16Twin(k0, k1 []uint16, q []float32) (float32, float32) {
 	return dotFloatTwin(n, func(i int) float32 { return halfTable[k0[i]] }, qf),
 		dotFloatTwin(n, func(i int) float32 { return halfTable[k1[i]] }, qf)
 }
-
-// expScaleTwin is the twin of expScaleVecAVX2.
-func expScaleTwin(dst, a []float32, s float32) {
-	a = a[:len(dst)]
-	for i, v := range a {
-		dst[i] = expTwin(float32(v * s))
-	}
-}
-
-// ssmRowTwin is the twin of ssmRowVecAVX2: eight FMA lanes over runs of
-// 8, reduced by hsum8, then the tail by a scalar FMA chain.
-func ssmRowTwin(row, dA, b, c []float32, xdt float32) float32 {
-	n := len(row)
-	var acc [8]float32
-	n8 := n &^ 7
-	for i := range n {
-		v := float32(float32(row[i]*dA[i]) + float32(b[i]*xdt))
-		row[i] = v
-		if i < n8 {
-			acc[i%8] = fma32(v, c[i], acc[i%8])
-		}
-	}
-	sum := hsum8(&acc)
-	for i := n8; i < n; i++ {
-		sum = fma32(row[i], c[i], sum)
-	}
-	return sum
-}
