@@ -120,8 +120,9 @@ func gemvQ8_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]floa
 
 // registerAVX2Gemv installs the four-row kernels in ks.
 func registerAVX2Gemv(ks *kernelSet) {
-	ks.gemv[quant.Q4_0] = gemvLegacy(gemvQ4_0x4AVX2, bytesQ4_0)
-	ks.gemv[quant.Q8_0] = gemvLegacy(gemvQ8_0x4AVX2, bytesQ8_0)
+	ks.gemv[quant.Q4_0] = gemvLegacy(gemv2Q4_0x4AVX2, bytesQ4_0)
+	ks.gemv[quant.Q8_0] = gemvLegacy(gemv2Q8_0x4AVX2, bytesQ8_0)
+	ks.gemv[quant.Q5_0] = gemvLegacy(gemv2Q5_0x4AVX2, bytesQ5_0)
 	registerAVX2GemvMore(ks)
 }
 
@@ -215,14 +216,11 @@ func gemmQ3_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
 // rows carry their own scales (q8_K) or none (f16), and the tiled
 // kernels added with them.
 func registerAVX2GemvMore(ks *kernelSet) {
-	// The q5_K and q6_K four-row kernels are not installed: inside
-	// MUL_MAT at n = 1 they measured slower than the dot product on the
-	// development machine (AMD EPYC, 2 cores), though faster on rows in
-	// L1 (BenchmarkGemv).
+	// All are installed: with next-step prefetch (gemv2_amd64.s) the
+	// q5_K and q6_K four-row kernels beat the dot product inside MUL_MAT
+	// too, not only on rows in L1 (BenchmarkGemv2MulMat).
 	for t, f := range avx2GemvUnscaled {
-		if t != quant.Q5_K && t != quant.Q6_K {
-			ks.gemv[t] = f
-		}
+		ks.gemv[t] = f
 	}
 	ks.gemm[quant.Q5_0] = withQTile(&gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ5_0x4AVX2, bytesQ5_0)}, quant.Q5_0)
 	ks.gemm[quant.Q5_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ5_Kx4AVX2, int(quant.Q5_K.TypeSize()))}
@@ -232,13 +230,20 @@ func registerAVX2GemvMore(ks *kernelSet) {
 	ks.gemm[quant.Q5_1] = withQTile(&gemmKernel{kind: gemmQ81Quad, quad: quadLegacy1(gemmQ5_1x4AVX2, bytesQ5_1)}, quant.Q5_1)
 }
 
-// avx2GemvUnscaled holds the four-row kernels without widened scales,
-// installed or not (the tests run them all).
+// avx2GemvUnscaled holds the four-row kernels without widened scales
+// (q8_1 and q8_K activation rows, or float rows); registerAVX2GemvMore
+// installs them all.
 var avx2GemvUnscaled = map[quant.Type]gemvFunc{
-	quant.Q4_K: gemvUnscaled(gemvQ4_Kx4AVX2, bytesQ4_K, bytesQ8_K),
-	quant.Q5_K: gemvUnscaled(gemvQ5_Kx4AVX2, int(quant.Q5_K.TypeSize()), bytesQ8_K),
-	quant.Q6_K: gemvUnscaled(gemvQ6_Kx4AVX2, bytesQ6_K, bytesQ8_K),
-	quant.F16:  gemvUnscaled(gemvF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run),
+	quant.Q4_K: gemvUnscaled(gemv2Q4_Kx4AVX2, bytesQ4_K, bytesQ8_K),
+	quant.Q5_K: gemvUnscaled(gemv2Q5_Kx4AVX2, int(quant.Q5_K.TypeSize()), bytesQ8_K),
+	quant.Q6_K: gemvUnscaled(gemv2Q6_Kx4AVX2, bytesQ6_K, bytesQ8_K),
+	quant.F16:  gemvUnscaled(gemv2F16x4AVX2, 2*gemvF16Run, 2*gemvF16Run),
+	quant.Q2_K: gemvUnscaled(gemv2Q2_Kx4AVX2, int(quant.Q2_K.TypeSize()), bytesQ8_K),
+	quant.Q3_K: gemvUnscaled(gemv2Q3_Kx4AVX2, int(quant.Q3_K.TypeSize()), bytesQ8_K),
+	quant.Q4_1: gemvUnscaled(gemv2Q4_1x4AVX2, bytesQ4_1, bytesQ8_1),
+	quant.Q5_1: gemvUnscaled(gemv2Q5_1x4AVX2, bytesQ5_1, bytesQ8_1),
+	quant.F32:  gemvUnscaled(gemv2F32x4AVX2, 4*gemvF16Run, 4*gemvF16Run),
+	quant.BF16: gemvUnscaled(gemv2BF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run),
 }
 
 // gemvUnscaled wraps a four-row kernel that takes no widened scales, with

@@ -189,15 +189,19 @@ func (j *mulMatJob) gemvRange(w int, i0, i1, c0, c1, i2, i3 int64) int64 {
 	}
 	out := &j.wout[w]
 	ldx := j.a.Nb[1]
-	for c := c0; c < c1; c++ {
-		y := j.acts.row(c, i2, i3)
-		var dy []float32
-		if j.dy != nil {
-			dy = j.dy[(c+j.n*(i2+j.b2*i3))*j.nb:][:j.nb]
-		}
-		for i := i0; i < r4; i += 4 {
-			off := at(j.a, 0, i, i2/j.r2, i3/j.r3)
-			j.gemv(int(j.nb), j.aMem[off:off+3*ldx+j.aRow], int(ldx), y, dy, out)
+	// Rows outer, activation rows inner: with n = 2 or 3 the four weight
+	// rows (a few KB) are still in L1 when the next activation row meets
+	// them; the other order walked the whole tile (tens of KB, from L2)
+	// once per activation row.
+	for i := i0; i < r4; i += 4 {
+		off := at(j.a, 0, i, i2/j.r2, i3/j.r3)
+		x := j.aMem[off : off+3*ldx+j.aRow]
+		for c := c0; c < c1; c++ {
+			var dy []float32
+			if j.dy != nil {
+				dy = j.dy[(c+j.n*(i2+j.b2*i3))*j.nb:][:j.nb]
+			}
+			j.gemv(int(j.nb), x, int(ldx), j.acts.row(c, i2, i3), dy, out)
 			for r := range int64(4) {
 				j.out[i+r+j.m*(c+j.n*(i2+j.b2*i3))] = out[r]
 			}
@@ -208,12 +212,13 @@ func (j *mulMatJob) gemvRange(w int, i0, i1, c0, c1, i2, i3 int64) int64 {
 
 // gemvRun returns the elements per block of a four-row kernel for weight
 // type t (the nb it takes counts these), or 0 for types without one: the
-// block of the q8_0 or q8_K activation rows, or gemvF16Run for f16.
+// block of the q8_0, q8_1 or q8_K activation rows, or gemvF16Run for the
+// float types.
 func gemvRun(t quant.Type) int64 {
 	switch {
-	case t == quant.F16:
+	case t == quant.F16, t == quant.BF16, t == quant.F32:
 		return gemvF16Run
-	case t.VecDotType() == quant.Q8_0:
+	case t.VecDotType() == quant.Q8_0, t.VecDotType() == quant.Q8_1:
 		return quant.QK
 	case t.VecDotType() == quant.Q8_K:
 		return quant.QKK

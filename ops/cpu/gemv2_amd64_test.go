@@ -1,0 +1,586 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// gemv2Legacy lists the second-generation four-row kernels of the q8_0
+// family with their twins and the first-generation kernels they replace
+// (nil: none, MUL_MAT used the dot product).
+var gemv2Legacy = []struct {
+	wt       quant.Type
+	xs       int
+	new, old func(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
+	twin     vecDotFunc
+}{
+	{quant.Q4_0, bytesQ4_0, gemv2Q4_0x4AVX2, gemvQ4_0x4AVX2, gemvQ4_0Twin},
+	{quant.Q8_0, bytesQ8_0, gemv2Q8_0x4AVX2, gemvQ8_0x4AVX2, gemvQ8_0Twin},
+	{quant.Q5_0, bytesQ5_0, gemv2Q5_0x4AVX2, nil, gemv2Q5_0Twin},
+}
+
+// TestGemv2LegacyTwins checks the second-generation q4_0, q8_0 and q5_0
+// four-row kernels row by row against their twins and the kernels they
+// replace (where there is one), bit for bit, over random lengths, row
+// strides, offsets and bytes (any code, -128 included; NaN, Inf and
+// denormal scales).
+func TestGemv2LegacyTwins(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, c := range gemv2Legacy {
+		gnew, gold := gemvLegacy(c.new, c.xs), gemvLegacy(c.new, c.xs)
+		if c.old != nil {
+			gold = gemvLegacy(c.old, c.xs)
+		}
+		for trial := range 300 {
+			nb := rng.IntN(24)
+			n := nb * quant.QK
+			rowBytes := mustRowSize(t, c.wt, n)
+			ldx := int(rowBytes) + rng.IntN(40)
+			var x []byte
+			if trial%2 == 0 {
+				x = simdRow(rng, quant.I8, 3*ldx+int(rowBytes), rng.IntN(64), 0)
+			} else {
+				x = gemvRows(rng, c.wt, nb, ldx, rng.IntN(64), 0.05, nil)
+			}
+			y := simdRow(rng, quant.Q8_0, n, rng.IntN(64), []float64{0, 0.05}[trial%2])
+			dy := make([]float32, nb)
+			for ib := range dy {
+				dy[ib] = halfAt(y, ib*bytesQ8_0)
+			}
+			var got, old [4]float32
+			gnew(nb, x, ldx, y, dy, &got)
+			gold(nb, x, ldx, y, dy, &old)
+			for r := range 4 {
+				want := c.twin(n, x[r*ldx:], y)
+				if !sameFloat(got[r], want) || !sameFloat(got[r], old[r]) {
+					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), twin %g (%#x), old %g", c.wt, nb, ldx, r,
+						got[r], math.Float32bits(got[r]), want, math.Float32bits(want), old[r])
+				}
+			}
+		}
+	}
+}
+
+// FuzzGemv2Legacy is the fuzzing form of TestGemv2LegacyTwins: the fuzzer
+// picks the kernel, the length, the row gap, the offsets and the bytes.
+func FuzzGemv2Legacy(f *testing.F) {
+	if !hasAVX2() {
+		f.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	f.Add(uint8(2), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
+	f.Add(uint8(0), uint8(9), uint8(0), uint8(0), uint8(0), []byte{1})
+	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
+		c := gemv2Legacy[int(kind)%len(gemv2Legacy)]
+		nb := int(blocks) % 40
+		n := nb * quant.QK
+		rowBytes, _ := c.wt.RowSize(int64(n))
+		ldx := int(rowBytes) + int(gap)
+		var xd []byte
+		if len(data) > 0 {
+			xd = data
+		}
+		x := gemvRows(rand.New(rand.NewPCG(uint64(len(data)), 7)), c.wt, nb, ldx, int(xoff%64), 0, xd)
+		y := fillRow(quant.Q8_0, n, int(yoff%64), data[len(data)/2:])
+		dy := make([]float32, nb)
+		for ib := range dy {
+			dy[ib] = halfAt(y, ib*bytesQ8_0)
+		}
+		var out [4]float32
+		gemvLegacy(c.new, c.xs)(nb, x, ldx, y, dy, &out)
+		for r := range 4 {
+			if want := c.twin(n, x[r*ldx:], y); !sameFloat(out[r], want) {
+				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
+			}
+		}
+	})
+}
+
+// gemv2KFunc wraps a K-format four-row kernel of weight type wt.
+func gemv2KFunc(f func(x *byte, ldx int, y *byte, nb int, out *[4]float32), wt quant.Type) gemvFunc {
+	return gemvUnscaled(f, int(wt.TypeSize()), bytesQ8_K)
+}
+
+// gemv2K lists the second-generation K-format four-row kernels, wrapped
+// as gemvFuncs, with the first-generation ones they replace (nil: none,
+// MUL_MAT used the dot product).
+var gemv2K = []struct {
+	wt       quant.Type
+	new, old gemvFunc
+}{
+	{quant.Q2_K, gemv2KFunc(gemv2Q2_Kx4AVX2, quant.Q2_K), nil},
+	{quant.Q3_K, gemv2KFunc(gemv2Q3_Kx4AVX2, quant.Q3_K), nil},
+	{quant.Q4_K, gemv2KFunc(gemv2Q4_Kx4AVX2, quant.Q4_K), gemv2KFunc(gemvQ4_Kx4AVX2, quant.Q4_K)},
+	{quant.Q5_K, gemv2KFunc(gemv2Q5_Kx4AVX2, quant.Q5_K), gemv2KFunc(gemvQ5_Kx4AVX2, quant.Q5_K)},
+	{quant.Q6_K, gemv2KFunc(gemv2Q6_Kx4AVX2, quant.Q6_K), gemv2KFunc(gemvQ6_Kx4AVX2, quant.Q6_K)},
+}
+
+// TestGemv2KTwins checks the K-format four-row kernels row by row
+// against the generic dot product and the AVX2 one, bit for bit, over
+// random lengths, row strides, offsets and contents (NaN, Inf and
+// denormal scales included).
+func TestGemv2KTwins(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(49, 50))
+	for _, c := range gemv2K {
+		dot := avx2Kernels.dots[c.wt].dot
+		for trial := range 150 {
+			nb := rng.IntN(10)
+			n := nb * quant.QKK
+			rowBytes := mustRowSize(t, c.wt, n)
+			ldx := int(rowBytes) + rng.IntN(60)
+			special := []float64{0, 0.01, 0.3}[trial%3]
+			x := gemvRows(rng, c.wt, nb, ldx, rng.IntN(64), special, nil)
+			y := simdRow(rng, quant.Q8_K, n, rng.IntN(64), special)
+			var got [4]float32
+			c.new(nb, x, ldx, y, nil, &got)
+			for r := range 4 {
+				want := dotKernels[c.wt].dot(n, x[r*ldx:], y)
+				if d := dot(n, x[r*ldx:], y); !sameFloat(got[r], want) || !sameFloat(got[r], d) {
+					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), generic %g (%#x), avx2 dot %g", c.wt, nb, ldx, r,
+						got[r], math.Float32bits(got[r]), want, math.Float32bits(want), d)
+				}
+			}
+		}
+	}
+}
+
+// FuzzGemv2K is the fuzzing form of TestGemv2KTwins: the fuzzer picks the
+// kernel, the length, the row gap, the offsets and the bytes.
+func FuzzGemv2K(f *testing.F) {
+	if !hasAVX2() {
+		f.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	f.Add(uint8(0), uint8(2), uint8(3), uint8(1), uint8(5), []byte{9, 8, 7, 250, 3})
+	f.Add(uint8(1), uint8(1), uint8(0), uint8(0), uint8(0), []byte{1})
+	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
+		c := gemv2K[int(kind)%len(gemv2K)]
+		nb := int(blocks) % 6
+		n := nb * quant.QKK
+		rowBytes, _ := c.wt.RowSize(int64(n))
+		ldx := int(rowBytes) + int(gap)
+		var xd []byte
+		if len(data) > 0 {
+			xd = data
+		}
+		x := gemvRows(rand.New(rand.NewPCG(uint64(len(data)), 5)), c.wt, nb, ldx, int(xoff%64), 0, xd)
+		y := fillRow(quant.Q8_K, n, int(yoff%64), data[len(data)/2:])
+		var got [4]float32
+		c.new(nb, x, ldx, y, nil, &got)
+		for r := range 4 {
+			if want := dotKernels[c.wt].dot(n, x[r*ldx:], y); !sameFloat(got[r], want) {
+				t.Fatalf("%v nb=%d row %d: asm %g, generic %g", c.wt, nb, r, got[r], want)
+			}
+		}
+	})
+}
+
+// gemv2Q81 lists the q8_1-activation four-row kernels with their twins.
+var gemv2Q81 = []struct {
+	wt   quant.Type
+	f    gemvFunc
+	twin vecDotFunc
+}{
+	{quant.Q4_1, gemvUnscaled(gemv2Q4_1x4AVX2, bytesQ4_1, bytesQ8_1), gemv2Q4_1Twin},
+	{quant.Q5_1, gemvUnscaled(gemv2Q5_1x4AVX2, bytesQ5_1, bytesQ8_1), gemv2Q5_1Twin},
+}
+
+// TestGemv2Q81Twins checks the q4_1 and q5_1 four-row kernels row by row
+// against their twins, bit for bit, over random lengths, row strides,
+// offsets and contents (random bytes: NaN, Inf and denormal scales, any
+// code), and that the avx2 tier installs them.
+func TestGemv2Q81Twins(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(55, 56))
+	for _, c := range gemv2Q81 {
+		if avx2Kernels.gemv[c.wt] == nil {
+			t.Errorf("%v: no four-row kernel installed", c.wt)
+		}
+		for trial := range 300 {
+			nb := rng.IntN(24)
+			n := nb * quant.QK
+			rowBytes := mustRowSize(t, c.wt, n)
+			ldx := int(rowBytes) + rng.IntN(40)
+			var x, y []byte
+			if trial%2 == 0 {
+				x = simdRow(rng, quant.I8, 3*ldx+int(rowBytes), rng.IntN(64), 0)
+				y = simdRow(rng, quant.I8, nb*bytesQ8_1, rng.IntN(64), 0)
+			} else {
+				x = gemvRows(rng, c.wt, nb, ldx, rng.IntN(64), 0.05, nil)
+				y = simdRow(rng, quant.Q8_1, n, rng.IntN(64), 0.05)
+			}
+			var got [4]float32
+			c.f(nb, x, ldx, y, nil, &got)
+			for r := range 4 {
+				if want := c.twin(n, x[r*ldx:], y); !sameFloat(got[r], want) {
+					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), twin %g (%#x)", c.wt, nb, ldx, r,
+						got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
+				}
+			}
+		}
+	}
+}
+
+// FuzzGemv2Q81 is the fuzzing form of TestGemv2Q81Twins.
+func FuzzGemv2Q81(f *testing.F) {
+	if !hasAVX2() {
+		f.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	f.Add(uint8(0), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
+	f.Add(uint8(1), uint8(9), uint8(0), uint8(0), uint8(0), []byte{1})
+	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
+		c := gemv2Q81[int(kind)%len(gemv2Q81)]
+		nb := int(blocks) % 40
+		n := nb * quant.QK
+		rowBytes, _ := c.wt.RowSize(int64(n))
+		ldx := int(rowBytes) + int(gap)
+		var xd []byte
+		if len(data) > 0 {
+			xd = data
+		}
+		x := gemvRows(rand.New(rand.NewPCG(uint64(len(data)), 9)), c.wt, nb, ldx, int(xoff%64), 0, xd)
+		y := fillRow(quant.Q8_1, n, int(yoff%64), data[len(data)/2:])
+		var out [4]float32
+		c.f(nb, x, ldx, y, nil, &out)
+		for r := range 4 {
+			if want := c.twin(n, x[r*ldx:], y); !sameFloat(out[r], want) {
+				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
+			}
+		}
+	})
+}
+
+// gemv2Float lists the float four-row kernels with their twins and the
+// kernels they replace (nil: none, MUL_MAT used the dot product).
+var gemv2Float = []struct {
+	wt       quant.Type
+	new, old gemvFunc
+	twin     vecDotFunc
+}{
+	{quant.F16, gemvUnscaled(gemv2F16x4AVX2, 2*gemvF16Run, 2*gemvF16Run),
+		gemvUnscaled(gemvF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run), gemvF16Twin},
+	{quant.BF16, gemvUnscaled(gemv2BF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run), nil, gemv2BF16Twin},
+	{quant.F32, gemvUnscaled(gemv2F32x4AVX2, 4*gemvF16Run, 4*gemvF16Run), nil, gemv2F32Twin},
+}
+
+// TestGemv2FloatTwins checks the f16, bf16 and f32 four-row kernels row
+// by row against their twins (and the f16 one against the kernel it
+// replaces), bit for bit, over random lengths, row strides, offsets and
+// values (NaN, Inf and denormals included), and that the avx2 tier
+// installs them.
+func TestGemv2FloatTwins(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(51, 52))
+	for _, c := range gemv2Float {
+		if avx2Kernels.gemv[c.wt] == nil {
+			t.Errorf("%v: no four-row kernel installed", c.wt)
+		}
+		size := int(c.wt.TypeSize())
+		for trial := range 200 {
+			nb := rng.IntN(40)
+			n := nb * gemvF16Run
+			ldx := size*n + size*rng.IntN(40)
+			special := []float64{0, 0.01, 0.3}[trial%3]
+			x := gemvRows(rng, c.wt, nb, ldx, rng.IntN(64), special, nil)
+			y := simdRow(rng, c.wt, n, rng.IntN(64), special)
+			var got, old [4]float32
+			c.new(nb, x, ldx, y, nil, &got)
+			if c.old != nil {
+				c.old(nb, x, ldx, y, nil, &old)
+			}
+			for r := range 4 {
+				want := c.twin(n, x[r*ldx:], y)
+				if !sameFloat(got[r], want) || c.old != nil && !sameFloat(got[r], old[r]) {
+					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g, twin %g, old %g", c.wt, nb, ldx, r, got[r], want, old[r])
+				}
+			}
+		}
+	}
+}
+
+// FuzzGemv2Float is the fuzzing form of TestGemv2FloatTwins.
+func FuzzGemv2Float(f *testing.F) {
+	if !hasAVX2() {
+		f.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	f.Add(uint8(0), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
+	f.Add(uint8(2), uint8(9), uint8(0), uint8(0), uint8(0), []byte{1})
+	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
+		c := gemv2Float[int(kind)%len(gemv2Float)]
+		nb := int(blocks) % 24
+		n := nb * gemvF16Run
+		size := int(c.wt.TypeSize())
+		ldx := size*n + size*int(gap%32)
+		var xd []byte
+		if len(data) > 0 {
+			xd = data
+		}
+		x := gemvRows(rand.New(rand.NewPCG(uint64(len(data)), 11)), c.wt, nb, ldx, int(xoff%64), 0, xd)
+		y := fillRow(c.wt, n, int(yoff%64), data[len(data)/2:])
+		var out [4]float32
+		c.new(nb, x, ldx, y, nil, &out)
+		for r := range 4 {
+			if want := c.twin(n, x[r*ldx:], y); !sameFloat(out[r], want) {
+				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
+			}
+		}
+	})
+}
+
+// TestGemv2Installed checks that the avx2 tier runs the second-generation
+// kernels: their results for random rows equal the installed kernels'.
+func TestGemv2Installed(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, c := range gemv2Legacy {
+		nb := 7
+		n := nb * quant.QK
+		ldx := int(mustRowSize(t, c.wt, n))
+		x := gemvRows(rng, c.wt, nb, ldx, 0, 0, nil)
+		y := simdRow(rng, quant.Q8_0, n, 0, 0)
+		dy := make([]float32, nb)
+		for ib := range dy {
+			dy[ib] = halfAt(y, ib*bytesQ8_0)
+		}
+		var got, want [4]float32
+		avx2Kernels.gemv[c.wt](nb, x, ldx, y, dy, &got)
+		gemvLegacy(c.new, c.xs)(nb, x, ldx, y, dy, &want)
+		for r := range 4 {
+			if !sameFloat(got[r], want[r]) {
+				t.Errorf("%v row %d: installed kernel gives %g, gemv2 %g", c.wt, r, got[r], want[r])
+			}
+		}
+	}
+}
+
+// TestGemv2NoAllocs checks that MUL_MAT with one to three activation
+// rows allocates nothing on the four-row paths the second generation
+// added or changed (f32, bf16, q5_0, q4_1, q5_1, q2_K, q3_K, q5_K and q6_K
+// had none before).
+func TestGemv2NoAllocs(t *testing.T) {
+	needAVX2(t)
+	if testing.Short() {
+		t.Skip("AllocsPerRun is slow under -short")
+	}
+	b, err := NewWithOptions(Options{Threads: 2, Tier: "avx2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rng := rand.New(rand.NewPCG(53, 54))
+	for _, wt := range []quant.Type{quant.F32, quant.BF16, quant.F16, quant.Q4_0, quant.Q5_0, quant.Q4_1, quant.Q5_1, quant.Q8_0, quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
+		if b.kern.gemv[wt] == nil {
+			t.Errorf("%v: no four-row kernel installed", wt)
+		}
+		for n := int64(1); n < 4; n++ {
+			a := mxLeaf(t, b, rng, "a", wt, 512, 66)
+			x := mxLeaf(t, b, rng, "x", quant.F32, 512, n)
+			node := mustNode(t)(ops.MulMat(a, x))
+			mxAlloc(t, b, node, 0)
+			if err := b.Compute(node); err != nil {
+				t.Fatalf("%v n=%d: %v", wt, n, err)
+			}
+			if allocs := testing.AllocsPerRun(10, func() {
+				if err := b.Compute(node); err != nil {
+					t.Fatalf("%v n=%d: %v", wt, n, err)
+				}
+			}); allocs != 0 {
+				t.Errorf("%v n=%d: %v allocations per Compute", wt, n, allocs)
+			}
+		}
+	}
+}
+
+// gemv2Variants gives, per weight type, the ways MUL_MAT with one
+// activation row can run that the benchmarks compare: "dot" (nil: the
+// dot product row by row), "old" (the first-generation four-row kernel,
+// where there is one) and "new" (the second generation).
+func gemv2Variants() []gemv2MatrixCase {
+	var cs []gemv2MatrixCase
+	for _, c := range gemv2Legacy {
+		if c.old == nil {
+			cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, gemvLegacy(c.new, c.xs)}})
+			continue
+		}
+		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "old", "new"},
+			[]gemvFunc{nil, gemvLegacy(c.old, c.xs), gemvLegacy(c.new, c.xs)}})
+	}
+	for _, c := range gemv2Float {
+		if c.old == nil {
+			cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.new}})
+		} else {
+			cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "old", "new"}, []gemvFunc{nil, c.old, c.new}})
+		}
+	}
+	for _, c := range gemv2Q81 {
+		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.f}})
+	}
+	for _, c := range gemv2K {
+		if c.old == nil {
+			cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.new}})
+		} else {
+			cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "old", "new"}, []gemvFunc{nil, c.old, c.new}})
+		}
+	}
+	return cs
+}
+
+// BenchmarkGemv2MulMat measures MUL_MAT m = 4096, k = 4096 and 14336 with
+// one activation row on the avx2 tier with each variant of a type's
+// four-row kernel (gemv2Variants), alternating pass by pass, and reports each
+// variant's fastest and median pass (ms-min, ms-med): on a shared
+// machine the minimum is the least disturbed estimate. -cpu sets the
+// threads. It swaps the tier's kernel for each pass and restores it.
+func BenchmarkGemv2MulMat(b *testing.B) {
+	if !hasAVX2() {
+		b.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	const m, n = 4096, 1
+	for _, k := range []int64{4096, 14336} {
+		for _, c := range gemv2Variants() {
+			gemv2BenchMulMat(b, c, m, n, k)
+		}
+	}
+}
+
+// gemv2BenchMulMat runs BenchmarkGemv2MulMat's passes for one weight
+// type and shape.
+func gemv2BenchMulMat(b *testing.B, c gemv2MatrixCase, m, n, k int64) {
+	wt, v := c.wt, c.f
+	b.Run(fmt.Sprintf("%v/k%d", wt, k), func(b *testing.B) {
+		saved, had := avx2Kernels.gemv[wt]
+		defer func() {
+			if had {
+				avx2Kernels.gemv[wt] = saved
+			} else {
+				delete(avx2Kernels.gemv, wt)
+			}
+		}()
+		be, err := NewWithOptions(Options{Tier: "avx2"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer be.Close()
+		rng := rand.New(rand.NewPCG(1, 1))
+		a := benchLeaf(b, be, rng, wt, k, m)
+		x := benchLeaf(b, be, rng, quant.F32, k, n)
+		node, err := ops.MulMat(a, x)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mxAlloc(b, be, node, 0)
+		times := make([][]float64, len(v))
+		for b.Loop() {
+			for i, f := range v {
+				if f == nil {
+					delete(avx2Kernels.gemv, wt)
+				} else {
+					avx2Kernels.gemv[wt] = f
+				}
+				t0 := time.Now()
+				if err := be.Compute(node); err != nil {
+					b.Fatal(err)
+				}
+				times[i] = append(times[i], time.Since(t0).Seconds()*1e3)
+			}
+		}
+		for i, ts := range times {
+			slices.Sort(ts)
+			b.ReportMetric(ts[0], c.names[i]+"-ms-min")
+			b.ReportMetric(ts[len(ts)/2], c.names[i]+"-ms-med")
+		}
+	})
+}
+
+// BenchmarkGemv2Matrix runs four-row kernels over all rows of a 4096 x
+// 4096 weight matrix (larger than L2, within L3), one thread, as MUL_MAT
+// with n = 1 does per worker but without the pool: it shows how the
+// kernels cope with rows streaming from L3 (L3 passes) or not at all (L1
+// passes: the same four rows again and again). The variants of a type
+// alternate pass by pass and each reports its fastest and median pass
+// (ms-min, ms-med): on a shared machine the minimum is the least
+// disturbed estimate.
+func BenchmarkGemv2Matrix(b *testing.B) {
+	if !hasAVX2() {
+		b.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	const m, k = 4096, 4096
+	rng := rand.New(rand.NewPCG(47, 48))
+	for _, c := range gemv2Variants() {
+		run := int(gemvRun(c.wt))
+		nb := k / run
+		rowBytes, _ := c.wt.RowSize(k)
+		ldx := int(rowBytes)
+		x := alignedBytes(int64(m * ldx))
+		for r := range 16 {
+			if err := quant.QuantizeRow(c.wt, mxRandom(rng, k), x[r*ldx:(r+1)*ldx]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for r := 16; r < m; r++ {
+			copy(x[r*ldx:(r+1)*ldx], x[(r%16)*ldx:])
+		}
+		act := c.wt.VecDotType()
+		ysize, _ := act.RowSize(k)
+		y := alignedBytes(ysize)
+		if err := avx2Kernels.convertRow(act, mxRandom(rng, k), y); err != nil {
+			b.Fatal(err)
+		}
+		var dy []float32
+		if act == quant.Q8_0 {
+			dy = make([]float32, nb)
+			for i := range dy {
+				dy[i] = halfAt(y, i*bytesQ8_0)
+			}
+		}
+		for _, where := range []string{"L3", "L1"} {
+			// rowMask keeps the rows of L1 passes among the first four.
+			rowMask := m - 1
+			if where == "L1" {
+				rowMask = 3
+			}
+			b.Run(c.wt.String()+"/"+where, func(b *testing.B) {
+				var out [4]float32
+				times := make([][]float64, len(c.f))
+				for b.Loop() {
+					for v, f := range c.f {
+						t0 := time.Now()
+						if f == nil {
+							dot := avx2Kernels.dots[c.wt].dot
+							for i := range m {
+								out[i%4] = dot(k, x[(i&rowMask)*ldx:], y)
+							}
+						} else {
+							for i := 0; i < m; i += 4 {
+								f(nb, x[(i&rowMask)*ldx:], ldx, y, dy, &out)
+							}
+						}
+						times[v] = append(times[v], time.Since(t0).Seconds()*1e3)
+					}
+				}
+				for v, ts := range times {
+					slices.Sort(ts)
+					b.ReportMetric(ts[0], c.names[v]+"-ms-min")
+					b.ReportMetric(ts[len(ts)/2], c.names[v]+"-ms-med")
+				}
+			})
+		}
+	}
+}
+
+// gemv2MatrixCase is one weight type's variants for BenchmarkGemv2Matrix
+// (a nil kernel: the dot product row by row).
+type gemv2MatrixCase struct {
+	wt    quant.Type
+	names []string
+	f     []gemvFunc
+}
