@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline anchors lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -14,6 +14,7 @@ help:
 	@echo "bench      go test -bench \$$(BENCH) (BENCH=MulMat BENCHTIME=2s make bench)"
 	@echo "roofline   opbench roofline: this machine's peak GFLOP/s and GB/s at 1 and 2 threads"
 	@echo "baseline   the committed baseline sweeps in results/<machine>/ (see results/README.md)"
+	@echo "anchors    the shapes of ggml-cpu's anchor table, then the ratios against it (ANCHOR_OUT=dir)"
 	@echo "lint       gofmt -l and go vet"
 	@echo "fuzz       fuzz the quant dequantizers for 60 s"
 
@@ -38,6 +39,12 @@ roofline:
 baseline: roofline
 	$(GO) run ./cmd/opbench sweep -op mul_mat -type q4_0,q8_0 -m 4096 -n 1,512 -k 4096 -threads 2 -name baseline-mul_mat -plot
 	$(GO) run ./cmd/opbench sweep -preset llama-7b -n 1,32 -tier generic,avx2 -threads 2 -name baseline-llama-7b -plot
+
+ANCHOR_OUT ?= results/anchors-run
+
+anchors:
+	$(GO) run ./cmd/opbench sweep -f results/sweeps/anchors.json -out $(ANCHOR_OUT) -name anchors
+	$(GO) run ./cmd/opbench compare results/anchors/ggml-cpu-2c.json $(ANCHOR_OUT)/anchors.json
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
