@@ -273,8 +273,8 @@ type PrepareOptions struct {
 	// RefBudget bounds the float64 reference's work (Plan.RefWork) spent
 	// on validating a point: above it, the point is computed once and
 	// validated on a sample of its outputs where its op allows it
-	// (MUL_MAT, FLASH_ATTN_EXT: see Sampled), else checked for memory
-	// safety only, and its result says "unvalidated".
+	// (MUL_MAT, MUL_MAT_ID, FLASH_ATTN_EXT: see Sampled), else checked
+	// for memory safety only, and its result says "unvalidated".
 	// Zero means DefaultRefBudget; negative means never validate.
 	RefBudget int64
 	// Cache, when set, carries a point's drawn inputs and reference

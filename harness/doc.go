@@ -35,10 +35,10 @@
 // refuse bad sizes and estimate cost and memory first. Prepare builds a
 // case on a backend, computes it once and validates it (or, when the
 // reference would take too long, validates a sample of the outputs where
-// the op allows it, MUL_MAT and FLASH_ATTN_EXT, and says "sampled", else
-// checks memory safety only and says "unvalidated"), and returns the node
-// ready to time; a PointCache shares the drawn inputs and reference
-// output between backends.
+// the op allows it, MUL_MAT, MUL_MAT_ID and FLASH_ATTN_EXT, and says
+// "sampled", else checks memory safety only and says "unvalidated"), and
+// returns the node ready to time; a PointCache shares the drawn inputs and
+// reference output between backends.
 //
 // Measure times a prepared node under a Protocol: warm-up, batches of runs
 // sized so that about Samples samples fill the time (or cost) target, at

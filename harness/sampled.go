@@ -11,8 +11,9 @@ import (
 // Sampled validation. A point too costly for the whole float64 reference
 // (Plan.RefWork above the budget) is still checked where the op's outputs
 // are independent of one another: the reference computes a sample of
-// them (MUL_MAT: blocks of weight rows by activation rows; FLASH_ATTN_EXT:
-// blocks of query rows), at the edges and at seeded random places, on
+// them (MUL_MAT: blocks of weight rows by activation rows; MUL_MAT_ID:
+// blocks of expert rows by tokens; FLASH_ATTN_EXT: blocks of query rows),
+// at the edges and at seeded random places, on
 // views of the point's own inputs, and the backend's values there are
 // judged with the case's tolerance. A bug that touches every output, or
 // every tile, or the last rows or columns, shows in the sample; a bug
@@ -47,6 +48,8 @@ func sampledReference(node *ops.Tensor, seed uint64) (idx []int64, want []float6
 		idx, want, err = sampleMulMat(node, rng)
 	case node.Op == ops.OpFlashAttnExt && len(node.Src) >= 3:
 		idx, want, err = sampleFlashAttn(node, rng)
+	case node.Op == ops.OpMulMatID && len(node.Src) == 3:
+		idx, want, err = sampleMulMatID(node, rng)
 	default:
 		return nil, nil, false, nil
 	}
@@ -102,6 +105,53 @@ func sampleMulMat(node *ops.Tensor, rng *rand.Rand) (idx []int64, want []float64
 							idx = append(idx, r0+r+m*(c0+c+n*(i2+node.Ne[2]*i3)))
 							want = append(want, vals[r+rows*(c+cols*(i2+node.Ne[2]*i3))])
 						}
+					}
+				}
+			}
+		}
+	}
+	return idx, want, nil
+}
+
+// sampleTokens is the number of tokens per sampled block of a
+// MUL_MAT_ID: every slot of those tokens is computed.
+const sampleTokens = 2
+
+// sampleMulMatID samples blocks of sampleRows expert rows by sampleTokens
+// tokens (every slot), with the matching ids and activation rows.
+func sampleMulMatID(node *ops.Tensor, rng *rand.Rand) (idx []int64, want []float64, err error) {
+	w, b, ids := node.Src[ops.MMIDExperts], node.Src[ops.MMIDInput], node.Src[ops.MMIDIDs]
+	m, used, nt := node.Ne[0], node.Ne[1], node.Ne[2]
+	for _, r0 := range sampleStarts(rng, m, sampleRows) {
+		rows := min(sampleRows, m-r0)
+		wv, err := ops.View(w, []int64{w.Ne[0], rows, w.Ne[2]}, w.Nb[:3], r0*w.Nb[1])
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, t0 := range sampleStarts(rng, nt, sampleTokens) {
+			toks := min(sampleTokens, nt-t0)
+			bv, err := ops.View(b, []int64{b.Ne[0], b.Ne[1], toks}, b.Nb[:3], t0*b.Nb[2])
+			if err != nil {
+				return nil, nil, err
+			}
+			iv, err := ops.View(ids, []int64{ids.Ne[0], toks}, ids.Nb[:2], t0*ids.Nb[1])
+			if err != nil {
+				return nil, nil, err
+			}
+			sub, err := ops.MulMatID(wv, bv, iv)
+			if err != nil {
+				return nil, nil, err
+			}
+			vals, err := reference.Compute(sub)
+			if err != nil {
+				return nil, nil, err
+			}
+			// vals is [rows, used, toks]; the node's output [m, used, nt].
+			for t := range toks {
+				for e := range used {
+					for r := range rows {
+						idx = append(idx, r0+r+m*(e+used*(t0+t)))
+						want = append(want, vals[r+rows*(e+used*t)])
 					}
 				}
 			}

@@ -8,9 +8,9 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu"
 )
 
-// TestSampledValidation prepares every MUL_MAT and FLASH_ATTN_EXT case with a reference
-// budget too small for the whole reference: correct results pass as
-// sampled, and the faults a sample must catch (the last element, a
+// TestSampledValidation prepares every MUL_MAT, MUL_MAT_ID and
+// FLASH_ATTN_EXT case with a reference budget too small for the whole
+// reference: correct results pass as sampled, and the faults a sample must catch (the last element, a
 // transposed product, a dropped last block of k, nothing computed, an
 // ignored attention mask, a wrong GQA head mapping) fail.
 func TestSampledValidation(t *testing.T) {
@@ -23,7 +23,7 @@ func TestSampledValidation(t *testing.T) {
 	}{
 		{"skip the last element", skipLast, nil},
 		{"compute nothing", noop, nil},
-		{"drop the last block", variant(dropLastBlock), ops_(ops.OpMulMat)},
+		{"drop the last block", variant(dropLastBlock), ops_(ops.OpMulMat, ops.OpMulMatID)},
 		{"transposed product", transposed, func(c Case) bool {
 			return ops_(ops.OpMulMat)(c) && !strings.Contains(c.Name, "m=1,") && !strings.Contains(c.Name, "n=1,")
 		}},
@@ -36,7 +36,7 @@ func TestSampledValidation(t *testing.T) {
 	}
 	n := 0
 	for _, c := range Cases() {
-		if c.Op != ops.OpMulMat && c.Op != ops.OpFlashAttnExt || c.Expect != ExpectMatch {
+		if c.Op != ops.OpMulMat && c.Op != ops.OpMulMatID && c.Op != ops.OpFlashAttnExt || c.Expect != ExpectMatch {
 			continue
 		}
 		p, r := Prepare(base, c, PrepareOptions{RefBudget: 1})

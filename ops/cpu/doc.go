@@ -39,8 +39,9 @@
 //
 // # Memory
 //
-// The hot kernels (MUL_MAT, FLASH_ATTN_EXT, SOFT_MAX, RMS_NORM) allocate
-// nothing when a node is computed again: their working memory is the
+// The hot kernels (MUL_MAT, MUL_MAT_ID, FLASH_ATTN_EXT, SOFT_MAX, RMS_NORM,
+// ROPE, SSM_SCAN, SSM_CONV, the elementwise ops, GET_ROWS, CPY of f32
+// rows) allocate nothing when a node is computed again: their working memory is the
 // backend's scratch, grown when a call needs more and never shrunk, and
 // their parallel jobs are structs the backend keeps. Compute calls on one
 // backend run one at a time.
