@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/kernbench/kernbench/harness"
@@ -39,6 +43,23 @@ type Runner struct {
 	// Context, when set and done, stops the run after the record in
 	// progress; Run then returns the records made so far.
 	Context context.Context
+	// ProfileDir, when set, receives a CPU profile of each point's timed
+	// runs (ProfileName names the file); a profile that cannot be
+	// written is the record's error.
+	ProfileDir string
+}
+
+// ProfileName returns the file name of the CPU profile of record r's timed
+// runs: op, type, shape, backend and threads, such as
+// "MUL_MAT-q4_0-m=4096,n=1,k=4096-cpu-avx2-2t.pprof".
+func ProfileName(r Record) string {
+	name := fmt.Sprintf("%s-%s-%s-%s-%dt.pprof", r.Op, r.Type, r.Shape, r.Backend, r.Threads)
+	return strings.Map(func(c rune) rune {
+		if c == '/' || c == '\\' || c == ' ' {
+			return '_'
+		}
+		return c
+	}, name)
 }
 
 // Run measures every point on every backend (points outermost, so a
@@ -117,7 +138,15 @@ func (ru *Runner) measure(p PlannedPoint, be Backend, cache *harness.PointCache)
 	default:
 		r.Validation = ValidSkipped
 	}
+	stopProfile, err := ru.startProfile(r)
+	if err != nil {
+		r.Validation, r.Error = ValidError, err.Error()
+		return r
+	}
 	tm, err := harness.Measure(harness.TimerFor(be.Backend), prep.Node, ru.Protocol)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	if err != nil {
 		r.Validation, r.Error = ValidError, err.Error()
 		return r
@@ -163,3 +192,26 @@ func humanBytes(n int64) string {
 }
 
 func nan() float64 { return math.NaN() }
+
+// startProfile starts the CPU profile of r's timed runs when the runner
+// has a ProfileDir, and returns the function that stops and closes it.
+func (ru *Runner) startProfile(r Record) (stop func() error, err error) {
+	if ru.ProfileDir == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(filepath.Join(ru.ProfileDir, ProfileName(r)))
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		return nil
+	}, nil
+}

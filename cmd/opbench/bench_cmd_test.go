@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/kernbench/kernbench/bench"
 	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/ops/cpu"
@@ -328,6 +330,34 @@ func TestSweepFiles(t *testing.T) {
 		// Tiers are not checked: the file may name tiers this CPU lacks.
 		if pts, _, err := bench.ExpandAll(spec.Sweeps); err != nil || len(pts) == 0 {
 			t.Errorf("%s: %d points, %v", f, len(pts), err)
+		}
+	}
+}
+
+// TestSweepCPUProfile: -cpuprofile writes one readable profile per point
+// and backend, named after the record.
+func TestSweepCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "prof")
+	code, out, errOut := runArgs("sweep", "-op", "mul_mat", "-type", "q4_0", "-m", "64", "-k", "256", "-n", "1,8",
+		"-threads", "1", "-time", "50ms", "-roofline", "off", "-out", dir, "-name", "p", "-cpuprofile", prof)
+	if code != exitOK {
+		t.Fatalf("sweep: code %d\n%s\n%s", code, out, errOut)
+	}
+	set, err := bench.ReadFile(filepath.Join(dir, "p.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Records) != 2 {
+		t.Fatalf("%d records", len(set.Records))
+	}
+	for _, r := range set.Records {
+		data, err := os.ReadFile(filepath.Join(prof, bench.ProfileName(r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := profile.ParseData(data); err != nil {
+			t.Errorf("%s: %v", bench.ProfileName(r), err)
 		}
 	}
 }

@@ -81,13 +81,14 @@ Examples:
 	opbench sweep -op flash_attn_ext -type f16,q8_0 -kv 512,4096 -n 1
 	opbench sweep -f sweeps/mine.json -out /tmp/results -name try1 -plot
 	opbench sweep -op rms_norm,rope -n 1,512 -list
+	opbench sweep -op mul_mat -type q4_K -n 1 -cpuprofile /tmp/prof    (then go tool pprof -top /tmp/prof/MUL_MAT-q4_K-*.pprof)
 `
 
 // sweepFlags holds sweep's raw flag values.
 type sweepFlags struct {
 	ops, types, presets, file, tiers, threads, backends string
 	costFlops, costBytes, refBudget, maxMem, out, name  string
-	roofline                                            string
+	roofline, cpuprofile                                string
 	time                                                time.Duration
 	minSamples                                          int
 	plot, list                                          bool
@@ -127,6 +128,7 @@ func newSweepFlagSet() (*flag.FlagSet, *sweepFlags) {
 	fs.StringVar(&f.name, "name", "", "base `name` of the files (default sweep-<date>-<time>)")
 	fs.StringVar(&f.roofline, "roofline", "auto", "`auto`: use DIR/roofline.json when it matches the machine and threads, else measure one (a few seconds) and save it; off; or a roofline.json file")
 	fs.BoolVar(&f.plot, "plot", false, "also write the charts (as opbench plot does)")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of each point's timed runs (not its set-up or validation) into `directory`, one file per point and backend: go tool pprof -top DIR/FILE")
 	fs.BoolVar(&f.list, "list", false, "list the points without measuring")
 	for _, d := range dimNames() {
 		f.dims[d] = fs.String(d, "", "comma-separated `values` of size "+d+" (lo..hi doubles; see Sizes by op)")
@@ -145,6 +147,7 @@ type sweepConfig struct {
 	maxMem     int64
 	out, name  string
 	roofline   string
+	profileDir string
 	plot, list bool
 	command    string
 }
@@ -285,6 +288,7 @@ func parseSweep(args []string) (cfg sweepConfig, help bool, err error) {
 		return cfg, false, fmt.Errorf("-name: %q must be a file name, not a path", f.name)
 	}
 	cfg.out, cfg.name, cfg.roofline, cfg.plot, cfg.list = f.out, f.name, f.roofline, f.plot, f.list
+	cfg.profileDir = f.cpuprofile
 	if cfg.roofline == "" {
 		return cfg, false, errors.New("-roofline: want auto, off or a file")
 	}
@@ -450,7 +454,14 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	runner := &bench.Runner{
 		Backends: backends, Protocol: cfg.protocol, RefBudget: cfg.refBudget, MaxMemory: cfg.maxMem,
 		Roofline: roof, CacheBytes: cacheBytes(machine),
-		Progress: newProgress(stderr, time.Now()),
+		Progress:   newProgress(stderr, time.Now()),
+		ProfileDir: cfg.profileDir,
+	}
+	if cfg.profileDir != "" {
+		if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
+			fmt.Fprintf(stderr, "opbench sweep: -cpuprofile: %v\n", err)
+			return exitFailure
+		}
 	}
 	// An interrupt stops the sweep after the point in progress; what was
 	// measured is still written.
