@@ -57,7 +57,7 @@ func computeCpy(b *Backend, t *ops.Tensor) error {
 		return nil
 	}
 	a := t.Src[0]
-	if a.Type == quant.F32 && a.Nb[0] == 4 && a.Ne == t.Ne && t.HasContiguousRows() {
+	if a.Type == quant.F32 && t.HasContiguousRows() && (a.Nb[0] == 4 && a.Ne == t.Ne || a.IsContiguous()) {
 		return b.cpyRows(t)
 	}
 	ne0 := t.Ne[0]
@@ -103,11 +103,12 @@ func computeCpy(b *Backend, t *ops.Tensor) error {
 	return nil
 }
 
-// cpyRows is CPY's path for packed f32 rows into a tensor of the same
-// shape with packed rows (writing the K/V cache, converting activations):
-// row r of a becomes row r of t through the tier's converter for t's
-// type (the bytes quant.QuantizeRow gives for finite values), one row
-// per item.
+// cpyRows is CPY's path for f32 rows into a tensor with packed rows
+// (writing the K/V cache, converting activations): row r of t is row r of
+// a when the shapes are equal and a's rows are packed, or elements
+// [r*ne0, (r+1)*ne0) of a contiguous a (the logical order CPY copies in),
+// converted by the tier's converter for t's type (the bytes
+// quant.QuantizeRow gives for finite values), one row per item.
 func (b *Backend) cpyRows(t *ops.Tensor) error {
 	n, err := rowCount(t)
 	if err != nil {
@@ -118,7 +119,9 @@ func (b *Backend) cpyRows(t *ops.Tensor) error {
 		return err
 	}
 	j := &b.cpy
-	*j = cpyRowsJob{t: t, am: mem(t.Src[0]), tm: mem(t), rowBytes: rowBytes, conv: b.kern.act[t.Type], errs: b.workerErrs()}
+	a := t.Src[0]
+	*j = cpyRowsJob{t: t, am: mem(a), tm: mem(t), rowBytes: rowBytes, conv: b.kern.act[t.Type], errs: b.workerErrs(),
+		flat: a.Ne != t.Ne || a.Nb[0] != 4}
 	b.pool.run(n, rowGrain(4*t.Ne[0]), j)
 	if err := j.errs.err(); err != nil {
 		return fmt.Errorf("converting to %v: %w", t.Type, err)
@@ -136,13 +139,21 @@ type cpyRowsJob struct {
 	// quant.QuantizeRow.
 	conv func(src []float32, dst []byte)
 	errs workerErrors
+	// flat: a is contiguous and row r of t takes a's elements
+	// [r*ne0, (r+1)*ne0); otherwise row r of a, same shape.
+	flat bool
 }
 
 func (j *cpyRowsJob) do(w, lo, hi int) {
 	t, a := j.t, j.t.Src[0]
 	for r := lo; r < hi && !j.errs.failed(w); r++ {
 		i1, i2, i3 := rowIndices(t.Ne, int64(r))
-		src := f32s(j.am, i1*a.Nb[1]+i2*a.Nb[2]+i3*a.Nb[3], t.Ne[0])
+		var src []float32
+		if j.flat {
+			src = f32s(j.am, 4*int64(r)*t.Ne[0], t.Ne[0])
+		} else {
+			src = f32s(j.am, i1*a.Nb[1]+i2*a.Nb[2]+i3*a.Nb[3], t.Ne[0])
+		}
 		off := i1*t.Nb[1] + i2*t.Nb[2] + i3*t.Nb[3]
 		dst := j.tm[off : off+j.rowBytes]
 		if j.conv != nil {

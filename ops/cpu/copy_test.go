@@ -85,6 +85,10 @@ func TestCpy(t *testing.T) {
 		{"permuted-source", func(e *rowOpEnv) *ops.Tensor { return e.permuted([]int64{5, 8, 3}, 1, 2, 0, 3) }, leaf(quant.F16, 8, 3, 5)},
 		{"strided-source", func(e *rowOpEnv) *ops.Tensor { return e.strided([4]int64{10, 3, 2, 1}, 3, 2) }, leaf(quant.F32, 60)},
 		{"into-cache-rows", leaf(quant.F32, 64, 4), rowsView(quant.F16, 64, 10, 3, 4)},
+		// K of a micro-batch, [head size, heads, tokens], into cache rows
+		// [head size * heads, tokens]: the flat rows path.
+		{"heads-into-cache-rows", leaf(quant.F32, 16, 4, 3), rowsView(quant.F16, 64, 10, 3, 3)},
+		{"heads-into-quantized-rows", leaf(quant.F32, 32, 2, 3), rowsView(quant.Q8_0, 64, 10, 5, 3)},
 		{"into-transposed-cache", leaf(quant.F32, 6, 16), transposed(quant.F16, 16, 6)},
 		{"transposed-to-transposed", transposed(quant.F32, 5, 7), transposed(quant.BF16, 7, 5)},
 		{"long-row", leaf(quant.F32, 10000, 2), leaf(quant.F16, 10000, 2)},
