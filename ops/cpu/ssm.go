@@ -20,8 +20,12 @@ import (
 // for a token in one kernel call, exp(dt·A) computed in the kernel, the
 // block's states (4 KiB) staying in L1. Mamba-2 (scalar A per head, many
 // rows of d_state 128) updates blocks of a head's rows over all the
-// tile's tokens in one call. The kernels are a tier's ssmKernels: generic
-// Go, or AVX2 assembly with Go twins.
+// tile's tokens in one call; where the tier has scanSTile, every row of
+// the head in one call on a scaled state (ssmScaleTile): s' = s/p with p
+// the product of the tile's dA, so a token costs one FMA per state
+// element for the update and one for y, and a 4-row by 16-state tile of
+// s' stays in registers over the tile's tokens. The kernels are a tier's
+// ssmKernels: generic Go, or AVX2 assembly with Go twins.
 
 func init() {
 	register(ops.OpSSMConv, supportsSSMConv, computeSSMConv)
@@ -240,6 +244,13 @@ type ssmKernels struct {
 	// token k reads x, y, b and c at k times their token strides xT, yT,
 	// bT, cT, and its dA and dsp from ed[2k] and ed[2k+1].
 	scanSTok func(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int)
+	// scanSTile, when not nil, is scanSTok on a scaled state for dState
+	// a multiple of 16, token k's (g, q, p, flag) at ed[4k:] as
+	// ssmScaleTile makes them, with buf (ssmTileBuf floats per token) as
+	// scratch (see ssmScanSTileTwin): a kernel that keeps a tile of the
+	// state in registers across the tokens, so any number of rows may go
+	// in one call.
+	scanSTile func(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int, buf []float32)
 	// conv4, when not nil, is SSM_CONV with d_conv 4 for 8 channels and
 	// nTok8 (a multiple of 8) tokens as ssmConvRows computes it: channel
 	// k's row at sx[k*sxS:], its weights cw[4k:4k+4], token t's 8 results
@@ -295,6 +306,85 @@ func ssmScanSTokGeneric(st []float32, stS, nRows, dState int, x []float32, xS, x
 func ssmScanSTokTwin(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
 	for k := range nTok {
 		ssmScanSTwin(st, st, stS, stS, x[k*xT:], xS, y[k*yT:], yS, b[k*bT:], c[k*cT:], nRows, dState, ed[2*k], ed[2*k+1])
+	}
+}
+
+// ssmTileBuf is the scratch scanSTile takes per token: 4 rows' x·q
+// (padded to 8 floats) and their 8-lane partial sums of y; buf needs 7
+// floats more, for the kernel aligns it to 32 bytes.
+const ssmTileBuf = 40
+
+// Bounds of the scale p of ssmScaleTile: beyond them the scaled state
+// would lose range, so the state is brought back to scale 1.
+const (
+	ssmScaleMin = 0x1p-40
+	ssmScaleMax = 0x1p40
+)
+
+// ssmScaleTile turns n tokens' (dA, dsp) pairs at ed[2k:] into the
+// (g, q, p, flag) quadruples of scanSTile at ed4[4k:]. With a scalar A
+// the scan can run on a scaled state s' = s/p, p the product of the dA
+// since the start: s = dA·s + dsp·x·b becomes s' = s' + (dsp/p)·x·b, one
+// FMA per element instead of two products and a sum, and y = p·(s'·c).
+// p is kept in float64 from 1 at the call's start; where it would leave
+// [2^-40, 2^40] (or is NaN) the token rescales instead: g = p·dA, flag
+// set, s' = g·s' + dsp·x·b and p back to 1. q = dsp/p and p are rounded
+// to float32 once, so the scaling adds two roundings per term, not one
+// per token.
+func ssmScaleTile(ed4, ed []float32, n int) {
+	p := 1.0
+	for k := range n {
+		np := p * float64(ed[2*k])
+		g, flag := float32(1), uint32(0)
+		if np >= ssmScaleMin && np <= ssmScaleMax {
+			p = np
+		} else {
+			g, flag, p = float32(np), 1, 1
+		}
+		ed4[4*k], ed4[4*k+1], ed4[4*k+2], ed4[4*k+3] = g, float32(float64(ed[2*k+1])/p), float32(p), math.Float32frombits(flag)
+	}
+}
+
+// ssmScanSTileTwin is the twin of ssmScanSTileVecAVX2, scanSTok on a
+// scaled state (token k's g, q, p and flag at ed[4k:], see
+// ssmScaleTile): per row and token, w = x·q rounded; where flag is set
+// the state is first multiplied by g; each state becomes fma(b, w, s);
+// y is p times the hsum8 of 8 lanes that start at 0 and add, for each
+// run of 16 states in order, fma(s[16j+8+l], c[16j+8+l],
+// round(s[16j+l]·c[16j+l])) to lane l. At the end the state is multiplied
+// by the last token's p. dState must be a multiple of 16. (The assembly
+// holds a 4x16 tile of the state in registers over all the tokens and so
+// visits the runs tile by tile; each lane still adds them in order.)
+func ssmScanSTileTwin(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
+	if nTok <= 0 {
+		return
+	}
+	pEnd := ed[4*(nTok-1)+2]
+	for r := range nRows {
+		row := st[r*stS:][:dState]
+		for k := range nTok {
+			g, q, p := ed[4*k], ed[4*k+1], ed[4*k+2]
+			if math.Float32bits(ed[4*k+3]) != 0 {
+				for i, v := range row {
+					row[i] = float32(v * g)
+				}
+			}
+			w := float32(x[k*xT+r*xS] * q)
+			bk, ck := b[k*bT:][:dState], c[k*cT:][:dState]
+			var acc [8]float32
+			for j := 0; j+16 <= dState; j += 16 {
+				for l := range 8 {
+					v0 := fma32(bk[j+l], w, row[j+l])
+					v1 := fma32(bk[j+8+l], w, row[j+8+l])
+					row[j+l], row[j+8+l] = v0, v1
+					acc[l] += fma32(v1, ck[j+8+l], float32(v0*ck[j+l]))
+				}
+			}
+			y[k*yT+r*yS] = float32(hsum8(&acc) * p)
+		}
+		for i, v := range row {
+			row[i] = float32(v * pEnd)
+		}
 	}
 }
 
@@ -473,7 +563,9 @@ func (j *ssmJob) do(w, lo, hi int) {
 	ds := j.dState
 	// f32: the softplus tile and a tile of (exp(d·A), d) pairs; f32b: B,
 	// C and A rows converted from non-packed layouts.
-	wb := j.sc.worker(w, ssmHeadBlock*ssmTokTile+2*ssmTokTile, 3*ds, 0)
+	// f32 also holds scanTile's scaled (g, q, p, flag) quadruples and the
+	// scratch of scanSTile.
+	wb := j.sc.worker(w, ssmHeadBlock*ssmTokTile+(2+4+ssmTileBuf)*ssmTokTile+8, 3*ds, 0)
 	for it := int64(lo); it < int64(hi); {
 		q, h0 := it/j.nHead, it%j.nHead
 		h1 := min(j.nHead, h0+int64(hi)-it, h0+ssmHeadBlock)
@@ -557,7 +649,8 @@ func (j *ssmJob) block(wb *workerBuf, q, h0, h1 int64) {
 					ed[2*tok], ed[2*tok+1] = float32(math.Exp(float64(d*aScalar))), d
 				}
 				if j.bcPacked {
-					j.scanTile(h, g, q, t0, tn, st[(h-h0)*hd*ds:][:hd*ds], first[(h-h0)*firstHeadS:], firstRowS, ed, bs, cs)
+					j.scanTile(h, g, q, t0, tn, st[(h-h0)*hd*ds:][:hd*ds], first[(h-h0)*firstHeadS:], firstRowS, ed, bs, cs,
+						wb.f32[ssmHeadBlock*ssmTokTile+2*ssmTokTile:][:(4+ssmTileBuf)*ssmTokTile+8])
 					continue
 				}
 			} else {
@@ -589,8 +682,11 @@ func (j *ssmJob) block(wb *workerBuf, q, h0, h1 int64) {
 // t0+tn) of sequence q: the first token of the sequence alone, reading
 // the initial state first (rows at stride firstRowS), then the rest in
 // blocks of ssmRowBlock rows, each block over every token in one call so
-// that its state stays in L1 while B and C stream past.
-func (j *ssmJob) scanTile(h, g, q, t0, tn int64, sth, first []float32, firstRowS int64, ed, bs, cs []float32) {
+// that its state stays in L1 while B and C stream past; or, where the
+// tier has scanSTile, all rows in one call on the scaled state, ed4 (the
+// first 4·ssmTokTile floats of tb) holding the tokens' scaling and the
+// rest scanSTile's scratch.
+func (j *ssmJob) scanTile(h, g, q, t0, tn int64, sth, first []float32, firstRowS int64, ed, bs, cs, tb []float32) {
 	ds, hd, x, B, C := j.dState, j.headDim, j.x, j.B, j.C
 	xRowS := x.Nb[0] / 4
 	tk := t0
@@ -608,6 +704,15 @@ func (j *ssmJob) scanTile(h, g, q, t0, tn int64, sth, first []float32, firstRowS
 	xT, yT, bT, cT := x.Nb[2]/4, j.nHead*hd, B.Nb[2]/4, C.Nb[2]/4
 	b := f32s(j.bm, g*B.Nb[1]+tk*B.Nb[2]+q*B.Nb[3], (ntk-1)*bT+ds)
 	c := f32s(j.cm, g*C.Nb[1]+tk*C.Nb[2]+q*C.Nb[3], (ntk-1)*cT+ds)
+	if j.sk.scanSTile != nil && ds%16 == 0 && hd%4 == 0 {
+		ed4 := tb[:4*ntk]
+		ssmScaleTile(ed4, ed[2*(tk-t0):], int(ntk))
+		xr := f32s(j.xm, h*x.Nb[1]+tk*x.Nb[2]+q*x.Nb[3], (ntk-1)*xT+(hd-1)*xRowS+1)
+		y := f32s(j.tm, 4*((q*j.nTok+tk)*j.nHead+h)*hd, (ntk-1)*yT+hd)
+		j.sk.scanSTile(sth, int(ds), int(hd), int(ds), xr, int(xRowS), int(xT), y, 1, int(yT),
+			b, int(bT), c, int(cT), ed4, int(ntk), tb[4*ssmTokTile:])
+		return
+	}
 	for r0 := int64(0); r0 < hd; r0 += ssmRowBlock {
 		nr := min(ssmRowBlock, hd-r0)
 		xr := f32s(j.xm, r0*x.Nb[0]+h*x.Nb[1]+tk*x.Nb[2]+q*x.Nb[3], (ntk-1)*xT+(nr-1)*xRowS+1)

@@ -2,10 +2,13 @@
 
 package cpu
 
-// AVX2+FMA SSM_SCAN kernels (ssm_amd64.s). The wrappers check the slices
-// and hand the assembly whole runs (four softplus lanes, state rows of a
-// multiple of 8), finishing the rest with the twins, so each wrapper
-// equals its twin bit for bit.
+import "unsafe"
+
+// AVX2+FMA SSM_SCAN kernels (ssm_amd64.s, and the scaled-state tile
+// kernel in ssm2_amd64.s). The wrappers check the slices and hand the
+// assembly whole runs (four softplus lanes, state rows of a multiple of
+// 8, groups of 4 rows), finishing the rest with the twins, so each
+// wrapper equals its twin bit for bit.
 
 //go:noescape
 func ssmSoftplusAVX2(dst, x *float32, n int)
@@ -30,13 +33,14 @@ func ssmConv1AVX2(dst, sx, c *float32, nGroups int)
 
 func init() {
 	avx2Kernels.ssm = &ssmKernels{
-		softplus: ssmSoftplusVecAVX2,
-		scanA:    ssmScanAVecAVX2,
-		scanS:    ssmScanSVecAVX2,
-		scanSTok: ssmScanSTokVecAVX2,
-		conv4:    ssmConv4VecAVX2,
-		conv4g:   ssmConv4GatherVecAVX2,
-		conv41:   ssmConv41VecAVX2,
+		softplus:  ssmSoftplusVecAVX2,
+		scanA:     ssmScanAVecAVX2,
+		scanS:     ssmScanSVecAVX2,
+		scanSTok:  ssmScanSTokVecAVX2,
+		scanSTile: ssmScanSTileVecAVX2,
+		conv4:     ssmConv4VecAVX2,
+		conv4g:    ssmConv4GatherVecAVX2,
+		conv41:    ssmConv41VecAVX2,
 	}
 }
 
@@ -139,4 +143,36 @@ func ssmConv41VecAVX2(dst, sx, c []float32) {
 	}
 	_, _ = sx[32*n-1], c[32*n-1]
 	ssmConv1AVX2(&dst[0], &sx[0], &c[0], n)
+}
+
+//go:noescape
+func ssmScanSTileAVX2(st *float32, stS, nRows, dState int, x *float32, xS, xT int, y *float32, yS, yT int, b *float32, bT int, c *float32, cT int, ed *float32, nTok int, buf *float32)
+
+// ssmScanSTileVecAVX2 is ssmKernels.scanSTile (twin: ssmScanSTileTwin):
+// the register-tiled kernel over whole groups of 4 rows, the twin for the
+// rows left.
+func ssmScanSTileVecAVX2(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int, buf []float32) {
+	if nRows <= 0 || nTok <= 0 {
+		return
+	}
+	if dState%16 != 0 || dState <= 0 {
+		panic("cpu: ssm tile state size not a multiple of 16")
+	}
+	n4 := nRows &^ 3
+	if n4 > 0 {
+		ssmRowsCheck(st, stS, nRows, dState)
+		ssmTokCheck(x, xS, xT, nRows, 1, nTok)
+		ssmTokCheck(y, yS, yT, nRows, 1, nTok)
+		ssmTokCheck(b, 0, bT, 1, dState, nTok)
+		ssmTokCheck(c, 0, cT, 1, dState, nTok)
+		_ = ed[4*nTok-1]
+		// The partial sums are read and written every token: 32-byte
+		// aligned, none of them straddles a cache line.
+		buf = buf[(32-uintptr(unsafe.Pointer(&buf[0]))%32)%32/4:]
+		_ = buf[ssmTileBuf*nTok-1]
+		ssmScanSTileAVX2(&st[0], 4*stS, n4, dState, &x[0], 4*xS, 4*xT, &y[0], 4*yS, 4*yT, &b[0], 4*bT, &c[0], 4*cT, &ed[0], nTok, &buf[0])
+	}
+	if n4 < nRows {
+		ssmScanSTileTwin(st[n4*stS:], stS, nRows-n4, dState, x[n4*xS:], xS, xT, y[n4*yS:], yS, yT, b, bT, c, cT, ed, nTok)
+	}
 }

@@ -265,7 +265,9 @@ scana_done:
 // over 16k+8..16k+15, added lane by lane before hsum8 (twin:
 // ssmScanSTwin). Rows go in pairs sharing the loads of b and c; with
 // four independent sums in flight the kernel no longer waits on FMA
-// latency.
+// latency. When decoding the previous state comes from L3, so each pair
+// prefetches the source rows of the next pair (R14, R15) a line per run
+// of 16; a prefetch past the rows' end is harmless and changes no result.
 TEXT ·ssmScanSAVX2(SB), NOSPLIT, $0-104
 	MOVQ st+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -285,6 +287,8 @@ scans_pair:
 	LEAQ (DI)(CX*1), R8
 	MOVQ srcS+24(FP), CX
 	LEAQ (SI)(CX*1), R9
+	LEAQ (R9)(CX*1), R14
+	LEAQ (R14)(CX*1), R15
 	VMOVSS (R10), X11
 	VMULSS X9, X11, X11
 	VBROADCASTSS X11, Y11
@@ -302,6 +306,8 @@ scans_ploop16:
 	LEAQ 16(AX), CX
 	CMPQ CX, BX
 	JG   scans_ploop8
+	PREFETCHT0 (R14)(AX*4)
+	PREFETCHT0 (R15)(AX*4)
 	VMOVUPS (R12)(AX*4), Y6
 	VMOVUPS (R13)(AX*4), Y7
 	VMOVUPS 32(R12)(AX*4), Y8

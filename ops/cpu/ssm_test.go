@@ -268,6 +268,41 @@ func BenchmarkSSMScan(b *testing.B) {
 	}
 }
 
+// BenchmarkSSMScanTile compares, on each tier with scanSTile, the
+// Mamba-2 shape (48 heads of 64 rows, d_state 128) scanned by scanSTile
+// ("tile") and by the row-block kernels it replaced ("rows", scanSTile
+// switched off for the run), interleaved within one run so that the two
+// see the same machine load; -cpu 1,2 for the thread counts.
+func BenchmarkSSMScanTile(b *testing.B) {
+	for _, ks := range benchTiers() {
+		if ks.ssm.scanSTile == nil {
+			continue
+		}
+		for _, n := range []int64{64, 512} {
+			for _, v := range []string{"rows", "tile"} {
+				b.Run(fmt.Sprintf("%s/n=%d/%s", ks.name, n, v), func(b *testing.B) {
+					if v == "rows" {
+						saved := ks.ssm.scanSTile
+						ks.ssm.scanSTile = nil
+						defer func() { ks.ssm.scanSTile = saved }()
+					}
+					be, err := NewWithOptions(Options{Tier: ks.name})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer be.Close()
+					node := benchScan(b, be, 128, 64, 48, n)
+					for b.Loop() {
+						if err := be.Compute(node); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
 // TestSSMSoftplus checks ssmSoftplusTwin against float64 log1p(exp(x))
 // rounded to float32 (as softplus computes it) over the range dt takes and
 // beyond: within one float32 rounding step, and equal at the edges.
@@ -404,6 +439,99 @@ func TestSSMKernelsTwin(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSSMScanTileTwin compares each tier's scanSTile with its twin bit for
+// bit: state sizes of one and several runs of 16, row counts around the
+// groups of 4, one to several tokens at token strides, strided rows, and
+// dA values that make ssmScaleTile rescale (tiny, zero, huge, NaN), with
+// NaN and infinities among the other inputs.
+func TestSSMScanTileTwin(t *testing.T) {
+	forEachTier(t, func(t *testing.T, ks *kernelSet) {
+		sk := ks.ssm
+		if sk.scanSTile == nil {
+			t.Skip("tier has no scanSTile")
+		}
+		rng := rand.New(rand.NewPCG(21, 22))
+		special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 1e-40}
+		vals := func(n int, lo, hi float32) []float32 {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = lo + (hi-lo)*rng.Float32()
+				if rng.IntN(60) == 0 {
+					v[i] = special[rng.IntN(len(special))]
+				}
+			}
+			return v
+		}
+		dAs := []float32{1e-20, 0, 3e12, float32(math.NaN()), 1}
+		for _, ds := range []int{16, 48, 128} {
+			for _, nRows := range []int{1, 3, 4, 6, 9} {
+				for _, nTok := range []int{1, 2, 7} {
+					stS, xS, xT, yS := ds+rng.IntN(3), 1+rng.IntN(2), nRows*2+rng.IntN(3), 1+rng.IntN(2)
+					yT, bT, cT := nRows*yS+rng.IntN(3), ds+rng.IntN(3), ds+rng.IntN(3)
+					init := vals((nRows-1)*stS+ds, -2, 2)
+					x := vals((nTok-1)*xT+(nRows-1)*xS+1, -1, 1)
+					b, c := vals((nTok-1)*bT+ds, -1, 1), vals((nTok-1)*cT+ds, -1, 1)
+					ed := make([]float32, 2*nTok)
+					for k := range nTok {
+						ed[2*k], ed[2*k+1] = 0.05+0.95*rng.Float32(), 3*rng.Float32()
+						if rng.IntN(4) == 0 {
+							ed[2*k] = dAs[rng.IntN(len(dAs))]
+						}
+					}
+					ed4 := make([]float32, 4*nTok)
+					ssmScaleTile(ed4, ed, nTok)
+					st := [2][]float32{append([]float32(nil), init...), append([]float32(nil), init...)}
+					y := [2][]float32{make([]float32, (nTok-1)*yT+(nRows-1)*yS+1), make([]float32, (nTok-1)*yT+(nRows-1)*yS+1)}
+					sk.scanSTile(st[0], stS, nRows, ds, x, xS, xT, y[0], yS, yT, b, bT, c, cT, ed4, nTok, make([]float32, ssmTileBuf*nTok+8))
+					ssmScanSTileTwin(st[1], stS, nRows, ds, x, xS, xT, y[1], yS, yT, b, bT, c, cT, ed4, nTok)
+					for k, v := range [][2][]float32{st, y} {
+						for i := range v[0] {
+							if !sameFloat(v[0][i], v[1][i]) {
+								t.Fatalf("ds=%d rows=%d tokens=%d: %s[%d] %v, twin %v", ds, nRows, nTok, []string{"state", "y"}[k], i, v[0][i], v[1][i])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestSSMScaleTile checks that the scaled scan of ssmScaleTile and
+// ssmScanSTileTwin stays close to the plain recurrence of
+// ssmScanSTokGeneric, including across rescaling tokens.
+func TestSSMScaleTile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	const ds, nRows, nTok = 32, 3, 40
+	init := make([]float32, nRows*ds)
+	x, b, c := make([]float32, nTok*nRows), make([]float32, nTok*ds), make([]float32, nTok*ds)
+	for _, v := range [][]float32{init, x, b, c} {
+		for i := range v {
+			v[i] = 2*rng.Float32() - 1
+		}
+	}
+	ed := make([]float32, 2*nTok)
+	for k := range nTok {
+		ed[2*k], ed[2*k+1] = 0.2+0.8*rng.Float32(), rng.Float32()
+		if k%9 == 4 {
+			ed[2*k] = 1e-13 // forces a rescale within a few tokens
+		}
+	}
+	ed4 := make([]float32, 4*nTok)
+	ssmScaleTile(ed4, ed, nTok)
+	st0, st1 := append([]float32(nil), init...), append([]float32(nil), init...)
+	y0, y1 := make([]float32, nTok*nRows), make([]float32, nTok*nRows)
+	ssmScanSTokGeneric(st0, ds, nRows, ds, x, 1, nRows, y0, 1, nRows, b, ds, c, ds, ed, nTok)
+	ssmScanSTileTwin(st1, ds, nRows, ds, x, 1, nRows, y1, 1, nRows, b, ds, c, ds, ed4, nTok)
+	for _, v := range [][2][]float32{{st0, st1}, {y0, y1}} {
+		for i := range v[0] {
+			if d := math.Abs(float64(v[0][i] - v[1][i])); d > 1e-5*(1+math.Abs(float64(v[0][i]))) {
+				t.Fatalf("[%d]: scaled %v, plain %v", i, v[1][i], v[0][i])
+			}
+		}
+	}
 }
 
 // TestSSMScanNoAllocs checks that computing an SSM_SCAN node (both forms)
