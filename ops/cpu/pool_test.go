@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -67,5 +68,35 @@ func TestPoolPanic(t *testing.T) {
 	})
 	if sum.Load() != 4950 {
 		t.Errorf("after panics: sum %d, want 4950", sum.Load())
+	}
+}
+
+// spinJob busies each item for about iters multiply-adds.
+type spinJob struct {
+	iters int
+	sink  [64]float64
+}
+
+func (j *spinJob) do(w, lo, hi int) {
+	x := float64(lo + 1)
+	for range (hi - lo) * j.iters {
+		x = x*1.0000001 + 1e-9
+	}
+	j.sink[w*8] += x
+}
+
+// BenchmarkPoolRegion measures a parallel region of two short items (a
+// few microseconds each) on two threads: the pool's wake-up and join
+// latency, which decode-sized ops pay every call.
+func BenchmarkPoolRegion(b *testing.B) {
+	p := newPool(2)
+	defer p.close()
+	for _, iters := range []int{1000, 10000} {
+		j := &spinJob{iters: iters}
+		b.Run(fmt.Sprintf("iters=%d", iters), func(b *testing.B) {
+			for b.Loop() {
+				p.run(2, 1, j)
+			}
+		})
 	}
 }
