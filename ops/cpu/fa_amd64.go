@@ -8,13 +8,16 @@ import "math"
 // wrappers check the bounds the assembly relies on. Twins: fa_twin.go.
 
 //go:noescape
-func faQK3x4AVX2(q0, q1, q2 *float32, k *uint16, ks, ng, n int, tmp, o0, o1, o2 *float32)
+func faQK3x4AVX2(q0, q1, q2 *float32, k *uint16, ks, ng, n int, o0, o1, o2 *float32, pf bool)
+
+//go:noescape
+func faQK4x2AVX2(q0, q1, q2, q3 *float32, k *uint16, ks, ng, n int, o0, o1, o2, o3 *float32, pf bool)
 
 //go:noescape
 func faPV3AVX2(a0, a1, a2, p0, p1, p2 *float32, v *uint16, vs, nk, n int)
 
 //go:noescape
-func faQK1x3AVX2(q *float32, k *uint16, ks, ng, n int, o *float32)
+func faQK1x3AVX2(q *float32, k *uint16, ks, ng, n int, o *float32, pf bool)
 
 //go:noescape
 func faPV1AVX2(a, p *float32, v *uint16, vs, nk, n int)
@@ -38,6 +41,9 @@ func faPVF1AVX2(a, p, v *float32, vs, nk, n int)
 func faMaskF16AVX2(sc *float32, m *uint16, n int, slope float32) uint64
 
 //go:noescape
+func faRoundF16AVX2(dst, src *float32, n int)
+
+//go:noescape
 func faLogitsAVX2(sc, dots *float32, n int, scale float32) (mx float32, nan bool)
 
 func init() {
@@ -47,18 +53,19 @@ func init() {
 		scoresQ8: faScoresQ8AVX2, scores1Q8: faScores1Q8AVX2, dequantQ8: faDequantQ8VecAVX2,
 		valuesF32: faValuesF32AVX2, values1F32: faValues1F32AVX2,
 		maskF16: faMaskF16VecAVX2, logits: faLogitsVecAVX2,
+		roundF16: faRoundF16VecAVX2, scores4: faScores4AVX2,
 	}
 }
 
 // faScores1AVX2 is faBlockKernels.scores1 (twin: faScores1Twin).
-func faScores1AVX2(q []float32, k []byte, ks, nk int, out []float32) {
+func faScores1AVX2(q []float32, k []byte, ks, nk int, out []float32, pf bool) {
 	n := len(q)
 	if n == 0 || n%8 != 0 || nk <= 0 || nk%3 != 0 || ks < 0 || ks%2 != 0 {
 		panic("faScores1AVX2: bad row length, key count or stride")
 	}
 	kl := u16s(k, 0, int64((nk-1)*ks/2+n)) // bounds: the last row's end
 	out = out[:nk]
-	faQK1x3AVX2(&q[0], &kl[0], ks, nk/3, n, &out[0])
+	faQK1x3AVX2(&q[0], &kl[0], ks, nk/3, n, &out[0], pf)
 }
 
 // faValues1AVX2 is faBlockKernels.values1 (twin: faValues1Twin).
@@ -174,16 +181,15 @@ func faLogitsVecAVX2(sc, dots []float32, scale float32) float32 {
 }
 
 // faScoresAVX2 is faBlockKernels.scores (twin: faScoresTwin).
-func faScoresAVX2(q [3][]float32, k []byte, ks, nk int, tmp []float32, out [3][]float32) {
+func faScoresAVX2(q [3][]float32, k []byte, ks, nk int, out [3][]float32, pf bool) {
 	n := len(q[0])
 	if n == 0 || n%8 != 0 || nk <= 0 || nk%4 != 0 || ks < 0 || ks%2 != 0 {
 		panic("faScoresAVX2: bad row length, key count or stride")
 	}
-	_ = tmp[faScoresTmp-1]
 	q0, q1, q2 := q[0][:n], q[1][:n], q[2][:n]
 	kl := u16s(k, 0, int64((nk-1)*ks/2+n)) // bounds: the last row's end
 	o0, o1, o2 := out[0][:nk], out[1][:nk], out[2][:nk]
-	faQK3x4AVX2(&q0[0], &q1[0], &q2[0], &kl[0], ks, nk/4, n, &tmp[0], &o0[0], &o1[0], &o2[0])
+	faQK3x4AVX2(&q0[0], &q1[0], &q2[0], &kl[0], ks, nk/4, n, &o0[0], &o1[0], &o2[0], pf)
 }
 
 // faValuesAVX2 is faBlockKernels.values (twin: faValuesTwin).
@@ -196,4 +202,29 @@ func faValuesAVX2(acc, p [3][]float32, v []byte, vs, nk int) {
 	p0, p1, p2 := p[0][:nk], p[1][:nk], p[2][:nk]
 	vl := u16s(v, 0, int64((nk-1)*vs/2+n)) // bounds: the last row's end
 	faPV3AVX2(&a0[0], &a1[0], &a2[0], &p0[0], &p1[0], &p2[0], &vl[0], vs, nk, n)
+}
+
+// faRoundF16VecAVX2 is faBlockKernels.roundF16 (twin: faRoundF16Twin).
+func faRoundF16VecAVX2(dst, src []float32) {
+	n := len(dst)
+	if n%8 != 0 {
+		panic("faRoundF16VecAVX2: row length not a multiple of 8")
+	}
+	if n == 0 {
+		return
+	}
+	src = src[:n]
+	faRoundF16AVX2(&dst[0], &src[0], n)
+}
+
+// faScores4AVX2 is faBlockKernels.scores4 (twin: faScores4Twin).
+func faScores4AVX2(q [4][]float32, k []byte, ks, nk int, out [4][]float32, pf bool) {
+	n := len(q[0])
+	if n == 0 || n%8 != 0 || nk <= 0 || nk%2 != 0 || ks < 0 || ks%2 != 0 {
+		panic("faScores4AVX2: bad row length, key count or stride")
+	}
+	q0, q1, q2, q3 := q[0][:n], q[1][:n], q[2][:n], q[3][:n]
+	kl := u16s(k, 0, int64((nk-1)*ks/2+n)) // bounds: the last row's end
+	o0, o1, o2, o3 := out[0][:nk], out[1][:nk], out[2][:nk], out[3][:nk]
+	faQK4x2AVX2(&q0[0], &q1[0], &q2[0], &q3[0], &kl[0], ks, nk/2, n, &o0[0], &o1[0], &o2[0], &o3[0], pf)
 }

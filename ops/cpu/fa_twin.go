@@ -1,21 +1,52 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/kernbench/kernbench/quant"
+)
 
 // Go twins of FLASH_ATTN_EXT's block kernels (fa_amd64.s): the same float
 // operations in the same order, element by element.
 
+// faDotF16Twin is the block order of the f16 key scores: one 8-lane
+// accumulator takes the runs of 8 elements of the f32 query row q and the
+// f16 key row k in order (one FMA per lane), then hsum8. (dot2F16 keeps
+// four accumulators over runs of 32; with one, the block kernels hold
+// every accumulator of 3 rows x 4 keys in registers.) len(q) is a
+// multiple of 8.
+func faDotF16Twin(k []uint16, q []float32) float32 {
+	var acc [8]float32
+	for i := 0; i+8 <= len(q); i += 8 {
+		for l := range acc {
+			acc[l] = fma32(halfTable[k[i+l]], q[i+l], acc[l])
+		}
+	}
+	return hsum8(&acc)
+}
+
 // faScoresTwin is the twin of faScoresAVX2: out[r][j] is the dot product
-// of query row q[r] with the f16 key row at k[j*ks:] (j < nk) summed as
-// dotF16AVX2 and dot2F16AVX2 sum it (dotFloatTwin), so a block scores
-// each key exactly as the one-row path does.
-func faScoresTwin(q [3][]float32, k []byte, ks, nk int, _ []float32, out [3][]float32) {
+// of query row q[r] with the f16 key row at k[j*ks:] (j < nk) summed in
+// the block order (faDotF16Twin), as the one-row kernel sums it too, so a
+// row's scores do not depend on the rows it is grouped with.
+func faScoresTwin(q [3][]float32, k []byte, ks, nk int, out [3][]float32, _ bool) {
 	n := len(q[0])
 	for j := range nk {
 		kj := u16s(k, int64(j*ks), int64(n))
 		for r := range 3 {
-			qr := q[r][:n]
-			out[r][j] = dotFloatTwin(n, func(i int) float32 { return halfTable[kj[i]] }, func(i int) float32 { return qr[i] })
+			out[r][j] = faDotF16Twin(kj, q[r][:n])
+		}
+	}
+}
+
+// faScores4Twin is the twin of faScores4AVX2: faScoresTwin for four
+// rows.
+func faScores4Twin(q [4][]float32, k []byte, ks, nk int, out [4][]float32, _ bool) {
+	n := len(q[0])
+	for j := range nk {
+		kj := u16s(k, int64(j*ks), int64(n))
+		for r := range 4 {
+			out[r][j] = faDotF16Twin(kj, q[r][:n])
 		}
 	}
 }
@@ -34,11 +65,10 @@ func faValuesTwin(acc, p [3][]float32, v []byte, vs, nk int) {
 }
 
 // faScores1Twin is the twin of faScores1AVX2: faScoresTwin for one row.
-func faScores1Twin(q []float32, k []byte, ks, nk int, out []float32) {
+func faScores1Twin(q []float32, k []byte, ks, nk int, out []float32, _ bool) {
 	n := len(q)
 	for j := range nk {
-		kj := u16s(k, int64(j*ks), int64(n))
-		out[j] = dotFloatTwin(n, func(i int) float32 { return halfTable[kj[i]] }, func(i int) float32 { return q[i] })
+		out[j] = faDotF16Twin(u16s(k, int64(j*ks), int64(n)), q)
 	}
 }
 
@@ -133,4 +163,13 @@ func faLogitsTwin(sc, dots []float32, scale float32) float32 {
 		}
 	}
 	return mx
+}
+
+// faRoundF16Twin is the twin of faRoundF16VecAVX2: each value rounded to
+// binary16 by quant.FP32ToFP16 and widened back (a NaN stays a NaN; its
+// payload may differ, which no later step can tell apart).
+func faRoundF16Twin(dst, src []float32) {
+	for i := range dst {
+		dst[i] = halfTable[quant.FP32ToFP16(src[i])]
+	}
 }

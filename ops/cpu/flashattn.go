@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
@@ -36,19 +37,29 @@ import (
 // one row left goes alone), and prefill becomes two register-tiled
 // products: the scores S = Q K^T, 3 rows x 4 keys per step
 // (faBlockKernels.scores, reading f16 keys directly and summing every dot
-// product in dot2F16's order, so bit for bit as above; for q8_0 keys
+// product in the block order: one 8-lane accumulator over the runs of 8,
+// then hsum8, so that all 12 accumulators stay in registers; this is not
+// dot2F16's order, so the f16 results differ from the row path's in the
+// last bits, but every row of the block path is summed alike whatever
+// rows, items or threads it shares; for q8_0 keys
 // 3 rows x 2 keys against the q8_0 query rows, each block's integer dot
 // scaled and summed as the q8_0 dot kernel does), and O += P V, 3 rows x
 // 32 value elements held in registers over a run of keys
 // (faBlockKernels.values, the FMAs of axpyF16 in key order; q8_0 value
 // rows are widened once per tile for all the item's rows, to the values
 // axpyQ8_0 adds). A row alone (decode without GQA) takes one-row kernels
-// of the same sums: for f16 keys 3 keys per pass with all four of
-// dot2F16's accumulators in registers (q8_0 keys: 4 keys per pass), and
-// 64 value elements in registers over a run of keys. The mask
-// widening, the logits and their maximum are vector kernels too. A tile masked for every row of the
-// item is skipped whole (causal prefill skips the tiles past the
-// diagonal), and so is a run of four keys masked for every row of a
+// of the same sums: for f16 keys 12 keys per pass (3 for a last group)
+// (q8_0 keys: 4 keys per pass), and 64 value elements in registers over
+// a run of keys. An item of exactly four rows (GQA decode, four query
+// heads per K/V head) is scored 4 rows x 2 keys per step instead
+// (faBlockKernels.scores4, the same sums), reading each key row once.
+// The first group's score kernel and the value kernels
+// prefetch the same keys of the next tile as they go (a long K/V cache
+// is read from L3 or memory once per item, and the next tile is then in
+// L1 when reached), and the mask kernel the next tile's mask values. The
+// mask widening, the logits and their maximum are vector kernels too. A
+// tile masked for every row of the item is skipped whole (causal prefill
+// skips the tiles past the diagonal), and so is a run of four keys masked for every row of a
 // group. Other masked keys may be scored with the rest (their K rows
 // read, their scores dropped), but a value row is added only to the rows
 // that take its key. Rows thus never mix in a masked key, whatever its K
@@ -154,11 +165,12 @@ func computeFlashAttn(b *Backend, t *ops.Tensor) error {
 		j.maskMem = mem(mask)
 	}
 	j.dot2 = b.kern.vec.dot2F16 != nil && k.Type == quant.F16 && kern.actType == quant.F16
-	// The block kernels score f16 keys as dot2F16 does and q8_0 keys as
-	// the AVX2 tier's q8_0 dot kernel does, and add values as axpyF16 and
-	// axpyQ8_0 do (bit for bit), so they stand in for them wherever they
-	// apply: f16 or q8_0 K and V, head sizes a multiple of 8, and K/V row
-	// strides they can step (not negative; even for f16).
+	// The block kernels score f16 keys in the block order (within
+	// rounding of dot2F16) and q8_0 keys as the AVX2 tier's q8_0 dot
+	// kernel does, and add values as axpyF16 and axpyQ8_0 do (bit for
+	// bit), so they stand in for them wherever they apply: f16 or q8_0 K
+	// and V, head sizes a multiple of 8, and K/V row strides they can
+	// step (not negative; even for f16).
 	j.kq8 = b.kern.fa != nil && k.Type == quant.Q8_0 && kern.actType == quant.Q8_0
 	j.vq8 = v.Type == quant.Q8_0
 	kOK := (j.dot2 && k.Nb[1]%2 == 0 || j.kq8) && k.Nb[1] >= 0
@@ -217,22 +229,28 @@ type flashAttnJob struct {
 
 // faBlockKernels are a tier's kernels for three query rows at a time (or
 // one) against f16 or q8_0 keys and values: the per-element operations
-// are those of the one-row path (dot2F16's or the q8_0 dot kernel's sums,
-// axpyF16's or axpyQ8_0's FMAs), so a row's result does not depend on the
-// block it is in.
+// are the same for every row (the block order for f16 keys, the q8_0 dot
+// kernel's sums, axpyF16's or axpyQ8_0's FMAs), so a row's result does
+// not depend on the block it is in.
 type faBlockKernels struct {
 	// scores sets out[r][j] to the dot product of the float32 query row
 	// q[r] with the f16 key row at k[j*ks:], j < nk (a positive multiple
-	// of 4), each summed as dot2F16 sums it; tmp is faScoresTmp floats of
-	// scratch. The row length is a positive multiple of 8.
-	scores func(q [3][]float32, k []byte, ks, nk int, tmp []float32, out [3][]float32)
+	// of 4), each summed in the block order (faDotF16Twin: one 8-lane
+	// accumulator over the runs of 8, then hsum8), which scores1 keeps
+	// too. The row length is a positive multiple of 8. With pf it also
+	// prefetches the same keys of the next tile (for the first group of
+	// rows to read a tile; a hint, which never changes a result).
+	scores func(q [3][]float32, k []byte, ks, nk int, out [3][]float32, pf bool)
 	// values adds, for each of the nk f16 value rows at v[t*vs:] in key
 	// order, p[r][t] times the row to acc[r] (one FMA per element, as
 	// axpyF16), for r < 3. The row length is a positive multiple of 8.
 	values func(acc, p [3][]float32, v []byte, vs, nk int)
 	// scores1 and values1 are scores and values for one row, with nk a
 	// positive multiple of 3 for scores1.
-	scores1 func(q []float32, k []byte, ks, nk int, out []float32)
+	scores1 func(q []float32, k []byte, ks, nk int, out []float32, pf bool)
+	// scores4 is scores for four rows (GQA decode: four heads sharing a
+	// K/V head), nk a positive multiple of 2; nil where a tier lacks it.
+	scores4 func(q [4][]float32, k []byte, ks, nk int, out [4][]float32, pf bool)
 	values1 func(acc, p []float32, v []byte, vs, nk int)
 	// scoresQ8 is scores for q8_0 keys against the rows' q8_0 query
 	// rows q[r], whose scales dq[r] holds widened, each repeated 8 times;
@@ -257,11 +275,11 @@ type faBlockKernels struct {
 	// logits' maximum (-Inf when every key is masked, NaN when a logit
 	// is NaN), as tile's loop forms them without softcap.
 	logits func(sc, dots []float32, scale float32) float32
+	// roundF16 sets dst[i] to src[i] rounded to f16 (as the query row's
+	// conversion to K's vec-dot type rounds it) and widened back, the
+	// f16 block kernels' query row; the length is a multiple of 8.
+	roundF16 func(dst, src []float32)
 }
-
-// faScoresTmp is the scratch (floats) of faBlockKernels.scores: two
-// parked sets of its twelve 8-lane accumulators.
-const faScoresTmp = 2 * 12 * 8
 
 // faNoBlock turns the block kernels off (benchmarks compare both paths).
 var faNoBlock bool
@@ -306,20 +324,21 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 	rowsPer := j.rowsPer
 	nBlk := (nRows + rowsPer - 1) / rowsPer
 	vk := &j.ks.vec
-	// Per worker: the f32 query row, a widened V row, the block kernels'
-	// scratch, and per row of an item the accumulator, a tile's scores
-	// and raw dot products (block kernels), and the converted query row
-	// (with, for f16 K with the tier's dot2F16, its widened form qw).
+	// Per worker: the f32 query row, a widened V row, and per row of an
+	// item the accumulator, a tile's scores and raw dot products (block
+	// kernels), and the converted query row (with, for f16 K with the
+	// tier's dot2F16, its widened form qw; the f16 block kernels round
+	// the query row to f16 and widen it back into qw in one pass).
 	// The block kernels widen a q8_0 value tile into vt.
 	nbq := d / 32
 	per := d + dv + 2*faTile + 4 + 8*nbq
-	head := d + dv + faScoresTmp
+	head := d + dv
 	var nvt int64
 	if j.vq8 && j.blk != nil {
 		nvt = faTile * dv
 	}
 	wb := j.sc.worker(w, head+faBlockRows*per, nvt, faBlockRows*j.qBytes)
-	qf, vf, tmp, vt := wb.f32[:d], wb.f32[d:d+dv], wb.f32[d+dv:head], wb.f32b[:nvt]
+	qf, vf, vt := wb.f32[:d], wb.f32[d:d+dv], wb.f32b[:nvt]
 	var rows [faBlockRows]faRow
 	for r := range rows {
 		f := wb.f32[head+int64(r)*per : head+int64(r+1)*per]
@@ -337,16 +356,28 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 			row := &rows[g]
 			r := r0 + g
 			row.iq, row.h, row.i3 = r%nQ, ik2*rk2+r/nQ, i3
-			if err := loadFloatRow(quant.F32, j.qMem, at(q, 0, row.iq, row.h, i3), q.Nb[0], qf); err != nil {
-				j.errs.set(w, err)
-				return
-			}
-			if err := j.ks.convertRow(j.kern.actType, qf, row.qc); err != nil {
-				j.errs.set(w, err)
-				return
-			}
-			if dot2 {
-				vk.f16ToF32(row.qw, u16s(row.qc, 0, d))
+			qOff := at(q, 0, row.iq, row.h, i3)
+			blk16 := dot2 && j.blk != nil // the f16 block kernels read only qw
+			switch {
+			case blk16 && q.Nb[0] == 4:
+				// Rounded straight from the packed query row.
+				j.blk.roundF16(row.qw, f32s(j.qMem, qOff, d))
+			default:
+				if err := loadFloatRow(quant.F32, j.qMem, qOff, q.Nb[0], qf); err != nil {
+					j.errs.set(w, err)
+					return
+				}
+				if blk16 {
+					j.blk.roundF16(row.qw, qf)
+					break
+				}
+				if err := j.ks.convertRow(j.kern.actType, qf, row.qc); err != nil {
+					j.errs.set(w, err)
+					return
+				}
+				if dot2 {
+					vk.f16ToF32(row.qw, u16s(row.qc, 0, d))
+				}
 			}
 			if j.kq8 {
 				for b := range nbq {
@@ -368,7 +399,7 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 		for ic0 := int64(0); ic0 < nKV; ic0 += faTile {
 			nt := min(faTile, nKV-ic0)
 			if j.blk != nil {
-				j.tileBlock(rows[:nr], ic0, nt, kBase, vBase, tmp, vt)
+				j.tileBlock(rows[:nr], ic0, nt, kBase, vBase, vt)
 				continue
 			}
 			for g := range nr {
@@ -506,8 +537,8 @@ func (j *flashAttnJob) rescale(row *faRow, sc []float32, tmx float32) {
 // group of keys at a time (4 f16 or 2 q8_0 keys for three rows, 3 f16 or
 // 4 q8_0 keys for one row), a run of such key groups per call, and add
 // each run of keys that all rows of the group take with the accumulators
-// in registers. tmp is faScoresTmp floats; vt holds the tile's q8_0
-// value rows widened (faTile*dv floats, q8_0 V only).
+// in registers. vt holds the tile's q8_0 value rows widened (faTile*dv
+// floats, q8_0 V only).
 //
 // A key masked for some rows of a group is scored for all three (its
 // score is then dropped) but added to the accumulators only of the rows
@@ -515,7 +546,7 @@ func (j *flashAttnJob) rescale(row *faRow, sc []float32, tmx float32) {
 // the keys reach each accumulator in order. Key groups masked for every
 // row are neither scored nor read, and a tile masked for every row of
 // the item is skipped whole (causal prefill).
-func (j *flashAttnJob) tileBlock(rows []faRow, ic0, nt, kBase, vBase int64, tmp, vt []float32) {
+func (j *flashAttnJob) tileBlock(rows []faRow, ic0, nt, kBase, vBase int64, vt []float32) {
 	dv := j.v.Ne[0]
 	kNb1, vNb1 := j.k.Nb[1], j.v.Nb[1]
 	scale, softcap := j.scale, j.softcap
@@ -540,7 +571,18 @@ func (j *flashAttnJob) tileBlock(rows []faRow, ic0, nt, kBase, vBase int64, tmp,
 		n := len(rows) - 1
 		return [3]int{g0, min(g0+1, n), min(g0+2, n)}
 	}
-	for g0 := 0; g0 < len(rows); g0 += 3 {
+	// Four rows (GQA decode) are scored together, two keys at a time,
+	// rather than as three and one: each key row is read once.
+	four := len(rows) == 4 && !j.kq8 && j.blk.scores4 != nil
+	if four {
+		live := full &^ (skip[0] & skip[1] & skip[2] & skip[3])
+		q := [4][]float32{rows[0].qw, rows[1].qw, rows[2].qw, rows[3].qw}
+		faScoreRuns(live, nt, 2, kNb1, func(t0, ks, nk int64) {
+			out := [4][]float32{rows[0].dots[t0:], rows[1].dots[t0:], rows[2].dots[t0:], rows[3].dots[t0:]}
+			j.blk.scores4(q, j.kMem[kBase+(ic0+t0)*kNb1:], int(ks), int(nk), out, true)
+		})
+	}
+	for g0 := 0; g0 < len(rows) && !four; g0 += 3 {
 		if g0 == len(rows)-1 {
 			row := &rows[g0]
 			if j.kq8 {
@@ -550,7 +592,7 @@ func (j *flashAttnJob) tileBlock(rows []faRow, ic0, nt, kBase, vBase int64, tmp,
 				continue
 			}
 			faScoreRuns(full&^skip[g0], nt, 3, kNb1, func(t0, ks, nk int64) {
-				j.blk.scores1(row.qw, j.kMem[kBase+(ic0+t0)*kNb1:], int(ks), int(nk), row.dots[t0:])
+				j.blk.scores1(row.qw, j.kMem[kBase+(ic0+t0)*kNb1:], int(ks), int(nk), row.dots[t0:], g0 == 0)
 			})
 			continue
 		}
@@ -569,7 +611,7 @@ func (j *flashAttnJob) tileBlock(rows []faRow, ic0, nt, kBase, vBase int64, tmp,
 		}
 		q := [3][]float32{rows[m[0]].qw, rows[m[1]].qw, rows[m[2]].qw}
 		faScoreRuns(live, nt, 4, kNb1, func(t0, ks, nk int64) {
-			j.blk.scores(q, j.kMem[kBase+(ic0+t0)*kNb1:], int(ks), int(nk), tmp, out(t0))
+			j.blk.scores(q, j.kMem[kBase+(ic0+t0)*kNb1:], int(ks), int(nk), out(t0), g0 == 0)
 		})
 	}
 	for g := range rows {
@@ -631,10 +673,7 @@ func (j *flashAttnJob) tileBlock(rows []faRow, ic0, nt, kBase, vBase int64, tmp,
 					t++
 					continue
 				}
-				u := t + 1
-				for u < nt && s>>u&1 == 0 {
-					u++
-				}
+				u := faRunEnd(s, t, nt)
 				addRun([3][]float32{row.acc}, [3][]float32{row.sc[t:u]}, true, t, u)
 				t = u
 			}
@@ -661,15 +700,18 @@ func (j *flashAttnJob) tileBlock(rows []faRow, ic0, nt, kBase, vBase int64, tmp,
 				}
 				t++
 			default:
-				u := t + 1
-				for u < nt && some>>u&1 == 0 {
-					u++
-				}
+				u := faRunEnd(some, t, nt)
 				addRun(acc, [3][]float32{rows[m[0]].sc[t:u], rows[m[1]].sc[t:u], rows[m[2]].sc[t:u]}, false, t, u)
 				t = u
 			}
 		}
 	}
+}
+
+// faRunEnd returns the end of the run of keys from t (whose bit in s is
+// clear) up to the next key with its bit set, or nt.
+func faRunEnd(s uint64, t, nt int64) int64 {
+	return min(nt, t+int64(bits.TrailingZeros64(s>>t)))
 }
 
 // faScoreRuns hands the keys of a tile of nt keys that live marks (bit t
