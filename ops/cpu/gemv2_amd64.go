@@ -2,6 +2,12 @@
 
 package cpu
 
+import (
+	"math"
+
+	"github.com/kernbench/kernbench/quant"
+)
+
 // Second-generation four-row kernels of the AVX2 tier for MUL_MAT with
 // one to three activation rows (gemv2_amd64.s). Where a first-generation
 // four-row kernel existed (q4_0, q8_0, q4_K, q5_K, q6_K, f16) the new one
@@ -27,6 +33,23 @@ package cpu
 //
 // The first-generation kernels stay for the benchmarks that compare the
 // two (BenchmarkGemv2Matrix, BenchmarkGemv2MulMat).
+//
+// Round 2 trimmed three of them without changing a bit of their results:
+// q8_0 and q5_0 widen each row's f16 scale with a broadcast load from
+// halfTable (GV2_Q8ROWT), and q4_K and q5_K spread their scale and min
+// codes with byte shuffles straight from the unpacked codes (gv2bbcast,
+// gv2kminpat), fewer instructions per row and block.
+//
+// q4_0 has a third generation (gemv3Q4_0x4AVX2, installed as the avx2
+// tier's gemvSide kernel, which MUL_MAT and MUL_MAT_ID prefer): two rows
+// per vector register, so that most vector instructions serve two rows,
+// f16 scales widened by table loads, and what depends on the activation
+// row alone (its scale and the lanes of 8*y the kernel takes out of its
+// unsigned products) prepared once per call by gemv3Q4_0Prep rather than
+// once per four weight rows. Its lanes differ from gemv2Q4_0x4AVX2's
+// (four per row, each over 8 elements), so its rounding does too (twin:
+// gemv3Q4_0Twin); gemv2Q4_0x4AVX2 stays installed as the avx2 tier's
+// gemv kernel for q4_0, which the tests of the first generation check.
 
 // gemv2Q4_0x4AVX2 is gemvQ4_0x4AVX2 (same results, bit for bit; twin:
 // gemvQ4_0Twin).
@@ -108,3 +131,58 @@ func gemv2F32x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
 //go:noescape
 func gemv2BF16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+
+// gemv3Q4_0x4AVX2 sets out[r] to the dot product of nb q4_0 blocks of row
+// x + r*ldx with the q8_0 row y, given side, gemv3Q4_0Prep's data of y
+// (gemv3Side float32 slots per block): two rows per vector register,
+// four lanes per row (twin: gemv3Q4_0Twin; its lanes, and so its
+// rounding, differ from gemv2Q4_0x4AVX2's eight).
+//
+//go:noescape
+func gemv3Q4_0x4AVX2(x *byte, ldx int, y *byte, side *float32, nb int, out *[4]float32)
+
+// gemv3Side is the float32 slots per block of a third-generation kernel's
+// side data: eight int32 lanes (as their bits; the four of a row twice,
+// one set per vector half) and the widened d_y, 36 bytes.
+const gemv3Side = 9
+
+// gemv3Q4_0Prep writes gemv3Q4_0x4AVX2's side data of the q8_0 row y (nb
+// blocks) into side: per block the lanes 8*(y_4l + .. + y_4l+3 +
+// y_16+4l + .. + y_16+4l+3), which the kernel takes out of its unsigned
+// nibble products, and d_y (an activation row is prepared once per call,
+// not once per four weight rows).
+func gemv3Q4_0Prep(y []byte, nb int, side []float32) {
+	for ib := range nb {
+		by, s := y[ib*bytesQ8_0:], side[ib*gemv3Side:][:gemv3Side]
+		for l := range 4 {
+			var c int32
+			for e := range 4 {
+				c += int32(int8(by[2+4*l+e])) + int32(int8(by[18+4*l+e]))
+			}
+			s[l] = math.Float32frombits(uint32(8 * c))
+			s[l+4] = s[l]
+		}
+		s[8] = halfAt(by, 0)
+	}
+}
+
+// gemv3Legacy wraps a third-generation kernel of a 32-element format with
+// xs bytes per block as a gemvFunc whose dy is the side data.
+func gemv3Legacy(f func(x *byte, ldx int, y *byte, side *float32, nb int, out *[4]float32), xs int) gemvFunc {
+	return func(nb int, x []byte, ldx int, y []byte, side []float32, out *[4]float32) {
+		if nb <= 0 {
+			*out = [4]float32{}
+			return
+		}
+		_, _, _ = x[3*ldx+nb*xs-1], y[nb*bytesQ8_0-1], side[nb*gemv3Side-1]
+		f(&x[0], ldx, &y[0], &side[0], nb, out)
+	}
+}
+
+// init installs the side kernels of the avx2 tier (after dot_amd64.go's
+// avx2Kernels is built: package variables are set before any init).
+func init() {
+	avx2Kernels.gemvSide = map[quant.Type]*gemvSideKernel{
+		quant.Q4_0: {per: gemv3Side, prep: gemv3Q4_0Prep, f: gemv3Legacy(gemv3Q4_0x4AVX2, bytesQ4_0)},
+	}
+}

@@ -71,6 +71,87 @@ func TestGemv2LegacyTwins(t *testing.T) {
 	}
 }
 
+// gemv3Q8 lists the third-generation four-row kernels of the q8_0
+// family (two rows per vector register, side data prepared once per
+// activation row: avx2Kernels.gemvSide) with their twins.
+var gemv3Q8 = []struct {
+	wt   quant.Type
+	twin vecDotFunc
+}{
+	{quant.Q4_0, gemv3Q4_0Twin},
+}
+
+// gemv3Run runs the avx2 tier's side kernel for wt as MUL_MAT does: the
+// side data prepared from y, then the kernel.
+func gemv3Run(wt quant.Type, nb int, x []byte, ldx int, y []byte, out *[4]float32) {
+	sk := avx2Kernels.gemvSide[wt]
+	side := make([]float32, nb*sk.per)
+	sk.prep(y, nb, side)
+	sk.f(nb, x, ldx, y, side, out)
+}
+
+// TestGemv3Twins checks the third-generation four-row kernels row by row
+// against their twins, bit for bit, over random lengths (odd and even
+// block counts: the kernels take two blocks a step), row strides,
+// offsets and bytes (any code, -128 included; NaN, Inf and denormal
+// scales).
+func TestGemv3Twins(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(61, 62))
+	for _, c := range gemv3Q8 {
+		for trial := range 400 {
+			nb := rng.IntN(24)
+			n := nb * quant.QK
+			rowBytes := mustRowSize(t, c.wt, n)
+			ldx := int(rowBytes) + rng.IntN(40)
+			var x []byte
+			if trial%2 == 0 {
+				x = simdRow(rng, quant.I8, 3*ldx+int(rowBytes), rng.IntN(64), 0)
+			} else {
+				x = gemvRows(rng, c.wt, nb, ldx, rng.IntN(64), 0.05, nil)
+			}
+			y := simdRow(rng, quant.Q8_0, n, rng.IntN(64), []float64{0, 0.05}[trial%2])
+			var got [4]float32
+			gemv3Run(c.wt, nb, x, ldx, y, &got)
+			for r := range 4 {
+				if want := c.twin(n, x[r*ldx:], y); !sameFloat(got[r], want) {
+					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), twin %g (%#x)", c.wt, nb, ldx, r,
+						got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
+				}
+			}
+		}
+	}
+}
+
+// FuzzGemv3 is the fuzzing form of TestGemv3Twins.
+func FuzzGemv3(f *testing.F) {
+	if !hasAVX2() {
+		f.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	f.Add(uint8(0), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
+	f.Add(uint8(0), uint8(8), uint8(0), uint8(0), uint8(0), []byte{1})
+	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
+		c := gemv3Q8[int(kind)%len(gemv3Q8)]
+		nb := int(blocks) % 40
+		n := nb * quant.QK
+		rowBytes, _ := c.wt.RowSize(int64(n))
+		ldx := int(rowBytes) + int(gap)
+		var xd []byte
+		if len(data) > 0 {
+			xd = data
+		}
+		x := gemvRows(rand.New(rand.NewPCG(uint64(len(data)), 7)), c.wt, nb, ldx, int(xoff%64), 0, xd)
+		y := fillRow(quant.Q8_0, n, int(yoff%64), data[len(data)/2:])
+		var out [4]float32
+		gemv3Run(c.wt, nb, x, ldx, y, &out)
+		for r := range 4 {
+			if want := c.twin(n, x[r*ldx:], y); !sameFloat(out[r], want) {
+				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
+			}
+		}
+	})
+}
+
 // FuzzGemv2Legacy is the fuzzing form of TestGemv2LegacyTwins: the fuzzer
 // picks the kernel, the length, the row gap, the offsets and the bytes.
 func FuzzGemv2Legacy(f *testing.F) {
@@ -431,6 +512,15 @@ func gemv2Variants() []gemv2MatrixCase {
 			cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "old", "new"}, []gemvFunc{nil, c.old, c.new}})
 		}
 	}
+	// The third generation joins its type's case as "gen3".
+	for _, c3 := range gemv3Q8 {
+		for i := range cs {
+			if cs[i].wt == c3.wt {
+				cs[i].names = append(cs[i].names, "gen3")
+				cs[i].f = append(cs[i].f, gemv3Sided(c3.wt))
+			}
+		}
+	}
 	return cs
 }
 
@@ -458,11 +548,15 @@ func gemv2BenchMulMat(b *testing.B, c gemv2MatrixCase, m, n, k int64) {
 	wt, v := c.wt, c.f
 	b.Run(fmt.Sprintf("%v/k%d", wt, k), func(b *testing.B) {
 		saved, had := avx2Kernels.gemv[wt]
+		side, hadSide := avx2Kernels.gemvSide[wt]
 		defer func() {
 			if had {
 				avx2Kernels.gemv[wt] = saved
 			} else {
 				delete(avx2Kernels.gemv, wt)
+			}
+			if hadSide {
+				avx2Kernels.gemvSide[wt] = side
 			}
 		}()
 		be, err := NewWithOptions(Options{Tier: "avx2"})
@@ -481,9 +575,15 @@ func gemv2BenchMulMat(b *testing.B, c gemv2MatrixCase, m, n, k int64) {
 		times := make([][]float64, len(v))
 		for b.Loop() {
 			for i, f := range v {
-				if f == nil {
+				// The side kernel (gen3) runs as MUL_MAT runs it,
+				// with its data prepared per call.
+				delete(avx2Kernels.gemvSide, wt)
+				switch {
+				case c.names[i] == "gen3":
+					avx2Kernels.gemvSide[wt] = side
+				case f == nil:
 					delete(avx2Kernels.gemv, wt)
-				} else {
+				default:
 					avx2Kernels.gemv[wt] = f
 				}
 				t0 := time.Now()
@@ -583,4 +683,210 @@ type gemv2MatrixCase struct {
 	wt    quant.Type
 	names []string
 	f     []gemvFunc
+}
+
+// BenchmarkGemvThreads measures MUL_MAT with one activation row on the
+// avx2 tier with one and with two worker threads (with and without home
+// parts: gemvHomeRows), passes alternating, for
+// m = 4096 (k = 4096: the weights fit in L3) and m = 64 (the call's fixed
+// cost: activation conversion, pool wake-up), reporting each thread
+// count's fastest and median pass.
+func BenchmarkGemvThreads(b *testing.B) {
+	if !hasAVX2() {
+		b.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	for _, wt := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q8_0, quant.Q6_K} {
+		for _, m := range []int64{4096, 64} {
+			const k = 4096
+			b.Run(fmt.Sprintf("%v/m%d", wt, m), func(b *testing.B) {
+				var nodes []*ops.Tensor
+				var bes []*Backend
+				for _, th := range []int{1, 2} {
+					be, err := NewWithOptions(Options{Tier: "avx2", Threads: th})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer be.Close()
+					rng := rand.New(rand.NewPCG(1, 1))
+					a := benchLeaf(b, be, rng, wt, k, m)
+					x := benchLeaf(b, be, rng, quant.F32, k, 1)
+					node, err := ops.MulMat(a, x)
+					if err != nil {
+						b.Fatal(err)
+					}
+					mxAlloc(b, be, node, 0)
+					nodes, bes = append(nodes, node), append(bes, be)
+				}
+				// Passes: one thread, two threads with home parts, two
+				// threads sharing the pool's counter (gemvHomeRows off).
+				names := []string{"t1", "t2", "t2shared"}
+				times := make([][]float64, len(names))
+				defer func(on bool) { gemvHomeRows = on }(gemvHomeRows)
+				for b.Loop() {
+					for i := range names {
+						be, node := bes[min(i, 1)], nodes[min(i, 1)]
+						gemvHomeRows = i == 1
+						t0 := time.Now()
+						if err := be.Compute(node); err != nil {
+							b.Fatal(err)
+						}
+						times[i] = append(times[i], time.Since(t0).Seconds()*1e6)
+					}
+				}
+				for i, ts := range times {
+					slices.Sort(ts)
+					b.ReportMetric(ts[0], names[i]+"-us-min")
+					b.ReportMetric(ts[len(ts)/2], names[i]+"-us-med")
+				}
+			})
+		}
+	}
+}
+
+// gemv3Sided returns the avx2 side kernel of wt as a plain gemvFunc for
+// the benchmarks: it prepares the side data of y on its first call and
+// reuses it while y stays the same row (the benchmarks pass one).
+func gemv3Sided(wt quant.Type) gemvFunc {
+	sk := avx2Kernels.gemvSide[wt]
+	var side []float32
+	var last *byte
+	return func(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
+		if last != &y[0] || len(side) != nb*sk.per {
+			side = make([]float32, nb*sk.per)
+			sk.prep(y, nb, side)
+			last = &y[0]
+		}
+		sk.f(nb, x, ldx, y, side, out)
+	}
+}
+
+// TestGemv3MulMat checks that MUL_MAT with one to three activation rows
+// runs the avx2 side kernels with the right side data for every
+// activation row (and batch): each output of a whole group of four
+// weight rows equals the kernel's twin applied to the weight row and the
+// q8_0 activation row, bit for bit, and the rows left over (m % 4) equal
+// the dot product. With one batch it alternates between the pool's
+// counter and home parts (gemvHomeRows).
+func TestGemv3MulMat(t *testing.T) {
+	needAVX2(t)
+	b, err := NewWithOptions(Options{Threads: 2, Tier: "avx2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rng := rand.New(rand.NewPCG(63, 64))
+	for _, c := range gemv3Q8 {
+		if avx2Kernels.gemvSide[c.wt] == nil {
+			t.Fatalf("%v: no side kernel installed", c.wt)
+		}
+		// 66 rows: tiles of 16 rows (see tileSizes, homeRowTiles) and
+		// two left; one batch takes the home parts, two the pool's
+		// counter.
+		const m, k = 66, 7 * quant.QK
+		defer func(on bool) { gemvHomeRows = on }(gemvHomeRows)
+		for b2, n := int64(1), int64(1); n < 4 || b2 < 2; n++ {
+			if n == 4 {
+				b2, n = 2, 1
+			}
+			gemvHomeRows = n%2 == 1 // home parts with one batch, n = 1 and 3
+			a := mxLeaf(t, b, rng, "a", c.wt, k, m)
+			x := mxLeaf(t, b, rng, "x", quant.F32, k, n, b2)
+			node := mustNode(t)(ops.MulMat(a, x))
+			mxAlloc(t, b, node, 0)
+			if err := b.Compute(node); err != nil {
+				t.Fatal(err)
+			}
+			araw, _ := a.HostBytes()
+			xraw, _ := x.HostBytes()
+			oraw, _ := node.HostBytes()
+			out := f32s(oraw, 0, node.NumElements())
+			ybytes := mustRowSize(t, quant.Q8_0, k)
+			y := make([]byte, ybytes)
+			for i2 := range b2 {
+				for col := range n {
+					if err := avx2Kernels.convertRow(quant.Q8_0, f32s(xraw, at(x, 0, col, i2, 0), k), y); err != nil {
+						t.Fatal(err)
+					}
+					for i := range int64(m) {
+						w := araw[at(a, 0, i, 0, 0):]
+						want := c.twin(k, w, y)
+						if i >= m/4*4 {
+							want = avx2Kernels.dots[c.wt].dot(k, w, y)
+						}
+						if got := out[i+m*(col+n*i2)]; !sameFloat(got, want) {
+							t.Errorf("%v n=%d batch %d: out[%d, %d] = %g, want %g", c.wt, n, i2, i, col, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGemv3MulMatID measures MUL_MAT_ID with one token (128 experts
+// of 768 x 2048 q4_0 weights, 8 used) on the avx2 tier with the side
+// kernel (gen3) and without it (gen2: the tier's gemv kernel), passes
+// alternating, reporting each one's fastest and median pass. -cpu sets
+// the threads.
+func BenchmarkGemv3MulMatID(b *testing.B) {
+	if !hasAVX2() {
+		b.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	const k, m, nExpert, nUsed = 2048, 768, 128, 8
+	wt := quant.Q4_0
+	side := avx2Kernels.gemvSide[wt]
+	defer func() { avx2Kernels.gemvSide[wt] = side }()
+	be, err := NewWithOptions(Options{Tier: "avx2"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	w, err := ops.NewTensor("experts", wt, k, m, nExpert)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mxAlloc(b, be, w, 0)
+	raw, _ := w.HostBytes()
+	rowBytes, _ := wt.RowSize(k)
+	for r := range int64(16) {
+		if err := quant.QuantizeRow(wt, mxRandom(rng, k), raw[r*rowBytes:(r+1)*rowBytes]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for r := int64(16); r < m*nExpert; r++ {
+		copy(raw[r*rowBytes:(r+1)*rowBytes], raw[(r%16)*rowBytes:])
+	}
+	x := benchLeaf(b, be, rng, quant.F32, k, 1)
+	vals := make([]int32, nUsed)
+	for i := range vals {
+		vals[i] = int32((i*37 + 11) % nExpert)
+	}
+	ids := mxIDs(b, be, "ids", vals, nUsed, 1)
+	node, err := ops.MulMatID(w, x, ids)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mxAlloc(b, be, node, 0)
+	names := []string{"gen2", "gen3"}
+	times := make([][]float64, 2)
+	for b.Loop() {
+		for i := range names {
+			if i == 0 {
+				delete(avx2Kernels.gemvSide, wt)
+			} else {
+				avx2Kernels.gemvSide[wt] = side
+			}
+			t0 := time.Now()
+			if err := be.Compute(node); err != nil {
+				b.Fatal(err)
+			}
+			times[i] = append(times[i], time.Since(t0).Seconds()*1e6)
+		}
+	}
+	for i, ts := range times {
+		slices.Sort(ts)
+		b.ReportMetric(ts[0], names[i]+"-us-min")
+		b.ReportMetric(ts[len(ts)/2], names[i]+"-us-med")
+	}
 }

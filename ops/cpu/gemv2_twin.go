@@ -99,3 +99,27 @@ func gemv2FloatTwin(n int, x, y []byte, size int, at func([]byte, int) float32) 
 	}
 	return hsum8(&v)
 }
+
+// gemv3Q4_0Twin is the twin of one row of gemv3Q4_0x4AVX2 (the q4_0
+// four-row kernel with two rows per vector): per block four int32 lanes,
+// lane l the exact sum of (q-8)*y over elements 4l..4l+3 (low nibbles)
+// and 16+4l..16+4l+3 (high nibbles), each added by FMA with d = d_x*d_y
+// into one four-lane accumulator, whose lanes are summed as (v0+v1) +
+// (v2+v3) at the end.
+func gemv3Q4_0Twin(n int, x, y []byte) float32 {
+	var acc [4]float32
+	for ib := range n / quant.QK {
+		bx, by := x[ib*bytesQ4_0:], y[ib*bytesQ8_0:]
+		q := nibbles(bx[2:18])
+		ys := codes8(by[2:34])
+		var lanes [4]int32
+		for j := range 32 {
+			lanes[j%16/4] += (int32(q[j]) - 8) * int32(ys[j])
+		}
+		d := halfAt(bx, 0) * halfAt(by, 0)
+		for l := range acc {
+			acc[l] = fma32(float32(lanes[l]), d, acc[l])
+		}
+	}
+	return (acc[0] + acc[1]) + (acc[2] + acc[3])
+}

@@ -30,6 +30,10 @@ type kernelSet struct {
 	// gemv maps a weight type to a four-row kernel for MUL_MAT with one
 	// (or a few) activation rows; absent types use the dot product.
 	gemv map[quant.Type]gemvFunc
+	// gemvSide maps a weight type to a four-row kernel that takes data
+	// prepared once per call from each activation row (see
+	// gemvSideKernel); MUL_MAT and MUL_MAT_ID prefer it to gemv.
+	gemvSide map[quant.Type]*gemvSideKernel
 	// vec holds the row kernels of softmax, RMS norm and flash
 	// attention (see vecKernels).
 	vec vecKernels
@@ -73,17 +77,18 @@ var genericKernels = &kernelSet{
 // extend returns a copy of ks named name, for a faster tier to override.
 func (ks *kernelSet) extend(name string) *kernelSet {
 	return &kernelSet{
-		name: name,
-		dots: maps.Clone(ks.dots),
-		act:  maps.Clone(ks.act),
-		gemm: maps.Clone(ks.gemm),
-		gemv: maps.Clone(ks.gemv),
-		vec:  ks.vec,
-		elt:  ks.elt,
-		deq:  maps.Clone(ks.deq),
-		rope: ks.rope,
-		ssm:  ks.ssm,
-		fa:   ks.fa,
+		name:     name,
+		dots:     maps.Clone(ks.dots),
+		act:      maps.Clone(ks.act),
+		gemm:     maps.Clone(ks.gemm),
+		gemv:     maps.Clone(ks.gemv),
+		gemvSide: maps.Clone(ks.gemvSide),
+		vec:      ks.vec,
+		elt:      ks.elt,
+		deq:      maps.Clone(ks.deq),
+		rope:     ks.rope,
+		ssm:      ks.ssm,
+		fa:       ks.fa,
 	}
 }
 

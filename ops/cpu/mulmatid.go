@@ -17,8 +17,9 @@ import (
 // at a time meet each weight row through the tier's tiled kernel
 // (gemm.go: their activation rows gathered or packed into a worker's
 // buffer) where it has one; the pairs left, one at a time, meet groups of
-// four weight rows through the four-row kernel (gemv) where it has one,
-// and the dot product otherwise. The grouping, the tiles and the job live
+// four weight rows through the four-row kernel (gemvSide, with its data
+// prepared once per call, or gemv) where it has one, and the dot product
+// otherwise. The grouping, the tiles and the job live
 // in the backend and are reused, so a call allocates nothing once its
 // shapes have been seen.
 
@@ -70,12 +71,13 @@ type mulMatIDJob struct {
 	chosen []int64
 	tiles  []expertTile
 	// The four-row kernel, when the tier has one for the weight type:
-	// blocks per row and the activation rows' widened q8_0 scales (row
-	// (c, token) at dy[(c + b1*token)*nb:]).
-	gemv gemvFunc
-	nb   int64
-	dy   []float32
-	wout [][4]float32
+	// blocks per row and the activation rows' widened q8_0 scales or a
+	// side kernel's data, per slots per block (row (c, token) at
+	// dy[(c + b1*token)*nb*per:]).
+	gemv    gemvFunc
+	nb, per int64
+	dy      []float32
+	wout    [][4]float32
 	// The tier's tiled kernel (a quantized one), when it has one: four
 	// of a tile's pairs at a time, their activation rows gathered into a
 	// worker's buffer (groupBytes: four q8_K rows, or a packed q8 group),
@@ -84,6 +86,10 @@ type mulMatIDJob struct {
 	sc         *scratch
 	nbq        int64 // blocks per row for g
 	groupBytes int64
+	// homeOn: the tiles go out in home parts (home) rather than through
+	// the pool's shared counter.
+	homeOn bool
+	home   homeParts
 }
 
 // growI64 returns b with length n, reallocated when its capacity is
@@ -161,7 +167,12 @@ func (j *mulMatIDJob) expertTiles(threads int) {
 		}
 		return c
 	}
-	for tm > 1 && count(tm) < 4*int64(threads) {
+	// With the four-row kernel tiles keep whole groups of four rows.
+	minRows := int64(1)
+	if j.gemv != nil {
+		minRows = 4
+	}
+	for tm > minRows && count(tm) < 4*int64(threads) {
 		tm = (tm + 1) / 2
 	}
 	j.tiles = j.tiles[:0]
@@ -202,8 +213,11 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 	j.kern, j.w, j.wMem, j.wRow, j.acts = kern, w, mem(w), wRow, acts
 	j.out = f32s(mem(t), 0, t.NumElements())
 	j.k, j.m, j.nUsed, j.b1 = k, m, ids.Ne[0], x.Ne[1]
-	j.gemv, j.nb, j.dy, j.wout = nil, 0, nil, nil
-	if gv := b.kern.gemv[w.Type]; gv != nil && m >= 4 {
+	j.gemv, j.nb, j.per, j.dy, j.wout = nil, 0, 1, nil, nil
+	if sk := b.kern.gemvSide[w.Type]; sk != nil && m >= 4 && k%quant.QK == 0 {
+		j.gemv, j.nb, j.per, j.wout = sk.f, k/quant.QK, int64(sk.per), b.scratch.quad
+		j.dy = sk.prepare(&b.scratch.dy, acts, j.b1, x.Ne[2], 1, j.nb)
+	} else if gv := b.kern.gemv[w.Type]; gv != nil && m >= 4 {
 		if run := gemvRun(w.Type); run > 0 && k%run == 0 {
 			j.gemv, j.nb, j.wout = gv, k/run, b.scratch.quad
 			if w.Type.VecDotType() == quant.Q8_0 {
@@ -223,41 +237,63 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 		}
 	}
 	j.expertTiles(b.pool.threads)
+	j.homeOn = false
+	if nt := b.pool.threads; gemvHomeRows && nt > 1 && ids.Ne[1] == 1 {
+		// One token (decoding): home parts (see homeParts), so that a
+		// thread keeps the same experts' rows from call to call.
+		j.homeOn = true
+		j.home.reset(nt, int64(len(j.tiles)))
+		b.pool.run(nt, 1, j)
+		return nil
+	}
 	b.pool.run(len(j.tiles), 1, j)
 	return nil
 }
 
 func (j *mulMatIDJob) do(wk, lo, hi int) {
-	ldx := j.w.Nb[1]
+	if j.homeOn {
+		k := 0
+		for t := j.home.take(wk, &k); t >= 0; t = j.home.take(wk, &k) {
+			j.doTile(wk, j.tiles[t])
+		}
+		return
+	}
 	for _, tile := range j.tiles[lo:hi] {
-		if j.g != nil {
-			tile.p0 = j.quadPairs(wk, tile)
-		}
-		i := tile.i0
-		if j.gemv != nil {
-			out := &j.wout[wk]
-			for ; i+4 <= tile.i1; i += 4 {
-				off := at(j.w, 0, i, tile.expert, 0)
-				rows := j.wMem[off : off+3*ldx+j.wRow]
-				for _, p := range j.pairs[tile.p0:tile.p1] {
-					c := p.slot % j.b1
-					var dy []float32
-					if j.dy != nil {
-						dy = j.dy[(c+j.b1*p.token)*j.nb:][:j.nb]
-					}
-					j.gemv(int(j.nb), rows, int(ldx), j.acts.row(c, p.token, 0), dy, out)
-					o := j.m * (p.slot + j.nUsed*p.token)
-					copy(j.out[o+i:o+i+4], out[:])
-				}
-			}
-		}
-		for ; i < tile.i1; i++ {
-			off := at(j.w, 0, i, tile.expert, 0)
-			wr := j.wMem[off : off+j.wRow]
+		j.doTile(wk, tile)
+	}
+}
+
+// doTile computes one tile on worker wk.
+func (j *mulMatIDJob) doTile(wk int, tile expertTile) {
+	ldx := j.w.Nb[1]
+	if j.g != nil {
+		tile.p0 = j.quadPairs(wk, tile)
+	}
+	i := tile.i0
+	if j.gemv != nil {
+		out := &j.wout[wk]
+		base := at(j.w, 0, i, tile.expert, 0) // at divides: once per tile
+		for ; i+4 <= tile.i1; i += 4 {
+			off := base + (i-tile.i0)*ldx
+			rows := j.wMem[off : off+3*ldx+j.wRow]
 			for _, p := range j.pairs[tile.p0:tile.p1] {
-				y := j.acts.row(p.slot%j.b1, p.token, 0)
-				j.out[i+j.m*(p.slot+j.nUsed*p.token)] = j.kern.dot(int(j.k), wr, y)
+				c := p.slot % j.b1
+				var dy []float32
+				if j.dy != nil {
+					dy = j.dy[(c+j.b1*p.token)*j.nb*j.per:][:j.nb*j.per]
+				}
+				j.gemv(int(j.nb), rows, int(ldx), j.acts.row(c, p.token, 0), dy, out)
+				o := j.m * (p.slot + j.nUsed*p.token)
+				copy(j.out[o+i:o+i+4], out[:])
 			}
+		}
+	}
+	for ; i < tile.i1; i++ {
+		off := at(j.w, 0, i, tile.expert, 0)
+		wr := j.wMem[off : off+j.wRow]
+		for _, p := range j.pairs[tile.p0:tile.p1] {
+			y := j.acts.row(p.slot%j.b1, p.token, 0)
+			j.out[i+j.m*(p.slot+j.nUsed*p.token)] = j.kern.dot(int(j.k), wr, y)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -253,5 +254,106 @@ func BenchmarkMulMatID(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// TestHomeParts checks that homeParts hands out every item exactly once,
+// each worker starting with its own part, whatever the order in which
+// the workers ask (here one at a time, round robin, and a worker that
+// takes everything before the others start).
+func TestHomeParts(t *testing.T) {
+	for _, nt := range []int{1, 2, 3, 5} {
+		for _, n := range []int64{0, 1, 2, 7, 64, 101} {
+			for order := range 3 {
+				var h homeParts
+				h.reset(nt, n)
+				seen := make([]int, n)
+				ks := make([]int, nt)
+				first := make([]int64, nt)
+				for w := range first {
+					first[w] = -2
+				}
+				take := func(w int) bool {
+					it := h.take(w, &ks[w])
+					if first[w] == -2 {
+						first[w] = it
+					}
+					if it < 0 {
+						return false
+					}
+					seen[it]++
+					return true
+				}
+				switch order {
+				case 0:
+					for w := range nt {
+						for take(w) {
+						}
+					}
+				case 1:
+					for more := true; more; {
+						more = false
+						for w := range nt {
+							more = take(w) || more
+						}
+					}
+				case 2:
+					for take(nt - 1) {
+					}
+					for w := range nt - 1 {
+						take(w)
+					}
+				}
+				for i, c := range seen {
+					if c != 1 {
+						t.Fatalf("nt=%d n=%d order %d: item %d handed out %d times", nt, n, order, i, c)
+					}
+				}
+				if order == 1 && n >= int64(nt) { // no part empty: none is robbed first
+					for w := range nt {
+						if start := int64(w) * n / int64(nt); start < (int64(w)+1)*n/int64(nt) && first[w] != start {
+							t.Errorf("nt=%d n=%d: worker %d started at %d, want its part's first item %d", nt, n, w, first[w], start)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMulMatIDHomeParts checks that MUL_MAT_ID with one token gives the
+// same outputs, bit for bit, whether its tiles go out through the pool's
+// counter or in home parts (gemvHomeRows): the same kernels compute
+// every output, only the threads differ.
+func TestMulMatIDHomeParts(t *testing.T) {
+	defer func(on bool) { gemvHomeRows = on }(gemvHomeRows)
+	for _, ks := range kernelSets() {
+		b, err := NewWithOptions(Options{Threads: 2, Tier: ks.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(81, 82))
+		for _, wt := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q8_0} {
+			w := mxLeaf(t, b, rng, "experts", wt, 256, 70, 6)
+			x := mxLeaf(t, b, rng, "b", quant.F32, 256, 3, 1)
+			ids := mxIDs(t, b, "ids", []int32{4, 0, 5}, 3, 1)
+			node := mustNode(t)(ops.MulMatID(w, x, ids))
+			mxAlloc(t, b, node, 0)
+			var outs [2][]float32
+			for i, on := range []bool{false, true} {
+				gemvHomeRows = on
+				if err := b.Compute(node); err != nil {
+					t.Fatal(err)
+				}
+				raw, _ := node.HostBytes()
+				outs[i] = slices.Clone(f32s(raw, 0, node.NumElements()))
+			}
+			for i := range outs[0] {
+				if !sameFloat(outs[0][i], outs[1][i]) {
+					t.Fatalf("%s %v: output %d: %g with the counter, %g with home parts", ks.name, wt, i, outs[0][i], outs[1][i])
+				}
+			}
+		}
+		b.Close()
 	}
 }
