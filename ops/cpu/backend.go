@@ -61,7 +61,11 @@ func NewWithOptions(o Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := newPool(o.Threads)
+	spin, err := resolveSpin(o.Spin)
+	if err != nil {
+		return nil, err
+	}
+	p := newPool(o.Threads, spin)
 	b := &Backend{pool: p, tier: t.Tier, kern: t.kernels}
 	b.scratch.workers = make([]workerBuf, p.threads)
 	b.scratch.quad = make([][4]float32, p.threads)

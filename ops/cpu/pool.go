@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // pool is a fixed set of long-lived worker goroutines that split a range
@@ -15,19 +16,29 @@ import (
 // counter, so a thread the OS deschedules on a busy machine delays only
 // its current chunk. The pool runs one parallel region at a time (the
 // backend serializes Compute), which lets it reuse its state: a region
-// whose job is a pointer to a long-lived struct allocates nothing.
+// whose job is a pointer to a long-lived struct allocates nothing. Between
+// regions a worker polls for the next one for a while (spin) before it
+// parks on its channel, and the caller polls for the workers' last
+// chunks before it waits: a parked goroutine's wake-up (a futex round
+// trip) costs about as much as a decode-sized op's share of work.
 type pool struct {
 	threads int
-	work    []chan task
-	done    sync.WaitGroup
-	wg      sync.WaitGroup
-	once    sync.Once
+	// spin is how long an idle worker polls for the next region, and the
+	// caller for the workers' last chunks, before parking (0: park at
+	// once).
+	spin time.Duration
+	work []chan task
+	done sync.WaitGroup
+	wg   sync.WaitGroup
+	once sync.Once
 
 	// The current region: its job, size and chunk, and the next item to
 	// hand out.
 	j        job
 	n, chunk int
 	next     atomic.Int64
+	// pending counts the woken workers still draining the region.
+	pending atomic.Int32
 
 	// panicMu guards the first panic a job raised in the current region,
 	// which run re-raises on the caller's goroutine once every worker has
@@ -51,19 +62,25 @@ func (f funcJob) do(w, lo, hi int) { f(w, lo, hi) }
 // task wakes a worker for the current region.
 type task struct{}
 
-func newPool(threads int) *pool {
+func newPool(threads int, spin time.Duration) *pool {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	p := &pool{threads: threads, work: make([]chan task, threads-1)}
+	if threads > runtime.GOMAXPROCS(0) {
+		// More threads than processors: a polling goroutine would hold a
+		// processor another one needs.
+		spin = 0
+	}
+	p := &pool{threads: threads, spin: max(spin, 0), work: make([]chan task, threads-1)}
 	for i := range p.work {
 		ch := make(chan task, 1)
 		p.work[i] = ch
 		p.wg.Add(1)
 		go func(worker int) {
 			defer p.wg.Done()
-			for range ch {
+			for p.await(ch) {
 				p.safeDrain(worker)
+				p.pending.Add(-1)
 				p.done.Done()
 			}
 		}(i + 1)
@@ -102,10 +119,15 @@ func (p *pool) run(n, minPerThread int, j job) {
 	p.chunk = max(minPerThread, (n+nt*chunksPerThread-1)/(nt*chunksPerThread))
 	p.next.Store(0)
 	p.done.Add(nt - 1)
+	p.pending.Store(int32(nt - 1))
 	for w := 1; w < nt; w++ {
 		p.work[w-1] <- task{}
 	}
 	p.safeDrain(0)
+	// Spin a little for the workers' last chunks before parking: being
+	// woken by the last worker costs the caller a futex round trip, as
+	// much as a decode-sized op's whole share.
+	spinUntil(p.spin, func() bool { return p.pending.Load() == 0 })
 	p.done.Wait()
 	p.j = nil
 	if err := p.panicked; err != nil {
@@ -149,4 +171,48 @@ func (p *pool) close() {
 		}
 		p.wg.Wait()
 	})
+}
+
+// await returns once a region's task reaches ch, true, or ch is closed,
+// false: it polls ch for up to p.spin, then blocks on it.
+func (p *pool) await(ch chan task) bool {
+	var ok, got bool
+	spinUntil(p.spin, func() bool {
+		select {
+		case _, ok = <-ch:
+			got = true
+		default:
+		}
+		return got
+	})
+	if got {
+		return ok
+	}
+	_, ok = <-ch
+	return ok
+}
+
+// spinUntil polls cond until it holds or d has passed, and reports
+// whether it held; d <= 0 polls once. The polls only read shared memory
+// (an atomic load, a channel's length), so they do not slow the core
+// that will write it.
+func spinUntil(d time.Duration, cond func() bool) bool {
+	var start time.Time
+	for i := 0; ; i++ {
+		if cond() {
+			return true
+		}
+		if d <= 0 {
+			return false
+		}
+		if i%64 == 0 {
+			now := time.Now()
+			if i == 0 {
+				start = now
+			} else if now.Sub(start) > d {
+				return false
+			}
+			runtime.Gosched()
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestPoolCoversRange checks that a region hands every item to exactly
@@ -12,7 +13,7 @@ import (
 // with worker indices in range, and that regions can follow each other.
 func TestPoolCoversRange(t *testing.T) {
 	for _, threads := range []int{1, 2, 3, 8} {
-		p := newPool(threads)
+		p := newPool(threads, DefaultSpin)
 		for _, c := range []struct{ n, minPer int }{{0, 1}, {1, 1}, {7, 1}, {100, 3}, {1000, 1}, {5, 4}, {64, 100}} {
 			counts := make([]atomic.Int32, c.n)
 			var bad atomic.Int32
@@ -41,7 +42,7 @@ func TestPoolCoversRange(t *testing.T) {
 // the caller's goroutine after all workers stopped, and that the pool
 // still works afterwards.
 func TestPoolPanic(t *testing.T) {
-	p := newPool(3)
+	p := newPool(3, 0)
 	defer p.close()
 	for _, bad := range []int{0, 50, 99} {
 		func() {
@@ -86,17 +87,52 @@ func (j *spinJob) do(w, lo, hi int) {
 }
 
 // BenchmarkPoolRegion measures a parallel region of two short items (a
-// few microseconds each) on two threads: the pool's wake-up and join
-// latency, which decode-sized ops pay every call.
+// few microseconds each) on two threads, with the workers parking at once
+// (spin=0) and polling first: the pool's wake-up and join latency, which
+// decode-sized ops pay every call.
 func BenchmarkPoolRegion(b *testing.B) {
-	p := newPool(2)
-	defer p.close()
-	for _, iters := range []int{1000, 10000} {
-		j := &spinJob{iters: iters}
-		b.Run(fmt.Sprintf("iters=%d", iters), func(b *testing.B) {
-			for b.Loop() {
-				p.run(2, 1, j)
+	for _, spin := range []time.Duration{0, DefaultSpin} {
+		p := newPool(2, spin)
+		for _, iters := range []int{1000, 10000} {
+			j := &spinJob{iters: iters}
+			b.Run(fmt.Sprintf("spin=%v/iters=%d", spin, iters), func(b *testing.B) {
+				for b.Loop() {
+					p.run(2, 1, j)
+				}
+			})
+		}
+		p.close()
+	}
+}
+
+// TestResolveSpin: Options.Spin wins, then $KERNBENCH_SPIN, then
+// DefaultSpin; a bad value is an error naming the variable.
+func TestResolveSpin(t *testing.T) {
+	tests := []struct {
+		opt  time.Duration
+		env  string
+		want time.Duration
+		bad  bool
+	}{
+		{0, "", DefaultSpin, false},
+		{20 * time.Microsecond, "0", 20 * time.Microsecond, false},
+		{-1, "", 0, false},
+		{0, "0", 0, false},
+		{0, "200us", 200 * time.Microsecond, false},
+		{0, "fast", 0, true},
+		{0, "-5us", 0, true},
+	}
+	for _, tt := range tests {
+		t.Setenv(EnvSpin, tt.env)
+		got, err := resolveSpin(tt.opt)
+		if tt.bad {
+			if err == nil || !strings.Contains(err.Error(), EnvSpin) {
+				t.Errorf("Spin %v, $%s=%q: got %v, %v; want an error naming the variable", tt.opt, EnvSpin, tt.env, got, err)
 			}
-		})
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Spin %v, $%s=%q: got %v, %v; want %v", tt.opt, EnvSpin, tt.env, got, err, tt.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/klauspost/cpuid/v2"
 )
@@ -103,6 +104,39 @@ type Options struct {
 	// Tier names the kernel tier; empty means $KERNBENCH_CPU if set,
 	// else the fastest tier the CPU supports.
 	Tier string
+	// Spin is how long an idle worker polls for the next parallel
+	// region, and a caller for the workers' last chunks, before parking
+	// (as ggml's thread pool polls): it saves a futex wake-up per region,
+	// which decode-sized ops feel, but costs on a machine with more
+	// runnable threads than cores. Zero means $KERNBENCH_SPIN if set (a
+	// Go duration; 0 turns polling off), else DefaultSpin; negative turns
+	// polling off.
+	Spin time.Duration
+}
+
+// EnvSpin is the environment variable that sets Options.Spin's default.
+const EnvSpin = "KERNBENCH_SPIN"
+
+// DefaultSpin is the polling time of Options.Spin's default.
+const DefaultSpin = 50 * time.Microsecond
+
+// resolveSpin returns the polling time for Options.Spin s.
+func resolveSpin(s time.Duration) (time.Duration, error) {
+	if s != 0 {
+		return max(s, 0), nil
+	}
+	v := strings.TrimSpace(os.Getenv(EnvSpin))
+	if v == "" {
+		return DefaultSpin, nil
+	}
+	if v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("cpu: $%s=%q is not a duration such as 50us or 0", EnvSpin, v)
+	}
+	return d, nil
 }
 
 // resolveTier returns the tier to use for name (see Options.Tier) with its
