@@ -8,24 +8,13 @@
 // tokens. Twins: ssmSoftplusTwin, ssmScanATwin, ssmScanSTwin,
 // ssmScanSTokTwin and the generic SSM_CONV loop (ssm.go).
 
-// SD4 defines a 32-byte constant holding four copies of the uint64 bits;
-// SF8 one holding eight copies of the uint32 bits.
+// SD4 defines a 32-byte constant holding four copies of the uint64 bits
+// (eight float32 copies: C8 in exp_amd64.h).
 #define SD4(name, bits) \
 	DATA name<>+0(SB)/8, $bits; \
 	DATA name<>+8(SB)/8, $bits; \
 	DATA name<>+16(SB)/8, $bits; \
 	DATA name<>+24(SB)/8, $bits; \
-	GLOBL name<>(SB), RODATA|NOPTR, $32
-
-#define SF8(name, bits) \
-	DATA name<>+0(SB)/4, $bits; \
-	DATA name<>+4(SB)/4, $bits; \
-	DATA name<>+8(SB)/4, $bits; \
-	DATA name<>+12(SB)/4, $bits; \
-	DATA name<>+16(SB)/4, $bits; \
-	DATA name<>+20(SB)/4, $bits; \
-	DATA name<>+24(SB)/4, $bits; \
-	DATA name<>+28(SB)/4, $bits; \
 	GLOBL name<>(SB), RODATA|NOPTR, $32
 
 SD4(spmagic, 0x4338000000000000)
@@ -59,45 +48,8 @@ SD4(spl13, 0x3fb3b13b13b13b14)
 SD4(spl15, 0x3fb1111111111111)
 SD4(spl17, 0x3fae1e1e1e1e1e1e)
 
-// The float32 exp of expTwin (vec.go), as vec_amd64.s's EXP8.
-SF8(sexplog2e, 0x3fb8aa3b)
-SF8(sexpnc1, 0xbf318000)
-SF8(sexpnc2, 0x395e8083)
-SF8(sexpp0, 0x39506967)
-SF8(sexpp1, 0x3ab743ce)
-SF8(sexpp2, 0x3c088908)
-SF8(sexpp3, 0x3d2aa9c1)
-SF8(sexpp4, 0x3e2aaaaa)
-SF8(sexpp5, 0x3f000000)
-SF8(sexpone, 0x3f800000)
-SF8(sexplo, 0xc2b00000)
-SF8(sexphi, 0x42b00000)
-SF8(sexpbias, 0x0000007f)
-
-// SEXP8: Y0 = exp(Y0) lane by lane, as expTwin. Y8 must hold sexplo and
-// Y9 sexphi; Y1-Y4 are clobbered. x is the second source of VMAXPS and
-// VMINPS so that a NaN passes through.
-#define SEXP8 \
-	VMAXPS Y0, Y8, Y0; \
-	VMINPS Y0, Y9, Y0; \
-	VMULPS sexplog2e<>(SB), Y0, Y1; \
-	VROUNDPS $0, Y1, Y1; \
-	VMOVAPS Y0, Y2; \
-	VFMADD231PS sexpnc1<>(SB), Y1, Y2; \
-	VFMADD231PS sexpnc2<>(SB), Y1, Y2; \
-	VMOVUPS sexpp0<>(SB), Y3; \
-	VFMADD213PS sexpp1<>(SB), Y2, Y3; \
-	VFMADD213PS sexpp2<>(SB), Y2, Y3; \
-	VFMADD213PS sexpp3<>(SB), Y2, Y3; \
-	VFMADD213PS sexpp4<>(SB), Y2, Y3; \
-	VFMADD213PS sexpp5<>(SB), Y2, Y3; \
-	VMULPS Y2, Y2, Y4; \
-	VFMADD213PS Y2, Y4, Y3; \
-	VADDPS sexpone<>(SB), Y3, Y3; \
-	VCVTPS2DQ Y1, Y1; \
-	VPADDD sexpbias<>(SB), Y1, Y1; \
-	VPSLLD $23, Y1, Y1; \
-	VMULPS Y1, Y3, Y0
+// The float32 exp of expTwin: EXP8 and its constants.
+#include "exp_amd64.h"
 
 // HSUM8(y, x): x (the low half of y) = the sum of y's lanes as hsum8;
 // X1 is clobbered.
@@ -216,8 +168,8 @@ TEXT ·ssmScanAAVX2(SB), NOSPLIT, $0-128
 	MOVQ c+104(FP), R13
 	MOVQ nRows+112(FP), DX
 	MOVQ dState+120(FP), BX
-	VMOVUPS sexplo<>(SB), Y8
-	VMOVUPS sexphi<>(SB), Y9
+	VMOVUPS explo<>(SB), Y8
+	VMOVUPS exphi<>(SB), Y9
 
 scana_row:
 	TESTQ DX, DX
@@ -233,7 +185,7 @@ scana_loop:
 	CMPQ AX, BX
 	JGE  scana_sum
 	VMULPS (R8)(AX*4), Y10, Y0
-	SEXP8
+	EXP8
 	VMULPS (SI)(AX*4), Y0, Y5
 	VMULPS (R12)(AX*4), Y11, Y6
 	VADDPS Y6, Y5, Y5
