@@ -75,15 +75,22 @@ func (t Type) Valid() bool {
 // float and integer types, QK for the legacy quantized types and QKK for the
 // K types. It returns 0 for an invalid type.
 func (t Type) BlockSize() int64 {
-	tr, _ := t.info()
-	return tr.blockSize
+	// Indexed in place rather than through info, which copies the
+	// traits: every kernel call asks, several times. Entries of invalid
+	// types are zero.
+	if uint64(t) < uint64(len(traitTable)) {
+		return traitTable[t].blockSize
+	}
+	return 0
 }
 
 // TypeSize returns the number of bytes in one block of t, or 0 for an
 // invalid type.
 func (t Type) TypeSize() int64 {
-	tr, _ := t.info()
-	return tr.typeSize
+	if uint64(t) < uint64(len(traitTable)) {
+		return traitTable[t].typeSize
+	}
+	return 0
 }
 
 // IsQuantized reports whether t is a block-quantized type.
