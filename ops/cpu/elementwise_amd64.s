@@ -12,95 +12,58 @@
 C8(geluA, 0x3d372713)   // float32(0.044715)
 C8(geluK, 0xbfcc422a)   // float32(-2*sqrt(2/pi))
 
+// BINARY32(op, loop32, loop8, done) is the body of a binary kernel:
+// out = x op y over n elements (a multiple of 8), 32 per iteration, then
+// 8 at a time; the labels are the kernel's own.
+#define BINARY32(op, loop32, loop8, done) \
+	MOVQ    out+0(FP), DI; \
+	MOVQ    x+8(FP), SI; \
+	MOVQ    y+16(FP), R8; \
+	MOVQ    n+24(FP), CX; \
+loop32: \
+	CMPQ    CX, $32; \
+	JL      loop8; \
+	VMOVUPS (SI), Y0; \
+	VMOVUPS 32(SI), Y1; \
+	VMOVUPS 64(SI), Y2; \
+	VMOVUPS 96(SI), Y3; \
+	op      (R8), Y0, Y0; \
+	op      32(R8), Y1, Y1; \
+	op      64(R8), Y2, Y2; \
+	op      96(R8), Y3, Y3; \
+	VMOVUPS Y0, (DI); \
+	VMOVUPS Y1, 32(DI); \
+	VMOVUPS Y2, 64(DI); \
+	VMOVUPS Y3, 96(DI); \
+	ADDQ    $128, SI; \
+	ADDQ    $128, R8; \
+	ADDQ    $128, DI; \
+	SUBQ    $32, CX; \
+	JMP     loop32; \
+loop8: \
+	CMPQ    CX, $8; \
+	JL      done; \
+	VMOVUPS (SI), Y0; \
+	op      (R8), Y0, Y0; \
+	VMOVUPS Y0, (DI); \
+	ADDQ    $32, SI; \
+	ADDQ    $32, R8; \
+	ADDQ    $32, DI; \
+	SUBQ    $8, CX; \
+	JMP     loop8; \
+done: \
+	VZEROUPPER; \
+	RET
+
 // func addAVX2(out, x, y *float32, n int)
 // out = x + y.
 TEXT ·addAVX2(SB), NOSPLIT, $0-32
-	MOVQ out+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), R8
-	MOVQ n+24(FP), CX
-
-add_loop32:
-	CMPQ    CX, $32
-	JL      add_loop8
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VADDPS  (R8), Y0, Y0
-	VADDPS  32(R8), Y1, Y1
-	VADDPS  64(R8), Y2, Y2
-	VADDPS  96(R8), Y3, Y3
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ    $128, SI
-	ADDQ    $128, R8
-	ADDQ    $128, DI
-	SUBQ    $32, CX
-	JMP     add_loop32
-
-add_loop8:
-	CMPQ    CX, $8
-	JL      add_done
-	VMOVUPS (SI), Y0
-	VADDPS  (R8), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ    $32, SI
-	ADDQ    $32, R8
-	ADDQ    $32, DI
-	SUBQ    $8, CX
-	JMP     add_loop8
-
-add_done:
-	VZEROUPPER
-	RET
+	BINARY32(VADDPS, add_loop32, add_loop8, add_done)
 
 // func mulAVX2(out, x, y *float32, n int)
 // out = x * y.
 TEXT ·mulAVX2(SB), NOSPLIT, $0-32
-	MOVQ out+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), R8
-	MOVQ n+24(FP), CX
-
-mul_loop32:
-	CMPQ    CX, $32
-	JL      mul_loop8
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VMULPS  (R8), Y0, Y0
-	VMULPS  32(R8), Y1, Y1
-	VMULPS  64(R8), Y2, Y2
-	VMULPS  96(R8), Y3, Y3
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ    $128, SI
-	ADDQ    $128, R8
-	ADDQ    $128, DI
-	SUBQ    $32, CX
-	JMP     mul_loop32
-
-mul_loop8:
-	CMPQ    CX, $8
-	JL      mul_done
-	VMOVUPS (SI), Y0
-	VMULPS  (R8), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ    $32, SI
-	ADDQ    $32, R8
-	ADDQ    $32, DI
-	SUBQ    $8, CX
-	JMP     mul_loop8
-
-mul_done:
-	VZEROUPPER
-	RET
+	BINARY32(VMULPS, mul_loop32, mul_loop8, mul_done)
 
 // func siluAVX2(out, x *float32, n int)
 // out = x / (1 + exp(0 - x)), exp as EXP8 (twin: siluTwin).

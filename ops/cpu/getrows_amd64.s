@@ -6,6 +6,22 @@
 // block's f16 scale times the integer code, one float32 rounding, exactly
 // as quant.DequantizeRow computes it.
 
+// SCALE32 converts a block's 32 codes, as int32 in Y4, Y5, Y8, Y9, to
+// float32, multiplies them by the scale in Y0 and stores them at DI.
+#define SCALE32 \
+	VCVTDQ2PS Y4, Y4; \
+	VCVTDQ2PS Y5, Y5; \
+	VCVTDQ2PS Y8, Y8; \
+	VCVTDQ2PS Y9, Y9; \
+	VMULPS    Y0, Y4, Y4; \
+	VMULPS    Y0, Y5, Y5; \
+	VMULPS    Y0, Y8, Y8; \
+	VMULPS    Y0, Y9, Y9; \
+	VMOVUPS   Y4, (DI); \
+	VMOVUPS   Y5, 32(DI); \
+	VMOVUPS   Y8, 64(DI); \
+	VMOVUPS   Y9, 96(DI)
+
 // func deqQ4_0AVX2(x *byte, y *float32, nb int)
 // Writes the 32*nb values of nb q4_0 blocks at x to y.
 TEXT ·deqQ4_0AVX2(SB), NOSPLIT, $0-24
@@ -36,18 +52,7 @@ deq40_loop:
 	VPMOVSXBD    X3, Y8
 	VPSRLDQ      $8, X3, X3
 	VPMOVSXBD    X3, Y9
-	VCVTDQ2PS    Y4, Y4
-	VCVTDQ2PS    Y5, Y5
-	VCVTDQ2PS    Y8, Y8
-	VCVTDQ2PS    Y9, Y9
-	VMULPS       Y0, Y4, Y4
-	VMULPS       Y0, Y5, Y5
-	VMULPS       Y0, Y8, Y8
-	VMULPS       Y0, Y9, Y9
-	VMOVUPS      Y4, (DI)
-	VMOVUPS      Y5, 32(DI)
-	VMOVUPS      Y8, 64(DI)
-	VMOVUPS      Y9, 96(DI)
+	SCALE32
 	ADDQ         $18, SI
 	ADDQ         $128, DI
 	DECQ         CX
@@ -73,18 +78,7 @@ deq80_loop:
 	VPMOVSXBD    10(SI), Y5
 	VPMOVSXBD    18(SI), Y8
 	VPMOVSXBD    26(SI), Y9
-	VCVTDQ2PS    Y4, Y4
-	VCVTDQ2PS    Y5, Y5
-	VCVTDQ2PS    Y8, Y8
-	VCVTDQ2PS    Y9, Y9
-	VMULPS       Y0, Y4, Y4
-	VMULPS       Y0, Y5, Y5
-	VMULPS       Y0, Y8, Y8
-	VMULPS       Y0, Y9, Y9
-	VMOVUPS      Y4, (DI)
-	VMOVUPS      Y5, 32(DI)
-	VMOVUPS      Y8, 64(DI)
-	VMOVUPS      Y9, 96(DI)
+	SCALE32
 	ADDQ         $34, SI
 	ADDQ         $128, DI
 	DECQ         CX
