@@ -166,6 +166,10 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 	j := p.sj
 	mm := j.mm
 	k := mm.k
+	var wide []float32 // a widened activation row (f16, bf16)
+	if j.g.widen != nil {
+		wide = j.sc.worker(w, k, 0, 0).f32[:k]
+	}
 	for item := int64(lo); item < int64(hi); item++ {
 		batch, pn := item/j.panels, item%j.panels
 		i2, i3 := batch%mm.b2, batch/mm.b2
@@ -179,9 +183,8 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 				continue
 			}
 			row := mm.acts.row(col, i2, i3)
-			var src []float32
-			if j.g.widen != nil {
-				src = j.sc.worker(w, k, 0, 0).f32[:k]
+			src := wide
+			if wide != nil {
 				j.g.widen(row[:2*k], src)
 			} else {
 				src = f32s(row, 0, k)
