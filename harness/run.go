@@ -184,9 +184,7 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		res.fail("output has %d values, reference %d", len(got), len(want))
 		return res
 	}
-	m := compare(got, want)
-	res.Elements, res.NMSE, res.MaxErr, res.RefMax, res.NaNMismatch = m.n, Metric(m.nmse), Metric(m.maxErr), Metric(m.refMax), m.nanMismatch
-	if reason := tol.judge(m, node.Ne, got, want); reason != "" {
+	if reason := res.judge(tol, node.Ne, got, want); reason != "" {
 		res.fail("%s", reason)
 		return res
 	}
@@ -343,9 +341,7 @@ func judgeSample(node *ops.Tensor, b *Builder, tol Tolerance, idx []int64, want 
 	for i, j := range idx {
 		got[i] = all[j]
 	}
-	m := compare(got, want)
-	res.Elements, res.NMSE, res.MaxErr, res.RefMax, res.NaNMismatch = m.n, Metric(m.nmse), Metric(m.maxErr), Metric(m.refMax), m.nanMismatch
-	if reason := tol.judge(m, [4]int64{int64(len(idx)), 1, 1, 1}, got, want); reason != "" {
+	if reason := res.judge(tol, [4]int64{int64(len(idx)), 1, 1, 1}, got, want); reason != "" {
 		res.fail("sample of %d outputs: %s", len(idx), reason)
 		return res
 	}
@@ -355,4 +351,13 @@ func judgeSample(node *ops.Tensor, b *Builder, tol Tolerance, idx []int64, want 
 		o.keep(node, b)
 	}
 	return res
+}
+
+// judge compares got with want, records the metrics in res and returns
+// why they break tol, or "" (ne locates the worst element for the
+// message).
+func (res *Result) judge(tol Tolerance, ne [4]int64, got, want []float64) string {
+	m := compare(got, want)
+	res.Elements, res.NMSE, res.MaxErr, res.RefMax, res.NaNMismatch = m.n, Metric(m.nmse), Metric(m.maxErr), Metric(m.refMax), m.nanMismatch
+	return tol.judge(m, ne, got, want)
 }
