@@ -27,6 +27,26 @@ func reportCPU(b *testing.B, flops, cpu float64) {
 	}
 }
 
+// benchCompute allocates node on be, computes it once (warm-up), then
+// times b.N computations, reporting GFLOP/s of wall time and of process
+// CPU time for flops per op.
+func benchCompute(b *testing.B, be *Backend, node *ops.Tensor, flops float64) {
+	b.Helper()
+	mxAlloc(b, be, node, 0)
+	if err := be.Compute(node); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	cpu0 := processCPUSeconds()
+	for b.Loop() {
+		if err := be.Compute(node); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, flops, processCPUSeconds()-cpu0)
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
 // benchTypes are the weight types the benchmarks cover.
 var benchTypes = []quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0,
 	quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K}
@@ -97,22 +117,9 @@ func BenchmarkMulMat(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					mxAlloc(b, be, node, 0)
-					if err := be.Compute(node); err != nil {
-						b.Fatal(err)
-					}
 					wbytes, _ := wt.RowSize(s.k)
 					b.SetBytes(wbytes * s.m)
-					b.ResetTimer()
-					cpu0 := processCPUSeconds()
-					for b.Loop() {
-						if err := be.Compute(node); err != nil {
-							b.Fatal(err)
-						}
-					}
-					flops := float64(2 * s.m * s.n * s.k)
-					reportCPU(b, flops, processCPUSeconds()-cpu0)
-					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					benchCompute(b, be, node, float64(2*s.m*s.n*s.k))
 				})
 			}
 		}

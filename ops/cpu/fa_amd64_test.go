@@ -573,20 +573,7 @@ func BenchmarkFlashAttnBlock(b *testing.B) {
 					defer func() { faNoBlock = false }()
 					c := faCase{d: d, dv: d, nQ: s.nQ, nKV: s.nKV, nHead: nHead, nHeadKV: s.nHeadKV, q3: 1, k3: 1, mask: quant.F16, causal: true, maskedQuery: -1, params: ops.FlashAttnParams{Scale: 0.088}}
 					node := faBuild(b, be, rand.New(rand.NewPCG(1, 2)), c, typ, typ)
-					mxAlloc(b, be, node, 0)
-					if err := be.Compute(node); err != nil {
-						b.Fatal(err)
-					}
-					b.ResetTimer()
-					cpu0 := processCPUSeconds()
-					for b.Loop() {
-						if err := be.Compute(node); err != nil {
-							b.Fatal(err)
-						}
-					}
-					flops := float64(4 * d * s.nQ * nHead * s.nKV)
-					reportCPU(b, flops, processCPUSeconds()-cpu0)
-					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					benchCompute(b, be, node, float64(4*d*s.nQ*nHead*s.nKV))
 				})
 			}
 		}

@@ -35,20 +35,7 @@ func BenchmarkFlashAttn(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					mxAlloc(b, be, node, 0)
-					if err := be.Compute(node); err != nil {
-						b.Fatal(err)
-					}
-					b.ResetTimer()
-					cpu0 := processCPUSeconds()
-					for b.Loop() {
-						if err := be.Compute(node); err != nil {
-							b.Fatal(err)
-						}
-					}
-					flops := float64(4 * d * s.nQ * nHead * s.nKV)
-					reportCPU(b, flops, processCPUSeconds()-cpu0)
-					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					benchCompute(b, be, node, float64(4*d*s.nQ*nHead*s.nKV))
 				})
 			}
 		}

@@ -237,20 +237,7 @@ func BenchmarkMulMatID(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					mxAlloc(b, be, node, 0)
-					if err := be.Compute(node); err != nil {
-						b.Fatal(err)
-					}
-					b.ResetTimer()
-					cpu0 := processCPUSeconds()
-					for b.Loop() {
-						if err := be.Compute(node); err != nil {
-							b.Fatal(err)
-						}
-					}
-					flops := float64(2 * k * m * nUsed * nTok)
-					reportCPU(b, flops, processCPUSeconds()-cpu0)
-					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					benchCompute(b, be, node, float64(2*k*m*nUsed*nTok))
 				})
 			}
 		}
