@@ -49,10 +49,8 @@ func computeGetRows(b *Backend, t *ops.Tensor) error {
 		return err
 	}
 	j := &b.gr
-	*j = getRowsJob{a: a, rows: rows, n: n, n2: n2, src: mem(a), dst: mem(t), rowBytes: rowBytes, errs: b.workerErrs()}
-	if f := b.kern.deq[a.Type]; f != nil {
-		j.deq = f
-	}
+	*j = getRowsJob{a: a, rows: rows, n: n, n2: n2, src: mem(a), dst: mem(t), rowBytes: rowBytes,
+		deq: b.kern.deq[a.Type], errs: b.workerErrs()}
 	b.pool.run(len(rows), 8, j)
 	return j.errs.err()
 }
