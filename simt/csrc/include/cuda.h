@@ -1,0 +1,2 @@
+// cuda.h: the SIMT emulator provides this header through kbsimt_cuda.h.
+#include "kbsimt_cuda.h"

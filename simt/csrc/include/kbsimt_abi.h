@@ -1,0 +1,150 @@
+// kbsimt_abi.h: the contract between the SIMT emulator's runtime
+// (runtime.cc, one shared library per process) and the device code of a
+// kernel module (the compat headers plus the translated kernel source).
+// Plain C types only: the Go package reads some of these structures too.
+#ifndef KBSIMT_ABI_H
+#define KBSIMT_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KBS_ABI_VERSION 1
+
+// Dialects of a kernel.
+enum { KBS_CUDA = 1, KBS_METAL = 2 };
+
+// The lanes of a warp (CUDA) or simdgroup (Metal).
+#define KBS_WARP 32
+// Largest block (threadgroup) the emulator runs.
+#define KBS_MAX_THREADS 1024
+// Bytes of dynamic shared (threadgroup) memory a block may ask for:
+// the 227 KiB an NVIDIA H100 allows, rounded up to 228 KiB.
+#define KBS_DYN_SHARED_MAX (228 * 1024)
+// Threadgroup memory indices ([[threadgroup(i)]]) a Metal kernel may use.
+#define KBS_MAX_TG 8
+// Buffer indices ([[buffer(i)]]) a Metal kernel may use.
+#define KBS_MAX_BUFFERS 31
+// Each thread runs on a fiber stack of this size, aligned to it; the top
+// KBS_FIBER_HDR bytes hold the runtime's record of the thread, which
+// starts with its kbs_thread.
+#define KBS_STACK_SIZE (128 * 1024)
+#define KBS_FIBER_HDR 512
+
+typedef struct kbs_dim3 {
+	uint32_t x, y, z;
+} kbs_dim3;
+
+// What device code knows of the thread it runs as. It lives at the top of
+// the thread's fiber stack, so device code finds it from its own stack
+// pointer (stacks are aligned to their size).
+typedef struct kbs_thread {
+	kbs_dim3 tid;       // thread index in the block
+	kbs_dim3 bid;       // block index in the grid
+	kbs_dim3 bdim;      // block size
+	kbs_dim3 gdim;      // grid size, in blocks
+	uint32_t linear;    // tid.x + tid.y*bdim.x + tid.z*bdim.x*bdim.y
+	uint32_t lane;      // linear % 32
+	uint32_t warp;      // linear / 32
+	uint32_t nwarps;    // warps in the block
+	uint32_t nthreads;  // threads in the block
+	uint32_t magic;     // KBS_THREAD_MAGIC
+	const struct kbs_launch_ctx* ctx;
+} kbs_thread;
+
+#define KBS_THREAD_MAGIC 0x6b627374u
+
+// The arguments of one launch, as the kernel's entry reads them.
+typedef struct kbs_launch_ctx {
+	// CUDA: a pointer to each parameter's value, as cuLaunchKernel takes.
+	void* const* params;
+	// Metal: the address bound at each [[buffer(i)]] index (buffer base
+	// plus offset), and each [[threadgroup(i)]] region's address.
+	void* buffers[KBS_MAX_BUFFERS];
+	void* tg[KBS_MAX_TG];
+	uint64_t tg_len[KBS_MAX_TG];
+} kbs_launch_ctx;
+
+// Bindings of a Metal kernel's parameters.
+enum {
+	KBS_BIND_BUFFER = 1,      // [[buffer(i)]]
+	KBS_BIND_THREADGROUP = 2, // [[threadgroup(i)]]
+	KBS_BIND_BUILTIN = 3      // an index attribute; index is a KBS_BI_*
+};
+
+// Metal built-in index attributes.
+enum {
+	KBS_BI_THREAD_POSITION_IN_GRID = 1,
+	KBS_BI_THREAD_POSITION_IN_THREADGROUP,
+	KBS_BI_THREADGROUP_POSITION_IN_GRID,
+	KBS_BI_THREADS_PER_THREADGROUP,
+	KBS_BI_THREADGROUPS_PER_GRID,
+	KBS_BI_THREADS_PER_GRID,
+	KBS_BI_THREAD_INDEX_IN_THREADGROUP,
+	KBS_BI_THREAD_INDEX_IN_SIMDGROUP,
+	KBS_BI_SIMDGROUP_INDEX_IN_THREADGROUP,
+	KBS_BI_THREADS_PER_SIMDGROUP,
+	KBS_BI_SIMDGROUPS_PER_THREADGROUP,
+	KBS_BI_THREAD_INDEX_IN_QUADGROUP,
+	KBS_BI_QUADGROUP_INDEX_IN_THREADGROUP,
+	KBS_BI_THREAD_EXECUTION_WIDTH
+};
+
+typedef struct kbs_bind {
+	int32_t kind;  // KBS_BIND_*
+	int32_t index; // buffer or threadgroup index, or KBS_BI_*
+} kbs_bind;
+
+// One kernel of a module: the translator writes a table of these.
+typedef struct kbs_kernel_desc {
+	const char* name;   // extern "C" name (CUDA) or host name (Metal)
+	int32_t dialect;    // KBS_CUDA or KBS_METAL
+	int32_t nparams;
+	// entry runs the kernel as the calling fiber's thread.
+	void (*entry)(const kbs_thread* t);
+	const uint32_t* param_sizes;  // CUDA: sizeof of each parameter
+	const uint32_t* param_aligns; // CUDA: alignof of each parameter
+	const kbs_bind* binds;        // Metal: how each parameter is bound
+	const char* file;             // where the kernel is defined
+	int32_t line;
+	int32_t abi;                  // KBS_ABI_VERSION
+} kbs_kernel_desc;
+
+// A collective's completion: data holds each arrived lane's pointer (nil
+// for lanes that did not arrive), active the mask of those lanes.
+typedef void (*kbs_coll_fn)(void** data, uint32_t active);
+
+// Collective flags.
+enum {
+	// The lanes are exactly the mask (CUDA *_sync): each must arrive;
+	// a lane of the mask that has exited is an error.
+	KBS_COLL_MASKED = 1,
+	// The lanes are the active ones (Metal simd_*): every lane of the
+	// simdgroup that has not exited, or, where lanes wait at different
+	// places, those that wait at the same place.
+	KBS_COLL_ACTIVE = 2,
+	// The collective orders memory between the lanes (__syncwarp,
+	// simdgroup_barrier): the race checker treats it as a warp barrier.
+	KBS_COLL_FENCE = 4
+};
+
+// Runtime functions device code calls.
+void kbs_collective(const char* what, uint32_t mask, int32_t flags, void* data,
+                    kbs_coll_fn fn, const char* file, int32_t line);
+// kbs_barrier waits until every thread of the block reaches the same
+// barrier; fn, when not nil, runs once over every thread's data before
+// they go on (__syncthreads_count and friends).
+void kbs_barrier(const char* what, void* data, void (*fn)(void** data, uint32_t n),
+                 const char* file, int32_t line);
+// kbs_clock64 counts nanoseconds (clock64 in device code).
+uint64_t kbs_clock64(void);
+// kbs_trap stops the launch with an error naming the place and the reason.
+void kbs_trap(const char* why, const char* file, int32_t line) __attribute__((noreturn));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

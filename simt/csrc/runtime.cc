@@ -1,0 +1,1492 @@
+// runtime.cc: the SIMT emulator's runtime. One copy per process, built
+// by the Go package simt into a shared library and loaded with purego.
+//
+// A launch runs its blocks on a pool of worker threads. A worker runs one
+// block at a time: each thread of the block is a fiber on a stack of its
+// own, and the worker's scheduler runs the runnable fibers in turn until
+// each blocks (at a barrier or a warp collective) or finishes. Barriers
+// release when every thread of the block waits at the same one; a warp
+// collective completes when the last of its lanes arrives, and that lane
+// computes every lane's result. Because every fiber of a block runs on the
+// worker's OS thread, a kernel module's thread_local storage is the
+// block's shared memory: the translator turns __shared__ and threadgroup
+// variables into thread_local ones.
+//
+// With checks on, the kernel module is compiled with GCC's thread
+// sanitizer instrumentation and this file supplies the __tsan_* hooks
+// (libtsan is never linked): every load and store of device code comes
+// here first, which lets the runtime find shared-memory races between two
+// barriers, accesses outside device buffers (each has red zones around
+// it) or outside the dynamic shared memory the launch asked for, stack
+// overflows and kernels that run too long.
+#include "kbsimt_abi.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <new>
+#include <vector>
+
+#define KBS_API extern "C" __attribute__((visibility("default")))
+
+// ---------------------------------------------------------------------
+// Results, shared with the Go package (simt/runtime.go mirrors them).
+
+enum {
+	KBS_OK = 0,
+	KBS_E_ARG = 1,       // bad launch arguments
+	KBS_E_OOB = 2,       // access outside a device buffer or shared memory
+	KBS_E_RACE = 3,      // shared-memory race (the launch completed)
+	KBS_E_BARRIER = 4,   // a barrier not reached by every thread
+	KBS_E_WARP = 5,      // a warp collective used wrongly
+	KBS_E_DEADLOCK = 6,  // threads wait for each other forever
+	KBS_E_TRAP = 7,      // device code stopped the launch (assert, __trap)
+	KBS_E_TIMEOUT = 8,   // the launch ran past its time limit
+	KBS_E_STACK = 9,     // a thread overflowed its stack
+	KBS_E_NULL = 10,     // a null pointer access
+};
+
+// Check flags of a launch.
+enum {
+	KBS_CHECK_MEMORY = 1, // the module is instrumented: races and bounds
+	KBS_CHECK_POISON = 2, // fill shared memory with 0xff at block start
+};
+
+struct kbs_result {
+	int32_t code;
+	int32_t write[2];     // the accesses: 1 for a write
+	char msg[2048];
+	uint64_t pc[2];       // code addresses of the accesses (race, bounds)
+	uint64_t addr;        // the faulting address
+	uint64_t size;        // bytes accessed
+	uint64_t buf_base;    // the buffer it belongs to (bounds)
+	uint64_t buf_size;
+	int64_t smem_offset;  // offset in the module's shared memory (race)
+	kbs_dim3 block;       // the block of the fault
+	kbs_dim3 thread[2];   // the threads involved
+	uint64_t races;       // racing accesses seen
+	uint64_t blocks;      // blocks run
+	uint64_t switches;    // fiber switches
+	uint64_t barriers;    // barriers released
+	uint64_t collectives; // warp collectives completed
+	uint64_t accesses;    // memory accesses checked
+};
+
+struct kbs_launch_desc {
+	kbs_dim3 grid, block;
+	uint64_t dyn_shared;          // CUDA: dynamic shared memory bytes
+	const uint8_t* arg_blob;      // CUDA: parameter values, packed
+	const uint32_t* arg_offsets;  // CUDA: each parameter's offset in the blob
+	int32_t nparams;
+	int32_t checks;               // KBS_CHECK_*
+	void* buffers[KBS_MAX_BUFFERS];
+	uint64_t tg_len[KBS_MAX_TG];  // Metal: threadgroup memory lengths
+	int32_t workers;              // 0: all
+	int32_t pad;
+	double timeout_s;             // <= 0: none
+};
+
+// ---------------------------------------------------------------------
+// Context switching.
+
+extern "C" void kbs_switch(void** save, void* load);
+extern "C" void kbs_fiber_trampoline();
+
+#if defined(__x86_64__)
+asm(R"(
+	.text
+	.globl kbs_switch
+	.hidden kbs_switch
+	.type kbs_switch,@function
+kbs_switch:
+	pushq %rbp
+	pushq %rbx
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	subq $8, %rsp
+	stmxcsr (%rsp)
+	fnstcw 4(%rsp)
+	movq %rsp, (%rdi)
+	movq %rsi, %rsp
+	ldmxcsr (%rsp)
+	fldcw 4(%rsp)
+	addq $8, %rsp
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbx
+	popq %rbp
+	ret
+	.size kbs_switch,.-kbs_switch
+
+	.globl kbs_fiber_trampoline
+	.hidden kbs_fiber_trampoline
+	.type kbs_fiber_trampoline,@function
+kbs_fiber_trampoline:
+	movq %r12, %rdi
+	callq *%r13
+	ud2
+	.size kbs_fiber_trampoline,.-kbs_fiber_trampoline
+)");
+
+// init_frame lays out a new fiber's stack below top (16-byte aligned) so
+// that switching to it enters fn(arg) through the trampoline.
+static void* init_frame(char* top, void (*fn)(void*), void* arg) {
+	void** sp = (void**)top;
+	*--sp = (void*)kbs_fiber_trampoline; // return address, at top-8
+	*--sp = nullptr;                     // rbp
+	*--sp = nullptr;                     // rbx
+	*--sp = arg;                         // r12
+	*--sp = (void*)fn;                   // r13
+	*--sp = nullptr;                     // r14
+	*--sp = nullptr;                     // r15
+	uint32_t mxcsr;
+	uint16_t fpucw;
+	asm volatile("stmxcsr %0" : "=m"(mxcsr));
+	asm volatile("fnstcw %0" : "=m"(fpucw));
+	--sp;
+	memcpy((char*)sp, &mxcsr, 4);
+	memcpy((char*)sp + 4, &fpucw, 2);
+	return sp;
+}
+#elif defined(__aarch64__)
+asm(R"(
+	.text
+	.globl kbs_switch
+	.hidden kbs_switch
+	.type kbs_switch,%function
+kbs_switch:
+	sub sp, sp, #0xb0
+	stp x19, x20, [sp, #0x00]
+	stp x21, x22, [sp, #0x10]
+	stp x23, x24, [sp, #0x20]
+	stp x25, x26, [sp, #0x30]
+	stp x27, x28, [sp, #0x40]
+	stp x29, x30, [sp, #0x50]
+	stp d8, d9, [sp, #0x60]
+	stp d10, d11, [sp, #0x70]
+	stp d12, d13, [sp, #0x80]
+	stp d14, d15, [sp, #0x90]
+	mrs x9, fpcr
+	str x9, [sp, #0xa0]
+	mov x9, sp
+	str x9, [x0]
+	mov sp, x1
+	ldr x9, [sp, #0xa0]
+	msr fpcr, x9
+	ldp x19, x20, [sp, #0x00]
+	ldp x21, x22, [sp, #0x10]
+	ldp x23, x24, [sp, #0x20]
+	ldp x25, x26, [sp, #0x30]
+	ldp x27, x28, [sp, #0x40]
+	ldp x29, x30, [sp, #0x50]
+	ldp d8, d9, [sp, #0x60]
+	ldp d10, d11, [sp, #0x70]
+	ldp d12, d13, [sp, #0x80]
+	ldp d14, d15, [sp, #0x90]
+	add sp, sp, #0xb0
+	ret
+	.size kbs_switch,.-kbs_switch
+
+	.globl kbs_fiber_trampoline
+	.hidden kbs_fiber_trampoline
+	.type kbs_fiber_trampoline,%function
+kbs_fiber_trampoline:
+	mov x0, x19
+	blr x20
+	brk #0
+	.size kbs_fiber_trampoline,.-kbs_fiber_trampoline
+)");
+
+static void* init_frame(char* top, void (*fn)(void*), void* arg) {
+	uint64_t* sp = (uint64_t*)(top - 0xb0);
+	memset(sp, 0, 0xb0);
+	sp[0] = (uint64_t)arg;                  // x19
+	sp[1] = (uint64_t)fn;                   // x20
+	sp[11] = (uint64_t)kbs_fiber_trampoline; // x30
+	uint64_t fpcr;
+	asm volatile("mrs %0, fpcr" : "=r"(fpcr));
+	sp[20] = fpcr;
+	return sp;
+}
+#else
+#error "kbsimt: the emulator's fibers need x86-64 or arm64"
+#endif
+
+// ---------------------------------------------------------------------
+// Device memory: every allocation has red zones on both sides, and the
+// runtime keeps a sorted table of them for the bounds checks.
+
+static const size_t kRedZone = 4096;
+static const size_t kAlign = 256;
+
+struct BufRange {
+	uintptr_t base;
+	uint64_t size;
+};
+
+static pthread_mutex_t g_buf_mu = PTHREAD_MUTEX_INITIALIZER;
+static std::vector<BufRange>* g_bufs;
+
+KBS_API void* kbs_alloc(uint64_t size) {
+	size_t inner = (size + kAlign - 1) & ~(kAlign - 1);
+	size_t total = inner + 2 * kRedZone;
+	void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) return nullptr;
+	uintptr_t base = (uintptr_t)p + kRedZone;
+	pthread_mutex_lock(&g_buf_mu);
+	if (!g_bufs) g_bufs = new std::vector<BufRange>();
+	BufRange r{base, size};
+	auto it = std::lower_bound(g_bufs->begin(), g_bufs->end(), r,
+	                           [](const BufRange& a, const BufRange& b) { return a.base < b.base; });
+	g_bufs->insert(it, r);
+	pthread_mutex_unlock(&g_buf_mu);
+	return (void*)base;
+}
+
+KBS_API int kbs_free(void* ptr) {
+	uintptr_t base = (uintptr_t)ptr;
+	pthread_mutex_lock(&g_buf_mu);
+	int found = 0;
+	uint64_t size = 0;
+	if (g_bufs) {
+		for (auto it = g_bufs->begin(); it != g_bufs->end(); ++it) {
+			if (it->base == base) {
+				size = it->size;
+				g_bufs->erase(it);
+				found = 1;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&g_buf_mu);
+	if (!found) return -1;
+	size_t inner = (size + kAlign - 1) & ~(kAlign - 1);
+	munmap((void*)(base - kRedZone), inner + 2 * kRedZone);
+	return 0;
+}
+
+// ---------------------------------------------------------------------
+// Modules.
+
+struct Module {
+	void* handle;
+	const kbs_kernel_desc* kernels;
+	int nkernels;
+	void* (*anchor)();
+	uintptr_t load_addr;
+};
+
+KBS_API void* kbs_module_load(const char* path, char* err, int errlen) {
+	void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(err, errlen, "dlopen %s: %s", path, dlerror());
+		return nullptr;
+	}
+	typedef const kbs_kernel_desc* (*table_fn)(int*);
+	table_fn table = (table_fn)dlsym(h, "kbs_kernel_table");
+	void* (*anchor)() = (void* (*)())dlsym(h, "kbs_tls_anchor");
+	if (!table || !anchor) {
+		snprintf(err, errlen, "%s is not a kbsimt kernel module (no kbs_kernel_table or kbs_tls_anchor)", path);
+		dlclose(h);
+		return nullptr;
+	}
+	struct link_map* lm = nullptr;
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm) {
+		snprintf(err, errlen, "dlinfo %s: %s", path, dlerror());
+		dlclose(h);
+		return nullptr;
+	}
+	Module* m = new Module();
+	m->handle = h;
+	m->kernels = table(&m->nkernels);
+	m->anchor = anchor;
+	m->load_addr = lm->l_addr;
+	for (int i = 0; i < m->nkernels; i++) {
+		if (m->kernels[i].abi != KBS_ABI_VERSION) {
+			snprintf(err, errlen, "%s: kernel %s built for ABI %d, runtime has %d", path,
+			         m->kernels[i].name, m->kernels[i].abi, KBS_ABI_VERSION);
+			delete m;
+			dlclose(h);
+			return nullptr;
+		}
+	}
+	return m;
+}
+
+KBS_API int kbs_module_nkernels(void* mod) { return ((Module*)mod)->nkernels; }
+
+KBS_API const kbs_kernel_desc* kbs_module_kernel(void* mod, int i) {
+	Module* m = (Module*)mod;
+	if (i < 0 || i >= m->nkernels) return nullptr;
+	return &m->kernels[i];
+}
+
+KBS_API uint64_t kbs_module_base(void* mod) { return ((Module*)mod)->load_addr; }
+
+// ---------------------------------------------------------------------
+// Threads of a block.
+
+enum { F_RUNNABLE, F_BARRIER, F_COLL, F_DONE, F_ABORTED };
+
+struct Worker;
+
+struct Fiber {
+	kbs_thread t; // first: device code reads it
+	void* sp;
+	int32_t state;
+	int32_t line;       // where it waits
+	const char* what;
+	const char* file;
+	void* data;         // its collective or barrier data
+	void (*bar_fn)(void**, uint32_t);
+	Worker* w;
+	char* stack_lo;     // lowest usable address of its stack
+};
+static_assert(sizeof(Fiber) <= KBS_FIBER_HDR, "Fiber record larger than KBS_FIBER_HDR");
+static_assert((KBS_STACK_SIZE & (KBS_STACK_SIZE - 1)) == 0, "stack size not a power of two");
+
+// A pending warp collective: the lanes that have arrived and their data.
+struct Group {
+	bool used;
+	int32_t flags;
+	const char* what;
+	const char* file;
+	int32_t line;
+	uint32_t mask;      // KBS_COLL_MASKED: the lanes that must arrive
+	uint32_t arrived;
+	kbs_coll_fn fn;
+	void* data[KBS_WARP];
+};
+
+static const int kGroups = 8;
+
+struct WarpState {
+	uint32_t lanes; // lanes that exist
+	uint32_t done;  // lanes that have exited
+	uint32_t epoch; // advances at each warp fence (race checks)
+	Group g[kGroups];
+};
+
+// Race shadow of one byte of shared memory.
+struct Shadow {
+	uint32_t w_ep, r_ep;    // block epochs of the last write and reads
+	uint32_t w_wep, r_wep;  // warp epochs of those accesses
+	uint16_t w_tid, r_tid;  // the writer; the first reader
+	uint16_t r_tid2;        // another reader, when r_multi > 0
+	uint8_t r_multi;        // 0 one reader, 1 several of one warp, 2 of several warps
+	uint8_t pad;
+	uint64_t w_pc, r_pc;
+};
+
+struct Launch;
+
+struct Worker {
+	int id;
+	pthread_t th;
+	char* stacks;     // nstacks stacks of KBS_STACK_SIZE, aligned to it
+	uint32_t nstacks;
+	void* region;     // the mapping holding the stacks
+	size_t region_len;
+	void* sched_sp;
+	Fiber* cur;
+	Launch* L;
+	// The block.
+	kbs_dim3 bid;
+	uint32_t n, ndone, nbarrier;
+	WarpState warps[KBS_MAX_THREADS / KBS_WARP];
+	void* bar_data[KBS_MAX_THREADS];
+	// Shared memory: the module's TLS block in this thread.
+	const Module* mod;
+	uintptr_t smem_lo, smem_size, dyn_lo;
+	Shadow* shadow;
+	size_t shadow_len; // bytes covered
+	uint32_t epoch;
+	uint64_t naccess;
+	// Counters.
+	uint64_t blocks, switches, barriers, collectives;
+};
+
+struct Launch {
+	const Module* mod;
+	const kbs_kernel_desc* k;
+	kbs_launch_desc d;
+	kbs_launch_ctx ctx;
+	void* params[256];
+	uint64_t nblocks;
+	std::atomic<uint64_t> next;
+	std::atomic<int> abort;
+	pthread_mutex_t mu; // guards res
+	kbs_result* res;
+	std::atomic<uint64_t> races;
+	int checks;
+	std::vector<BufRange> bufs;
+	double deadline;
+	uint64_t dyn_bytes; // dynamic shared memory the launch uses
+	uint64_t tg_off[KBS_MAX_TG];
+	int nworkers;
+};
+
+static __thread Worker* tls_worker;
+
+static double now_s() {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static inline Fiber* fiber_at(Worker* w, uint32_t i) {
+	return (Fiber*)(w->stacks + (size_t)(i + 1) * KBS_STACK_SIZE - KBS_FIBER_HDR);
+}
+
+// ---------------------------------------------------------------------
+// Faults.
+
+// set_fault records the first fault of a launch and stops it.
+static void set_fault(Launch* L, int code, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_fault(Launch* L, int code, const char* fmt, ...) {
+	pthread_mutex_lock(&L->mu);
+	if (L->res->code == KBS_OK || L->res->code == KBS_E_RACE) {
+		// A race lets the launch finish; anything else replaces it.
+		L->res->code = code;
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(L->res->msg, sizeof L->res->msg, fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&L->mu);
+	L->abort.store(1);
+}
+
+// abandon leaves the current fiber for good after a fault.
+[[noreturn]] static void abandon(Worker* w) {
+	Fiber* f = w->cur;
+	f->state = F_ABORTED;
+	kbs_switch(&f->sp, w->sched_sp);
+	__builtin_unreachable();
+}
+
+static void fill_where(Worker* w, Fiber* f) {
+	kbs_result* r = w->L->res;
+	r->block = w->bid;
+	if (f) r->thread[0] = f->t.tid;
+}
+
+static const char* base_name(const char* file) {
+	if (!file) return "?";
+	const char* s = strrchr(file, '/');
+	return s ? s + 1 : file;
+}
+
+KBS_API void kbs_trap(const char* why, const char* file, int32_t line) {
+	Worker* w = tls_worker;
+	if (!w || !w->cur) {
+		fprintf(stderr, "kbsimt: trap outside a kernel: %s at %s:%d\n", why, file, line);
+		abort();
+	}
+	Fiber* f = w->cur;
+	pthread_mutex_lock(&w->L->mu);
+	fill_where(w, f);
+	pthread_mutex_unlock(&w->L->mu);
+	set_fault(w->L, KBS_E_TRAP, "%s at %s:%d in thread (%u,%u,%u) of block (%u,%u,%u)", why,
+	          base_name(file), line, f->t.tid.x, f->t.tid.y, f->t.tid.z, w->bid.x, w->bid.y, w->bid.z);
+	abandon(w);
+}
+
+// ---------------------------------------------------------------------
+// Barriers and collectives.
+
+static inline void yield(Worker* w, Fiber* f) {
+	w->switches++;
+	kbs_switch(&f->sp, w->sched_sp);
+	if (w->L->abort.load(std::memory_order_relaxed)) abandon(w);
+}
+
+static void check_deadline(Worker* w) {
+	Launch* L = w->L;
+	if (L->deadline > 0 && now_s() > L->deadline) {
+		set_fault(L, KBS_E_TIMEOUT, "kernel %s ran past its time limit of %.3g s (a thread spinning on a value no other thread will set?)",
+		          L->k->name, L->d.timeout_s);
+		if (w->cur) abandon(w);
+	}
+}
+
+KBS_API void kbs_barrier(const char* what, void* data, void (*fn)(void**, uint32_t), const char* file, int32_t line) {
+	Worker* w = tls_worker;
+	if (!w || !w->cur) kbs_trap("barrier outside a kernel", file, line);
+	Fiber* f = w->cur;
+	f->state = F_BARRIER;
+	f->what = what;
+	f->file = file;
+	f->line = line;
+	f->data = data;
+	f->bar_fn = fn;
+	w->nbarrier++;
+	if ((w->switches & 0xfff) == 0) check_deadline(w);
+	yield(w, f);
+}
+
+// lanes_string writes the lanes of mask as ranges ("0-15,17").
+static void lanes_string(uint32_t mask, char* buf, size_t len) {
+	buf[0] = 0;
+	size_t at = 0;
+	for (int i = 0; i < 32;) {
+		if (!(mask >> i & 1)) {
+			i++;
+			continue;
+		}
+		int j = i;
+		while (j + 1 < 32 && (mask >> (j + 1) & 1)) j++;
+		int n = (j == i) ? snprintf(buf + at, len - at, "%s%d", at ? "," : "", i)
+		                 : snprintf(buf + at, len - at, "%s%d-%d", at ? "," : "", i, j);
+		if (n < 0 || (size_t)n >= len - at) break;
+		at += n;
+		i = j + 1;
+	}
+}
+
+// complete runs group g's completion and wakes its lanes.
+static void complete(Worker* w, WarpState* ws, Group* g, uint32_t warp) {
+	if (g->fn) g->fn(g->data, g->arrived);
+	if (g->flags & KBS_COLL_FENCE) ws->epoch++;
+	for (int l = 0; l < KBS_WARP; l++) {
+		if (!(g->arrived >> l & 1)) continue;
+		Fiber* f = fiber_at(w, warp * KBS_WARP + l);
+		if (f->state == F_COLL) f->state = F_RUNNABLE;
+	}
+	g->used = false;
+	w->collectives++;
+}
+
+static bool same_site(const char* f1, int l1, const char* f2, int l2) {
+	return l1 == l2 && (f1 == f2 || (f1 && f2 && strcmp(f1, f2) == 0));
+}
+
+KBS_API void kbs_collective(const char* what, uint32_t mask, int32_t flags, void* data, kbs_coll_fn fn,
+                            const char* file, int32_t line) {
+	Worker* w = tls_worker;
+	if (!w || !w->cur) kbs_trap("warp collective outside a kernel", file, line);
+	Fiber* f = w->cur;
+	Launch* L = w->L;
+	uint32_t lane = f->t.lane, warp = f->t.warp;
+	WarpState* ws = &w->warps[warp];
+	uint32_t bit = 1u << lane;
+	char lanes[128];
+	Group* g = nullptr;
+	if (flags & KBS_COLL_MASKED) {
+		if (!(mask & bit)) {
+			fill_where(w, f);
+			set_fault(L, KBS_E_WARP, "kernel %s, block (%u,%u,%u): %s at %s:%d: lane %u of warp %u calls it with mask 0x%08x, which leaves the lane out",
+			          L->k->name, w->bid.x, w->bid.y, w->bid.z, what, base_name(file), line, lane, warp, mask);
+			abandon(w);
+		}
+		if (mask & ~ws->lanes) {
+			lanes_string(mask & ~ws->lanes, lanes, sizeof lanes);
+			fill_where(w, f);
+			set_fault(L, KBS_E_WARP, "kernel %s, block (%u,%u,%u): %s at %s:%d: mask 0x%08x names lanes %s, which warp %u of a %u-thread block does not have",
+			          L->k->name, w->bid.x, w->bid.y, w->bid.z, what, base_name(file), line, mask, lanes, warp, f->t.nthreads);
+			abandon(w);
+		}
+		if (mask & ws->done) {
+			lanes_string(mask & ws->done, lanes, sizeof lanes);
+			fill_where(w, f);
+			set_fault(L, KBS_E_WARP, "kernel %s, block (%u,%u,%u): %s at %s:%d: lanes %s of warp %u, named in mask 0x%08x, have exited",
+			          L->k->name, w->bid.x, w->bid.y, w->bid.z, what, base_name(file), line, lanes, warp, mask);
+			abandon(w);
+		}
+		// Lanes join the pending collective of the same intrinsic and
+		// mask. Subsets of a warp may wait at different collectives at
+		// once (independent thread scheduling); if they can never all
+		// arrive, the block stalls and the scheduler reports it.
+		for (int i = 0; i < kGroups; i++) {
+			Group* h = &ws->g[i];
+			if (h->used && (h->flags & KBS_COLL_MASKED) && h->mask == mask && strcmp(h->what, what) == 0) {
+				g = h;
+				break;
+			}
+		}
+	} else {
+		for (int i = 0; i < kGroups; i++) {
+			Group* h = &ws->g[i];
+			if (h->used && !(h->flags & KBS_COLL_MASKED) && same_site(h->file, h->line, file, line)) {
+				if (strcmp(h->what, what) != 0) {
+					fill_where(w, f);
+					set_fault(L, KBS_E_WARP, "kernel %s, threadgroup (%u,%u,%u): simdgroup %u: lanes call both %s and %s at %s:%d", L->k->name, w->bid.x, w->bid.y, w->bid.z, warp, h->what, what,
+					          base_name(file), line);
+					abandon(w);
+				}
+				g = h;
+				break;
+			}
+		}
+	}
+	if (!g) {
+		for (int i = 0; i < kGroups; i++) {
+			if (!ws->g[i].used) {
+				g = &ws->g[i];
+				break;
+			}
+		}
+		if (!g) {
+			fill_where(w, f);
+			set_fault(L, KBS_E_WARP, "kernel %s, block (%u,%u,%u): warp %u: more than %d collectives pending at once (at %s at %s:%d)", L->k->name, w->bid.x, w->bid.y, w->bid.z, warp, kGroups,
+			          what, base_name(file), line);
+			abandon(w);
+		}
+		memset(g, 0, sizeof *g);
+		g->used = true;
+		g->flags = flags;
+		g->what = what;
+		g->file = file;
+		g->line = line;
+		g->mask = mask;
+		g->fn = fn;
+	}
+	g->arrived |= bit;
+	g->data[lane] = data;
+	uint32_t need = (flags & KBS_COLL_MASKED) ? mask : (ws->lanes & ~ws->done);
+	if ((g->arrived & need) == need) {
+		complete(w, ws, g, warp);
+		return;
+	}
+	f->state = F_COLL;
+	f->what = what;
+	f->file = file;
+	f->line = line;
+	yield(w, f);
+}
+
+// on_exit updates the warp when a lane finishes: a Metal collective the
+// lane will never join may now be complete; a CUDA one that names the
+// lane never will be.
+static void on_exit(Worker* w, Fiber* f) {
+	uint32_t lane = f->t.lane, warp = f->t.warp;
+	WarpState* ws = &w->warps[warp];
+	ws->done |= 1u << lane;
+	for (int i = 0; i < kGroups; i++) {
+		Group* g = &ws->g[i];
+		if (!g->used) continue;
+		if (g->flags & KBS_COLL_MASKED) {
+			if (g->mask >> lane & 1) {
+				char lanes[128];
+				lanes_string(g->arrived, lanes, sizeof lanes);
+				fill_where(w, f);
+				set_fault(w->L, KBS_E_WARP, "kernel %s, block (%u,%u,%u): warp %u: lane %u exits while lanes %s wait for it at %s at %s:%d (mask 0x%08x)",
+				          w->L->k->name, w->bid.x, w->bid.y, w->bid.z, warp, lane, lanes, g->what, base_name(g->file), g->line, g->mask);
+				return;
+			}
+		} else {
+			uint32_t need = ws->lanes & ~ws->done;
+			if ((g->arrived & need) == need) complete(w, ws, g, warp);
+		}
+	}
+}
+
+static void fiber_main(void* arg) {
+	Fiber* f = (Fiber*)arg;
+	Worker* w = f->w;
+	w->L->k->entry(&f->t);
+	f->state = F_DONE;
+	w->ndone++;
+	on_exit(w, f);
+	kbs_switch(&f->sp, w->sched_sp);
+	__builtin_unreachable();
+}
+
+// describe_waits writes where the block's threads wait, grouped by place.
+static void describe_waits(Worker* w, char* buf, size_t len) {
+	size_t at = 0;
+	buf[0] = 0;
+	std::vector<bool> seen(w->n);
+	for (uint32_t i = 0; i < w->n && at < len; i++) {
+		if (seen[i]) continue;
+		Fiber* f = fiber_at(w, i);
+		if (f->state != F_BARRIER && f->state != F_COLL && f->state != F_DONE) continue;
+		// Collect the threads in the same state at the same place.
+		uint32_t first = i, last = i, count = 0;
+		for (uint32_t j = i; j < w->n; j++) {
+			Fiber* g = fiber_at(w, j);
+			if (g->state != f->state) continue;
+			if (f->state != F_DONE && !same_site(g->file, g->line, f->file, f->line)) continue;
+			seen[j] = true;
+			last = j;
+			count++;
+		}
+		int n;
+		const char* range = count == last - first + 1 ? "" : " (some of)";
+		if (f->state == F_DONE)
+			n = snprintf(buf + at, len - at, "%sthreads %u-%u%s have exited", at ? "; " : "", first, last, range);
+		else
+			n = snprintf(buf + at, len - at, "%sthreads %u-%u%s wait at %s (%s:%d)", at ? "; " : "", first, last, range,
+			             f->what, base_name(f->file), f->line);
+		if (n < 0) break;
+		at += (size_t)n;
+	}
+}
+
+// release_barrier checks the waiting threads and lets them go on; false
+// when the barrier is divergent.
+static bool release_barrier(Worker* w) {
+	Launch* L = w->L;
+	char desc[1024];
+	Fiber* first = nullptr;
+	for (uint32_t i = 0; i < w->n; i++) {
+		Fiber* f = fiber_at(w, i);
+		if (f->state != F_BARRIER) continue;
+		if (!first) {
+			first = f;
+		} else if (!same_site(f->file, f->line, first->file, first->line) || strcmp(f->what, first->what) != 0) {
+			describe_waits(w, desc, sizeof desc);
+			pthread_mutex_lock(&L->mu);
+			L->res->block = w->bid;
+			L->res->thread[0] = first->t.tid;
+			L->res->thread[1] = f->t.tid;
+			pthread_mutex_unlock(&L->mu);
+			set_fault(L, KBS_E_BARRIER, "divergent barrier in kernel %s, block (%u,%u,%u): threads wait at different barriers: %s",
+			          L->k->name, w->bid.x, w->bid.y, w->bid.z, desc);
+			return false;
+		}
+	}
+	if (w->ndone > 0) {
+		describe_waits(w, desc, sizeof desc);
+		pthread_mutex_lock(&L->mu);
+		L->res->block = w->bid;
+		L->res->thread[0] = first->t.tid;
+		pthread_mutex_unlock(&L->mu);
+		set_fault(L, KBS_E_BARRIER, "divergent barrier in kernel %s, block (%u,%u,%u): %s at %s:%d is not reached by every thread: %s",
+		          L->k->name, w->bid.x, w->bid.y, w->bid.z, first->what, base_name(first->file), first->line, desc);
+		return false;
+	}
+	if (first->bar_fn) {
+		for (uint32_t i = 0; i < w->n; i++) w->bar_data[i] = fiber_at(w, i)->data;
+		first->bar_fn(w->bar_data, w->n);
+	}
+	for (uint32_t i = 0; i < w->n; i++) fiber_at(w, i)->state = F_RUNNABLE;
+	w->nbarrier = 0;
+	w->epoch++;
+	w->barriers++;
+	return true;
+}
+
+// resolve_divergent completes Metal collectives whose other lanes wait
+// elsewhere: the lanes at one place are the active ones. It reports
+// whether it completed any.
+static bool resolve_divergent(Worker* w) {
+	bool any = false;
+	for (uint32_t wp = 0; wp < (w->n + KBS_WARP - 1) / KBS_WARP; wp++) {
+		WarpState* ws = &w->warps[wp];
+		for (int i = 0; i < kGroups; i++) {
+			Group* g = &ws->g[i];
+			if (g->used && !(g->flags & KBS_COLL_MASKED) && g->arrived) {
+				complete(w, ws, g, wp);
+				any = true;
+			}
+		}
+	}
+	return any;
+}
+
+// ---------------------------------------------------------------------
+// Blocks.
+
+static bool ensure_stacks(Worker* w, uint32_t n) {
+	if (n <= w->nstacks) return true;
+	if (w->region) munmap(w->region, w->region_len);
+	w->region = nullptr;
+	w->nstacks = 0;
+	size_t len = (size_t)(n + 1) * KBS_STACK_SIZE;
+	void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) return false;
+	uintptr_t lo = ((uintptr_t)p + KBS_STACK_SIZE - 1) & ~(uintptr_t)(KBS_STACK_SIZE - 1);
+	w->region = p;
+	w->region_len = len;
+	w->stacks = (char*)lo;
+	w->nstacks = n;
+	long page = sysconf(_SC_PAGESIZE);
+	// A guard page at the bottom of each stack turns an overflow into a
+	// fault here rather than a write into the next thread's record.
+	for (uint32_t i = 0; i < n; i++) mprotect(w->stacks + (size_t)i * KBS_STACK_SIZE, page, PROT_NONE);
+	return true;
+}
+
+struct PhdrQuery {
+	uintptr_t addr;
+	uintptr_t tls;
+	size_t tls_size;
+	bool found;
+};
+
+static int phdr_cb(struct dl_phdr_info* info, size_t, void* p) {
+	PhdrQuery* q = (PhdrQuery*)p;
+	if (info->dlpi_addr != q->addr) return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type == PT_TLS) {
+			q->tls = (uintptr_t)info->dlpi_tls_data;
+			q->tls_size = info->dlpi_phdr[i].p_memsz;
+			q->found = true;
+		}
+	}
+	return 1;
+}
+
+// bind_module finds the module's shared memory (its TLS block) in this
+// worker's thread.
+static bool bind_module(Worker* w, const Module* m) {
+	if (w->mod == m) return true;
+	uintptr_t dyn = (uintptr_t)m->anchor(); // allocates the block here
+	PhdrQuery q{m->load_addr, 0, 0, false};
+	dl_iterate_phdr(phdr_cb, &q);
+	if (!q.found || !q.tls || dyn < q.tls || dyn + KBS_DYN_SHARED_MAX > q.tls + q.tls_size) {
+		set_fault(w->L, KBS_E_ARG, "cannot locate the kernel module's shared memory (TLS block) in worker %d", w->id);
+		return false;
+	}
+	w->mod = m;
+	w->smem_lo = q.tls;
+	w->smem_size = q.tls_size;
+	w->dyn_lo = dyn;
+	if (w->shadow_len < q.tls_size) {
+		if (w->shadow) munmap(w->shadow, w->shadow_len * sizeof(Shadow));
+		void* p = mmap(nullptr, q.tls_size * sizeof(Shadow), PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED) {
+			w->shadow = nullptr;
+			w->shadow_len = 0;
+			set_fault(w->L, KBS_E_ARG, "out of memory for the race checker's shadow");
+			return false;
+		}
+		w->shadow = (Shadow*)p;
+		w->shadow_len = q.tls_size;
+		w->epoch = 0;
+	}
+	return true;
+}
+
+static void run_block(Worker* w, Launch* L, uint64_t b) {
+	const kbs_dim3 gd = L->d.grid, bd = L->d.block;
+	w->bid = kbs_dim3{(uint32_t)(b % gd.x), (uint32_t)((b / gd.x) % gd.y), (uint32_t)(b / ((uint64_t)gd.x * gd.y))};
+	uint32_t n = bd.x * bd.y * bd.z;
+	w->n = n;
+	w->ndone = 0;
+	w->nbarrier = 0;
+	w->blocks++;
+	if (L->checks & KBS_CHECK_POISON) {
+		memset((void*)w->smem_lo, 0xff, w->dyn_lo - w->smem_lo);
+		memset((void*)w->dyn_lo, 0xff, L->dyn_bytes);
+		uintptr_t after = w->dyn_lo + KBS_DYN_SHARED_MAX;
+		memset((void*)after, 0xff, w->smem_lo + w->smem_size - after);
+	}
+	if (w->epoch > 0xfff00000u) {
+		memset(w->shadow, 0, w->shadow_len * sizeof(Shadow));
+		w->epoch = 0;
+	}
+	w->epoch += 1;
+	uint32_t nwarps = (n + KBS_WARP - 1) / KBS_WARP;
+	for (uint32_t i = 0; i < nwarps; i++) {
+		WarpState* ws = &w->warps[i];
+		uint32_t m = n - i * KBS_WARP;
+		ws->lanes = m >= 32 ? 0xffffffffu : ((1u << m) - 1);
+		ws->done = 0;
+		ws->epoch = 0;
+		for (int j = 0; j < kGroups; j++) ws->g[j].used = false;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		Fiber* f = fiber_at(w, i);
+		f->t.tid = kbs_dim3{i % bd.x, (i / bd.x) % bd.y, i / (bd.x * bd.y)};
+		f->t.bid = w->bid;
+		f->t.bdim = bd;
+		f->t.gdim = gd;
+		f->t.linear = i;
+		f->t.lane = i % KBS_WARP;
+		f->t.warp = i / KBS_WARP;
+		f->t.nwarps = nwarps;
+		f->t.nthreads = n;
+		f->t.magic = KBS_THREAD_MAGIC;
+		f->t.ctx = &L->ctx;
+		f->state = F_RUNNABLE;
+		f->w = w;
+		f->stack_lo = w->stacks + (size_t)i * KBS_STACK_SIZE + 4096;
+		f->sp = init_frame((char*)f, fiber_main, f);
+	}
+	for (;;) {
+		bool ran = false;
+		for (uint32_t i = 0; i < n; i++) {
+			Fiber* f = fiber_at(w, i);
+			if (f->state != F_RUNNABLE) continue;
+			w->cur = f;
+			w->switches++;
+			kbs_switch(&w->sched_sp, f->sp);
+			w->cur = nullptr;
+			ran = true;
+			if (L->abort.load(std::memory_order_relaxed)) return;
+		}
+		if (w->ndone == n) return;
+		if (w->nbarrier > 0 && w->nbarrier + w->ndone == n) {
+			if (!release_barrier(w)) return;
+			continue;
+		}
+		if (ran) continue;
+		if (resolve_divergent(w)) continue;
+		char desc[1024];
+		describe_waits(w, desc, sizeof desc);
+		pthread_mutex_lock(&L->mu);
+		L->res->block = w->bid;
+		pthread_mutex_unlock(&L->mu);
+		set_fault(L, KBS_E_DEADLOCK, "deadlock in kernel %s, block (%u,%u,%u): %s", L->k->name, w->bid.x, w->bid.y,
+		          w->bid.z, desc);
+		return;
+	}
+}
+
+static void run_launch(Worker* w, Launch* L) {
+	tls_worker = w;
+	w->L = L;
+	if (!ensure_stacks(w, L->d.block.x * L->d.block.y * L->d.block.z)) {
+		set_fault(L, KBS_E_ARG, "out of memory for %u thread stacks", L->d.block.x * L->d.block.y * L->d.block.z);
+		return;
+	}
+	if (!bind_module(w, L->mod)) return;
+	for (;;) {
+		if (L->abort.load(std::memory_order_relaxed)) break;
+		uint64_t b = L->next.fetch_add(1);
+		if (b >= L->nblocks) break;
+		run_block(w, L, b);
+	}
+	w->cur = nullptr;
+}
+
+// ---------------------------------------------------------------------
+// The worker pool.
+
+static struct {
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t work = PTHREAD_COND_INITIALIZER;
+	pthread_cond_t done = PTHREAD_COND_INITIALIZER;
+	pthread_mutex_t launch_mu = PTHREAD_MUTEX_INITIALIZER; // one launch at a time
+	int nworkers;
+	Worker** workers;
+	uint64_t gen;
+	Launch* L;
+	int pending;
+} G;
+
+static void* worker_main(void* arg) {
+	Worker* w = (Worker*)arg;
+	uint64_t seen = 0;
+	for (;;) {
+		pthread_mutex_lock(&G.mu);
+		while (G.gen == seen) pthread_cond_wait(&G.work, &G.mu);
+		seen = G.gen;
+		Launch* L = G.L;
+		pthread_mutex_unlock(&G.mu);
+		if (w->id < L->nworkers) run_launch(w, L);
+		pthread_mutex_lock(&G.mu);
+		if (--G.pending == 0) pthread_cond_signal(&G.done);
+		pthread_mutex_unlock(&G.mu);
+	}
+	return nullptr;
+}
+
+// kbs_init starts the worker pool; later calls do nothing. It returns the
+// number of workers, or -1.
+KBS_API int kbs_init(int workers) {
+	pthread_mutex_lock(&G.mu);
+	if (G.workers) {
+		int n = G.nworkers;
+		pthread_mutex_unlock(&G.mu);
+		return n;
+	}
+	if (workers <= 0) workers = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (workers <= 0) workers = 1;
+	G.workers = new Worker*[workers];
+	for (int i = 0; i < workers; i++) {
+		Worker* w = new (std::nothrow) Worker();
+		if (!w) {
+			pthread_mutex_unlock(&G.mu);
+			return -1;
+		}
+		memset((void*)w, 0, sizeof *w);
+		w->id = i;
+		G.workers[i] = w;
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 1 << 20);
+		if (pthread_create(&w->th, &attr, worker_main, w) != 0) {
+			pthread_attr_destroy(&attr);
+			pthread_mutex_unlock(&G.mu);
+			return -1;
+		}
+		pthread_attr_destroy(&attr);
+		G.nworkers = i + 1;
+	}
+	int n = G.nworkers;
+	pthread_mutex_unlock(&G.mu);
+	return n;
+}
+
+KBS_API int kbs_abi_version() { return KBS_ABI_VERSION; }
+
+// kbs_launch runs kernel k of mod over the grid and waits for it. The
+// result holds the first fault, if any, and the launch's counters.
+KBS_API int kbs_launch(void* mod, int k, const kbs_launch_desc* d, kbs_result* res) {
+	memset(res, 0, sizeof *res);
+	Module* m = (Module*)mod;
+	if (!G.workers) {
+		res->code = KBS_E_ARG;
+		snprintf(res->msg, sizeof res->msg, "kbs_init was not called");
+		return res->code;
+	}
+	if (k < 0 || k >= m->nkernels) {
+		res->code = KBS_E_ARG;
+		snprintf(res->msg, sizeof res->msg, "no kernel %d in the module", k);
+		return res->code;
+	}
+	const kbs_kernel_desc* kd = &m->kernels[k];
+	uint64_t threads = (uint64_t)d->block.x * d->block.y * d->block.z;
+	uint64_t blocks = (uint64_t)d->grid.x * d->grid.y * d->grid.z;
+	const char* bad = nullptr;
+	char why[256];
+	if (threads == 0 || blocks == 0) {
+		bad = why;
+		snprintf(why, sizeof why, "a grid of (%u,%u,%u) blocks of (%u,%u,%u) threads is empty", d->grid.x, d->grid.y,
+		         d->grid.z, d->block.x, d->block.y, d->block.z);
+	} else if (threads > KBS_MAX_THREADS) {
+		bad = why;
+		snprintf(why, sizeof why, "a block of (%u,%u,%u) = %llu threads is more than %d", d->block.x, d->block.y,
+		         d->block.z, (unsigned long long)threads, KBS_MAX_THREADS);
+	} else if (d->block.z > 64) {
+		bad = why;
+		snprintf(why, sizeof why, "block z size %u is more than 64", d->block.z);
+	} else if (d->grid.y > 65535 || d->grid.z > 65535) {
+		bad = why;
+		snprintf(why, sizeof why, "grid y and z sizes (%u, %u) must be at most 65535", d->grid.y, d->grid.z);
+	} else if (kd->dialect == KBS_CUDA && d->nparams != kd->nparams) {
+		bad = why;
+		snprintf(why, sizeof why, "kernel %s takes %d parameters, the launch gives %d", kd->name, kd->nparams,
+		         d->nparams);
+	} else if (d->nparams > 256) {
+		bad = "more than 256 parameters";
+	}
+	uint64_t dyn = 0;
+	uint64_t tg_off[KBS_MAX_TG] = {0};
+	if (!bad) {
+		if (kd->dialect == KBS_CUDA) {
+			dyn = d->dyn_shared;
+		} else {
+			// Threadgroup memory regions, 16-byte aligned, with a
+			// 16-byte gap between them so the bounds check sees an
+			// overrun of one into the next.
+			for (int i = 0; i < KBS_MAX_TG; i++) {
+				if (!d->tg_len[i]) continue;
+				tg_off[i] = dyn;
+				dyn += (d->tg_len[i] + 15) / 16 * 16 + 16;
+			}
+		}
+		if (dyn > KBS_DYN_SHARED_MAX) {
+			bad = why;
+			snprintf(why, sizeof why, "%llu bytes of dynamic shared memory is more than the %d the emulator has",
+			         (unsigned long long)dyn, KBS_DYN_SHARED_MAX);
+		}
+	}
+	if (bad) {
+		res->code = KBS_E_ARG;
+		snprintf(res->msg, sizeof res->msg, "launch of %s: %s", kd->name, bad);
+		return res->code;
+	}
+
+	pthread_mutex_lock(&G.launch_mu);
+	Launch* L = new Launch();
+	L->mod = m;
+	L->k = kd;
+	L->d = *d;
+	L->nblocks = blocks;
+	L->next.store(0);
+	L->abort.store(0);
+	pthread_mutex_init(&L->mu, nullptr);
+	L->res = res;
+	L->races.store(0);
+	L->checks = d->checks;
+	L->dyn_bytes = dyn;
+	L->nworkers = d->workers > 0 && d->workers < G.nworkers ? d->workers : G.nworkers;
+	L->deadline = d->timeout_s > 0 ? now_s() + d->timeout_s : 0;
+	memset(&L->ctx, 0, sizeof L->ctx);
+	for (int i = 0; i < d->nparams; i++) L->params[i] = (void*)(d->arg_blob + d->arg_offsets[i]);
+	L->ctx.params = L->params;
+	for (int i = 0; i < KBS_MAX_BUFFERS; i++) L->ctx.buffers[i] = d->buffers[i];
+	memcpy(L->tg_off, tg_off, sizeof tg_off);
+	pthread_mutex_lock(&g_buf_mu);
+	if (g_bufs) L->bufs = *g_bufs;
+	pthread_mutex_unlock(&g_buf_mu);
+
+	// Workers bind the module's TLS themselves; the Metal threadgroup
+	// pointers depend on the worker, so the entry computes them from
+	// the offsets (kbs_tg_base below).
+	pthread_mutex_lock(&G.mu);
+	G.L = L;
+	G.gen++;
+	G.pending = G.nworkers;
+	pthread_cond_broadcast(&G.work);
+	while (G.pending > 0) pthread_cond_wait(&G.done, &G.mu);
+	pthread_mutex_unlock(&G.mu);
+
+	res->races = L->races.load();
+	for (int i = 0; i < G.nworkers; i++) {
+		Worker* w = G.workers[i];
+		res->blocks += w->blocks;
+		res->switches += w->switches;
+		res->barriers += w->barriers;
+		res->collectives += w->collectives;
+		res->accesses += w->naccess;
+		w->blocks = w->switches = w->barriers = w->collectives = w->naccess = 0;
+		w->L = nullptr;
+	}
+	int code = res->code;
+	pthread_mutex_destroy(&L->mu);
+	delete L;
+	pthread_mutex_unlock(&G.launch_mu);
+	return code;
+}
+
+// kbs_tg_base returns the address of the calling thread's block's
+// threadgroup memory region i (Metal), or nil when the launch gave it
+// no length.
+KBS_API void* kbs_tg_base(int i) {
+	Worker* w = tls_worker;
+	if (!w || !w->L || i < 0 || i >= KBS_MAX_TG || !w->L->d.tg_len[i]) return nullptr;
+	return (void*)(w->dyn_lo + w->L->tg_off[i]);
+}
+
+// kbs_dyn_len returns the dynamic shared memory bytes of the launch.
+KBS_API uint64_t kbs_dyn_len() {
+	Worker* w = tls_worker;
+	return (w && w->L) ? w->L->dyn_bytes : 0;
+}
+
+// ---------------------------------------------------------------------
+// Checks: the thread-sanitizer hooks.
+
+static void report_race(Worker* w, Fiber* f, uintptr_t a, const Shadow* s, bool write, bool other_write,
+                        uint16_t other_tid, uint64_t other_pc, uint64_t pc) {
+	Launch* L = w->L;
+	if (L->races.fetch_add(1) != 0) return;
+	Fiber* o = fiber_at(w, other_tid);
+	pthread_mutex_lock(&L->mu);
+	kbs_result* r = L->res;
+	if (r->code == KBS_OK) {
+		r->code = KBS_E_RACE;
+		r->addr = a;
+		r->smem_offset = (int64_t)(a - w->smem_lo);
+		r->block = w->bid;
+		r->thread[0] = o->t.tid;
+		r->thread[1] = f->t.tid;
+		r->write[0] = other_write;
+		r->write[1] = write;
+		r->pc[0] = other_pc;
+		r->pc[1] = pc;
+		// The Go side names the variable from the module's symbols.
+		snprintf(r->msg, sizeof r->msg,
+		         "shared-memory race in kernel %s, block (%u,%u,%u): %s by thread (%u,%u,%u) and %s by thread (%u,%u,%u) ",
+		         L->k->name, w->bid.x, w->bid.y, w->bid.z, other_write ? "write" : "read", o->t.tid.x, o->t.tid.y,
+		         o->t.tid.z, write ? "write" : "read", f->t.tid.x, f->t.tid.y, f->t.tid.z);
+	}
+	pthread_mutex_unlock(&L->mu);
+	(void)s;
+}
+
+static void shared_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, uint64_t pc) {
+	Launch* L = w->L;
+	if (a + n > w->smem_lo + w->smem_size) {
+		pthread_mutex_lock(&L->mu);
+		fill_where(w, f);
+		L->res->addr = a;
+		L->res->size = n;
+		L->res->pc[0] = pc;
+		L->res->write[0] = write;
+		pthread_mutex_unlock(&L->mu);
+		set_fault(L, KBS_E_OOB, "out-of-bounds shared-memory %s of %zu bytes in kernel %s by thread (%u,%u,%u) of block (%u,%u,%u): it runs past the end of shared memory",
+		          write ? "write" : "read", n, L->k->name, f->t.tid.x, f->t.tid.y, f->t.tid.z, w->bid.x, w->bid.y, w->bid.z);
+		abandon(w);
+	}
+	if (a + n > w->dyn_lo && a < w->dyn_lo + KBS_DYN_SHARED_MAX) {
+		uint64_t off = a - w->dyn_lo;
+		bool ok;
+		uint64_t limit = L->dyn_bytes;
+		if (L->k->dialect == KBS_METAL) {
+			ok = false;
+			for (int i = 0; i < KBS_MAX_TG; i++) {
+				if (L->d.tg_len[i] && off >= L->tg_off[i] && off + n <= L->tg_off[i] + L->d.tg_len[i]) {
+					ok = true;
+					break;
+				}
+			}
+		} else {
+			ok = a >= w->dyn_lo && off + n <= limit;
+		}
+		if (!ok) {
+			pthread_mutex_lock(&L->mu);
+			fill_where(w, f);
+			L->res->addr = a;
+			L->res->size = n;
+			L->res->pc[0] = pc;
+			L->res->write[0] = write;
+			pthread_mutex_unlock(&L->mu);
+			if (L->k->dialect == KBS_METAL)
+				set_fault(L, KBS_E_OOB, "out-of-bounds threadgroup-memory %s of %zu bytes at offset %llu in kernel %s by thread (%u,%u,%u) of threadgroup (%u,%u,%u): outside every [[threadgroup(i)]] region the launch gave",
+				          write ? "write" : "read", n, (unsigned long long)off, L->k->name, f->t.tid.x, f->t.tid.y,
+				          f->t.tid.z, w->bid.x, w->bid.y, w->bid.z);
+			else
+				set_fault(L, KBS_E_OOB, "out-of-bounds dynamic shared-memory %s of %zu bytes at offset %llu in kernel %s by thread (%u,%u,%u) of block (%u,%u,%u): the launch gave %llu bytes",
+				          write ? "write" : "read", n, (unsigned long long)off, L->k->name, f->t.tid.x, f->t.tid.y,
+				          f->t.tid.z, w->bid.x, w->bid.y, w->bid.z, (unsigned long long)limit);
+			abandon(w);
+		}
+	}
+	uint32_t E = w->epoch;
+	uint16_t tid = (uint16_t)f->t.linear;
+	uint32_t warp = f->t.warp;
+	uint32_t wep = w->warps[warp].epoch;
+	Shadow* sh = w->shadow + (a - w->smem_lo);
+	for (size_t i = 0; i < n; i++) {
+		Shadow* s = sh + i;
+		if (s->w_ep == E && s->w_tid != tid) {
+			bool synced = (uint32_t)s->w_tid / KBS_WARP == warp && s->w_wep != wep;
+			if (!synced) report_race(w, f, a + i, s, write, true, s->w_tid, s->w_pc, pc);
+		}
+		if (write) {
+			if (s->r_ep == E) {
+				bool race;
+				uint16_t other = s->r_tid;
+				if (s->r_multi == 2) {
+					race = true;
+				} else if (s->r_multi == 1) {
+					race = (uint32_t)other / KBS_WARP != warp || s->r_wep == wep;
+				} else {
+					race = other != tid && ((uint32_t)other / KBS_WARP != warp || s->r_wep == wep);
+				}
+				if (race) {
+					if (other == tid) other = s->r_tid2;
+					report_race(w, f, a + i, s, true, false, other, s->r_pc, pc);
+				}
+			}
+			s->w_ep = E;
+			s->w_tid = tid;
+			s->w_wep = wep;
+			s->w_pc = pc;
+			s->r_ep = 0;
+		} else {
+			if (s->r_ep != E) {
+				s->r_ep = E;
+				s->r_tid = tid;
+				s->r_wep = wep;
+				s->r_multi = 0;
+				s->r_pc = pc;
+			} else if (s->r_tid != tid) {
+				if (s->r_multi < 2) s->r_multi = ((uint32_t)s->r_tid / KBS_WARP == warp) ? 1 : 2;
+				s->r_tid2 = tid;
+				s->r_wep = wep;
+			}
+		}
+	}
+}
+
+static void global_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, uint64_t pc) {
+	Launch* L = w->L;
+	const std::vector<BufRange>& b = L->bufs;
+	// The last buffer whose red zone starts at or below a.
+	size_t lo = 0, hi = b.size();
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (b[mid].base - kRedZone <= a) lo = mid + 1;
+		else hi = mid;
+	}
+	if (lo > 0) {
+		const BufRange& r = b[lo - 1];
+		uint64_t inner = (r.size + kAlign - 1) & ~(uint64_t)(kAlign - 1);
+		if (a < r.base + inner + kRedZone) {
+			if (a >= r.base && a + n <= r.base + r.size) return;
+			pthread_mutex_lock(&L->mu);
+			fill_where(w, f);
+			L->res->addr = a;
+			L->res->size = n;
+			L->res->buf_base = r.base;
+			L->res->buf_size = r.size;
+			L->res->pc[0] = pc;
+			L->res->write[0] = write;
+			pthread_mutex_unlock(&L->mu);
+			set_fault(L, KBS_E_OOB, "out-of-bounds %s of %zu bytes in kernel %s by thread (%u,%u,%u) of block (%u,%u,%u): byte offset %lld of a %llu-byte buffer",
+			          write ? "write" : "read", n, L->k->name, f->t.tid.x, f->t.tid.y, f->t.tid.z, w->bid.x, w->bid.y,
+			          w->bid.z, (long long)(int64_t)(a - r.base), (unsigned long long)r.size);
+			abandon(w);
+		}
+	}
+	if (a < 65536) {
+		pthread_mutex_lock(&L->mu);
+		fill_where(w, f);
+		L->res->addr = a;
+		L->res->size = n;
+		L->res->pc[0] = pc;
+		L->res->write[0] = write;
+		pthread_mutex_unlock(&L->mu);
+		set_fault(L, KBS_E_NULL, "null pointer %s (address 0x%llx) in kernel %s by thread (%u,%u,%u) of block (%u,%u,%u)",
+		          write ? "write" : "read", (unsigned long long)a, L->k->name, f->t.tid.x, f->t.tid.y, f->t.tid.z,
+		          w->bid.x, w->bid.y, w->bid.z);
+		abandon(w);
+	}
+}
+
+static inline void access(uintptr_t a, size_t n, bool write, void* pc) {
+	Worker* w = tls_worker;
+	if (!w) return;
+	Fiber* f = w->cur;
+	if (!f) return;
+	if ((++w->naccess & 0xffff) == 0) check_deadline(w);
+	// A thread's own stack (or, through a collective, another's).
+	if (a - (uintptr_t)w->stacks < (uintptr_t)w->nstacks * KBS_STACK_SIZE) return;
+	if (a - w->smem_lo < w->smem_size) {
+		shared_access(w, f, a, n, write, (uint64_t)pc);
+		return;
+	}
+	global_access(w, f, a, n, write, (uint64_t)pc);
+}
+
+#define RET __builtin_return_address(0)
+#define HOOK extern "C" __attribute__((visibility("default")))
+
+HOOK void __tsan_init() {}
+HOOK void __tsan_func_entry(void*) {
+	Worker* w = tls_worker;
+	if (!w || !w->cur) return;
+	char* sp = (char*)__builtin_frame_address(0);
+	if (sp < w->cur->stack_lo + 8192) {
+		Fiber* f = w->cur;
+		fill_where(w, f);
+		set_fault(w->L, KBS_E_STACK, "thread (%u,%u,%u) of block (%u,%u,%u) in kernel %s overflows its %d KiB stack (deep recursion or a large local array?)",
+		          f->t.tid.x, f->t.tid.y, f->t.tid.z, w->bid.x, w->bid.y, w->bid.z, w->L->k->name,
+		          KBS_STACK_SIZE / 1024);
+		abandon(w);
+	}
+}
+HOOK void __tsan_func_exit() {}
+HOOK void __tsan_vptr_update(void**, void*) {}
+HOOK void __tsan_vptr_read(void**) {}
+
+#define RW(N)                                                                                   \
+	HOOK void __tsan_read##N(void* a) { access((uintptr_t)a, N, false, RET); }                  \
+	HOOK void __tsan_write##N(void* a) { access((uintptr_t)a, N, true, RET); }                  \
+	HOOK void __tsan_unaligned_read##N(void* a) { access((uintptr_t)a, N, false, RET); }        \
+	HOOK void __tsan_unaligned_write##N(void* a) { access((uintptr_t)a, N, true, RET); }        \
+	HOOK void __tsan_volatile_read##N(void* a) { access((uintptr_t)a, N, false, RET); }         \
+	HOOK void __tsan_volatile_write##N(void* a) { access((uintptr_t)a, N, true, RET); }         \
+	HOOK void __tsan_unaligned_volatile_read##N(void* a) { access((uintptr_t)a, N, false, RET); } \
+	HOOK void __tsan_unaligned_volatile_write##N(void* a) { access((uintptr_t)a, N, true, RET); }
+RW(1)
+RW(2)
+RW(4)
+RW(8)
+RW(16)
+#undef RW
+
+HOOK void __tsan_read_range(void* a, unsigned long n) {
+	if (n) access((uintptr_t)a, n, false, RET);
+}
+HOOK void __tsan_write_range(void* a, unsigned long n) {
+	if (n) access((uintptr_t)a, n, true, RET);
+}
+
+// Atomics: checked for bounds like any access (an atomic never races with
+// another atomic, so they skip the race shadow), then done for real: the
+// blocks of a launch run in parallel.
+static inline void atomic_access(void* a, size_t n, void* pc) {
+	Worker* w = tls_worker;
+	if (!w || !w->cur) return;
+	uintptr_t p = (uintptr_t)a;
+	if (p - (uintptr_t)w->stacks < (uintptr_t)w->nstacks * KBS_STACK_SIZE) return;
+	if (p - w->smem_lo < w->smem_size) return;
+	global_access(w, w->cur, p, n, true, (uint64_t)pc);
+}
+
+#define ATOMICS(N, T)                                                                                         \
+	HOOK T __tsan_atomic##N##_load(const volatile T* a, int) {                                           \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                        \
+	}                                                                                                       \
+	HOOK void __tsan_atomic##N##_store(volatile T* a, T v, int) {                                        \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		__atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                           \
+	}                                                                                                       \
+	HOOK T __tsan_atomic##N##_exchange(volatile T* a, T v, int) {                                        \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                 \
+	}                                                                                                       \
+	HOOK T __tsan_atomic##N##_fetch_add(volatile T* a, T v, int) {                                       \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                                  \
+	}                                                                                                       \
+	HOOK T __tsan_atomic##N##_fetch_sub(volatile T* a, T v, int) {                                       \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                                  \
+	}                                                                                                       \
+	HOOK T __tsan_atomic##N##_fetch_and(volatile T* a, T v, int) {                                       \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                                  \
+	}                                                                                                       \
+	HOOK T __tsan_atomic##N##_fetch_or(volatile T* a, T v, int) {                                        \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                                   \
+	}                                                                                                       \
+	HOOK T __tsan_atomic##N##_fetch_xor(volatile T* a, T v, int) {                                       \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                                  \
+	}                                                                                                       \
+	HOOK T __tsan_atomic##N##_fetch_nand(volatile T* a, T v, int) {                                      \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                 \
+	}                                                                                                       \
+	HOOK int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {       \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);             \
+	}                                                                                                       \
+	HOOK int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {         \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);             \
+	}                                                                                                       \
+	HOOK T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, int, int) {             \
+		atomic_access((void*)a, sizeof(T), RET);                                                            \
+		__atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                   \
+		return c;                                                                                           \
+	}
+ATOMICS(8, uint8_t)
+ATOMICS(16, uint16_t)
+ATOMICS(32, uint32_t)
+ATOMICS(64, uint64_t)
+#undef ATOMICS
+
+HOOK void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+HOOK void __tsan_atomic_signal_fence(int) {}
+
+KBS_API uint64_t kbs_clock64() {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+// kbs_sizes reports the sizes of the structures the Go package mirrors,
+// so it can refuse a runtime whose layout it does not know.
+KBS_API void kbs_sizes(uint64_t* out) {
+	out[0] = sizeof(kbs_result);
+	out[1] = sizeof(kbs_launch_desc);
+	out[2] = sizeof(kbs_kernel_desc);
+	out[3] = sizeof(kbs_thread);
+}

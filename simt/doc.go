@@ -1,0 +1,103 @@
+// Package simt is a SIMT emulator: it runs GPU kernels written in CUDA C++
+// or the Metal Shading Language on the CPU, with the semantics of the
+// device, so that kernels are validated in CI on machines with no GPU.
+// The CUDA and Metal backends (ops/cuda, ops/metal) run their kernel
+// sources through it unchanged.
+//
+// # How a kernel runs
+//
+// Device.Load builds a Program with the system's g++ into a shared library
+// (cached by source hash under the user cache directory, or
+// $KERNBENCH_SIMT_CACHE) and loads it beside the emulator's runtime, a
+// second library built from csrc/runtime.cc; both are loaded with purego,
+// so every Go package still builds with CGO_ENABLED=0. The build is:
+//
+//  1. g++ -E with a compatibility header per dialect (csrc/include:
+//     kbsimt_cuda.h, kbsimt_metal.h, and <metal_stdlib>, <cuda_fp16.h> and
+//     the like that include them);
+//  2. the translator (translate.go) rewrites the preprocessed source token
+//     by token, keeping every line in place: CUDA's __global__ and
+//     __shared__, Metal's kernel functions, [[attributes]], address
+//     spaces and half literals; it lists each kernel with how its
+//     parameters are bound and appends the module's kernel table;
+//  3. g++ compiles and links the result against the runtime.
+//
+// A launch runs the grid's blocks in parallel on the runtime's worker
+// threads (one per CPU). Within a block every thread is a fiber with a
+// stack of its own; the worker runs the block's fibers in turn, each
+// until it finishes or waits at a barrier or a warp collective, so:
+//
+//   - __syncthreads and threadgroup_barrier are real barriers;
+//   - warp and simdgroup collectives (shuffles, votes, reductions, scans,
+//     simdgroup matrix products) exchange values among the 32 lanes:
+//     lanes arrive with their data, and the last to arrive computes every
+//     lane's result. CUDA *_sync intrinsics take exactly their mask's
+//     lanes; Metal's simd_* functions take the active lanes (those that
+//     have not exited, or, when lanes wait at different places, the lanes
+//     at one place);
+//   - __shared__ and threadgroup variables become thread_local: all
+//     fibers of a block share the worker's OS thread, so thread-local
+//     storage is per block. Dynamic shared memory (extern __shared__,
+//     [[threadgroup(i)]] arguments) is a thread-local array of 228 KiB;
+//   - atomics are GCC atomic builtins (blocks do run concurrently);
+//   - half and bfloat16 round to nearest even; arithmetic between two
+//     halves rounds each result to half.
+//
+// Kernels are found by name: a CUDA kernel's extern "C" name, a Metal
+// kernel's function name or [[host_name]] (template instantiations such
+// as `template [[host_name("k_f16")]] kernel k_t k<half>;` are parsed).
+// Inline device assembly (PTX mma, ldmatrix, cp.async) must sit in a
+// device function with an emulator implementation under #ifdef
+// __KBSIMT__; bare asm is refused by the translator, as are other
+// unsupported constructs (textures, function constants, templates
+// launched by name, extern __shared__ at file scope), each with a message
+// naming the construct and its place.
+//
+// # Checks
+//
+// In every mode the runtime reports, as a *Fault naming the kernel, the
+// block, the threads and the source place:
+//
+//   - a barrier not reached by every thread of the block (a divergent
+//     __syncthreads, or threads that returned before it);
+//   - warp collectives used wrongly: a mask naming a lane that has exited
+//     or does not exist, a lane calling with a mask that leaves it out;
+//   - deadlocks: threads waiting for each other at different barriers or
+//     collectives;
+//   - device-side assert failures and __trap.
+//
+// A module built in Checked mode (the default in tests) is compiled with
+// GCC's thread-sanitizer instrumentation, with the runtime providing the
+// __tsan_* hooks itself (libtsan is never linked): every load and store
+// of device code reaches the runtime first. That finds what only a GPU
+// sanitizer finds on a device:
+//
+//   - shared-memory races: two threads touching the same byte between
+//     two barriers, at least one writing, where lanes of one warp are
+//     ordered by __syncwarp or simdgroup_barrier (compute-sanitizer's
+//     racecheck); reported with both threads, both source lines and the
+//     __shared__ variable;
+//   - accesses outside a device buffer (each has 4 KiB red zones; the
+//     access is stopped before it happens), outside the dynamic shared
+//     memory or threadgroup regions the launch gave, and through null
+//     pointers;
+//   - stack overflows and launches that run past their time limit.
+//
+// Shared memory is filled with 0xff bytes at each block's start in
+// Checked mode, so a read of shared memory nobody wrote shows up as NaN
+// or -1. Fast mode compiles with -O2 and no instrumentation, for speed.
+// Emulated runs validate logic, never speed: their timings are not GPU
+// performance.
+//
+// # Limits
+//
+// The emulator runs on linux/amd64 and linux/arm64 with GCC (Available
+// says why not elsewhere). Blocks have at most 1024 threads and 228 KiB of
+// dynamic shared memory; a thread's stack is 128 KiB. Overflowing a
+// static __shared__ array into the next static variable is not detected
+// (the accesses stay inside shared memory). Reading a shuffle from a lane
+// that does not take part gives the reader's own value (the device's
+// result is undefined). simdgroup_matrix::thread_elements is refused: the
+// lane layout of Apple's simdgroup matrices is not documented, so the
+// emulator's (lane l holds elements 2l and 2l+1) must not leak.
+package simt

@@ -1,0 +1,90 @@
+// Faulty kernels: each has one bug the emulator must report (faults_test.go).
+
+// A reduction that forgets the barrier after filling shared memory.
+extern "C" __global__ void sum_no_barrier(const float* x, float* out) {
+	__shared__ float buf[128];
+	int t = threadIdx.x;
+	buf[t] = x[t];
+	for (int s = 64; s > 0; s >>= 1) {
+		if (t < s) buf[t] += buf[t + s];
+		__syncthreads();
+	}
+	if (t == 0) *out = buf[0];
+}
+
+// Every thread writes the same shared word.
+extern "C" __global__ void racing_write(int* out) {
+	__shared__ int last;
+	last = threadIdx.x;
+	__syncthreads();
+	out[threadIdx.x] = last;
+}
+
+// Lanes of one warp exchange through shared memory with no __syncwarp.
+extern "C" __global__ void warp_no_sync(int* out) {
+	__shared__ int s[32];
+	s[threadIdx.x] = threadIdx.x;
+	out[threadIdx.x] = s[31 - threadIdx.x];
+}
+
+// A barrier inside a branch only some threads take.
+extern "C" __global__ void divergent_barrier(float* out) {
+	if (threadIdx.x < 16) {
+		__syncthreads();
+	}
+	out[threadIdx.x] = 1.0f;
+}
+
+// Threads past n leave before a barrier the others wait at.
+extern "C" __global__ void exit_then_barrier(float* out, int n) {
+	if ((int)threadIdx.x >= n) return;
+	__syncthreads();
+	out[threadIdx.x] = 1.0f;
+}
+
+// The bound check is off by one: thread n writes one past the end.
+extern "C" __global__ void off_by_one(float* out, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i <= n) out[i] = 2.0f;
+}
+
+// Reads one element past the dynamic shared memory the launch gave.
+extern "C" __global__ void dyn_overrun(float* out) {
+	extern __shared__ float tile[];
+	tile[threadIdx.x] = threadIdx.x;
+	__syncthreads();
+	out[threadIdx.x] = tile[threadIdx.x + 1];
+}
+
+// A shuffle whose full mask names a lane that has returned.
+extern "C" __global__ void shfl_exited(int* out) {
+	if (threadIdx.x == 5) return;
+	out[threadIdx.x] = __shfl_down_sync(0xffffffffu, (int)threadIdx.x, 1);
+}
+
+// Half a warp waits at a full-mask shuffle, the other half at a barrier.
+extern "C" __global__ void shfl_vs_barrier(int* out) {
+	int v = threadIdx.x;
+	if (threadIdx.x < 16) v = __shfl_xor_sync(0xffffffffu, v, 1);
+	__syncthreads();
+	out[threadIdx.x] = v;
+}
+
+// Spins on a flag nothing sets.
+extern "C" __global__ void spin(volatile int* flag) {
+	while (*flag == 0) {
+	}
+}
+
+extern "C" __global__ void copy(const float* p, float* out) { out[threadIdx.x] = p[threadIdx.x]; }
+
+extern "C" __global__ void assert_fails(int n) { assert((int)threadIdx.x < n); }
+
+__device__ int recurse(int n) {
+	volatile char pad[512];
+	pad[0] = (char)n;
+	return n == 0 ? 0 : recurse(n - 1) + pad[0];
+}
+
+// Recursion deeper than a thread's stack.
+extern "C" __global__ void deep(int* out, int n) { out[threadIdx.x] = recurse(n); }
