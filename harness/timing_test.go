@@ -8,6 +8,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -134,7 +135,7 @@ func TestMeasureErrors(t *testing.T) {
 
 // TestMeasureCPU times a real node on the CPU with the wall clock.
 func TestMeasureCPU(t *testing.T) {
-	be := cpu.New(1)
+	be := cputest.New(t, 1)
 	defer be.Close()
 	p, err := NewPoint(ops.OpAdd, quant.F32, Dims{DimK: 256, DimN: 4})
 	if err != nil {
@@ -166,7 +167,7 @@ type ownTimer struct {
 func (o ownTimer) Timer() Timer { return o.t }
 
 func TestTimerFor(t *testing.T) {
-	be := cpu.New(1)
+	be := cputest.New(t, 1)
 	defer be.Close()
 	if _, ok := TimerFor(be).(WallTimer); !ok {
 		t.Error("CPU backend not timed by the wall clock")

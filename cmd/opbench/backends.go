@@ -17,7 +17,7 @@ type backendEntry struct {
 
 // backends lists every backend opbench knows, available or not.
 var backends = []backendEntry{
-	{name: "cpu", open: func(threads int) (ops.Backend, error) { return cpu.New(threads), nil }},
+	{name: "cpu", open: func(threads int) (ops.Backend, error) { return cpu.New(threads) }},
 	{name: "cuda"},
 	{name: "metal"},
 }

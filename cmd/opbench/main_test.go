@@ -178,7 +178,8 @@ func TestValidateFailsExit1(t *testing.T) {
 	saved := backends
 	defer func() { backends = saved }()
 	backends = append(backends, backendEntry{name: "broken", open: func(n int) (ops.Backend, error) {
-		return broken{cpu.New(n)}, nil
+		b, err := cpu.New(n)
+		return broken{b}, err
 	}})
 	code, out, _ := runArgs("validate", "-backend", "broken", "-op", "scale", "-v")
 	if code != exitFailure {

@@ -13,7 +13,7 @@ import (
 	"github.com/kernbench/kernbench/internal/cli"
 	shared "github.com/kernbench/kernbench/internal/testdata"
 	"github.com/kernbench/kernbench/model"
-	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/tokenizer"
 )
 
@@ -114,7 +114,7 @@ func greedyDirect(t *testing.T, path, prompt string, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	be := cpu.New(2)
+	be := cputest.New(t, 2)
 	defer be.Close()
 	p := model.DefaultContextParams()
 	p.NCtx, p.NBatch, p.NUBatch = 256, 256, 256 // as the command's -c 256

@@ -59,7 +59,10 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		return nil, fmt.Errorf("the prompt (%d tokens) and %d generated tokens need %d cells; -c is %d", len(ids), c.n, need, nCtx)
 	}
 
-	b := cpu.New(c.threads)
+	b, err := cpu.New(c.threads)
+	if err != nil {
+		return nil, err
+	}
 	defer b.Close()
 	p := model.DefaultContextParams()
 	p.NCtx, p.NBatch, p.NUBatch = nCtx, len(ids), len(ids)

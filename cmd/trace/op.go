@@ -42,7 +42,10 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 	}
 	y.SetName("mul_mat")
 
-	b := cpu.New(c.threads)
+	b, err := cpu.New(c.threads)
+	if err != nil {
+		return nil, err
+	}
 	defer b.Close()
 	r := rand.New(rand.NewPCG(1, uint64(c.k)))
 	for _, t := range []*ops.Tensor{w, x} {
