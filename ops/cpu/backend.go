@@ -78,6 +78,12 @@ func (b *Backend) Tier() Tier { return b.tier }
 // Threads returns the number of worker threads.
 func (b *Backend) Threads() int { return b.pool.threads }
 
+// Describe says what the backend runs, for reports: "cpu (tier avx2, 2
+// threads)".
+func (b *Backend) Describe() string {
+	return fmt.Sprintf("cpu (tier %s, %d threads)", b.tier.Name, b.pool.threads)
+}
+
 // Alloc returns a zeroed host buffer.
 func (b *Backend) Alloc(size int64) (ops.Buffer, error) {
 	return ops.NewHostBuffer(size)
