@@ -3,6 +3,8 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
@@ -29,25 +31,32 @@ func init() {
 			}
 			return out
 		},
-		DefaultVariant: func() (string, error) {
-			t, err := resolveTier("")
-			if err != nil {
-				return "", err
-			}
-			return t.Name, nil
-		},
+		DefaultVariant: defaultTier,
 	})
+}
+
+// defaultTier returns the tier a backend gets when none is named: the one
+// $KERNBENCH_CPU names, else the fastest this CPU supports.
+func defaultTier() (string, error) {
+	if env := strings.TrimSpace(os.Getenv(EnvTier)); env != "" {
+		t, err := lookupTier(env)
+		if err != nil {
+			return "", fmt.Errorf("$%s: %w", EnvTier, err)
+		}
+		return t.Name, nil
+	}
+	return fastestTier().Name, nil
 }
 
 // description describes the backend and its default tier.
 func description() string {
 	const d = "Go and assembly kernels on a pool of worker threads; "
-	t, err := resolveTier("")
+	t, err := defaultTier()
 	switch {
 	case err != nil:
 		return d + err.Error()
-	case t.Name != fastestTier().Name:
-		return d + fmt.Sprintf("default tier %s (from $%s)", t.Name, EnvTier)
+	case t != fastestTier().Name:
+		return d + fmt.Sprintf("default tier %s (from $%s)", t, EnvTier)
 	}
-	return d + fmt.Sprintf("default tier %s (the fastest this CPU supports)", t.Name)
+	return d + fmt.Sprintf("default tier %s (the fastest this CPU supports)", t)
 }

@@ -151,14 +151,11 @@ func resolveTier(name string) (tierState, error) {
 		}
 		return t, nil
 	}
-	if env := strings.TrimSpace(os.Getenv(EnvTier)); env != "" {
-		t, err := lookupTier(env)
-		if err != nil {
-			return tierState{}, fmt.Errorf("cpu: $%s: %w", EnvTier, err)
-		}
-		return t, nil
+	name, err := defaultTier()
+	if err != nil {
+		return tierState{}, fmt.Errorf("cpu: %w", err)
 	}
-	return fastestTier(), nil
+	return lookupTier(name)
 }
 
 // fastestTier returns the fastest tier this CPU supports.

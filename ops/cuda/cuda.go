@@ -18,7 +18,7 @@ const DriverLibrary = "libcuda.so.1"
 func init() {
 	registry.Register(registry.Entry{
 		Name:        "cuda",
-		Description: "NVIDIA GPUs through the CUDA driver API, loaded at run time (no cgo); kernels to come (issue 12)",
+		Description: "NVIDIA GPUs through the CUDA driver API, loaded at run time; no kernels yet (issue 12)",
 		Available:   available,
 		Open: func(registry.Config) (ops.Backend, error) {
 			if err := available(); err != nil {

@@ -12,7 +12,7 @@ import (
 func init() {
 	registry.Register(registry.Entry{
 		Name:        "metal",
-		Description: "Apple GPUs through Metal, loaded at run time (no cgo); kernels to come (issue 13)",
+		Description: "Apple GPUs through Metal, loaded at run time; no kernels yet (issue 13)",
 		Available:   available,
 		Open: func(registry.Config) (ops.Backend, error) {
 			return nil, available()
