@@ -178,6 +178,48 @@ func TestTimerFor(t *testing.T) {
 	}
 }
 
+// queued is a backend whose work counts as queued until Synchronize.
+type queued struct {
+	*cpu.Backend
+	pending, syncs int
+}
+
+func (q *queued) Compute(t *ops.Tensor) error {
+	q.pending++
+	return q.Backend.Compute(t)
+}
+
+func (q *queued) Synchronize() error {
+	q.pending = 0
+	q.syncs++
+	return nil
+}
+
+// TestWallTimerSynchronizes: the wall clock is read only once the work
+// queued on a Synchronizer is done, once per batch of runs.
+func TestWallTimerSynchronizes(t *testing.T) {
+	q := &queued{Backend: cputest.New(t, 1)}
+	x, err := ops.NewTensor("x", quant.F32, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := ops.Add(x, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []*ops.Tensor{x, node} {
+		if err := ops.AllocTensor(q, n, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := TimerFor(q).Time(node, 5); err != nil {
+		t.Fatal(err)
+	}
+	if q.pending != 0 || q.syncs != 1 {
+		t.Errorf("%d computations left queued, %d syncs; want 0 and 1", q.pending, q.syncs)
+	}
+}
+
 func TestRate(t *testing.T) {
 	if got := Rate(3e9, 1.5); got != 2 {
 		t.Errorf("Rate = %v, want 2", got)
