@@ -194,6 +194,21 @@ func TestOpenBackend(t *testing.T) {
 	if u := BackendUsage(); !strings.Contains(u, "cpu, cuda, metal") || !strings.Contains(u, "cpu-generic") {
 		t.Errorf("usage %q", u)
 	}
+
+	// A bad $KERNBENCH_CPU is an error naming it when the default tier is
+	// wanted, and no obstacle when a tier is named.
+	t.Setenv("KERNBENCH_CPU", "avx9")
+	if b, err := OpenBackend(BackendOptions{}); err == nil {
+		b.Close()
+		t.Error("$KERNBENCH_CPU=avx9: no error")
+	} else if !strings.Contains(err.Error(), `$KERNBENCH_CPU: unknown tier "avx9"`) {
+		t.Errorf("$KERNBENCH_CPU=avx9: %v", err)
+	}
+	b, err = OpenBackend(BackendOptions{Tier: "generic"})
+	if err != nil {
+		t.Fatalf("-tier generic with a bad $KERNBENCH_CPU: %v", err)
+	}
+	b.Close()
 }
 
 // fakeClock returns a clock that advances by step on every call after the

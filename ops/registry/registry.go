@@ -93,10 +93,10 @@ func (e Entry) variants() []Variant {
 // Targets returns e's targets: one per variant, or e alone when it has no
 // variants.
 func (e Entry) Targets() []Target {
-	vs := e.variants()
 	if e.Variants == nil {
 		return []Target{{Entry: e}}
 	}
+	vs := e.Variants()
 	out := make([]Target, len(vs))
 	for i, v := range vs {
 		out[i] = Target{Entry: e, Variant: v.Name}
@@ -178,14 +178,16 @@ func (t Target) Open(threads int) (ops.Backend, error) {
 
 // An UnavailableError reports a target that cannot open on this machine.
 type UnavailableError struct {
-	Target string
-	Err    error
+	Target string // the target's name
+	Err    error  // why it cannot open
 }
 
+// Error says which target cannot open and why.
 func (e *UnavailableError) Error() string {
 	return fmt.Sprintf("backend %s is unavailable: %v", e.Target, e.Err)
 }
 
+// Unwrap returns the reason.
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // A Registry holds entries by name. The zero value is an empty registry
