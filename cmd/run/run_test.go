@@ -63,6 +63,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "-bench", "-p", "0", "-n", "0"}, "-p"},
 		{[]string{"-m", "x.gguf", "-bench", "-f", "p.txt"}, "-f"},
 		{[]string{"-m", "x.gguf", "stray"}, `"stray"`},
+		{[]string{"-m", "x.gguf", "-backend", "tpu"}, `-backend: unknown backend "tpu"`},
+		{[]string{"-m", "x.gguf", "-backend", "metal"}, "-backend: backend metal is unavailable: "},
+		{[]string{"-m", "x.gguf", "-tier", "sse9"}, `-backend: backend cpu has no variant "sse9"`},
 	} {
 		code, out, errs := runCmd(tc.args...)
 		if code != cli.ExitUsage {

@@ -62,6 +62,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "-metal-capture", filepath.Join(dir, "x.gputrace")}, "-metal-capture needs"},
 		{[]string{"-m", "x.gguf", "-backend", "tpu"}, `-backend: unknown backend "tpu"`},
 		{[]string{"-m", "x.gguf", "-tier", "sse9"}, `backend cpu has no variant "sse9"`},
+		{[]string{"-m", "x.gguf", "-backend", "cuda"}, "-backend: backend cuda is unavailable: "},
 	} {
 		rc, out, errs := trace(tc.args...)
 		if rc != 2 || out != "" || !strings.HasPrefix(errs, "trace: ") || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) {

@@ -26,14 +26,23 @@ type BackendOptions struct {
 	Tier string
 }
 
-// ResolveBackend returns the registry target o names, without opening it:
-// an unknown backend or variant is an error naming it.
+// ResolveBackend returns the registry target o names, without opening it,
+// so that commands can check -backend before loading a model: an unknown
+// backend or variant, and one that cannot open here, are errors naming it
+// (with the reason).
 func ResolveBackend(o BackendOptions) (registry.Target, error) {
 	name := o.Name
 	if strings.TrimSpace(name) == "" {
 		name = DefaultBackend
 	}
-	return registry.Resolve(name, o.Tier)
+	t, err := registry.Resolve(name, o.Tier)
+	if err != nil {
+		return t, err
+	}
+	if err := t.Err(); err != nil {
+		return t, &registry.UnavailableError{Target: t.Name(), Err: err}
+	}
+	return t, nil
 }
 
 // OpenBackend opens the backend o names through the registry. An unknown
