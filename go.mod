@@ -3,6 +3,7 @@ module github.com/kernbench/kernbench
 go 1.26
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/olekukonko/tablewriter v1.1.5

@@ -10,6 +10,7 @@ import (
 	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -211,7 +212,7 @@ func (f failing) Compute(t *ops.Tensor) error {
 }
 
 func TestRunner(t *testing.T) {
-	b1, b2 := cpu.New(1), cpu.New(2)
+	b1, b2 := cputest.New(t, 1), cputest.New(t, 2)
 	defer b1.Close()
 	defer b2.Close()
 	pts, _, err := Entry{Ops: []string{"mul_mat", "rms_norm"}, Types: []string{"q8_0"},

@@ -45,6 +45,14 @@
 // layer and block), passed to the graph's Recorder as it goes. Compute
 // and ComputeIn are the one-backend shorthand.
 //
+// Consecutive nodes on one backend form a split. Where the backend has
+// the optional interfaces of a GPU backend (package ops), the run uses
+// them: a split on an ops.GraphComputer is one ComputeGraph call (one
+// submission), a split on an ops.Synchronizer ends with Synchronize
+// before any bytes cross to another backend, per-node device times of an
+// ops.DeviceTimer go into the records, and a copy into an
+// ops.BufferCopier moves device to device.
+//
 // Subpackages write what a run looked like: dot (Graphviz dumps) and
 // timing (Chrome traces, pprof profiles, summary tables).
 package graphs

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/reference"
 )
@@ -87,7 +87,7 @@ func mlp(t *testing.T, b ops.Backend) (x, out *ops.Tensor) {
 }
 
 func TestOrderIsTopologicalAndDeterministic(t *testing.T) {
-	b := cpu.New(1)
+	b := cputest.New(t, 1)
 	defer b.Close()
 	_, out := mlp(t, b)
 	ga, err := New(out)
@@ -129,7 +129,7 @@ func TestOrderIsTopologicalAndDeterministic(t *testing.T) {
 }
 
 func TestComputeMatchesReference(t *testing.T) {
-	b := cpu.New(2)
+	b := cputest.New(t, 2)
 	defer b.Close()
 	_, out := mlp(t, b)
 	g, err := New(out)
@@ -193,7 +193,7 @@ func TestComputeMatchesReference(t *testing.T) {
 func TestAfterOrdersSideEffects(t *testing.T) {
 	m := must(t)
 	for _, useAfter := range []bool{true, false} {
-		b := cpu.New(1)
+		b := cputest.New(t, 1)
 		cache := leaf(t, b, "cache", quant.F32, []int64{4, 2}, make([]float32, 8))
 		src := leaf(t, b, "src", quant.F32, []int64{4}, []float32{1, 2, 3, 4})
 		slot := m(ops.View(cache, []int64{4}, []int64{0}, 16))
@@ -231,7 +231,7 @@ func TestAfterOrdersSideEffects(t *testing.T) {
 
 func TestGraphErrors(t *testing.T) {
 	m := must(t)
-	b := cpu.New(1)
+	b := cputest.New(t, 1)
 	defer b.Close()
 
 	if _, err := New(nil); err == nil || !strings.Contains(err.Error(), "nil") {
@@ -296,7 +296,7 @@ func must3(t *testing.T) func(*Graph, error) *Graph {
 
 func TestArenaSharedAndGrows(t *testing.T) {
 	m := must(t)
-	b := cpu.New(1)
+	b := cputest.New(t, 1)
 	defer b.Close()
 	a := NewArena(b)
 	x := leaf(t, b, "x", quant.F32, []int64{16}, ramp(16, 1))
@@ -325,7 +325,7 @@ func TestArenaSharedAndGrows(t *testing.T) {
 			t.Errorf("%s at offset %d", n.Label(), n.Offset)
 		}
 	}
-	other := cpu.New(1)
+	other := cputest.New(t, 1)
 	defer other.Close()
 	z := must3(t)(New(m(ops.Silu(x))))
 	if err := z.ComputeIn(context.Background(), other, a); err == nil {

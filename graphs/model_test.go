@@ -10,7 +10,7 @@ import (
 	"github.com/kernbench/kernbench/graphs/internal/testmodel"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 )
 
 const prompt = "Once upon a time"
@@ -19,7 +19,7 @@ const prompt = "Once upon a time"
 // and without reuse: the logits are bit-identical, and the plan's arena is
 // smaller than the sum of the intermediates.
 func TestModelMemoryPlan(t *testing.T) {
-	b := cpu.New(2)
+	b := cputest.New(t, 2)
 	defer b.Close()
 	for _, flash := range []bool{true, false} {
 		run := func(o graphs.Options) (*testmodel.Run, []float32) {
@@ -55,7 +55,7 @@ func TestModelMemoryPlan(t *testing.T) {
 // TestModelScopes checks the model places every node it computes in a
 // layer and block, and the records carry them.
 func TestModelScopes(t *testing.T) {
-	b := cpu.New(2)
+	b := cputest.New(t, 2)
 	defer b.Close()
 	r := testmodel.Prompt(t, "stories260K.gguf", prompt, b, nil)
 	g := r.Context.LastGraph()
@@ -99,8 +99,8 @@ func TestModelScopes(t *testing.T) {
 // alone, for the prompt and three generated tokens.
 func TestModelFallback(t *testing.T) {
 	for _, flash := range []bool{true, false} {
-		ref := cpu.New(2)
-		c1, c2 := cpu.New(2), cpu.New(2)
+		ref := cputest.New(t, 2)
+		c1, c2 := cputest.New(t, 2), cputest.New(t, 2)
 		primary := newFake("fake", c1, true, ops.OpMulMat, ops.OpAdd)
 		fallback := newFake("cpu", c2, false)
 		want := testmodel.Prompt(t, "stories260K.gguf", prompt, ref, func(p *model.ContextParams) { p.FlashAttn = flash })

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -204,7 +204,7 @@ func outputBytes(t *testing.T, g *Graph) [][]byte {
 }
 
 func TestPlanRandomGraphs(t *testing.T) {
-	b := cpu.New(1)
+	b := cputest.New(t, 1)
 	defer b.Close()
 	r := rand.New(rand.NewPCG(1, 2))
 	reused, inPlace := 0, 0
@@ -254,7 +254,7 @@ func TestPlanRandomGraphs(t *testing.T) {
 // its bytes until the view's last reader.
 func TestPlanViewsKeepBaseAlive(t *testing.T) {
 	m := must(t)
-	b := cpu.New(1)
+	b := cputest.New(t, 1)
 	defer b.Close()
 	x := leaf(t, b, "x", quant.F32, []int64{8, 2}, ramp(16, 1))
 	base := m(ops.Scale(x, 2, 0)).SetName("base")

@@ -47,8 +47,13 @@ type Step struct {
 // or of a copy between backends.
 type Record struct {
 	Step
-	// Start and End bracket the step.
+	// Start and End bracket the step. For a node computed with others
+	// in one submission (ops.GraphComputer) they bracket the submission,
+	// or with Device times the node's share of it (see Plan.Run).
 	Start, End time.Time
+	// Device is the node's own time on the device, where its backend
+	// measures it (ops.DeviceTimer); zero otherwise.
+	Device time.Duration
 	// Cost is the node's FLOPs and bytes (ops.CostOf); for a copy, no
 	// FLOPs and twice the bytes copied (each is read and written).
 	Cost ops.Cost
@@ -58,8 +63,14 @@ type Record struct {
 	Block string
 }
 
-// Duration returns End - Start.
-func (r Record) Duration() time.Duration { return r.End.Sub(r.Start) }
+// Duration returns the step's time: Device when the backend measured it,
+// else End - Start.
+func (r Record) Duration() time.Duration {
+	if r.Device > 0 {
+		return r.Device
+	}
+	return r.End.Sub(r.Start)
+}
 
 // Label returns the op label of a compute step (OpLabel) or
 // "COPY(from->to)" for a copy, naming the two backends.

@@ -134,6 +134,7 @@ type Plan struct {
 	copyBytes int64
 	scratch   []byte
 	records   []Record
+	batch     []*ops.Tensor // the nodes of a split computed in one call
 }
 
 // A step of a plan.
@@ -506,50 +507,174 @@ func (p *Plan) bind() error {
 // Run computes the plan's steps in order, calling the graph's Hook after
 // each node and its Recorder after each step. It stops at the first
 // error, which names the node, or when ctx is done.
+//
+// Consecutive nodes on one backend form a split. A split on an
+// ops.GraphComputer is computed by one ComputeGraph call; on other
+// backends each node is a Compute call. A split on an ops.Synchronizer
+// ends with Synchronize, so its results are done before bytes cross to
+// another backend and before Run returns. The records (and hooks) of a
+// split computed in one call come after it: with per-node device times
+// (ops.DeviceTimer) they are laid end to end from the submission's start,
+// each with its Device time; without, each spans the whole submission. A
+// node computed alone is recorded around its Compute call (on a
+// Synchronizer that is no GraphComputer, around the queueing only).
 func (p *Plan) Run(ctx context.Context) error {
 	p.records = p.records[:0]
 	g := p.g
-	for _, st := range p.steps {
+	for i := 0; i < len(p.steps); {
+		st := p.steps[i]
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("graphs: stopped before node %d %s: %w", g.Index(st.node), st.node.Label(), err)
 		}
-		b := p.sched.backends[st.be]
-		start := time.Now()
-		r := Record{Step: Step{Kind: st.kind, Node: st.node, Backend: b, For: st.user, Bytes: st.bytes}}
 		if st.kind == KindCopy {
-			if err := p.copy(st); err != nil {
-				return fmt.Errorf("graphs: copying %s from %s to %s for %s: %w", st.node.Label(), p.sched.backends[st.from].Name(), b.Name(), st.user.Label(), err)
+			if err := p.runCopy(st); err != nil {
+				return err
 			}
-			r.From = p.sched.backends[st.from]
-			r.Cost = ops.Cost{Bytes: 2 * st.bytes}
-			r.Layer, r.Block = g.Scope(st.user)
-		} else {
-			if err := b.Compute(st.run); err != nil {
-				return nodeErr(g.Index(st.node), st.node, err)
-			}
-			r.Cost = ops.CostOf(st.node)
-			r.Layer, r.Block = g.Scope(st.node)
+			i++
+			continue
 		}
-		end := time.Now()
-		r.Start, r.End = start, end
-		p.records = append(p.records, r)
-		if st.kind == KindCompute && g.Hook != nil {
-			g.Hook(st.node, start, end)
+		j := i + 1
+		for j < len(p.steps) && p.steps[j].kind == KindCompute && p.steps[j].be == st.be {
+			j++
 		}
-		if g.Recorder != nil {
-			g.Recorder(r)
+		if err := p.runSplit(p.steps[i:j]); err != nil {
+			return err
 		}
+		i = j
 	}
 	return nil
 }
 
-// copy moves a copy step's bytes.
+// runCopy runs a copy step and records it.
+func (p *Plan) runCopy(st step) error {
+	g := p.g
+	b := p.sched.backends[st.be]
+	start := time.Now()
+	if err := p.copy(st); err != nil {
+		return fmt.Errorf("graphs: copying %s from %s to %s for %s: %w", st.node.Label(), p.sched.backends[st.from].Name(), b.Name(), st.user.Label(), err)
+	}
+	r := Record{Step: Step{Kind: st.kind, Node: st.node, Backend: b, For: st.user, Bytes: st.bytes}}
+	r.From = p.sched.backends[st.from]
+	r.Cost = ops.Cost{Bytes: 2 * st.bytes}
+	r.Layer, r.Block = g.Scope(st.user)
+	r.Start, r.End = start, time.Now()
+	p.emit(r)
+	return nil
+}
+
+// runSplit computes a split: compute steps, in order, on one backend.
+func (p *Plan) runSplit(split []step) error {
+	b := p.sched.backends[split[0].be]
+	if gc, ok := b.(ops.GraphComputer); ok {
+		return p.runBatch(gc, b, split)
+	}
+	for _, st := range split {
+		start := time.Now()
+		if err := b.Compute(st.run); err != nil {
+			return nodeErr(p.g.Index(st.node), st.node, err)
+		}
+		p.emit(p.computeRecord(st, b, start, time.Now()))
+	}
+	if err := synchronize(b); err != nil {
+		return p.splitErr(split, b, err)
+	}
+	return nil
+}
+
+// runBatch computes a split in one ComputeGraph call, waits for it on a
+// Synchronizer, and records its nodes.
+func (p *Plan) runBatch(gc ops.GraphComputer, b ops.Backend, split []step) error {
+	p.batch = p.batch[:0]
+	for _, st := range split {
+		p.batch = append(p.batch, st.run)
+	}
+	start := time.Now()
+	if err := gc.ComputeGraph(p.batch); err != nil {
+		return p.splitErr(split, b, err)
+	}
+	if err := synchronize(b); err != nil {
+		return p.splitErr(split, b, err)
+	}
+	end := time.Now()
+	var times []time.Duration
+	if dt, ok := b.(ops.DeviceTimer); ok {
+		ts, err := dt.NodeTimes()
+		if err != nil {
+			return p.splitErr(split, b, fmt.Errorf("device times: %w", err))
+		}
+		if ts != nil && len(ts) != len(split) {
+			return p.splitErr(split, b, fmt.Errorf("%d device times for %d nodes", len(ts), len(split)))
+		}
+		times = ts
+	}
+	at := start
+	for k, st := range split {
+		if times == nil {
+			p.emit(p.computeRecord(st, b, start, end))
+			continue
+		}
+		r := p.computeRecord(st, b, at, at.Add(times[k]))
+		r.Device = times[k]
+		at = r.End
+		p.emit(r)
+	}
+	return nil
+}
+
+// synchronize waits for b's queued work when b is a Synchronizer.
+func synchronize(b ops.Backend) error {
+	if s, ok := b.(ops.Synchronizer); ok {
+		return s.Synchronize()
+	}
+	return nil
+}
+
+// splitErr names a split's nodes and backend in err.
+func (p *Plan) splitErr(split []step, b ops.Backend, err error) error {
+	first, last := split[0].node, split[len(split)-1].node
+	if len(split) == 1 {
+		return nodeErr(p.g.Index(first), first, fmt.Errorf("%s: %w", b.Name(), err))
+	}
+	return fmt.Errorf("graphs: nodes %d %s to %d %s on %s: %w", p.g.Index(first), first.Label(), p.g.Index(last), last.Label(), b.Name(), err)
+}
+
+// computeRecord returns the record of compute step st on b.
+func (p *Plan) computeRecord(st step, b ops.Backend, start, end time.Time) Record {
+	r := Record{Step: Step{Kind: st.kind, Node: st.node, Backend: b, For: st.user, Bytes: st.bytes}}
+	r.Cost = ops.CostOf(st.node)
+	r.Layer, r.Block = p.g.Scope(st.node)
+	r.Start, r.End = start, end
+	return r
+}
+
+// emit keeps r and hands it to the graph's Hook (for a node) and
+// Recorder.
+func (p *Plan) emit(r Record) {
+	p.records = append(p.records, r)
+	g := p.g
+	if r.Kind == KindCompute && g.Hook != nil {
+		g.Hook(r.Node, r.Start, r.End)
+	}
+	if g.Recorder != nil {
+		g.Recorder(r)
+	}
+}
+
+// copy moves a copy step's bytes: straight from buffer to buffer where the
+// destination is an ops.BufferCopier that can read the source, else
+// through host memory.
 func (p *Plan) copy(st step) error {
 	n := st.bytes
 	sb, so := st.src.Storage()
 	db, do := st.dst.Storage()
 	if sb == nil || db == nil {
 		return errors.New("no storage")
+	}
+	if c, ok := db.(ops.BufferCopier); ok {
+		err := c.CopyFrom(sb, so, do, n)
+		if !errors.Is(err, ops.ErrCopyUnsupported) {
+			return err
+		}
 	}
 	if h, ok := db.(*ops.HostBuffer); ok && do >= 0 && do <= h.Size()-n {
 		_, err := sb.ReadAt(h.Bytes()[do:do+n], so)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -107,7 +107,7 @@ func fallbackGraph(t *testing.T, b ops.Backend) (*Graph, *ops.Tensor) {
 }
 
 func TestSchedulerFallback(t *testing.T) {
-	ref := cpu.New(1)
+	ref := cputest.New(t, 1)
 	defer ref.Close()
 	// Pure CPU.
 	gw, cw := fallbackGraph(t, ref)
@@ -118,7 +118,7 @@ func TestSchedulerFallback(t *testing.T) {
 	wantCache, _ := cw.HostBytes()
 
 	// The fake with MUL_MAT and ADD, the CPU behind it.
-	c1, c2 := cpu.New(1), cpu.New(1)
+	c1, c2 := cputest.New(t, 1), cputest.New(t, 1)
 	defer c1.Close()
 	defer c2.Close()
 	primary := newFake("fake", c1, true, ops.OpMulMat, ops.OpAdd)
@@ -215,9 +215,9 @@ func TestSchedulerFallback(t *testing.T) {
 // TestSchedulerRandomFallback runs random graphs on a fake that has only
 // some ops and checks the outputs are those of the CPU alone.
 func TestSchedulerRandomFallback(t *testing.T) {
-	ref := cpu.New(1)
+	ref := cputest.New(t, 1)
 	defer ref.Close()
-	c1, c2 := cpu.New(1), cpu.New(1)
+	c1, c2 := cputest.New(t, 1), cputest.New(t, 1)
 	defer c1.Close()
 	defer c2.Close()
 	for i, only := range [][]ops.Op{
@@ -255,7 +255,7 @@ func TestSchedulerRandomFallback(t *testing.T) {
 }
 
 func TestSchedulerErrors(t *testing.T) {
-	b := cpu.New(1)
+	b := cputest.New(t, 1)
 	defer b.Close()
 	if _, err := NewScheduler(Options{}); err == nil {
 		t.Error("no backends accepted")
@@ -289,7 +289,7 @@ func TestSchedulerErrors(t *testing.T) {
 // and copied back.
 func TestSchedulerPreallocated(t *testing.T) {
 	m := must(t)
-	ref := cpu.New(1)
+	ref := cputest.New(t, 1)
 	defer ref.Close()
 	x := leaf(t, ref, "x", quant.F32, []int64{8, 2}, ramp(16, 0.5))
 	out := m(ops.Silu(x)).SetName("out")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -135,7 +136,7 @@ func TestPlanRefuses(t *testing.T) {
 // TestPrepareEveryOp: a small point of every op and type validates on the
 // CPU against the reference, so every benchmarked point is validatable.
 func TestPrepareEveryOp(t *testing.T) {
-	be := cpu.New(2)
+	be := cputest.New(t, 2)
 	defer be.Close()
 	for _, o := range BenchOps() {
 		typs := []quant.Type{o.DefaultType}
@@ -168,7 +169,7 @@ func TestPrepareEveryOp(t *testing.T) {
 }
 
 func TestPrepareUnvalidated(t *testing.T) {
-	be := cpu.New(1)
+	be := cputest.New(t, 1)
 	defer be.Close()
 	p, _ := NewPoint(ops.OpMulMat, quant.Q8_0, Dims{DimM: 64, DimN: 2, DimK: 256})
 	c, _ := p.Case()
@@ -199,7 +200,7 @@ func TestPrepareUnvalidated(t *testing.T) {
 // TestPrepareCache: a point prepared on two backends with one cache draws
 // its inputs once and computes the reference once.
 func TestPrepareCache(t *testing.T) {
-	b1, b2 := cpu.New(1), cpu.New(2)
+	b1, b2 := cputest.New(t, 1), cputest.New(t, 2)
 	defer b1.Close()
 	defer b2.Close()
 	p, _ := NewPoint(ops.OpSoftMax, quant.F32, Dims{DimKV: 64, DimN: 4, DimHeads: 2})
@@ -232,7 +233,7 @@ func TestPrepareCache(t *testing.T) {
 }
 
 func TestPrepareFails(t *testing.T) {
-	be := cpu.New(1)
+	be := cputest.New(t, 1)
 	defer be.Close()
 	lazy := wrapped{Backend: be, compute: func(*ops.Tensor) error { return nil }}
 	p, _ := NewPoint(ops.OpScale, quant.F32, Dims{DimK: 64, DimN: 2})

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -146,7 +146,7 @@ func leafBytes(t *testing.T, be ops.Backend, c Case) [][]byte {
 // TestInputsDeterministic checks the same case gives bit-identical inputs
 // on two backends, and another seed other inputs.
 func TestInputsDeterministic(t *testing.T) {
-	b1, b2 := cpu.New(1), cpu.New(2)
+	b1, b2 := cputest.New(t, 1), cputest.New(t, 2)
 	defer b1.Close()
 	defer b2.Close()
 	for _, c := range Cases() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/reference"
 )
@@ -278,7 +279,10 @@ func matchCase(c Case) bool { return c.Expect == ExpectMatch }
 // emptyOutput holds the IDs of default cases whose output has no
 // elements: a fault in the values of an empty output changes nothing.
 var emptyOutput = func() map[string]bool {
-	be := cpu.New(1)
+	be, err := cpu.New(1)
+	if err != nil {
+		panic(err)
+	}
 	defer be.Close()
 	m := map[string]bool{}
 	for _, c := range Cases() {
@@ -303,7 +307,7 @@ func ops_(o ...ops.Op) func(Case) bool {
 // position off by one, an ignored mask or sink, and a wrong GQA head
 // mapping.
 func TestFaultsAreCaught(t *testing.T) {
-	base := cpu.New(2)
+	base := cputest.New(t, 2)
 	defer base.Close()
 	hasMask := func(c Case) bool {
 		return strings.Contains(c.Name, "mask") || strings.Contains(c.Name, "causal") || strings.Contains(c.Name, "alibi")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -39,7 +40,7 @@ func (w wrapped) Compute(t *ops.Tensor) error {
 }
 
 func TestRunOutcomes(t *testing.T) {
-	be := cpu.New(1)
+	be := cputest.New(t, 1)
 	defer be.Close()
 	ok := Case{Name: "ok", Op: ops.OpAdd, Types: types(quant.F32), Build: f32Add}
 	tests := []struct {
@@ -97,7 +98,7 @@ func TestRunOutcomes(t *testing.T) {
 // TestMaskedRowsCheck proves the zero-row assertion catches a masked row
 // that is nearly but not exactly zero, which NMSE alone would pass.
 func TestMaskedRowsCheck(t *testing.T) {
-	base := cpu.New(1)
+	base := cputest.New(t, 1)
 	defer base.Close()
 	var c Case
 	for _, x := range Cases() {

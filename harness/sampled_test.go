@@ -6,6 +6,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 )
 
 // TestSampledValidation prepares every MUL_MAT, MUL_MAT_ID and
@@ -14,7 +15,7 @@ import (
 // transposed product, a dropped last block of k, nothing computed, an
 // ignored attention mask, a wrong GQA head mapping) fail.
 func TestSampledValidation(t *testing.T) {
-	base := cpu.New(2)
+	base := cputest.New(t, 2)
 	defer base.Close()
 	faults := []struct {
 		name  string

@@ -40,7 +40,9 @@ func TimerFor(be ops.Backend) Timer {
 
 // WallTimer times computations on Backend by the wall clock around the
 // calls to Compute: right for a backend whose Compute returns when the
-// work is done, as the CPU's does.
+// work is done, as the CPU's does. On an ops.Synchronizer, whose Compute
+// may return with the work queued, it synchronizes before reading the
+// clock, so the time includes the work (and the host's overhead).
 type WallTimer struct {
 	Backend ops.Backend
 }
@@ -50,6 +52,11 @@ func (w WallTimer) Time(node *ops.Tensor, n int) (time.Duration, error) {
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		if err := w.Backend.Compute(node); err != nil {
+			return time.Since(start), err
+		}
+	}
+	if s, ok := w.Backend.(ops.Synchronizer); ok {
+		if err := s.Synchronize(); err != nil {
 			return time.Since(start), err
 		}
 	}

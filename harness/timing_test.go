@@ -8,6 +8,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -134,7 +135,7 @@ func TestMeasureErrors(t *testing.T) {
 
 // TestMeasureCPU times a real node on the CPU with the wall clock.
 func TestMeasureCPU(t *testing.T) {
-	be := cpu.New(1)
+	be := cputest.New(t, 1)
 	defer be.Close()
 	p, err := NewPoint(ops.OpAdd, quant.F32, Dims{DimK: 256, DimN: 4})
 	if err != nil {
@@ -166,7 +167,7 @@ type ownTimer struct {
 func (o ownTimer) Timer() Timer { return o.t }
 
 func TestTimerFor(t *testing.T) {
-	be := cpu.New(1)
+	be := cputest.New(t, 1)
 	defer be.Close()
 	if _, ok := TimerFor(be).(WallTimer); !ok {
 		t.Error("CPU backend not timed by the wall clock")
@@ -174,6 +175,48 @@ func TestTimerFor(t *testing.T) {
 	ft := &fakeTimer{}
 	if got := TimerFor(ownTimer{be, ft}); got != Timer(ft) {
 		t.Errorf("TimerFor ignored the backend's timer: %v", got)
+	}
+}
+
+// queued is a backend whose work counts as queued until Synchronize.
+type queued struct {
+	*cpu.Backend
+	pending, syncs int
+}
+
+func (q *queued) Compute(t *ops.Tensor) error {
+	q.pending++
+	return q.Backend.Compute(t)
+}
+
+func (q *queued) Synchronize() error {
+	q.pending = 0
+	q.syncs++
+	return nil
+}
+
+// TestWallTimerSynchronizes: the wall clock is read only once the work
+// queued on a Synchronizer is done, once per batch of runs.
+func TestWallTimerSynchronizes(t *testing.T) {
+	q := &queued{Backend: cputest.New(t, 1)}
+	x, err := ops.NewTensor("x", quant.F32, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := ops.Add(x, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []*ops.Tensor{x, node} {
+		if err := ops.AllocTensor(q, n, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := TimerFor(q).Time(node, 5); err != nil {
+		t.Fatal(err)
+	}
+	if q.pending != 0 || q.syncs != 1 {
+		t.Errorf("%d computations left queued, %d syncs; want 0 and 1", q.pending, q.syncs)
 	}
 }
 

@@ -28,12 +28,18 @@ func loadModel(t testing.TB, name string) *Model {
 	return m
 }
 
-var backends sync.Map
+// sharedCPU is the tests' shared 2-thread CPU backend.
+var sharedCPU = sync.OnceValues(func() (*cpu.Backend, error) { return cpu.New(2) })
 
-// backend returns a shared 2-thread CPU backend.
+// backend returns the shared 2-thread CPU backend, stopping the test when
+// it cannot be made.
 func backend(t testing.TB) *cpu.Backend {
-	b, _ := backends.LoadOrStore("cpu", cpu.New(2))
-	return b.(*cpu.Backend)
+	t.Helper()
+	b, err := sharedCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // newCtx makes a context with the given attention path and KV type.

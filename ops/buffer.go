@@ -8,6 +8,11 @@ import (
 
 // A Buffer is a block of memory owned by a backend: host memory for the
 // CPU, device memory for a GPU. Tensors live in buffers at an offset.
+//
+// For device memory, ReadAt is a download and WriteAt an upload of len(p)
+// bytes; both order after the work queued on the buffer (a backend's
+// buffers wait for, or queue behind, its pending computations), so callers
+// read results and write inputs without synchronizing first.
 type Buffer interface {
 	// Size returns the buffer's size in bytes.
 	Size() int64

@@ -12,4 +12,9 @@
 // backend's Compute fills a node's storage once its sources hold data. Every
 // constructor returns an error for operands it cannot take, never panics on
 // user input.
+//
+// Backends register themselves in package ops/registry. What a GPU backend
+// adds to Backend (one submission per split, synchronization, per-node
+// device times, device-to-device copies) are optional interfaces here:
+// GraphComputer, Synchronizer, DeviceTimer and BufferCopier.
 package ops

@@ -13,15 +13,18 @@ import (
 	"github.com/kernbench/kernbench/tokenizer"
 )
 
-var (
-	cpuOnce sync.Once
-	cpuBE   *cpu.Backend
-)
+// sharedCPU is the tests' shared 2-thread CPU backend.
+var sharedCPU = sync.OnceValues(func() (*cpu.Backend, error) { return cpu.New(2) })
 
-// backend returns a shared 2-thread CPU backend.
-func backend() *cpu.Backend {
-	cpuOnce.Do(func() { cpuBE = cpu.New(2) })
-	return cpuBE
+// backend returns the shared 2-thread CPU backend, stopping the test when
+// it cannot be made.
+func backend(t testing.TB) *cpu.Backend {
+	t.Helper()
+	b, err := sharedCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // promptLogits loads the model at path and returns the logits of every
@@ -36,7 +39,7 @@ func promptLogits(t testing.TB, path string, prompt []int32) [][]float32 {
 	defer m.Close()
 	p := model.DefaultContextParams()
 	p.NCtx, p.NBatch, p.NUBatch, p.KVType = 64, 64, 64, quant.F32
-	c, err := m.NewContext(backend(), p)
+	c, err := m.NewContext(backend(t), p)
 	if err != nil {
 		t.Fatal(err)
 	}

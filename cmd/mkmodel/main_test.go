@@ -36,14 +36,18 @@ func mk(t testing.TB, name string, args ...string) (string, string) {
 	return path, out
 }
 
-var (
-	cpuOnce sync.Once
-	cpuBE   *cpu.Backend
-)
+// sharedCPU is the tests' shared 2-thread CPU backend.
+var sharedCPU = sync.OnceValues(func() (*cpu.Backend, error) { return cpu.New(2) })
 
-func backend() *cpu.Backend {
-	cpuOnce.Do(func() { cpuBE = cpu.New(2) })
-	return cpuBE
+// backend returns the shared 2-thread CPU backend, stopping the test when
+// it cannot be made.
+func backend(t testing.TB) *cpu.Backend {
+	t.Helper()
+	b, err := sharedCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // decodeLogits loads path and returns the logits of the last token of
@@ -57,7 +61,7 @@ func decodeLogits(t testing.TB, path string, prompt []int32) []float32 {
 	defer m.Close()
 	p := model.DefaultContextParams()
 	p.NCtx, p.NBatch, p.NUBatch = 64, 64, 64
-	c, err := m.NewContext(backend(), p)
+	c, err := m.NewContext(backend(t), p)
 	if err != nil {
 		t.Fatal(err)
 	}

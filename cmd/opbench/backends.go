@@ -1,54 +1,189 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
+	"text/tabwriter"
 
-	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
+	_ "github.com/kernbench/kernbench/ops/backends" // every backend registers itself
+	"github.com/kernbench/kernbench/ops/registry"
 )
 
-// A backendEntry names a backend and opens it with a thread count; open is
-// nil for a backend this build does not include.
-type backendEntry struct {
-	name string
-	open func(threads int) (ops.Backend, error)
-}
+// backends is the registry opbench opens backends from: every backend
+// registered itself there. Tests swap in registries of their own.
+var backends = registry.Default
 
-// backends lists every backend opbench knows, available or not.
-var backends = []backendEntry{
-	{name: "cpu", open: func(threads int) (ops.Backend, error) { return cpu.New(threads), nil }},
-	{name: "cuda"},
-	{name: "metal"},
-}
+const backendsHelp = `Usage: opbench backends
 
-// cpuTierBackends returns one CPU backend entry per tier, named
-// "cpu-<tier>", so that validation covers every tier the CPU supports.
-func cpuTierBackends(tiers []string) []backendEntry {
-	out := make([]backendEntry, 0, len(tiers))
-	for _, tier := range tiers {
-		out = append(out, backendEntry{
-			name: "cpu-" + tier,
-			open: func(threads int) (ops.Backend, error) {
-				return cpu.NewWithOptions(cpu.Options{Threads: threads, Tier: tier})
-			},
-		})
+Lists every registered backend and each of its variants (the CPU's kernel
+tiers), each a backend of its own for validate and sweep ("cpu-avx2"),
+with whether it can open on this machine and, where it cannot, why.
+"-backend all" in validate and sweep means every one marked yes.
+`
+
+// runBackends is "opbench backends".
+func runBackends(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("backends")
+	pos, help, err := parseArgs(fs, args)
+	if help {
+		fmt.Fprint(stdout, backendsHelp)
+		return exitOK
 	}
-	return out
+	if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	if err != nil {
+		return usageError(stderr, "backends", flagErr(err))
+	}
+	if err := writeBackends(stdout); err != nil {
+		fmt.Fprintf(stderr, "opbench backends: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
 }
 
-// lookupBackend returns the entry named name, or an error naming it: unknown,
-// or not available in this build.
-func lookupBackend(name string) (backendEntry, error) {
-	var names []string
-	for _, b := range backends {
-		if b.name == name {
-			if b.open == nil {
-				return b, fmt.Errorf("backend %s is not available in this build", name)
-			}
-			return b, nil
+// writeBackends lists every entry and variant: its name, whether it can
+// open here, and its description, or why it cannot open (then the
+// description on a line of its own).
+func writeBackends(w io.Writer) error {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "backend\tavailable\tdescription, or why it cannot open here")
+	for _, e := range backends.Entries() {
+		if err := e.Err(); err != nil {
+			fmt.Fprintf(tw, "%s\tno\t%v\n", e.Name, err)
+			fmt.Fprintf(tw, "\t\t%s\n", e.Description)
+		} else {
+			fmt.Fprintf(tw, "%s\tyes\t%s\n", e.Name, e.Description)
 		}
-		names = append(names, b.name)
+		if e.Variants == nil {
+			continue
+		}
+		def, _ := backends.Resolve(e.Name, "")
+		for _, t := range e.Targets() {
+			switch err := t.Err(); {
+			case err != nil:
+				fmt.Fprintf(tw, "  %s\tno\t%v\n", t.Name(), err)
+			case t.Name() == def.Name():
+				fmt.Fprintf(tw, "  %s\tyes\tthe default: what %s alone opens\n", t.Name(), e.Name)
+			default:
+				fmt.Fprintf(tw, "  %s\tyes\t\n", t.Name())
+			}
+		}
 	}
-	return backendEntry{}, fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(names, ", "))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Rows without a description would end in the padding.
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		if _, err := fmt.Fprintln(w, strings.TrimRight(l, " ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectTargets returns the backends that a -backend list and a -tier
+// list select, in order and without repeats. Each name is "all" (every
+// backend that can open here), a backend ("cpu", "cuda") or one variant
+// of one ("cpu-avx2"). A backend with variants named alone (or by "all")
+// stands for the variants tiers names: none means its default variant,
+// "all" every variant that can run here. A backend or variant named
+// explicitly that cannot open here is an error saying why; "all" passes
+// over those. Errors start with the flag at fault.
+func selectTargets(names, tiers []string) ([]registry.Target, error) {
+	if len(names) == 0 {
+		return nil, errors.New("-backend: no backend named")
+	}
+	var out []registry.Target
+	add := func(ts ...registry.Target) {
+		for _, t := range ts {
+			if !slices.ContainsFunc(out, func(x registry.Target) bool { return x.Name() == t.Name() }) {
+				out = append(out, t)
+			}
+		}
+	}
+	for _, name := range names {
+		if strings.EqualFold(name, "all") {
+			for _, e := range backends.Entries() {
+				if e.Err() != nil {
+					continue
+				}
+				ts, err := variantTargets(e, tiers)
+				if err != nil {
+					return nil, err
+				}
+				add(ts...)
+			}
+			continue
+		}
+		if e, err := backends.Lookup(strings.ToLower(name)); err == nil {
+			ts, err := variantTargets(e, tiers)
+			if err != nil {
+				return nil, err
+			}
+			add(ts...)
+			continue
+		}
+		t, err := backends.Resolve(name, "")
+		if err != nil {
+			return nil, fmt.Errorf("-backend: %w", err)
+		}
+		if err := t.Err(); err != nil {
+			return nil, fmt.Errorf("-backend: %w", &registry.UnavailableError{Target: t.Name(), Err: err})
+		}
+		add(t)
+	}
+	return out, nil
+}
+
+// variantTargets returns the targets of e that tiers selects (see
+// selectTargets); e alone when it has no variants.
+func variantTargets(e registry.Entry, tiers []string) ([]registry.Target, error) {
+	if err := e.Err(); err != nil {
+		return nil, fmt.Errorf("-backend: %w", &registry.UnavailableError{Target: e.Name, Err: err})
+	}
+	all := e.Targets()
+	if e.Variants == nil {
+		return all, nil
+	}
+	if len(tiers) == 0 {
+		d, err := backends.Resolve(e.Name, "")
+		if err != nil {
+			return nil, fmt.Errorf("-backend: %w", err)
+		}
+		if err := d.Err(); err != nil {
+			return nil, fmt.Errorf("-backend: %w", &registry.UnavailableError{Target: d.Name(), Err: err})
+		}
+		return []registry.Target{d}, nil
+	}
+	if len(tiers) == 1 && strings.EqualFold(tiers[0], "all") {
+		var out []registry.Target
+		for _, t := range all {
+			if t.Err() == nil {
+				out = append(out, t)
+			}
+		}
+		return out, nil
+	}
+	var out []registry.Target
+	for _, name := range tiers {
+		i := slices.IndexFunc(all, func(t registry.Target) bool { return t.Variant == name })
+		if i < 0 {
+			var known []string
+			for _, t := range all {
+				known = append(known, t.Variant)
+			}
+			return nil, fmt.Errorf("-tier: unknown tier %q of backend %s (known: %s)", name, e.Name, strings.Join(known, ", "))
+		}
+		if err := all[i].Err(); err != nil {
+			return nil, fmt.Errorf("-tier: tier %s is not supported here: %v", name, err)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,8 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"sweep", "-op", "mul_mat", "-cost-flops", "x"}, "-cost-flops:"},
 		{[]string{"sweep", "-op", "mul_mat", "-ref-budget", "x"}, "-ref-budget:"},
 		{[]string{"sweep", "-op", "mul_mat", "-backend", "tpu"}, `-backend: unknown backend "tpu"`},
-		{[]string{"sweep", "-op", "mul_mat", "-backend", "cuda"}, "-backend: backend cuda is not available"},
+		{[]string{"sweep", "-op", "mul_mat", "-backend", "cuda"}, "-backend: backend cuda is unavailable: "},
+		{[]string{"sweep", "-op", "mul_mat", "-backend", "cpu-sse9"}, `-backend: backend cpu has no variant "sse9"`},
 		{[]string{"sweep", "-op", "mul_mat", "-name", "a/b"}, "-name:"},
 		{[]string{"sweep", "-op", "mul_mat", "-roofline", ""}, "-roofline:"},
 		{[]string{"sweep", "-op", "mul_mat", "stray"}, `unexpected argument "stray"`},
@@ -118,7 +120,7 @@ func TestParseSweep(t *testing.T) {
 	if len(cfg.entries) != 1 || strings.Join(e.Ops, ",") != "mul_mat" || len(e.Types) != 2 || len(e.Dims["n"]) != 4 || e.Dims["n"][3] != 8 || len(e.Dims["k"]) != 2 {
 		t.Errorf("entries %+v", cfg.entries)
 	}
-	if len(cfg.threads) != 2 || cfg.tiers[0] != "generic" || cfg.protocol.Time != 300*time.Millisecond || cfg.protocol.MinSamples != 7 ||
+	if len(cfg.threads) != 2 || len(cfg.targets) != 1 || cfg.targets[0].Name() != "cpu-generic" || cfg.protocol.Time != 300*time.Millisecond || cfg.protocol.MinSamples != 7 ||
 		cfg.protocol.CostFlops != 1e10 || cfg.maxMem != 2<<30 || cfg.refBudget != -1 || !cfg.plot {
 		t.Errorf("config %+v", cfg)
 	}
@@ -133,7 +135,7 @@ func TestParseSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.protocol.Time != 50*time.Millisecond || len(cfg.threads) != 1 || cfg.threads[0] != 2 || cfg.tiers[0] != "generic" || cfg.entries[0].Preset != "mamba-1.4b" {
+	if cfg.protocol.Time != 50*time.Millisecond || len(cfg.threads) != 1 || cfg.threads[0] != 2 || len(cfg.targets) != 1 || cfg.targets[0].Name() != "cpu-generic" || cfg.entries[0].Preset != "mamba-1.4b" {
 		t.Errorf("file config %+v", cfg)
 	}
 	if err := os.WriteFile(path, []byte(`{"sweeps": [{"ops": ["frob"]}]}`), 0o644); err != nil {
@@ -150,8 +152,27 @@ func TestParseSweep(t *testing.T) {
 			best = t.Name
 		}
 	}
-	if len(cfg.tiers) != 1 || cfg.tiers[0] != best {
-		t.Errorf("default tiers %v, want %s", cfg.tiers, best)
+	if len(cfg.targets) != 1 || cfg.targets[0].Name() != "cpu-"+best {
+		t.Errorf("default backends %v, want cpu-%s", cfg.targets, best)
+	}
+	// -backend all: every backend that can open here, the CPU by its
+	// default tier unless -tier says otherwise.
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-backend", "all"}, availableNames("cpu-" + best)},
+		{[]string{"-backend", "all", "-tier", "all"}, availableNames(supportedTiers()...)},
+		{[]string{"-backend", "cpu-generic,cpu", "-tier", "generic"}, []string{"cpu-generic"}},
+	} {
+		cfg, _, err := parseSweep(append([]string{"-op", "add"}, tc.args...))
+		var got []string
+		for _, t := range cfg.targets {
+			got = append(got, t.Name())
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: backends %v, %v; want %v", tc.args, got, err, tc.want)
+		}
 	}
 }
 

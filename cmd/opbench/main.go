@@ -11,6 +11,7 @@
 //	compare    compare two record sets point by point, with a verdict from the samples
 //	plot       chart a record set: throughput vs size, and a roofline chart
 //	roofline   measure this machine's peak FLOP/s and read bandwidth
+//	backends   list the registered backends, with why one cannot open here
 //
 // Run "opbench <command> -h" for a command's flags.
 package main
@@ -43,6 +44,7 @@ var commands = []command{
 	{name: "compare", summary: "compare two record sets point by point: faster, slower or within noise", run: runCompare},
 	{name: "plot", summary: "chart a record set: throughput vs size, and a roofline chart (PNG, SVG)", run: runPlot},
 	{name: "roofline", summary: "measure this machine's peak FLOP/s and read bandwidth per thread count", run: runRoofline},
+	{name: "backends", summary: "list the registered backends and their variants, with why one cannot open here", run: runBackends},
 }
 
 func main() {
@@ -92,6 +94,7 @@ Examples:
 	opbench plot results/<machine-id>/sweep-<date>.json
 	opbench compare base.json new.json -fail-on-regression
 	opbench roofline -threads 1,2
+	opbench backends                          # what -backend takes, and what can open here
 
 Run "opbench <command> -h" for a command's flags.
 `)

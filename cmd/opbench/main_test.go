@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/registry"
 )
 
 func runArgs(args ...string) (code int, stdout, stderr string) {
@@ -51,10 +53,12 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-op", "mul_mat,frob"}, `unknown op "frob"`},
 		{[]string{"-op", "view"}, "VIEW computes nothing"},
 		{[]string{"-type", "q4_0,q9_9"}, `unknown type "q9_9"`},
-		{[]string{"-backend", "cuda"}, "backend cuda is not available in this build"},
-		{[]string{"-backend", "cpu,metal"}, "backend metal is not available in this build"},
-		{[]string{"-backend", "tpu"}, `unknown backend "tpu"`},
+		{[]string{"-backend", "cuda"}, "-backend: backend cuda is unavailable: "},
+		{[]string{"-backend", "cpu,metal"}, "-backend: backend metal is unavailable: not darwin"},
+		{[]string{"-backend", "tpu"}, `-backend: unknown backend "tpu" (known: cpu, cuda, metal)`},
+		{[]string{"-backend", "cpu-sse9"}, `-backend: backend cpu has no variant "sse9"`},
 		{[]string{"-backend", ""}, "no backend named"},
+		{[]string{"-tier", "sse9"}, `-tier: unknown tier "sse9" of backend cpu`},
 		{[]string{"-threads", "-1"}, "-threads: -1 is negative"},
 		{[]string{"-threads", "many"}, `invalid value "many"`},
 		{[]string{"-nosuch"}, "-nosuch"},
@@ -92,16 +96,23 @@ func TestParseValidate(t *testing.T) {
 			want = append(want, "cpu-"+tr.Name)
 		}
 	}
-	var got []string
-	for _, b := range cfg.backends {
-		got = append(got, b.name)
-	}
-	if !slices.Equal(got, want) {
+	if got := targetNames(cfg.backends); !slices.Equal(got, want) {
 		t.Errorf("backends %v, want %v", got, want)
 	}
-	cfg, _, err = parseValidate([]string{"-tier", "generic"})
-	if err != nil || len(cfg.backends) != 1 || cfg.backends[0].name != "cpu-generic" {
-		t.Errorf("-tier generic: backends %+v, err %v", cfg.backends, err)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-tier", "generic"}, []string{"cpu-generic"}},
+		{[]string{"-backend", "cpu-generic"}, []string{"cpu-generic"}},
+		{[]string{"-backend", "cpu-generic,cpu"}, want},
+		{[]string{"-backend", "all"}, availableNames(supportedTiers()...)},
+		{[]string{"-backend", "ALL", "-tier", "generic"}, availableNames("cpu-generic")},
+	} {
+		cfg, _, err := parseValidate(tc.args)
+		if got := targetNames(cfg.backends); err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: backends %v, %v; want %v", tc.args, got, err, tc.want)
+		}
 	}
 	for _, bad := range []string{"sse9", "avx512"} {
 		if tr := cpu.Tiers(); bad == "avx512" && slices.ContainsFunc(tr, func(x cpu.Tier) bool { return x.Name == bad && x.Supported }) {
@@ -174,11 +185,57 @@ type broken struct{ *cpu.Backend }
 
 func (broken) Compute(*ops.Tensor) error { return nil }
 
-func TestValidateFailsExit1(t *testing.T) {
+// withBackends makes opbench open backends from a registry of the default
+// one's entries and extra, until the test ends.
+func withBackends(t *testing.T, extra ...registry.Entry) {
+	r := new(registry.Registry)
+	for _, e := range append(registry.Entries(), extra...) {
+		if err := r.Register(e); err != nil {
+			t.Fatal(err)
+		}
+	}
 	saved := backends
-	defer func() { backends = saved }()
-	backends = append(backends, backendEntry{name: "broken", open: func(n int) (ops.Backend, error) {
-		return broken{cpu.New(n)}, nil
+	backends = r
+	t.Cleanup(func() { backends = saved })
+}
+
+// targetNames returns the targets' names.
+func targetNames(ts []registry.Target) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name())
+	}
+	return out
+}
+
+// supportedTiers returns "cpu-" and the name of each tier this CPU supports.
+func supportedTiers() []string {
+	var out []string
+	for _, tr := range cpu.Tiers() {
+		if tr.Supported {
+			out = append(out, "cpu-"+tr.Name)
+		}
+	}
+	return out
+}
+
+// availableNames returns cpu, the CPU targets given, followed by the
+// other registered targets that can open here: what "-backend all"
+// selects.
+func availableNames(cpu ...string) []string {
+	out := cpu
+	for _, t := range registry.Available() {
+		if t.Entry.Name != "cpu" {
+			out = append(out, t.Name())
+		}
+	}
+	return out
+}
+
+func TestValidateFailsExit1(t *testing.T) {
+	withBackends(t, registry.Entry{Name: "broken", Open: func(c registry.Config) (ops.Backend, error) {
+		b, err := cpu.New(c.Threads)
+		return broken{b}, err
 	}})
 	code, out, _ := runArgs("validate", "-backend", "broken", "-op", "scale", "-v")
 	if code != exitFailure {
@@ -188,5 +245,98 @@ func TestValidateFailsExit1(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestBackendsCommand: "opbench backends" lists every backend and CPU
+// tier, with whether it can open here and why not.
+func TestBackendsCommand(t *testing.T) {
+	withBackends(t, registry.Entry{
+		Name: "absent", Description: "a backend whose device is missing",
+		Available: func() error { return errors.New("no device found") },
+		Open:      func(registry.Config) (ops.Backend, error) { return nil, errors.New("unreachable") },
+	})
+	code, out, errOut := runArgs("backends")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(out, "\n")
+	row := func(name string) string {
+		for _, l := range lines {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+				return l
+			}
+		}
+		t.Errorf("no row for %s:\n%s", name, out)
+		return ""
+	}
+	def, err := registry.Resolve("cpu", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := row("cpu"); !strings.Contains(r, "yes") || !strings.Contains(r, "default tier "+def.Variant) {
+		t.Errorf("cpu row %q lacks yes and its default tier %s", r, def.Variant)
+	}
+	if r := row(def.Name()); !strings.Contains(r, "the default") {
+		t.Errorf("%s row %q does not say it is the default", def, r)
+	}
+	for _, tr := range cpu.Tiers() {
+		r := row("cpu-" + tr.Name)
+		if tr.Supported && !strings.Contains(r, "yes") || !tr.Supported && (!strings.Contains(r, "no") || !strings.Contains(r, tr.Reason)) {
+			t.Errorf("tier %s (supported %v, %s): row %q", tr.Name, tr.Supported, tr.Reason, r)
+		}
+	}
+	for _, name := range []string{"cuda", "metal", "absent"} {
+		e, err := backends.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		why := e.Err()
+		if why == nil {
+			t.Errorf("%s is available on this machine; it has no kernels", name)
+			continue
+		}
+		if r := row(name); !strings.Contains(r, " no ") || !strings.Contains(r, why.Error()) || !strings.Contains(out, e.Description) {
+			t.Errorf("%s row %q lacks no, the reason %q or the description", name, r, why)
+		}
+	}
+	if code, _, errOut := runArgs("backends", "extra"); code != exitUsage || !strings.Contains(errOut, `unexpected argument "extra"`) {
+		t.Errorf("backends extra: code %d, %q", code, errOut)
+	}
+	if code, out, _ := runArgs("backends", "-h"); code != exitOK || !strings.Contains(out, "-backend all") {
+		t.Errorf("backends -h: code %d, %q", code, out)
+	}
+}
+
+// wrapped is a CPU backend under another name.
+type wrapped struct{ *cpu.Backend }
+
+// TestValidateAll: "-backend all" validates every backend that can open
+// here, a newly registered one included, and passes over those that
+// cannot open.
+func TestValidateAll(t *testing.T) {
+	withBackends(t,
+		registry.Entry{Name: "wrapped", Open: func(c registry.Config) (ops.Backend, error) {
+			b, err := cpu.New(c.Threads)
+			return wrapped{b}, err
+		}},
+		registry.Entry{Name: "absent", Available: func() error { return errors.New("no device found") },
+			Open: func(registry.Config) (ops.Backend, error) { return nil, errors.New("unreachable") }},
+	)
+	code, out, errOut := runArgs("validate", "-backend", "all", "-tier", "generic", "-op", "swiglu", "-threads", "1", "-json", "-")
+	if code != exitOK {
+		t.Fatalf("code %d:\n%s\n%s", code, out, errOut)
+	}
+	var rs []harness.Result
+	if err := json.Unmarshal([]byte(out), &rs); err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, r := range rs {
+		n[r.Backend]++
+	}
+	cases := len(harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpSwiGLU}}))
+	if n["cpu-generic"] != cases || n["wrapped"] != cases || n["absent"] != 0 || len(n) != 2 {
+		t.Errorf("records per backend %v, want %d each on cpu-generic and wrapped", n, cases)
 	}
 }

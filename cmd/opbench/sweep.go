@@ -17,7 +17,8 @@ import (
 	"github.com/kernbench/kernbench/bench"
 	"github.com/kernbench/kernbench/bench/chart"
 	"github.com/kernbench/kernbench/harness"
-	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/internal/cli"
+	"github.com/kernbench/kernbench/ops/registry"
 )
 
 const sweepHelp = `Usage: opbench sweep [flags]
@@ -115,8 +116,8 @@ func newSweepFlagSet() (*flag.FlagSet, *sweepFlags) {
 	fs.StringVar(&f.types, "type", "", "comma-separated `types`: weights of matrix products, K/V of flash attention, destination of cpy (default: each op's)")
 	fs.StringVar(&f.presets, "preset", "", "comma-separated model `presets` whose layer shapes to sweep (see below)")
 	fs.StringVar(&f.file, "f", "", "sweep `file` (JSON, see above) instead of -op/-preset")
-	fs.StringVar(&f.backends, "backend", "cpu", "`backend` to measure: cpu (cuda and metal when built)")
-	fs.StringVar(&f.tiers, "tier", "", "comma-separated CPU `tiers`, each a backend of its own (cpu-generic, cpu-avx2, ...); \"all\" for every supported tier (default: the fastest)")
+	fs.StringVar(&f.backends, "backend", cli.DefaultBackend, "comma-separated `backends` to measure: "+cli.BackendNames()+", a variant such as cpu-avx2, or all (every one that can open here; see opbench backends)")
+	fs.StringVar(&f.tiers, "tier", "", "comma-separated CPU `tiers`, each a backend of its own (cpu-generic, cpu-avx2, ...); \"all\" for every supported tier (default: $KERNBENCH_CPU, else the fastest)")
 	fs.StringVar(&f.threads, "threads", "", fmt.Sprintf("comma-separated thread `counts` (default %d, every CPU)", runtime.NumCPU()))
 	fs.DurationVar(&f.time, "time", harness.DefaultTime, "measured time to aim for per point and backend")
 	fs.StringVar(&f.costFlops, "cost-flops", "", "stop a point once its timed runs did this many `FLOPs` (such as 1e11), even before -time")
@@ -139,9 +140,8 @@ func newSweepFlagSet() (*flag.FlagSet, *sweepFlags) {
 // sweepConfig is the parsed command line of sweep.
 type sweepConfig struct {
 	entries    []bench.Entry
-	tiers      []string
+	targets    []registry.Target
 	threads    []int
-	backend    backendEntry
 	protocol   harness.Protocol
 	refBudget  int64
 	maxMem     int64
@@ -220,16 +220,12 @@ func parseSweep(args []string) (cfg sweepConfig, help bool, err error) {
 	}
 	cfg.entries = spec.Sweeps
 
-	cfg.backend, err = lookupBackend(strings.TrimSpace(f.backends))
-	if err != nil {
-		return cfg, false, fmt.Errorf("-backend: %w", err)
-	}
 	tiers := splitList(f.tiers)
 	if !set["tier"] && len(spec.Tiers) > 0 {
 		tiers = spec.Tiers
 	}
-	if cfg.tiers, err = resolveTiers(tiers); err != nil {
-		return cfg, false, fmt.Errorf("-tier: %w", err)
+	if cfg.targets, err = selectTargets(splitList(f.backends), tiers); err != nil {
+		return cfg, false, err
 	}
 	threadList := f.threads
 	if !set["threads"] && len(spec.Threads) > 0 {
@@ -322,48 +318,6 @@ func entryError(file string, n, i int, err error) error {
 	return errors.New(msg)
 }
 
-// resolveTiers checks the CPU tiers asked for; none means the fastest
-// supported, "all" every supported one.
-func resolveTiers(names []string) ([]string, error) {
-	tiers := cpu.Tiers()
-	if len(names) == 0 {
-		best := ""
-		for _, t := range tiers {
-			if t.Supported {
-				best = t.Name
-			}
-		}
-		return []string{best}, nil
-	}
-	if len(names) == 1 && names[0] == "all" {
-		var out []string
-		for _, t := range tiers {
-			if t.Supported {
-				out = append(out, t.Name)
-			}
-		}
-		return out, nil
-	}
-	var out []string
-	for _, n := range names {
-		i := slices.IndexFunc(tiers, func(t cpu.Tier) bool { return t.Name == n })
-		if i < 0 {
-			var known []string
-			for _, t := range tiers {
-				known = append(known, t.Name)
-			}
-			return nil, fmt.Errorf("unknown tier %q (known: %s)", n, strings.Join(known, ", "))
-		}
-		if !tiers[i].Supported {
-			return nil, fmt.Errorf("tier %s is not supported here: %s", n, tiers[i].Reason)
-		}
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
 func sweepUsage(w io.Writer) {
 	fmt.Fprint(w, sweepHelp)
 	fs, _ := newSweepFlagSet()
@@ -405,7 +359,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "opbench sweep: %v\n", err)
 			return exitFailure
 		}
-		fmt.Fprintf(stdout, "%d points x %d tiers x %d thread counts\n", len(points), len(cfg.tiers), len(cfg.threads))
+		fmt.Fprintf(stdout, "%d points x %d backends x %d thread counts\n", len(points), len(cfg.targets), len(cfg.threads))
 		return exitOK
 	}
 
@@ -432,9 +386,9 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 			b.Close()
 		}
 	}()
-	for _, tier := range cfg.tiers {
+	for _, target := range cfg.targets {
 		for _, t := range cfg.threads {
-			be, err := openBackend(cfg.backend, tier, t)
+			be, err := openBackend(target, t)
 			if err != nil {
 				return usageError(stderr, "sweep", fmt.Errorf("-backend: %w", err))
 			}
@@ -537,20 +491,17 @@ func cacheBytes(m bench.Machine) int64 {
 	return 0
 }
 
-// openBackend opens one backend configuration of a sweep.
-func openBackend(entry backendEntry, tier string, threads int) (bench.Backend, error) {
-	if entry.name != "cpu" {
-		be, err := entry.open(threads)
-		if err != nil {
-			return bench.Backend{}, err
-		}
-		return bench.Backend{Name: be.Name(), Threads: threads, Backend: be}, nil
-	}
-	be, err := cpu.NewWithOptions(cpu.Options{Threads: threads, Tier: tier})
+// openBackend opens one backend configuration of a sweep, named after
+// its target ("cpu-avx2").
+func openBackend(target registry.Target, threads int) (bench.Backend, error) {
+	be, err := target.Open(threads)
 	if err != nil {
 		return bench.Backend{}, err
 	}
-	return bench.Backend{Name: "cpu-" + be.Tier().Name, Threads: be.Threads(), Backend: be}, nil
+	if n := cli.Threads(be); n > 0 {
+		threads = n
+	}
+	return bench.Backend{Name: target.Name(), Threads: threads, Backend: be}, nil
 }
 
 // sweepRoofline returns the roofline for the records: none, a file's, or

@@ -12,6 +12,7 @@ import (
 	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -35,6 +36,8 @@ Examples:
 	opbench validate -op flash_attn_ext -case sinks -v
 	opbench validate -backend cpu -threads 1 -json results/validate.json
 	opbench validate -tier generic -op mul_mat     # one CPU tier only (default: every tier this CPU supports)
+	opbench validate -backend cpu-avx2 -op rope    # the same, by the variant's name
+	opbench validate -backend all                  # every backend that can open here (opbench backends lists them)
 	opbench validate -large -op mul_mat -type q4_K
 	opbench validate -list -op rope
 `
@@ -42,7 +45,7 @@ Examples:
 // validateConfig is the parsed command line of validate.
 type validateConfig struct {
 	filter   harness.Filter
-	backends []backendEntry
+	backends []registry.Target
 	threads  int
 	json     string
 	verbose  bool
@@ -65,7 +68,7 @@ func newValidateFlagSet(out io.Writer) (*flag.FlagSet, *validateFlags) {
 	f := &validateFlags{}
 	fs.StringVar(&f.ops, "op", "", "comma-separated `ops` to run, such as mul_mat,soft_max (default all)")
 	fs.StringVar(&f.types, "type", "", "comma-separated `types`: keep cases exercising any of them, such as q4_0,f16 (default all)")
-	fs.StringVar(&f.backends, "backend", "cpu", "comma-separated `backends` to validate: cpu, cuda, metal")
+	fs.StringVar(&f.backends, "backend", cli.DefaultBackend, "comma-separated `backends` to validate: "+cli.BackendNames()+", a variant such as cpu-avx2, or all (every one that can open here; see opbench backends)")
 	fs.IntVar(&f.threads, "threads", 0, "worker threads of the CPU backend (0: all cores)")
 	fs.StringVar(&f.tiers, "tier", "all", "comma-separated CPU `tiers` to validate, each a backend of its own (cpu-generic, cpu-avx2, ...); \"all\" for every tier this CPU supports")
 	fs.StringVar(&f.caseSub, "case", "", "keep cases whose name contains this `substring`")
@@ -106,24 +109,8 @@ func parseValidate(args []string) (cfg validateConfig, help bool, err error) {
 		}
 		cfg.filter.Types = append(cfg.filter.Types, t)
 	}
-	names := splitList(f.backends)
-	if len(names) == 0 {
-		return cfg, false, errors.New("-backend: no backend named")
-	}
-	tiers, err := resolveTiers(splitList(f.tiers))
-	if err != nil {
-		return cfg, false, fmt.Errorf("-tier: %w", err)
-	}
-	for _, s := range names {
-		b, err := lookupBackend(s)
-		if err != nil {
-			return cfg, false, fmt.Errorf("-backend: %w", err)
-		}
-		if b.name == "cpu" {
-			cfg.backends = append(cfg.backends, cpuTierBackends(tiers)...)
-			continue
-		}
-		cfg.backends = append(cfg.backends, b)
+	if cfg.backends, err = selectTargets(splitList(f.backends), splitList(f.tiers)); err != nil {
+		return cfg, false, err
 	}
 	if f.threads < 0 {
 		return cfg, false, fmt.Errorf("-threads: %d is negative", f.threads)
@@ -182,24 +169,24 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	}
 
 	var results []harness.Result
-	for _, entry := range cfg.backends {
-		be, err := entry.open(cfg.threads)
+	for _, target := range cfg.backends {
+		be, err := target.Open(cfg.threads)
 		if err != nil {
-			fmt.Fprintf(stderr, "opbench validate: backend %s: %v\n", entry.name, err)
+			fmt.Fprintf(stderr, "opbench validate: %v\n", err)
 			return exitUsage
 		}
 		threads := cli.Threads(be)
 		for i, c := range cases {
 			r := harness.Run(be, c)
 			r.Threads = threads
-			r.Backend = entry.name
+			r.Backend = target.Name()
 			if cfg.verbose {
-				fmt.Fprintf(stderr, "[%d/%d] %s %s: %s\n", i+1, len(cases), entry.name, c.ID(), r.Summary())
+				fmt.Fprintf(stderr, "[%d/%d] %s %s: %s\n", i+1, len(cases), target.Name(), c.ID(), r.Summary())
 			}
 			results = append(results, r)
 		}
 		if err := be.Close(); err != nil {
-			fmt.Fprintf(stderr, "opbench validate: closing backend %s: %v\n", entry.name, err)
+			fmt.Fprintf(stderr, "opbench validate: closing backend %s: %v\n", target.Name(), err)
 		}
 	}
 

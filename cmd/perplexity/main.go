@@ -12,6 +12,7 @@ import (
 
 	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/model"
+	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/tokenizer"
 )
@@ -41,9 +42,9 @@ type config struct {
 	backend   string
 	progress  bool
 
-	kvType      quant.Type
-	ctxSet      bool // -c given
-	backendOpts cli.BackendOptions
+	kvType quant.Type
+	ctxSet bool            // -c given
+	target registry.Target // resolved from backend and tier
 }
 
 // newFlags defines the flags on a new FlagSet filling c.
@@ -63,8 +64,8 @@ func newFlags(c *config) *flag.FlagSet {
 	c.kv.Register(fs)
 	c.fa = cli.NewOnOff(true)
 	fs.Var(c.fa, "fa", "flash attention: on (FLASH_ATTN_EXT) or off (MUL_MAT + SOFT_MAX + MUL_MAT); auto = on")
-	fs.StringVar(&c.tier, "tier", "", "CPU kernel tier ("+cli.TierNames()+"; default: the fastest this CPU supports)")
-	fs.StringVar(&c.backend, "backend", "cpu", "backend: "+strings.Join(cli.BackendNames, ", "))
+	fs.StringVar(&c.tier, "tier", "", "CPU kernel tier ("+cli.TierNames()+"; default: $KERNBENCH_CPU, else the fastest this CPU supports)")
+	fs.StringVar(&c.backend, "backend", cli.DefaultBackend, cli.BackendUsage())
 	fs.BoolVar(&c.progress, "progress", true, "show progress on stderr (-progress=false: none)")
 	fs.Usage = func() {
 		w := fs.Output()
@@ -148,7 +149,9 @@ func (c *config) check(fs *flag.FlagSet) error {
 	if c.kvType == quant.Q8_0 && !c.fa.Value {
 		return cli.Usagef("fa", "a q8_0 KV cache needs flash attention (-fa on)")
 	}
-	c.backendOpts = cli.BackendOptions{Name: c.backend, Threads: c.threads, Tier: c.tier}
+	if c.target, err = cli.ResolveBackend(cli.BackendOptions{Name: c.backend, Tier: c.tier}); err != nil {
+		return cli.Usagef("backend", "%v", err)
+	}
 	return nil
 }
 
@@ -182,7 +185,7 @@ func execute(cx context.Context, c *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	be, err := cli.OpenBackend(c.backendOpts)
+	be, err := c.target.Open(c.threads)
 	if err != nil {
 		return cli.Usagef("backend", "%v", err)
 	}

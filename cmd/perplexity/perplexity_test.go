@@ -91,6 +91,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "-lf=maybe"}, "-lf"},
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "-nope"}, "-nope"},
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "extra"}, `"extra"`},
+		{[]string{"-m", "x.gguf", "-f", "t.txt", "-backend", "cuda"}, "-backend: backend cuda is unavailable: "},
+		{[]string{"-m", "x.gguf", "-f", "t.txt", "-backend", "cpu-sse9"}, `-backend: backend cpu has no variant "sse9"`},
 	} {
 		code, out, errs := runCmd(tc.args...)
 		if code != cli.ExitUsage {

@@ -18,7 +18,6 @@ import (
 	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -110,10 +109,7 @@ func benchmark(cx context.Context, c *config, m *model.Model, be ops.Backend, st
 		cp := c.contextParams(m, t.nPrompt+t.nGen)
 		t.nBatch, t.nUBatch, t.kvType, t.flash = cp.NBatch, cp.NUBatch, cp.KVType, cp.FlashAttn
 		t.threads = cli.Threads(be)
-		t.backend, t.cpuTier = strings.ToUpper(be.Name()), ""
-		if cb, ok := be.(*cpu.Backend); ok {
-			t.cpuTier = cb.Tier().Name
-		}
+		t.backend, t.cpuTier = strings.ToUpper(be.Name()), c.target.Variant
 		if err := runTest(cx, c, m, be, cp, t, first, rng); err != nil {
 			return fmt.Errorf("%s: %w", t.name(), err)
 		}
@@ -272,7 +268,7 @@ func (p *mdPrinter) header() {
 	if !c.flash {
 		p.cols = append(p.cols, mdCol{"fa", 3, func(t *benchTest) string { return "0" }})
 	}
-	if c.tier != "" {
+	if c.target.Variant != "" && (c.tier != "" || !strings.EqualFold(strings.TrimSpace(c.backend), c.target.Entry.Name)) {
 		p.cols = append(p.cols, mdCol{"tier", -7, func(t *benchTest) string { return t.cpuTier }})
 	}
 	p.cols = append(p.cols,
@@ -323,7 +319,8 @@ type field struct {
 
 // fields returns t's record with llama-bench's field names, leaving out the
 // fields about GPUs, NUMA and tensor overrides that have no meaning here,
-// and adding cpu_tier (the CPU kernel tier) after backends.
+// and adding cpu_tier (the backend's variant: the CPU kernel tier) after
+// backends.
 func (p *basePrinter) fields(t *benchTest) []field {
 	commit, _ := buildInfo()
 	ts := t.samplesTS()

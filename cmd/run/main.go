@@ -34,11 +34,11 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/model"
+	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/sample"
 	"github.com/kernbench/kernbench/tokenizer"
@@ -59,17 +59,17 @@ type config struct {
 	nPredict   string // -n: the token count, or the tg list with -bench
 	n          int    // -n resolved in generation mode (-1: no limit)
 
-	threads     int
-	nCtx        int
-	nBatch      int
-	nUBatch     int
-	kv          cli.KVFlags
-	fa          *cli.OnOff
-	tier        string
-	backend     string
-	kvType      quant.Type // resolved from kv
-	flash       bool       // resolved from fa
-	backendOpts cli.BackendOptions
+	threads int
+	nCtx    int
+	nBatch  int
+	nUBatch int
+	kv      cli.KVFlags
+	fa      *cli.OnOff
+	tier    string
+	backend string
+	kvType  quant.Type      // resolved from kv
+	flash   bool            // resolved from fa
+	target  registry.Target // resolved from backend and tier
 
 	// sampling
 	temp, topP, minP, typical, tfs       float64
@@ -106,8 +106,8 @@ func newFlags(c *config) *flag.FlagSet {
 	c.kv.Register(fs)
 	c.fa = cli.NewOnOff(true)
 	fs.Var(c.fa, "fa", "flash attention: on (FLASH_ATTN_EXT) or off (MUL_MAT + SOFT_MAX + MUL_MAT); auto = on")
-	fs.StringVar(&c.tier, "tier", "", "CPU kernel tier ("+cli.TierNames()+"; default: the fastest this CPU supports)")
-	fs.StringVar(&c.backend, "backend", "cpu", "backend: "+strings.Join(cli.BackendNames, ", "))
+	fs.StringVar(&c.tier, "tier", "", "CPU kernel tier ("+cli.TierNames()+"; default: $KERNBENCH_CPU, else the fastest this CPU supports)")
+	fs.StringVar(&c.backend, "backend", cli.DefaultBackend, cli.BackendUsage())
 
 	fs.Float64Var(&c.temp, "temp", float64(d.Temp), "temperature; 0 or less is greedy decoding")
 	fs.IntVar(&c.topK, "top-k", d.TopK, "keep the k most likely tokens (0: off)")
@@ -171,7 +171,7 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 		return cli.Report(stderr, "run", err)
 	}
 	defer m.Close()
-	be, err := cli.OpenBackend(c.backendOpts)
+	be, err := c.target.Open(c.threads)
 	if err != nil {
 		return cli.Report(stderr, "run", cli.Usagef("backend", "%v", err))
 	}
@@ -211,7 +211,9 @@ func (c *config) check(fs *flag.FlagSet) error {
 	case c.nUBatch < 1:
 		return cli.Usagef("ub", "want a micro-batch size >= 1, not %d", c.nUBatch)
 	}
-	c.backendOpts = cli.BackendOptions{Name: c.backend, Threads: c.threads, Tier: c.tier}
+	if c.target, err = cli.ResolveBackend(cli.BackendOptions{Name: c.backend, Tier: c.tier}); err != nil {
+		return cli.Usagef("backend", "%v", err)
+	}
 	if c.bench {
 		if cli.Visited(fs, "f") {
 			return cli.Usagef("f", "a prompt file makes no sense with -bench")

@@ -13,7 +13,7 @@ import (
 	"github.com/kernbench/kernbench/internal/cli"
 	shared "github.com/kernbench/kernbench/internal/testdata"
 	"github.com/kernbench/kernbench/model"
-	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/tokenizer"
 )
 
@@ -63,6 +63,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "-bench", "-p", "0", "-n", "0"}, "-p"},
 		{[]string{"-m", "x.gguf", "-bench", "-f", "p.txt"}, "-f"},
 		{[]string{"-m", "x.gguf", "stray"}, `"stray"`},
+		{[]string{"-m", "x.gguf", "-backend", "tpu"}, `-backend: unknown backend "tpu"`},
+		{[]string{"-m", "x.gguf", "-backend", "metal"}, "-backend: backend metal is unavailable: "},
+		{[]string{"-m", "x.gguf", "-tier", "sse9"}, `-backend: backend cpu has no variant "sse9"`},
 	} {
 		code, out, errs := runCmd(tc.args...)
 		if code != cli.ExitUsage {
@@ -114,7 +117,7 @@ func greedyDirect(t *testing.T, path, prompt string, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	be := cpu.New(2)
+	be := cputest.New(t, 2)
 	defer be.Close()
 	p := model.DefaultContextParams()
 	p.NCtx, p.NBatch, p.NUBatch = 256, 256, 256 // as the command's -c 256

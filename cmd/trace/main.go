@@ -34,10 +34,11 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"runtime"
 	"strings"
 
 	"github.com/kernbench/kernbench/graphs/dot"
+	"github.com/kernbench/kernbench/internal/cli"
+	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -56,6 +57,9 @@ type config struct {
 	reps   int
 
 	threads int
+	backend string
+	tier    string
+	target  registry.Target // resolved from backend and tier
 	flash   bool
 	kvType  quant.Type
 	nCtx    int
@@ -74,8 +78,9 @@ const usageText = `usage:
   trace -m model.gguf [-p prompt] [-n tokens] [outputs] [filters] [options]
   trace -op mul_mat -type q4_0 -m M -n N -k K [-r reps] [outputs]
 
-Runs a model's forward pass on the CPU (the prompt as one batch, then -n
-greedy tokens) or a single op, and writes what it executed.
+Runs a model's forward pass on a backend (-backend, the CPU by default;
+the prompt as one batch, then -n greedy tokens) or a single op, and writes
+what it executed.
 
 examples:
   trace -m stories260K.gguf -p "Once upon a time" -dot g.dot -chrome t.json -pprof p.pb.gz -summary
@@ -109,6 +114,8 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	typ := fs.String("type", "q4_0", "single-op mode: the weight type")
 	fs.IntVar(&c.reps, "r", 10, "single-op mode: runs of the op, each traced")
 	fs.IntVar(&c.threads, "t", 0, "CPU threads (0: all cores)")
+	fs.StringVar(&c.backend, "backend", cli.DefaultBackend, cli.BackendUsage())
+	fs.StringVar(&c.tier, "tier", "", "CPU kernel tier ("+cli.TierNames()+"; default: $KERNBENCH_CPU, else the fastest this CPU supports)")
 	fa := fs.String("fa", "on", "flash attention: on or off")
 	kv := fs.String("kv", "f16", "KV cache type: f16, f32 or q8_0")
 	fs.IntVar(&c.nCtx, "c", 0, "KV cache cells (0: the prompt and generated tokens, rounded up to 256)")
@@ -188,8 +195,11 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	if (c.filter.Layers != nil || c.filter.Match != nil) && c.dotFile == "" {
 		return nil, usagef("-layer, -layers and -match filter the dot dump: give -dot FILE too")
 	}
+	if c.target, err = cli.ResolveBackend(cli.BackendOptions{Name: c.backend, Tier: c.tier}); err != nil {
+		return nil, usagef("-backend: %v", err)
+	}
 	if c.metalCapture != "" {
-		return nil, metalCaptureError()
+		return nil, metalCaptureError(c.target)
 	}
 
 	if c.op == "" {
@@ -240,12 +250,19 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	return c, nil
 }
 
-// metalCaptureError says why -metal-capture cannot run here.
-func metalCaptureError() error {
-	if runtime.GOOS != "darwin" {
-		return usagef("-metal-capture needs macOS and the Metal backend (this is %s/%s)", runtime.GOOS, runtime.GOARCH)
+// metalCaptureError says why -metal-capture cannot run with target.
+func metalCaptureError(target registry.Target) error {
+	metal, err := registry.Lookup("metal")
+	if err != nil {
+		return usagef("-metal-capture needs macOS and the Metal backend, which this build lacks")
 	}
-	return usagef("-metal-capture needs the Metal backend, which this build does not have yet")
+	if why := metal.Err(); why != nil {
+		return usagef("-metal-capture needs macOS and the Metal backend, which cannot open here: %v", why)
+	}
+	if target.Entry.Name != metal.Name {
+		return usagef("-metal-capture needs -backend %s", metal.Name)
+	}
+	return usagef("-metal-capture is not implemented yet (issue 13)")
 }
 
 // run is the command: it returns the exit status.

@@ -60,6 +60,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-op", "mul_mat", "-m", "64", "-k", "32", "-r", "0"}, "-r 0"},
 		{[]string{"-op", "mul_mat", "-m", "64", "-k", "32", "-fa", "on"}, "model mode"},
 		{[]string{"-m", "x.gguf", "-metal-capture", filepath.Join(dir, "x.gputrace")}, "-metal-capture needs"},
+		{[]string{"-m", "x.gguf", "-backend", "tpu"}, `-backend: unknown backend "tpu"`},
+		{[]string{"-m", "x.gguf", "-tier", "sse9"}, `backend cpu has no variant "sse9"`},
+		{[]string{"-m", "x.gguf", "-backend", "cuda"}, "-backend: backend cuda is unavailable: "},
 	} {
 		rc, out, errs := trace(tc.args...)
 		if rc != 2 || out != "" || !strings.HasPrefix(errs, "trace: ") || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/kernbench/kernbench/graphs"
 	"github.com/kernbench/kernbench/graphs/timing"
+	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/model"
-	"github.com/kernbench/kernbench/ops/cpu"
 	"github.com/kernbench/kernbench/tokenizer"
 )
 
@@ -59,7 +59,10 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		return nil, fmt.Errorf("the prompt (%d tokens) and %d generated tokens need %d cells; -c is %d", len(ids), c.n, need, nCtx)
 	}
 
-	b := cpu.New(c.threads)
+	b, err := c.target.Open(c.threads)
+	if err != nil {
+		return nil, err
+	}
 	defer b.Close()
 	p := model.DefaultContextParams()
 	p.NCtx, p.NBatch, p.NUBatch = nCtx, len(ids), len(ids)
@@ -74,7 +77,7 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 	if c.flash {
 		fa = "on"
 	}
-	fmt.Fprintf(out, "backend: %s %s, %d threads; flash attention %s, KV cache %v, %d cells\n", b.Name(), b.Tier().Name, b.Threads(), fa, c.kvType, nCtx)
+	fmt.Fprintf(out, "backend: %s; flash attention %s, KV cache %v, %d cells\n", cli.BackendDesc(b), fa, c.kvType, nCtx)
 
 	res := &result{}
 	mc.SetRecorder(func(r graphs.Record) { res.trace.Records = append(res.trace.Records, r) })

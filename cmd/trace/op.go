@@ -10,8 +10,8 @@ import (
 
 	"github.com/kernbench/kernbench/graphs"
 	"github.com/kernbench/kernbench/graphs/timing"
+	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -42,7 +42,10 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 	}
 	y.SetName("mul_mat")
 
-	b := cpu.New(c.threads)
+	b, err := c.target.Open(c.threads)
+	if err != nil {
+		return nil, err
+	}
 	defer b.Close()
 	r := rand.New(rand.NewPCG(1, uint64(c.k)))
 	for _, t := range []*ops.Tensor{w, x} {
@@ -55,7 +58,7 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	g.SetScope(y, -1, "op")
-	fmt.Fprintf(out, "op: MUL_MAT %v weight [%d x %d] by f32 [%d x %d] on %s %s, %d threads\n", c.typ, c.m, c.k, c.k, c.n, b.Name(), b.Tier().Name, b.Threads())
+	fmt.Fprintf(out, "op: MUL_MAT %v weight [%d x %d] by f32 [%d x %d] on %s\n", c.typ, c.m, c.k, c.k, c.n, cli.BackendDesc(b))
 	if err := g.Compute(ctx, b); err != nil { // warm-up
 		return nil, err
 	}

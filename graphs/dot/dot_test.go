@@ -16,7 +16,7 @@ import (
 	"github.com/kernbench/kernbench/graphs/internal/testmodel"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -78,7 +78,7 @@ func parse(t *testing.T, text string) (map[int]string, []string) {
 // keeps exactly that layer's nodes, draws the nodes feeding it as
 // boundary, and every edge ends at a kept node.
 func TestLayerFilter(t *testing.T) {
-	b := cpu.New(2)
+	b := cputest.New(t, 2)
 	defer b.Close()
 	r := testmodel.Prompt(t, "stories260K.gguf", "Once upon a time", b, nil)
 	g := r.Context.LastGraph()
@@ -139,7 +139,7 @@ func TestLayerFilter(t *testing.T) {
 }
 
 func TestMatchAndTimes(t *testing.T) {
-	b := cpu.New(1)
+	b := cputest.New(t, 1)
 	defer b.Close()
 	r := testmodel.Prompt(t, "stories260K.gguf", "Once upon a time", b, func(p *model.ContextParams) { p.FlashAttn = false })
 	g := r.Context.LastGraph()
@@ -176,7 +176,7 @@ func TestMatchAndTimes(t *testing.T) {
 }
 
 func TestWriteSmallGraph(t *testing.T) {
-	b := cpu.New(1)
+	b := cputest.New(t, 1)
 	defer b.Close()
 	x, _ := ops.NewTensor(`in "x"`, quant.F32, 4, 2)
 	w, _ := ops.NewTensor("blk.0.w.weight", quant.F32, 4)
@@ -269,7 +269,7 @@ func renderCheck(t *testing.T, text []byte) {
 
 // TestRenderModel renders a layer of a model, when dot is installed.
 func TestRenderModel(t *testing.T) {
-	b := cpu.New(2)
+	b := cputest.New(t, 2)
 	defer b.Close()
 	r := testmodel.Prompt(t, "stories260K.gguf", "Once upon a time", b, nil)
 	var buf bytes.Buffer

@@ -16,7 +16,7 @@ import (
 	"github.com/kernbench/kernbench/graphs/internal/testmodel"
 	"github.com/kernbench/kernbench/graphs/timing"
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -214,7 +214,7 @@ func TestProfileSynthetic(t *testing.T) {
 // TestModelTrace traces stories260K's prompt: the Chrome trace has a
 // slice per node, and the profile's stacks name every layer and the ops.
 func TestModelTrace(t *testing.T) {
-	b := cpu.New(2)
+	b := cputest.New(t, 2)
 	defer b.Close()
 	r := testmodel.Prompt(t, "stories260K.gguf", "Once upon a time", b, nil)
 	tr := timing.Trace{Records: r.Records}

@@ -5,64 +5,89 @@ import (
 	"strings"
 
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
+	_ "github.com/kernbench/kernbench/ops/backends" // every backend registers itself
+	"github.com/kernbench/kernbench/ops/registry"
 )
+
+// DefaultBackend is the backend the commands open when none is named.
+const DefaultBackend = "cpu"
 
 // BackendOptions select and configure a backend.
 type BackendOptions struct {
-	// Name is the backend: "cpu" (the default when empty). "cuda" and
-	// "metal" are known names this build does not provide.
+	// Name is a registered backend ("cpu", "cuda"), or one variant of
+	// it ("cpu-avx2"); empty means DefaultBackend.
 	Name string
 	// Threads is the worker count (CPU); <= 0 means one per CPU.
 	Threads int
-	// Tier is the CPU kernel tier ("generic", "avx2", ...; empty: the
-	// fastest the CPU supports, or $KERNBENCH_CPU).
+	// Tier is the backend's variant, the -tier flag: for the CPU its
+	// kernel tier ("generic", "avx2", ...). Empty means the backend's
+	// default (for the CPU: $KERNBENCH_CPU, else the fastest tier the CPU
+	// supports).
 	Tier string
 }
 
-// BackendNames lists the backends the flag accepts, available or not.
-var BackendNames = []string{"cpu", "cuda", "metal"}
-
-// OpenBackend returns the backend o names. An unknown name, a backend this
-// build lacks, and a CPU tier that is unknown or unsupported here are
-// errors naming them.
-func OpenBackend(o BackendOptions) (ops.Backend, error) {
-	name := strings.ToLower(o.Name)
-	switch name {
-	case "", "cpu":
-		b, err := cpu.NewWithOptions(cpu.Options{Threads: o.Threads, Tier: o.Tier})
-		if err != nil {
-			return nil, fmt.Errorf("cpu backend: %w", err)
-		}
-		return b, nil
-	case "cuda", "metal":
-		if o.Tier != "" {
-			return nil, fmt.Errorf("-tier applies to the cpu backend only")
-		}
-		return nil, fmt.Errorf("backend %s is not available in this build", name)
+// ResolveBackend returns the registry target o names, without opening it,
+// so that commands can check -backend before loading a model: an unknown
+// backend or variant, and one that cannot open here, are errors naming it
+// (with the reason).
+func ResolveBackend(o BackendOptions) (registry.Target, error) {
+	name := o.Name
+	if strings.TrimSpace(name) == "" {
+		name = DefaultBackend
 	}
-	return nil, fmt.Errorf("unknown backend %q (known: %s)", o.Name, strings.Join(BackendNames, ", "))
+	t, err := registry.Resolve(name, o.Tier)
+	if err != nil {
+		return t, err
+	}
+	if err := t.Err(); err != nil {
+		return t, &registry.UnavailableError{Target: t.Name(), Err: err}
+	}
+	return t, nil
 }
 
-// TierNames returns the CPU tiers this build knows, marking those the host
-// lacks, for help texts.
-func TierNames() string {
+// OpenBackend opens the backend o names through the registry. An unknown
+// name or variant, and a backend that cannot open here, are errors naming
+// them (with the reason).
+func OpenBackend(o BackendOptions) (ops.Backend, error) {
+	t, err := ResolveBackend(o)
+	if err != nil {
+		return nil, err
+	}
+	return t.Open(o.Threads)
+}
+
+// BackendNames returns the registered backends' names, for help texts.
+func BackendNames() string {
 	var s []string
-	for _, t := range cpu.Tiers() {
-		if t.Supported {
-			s = append(s, t.Name)
+	for _, e := range registry.Entries() {
+		s = append(s, e.Name)
+	}
+	return strings.Join(s, ", ")
+}
+
+// TierNames returns the variants of the default backend (the CPU's
+// tiers), marking those this machine lacks, for help texts.
+func TierNames() string {
+	e, err := registry.Lookup(DefaultBackend)
+	if err != nil || e.Variants == nil {
+		return "none"
+	}
+	var s []string
+	for _, v := range e.Variants() {
+		if v.Err == nil {
+			s = append(s, v.Name)
 		} else {
-			s = append(s, t.Name+" (not on this CPU)")
+			s = append(s, v.Name+" (not on this machine)")
 		}
 	}
 	return strings.Join(s, ", ")
 }
 
-// BackendDesc describes b for reports: its name, and for the CPU its tier
-// and threads.
+// BackendDesc describes b for reports: what its Describe method says
+// ("cpu (tier avx2, 2 threads)" for the CPU), else its name.
 func BackendDesc(b ops.Backend) string {
-	if c, ok := b.(*cpu.Backend); ok {
-		return fmt.Sprintf("cpu (tier %s, %d threads)", c.Tier().Name, c.Threads())
+	if d, ok := b.(interface{ Describe() string }); ok {
+		return d.Describe()
 	}
 	return b.Name()
 }
@@ -73,4 +98,17 @@ func Threads(b ops.Backend) int {
 		return t.Threads()
 	}
 	return 0
+}
+
+// BackendUsage returns the help text of a command's -backend flag: the
+// registered backends and, where the default backend has variants, an
+// example of naming one.
+func BackendUsage() string {
+	s := "backend: " + BackendNames()
+	if e, err := registry.Lookup(DefaultBackend); err == nil {
+		if ts := e.Targets(); len(ts) > 0 && ts[0].Variant != "" {
+			s += fmt.Sprintf(", or a variant such as %s", ts[0].Name())
+		}
+	}
+	return s + " (opbench backends lists them all, with why one cannot open here)"
 }

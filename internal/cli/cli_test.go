@@ -162,16 +162,53 @@ func TestOpenBackend(t *testing.T) {
 		t.Errorf("backend %s, %d threads, desc %q", b.Name(), Threads(b), BackendDesc(b))
 	}
 	b.Close()
-	for _, tc := range []struct{ o BackendOptions }{
-		{BackendOptions{Name: "tpu"}},
-		{BackendOptions{Name: "cuda"}},
-		{BackendOptions{Tier: "no-such-tier"}},
+	for _, o := range []BackendOptions{{Name: "cpu-generic"}, {Name: "CPU", Tier: "generic"}} {
+		b, err := OpenBackend(o)
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		if d := BackendDesc(b); !strings.Contains(d, "tier generic") {
+			t.Errorf("%+v: %s", o, d)
+		}
+		b.Close()
+	}
+	for _, tc := range []struct {
+		o    BackendOptions
+		want string
+	}{
+		{BackendOptions{Name: "tpu"}, `unknown backend "tpu" (known: cpu, cuda, metal)`},
+		{BackendOptions{Name: "cuda"}, "backend cuda is unavailable: "},
+		{BackendOptions{Name: "metal"}, "backend metal is unavailable: "},
+		{BackendOptions{Name: "cuda", Tier: "avx2"}, `backend cuda has no variants (asked for "avx2")`},
+		{BackendOptions{Tier: "no-such-tier"}, `backend cpu has no variant "no-such-tier"`},
+		{BackendOptions{Name: "cpu-generic", Tier: "avx2"}, "names variant generic, and variant avx2 was asked for too"},
 	} {
-		if b, err := OpenBackend(tc.o); err == nil {
+		b, err := OpenBackend(tc.o)
+		if err == nil {
 			b.Close()
 			t.Errorf("%+v: no error", tc.o)
+		} else if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
 		}
 	}
+	if u := BackendUsage(); !strings.Contains(u, "cpu, cuda, metal") || !strings.Contains(u, "cpu-generic") {
+		t.Errorf("usage %q", u)
+	}
+
+	// A bad $KERNBENCH_CPU is an error naming it when the default tier is
+	// wanted, and no obstacle when a tier is named.
+	t.Setenv("KERNBENCH_CPU", "avx9")
+	if b, err := OpenBackend(BackendOptions{}); err == nil {
+		b.Close()
+		t.Error("$KERNBENCH_CPU=avx9: no error")
+	} else if !strings.Contains(err.Error(), `$KERNBENCH_CPU: unknown tier "avx9"`) {
+		t.Errorf("$KERNBENCH_CPU=avx9: %v", err)
+	}
+	b, err = OpenBackend(BackendOptions{Tier: "generic"})
+	if err != nil {
+		t.Fatalf("-tier generic with a bad $KERNBENCH_CPU: %v", err)
+	}
+	b.Close()
 }
 
 // fakeClock returns a clock that advances by step on every call after the

@@ -43,15 +43,12 @@ type Backend struct {
 }
 
 // New returns a CPU backend using threads workers (GOMAXPROCS when
-// threads <= 0) and the default tier ($KERNBENCH_CPU, else the fastest the
-// CPU supports; generic if $KERNBENCH_CPU names a tier this CPU lacks).
-// Close it to stop the workers.
-func New(threads int) *Backend {
-	b, err := NewWithOptions(Options{Threads: threads})
-	if err != nil {
-		b, _ = NewWithOptions(Options{Threads: threads, Tier: "generic"})
-	}
-	return b
+// threads <= 0) and the default tier: the one $KERNBENCH_CPU names, else
+// the fastest the CPU supports. A $KERNBENCH_CPU naming an unknown tier or
+// one this CPU lacks is an error naming the tier, as is a $KERNBENCH_SPIN
+// that is not a duration. Close the backend to stop the workers.
+func New(threads int) (*Backend, error) {
+	return NewWithOptions(Options{Threads: threads})
 }
 
 // NewWithOptions returns a CPU backend configured by o; an unknown tier or
@@ -80,6 +77,12 @@ func (b *Backend) Tier() Tier { return b.tier }
 
 // Threads returns the number of worker threads.
 func (b *Backend) Threads() int { return b.pool.threads }
+
+// Describe says what the backend runs, for reports: "cpu (tier avx2, 2
+// threads)".
+func (b *Backend) Describe() string {
+	return fmt.Sprintf("cpu (tier %s, %d threads)", b.tier.Name, b.pool.threads)
+}
 
 // Alloc returns a zeroed host buffer.
 func (b *Backend) Alloc(size int64) (ops.Buffer, error) {

@@ -27,7 +27,7 @@ type rowOpEnv struct {
 
 func newRowOpEnv(t *testing.T) *rowOpEnv {
 	t.Helper()
-	b := New(1)
+	b := newTestBackend(t, 1)
 	t.Cleanup(func() { b.Close() })
 	return &rowOpEnv{t: t, rng: rand.New(rand.NewPCG(7, uint64(len(t.Name())))), alloc: b}
 }
@@ -192,7 +192,7 @@ func (e *rowOpEnv) run(node *ops.Tensor) []float64 {
 				mem[i] = 0xff
 			}
 		}
-		b := New(threads)
+		b := newTestBackend(e.t, threads)
 		saved := grainWork
 		if threads > 1 {
 			grainWork = 1

@@ -16,7 +16,8 @@
 // with the reason (the CPU features cpuid finds missing, and the missing
 // kernels). The tier is detected once per process; a backend uses the
 // fastest supported one unless Options.Tier or $KERNBENCH_CPU names
-// another. Each tier's kernels form a kernelSet (kernels.go): dot
+// another (a name that is unknown or unsupported is an error, never a
+// quiet fallback). Each tier's kernels form a kernelSet (kernels.go): dot
 // products per weight type, activation converters, and register-tiled
 // matrix kernels, a faster tier overriding the generic entries it
 // implements.

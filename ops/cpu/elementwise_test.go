@@ -170,7 +170,7 @@ func TestUnsupported(t *testing.T) {
 	node := func(op ops.Op, typ quant.Type, ne [4]int64, params any, src ...*ops.Tensor) *ops.Tensor {
 		return &ops.Tensor{Op: op, Type: typ, Ne: ne, Nb: ops.ContiguousStrides(typ, ne), Params: params, Src: src}
 	}
-	be := New(2)
+	be := newTestBackend(t, 2)
 	defer be.Close()
 	for _, tc := range []struct {
 		name string

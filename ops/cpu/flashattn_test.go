@@ -153,7 +153,7 @@ func faBuild(t testing.TB, b *Backend, rng *rand.Rand, c faCase, kt, vt quant.Ty
 // masked yields exact zeros, with and without a sink.
 func TestFlashAttnMaskedRowIsZero(t *testing.T) {
 	for _, sinks := range []bool{false, true} {
-		b := New(2)
+		b := newTestBackend(t, 2)
 		rng := rand.New(rand.NewPCG(33, 34))
 		c := faCase{d: 32, dv: 32, nQ: 3, nKV: 6, nHead: 2, nHeadKV: 2, q3: 1, k3: 1, mask: quant.F16, maskedQuery: 1, sinks: sinks, params: ops.FlashAttnParams{Scale: 1}}
 		node := faBuild(t, b, rng, c, quant.F16, quant.F16)

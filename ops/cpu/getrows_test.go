@@ -42,7 +42,7 @@ func TestGetRows(t *testing.T) {
 // TestGetRowsStridedIDs reads ids through a strided view (every other
 // element of a buffer).
 func TestGetRowsStridedIDs(t *testing.T) {
-	b := New(2)
+	b := newTestBackend(t, 2)
 	defer b.Close()
 	rng := rand.New(rand.NewPCG(23, 24))
 	a := mxLeaf(t, b, rng, "a", quant.Q8_0, 64, 6)
@@ -60,7 +60,7 @@ func TestGetRowsStridedIDs(t *testing.T) {
 
 func TestGetRowsBadIDs(t *testing.T) {
 	for _, bad := range []int32{7, -1} {
-		b := New(3)
+		b := newTestBackend(t, 3)
 		rng := rand.New(rand.NewPCG(25, 26))
 		a := mxLeaf(t, b, rng, "a", quant.F16, 8, 7)
 		ids := mxIDs(t, b, "ids", []int32{1, bad, 2}, 3)

@@ -289,7 +289,7 @@ func TestMulMatRowLength(t *testing.T) {
 
 // TestMulMatEmpty checks that empty products compute nothing and succeed.
 func TestMulMatEmpty(t *testing.T) {
-	b := New(2)
+	b := newTestBackend(t, 2)
 	defer b.Close()
 	rng := rand.New(rand.NewPCG(3, 4))
 	a := mxLeaf(t, b, rng, "a", quant.Q4_0, 32, 4)
@@ -306,7 +306,7 @@ func TestMulMatEmpty(t *testing.T) {
 // TestMulMatSupports checks that a node whose shape does not follow from
 // its sources is refused, not computed out of bounds.
 func TestMulMatSupports(t *testing.T) {
-	b := New(1)
+	b := newTestBackend(t, 1)
 	defer b.Close()
 	rng := rand.New(rand.NewPCG(5, 6))
 	a := mxLeaf(t, b, rng, "a", quant.F32, 8, 4)

@@ -102,7 +102,7 @@ func TestMulMatIDBadIDs(t *testing.T) {
 }
 
 func TestGroupByExpert(t *testing.T) {
-	b := New(1)
+	b := newTestBackend(t, 1)
 	defer b.Close()
 	// ids [n_used=2, n_tokens=3]: token 0 -> {2, 0}, 1 -> {0, 2}, 2 -> {2, 2}.
 	ids := mxIDs(t, b, "ids", []int32{2, 0, 0, 2, 2, 2}, 2, 3)

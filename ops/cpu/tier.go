@@ -102,7 +102,8 @@ type Options struct {
 	// Threads is the number of worker threads; GOMAXPROCS when <= 0.
 	Threads int
 	// Tier names the kernel tier; empty means $KERNBENCH_CPU if set,
-	// else the fastest tier the CPU supports.
+	// else the fastest tier the CPU supports. A tier that is unknown or
+	// that this CPU lacks, named here or by $KERNBENCH_CPU, is an error.
 	Tier string
 	// Spin is how long an idle worker polls for the next parallel
 	// region, and a caller for the workers' last chunks, before parking
@@ -140,30 +141,48 @@ func resolveSpin(s time.Duration) (time.Duration, error) {
 }
 
 // resolveTier returns the tier to use for name (see Options.Tier) with its
-// kernels.
+// kernels. An unknown tier, or one this CPU lacks, is an error naming it,
+// whether it came from name or from $KERNBENCH_CPU.
 func resolveTier(name string) (tierState, error) {
-	if name == "" {
-		name = strings.TrimSpace(os.Getenv(EnvTier))
-	}
-	tiers := detectTiers()
-	if name == "" {
-		best := tiers[0]
-		for _, t := range tiers {
-			if t.Supported {
-				best = t
-			}
+	if name != "" {
+		t, err := lookupTier(name)
+		if err != nil {
+			return tierState{}, fmt.Errorf("cpu: %w", err)
 		}
-		return best, nil
+		return t, nil
 	}
+	name, err := defaultTier()
+	if err != nil {
+		return tierState{}, fmt.Errorf("cpu: %w", err)
+	}
+	return lookupTier(name)
+}
+
+// fastestTier returns the fastest tier this CPU supports.
+func fastestTier() tierState {
+	tiers := detectTiers()
+	best := tiers[0]
+	for _, t := range tiers {
+		if t.Supported {
+			best = t
+		}
+	}
+	return best
+}
+
+// lookupTier returns the tier named name, or an error naming it: unknown,
+// or not supported on this CPU (with the reason).
+func lookupTier(name string) (tierState, error) {
+	tiers := detectTiers()
 	var names []string
 	for _, t := range tiers {
 		names = append(names, t.Name)
 		if t.Name == name {
 			if !t.Supported {
-				return tierState{}, fmt.Errorf("cpu: tier %q is not supported on this CPU: %s", name, t.Reason)
+				return tierState{}, fmt.Errorf("tier %q is not supported on this CPU: %s", name, t.Reason)
 			}
 			return t, nil
 		}
 	}
-	return tierState{}, fmt.Errorf("cpu: unknown tier %q (known: %s)", name, strings.Join(names, ", "))
+	return tierState{}, fmt.Errorf("unknown tier %q (known: %s)", name, strings.Join(names, ", "))
 }

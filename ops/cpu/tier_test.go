@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -36,17 +37,65 @@ func TestTiers(t *testing.T) {
 		t.Errorf("unknown tier: err %v should list the known tiers", err)
 	}
 	t.Setenv(EnvTier, "generic")
-	b := New(1)
+	b := newTestBackend(t, 1)
 	defer b.Close()
 	if b.Tier().Name != "generic" {
 		t.Errorf("%s=generic gave tier %s", EnvTier, b.Tier().Name)
 	}
 }
 
+// newTestBackend returns a CPU backend of threads workers and the default
+// tier, closed when the test ends.
+func newTestBackend(t testing.TB, threads int) *Backend {
+	t.Helper()
+	b, err := New(threads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// TestBadEnvTier checks that a $KERNBENCH_CPU naming a tier that is
+// unknown, or that this CPU lacks, is an error naming the tier and the
+// variable from New and NewWithOptions, not a quiet fallback, and that an
+// explicit Options.Tier still wins over the variable.
+func TestBadEnvTier(t *testing.T) {
+	bad := []struct{ tier, want string }{{"sse9", `unknown tier "sse9"`}}
+	for _, tr := range Tiers() {
+		if !tr.Supported {
+			bad = append(bad, struct{ tier, want string }{tr.Name, fmt.Sprintf("tier %q is not supported on this CPU: %s", tr.Name, tr.Reason)})
+		}
+	}
+	for _, tc := range bad {
+		t.Setenv(EnvTier, tc.tier)
+		for name, open := range map[string]func() (*Backend, error){
+			"New":            func() (*Backend, error) { return New(1) },
+			"NewWithOptions": func() (*Backend, error) { return NewWithOptions(Options{Threads: 1}) },
+		} {
+			b, err := open()
+			if err == nil {
+				b.Close()
+				t.Errorf("%s with %s=%s: no error (tier %s)", name, EnvTier, tc.tier, b.Tier().Name)
+				continue
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), EnvTier) {
+				t.Errorf("%s with %s=%s: err %q, want one naming %s and %q", name, EnvTier, tc.tier, err, EnvTier, tc.want)
+			}
+		}
+		b, err := NewWithOptions(Options{Threads: 1, Tier: "generic"})
+		if err != nil {
+			t.Errorf("Options.Tier generic with %s=%s: %v", EnvTier, tc.tier, err)
+			continue
+		}
+		b.Close()
+	}
+}
+
 // TestComputeIntoReadOnly checks that a node whose storage is read-only
 // (a memory-mapped weight) is an error, not a fault.
 func TestComputeIntoReadOnly(t *testing.T) {
-	b := New(1)
+	b := newTestBackend(t, 1)
 	defer b.Close()
 	a, err := ops.NewTensor("a", quant.F32, 8)
 	if err != nil {

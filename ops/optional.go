@@ -1,0 +1,69 @@
+package ops
+
+import (
+	"errors"
+	"time"
+)
+
+// Optional interfaces: what a GPU backend implements on top of Backend, so
+// that the CPU backend stays simple. graphs.Scheduler and the harness use
+// each where a backend has it and do without where it does not.
+//
+// Moving bytes needs no interface of its own: a backend's Buffer is the
+// upload (WriteAt) and download (ReadAt) of len(p) bytes at an explicit
+// offset, and both order after work queued on the buffer, so a caller may
+// read results without synchronizing first. BufferCopier adds copies that
+// do not pass through host memory.
+
+// A GraphComputer is a backend that computes a run of nodes in one
+// submission, as a GPU backend encodes the launches of a whole split of a
+// graph into one command buffer instead of paying a submission per node.
+// graphs.Scheduler gives each split it places on such a backend to one
+// ComputeGraph call.
+type GraphComputer interface {
+	// ComputeGraph computes nodes in order, each as Compute would: every
+	// node and its sources are allocated in the backend's buffers, and a
+	// node's sources are leaves or earlier nodes. A node may compute in
+	// place as Compute documents. An error names the node it stopped
+	// at. On a Synchronizer, ComputeGraph may return once the work is
+	// queued, and errors of the queued work come from Synchronize.
+	ComputeGraph(nodes []*Tensor) error
+}
+
+// A Synchronizer is a backend whose Compute (and ComputeGraph) may return
+// once the work is queued, before it is done, as a GPU's do.
+// graphs.Scheduler synchronizes at the end of each split it runs on one,
+// before bytes cross to another backend or the run returns, and the
+// harness's wall-clock timer synchronizes before it reads the clock.
+type Synchronizer interface {
+	// Synchronize waits until all work queued on the backend is done
+	// and returns the first error that work met.
+	Synchronize() error
+}
+
+// A DeviceTimer is a backend that times each node it launches on the
+// device (CUDA events around each launch, Metal GPU timestamps), so that
+// per-node times leave out the host's overhead and the queueing. It is
+// the graph-level counterpart of harness.TimerSource, which times one
+// node computed again and again.
+type DeviceTimer interface {
+	// NodeTimes returns the device time of each node of the last
+	// ComputeGraph call, in order, once that work is done (after
+	// Synchronize); nil when the backend did not time it.
+	NodeTimes() ([]time.Duration, error)
+}
+
+// A BufferCopier is a Buffer that can fill part of itself straight from
+// another buffer: device to device, or from host memory the device can
+// read, with no staging copy on the host.
+type BufferCopier interface {
+	// CopyFrom copies n bytes at srcOff of src into the buffer at off.
+	// It returns an error wrapping ErrCopyUnsupported, having copied
+	// nothing, when it cannot read src directly; the caller then moves
+	// the bytes through host memory with ReadAt and WriteAt.
+	CopyFrom(src Buffer, srcOff, off, n int64) error
+}
+
+// ErrCopyUnsupported is what BufferCopier.CopyFrom returns for a source it
+// cannot read directly.
+var ErrCopyUnsupported = errors.New("ops: buffer cannot copy from this source directly")
