@@ -246,7 +246,7 @@ var (
 // dimOrder lists dimension names in the order of the benchmark ops.
 func dimOrder() []string {
 	var out []string
-	for _, o := range harness.BenchOps() {
+	for _, o := range harness.OpDefs() {
 		for _, d := range o.Dims {
 			if !slices.Contains(out, d.Name) {
 				out = append(out, d.Name)

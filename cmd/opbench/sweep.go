@@ -98,7 +98,7 @@ type sweepFlags struct {
 // dimNames lists every size a benchmark op has, in op order.
 func dimNames() []string {
 	var out []string
-	for _, o := range harness.BenchOps() {
+	for _, o := range harness.OpDefs() {
 		for _, d := range o.Dims {
 			if !slices.Contains(out, d.Name) {
 				out = append(out, d.Name)
@@ -370,7 +370,7 @@ func sweepUsage(w io.Writer) {
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	var sizes strings.Builder
-	for _, o := range harness.BenchOps() {
+	for _, o := range harness.OpDefs() {
 		fmt.Fprintf(&sizes, "\t%-15s", o.Name())
 		for i, d := range o.Dims {
 			if i > 0 {
