@@ -61,13 +61,8 @@
 // returns the node ready to time; a PointCache shares the drawn inputs and
 // reference output between backends.
 //
-// Measure times a prepared node under a Protocol: warm-up, batches of runs
-// sized so that about Samples samples fill the time (or cost) target, at
-// least MinSamples; the Timing holds every sample with its median, min,
-// max, mean and standard deviation. The clock is the backend's Timer
-// (TimerFor: its own for a TimerSource, such as a GPU timing device
-// events, else the wall clock). Inputs are the same tensors in every
-// repetition (InputReuse), as in ggml's perf mode.
+// Package bench times prepared points (Measure, under a Protocol) and
+// keeps the records.
 //
 // bench_test.go holds `go test -bench` benchmarks of every op x type x
 // CPU tier, from the definitions' Shapes, named Op/op/type/sizes/cpu-tier

@@ -118,10 +118,10 @@ func newSweepFlagSet() (*flag.FlagSet, *sweepFlags) {
 	fs.StringVar(&f.backends, "backend", "cpu", "`backend` to measure: cpu (cuda and metal when built)")
 	fs.StringVar(&f.tiers, "tier", "", "comma-separated CPU `tiers`, each a backend of its own (cpu-generic, cpu-avx2, ...); \"all\" for every supported tier (default: the fastest)")
 	fs.StringVar(&f.threads, "threads", "", fmt.Sprintf("comma-separated thread `counts` (default %d, every CPU)", runtime.NumCPU()))
-	fs.DurationVar(&f.time, "time", harness.DefaultTime, "measured time to aim for per point and backend")
+	fs.DurationVar(&f.time, "time", bench.DefaultTime, "measured time to aim for per point and backend")
 	fs.StringVar(&f.costFlops, "cost-flops", "", "stop a point once its timed runs did this many `FLOPs` (such as 1e11), even before -time")
 	fs.StringVar(&f.costBytes, "cost-bytes", "", "stop a point once its timed runs moved this many `bytes` (such as 1e11), even before -time")
-	fs.IntVar(&f.minSamples, "min-samples", harness.DefaultMinSamples, "fewest samples per point (at least 3)")
+	fs.IntVar(&f.minSamples, "min-samples", bench.DefaultMinSamples, "fewest samples per point (at least 3)")
 	fs.StringVar(&f.refBudget, "ref-budget", fmt.Sprintf("%g", float64(harness.DefaultRefBudget)), "validate a point against the float64 reference only when its reference work (FLOPs + elements) is at most `N`; -1 never")
 	fs.StringVar(&f.maxMem, "max-mem", "", "refuse points whose inputs need more host `memory` than this, such as 8G (default half the machine's)")
 	fs.StringVar(&f.out, "out", "", "`directory` for the records (default results/<machine-id>)")
@@ -142,7 +142,7 @@ type sweepConfig struct {
 	tiers      []string
 	threads    []int
 	backend    backendEntry
-	protocol   harness.Protocol
+	protocol   bench.Protocol
 	refBudget  int64
 	maxMem     int64
 	out, name  string
@@ -268,8 +268,8 @@ func parseSweep(args []string) (cfg sweepConfig, help bool, err error) {
 			return cfg, false, fmt.Errorf("-cost-bytes: %w", err)
 		}
 	}
-	if f.minSamples < harness.MinSamplesFloor {
-		return cfg, false, fmt.Errorf("-min-samples: %d is below %d", f.minSamples, harness.MinSamplesFloor)
+	if f.minSamples < bench.MinSamplesFloor {
+		return cfg, false, fmt.Errorf("-min-samples: %d is below %d", f.minSamples, bench.MinSamplesFloor)
 	}
 	cfg.protocol.MinSamples = f.minSamples
 	if strings.TrimSpace(f.refBudget) == "-1" {
