@@ -52,6 +52,9 @@ func TestOpDefs(t *testing.T) {
 				t.Errorf("%v: case %s of another op", o.Op, c.ID())
 			}
 		}
+		if c, err := o.point(o.DefaultType, o.DefaultDims()); err != nil || c.Op != o.Op || c.Build == nil {
+			t.Errorf("%v: the default point gives case %s, %v", o.Op, c.ID(), err)
+		}
 	}
 	if !slices.Equal(got, ops.ComputeOps()) {
 		t.Errorf("definitions of %v, want every compute op %v", got, ops.ComputeOps())

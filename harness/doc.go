@@ -1,6 +1,6 @@
 // Package harness validates backends against the float64 reference.
 //
-// Each op is declared once, in an OpDef (one file per op, op_<name>.go):
+// Each op is declared once, in an OpDef (a file per op, op_<name>.go):
 // its named sizes with defaults and docs, the types it runs with, its
 // variant type (the sizes, types and options such as layouts, masks and
 // modes that its nodes are built from, with the one function that draws

@@ -18,10 +18,12 @@ import (
 // correctness and its perf mode.
 //
 // Each op's definition is a file of this package, op_<name>.go, that
-// registers it from an init function. The file also declares the op's
-// variant type: a struct of the sizes, types and options (layouts, masks,
-// modes) its nodes are built from, with the one build function that draws
-// the leaves through a Builder and makes the node. A benchmark point is a
+// registers it from an init function (ops that share a variant type, such
+// as ADD and MUL, share a file: op_binary.go, op_unary.go). The file also
+// declares the op's variant type: a struct of the sizes, types and options
+// (layouts, masks, modes) its nodes are built from, with a Case method
+// whose Build is the one function that draws the leaves through a Builder
+// and makes the node. A benchmark point is a
 // variant at the point's sizes with default options; the validation cases
 // are variants at edge shapes and options, plus, where a case needs a
 // build of its own (operands that do not match, which the op must refuse),
@@ -118,6 +120,12 @@ func (o OpDef) DefaultDims() Dims {
 		d[x.Name] = x.Default
 	}
 	return d
+}
+
+// shapeError returns an error wrapping ops.ErrShape, for sizes a point of
+// an op cannot take.
+func shapeError(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ops.ErrShape}, args...)...)
 }
 
 // opDefs holds the registered definitions in op order.

@@ -164,9 +164,3 @@ func refWork(node *ops.Tensor) int64 {
 	}
 	return w
 }
-
-// shapeError returns an error wrapping ops.ErrShape, for sizes a benchmark
-// op cannot take.
-func shapeError(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ops.ErrShape}, args...)...)
-}
