@@ -11,7 +11,7 @@ help:
 	@echo "test       go test ./... (the CI test command)"
 	@echo "test-race  go test -race on the CPU backend and harness"
 	@echo "validate   opbench validate: every op case on the CPU vs the float64 reference"
-	@echo "bench      go test -bench \$$(BENCH) (BENCH=MulMat BENCHTIME=2s make bench)"
+	@echo "bench      go test -bench \$$(BENCH) (BENCH=Op/MUL_MAT/q4_0 BENCHTIME=2s make bench)"
 	@echo "roofline   opbench roofline: this machine's peak GFLOP/s and GB/s at 1 and 2 threads"
 	@echo "baseline   the committed baseline sweeps in results/<machine>/ (see results/README.md)"
 	@echo "anchors    the shapes of ggml-cpu's anchor table, then the ratios against it (ANCHOR_OUT=dir)"

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/kernbench/kernbench/harness"
 )
 
 func TestMannWhitneyExact(t *testing.T) {
@@ -86,7 +84,7 @@ func setOf(threads int, samples ...[]float64) *Set {
 	for i, xs := range samples {
 		r := Record{Op: "MUL_MAT", Type: "q4_0", Shape: "n=" + string(rune('1'+i)), Backend: "cpu-avx2", Threads: threads}
 		r.Samples = xs
-		r.Stats = harness.Summarize(xs)
+		r.Stats = Summarize(xs)
 		s.Records = append(s.Records, r)
 	}
 	return s

@@ -54,7 +54,7 @@ type Record struct {
 	Flops int64 `json:"flops"`
 	Bytes int64 `json:"bytes"`
 
-	harness.Timing
+	Timing
 
 	// GFLOPS and GBPS are from the median time.
 	GFLOPS float64 `json:"gflops"`
@@ -132,12 +132,12 @@ type ProtocolInfo struct {
 }
 
 // NewProtocolInfo describes p (with its defaults filled in).
-func NewProtocolInfo(p harness.Protocol, refBudget int64) ProtocolInfo {
+func NewProtocolInfo(p Protocol, refBudget int64) ProtocolInfo {
 	p = p.WithDefaults()
 	return ProtocolInfo{
 		TimeTargetS: p.Time.Seconds(), CostFlops: p.CostFlops, CostBytes: p.CostBytes,
 		WarmupS: p.Warmup.Seconds(), Samples: p.Samples, MinSamples: p.MinSamples, MaxSamples: p.MaxSamples,
-		Inputs: harness.InputReuse, RefBudget: refBudget,
+		Inputs: InputReuse, RefBudget: refBudget,
 	}
 }
 
@@ -246,7 +246,7 @@ var (
 // dimOrder lists dimension names in the order of the benchmark ops.
 func dimOrder() []string {
 	var out []string
-	for _, o := range harness.BenchOps() {
+	for _, o := range harness.OpDefs() {
 		for _, d := range o.Dims {
 			if !slices.Contains(out, d.Name) {
 				out = append(out, d.Name)

@@ -15,8 +15,8 @@ import (
 // sampleSet returns a set with a validated, an unvalidated and a failed
 // record of different ops (so the CSV has sparse size columns).
 func sampleSet() *Set {
-	tm := harness.Timing{Clock: "wall clock", WarmupRuns: 7, RunsPerSample: 3, Samples: []float64{1.5e-3, 1.25e-3, 1.75e-3, 1.0000000000000002e-3}}
-	tm.Stats = harness.Summarize(tm.Samples)
+	tm := Timing{Clock: "wall clock", WarmupRuns: 7, RunsPerSample: 3, Samples: []float64{1.5e-3, 1.25e-3, 1.75e-3, 1.0000000000000002e-3}}
+	tm.Stats = Summarize(tm.Samples)
 	mm := Record{Op: "MUL_MAT", Type: "q4_0", Shape: "m=4096,n=1,k=4096", Label: "llama-7b attn_q; x",
 		Dims: map[string]int64{"m": 4096, "n": 1, "k": 4096}, Backend: "cpu-avx2", Threads: 2,
 		Flops: 2 * 4096 * 4096, Bytes: 9437184 + 16384 + 16384, Timing: tm,
@@ -35,7 +35,7 @@ func sampleSet() *Set {
 		Machine: Machine{ID: "amd-epyc-2c", CPU: "AMD EPYC", Vendor: "AuthenticAMD", Family: 25, Features: []string{"AVX2", "FMA3"},
 			PhysicalCores: 2, LogicalCores: 2, L1D: 32768, L2: 524288, L3: 33554432, MemoryBytes: 24 << 30, OS: "linux", Arch: "amd64", GOMAXPROCS: 2},
 		Provenance: Provenance{GoVersion: "go1.26.8", Commit: "0123456789abcdef", Dirty: true, Date: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "opbench sweep -op mul_mat"},
-		Protocol:   NewProtocolInfo(harness.Protocol{}, harness.DefaultRefBudget),
+		Protocol:   NewProtocolInfo(Protocol{}, harness.DefaultRefBudget),
 		Roofline: &Roofline{MachineID: "amd-epyc-2c", Date: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), Note: RooflineNote,
 			Peaks: []Peak{{Kind: KindF32FMA, Kernel: "x", Threads: 1, Best: 100, Median: 90, Unit: "GFLOP/s", Samples: 3}}},
 		Records: []Record{mm, fa, bad},

@@ -26,7 +26,7 @@ type Backend struct {
 // A Runner measures planned points on backends.
 type Runner struct {
 	Backends []Backend
-	Protocol harness.Protocol
+	Protocol Protocol
 	// RefBudget bounds the reference's work per point (see
 	// harness.PrepareOptions).
 	RefBudget int64
@@ -143,7 +143,7 @@ func (ru *Runner) measure(p PlannedPoint, be Backend, cache *harness.PointCache)
 		r.Validation, r.Error = ValidError, err.Error()
 		return r
 	}
-	tm, err := harness.Measure(harness.TimerFor(be.Backend), prep.Node, ru.Protocol)
+	tm, err := Measure(TimerFor(be.Backend), prep.Node, ru.Protocol)
 	if perr := stopProfile(); perr != nil && err == nil {
 		err = perr
 	}
@@ -168,8 +168,8 @@ func (ru *Runner) derive(r *Record) {
 // Derive fills r's GFLOP/s, GB/s and roofline fields from its median time
 // and cost, against roof (if any).
 func Derive(r *Record, roof *Roofline, cacheBytes int64) {
-	r.GFLOPS = harness.Rate(r.Flops, r.Median)
-	r.GBPS = harness.Rate(r.Bytes, r.Median)
+	r.GFLOPS = Rate(r.Flops, r.Median)
+	r.GBPS = Rate(r.Bytes, r.Median)
 	if roof == nil || r.Flops == 0 {
 		return
 	}

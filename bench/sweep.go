@@ -118,7 +118,7 @@ func (e Entry) Expand() ([]PlannedPoint, []string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("op: %w", err)
 		}
-		if _, err := harness.LookupBenchOp(o); err != nil {
+		if _, err := harness.LookupOpDef(o); err != nil {
 			return nil, nil, fmt.Errorf("op: %v computes nothing and has no benchmark", o)
 		}
 		if !slices.Contains(opList, o) {
@@ -152,18 +152,18 @@ func (e Entry) Expand() ([]PlannedPoint, []string, error) {
 }
 
 func (e Entry) expandOps(opList []ops.Op, typs []quant.Type) ([]PlannedPoint, []string, error) {
-	var bos []harness.BenchOp
+	var bos []harness.OpDef
 	for _, o := range opList {
-		bo, _ := harness.LookupBenchOp(o)
+		bo, _ := harness.LookupOpDef(o)
 		bos = append(bos, bo)
 	}
 	for _, t := range typs {
-		if !slices.ContainsFunc(bos, func(bo harness.BenchOp) bool { return bo.TakesType(t) }) {
+		if !slices.ContainsFunc(bos, func(bo harness.OpDef) bool { return bo.TakesType(t) }) {
 			return nil, nil, fmt.Errorf("type: %s takes no type %v (%s takes %s)", strings.Join(e.Ops, ","), t, bos[0].Name(), typeNames(bos[0].Types))
 		}
 	}
 	for _, name := range sortedKeys(e.Dims) {
-		if !slices.ContainsFunc(bos, func(bo harness.BenchOp) bool { return bo.HasDim(name) }) {
+		if !slices.ContainsFunc(bos, func(bo harness.OpDef) bool { return bo.HasDim(name) }) {
 			return nil, nil, fmt.Errorf("%s: %s has no size %s (%s)", name, strings.Join(e.Ops, ","), name, sizesOf(bos))
 		}
 	}
@@ -232,7 +232,7 @@ func (e Entry) expandPreset(opList []ops.Op, typs []quant.Type) ([]PlannedPoint,
 		if len(opList) > 0 && !slices.Contains(opList, l.Op) {
 			continue
 		}
-		bo, err := harness.LookupBenchOp(l.Op)
+		bo, err := harness.LookupOpDef(l.Op)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -274,14 +274,14 @@ func hasKey(d harness.Dims, k string) bool {
 
 // weightTypes are the types a matrix product takes as weights.
 func weightTypes() []quant.Type {
-	bo, _ := harness.LookupBenchOp(ops.OpMulMat)
+	bo, _ := harness.LookupOpDef(ops.OpMulMat)
 	return bo.Types
 }
 
 // combos returns every combination of the listed values of bo's sizes,
 // with fixed sizes taking precedence and the rest their defaults, in bo's
 // dimension order (the last size varying fastest).
-func combos(bo harness.BenchOp, lists map[string][]int64, fixed harness.Dims) []harness.Dims {
+func combos(bo harness.OpDef, lists map[string][]int64, fixed harness.Dims) []harness.Dims {
 	out := []harness.Dims{{}}
 	for _, d := range bo.Dims {
 		vals := []int64{d.Default}
@@ -326,7 +326,7 @@ func typeNames(ts []quant.Type) string {
 	return strings.Join(s, ", ")
 }
 
-func sizesOf(bos []harness.BenchOp) string {
+func sizesOf(bos []harness.OpDef) string {
 	var parts []string
 	for _, bo := range bos {
 		var names []string

@@ -228,7 +228,7 @@ func TestRunner(t *testing.T) {
 	ru := &Runner{
 		Backends: []Backend{{Name: "cpu-a", Threads: 1, Backend: b1}, {Name: "cpu-b", Threads: 2, Backend: b2},
 			{Name: "broken", Threads: 1, Backend: failing{Backend: b1}}, {Name: "refuses", Threads: 1, Backend: failing{Backend: b1, refuse: true}}},
-		Protocol: harness.Protocol{Time: 5 * time.Millisecond, Warmup: time.Millisecond},
+		Protocol: Protocol{Time: 5 * time.Millisecond, Warmup: time.Millisecond},
 		Roofline: roof, CacheBytes: 1 << 20,
 		Progress: func(done, total int, r Record, _ time.Duration) {
 			progress = append(progress, r.Backend)
@@ -244,7 +244,7 @@ func TestRunner(t *testing.T) {
 	for i, r := range rs {
 		switch r.Backend {
 		case "cpu-a", "cpu-b":
-			if r.Validation != ValidOK || !r.Timed() || len(r.Samples) < harness.DefaultMinSamples || r.GBPS <= 0 || r.Error != "" {
+			if r.Validation != ValidOK || !r.Timed() || len(r.Samples) < DefaultMinSamples || r.GBPS <= 0 || r.Error != "" {
 				t.Errorf("record %d: %+v", i, r)
 			}
 			if r.Op == "MUL_MAT" && (r.GFLOPS <= 0 || r.Intensity <= 0) {

@@ -20,7 +20,7 @@ var smallDims = Dims{
 	DimExperts: 4, DimUsed: 2, DimDConv: 4, DimDInner: 32, DimDState: 16, DimHeadDim: 1, DimSeqs: 2,
 }
 
-func small(o BenchOp) Dims {
+func small(o OpDef) Dims {
 	d := Dims{}
 	for _, x := range o.Dims {
 		d[x.Name] = smallDims[x.Name]
@@ -28,31 +28,47 @@ func small(o BenchOp) Dims {
 	return d
 }
 
-func TestBenchOpsCoverComputeOps(t *testing.T) {
+// TestOpDefs: every compute op has one complete definition, whose
+// validation cases are all of its op and hold cases that compute and cases
+// the op must refuse.
+func TestOpDefs(t *testing.T) {
 	var got []ops.Op
-	for _, o := range BenchOps() {
+	for _, o := range OpDefs() {
 		got = append(got, o.Op)
-		if len(o.Dims) == 0 || len(o.Types) == 0 || !o.TakesType(o.DefaultType) || len(o.Shapes) == 0 || o.TypeRole == "" {
-			t.Errorf("%v: incomplete description %+v", o.Op, o)
+		if len(o.Dims) == 0 || len(o.Types) == 0 || !o.TakesType(o.DefaultType) || len(o.Shapes) == 0 || o.TypeRole == "" || len(o.Tolerances) == 0 {
+			t.Errorf("%v: incomplete definition %+v", o.Op, o)
 		}
 		for _, d := range o.Dims {
 			if _, ok := smallDims[d.Name]; !ok || d.Default < 1 || d.Doc == "" {
 				t.Errorf("%v: dimension %+v has no small size, default or doc", o.Op, d)
 			}
 		}
+		for _, tol := range o.Tolerances {
+			if tol.Op != o.Op {
+				t.Errorf("%v: tolerance of %v", o.Op, tol.Op)
+			}
+		}
+		for _, c := range o.cases() {
+			if c.Op != o.Op {
+				t.Errorf("%v: case %s of another op", o.Op, c.ID())
+			}
+		}
+		if c, err := o.point(o.DefaultType, o.DefaultDims()); err != nil || c.Op != o.Op || c.Build == nil {
+			t.Errorf("%v: the default point gives case %s, %v", o.Op, c.ID(), err)
+		}
 	}
 	if !slices.Equal(got, ops.ComputeOps()) {
-		t.Errorf("benchmark ops %v, want every compute op %v", got, ops.ComputeOps())
+		t.Errorf("definitions of %v, want every compute op %v", got, ops.ComputeOps())
 	}
-	if _, err := LookupBenchOp(ops.OpView); err == nil {
-		t.Error("VIEW has a benchmark")
+	if _, err := LookupOpDef(ops.OpView); err == nil {
+		t.Error("VIEW has a definition")
 	}
 }
 
 // TestBenchShapesPlan: every default benchmark shape plans (builds with no
 // allocation) for every type of its op.
 func TestBenchShapesPlan(t *testing.T) {
-	for _, o := range BenchOps() {
+	for _, o := range OpDefs() {
 		for _, typ := range o.Types {
 			for _, d := range o.Shapes {
 				p, err := NewPoint(o.Op, typ, d)
@@ -138,7 +154,7 @@ func TestPlanRefuses(t *testing.T) {
 func TestPrepareEveryOp(t *testing.T) {
 	be := cputest.New(t, 2)
 	defer be.Close()
-	for _, o := range BenchOps() {
+	for _, o := range OpDefs() {
 		typs := []quant.Type{o.DefaultType}
 		if testing.Short() == false && len(o.Types) > 1 {
 			typs = o.Types
@@ -260,45 +276,27 @@ func TestPrepareFails(t *testing.T) {
 	}
 }
 
-// Benchmarks: one per op, named Op/type/sizes/cpu-tier so that
-// -bench 'MulMat/q4_0' selects naturally. Threads follow GOMAXPROCS, so
-// -cpu 1,2 sweeps them. Each point is validated against the reference
+// BenchmarkOp benchmarks every op's definition (its Shapes) for every
+// type and CPU tier, named op/type/sizes/cpu-tier so that
+// -bench 'Op/MUL_MAT/q4_0' selects naturally. Threads follow GOMAXPROCS,
+// so -cpu 1,2 sweeps them. Each point is validated against the reference
 // first when that is cheap (benchRefBudget), else computed once and
 // checked for memory safety. Bytes per op (MB/s) and GFLOP/s come from the
 // op's cost model; inputs stay the same in every iteration (cache-warm).
+func BenchmarkOp(b *testing.B) {
+	for _, o := range OpDefs() {
+		b.Run(o.Op.String(), func(b *testing.B) { benchmarkOp(b, o) })
+	}
+}
 
 const benchRefBudget = 1e8
 
-func BenchmarkMulMat(b *testing.B)       { benchmarkOp(b, ops.OpMulMat) }
-func BenchmarkMulMatID(b *testing.B)     { benchmarkOp(b, ops.OpMulMatID) }
-func BenchmarkSoftMax(b *testing.B)      { benchmarkOp(b, ops.OpSoftMax) }
-func BenchmarkFlashAttnExt(b *testing.B) { benchmarkOp(b, ops.OpFlashAttnExt) }
-func BenchmarkSSMConv(b *testing.B)      { benchmarkOp(b, ops.OpSSMConv) }
-func BenchmarkSSMScan(b *testing.B)      { benchmarkOp(b, ops.OpSSMScan) }
-func BenchmarkRope(b *testing.B)         { benchmarkOp(b, ops.OpRope) }
-func BenchmarkRMSNorm(b *testing.B)      { benchmarkOp(b, ops.OpRMSNorm) }
-func BenchmarkGetRows(b *testing.B)      { benchmarkOp(b, ops.OpGetRows) }
-func BenchmarkAdd(b *testing.B)          { benchmarkOp(b, ops.OpAdd) }
-func BenchmarkMul(b *testing.B)          { benchmarkOp(b, ops.OpMul) }
-func BenchmarkScale(b *testing.B)        { benchmarkOp(b, ops.OpScale) }
-func BenchmarkCpy(b *testing.B)          { benchmarkOp(b, ops.OpCpy) }
-func BenchmarkCont(b *testing.B)         { benchmarkOp(b, ops.OpCont) }
-func BenchmarkSilu(b *testing.B)         { benchmarkOp(b, ops.OpSilu) }
-func BenchmarkGelu(b *testing.B)         { benchmarkOp(b, ops.OpGelu) }
-func BenchmarkSwiGLU(b *testing.B)       { benchmarkOp(b, ops.OpSwiGLU) }
-func BenchmarkArgsort(b *testing.B)      { benchmarkOp(b, ops.OpArgsort) }
-func BenchmarkSumRows(b *testing.B)      { benchmarkOp(b, ops.OpSumRows) }
-
 // benchmarkOp runs op's benchmark shapes for every type and CPU tier.
-func benchmarkOp(b *testing.B, op ops.Op) {
-	o, err := LookupBenchOp(op)
-	if err != nil {
-		b.Fatal(err)
-	}
+func benchmarkOp(b *testing.B, o OpDef) {
 	for _, typ := range o.Types {
 		b.Run(typ.String(), func(b *testing.B) {
 			for _, d := range o.Shapes {
-				p := Point{Op: op, Type: typ, Dims: d}
+				p := Point{Op: o.Op, Type: typ, Dims: d}
 				b.Run(p.BenchName(), func(b *testing.B) { benchmarkPoint(b, p) })
 			}
 		})

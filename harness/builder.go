@@ -27,6 +27,18 @@ type Builder struct {
 	err     error
 	// cache, when set, supplies and keeps the drawn bytes of each leaf.
 	cache *pointCache
+	// plan, when set, makes the builder allocate and draw nothing: it
+	// shapes and checks each leaf and tallies its size (see Point.Plan).
+	plan *planTally
+}
+
+// planTally is what a planning Builder's leaves add up to.
+type planTally struct {
+	// memory is the host memory the leaves take while being prepared:
+	// drawn as float64, packed, and written to the backend.
+	memory int64
+	// elements counts the leaves' elements, which the reference reads.
+	elements int64
 }
 
 // leaf is one allocated input and what was written to it.
@@ -40,6 +52,9 @@ func newBuilder(b ops.Backend, seed uint64) *Builder {
 	return &Builder{backend: b, seed: seed}
 }
 
+// newPlanBuilder returns a Builder that allocates and draws nothing.
+func newPlanBuilder() *Builder { return &Builder{plan: &planTally{}} }
+
 // Err returns the first error the builder met, or nil.
 func (b *Builder) Err() error { return b.err }
 
@@ -51,14 +66,30 @@ func (b *Builder) Leaf(name string, t quant.Type, d Dist, ne ...int64) *ops.Tens
 	if b.err != nil {
 		return nil
 	}
+	if b.plan != nil {
+		elems := 1.0
+		for _, n := range ne {
+			elems *= float64(n)
+		}
+		if elems > maxElements {
+			b.err = fmt.Errorf("input %s %v has %.3g elements, too many", name, ne, elems)
+			return nil
+		}
+	}
 	x, err := ops.NewTensor(name, t, ne...)
 	if err != nil {
-		b.err = fmt.Errorf("harness: leaf %s: %w", name, err)
+		b.err = b.leafError(name, err)
 		return nil
 	}
 	if err := d.check(x.Ne); err != nil {
-		b.err = fmt.Errorf("harness: leaf %s: %w", name, err)
+		b.err = b.leafError(name, err)
 		return nil
+	}
+	if b.plan != nil {
+		b.plan.memory += 8*x.NumElements() + 2*x.Bytes()
+		b.plan.elements += x.NumElements()
+		b.leaves = append(b.leaves, &leaf{t: x, dist: d})
+		return x
 	}
 	key := drawKey{index: len(b.leaves), name: name, typ: t, ne: x.Ne, dist: d.String()}
 	data := b.cache.draw(key) // nil unless drawn for another backend
@@ -83,6 +114,14 @@ func (b *Builder) Leaf(name string, t quant.Type, d Dist, ne ...int64) *ops.Tens
 	}
 	b.leaves = append(b.leaves, &leaf{t: x, dist: d, data: data})
 	return x
+}
+
+// leafError describes a leaf the builder could not make.
+func (b *Builder) leafError(name string, err error) error {
+	if b.plan != nil {
+		return fmt.Errorf("input %s: %w", name, err)
+	}
+	return fmt.Errorf("harness: leaf %s: %w", name, err)
 }
 
 // Permute returns ops.Permute(a, axes...), keeping the first error.

@@ -4,34 +4,16 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
 )
 
-// families lists the case-set builders, one per op family.
-var families = []func() []Case{
-	mulMatCases,
-	mulMatIDCases,
-	softMaxCases,
-	flashAttnCases,
-	ssmConvCases,
-	ssmScanCases,
-	ropeCases,
-	rmsNormCases,
-	getRowsCases,
-	cpyCases,
-	contCases,
-	binaryCases,
-	unaryCases,
-	swigluCases,
-	argsortCases,
-	sumRowsCases,
-}
-
-// AllCases returns every case, default and large.
+// AllCases returns every case, default and large: the validation cases of
+// every op's definition, in op order.
 func AllCases() []Case {
 	var out []Case
-	for _, f := range families {
-		out = append(out, f()...)
+	for _, o := range opDefs {
+		out = append(out, o.cases()...)
 	}
 	return out
 }
@@ -62,6 +44,21 @@ func weightTypes() []quant.Type {
 	return out
 }
 
+// f32Only is the type list of the ops that compute in f32 only.
+var f32Only = []quant.Type{quant.F32}
+
+// leafOrPermuted allocates a leaf of shape ne, or when permuted one with
+// dims 1 and 2 swapped, permuted back to ne (non-contiguous).
+func leafOrPermuted(b *Builder, name string, t quant.Type, d Dist, permuted bool, ne []int64) *ops.Tensor {
+	if !permuted {
+		return b.Leaf(name, t, d, ne...)
+	}
+	full := []int64{1, 1, 1, 1}
+	copy(full, ne)
+	full[1], full[2] = full[2], full[1]
+	return b.Permute(b.Leaf(name, t, d, full...), 0, 2, 1, 3)
+}
+
 // rowLen returns a row length for type t: n blocks for block types; for
 // element types (block size 1) the length odd, which they allow.
 func rowLen(t quant.Type, blocks int64) int64 {
@@ -82,6 +79,19 @@ func refuse(c Case) Case {
 // reject marks a case whose Compute must fail.
 func reject(c Case) Case {
 	c.Expect = ExpectReject
+	return c
+}
+
+// named returns c under another name: a variant whose generated name
+// would not say what the case is about.
+func named(c Case, name string) Case {
+	c.Name = name
+	return c
+}
+
+// suffixed returns c with suffix added to its name.
+func suffixed(c Case, suffix string) Case {
+	c.Name += suffix
 	return c
 }
 

@@ -215,3 +215,10 @@ func (d Dist) values(r *rand.Rand, ne [4]int64) []float64 {
 	}
 	return v
 }
+
+// isZero reports whether d is the zero Dist, which a variant's field
+// uses to mean "the op's default distribution".
+func (d Dist) isZero() bool {
+	return d.Kind == DistUniform && d.Lo == 0 && d.Hi == 0 && d.Mean == 0 && d.Std == 0 &&
+		d.P == 0 && !d.Distinct && d.MaskedRows == nil
+}

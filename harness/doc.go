@@ -1,18 +1,30 @@
 // Package harness validates backends against the float64 reference.
 //
-// A Case is declared once: the op, the types it exercises, and a Build
-// function that creates the leaf tensors through a Builder (which draws
-// their values from a described distribution with a fixed seed, so every
-// backend sees bit-identical inputs) and returns the node to compute. Run
-// computes a case on one ops.Backend and compares the result with
-// reference.Compute: normalized mean squared error (as ggml's
-// test-backend-ops computes it), the largest absolute error, and NaN/Inf
-// mismatches, against the limits of the single tolerance table in
-// tolerance.go. Every tensor is allocated with guard bytes past its end,
-// filled with a sentinel pattern and checked after Compute, so writes out
-// of bounds fail the case; inputs are checked to be unchanged, and outputs
-// start out poisoned with NaN bytes so an element the kernel forgets to
-// write fails too.
+// Each op is declared once, in an OpDef (a file per op, op_<name>.go):
+// its named sizes with defaults and docs, the types it runs with, its
+// variant type (the sizes, types and options such as layouts, masks and
+// modes that its nodes are built from, with the one function that draws
+// the leaves and builds the node), its validation cases (variants at edge
+// shapes, plus custom builds for operands no variant has), and its
+// tolerances with their reasons. Validation (Cases), benchmark points
+// (Point, which `go test -bench` and package bench's sweeps measure) and
+// the tolerance table all take the op from there. Its cost is the op's own
+// cost model, ops.CostOf.
+//
+// A Case is one op on one set of shapes, types and parameters: the op,
+// the types it exercises, and a Build function that creates the leaf
+// tensors through a Builder (which draws their values from a described
+// distribution with a fixed seed, so every backend sees bit-identical
+// inputs) and returns the node to compute. Run computes a case on one
+// ops.Backend and compares the result with reference.Compute: normalized
+// mean squared error (as ggml's test-backend-ops computes it), the largest
+// absolute error, and NaN/Inf mismatches, against the limits of the
+// tolerance table (the definitions' entries, see LookupTolerance). Every
+// tensor is allocated with guard bytes past its end, filled with a
+// sentinel pattern and checked after Compute, so writes out of bounds
+// fail the case; inputs are checked to be unchanged, and outputs start out
+// poisoned with NaN bytes so an element the kernel forgets to write fails
+// too.
 //
 // Some cases expect an error instead of a result: a Refuse case passes when
 // building it fails with an error wrapping ops.ErrShape or
@@ -26,30 +38,35 @@
 // unused experts, large rope positions, odd sizes). It is sized to run in
 // seconds on a CPU; LargeCases adds model-sized shapes.
 //
+// # Adding an op
+//
+// After the op itself (ops: its constant, constructor and cost formula;
+// reference; the backends' kernels), write op_<name>.go here: a variant
+// struct with a method returning its Case, the case list, and an OpDef
+// registered from init with the op's sizes, types, point function (the
+// variant at a benchmark point's sizes), cases and tolerances. Validation,
+// `go test -bench` and opbench sweep then have it; TestOpDefs checks the
+// definition is complete, TestTolerances that every entry is used.
+//
 // # Benchmarks
 //
-// BenchOps describes every compute op for benchmarking: its named sizes
-// (m, n, k, kv, heads, ...), the types it runs with, and how to build it. A
-// Point (op, type, sizes) becomes an ordinary Case, so every benchmarked
-// point is also validatable; Plan builds its node without allocating, to
-// refuse bad sizes and estimate cost and memory first. Prepare builds a
-// case on a backend, computes it once and validates it (or, when the
-// reference would take too long, validates a sample of the outputs where
-// the op allows it, MUL_MAT, MUL_MAT_ID and FLASH_ATTN_EXT, and says
+// A Point (op, type, sizes) becomes an ordinary Case through its op's
+// definition, so every benchmarked point is also validatable; Plan builds
+// its node through a Builder that allocates and draws nothing, to refuse
+// bad sizes and estimate cost and memory first. Prepare builds a case on
+// a backend, computes it once and validates it (or, when the reference
+// would take too long, validates a sample of the outputs where the op's
+// definition says how, MUL_MAT, MUL_MAT_ID and FLASH_ATTN_EXT, and says
 // "sampled", else checks memory safety only and says "unvalidated"), and
 // returns the node ready to time; a PointCache shares the drawn inputs and
 // reference output between backends.
 //
-// Measure times a prepared node under a Protocol: warm-up, batches of runs
-// sized so that about Samples samples fill the time (or cost) target, at
-// least MinSamples; the Timing holds every sample with its median, min,
-// max, mean and standard deviation. The clock is the backend's Timer
-// (TimerFor: its own for a TimerSource, such as a GPU timing device
-// events, else the wall clock). Inputs are the same tensors in every
-// repetition (InputReuse), as in ggml's perf mode.
+// Package bench times prepared points (Measure, under a Protocol) and
+// keeps the records.
 //
-// bench_test.go holds `go test -bench` benchmarks for every op x type x
-// CPU tier, named Op/type/sizes/cpu-tier (BenchmarkMulMat/q4_0/
-// m4096_n1_k4096/cpu-avx2), reporting MB/s and GFLOP/s. Package bench
-// builds sweeps, records, comparisons and rooflines on these.
+// bench_test.go holds `go test -bench` benchmarks of every op x type x
+// CPU tier, from the definitions' Shapes, named Op/op/type/sizes/cpu-tier
+// (BenchmarkOp/MUL_MAT/q4_0/m4096_n1_k4096/cpu-avx2), reporting MB/s and
+// GFLOP/s. Package bench builds sweeps, records, comparisons and
+// rooflines on these.
 package harness

@@ -8,17 +8,14 @@ import (
 )
 
 // expected turns the reference's values for node into the values the
-// backend must produce. For CPY, reference.Compute returns the exact
-// source values, while ops.Cpy specifies rounding to the destination type
-// as quant.QuantizeRow does; the harness rounds the reference's values
-// through the destination type (QuantizeRow then DequantizeRow, row by
-// row), so a CPY is judged against the reference quantizer itself rather
-// than against quantization noise. Other ops are compared as computed.
+// backend must produce: as computed, unless the op's definition says
+// otherwise (CPY rounds them through its destination type, see
+// expectCpy).
 func expected(node *ops.Tensor, want []float64) ([]float64, error) {
-	if node.Op != ops.OpCpy {
-		return want, nil
+	if d := lookupDef(node.Op); d != nil && d.expect != nil {
+		return d.expect(node, want)
 	}
-	return roundThrough(node.Type, node.Ne[0], want)
+	return want, nil
 }
 
 // roundThrough rounds values (rows of ne0) to type t and back.

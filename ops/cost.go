@@ -11,9 +11,87 @@ type Cost struct {
 	Bytes int64
 }
 
-// CostOf returns the cost of computing t. Views cost nothing.
+// An opCost is one op's cost model: its FLOPs, and how many bytes of its
+// sources it does not read (0 for most ops).
+type opCost struct {
+	flops func(t *Tensor) int64
+	// unread, when set, returns the bytes of t's sources that the op
+	// does not read, subtracted from the generic count (every source
+	// once, plus the output).
+	unread func(t *Tensor) int64
+}
+
+// costs is the cost model of every compute op, the one place an op's
+// FLOP formula is written: graphs' records, the harness's plans and
+// opbench's GFLOP/s all read it through CostOf. TestCostModel requires an
+// entry for every compute op. n is the number of output elements.
+var costs = [numOps]opCost{
+	OpMulMat: {flops: func(t *Tensor) int64 { return 2 * t.Src[0].Ne[0] * t.NumElements() }},
+	OpMulMatID: {
+		flops: func(t *Tensor) int64 { return 2 * t.Src[0].Ne[0] * t.NumElements() },
+		// Only the experts in use are read: count n_used*n_tokens rows
+		// of weights at most, never more than all of them.
+		unread: func(t *Tensor) int64 {
+			w := t.Src[0]
+			if used := t.Ne[1] * t.Ne[2]; used < w.Ne[2] {
+				return w.Bytes() - used*w.Bytes()/w.Ne[2]
+			}
+			return 0
+		},
+	},
+	OpSoftMax: {flops: perOutput(5)},
+	OpFlashAttnExt: {flops: func(t *Tensor) int64 {
+		q, k, v := t.Src[FAQ], t.Src[FAK], t.Src[FAV]
+		pairs := q.Ne[1] * q.Ne[2] * q.Ne[3] * k.Ne[1]
+		return 2*pairs*q.Ne[0] + 2*pairs*v.Ne[0] + 5*pairs
+	}},
+	OpSSMConv: {flops: func(t *Tensor) int64 { return 2 * t.NumElements() * t.Src[1].Ne[0] }},
+	OpSSMScan: {flops: func(t *Tensor) int64 {
+		// per element of x and state: exp, 2 mul-adds for the update, 1 for y
+		x, s := t.Src[ScanX], t.Src[ScanState]
+		return x.NumElements() * s.Ne[0] * 7
+	}},
+	OpRope:    {flops: perOutput(6)},
+	OpRMSNorm: {flops: perOutput(3)},
+	OpGetRows: {flops: perOutput(0)},
+	OpAdd:     {flops: perInput(1)},
+	OpMul:     {flops: perInput(1)},
+	OpScale:   {flops: perOutput(2)},
+	OpCpy: {
+		flops: perOutput(0),
+		// the destination is written, not read
+		unread: func(t *Tensor) int64 { return t.Src[1].Bytes() },
+	},
+	OpCont:   {flops: perOutput(0)},
+	OpSilu:   {flops: perOutput(4)},
+	OpGelu:   {flops: perOutput(8)},
+	OpSwiGLU: {flops: perOutput(5)},
+	OpArgsort: {flops: func(t *Tensor) int64 {
+		lg := int64(1)
+		for x := t.Ne[0]; x > 1; x >>= 1 {
+			lg++
+		}
+		return t.NumElements() * lg
+	}},
+	OpSumRows: {flops: perInput(1)},
+}
+
+// perOutput is a FLOP formula of f operations per output element.
+func perOutput(f int64) func(t *Tensor) int64 {
+	return func(t *Tensor) int64 { return f * t.NumElements() }
+}
+
+// perInput is a FLOP formula of f operations per element of the first
+// source.
+func perInput(f int64) func(t *Tensor) int64 {
+	return func(t *Tensor) int64 { return f * t.Src[0].NumElements() }
+}
+
+// CostOf returns the cost of computing t: the op's FLOPs, and every source
+// once as packed plus the output, less what the op does not read. Views
+// and leaves cost nothing.
 func CostOf(t *Tensor) Cost {
-	if t.Op == OpNone || t.Op.IsView() {
+	if t.Op == OpNone || t.Op.IsView() || t.Op < 0 || t.Op >= numOps {
 		return Cost{}
 	}
 	var c Cost
@@ -22,56 +100,13 @@ func CostOf(t *Tensor) Cost {
 			c.Bytes += s.Bytes()
 		}
 	}
-	if t.Op == OpCpy {
-		c.Bytes -= t.Src[1].Bytes() // the destination is written, not read
-	}
 	c.Bytes += t.Bytes()
-	n := t.NumElements()
-	switch t.Op {
-	case OpMulMat:
-		c.Flops = 2 * t.Src[0].Ne[0] * n
-	case OpMulMatID:
-		c.Flops = 2 * t.Src[0].Ne[0] * n
-		// Only the experts in use are read: count n_used*n_tokens rows
-		// of weights at most, never more than all of them.
-		w := t.Src[0]
-		used := t.Ne[1] * t.Ne[2]
-		if used < w.Ne[2] {
-			c.Bytes -= w.Bytes() - used*w.Bytes()/w.Ne[2]
-		}
-	case OpFlashAttnExt:
-		q, k, v := t.Src[FAQ], t.Src[FAK], t.Src[FAV]
-		pairs := q.Ne[1] * q.Ne[2] * q.Ne[3] * k.Ne[1]
-		c.Flops = 2*pairs*q.Ne[0] + 2*pairs*v.Ne[0] + 5*pairs
-	case OpSoftMax:
-		c.Flops = 5 * n
-	case OpSSMConv:
-		c.Flops = 2 * n * t.Src[1].Ne[0]
-	case OpSSMScan:
-		x, s := t.Src[ScanX], t.Src[ScanState]
-		// per element of x and state: exp, 2 mul-adds for the update, 1 for y
-		c.Flops = x.NumElements() * s.Ne[0] * 7
-	case OpRope:
-		c.Flops = 6 * n
-	case OpRMSNorm:
-		c.Flops = 3 * n
-	case OpAdd, OpMul, OpSumRows:
-		c.Flops = t.Src[0].NumElements()
-	case OpScale:
-		c.Flops = 2 * n
-	case OpSilu:
-		c.Flops = 4 * n
-	case OpGelu:
-		c.Flops = 8 * n
-	case OpSwiGLU:
-		c.Flops = 5 * n
-	case OpArgsort:
-		r := t.Ne[0]
-		lg := int64(1)
-		for x := r; x > 1; x >>= 1 {
-			lg++
-		}
-		c.Flops = n * lg
+	m := costs[t.Op]
+	if m.unread != nil {
+		c.Bytes -= m.unread(t)
+	}
+	if m.flops != nil {
+		c.Flops = m.flops(t)
 	}
 	return c
 }

@@ -244,6 +244,34 @@ func TestCost(t *testing.T) {
 	}
 }
 
+// TestCostModel: every compute op has a FLOP formula, and views and
+// leaves cost nothing.
+func TestCostModel(t *testing.T) {
+	for _, o := range ComputeOps() {
+		if costs[o].flops == nil {
+			t.Errorf("%v has no FLOP formula in costs", o)
+		}
+	}
+	a := mustTensor(t, quant.F32, 64, 4)
+	v, err := Transpose(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*Tensor{a, v} {
+		if c := CostOf(x); c != (Cost{}) {
+			t.Errorf("%v costs %+v, want nothing", x.Op, c)
+		}
+	}
+	// CPY does not count reading its destination.
+	cp, err := Cpy(a, mustTensor(t, quant.F16, 64, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := CostOf(cp); c.Flops != 0 || c.Bytes != 64*4*4+64*4*2 {
+		t.Errorf("cpy f32->f16 costs %+v", c)
+	}
+}
+
 func TestHostBufferAlignment(t *testing.T) {
 	for _, n := range []int64{0, 1, 7, 4096} {
 		h, err := NewHostBuffer(n)

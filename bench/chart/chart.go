@@ -177,7 +177,7 @@ func flopBound(opName string) bool {
 	if err != nil {
 		return false
 	}
-	bo, err := harness.LookupBenchOp(o)
+	bo, err := harness.LookupOpDef(o)
 	return err == nil && bo.FlopBound
 }
 
@@ -394,7 +394,7 @@ func throughputFigure(s *bench.Set, op, x string, rs []bench.Record, o Options) 
 func dimDoc(op, dim string) string {
 	o, err := ops.ParseOp(op)
 	if err == nil {
-		if bo, err := harness.LookupBenchOp(o); err == nil {
+		if bo, err := harness.LookupOpDef(o); err == nil {
 			for _, d := range bo.Dims {
 				if d.Name == dim {
 					return d.Doc

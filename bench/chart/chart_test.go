@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/kernbench/kernbench/bench"
-	"github.com/kernbench/kernbench/harness"
 )
 
 // testSet returns a set of MUL_MAT points over n for two types and one
@@ -30,7 +29,7 @@ func testSet() *bench.Set {
 			r := bench.Record{Op: "MUL_MAT", Type: typ, Dims: map[string]int64{"m": 4096, "n": n, "k": 4096}, Backend: "cpu-avx2", Threads: 2,
 				Flops: 2 * 4096 * 4096 * n, Bytes: 9e6 + 32768*n}
 			r.Samples = []float64{1e-3 * float64(n+4) / 5}
-			r.Stats = harness.Summarize(r.Samples)
+			r.Stats = bench.Summarize(r.Samples)
 			r.Intensity = float64(r.Flops) / float64(r.Bytes)
 			bench.Derive(&r, s.Roofline, 32<<20)
 			s.Records = append(s.Records, r)
@@ -38,7 +37,7 @@ func testSet() *bench.Set {
 	}
 	r := bench.Record{Op: "RMS_NORM", Type: "f32", Dims: map[string]int64{"k": 4096, "n": 1}, Backend: "cpu-avx2", Threads: 2, Flops: 12288, Bytes: 32768}
 	r.Samples = []float64{2e-6}
-	r.Stats = harness.Summarize(r.Samples)
+	r.Stats = bench.Summarize(r.Samples)
 	r.Intensity = 12288.0 / 32768
 	bench.Derive(&r, s.Roofline, 32<<20)
 	s.Records = append(s.Records, r)

@@ -11,7 +11,6 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/kernbench/kernbench/bench"
-	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/ops/cpu"
 )
 
@@ -238,14 +237,14 @@ func TestSweepPlotCompare(t *testing.T) {
 		for i := range r.Samples {
 			r.Samples[i] = r.Median * (1 + 0.01*float64(i))
 		}
-		r.Stats = harness.Summarize(r.Samples)
+		r.Stats = bench.Summarize(r.Samples)
 		fast.Records = append(fast.Records, r)
 		s := r
 		s.Samples = make([]float64, 10)
 		for i := range s.Samples {
 			s.Samples[i] = 2 * r.Samples[i]
 		}
-		s.Stats, s.Threads = harness.Summarize(s.Samples), 2
+		s.Stats, s.Threads = bench.Summarize(s.Samples), 2
 		slow.Records = append(slow.Records, s)
 	}
 	a = filepath.Join(dir, "fast.json")

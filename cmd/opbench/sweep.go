@@ -99,7 +99,7 @@ type sweepFlags struct {
 // dimNames lists every size a benchmark op has, in op order.
 func dimNames() []string {
 	var out []string
-	for _, o := range harness.BenchOps() {
+	for _, o := range harness.OpDefs() {
 		for _, d := range o.Dims {
 			if !slices.Contains(out, d.Name) {
 				out = append(out, d.Name)
@@ -119,10 +119,10 @@ func newSweepFlagSet() (*flag.FlagSet, *sweepFlags) {
 	fs.StringVar(&f.backends, "backend", cli.DefaultBackend, "comma-separated `backends` to measure: "+cli.BackendNames()+", a variant such as cpu-avx2, or all (every one that can open here; see opbench backends)")
 	fs.StringVar(&f.tiers, "tier", "", "comma-separated CPU `tiers`, each a backend of its own (cpu-generic, cpu-avx2, ...); \"all\" for every supported tier (default: $KERNBENCH_CPU, else the fastest)")
 	fs.StringVar(&f.threads, "threads", "", fmt.Sprintf("comma-separated thread `counts` (default %d, every CPU)", runtime.NumCPU()))
-	fs.DurationVar(&f.time, "time", harness.DefaultTime, "measured time to aim for per point and backend")
+	fs.DurationVar(&f.time, "time", bench.DefaultTime, "measured time to aim for per point and backend")
 	fs.StringVar(&f.costFlops, "cost-flops", "", "stop a point once its timed runs did this many `FLOPs` (such as 1e11), even before -time")
 	fs.StringVar(&f.costBytes, "cost-bytes", "", "stop a point once its timed runs moved this many `bytes` (such as 1e11), even before -time")
-	fs.IntVar(&f.minSamples, "min-samples", harness.DefaultMinSamples, "fewest samples per point (at least 3)")
+	fs.IntVar(&f.minSamples, "min-samples", bench.DefaultMinSamples, "fewest samples per point (at least 3)")
 	fs.StringVar(&f.refBudget, "ref-budget", fmt.Sprintf("%g", float64(harness.DefaultRefBudget)), "validate a point against the float64 reference only when its reference work (FLOPs + elements) is at most `N`; -1 never")
 	fs.StringVar(&f.maxMem, "max-mem", "", "refuse points whose inputs need more host `memory` than this, such as 8G (default half the machine's)")
 	fs.StringVar(&f.out, "out", "", "`directory` for the records (default results/<machine-id>)")
@@ -142,7 +142,7 @@ type sweepConfig struct {
 	entries    []bench.Entry
 	targets    []registry.Target
 	threads    []int
-	protocol   harness.Protocol
+	protocol   bench.Protocol
 	refBudget  int64
 	maxMem     int64
 	out, name  string
@@ -264,8 +264,8 @@ func parseSweep(args []string) (cfg sweepConfig, help bool, err error) {
 			return cfg, false, fmt.Errorf("-cost-bytes: %w", err)
 		}
 	}
-	if f.minSamples < harness.MinSamplesFloor {
-		return cfg, false, fmt.Errorf("-min-samples: %d is below %d", f.minSamples, harness.MinSamplesFloor)
+	if f.minSamples < bench.MinSamplesFloor {
+		return cfg, false, fmt.Errorf("-min-samples: %d is below %d", f.minSamples, bench.MinSamplesFloor)
 	}
 	cfg.protocol.MinSamples = f.minSamples
 	if strings.TrimSpace(f.refBudget) == "-1" {
@@ -324,7 +324,7 @@ func sweepUsage(w io.Writer) {
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	var sizes strings.Builder
-	for _, o := range harness.BenchOps() {
+	for _, o := range harness.OpDefs() {
 		fmt.Fprintf(&sizes, "\t%-15s", o.Name())
 		for i, d := range o.Dims {
 			if i > 0 {

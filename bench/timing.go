@@ -1,4 +1,4 @@
-package harness
+package bench
 
 import (
 	"errors"
@@ -140,15 +140,15 @@ func (p Protocol) WithDefaults() Protocol {
 func (p Protocol) Check() error {
 	switch {
 	case p.Time < 0:
-		return fmt.Errorf("harness: negative time target %v", p.Time)
+		return fmt.Errorf("bench: negative time target %v", p.Time)
 	case p.CostFlops < 0 || p.CostBytes < 0:
-		return errors.New("harness: negative cost target")
+		return errors.New("bench: negative cost target")
 	case p.Warmup < 0:
-		return fmt.Errorf("harness: negative warm-up %v", p.Warmup)
+		return fmt.Errorf("bench: negative warm-up %v", p.Warmup)
 	case p.Samples < 0 || p.MinSamples < 0 || p.MaxSamples < 0:
-		return errors.New("harness: negative sample count")
+		return errors.New("bench: negative sample count")
 	case p.MaxSamples > 0 && p.MinSamples > p.MaxSamples:
-		return fmt.Errorf("harness: min samples %d above max samples %d", p.MinSamples, p.MaxSamples)
+		return fmt.Errorf("bench: min samples %d above max samples %d", p.MinSamples, p.MaxSamples)
 	}
 	return nil
 }
@@ -236,7 +236,7 @@ func Measure(t Timer, node *ops.Tensor, p Protocol) (Timing, error) {
 	for n := 1; ; n = min(2*n, 1<<20) {
 		d, err := t.Time(node, n)
 		if err != nil {
-			return tm, fmt.Errorf("harness: warm-up: %w", err)
+			return tm, fmt.Errorf("bench: warm-up: %w", err)
 		}
 		tm.WarmupRuns += n
 		warm += d
@@ -266,7 +266,7 @@ func Measure(t Timer, node *ops.Tensor, p Protocol) (Timing, error) {
 	for len(tm.Samples) < p.MaxSamples {
 		d, err := t.Time(node, tm.RunsPerSample)
 		if err != nil {
-			return tm, fmt.Errorf("harness: sample %d: %w", len(tm.Samples)+1, err)
+			return tm, fmt.Errorf("bench: sample %d: %w", len(tm.Samples)+1, err)
 		}
 		elapsed += d
 		tm.Samples = append(tm.Samples, d.Seconds()/float64(tm.RunsPerSample))

@@ -1,4 +1,4 @@
-package harness
+package bench
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu"
 	"github.com/kernbench/kernbench/ops/cpu/cputest"
@@ -137,12 +138,12 @@ func TestMeasureErrors(t *testing.T) {
 func TestMeasureCPU(t *testing.T) {
 	be := cputest.New(t, 1)
 	defer be.Close()
-	p, err := NewPoint(ops.OpAdd, quant.F32, Dims{DimK: 256, DimN: 4})
+	p, err := harness.NewPoint(ops.OpAdd, quant.F32, harness.Dims{harness.DimK: 256, harness.DimN: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, _ := p.Case()
-	prep, res := Prepare(be, c, PrepareOptions{})
+	prep, res := harness.Prepare(be, c, harness.PrepareOptions{})
 	if prep == nil || !prep.Validated() {
 		t.Fatalf("prepare: %s %s", res.Summary(), res.Err)
 	}
