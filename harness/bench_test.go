@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu"
 	"github.com/kernbench/kernbench/ops/cpu/cputest"
+	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -277,7 +277,8 @@ func TestPrepareFails(t *testing.T) {
 }
 
 // BenchmarkOp benchmarks every op's definition (its Shapes) for every
-// type and CPU tier, named op/type/sizes/cpu-tier so that
+// type and registered backend (each CPU tier is one), named
+// op/type/sizes/backend so that
 // -bench 'Op/MUL_MAT/q4_0' selects naturally. Threads follow GOMAXPROCS,
 // so -cpu 1,2 sweeps them. Each point is validated against the reference
 // first when that is cheap (benchRefBudget), else computed once and
@@ -303,23 +304,26 @@ func benchmarkOp(b *testing.B, o OpDef) {
 	}
 }
 
-// benchmarkPoint runs one point on every CPU tier, drawing its inputs once.
+// benchmarkPoint runs one point on every registered backend that can
+// open here (each CPU tier is one), drawing its inputs once; those that
+// cannot open are listed as skipped with the reason.
 func benchmarkPoint(b *testing.B, p Point) {
 	c, err := p.Case()
 	if err != nil {
 		b.Fatal(err)
 	}
 	cache := &PointCache{}
-	for _, tier := range cpu.Tiers() {
-		b.Run("cpu-"+tier.Name, func(b *testing.B) {
-			if !tier.Supported {
-				b.Skip(tier.Reason)
+	for _, tg := range registry.Targets() {
+		b.Run(tg.Name(), func(b *testing.B) {
+			if err := tg.Err(); err != nil {
+				b.Skip(err)
 			}
-			be, err := cpu.NewWithOptions(cpu.Options{Threads: runtime.GOMAXPROCS(0), Tier: tier.Name})
+			be, err := tg.Open(runtime.GOMAXPROCS(0))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer be.Close()
+			sync, _ := be.(ops.Synchronizer)
 			prep, res := Prepare(be, c, PrepareOptions{RefBudget: benchRefBudget, Cache: cache})
 			if prep == nil {
 				if res.Status == StatusSkipped {
@@ -331,6 +335,11 @@ func benchmarkPoint(b *testing.B, p Point) {
 			for b.Loop() {
 				if err := be.Compute(prep.Node); err != nil {
 					b.Fatal(err)
+				}
+				if sync != nil {
+					if err := sync.Synchronize(); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 			if prep.Cost.Flops > 0 {
