@@ -32,6 +32,7 @@ func init() {
 			return out
 		},
 		DefaultVariant: defaultTier,
+		Complete:       true,
 	})
 }
 

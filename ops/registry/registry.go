@@ -54,6 +54,12 @@ type Entry struct {
 	// environment variable). When nil, the default is the first
 	// variant that can run here.
 	DefaultVariant func() (string, error)
+	// Complete declares that the backend computes every node the
+	// reference does, so validation counts a case it does not support
+	// as a failure. A backend built up op by op (a GPU backend while its
+	// kernels are written) leaves it false: its unsupported cases are
+	// counted and listed, and every case it does support must pass.
+	Complete bool
 }
 
 // A Variant is one configuration of a backend, such as a CPU tier.
