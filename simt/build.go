@@ -180,6 +180,9 @@ func cached(key string, build func(dir string) error) (string, error) {
 	}
 	final := filepath.Join(root, key)
 	if _, err := os.Stat(filepath.Join(final, "done")); err == nil {
+		// Mark it used, for pruneCache.
+		now := time.Now()
+		os.Chtimes(filepath.Join(final, "done"), now, now)
 		return final, nil
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
@@ -207,6 +210,45 @@ func cached(key string, build func(dir string) error) (string, error) {
 		return cached(key, build)
 	}
 	return final, nil
+}
+
+// Cache entries unused for cacheMaxAge are removed, as are temporary
+// build directories older than tmpMaxAge (a build that was killed).
+const (
+	cacheMaxAge = 30 * 24 * time.Hour
+	tmpMaxAge   = time.Hour
+)
+
+// pruneCache removes stale entries from the cache directory.
+func pruneCache() error {
+	root, err := cacheRoot()
+	if err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	now := time.Now()
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if strings.HasPrefix(e.Name(), "tmp-") {
+			if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > tmpMaxAge {
+				os.RemoveAll(dir)
+			}
+			continue
+		}
+		if info, err := os.Stat(filepath.Join(dir, "done")); err == nil && now.Sub(info.ModTime()) > cacheMaxAge {
+			os.RemoveAll(dir)
+		}
+	}
+	return nil
 }
 
 // includeDir writes the compat headers into the cache once and returns
@@ -418,6 +460,15 @@ func hashKey(parts ...string) string {
 		h.Write([]byte(p))
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// DefaultMode is the mode the GPU backends build their kernels in:
+// Checked, or Fast where $KERNBENCH_SIMT_MODE is "fast".
+func DefaultMode() Mode {
+	if strings.EqualFold(os.Getenv("KERNBENCH_SIMT_MODE"), "fast") {
+		return Fast
+	}
+	return Checked
 }
 
 // errNoKernel is wrapped by Module.Kernel for a name the module lacks.

@@ -2,10 +2,8 @@ package simt
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -52,6 +50,7 @@ func open() (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	pruneCache()
 	lib, err := runtimeLib(tc)
 	if err != nil {
 		return nil, err
@@ -617,6 +616,3 @@ func (k *Kernel) fault(r *cResult) error {
 	}
 	return f
 }
-
-var _ = errors.New
-var _ = os.Getenv
