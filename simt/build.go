@@ -358,6 +358,9 @@ func compileModule(tc Toolchain, rtLib, dir string, p Program, m Mode) (moduleMe
 		}
 	}
 	pre := []string{"-E", "-std=c++17", "-D__KBSIMT__=1", "-isystem", inc, "-I", dir}
+	if m == Checked {
+		pre = append(pre, "-DKBS_CHECKED=1")
+	}
 	for _, d := range p.Defines {
 		pre = append(pre, "-D"+d)
 	}

@@ -308,6 +308,10 @@ func TestMetalFaults(t *testing.T) {
 			Buffers: []Binding{{Index: 0, Buf: alloc(t, 4*64)}}})
 		fault(t, err, OutOfBounds, "threadgroup-memory write", "offset 256", "faults.metal:14 (write)")
 	})
+	t.Run("threadgroup array overrun", func(t *testing.T) {
+		_, err := kernel(t, m, "tg_array_overrun").Launch(Launch{Grid: d1(1), Block: d1(64), Buffers: []Binding{{Index: 0, Buf: alloc(t, 4*64)}}})
+		fault(t, err, OutOfBounds, "shared-memory read", "thread (63,0,0)", "byte 256 of shared array a of tg_array_overrun, which has 256 bytes", "faults.metal:32 (read)")
+	})
 	t.Run("divergent barrier", func(t *testing.T) {
 		_, err := kernel(t, m, "tg_divergent_barrier").Launch(Launch{Grid: d1(1), Block: d1(64), Buffers: []Binding{{Index: 0, Buf: alloc(t, 4*64)}}})
 		fault(t, err, DivergentBarrier, "tg_divergent_barrier", "threadgroup_barrier at faults.metal:22")

@@ -604,6 +604,9 @@ func (k *Kernel) fault(r *cResult) error {
 		f.Where = k.mod.where([]uint64{r.PC[0], r.PC[1]}, []bool{r.Write[0] != 0, r.Write[1] != 0})
 	case OutOfBounds, NullPointer:
 		f.Threads = []Dim3{r.Thread[0]}
+		if r.Aux > 0 {
+			f.Msg += ": " + k.mod.arrayOverrun(r.SmemOffset, r.Aux)
+		}
 		f.Where = k.mod.where([]uint64{r.PC[0]}, []bool{r.Write[0] != 0})
 		if r.BufBase != 0 {
 			k.mod.dev.mu.Lock()

@@ -78,9 +78,10 @@
 //     racecheck); reported with both threads, both source lines and the
 //     __shared__ variable;
 //   - accesses outside a device buffer (each has 4 KiB red zones; the
-//     access is stopped before it happens), outside the dynamic shared
-//     memory or threadgroup regions the launch gave, and through null
-//     pointers;
+//     access is stopped before it happens), past a __shared__ or
+//     threadgroup array (a red zone follows each), outside the dynamic
+//     shared memory or threadgroup regions the launch gave, and through
+//     null pointers;
 //   - stack overflows and launches that run past their time limit.
 //
 // Shared memory is filled with 0xff bytes at each block's start in
@@ -93,9 +94,12 @@
 //
 // The emulator runs on linux/amd64 and linux/arm64 with GCC (Available
 // says why not elsewhere). Blocks have at most 1024 threads and 228 KiB of
-// dynamic shared memory; a thread's stack is 128 KiB. Overflowing a
-// static __shared__ array into the next static variable is not detected
-// (the accesses stay inside shared memory). Reading a shuffle from a lane
+// dynamic shared memory; a thread's stack is 128 KiB. A function-scope
+// __shared__ or threadgroup array is followed by a 64-byte red zone, so
+// an overrun of it is reported with the array's name; an overrun of a
+// file-scope shared variable or of several declared together (float
+// a[4], b[4]) is not, nor one that jumps past the red zone into the next
+// variable. Reading a shuffle from a lane
 // that does not take part gives the reader's own value (the device's
 // result is undefined). simdgroup_matrix::thread_elements is refused: the
 // lane layout of Apple's simdgroup matrices is not documented, so the

@@ -104,6 +104,16 @@ func TestFaultOffByOneStore(t *testing.T) {
 	}
 }
 
+func TestFaultSharedArrayOverrun(t *testing.T) {
+	k := kernel(t, load(t, "faults.cu", Checked), "shared_overrun")
+	_, err := k.Launch(Launch{Grid: d1(1), Block: d1(32), Args: []any{alloc(t, 4*32)}})
+	f := fault(t, err, OutOfBounds, "out-of-bounds shared-memory write of 4 bytes", "shared_overrun", "thread (31,0,0)",
+		"byte 128 of shared array a of shared_overrun, which has 128 bytes", "faults.cu:96 (write)")
+	if f.Buffer != nil {
+		t.Errorf("a shared-memory fault names buffer %v", f.Buffer)
+	}
+}
+
 func TestFaultDynamicSharedOverrun(t *testing.T) {
 	k := kernel(t, load(t, "faults.cu", Checked), "dyn_overrun")
 	_, err := k.Launch(Launch{Grid: d1(1), Block: d1(32), SharedBytes: 4 * 32, Args: []any{alloc(t, 4*32)}})

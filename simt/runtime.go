@@ -29,6 +29,7 @@ type cResult struct {
 	BufBase     uint64
 	BufSize     uint64
 	SmemOffset  int64
+	Aux         int64
 	Block       Dim3
 	Thread      [2]Dim3
 	Races       uint64

@@ -38,6 +38,19 @@ func (m *Module) sharedVar(off int64) string {
 	return fmt.Sprintf("shared variable %s, byte %d of %d", s.name, o-s.off, s.size)
 }
 
+// arrayOverrun says where an access at offset off ran past the shared
+// array whose red zone starts at red: "byte 1024 of shared array buf of
+// reduce, which has 1024 bytes".
+func (m *Module) arrayOverrun(off, red int64) string {
+	m.symOnce.Do(m.loadTLSSyms)
+	i := sort.Search(len(m.tls), func(i int) bool { return m.tls[i].off > uint64(red) }) - 1
+	if i < 0 || uint64(red) >= m.tls[i].off+m.tls[i].size {
+		return fmt.Sprintf("%d bytes past the end of a shared array", off-red)
+	}
+	s := m.tls[i]
+	return fmt.Sprintf("byte %d of shared array %s, which has %d bytes", uint64(off)-s.off, s.name, uint64(red)-s.off)
+}
+
 func (m *Module) loadTLSSyms() {
 	f, err := elf.Open(m.path)
 	if err != nil {
@@ -82,7 +95,7 @@ func (m *Module) loadTLSSyms() {
 			if q := strings.IndexByte(fn, '('); q >= 0 {
 				fn = fn[:q]
 			}
-			name = v + " of " + fn
+			name = strings.TrimPrefix(v, "kbs_sh_") + " of " + fn
 		}
 		m.tls[i].name = name
 	}

@@ -456,11 +456,84 @@ func (t *translator) cudaShared(i int) {
 			}
 		}
 	}
+	if t.paddedArray(i, start, end) {
+		return
+	}
 	if isStatic {
 		t.repl[i] = "thread_local"
 	} else {
 		t.repl[i] = "static thread_local"
 	}
+}
+
+// paddedArray rewrites a function-scope shared array declaration
+// (`__shared__ float buf[32][4];` or `threadgroup half tile[64];`, tokens
+// start..end with kw the keyword and end the ';') into a thread_local
+// kbs::shared_array, the array followed by a red zone that the checked
+// runtime watches, and a reference of the array's name to it. It returns
+// false, changing nothing, for any other form of declaration.
+func (t *translator) paddedArray(kw, start, end int) bool {
+	if t.fileScope(kw) {
+		return false
+	}
+	lb, depth := -1, 0
+scan:
+	for j := kw + 1; j < end; j++ {
+		switch t.text(j) {
+		case "(", "<":
+			depth++
+		case ")", ">":
+			depth--
+		case "[":
+			if depth == 0 {
+				lb = j
+				break scan
+			}
+		case ",", "=", "*", "&", "{":
+			if depth == 0 {
+				return false
+			}
+		}
+	}
+	if lb < 1 || t.toks[lb-1].kind != tIdent {
+		return false
+	}
+	name := lb - 1
+	for j := lb; j < end; {
+		if t.text(j) != "[" {
+			return false
+		}
+		m := t.matching(j)
+		if m < 0 || m >= end {
+			return false
+		}
+		j = m + 1
+	}
+	var prefix, typ []string
+	for j := start; j < name; j++ {
+		s := t.text(j)
+		switch {
+		case j == kw, s == "static", s == "thread_local":
+			continue
+		case (s == "alignas" || s == "__attribute__") && j+1 < name && t.text(j+1) == "(":
+			m := t.matching(j + 1)
+			if m < 0 || m >= name {
+				return false
+			}
+			prefix = append(prefix, t.span(j, m))
+			j = m
+			continue
+		}
+		typ = append(typ, s)
+	}
+	if len(typ) == 0 {
+		return false
+	}
+	n := t.text(name)
+	t.repl[start] = fmt.Sprintf("%s static thread_local kbs::shared_array<%s %s> kbs_sh_%s; auto &%s = kbs_sh_%s.v; kbs::redzone(kbs_sh_%s);",
+		strings.Join(prefix, " "), strings.Join(typ, " "), t.span(lb, end-1), n, n, n, n)
+	t.deleteRange(start+1, end)
+	return true
 }
 
 // cudaDynamicShared rewrites `extern __shared__ T name[];` into a pointer
@@ -883,6 +956,9 @@ func (t *translator) metalThreadgroup(i int) {
 				j = end
 			}
 		}
+	}
+	if t.paddedArray(i, t.declStart(i), end) {
+		return
 	}
 	t.repl[i] = "static thread_local"
 }

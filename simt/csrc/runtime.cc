@@ -71,7 +71,8 @@ struct kbs_result {
 	uint64_t size;        // bytes accessed
 	uint64_t buf_base;    // the buffer it belongs to (bounds)
 	uint64_t buf_size;
-	int64_t smem_offset;  // offset in the module's shared memory (race)
+	int64_t smem_offset;  // offset in the module's shared memory (race, bounds)
+	int64_t aux;          // the red zone's offset, for an overrun of a shared array
 	kbs_dim3 block;       // the block of the fault
 	kbs_dim3 thread[2];   // the threads involved
 	uint64_t races;       // racing accesses seen
@@ -414,6 +415,10 @@ struct Worker {
 	uintptr_t smem_lo, smem_size, dyn_lo;
 	Shadow* shadow;
 	size_t shadow_len; // bytes covered
+	// Red zones after shared arrays, as offsets in the module's shared
+	// memory (the same in every worker), sorted, registered by device
+	// code as it declares the arrays.
+	std::vector<std::pair<uint64_t, uint64_t>>* red;
 	uint32_t epoch;
 	uint64_t naccess;
 	// Counters.
@@ -854,6 +859,8 @@ static bool bind_module(Worker* w, const Module* m) {
 		return false;
 	}
 	w->mod = m;
+	if (!w->red) w->red = new std::vector<std::pair<uint64_t, uint64_t>>();
+	w->red->clear();
 	w->smem_lo = q.tls;
 	w->smem_size = q.tls_size;
 	w->dyn_lo = dyn;
@@ -1174,6 +1181,17 @@ KBS_API uint64_t kbs_dyn_len() {
 	return (w && w->L) ? w->L->dyn_bytes : 0;
 }
 
+KBS_API void kbs_redzone(const void* p, uint64_t n) {
+	Worker* w = tls_worker;
+	if (!w || !w->cur || !w->red) return;
+	uint64_t off = (uintptr_t)p - w->smem_lo;
+	if (off >= w->smem_size) return;
+	std::pair<uint64_t, uint64_t> z{off, n};
+	auto it = std::lower_bound(w->red->begin(), w->red->end(), z);
+	if (it != w->red->end() && it->first == off) return;
+	w->red->insert(it, z);
+}
+
 // ---------------------------------------------------------------------
 // Checks: the thread-sanitizer hooks.
 
@@ -1218,6 +1236,25 @@ static void shared_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write
 		set_fault(L, KBS_E_OOB, "out-of-bounds shared-memory %s of %zu bytes in kernel %s by thread (%u,%u,%u) of block (%u,%u,%u): it runs past the end of shared memory",
 		          write ? "write" : "read", n, L->k->name, f->t.tid.x, f->t.tid.y, f->t.tid.z, w->bid.x, w->bid.y, w->bid.z);
 		abandon(w);
+	}
+	if (!w->red->empty()) {
+		// The last red zone starting before the access's end.
+		uint64_t off = a - w->smem_lo;
+		auto it = std::upper_bound(w->red->begin(), w->red->end(), std::make_pair(off + n, (uint64_t)0));
+		if (it != w->red->begin() && (--it)->first + it->second > off) {
+			pthread_mutex_lock(&L->mu);
+			fill_where(w, f);
+			L->res->addr = a;
+			L->res->size = n;
+			L->res->pc[0] = pc;
+			L->res->write[0] = write;
+			L->res->smem_offset = (int64_t)off;
+			L->res->aux = (int64_t)it->first;
+			pthread_mutex_unlock(&L->mu);
+			set_fault(L, KBS_E_OOB, "out-of-bounds shared-memory %s of %zu bytes in kernel %s by thread (%u,%u,%u) of block (%u,%u,%u)",
+			          write ? "write" : "read", n, L->k->name, f->t.tid.x, f->t.tid.y, f->t.tid.z, w->bid.x, w->bid.y, w->bid.z);
+			abandon(w);
+		}
 	}
 	if (a + n > w->dyn_lo && a < w->dyn_lo + KBS_DYN_SHARED_MAX) {
 		uint64_t off = a - w->dyn_lo;

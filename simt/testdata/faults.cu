@@ -88,3 +88,13 @@ __device__ int recurse(int n) {
 
 // Recursion deeper than a thread's stack.
 extern "C" __global__ void deep(int* out, int n) { out[threadIdx.x] = recurse(n); }
+
+// Writes one past a shared array: thread 31 lands in the next variable.
+extern "C" __global__ void shared_overrun(float* out) {
+	__shared__ float a[32];
+	__shared__ float b[32];
+	a[threadIdx.x + 1] = 1.0f;
+	b[threadIdx.x] = 2.0f;
+	__syncthreads();
+	out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];
+}

@@ -23,3 +23,11 @@ kernel void tg_divergent_barrier(device float * out [[buffer(0)]], uint t [[thre
 	}
 	out[t] = 1.0f;
 }
+
+// The last thread reads one past a threadgroup array.
+kernel void tg_array_overrun(device float * out [[buffer(0)]], uint t [[thread_index_in_threadgroup]]) {
+	threadgroup float a[64];
+	a[t] = t;
+	threadgroup_barrier(mem_flags::mem_threadgroup);
+	out[t] = a[t + 1];
+}

@@ -138,6 +138,9 @@ void kbs_collective(const char* what, uint32_t mask, int32_t flags, void* data,
 // they go on (__syncthreads_count and friends).
 void kbs_barrier(const char* what, void* data, void (*fn)(void** data, uint32_t n),
                  const char* file, int32_t line);
+// kbs_redzone marks n bytes at p, in the block's shared memory, as a red
+// zone: an access to them is out of bounds (checked builds).
+void kbs_redzone(const void* p, uint64_t n);
 // kbs_clock64 counts nanoseconds (clock64 in device code).
 uint64_t kbs_clock64(void);
 // kbs_trap stops the launch with an error naming the place and the reason.

@@ -405,6 +405,29 @@ void cuda_entry(const kbs_thread* t) {
 	cuda_sig<decltype(F)>::call(F, t->ctx->params);
 }
 
+// ---------------------------------------------------------------------
+// Shared arrays: the translator declares a function-scope __shared__ or
+// threadgroup array as a shared_array, the array followed by a red zone,
+// and in checked builds registers the red zone with the runtime, which
+// reports an access to it as out of bounds.
+
+#define KBS_SHARED_REDZONE 64
+
+template <class T>
+struct shared_array {
+	T v;
+	unsigned char red[KBS_SHARED_REDZONE];
+};
+
+template <class T>
+KBS_INLINE void redzone(shared_array<T>& a) {
+#ifdef KBS_CHECKED
+	kbs_redzone(a.red, sizeof a.red);
+#else
+	(void)a;
+#endif
+}
+
 } // namespace kbs
 
 // The dynamic shared memory of the block (extern __shared__): thread-local
