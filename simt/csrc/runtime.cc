@@ -1454,60 +1454,43 @@ static inline void atomic_access(void* a, size_t n, void* pc) {
 	global_access(w, w->cur, p, n, true, (uint64_t)pc);
 }
 
-#define ATOMICS(N, T)                                                                                         \
-	HOOK T __tsan_atomic##N##_load(const volatile T* a, int) {                                           \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                        \
-	}                                                                                                       \
-	HOOK void __tsan_atomic##N##_store(volatile T* a, T v, int) {                                        \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		__atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                           \
-	}                                                                                                       \
-	HOOK T __tsan_atomic##N##_exchange(volatile T* a, T v, int) {                                        \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                 \
-	}                                                                                                       \
-	HOOK T __tsan_atomic##N##_fetch_add(volatile T* a, T v, int) {                                       \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                                  \
-	}                                                                                                       \
-	HOOK T __tsan_atomic##N##_fetch_sub(volatile T* a, T v, int) {                                       \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                                  \
-	}                                                                                                       \
-	HOOK T __tsan_atomic##N##_fetch_and(volatile T* a, T v, int) {                                       \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                                  \
-	}                                                                                                       \
-	HOOK T __tsan_atomic##N##_fetch_or(volatile T* a, T v, int) {                                        \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                                   \
-	}                                                                                                       \
-	HOOK T __tsan_atomic##N##_fetch_xor(volatile T* a, T v, int) {                                       \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                                  \
-	}                                                                                                       \
-	HOOK T __tsan_atomic##N##_fetch_nand(volatile T* a, T v, int) {                                      \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                 \
-	}                                                                                                       \
-	HOOK int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {       \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);             \
-	}                                                                                                       \
-	HOOK int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {         \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);             \
-	}                                                                                                       \
-	HOOK T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, int, int) {             \
-		atomic_access((void*)a, sizeof(T), RET);                                                            \
-		__atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                   \
-		return c;                                                                                           \
+#define RMW(N, T, op, builtin)                                                    \
+	HOOK T __tsan_atomic##N##_##op(volatile T* a, T v, int) {                     \
+		atomic_access((void*)a, sizeof(T), RET);                                  \
+		return builtin(a, v, __ATOMIC_SEQ_CST);                                   \
+	}
+#define ATOMICS(N, T)                                                                                   \
+	HOOK T __tsan_atomic##N##_load(const volatile T* a, int) {                                          \
+		atomic_access((void*)a, sizeof(T), RET);                                                        \
+		return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                    \
+	}                                                                                                   \
+	HOOK void __tsan_atomic##N##_store(volatile T* a, T v, int) {                                       \
+		atomic_access((void*)a, sizeof(T), RET);                                                        \
+		__atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                       \
+	}                                                                                                   \
+	RMW(N, T, exchange, __atomic_exchange_n)                                                            \
+	RMW(N, T, fetch_add, __atomic_fetch_add)                                                            \
+	RMW(N, T, fetch_sub, __atomic_fetch_sub)                                                            \
+	RMW(N, T, fetch_and, __atomic_fetch_and)                                                            \
+	RMW(N, T, fetch_or, __atomic_fetch_or)                                                              \
+	RMW(N, T, fetch_xor, __atomic_fetch_xor)                                                            \
+	RMW(N, T, fetch_nand, __atomic_fetch_nand)                                                          \
+	HOOK int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {           \
+		atomic_access((void*)a, sizeof(T), RET);                                                        \
+		return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);         \
+	}                                                                                                   \
+	HOOK int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {             \
+		return __tsan_atomic##N##_compare_exchange_strong(a, c, v, 0, 0);                               \
+	}                                                                                                   \
+	HOOK T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, int, int) {                 \
+		__tsan_atomic##N##_compare_exchange_strong(a, &c, v, 0, 0);                                     \
+		return c;                                                                                       \
 	}
 ATOMICS(8, uint8_t)
 ATOMICS(16, uint16_t)
 ATOMICS(32, uint32_t)
 ATOMICS(64, uint64_t)
+#undef RMW
 #undef ATOMICS
 
 HOOK void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }

@@ -93,57 +93,38 @@ KBS_INLINE float bf16_to_f32(uint16_t b) { return bit_cast<float>((uint32_t)b <<
 template <class T>
 using if_int = typename std::enable_if<std::is_integral<T>::value, int>::type;
 
-// A 16-bit float. Arithmetic between two halves rounds the float result
-// back to half (as the hardware's half ALUs round); with a float or double
-// operand the result is that type.
-struct half {
+// A 16-bit float: half (IEEE binary16) or bfloat16, by its conversions.
+// Arithmetic between two of them rounds the float result back (as the
+// hardware's 16-bit ALUs round); with a float or double operand the result
+// is that type.
+template <uint16_t (*To)(float), float (*From)(uint16_t)>
+struct float16 {
 	uint16_t bits;
-	half() = default;
-	KBS_INLINE half(float f) : bits(f32_to_f16(f)) {}
-	KBS_INLINE half(double d) : bits(f32_to_f16((float)d)) {}
+	float16() = default;
+	KBS_INLINE float16(float f) : bits(To(f)) {}
+	KBS_INLINE float16(double d) : bits(To((float)d)) {}
 	template <class I, if_int<I> = 0>
-	KBS_INLINE half(I i) : bits(f32_to_f16((float)i)) {}
-	KBS_INLINE operator float() const { return f16_to_f32(bits); }
-	static KBS_INLINE half from_bits(uint16_t b) {
-		half h;
+	KBS_INLINE float16(I i) : bits(To((float)i)) {}
+	KBS_INLINE operator float() const { return From(bits); }
+	static KBS_INLINE float16 from_bits(uint16_t b) {
+		float16 h;
 		h.bits = b;
 		return h;
 	}
-	KBS_INLINE half& operator+=(half o) { return *this = half(float(*this) + float(o)); }
-	KBS_INLINE half& operator-=(half o) { return *this = half(float(*this) - float(o)); }
-	KBS_INLINE half& operator*=(half o) { return *this = half(float(*this) * float(o)); }
-	KBS_INLINE half& operator/=(half o) { return *this = half(float(*this) / float(o)); }
-	KBS_INLINE half& operator+=(float o) { return *this = half(float(*this) + o); }
-	KBS_INLINE half& operator-=(float o) { return *this = half(float(*this) - o); }
-	KBS_INLINE half& operator*=(float o) { return *this = half(float(*this) * o); }
-	KBS_INLINE half& operator/=(float o) { return *this = half(float(*this) / o); }
-	KBS_INLINE half& operator++() { return *this += half(1.0f); }
-	KBS_INLINE half& operator--() { return *this -= half(1.0f); }
+	KBS_INLINE float16& operator+=(float16 o) { return *this = float16(float(*this) + float(o)); }
+	KBS_INLINE float16& operator-=(float16 o) { return *this = float16(float(*this) - float(o)); }
+	KBS_INLINE float16& operator*=(float16 o) { return *this = float16(float(*this) * float(o)); }
+	KBS_INLINE float16& operator/=(float16 o) { return *this = float16(float(*this) / float(o)); }
+	KBS_INLINE float16& operator+=(float o) { return *this = float16(float(*this) + o); }
+	KBS_INLINE float16& operator-=(float o) { return *this = float16(float(*this) - o); }
+	KBS_INLINE float16& operator*=(float o) { return *this = float16(float(*this) * o); }
+	KBS_INLINE float16& operator/=(float o) { return *this = float16(float(*this) / o); }
+	KBS_INLINE float16& operator++() { return *this += float16(1.0f); }
+	KBS_INLINE float16& operator--() { return *this -= float16(1.0f); }
 };
 
-// A bfloat16: the top half of a float, rounded to nearest even.
-struct bfloat16 {
-	uint16_t bits;
-	bfloat16() = default;
-	KBS_INLINE bfloat16(float f) : bits(f32_to_bf16(f)) {}
-	KBS_INLINE bfloat16(double d) : bits(f32_to_bf16((float)d)) {}
-	template <class I, if_int<I> = 0>
-	KBS_INLINE bfloat16(I i) : bits(f32_to_bf16((float)i)) {}
-	KBS_INLINE operator float() const { return bf16_to_f32(bits); }
-	static KBS_INLINE bfloat16 from_bits(uint16_t b) {
-		bfloat16 h;
-		h.bits = b;
-		return h;
-	}
-	KBS_INLINE bfloat16& operator+=(bfloat16 o) { return *this = bfloat16(float(*this) + float(o)); }
-	KBS_INLINE bfloat16& operator-=(bfloat16 o) { return *this = bfloat16(float(*this) - float(o)); }
-	KBS_INLINE bfloat16& operator*=(bfloat16 o) { return *this = bfloat16(float(*this) * float(o)); }
-	KBS_INLINE bfloat16& operator/=(bfloat16 o) { return *this = bfloat16(float(*this) / float(o)); }
-	KBS_INLINE bfloat16& operator+=(float o) { return *this = bfloat16(float(*this) + o); }
-	KBS_INLINE bfloat16& operator-=(float o) { return *this = bfloat16(float(*this) - o); }
-	KBS_INLINE bfloat16& operator*=(float o) { return *this = bfloat16(float(*this) * o); }
-	KBS_INLINE bfloat16& operator/=(float o) { return *this = bfloat16(float(*this) / o); }
-};
+typedef float16<f32_to_f16, f16_to_f32> half;
+typedef float16<f32_to_bf16, bf16_to_f32> bfloat16;
 
 #define KBS_H16_OPS(H)                                                                                  \
 	KBS_INLINE H operator+(H a, H b) { return H(float(a) + float(b)); }                                 \

@@ -593,26 +593,30 @@ KBS_SIMD_REDUCE(simd_prefix_inclusive_product, kbs::RProd, 1)
 KBS_SIMD_REDUCE(simd_prefix_exclusive_product, kbs::RProd, 2)
 #undef KBS_SIMD_REDUCE
 
+} // namespace metal
+
 // simd_max and simd_min, componentwise for vectors.
+namespace kbs {
 template <class T>
-KBS_INLINE T simd_max(T v, KBS_SITE) {
-	if constexpr (kbs::is_vec<T>::value) {
+KBS_INLINE T componentwise(const char* what, int op, T v, const char* file, int line) {
+	if constexpr (is_vec<T>::value) {
 		T r;
-		for (int i = 0; i < T::size; i++) r[i] = simd_max(v[i], kbs_file, kbs_line);
+		for (int i = 0; i < T::size; i++) r[i] = componentwise(what, op, v[i], file, line);
 		return r;
 	} else {
-		return kbs::reduce<T>("simd_max", 0, KBS_COLL_ACTIVE, kbs::RMax, 0, v, kbs_file, kbs_line);
+		return reduce<T>(what, 0, KBS_COLL_ACTIVE, op, 0, v, file, line);
 	}
+}
+} // namespace kbs
+
+namespace metal {
+template <class T>
+KBS_INLINE T simd_max(T v, KBS_SITE) {
+	return kbs::componentwise("simd_max", kbs::RMax, v, kbs_file, kbs_line);
 }
 template <class T>
 KBS_INLINE T simd_min(T v, KBS_SITE) {
-	if constexpr (kbs::is_vec<T>::value) {
-		T r;
-		for (int i = 0; i < T::size; i++) r[i] = simd_min(v[i], kbs_file, kbs_line);
-		return r;
-	} else {
-		return kbs::reduce<T>("simd_min", 0, KBS_COLL_ACTIVE, kbs::RMin, 0, v, kbs_file, kbs_line);
-	}
+	return kbs::componentwise("simd_min", kbs::RMin, v, kbs_file, kbs_line);
 }
 template <class T>
 KBS_INLINE T simd_and(T v, KBS_SITE) {
