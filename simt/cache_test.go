@@ -3,6 +3,7 @@ package simt
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -59,5 +60,32 @@ func TestDefaultMode(t *testing.T) {
 	t.Setenv("KERNBENCH_SIMT_MODE", "fast")
 	if DefaultMode() != Fast {
 		t.Errorf("KERNBENCH_SIMT_MODE=fast: %v", DefaultMode())
+	}
+}
+
+func TestBufferFreedByCollector(t *testing.T) {
+	d := device(t)
+	b, err := d.Alloc(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := uintptr(b.Addr())
+	if d.buffer(addr) != b {
+		t.Fatal("a live buffer is not found by its address")
+	}
+	b = nil
+	for i := 0; i < 20 && d.liveBuffer(addr); i++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if d.liveBuffer(addr) {
+		t.Error("an unreachable buffer was not released")
+	}
+	c, _ := d.Alloc(16)
+	if err := c.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Free(); err == nil {
+		t.Error("a second Free gave no error")
 	}
 }

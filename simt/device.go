@@ -8,8 +8,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
+	"weak"
 )
 
 // A Device is the emulated GPU of this process: the runtime library,
@@ -22,7 +24,7 @@ type Device struct {
 
 	mu      sync.Mutex
 	modules map[string]*Module
-	buffers map[uintptr]*Buffer
+	buffers map[uintptr]weak.Pointer[Buffer]
 }
 
 var (
@@ -59,7 +61,7 @@ func open() (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Device{tc: tc, rt: rt, workers: n, modules: map[string]*Module{}, buffers: map[uintptr]*Buffer{}}, nil
+	return &Device{tc: tc, rt: rt, workers: n, modules: map[string]*Module{}, buffers: map[uintptr]weak.Pointer[Buffer]{}}, nil
 }
 
 // Workers returns how many blocks the device runs at once.
@@ -72,12 +74,14 @@ func (d *Device) Toolchain() Toolchain { return d.tc }
 // Memory.
 
 // A Buffer is device memory: host memory with red zones around it that
-// the checks watch. Its address is what a kernel's pointer holds.
+// the checks watch. Its address is what a kernel's pointer holds. Free
+// releases it; one that becomes unreachable unfreed is released by the
+// garbage collector.
 type Buffer struct {
 	dev   *Device
 	ptr   unsafe.Pointer
 	size  int64
-	freed bool
+	freed *atomic.Bool
 	// Label names the buffer in fault messages, such as a tensor's name.
 	Label string
 }
@@ -91,16 +95,47 @@ func (d *Device) Alloc(size int64) (*Buffer, error) {
 	if p == nil {
 		return nil, fmt.Errorf("simt: out of memory for a %d-byte buffer", size)
 	}
-	b := &Buffer{dev: d, ptr: p, size: size}
+	b := &Buffer{dev: d, ptr: p, size: size, freed: new(atomic.Bool)}
 	d.mu.Lock()
-	d.buffers[uintptr(p)] = b
+	d.buffers[uintptr(p)] = weak.Make(b)
 	d.mu.Unlock()
+	runtime.AddCleanup(b, func(freed *atomic.Bool) {
+		if freed.CompareAndSwap(false, true) {
+			d.release(p)
+		}
+	}, b.freed)
 	return b, nil
+}
+
+// release returns p's memory to the runtime.
+func (d *Device) release(p unsafe.Pointer) error {
+	d.mu.Lock()
+	delete(d.buffers, uintptr(p))
+	d.mu.Unlock()
+	if d.rt.free(p) != 0 {
+		return fmt.Errorf("simt: free of an unknown buffer")
+	}
+	return nil
+}
+
+// buffer returns the live buffer at device address addr, or nil.
+func (d *Device) buffer(addr uintptr) *Buffer {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.buffers[addr].Value()
+}
+
+// liveBuffer reports whether the runtime still holds memory at addr.
+func (d *Device) liveBuffer(addr uintptr) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.buffers[addr]
+	return ok
 }
 
 // Bytes returns the buffer's memory. It is valid until Free.
 func (b *Buffer) Bytes() []byte {
-	if b.freed || b.size == 0 {
+	if b.freed.Load() || b.size == 0 {
 		return nil
 	}
 	return unsafe.Slice((*byte)(b.ptr), b.size)
@@ -114,18 +149,14 @@ func (b *Buffer) Addr() uint64 { return uint64(uintptr(b.ptr)) }
 
 // Free releases the buffer. Freeing twice is an error.
 func (b *Buffer) Free() error {
-	if b.freed {
+	if !b.freed.CompareAndSwap(false, true) {
 		return fmt.Errorf("simt: buffer freed twice")
 	}
-	b.dev.mu.Lock()
-	delete(b.dev.buffers, uintptr(b.ptr))
-	b.dev.mu.Unlock()
-	if b.dev.rt.free(b.ptr) != 0 {
-		return fmt.Errorf("simt: free of an unknown buffer")
-	}
-	b.freed = true
-	return nil
+	return b.dev.release(b.ptr)
 }
+
+// live reports whether b can be used as an argument.
+func (b *Buffer) live() bool { return b != nil && !b.freed.Load() }
 
 // At returns a pointer argument off bytes into the buffer.
 func (b *Buffer) At(off int64) Ptr { return Ptr{Buf: b, Off: off} }
@@ -345,6 +376,8 @@ func (k *Kernel) Launch(l Launch) (Stats, error) {
 	runtime.KeepAlive(blob)
 	runtime.KeepAlive(offsets)
 	runtime.KeepAlive(desc)
+	runtime.KeepAlive(l.Args) // the buffers the kernel reads and writes
+	runtime.KeepAlive(l.Buffers)
 	st := Stats{Blocks: res.Blocks, Switches: res.Switches, Barriers: res.Barriers, Collectives: res.Collectives, Accesses: res.Accesses, Races: res.Races}
 	if res.Code == 0 {
 		return st, nil
@@ -393,12 +426,12 @@ func argBytes(a any, size int) ([]byte, error) {
 	le := binary.LittleEndian
 	switch v := a.(type) {
 	case *Buffer:
-		if v == nil || v.freed {
+		if !v.live() {
 			return nil, fmt.Errorf("nil or freed buffer")
 		}
 		return le.AppendUint64(nil, v.Addr()), nil
 	case Ptr:
-		if v.Buf == nil || v.Buf.freed {
+		if !v.Buf.live() {
 			return nil, fmt.Errorf("nil or freed buffer")
 		}
 		if v.Off < 0 || v.Off > v.Buf.size {
@@ -486,7 +519,7 @@ func (k *Kernel) bindMetal(l Launch, desc *cLaunchDesc) ([]*Buffer, error) {
 			copy(nb.Bytes(), b.Bytes)
 			buf, off = nb, 0
 		}
-		if buf == nil || buf.freed {
+		if !buf.live() {
 			return made, fmt.Errorf("simt: launch of %s: buffer(%d) is nil or freed", k.Name, b.Index)
 		}
 		if off < 0 || off > buf.size {
@@ -609,9 +642,7 @@ func (k *Kernel) fault(r *cResult) error {
 		}
 		f.Where = k.mod.where([]uint64{r.PC[0]}, []bool{r.Write[0] != 0})
 		if r.BufBase != 0 {
-			k.mod.dev.mu.Lock()
-			f.Buffer = k.mod.dev.buffers[uintptr(r.BufBase)]
-			k.mod.dev.mu.Unlock()
+			f.Buffer = k.mod.dev.buffer(uintptr(r.BufBase))
 			f.Offset = int64(r.Addr - r.BufBase)
 		}
 	default:
