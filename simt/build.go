@@ -278,16 +278,21 @@ func runtimeLib(tc Toolchain) (string, error) {
 		if err != nil {
 			return err
 		}
-		src, err := csrc.ReadFile("csrc/runtime.cc")
-		if err != nil {
-			return err
+		var srcs []string
+		for _, f := range []string{"runtime.cc", "driver.cc"} {
+			b, err := csrc.ReadFile("csrc/" + f)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				return err
+			}
+			srcs = append(srcs, filepath.Join(dir, f))
 		}
-		rt := filepath.Join(dir, "runtime.cc")
-		if err := os.WriteFile(rt, src, 0o644); err != nil {
-			return err
-		}
-		return compile(tc.CXX, dir, "-std=c++17", "-O2", "-g", "-fPIC", "-shared", "-pthread", "-fvisibility=hidden",
-			"-isystem", inc, "-Wl,-soname,"+name, "-o", filepath.Join(dir, name), rt, "-ldl")
+		args := []string{"-std=c++17", "-O2", "-g", "-fPIC", "-shared", "-pthread", "-fvisibility=hidden",
+			"-isystem", inc, "-Wl,-soname," + name, "-o", filepath.Join(dir, name)}
+		args = append(args, srcs...)
+		return compile(tc.CXX, dir, append(args, "-ldl")...)
 	})
 	if err != nil {
 		return "", err

@@ -20,11 +20,15 @@ import (
 type Device struct {
 	tc      Toolchain
 	rt      *rtFuncs
+	lib     string
 	workers int
 
 	mu      sync.Mutex
 	modules map[string]*Module
-	buffers map[uintptr]weak.Pointer[Buffer]
+	// driverModules are the libraries the emulated driver loaded, by
+	// path, for naming the places of their faults.
+	driverModules map[string]*Module
+	buffers       map[uintptr]weak.Pointer[Buffer]
 }
 
 var (
@@ -61,7 +65,7 @@ func open() (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Device{tc: tc, rt: rt, workers: n, modules: map[string]*Module{}, buffers: map[uintptr]weak.Pointer[Buffer]{}}, nil
+	return &Device{tc: tc, rt: rt, lib: lib, workers: n, modules: map[string]*Module{}, driverModules: map[string]*Module{}, buffers: map[uintptr]weak.Pointer[Buffer]{}}, nil
 }
 
 // Workers returns how many blocks the device runs at once.
@@ -628,25 +632,104 @@ func (f *Fault) Is(target error) bool {
 	return ok && t.Kind == f.Kind && t.Msg == ""
 }
 
-func (k *Kernel) fault(r *cResult) error {
-	f := &Fault{Kind: FaultKind(r.Code), Kernel: k.Name, Msg: cString(r.Msg[:]), Block: r.Block, Races: r.Races}
+func (k *Kernel) fault(r *cResult) error { return k.mod.fault(k.Name, r) }
+
+// fault turns the runtime's record of a failed launch of kernel in m into
+// a *Fault, naming source lines and shared variables from m's library.
+func (m *Module) fault(kernel string, r *cResult) error {
+	f := &Fault{Kind: FaultKind(r.Code), Kernel: kernel, Msg: cString(r.Msg[:]), Block: r.Block, Races: r.Races}
 	switch f.Kind {
 	case Race:
 		f.Threads = []Dim3{r.Thread[0], r.Thread[1]}
-		f.Msg += " of " + k.mod.sharedVar(r.SmemOffset) + ", with no barrier between"
-		f.Where = k.mod.where([]uint64{r.PC[0], r.PC[1]}, []bool{r.Write[0] != 0, r.Write[1] != 0})
+		f.Msg += " of " + m.sharedVar(r.SmemOffset) + ", with no barrier between"
+		f.Where = m.where([]uint64{r.PC[0], r.PC[1]}, []bool{r.Write[0] != 0, r.Write[1] != 0})
 	case OutOfBounds, NullPointer:
 		f.Threads = []Dim3{r.Thread[0]}
 		if r.Aux > 0 {
-			f.Msg += ": " + k.mod.arrayOverrun(r.SmemOffset, r.Aux)
+			f.Msg += ": " + m.arrayOverrun(r.SmemOffset, r.Aux)
 		}
-		f.Where = k.mod.where([]uint64{r.PC[0]}, []bool{r.Write[0] != 0})
+		f.Where = m.where([]uint64{r.PC[0]}, []bool{r.Write[0] != 0})
 		if r.BufBase != 0 {
-			f.Buffer = k.mod.dev.buffer(uintptr(r.BufBase))
+			f.Buffer = m.dev.buffer(uintptr(r.BufBase))
 			f.Offset = int64(r.Addr - r.BufBase)
 		}
 	default:
 		f.Threads = []Dim3{r.Thread[0]}
 	}
 	return f
+}
+
+// ---------------------------------------------------------------------
+// The emulated CUDA driver.
+
+// DriverLibrary returns the path of the library that emulates the CUDA
+// driver: the runtime's, which exports the driver API subset kernbench's
+// CUDA backend calls (cuInit, cuMemAlloc_v2, cuModuleLoadData,
+// cuLaunchKernel, cuEventRecord, ...). Host code loads it in place of
+// libcuda.so.1 and runs unchanged; it is already loaded in this process,
+// so loading it again shares this device.
+func (d *Device) DriverLibrary() string { return d.lib }
+
+// imageMagic starts a module image of the emulated driver.
+const imageMagic = "KBSIMT-MODULE\x00"
+
+// ModuleImage builds p (a CUDA program) in mode m, or takes it from the
+// cache, and returns the image the emulated driver's cuModuleLoadData
+// takes for it: the counterpart of the PTX or cubin NVRTC gives for a GPU.
+func (d *Device) ModuleImage(p Program, m Mode) ([]byte, error) {
+	if p.Dialect != CUDA {
+		return nil, fmt.Errorf("simt: a driver module image is for a CUDA program, not %v", p.Dialect)
+	}
+	lib, err := runtimeLib(d.tc)
+	if err != nil {
+		return nil, err
+	}
+	path, _, err := buildModule(d.tc, lib, p, m)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(imageMagic + path + "\x00"), nil
+}
+
+// LastDriverFault returns the fault of the last launch through the
+// emulated driver that failed (a *Fault naming the kernel, threads and
+// source lines), or nil when there is none to report. It forgets the
+// fault once returned.
+func (d *Device) LastDriverFault() error {
+	var r cResult
+	var h unsafe.Pointer
+	var k int32
+	if d.rt.lastFault(&r, &h, &k) == 0 {
+		return nil
+	}
+	if h == nil {
+		return fmt.Errorf("simt: %s", cString(r.Msg[:]))
+	}
+	m := d.moduleOf(h)
+	name := ""
+	if kd := (*cKernelDesc)(d.rt.moduleKernel(h, k)); kd != nil {
+		name = goString(kd.Name)
+	}
+	return m.fault(name, &r)
+}
+
+// moduleOf returns the Module of a library the runtime has loaded (by the
+// driver, or by Load), for naming the places of its faults.
+func (d *Device) moduleOf(h unsafe.Pointer) *Module {
+	path := goString(d.rt.modulePath(h))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m, ok := d.modules[path]; ok {
+		return m
+	}
+	if m, ok := d.driverModules[path]; ok {
+		return m
+	}
+	mode := Fast
+	if d.rt.moduleChecks(h) != 0 {
+		mode = Checked
+	}
+	m := &Module{dev: d, handle: h, path: path, base: d.rt.moduleBase(h), mode: mode, dialect: CUDA}
+	d.driverModules[path] = m
+	return m
 }

@@ -86,7 +86,10 @@ type rtFuncs struct {
 	moduleN      func(mod unsafe.Pointer) int32
 	moduleKernel func(mod unsafe.Pointer, i int32) unsafe.Pointer
 	moduleBase   func(mod unsafe.Pointer) uint64
+	modulePath   func(mod unsafe.Pointer) unsafe.Pointer
+	moduleChecks func(mod unsafe.Pointer) int32
 	launch       func(mod unsafe.Pointer, k int32, d *cLaunchDesc, r *cResult) int32
+	lastFault    func(r *cResult, mod *unsafe.Pointer, kernel *int32) int32
 }
 
 // loadRuntime opens the runtime library at path and starts its workers.
@@ -104,7 +107,8 @@ func loadRuntime(path string, workers int) (*rtFuncs, int, error) {
 		{&f.alloc, "kbs_alloc"}, {&f.free, "kbs_free"},
 		{&f.moduleLoad, "kbs_module_load"}, {&f.moduleN, "kbs_module_nkernels"},
 		{&f.moduleKernel, "kbs_module_kernel"}, {&f.moduleBase, "kbs_module_base"},
-		{&f.launch, "kbs_launch"},
+		{&f.modulePath, "kbs_module_path"}, {&f.moduleChecks, "kbs_module_checks"},
+		{&f.launch, "kbs_launch"}, {&f.lastFault, "kbs_driver_last_fault"},
 	} {
 		sym, err := purego.Dlsym(h, r.name)
 		if err != nil {

@@ -416,6 +416,15 @@ KBS_INLINE void redzone(shared_array<T>& a) {
 // its own. kbs_tls_anchor lets the runtime find the module's TLS block.
 alignas(256) thread_local unsigned char kbs_dyn_smem[KBS_DYN_SHARED_MAX];
 extern "C" __attribute__((visibility("default"))) void* kbs_tls_anchor() { return kbs_dyn_smem; }
+// kbs_module_checked tells the runtime whether the module was built with
+// the memory checks (instrumented), so launches enable them.
+extern "C" __attribute__((visibility("default"))) int kbs_module_checked() {
+#ifdef KBS_CHECKED
+	return 1;
+#else
+	return 0;
+#endif
+}
 
 extern "C" void* kbs_tg_base(int i);
 
