@@ -2,6 +2,7 @@ package simt
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -94,7 +95,11 @@ type rtFuncs struct {
 
 // loadRuntime opens the runtime library at path and starts its workers.
 func loadRuntime(path string, workers int) (*rtFuncs, int, error) {
+	// One OS thread, so that dlerror's message (kept per thread) is this
+	// call's.
+	runtime.LockOSThread()
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	runtime.UnlockOSThread()
 	if err != nil {
 		return nil, 0, fmt.Errorf("simt: load runtime: %w", err)
 	}

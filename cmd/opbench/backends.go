@@ -113,7 +113,7 @@ func selectTargets(names, tiers []string) ([]registry.Target, error) {
 				if e.Err() != nil {
 					continue
 				}
-				ts, err := variantTargets(e, tiers)
+				ts, err := variantTargets(e, tiers, true)
 				if err != nil {
 					return nil, err
 				}
@@ -122,7 +122,7 @@ func selectTargets(names, tiers []string) ([]registry.Target, error) {
 			continue
 		}
 		if e, err := backends.Lookup(strings.ToLower(name)); err == nil {
-			ts, err := variantTargets(e, tiers)
+			ts, err := variantTargets(e, tiers, false)
 			if err != nil {
 				return nil, err
 			}
@@ -142,14 +142,29 @@ func selectTargets(names, tiers []string) ([]registry.Target, error) {
 }
 
 // variantTargets returns the targets of e that tiers selects (see
-// selectTargets); e alone when it has no variants.
-func variantTargets(e registry.Entry, tiers []string) ([]registry.Target, error) {
+// selectTargets); e alone when it has no variants. Tiers select among the
+// variants of an entry whose variants are tiers (the CPU's); for another
+// (a GPU per variant, an emulator) the entry means its default variant,
+// and under "all" (fromAll) every variant that can open.
+func variantTargets(e registry.Entry, tiers []string, fromAll bool) ([]registry.Target, error) {
 	if err := e.Err(); err != nil {
 		return nil, fmt.Errorf("-backend: %w", &registry.UnavailableError{Target: e.Name, Err: err})
 	}
 	all := e.Targets()
 	if e.Variants == nil {
 		return all, nil
+	}
+	if !e.Tiers {
+		if fromAll {
+			var out []registry.Target
+			for _, t := range all {
+				if t.Err() == nil {
+					out = append(out, t)
+				}
+			}
+			return out, nil
+		}
+		tiers = nil
 	}
 	if len(tiers) == 0 {
 		d, err := backends.Resolve(e.Name, "")

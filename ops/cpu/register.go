@@ -32,6 +32,7 @@ func init() {
 			return out
 		},
 		DefaultVariant: defaultTier,
+		Tiers:          true,
 		Complete:       true,
 	})
 }

@@ -1,40 +1,158 @@
 package cuda
 
 import (
-	"errors"
-	"runtime"
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
+	"github.com/kernbench/kernbench/simt"
 )
 
-// TestUnavailable checks that the backend is registered and says why it
-// cannot open here, whether or not the driver is present: it has no
-// kernels yet.
-func TestUnavailable(t *testing.T) {
+// emulated opens cuda-emu, or skips where the emulator cannot run (fails
+// under $KERNBENCH_REQUIRE_SIMT, as CI sets it).
+func emulated(t *testing.T) *Backend {
+	t.Helper()
+	if err := simt.Available(); err != nil {
+		if os.Getenv("KERNBENCH_REQUIRE_SIMT") != "" {
+			t.Fatalf("SIMT emulator required: %v", err)
+		}
+		t.Skipf("SIMT emulator unavailable: %v", err)
+	}
+	b, err := OpenEmulated()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func TestRegistered(t *testing.T) {
 	e, err := registry.Lookup("cuda")
 	if err != nil {
 		t.Fatal(err)
 	}
-	why := e.Err()
-	if why == nil {
-		t.Fatal("the cuda backend says it is available, but it has no kernels")
-	}
-	t.Logf("cuda: %v", why)
-	switch {
-	case runtime.GOOS != "linux":
-		if !strings.HasPrefix(why.Error(), "not linux") {
-			t.Errorf("off linux: %v", why)
+	var names []string
+	for _, tg := range e.Targets() {
+		names = append(names, tg.Name())
+		if tg.Variant == emuVariant && simt.Available() == nil && tg.Err() != nil {
+			t.Errorf("cuda-emu unavailable although the emulator is: %v", tg.Err())
 		}
-	case strings.HasPrefix(why.Error(), "no "+DriverLibrary+" found ("):
-	case errors.Is(why, errNoKernels) && strings.HasPrefix(why.Error(), DriverLibrary+" found, but"):
-	default:
-		t.Errorf("reason %q says neither that the driver is missing nor that there are no kernels", why)
 	}
-	b, err := registry.Open("cuda", registry.Config{})
-	var ue *registry.UnavailableError
-	if b != nil || !errors.As(err, &ue) || ue.Target != "cuda" {
-		t.Errorf("Open: %v, %v; want an UnavailableError", b, err)
+	if names[len(names)-1] != "cuda-emu" || !strings.HasPrefix(names[0], "cuda-0") {
+		t.Errorf("targets %v, want cuda-0 ... cuda-emu", names)
+	}
+	// Without a GPU, "cuda" says why and does not fall back to the
+	// emulator.
+	if _, _, err := gpus(); err != nil {
+		_, err2 := registry.Open("cuda", registry.Config{})
+		if err2 == nil || !strings.Contains(err2.Error(), "cuda-emu runs the kernels on the SIMT emulator") {
+			t.Errorf("opening cuda without a GPU: %v", err2)
+		}
+		t.Logf("no GPU: %v", err)
+	}
+}
+
+func TestEmulatedBackend(t *testing.T) {
+	b := emulated(t)
+	if !b.Emulated() || b.Name() != "cuda-emu" || !strings.Contains(b.Describe(), "SIMT emulator") {
+		t.Errorf("backend %s: emulated %v, %s", b.Name(), b.Emulated(), b.Describe())
+	}
+	cases := harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpAdd, ops.OpRMSNorm}})
+	for _, c := range cases {
+		if r := harness.Run(b, c); !r.Passed() {
+			t.Errorf("%s: %s (%s)", c.ID(), r.Summary(), r.Err)
+		}
+	}
+	// The same work in one submission, timed by events.
+	var nodes []*ops.Tensor
+	buf, err := b.Alloc(4 * 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := ops.NewTensor("x", 0, 64)
+	x.Buffer = buf
+	y, _ := ops.Scale(x, 2, 1)
+	ybuf, _ := b.Alloc(4 * 64)
+	y.Buffer = ybuf
+	z, _ := ops.Silu(y)
+	zbuf, _ := b.Alloc(4 * 64)
+	z.Buffer = zbuf
+	nodes = append(nodes, y, z)
+	if err := b.ComputeGraph(nodes); err != nil {
+		t.Fatal(err)
+	}
+	times, err := b.NodeTimes()
+	if err != nil || len(times) != 2 {
+		t.Fatalf("NodeTimes: %v, %v", times, err)
+	}
+	out := make([]byte, 4*64)
+	if _, err := zbuf.ReadAt(out, 0); err != nil {
+		t.Fatal(err)
+	}
+	// silu(2*0 + 1) = 1/(1+e^-1) = 0.7310586
+	if v := f32of(out[:4]); v < 0.7310585 || v > 0.7310587 {
+		t.Errorf("silu(scale(0)) = %v", v)
+	}
+}
+
+func f32of(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
+
+// TestInjectedKernelBugs breaks a kernel's source the way a kernel author
+// might and checks that validation fails: a missing barrier in a block
+// reduction (the emulator reports the race) and an off-by-one bound (it
+// reports the out-of-bounds access).
+func TestInjectedKernelBugs(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		file, old string
+		new       string
+		op        ops.Op
+		fault     simt.FaultKind
+	}{
+		{"missing barrier", "reduce.cuh", "if (lane == 0) scratch[warp] = v;\n\t__syncthreads();", "if (lane == 0) scratch[warp] = v;", ops.OpRMSNorm, simt.Race},
+		{"off-by-one bound", "elementwise.cu", "for (i64 i = kb_first(); i < n; i += kb_stride()) {\n\t\ti64 i0, i1, i2, i3;\n\t\tkb_unravel(td, i, i0, i1, i2, i3);\n\t\tfloat x = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3));\n\t\tfloat y = op", "for (i64 i = kb_first(); i <= n; i += kb_stride()) {\n\t\ti64 i0, i1, i2, i3;\n\t\tkb_unravel(td, i, i0, i1, i2, i3);\n\t\tfloat x = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3));\n\t\tfloat y = op", ops.OpScale, simt.OutOfBounds},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := emulated(t)
+			comp := b.comp.(emuCompiler)
+			if comp.mode != simt.Checked {
+				t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
+			}
+			applied := false
+			comp.patch = func(name string, src []byte) []byte {
+				if name != tc.file {
+					return src
+				}
+				if !bytes.Contains(src, []byte(tc.old)) {
+					t.Fatalf("%s no longer contains the code the test breaks:\n%s", tc.file, tc.old)
+				}
+				applied = true
+				return bytes.Replace(src, []byte(tc.old), []byte(tc.new), 1)
+			}
+			b.comp = comp
+			failed := 0
+			for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{tc.op}}) {
+				r := harness.Run(b, c)
+				if r.Passed() {
+					continue
+				}
+				failed++
+				// The emulator's checks, or the harness's guard bytes past
+				// the output, must name the injected bug.
+				why := r.Summary() + " " + r.Err
+				if !strings.Contains(why, map[simt.FaultKind]string{simt.Race: "shared-memory race", simt.OutOfBounds: "out-of-bounds"}[tc.fault]) {
+					t.Errorf("%s fails, but not for the injected bug: %s (%s)", c.ID(), r.Summary(), r.Err)
+				}
+			}
+			if !applied || failed == 0 {
+				t.Errorf("the injected bug (applied %v) failed no case", applied)
+			}
+		})
 	}
 }

@@ -1,15 +1,26 @@
-// Package cuda is the CUDA backend's place: for now only its registration,
-// as "cuda", with an honest availability check.
+// Package cuda is the CUDA backend: kernels written in CUDA C++
+// (kernels/*.cu, embedded), launched through the CUDA driver API, which
+// the backend loads at run time with purego (no cgo, no CUDA toolkit at
+// build time).
 //
-// What is here: the registry entry, and a check at run time, through
-// purego (no cgo), for the NVIDIA driver library libcuda.so.1. Where it is
-// missing the backend says so ("no libcuda.so.1 found (...)"); off linux it
-// says the backend needs linux. Where the driver is present the backend
-// still cannot open: it says that it has no kernels yet.
+// It registers as "cuda" with a variant per GPU ("cuda-0", ...) and
+// "cuda-emu". On a GPU the driver is the NVIDIA driver's libcuda.so.1 and
+// the kernels are compiled by NVRTC for the device's architecture on
+// first use, cached on disk ($KERNBENCH_CUDA_CACHE) by source, options,
+// NVRTC version and architecture. On cuda-emu the same host code calls
+// the SIMT emulator's library, which exports the same driver functions,
+// and the kernels are built by package simt: buffers, launch geometry and
+// argument packing are exercised in CI, not only the kernel bodies, and a
+// kernel's race, out-of-bounds access or divergent barrier comes back as
+// the launch's error with the emulator's account of it (*simt.Fault).
 //
-// What is not here yet (issue 12): the driver API bindings, device
-// buffers, NVRTC compilation of embedded kernel sources, launches, CUDA
-// events for per-launch timing, and the optional interfaces of package ops
-// that a GPU backend implements (ops.GraphComputer, ops.Synchronizer,
-// ops.DeviceTimer).
+// The backend keeps one stream: Compute queues the kernel and returns;
+// Synchronize, and reading a buffer, wait. Tensors in host memory are
+// copied to the device when a kernel reads them: a read-only host buffer
+// (a model file's mapping) once, whole, and kept, so a model's weights go
+// to the device once; a writable one for each computation.
+//
+// Each op's kernels are a file of kernels/ and a Go file (op_*.go) that
+// registers the op's support check and launch. An op without kernels is
+// refused by Supports, so a graph scheduler can run it on another backend.
 package cuda

@@ -54,6 +54,12 @@ type Entry struct {
 	// environment variable). When nil, the default is the first
 	// variant that can run here.
 	DefaultVariant func() (string, error)
+	// Tiers declares that the variants are kernel tiers of one device
+	// (the CPU's): validation runs every one by default, and commands'
+	// -tier flag selects among them. Other variants are devices (a
+	// GPU per variant, an emulator): the entry's name alone means its
+	// default variant, and "all" every one that can open.
+	Tiers bool
 	// Complete declares that the backend computes every node the
 	// reference does, so validation counts a case it does not support
 	// as a failure. A backend built up op by op (a GPU backend while its
@@ -345,7 +351,7 @@ func resolveVariant(e Entry, v string) (Target, error) {
 	if v == "" {
 		d, err := e.defaultVariant()
 		if err != nil {
-			return Target{}, fmt.Errorf("backend %s: %w", e.Name, err)
+			return Target{}, &UnavailableError{Target: e.Name, Err: err}
 		}
 		v = d
 	}

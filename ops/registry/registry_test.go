@@ -131,7 +131,7 @@ func TestResolve(t *testing.T) {
 		{"fast", "warp", `backend fast has no variant "warp" (known: slow, mid, turbo)`, true},
 		{"fast-warp", "", `backend fast has no variant "warp" (known: slow, mid, turbo)`, true},
 		{"plain", "x", `backend plain has no variants (asked for "x")`, true},
-		{"moody", "", "backend moody: $MOODY names no variant", true},
+		{"moody", "", "backend moody is unavailable: $MOODY names no variant", true},
 		{"moody", "a", "moody-a", false},
 		{"tpu", "", `unknown backend "tpu" (known: fast, gpu, moody, plain)`, true},
 		{"", "", `unknown backend ""`, true},

@@ -1,0 +1,536 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/simt"
+)
+
+// Backend computes ops with CUDA kernels on one device: an NVIDIA GPU
+// through its driver, or the SIMT emulator through its emulated driver,
+// with the same host code. It implements ops.Backend, and for the GPU's
+// queued execution ops.Synchronizer, ops.GraphComputer (a split's nodes
+// launched in one go) and ops.DeviceTimer (CUDA events around each
+// launch). Calls on one backend are serialized.
+type Backend struct {
+	name string
+	api  *driverAPI
+	emu  *simt.Device // the emulated device, or nil for a GPU
+	comp compiler
+	info deviceInfo
+	ctx  uintptr
+	strm uintptr
+
+	mu      sync.Mutex
+	closed  bool
+	modules map[string]uintptr // kernel file -> CUmodule
+	funcs   map[string]*function
+	// uploads holds read-only host buffers (weights in a model file's
+	// mapping) copied to the device once, by the host buffer.
+	uploads map[*ops.HostBuffer]*deviceBuffer
+	// temps are uploads of writable host tensors for queued work,
+	// released at the next synchronization.
+	temps []*deviceBuffer
+	// collected is device memory whose Buffer the program dropped,
+	// freed at the next call that holds the context.
+	collected []uint64
+	// events of the last ComputeGraph: a start and an end per node.
+	events   []uintptr
+	timed    int
+	timesErr error
+}
+
+// function is a loaded kernel.
+type function struct {
+	h      uintptr
+	shared int // the dynamic shared memory it is allowed
+}
+
+// open creates a backend over api's device ordinal dev.
+func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info deviceInfo) (*Backend, error) {
+	b := &Backend{name: name, api: api, emu: emu, comp: comp, info: info,
+		modules: map[string]uintptr{}, funcs: map[string]*function{}, uploads: map[*ops.HostBuffer]*deviceBuffer{}}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var dev int32
+	if err := api.check("cuDeviceGet", api.cuDeviceGet(&dev, int32(info.Ordinal))); err != nil {
+		return nil, err
+	}
+	if err := api.check("cuDevicePrimaryCtxRetain", api.cuDevicePrimaryCtxRetain(&b.ctx, dev)); err != nil {
+		return nil, err
+	}
+	if err := api.check("cuCtxSetCurrent", api.cuCtxSetCurrent(b.ctx)); err != nil {
+		return nil, err
+	}
+	if err := api.check("cuStreamCreate", api.cuStreamCreate(&b.strm, 0)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Name returns the backend's name: "cuda-0" for the first GPU, "cuda-emu"
+// for the emulated device.
+func (b *Backend) Name() string { return b.name }
+
+// Describe says what the backend runs on, for reports.
+func (b *Backend) Describe() string {
+	return fmt.Sprintf("%s (%s, %s, %d SMs; kernels by %s)", b.name, b.info.Name, b.info.Arch(), b.info.SMs, b.comp)
+}
+
+// Emulated reports whether the backend runs on the SIMT emulator: its
+// results are validated like a GPU's, but its times are not a GPU's.
+func (b *Backend) Emulated() bool { return b.emu != nil }
+
+// enter locks the backend and makes its context current on this thread
+// (goroutines move between threads; the driver's current context does
+// not). The returned function undoes both.
+func (b *Backend) enter() (func(), error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, errors.New("cuda: backend is closed")
+	}
+	runtime.LockOSThread()
+	leave := func() {
+		runtime.UnlockOSThread()
+		b.mu.Unlock()
+	}
+	if err := b.api.check("cuCtxSetCurrent", b.api.cuCtxSetCurrent(b.ctx)); err != nil {
+		leave()
+		return nil, err
+	}
+	for _, p := range b.collected {
+		b.api.cuMemFree(p)
+	}
+	b.collected = b.collected[:0]
+	return leave, nil
+}
+
+// fail wraps a driver error; on the emulated device it adds the
+// emulator's account of a failed launch.
+func (b *Backend) fail(err error) error {
+	var de *DriverError
+	if b.emu != nil && errors.As(err, &de) && de.Fault == nil {
+		de.Fault = b.emu.LastDriverFault()
+	}
+	return err
+}
+
+// Close releases the backend's device memory, stream and context.
+func (b *Backend) Close() error {
+	leave, err := b.enter()
+	if err != nil {
+		return nil // already closed
+	}
+	defer leave()
+	b.api.cuStreamSynchronize(b.strm)
+	for _, d := range b.uploads {
+		d.release()
+	}
+	for _, d := range b.temps {
+		d.release()
+	}
+	for _, ev := range b.events {
+		b.api.cuEventDestroy(ev)
+	}
+	b.api.cuStreamDestroy(b.strm)
+	b.api.cuDevicePrimaryCtxRelease(int32(b.info.Ordinal))
+	b.closed = true
+	return nil
+}
+
+// ---------------------------------------------------------------------
+// Memory.
+
+// deviceBuffer is device memory of a backend.
+type deviceBuffer struct {
+	b     *Backend
+	ptr   uint64
+	size  int64
+	freed *atomic.Bool
+}
+
+// Alloc returns a zeroed buffer of size bytes in device memory.
+func (b *Backend) Alloc(size int64) (ops.Buffer, error) {
+	leave, err := b.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	return b.alloc(size)
+}
+
+// alloc allocates with the context held.
+func (b *Backend) alloc(size int64) (*deviceBuffer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("cuda: negative buffer size %d", size)
+	}
+	var p uint64
+	if err := b.api.check("cuMemAlloc_v2", b.api.cuMemAlloc(&p, uint64(max(size, 1)))); err != nil {
+		return nil, fmt.Errorf("cuda: allocating %d bytes: %w", size, err)
+	}
+	if err := b.api.check("cuMemsetD8Async", b.api.cuMemsetD8Async(p, 0, uint64(max(size, 1)), b.strm)); err != nil {
+		b.api.cuMemFree(p)
+		return nil, err
+	}
+	d := &deviceBuffer{b: b, ptr: p, size: size, freed: new(atomic.Bool)}
+	runtime.AddCleanup(d, func(freed *atomic.Bool) {
+		if freed.CompareAndSwap(false, true) {
+			b.mu.Lock()
+			b.collected = append(b.collected, p)
+			b.mu.Unlock()
+		}
+	}, d.freed)
+	return d, nil
+}
+
+// release frees the buffer now; the context must be current.
+func (d *deviceBuffer) release() {
+	if d.freed.CompareAndSwap(false, true) {
+		d.b.api.cuMemFree(d.ptr)
+	}
+}
+
+// Size returns the buffer's size in bytes.
+func (d *deviceBuffer) Size() int64 { return d.size }
+
+// ReadAt copies len(p) bytes at off to p, after the work queued before.
+func (d *deviceBuffer) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off+int64(len(p)) > d.size {
+		return 0, fmt.Errorf("cuda: read of %d bytes at %d outside a %d-byte device buffer", len(p), off, d.size)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	b := d.b
+	leave, err := b.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer leave()
+	if err := b.sync(); err != nil {
+		return 0, err
+	}
+	var pin runtime.Pinner
+	pin.Pin(&p[0])
+	defer pin.Unpin()
+	if err := b.api.check("cuMemcpyDtoHAsync_v2", b.api.cuMemcpyDtoHAsync(unsafe.Pointer(&p[0]), d.ptr+uint64(off), uint64(len(p)), b.strm)); err != nil {
+		return 0, err
+	}
+	if err := b.sync(); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// WriteAt copies p into the buffer at off, after the work queued before.
+func (d *deviceBuffer) WriteAt(p []byte, off int64) (int, error) {
+	if off < 0 || off+int64(len(p)) > d.size {
+		return 0, fmt.Errorf("cuda: write of %d bytes at %d outside a %d-byte device buffer", len(p), off, d.size)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	b := d.b
+	leave, err := b.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer leave()
+	if err := b.upload(d.ptr+uint64(off), p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// upload copies p to device address dst on the stream. From pageable
+// memory the copy is staged before the call returns, so p may change
+// afterwards.
+func (b *Backend) upload(dst uint64, p []byte) error {
+	var pin runtime.Pinner
+	pin.Pin(&p[0])
+	defer pin.Unpin()
+	return b.api.check("cuMemcpyHtoDAsync_v2", b.api.cuMemcpyHtoDAsync(dst, unsafe.Pointer(&p[0]), uint64(len(p)), b.strm))
+}
+
+// CopyFrom copies n bytes at srcOff of src to the buffer at off, device to
+// device, when src is memory of the same backend.
+func (d *deviceBuffer) CopyFrom(src ops.Buffer, srcOff, off, n int64) error {
+	s, ok := src.(*deviceBuffer)
+	if !ok || s.b != d.b {
+		return ops.ErrCopyUnsupported
+	}
+	if srcOff < 0 || srcOff+n > s.size || off < 0 || off+n > d.size {
+		return fmt.Errorf("cuda: copy of %d bytes from %d to %d outside the buffers (%d, %d bytes)", n, srcOff, off, s.size, d.size)
+	}
+	leave, err := d.b.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return d.b.api.check("cuMemcpyDtoDAsync_v2", d.b.api.cuMemcpyDtoDAsync(d.ptr+uint64(off), s.ptr+uint64(srcOff), uint64(n), d.b.strm))
+}
+
+// ptr returns the device address of t's first byte. A tensor in host
+// memory is copied to the device: a read-only host buffer (a model's
+// weights) once, whole, and kept; a writable one for this computation.
+func (b *Backend) ptr(t *ops.Tensor) (uint64, error) {
+	buf, off := t.Storage()
+	switch m := buf.(type) {
+	case *deviceBuffer:
+		if m.b != b {
+			return 0, fmt.Errorf("cuda: %s lives in the memory of another backend (%s)", t.Name, m.b.name)
+		}
+		return m.ptr + uint64(off), nil
+	case *ops.HostBuffer:
+		if m.ReadOnly() {
+			d, ok := b.uploads[m]
+			if !ok {
+				var err error
+				if d, err = b.alloc(m.Size()); err != nil {
+					return 0, err
+				}
+				if m.Size() > 0 {
+					if err := b.upload(d.ptr, m.Bytes()); err != nil {
+						return 0, err
+					}
+				}
+				b.uploads[m] = d
+			}
+			return d.ptr + uint64(off), nil
+		}
+		n := t.Extent()
+		d, err := b.alloc(n)
+		if err != nil {
+			return 0, err
+		}
+		b.temps = append(b.temps, d)
+		if n > 0 {
+			if err := b.upload(d.ptr, m.Bytes()[off:off+n]); err != nil {
+				return 0, err
+			}
+		}
+		return d.ptr, nil
+	case nil:
+		return 0, fmt.Errorf("cuda: %s has no storage", t.Name)
+	}
+	return 0, fmt.Errorf("cuda: %s lives in %T memory, which the CUDA backend cannot read", t.Name, buf)
+}
+
+// dstPtr returns the device address of the node's output, which must be
+// in the backend's memory.
+func (b *Backend) dstPtr(t *ops.Tensor) (uint64, error) {
+	buf, off := t.Storage()
+	m, ok := buf.(*deviceBuffer)
+	if !ok || m.b != b {
+		return 0, fmt.Errorf("cuda: the output %s must be in the backend's memory, not %T", t.Name, buf)
+	}
+	return m.ptr + uint64(off), nil
+}
+
+// ---------------------------------------------------------------------
+// Computing.
+
+// An opKernel is how the backend computes one op.
+type opKernel struct {
+	// supports returns nil when the backend's kernels take t (types,
+	// shapes, parameters), else why not.
+	supports func(t *ops.Tensor) error
+	// launch queues t's computation; the context is current.
+	launch func(b *Backend, t *ops.Tensor) error
+}
+
+var kernelsByOp = map[ops.Op]opKernel{}
+
+// register adds op's kernels; each op's file calls it from init.
+func register(op ops.Op, supports func(t *ops.Tensor) error, launch func(b *Backend, t *ops.Tensor) error) {
+	kernelsByOp[op] = opKernel{supports: supports, launch: launch}
+}
+
+// Supports reports whether the backend can compute t.
+func (b *Backend) Supports(t *ops.Tensor) error {
+	k, ok := kernelsByOp[t.Op]
+	if !ok {
+		return fmt.Errorf("cuda: no kernel for %v", t.Op)
+	}
+	if err := k.supports(t); err != nil {
+		return fmt.Errorf("cuda: %v: %w", t.Op, err)
+	}
+	return nil
+}
+
+// Compute queues t's computation on the backend's stream: it may return
+// before the work is done (Synchronize waits for it; reading a buffer
+// waits too).
+func (b *Backend) Compute(t *ops.Tensor) error {
+	if err := b.Supports(t); err != nil {
+		return err
+	}
+	leave, err := b.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return b.compute(t)
+}
+
+func (b *Backend) compute(t *ops.Tensor) error {
+	if t.NumElements() == 0 {
+		return nil
+	}
+	if err := kernelsByOp[t.Op].launch(b, t); err != nil {
+		return fmt.Errorf("cuda: %s (%v): %w", t.Name, t.Op, b.fail(err))
+	}
+	return nil
+}
+
+// ComputeGraph queues nodes in order, each timed by a pair of CUDA events
+// (NodeTimes reads them once the work is done).
+func (b *Backend) ComputeGraph(nodes []*ops.Tensor) error {
+	for _, t := range nodes {
+		if err := b.Supports(t); err != nil {
+			return err
+		}
+	}
+	leave, err := b.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	for len(b.events) < 2*len(nodes) {
+		var ev uintptr
+		if err := b.api.check("cuEventCreate", b.api.cuEventCreate(&ev, 0)); err != nil {
+			return err
+		}
+		b.events = append(b.events, ev)
+	}
+	b.timed, b.timesErr = 0, nil
+	for i, t := range nodes {
+		if err := b.api.check("cuEventRecord", b.api.cuEventRecord(b.events[2*i], b.strm)); err != nil {
+			return err
+		}
+		if err := b.compute(t); err != nil {
+			return err
+		}
+		if err := b.api.check("cuEventRecord", b.api.cuEventRecord(b.events[2*i+1], b.strm)); err != nil {
+			return err
+		}
+		b.timed = i + 1
+	}
+	return nil
+}
+
+// NodeTimes returns the device time of each node of the last
+// ComputeGraph, waiting for the work to finish.
+func (b *Backend) NodeTimes() ([]time.Duration, error) {
+	leave, err := b.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	if err := b.sync(); err != nil {
+		return nil, err
+	}
+	out := make([]time.Duration, b.timed)
+	for i := range out {
+		var ms float32
+		if err := b.api.check("cuEventElapsedTime", b.api.cuEventElapsedTime(&ms, b.events[2*i], b.events[2*i+1])); err != nil {
+			return nil, err
+		}
+		out[i] = time.Duration(float64(ms) * float64(time.Millisecond))
+	}
+	return out, nil
+}
+
+// Synchronize waits for the queued work and returns its first error.
+func (b *Backend) Synchronize() error {
+	leave, err := b.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return b.sync()
+}
+
+// sync waits for the stream with the context held, then frees the
+// uploads made for the work.
+func (b *Backend) sync() error {
+	if err := b.api.check("cuStreamSynchronize", b.api.cuStreamSynchronize(b.strm)); err != nil {
+		return b.fail(err)
+	}
+	for _, d := range b.temps {
+		d.release()
+	}
+	b.temps = b.temps[:0]
+	return nil
+}
+
+// ---------------------------------------------------------------------
+// Launches.
+
+// dim3 is a grid or block size.
+type dim3 struct{ x, y, z uint32 }
+
+// function returns kernel name of the given file, loading the file's
+// module on first use.
+func (b *Backend) function(file, name string) (*function, error) {
+	if f, ok := b.funcs[name]; ok {
+		return f, nil
+	}
+	mod, ok := b.modules[file]
+	if !ok {
+		img, err := b.comp.image(file)
+		if err != nil {
+			return nil, err
+		}
+		var pin runtime.Pinner
+		pin.Pin(&img[0])
+		err = b.api.check("cuModuleLoadData", b.api.cuModuleLoadData(&mod, unsafe.Pointer(&img[0])))
+		pin.Unpin()
+		if err != nil {
+			return nil, fmt.Errorf("cuda: loading %s: %w", file, b.fail(err))
+		}
+		b.modules[file] = mod
+	}
+	var h uintptr
+	if err := b.api.check("cuModuleGetFunction", b.api.cuModuleGetFunction(&h, mod, name)); err != nil {
+		return nil, fmt.Errorf("cuda: kernel %s of %s: %w", name, file, err)
+	}
+	f := &function{h: h, shared: 48 * 1024}
+	b.funcs[name] = f
+	return f, nil
+}
+
+// launch queues kernel name of file over grid blocks of block threads
+// with shared bytes of dynamic shared memory; args are the kernel's
+// parameters, each as its bytes (see the arg helpers).
+func (b *Backend) launch(file, name string, grid, block dim3, shared int, args ...[]byte) error {
+	f, err := b.function(file, name)
+	if err != nil {
+		return err
+	}
+	if shared > f.shared {
+		if err := b.api.check("cuFuncSetAttribute", b.api.cuFuncSetAttribute(f.h, funcAttrMaxDynamicSharedSize, int32(shared))); err != nil {
+			return fmt.Errorf("cuda: %s with %d bytes of shared memory: %w", name, shared, err)
+		}
+		f.shared = shared
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	params := make([]unsafe.Pointer, len(args)+1)
+	for i, a := range args {
+		pin.Pin(&a[0])
+		params[i] = unsafe.Pointer(&a[0])
+	}
+	pin.Pin(&params[0])
+	err = b.api.check("cuLaunchKernel "+name, b.api.cuLaunchKernel(f.h, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+		uint32(shared), b.strm, unsafe.Pointer(&params[0]), nil))
+	return err
+}

@@ -1,0 +1,301 @@
+package cuda
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"github.com/kernbench/kernbench/simt"
+)
+
+// kernelFS holds the kernel sources: each .cu file is a module, built on
+// first use; the .cuh files are headers every module may include.
+//
+//go:embed kernels/*.cu kernels/*.cuh
+var kernelFS embed.FS
+
+// kernelSources returns the kernel files by name.
+var kernelSources = sync.OnceValues(func() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(kernelFS, "kernels", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := kernelFS.ReadFile(path)
+		out[filepath.Base(path)] = b
+		return err
+	})
+	return out, err
+})
+
+// A compiler turns a kernel source file into the image cuModuleLoadData
+// takes: a cubin from NVRTC for a GPU, a library built by the SIMT
+// emulator for the emulated device.
+type compiler interface {
+	image(file string) ([]byte, error)
+	// String describes the compiler and its options, for reports.
+	String() string
+}
+
+// programOf returns a kernel file with the headers of the kernels folder.
+func programOf(file string) (main []byte, headers map[string][]byte, err error) {
+	srcs, err := kernelSources()
+	if err != nil {
+		return nil, nil, err
+	}
+	main, ok := srcs[file]
+	if !ok {
+		return nil, nil, fmt.Errorf("cuda: no kernel source %s", file)
+	}
+	headers = map[string][]byte{}
+	for name, b := range srcs {
+		if strings.HasSuffix(name, ".cuh") {
+			headers[name] = b
+		}
+	}
+	return main, headers, nil
+}
+
+// sortedNames returns m's keys in order.
+func sortedNames(m map[string][]byte) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ---------------------------------------------------------------------
+// The emulator.
+
+// emuCompiler builds kernel files with the SIMT emulator.
+type emuCompiler struct {
+	dev  *simt.Device
+	mode simt.Mode
+	// patch, when set, rewrites each source file first (tests inject
+	// bugs with it).
+	patch func(name string, src []byte) []byte
+}
+
+func (c emuCompiler) image(file string) ([]byte, error) {
+	main, headers, err := programOf(file)
+	if err != nil {
+		return nil, err
+	}
+	if c.patch != nil {
+		main = c.patch(file, main)
+		for n, h := range headers {
+			headers[n] = c.patch(n, h)
+		}
+	}
+	p := simt.Program{Dialect: simt.CUDA, Main: simt.Source{Name: file, Text: main}}
+	for _, n := range sortedNames(headers) {
+		p.Headers = append(p.Headers, simt.Source{Name: n, Text: headers[n]})
+	}
+	return c.dev.ModuleImage(p, c.mode)
+}
+
+func (c emuCompiler) String() string {
+	return fmt.Sprintf("SIMT emulator, %s build (%s)", c.mode, c.dev.Toolchain().Version)
+}
+
+// ---------------------------------------------------------------------
+// NVRTC.
+
+// nvrtcLibraries are the names NVRTC is looked for under.
+var nvrtcLibraries = []string{
+	"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so",
+	"/usr/local/cuda/lib64/libnvrtc.so",
+}
+
+// nvrtcAPI is the NVRTC subset the backend calls.
+type nvrtcAPI struct {
+	lib         string
+	version     func(major, minor *int32) int32
+	create      func(prog *uintptr, src string, name string, nh int32, headers, names unsafe.Pointer) int32
+	compile     func(prog uintptr, nopts int32, opts unsafe.Pointer) int32
+	cubinSize   func(prog uintptr, n *uint64) int32
+	cubin       func(prog uintptr, out *byte) int32
+	logSize     func(prog uintptr, n *uint64) int32
+	log         func(prog uintptr, out *byte) int32
+	destroy     func(prog *uintptr) int32
+	errorString func(r int32) unsafe.Pointer
+}
+
+// loadNVRTC binds NVRTC from the first library that loads.
+func loadNVRTC() (*nvrtcAPI, error) {
+	var errs []string
+	for _, lib := range nvrtcLibraries {
+		h, err := dlopen(lib)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		n := &nvrtcAPI{lib: lib}
+		for _, f := range []struct {
+			ptr  any
+			name string
+		}{
+			{&n.version, "nvrtcVersion"}, {&n.create, "nvrtcCreateProgram"}, {&n.compile, "nvrtcCompileProgram"},
+			{&n.cubinSize, "nvrtcGetCUBINSize"}, {&n.cubin, "nvrtcGetCUBIN"},
+			{&n.logSize, "nvrtcGetProgramLogSize"}, {&n.log, "nvrtcGetProgramLog"},
+			{&n.destroy, "nvrtcDestroyProgram"}, {&n.errorString, "nvrtcGetErrorString"},
+		} {
+			sym, err := purego.Dlsym(h, f.name)
+			if err != nil {
+				return nil, fmt.Errorf("%s lacks %s: %w", lib, f.name, err)
+			}
+			purego.RegisterFunc(f.ptr, sym)
+		}
+		return n, nil
+	}
+	return nil, fmt.Errorf("no NVRTC library found (%s)", strings.Join(errs, "; "))
+}
+
+// nvrtcCompiler compiles kernel files to cubins for one architecture,
+// cached on disk by source, options, NVRTC version and architecture.
+type nvrtcCompiler struct {
+	api     *nvrtcAPI
+	arch    string // "sm_90"
+	version string // "12.4"
+	opts    []string
+}
+
+func newNVRTCCompiler(arch string) (*nvrtcCompiler, error) {
+	api, err := loadNVRTC()
+	if err != nil {
+		return nil, err
+	}
+	var major, minor int32
+	if r := api.version(&major, &minor); r != 0 {
+		return nil, fmt.Errorf("nvrtcVersion: %s", cString(api.errorString(r)))
+	}
+	opts := []string{"--gpu-architecture=" + arch, "-std=c++17", "-lineinfo", "-DKB_NVRTC=1"}
+	for _, dir := range cudaIncludeDirs() {
+		opts = append(opts, "--include-path="+dir)
+	}
+	return &nvrtcCompiler{api: api, arch: arch, version: fmt.Sprintf("%d.%d", major, minor), opts: opts}, nil
+}
+
+// cudaIncludeDirs returns the CUDA toolkit's include folders that exist
+// ($CUDA_PATH/include, /usr/local/cuda/include), for cuda_fp16.h.
+func cudaIncludeDirs() []string {
+	var out []string
+	for _, d := range []string{filepath.Join(os.Getenv("CUDA_PATH"), "include"), "/usr/local/cuda/include"} {
+		if _, err := os.Stat(filepath.Join(d, "cuda_fp16.h")); err == nil && !strings.HasPrefix(d, "include") {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (c *nvrtcCompiler) String() string {
+	return fmt.Sprintf("NVRTC %s (%s), %s", c.version, c.api.lib, strings.Join(c.opts, " "))
+}
+
+func (c *nvrtcCompiler) image(file string) ([]byte, error) {
+	main, headers, err := programOf(file)
+	if err != nil {
+		return nil, err
+	}
+	names := sortedNames(headers)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n", c.version, c.arch, strings.Join(c.opts, " "), file)
+	h.Write(main)
+	for _, n := range names {
+		fmt.Fprintf(h, "\n%s\n", n)
+		h.Write(headers[n])
+	}
+	key := hex.EncodeToString(h.Sum(nil))[:24]
+	cache := cubinCacheDir()
+	path := filepath.Join(cache, file+"-"+c.arch+"-"+key+".cubin")
+	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+		return b, nil
+	}
+	cubin, err := c.compile(file, main, headers, names)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cache, 0o755); err == nil {
+		tmp := path + ".tmp" + fmt.Sprint(os.Getpid())
+		if os.WriteFile(tmp, cubin, 0o644) == nil {
+			os.Rename(tmp, path)
+		}
+	}
+	return cubin, nil
+}
+
+// cubinCacheDir is where compiled kernels are kept:
+// $KERNBENCH_CUDA_CACHE, or kernbench/cuda under the user cache directory.
+func cubinCacheDir() string {
+	if d := os.Getenv("KERNBENCH_CUDA_CACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		d = os.TempDir()
+	}
+	return filepath.Join(d, "kernbench", "cuda")
+}
+
+// cstrings returns NUL-terminated copies of ss and an array of pointers
+// to them, both pinned by p.
+func cstrings(p *runtime.Pinner, ss []string) unsafe.Pointer {
+	if len(ss) == 0 {
+		return nil
+	}
+	ptrs := make([]unsafe.Pointer, len(ss))
+	for i, s := range ss {
+		b := append([]byte(s), 0)
+		p.Pin(&b[0])
+		ptrs[i] = unsafe.Pointer(&b[0])
+	}
+	p.Pin(&ptrs[0])
+	return unsafe.Pointer(&ptrs[0])
+}
+
+func (c *nvrtcCompiler) compile(file string, main []byte, headers map[string][]byte, names []string) ([]byte, error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	srcs := make([]string, len(names))
+	for i, n := range names {
+		srcs[i] = string(headers[n])
+	}
+	var prog uintptr
+	if r := c.api.create(&prog, string(main), file, int32(len(names)), cstrings(&pin, srcs), cstrings(&pin, names)); r != 0 {
+		return nil, fmt.Errorf("cuda: nvrtcCreateProgram %s: %s", file, cString(c.api.errorString(r)))
+	}
+	defer c.api.destroy(&prog)
+	r := c.api.compile(prog, int32(len(c.opts)), cstrings(&pin, c.opts))
+	var n uint64
+	c.api.logSize(prog, &n)
+	log := ""
+	if n > 1 {
+		b := make([]byte, n)
+		c.api.log(prog, &b[0])
+		log = strings.TrimRight(string(b), "\x00\n")
+	}
+	if r != 0 {
+		return nil, fmt.Errorf("cuda: NVRTC cannot compile %s (%s):\n%s", file, cString(c.api.errorString(r)), log)
+	}
+	if r := c.api.cubinSize(prog, &n); r != 0 || n == 0 {
+		return nil, errors.New("cuda: nvrtcGetCUBINSize: " + cString(c.api.errorString(r)))
+	}
+	out := make([]byte, n)
+	if r := c.api.cubin(prog, &out[0]); r != 0 {
+		return nil, errors.New("cuda: nvrtcGetCUBIN: " + cString(c.api.errorString(r)))
+	}
+	return out, nil
+}

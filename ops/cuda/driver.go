@@ -1,0 +1,220 @@
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// DriverLibrary is the NVIDIA driver library the backend loads on a GPU.
+const DriverLibrary = "libcuda.so.1"
+
+// driverAPI is the subset of the CUDA driver API the backend calls, bound
+// at run time from a library: the NVIDIA driver (libcuda.so.1), or the
+// SIMT emulator's library, which exports the same functions. Handles
+// (contexts, streams, modules, functions, events) are opaque words.
+type driverAPI struct {
+	lib string
+
+	cuInit                    func(flags uint32) int32
+	cuDriverGetVersion        func(v *int32) int32
+	cuDeviceGetCount          func(n *int32) int32
+	cuDeviceGet               func(d *int32, ordinal int32) int32
+	cuDeviceGetName           func(name *byte, n int32, d int32) int32
+	cuDeviceGetAttribute      func(v *int32, attr int32, d int32) int32
+	cuDeviceTotalMem          func(bytes *uint64, d int32) int32
+	cuDevicePrimaryCtxRetain  func(ctx *uintptr, d int32) int32
+	cuDevicePrimaryCtxRelease func(d int32) int32
+	cuCtxSetCurrent           func(ctx uintptr) int32
+	cuStreamCreate            func(s *uintptr, flags uint32) int32
+	cuStreamDestroy           func(s uintptr) int32
+	cuStreamSynchronize       func(s uintptr) int32
+	cuMemAlloc                func(p *uint64, size uint64) int32
+	cuMemFree                 func(p uint64) int32
+	cuMemcpyHtoDAsync         func(dst uint64, src unsafe.Pointer, n uint64, s uintptr) int32
+	cuMemcpyDtoHAsync         func(dst unsafe.Pointer, src uint64, n uint64, s uintptr) int32
+	cuMemcpyDtoDAsync         func(dst, src uint64, n uint64, s uintptr) int32
+	cuMemsetD8Async           func(dst uint64, v uint8, n uint64, s uintptr) int32
+	cuModuleLoadData          func(mod *uintptr, image unsafe.Pointer) int32
+	cuModuleGetFunction       func(fn *uintptr, mod uintptr, name string) int32
+	cuFuncSetAttribute        func(fn uintptr, attr int32, v int32) int32
+	cuLaunchKernel            func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, s uintptr, params unsafe.Pointer, extra unsafe.Pointer) int32
+	cuEventCreate             func(ev *uintptr, flags uint32) int32
+	cuEventDestroy            func(ev uintptr) int32
+	cuEventRecord             func(ev, s uintptr) int32
+	cuEventSynchronize        func(ev uintptr) int32
+	cuEventElapsedTime        func(ms *float32, start, end uintptr) int32
+	cuGetErrorName            func(e int32, s *unsafe.Pointer) int32
+	cuGetErrorString          func(e int32, s *unsafe.Pointer) int32
+}
+
+// Device attributes the backend reads (CUdevice_attribute).
+const (
+	attrMaxThreadsPerBlock        = 1
+	attrWarpSize                  = 10
+	attrMultiprocessorCount       = 16
+	attrComputeCapabilityMajor    = 75
+	attrComputeCapabilityMinor    = 76
+	attrMaxSharedMemPerBlockOptin = 97
+)
+
+// funcAttrMaxDynamicSharedSize is CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
+const funcAttrMaxDynamicSharedSize = 8
+
+// loadDriver binds the driver API from the library at path.
+func loadDriver(path string) (*driverAPI, error) {
+	h, err := dlopen(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &driverAPI{lib: path}
+	for _, f := range []struct {
+		ptr  any
+		name string
+	}{
+		{&d.cuInit, "cuInit"}, {&d.cuDriverGetVersion, "cuDriverGetVersion"},
+		{&d.cuDeviceGetCount, "cuDeviceGetCount"}, {&d.cuDeviceGet, "cuDeviceGet"},
+		{&d.cuDeviceGetName, "cuDeviceGetName"}, {&d.cuDeviceGetAttribute, "cuDeviceGetAttribute"},
+		{&d.cuDeviceTotalMem, "cuDeviceTotalMem_v2"},
+		{&d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"}, {&d.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"},
+		{&d.cuCtxSetCurrent, "cuCtxSetCurrent"},
+		{&d.cuStreamCreate, "cuStreamCreate"}, {&d.cuStreamDestroy, "cuStreamDestroy_v2"}, {&d.cuStreamSynchronize, "cuStreamSynchronize"},
+		{&d.cuMemAlloc, "cuMemAlloc_v2"}, {&d.cuMemFree, "cuMemFree_v2"},
+		{&d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"}, {&d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
+		{&d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"}, {&d.cuMemsetD8Async, "cuMemsetD8Async"},
+		{&d.cuModuleLoadData, "cuModuleLoadData"}, {&d.cuModuleGetFunction, "cuModuleGetFunction"},
+		{&d.cuFuncSetAttribute, "cuFuncSetAttribute"}, {&d.cuLaunchKernel, "cuLaunchKernel"},
+		{&d.cuEventCreate, "cuEventCreate"}, {&d.cuEventDestroy, "cuEventDestroy_v2"},
+		{&d.cuEventRecord, "cuEventRecord"}, {&d.cuEventSynchronize, "cuEventSynchronize"},
+		{&d.cuEventElapsedTime, "cuEventElapsedTime"},
+		{&d.cuGetErrorName, "cuGetErrorName"}, {&d.cuGetErrorString, "cuGetErrorString"},
+	} {
+		sym, err := purego.Dlsym(h, f.name)
+		if err != nil {
+			return nil, fmt.Errorf("%s lacks %s: %w", path, f.name, err)
+		}
+		purego.RegisterFunc(f.ptr, sym)
+	}
+	return d, nil
+}
+
+// dlopen loads a library on one OS thread, so that the loader's message,
+// which dlerror keeps per thread, is the one for this call.
+func dlopen(path string) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+}
+
+// A DriverError is a CUDA driver call that failed.
+type DriverError struct {
+	Call string // the driver function
+	Code int32  // its CUresult
+	Name string // CUDA_ERROR_...
+	Msg  string // the driver's description
+	// Fault is the emulator's account of a failed launch (which thread,
+	// which access, which source line), on the emulated device.
+	Fault error
+}
+
+func (e *DriverError) Error() string {
+	s := fmt.Sprintf("cuda: %s: %s (%s, %d)", e.Call, e.Msg, e.Name, e.Code)
+	if e.Fault != nil {
+		s += ": " + e.Fault.Error()
+	}
+	return s
+}
+
+func (e *DriverError) Unwrap() error { return e.Fault }
+
+// check turns a CUresult into nil or a *DriverError.
+func (d *driverAPI) check(call string, code int32) error {
+	if code == 0 {
+		return nil
+	}
+	e := &DriverError{Call: call, Code: code, Name: "CUDA_ERROR_UNKNOWN", Msg: "unknown error"}
+	var s unsafe.Pointer
+	if d.cuGetErrorName(code, &s) == 0 {
+		e.Name = cString(s)
+	}
+	if d.cuGetErrorString(code, &s) == 0 {
+		e.Msg = cString(s)
+	}
+	return e
+}
+
+// cString copies the C string at p.
+func cString(p unsafe.Pointer) string {
+	if p == nil {
+		return ""
+	}
+	n := 0
+	for *(*byte)(unsafe.Add(p, n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice((*byte)(p), n))
+}
+
+// A deviceInfo describes one device.
+type deviceInfo struct {
+	Ordinal         int
+	Name            string
+	Major, Minor    int // compute capability
+	SMs             int
+	TotalMem        uint64
+	MaxSharedOptin  int
+	DriverVersion   int
+	MaxThreadsBlock int
+}
+
+// Arch returns the device's architecture name, "sm_90".
+func (i deviceInfo) Arch() string { return fmt.Sprintf("sm_%d%d", i.Major, i.Minor) }
+
+// devices initializes the driver and describes its devices.
+func (d *driverAPI) devices() ([]deviceInfo, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := d.check("cuInit", d.cuInit(0)); err != nil {
+		return nil, err
+	}
+	var version, n int32
+	if err := d.check("cuDriverGetVersion", d.cuDriverGetVersion(&version)); err != nil {
+		return nil, err
+	}
+	if err := d.check("cuDeviceGetCount", d.cuDeviceGetCount(&n)); err != nil {
+		return nil, err
+	}
+	out := make([]deviceInfo, 0, n)
+	for i := int32(0); i < n; i++ {
+		var dev int32
+		if err := d.check("cuDeviceGet", d.cuDeviceGet(&dev, i)); err != nil {
+			return nil, err
+		}
+		var name [256]byte
+		if err := d.check("cuDeviceGetName", d.cuDeviceGetName(&name[0], int32(len(name)), dev)); err != nil {
+			return nil, err
+		}
+		info := deviceInfo{Ordinal: int(i), Name: cString(unsafe.Pointer(&name[0])), DriverVersion: int(version)}
+		for _, a := range []struct {
+			attr int32
+			v    *int
+		}{
+			{attrComputeCapabilityMajor, &info.Major}, {attrComputeCapabilityMinor, &info.Minor},
+			{attrMultiprocessorCount, &info.SMs}, {attrMaxSharedMemPerBlockOptin, &info.MaxSharedOptin},
+			{attrMaxThreadsPerBlock, &info.MaxThreadsBlock},
+		} {
+			var v int32
+			if err := d.check("cuDeviceGetAttribute", d.cuDeviceGetAttribute(&v, a.attr, dev)); err != nil {
+				return nil, err
+			}
+			*a.v = int(v)
+		}
+		if err := d.check("cuDeviceTotalMem_v2", d.cuDeviceTotalMem(&info.TotalMem, dev)); err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}

@@ -1,0 +1,75 @@
+// common.cuh: what every kernel file of the CUDA backend shares: fixed-
+// width types, the tensor descriptor, f16 and bf16 conversions, indexing.
+// It must compile under NVRTC (no toolkit headers are assumed) and on the
+// SIMT emulator (__KBSIMT__).
+#pragma once
+
+typedef signed char i8;
+typedef unsigned char u8;
+typedef short i16;
+typedef unsigned short u16;
+typedef int i32;
+typedef unsigned int u32;
+typedef long long i64;
+typedef unsigned long long u64;
+
+// A tensor's view: element counts and byte strides of its four
+// dimensions, dimension 0 innermost (ggml's ne and nb).
+struct kb_tensor {
+	i64 ne[4];
+	i64 nb[4];
+};
+
+// kb_offset returns the byte offset of element (i0, i1, i2, i3).
+__device__ __forceinline__ i64 kb_offset(const kb_tensor &t, i64 i0, i64 i1, i64 i2, i64 i3) {
+	return i0 * t.nb[0] + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
+}
+
+// kb_unravel splits a linear index over t's shape into its coordinates.
+__device__ __forceinline__ void kb_unravel(const kb_tensor &t, i64 i, i64 &i0, i64 &i1, i64 &i2, i64 &i3) {
+	i0 = i % t.ne[0];
+	i /= t.ne[0];
+	i1 = i % t.ne[1];
+	i /= t.ne[1];
+	i2 = i % t.ne[2];
+	i3 = i / t.ne[2];
+}
+
+// kb_count returns the elements of t.
+__device__ __forceinline__ i64 kb_count(const kb_tensor &t) { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
+
+// f16 <-> f32 through the hardware's conversions (the emulator's are
+// round-to-nearest-even too).
+__device__ __forceinline__ float kb_h2f(u16 h) {
+#ifdef __KBSIMT__
+	return __half2float(__ushort_as_half(h));
+#else
+	float f;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+	return f;
+#endif
+}
+
+__device__ __forceinline__ u16 kb_f2h(float f) {
+#ifdef __KBSIMT__
+	return __half_as_ushort(__float2half_rn(f));
+#else
+	u16 h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	return h;
+#endif
+}
+
+// bf16 <-> f32: the top half of a float, rounded to nearest even (NaN
+// kept quiet), as ggml converts.
+__device__ __forceinline__ float kb_bf2f(u16 b) { return __uint_as_float((u32)b << 16); }
+
+__device__ __forceinline__ u16 kb_f2bf(float f) {
+	u32 x = __float_as_uint(f);
+	if ((x & 0x7fffffffu) > 0x7f800000u) return (u16)((x >> 16) | 64u);
+	return (u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+// kb_grid_stride: the first index and the stride of a 1-D grid-stride loop.
+__device__ __forceinline__ i64 kb_first() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ i64 kb_stride() { return (i64)gridDim.x * blockDim.x; }

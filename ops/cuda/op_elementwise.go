@@ -1,0 +1,143 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// The elementwise ops: kernels/elementwise.cu.
+
+func init() {
+	register(ops.OpAdd, supportsBinary, launchBinary)
+	register(ops.OpMul, supportsBinary, launchBinary)
+	register(ops.OpScale, supportsScale, launchUnary)
+	register(ops.OpSilu, supportsF32, launchUnary)
+	register(ops.OpGelu, supportsF32, launchUnary)
+	register(ops.OpSwiGLU, supportsSwiGLU, launchSwiGLU)
+}
+
+// supportsF32 takes a node whose sources and output are f32.
+func supportsF32(t *ops.Tensor) error {
+	if t.Type != quant.F32 {
+		return fmt.Errorf("output type %v, want f32", t.Type)
+	}
+	for i, s := range t.Src {
+		if s != nil && s.Type != quant.F32 {
+			return fmt.Errorf("source %d type %v, want f32", i, s.Type)
+		}
+	}
+	return nil
+}
+
+// supportsBinary takes ADD and MUL of f32 by f32 or f16.
+func supportsBinary(t *ops.Tensor) error {
+	if t.Type != quant.F32 || t.Src[0].Type != quant.F32 {
+		return fmt.Errorf("types %v = %v op %v, want f32 = f32 op f32 or f16", t.Type, t.Src[0].Type, t.Src[1].Type)
+	}
+	if b := t.Src[1].Type; b != quant.F32 && b != quant.F16 {
+		return fmt.Errorf("b type %v, want f32 or f16", b)
+	}
+	return nil
+}
+
+func supportsScale(t *ops.Tensor) error {
+	if _, ok := t.Params.(ops.ScaleParams); !ok {
+		return fmt.Errorf("params are %T, want ops.ScaleParams", t.Params)
+	}
+	return supportsF32(t)
+}
+
+func supportsSwiGLU(t *ops.Tensor) error {
+	if _, ok := t.Params.(ops.GLUParams); !ok {
+		return fmt.Errorf("params are %T, want ops.GLUParams", t.Params)
+	}
+	return supportsF32(t)
+}
+
+// elementGrid is the launch geometry of a grid-stride loop over n
+// elements: 256 threads a block, at most 65535 blocks.
+func elementGrid(n int64) (dim3, dim3) {
+	blocks := min((n+255)/256, 65535)
+	return dim3{uint32(max(blocks, 1)), 1, 1}, dim3{256, 1, 1}
+}
+
+// pointers returns the device addresses of t's sources and output.
+func (b *Backend) pointers(t *ops.Tensor) (src []uint64, dst uint64, err error) {
+	for _, s := range t.Src {
+		if s == nil {
+			src = append(src, 0)
+			continue
+		}
+		p, err := b.ptr(s)
+		if err != nil {
+			return nil, 0, err
+		}
+		src = append(src, p)
+	}
+	dst, err = b.dstPtr(t)
+	return src, dst, err
+}
+
+func launchBinary(b *Backend, t *ops.Tensor) error {
+	src, dst, err := b.pointers(t)
+	if err != nil {
+		return err
+	}
+	name := "kb_add_f32"
+	if t.Op == ops.OpMul {
+		name = "kb_mul_f32"
+	}
+	if t.Src[1].Type == quant.F16 {
+		name += "_f16"
+	}
+	grid, block := elementGrid(t.NumElements())
+	return b.launch("elementwise.cu", name, grid, block, 0,
+		u64(src[0]), tensorArg(t.Src[0]), u64(src[1]), tensorArg(t.Src[1]), u64(dst), tensorArg(t))
+}
+
+func launchUnary(b *Backend, t *ops.Tensor) error {
+	src, dst, err := b.pointers(t)
+	if err != nil {
+		return err
+	}
+	var op int32
+	var s, bias float32
+	switch t.Op {
+	case ops.OpScale:
+		p := t.Params.(ops.ScaleParams)
+		s, bias = p.Scale, p.Bias
+	case ops.OpSilu:
+		op = 1
+	case ops.OpGelu:
+		op = 2
+	}
+	grid, block := elementGrid(t.NumElements())
+	return b.launch("elementwise.cu", "kb_unary_f32", grid, block, 0,
+		u64(src[0]), tensorArg(t.Src[0]), u64(dst), tensorArg(t), i32(op), f32(s), f32(bias))
+}
+
+// launchSwiGLU passes g and u as two tensors shaped like the output: for
+// one source, views of its two halves (the second half starts ne0
+// elements into each row).
+func launchSwiGLU(b *Backend, t *ops.Tensor) error {
+	src, dst, err := b.pointers(t)
+	if err != nil {
+		return err
+	}
+	g, u := src[0], src[0]
+	tg, tu := *t.Src[0], *t.Src[0]
+	if len(t.Src) > 1 && t.Src[1] != nil {
+		u, tu = src[1], *t.Src[1]
+	} else {
+		tg.Ne, tu.Ne = t.Ne, t.Ne
+		u += uint64(t.Ne[0] * t.Src[0].Nb[0])
+		if t.Params.(ops.GLUParams).Swapped {
+			g, u = u, g
+		}
+	}
+	grid, block := elementGrid(t.NumElements())
+	return b.launch("elementwise.cu", "kb_swiglu_f32", grid, block, 0,
+		u64(g), tensorArg(&tg), u64(u), tensorArg(&tu), u64(dst), tensorArg(t))
+}

@@ -1,0 +1,129 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/registry"
+	"github.com/kernbench/kernbench/simt"
+)
+
+// emuVariant names the emulated device: the target "cuda-emu".
+const emuVariant = "emu"
+
+// init registers the backend as "cuda", with a variant per GPU ("cuda-0",
+// "cuda-1", ...) and "cuda-emu", the same host code and kernels on the
+// SIMT emulator. "cuda" alone opens the first GPU.
+func init() {
+	registry.Register(registry.Entry{
+		Name: "cuda",
+		Description: "NVIDIA GPUs through the CUDA driver API and NVRTC, loaded at run time (cuda-0, cuda-1, ...); " +
+			"cuda-emu runs the same host code and kernels on the SIMT emulator, for validation (its times are not a GPU's)",
+		Variants:       variants,
+		DefaultVariant: defaultVariant,
+		Open:           openVariant,
+	})
+}
+
+// gpuDriver is the NVIDIA driver with its devices, found once per process.
+type gpuDriver struct {
+	api   *driverAPI
+	infos []deviceInfo
+}
+
+// gpus returns the NVIDIA driver and its devices, or why there are none.
+func gpus() (*driverAPI, []deviceInfo, error) {
+	g, err := findGPUs()
+	return g.api, g.infos, err
+}
+
+var findGPUs = sync.OnceValues(func() (gpuDriver, error) {
+	if runtime.GOOS != "linux" {
+		return gpuDriver{}, fmt.Errorf("not linux: the CUDA backend loads the linux driver's %s (this is %s/%s)", DriverLibrary, runtime.GOOS, runtime.GOARCH)
+	}
+	api, err := loadDriver(DriverLibrary)
+	if err != nil {
+		return gpuDriver{}, fmt.Errorf("no %s found, so no NVIDIA GPU (%v)", DriverLibrary, err)
+	}
+	infos, err := api.devices()
+	if err != nil {
+		return gpuDriver{}, err
+	}
+	if len(infos) == 0 {
+		return gpuDriver{}, errors.New("the NVIDIA driver finds no CUDA device")
+	}
+	return gpuDriver{api, infos}, nil
+})
+
+// variants lists the GPUs, or says why there are none, and the emulator.
+func variants() []registry.Variant {
+	var out []registry.Variant
+	if _, infos, err := gpus(); err != nil {
+		out = append(out, registry.Variant{Name: "0", Err: err})
+	} else {
+		for _, i := range infos {
+			out = append(out, registry.Variant{Name: strconv.Itoa(i.Ordinal)})
+		}
+	}
+	return append(out, registry.Variant{Name: emuVariant, Err: simt.Available()})
+}
+
+// defaultVariant is the first GPU: "cuda" never means the emulator.
+func defaultVariant() (string, error) {
+	if _, _, err := gpus(); err != nil {
+		return "", fmt.Errorf("%w (cuda-emu runs the kernels on the SIMT emulator)", err)
+	}
+	return "0", nil
+}
+
+func openVariant(c registry.Config) (ops.Backend, error) {
+	if c.Variant == emuVariant {
+		return OpenEmulated()
+	}
+	ordinal, err := strconv.Atoi(c.Variant)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: unknown variant %q (a GPU number, or emu)", c.Variant)
+	}
+	return OpenGPU(ordinal)
+}
+
+// OpenGPU opens GPU ordinal (0 is the first) with kernels compiled by
+// NVRTC for its architecture.
+func OpenGPU(ordinal int) (*Backend, error) {
+	api, infos, err := gpus()
+	if err != nil {
+		return nil, err
+	}
+	if ordinal < 0 || ordinal >= len(infos) {
+		return nil, fmt.Errorf("cuda: no GPU %d (the driver finds %d)", ordinal, len(infos))
+	}
+	info := infos[ordinal]
+	comp, err := newNVRTCCompiler(info.Arch())
+	if err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	return open("cuda-"+strconv.Itoa(ordinal), api, nil, comp, info)
+}
+
+// OpenEmulated opens the SIMT emulator's device through its emulated
+// driver, with kernels built in simt.DefaultMode (checked unless
+// $KERNBENCH_SIMT_MODE=fast).
+func OpenEmulated() (*Backend, error) {
+	dev, err := simt.Open()
+	if err != nil {
+		return nil, fmt.Errorf("cuda-emu: %w", err)
+	}
+	api, err := loadDriver(dev.DriverLibrary())
+	if err != nil {
+		return nil, fmt.Errorf("cuda-emu: %w", err)
+	}
+	infos, err := api.devices()
+	if err != nil {
+		return nil, fmt.Errorf("cuda-emu: %w", err)
+	}
+	return open("cuda-emu", api, dev, emuCompiler{dev: dev, mode: simt.DefaultMode()}, infos[0])
+}
