@@ -41,6 +41,9 @@ type Backend struct {
 	// collected is device memory whose Buffer the program dropped,
 	// freed at the next call that holds the context.
 	collected []uint64
+	// status is a word pair kernels that check their input data write an
+	// error code and a detail to (see checkStatus).
+	status *deviceBuffer
 	// events of the last ComputeGraph: a start and an end per node.
 	events   []uintptr
 	timed    int
@@ -72,7 +75,42 @@ func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info dev
 	if err := api.check("cuStreamCreate", api.cuStreamCreate(&b.strm, 0)); err != nil {
 		return nil, err
 	}
+	st, err := b.alloc(8)
+	if err != nil {
+		return nil, err
+	}
+	b.status = st
 	return b, nil
+}
+
+// checkStatus waits for the work queued so far and, when a kernel set the
+// status words (an error code, a detail such as a bad index), clears them
+// and returns describe's error for them. Ops whose input data can be bad
+// (ids out of range) call it after their launch: their Compute returns
+// the error, as the CPU backend's does.
+func (b *Backend) checkStatus(describe func(code, detail int32) error) error {
+	if err := b.sync(); err != nil {
+		return err
+	}
+	var w [8]byte
+	var pin runtime.Pinner
+	pin.Pin(&w[0])
+	defer pin.Unpin()
+	if err := b.api.check("cuMemcpyDtoHAsync_v2", b.api.cuMemcpyDtoHAsync(unsafe.Pointer(&w[0]), b.status.ptr, 8, b.strm)); err != nil {
+		return err
+	}
+	if err := b.sync(); err != nil {
+		return err
+	}
+	code := int32(uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16 | uint32(w[3])<<24)
+	if code == 0 {
+		return nil
+	}
+	detail := int32(uint32(w[4]) | uint32(w[5])<<8 | uint32(w[6])<<16 | uint32(w[7])<<24)
+	if err := b.api.check("cuMemsetD8Async", b.api.cuMemsetD8Async(b.status.ptr, 0, 8, b.strm)); err != nil {
+		return err
+	}
+	return describe(code, detail)
 }
 
 // Name returns the backend's name: "cuda-0" for the first GPU, "cuda-emu"
@@ -137,6 +175,7 @@ func (b *Backend) Close() error {
 	for _, d := range b.temps {
 		d.release()
 	}
+	b.status.release()
 	for _, ev := range b.events {
 		b.api.cuEventDestroy(ev)
 	}

@@ -4,6 +4,14 @@
 // SIMT emulator (__KBSIMT__).
 #pragma once
 
+// NVRTC has no C headers: what kernels use of them is here.
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fc00000)
+#endif
+
 typedef signed char i8;
 typedef unsigned char u8;
 typedef short i16;

@@ -1,0 +1,220 @@
+// quants.cuh: element types and block formats (ggml's, as quant/layout.go
+// documents them), and the value of any element of a block, computed with
+// the same float operations, in the same order, as package quant's
+// dequantizers, so a kernel's dequantized weights match the reference's
+// bit for bit (up to an FMA the compiler may contract).
+#pragma once
+#include "common.cuh"
+
+// Type numbers (ggml_type).
+enum {
+	KB_F32 = 0,
+	KB_F16 = 1,
+	KB_Q4_0 = 2,
+	KB_Q4_1 = 3,
+	KB_Q5_0 = 6,
+	KB_Q5_1 = 7,
+	KB_Q8_0 = 8,
+	KB_Q8_1 = 9,
+	KB_Q2_K = 10,
+	KB_Q3_K = 11,
+	KB_Q4_K = 12,
+	KB_Q5_K = 13,
+	KB_Q6_K = 14,
+	KB_Q8_K = 15,
+	KB_I8 = 24,
+	KB_I16 = 25,
+	KB_I32 = 26,
+	KB_BF16 = 30,
+};
+
+// kb_type<T>: elements per block and bytes per block.
+template <int T>
+struct kb_type;
+#define KB_TYPE(T, B, S)                         \
+	template <>                                  \
+	struct kb_type<T> {                          \
+		static constexpr int block = B, bytes = S; \
+	};
+KB_TYPE(KB_F32, 1, 4)
+KB_TYPE(KB_F16, 1, 2)
+KB_TYPE(KB_BF16, 1, 2)
+KB_TYPE(KB_I8, 1, 1)
+KB_TYPE(KB_I16, 1, 2)
+KB_TYPE(KB_I32, 1, 4)
+KB_TYPE(KB_Q4_0, 32, 18)
+KB_TYPE(KB_Q4_1, 32, 20)
+KB_TYPE(KB_Q5_0, 32, 22)
+KB_TYPE(KB_Q5_1, 32, 24)
+KB_TYPE(KB_Q8_0, 32, 34)
+KB_TYPE(KB_Q8_1, 32, 36)
+KB_TYPE(KB_Q2_K, 256, 84)
+KB_TYPE(KB_Q3_K, 256, 110)
+KB_TYPE(KB_Q4_K, 256, 144)
+KB_TYPE(KB_Q5_K, 256, 176)
+KB_TYPE(KB_Q6_K, 256, 210)
+KB_TYPE(KB_Q8_K, 256, 292)
+#undef KB_TYPE
+
+// Little-endian reads at any alignment (blocks of 18 or 22 bytes leave
+// their fields unaligned).
+__device__ __forceinline__ u16 kb_rd16(const u8* p) { return (u16)(p[0] | (p[1] << 8)); }
+__device__ __forceinline__ u32 kb_rd32(const u8* p) {
+	return (u32)p[0] | ((u32)p[1] << 8) | ((u32)p[2] << 16) | ((u32)p[3] << 24);
+}
+__device__ __forceinline__ float kb_rdh(const u8* p) { return kb_h2f(kb_rd16(p)); }
+
+// kb_nibble returns the 4-bit code of element e (0..31) of a legacy
+// block's 16 code bytes: the low nibble of qs[e] for e < 16, the high
+// nibble of qs[e-16] above.
+__device__ __forceinline__ int kb_nibble(const u8* qs, int e) { return e < 16 ? qs[e] & 15 : qs[e - 16] >> 4; }
+
+// kb_k4_scale_min returns the 6-bit scale and min codes of sub-block j of
+// a Q4_K or Q5_K super-block's 12 scale bytes.
+__device__ __forceinline__ void kb_k4_scale_min(int j, const u8* s, int& sc, int& m) {
+	if (j < 4) {
+		sc = s[j] & 63;
+		m = s[j + 4] & 63;
+	} else {
+		sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
+		m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+	}
+}
+
+// kb_q3_scale returns the signed scale of sub-block j of a Q3_K
+// super-block's 12 scale bytes.
+__device__ __forceinline__ int kb_q3_scale(int j, const u8* s) {
+	int lo = j < 8 ? s[j] & 15 : s[j - 8] >> 4;
+	int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
+	return (lo | (hi << 4)) - 32;
+}
+
+// kb_value<T>(b, e) is element e of the block at b, as a float.
+template <int T>
+__device__ __forceinline__ float kb_value(const u8* b, int e);
+
+template <>
+__device__ __forceinline__ float kb_value<KB_F32>(const u8* b, int) {
+	return __uint_as_float(kb_rd32(b));
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_F16>(const u8* b, int) {
+	return kb_rdh(b);
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_BF16>(const u8* b, int) {
+	return kb_bf2f(kb_rd16(b));
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_I8>(const u8* b, int) {
+	return (float)(i8)b[0];
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_I16>(const u8* b, int) {
+	return (float)(i16)kb_rd16(b);
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_I32>(const u8* b, int) {
+	return (float)(i32)kb_rd32(b);
+}
+
+template <>
+__device__ __forceinline__ float kb_value<KB_Q4_0>(const u8* b, int e) {
+	return (float)(kb_nibble(b + 2, e) - 8) * kb_rdh(b);
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_Q4_1>(const u8* b, int e) {
+	return (float)kb_nibble(b + 4, e) * kb_rdh(b) + kb_rdh(b + 2);
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_Q5_0>(const u8* b, int e) {
+	int q = kb_nibble(b + 6, e) | (int)((kb_rd32(b + 2) >> e) & 1) << 4;
+	return (float)(q - 16) * kb_rdh(b);
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_Q5_1>(const u8* b, int e) {
+	int q = kb_nibble(b + 8, e) | (int)((kb_rd32(b + 4) >> e) & 1) << 4;
+	return (float)q * kb_rdh(b) + kb_rdh(b + 2);
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_Q8_0>(const u8* b, int e) {
+	return (float)(i8)b[2 + e] * kb_rdh(b);
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_Q8_1>(const u8* b, int e) {
+	return (float)(i8)b[4 + e] * kb_rdh(b);
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_Q2_K>(const u8* b, int e) {
+	int h = e / 128, r = e % 128;
+	int q = (b[16 + 32 * h + r % 32] >> (2 * (r / 32))) & 3;
+	int s = b[e / 16];
+	float dl = kb_rdh(b + 80) * (float)(s & 15);
+	float ml = kb_rdh(b + 82) * (float)(s >> 4);
+	return dl * (float)q - ml;
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_Q3_K>(const u8* b, int e) {
+	int h = e / 128, r = e % 128;
+	int q = (b[32 + 32 * h + r % 32] >> (2 * (r / 32))) & 3;
+	if (!(b[e % 32] & (1 << (e / 32)))) q -= 4;
+	float dl = kb_rdh(b + 108) * (float)kb_q3_scale(e / 16, b + 96);
+	return dl * (float)q;
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_Q4_K>(const u8* b, int e) {
+	int sc, m;
+	kb_k4_scale_min(e / 32, b + 4, sc, m);
+	u8 byte = b[16 + 32 * (e / 64) + e % 32];
+	int q = e % 64 < 32 ? byte & 15 : byte >> 4;
+	float dj = kb_rdh(b) * (float)sc, mj = kb_rdh(b + 2) * (float)m;
+	return dj * (float)q - mj;
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_Q5_K>(const u8* b, int e) {
+	int sc, m;
+	kb_k4_scale_min(e / 32, b + 4, sc, m);
+	u8 byte = b[48 + 32 * (e / 64) + e % 32];
+	int q = e % 64 < 32 ? byte & 15 : byte >> 4;
+	if (b[16 + e % 32] & (1 << (e / 32))) q += 16;
+	float dj = kb_rdh(b) * (float)sc, mj = kb_rdh(b + 2) * (float)m;
+	return dj * (float)q - mj;
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_Q6_K>(const u8* b, int e) {
+	int h = e / 128, r = e % 128, l = r % 32, g = r / 32;
+	u8 lb = b[64 * h + l + 32 * (g % 2)];
+	int low = g < 2 ? lb & 15 : lb >> 4;
+	int high = (b[128 + 32 * h + l] >> (2 * g)) & 3;
+	int q = (low | (high << 4)) - 32;
+	return kb_rdh(b + 208) * (float)(i8)b[192 + e / 16] * (float)q;
+}
+template <>
+__device__ __forceinline__ float kb_value<KB_Q8_K>(const u8* b, int e) {
+	return __uint_as_float(kb_rd32(b)) * (float)(i8)b[4 + e];
+}
+
+// kb_at<T>(row, i) is element i of a row of T (a row starts on a block).
+template <int T>
+__device__ __forceinline__ float kb_at(const u8* row, i64 i) {
+	const int B = kb_type<T>::block;
+	return kb_value<T>(row + (i / B) * kb_type<T>::bytes, (int)(i % B));
+}
+
+// KB_FOR_TYPES(X) applies X(name, T) to every type a weight may have.
+#define KB_FOR_WEIGHT_TYPES(X) \
+	X(f32, KB_F32)             \
+	X(f16, KB_F16)             \
+	X(bf16, KB_BF16)           \
+	X(q4_0, KB_Q4_0)           \
+	X(q4_1, KB_Q4_1)           \
+	X(q5_0, KB_Q5_0)           \
+	X(q5_1, KB_Q5_1)           \
+	X(q8_0, KB_Q8_0)           \
+	X(q8_1, KB_Q8_1)           \
+	X(q2_K, KB_Q2_K)           \
+	X(q3_K, KB_Q3_K)           \
+	X(q4_K, KB_Q4_K)           \
+	X(q5_K, KB_Q5_K)           \
+	X(q6_K, KB_Q6_K)           \
+	X(q8_K, KB_Q8_K)
