@@ -23,9 +23,12 @@ const (
 	// TooFewSamples: a side has fewer samples than a difference could be
 	// shown with (4 each, for a two-sided test at 0.05).
 	TooFewSamples
+	// Emulated: a side ran on an emulated backend, whose times say
+	// nothing of a device's speed; no verdict is drawn.
+	Emulated
 )
 
-var verdictNames = [...]string{"~ within noise", "faster", "SLOWER", "? too few samples"}
+var verdictNames = [...]string{"~ within noise", "faster", "SLOWER", "? too few samples", "- emulated, no verdict"}
 
 // String returns "~ within noise", "faster", "SLOWER" or "? too few
 // samples".
@@ -162,6 +165,8 @@ func Compare(a, b *Set, o CompareOptions) (Report, error) {
 		c := Comparison{Key: k, A: ra, B: rb, Speedup: ra.Median / rb.Median}
 		c.P = MannWhitneyP(ra.Samples, rb.Samples)
 		switch {
+		case ra.Emulated || rb.Emulated:
+			c.Verdict = Emulated
 		case MinP(len(ra.Samples), len(rb.Samples)) >= o.Alpha:
 			c.Verdict = TooFewSamples
 		case c.P >= o.Alpha || !beyondSpread(ra, rb):

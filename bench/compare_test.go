@@ -215,3 +215,25 @@ func TestMinP(t *testing.T) {
 		}
 	}
 }
+
+func TestEmulatedRecordsHaveNoVerdictOrThroughput(t *testing.T) {
+	rec := func(backend string, emulated bool, s ...float64) Record {
+		r := Record{Op: "ADD", Type: "f32", Shape: "k=64", Backend: backend, Threads: 1, Emulated: emulated, Flops: 100, Bytes: 1000,
+			Timing: Timing{Samples: s, Stats: Summarize(s)}}
+		Derive(&r, nil, 0)
+		return r
+	}
+	fast := []float64{1, 1.01, 0.99, 1, 1.02, 0.98, 1, 1}
+	slow := []float64{2, 2.01, 1.99, 2, 2.02, 1.98, 2, 2}
+	a, b := rec("cuda-emu", true, fast...), rec("cuda-emu", true, slow...)
+	if a.GFLOPS != 0 || a.GBPS != 0 {
+		t.Errorf("emulated record has throughput %v GFLOP/s, %v GB/s", a.GFLOPS, a.GBPS)
+	}
+	rep, err := Compare(&Set{Records: []Record{a}}, &Set{Records: []Record{b}}, CompareOptions{})
+	if err != nil || len(rep.Comparisons) != 1 || rep.Comparisons[0].Verdict != Emulated {
+		t.Errorf("compare of emulated records: %+v, %v", rep.Comparisons, err)
+	}
+	if real := rec("cuda-0", false, fast...); real.GFLOPS == 0 {
+		t.Error("a device's record has no throughput")
+	}
+}

@@ -50,6 +50,10 @@ type Record struct {
 	Dims    map[string]int64 `json:"dims"`
 	Backend string           `json:"backend"`
 	Threads int              `json:"threads"`
+	// Emulated marks a backend that runs a device's kernels on an
+	// emulator (cuda-emu): its times are the emulator's, not the
+	// device's, so the record has no throughput.
+	Emulated bool `json:"emulated,omitempty"`
 	// Flops and Bytes are the op's cost model per run.
 	Flops int64 `json:"flops"`
 	Bytes int64 `json:"bytes"`

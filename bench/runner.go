@@ -93,7 +93,7 @@ func (ru *Runner) Run(points []PlannedPoint) []Record {
 func NewRecord(p PlannedPoint, be Backend) Record {
 	r := Record{
 		Op: p.Op.String(), Type: p.Type.String(), Shape: p.Shape(), Label: p.Label,
-		Dims: map[string]int64{}, Backend: be.Name, Threads: be.Threads,
+		Dims: map[string]int64{}, Backend: be.Name, Threads: be.Threads, Emulated: ops.IsEmulated(be.Backend),
 		Flops: p.Plan.Cost.Flops, Bytes: p.Plan.Cost.Bytes,
 		NMSE: harness.Metric(nan()), MaxErr: harness.Metric(nan()),
 	}
@@ -168,6 +168,10 @@ func (ru *Runner) derive(r *Record) {
 // Derive fills r's GFLOP/s, GB/s and roofline fields from its median time
 // and cost, against roof (if any).
 func Derive(r *Record, roof *Roofline, cacheBytes int64) {
+	if r.Emulated {
+		r.GFLOPS, r.GBPS = 0, 0 // an emulator's time is no throughput
+		return
+	}
 	r.GFLOPS = Rate(r.Flops, r.Median)
 	r.GBPS = Rate(r.Bytes, r.Median)
 	if roof == nil || r.Flops == 0 {

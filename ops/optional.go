@@ -67,3 +67,17 @@ type BufferCopier interface {
 // ErrCopyUnsupported is what BufferCopier.CopyFrom returns for a source it
 // cannot read directly.
 var ErrCopyUnsupported = errors.New("ops: buffer cannot copy from this source directly")
+
+// An EmulatedBackend runs a device's kernels on the CPU through an
+// emulator (cuda-emu, metal-emu): its results are validated like any
+// backend's, but its times say nothing of the device's speed, so
+// measurements mark them and show no throughput for them.
+type EmulatedBackend interface {
+	Emulated() bool
+}
+
+// IsEmulated reports whether b runs on an emulator.
+func IsEmulated(b Backend) bool {
+	e, ok := b.(EmulatedBackend)
+	return ok && e.Emulated()
+}

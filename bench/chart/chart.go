@@ -310,6 +310,9 @@ func throughputFigure(s *bench.Set, op, x string, rs []bench.Record, o Options) 
 	var order []string
 	series := map[string]plotter.XYs{}
 	for _, r := range rs {
+		if r.Emulated {
+			return Figure{}, fmt.Errorf("%s on %s ran on an emulator: its times are not a device's, so they have no throughput to plot", op, r.Backend)
+		}
 		xv, ok := r.Dims[x]
 		if !ok {
 			continue
@@ -415,12 +418,12 @@ func Roofline(s *bench.Set, o Options) (Figure, error) {
 	o = o.withDefaults()
 	var rs []bench.Record
 	for _, r := range timedRecords(s) {
-		if r.Flops > 0 && r.Intensity > 0 {
+		if r.Flops > 0 && r.Intensity > 0 && !r.Emulated {
 			rs = append(rs, r)
 		}
 	}
 	if len(rs) == 0 {
-		return Figure{}, errors.New("chart: roofline: no timed record does any FLOPs")
+		return Figure{}, errors.New("chart: roofline: no timed record of a real device does any FLOPs")
 	}
 	title := "roofline: attained GFLOP/s vs arithmetic intensity\n" + subtitle(s)
 	if s.Roofline == nil {

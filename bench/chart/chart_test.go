@@ -172,3 +172,15 @@ func TestWriteFiles(t *testing.T) {
 		t.Error("write into a missing directory")
 	}
 }
+
+func TestEmulatedRecordsAreNotPlotted(t *testing.T) {
+	s := &bench.Set{Records: []bench.Record{{Op: "MUL_MAT", Type: "q4_0", Shape: "m4096_n1_k4096", Dims: map[string]int64{"m": 4096, "n": 1, "k": 4096},
+		Backend: "cuda-emu", Threads: 1, Emulated: true, Flops: 1 << 25, Bytes: 1 << 24, Intensity: 2,
+		Timing: bench.Timing{Samples: []float64{1, 1.1, 0.9}, Stats: bench.Summarize([]float64{1, 1.1, 0.9})}}}}
+	if _, err := Throughput(s, Options{}); err == nil || !strings.Contains(err.Error(), "emulator") {
+		t.Errorf("Throughput of an emulated record: %v", err)
+	}
+	if _, err := Roofline(s, Options{}); err == nil {
+		t.Error("Roofline of an emulated record: no error")
+	}
+}

@@ -37,10 +37,14 @@ func writeSweepTable(w io.Writer, rs []bench.Record) error {
 			row = append(row, r.Label)
 		}
 		row = append(row, r.Backend, strconv.Itoa(r.Threads))
-		if r.Timed() {
+		switch {
+		case r.Timed() && r.Emulated:
+			row = append(row, seconds(r.Median)+" (emulated)", fmt.Sprintf("%.1f%%", 100*r.Stddev/r.Mean), strconv.Itoa(len(r.Samples)),
+				"emulated", "emulated", intensity(r), "-")
+		case r.Timed():
 			row = append(row, seconds(r.Median), fmt.Sprintf("%.1f%%", 100*r.Stddev/r.Mean), strconv.Itoa(len(r.Samples)),
 				rate(r.GFLOPS, r.Flops > 0), rate(r.GBPS, true), intensity(r), pct(r.RooflinePct))
-		} else {
+		default:
 			row = append(row, "-", "-", "-", "-", "-", "-", "-")
 		}
 		valid := r.Validation
