@@ -185,18 +185,21 @@ func execute(cx context.Context, c *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	be, err := c.target.Open(c.threads)
+	be, fallback, err := cli.OpenWithFallback(c.target, c.threads)
 	if err != nil {
 		return cli.Usagef("backend", "%v", err)
 	}
 	defer be.Close()
+	if fallback != nil {
+		defer fallback.Close()
+	}
 	s := &session{c: c, m: m, tok: tok, stdout: stdout, stderr: stderr}
 	fmt.Fprintf(stderr, "perplexity: model %s (%s, %d tokens vocabulary); backend %s; KV cache %v, flash attention %s\n",
 		c.modelPath, m.Hparams.Arch, m.Hparams.NVocab, cli.BackendDesc(be), c.kvType, onOff(c.fa.Value))
 	if c.ctxSet && c.nCtx > m.Hparams.NCtxTrain {
 		fmt.Fprintf(stderr, "perplexity: warning: the model was trained on %d tokens of context, -c is %d\n", m.Hparams.NCtxTrain, c.nCtx)
 	}
-	base := model.ContextParams{KVType: c.kvType, FlashAttn: c.fa.Value}
+	base := model.ContextParams{KVType: c.kvType, FlashAttn: c.fa.Value, Fallback: fallback}
 	if c.kld != "" {
 		return s.compare(cx, be, base)
 	}

@@ -103,6 +103,9 @@ func generate(cx context.Context, c *config, m *model.Model, be ops.Backend, std
 	fmt.Fprintf(stderr, "run: model %s: %s, %s, %s params\n", baseName(info.Filename), info.Desc, formatSize(info.Size), formatParams(info.Params))
 	fmt.Fprintf(stderr, "run: backend %s; n_ctx %d, n_batch %d, n_ubatch %d, KV cache %v, flash attention %s\n",
 		cli.BackendDesc(be), cp.NCtx, cp.NBatch, cp.NUBatch, cp.KVType, onOff(cp.FlashAttn))
+	if cp.Fallback != nil {
+		fmt.Fprintf(stderr, "run: nodes %s does not support run on %s\n", be.Name(), cli.BackendDesc(cp.Fallback))
+	}
 	seedText := ""
 	if sp.Temp > 0 {
 		seedText = fmt.Sprintf("; seed %d", seed)

@@ -38,6 +38,7 @@ import (
 
 	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/model"
+	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/sample"
@@ -70,6 +71,9 @@ type config struct {
 	kvType  quant.Type      // resolved from kv
 	flash   bool            // resolved from fa
 	target  registry.Target // resolved from backend and tier
+	// fallback computes the nodes a partial backend (a GPU backend
+	// whose kernels are being written) does not support.
+	fallback ops.Backend
 
 	// sampling
 	temp, topP, minP, typical, tfs       float64
@@ -171,11 +175,15 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 		return cli.Report(stderr, "run", err)
 	}
 	defer m.Close()
-	be, err := c.target.Open(c.threads)
+	be, fallback, err := cli.OpenWithFallback(c.target, c.threads)
 	if err != nil {
 		return cli.Report(stderr, "run", cli.Usagef("backend", "%v", err))
 	}
 	defer be.Close()
+	if fallback != nil {
+		defer fallback.Close()
+		c.fallback = fallback
+	}
 	if c.bench {
 		err = benchmark(cx, &c, m, be, stdout, stderr)
 	} else {
@@ -327,6 +335,7 @@ func (c *config) contextParams(m *model.Model, nCtx int) model.ContextParams {
 		KVType:    c.kvType,
 		FlashAttn: c.flash,
 		NSeqMax:   1,
+		Fallback:  c.fallback,
 	}
 }
 

@@ -59,12 +59,16 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		return nil, fmt.Errorf("the prompt (%d tokens) and %d generated tokens need %d cells; -c is %d", len(ids), c.n, need, nCtx)
 	}
 
-	b, err := c.target.Open(c.threads)
+	b, fallback, err := cli.OpenWithFallback(c.target, c.threads)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
+	if fallback != nil {
+		defer fallback.Close()
+	}
 	p := model.DefaultContextParams()
+	p.Fallback = fallback
 	p.NCtx, p.NBatch, p.NUBatch = nCtx, len(ids), len(ids)
 	p.FlashAttn, p.KVType = c.flash, c.kvType
 	mc, err := m.NewContext(b, p)
