@@ -14,6 +14,7 @@ import (
 	"github.com/kernbench/kernbench/internal/cli"
 	shared "github.com/kernbench/kernbench/internal/testdata"
 	"github.com/kernbench/kernbench/model"
+	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/tokenizer"
 )
 
@@ -423,5 +424,39 @@ func TestInterruptedBaseLeavesNoFile(t *testing.T) {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s is left behind", p)
 		}
+	}
+}
+
+// TestEveryBackendAgrees measures stories260K's perplexity over 4 chunks
+// on every registered backend that can open here and is not a CPU tier
+// (the GPU backends, emulated ones included): each must agree with the
+// CPU's figure to 4 significant digits.
+func TestEveryBackendAgrees(t *testing.T) {
+	path := testdata(t, "stories260K.gguf")
+	text := testdata(t, "wiki.test.raw")
+	ppl := func(backend string) float64 {
+		t.Helper()
+		args := []string{"-m", path, "-f", text, "-c", "128", "--chunks", "4", "-t", "2"}
+		if backend != "" {
+			args = append(args, "-backend", backend)
+		}
+		code, out, errs := runCmd(args...)
+		m := finalRe.FindStringSubmatch(out)
+		if code != 0 || m == nil {
+			t.Fatalf("%s: exit %d, no final estimate:\n%s\n%s", backend, code, out, errs)
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		return v
+	}
+	want := ppl("")
+	for _, tg := range registry.Available() {
+		if tg.Entry.Tiers {
+			continue
+		}
+		t.Run(tg.Name(), func(t *testing.T) {
+			if got := ppl(tg.Name()); math.Abs(got-want) > 1e-4*want {
+				t.Errorf("PPL %.4f, the CPU's %.4f: they differ beyond the 4th digit", got, want)
+			}
+		})
 	}
 }

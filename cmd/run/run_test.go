@@ -14,6 +14,7 @@ import (
 	shared "github.com/kernbench/kernbench/internal/testdata"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops/cpu/cputest"
+	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/tokenizer"
 )
 
@@ -379,4 +380,34 @@ func TestBenchMarkdownAndCSV(t *testing.T) {
 	if n := len(strings.Split(lines[1], `","`)); n != len(head) {
 		t.Errorf("csv row has %d fields, header %d", n, len(head))
 	}
+}
+
+// TestEveryBackendGeneratesTheSameText runs the greedy generation on every
+// registered backend that can open here and is not a CPU tier (the GPU
+// backends, emulated ones included): each must print the CPU's text. A
+// partial backend runs with the CPU as its fallback.
+func TestEveryBackendGeneratesTheSameText(t *testing.T) {
+	path := testdata(t, "stories260K.gguf")
+	args := []string{"-m", path, "-temp", "0", "-p", "Once upon a time", "-n", "16", "-t", "2", "-c", "256"}
+	code, want, errs := runCmd(args...)
+	if code != 0 {
+		t.Fatalf("cpu: exit %d: %s", code, errs)
+	}
+	n := 0
+	for _, tg := range registry.Available() {
+		if tg.Entry.Tiers {
+			continue
+		}
+		n++
+		t.Run(tg.Name(), func(t *testing.T) {
+			code, got, errs := runCmd(append([]string{"-backend", tg.Name()}, args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if got != want {
+				t.Errorf("text\n%q\nthe CPU's\n%q", got, want)
+			}
+		})
+	}
+	t.Logf("%d other backends", n)
 }
