@@ -240,8 +240,8 @@ func TestInjectedAttentionBugs(t *testing.T) {
 		nan            bool   // check with TestFlashAttnMaskedNaN's data instead of the cases
 	}{
 		{name: "missing barrier after the tile load",
-			old:  "fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV);\n\t\t__syncthreads();",
-			new:  "fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV);",
+			old:  "fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV, DV);\n\t\t__syncthreads();",
+			new:  "fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV, DV);",
 			want: "shared-memory race"},
 		{name: "accumulator not rescaled",
 			old: "for (int c = 0; c < C; c++) acc[i][c] *= alpha;", new: ""},

@@ -98,7 +98,10 @@ func faGeometryFor(t *ops.Tensor, sms int) faGeometry {
 	default:
 		g.cols = 256
 	}
-	g.sharedBytes = 4 * int(qr*d+faTile*(d|1)+faTile*dv)
+	// q rows padded to float4s, K rows one float longer (an odd stride),
+	// V rows as they are (kernels/flashattn.cu).
+	ldq := (d + 3) &^ 3
+	g.sharedBytes = 4 * int(qr*ldq+faTile*(ldq+1)+faTile*dv)
 	ntiles := int((nkv + faTile - 1) / faTile)
 	g.splits, g.tiles = 1, max(ntiles, 1)
 	blocks := g.rowBlocks * nhk * q.Ne[3]

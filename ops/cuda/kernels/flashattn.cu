@@ -11,8 +11,9 @@
 // load:
 //
 //   - scores: lane j scores key j of the tile against the warp's rows (the
-//     q rows, kept in shared memory, are read as broadcasts; K rows are
-//     padded to an odd stride, so the 32 lanes read 32 banks);
+//     q rows, kept in shared memory padded to float4s, are read four
+//     elements at a time as broadcasts; K rows have an odd stride, so the
+//     32 lanes read 32 banks);
 //   - online softmax: the tile's maximum per row (warp max) raises the
 //     running maximum m; the accumulator and running sum l are rescaled
 //     by exp(m_old - m_new) and the tile's exp(s - m_new) added to l;
@@ -51,24 +52,39 @@ struct kb_fa_params {
 };
 
 // fa_load puts n rows of ne elements of type T, the first at base and the
-// next nb1 bytes apart, in dst as floats (rows ld floats apart): a warp
-// per row, lanes over the row's elements (coalesced).
+// next nb1 bytes apart, in dst as floats (rows ld floats apart), with
+// zeros in columns ne to cols: a warp per row, lanes over the row's
+// elements (coalesced).
 template <int T>
-__device__ __forceinline__ void fa_load(float* dst, int ld, const char* base, i64 nb1, int n, int ne) {
+__device__ __forceinline__ float fa_elem(const char* row, int d) {
+	return kb_at<T>((const u8*)row, d);
+}
+// f32 and f16 rows are element-aligned: one load per element.
+template <>
+__device__ __forceinline__ float fa_elem<KB_F32>(const char* row, int d) {
+	return ((const float*)row)[d];
+}
+template <>
+__device__ __forceinline__ float fa_elem<KB_F16>(const char* row, int d) {
+	return kb_h2f(((const u16*)row)[d]);
+}
+
+template <int T>
+__device__ __forceinline__ void fa_load(float* dst, int ld, const char* base, i64 nb1, int n, int ne, int cols) {
 	for (int j = threadIdx.y; j < n; j += blockDim.y) {
-		const u8* row = (const u8*)(base + j * nb1);
-		for (int d = threadIdx.x; d < ne; d += 32) dst[j * ld + d] = kb_at<T>(row, d);
+		const char* row = base + j * nb1;
+		for (int d = threadIdx.x; d < cols; d += 32) dst[j * ld + d] = d < ne ? fa_elem<T>(row, d) : 0.0f;
 	}
 }
 
 // fa_load_type is fa_load for a type known at run time (the same for the
 // whole block, so the switch does not diverge).
-__device__ __forceinline__ void fa_load_type(int type, float* dst, int ld, const char* base, i64 nb1, int n, int ne) {
+__device__ __forceinline__ void fa_load_type(int type, float* dst, int ld, const char* base, i64 nb1, int n, int ne, int cols) {
 	switch (type) {
-	case KB_F32: fa_load<KB_F32>(dst, ld, base, nb1, n, ne); break;
-	case KB_F16: fa_load<KB_F16>(dst, ld, base, nb1, n, ne); break;
-	case KB_Q8_0: fa_load<KB_Q8_0>(dst, ld, base, nb1, n, ne); break;
-	case KB_Q4_0: fa_load<KB_Q4_0>(dst, ld, base, nb1, n, ne); break;
+	case KB_F32: fa_load<KB_F32>(dst, ld, base, nb1, n, ne, cols); break;
+	case KB_F16: fa_load<KB_F16>(dst, ld, base, nb1, n, ne, cols); break;
+	case KB_Q8_0: fa_load<KB_Q8_0>(dst, ld, base, nb1, n, ne, cols); break;
+	case KB_Q4_0: fa_load<KB_Q4_0>(dst, ld, base, nb1, n, ne, cols); break;
 	}
 }
 
@@ -88,9 +104,10 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 	const i64 hk = blockIdx.y % nhk, split = blockIdx.y / nhk;
 	const i64 i3 = blockIdx.z, i3k = i3 / (tq.ne[3] / tk.ne[3]);
 	const i64 row0 = (i64)blockIdx.x * QR;
-	const int ldk = D | 1;  // an odd stride: lanes reading K[lane][d] hit 32 banks
-	float* Qs = kb_fa_smem;        // [QR][D]
-	float* Ks = Qs + QR * D;       // [FA_KT][ldk]
+	const int ldq = (D + 3) & ~3;  // q rows padded with zeros to float4s
+	const int ldk = ldq + 1;       // an odd stride: lanes reading K[lane][d] hit 32 banks
+	float* Qs = kb_fa_smem;        // [QR][ldq]
+	float* Ks = Qs + QR * ldq;     // [FA_KT][ldk], zeros past D
 	float* Vs = Ks + FA_KT * ldk;  // [FA_KT][DV]
 
 	// The warp's rows: row r = warp*RPW + i of the block is query
@@ -101,6 +118,7 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 	const char* mrow[RPW];
 	float slope[RPW];
 	const float* qs[RPW];
+#pragma unroll
 	for (int i = 0; i < RPW; i++) {
 		const int r = warp * RPW + i;
 		const i64 rho = row0 + r;
@@ -110,15 +128,17 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 		slope[i] = kb_alibi_slope(p.m0, p.m1, p.n_log2, hi[i]);
 		mrow[i] = mask ? mask + qi[i] * tm.nb[1] + (hi[i] % tm.ne[2]) * tm.nb[2] + (i3 % tm.ne[3]) * tm.nb[3] : 0;
 		const char* qr = valid[i] ? q + kb_offset(tq, 0, qi[i], hi[i], i3) : 0;
-		for (int d = lane; d < D; d += 32) Qs[r * D + d] = qr ? *(const float*)(qr + d * tq.nb[0]) : 0.0f;
-		qs[i] = Qs + r * D;
+		for (int d = lane; d < ldq; d += 32) Qs[r * ldq + d] = qr && d < D ? *(const float*)(qr + d * tq.nb[0]) : 0.0f;
+		qs[i] = Qs + r * ldq;
 	}
 	__syncwarp();
 
 	float m[RPW], l[RPW], acc[RPW][C];
+#pragma unroll
 	for (int i = 0; i < RPW; i++) {
 		m[i] = -INFINITY;
 		l[i] = 0.0f;
+#pragma unroll
 		for (int c = 0; c < C; c++) acc[i][c] = 0.0f;
 	}
 	const char* kbase = k + hk * tk.nb[2] + i3k * tk.nb[3];
@@ -131,6 +151,7 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 		// Lane j's mask terms for key j0 + j (-Inf: the key is left out).
 		float mv[RPW];
 		int any = 0;
+#pragma unroll
 		for (int i = 0; i < RPW; i++) {
 			float x = -INFINITY;
 			if (valid[i] && lane < n) {
@@ -146,21 +167,31 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 		}
 		// This barrier also ends the reads of the previous tile.
 		if (!__syncthreads_or(any)) continue;
-		fa_load_type(p.ktype, Ks, ldk, kbase + j0 * tk.nb[1], tk.nb[1], n, D);
-		fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV);
+		fa_load_type(p.ktype, Ks, ldk, kbase + j0 * tk.nb[1], tk.nb[1], n, D, ldq);
+		fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV, DV);
 		__syncthreads();
 
-		// Scores of key j0 + lane.
+		// Scores of key j0 + lane: four elements of each q row per
+		// (broadcast) float4 load.
 		float s[RPW];
+#pragma unroll
 		for (int i = 0; i < RPW; i++) s[i] = 0.0f;
 		if (lane < n) {
 			const float* kr = Ks + lane * ldk;
-			for (int d = 0; d < D; d++) {
-				const float kd = kr[d];
-				for (int i = 0; i < RPW; i++) s[i] += qs[i][d] * kd;
+			for (int d = 0; d < ldq; d += 4) {
+				const float k0 = kr[d], k1 = kr[d + 1], k2 = kr[d + 2], k3 = kr[d + 3];
+#pragma unroll
+				for (int i = 0; i < RPW; i++) {
+					const float4 qv = *(const float4*)(qs[i] + d);
+					s[i] = fmaf(qv.x, k0, s[i]);
+					s[i] = fmaf(qv.y, k1, s[i]);
+					s[i] = fmaf(qv.z, k2, s[i]);
+					s[i] = fmaf(qv.w, k3, s[i]);
+				}
 			}
 		}
 		// Online softmax: s becomes the key's weight exp(s - m).
+#pragma unroll
 		for (int i = 0; i < RPW; i++) {
 			float x = s[i] * p.scale;
 			if (p.softcap > 0.0f) x = p.softcap * tanhf(x);
@@ -173,6 +204,7 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 			}
 			l[i] = l[i] * alpha + kb_warp_sum(e);
 			m[i] = mnew;
+#pragma unroll
 			for (int c = 0; c < C; c++) acc[i][c] *= alpha;
 			s[i] = e;
 		}
@@ -180,16 +212,19 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 		for (int j = 0; j < n; j++) {
 			float w[RPW];
 			bool some = false;
+#pragma unroll
 			for (int i = 0; i < RPW; i++) {
 				w[i] = __shfl_sync(0xffffffffu, s[i], j);
 				some |= w[i] != 0.0f;
 			}
 			if (!some) continue;  // the same for every lane
 			const float* vr = Vs + j * DV;
+#pragma unroll
 			for (int c = 0; c < C; c++) {
 				const int e = lane + 32 * c;
 				if (e < DV) {
 					const float x = vr[e];
+#pragma unroll
 					for (int i = 0; i < RPW; i++)
 						if (w[i] != 0.0f) acc[i][c] += w[i] * x;
 				}
@@ -198,11 +233,13 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 	}
 
 	const i64 nrows = td.ne[1] * td.ne[2] * td.ne[3];  // output rows (head, query, sequence)
+#pragma unroll
 	for (int i = 0; i < RPW; i++) {
 		if (!valid[i]) continue;
 		const i64 orow = hi[i] + nh * (qi[i] + nq * i3);
 		if (p.splits > 1) {
 			float* pa = part + (split * nrows + orow) * DV;
+#pragma unroll
 			for (int c = 0; c < C; c++) {
 				const int e = lane + 32 * c;
 				if (e < DV) pa[e] = acc[i][c];
@@ -223,6 +260,7 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 		}
 		const float inv = sum > 0.0f ? a / sum : 0.0f;  // 0: every key masked, no sink
 		char* out = dst + kb_offset(td, 0, hi[i], qi[i], i3);
+#pragma unroll
 		for (int c = 0; c < C; c++) {
 			const int e = lane + 32 * c;
 			if (e < DV) *(float*)(out + e * td.nb[0]) = acc[i][c] * inv;
