@@ -69,8 +69,7 @@ KB_CPY_FROM(bf16, KB_BF16)
 // each thread quantizes one 32-element block. Grid: ceil(nblocks/64).
 
 template <int T>
-__device__ __forceinline__ void kb_quantize_legacy(const char* a, const kb_tensor& ta, int st, int packed, u8* d, i64 nblocks) {
-	__shared__ float xs[64 * 33];
+__device__ __forceinline__ void kb_quantize_legacy(const char* a, const kb_tensor& ta, int st, int packed, u8* d, i64 nblocks, float* xs) {
 	i64 b0 = (i64)blockIdx.x * 64;
 	for (int e = threadIdx.x; e < 64 * 32; e += blockDim.x) {
 		if (b0 + e / 32 < nblocks) xs[(e / 32) * 33 + e % 32] = kb_src_value(a, ta, st, b0 * 32 + e, packed);
@@ -324,11 +323,9 @@ __device__ __forceinline__ void kb_pack(const u8* L, const float* sc, int j, u8*
 }
 
 template <int T>
-__device__ __forceinline__ void kb_quantize_k(const char* a, const kb_tensor& ta, int st, int packed, u8* d, i64 nblocks) {
+__device__ __forceinline__ void kb_quantize_k(const char* a, const kb_tensor& ta, int st, int packed, u8* d, i64 nblocks, float* xs, u8* Ls,
+                                              float* scs, float* mns) {
 	const int NSB = kb_kformat<T>::nsb, W = 256 / NSB, SB = 64 / NSB;
-	__shared__ float xs[8 * 256];
-	__shared__ u8 Ls[8 * 256];
-	__shared__ float scs[64], mns[64];
 	i64 b0 = (i64)blockIdx.x * SB;
 	for (int e = threadIdx.x; e < SB * 256; e += blockDim.x) {
 		if (b0 + e / 256 < nblocks) xs[e] = kb_src_value(a, ta, st, b0 * 256 + e, packed);
@@ -346,21 +343,33 @@ __device__ __forceinline__ void kb_quantize_k(const char* a, const kb_tensor& ta
 }
 
 // One kernel per destination format: a (of type st) is read in logical
-// order; d is the packed destination of nblocks blocks.
-#define KB_QUANTIZE(name, T, IMPL)                                                                                          \
+// order; d is the packed destination of nblocks blocks. The shared arrays
+// are the kernels' own, not static locals of the templates: those would
+// be one object per process (STB_GNU_UNIQUE) on the emulator, shared by
+// every module that instantiates the template.
+#define KB_QUANTIZE_LEGACY(name, T)                                                                                         \
 	extern "C" __global__ void kb_quantize_##name(const char* a, kb_tensor ta, int st, int packed, u8* d, i64 nblocks) { \
-		IMPL<T>(a, ta, st, packed, d, nblocks);                                                                           \
+		__shared__ float xs[64 * 33];                                                                                   \
+		kb_quantize_legacy<T>(a, ta, st, packed, d, nblocks, xs);                                                       \
 	}
-KB_QUANTIZE(q4_0, KB_Q4_0, kb_quantize_legacy)
-KB_QUANTIZE(q4_1, KB_Q4_1, kb_quantize_legacy)
-KB_QUANTIZE(q5_0, KB_Q5_0, kb_quantize_legacy)
-KB_QUANTIZE(q5_1, KB_Q5_1, kb_quantize_legacy)
-KB_QUANTIZE(q8_0, KB_Q8_0, kb_quantize_legacy)
-KB_QUANTIZE(q2_K, KB_Q2_K, kb_quantize_k)
-KB_QUANTIZE(q3_K, KB_Q3_K, kb_quantize_k)
-KB_QUANTIZE(q4_K, KB_Q4_K, kb_quantize_k)
-KB_QUANTIZE(q5_K, KB_Q5_K, kb_quantize_k)
-KB_QUANTIZE(q6_K, KB_Q6_K, kb_quantize_k)
+#define KB_QUANTIZE_K(name, T)                                                                                              \
+	extern "C" __global__ void kb_quantize_##name(const char* a, kb_tensor ta, int st, int packed, u8* d, i64 nblocks) { \
+		__shared__ float xs[8 * 256];                                                                                   \
+		__shared__ u8 Ls[8 * 256];                                                                                      \
+		__shared__ float scs[64];                                                                                       \
+		__shared__ float mns[64];                                                                                       \
+		kb_quantize_k<T>(a, ta, st, packed, d, nblocks, xs, Ls, scs, mns);                                              \
+	}
+KB_QUANTIZE_LEGACY(q4_0, KB_Q4_0)
+KB_QUANTIZE_LEGACY(q4_1, KB_Q4_1)
+KB_QUANTIZE_LEGACY(q5_0, KB_Q5_0)
+KB_QUANTIZE_LEGACY(q5_1, KB_Q5_1)
+KB_QUANTIZE_LEGACY(q8_0, KB_Q8_0)
+KB_QUANTIZE_K(q2_K, KB_Q2_K)
+KB_QUANTIZE_K(q3_K, KB_Q3_K)
+KB_QUANTIZE_K(q4_K, KB_Q4_K)
+KB_QUANTIZE_K(q5_K, KB_Q5_K)
+KB_QUANTIZE_K(q6_K, KB_Q6_K)
 
 // ---------------------------------------------------------------------
 // CONT: a's elements (blocks, for the quantized types: ne0 counts blocks
@@ -395,8 +404,7 @@ KB_CONT(8, u64)
 // dimension 0) are coalesced. Grid (ceil(ne0/32), ceil(ne1/32), ne2*ne3),
 // block (32, 8); the tile rows are padded against bank conflicts.
 template <typename U>
-__device__ __forceinline__ void kb_transpose(const char* a, const kb_tensor& ta, char* d, const kb_tensor& td) {
-	__shared__ U tile[32][33];
+__device__ __forceinline__ void kb_transpose(const char* a, const kb_tensor& ta, char* d, const kb_tensor& td, U (*tile)[33]) {
 	i64 i2 = blockIdx.z % ta.ne[2], i3 = blockIdx.z / ta.ne[2];
 	i64 x0 = (i64)blockIdx.x * 32, y0 = (i64)blockIdx.y * 32;
 	for (int r = threadIdx.y; r < 32; r += blockDim.y) {
@@ -412,7 +420,8 @@ __device__ __forceinline__ void kb_transpose(const char* a, const kb_tensor& ta,
 
 #define KB_TRANSPOSE(W, U)                                                                                  \
 	extern "C" __global__ void kb_transpose_w##W(const char* a, kb_tensor ta, char* d, kb_tensor td) { \
-		kb_transpose<U>(a, ta, d, td);                                                                  \
+		__shared__ U tile[32][33];                                                                      \
+		kb_transpose<U>(a, ta, d, td, tile);                                                            \
 	}
 KB_TRANSPOSE(2, u16)
 KB_TRANSPOSE(4, u32)
