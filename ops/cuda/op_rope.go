@@ -35,10 +35,18 @@ func supportsRope(t *ops.Tensor) error {
 	if ff := ropeFreqFactors(t); ff != nil && (ff.Type != quant.F32 || ff.Ne[0] < int64(p.NDims/2)) {
 		return fmt.Errorf("freq_factors %v %v, want f32 of at least %d", ff.Type, ff.Ne, p.NDims/2)
 	}
-	if a.Ne[2] > 1<<31-1 {
-		return fmt.Errorf("%d tokens, more than a grid takes", a.Ne[2])
+	if hpb, _ := ropeGeometry(t); a.Ne[2] > 1<<31-1 || (a.Ne[1]+hpb-1)/hpb > 65535 {
+		return fmt.Errorf("%d tokens of %d heads, more than a grid takes", a.Ne[2], a.Ne[1])
 	}
 	return nil
+}
+
+// ropeGeometry returns how many heads of a token a block takes (about
+// 256 pairs to rotate in all) and the block size.
+func ropeGeometry(t *ops.Tensor) (heads int64, threads uint32) {
+	half := int64(t.Params.(ops.RopeParams).NDims / 2)
+	heads = max(1, min(t.Ne[1], 256/half))
+	return heads, rowBlock(min(heads*half, 256))
 }
 
 // ropeFreqFactors returns the node's frequency factors, or nil.
@@ -63,8 +71,7 @@ func ropeCorrDims(p ops.RopeParams) (low, high float64) {
 	return low, high
 }
 
-// launchRope gives a block one token and a run of heads with about 256
-// pairs to rotate in all.
+// launchRope gives a block one token and a run of heads (ropeGeometry).
 func launchRope(b *Backend, t *ops.Tensor) error {
 	src, dst, err := b.pointers(t)
 	if err != nil {
@@ -74,8 +81,7 @@ func launchRope(b *Backend, t *ops.Tensor) error {
 	p := t.Params.(ops.RopeParams)
 	half := int64(p.NDims / 2)
 	heads := a.Ne[1]
-	hpb := min(heads, max(1, 256/half))
-	threads := rowBlock(min(hpb*half, 256))
+	hpb, threads := ropeGeometry(t)
 
 	var s cstruct
 	f64 := func(v float64) { s.i64(int64(math.Float64bits(v))) }
