@@ -161,8 +161,8 @@ __device__ __forceinline__ int kb_q3_code(const float* sc, float iscale, int j) 
 	return kb_clamp((int)(i8)kb_nearest(kb_mul(iscale, sc[j])), -32, 31) + 32;
 }
 
-// kb_q6_max returns the fit of largest magnitude (the first on ties) and
-// sets amax to its magnitude (Q3_K, Q6_K).
+// kb_signed_max returns the fit of largest magnitude (the first on ties)
+// and sets amax to its magnitude (Q3_K, Q6_K).
 __device__ __forceinline__ float kb_signed_max(const float* sc, int n, float& amax) { return kb_abs_max_signed(sc, n, amax); }
 
 // kb_encode writes super-block b's header (scales, d) for sub-block j's
@@ -260,7 +260,8 @@ __device__ __forceinline__ void kb_encode(const float* x, u8* L, const float* sc
 
 // kb_pack2 packs 4 2-bit codes of L (Q2_K, Q3_K's low bits) into byte k
 // of 64: in each half of 128 elements, byte l holds elements l, l+32,
-// l+64 and l+96. low: take code - 4 above 3 (Q3_K).
+// l+64 and l+96. q3: a code above 3 goes in as code - 4 (Q3_K's low
+// bits; the high bit is in hmask).
 __device__ __forceinline__ u8 kb_pack2(const u8* L, int k, bool q3) {
 	int e = 128 * (k / 32) + k % 32;
 	u8 v = 0;
