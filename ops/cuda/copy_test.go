@@ -88,7 +88,7 @@ func TestQuantizeBytes(t *testing.T) {
 			if err := quant.DequantizeRow(from, raw, src); err != nil {
 				t.Fatal(err)
 			}
-			a = deviceTensor(t, b, from, raw, 512, n/512)
+			a = rawDeviceTensor(t, b, from, raw, 512, n/512)
 		}
 		for _, to := range quantizeTypes {
 			if from != quant.F32 && to != quant.Q8_0 && to != quant.Q4_K {
@@ -129,9 +129,9 @@ func TestQuantizeBytes(t *testing.T) {
 	}
 }
 
-// deviceTensor returns a packed tensor of type typ in b's memory holding
-// raw.
-func deviceTensor(t *testing.T, b *Backend, typ quant.Type, raw []byte, ne ...int64) *ops.Tensor {
+// rawDeviceTensor returns a packed tensor of type typ in b's memory
+// holding raw.
+func rawDeviceTensor(t *testing.T, b *Backend, typ quant.Type, raw []byte, ne ...int64) *ops.Tensor {
 	t.Helper()
 	x, err := ops.NewTensor("x", typ, ne...)
 	if err != nil {
