@@ -24,7 +24,8 @@ const abiVersion = 1
 
 // translatorVersion changes whenever the translator's output does, so
 // cached modules built by an older one are not reused.
-const translatorVersion = "1"
+// It covers the compiler flags of modules too.
+const translatorVersion = "2"
 
 //go:embed csrc
 var csrc embed.FS
@@ -396,7 +397,13 @@ func compileModule(tc Toolchain, rtLib, dir string, p Program, m Mode) (moduleMe
 	if err := os.WriteFile(filepath.Join(dir, "module.ii"), []byte(out), 0o644); err != nil {
 		return moduleMeta{}, err
 	}
-	cc := []string{"-std=c++17", "-fPIC", "-fno-strict-aliasing", "-fno-math-errno", "-Wno-attributes", "-Wno-unknown-pragmas"}
+	// Hidden visibility and no GNU-unique symbols keep every module's
+	// variables its own: a static __shared__ array of a template device
+	// function would otherwise be one object for every module that
+	// instantiates it, and live outside the shared memory the checks
+	// watch for all but the first.
+	cc := []string{"-std=c++17", "-fPIC", "-fno-strict-aliasing", "-fno-math-errno", "-Wno-attributes", "-Wno-unknown-pragmas",
+		"-fvisibility=hidden", "-fvisibility-inlines-hidden", "-fno-gnu-unique"}
 	if m == Checked {
 		// -O1 keeps variables where the race checker can see each access
 		// as the source wrote it; -g lets faults name source lines.

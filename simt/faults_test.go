@@ -2,6 +2,7 @@ package simt
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +190,28 @@ func TestBadLaunches(t *testing.T) {
 	}
 	if _, err := m.Kernel("nope"); err == nil || !strings.Contains(err.Error(), "off_by_one") {
 		t.Errorf("unknown kernel: %v, want the list of kernels", err)
+	}
+}
+
+// TestTemplateSharedIsPerModule: a static __shared__ array of a template
+// device function belongs to each module that instantiates it, so the
+// checks watch it in every module, not only the first one loaded.
+func TestTemplateSharedIsPerModule(t *testing.T) {
+	d := device(t)
+	src := `template <int N> __device__ void fill(int* out) {
+	__shared__ int s[N];
+	s[threadIdx.x] = threadIdx.x;
+	out[threadIdx.x] = s[N - 1 - threadIdx.x];
+}
+extern "C" __global__ void racy(int* out) { fill<32>(out); }
+`
+	for i := 0; i < 2; i++ {
+		text := src + fmt.Sprintf("// module %d\n", i)
+		m, err := d.Load(Program{Dialect: CUDA, Main: Source{Name: "tmpl.cu", Text: []byte(text)}}, Checked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = kernel(t, m, "racy").Launch(Launch{Grid: d1(1), Block: d1(32), Args: []any{alloc(t, 4*32)}})
+		fault(t, err, Race, "shared variable s of fill<32>")
 	}
 }
