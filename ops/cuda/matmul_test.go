@@ -108,8 +108,8 @@ func TestMatmulInjectedBugs(t *testing.T) {
 	}{
 		{"tile off by one", "for (int job = tid; job < KB_BN * KB_HK; job += KB_NT) {", "for (int job = tid; job <= KB_BN * KB_HK; job += KB_NT) {",
 			true, []quant.Type{quant.F16}, "out-of-bounds"},
-		{"missing barrier", "acc[4 * i + j] = fmaf(wv[i], xv[j], acc[4 * i + j]);\n\t\t}\n\t\t__syncthreads();\n",
-			"acc[4 * i + j] = fmaf(wv[i], xv[j], acc[4 * i + j]);\n\t\t}\n",
+		{"missing barrier", "for (int i = 0; i < 32; i++) tot[i] += acc[i];\n\t\t__syncthreads();\n",
+			"for (int i = 0; i < 32; i++) tot[i] += acc[i];\n",
 			false, []quant.Type{quant.F32}, "shared-memory race"},
 		{"fragment k half", "u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t + 8]};",
 			"u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t]};",
