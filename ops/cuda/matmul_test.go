@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -60,6 +61,37 @@ func TestMatmulPaths(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestMatmulAlignedRows runs float weights whose rows the kernels read
+// several elements a load (k even, 16-byte rows): the default cases' odd
+// k take the one-element loads. Matrix-vector and tiled, both ops.
+func TestMatmulAlignedRows(t *testing.T) {
+	b := emulated(t)
+	uni := harness.Uniform(-1, 1)
+	var cases []harness.Case
+	for _, wt := range []quant.Type{quant.F32, quant.F16, quant.BF16} {
+		for _, n := range []int64{1, 3, 20} {
+			cases = append(cases, harness.Case{
+				Name: fmt.Sprintf("m=13,n=%d,k=256,a=2x1,b=2x3", n), Op: ops.OpMulMat, Types: []quant.Type{wt, quant.F32},
+				Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+					return ops.MulMat(bd.Leaf("a", wt, uni, 256, 13, 2, 1), bd.Leaf("b", quant.F32, uni, 256, n, 2, 3))
+				}})
+		}
+		for _, tokens := range []int64{2, 10} {
+			cases = append(cases, harness.Case{
+				Name: fmt.Sprintf("m=16,k=256,experts=8,used=2,tokens=%d", tokens), Op: ops.OpMulMatID, Types: []quant.Type{wt},
+				Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+					return ops.MulMatID(bd.Leaf("experts", wt, uni, 256, 16, 8), bd.Leaf("b", quant.F32, uni, 256, 2, tokens),
+						bd.Leaf("ids", quant.I32, harness.DistinctInts(0, 8), 2, tokens))
+				}})
+		}
+	}
+	for _, c := range cases {
+		if r := harness.Run(b, c); !r.Passed() {
+			t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+		}
 	}
 }
 

@@ -140,11 +140,37 @@ __device__ __forceinline__ void mmvf(const kb_mm& p) {
 	float acc[KB_MMV_COLS];
 #pragma unroll
 	for (int j = 0; j < KB_MMV_COLS; j++) acc[j] = 0.0f;
-	for (i64 e = threadIdx.x & 31; e < p.k; e += 32) {
-		float w = kb_at<T>(wr, e);
+	const int lane = threadIdx.x & 31;
+	const bool plain = T == KB_F32 || T == KB_F16 || T == KB_BF16;
+	if (plain && p.k % 2 == 0 && (((u64)c.w | (u64)p.w_nb1) & (T == KB_F32 ? 7 : 3)) == 0 && (((u64)c.x | (u64)c.xs) & 7) == 0) {
+		// Two elements a load (a warp reads 128 bytes of f16 weights per
+		// instruction, 256 of f32), where the rows allow it.
+		for (i64 e2 = lane; e2 < p.k / 2; e2 += 32) {
+			float w0, w1;
+			if (T == KB_F32) {
+				float2 v = ((const float2*)wr)[e2];
+				w0 = v.x;
+				w1 = v.y;
+			} else {
+				u32 v = ((const u32*)wr)[e2];
+				w0 = T == KB_F16 ? kb_h2f((u16)v) : kb_bf2f((u16)v);
+				w1 = T == KB_F16 ? kb_h2f((u16)(v >> 16)) : kb_bf2f((u16)(v >> 16));
+			}
 #pragma unroll
-		for (int j = 0; j < KB_MMV_COLS; j++)
-			if (j < c.ncols) acc[j] = fmaf(w, ((const float*)(c.x + j * c.xs))[e], acc[j]);
+			for (int j = 0; j < KB_MMV_COLS; j++) {
+				if (j < c.ncols) {
+					float2 x = ((const float2*)(c.x + j * c.xs))[e2];
+					acc[j] = fmaf(w1, x.y, fmaf(w0, x.x, acc[j]));
+				}
+			}
+		}
+	} else {
+		for (i64 e = lane; e < p.k; e += 32) {
+			float w = kb_at<T>(wr, e);
+#pragma unroll
+			for (int j = 0; j < KB_MMV_COLS; j++)
+				if (j < c.ncols) acc[j] = fmaf(w, ((const float*)(c.x + j * c.xs))[e], acc[j]);
+		}
 	}
 	kb_mmv_store(acc, c, row);
 }

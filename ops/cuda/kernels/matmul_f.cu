@@ -122,15 +122,33 @@ __device__ __forceinline__ void mmh(const kb_mm& p, const kb_htiles& s) {
 		for (int j = 0; j < 4; j++)
 #pragma unroll
 			for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+	// Rows in whole 16-byte pieces (k % 8 == 0, aligned): 8 values a load.
+	const bool vec = p.k % 8 == 0 && (((u64)w | (u64)p.w_nb1 | (u64)p.x | (u64)p.x_nb1 | (u64)p.x_nb2 | (u64)p.x_nb3) & 15) == 0;
 	for (i64 k0 = 0; k0 < p.k; k0 += KB_HK) {
-		for (int job = tid; job < KB_BM * KB_HK; job += KB_NT) {
-			int r = job / KB_HK, kk = job % KB_HK;
-			i64 gr = min(row0 + r, p.m - 1);
-			ws[r][kk] = k0 + kk < p.k ? ((const u16*)(w + gr * p.w_nb1))[k0 + kk] : (u16)0;
-		}
-		for (int job = tid; job < KB_BN * KB_HK; job += KB_NT) {
-			int j = job / KB_HK, kk = job % KB_HK;
-			xs[j][kk] = j < ncols && k0 + kk < p.k ? ((const u16*)(p.x + xo[j]))[k0 + kk] : (u16)0;
+		if (vec) {
+			for (int job = tid; job < KB_BM * KB_HK / 8; job += KB_NT) {
+				int r = job / (KB_HK / 8), kk = 8 * (job % (KB_HK / 8));
+				i64 gr = min(row0 + r, p.m - 1);
+				uint4 v = make_uint4(0, 0, 0, 0);
+				if (k0 + kk < p.k) v = *(const uint4*)(w + gr * p.w_nb1 + 2 * (k0 + kk));
+				*(uint4*)&ws[r][kk] = v;
+			}
+			for (int job = tid; job < KB_BN * KB_HK / 8; job += KB_NT) {
+				int j = job / (KB_HK / 8), kk = 8 * (job % (KB_HK / 8));
+				uint4 v = make_uint4(0, 0, 0, 0);
+				if (j < ncols && k0 + kk < p.k) v = *(const uint4*)(p.x + xo[j] + 2 * (k0 + kk));
+				*(uint4*)&xs[j][kk] = v;
+			}
+		} else {
+			for (int job = tid; job < KB_BM * KB_HK; job += KB_NT) {
+				int r = job / KB_HK, kk = job % KB_HK;
+				i64 gr = min(row0 + r, p.m - 1);
+				ws[r][kk] = k0 + kk < p.k ? ((const u16*)(w + gr * p.w_nb1))[k0 + kk] : (u16)0;
+			}
+			for (int job = tid; job < KB_BN * KB_HK; job += KB_NT) {
+				int j = job / KB_HK, kk = job % KB_HK;
+				xs[j][kk] = j < ncols && k0 + kk < p.k ? ((const u16*)(p.x + xo[j]))[k0 + kk] : (u16)0;
+			}
 		}
 		__syncthreads();
 #pragma unroll
