@@ -11,10 +11,10 @@
 // two builds of this file in one process (a test's patched copy) would
 // share them, out of the checker's sight.
 
+// The f32 tiles: KB_FK elements of k per step, stored k-major (rows
+// padded by one: the loads' transposed stores spread over the banks).
 #define KB_FK 32
 
-// mmf: weights dequantized to f32 and f32 activation rows in shared
-// memory, an 8x4 register tile of FMAs per thread.
 struct kb_ftiles {
 	float (*ws)[KB_BM + 1];
 	float (*xs)[KB_BN + 1];
@@ -26,6 +26,8 @@ struct kb_ftiles {
 	__shared__ i64 xo[KB_BN], dof[KB_BN];        \
 	kb_ftiles s = {ws, xs, xo, dof};
 
+// mmf: weights dequantized to f32 and f32 activation rows in shared
+// memory, an 8x4 register tile of FMAs per thread.
 template <int T>
 __device__ __forceinline__ void mmf(const kb_mm& p, const kb_ftiles& s) {
 	float (*ws)[KB_BM + 1] = s.ws;
@@ -85,9 +87,9 @@ __device__ __forceinline__ void mmf(const kb_mm& p, const kb_ftiles& s) {
 	}
 }
 
-// mmh: f16 or bf16 weights and activation rows of the same type in shared
-// memory (rows padded by 8 halves: a warp's fragment loads hit 32 banks),
-// tensor-core m16n8k16 products with f32 accumulators; 4 warps of 32x32.
+// The f16/bf16 tiles: KB_HK elements of k per step, rows padded by 8
+// halves (a warp's fragment loads hit 32 banks), aligned for the 4- and
+// 16-byte accesses.
 #define KB_HK 32
 #define KB_HW (KB_HK + 8)
 
@@ -96,13 +98,15 @@ struct kb_htiles {
 	u16 (*xs)[KB_HW];
 	i64 *xo, *dof;
 };
-// (u16 tiles read as u32: aligned for it)
 #define KB_HTILES                                   \
 	__shared__ __align__(16) u16 ws[KB_BM][KB_HW];    \
 	__shared__ __align__(16) u16 xs[KB_BN][KB_HW];    \
 	__shared__ i64 xo[KB_BN], dof[KB_BN];             \
 	kb_htiles s = {ws, xs, xo, dof};
 
+// mmh: f16 or bf16 weights and activation rows of the same type in shared
+// memory, tensor-core m16n8k16 products with f32 accumulators; 4 warps of
+// 32x32 (sub-tiles wholly past the rows or columns skipped).
 template <bool BF>
 __device__ __forceinline__ void mmh(const kb_mm& p, const kb_htiles& s) {
 	u16 (*ws)[KB_HW] = s.ws;

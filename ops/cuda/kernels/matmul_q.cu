@@ -14,10 +14,11 @@
 #define KB_QC 4
 #define KB_QW (KB_QC * 8 + 4)
 
-// mmq: weights decoded to int8 codes and per-16 (scale, offset) pairs,
-// activations' q8a blocks, in shared memory; MMA: tensor-core s8 products
-// (4 warps of 32x32, 2x4 m16n8k16 tiles each), else __dp4a with an 8x4
-// register tile per thread.
+// The tiles of a k step of KB_QC chunks (32 weights each): int8 codes
+// four to an int, rows padded by 4 ints so that a warp's fragment loads
+// (rows g, ints t) fall in 32 different banks; per-16 (scale, offset) of
+// the weights; the activations' scales and per-16 code sums; and each
+// column's activation and output offsets.
 struct kb_qtiles {
 	int (*wq)[KB_QW];
 	float2 (*wdm)[2 * KB_QC];
@@ -35,6 +36,12 @@ struct kb_qtiles {
 	__shared__ i64 xo[KB_BN], dof[KB_BN];         \
 	kb_qtiles s = {wq, wdm, xq, xd, xsum, xo, dof};
 
+// mmq: weights decoded to int8 codes and per-16 (scale, offset) pairs,
+// activations' q8a blocks, in shared memory; MMA: tensor-core s8 products
+// (4 warps of 32x32, 2x4 m16n8k16 tiles each, sub-tiles wholly past the
+// rows or columns skipped), else __dp4a with an 8x4 register tile per
+// thread. Each product of 16 codes is scaled in f32: out += xd * (s * dot
+// + o * xsum).
 template <int T, bool MMA>
 __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 	int (*wq)[KB_QW] = s.wq;
@@ -168,8 +175,6 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 		}
 	}
 }
-
-// The float tiles: KB_FK elements of k per step.
 
 #define KB_MMQ(name, T)                                                               \
 	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_##name(kb_mm p) {      \
