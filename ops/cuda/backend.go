@@ -44,6 +44,9 @@ type Backend struct {
 	// status is a word pair kernels that check their input data write an
 	// error code and a detail to (see checkStatus).
 	status *deviceBuffer
+	// scratch is device memory for kernels' intermediate data, by slot
+	// (see scratchBuffer): grown, never shrunk.
+	scratch map[int]*deviceBuffer
 	// events of the last ComputeGraph: a start and an end per node.
 	events   []uintptr
 	timed    int
@@ -176,6 +179,9 @@ func (b *Backend) Close() error {
 		d.release()
 	}
 	b.status.release()
+	for _, d := range b.scratch {
+		d.release()
+	}
 	for _, ev := range b.events {
 		b.api.cuEventDestroy(ev)
 	}
@@ -372,6 +378,29 @@ func (b *Backend) dstPtr(t *ops.Tensor) (uint64, error) {
 		return 0, fmt.Errorf("cuda: the output %s must be in the backend's memory, not %T", t.Name, buf)
 	}
 	return m.ptr + uint64(off), nil
+}
+
+// scratchBuffer returns the device address of scratch slot's memory,
+// with room for size bytes; the context must be current. Work on the
+// stream is ordered, so queued kernels share a slot safely; when it grows,
+// the memory it replaces is freed at the next synchronization, after the
+// work queued before that may still read it.
+func (b *Backend) scratchBuffer(slot int, size int64) (uint64, error) {
+	if d := b.scratch[slot]; d != nil && d.size >= size {
+		return d.ptr, nil
+	}
+	d, err := b.alloc(max(size, 256))
+	if err != nil {
+		return 0, err
+	}
+	if old := b.scratch[slot]; old != nil {
+		b.temps = append(b.temps, old)
+	}
+	if b.scratch == nil {
+		b.scratch = map[int]*deviceBuffer{}
+	}
+	b.scratch[slot] = d
+	return d.ptr, nil
 }
 
 // ---------------------------------------------------------------------
