@@ -429,14 +429,22 @@ func TestInterruptedBaseLeavesNoFile(t *testing.T) {
 
 // TestEveryBackendAgrees measures stories260K's perplexity over 4 chunks
 // on every registered backend that can open here and is not a CPU tier
-// (the GPU backends, emulated ones included): each must agree with the
-// CPU's figure to 4 significant digits.
+// (the GPU backends, emulated ones included) against the CPU's figure.
+//
+// With an f32 KV cache the backends differ only in the order of f32 sums
+// (logits agree to an NMSE of about 1e-13), and the figures agree to 5
+// digits. With the default f16 cache, a K or V element whose f32 value
+// lands on the other side of an f16 rounding boundary moves by a whole
+// f16 ulp, which amplifies those differences about 10^4-fold (logits
+// NMSE about 5e-10, for the CPU's own tiers against each other too): the
+// figures agree to about 1e-4 relative (cuda-emu 78.8752, cpu-avx2
+// 78.8636, cpu-generic 78.8650), and the test allows 5e-4.
 func TestEveryBackendAgrees(t *testing.T) {
 	path := testdata(t, "stories260K.gguf")
 	text := testdata(t, "wiki.test.raw")
-	ppl := func(backend string) float64 {
+	ppl := func(backend, kv string) float64 {
 		t.Helper()
-		args := []string{"-m", path, "-f", text, "-c", "128", "--chunks", "4", "-t", "2"}
+		args := []string{"-m", path, "-f", text, "-c", "128", "--chunks", "4", "-t", "2", "-kv-type", kv}
 		if backend != "" {
 			args = append(args, "-backend", backend)
 		}
@@ -448,15 +456,20 @@ func TestEveryBackendAgrees(t *testing.T) {
 		v, _ := strconv.ParseFloat(m[1], 64)
 		return v
 	}
-	want := ppl("")
-	for _, tg := range registry.Available() {
-		if tg.Entry.Tiers {
-			continue
-		}
-		t.Run(tg.Name(), func(t *testing.T) {
-			if got := ppl(tg.Name()); math.Abs(got-want) > 1e-4*want {
-				t.Errorf("PPL %.4f, the CPU's %.4f: they differ beyond the 4th digit", got, want)
+	for _, c := range []struct {
+		kv  string
+		tol float64
+	}{{"f32", 1e-5}, {"f16", 5e-4}} {
+		want := ppl("", c.kv)
+		for _, tg := range registry.Available() {
+			if tg.Entry.Tiers {
+				continue
 			}
-		})
+			t.Run(tg.Name()+"/"+c.kv, func(t *testing.T) {
+				if got := ppl(tg.Name(), c.kv); math.Abs(got-want) > c.tol*want {
+					t.Errorf("PPL %.4f, the CPU's %.4f: they differ by more than %g relative", got, want, c.tol)
+				}
+			})
+		}
 	}
 }

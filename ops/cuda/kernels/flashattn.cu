@@ -128,7 +128,21 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 		slope[i] = kb_alibi_slope(p.m0, p.m1, p.n_log2, hi[i]);
 		mrow[i] = mask ? mask + qi[i] * tm.nb[1] + (hi[i] % tm.ne[2]) * tm.nb[2] + (i3 % tm.ne[3]) * tm.nb[3] : 0;
 		const char* qr = valid[i] ? q + kb_offset(tq, 0, qi[i], hi[i], i3) : 0;
-		for (int d = lane; d < ldq; d += 32) Qs[r * ldq + d] = qr && d < D ? *(const float*)(qr + d * tq.nb[0]) : 0.0f;
+		for (int d0 = 0; d0 < ldq; d0 += 32) {
+			const int d = d0 + lane;
+			float x = qr && d < D ? *(const float*)(qr + d * tq.nb[0]) : 0.0f;
+			// q in K's dot-product type, as the CPU backend (and ggml)
+			// converts it: f16 for f16 keys, q8_0 blocks of 32 (the
+			// reference quantizer's scale and rounding) for quantized ones.
+			if (p.ktype == KB_F16) {
+				x = kb_h2f(kb_f2h(x));
+			} else if (p.ktype == KB_Q8_0 || p.ktype == KB_Q4_0) {
+				const float amax = kb_warp_max(fabsf(x));
+				const float dq = amax / 127.0f, id = dq != 0.0f ? 1.0f / dq : 0.0f;
+				x = roundf(x * id) * kb_h2f(kb_f2h(dq));
+			}
+			if (d < ldq) Qs[r * ldq + d] = x;
+		}
 		qs[i] = Qs + r * ldq;
 	}
 	__syncwarp();
