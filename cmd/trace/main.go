@@ -252,15 +252,15 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 
 // metalCaptureError says why -metal-capture cannot run with target.
 func metalCaptureError(target registry.Target) error {
-	metal, err := registry.Lookup("metal")
+	gpu, err := registry.Resolve("metal", "gpu")
 	if err != nil {
 		return usagef("-metal-capture needs macOS and the Metal backend, which this build lacks")
 	}
-	if why := metal.Err(); why != nil {
+	if why := gpu.Err(); why != nil {
 		return usagef("-metal-capture needs macOS and the Metal backend, which cannot open here: %v", why)
 	}
-	if target.Entry.Name != metal.Name {
-		return usagef("-metal-capture needs -backend %s", metal.Name)
+	if target.Name() != gpu.Name() {
+		return usagef("-metal-capture needs -backend %s", gpu.Name())
 	}
 	return usagef("-metal-capture is not implemented yet (issue 13)")
 }

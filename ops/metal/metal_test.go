@@ -1,31 +1,175 @@
 package metal
 
 import (
+	"encoding/binary"
 	"errors"
+	"math"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
+	"github.com/kernbench/kernbench/simt"
 )
 
-// TestUnavailable checks that the backend is registered and says why it
-// cannot open here.
-func TestUnavailable(t *testing.T) {
+// emulated opens metal-emu, or skips where the emulator cannot run (fails
+// under $KERNBENCH_REQUIRE_SIMT, as CI sets it).
+func emulated(t *testing.T) *Backend {
+	t.Helper()
+	if err := simt.Available(); err != nil {
+		if os.Getenv("KERNBENCH_REQUIRE_SIMT") != "" {
+			t.Fatalf("SIMT emulator required: %v", err)
+		}
+		t.Skipf("SIMT emulator unavailable: %v", err)
+	}
+	b, err := OpenEmulated()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// TestRegistered checks the entry and its targets: metal-gpu, which says
+// why it cannot open off macOS, and metal-emu, available with the
+// emulator and never the default.
+func TestRegistered(t *testing.T) {
 	e, err := registry.Lookup("metal")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "not darwin"
-	if runtime.GOOS == "darwin" {
-		want = "no kernels yet (issue 13)"
+	var names []string
+	for _, tg := range e.Targets() {
+		names = append(names, tg.Name())
 	}
-	if why := e.Err(); why == nil || !strings.Contains(why.Error(), want) {
-		t.Errorf("reason %v, want one saying %q", why, want)
+	if strings.Join(names, " ") != "metal-gpu metal-emu" {
+		t.Errorf("targets %v, want metal-gpu metal-emu", names)
 	}
-	b, err := registry.Open("metal", registry.Config{})
-	var ue *registry.UnavailableError
-	if b != nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
-		t.Errorf("Open: %v, %v; want an UnavailableError saying %q", b, err, want)
+	emu, err := registry.Resolve("metal-emu", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if simt.Available() == nil && emu.Err() != nil {
+		t.Errorf("metal-emu unavailable although the emulator is: %v", emu.Err())
+	}
+	if runtime.GOOS != "darwin" {
+		gpu, _ := registry.Resolve("metal-gpu", "")
+		if why := gpu.Err(); why == nil || !strings.Contains(why.Error(), "not darwin") {
+			t.Errorf("metal-gpu: reason %v, want one saying not darwin", why)
+		}
+		// "metal" alone is the GPU: it says why it cannot open and does
+		// not fall back to the emulator.
+		b, err := registry.Open("metal", registry.Config{})
+		var ue *registry.UnavailableError
+		if b != nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), "not darwin") ||
+			!strings.Contains(err.Error(), "metal-emu runs the kernels on the SIMT emulator") {
+			t.Errorf("Open(metal): %v, %v; want an UnavailableError saying not darwin", b, err)
+		}
+	}
+}
+
+func TestEmulatedBackend(t *testing.T) {
+	b := emulated(t)
+	if !b.Emulated() || b.Name() != "metal-emu" || !strings.Contains(b.Describe(), "SIMT emulator") {
+		t.Errorf("backend %s: emulated %v, %s", b.Name(), b.Emulated(), b.Describe())
+	}
+	var _ ops.GraphComputer = b
+	var _ ops.Synchronizer = b
+	var _ ops.DeviceTimer = b
+	cases := harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpAdd}})
+	for _, c := range cases {
+		if r := harness.Run(b, c); !r.Passed() {
+			t.Errorf("%s: %s (%s)", c.ID(), r.Summary(), r.Err)
+		}
+	}
+	// Two nodes in one submission, timed per node.
+	alloc := func(n int64) ops.Buffer {
+		buf, err := b.Alloc(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return buf
+	}
+	x, _ := ops.NewTensor("x", 0, 64)
+	x.Buffer = alloc(4 * 64)
+	y, _ := ops.Scale(x, 2, 1)
+	y.Buffer = alloc(4 * 64)
+	z, _ := ops.Silu(y)
+	zbuf := alloc(4 * 64)
+	z.Buffer = zbuf
+	if err := b.ComputeGraph([]*ops.Tensor{y, z}); err != nil {
+		t.Fatal(err)
+	}
+	times, err := b.NodeTimes()
+	if err != nil || len(times) != 2 {
+		t.Fatalf("NodeTimes: %v, %v", times, err)
+	}
+	out := make([]byte, 4*64)
+	if _, err := zbuf.ReadAt(out, 0); err != nil {
+		t.Fatal(err)
+	}
+	// silu(2*0 + 1) = 1/(1+e^-1) = 0.7310586
+	if v := math.Float32frombits(binary.LittleEndian.Uint32(out)); v < 0.7310585 || v > 0.7310587 {
+		t.Errorf("silu(scale(0)) = %v", v)
+	}
+	// A read-only host buffer (a model's weights) is made device memory
+	// once and kept.
+	host := ops.WrapHostBytesReadOnly(make([]byte, 4*64))
+	w, _ := ops.NewTensor("w", 0, 64)
+	w.Buffer = host
+	s, _ := ops.Add(w, x)
+	s.Buffer = alloc(4 * 64)
+	for range 2 {
+		if err := b.Compute(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.uploads) != 1 {
+		t.Errorf("%d uploads of one read-only buffer", len(b.uploads))
+	}
+}
+
+// TestInlineIncludes checks the source a Mac compiles: headers inlined
+// once, with #line directives so messages name the right file and line.
+func TestInlineIncludes(t *testing.T) {
+	headers := map[string][]byte{
+		"a.h": []byte("#pragma once\n#include \"b.h\"\nint a;\n"),
+		"b.h": []byte("#pragma once\nint b;\n"),
+	}
+	src := []byte("#include <metal_stdlib>\n#include \"a.h\"\n#include \"b.h\"\nkernel void k() {}\n")
+	out, err := inlineIncludes("k.metal", src, headers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	if strings.Count(s, "int b;") != 1 || strings.Count(s, "int a;") != 1 || !strings.Contains(s, "#include <metal_stdlib>") ||
+		!strings.Contains(s, "#line 4 \"k.metal\"\nkernel void k") {
+		t.Errorf("inlined source:\n%s", s)
+	}
+	if _, err := inlineIncludes("k.metal", []byte("#include \"nope.h\"\n"), headers); err == nil {
+		t.Error("a missing header is no error")
+	}
+	// Every kernel file inlines.
+	srcs, err := kernelSources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range srcs {
+		if !strings.HasSuffix(name, ".metal") {
+			continue
+		}
+		main, hs, err := program(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := inlineIncludes(name, main, hs); err != nil {
+			t.Error(err)
+		}
 	}
 }
