@@ -541,3 +541,23 @@ func (e *encoder) dispatch(file, name string, groups, threads [3]int, tg []int, 
 	}
 	return e.cmds.encode(dispatch{pipe: p, buffers: bs, threadgroup: tg, groups: groups, threads: threads})
 }
+
+// table binds read-only data the host computed (a few KiB at most,
+// usually) at buffer index i: copied into the command buffer with
+// setBytes up to Metal's 4 KiB, else in a buffer released at the next
+// synchronization.
+func (e *encoder) table(i int, p []byte) (binding, error) {
+	if len(p) == 0 {
+		p = make([]byte, 16)
+	}
+	if len(p) <= 4096 {
+		return binding{index: i, bytes: p}, nil
+	}
+	d, err := e.b.dev.newBuffer(int64(len(p)))
+	if err != nil {
+		return binding{}, err
+	}
+	e.b.temps = append(e.b.temps, d)
+	copy(d.contents(), p)
+	return binding{index: i, buf: d}, nil
+}

@@ -173,3 +173,68 @@ func TestInlineIncludes(t *testing.T) {
 		}
 	}
 }
+
+// TestInjectedKernelBugs breaks a kernel's source the way a kernel author
+// might and checks that validation fails, for the injected bug: a
+// missing threadgroup barrier in a threadgroup reduction (the emulator
+// reports the race), a wrong simdgroup reduction (a butterfly that stops
+// one step early, so each simdgroup sums only 16 of its 32 lanes: the
+// results are wrong), and an off-by-one bound (an out-of-bounds access).
+func TestInjectedKernelBugs(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		file, old string
+		new       string
+		op        ops.Op
+		want      string // what the failures must say
+		checked   bool   // needs the emulator's memory checks
+	}{
+		{"missing barrier", "common.h",
+			"if (tiisg == 0) scratch[sgitg] = v;\n\tthreadgroup_barrier(mem_flags::mem_threadgroup);\n\tv = tiisg < nsg ? scratch[tiisg] : 0.0f;",
+			"if (tiisg == 0) scratch[sgitg] = v;\n\tv = tiisg < nsg ? scratch[tiisg] : 0.0f;",
+			ops.OpRMSNorm, "shared-memory race", true},
+		{"wrong simdgroup reduction", "common.h",
+			"inline float kb_tg_sum(float v, threadgroup float *scratch, ushort sgitg, ushort tiisg, ushort nsg) {\n\tv = simd_sum(v);",
+			"inline float kb_tg_sum(float v, threadgroup float *scratch, ushort sgitg, ushort tiisg, ushort nsg) {\n\tfor (ushort o = 8; o > 0; o >>= 1) v += simd_shuffle_xor(v, o);",
+			ops.OpRMSNorm, "NMSE", false},
+		{"off-by-one bound", "elementwise.metal",
+			"for (long i0 = tpitg; i0 < args.d.ne[0]; i0 += ntg) {\n\t\tfloat x = *(device const float *)(ar + i0 * args.a.nb[0]);\n\t\tfloat y = args.op",
+			"for (long i0 = tpitg; i0 <= args.d.ne[0]; i0 += ntg) {\n\t\tfloat x = *(device const float *)(ar + i0 * args.a.nb[0]);\n\t\tfloat y = args.op",
+			ops.OpScale, "out-of-bounds", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := emulated(t)
+			dev := b.dev.(*emuDevice)
+			if tc.checked && dev.mode != simt.Checked {
+				t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
+			}
+			applied := false
+			dev.patch = func(name string, src []byte) []byte {
+				if name != tc.file {
+					return src
+				}
+				if !strings.Contains(string(src), tc.old) {
+					t.Fatalf("%s no longer contains the code the test breaks:\n%s", tc.file, tc.old)
+				}
+				applied = true
+				return []byte(strings.Replace(string(src), tc.old, tc.new, 1))
+			}
+			failed := 0
+			for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{tc.op}}) {
+				r := harness.Run(b, c)
+				if r.Passed() {
+					continue
+				}
+				failed++
+				// The emulator's checks, the harness's guard bytes past
+				// the output or the comparison must name the bug.
+				if why := r.Summary() + " " + r.Err; !strings.Contains(why, tc.want) {
+					t.Errorf("%s fails, but not for the injected bug: %s (%s)", c.ID(), r.Summary(), r.Err)
+				}
+			}
+			if !applied || failed == 0 {
+				t.Errorf("the injected bug (applied %v) failed no case", applied)
+			}
+		})
+	}
+}

@@ -7,6 +7,10 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// KB_STR makes a string of its argument, as kernel host names built by
+// macros need: [[host_name(KB_STR(kb_x_##name))]].
+#define KB_STR(x) #x
+
 // A tensor's view: element counts and byte strides of its four
 // dimensions, dimension 0 innermost (ggml's ne and nb).
 struct kb_tensor {
