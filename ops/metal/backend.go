@@ -561,3 +561,15 @@ func (e *encoder) table(i int, p []byte) (binding, error) {
 	copy(d.contents(), p)
 	return binding{index: i, buf: d}, nil
 }
+
+// scratch returns a binding of n bytes of device memory for the node's
+// kernels to pass data between them, released at the next
+// synchronization; its index is the caller's to set.
+func (e *encoder) scratch(n int64) (binding, error) {
+	d, err := e.b.dev.newBuffer(max(n, 1))
+	if err != nil {
+		return binding{}, err
+	}
+	e.b.temps = append(e.b.temps, d)
+	return binding{buf: d}, nil
+}
