@@ -91,9 +91,17 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		return end.Sub(start), nil
 	}
 
-	d, err := decode(fmt.Sprintf("prompt (%d tokens)", len(ids)), ids, 0)
+	// The prompt's forward is the one -metal-capture records.
+	var d time.Duration
+	err = capture(b, c.metalCapture, func() (err error) {
+		d, err = decode(fmt.Sprintf("prompt (%d tokens)", len(ids)), ids, 0)
+		return err
+	})
 	if err != nil {
 		return nil, err
+	}
+	if c.metalCapture != "" {
+		fmt.Fprintf(out, "GPU capture of the prompt's forward: %s\n", c.metalCapture)
 	}
 	res.graph = mc.LastGraph()
 	res.graphRecs = append([]graphs.Record(nil), res.trace.Records...)

@@ -67,7 +67,11 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 	var times []time.Duration
 	for i := range c.reps {
 		start := time.Now()
-		if err := g.Compute(ctx, b); err != nil {
+		path := ""
+		if i == 0 {
+			path = c.metalCapture // the first traced run is the one captured
+		}
+		if err := capture(b, path, func() error { return g.Compute(ctx, b) }); err != nil {
 			return nil, err
 		}
 		end := time.Now()
@@ -75,6 +79,9 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 		res.trace.Spans = append(res.trace.Spans, timing.Span{Name: fmt.Sprintf("run %d", i+1), Start: start, End: end})
 	}
 	res.graphRecs = res.trace.Records
+	if c.metalCapture != "" {
+		fmt.Fprintf(out, "GPU capture of run 1: %s\n", c.metalCapture)
+	}
 	slices.Sort(times)
 	med := times[len(times)/2]
 	cost := ops.CostOf(y)

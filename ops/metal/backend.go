@@ -368,12 +368,17 @@ func (b *Backend) afterNode(t *ops.Tensor) error {
 	return b.checkStatus(func(code, detail int32) error { return describe(t, code, detail) })
 }
 
-// nodeLabel names a node as the graph dumps do: its name and op.
+// nodeLabel names a node as the dot dumps do (graphs/dot): its label
+// and its op with the type it reads, "blk.0.attn_q MUL_MAT(q4_0)".
 func nodeLabel(t *ops.Tensor) string {
-	if t.Name == "" {
-		return t.Op.String()
+	typ := t.Type.String()
+	if len(t.Src) > 0 && t.Src[0] != nil {
+		typ = t.Src[0].Type.String()
+		if t.Op == ops.OpCpy {
+			typ += "->" + t.Type.String()
+		}
 	}
-	return fmt.Sprintf("%s (%v)", t.Name, t.Op)
+	return fmt.Sprintf("%s %v(%s)", t.Label(), t.Op, typ)
 }
 
 // checkStatus waits for the queued work and, when a kernel set the status
@@ -479,6 +484,49 @@ func (b *Backend) sync() error {
 	b.collected = b.collected[:0]
 	b.gcMu.Unlock()
 	return first
+}
+
+// A capturer is a device that can record its work in a GPU capture.
+type capturer interface {
+	// startCapture starts capturing the device's work into a GPU trace
+	// document at path; stop ends the capture.
+	startCapture(path string) (stop func() error, err error)
+}
+
+// StartCapture starts a Metal GPU capture (MTLCaptureManager, destination a
+// GPU trace document) of everything the backend runs until stop, written
+// to path (a new .gputrace). Each node is a debug group named as in the
+// dot dumps. Only a Mac's GPU captures: on metal-emu, and off macOS, it is
+// an error saying why.
+func (b *Backend) StartCapture(path string) (stop func() error, err error) {
+	leave, err := b.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	c, ok := b.dev.(capturer)
+	if !ok {
+		return nil, fmt.Errorf("metal: %s cannot make a GPU capture: captures need a Mac's GPU and MTLCaptureManager, and the SIMT emulator has neither", b.name)
+	}
+	if err := b.sync(); err != nil {
+		return nil, err
+	}
+	end, err := c.startCapture(path)
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		leave, err := b.enter()
+		if err != nil {
+			return err
+		}
+		defer leave()
+		serr := b.sync()
+		if err := end(); err != nil {
+			return err
+		}
+		return serr
+	}, nil
 }
 
 // ---------------------------------------------------------------------

@@ -238,3 +238,20 @@ func TestInjectedKernelBugs(t *testing.T) {
 		})
 	}
 }
+
+// TestCaptureNeedsAGPU checks that metal-emu refuses a GPU capture with
+// the reason, and that node labels are the dot dump's.
+func TestCaptureNeedsAGPU(t *testing.T) {
+	b := emulated(t)
+	stop, err := b.StartCapture(t.TempDir() + "/x.gputrace")
+	if stop != nil || err == nil || !strings.Contains(err.Error(), "captures need a Mac's GPU") {
+		t.Errorf("StartCapture on metal-emu: %v", err)
+	}
+	a, _ := ops.NewTensor("a", 0, 64, 2)
+	x, _ := ops.NewTensor("x", 0, 64, 3)
+	y, _ := ops.MulMat(a, x)
+	y.SetName("kq")
+	if got := nodeLabel(y); got != "kq MUL_MAT(f32)" {
+		t.Errorf("label %q", got)
+	}
+}
