@@ -138,6 +138,12 @@ func (ru *Runner) measure(p PlannedPoint, be Backend, cache *harness.PointCache)
 	default:
 		r.Validation = ValidSkipped
 	}
+	if ops.IsEmulated(be.Backend) {
+		// An emulator's times are not the device's performance: the
+		// point is validated, never timed.
+		r.Emulated = true
+		return r
+	}
 	stopProfile, err := ru.startProfile(r)
 	if err != nil {
 		r.Validation, r.Error = ValidError, err.Error()

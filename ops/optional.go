@@ -67,3 +67,20 @@ type BufferCopier interface {
 // ErrCopyUnsupported is what BufferCopier.CopyFrom returns for a source it
 // cannot read directly.
 var ErrCopyUnsupported = errors.New("ops: buffer cannot copy from this source directly")
+
+// An Emulator is a backend that runs a device's kernels on an emulator
+// rather than the device (cuda-emu, metal-emu: package simt). Its results
+// are validated like the device's, but its times are the emulator's on
+// the host's CPU: they are never the device's performance, and the
+// measuring tools (bench's sweeps, go test -bench, run -bench) do not
+// present them as performance.
+type Emulator interface {
+	// Emulated reports whether the backend runs on an emulator.
+	Emulated() bool
+}
+
+// IsEmulated reports whether b is an Emulator that says it is emulated.
+func IsEmulated(b Backend) bool {
+	e, ok := b.(Emulator)
+	return ok && e.Emulated()
+}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/model"
+	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/sample"
@@ -176,6 +177,9 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 		return cli.Report(stderr, "run", cli.Usagef("backend", "%v", err))
 	}
 	defer be.Close()
+	if c.bench && ops.IsEmulated(be) {
+		return cli.Report(stderr, "run", cli.Usagef("backend", "%s is emulated: -bench measures speed, and an emulator's times are not the device's performance (run without -bench to check its text)", c.target.Name()))
+	}
 	if c.bench {
 		err = benchmark(cx, &c, m, be, stdout, stderr)
 	} else {

@@ -78,6 +78,7 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		fa = "on"
 	}
 	fmt.Fprintf(out, "backend: %s; flash attention %s, KV cache %v, %d cells\n", cli.BackendDesc(b), fa, c.kvType, nCtx)
+	emulatedNote(out, b)
 
 	res := &result{}
 	mc.SetRecorder(func(r graphs.Record) { res.trace.Records = append(res.trace.Records, r) })
