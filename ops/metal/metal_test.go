@@ -1,9 +1,11 @@
 package metal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
+	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/simt"
 )
 
@@ -253,5 +256,70 @@ func TestCaptureNeedsAGPU(t *testing.T) {
 	y.SetName("kq")
 	if got := nodeLabel(y); got != "kq MUL_MAT(f32)" {
 		t.Errorf("label %q", got)
+	}
+}
+
+// TestCpyQuantizersMatchQuant copies rows into every quantized type CPY
+// writes and checks the bytes are quant.QuantizeRow's, for values of
+// several scales, a block of zeros and a block of one value (the
+// quantizers' edge paths): the K formats' scale searches included, which
+// the harness's cases reach only for q4_K and q6_K.
+func TestCpyQuantizersMatchQuant(t *testing.T) {
+	b := emulated(t)
+	const n = 4 * 256
+	x := make([]float32, n)
+	r := rand.New(rand.NewPCG(7, 9))
+	for i := range x {
+		switch {
+		case i < 256:
+			x[i] = float32(r.NormFloat64())
+		case i < 512:
+			x[i] = float32(r.NormFloat64() * 1e-3 * float64(1+i%7))
+		case i < 768:
+			x[i] = float32(r.Float64()*100 - 20)
+		case i < 768+128:
+			x[i] = 0
+		default:
+			x[i] = 0.75
+		}
+	}
+	raw := make([]byte, 4*n)
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+	}
+	for _, typ := range cpyQuantTypes {
+		src, _ := ops.NewTensor("src", quant.F32, n)
+		dst, _ := ops.NewTensor("dst", typ, n)
+		for _, tt := range []*ops.Tensor{src, dst} {
+			if err := ops.AllocTensor(b, tt, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := src.Buffer.WriteAt(raw, 0); err != nil {
+			t.Fatal(err)
+		}
+		c, err := ops.Cpy(src, dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Compute(c); err != nil {
+			t.Fatalf("%v: %v", typ, err)
+		}
+		got := make([]byte, dst.Bytes())
+		if _, err := dst.Buffer.ReadAt(got, 0); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]byte, dst.Bytes())
+		if err := quant.QuantizeRow(typ, x, want); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			for i := range got {
+				if got[i] != want[i] {
+					t.Errorf("%v: byte %d (block %d) is %#x, quant writes %#x", typ, i, i/int(typ.TypeSize()), got[i], want[i])
+					break
+				}
+			}
+		}
 	}
 }

@@ -14,10 +14,10 @@ func init() {
 	register(ops.OpCont, supportsCont, encodeCont)
 }
 
-// cpyQuantTypes are the quantized destinations CPY writes (the formats
-// with a quantizer in cpy.metal); the K formats' quantizers (iterative
-// scale searches) are not ported.
-var cpyQuantTypes = []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0}
+// cpyQuantTypes are the quantized destinations CPY writes: every block
+// type but the activation formats q8_1 and q8_K (which ops.Cpy refuses).
+var cpyQuantTypes = []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0,
+	quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K}
 
 func isFloat(t quant.Type) bool { return t == quant.F32 || t == quant.F16 || t == quant.BF16 }
 

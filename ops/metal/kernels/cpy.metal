@@ -2,12 +2,13 @@
 // row-major order, converted to the destination's type) and CONT.
 //
 // A float destination (f32, f16, bf16) is written element by element at
-// any strides; a quantized one (q4_0, q4_1, q5_0, q5_1, q8_0; contiguous,
-// as ops.Cpy requires) block by block, one thread per block, with ggml's
-// reference quantizers in quant's float operations and order, so that the
-// bytes are quant.QuantizeRow's. CONT copies elements (blocks for a
+// any strides; a quantized one (q4_0, q4_1, q5_0, q5_1, q8_0 and the K
+// formats q2_K .. q6_K; contiguous, as ops.Cpy requires) block by block,
+// one thread per block, with ggml's reference quantizers in quant's float
+// operations and order (kquants.h for the K formats' scale searches), so
+// that the bytes are quant.QuantizeRow's. CONT copies elements (blocks for a
 // quantized type) of any type unconverted.
-#include "quants.h"
+#include "kquants.h"
 
 // The quantizers' products and sums round one by one, as quant's do: no
 // contraction into FMAs.
@@ -67,19 +68,19 @@ inline int kb_wrap8(int v) { return ((v & 255) ^ 128) - 128; }
 
 inline float kb_inverse(float d) { return d != 0.0f ? 1.0f / d : 0.0f; }
 
-inline void kb_put16(device uchar *p, ushort v) {
+inline void kb_put16(thread uchar *p, ushort v) {
 	p[0] = uchar(v);
 	p[1] = uchar(v >> 8);
 }
 
-inline void kb_put32(device uchar *p, uint v) {
+inline void kb_put32(thread uchar *p, uint v) {
 	for (int i = 0; i < 4; i++) p[i] = uchar(v >> (8 * i));
 }
 
-// kb_quantize<T>(x, b) writes the block of x[0..31] at b, as quant's
-// quantizers do (legacy.go).
+// kb_quantize<T>(x, b) writes the block of x[0 .. kb_block(T)-1] at b, as
+// quant's quantizers do (legacy.go, kformats.go).
 template <int T>
-void kb_quantize(thread const float *x, device uchar *b);
+void kb_quantize(thread const float *x, thread uchar *b);
 
 // absMaxSigned: the element of largest magnitude (the first on ties).
 inline float kb_vmax(thread const float *x) {
@@ -104,7 +105,7 @@ inline void kb_minmax(thread const float *x, thread float &lo, thread float &hi)
 }
 
 template <>
-void kb_quantize<KB_Q4_0>(thread const float *x, device uchar *b) {
+void kb_quantize<KB_Q4_0>(thread const float *x, thread uchar *b) {
 	const float d = kb_vmax(x) / -8.0f;
 	const float id = kb_inverse(d);
 	kb_put16(b, kb_f2h(d));
@@ -117,7 +118,7 @@ void kb_quantize<KB_Q4_0>(thread const float *x, device uchar *b) {
 }
 
 template <>
-void kb_quantize<KB_Q4_1>(thread const float *x, device uchar *b) {
+void kb_quantize<KB_Q4_1>(thread const float *x, thread uchar *b) {
 	float lo, hi;
 	kb_minmax(x, lo, hi);
 	const float d = (hi - lo) / 15.0f;
@@ -133,7 +134,7 @@ void kb_quantize<KB_Q4_1>(thread const float *x, device uchar *b) {
 }
 
 template <>
-void kb_quantize<KB_Q5_0>(thread const float *x, device uchar *b) {
+void kb_quantize<KB_Q5_0>(thread const float *x, thread uchar *b) {
 	const float d = kb_vmax(x) / -16.0f;
 	const float id = kb_inverse(d);
 	kb_put16(b, kb_f2h(d));
@@ -150,7 +151,7 @@ void kb_quantize<KB_Q5_0>(thread const float *x, device uchar *b) {
 }
 
 template <>
-void kb_quantize<KB_Q5_1>(thread const float *x, device uchar *b) {
+void kb_quantize<KB_Q5_1>(thread const float *x, thread uchar *b) {
 	float lo, hi;
 	kb_minmax(x, lo, hi);
 	const float d = (hi - lo) / 31.0f;
@@ -170,7 +171,7 @@ void kb_quantize<KB_Q5_1>(thread const float *x, device uchar *b) {
 }
 
 template <>
-void kb_quantize<KB_Q8_0>(thread const float *x, device uchar *b) {
+void kb_quantize<KB_Q8_0>(thread const float *x, thread uchar *b) {
 	float amax = 0.0f;
 	for (int j = 0; j < 32; j++) {
 		const float a = fabs(x[j]);
@@ -182,9 +183,31 @@ void kb_quantize<KB_Q8_0>(thread const float *x, device uchar *b) {
 	for (int j = 0; j < 32; j++) b[2 + j] = uchar(int(round(x[j] * id)));
 }
 
+template <>
+void kb_quantize<KB_Q2_K>(thread const float *x, thread uchar *b) {
+	kb_quantize_q2_K(x, b);
+}
+template <>
+void kb_quantize<KB_Q3_K>(thread const float *x, thread uchar *b) {
+	kb_quantize_q3_K(x, b);
+}
+template <>
+void kb_quantize<KB_Q4_K>(thread const float *x, thread uchar *b) {
+	kb_quantize_q4_K(x, b);
+}
+template <>
+void kb_quantize<KB_Q5_K>(thread const float *x, thread uchar *b) {
+	kb_quantize_q5_K(x, b);
+}
+template <>
+void kb_quantize<KB_Q6_K>(thread const float *x, thread uchar *b) {
+	kb_quantize_q6_K(x, b);
+}
+
 // kb_cpy_q<T>: a quantized destination, one block per thread of a grid
 // striding over the blocks; the destination is contiguous, so block bi
-// holds elements 32*bi .. 32*bi+31 in logical order.
+// holds elements B*bi .. B*bi+B-1 in logical order. The block is built in
+// thread memory and then written.
 template <int T>
 kernel void kb_cpy_q(
 		constant kb_cpy_args &args [[buffer(0)]],
@@ -192,11 +215,16 @@ kernel void kb_cpy_q(
 		device char *d [[buffer(2)]],
 		uint tpig [[thread_position_in_grid]],
 		uint ntpg [[threads_per_grid]]) {
-	const long nb = args.n / 32;
+	const int B = kb_block(T), S = kb_bytes(T);
+	const long nb = args.n / B;
 	for (long bi = tpig; bi < nb; bi += ntpg) {
-		float x[32];
-		for (int j = 0; j < 32; j++) x[j] = kb_load_float(args.atype, a + kb_unravel_offset(args.a, 32 * bi + j));
-		kb_quantize<T>(x, (device uchar *)(d + bi * kb_bytes(T)));
+		float x[B];
+		uchar blk[S];
+		for (int j = 0; j < B; j++) x[j] = kb_load_float(args.atype, a + kb_unravel_offset(args.a, B * bi + j));
+		for (int j = 0; j < S; j++) blk[j] = 0;
+		kb_quantize<T>(x, blk);
+		device uchar *out = (device uchar *)(d + bi * S);
+		for (int j = 0; j < S; j++) out[j] = blk[j];
 	}
 }
 
@@ -206,6 +234,11 @@ template [[host_name("kb_cpy_q4_1")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q4_1>;
 template [[host_name("kb_cpy_q5_0")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q5_0>;
 template [[host_name("kb_cpy_q5_1")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q5_1>;
 template [[host_name("kb_cpy_q8_0")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q8_0>;
+template [[host_name("kb_cpy_q2_K")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q2_K>;
+template [[host_name("kb_cpy_q3_K")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q3_K>;
+template [[host_name("kb_cpy_q4_K")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q4_K>;
+template [[host_name("kb_cpy_q5_K")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q5_K>;
+template [[host_name("kb_cpy_q6_K")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q6_K>;
 
 struct kb_cont_args {
 	kb_tensor a, d;
