@@ -84,3 +84,15 @@ func IsEmulated(b Backend) bool {
 	e, ok := b.(Emulator)
 	return ok && e.Emulated()
 }
+
+// A RepeatTimer is a backend that times a node computed n times back to
+// back by the device's own clock (a GPU's timestamps of each command
+// buffer), leaving out the host's overhead and the queueing: the
+// measuring tools (bench.TimerFor) prefer it to the wall clock.
+type RepeatTimer interface {
+	// TimeRepeated computes node n times and returns the device time
+	// the n computations took together.
+	TimeRepeated(node *Tensor, n int) (time.Duration, error)
+	// RepeatClock names the clock, for the records.
+	RepeatClock() string
+}

@@ -621,3 +621,56 @@ func (e *encoder) scratch(n int64) (binding, error) {
 	e.b.temps = append(e.b.temps, d)
 	return binding{buf: d}, nil
 }
+
+// TimeRepeated computes t n times, each in a command buffer of its own,
+// and returns the sum of their GPU times (GPUEndTime - GPUStartTime):
+// the device's time, without the host's encoding and the gaps between
+// command buffers (ops.RepeatTimer). On metal-emu these are the
+// emulator's wall times, which are not a GPU's (the measuring tools do
+// not time an emulated backend).
+func (b *Backend) TimeRepeated(t *ops.Tensor, n int) (time.Duration, error) {
+	if err := b.Supports(t); err != nil {
+		return 0, err
+	}
+	leave, err := b.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer leave()
+	if err := b.sync(); err != nil {
+		return 0, err
+	}
+	b.graph = nil
+	runs := make([]commands, 0, n)
+	for range n {
+		cmds, err := b.dev.newCommands()
+		if err != nil {
+			return 0, err
+		}
+		if err := b.encodeNode(cmds, t); err != nil {
+			return 0, err
+		}
+		cmds.commit()
+		b.pending = append(b.pending, cmds)
+		runs = append(runs, cmds)
+		if err := b.afterNode(t); err != nil {
+			return 0, err
+		}
+	}
+	if err := b.sync(); err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	for _, c := range runs {
+		total += c.gpuTime()
+	}
+	return total, nil
+}
+
+// RepeatClock names TimeRepeated's clock.
+func (b *Backend) RepeatClock() string {
+	if b.emu {
+		return "SIMT emulator wall time per command buffer (not a GPU's)"
+	}
+	return "Metal GPU timestamps (GPUStartTime to GPUEndTime of each command buffer)"
+}

@@ -82,6 +82,7 @@ func TestEmulatedBackend(t *testing.T) {
 	var _ ops.GraphComputer = b
 	var _ ops.Synchronizer = b
 	var _ ops.DeviceTimer = b
+	var _ ops.RepeatTimer = b
 	cases := harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpAdd}})
 	for _, c := range cases {
 		if r := harness.Run(b, c); !r.Passed() {
@@ -135,6 +136,10 @@ func TestEmulatedBackend(t *testing.T) {
 	}
 	if len(b.uploads) != 1 {
 		t.Errorf("%d uploads of one read-only buffer", len(b.uploads))
+	}
+	// The repeat timer sums the command buffers' times.
+	if d, err := b.TimeRepeated(s, 3); err != nil || d <= 0 {
+		t.Errorf("TimeRepeated: %v, %v", d, err)
 	}
 }
 
