@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 
@@ -323,6 +324,71 @@ func TestCpyQuantizersMatchQuant(t *testing.T) {
 				if got[i] != want[i] {
 					t.Errorf("%v: byte %d (block %d) is %#x, quant writes %#x", typ, i, i/int(typ.TypeSize()), got[i], want[i])
 					break
+				}
+			}
+		}
+	}
+}
+
+// TestArgsortLongRows sorts rows longer than threadgroup memory holds (in
+// device memory, a dispatch per stage) in both orders, with ties and
+// NaNs, against a stable sort on the host.
+func TestArgsortLongRows(t *testing.T) {
+	b := emulated(t)
+	const n, rows = 3000, 2
+	vals := make([]float32, n*rows)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range vals {
+		vals[i] = float32(r.IntN(50))
+		if i%97 == 0 {
+			vals[i] = float32(math.NaN())
+		}
+	}
+	raw := make([]byte, 4*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+	}
+	for _, order := range []ops.SortOrder{ops.SortAsc, ops.SortDesc} {
+		a, _ := ops.NewTensor("a", quant.F32, n, rows)
+		if err := ops.AllocTensor(b, a, 0); err != nil {
+			t.Fatal(err)
+		}
+		a.Buffer.WriteAt(raw, 0)
+		s, err := ops.Argsort(a, order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ops.AllocTensor(b, s, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Compute(s); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, 4*n*rows)
+		if _, err := s.Buffer.ReadAt(got, 0); err != nil {
+			t.Fatal(err)
+		}
+		for row := range rows {
+			x := vals[row*n : (row+1)*n]
+			want := make([]int, n)
+			for i := range want {
+				want[i] = i
+			}
+			less := func(p, q int) bool {
+				vp, vq := x[p], x[q]
+				np, nq := math.IsNaN(float64(vp)), math.IsNaN(float64(vq))
+				if order == ops.SortDesc {
+					vp, vq, np, nq = vq, vp, nq, np
+				}
+				if np || nq {
+					return np && !nq
+				}
+				return vp < vq
+			}
+			sort.SliceStable(want, func(i, j int) bool { return less(want[i], want[j]) })
+			for i, w := range want {
+				if g := int(int32(binary.LittleEndian.Uint32(got[4*(row*n+i):]))); g != w {
+					t.Fatalf("%v row %d: index %d is %d, want %d", order, row, i, g, w)
 				}
 			}
 		}

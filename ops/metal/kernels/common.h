@@ -18,6 +18,10 @@ struct kb_tensor {
 	long nb[4];
 };
 
+// kb_minl is the smaller of two 64-bit integers (MSL's min takes 32-bit
+// integer types on older language versions).
+inline long kb_minl(long a, long b) { return a < b ? a : b; }
+
 // kb_offset returns the byte offset of element (i0, i1, i2, i3).
 inline long kb_offset(constant kb_tensor &t, long i0, long i1, long i2, long i3) {
 	return i0 * t.nb[0] + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];

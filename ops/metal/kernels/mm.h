@@ -38,7 +38,7 @@ inline void kb_mv_rows(long k, long m, device const char *abase, long a_nb1, lon
 	float acc[MV_R];
 	for (int r = 0; r < MV_R; r++) acc[r] = 0.0f;
 	for (long c = tiisg; 8 * c < k; c += 32) {
-		const long n = min(8L, k - 8 * c);
+		const long n = kb_minl(8, k - 8 * c);
 		float x[8];
 		for (int t = 0; t < 8; t++) x[t] = t < n ? kb_act(btype, bcol + (8 * c + t) * b_nb0) : 0.0f;
 		for (int r = 0; r < MV_R; r++) {
@@ -86,7 +86,7 @@ inline void kb_mm_tile(long k, long m, device const char *abase, long a_nb1, lon
 	// activation column.
 	const int lr = tpitg / 4, lk = (tpitg % 4) * 8;
 	const long row = i0 + lr;
-	device const uchar *arow = (device const uchar *)(abase + min(row, m - 1) * a_nb1);
+	device const uchar *arow = (device const uchar *)(abase + kb_minl(row, m - 1) * a_nb1);
 	for (long k0 = 0; k0 < k; k0 += MM_BK) {
 		const long l = k0 + lk;
 		float w[8];

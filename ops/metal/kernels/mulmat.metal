@@ -53,7 +53,7 @@ kernel void kb_mul_mm(
 	const long i2 = tgpig.z % args.d.ne[2], i3 = tgpig.z / args.d.ne[2];
 	device const char *abase = a + (i2 / args.r2) * args.a.nb[2] + (i3 / args.r3) * args.a.nb[3];
 	const long col = j0 + tpitg / 4;
-	device const char *bcol = b + kb_row(args.b, min(col, n - 1), i2, i3);
+	device const char *bcol = b + kb_row(args.b, kb_minl(col, n - 1), i2, i3);
 	kb_mm_tile<T>(args.a.ne[0], m, abase, args.a.nb[1], i0, bcol, col < n, args.btype, args.b.nb[0], shmem, tpitg, sgitg);
 	threadgroup const float *sc = shmem + (MM_BM + MM_BN) * MM_BK;
 	device char *dbase = d + i2 * args.d.nb[2] + i3 * args.d.nb[3];

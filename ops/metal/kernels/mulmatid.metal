@@ -112,7 +112,7 @@ kernel void kb_mul_mm_id(
 	device const int *rows = map + nexp + x * args.n_pairs;
 	const long m = args.a.ne[1];
 	const long col = j0 + tpitg / 4;
-	const int p = rows[min(col, long(count - 1))];
+	const int p = rows[kb_minl(col, long(count - 1))];
 	const long e = p % args.used, t = p / args.used;
 	device const char *bcol = b + (e % args.b1) * args.b.nb[1] + t * args.b.nb[2];
 	kb_mm_tile<T>(args.a.ne[0], m, a + x * args.a.nb[2], args.a.nb[1], i0, bcol, col < count, args.btype, args.b.nb[0], shmem, tpitg, sgitg);

@@ -69,3 +69,71 @@ kernel void kb_argsort_f32(
 	device char *dr = d + kb_row(args.d, tgpig.x, tgpig.y, tgpig.z);
 	for (int i = tpitg; i < n; i += ntg) *(device int *)(dr + i * args.d.nb[0]) = idx[i];
 }
+
+// Rows longer than a threadgroup's memory holds are sorted in device
+// memory: kb_argsort_init copies each row (padded) into scratch, a
+// dispatch of kb_argsort_step per stage (k, j) of the bitonic network
+// compares and swaps the pairs (i, i^j), and kb_argsort_out writes the
+// indices. A threadgroup takes 256 entries of one row (grid: entries/256
+// x rows).
+
+struct kb_argsort_pass_args {
+	kb_tensor a, d;
+	int desc, npad;
+	int k, j;
+};
+
+inline void kb_row_coords(constant kb_tensor &t, long r, thread long &i1, thread long &i2, thread long &i3) {
+	i1 = r % t.ne[1];
+	i2 = (r / t.ne[1]) % t.ne[2];
+	i3 = r / (t.ne[1] * t.ne[2]);
+}
+
+kernel void kb_argsort_init(
+		constant kb_argsort_pass_args &args [[buffer(0)]],
+		device const char *a [[buffer(1)]],
+		device float *vals [[buffer(2)]],
+		device int *idx [[buffer(3)]],
+		uint3 tpig [[thread_position_in_grid]]) {
+	const long i = tpig.x, r = tpig.y;
+	if (i >= args.npad) return;
+	long i1, i2, i3;
+	kb_row_coords(args.a, r, i1, i2, i3);
+	const long n = args.a.ne[0];
+	vals[r * args.npad + i] = i < n ? *(device const float *)(a + kb_row(args.a, i1, i2, i3) + i * args.a.nb[0]) : 0.0f;
+	idx[r * args.npad + i] = int(i);
+}
+
+kernel void kb_argsort_step(
+		constant kb_argsort_pass_args &args [[buffer(0)]],
+		device float *vals [[buffer(1)]],
+		device int *idx [[buffer(2)]],
+		uint3 tpig [[thread_position_in_grid]]) {
+	const long i = tpig.x, r = tpig.y;
+	const long l = i ^ args.j;
+	if (i >= args.npad || l <= i) return;
+	device float *v = vals + r * args.npad;
+	device int *x = idx + r * args.npad;
+	const bool up = (i & args.k) == 0;
+	const int n = int(args.a.ne[0]);
+	const float vi = v[i], vl = v[l];
+	const int ii = x[i], il = x[l];
+	if (up ? kb_before(vl, il, vi, ii, n, args.desc) : kb_before(vi, ii, vl, il, n, args.desc)) {
+		v[i] = vl;
+		v[l] = vi;
+		x[i] = il;
+		x[l] = ii;
+	}
+}
+
+kernel void kb_argsort_out(
+		constant kb_argsort_pass_args &args [[buffer(0)]],
+		device const int *idx [[buffer(1)]],
+		device char *d [[buffer(2)]],
+		uint3 tpig [[thread_position_in_grid]]) {
+	const long i = tpig.x, r = tpig.y;
+	if (i >= args.d.ne[0]) return;
+	long i1, i2, i3;
+	kb_row_coords(args.d, r, i1, i2, i3);
+	*(device int *)(d + kb_row(args.d, i1, i2, i3) + i * args.d.nb[0]) = idx[r * args.npad + i];
+}
