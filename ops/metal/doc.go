@@ -32,4 +32,31 @@
 // struct in a constant buffer (setBytes at index 0) whose bytes the Go
 // side lays out with C's rules (args.go). An op without kernels is
 // refused by Supports, so a graph scheduler runs it on another backend.
+//
+// The kernels, for every op and type the CPU backend takes:
+//
+//   - quants.h: block formats and a dequantizer per type (kb_value,
+//     kb_deq8), each element's value in package quant's float order;
+//   - mm.h, mulmat.metal, mulmatid.metal: matrix-vector with four weight
+//     rows per simdgroup for up to four activation columns, else 32x32
+//     output tiles of 8x8 simdgroup_float8x8 products over dequantized
+//     tiles in threadgroup memory; MUL_MAT_ID per pair for few tokens,
+//     else grouped by expert (a map of each expert's pairs, then tiles);
+//   - flashattn.metal: a query row per threadgroup, the keys split over
+//     simdgroups each with an online softmax, merged with the sink; f32,
+//     f16, q8_0 and q4_0 K and V in any pairing, head sizes up to 256,
+//     masks, ALiBi, softcap; masked keys' K and V rows are never read;
+//   - softmax.metal, rope.metal (angles in double-float, reduced mod 2*pi
+//     before sin and cos: no double on the GPU), norm.metal (RMS_NORM,
+//     SUM_ROWS in double-float sums), rows.metal (GET_ROWS), ssm.metal,
+//     sort.metal (bitonic ARGSORT, in threadgroup memory or, for long
+//     rows, in device memory), cpy.metal and kquants.h (CPY with ggml's
+//     reference quantizers, K formats included, so the bytes are
+//     quant.QuantizeRow's; CONT), elementwise.metal.
+//
+// What metal-emu cannot show: a real GPU's compiler and precision. The
+// kernels assume MSL's precise math (fast math off) gives correctly
+// rounded division and square roots and that products are not contracted
+// into FMAs where cpy.metal turns contraction off; exp, sin and cos of a
+// few ulps are within the tolerances.
 package metal
