@@ -42,10 +42,12 @@
 //     output tiles of 8x8 simdgroup_float8x8 products over dequantized
 //     tiles in threadgroup memory; MUL_MAT_ID per pair for few tokens,
 //     else grouped by expert (a map of each expert's pairs, then tiles);
-//   - flashattn.metal: a query row per threadgroup, the keys split over
+//   - flashattn.metal: tiles of 8 query rows with 8x8 simdgroup products
+//     for Q·K^T and P·V (from 4 queries per head, head sizes a multiple
+//     of 8), else a query row per threadgroup; the keys split over
 //     simdgroups each with an online softmax, merged with the sink; f32,
 //     f16, q8_0 and q4_0 K and V in any pairing, head sizes up to 256,
-//     masks, ALiBi, softcap; masked keys' K and V rows are never read;
+//     masks, ALiBi, softcap; keys masked for every row are never read;
 //   - softmax.metal, rope.metal (angles in double-float, reduced mod 2*pi
 //     before sin and cos: no double on the GPU), norm.metal (RMS_NORM,
 //     SUM_ROWS in double-float sums), rows.metal (GET_ROWS), ssm.metal,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -390,6 +391,32 @@ func TestArgsortLongRows(t *testing.T) {
 				if g := int(int32(binary.LittleEndian.Uint32(got[4*(row*n+i):]))); g != w {
 					t.Fatalf("%v row %d: index %d is %d, want %d", order, row, i, g, w)
 				}
+			}
+		}
+	}
+}
+
+// TestFlashAttnHeadSizes validates both attention kernels (the vector one
+// for a query or two, the query tiles from four) at head sizes the
+// harness's default cases lack: 256 (the largest the kernels take), and
+// a K head of 256 with a V head of 64.
+func TestFlashAttnHeadSizes(t *testing.T) {
+	b := emulated(t)
+	for _, kv := range []quant.Type{quant.F16, quant.Q4_0, quant.F32} {
+		for _, s := range []struct{ d, dv, nq int64 }{{256, 256, 2}, {256, 256, 9}, {256, 64, 5}, {128, 128, 12}} {
+			c := harness.Case{
+				Name: fmt.Sprintf("d=%d,dv=%d,nq=%d", s.d, s.dv, s.nq), Op: ops.OpFlashAttnExt, Types: []quant.Type{kv},
+				Build: func(hb *harness.Builder) (*ops.Tensor, error) {
+					q := hb.Leaf("q", quant.F32, harness.Uniform(-1, 1), s.d, s.nq, 4)
+					k := hb.Leaf("k", kv, harness.Uniform(-1, 1), s.d, 37, 2)
+					v := hb.Leaf("v", kv, harness.Uniform(-1, 1), s.dv, 37, 2)
+					m := hb.Leaf("mask", quant.F16, harness.Causal(), 37, s.nq)
+					sk := hb.Leaf("sinks", quant.F32, harness.Normal(0, 2), 4)
+					return ops.FlashAttnExt(q, k, v, m, sk, ops.FlashAttnParams{Scale: 0.0625, Softcap: 20})
+				},
+			}
+			if r := harness.Run(b, c); !r.Passed() {
+				t.Errorf("%v %s: %s (%s)", kv, c.Name, r.Summary(), r.Err)
 			}
 		}
 	}

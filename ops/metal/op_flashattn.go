@@ -17,6 +17,15 @@ func init() {
 // faMaxHead is the largest head size the kernels take (FA_DMAX).
 const faMaxHead = 256
 
+// The query-tile kernel's geometry (FA_QB query rows by FA_KB keys), and
+// the fewest queries per head that take it (fewer take the vector
+// kernel, a query row per threadgroup).
+const (
+	faQB      = 8
+	faKB      = 8
+	faMinTile = 4
+)
+
 func supportsFlashAttn(t *ops.Tensor) error {
 	p, ok := t.Params.(ops.FlashAttnParams)
 	if !ok {
@@ -94,8 +103,18 @@ func encodeFlashAttn(e *encoder, t *ops.Tensor) error {
 	s.tensor(q).tensor(k).tensor(v).tensor(mt).tensor(t)
 	s.f32(p.Scale).f32(p.MaxBias).f32(p.Softcap).f32(m0).f32(m1)
 	s.i32(nl).i32(b32(mask != nil)).i32(b32(mask != nil && mask.Type == quant.F16)).i32(b32(sinks != nil))
+	dk, dv := int(k.Ne[0]), int(v.Ne[0])
+	if q.Ne[1] >= faMinTile && dk%8 == 0 && dv%8 == 0 {
+		// Query tiles with simdgroup matrices.
+		per := faKB*max(dk, dv) + faQB*dv + 2*faQB*faKB + 3*faQB
+		nsg := min(4, (e.b.dev.maxThreadgroupMemory()/4-faQB*dk)/per, int((k.Ne[1]+faKB-1)/faKB))
+		nsg = max(nsg, 1)
+		name := fmt.Sprintf("kb_fa_mm_%v_%v", k.Type, v.Type)
+		return e.dispatch("flashattn.metal", name, [3]int{int((q.Ne[1] + faQB - 1) / faQB), int(q.Ne[2]), int(q.Ne[3])},
+			[3]int{32 * nsg, 1, 1}, []int{4 * (faQB*dk + nsg*per)}, args(&s), qb, kb, vb, mb, sb, d)
+	}
 	nsg := faSimdgroups(k.Ne[1])
 	name := fmt.Sprintf("kb_fa_vec_%v_%v", k.Type, v.Type)
 	return e.dispatch("flashattn.metal", name, [3]int{int(q.Ne[1]), int(q.Ne[2]), int(q.Ne[3])}, [3]int{32 * nsg, 1, 1},
-		[]int{4 * nsg * (2 + int(v.Ne[0]))}, args(&s), qb, kb, vb, mb, sb, d)
+		[]int{4 * nsg * (2 + dv)}, args(&s), qb, kb, vb, mb, sb, d)
 }
