@@ -50,10 +50,6 @@ type Record struct {
 	Dims    map[string]int64 `json:"dims"`
 	Backend string           `json:"backend"`
 	Threads int              `json:"threads"`
-	// Emulated marks a backend that runs a device's kernels on an
-	// emulator (cuda-emu): its times are the emulator's, not the
-	// device's, so the record has no throughput.
-	Emulated bool `json:"emulated,omitempty"`
 	// Flops and Bytes are the op's cost model per run.
 	Flops int64 `json:"flops"`
 	Bytes int64 `json:"bytes"`
@@ -74,10 +70,14 @@ type Record struct {
 
 	// Validation is one of the Valid* outcomes; NMSE and MaxErr are the
 	// errors against the reference when validated.
-	Validation string         `json:"validation"`
-	NMSE       harness.Metric `json:"nmse"`
-	MaxErr     harness.Metric `json:"max_err"`
-	Error      string         `json:"error,omitempty"`
+	Validation string `json:"validation"`
+	// Emulated marks a record of an emulated backend (ops.IsEmulated):
+	// validated, never timed, since an emulator's times are not the
+	// device's performance.
+	Emulated bool           `json:"emulated,omitempty"`
+	NMSE     harness.Metric `json:"nmse"`
+	MaxErr   harness.Metric `json:"max_err"`
+	Error    string         `json:"error,omitempty"`
 }
 
 // Timed reports whether the record has samples.

@@ -93,7 +93,7 @@ func (ru *Runner) Run(points []PlannedPoint) []Record {
 func NewRecord(p PlannedPoint, be Backend) Record {
 	r := Record{
 		Op: p.Op.String(), Type: p.Type.String(), Shape: p.Shape(), Label: p.Label,
-		Dims: map[string]int64{}, Backend: be.Name, Threads: be.Threads, Emulated: ops.IsEmulated(be.Backend),
+		Dims: map[string]int64{}, Backend: be.Name, Threads: be.Threads,
 		Flops: p.Plan.Cost.Flops, Bytes: p.Plan.Cost.Bytes,
 		NMSE: harness.Metric(nan()), MaxErr: harness.Metric(nan()),
 	}
@@ -138,6 +138,12 @@ func (ru *Runner) measure(p PlannedPoint, be Backend, cache *harness.PointCache)
 	default:
 		r.Validation = ValidSkipped
 	}
+	if ops.IsEmulated(be.Backend) {
+		// An emulator's times are not the device's performance: the
+		// point is validated, never timed.
+		r.Emulated = true
+		return r
+	}
 	stopProfile, err := ru.startProfile(r)
 	if err != nil {
 		r.Validation, r.Error = ValidError, err.Error()
@@ -169,7 +175,7 @@ func (ru *Runner) derive(r *Record) {
 // and cost, against roof (if any).
 func Derive(r *Record, roof *Roofline, cacheBytes int64) {
 	if r.Emulated {
-		r.GFLOPS, r.GBPS = 0, 0 // an emulator's time is no throughput
+		r.GFLOPS, r.GBPS = 0, 0 // an emulator's time is no throughput, should one be recorded
 		return
 	}
 	r.GFLOPS = Rate(r.Flops, r.Median)

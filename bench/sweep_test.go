@@ -289,3 +289,26 @@ func TestRunner(t *testing.T) {
 		t.Errorf("memory limit: %+v", rs[0])
 	}
 }
+
+// emulatedBackend is a backend that says it runs on an emulator.
+type emulatedBackend struct{ ops.Backend }
+
+func (emulatedBackend) Emulated() bool { return true }
+
+// TestEmulatedNotTimed checks that an emulated backend's points are
+// validated and never timed: an emulator's times are not performance.
+func TestEmulatedNotTimed(t *testing.T) {
+	b := cputest.New(t, 1)
+	defer b.Close()
+	pts, _, err := Entry{Ops: []string{"rms_norm"}, Dims: map[string][]int64{"k": {256}, "n": {2}}}.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ru := &Runner{Backends: []Backend{{Name: "x-emu", Threads: 1, Backend: emulatedBackend{b}}},
+		Protocol: Protocol{Time: 5 * time.Millisecond, Warmup: time.Millisecond}}
+	for _, r := range ru.Run(pts) {
+		if r.Validation != ValidOK || r.Timed() || !r.Emulated || r.GFLOPS != 0 || r.GBPS != 0 {
+			t.Errorf("emulated record %+v", r)
+		}
+	}
+}

@@ -27,16 +27,28 @@ type TimerSource interface {
 	Timer() Timer
 }
 
-// TimerFor returns be's own timer when it is a TimerSource, else a wall
-// clock timer over be.
+// TimerFor returns be's own timer when it is a TimerSource, its device
+// clock when it is an ops.RepeatTimer, else a wall clock timer over be.
 func TimerFor(be ops.Backend) Timer {
 	if s, ok := be.(TimerSource); ok {
 		if t := s.Timer(); t != nil {
 			return t
 		}
 	}
+	if r, ok := be.(ops.RepeatTimer); ok {
+		return repeatTimer{r}
+	}
 	return WallTimer{Backend: be}
 }
+
+// repeatTimer is a Timer over a backend's own device clock.
+type repeatTimer struct{ r ops.RepeatTimer }
+
+func (t repeatTimer) Time(node *ops.Tensor, n int) (time.Duration, error) {
+	return t.r.TimeRepeated(node, n)
+}
+
+func (t repeatTimer) Clock() string { return t.r.RepeatClock() }
 
 // WallTimer times computations on Backend by the wall clock around the
 // calls to Compute: right for a backend whose Compute returns when the

@@ -229,3 +229,21 @@ func TestRate(t *testing.T) {
 		t.Errorf("Rate over 0 s = %v", got)
 	}
 }
+
+// repeatBackend times by a device clock of its own.
+type repeatBackend struct{ ops.Backend }
+
+func (repeatBackend) TimeRepeated(_ *ops.Tensor, n int) (time.Duration, error) {
+	return time.Duration(n) * time.Microsecond, nil
+}
+
+func (repeatBackend) RepeatClock() string { return "device clock" }
+
+// TestTimerForRepeatTimer checks that a backend's own device clock is
+// preferred to the wall clock.
+func TestTimerForRepeatTimer(t *testing.T) {
+	tm := TimerFor(repeatBackend{})
+	if d, err := tm.Time(nil, 5); err != nil || d != 5*time.Microsecond || tm.Clock() != "device clock" {
+		t.Errorf("timer %T: %v, %v, %q", tm, d, err, tm.Clock())
+	}
+}

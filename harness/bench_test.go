@@ -323,6 +323,9 @@ func benchmarkPoint(b *testing.B, p Point) {
 				b.Fatal(err)
 			}
 			defer be.Close()
+			if ops.IsEmulated(be) {
+				b.Skipf("%s is emulated: its times are not performance", tg.Name())
+			}
 			sync, _ := be.(ops.Synchronizer)
 			prep, res := Prepare(be, c, PrepareOptions{RefBudget: benchRefBudget, Cache: cache})
 			if prep == nil {

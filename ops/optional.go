@@ -68,16 +68,31 @@ type BufferCopier interface {
 // cannot read directly.
 var ErrCopyUnsupported = errors.New("ops: buffer cannot copy from this source directly")
 
-// An EmulatedBackend runs a device's kernels on the CPU through an
-// emulator (cuda-emu, metal-emu): its results are validated like any
-// backend's, but its times say nothing of the device's speed, so
-// measurements mark them and show no throughput for them.
-type EmulatedBackend interface {
+// An Emulator is a backend that runs a device's kernels on an emulator
+// rather than the device (cuda-emu, metal-emu: package simt). Its results
+// are validated like the device's, but its times are the emulator's on
+// the host's CPU: they are never the device's performance, and the
+// measuring tools (bench's sweeps, go test -bench, run -bench) do not
+// present them as performance.
+type Emulator interface {
+	// Emulated reports whether the backend runs on an emulator.
 	Emulated() bool
 }
 
-// IsEmulated reports whether b runs on an emulator.
+// IsEmulated reports whether b is an Emulator that says it is emulated.
 func IsEmulated(b Backend) bool {
-	e, ok := b.(EmulatedBackend)
+	e, ok := b.(Emulator)
 	return ok && e.Emulated()
+}
+
+// A RepeatTimer is a backend that times a node computed n times back to
+// back by the device's own clock (a GPU's timestamps of each command
+// buffer), leaving out the host's overhead and the queueing: the
+// measuring tools (bench.TimerFor) prefer it to the wall clock.
+type RepeatTimer interface {
+	// TimeRepeated computes node n times and returns the device time
+	// the n computations took together.
+	TimeRepeated(node *Tensor, n int) (time.Duration, error)
+	// RepeatClock names the clock, for the records.
+	RepeatClock() string
 }

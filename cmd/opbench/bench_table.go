@@ -38,9 +38,10 @@ func writeSweepTable(w io.Writer, rs []bench.Record) error {
 		}
 		row = append(row, r.Backend, strconv.Itoa(r.Threads))
 		switch {
-		case r.Timed() && r.Emulated:
-			row = append(row, seconds(r.Median)+" (emulated)", fmt.Sprintf("%.1f%%", 100*r.Stddev/r.Mean), strconv.Itoa(len(r.Samples)),
-				"emulated", "emulated", intensity(r), "-")
+		case r.Emulated:
+			// Validated, not timed: an emulator's times are not the
+			// device's performance.
+			row = append(row, "emulated", "-", "-", "-", "-", intensity(r), "-")
 		case r.Timed():
 			row = append(row, seconds(r.Median), fmt.Sprintf("%.1f%%", 100*r.Stddev/r.Mean), strconv.Itoa(len(r.Samples)),
 				rate(r.GFLOPS, r.Flops > 0), rate(r.GBPS, true), intensity(r), pct(r.RooflinePct))

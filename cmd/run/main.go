@@ -180,6 +180,9 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 		return cli.Report(stderr, "run", cli.Usagef("backend", "%v", err))
 	}
 	defer be.Close()
+	if c.bench && ops.IsEmulated(be) {
+		return cli.Report(stderr, "run", cli.Usagef("backend", "%s is emulated: -bench measures speed, and an emulator's times are not the device's performance (run without -bench to check its text)", c.target.Name()))
+	}
 	if fallback != nil {
 		defer fallback.Close()
 		c.fallback = fallback

@@ -411,3 +411,42 @@ func TestEveryBackendGeneratesTheSameText(t *testing.T) {
 	}
 	t.Logf("%d other backends", n)
 }
+
+// TestMetalEmuGreedy runs stories260K on metal-emu (every op on the Metal
+// kernels, in the SIMT emulator): the greedy text is the CPU's, no speed
+// is reported, and -bench is refused.
+func TestMetalEmuGreedy(t *testing.T) {
+	path := testdata(t, "stories260K.gguf")
+	tg, err := registry.Resolve("metal-emu", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := tg.Err(); why != nil {
+		if os.Getenv("KERNBENCH_REQUIRE_SIMT") != "" {
+			t.Fatalf("metal-emu required: %v", why)
+		}
+		t.Skipf("metal-emu: %v", why)
+	}
+	const prompt = "Once upon a time"
+	for _, fa := range []string{"on", "off"} {
+		args := []string{"-m", path, "-temp", "0", "-p", prompt, "-n", "16", "-c", "256", "-fa", fa}
+		code, cpuOut, errs := runCmd(args...)
+		if code != 0 {
+			t.Fatalf("cpu: exit %d: %s", code, errs)
+		}
+		code, emuOut, errs := runCmd(append(args, "-backend", "metal-emu")...)
+		if code != 0 {
+			t.Fatalf("metal-emu: exit %d: %s", code, errs)
+		}
+		if emuOut != cpuOut {
+			t.Errorf("-fa %s: metal-emu printed\n%q\nthe CPU\n%q", fa, emuOut, cpuOut)
+		}
+		if strings.Contains(errs, "tokens per second") || !strings.Contains(errs, "metal-emu is emulated") {
+			t.Errorf("metal-emu's stderr presents speed or does not say it is emulated:\n%s", errs)
+		}
+	}
+	code, _, errs := runCmd("-m", path, "-bench", "-p", "8", "-n", "0", "-backend", "metal-emu")
+	if code != 2 || !strings.Contains(errs, "is emulated") {
+		t.Errorf("-bench on metal-emu: exit %d, %s", code, errs)
+	}
+}

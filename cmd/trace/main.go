@@ -16,6 +16,13 @@
 //	-pprof FILE    pprof profile (gzipped protobuf) of node times under
 //	               stacks forward;layer.N;attn;MUL_MAT(q4_0)
 //	-summary       tables of time by op and by layer with GFLOP/s and GB/s
+//	-metal-capture FILE.gputrace
+//	               a Metal GPU capture (MTLCaptureManager, GPU trace
+//	               document) of the prompt's forward, or of the first
+//	               traced run in -op mode, one debug group per node named
+//	               as in the dot dump; macOS with -backend metal only (and
+//	               METAL_CAPTURE_ENABLED=1 in the environment); elsewhere
+//	               the flag is an error that says why
 //
 // Filters of the dot dump: -layer N, -layers A-B, -match REGEX (node names
 // and op labels such as "MUL_MAT(q4_0)").
@@ -127,7 +134,7 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	fs.StringVar(&c.chromeFile, "chrome", "", "write a Chrome/Perfetto trace JSON to `FILE`")
 	fs.StringVar(&c.pprofFile, "pprof", "", "write a pprof profile to `FILE`")
 	fs.BoolVar(&c.summary, "summary", false, "print time by op and by layer")
-	fs.StringVar(&c.metalCapture, "metal-capture", "", "wrap the run in a Metal GPU capture written to `FILE.gputrace` (macOS with the Metal backend)")
+	fs.StringVar(&c.metalCapture, "metal-capture", "", "record the prompt's forward (in -op mode the first traced run) in a Metal GPU capture written to `FILE.gputrace`, a debug group per node named as in -dot (macOS with -backend metal; run with METAL_CAPTURE_ENABLED=1)")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -199,7 +206,9 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 		return nil, usagef("-backend: %v", err)
 	}
 	if c.metalCapture != "" {
-		return nil, metalCaptureError(c.target)
+		if err := metalCaptureError(c.target, c.metalCapture); err != nil {
+			return nil, err
+		}
 	}
 
 	if c.op == "" {
@@ -250,19 +259,53 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	return c, nil
 }
 
-// metalCaptureError says why -metal-capture cannot run with target.
-func metalCaptureError(target registry.Target) error {
-	metal, err := registry.Lookup("metal")
+// metalCaptureError says why -metal-capture cannot run with target and
+// path, or returns nil when it can: on macOS, with the Metal backend's GPU,
+// into a new FILE.gputrace.
+func metalCaptureError(target registry.Target, path string) error {
+	gpu, err := registry.Resolve("metal", "gpu")
 	if err != nil {
 		return usagef("-metal-capture needs macOS and the Metal backend, which this build lacks")
 	}
-	if why := metal.Err(); why != nil {
+	if why := gpu.Err(); why != nil {
 		return usagef("-metal-capture needs macOS and the Metal backend, which cannot open here: %v", why)
 	}
-	if target.Entry.Name != metal.Name {
-		return usagef("-metal-capture needs -backend %s", metal.Name)
+	if target.Name() != gpu.Name() {
+		return usagef("-metal-capture needs -backend %s (or metal), not %s", gpu.Name(), target.Name())
 	}
-	return usagef("-metal-capture is not implemented yet (issue 13)")
+	if !strings.HasSuffix(path, ".gputrace") {
+		return usagef("-metal-capture %q: the file must be named FILE.gputrace", path)
+	}
+	if _, err := os.Stat(path); err == nil {
+		return usagef("-metal-capture %q exists: a GPU trace document must be new", path)
+	}
+	return nil
+}
+
+// A capturer is a backend that records its work in a GPU capture (the
+// Metal backend on a Mac's GPU, through MTLCaptureManager).
+type capturer interface {
+	StartCapture(path string) (stop func() error, err error)
+}
+
+// capture runs f inside a GPU capture of b into path, when path is set.
+func capture(b any, path string, f func() error) error {
+	if path == "" {
+		return f()
+	}
+	c, ok := b.(capturer)
+	if !ok {
+		return fmt.Errorf("-metal-capture: the backend (%T) cannot make a GPU capture", b)
+	}
+	stop, err := c.StartCapture(path)
+	if err != nil {
+		return err
+	}
+	ferr := f()
+	if err := stop(); err != nil {
+		return err
+	}
+	return ferr
 }
 
 // run is the command: it returns the exit status.

@@ -82,6 +82,7 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		fa = "on"
 	}
 	fmt.Fprintf(out, "backend: %s; flash attention %s, KV cache %v, %d cells\n", cli.BackendDesc(b), fa, c.kvType, nCtx)
+	emulatedNote(out, b)
 
 	res := &result{}
 	mc.SetRecorder(func(r graphs.Record) { res.trace.Records = append(res.trace.Records, r) })
@@ -95,9 +96,17 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		return end.Sub(start), nil
 	}
 
-	d, err := decode(fmt.Sprintf("prompt (%d tokens)", len(ids)), ids, 0)
+	// The prompt's forward is the one -metal-capture records.
+	var d time.Duration
+	err = capture(b, c.metalCapture, func() (err error) {
+		d, err = decode(fmt.Sprintf("prompt (%d tokens)", len(ids)), ids, 0)
+		return err
+	})
 	if err != nil {
 		return nil, err
+	}
+	if c.metalCapture != "" {
+		fmt.Fprintf(out, "GPU capture of the prompt's forward: %s\n", c.metalCapture)
 	}
 	res.graph = mc.LastGraph()
 	res.graphRecs = append([]graphs.Record(nil), res.trace.Records...)

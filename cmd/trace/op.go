@@ -59,6 +59,7 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 	}
 	g.SetScope(y, -1, "op")
 	fmt.Fprintf(out, "op: MUL_MAT %v weight [%d x %d] by f32 [%d x %d] on %s\n", c.typ, c.m, c.k, c.k, c.n, cli.BackendDesc(b))
+	emulatedNote(out, b)
 	if err := g.Compute(ctx, b); err != nil { // warm-up
 		return nil, err
 	}
@@ -67,7 +68,11 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 	var times []time.Duration
 	for i := range c.reps {
 		start := time.Now()
-		if err := g.Compute(ctx, b); err != nil {
+		path := ""
+		if i == 0 {
+			path = c.metalCapture // the first traced run is the one captured
+		}
+		if err := capture(b, path, func() error { return g.Compute(ctx, b) }); err != nil {
 			return nil, err
 		}
 		end := time.Now()
@@ -75,12 +80,23 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 		res.trace.Spans = append(res.trace.Spans, timing.Span{Name: fmt.Sprintf("run %d", i+1), Start: start, End: end})
 	}
 	res.graphRecs = res.trace.Records
+	if c.metalCapture != "" {
+		fmt.Fprintf(out, "GPU capture of run 1: %s\n", c.metalCapture)
+	}
 	slices.Sort(times)
 	med := times[len(times)/2]
 	cost := ops.CostOf(y)
 	fmt.Fprintf(out, "%d runs: median %.3f ms, %.2f GFLOP/s, %.2f GB/s (min %.3f ms, max %.3f ms)\n",
 		c.reps, ms(med), float64(cost.Flops)/med.Seconds()/1e9, float64(cost.Bytes)/med.Seconds()/1e9, ms(times[0]), ms(times[len(times)-1]))
 	return res, nil
+}
+
+// emulatedNote says, for an emulated backend, that its times are not
+// performance.
+func emulatedNote(out io.Writer, b ops.Backend) {
+	if ops.IsEmulated(b) {
+		fmt.Fprintf(out, "note: %s is emulated: the times below are the emulator's on this CPU, not the device's performance\n", b.Name())
+	}
 }
 
 // fill allocates t on b and fills it with normal random values encoded

@@ -179,7 +179,7 @@ func TestOpenBackend(t *testing.T) {
 		{BackendOptions{Name: "tpu"}, `unknown backend "tpu" (known: cpu, cuda, metal)`},
 		{BackendOptions{Name: "cuda"}, "backend cuda is unavailable: "},
 		{BackendOptions{Name: "metal"}, "backend metal is unavailable: "},
-		{BackendOptions{Name: "metal", Tier: "avx2"}, `backend metal has no variants (asked for "avx2")`},
+		{BackendOptions{Name: "metal", Tier: "avx2"}, `backend metal has no variant "avx2"`},
 		{BackendOptions{Name: "cuda", Tier: "avx2"}, `backend cuda has no variant "avx2"`},
 		{BackendOptions{Tier: "no-such-tier"}, `backend cpu has no variant "no-such-tier"`},
 		{BackendOptions{Name: "cpu-generic", Tier: "avx2"}, "names variant generic, and variant avx2 was asked for too"},

@@ -1,12 +1,64 @@
-// Package metal is the Metal backend's place: for now only its
-// registration, as "metal", with an honest availability check.
+// Package metal is the Metal backend: kernels written in the Metal
+// Shading Language (kernels/*.metal, embedded), compiled at run time and
+// dispatched through Metal's command buffers, with no cgo: on macOS the
+// Objective-C runtime and Metal.framework are reached through
+// github.com/ebitengine/purego/objc.
 //
-// What is here: the registry entry. Off darwin the backend says it needs
-// macOS; on darwin it says it has no kernels yet.
+// It registers as "metal" with two variants. "metal-gpu" (what "metal"
+// alone opens) is the Mac's default Metal device: buffers in shared
+// storage (read-only weights in a model file's mapping wrapped with
+// newBufferWithBytesNoCopy, page by page, as llama.cpp does), one library
+// per kernel file compiled by newLibraryWithSource with MSL 3.0 and safe
+// math (fast math off), a pipeline cache by kernel name, and command
+// buffers whose GPU start and end times time each node. "metal-emu" runs
+// the same host code against the SIMT emulator (package simt): buffers are
+// the emulator's device memory, a library is the module it builds from the
+// same .metal file, a dispatch is a Kernel.Launch with the same buffer
+// bindings, threadgroup memory lengths and geometry, and a kernel's race,
+// out-of-bounds access or divergent barrier is the command buffer's error
+// (a *simt.Fault). metal-emu is never the default, and its times are the
+// emulator's, not a GPU's (Backend.Emulated).
 //
-// What is not here yet (issue 13): the Metal bindings through purego/objc,
-// buffers, compilation of embedded .metal sources with
-// newLibraryWithSource, command buffers, per-command-buffer GPU times, and
-// the optional interfaces of package ops that a GPU backend implements
-// (ops.GraphComputer, ops.Synchronizer, ops.DeviceTimer).
+// The host code is one Backend over an internal device interface
+// (device.go): device_darwin.go implements it with Metal, device_emu.go
+// with the emulator. Compute encodes a node into a command buffer and
+// commits it; Synchronize, and reading a buffer, wait. ComputeGraph
+// (ops.GraphComputer) commits one command buffer per node, each with a
+// debug group named after the node, so NodeTimes (ops.DeviceTimer) gives
+// each node's GPU time.
+//
+// Each op's kernels are a file of kernels/ and a Go file (op_*.go) that
+// registers the op's support check and encoding. Kernel arguments are a
+// struct in a constant buffer (setBytes at index 0) whose bytes the Go
+// side lays out with C's rules (args.go). An op without kernels is
+// refused by Supports, so a graph scheduler runs it on another backend.
+//
+// The kernels, for every op and type the CPU backend takes:
+//
+//   - quants.h: block formats and a dequantizer per type (kb_value,
+//     kb_deq8), each element's value in package quant's float order;
+//   - mm.h, mulmat.metal, mulmatid.metal: matrix-vector with four weight
+//     rows per simdgroup for up to four activation columns, else 32x32
+//     output tiles of 8x8 simdgroup_float8x8 products over dequantized
+//     tiles in threadgroup memory; MUL_MAT_ID per pair for few tokens,
+//     else grouped by expert (a map of each expert's pairs, then tiles);
+//   - flashattn.metal: tiles of 8 query rows with 8x8 simdgroup products
+//     for Q·K^T and P·V (from 4 queries per head, head sizes a multiple
+//     of 8), else a query row per threadgroup; the keys split over
+//     simdgroups each with an online softmax, merged with the sink; f32,
+//     f16, q8_0 and q4_0 K and V in any pairing, head sizes up to 256,
+//     masks, ALiBi, softcap; keys masked for every row are never read;
+//   - softmax.metal, rope.metal (angles in double-float, reduced mod 2*pi
+//     before sin and cos: no double on the GPU), norm.metal (RMS_NORM,
+//     SUM_ROWS in double-float sums), rows.metal (GET_ROWS), ssm.metal,
+//     sort.metal (bitonic ARGSORT, in threadgroup memory or, for long
+//     rows, in device memory), cpy.metal and kquants.h (CPY with ggml's
+//     reference quantizers, K formats included, so the bytes are
+//     quant.QuantizeRow's; CONT), elementwise.metal.
+//
+// What metal-emu cannot show: a real GPU's compiler and precision. The
+// kernels assume MSL's precise math (fast math off) gives correctly
+// rounded division and square roots and that products are not contracted
+// into FMAs where cpy.metal turns contraction off; exp, sin and cos of a
+// few ulps are within the tolerances.
 package metal
