@@ -68,6 +68,20 @@ __device__ __forceinline__ u16 kb_f2h(float f) {
 #endif
 }
 
+// kb_dp4a adds the products of the four signed bytes of a and b to c,
+// the dp4a instruction (sm_61 and later). NVRTC does not define the
+// __dp4a intrinsic without the toolkit's headers, so the PTX is written
+// here.
+__device__ __forceinline__ int kb_dp4a(int a, int b, int c) {
+#ifdef __KBSIMT__
+	return __dp4a(a, b, c);
+#else
+	int r;
+	asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+	return r;
+#endif
+}
+
 // bf16 <-> f32: the top half of a float, rounded to nearest even (NaN
 // kept quiet), as ggml converts.
 __device__ __forceinline__ float kb_bf2f(u16 b) { return __uint_as_float((u32)b << 16); }

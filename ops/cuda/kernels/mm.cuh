@@ -205,7 +205,7 @@ __device__ __forceinline__ void kb_decode<KB_Q6_K>(const u8* b, int sub, int q[8
 __device__ __forceinline__ int kb_dot16(const int* a, const int* b) {
 	int s = 0;
 #pragma unroll
-	for (int j = 0; j < 4; j++) s = __dp4a(a[j], b[j], s);
+	for (int j = 0; j < 4; j++) s = kb_dp4a(a[j], b[j], s);
 	return s;
 }
 
