@@ -106,6 +106,22 @@ func (p Point) Plan() (Plan, error) {
 	return pl, nil
 }
 
+// Node builds the point's node as Plan does, with shapes, strides, types
+// and parameters but no data: the form another program's description of
+// the same computation is derived from (see bench/ggmlperf).
+func (p Point) Node() (*ops.Tensor, error) {
+	o, c, err := p.lookup()
+	if err != nil {
+		return nil, err
+	}
+	b := newPlanBuilder()
+	node, err := build(c, b)
+	if err != nil {
+		return nil, fmt.Errorf("harness: %s %s: %w", o.Name(), p.Shape(), err)
+	}
+	return node, nil
+}
+
 // Case returns the point as a harness case: the op's variant at the
 // point's type and sizes, named by its Shape.
 func (p Point) Case() (Case, error) {
