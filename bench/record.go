@@ -36,6 +36,10 @@ const (
 	ValidUnsupported = "unsupported"
 	// ValidError: the point could not be built or timed (see Error).
 	ValidError = "error"
+	// ValidExternal: the point was timed by another program (ggml's
+	// test-backend-ops, in opbench ggml), whose output kernbench does
+	// not see.
+	ValidExternal = "external"
 )
 
 // A Record is one measured point: an op, type and shape on one backend
@@ -153,7 +157,21 @@ type Set struct {
 	Protocol ProtocolInfo `json:"protocol"`
 	// Roofline, when present, is the machine's measured ceilings.
 	Roofline *Roofline `json:"roofline,omitempty"`
+	// Baseline, when present, is the other program the points were
+	// timed against in alternation (opbench ggml).
+	Baseline *Baseline `json:"baseline,omitempty"`
 	Records  []Record  `json:"records"`
+}
+
+// A Baseline is another program whose times a set holds beside
+// kernbench's, as records of backend Backend.
+type Baseline struct {
+	Backend string `json:"backend"`
+	// Program is the path of the program run, Version what it reports
+	// of its build (ggml's build commit), Notes how it was driven.
+	Program string `json:"program"`
+	Version string `json:"version,omitempty"`
+	Notes   string `json:"notes,omitempty"`
 }
 
 // WriteJSON writes the set as indented JSON.

@@ -107,52 +107,11 @@ func NewRecord(p PlannedPoint, be Backend) Record {
 }
 
 func (ru *Runner) measure(p PlannedPoint, be Backend, cache *harness.PointCache) Record {
-	r := NewRecord(p, be)
-	if ru.MaxMemory > 0 && p.Plan.Memory > ru.MaxMemory {
-		r.Validation = ValidError
-		r.Error = fmt.Sprintf("needs about %s of memory to prepare, above the limit of %s", humanBytes(p.Plan.Memory), humanBytes(ru.MaxMemory))
+	r, prep := ru.prepare(p, be, cache)
+	if prep == nil {
 		return r
 	}
-	c, err := p.Case()
-	if err != nil {
-		r.Validation, r.Error = ValidError, err.Error()
-		return r
-	}
-	prep, res := harness.Prepare(be.Backend, c, harness.PrepareOptions{RefBudget: ru.RefBudget, Cache: cache})
-	r.NMSE, r.MaxErr = res.NMSE, res.MaxErr
-	switch {
-	case prep == nil && res.Status == harness.StatusSkipped:
-		r.Validation, r.Error = ValidUnsupported, res.Err
-		return r
-	case prep == nil:
-		r.Validation = ValidFail
-		r.Error = res.Summary()
-		if res.Err != "" {
-			r.Error += ": " + res.Err
-		}
-		return r
-	case prep.Validated() && harness.Sampled(prep.Result):
-		r.Validation = ValidSampled
-	case prep.Validated():
-		r.Validation = ValidOK
-	default:
-		r.Validation = ValidSkipped
-	}
-	if ops.IsEmulated(be.Backend) {
-		// An emulator's times are not the device's performance: the
-		// point is validated, never timed.
-		r.Emulated = true
-		return r
-	}
-	stopProfile, err := ru.startProfile(r)
-	if err != nil {
-		r.Validation, r.Error = ValidError, err.Error()
-		return r
-	}
-	tm, err := Measure(TimerFor(be.Backend), prep.Node, ru.Protocol)
-	if perr := stopProfile(); perr != nil && err == nil {
-		err = perr
-	}
+	tm, err := ru.time(r, be, prep)
 	if err != nil {
 		r.Validation, r.Error = ValidError, err.Error()
 		return r
@@ -164,6 +123,69 @@ func (ru *Runner) measure(p PlannedPoint, be Backend, cache *harness.PointCache)
 	r.Timing = tm
 	ru.derive(&r)
 	return r
+}
+
+// prepare builds, computes and validates point p on be. It returns the
+// record so far and the prepared node to time, or a nil node when the
+// record is final: an error, a failure, an unsupported point, or an
+// emulated backend (validated, never timed).
+func (ru *Runner) prepare(p PlannedPoint, be Backend, cache *harness.PointCache) (Record, *harness.Prepared) {
+	r := NewRecord(p, be)
+	if ru.MaxMemory > 0 && p.Plan.Memory > ru.MaxMemory {
+		r.Validation = ValidError
+		r.Error = fmt.Sprintf("needs about %s of memory to prepare, above the limit of %s", humanBytes(p.Plan.Memory), humanBytes(ru.MaxMemory))
+		return r, nil
+	}
+	c, err := p.Case()
+	if err != nil {
+		r.Validation, r.Error = ValidError, err.Error()
+		return r, nil
+	}
+	prep, res := harness.Prepare(be.Backend, c, harness.PrepareOptions{RefBudget: ru.RefBudget, Cache: cache})
+	r.NMSE, r.MaxErr = res.NMSE, res.MaxErr
+	switch {
+	case prep == nil && res.Status == harness.StatusSkipped:
+		r.Validation, r.Error = ValidUnsupported, res.Err
+		return r, nil
+	case prep == nil:
+		r.Validation = ValidFail
+		r.Error = res.Summary()
+		if res.Err != "" {
+			r.Error += ": " + res.Err
+		}
+		return r, nil
+	case prep.Validated() && harness.Sampled(prep.Result):
+		r.Validation = ValidSampled
+	case prep.Validated():
+		r.Validation = ValidOK
+	default:
+		r.Validation = ValidSkipped
+	}
+	if ops.IsEmulated(be.Backend) {
+		// An emulator's times are not the device's performance: the
+		// point is validated, never timed.
+		r.Emulated = true
+		return r, nil
+	}
+	return r, prep
+}
+
+// time measures a prepared node under the runner's protocol, profiled
+// when asked. The caller checks the node's memory afterwards
+// (prep.CheckMemory): an overrun is a failure, not an error.
+func (ru *Runner) time(r Record, be Backend, prep *harness.Prepared) (Timing, error) {
+	stopProfile, err := ru.startProfile(r)
+	if err != nil {
+		return Timing{}, err
+	}
+	tm, err := Measure(TimerFor(be.Backend), prep.Node, ru.Protocol)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
+	if err != nil {
+		return Timing{}, err
+	}
+	return tm, nil
 }
 
 // derive fills the throughputs and roofline share from the timing.

@@ -11,6 +11,7 @@
 //	compare    compare two record sets point by point, with a verdict from the samples
 //	plot       chart a record set: throughput vs size, and a roofline chart
 //	roofline   measure this machine's peak FLOP/s and read bandwidth
+//	ggml       time the same points on ggml's CPU backend and kernbench, alternating
 //	backends   list the registered backends, with why one cannot open here
 //
 // Run "opbench <command> -h" for a command's flags.
@@ -44,6 +45,7 @@ var commands = []command{
 	{name: "compare", summary: "compare two record sets point by point: faster, slower or within noise", run: runCompare},
 	{name: "plot", summary: "chart a record set: throughput vs size, and a roofline chart (PNG, SVG)", run: runPlot},
 	{name: "roofline", summary: "measure this machine's peak FLOP/s and read bandwidth per thread count", run: runRoofline},
+	{name: "ggml", summary: "time the same points on ggml's CPU backend (its test-backend-ops) and kernbench, alternating", run: runGGML},
 	{name: "backends", summary: "list the registered backends and their variants, with why one cannot open here", run: runBackends},
 }
 

@@ -156,6 +156,12 @@ type sweepConfig struct {
 // naming the flag at fault.
 func parseSweep(args []string) (cfg sweepConfig, help bool, err error) {
 	fs, f := newSweepFlagSet()
+	return parseSweepFlags(fs, f, "opbench sweep", args)
+}
+
+// parseSweepFlags parses args with sweep's flag set fs (to which a
+// command built on sweep, such as ggml, may have added flags of its own).
+func parseSweepFlags(fs *flag.FlagSet, f *sweepFlags, command string, args []string) (cfg sweepConfig, help bool, err error) {
 	pos, help, err := parseArgs(fs, args)
 	if help || err != nil {
 		return cfg, help, flagErr(err)
@@ -165,7 +171,7 @@ func parseSweep(args []string) (cfg sweepConfig, help bool, err error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	cfg.command = "opbench sweep " + strings.Join(args, " ")
+	cfg.command = command + " " + strings.Join(args, " ")
 
 	var spec bench.Spec
 	if f.file != "" {
