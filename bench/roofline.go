@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/kernbench/kernbench/quant"
 )
 
 // Kinds of peak a roofline measures.
@@ -99,14 +101,43 @@ func (r Roofline) Bandwidth(threads int, level string) (Peak, bool) {
 	return r.best(KindRead, level, threads)
 }
 
+// ComputeKind returns the compute ceiling a record of op (by name) with
+// element type typ is judged against: KindInt8Dot for the matrix
+// products whose weights meet byte-quantized activations (q8_0, q8_1 or
+// q8_K, as ggml converts them), whose inner loop is an integer dot
+// product; KindF32FMA otherwise.
+func ComputeKind(op, typ string) string {
+	if op != "MUL_MAT" && op != "MUL_MAT_ID" {
+		return KindF32FMA
+	}
+	t, err := quant.ParseType(typ)
+	if err != nil {
+		return KindF32FMA
+	}
+	switch t.VecDotType() {
+	case quant.Q8_0, quant.Q8_1, quant.Q8_K:
+		return KindInt8Dot
+	}
+	return KindF32FMA
+}
+
 // Attainable returns the roofline bound for a point at a thread count:
-// min(f32 FMA peak, intensity x bandwidth), in GFLOP/s, and which ceiling
-// bounds it ("compute", "cache" or "dram"). The bandwidth is the in-cache
-// one when the point's bytes fit in cacheBytes (they stay cached, since
-// benchmarks reuse their inputs), else DRAM's. ok is false when the
-// roofline lacks that thread count.
-func (r Roofline) Attainable(threads int, intensity float64, bytes, cacheBytes int64) (gflops float64, roof string, ok bool) {
+// min(compute peak, intensity x bandwidth), in GFLOP/s (GOP/s for the
+// int8 ceiling), and which ceiling bounds it ("compute" for f32 FMA,
+// "int8" for the integer dot product, "cache" or "dram"). kind is the
+// point's compute ceiling (ComputeKind); a roofline without an int8 peak
+// judges by the f32 one. The bandwidth is the in-cache one when the
+// point's bytes fit in cacheBytes (they stay cached, since benchmarks
+// reuse their inputs), else DRAM's. ok is false when the roofline lacks
+// that thread count.
+func (r Roofline) Attainable(threads int, kind string, intensity float64, bytes, cacheBytes int64) (gflops float64, roof string, ok bool) {
 	c, okc := r.Compute(threads)
+	roof = "compute"
+	if kind == KindInt8Dot {
+		if i8, ok8 := r.Int8(threads); ok8 {
+			c, okc, roof = i8, true, "int8"
+		}
+	}
 	level := LevelDRAM
 	if cacheBytes > 0 && bytes <= cacheBytes {
 		level = LevelCache
@@ -119,7 +150,7 @@ func (r Roofline) Attainable(threads int, intensity float64, bytes, cacheBytes i
 	if mem < c.Best {
 		return mem, level, true
 	}
-	return c.Best, "compute", true
+	return c.Best, roof, true
 }
 
 // RooflineOptions configure MeasureRoofline. Zero fields take defaults.

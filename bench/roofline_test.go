@@ -65,12 +65,12 @@ func TestAttainable(t *testing.T) {
 		{50, 1 << 30, 100, "compute"},
 	}
 	for _, tt := range tests {
-		g, roof, ok := r.Attainable(1, tt.intensity, tt.bytes, 1<<20)
+		g, roof, ok := r.Attainable(1, KindF32FMA, tt.intensity, tt.bytes, 1<<20)
 		if !ok || g != tt.wantGFLOPS || roof != tt.wantRoof {
 			t.Errorf("Attainable(I=%v, %d bytes) = %v %s %v, want %v %s", tt.intensity, tt.bytes, g, roof, ok, tt.wantGFLOPS, tt.wantRoof)
 		}
 	}
-	if _, _, ok := r.Attainable(2, 1, 1, 1); ok {
+	if _, _, ok := r.Attainable(2, KindF32FMA, 1, 1, 1); ok {
 		t.Error("a thread count the roofline lacks")
 	}
 	c, _ := r.Compute(1)
@@ -78,10 +78,45 @@ func TestAttainable(t *testing.T) {
 	if c.Kernel != "asm" || Ridge(c, bw) != 5 {
 		t.Errorf("best kernel %q, ridge %v", c.Kernel, Ridge(c, bw))
 	}
-	rec := Record{Flops: 100, Bytes: 100, Intensity: 1, Threads: 1}
+	rec := Record{Op: "MUL_MAT", Type: "f16", Flops: 100, Bytes: 100, Intensity: 1, Threads: 1}
 	rec.Median = 1e-8 // 10 GFLOP/s
 	Derive(&rec, &r, 1<<20)
 	if rec.GFLOPS != 10 || rec.GBPS != 10 || rec.RoofGFLOPS != 100 || rec.RooflinePct != 10 || rec.Roof != "compute" {
 		t.Errorf("derived %+v", rec)
+	}
+
+	// A quantized matrix product is judged against the int8 peak, once
+	// the roofline has one.
+	q := rec
+	q.Type, q.Intensity = "q4_K", 3 // 3 OP/B x 200 GB/s in cache: above both compute peaks
+	Derive(&q, &r, 1<<20)
+	if q.Roof != "compute" || q.RoofGFLOPS != 100 {
+		t.Errorf("q4_K without an int8 peak: %s %v", q.Roof, q.RoofGFLOPS)
+	}
+	r.Peaks = append(r.Peaks, Peak{Kind: KindInt8Dot, Threads: 1, Best: 400})
+	Derive(&q, &r, 1<<20)
+	if q.Roof != "int8" || q.RoofGFLOPS != 400 {
+		t.Errorf("q4_K with an int8 peak: %s %v", q.Roof, q.RoofGFLOPS)
+	}
+	if g, roof, _ := r.Attainable(1, KindInt8Dot, 50, 1<<30, 1<<20); roof != "int8" || g != 400 {
+		t.Errorf("int8 bound: %v %s", g, roof)
+	}
+	rec2 := rec
+	Derive(&rec2, &r, 1<<20)
+	if rec2.Roof != "compute" {
+		t.Errorf("f16 judged by %s", rec2.Roof)
+	}
+}
+
+func TestComputeKind(t *testing.T) {
+	for _, tt := range []struct{ op, typ, want string }{
+		{"MUL_MAT", "q4_0", KindInt8Dot}, {"MUL_MAT", "q4_K", KindInt8Dot}, {"MUL_MAT_ID", "q6_K", KindInt8Dot},
+		{"MUL_MAT", "q8_0", KindInt8Dot}, {"MUL_MAT", "q4_1", KindInt8Dot},
+		{"MUL_MAT", "f32", KindF32FMA}, {"MUL_MAT", "f16", KindF32FMA}, {"MUL_MAT", "bf16", KindF32FMA},
+		{"FLASH_ATTN_EXT", "q8_0", KindF32FMA}, {"MUL_MAT", "bogus", KindF32FMA},
+	} {
+		if got := ComputeKind(tt.op, tt.typ); got != tt.want {
+			t.Errorf("ComputeKind(%s, %s) = %s, want %s", tt.op, tt.typ, got, tt.want)
+		}
 	}
 }

@@ -205,7 +205,7 @@ func Derive(r *Record, roof *Roofline, cacheBytes int64) {
 	if roof == nil || r.Flops == 0 {
 		return
 	}
-	if g, which, ok := roof.Attainable(r.Threads, r.Intensity, r.Bytes, cacheBytes); ok && g > 0 {
+	if g, which, ok := roof.Attainable(r.Threads, ComputeKind(r.Op, r.Type), r.Intensity, r.Bytes, cacheBytes); ok && g > 0 {
 		r.RoofGFLOPS, r.Roof, r.RooflinePct = g, which, 100*r.GFLOPS/g
 	}
 }

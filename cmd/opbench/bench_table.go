@@ -44,7 +44,7 @@ func writeSweepTable(w io.Writer, rs []bench.Record) error {
 			row = append(row, "emulated", "-", "-", "-", "-", intensity(r), "-")
 		case r.Timed():
 			row = append(row, seconds(r.Median), fmt.Sprintf("%.1f%%", 100*r.Stddev/r.Mean), strconv.Itoa(len(r.Samples)),
-				rate(r.GFLOPS, r.Flops > 0), rate(r.GBPS, true), intensity(r), pct(r.RooflinePct))
+				rate(r.GFLOPS, r.Flops > 0), rate(r.GBPS, true), intensity(r), roofPct(r))
 		default:
 			row = append(row, "-", "-", "-", "-", "-", "-", "-")
 		}
@@ -98,9 +98,11 @@ func intensity(r bench.Record) string {
 	return fmt.Sprintf("%.2f", r.Intensity)
 }
 
-func pct(p float64) string {
-	if p <= 0 {
+// roofPct is a record's share of its roofline bound and the ceiling that
+// sets it: "34% int8", "80% dram".
+func roofPct(r bench.Record) string {
+	if r.RooflinePct <= 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f%%", p)
+	return fmt.Sprintf("%.0f%% %s", r.RooflinePct, r.Roof)
 }

@@ -38,6 +38,11 @@ Points come from flags (-op with -type and sizes), from -preset (model
 layer shapes), or from a sweep file (-f). Sizes take comma-separated
 values; lo..hi doubles from lo to hi (1..512 is 1,2,4,...,512).
 
+The "% roof" column is the point's GFLOP/s over its roofline bound and the
+ceiling that sets it: compute (the f32 FMA peak), int8 (the integer dot
+product peak, for the quantized matrix products), cache or dram (read
+bandwidth times the point's FLOP per byte).
+
 Writes a table to stdout, a progress line per point to stderr (a bar on a
 terminal), and NAME.json and NAME.csv under -out with the machine (cpuid
 model and flags, cores, memory), Go version, commit, date, protocol,
