@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -56,7 +58,7 @@ func checkOutput(o Output, inputs []Input, earlier []Output) error {
 	switch {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("%s is a folder, not a file", o.Path)
-	case err != nil && !errors.Is(err, os.ErrNotExist):
+	case err != nil && !missing(err):
 		return err
 	}
 	for _, in := range inputs {
@@ -76,31 +78,44 @@ func checkOutput(o Output, inputs []Input, earlier []Output) error {
 }
 
 // CheckFolder checks that dir is a folder that takes new files (a
-// command's output folder, such as opbench sweep's -out); it need not
-// exist when its parent does (the command creates it). The error is a
-// *UsageError naming flag.
+// command's output folder, such as opbench sweep's -out), or that it can
+// be made: the nearest folder above it that exists takes new files. The
+// error is a *UsageError naming flag.
 func CheckFolder(flag, dir string) error {
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		err = checkFolder(filepath.Dir(dir))
-	case err != nil:
-	case !st.IsDir():
-		err = fmt.Errorf("%s is not a folder", dir)
-	default:
-		err = checkFolder(dir)
+	d := dir
+	for {
+		st, err := os.Stat(d)
+		if missing(err) && filepath.Dir(d) != d {
+			d = filepath.Dir(d)
+			continue
+		}
+		if err == nil && !st.IsDir() {
+			err = fmt.Errorf("%s is not a folder", d)
+		}
+		if err == nil {
+			err = checkFolder(d)
+		}
+		if err != nil {
+			return &UsageError{Flag: flag, Msg: err.Error()}
+		}
+		return nil
 	}
-	if err != nil {
-		return &UsageError{Flag: flag, Msg: err.Error()}
-	}
-	return nil
 }
 
 // checkFolder checks that dir exists and that a file can be created in
 // it.
 func checkFolder(dir string) error {
 	st, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
+	if missing(err) {
+		// Name a file in the way, if any.
+		for d := filepath.Dir(dir); d != filepath.Dir(d); d = filepath.Dir(d) {
+			if st, err := os.Stat(d); err == nil {
+				if !st.IsDir() {
+					return fmt.Errorf("%s is not a folder", d)
+				}
+				break
+			}
+		}
 		return fmt.Errorf("folder %s does not exist", dir)
 	}
 	if err != nil {
@@ -118,6 +133,12 @@ func checkFolder(dir string) error {
 	return nil
 }
 
+// missing reports whether err says a path does not exist: no such file,
+// or a file where the path needs a folder.
+func missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
 // same reports whether paths a and b name one existing file, or are the
 // same path once cleaned (for files not yet written).
 func same(a, b string) bool {
@@ -132,7 +153,9 @@ func same(a, b string) bool {
 }
 
 // An AtomicFile is an output file written under a temporary name in the
-// folder of its path (NAME.tmpNNN) and renamed to the path by Commit, so
+// folder of its path (STEM.tmpNNN.EXT for STEM.EXT, so that a program
+// that goes by the extension, such as Graphviz's dot, can write it) and
+// renamed to the path by Commit, so
 // that the path holds either what it held before or the whole new file,
 // never a part. Abort, an error or SIGINT/SIGTERM before Commit removes
 // the temporary file (see the package's signal handling).
@@ -144,7 +167,9 @@ type AtomicFile struct {
 
 // CreateAtomic starts the output file path.
 func CreateAtomic(path string) (*AtomicFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	base := filepath.Base(path)
+	ext := filepath.Ext(base)
+	f, err := os.CreateTemp(filepath.Dir(path), strings.TrimSuffix(base, ext)+".tmp*"+ext)
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +196,50 @@ func (f *AtomicFile) Commit() error {
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), f.path)
+	}
+	if err != nil {
+		f.Abort()
+		return fmt.Errorf("writing %s: %w", f.path, err)
+	}
+	f.done = true
+	untrack(f.Name())
+	return nil
+}
+
+// SetPath changes the path the file becomes, in the same folder, such as
+// to try another name after CommitNew found one taken.
+func (f *AtomicFile) SetPath(path string) { f.path = path }
+
+// CommitNew is Commit, except that it gives the file its path only when
+// no file has that path: otherwise it returns an error wrapping
+// fs.ErrExist and leaves the file uncommitted, so that the caller can
+// SetPath another path and try again. Where the file system has hard
+// links, taking the path is atomic: of two processes that commit to one
+// path, one gets it, the other the error.
+func (f *AtomicFile) CommitNew() error {
+	if f.done {
+		return errors.New("cli: AtomicFile committed twice")
+	}
+	err := f.File.Close()
+	if errors.Is(err, os.ErrClosed) {
+		err = nil
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Link(f.Name(), f.path)
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			return fmt.Errorf("writing %s: %w", f.path, err)
+		case err == nil:
+			os.Remove(f.Name())
+		default: // no hard links here: look, then rename
+			if _, serr := os.Lstat(f.path); serr == nil {
+				return fmt.Errorf("writing %s: %w", f.path, fs.ErrExist)
+			}
+			err = os.Rename(f.Name(), f.path)
+		}
 	}
 	if err != nil {
 		f.Abort()

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,11 +50,14 @@ func TestCheckOutputs(t *testing.T) {
 	if err := CheckFolder("out", filepath.Join(dir, "new")); err != nil {
 		t.Errorf("new folder: %v", err)
 	}
-	if err := CheckFolder("out", filepath.Join(dir, "no", "new")); err == nil {
-		t.Error("folder in a missing folder: no error")
+	if err := CheckFolder("out", filepath.Join(dir, "no", "new")); err != nil {
+		t.Errorf("new folders: %v", err)
 	}
 	if err := CheckFolder("out", in); err == nil {
 		t.Error("a file as folder: no error")
+	}
+	if err := CheckFolder("out", filepath.Join(in, "sub")); err == nil {
+		t.Error("a folder in a file: no error")
 	}
 }
 
@@ -112,5 +116,33 @@ func TestAtomicFile(t *testing.T) {
 	pending.Unlock()
 	if n != 0 || ch != nil {
 		t.Errorf("%d files still tracked, signals held: %v", n, ch != nil)
+	}
+}
+
+func TestCommitNew(t *testing.T) {
+	dir := t.TempDir()
+	taken := filepath.Join(dir, "a.json")
+	os.WriteFile(taken, []byte("first"), 0o644)
+	f, err := CreateAtomic(taken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(f, "second")
+	if err := f.CommitNew(); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("CommitNew onto a taken path: %v", err)
+	}
+	if b, _ := os.ReadFile(taken); string(b) != "first" {
+		t.Errorf("the taken file is now %q", b)
+	}
+	other := filepath.Join(dir, "a-2.json")
+	f.SetPath(other)
+	if err := f.CommitNew(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(other); string(b) != "second" {
+		t.Errorf("%q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("left %v", ents)
 	}
 }

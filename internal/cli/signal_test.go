@@ -49,7 +49,7 @@ func TestSignalRemovesTemporary(t *testing.T) {
 		}
 		tmp, err := bufio.NewReader(stdout).ReadString('\n')
 		tmp = strings.TrimSpace(tmp)
-		if err != nil || !strings.HasPrefix(filepath.Base(tmp), "out.bin.tmp") {
+		if err != nil || !strings.HasPrefix(filepath.Base(tmp), "out.tmp") || !strings.HasSuffix(tmp, ".bin") {
 			cmd.Process.Kill()
 			t.Fatalf("child said %q, %v", tmp, err)
 		}
