@@ -13,6 +13,7 @@ import (
 
 	"github.com/kernbench/kernbench/internal/cli"
 	shared "github.com/kernbench/kernbench/internal/testdata"
+	"github.com/kernbench/kernbench/internal/testdata/testmodel"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/tokenizer"
@@ -468,7 +469,7 @@ func TestEmptyChunks(t *testing.T) {
 // chunk and position and the first node whose output is not finite, not
 // PPL = NaN.
 func TestNaNWeight(t *testing.T) {
-	path := shared.Poisoned(t, "stories260K.gguf", "blk.3.attn_q.weight", float32(math.Inf(1)))
+	path := testmodel.Poisoned(t, "stories260K.gguf", "blk.3.attn_q.weight", float32(math.Inf(1)))
 	text, _ := wikiText(t, 700)
 	base := filepath.Join(t.TempDir(), "base.kld")
 	code, stdout, errs := runCmd("-m", path, "-f", text, "-c", "64", "-kld-base", base)

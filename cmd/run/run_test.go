@@ -12,6 +12,7 @@ import (
 
 	"github.com/kernbench/kernbench/internal/cli"
 	shared "github.com/kernbench/kernbench/internal/testdata"
+	"github.com/kernbench/kernbench/internal/testdata/testmodel"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/ops/registry"
@@ -459,7 +460,7 @@ func TestMetalEmuGreedy(t *testing.T) {
 // naming the first node that went non-finite (its layer and op), not
 // text sampled from NaNs.
 func TestNaNWeight(t *testing.T) {
-	path := shared.Poisoned(t, "stories260K.gguf", "blk.2.ffn_up.weight", float32(math.NaN()))
+	path := testmodel.Poisoned(t, "stories260K.gguf", "blk.2.ffn_up.weight", float32(math.NaN()))
 	code, _, errs := runCmd("-m", path, "-p", "Once upon a time", "-n", "4", "-temp", "0")
 	if code != cli.ExitFailure {
 		t.Fatalf("exit %d, want 1; stderr %q", code, errs)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	shared "github.com/kernbench/kernbench/internal/testdata"
+	"github.com/kernbench/kernbench/internal/testdata/testmodel"
 )
 
 // testdata returns the path of a file in shared/testdata, found by walking
@@ -291,7 +292,7 @@ func TestOutputNeverAnInput(t *testing.T) {
 // TestNaNWeight: NaN logits are an error naming the first node whose
 // output is not finite.
 func TestNaNWeight(t *testing.T) {
-	path := shared.Poisoned(t, "stories260K.gguf", "output_norm.weight", float32(math.NaN()))
+	path := testmodel.Poisoned(t, "stories260K.gguf", "output_norm.weight", float32(math.NaN()))
 	rc, _, errs := trace("-m", path, "-n", "3")
 	if rc != 1 || !strings.Contains(errs, "the logits are not finite") || !strings.Contains(errs, "RMS_NORM") && !strings.Contains(errs, "MUL(f32)") {
 		t.Errorf("exit %d, stderr %q", rc, errs)

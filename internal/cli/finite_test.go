@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/kernbench/kernbench/internal/testdata"
+	"github.com/kernbench/kernbench/internal/testdata/testmodel"
 	"github.com/kernbench/kernbench/model"
 )
 
@@ -19,7 +19,7 @@ func TestCheckLogits(t *testing.T) {
 	if i := FirstNonFiniteLogit([]float32{0, float32(math.Inf(-1))}); i != 1 {
 		t.Errorf("FirstNonFiniteLogit = %d", i)
 	}
-	path := testdata.Poisoned(t, "stories260K.gguf", "blk.4.ffn_gate.weight", float32(math.NaN()))
+	path := testmodel.Poisoned(t, "stories260K.gguf", "blk.4.ffn_gate.weight", float32(math.NaN()))
 	m, err := model.Load(path)
 	if err != nil {
 		t.Fatal(err)
