@@ -35,11 +35,11 @@ bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) $(PKGS)
 
 roofline:
-	$(GO) run ./cmd/opbench roofline -threads 1,2
+	$(GO) run ./cmd/opbench roofline -t 1,2
 
 baseline: roofline
-	$(GO) run ./cmd/opbench sweep -op mul_mat -type q4_0,q8_0 -m 4096 -n 1,512 -k 4096 -threads 2 -name baseline-mul_mat -plot
-	$(GO) run ./cmd/opbench sweep -preset llama-7b -n 1,32 -tier generic,avx2 -threads 2 -name baseline-llama-7b -plot
+	$(GO) run ./cmd/opbench sweep -op mul_mat -type q4_0,q8_0 -m 4096 -n 1,512 -k 4096 -t 2 -name baseline-mul_mat -plot
+	$(GO) run ./cmd/opbench sweep -preset llama-7b -n 1,32 -tier generic,avx2 -t 2 -name baseline-llama-7b -plot
 
 ANCHOR_OUT ?= results/anchors-run
 

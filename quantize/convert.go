@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"sync"
 
@@ -72,6 +73,22 @@ func Metadata(f *gguf.File, ft FileType) []Entry {
 // total at the end (log may be nil). A row with a NaN or an infinity is
 // an error naming the tensor and row, and leaves no file behind.
 func Quantize(in *gguf.File, outPath string, p Params, log io.Writer) (Summary, error) {
+	return quantize(in, p, log, func(md []Entry, specs []TensorSpec, fill func(int, []byte) error) (int64, error) {
+		return WriteFile(outPath, md, specs, fill)
+	})
+}
+
+// QuantizeTo is Quantize into out, an empty file open for reading and
+// writing whose out.Name() is its path (see Write), such as a temporary
+// file the caller renames into place when QuantizeTo succeeds.
+func QuantizeTo(in *gguf.File, out *os.File, p Params, log io.Writer) (Summary, error) {
+	return quantize(in, p, log, func(md []Entry, specs []TensorSpec, fill func(int, []byte) error) (int64, error) {
+		return Write(out, md, specs, fill)
+	})
+}
+
+// quantize is Quantize with the file written by write.
+func quantize(in *gguf.File, p Params, log io.Writer, write func([]Entry, []TensorSpec, func(int, []byte) error) (int64, error)) (Summary, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -117,7 +134,7 @@ func Quantize(in *gguf.File, outPath string, p Params, log io.Writer) (Summary, 
 		printDecision(log, i, len(ds), d)
 		return nil
 	}
-	sum.FileSize, err = WriteFile(outPath, Metadata(in, p.Scheme.FileType), specs, fill)
+	sum.FileSize, err = write(Metadata(in, p.Scheme.FileType), specs, fill)
 	if err != nil {
 		return sum, err
 	}

@@ -195,7 +195,9 @@ func fallback(t quant.Type, n int64) (quant.Type, string) {
 // ModelOf reads the facts the rules need from f: the layer count from
 // {arch}.block_count (else the highest blk.N in the tensor names, plus
 // one), the grouped-query factor from the head counts (1 when absent),
-// and whether output.weight exists.
+// and whether output.weight exists. A block_count below the layers the
+// tensor names show (0 in a file with blk.0.*) is an error: the rules
+// that depend on a layer's place would silently go wrong.
 func ModelOf(f *gguf.File) (Model, error) {
 	m := Model{GQA: 1}
 	arch := f.Arch()
@@ -213,6 +215,9 @@ func ModelOf(f *gguf.File) (Model, error) {
 	if n, err := f.Int(arch + ".block_count"); err == nil {
 		if n < 0 || n > 1<<20 {
 			return Model{}, fmt.Errorf("quantize: %s.block_count = %d is out of range", arch, n)
+		}
+		if int(n) < m.NLayer {
+			return Model{}, fmt.Errorf("quantize: %s.block_count = %d, but the file has tensors of layer %d (blk.%d.*): the layer rules need the true layer count", arch, n, m.NLayer-1, m.NLayer-1)
 		}
 		m.NLayer = int(n)
 	} else if !errors.Is(err, gguf.ErrKeyNotFound) {

@@ -54,12 +54,41 @@ func (s TensorSpec) size() (int64, error) {
 // unspecified, and the slice is reused for the next tensor), so only one
 // tensor's data is in memory at a time.
 //
-// The file is laid out by gguf.Writer: WriteFile first writes it with
-// zeros for the data, reads the tensor offsets back with gguf.Open (which
-// checks the layout), then writes each tensor's data in place. It works in
-// a temporary file beside path that replaces path only when everything
-// has succeeded. It returns the file's size.
+// It works in a temporary file beside path (see Write) that replaces
+// path only when everything has succeeded. It returns the file's size.
 func WriteFile(path string, md []Entry, specs []TensorSpec, fill func(i int, buf []byte) error) (size int64, err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return 0, fmt.Errorf("quantize: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if size, err = Write(tmp, md, specs, fill); err != nil {
+		return 0, err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return 0, fmt.Errorf("quantize: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, fmt.Errorf("quantize: writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return 0, fmt.Errorf("quantize: %w", err)
+	}
+	return size, nil
+}
+
+// Write is WriteFile into f, an empty file open for reading and writing
+// whose f.Name() is its path, such as a temporary file that the caller
+// renames into place once Write succeeds; f is left open. The file is
+// laid out by gguf.Writer: Write first writes it with zeros for the data,
+// reads the tensor offsets back with gguf.Open (which checks the layout),
+// then writes each tensor's data in place.
+func Write(f *os.File, md []Entry, specs []TensorSpec, fill func(i int, buf []byte) error) (size int64, err error) {
 	w := gguf.NewWriter()
 	for _, e := range md {
 		if err := w.Add(e.Key, e.Value); err != nil {
@@ -84,26 +113,15 @@ func WriteFile(path string, md []Entry, specs []TensorSpec, fill func(i int, buf
 			return 0, fmt.Errorf("quantize: %w", err)
 		}
 	}
-
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return 0, fmt.Errorf("quantize: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
+	bw := bufio.NewWriterSize(f, 1<<20)
 	size, err = w.WriteTo(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
 	if err != nil {
-		return 0, fmt.Errorf("quantize: writing %s: %w", path, err)
+		return 0, fmt.Errorf("quantize: writing %s: %w", f.Name(), err)
 	}
-	offsets, err := tensorOffsets(tmp.Name(), specs, sizes)
+	offsets, err := tensorOffsets(f.Name(), specs, sizes)
 	if err != nil {
 		return 0, err
 	}
@@ -112,18 +130,9 @@ func WriteFile(path string, md []Entry, specs []TensorSpec, fill func(i int, buf
 		if err := fill(i, b); err != nil {
 			return 0, err
 		}
-		if _, err := tmp.WriteAt(b, offsets[i]); err != nil {
-			return 0, fmt.Errorf("quantize: writing %s: %w", path, err)
+		if _, err := f.WriteAt(b, offsets[i]); err != nil {
+			return 0, fmt.Errorf("quantize: writing %s: %w", f.Name(), err)
 		}
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return 0, fmt.Errorf("quantize: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return 0, fmt.Errorf("quantize: writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return 0, fmt.Errorf("quantize: %w", err)
 	}
 	return size, nil
 }

@@ -19,6 +19,13 @@
 // Each row has its own random stream, seeded by -seed, the tensor and the
 // row, so the file does not depend on -t.
 //
+// Before writing, mkmodel prints the size of the file it is about to
+// write, and refuses one larger than 4 GiB unless -force is given
+// (llama-7b in f16 is 13.5 GB). The output is checked first (its folder
+// must take new files) and written under a temporary name that becomes
+// the file only when it is complete; an error, SIGINT or SIGTERM removes
+// it.
+//
 // Exit status: 0 on success, 1 when writing fails, 2 for a bad command
 // line.
 package main
@@ -29,10 +36,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/quantize"
 )
+
+// maxSize is the largest file mkmodel writes without -force.
+const maxSize = 4 << 30
 
 // Exit codes.
 const (
@@ -53,6 +65,7 @@ type config struct {
 	eps     float64
 	base    float64
 	verbose bool
+	force   bool
 	help    bool
 	synth
 }
@@ -94,11 +107,12 @@ func newFlags(c *config) *flag.FlagSet {
 	fs.Float64Var(&c.eps, "eps", 1e-5, "RMS norm epsilon")
 	fs.Float64Var(&c.base, "rope-base", 10000, "RoPE frequency base")
 	fs.StringVar(&c.Name, "name", "", "general.name (default: a description of the model)")
-	fs.IntVar(&c.Params.Threads, "t", 0, "threads generating rows (0: one per CPU)")
+	cli.ThreadsVar(fs, &c.Params.Threads, "threads generating rows")
 	fs.BoolVar(&c.Params.Pure, "pure", false, "no output or layer rules: every matrix gets -type's default type")
 	fs.Var(&quantize.TypeFlag{}, "output-type", "type of output.weight (overrides the rules)")
 	fs.Var(&quantize.TypeFlag{}, "token-embd-type", "type of token_embd.weight")
 	fs.BoolVar(&c.verbose, "v", false, "print every tensor, not only fallbacks")
+	fs.BoolVar(&c.force, "force", false, fmt.Sprintf("write a file larger than %d GiB", maxSize>>30))
 	return fs
 }
 
@@ -154,9 +168,6 @@ func parse(args []string) (config, error) {
 		return c, usagef("-type: unknown type %q (quantize -rules lists them)", c.typ)
 	}
 	c.Params.Scheme = s
-	if c.Params.Threads < 0 {
-		return c, usagef("-t: %d is negative", c.Params.Threads)
-	}
 	c.Params.OutputType = fs.Lookup("output-type").Value.(*quantize.TypeFlag).T
 	c.Params.TokenEmbdType = fs.Lookup("token-embd-type").Value.(*quantize.TypeFlag).T
 	if !(c.eps >= 0 && c.eps < 1) {
@@ -166,6 +177,9 @@ func parse(args []string) (config, error) {
 		return c, usagef("-rope-base: %v is not a positive number", c.base)
 	}
 	c.Eps, c.RopeBase = float32(c.eps), float32(c.base)
+	if err := cli.CheckOutputs(nil, cli.Output{Flag: "o", Path: c.out}); err != nil {
+		return c, usageError{strings.TrimPrefix(err.Error(), "flag ")}
+	}
 	return c, nil
 }
 
@@ -179,8 +193,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return exitOK
 	}
+	params, bytes := c.size()
+	if bytes > maxSize && !c.force {
+		fmt.Fprintf(stderr, "mkmodel: %s would be %s (%s parameters as %s), more than %d GiB: give -force to write it, or pick a smaller -type (mkmodel -h)\n",
+			c.out, sizeString(bytes), paramString(params), c.Params.Scheme.Name, maxSize>>30)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "mkmodel: writing %s: %s parameters as %s, %s\n", c.out, paramString(params), c.Params.Scheme.Name, sizeString(bytes))
 	start := time.Now()
-	res, err := c.synth.write(c.out, stdout, c.verbose)
+	out, err := cli.CreateAtomic(c.out)
+	if err != nil {
+		fmt.Fprintf(stderr, "mkmodel: %v\n", err)
+		return exitFailure
+	}
+	defer out.Abort()
+	res, err := c.synth.write(out.File, stdout, c.verbose)
+	if err == nil {
+		err = out.Commit()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mkmodel: %v\n", err)
 		return exitFailure
@@ -196,6 +226,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  %d tensors fell back to another type (listed above)\n", res.Fallback)
 	}
 	return exitOK
+}
+
+// size returns the parameters of the model c describes and the bytes of
+// its tensor data (the file is that and its metadata, a vocabulary's
+// worth).
+func (c config) size() (params, bytes int64) {
+	for _, d := range c.synth.plan() {
+		params += d.Elements()
+		bytes += d.Bytes(d.To)
+	}
+	return params, bytes
+}
+
+// sizeString formats a byte count: "13.5 GB (12.6 GiB)", "63.2 MB".
+func sizeString(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB (%.1f GiB)", float64(n)/1e9, float64(n)/(1<<30))
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.1f kB", float64(n)/1e3)
 }
 
 func usage(w io.Writer) {
@@ -228,6 +280,7 @@ Examples:
 
 	mkmodel -o tiny.gguf
 	mkmodel -o m100.gguf -preset 100m -type q4_0
+	mkmodel -o llama-7b.gguf -preset llama-7b -type q4_0 -force    # 3.8 GB
 	mkmodel -o x.gguf -layers 12 -embd 768 -heads 12 -kv-heads 4 -ff 2048 -vocab 32000 -ctx 2048 -type q4_K_M -seed 1
 `)
 }

@@ -328,7 +328,10 @@ func TestBadArgs(t *testing.T) {
 		{[]string{"-o", "x", "-vocab", "99999999"}, "-vocab: 99999999 is outside"},
 		{[]string{"-o", "x", "-type", "q9_9"}, `-type: unknown type "q9_9"`},
 		{[]string{"-o", "x", "-preset", "huge"}, `-preset: unknown preset "huge"`},
-		{[]string{"-o", "x", "-t", "-2"}, "-t: -2 is negative"},
+		{[]string{"-o", "x", "-t", "-2"}, `invalid value "-2" for flag -t: want 0 (one per CPU) to 4096 threads`},
+		{[]string{"-o", filepath.Join(t.TempDir(), "no", "such", "dir", "m.gguf")}, "-o: folder"},
+		{[]string{"-o", t.TempDir()}, "is a folder"},
+		{[]string{"-o", "x", "-preset", "llama-7b"}, "x would be 13.5 GB (12.6 GiB) (6.74B parameters as f16), more than 4 GiB: give -force"},
 		{[]string{"-o", "x", "-eps", "-1"}, "-eps: -1"},
 		{[]string{"-o", "x", "-rope-base", "0"}, "-rope-base: 0"},
 		{[]string{"-o", "x", "-output-type", "q8_K"}, "-output-type"},
@@ -353,10 +356,19 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// TestWriteFailure: an unwritable output is exit 1 with the error.
+// TestWriteFailure: an output that cannot be written is refused before
+// any work.
 func TestWriteFailure(t *testing.T) {
-	code, _, errOut := runArgs("-o", filepath.Join(t.TempDir(), "no", "such", "dir", "m.gguf"))
-	if code != exitFailure || !strings.Contains(errOut, "no such file or directory") {
-		t.Errorf("exit %d, stderr %q", code, errOut)
+	code, out, errOut := runArgs("-o", filepath.Join(t.TempDir(), "no", "such", "dir", "m.gguf"))
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestSizeShown: mkmodel says how large the file is before writing it.
+func TestSizeShown(t *testing.T) {
+	_, out := mk(t, "m.gguf")
+	if !strings.HasPrefix(out, "mkmodel: writing ") || !strings.Contains(strings.SplitN(out, "\n", 2)[0], " kB") {
+		t.Errorf("first line %q", strings.SplitN(out, "\n", 2)[0])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 
 	"github.com/kernbench/kernbench/ops"
@@ -226,11 +227,12 @@ type result struct {
 	Fallback int
 }
 
-// write writes the model to path: tensor by tensor, each row drawn from
-// its own seeded stream (so the file does not depend on the thread count)
+// write writes the model into out, an empty file open for reading and
+// writing (see quantize.Write): tensor by tensor, each row drawn from its
+// own seeded stream (so the file does not depend on the thread count)
 // and encoded in its type straight into the output buffer. Lines for
 // fallbacks (every tensor with verbose) go to log.
-func (m synth) write(path string, log io.Writer, verbose bool) (result, error) {
+func (m synth) write(out *os.File, log io.Writer, verbose bool) (result, error) {
 	v, err := buildVocab(m.Vocab)
 	if err != nil {
 		return result{}, fmt.Errorf("-vocab: %w", err)
@@ -260,7 +262,7 @@ func (m synth) write(path string, log io.Writer, verbose bool) (result, error) {
 		}
 		return nil
 	}
-	res.FileSize, err = quantize.WriteFile(path, m.metadata(v), specs, fill)
+	res.FileSize, err = quantize.Write(out, m.metadata(v), specs, fill)
 	return res, err
 }
 

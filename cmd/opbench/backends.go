@@ -23,6 +23,12 @@ Lists every registered backend and each of its variants (the CPU's kernel
 tiers), each a backend of its own for validate and sweep ("cpu-avx2"),
 with whether it can open on this machine and, where it cannot, why.
 "-backend all" in validate and sweep means every one marked yes.
+
+Examples:
+
+	opbench backends
+	opbench validate -backend all -op mul_mat    # every one marked yes
+	opbench validate -backend cpu -tier generic  # one CPU tier
 `
 
 // runBackends is "opbench backends".

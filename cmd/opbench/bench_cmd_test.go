@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,7 @@ func TestBenchCommandsHelp(t *testing.T) {
 		"sweep":    {"Examples:", "opbench sweep -op mul_mat -type q4_0,q8_0,q4_K -m 4096 -n 1,8,32,512", "-preset", "-tier", "Sweep file", "llama-3-8b", "mul_mat        m=4096"},
 		"compare":  {"Examples:", "Mann-Whitney", "-fail-on-regression", "-alpha"},
 		"plot":     {"Examples:", "roofline", "-x", "-o"},
-		"roofline": {"Examples:", "VFMADD231PS", "-threads", "-dram-bytes"},
+		"roofline": {"Examples:", "VFMADD231PS", "-t", "-dram-bytes"},
 	}
 	for cmd, wants := range tests {
 		code, out, errOut := runArgs(cmd, "-h")
@@ -57,8 +58,10 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"sweep", "-op", "rms_norm", "-m", "4"}, "-m: rms_norm has no size m"},
 		{[]string{"sweep", "-op", "mul_mat", "-k", "100"}, "k=100"},
 		{[]string{"sweep", "-op", "mul_mat", "-tier", "avx9"}, `-tier: unknown tier "avx9"`},
-		{[]string{"sweep", "-op", "mul_mat", "-threads", "0"}, "-threads: 0 is not positive"},
-		{[]string{"sweep", "-op", "mul_mat", "-threads", "99999"}, "-threads: 99999 is too many"},
+		{[]string{"sweep", "-op", "mul_mat", "-t", "-1"}, `invalid value "-1" for flag -t: want 0 (one per CPU) to 4096 threads`},
+		{[]string{"sweep", "-op", "mul_mat", "-threads", "99999"}, `invalid value "99999" for flag -threads: want 0 (one per CPU) to 4096 threads`},
+		{[]string{"sweep", "-op", "mul_mat", "-out", "/dev/null/x"}, "flag -out: /dev/null is not a folder"},
+		{[]string{"sweep", "-op", "mul_mat", "-cpuprofile", "/dev/null"}, "flag -cpuprofile: /dev/null is not a folder"},
 		{[]string{"sweep", "-op", "mul_mat", "-time", "-1s"}, "-time: -1s is not a positive duration"},
 		{[]string{"sweep", "-op", "mul_mat", "-time", "soon"}, `invalid value "soon" for flag -time`},
 		{[]string{"sweep", "-op", "mul_mat", "-min-samples", "2"}, "-min-samples: 2 is below 3"},
@@ -84,7 +87,9 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"plot", "-x", "zz", "a.json"}, `-x: unknown size "zz"`},
 		{[]string{"plot", "-y", "furlongs", "a.json"}, `-y: unknown metric "furlongs"`},
 		{[]string{"plot", "/nonexistent/a.json"}, "no such file"},
-		{[]string{"roofline", "-threads", "0"}, "-threads: 0 is not positive"},
+		{[]string{"roofline", "-t", "1,-1"}, `invalid value "1,-1" for flag -t`},
+		{[]string{"roofline", "-json", "/nonexistent/r.json"}, "flag -json: folder /nonexistent does not exist"},
+		{[]string{"roofline", "-out", "/dev/null"}, "flag -out: /dev/null is not a folder"},
 		{[]string{"roofline", "-time", "0s"}, "-time: 0s is not a positive duration"},
 		{[]string{"roofline", "-cache-bytes", "1"}, "-cache-bytes:"},
 		{[]string{"roofline", "-dram-bytes", "1T"}, "-dram-bytes:"},
@@ -111,7 +116,7 @@ func TestBenchBadFlags(t *testing.T) {
 
 func TestParseSweep(t *testing.T) {
 	cfg, help, err := parseSweep([]string{"-op", "mul_mat", "-type", "q4_0,q8_0", "-m", "4096", "-n", "1..8", "-k", "4096,14336",
-		"-threads", "1,2,2", "-tier", "generic", "-time", "300ms", "-min-samples", "7", "-cost-flops", "1e10", "-max-mem", "2G", "-ref-budget", "-1", "-plot"})
+		"-t", "1,2,2", "-tier", "generic", "-time", "300ms", "-min-samples", "7", "-cost-flops", "1e10", "-max-mem", "2G", "-ref-budget", "-1", "-plot"})
 	if err != nil || help {
 		t.Fatal(err, help)
 	}
@@ -130,7 +135,7 @@ func TestParseSweep(t *testing.T) {
 	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err = parseSweep([]string{"-f", path, "-threads", "2"})
+	cfg, _, err = parseSweep([]string{"-f", path, "-t", "2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +185,7 @@ func TestParseSweep(t *testing.T) {
 func TestSweepPlotCompare(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := runArgs("sweep", "-op", "mul_mat,rms_norm", "-type", "q8_0", "-m", "32", "-k", "256", "-n", "1,2",
-		"-threads", "1", "-time", "20ms", "-roofline", "off", "-out", dir, "-name", "t", "-plot")
+		"-t", "1", "-time", "20ms", "-roofline", "off", "-out", dir, "-name", "t", "-plot")
 	if code != exitOK {
 		t.Fatalf("sweep: code %d\n%s\n%s", code, out, errOut)
 	}
@@ -216,7 +221,7 @@ func TestSweepPlotCompare(t *testing.T) {
 		t.Fatalf("csv: %v", err)
 	}
 
-	code, out, errOut = runArgs("plot", filepath.Join(dir, "t.json"), "-o", filepath.Join(dir, "charts"), "-x", "n")
+	code, out, errOut = runArgs("plot", filepath.Join(dir, "t.json"), "-out", filepath.Join(dir, "charts"), "-x", "n")
 	if code != exitOK || strings.Count(out, "wrote ") != 6 {
 		t.Errorf("plot: code %d\n%s\n%s", code, out, errOut)
 	}
@@ -276,7 +281,7 @@ func TestSweepPlotCompare(t *testing.T) {
 
 func TestRooflineCommand(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := runArgs("roofline", "-threads", "1", "-time", "5ms", "-dram-bytes", "4M", "-cache-bytes", "32K", "-out", dir)
+	code, out, errOut := runArgs("roofline", "-t", "1", "-time", "5ms", "-dram-bytes", "4M", "-cache-bytes", "32K", "-out", dir)
 	if code != exitOK {
 		t.Fatalf("roofline: code %d\n%s\n%s", code, out, errOut)
 	}
@@ -293,7 +298,7 @@ func TestRooflineCommand(t *testing.T) {
 
 	// A sweep in that folder takes the roofline from it and rates its
 	// points against it.
-	code, out, errOut = runArgs("sweep", "-op", "mul_mat", "-type", "f32", "-m", "64", "-n", "4", "-k", "64", "-threads", "1",
+	code, out, errOut = runArgs("sweep", "-op", "mul_mat", "-type", "f32", "-m", "64", "-n", "4", "-k", "64", "-t", "1",
 		"-time", "10ms", "-out", dir, "-name", "r")
 	if code != exitOK || !strings.Contains(errOut, "roofline: from "+path) {
 		t.Fatalf("sweep: code %d\n%s\n%s", code, out, errOut)
@@ -310,7 +315,7 @@ func TestRooflineCommand(t *testing.T) {
 		t.Errorf("missing roofline file: code %d %q", code, errOut)
 	}
 
-	code, out, _ = runArgs("roofline", "-threads", "1", "-time", "5ms", "-dram-bytes", "4M", "-out", "", "-json", "-")
+	code, out, _ = runArgs("roofline", "-t", "1", "-time", "5ms", "-dram-bytes", "4M", "-out", "", "-json", "-")
 	if code != exitOK || !strings.HasPrefix(out, "{") || !strings.Contains(out, `"schema": "kernbench-roofline/v1"`) {
 		t.Errorf("-json -: code %d\n%.300s", code, out)
 	}
@@ -360,7 +365,7 @@ func TestSweepCPUProfile(t *testing.T) {
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "prof")
 	code, out, errOut := runArgs("sweep", "-op", "mul_mat", "-type", "q4_0", "-m", "64", "-k", "256", "-n", "1,8",
-		"-threads", "1", "-time", "50ms", "-roofline", "off", "-out", dir, "-name", "p", "-cpuprofile", prof)
+		"-t", "1", "-time", "50ms", "-roofline", "off", "-out", dir, "-name", "p", "-cpuprofile", prof)
 	if code != exitOK {
 		t.Fatalf("sweep: code %d\n%s\n%s", code, out, errOut)
 	}
@@ -379,5 +384,91 @@ func TestSweepCPUProfile(t *testing.T) {
 		if _, err := profile.ParseData(data); err != nil {
 			t.Errorf("%s: %v", bench.ProfileName(r), err)
 		}
+	}
+}
+
+// smallSweep runs a quick sweep into dir (named name, or the default
+// name for "") and returns its output.
+func smallSweep(t *testing.T, dir, name string) string {
+	t.Helper()
+	args := []string{"sweep", "-op", "rms_norm", "-k", "256", "-n", "1,2", "-t", "1", "-time", "5ms", "-min-samples", "3", "-roofline", "off", "-out", dir}
+	if name != "" {
+		args = append(args, "-name", name)
+	}
+	code, out, errOut := runArgs(args...)
+	if code != exitOK {
+		t.Fatalf("sweep: code %d\n%s\n%s", code, out, errOut)
+	}
+	return out
+}
+
+// TestPlotBadSizes: a record whose size is 0 or negative is refused with
+// its place named, not a panic and a 0-byte PNG; -o still works, with a
+// warning that names -out.
+func TestPlotBadSizes(t *testing.T) {
+	dir := t.TempDir()
+	smallSweep(t, dir, "t")
+	raw, err := os.ReadFile(filepath.Join(dir, "t.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"0", "-4"} {
+		bad := bytes.Replace(raw, []byte(`"k": 256`), []byte(`"k": `+v), 1)
+		if bytes.Equal(bad, raw) {
+			t.Fatalf("no \"k\": 256 in %s", raw)
+		}
+		path := filepath.Join(dir, "bad.json")
+		os.WriteFile(path, bad, 0o644)
+		charts := filepath.Join(dir, "charts"+v)
+		code, out, errOut := runArgs("plot", "-out", charts, path)
+		if code != exitUsage || !strings.Contains(errOut, "record 1 (RMS_NORM f32 k=256,n=1): size k is "+v+": sizes must be positive") {
+			t.Errorf("k %s: code %d, stdout %q, stderr %q", v, code, out, errOut)
+		}
+		if ents, _ := os.ReadDir(charts); len(ents) != 0 {
+			t.Errorf("k %s: wrote %v", v, ents)
+		}
+	}
+	code, out, errOut := runArgs("plot", "-o", filepath.Join(dir, "c"), filepath.Join(dir, "t.json"))
+	if code != exitOK || !strings.Contains(errOut, "opbench plot: -o is deprecated: use -out") || !strings.Contains(out, "wrote "+filepath.Join(dir, "c", "t-rms_norm.png")) {
+		t.Errorf("-o: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestSweepNamesUnique: sweeps started in the same second into one folder
+// get names of their own; -name replaces its files, never an input.
+func TestSweepNamesUnique(t *testing.T) {
+	at := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	now = func() time.Time { return at }
+	defer func() { now = time.Now }()
+	dir := t.TempDir()
+	smallSweep(t, dir, "")
+	first, err := os.ReadFile(filepath.Join(dir, "sweep-20250304-050607.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := smallSweep(t, dir, "")
+	if !strings.Contains(out, "sweep-20250304-050607-2.json") {
+		t.Errorf("second sweep: %s", out)
+	}
+	smallSweep(t, dir, "")
+	if b, _ := os.ReadFile(filepath.Join(dir, "sweep-20250304-050607.json")); !bytes.Equal(b, first) {
+		t.Error("the first sweep's records changed")
+	}
+	for _, f := range []string{"-2.json", "-2.csv", "-3.json", "-3.csv", ".csv"} {
+		if _, err := os.Stat(filepath.Join(dir, "sweep-20250304-050607"+f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 6 {
+		t.Errorf("files %v", ents)
+	}
+	// -name replaces its own files, but not the sweep file it reads.
+	smallSweep(t, dir, "x")
+	smallSweep(t, dir, "x")
+	spec := filepath.Join(dir, "spec.json")
+	os.WriteFile(spec, []byte(`{"sweeps": [{"ops": ["rms_norm"], "dims": {"k": [256], "n": [1]}}]}`), 0o644)
+	code, _, errOut := runArgs("sweep", "-f", spec, "-out", dir, "-name", "spec", "-time", "5ms", "-roofline", "off")
+	if code != exitUsage || !strings.Contains(errOut, "is the input "+spec+" (-f)") {
+		t.Errorf("-name onto -f: code %d, stderr %q", code, errOut)
 	}
 }

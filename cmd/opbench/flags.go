@@ -142,3 +142,10 @@ func flagError(err error) error {
 	msg, _, _ = strings.Cut(msg, "\n")
 	return errors.New(msg)
 }
+
+// warn writes a line for each deprecated spelling a command line used.
+func warn(stderr io.Writer, cmd string, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "opbench %s: %s\n", cmd, w)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/kernbench/kernbench/bench"
 	"github.com/kernbench/kernbench/bench/chart"
 	"github.com/kernbench/kernbench/bench/ggmlperf"
+	"github.com/kernbench/kernbench/internal/cli"
 )
 
 const ggmlHelp = `Usage: opbench ggml -ggml PATH [sweep's flags]
@@ -41,7 +42,7 @@ kernbench's side is validated against the float64 reference, once per
 point; ggml's output is not seen ("external").
 
 test-backend-ops runs ggml's CPU backend with one thread per CPU and has no
-flag for it, so kernbench runs with as many (-threads must be left at its
+flag for it, so kernbench runs with as many (-t must be left at its
 default). Stop other work on the machine while this runs.
 
 Writes the ratio table to stdout (ggml's median time over kernbench's:
@@ -100,7 +101,7 @@ func parseGGML(args []string) (cfg ggmlConfig, help bool, err error) {
 		return cfg, false, errors.New("-ggml: name ggml's test-backend-ops (or set $KERNBENCH_GGML); see README.md, \"Side by side with ggml\"")
 	}
 	if len(cfg.threads) != 1 || cfg.threads[0] != runtime.NumCPU() {
-		return cfg, false, fmt.Errorf("-threads: test-backend-ops runs ggml's CPU backend on every CPU (%d here) and has no flag for it; leave -threads at its default", runtime.NumCPU())
+		return cfg, false, fmt.Errorf("-t: test-backend-ops runs ggml's CPU backend on every CPU (%d here) and has no flag for it; leave -t at its default", runtime.NumCPU())
 	}
 	if cfg.profileDir != "" {
 		return cfg, false, errors.New("-cpuprofile: profile with opbench sweep; ggml times the same points in alternation here")
@@ -158,13 +159,22 @@ func runGGML(args []string, stdout, stderr io.Writer) int {
 	if out == "" {
 		out = filepath.Join("results", machine.ID)
 	}
+	if err := cli.CheckFolder("out", out); err != nil {
+		return usageError(stderr, "ggml", err)
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "opbench ggml: -out: %v\n", err)
 		return exitFailure
 	}
-	name := cfg.name
+	name, unique := cfg.name, false
 	if name == "" {
-		name = "ggml-" + time.Now().Format("20060102-150405")
+		name, unique = "ggml-"+now().Format("20060102-150405"), true
+	}
+	if !unique {
+		// A named run replaces its files, but never an input.
+		if err := cli.CheckOutputs(cfg.inputs, cli.Output{Flag: "name", Path: filepath.Join(out, name+".json")}, cli.Output{Flag: "name", Path: filepath.Join(out, name+".csv")}); err != nil {
+			return usageError(stderr, "ggml", err)
+		}
 	}
 	side, sideNotes := ggmlperf.NewSide(bin, points, runtime.NumCPU(), "")
 	for _, n := range sideNotes {
@@ -220,7 +230,7 @@ func runGGML(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "opbench ggml: %v\n", err)
 		return exitFailure
 	}
-	paths, err := writeSet(set, out, name)
+	paths, name, err := writeSet(set, out, name, unique)
 	if err != nil {
 		fmt.Fprintf(stderr, "opbench ggml: %v\n", err)
 		return exitFailure
@@ -242,7 +252,7 @@ func runGGML(args []string, stdout, stderr io.Writer) int {
 			fig.Name = "speedup-" + r.backend
 			figs = append(figs, fig)
 		}
-		ps, err := chart.WriteFiles(figs, out, name)
+		ps, err := writeCharts(figs, out, name)
 		paths = append(paths, ps...)
 		if err != nil {
 			fmt.Fprintf(stderr, "opbench ggml: plot: %v\n", err)

@@ -132,7 +132,7 @@ func TestGGMLBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"-op", "rms_norm"}, "-ggml: name ggml's test-backend-ops"},
-		{[]string{"-ggml", bin, "-op", "rms_norm", "-threads", "1,2"}, "-threads: test-backend-ops runs"},
+		{[]string{"-ggml", bin, "-op", "rms_norm", "-t", "1,2"}, "-t: test-backend-ops runs"},
 		{[]string{"-ggml", bin, "-op", "rms_norm", "-rounds", "0"}, "-rounds: 0"},
 		{[]string{"-ggml", bin, "-op", "rms_norm", "-cpuprofile", "x"}, "-cpuprofile"},
 		{[]string{"-ggml", bin, "-op", "rms_norm", "-goal", "-1"}, "-goal"},

@@ -92,10 +92,10 @@ Examples:
 	opbench validate                          # every case on the CPU
 	opbench validate -op mul_mat -type q4_0   # one op, one type
 	opbench validate -op soft_max,flash_attn_ext -v
-	opbench sweep -op mul_mat -type q4_0,q8_0 -m 4096 -n 1,512 -k 4096 -threads 2
+	opbench sweep -op mul_mat -type q4_0,q8_0 -m 4096 -n 1,512 -k 4096 -t 2
 	opbench plot results/<machine-id>/sweep-<date>.json
 	opbench compare base.json new.json -fail-on-regression
-	opbench roofline -threads 1,2
+	opbench roofline -t 1,2
 	opbench backends                          # what -backend takes, and what can open here
 
 Run "opbench <command> -h" for a command's flags.

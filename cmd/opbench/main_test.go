@@ -34,7 +34,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"help"}, exitOK, "Examples:", ""},
 		{[]string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
 		{[]string{"validate", "-h"}, exitOK, "opbench validate -op mul_mat,soft_max", ""},
-		{[]string{"validate", "-help"}, exitOK, "-threads", ""},
+		{[]string{"validate", "-help"}, exitOK, "deprecated spelling of -t", ""},
 	}
 	for _, tt := range tests {
 		code, out, errOut := runArgs(tt.args...)
@@ -59,7 +59,10 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-backend", "cpu-sse9"}, `-backend: backend cpu has no variant "sse9"`},
 		{[]string{"-backend", ""}, "no backend named"},
 		{[]string{"-tier", "sse9"}, `-tier: unknown tier "sse9" of backend cpu`},
-		{[]string{"-threads", "-1"}, "-threads: -1 is negative"},
+		{[]string{"-threads", "-1"}, `invalid value "-1" for flag -threads: want 0 (one per CPU) to 4096 threads`},
+		{[]string{"-t", "-1"}, `invalid value "-1" for flag -t`},
+		{[]string{"-json", "/missing/dir/x.json"}, "flag -json: folder /missing/dir does not exist"},
+		{[]string{"-json", "/dev/null/x.json"}, "flag -json: /dev/null is not a folder"},
 		{[]string{"-threads", "many"}, `invalid value "many"`},
 		{[]string{"-nosuch"}, "-nosuch"},
 		{[]string{"stray"}, `unexpected argument "stray"`},
@@ -76,7 +79,7 @@ func TestBadFlags(t *testing.T) {
 }
 
 func TestParseValidate(t *testing.T) {
-	cfg, help, err := parseValidate([]string{"-op", "MUL_MAT, soft_max", "-type", "q4_K,f16", "-threads", "3", "-case", "n=1", "-v", "-large", "-json", "x.json"})
+	cfg, help, err := parseValidate([]string{"-op", "MUL_MAT, soft_max", "-type", "q4_K,f16", "-t", "3", "-case", "n=1", "-v", "-large", "-json", "x.json"})
 	if err != nil || help {
 		t.Fatal(err, help)
 	}
@@ -125,7 +128,7 @@ func TestParseValidate(t *testing.T) {
 }
 
 func TestValidatePasses(t *testing.T) {
-	code, out, errOut := runArgs("validate", "-op", "rms_norm,add", "-threads", "1")
+	code, out, errOut := runArgs("validate", "-op", "rms_norm,add", "-t", "1")
 	if code != exitOK {
 		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
 	}
@@ -138,7 +141,7 @@ func TestValidatePasses(t *testing.T) {
 
 func TestValidateJSON(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.json")
-	code, _, errOut := runArgs("validate", "-op", "swiglu", "-threads", "2", "-json", path)
+	code, _, errOut := runArgs("validate", "-op", "swiglu", "-t", "2", "-json", path)
 	if code != exitOK {
 		t.Fatalf("code %d: %s", code, errOut)
 	}
@@ -334,7 +337,7 @@ func TestValidateAll(t *testing.T) {
 		registry.Entry{Name: "absent", Available: func() error { return errors.New("no device found") },
 			Open: func(registry.Config) (ops.Backend, error) { return nil, errors.New("unreachable") }},
 	)
-	code, out, errOut := runArgs("validate", "-backend", "all", "-tier", "generic", "-op", "swiglu", "-threads", "1", "-json", "-")
+	code, out, errOut := runArgs("validate", "-backend", "all", "-tier", "generic", "-op", "swiglu", "-t", "1", "-json", "-")
 	if code != exitOK {
 		t.Fatalf("code %d:\n%s\n%s", code, out, errOut)
 	}

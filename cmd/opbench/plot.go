@@ -4,12 +4,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kernbench/kernbench/bench"
 	"github.com/kernbench/kernbench/bench/chart"
+	"github.com/kernbench/kernbench/internal/cli"
 )
 
 const plotHelp = `Usage: opbench plot [flags] FILE.json
@@ -29,7 +33,9 @@ gonum/plot, as PNG and SVG:
                          in-cache read bandwidth, and the int8 dot peak.
 
 BASE is the file's name without its extension; titles name the machine,
-commit and date.
+commit and date. Every size of every record must be positive (a log
+scale has no place for 0). Charts are written atomically: a chart that
+fails leaves no file.
 
 Flags:
 `
@@ -38,20 +44,22 @@ const plotExamples = `
 Examples:
 
 	opbench plot results/amd-epyc-2c/baseline-mul_mat.json
-	opbench plot -x k -o /tmp/charts results/amd-epyc-2c/baseline-llama-7b.json
+	opbench plot -x k -out /tmp/charts results/amd-epyc-2c/baseline-llama-7b.json
 	opbench plot sweep.csv -y gbps
 `
 
 type plotConfig struct {
 	file, out string
 	opts      chart.Options
+	warnings  []string // deprecated spellings used
 }
 
 func newPlotFlagSet() (*flag.FlagSet, *string, *string, *string) {
 	fs := newFlagSet("plot")
 	x := fs.String("x", "", "`size` on the x axis: n, m, k, kv, ... (default: per op, the size with the most values)")
 	y := fs.String("y", "auto", "throughput `metric`: auto, gflops or gbps")
-	o := fs.String("o", "", "`directory` for the charts (default: the file's)")
+	o := fs.String("out", "", "`directory` for the charts (default: the file's)")
+	cli.Deprecated(fs, "o", "out")
 	return fs, x, y, o
 }
 
@@ -69,6 +77,7 @@ func parsePlot(args []string) (cfg plotConfig, help bool, err error) {
 	if cfg.out == "" {
 		cfg.out = filepath.Dir(cfg.file)
 	}
+	cfg.warnings = cli.Warnings(fs)
 	known := dimNames()
 	if *x != "" && !containsString(known, *x) {
 		return cfg, false, fmt.Errorf("-x: unknown size %q (sizes: %s)", *x, strings.Join(known, ", "))
@@ -112,15 +121,27 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "plot", err)
 	}
+	warn(stderr, "plot", cfg.warnings)
 	set, err := bench.ReadFile(cfg.file)
+	if err == nil {
+		err = checkRecords(set)
+	}
+	if err != nil {
+		return usageError(stderr, "plot", fmt.Errorf("%s: %w", cfg.file, err))
+	}
+	if err := cli.CheckFolder("out", cfg.out); err != nil {
+		return usageError(stderr, "plot", err)
+	}
+	var figs []chart.Figure
+	err = noPanic(func() (err error) {
+		figs, err = chart.Throughput(set, cfg.opts)
+		return err
+	})
 	if err != nil {
 		return usageError(stderr, "plot", err)
 	}
-	figs, err := chart.Throughput(set, cfg.opts)
-	if err != nil {
-		return usageError(stderr, "plot", err)
-	}
-	if rf, err := chart.Roofline(set, cfg.opts); err == nil {
+	var rf chart.Figure
+	if err := noPanic(func() (err error) { rf, err = chart.Roofline(set, cfg.opts); return err }); err == nil {
 		figs = append(figs, rf)
 	} else {
 		fmt.Fprintf(stderr, "note: %v\n", err)
@@ -130,7 +151,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	base := strings.TrimSuffix(filepath.Base(cfg.file), filepath.Ext(cfg.file))
-	paths, err := chart.WriteFiles(figs, cfg.out, base)
+	paths, err := writeCharts(figs, cfg.out, base)
 	for _, p := range paths {
 		fmt.Fprintf(stdout, "wrote %s\n", p)
 	}
@@ -139,4 +160,56 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// checkRecords checks what the charts need of a record set: positive
+// sizes (for log scales), and times and rates that are numbers.
+func checkRecords(s *bench.Set) error {
+	for i, r := range s.Records {
+		for _, d := range slices.Sorted(maps.Keys(r.Dims)) {
+			if v := r.Dims[d]; v <= 0 {
+				return fmt.Errorf("record %d (%s %s %s): size %s is %d: sizes must be positive", i+1, r.Op, r.Type, r.Shape, d, v)
+			}
+		}
+		for _, v := range []struct {
+			name string
+			x    float64
+		}{{"gflops", r.GFLOPS}, {"gbps", r.GBPS}, {"flop_per_byte", r.Intensity}, {"median_s", r.Median}} {
+			if math.IsNaN(v.x) || math.IsInf(v.x, 0) || v.x < 0 {
+				return fmt.Errorf("record %d (%s %s %s): %s is %v", i+1, r.Op, r.Type, r.Shape, v.name, v.x)
+			}
+		}
+	}
+	return nil
+}
+
+// noPanic runs f, turning a panic (gonum/plot panics on values a scale
+// cannot show) into an error.
+func noPanic(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("chart: %v", p)
+		}
+	}()
+	return f()
+}
+
+// writeCharts writes each figure as DIR/BASE-NAME.png and .svg, each
+// atomically (a chart that fails to draw leaves no file), and returns the
+// paths written.
+func writeCharts(figs []chart.Figure, dir, base string) ([]string, error) {
+	var paths []string
+	for _, f := range figs {
+		for _, format := range []string{"png", "svg"} {
+			path := filepath.Join(dir, base+"-"+f.Name+"."+format)
+			err := cli.WriteAtomic(path, func(w io.Writer) error {
+				return noPanic(func() error { return f.Write(w, format) })
+			})
+			if err != nil {
+				return paths, err
+			}
+			paths = append(paths, path)
+		}
+	}
+	return paths, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kernbench/kernbench/bench"
+	"github.com/kernbench/kernbench/internal/cli"
 )
 
 const rooflineHelp = `Usage: opbench roofline [flags]
@@ -45,7 +46,7 @@ const rooflineExamples = `
 Examples:
 
 	opbench roofline
-	opbench roofline -threads 1,2 -time 500ms
+	opbench roofline -t 1,2 -time 500ms
 	opbench roofline -out "" -json -
 	opbench roofline -dram-bytes 1G -cache-bytes 64K
 `
@@ -100,25 +101,31 @@ func writeRooflineFile(path string, s savedRoofline) error {
 			return err
 		}
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return cli.WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
 }
 
 type rooflineConfig struct {
-	opts bench.RooflineOptions
-	out  string // defaultOut for results/<machine-id>, "" for none
-	json string
+	opts     bench.RooflineOptions
+	out      string // defaultOut for results/<machine-id>, "" for none
+	json     string
+	warnings []string // deprecated spellings used
 }
 
 // rooflineFlags holds roofline's raw flag values.
 type rooflineFlags struct {
-	threads, cache, dram, out, json string
-	time                            time.Duration
+	threads                []int
+	cache, dram, out, json string
+	time                   time.Duration
 }
 
 func newRooflineFlagSet() (*flag.FlagSet, *rooflineFlags) {
 	fs := newFlagSet("roofline")
 	f := &rooflineFlags{}
-	fs.StringVar(&f.threads, "threads", "", fmt.Sprintf("comma-separated thread `counts` (default 1,%d)", runtime.NumCPU()))
+	cli.ThreadListVar(fs, &f.threads, fmt.Sprintf("1,%d", runtime.NumCPU()))
+	cli.Deprecated(fs, "threads", "t")
 	fs.DurationVar(&f.time, "time", 250*time.Millisecond, "time spent on each kernel at each thread count")
 	fs.StringVar(&f.cache, "cache-bytes", "", "in-cache read `buffer` per thread, such as 256K (default half the L2)")
 	fs.StringVar(&f.dram, "dram-bytes", "", "DRAM read `buffer` for all threads, such as 1G (default 8x the L3, at least 256M)")
@@ -136,18 +143,7 @@ func parseRoofline(args []string) (cfg rooflineConfig, help bool, err error) {
 	if len(pos) > 0 {
 		return cfg, false, fmt.Errorf("unexpected argument %q", pos[0])
 	}
-	if f.threads != "" {
-		ts, err := parseInts(f.threads)
-		if err != nil {
-			return cfg, false, fmt.Errorf("-threads: %w", err)
-		}
-		for _, t := range ts {
-			if t > 4096 {
-				return cfg, false, fmt.Errorf("-threads: %d is too many", t)
-			}
-			cfg.opts.Threads = append(cfg.opts.Threads, int(t))
-		}
-	}
+	cfg.opts.Threads = f.threads
 	if f.time <= 0 {
 		return cfg, false, fmt.Errorf("-time: %v is not a positive duration", f.time)
 	}
@@ -163,6 +159,17 @@ func parseRoofline(args []string) (cfg rooflineConfig, help bool, err error) {
 		}
 	}
 	cfg.out, cfg.json = f.out, f.json
+	if cfg.json != "" && cfg.json != "-" {
+		if err := cli.CheckOutputs(nil, cli.Output{Flag: "json", Path: cfg.json}); err != nil {
+			return cfg, false, err
+		}
+	}
+	if cfg.out != "" && cfg.out != defaultOut {
+		if err := cli.CheckFolder("out", cfg.out); err != nil {
+			return cfg, false, err
+		}
+	}
+	cfg.warnings = cli.Warnings(fs)
 	return cfg, false, nil
 }
 
@@ -184,6 +191,7 @@ func runRoofline(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "roofline", err)
 	}
+	warn(stderr, "roofline", cfg.warnings)
 	m := bench.DetectMachine()
 	r, err := bench.MeasureRoofline(m, cfg.opts)
 	if err != nil {
@@ -205,7 +213,7 @@ func runRoofline(args []string, stdout, stderr io.Writer) int {
 			if cfg.json == "-" {
 				_, err = stdout.Write(b)
 			} else {
-				err = os.WriteFile(cfg.json, b, 0o644)
+				err = cli.WriteAtomic(cfg.json, func(w io.Writer) error { _, err := w.Write(b); return err })
 			}
 		}
 		if err != nil {

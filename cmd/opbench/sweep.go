@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -53,7 +55,7 @@ Sweep file (-f), JSON:
 
 	{
 	  "time": "500ms",                 optional, like -time
-	  "threads": [1, 2],               optional, like -threads
+	  "threads": [1, 2],               optional, like -t
 	  "tiers": ["generic", "avx2"],    optional, like -tier
 	  "sweeps": [                      cross products, run in order
 	    {"ops": ["mul_mat"], "types": ["q4_0", "q8_0"],
@@ -67,8 +69,15 @@ takes none of them uses its default) and the listed sizes (others take the
 op's defaults). An entry with "preset" takes the model's layer shapes
 (filtered by "ops" if given), varying only n (tokens, default 1 and 512)
 and kv (KV length, default max(512, n)); its types set the matrix
-products' weights (default q4_0). Flags -time, -threads and -tier override
+products' weights (default q4_0). Flags -time, -t and -tier override
 the file.
+
+The records are named NAME.json and NAME.csv under -out. Without -name,
+NAME is sweep-DATE-TIME, with -2, -3, ... added when a file of that name
+exists (two sweeps started in the same second into one folder), so a
+default name never overwrites records; -name NAME replaces NAME's files.
+Outputs are checked before any point runs (the folder takes files, and
+no output is the -f or -roofline file) and written atomically.
 
 Flags:
 `
@@ -80,7 +89,7 @@ Sizes by op:
 %s
 Examples:
 
-	opbench sweep -op mul_mat -type q4_0,q8_0,q4_K -m 4096 -n 1,8,32,512 -k 4096,14336 -threads 1,2
+	opbench sweep -op mul_mat -type q4_0,q8_0,q4_K -m 4096 -n 1,8,32,512 -k 4096,14336 -t 1,2
 	opbench sweep -op mul_mat -type q4_0 -n 1..512 -tier generic,avx2 -time 500ms
 	opbench sweep -preset llama-7b -n 1,32 -type q4_0,q8_0
 	opbench sweep -preset mixtral -op mul_mat_id -n 1
@@ -92,13 +101,15 @@ Examples:
 
 // sweepFlags holds sweep's raw flag values.
 type sweepFlags struct {
-	ops, types, presets, file, tiers, threads, backends string
-	costFlops, costBytes, refBudget, maxMem, out, name  string
-	roofline, cpuprofile                                string
-	time                                                time.Duration
-	minSamples                                          int
-	plot, list                                          bool
-	dims                                                map[string]*string
+	ops, types, presets, file                          string
+	be                                                 cli.BackendFlags
+	threads                                            []int
+	costFlops, costBytes, refBudget, maxMem, out, name string
+	roofline, cpuprofile                               string
+	time                                               time.Duration
+	minSamples                                         int
+	plot, list                                         bool
+	dims                                               map[string]*string
 }
 
 // dimNames lists every size a benchmark op has, in op order.
@@ -121,9 +132,9 @@ func newSweepFlagSet() (*flag.FlagSet, *sweepFlags) {
 	fs.StringVar(&f.types, "type", "", "comma-separated `types`: weights of matrix products, K/V of flash attention, destination of cpy (default: each op's)")
 	fs.StringVar(&f.presets, "preset", "", "comma-separated model `presets` whose layer shapes to sweep (see below)")
 	fs.StringVar(&f.file, "f", "", "sweep `file` (JSON, see above) instead of -op/-preset")
-	fs.StringVar(&f.backends, "backend", cli.DefaultBackend, "comma-separated `backends` to measure: "+cli.BackendNames()+", a variant such as cpu-avx2, or all (every one that can open here; see opbench backends)")
-	fs.StringVar(&f.tiers, "tier", "", "comma-separated CPU `tiers`, each a backend of its own (cpu-generic, cpu-avx2, ...); \"all\" for every supported tier (default: $KERNBENCH_CPU, else the fastest)")
-	fs.StringVar(&f.threads, "threads", "", fmt.Sprintf("comma-separated thread `counts` (default %d, every CPU)", runtime.NumCPU()))
+	f.be.RegisterLists(fs, "")
+	cli.ThreadListVar(fs, &f.threads, "one per CPU")
+	cli.Deprecated(fs, "threads", "t")
 	fs.DurationVar(&f.time, "time", bench.DefaultTime, "measured time to aim for per point and backend")
 	fs.StringVar(&f.costFlops, "cost-flops", "", "stop a point once its timed runs did this many `FLOPs` (such as 1e11), even before -time")
 	fs.StringVar(&f.costBytes, "cost-bytes", "", "stop a point once its timed runs moved this many `bytes` (such as 1e11), even before -time")
@@ -131,7 +142,7 @@ func newSweepFlagSet() (*flag.FlagSet, *sweepFlags) {
 	fs.StringVar(&f.refBudget, "ref-budget", fmt.Sprintf("%g", float64(harness.DefaultRefBudget)), "validate a point against the float64 reference only when its reference work (FLOPs + elements) is at most `N`; -1 never")
 	fs.StringVar(&f.maxMem, "max-mem", "", "refuse points whose inputs need more host `memory` than this, such as 8G (default half the machine's)")
 	fs.StringVar(&f.out, "out", "", "`directory` for the records (default results/<machine-id>)")
-	fs.StringVar(&f.name, "name", "", "base `name` of the files (default sweep-<date>-<time>)")
+	fs.StringVar(&f.name, "name", "", "base `name` of the files, replaced if they exist (default sweep-<date>-<time>, made unique)")
 	fs.StringVar(&f.roofline, "roofline", "auto", "`auto`: use DIR/roofline.json when it matches the machine and threads, else measure one (a few seconds) and save it; off; or a roofline.json file")
 	fs.BoolVar(&f.plot, "plot", false, "also write the charts (as opbench plot does)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of each point's timed runs (not its set-up or validation) into `directory`, one file per point and backend: go tool pprof -top DIR/FILE")
@@ -155,6 +166,8 @@ type sweepConfig struct {
 	profileDir string
 	plot, list bool
 	command    string
+	inputs     []cli.Input // the sweep and roofline files read
+	warnings   []string    // deprecated spellings used
 }
 
 // parseSweep parses sweep's command line into a config; err is one line
@@ -231,31 +244,20 @@ func parseSweepFlags(fs *flag.FlagSet, f *sweepFlags, command string, args []str
 	}
 	cfg.entries = spec.Sweeps
 
-	tiers := splitList(f.tiers)
+	tiers := splitList(f.be.Tier)
 	if !set["tier"] && len(spec.Tiers) > 0 {
 		tiers = spec.Tiers
 	}
-	if cfg.targets, err = selectTargets(splitList(f.backends), tiers); err != nil {
+	if cfg.targets, err = selectTargets(splitList(f.be.Name), tiers); err != nil {
 		return cfg, false, err
 	}
-	threadList := f.threads
-	if !set["threads"] && len(spec.Threads) > 0 {
+	switch {
+	case !set["t"] && len(spec.Threads) > 0:
 		cfg.threads = slices.Compact(slices.Clone(spec.Threads))
-	} else if threadList == "" {
+	case f.threads == nil:
 		cfg.threads = []int{runtime.NumCPU()}
-	} else {
-		ts, err := parseInts(threadList)
-		if err != nil {
-			return cfg, false, fmt.Errorf("-threads: %w", err)
-		}
-		for _, t := range ts {
-			if t > 4096 {
-				return cfg, false, fmt.Errorf("-threads: %d is too many", t)
-			}
-			if !slices.Contains(cfg.threads, int(t)) {
-				cfg.threads = append(cfg.threads, int(t))
-			}
-		}
+	default:
+		cfg.threads = f.threads
 	}
 
 	cfg.protocol.Time = f.time
@@ -299,6 +301,21 @@ func parseSweepFlags(fs *flag.FlagSet, f *sweepFlags, command string, args []str
 	if cfg.roofline == "" {
 		return cfg, false, errors.New("-roofline: want auto, off or a file")
 	}
+	cfg.inputs = []cli.Input{{Flag: "f", Path: f.file}}
+	if cfg.roofline != "auto" && cfg.roofline != "off" {
+		cfg.inputs = append(cfg.inputs, cli.Input{Flag: "roofline", Path: cfg.roofline})
+	}
+	if cfg.out != "" {
+		if err := cli.CheckFolder("out", cfg.out); err != nil {
+			return cfg, false, err
+		}
+	}
+	if cfg.profileDir != "" {
+		if err := cli.CheckFolder("cpuprofile", cfg.profileDir); err != nil {
+			return cfg, false, err
+		}
+	}
+	cfg.warnings = cli.Warnings(fs)
 	return cfg, false, nil
 }
 
@@ -358,6 +375,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "sweep", err)
 	}
+	warn(stderr, "sweep", cfg.warnings)
 	points, notes, err := bench.ExpandAll(cfg.entries)
 	if err != nil {
 		return usageError(stderr, "sweep", err)
@@ -382,13 +400,22 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if out == "" {
 		out = filepath.Join("results", machine.ID)
 	}
+	if err := cli.CheckFolder("out", out); err != nil {
+		return usageError(stderr, "sweep", err)
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "opbench sweep: -out: %v\n", err)
 		return exitFailure
 	}
-	name := cfg.name
+	name, unique := cfg.name, false
 	if name == "" {
-		name = "sweep-" + time.Now().Format("20060102-150405")
+		name, unique = "sweep-"+now().Format("20060102-150405"), true
+	}
+	if !unique {
+		// A named sweep replaces its files, but never an input.
+		if err := cli.CheckOutputs(cfg.inputs, cli.Output{Flag: "name", Path: filepath.Join(out, name+".json")}, cli.Output{Flag: "name", Path: filepath.Join(out, name+".csv")}); err != nil {
+			return usageError(stderr, "sweep", err)
+		}
 	}
 
 	var backends []bench.Backend
@@ -444,7 +471,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "opbench sweep: %v\n", err)
 		return exitFailure
 	}
-	paths, err := writeSet(set, out, name)
+	paths, name, err := writeSet(set, out, name, unique)
 	if err != nil {
 		fmt.Fprintf(stderr, "opbench sweep: %v\n", err)
 		return exitFailure
@@ -454,7 +481,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			fmt.Fprintf(stderr, "opbench sweep: plot: %v\n", err)
 		} else {
-			ps, err := chart.WriteFiles(figs, out, name)
+			ps, err := writeCharts(figs, out, name)
 			paths = append(paths, ps...)
 			if err != nil {
 				fmt.Fprintf(stderr, "opbench sweep: plot: %v\n", err)
@@ -561,27 +588,68 @@ func coversThreads(r bench.Roofline, threads []int) bool {
 	return true
 }
 
-// writeSet writes the set as DIR/NAME.json and DIR/NAME.csv.
-func writeSet(s *bench.Set, dir, name string) ([]string, error) {
+// now is the clock that names sweeps (tests set it).
+var now = time.Now
+
+// writeSet writes the set as DIR/NAME.json and DIR/NAME.csv, each
+// atomically, and returns their paths and the name used. With unique,
+// NAME is name, or name-2, name-3, ... when a file of that name exists,
+// so that no file is replaced, even by a sweep writing into DIR at the
+// same moment; otherwise NAME is name and its files are replaced.
+func writeSet(s *bench.Set, dir, name string, unique bool) (paths []string, used string, err error) {
+	var js, cs bytes.Buffer
+	if err := s.WriteJSON(&js); err != nil {
+		return nil, "", err
+	}
+	if err := s.WriteCSV(&cs); err != nil {
+		return nil, "", err
+	}
+	data := map[string][]byte{".json": js.Bytes(), ".csv": cs.Bytes()}
+	exts := []string{".json", ".csv"}
+	if !unique {
+		for _, ext := range exts {
+			path := filepath.Join(dir, name+ext)
+			if err := cli.WriteAtomic(path, func(w io.Writer) error { _, err := w.Write(data[ext]); return err }); err != nil {
+				return paths, name, err
+			}
+			paths = append(paths, path)
+		}
+		return paths, name, nil
+	}
+	for i := 1; i <= 1000; i++ {
+		used = name
+		if i > 1 {
+			used = fmt.Sprintf("%s-%d", name, i)
+		}
+		paths, err = commitNew(dir, used, exts, data)
+		if !errors.Is(err, fs.ErrExist) {
+			return paths, used, err
+		}
+	}
+	return nil, "", fmt.Errorf("no free name %s-N in %s", name, dir)
+}
+
+// commitNew writes DIR/NAME.EXT for each of exts with data[EXT], each only
+// if no such file exists. When one exists, it removes those it wrote and
+// returns an error wrapping fs.ErrExist.
+func commitNew(dir, name string, exts []string, data map[string][]byte) ([]string, error) {
 	var paths []string
-	for _, ext := range []string{".json", ".csv"} {
-		path := filepath.Join(dir, name+ext)
-		f, err := os.Create(path)
-		if err != nil {
-			return paths, err
-		}
-		if ext == ".json" {
-			err = s.WriteJSON(f)
-		} else {
-			err = s.WriteCSV(f)
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
+	for _, ext := range exts {
+		f, err := cli.CreateAtomic(filepath.Join(dir, name+ext))
+		if err == nil {
+			_, err = f.Write(data[ext])
+			if err == nil {
+				err = f.CommitNew()
+			}
+			f.Abort() // nothing after a commit
 		}
 		if err != nil {
-			return paths, err
+			for _, p := range paths {
+				os.Remove(p) // new, and ours
+			}
+			return nil, err
 		}
-		paths = append(paths, path)
+		paths = append(paths, f.Path())
 	}
 	return paths, nil
 }

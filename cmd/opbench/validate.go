@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/kernbench/kernbench/harness"
@@ -34,7 +33,7 @@ Examples:
 	opbench validate
 	opbench validate -op mul_mat,soft_max -type q4_0,f16
 	opbench validate -op flash_attn_ext -case sinks -v
-	opbench validate -backend cpu -threads 1 -json results/validate.json
+	opbench validate -backend cpu -t 1 -json results/validate.json
 	opbench validate -tier generic -op mul_mat     # one CPU tier only (default: every tier this CPU supports)
 	opbench validate -backend cpu-avx2 -op rope    # the same, by the variant's name
 	opbench validate -backend all                  # every backend that can open here (opbench backends lists them)
@@ -51,13 +50,15 @@ type validateConfig struct {
 	verbose  bool
 	large    bool
 	list     bool
+	warnings []string // deprecated spellings used
 }
 
 // validateFlags holds validate's raw flag values.
 type validateFlags struct {
-	ops, types, backends, tiers, caseSub, json string
-	threads                                    int
-	verbose, large, list                       bool
+	ops, types, caseSub, json string
+	be                        cli.BackendFlags
+	threads                   int
+	verbose, large, list      bool
 }
 
 // newValidateFlagSet declares validate's flags on a new FlagSet.
@@ -68,11 +69,11 @@ func newValidateFlagSet(out io.Writer) (*flag.FlagSet, *validateFlags) {
 	f := &validateFlags{}
 	fs.StringVar(&f.ops, "op", "", "comma-separated `ops` to run, such as mul_mat,soft_max (default all)")
 	fs.StringVar(&f.types, "type", "", "comma-separated `types`: keep cases exercising any of them, such as q4_0,f16 (default all)")
-	fs.StringVar(&f.backends, "backend", cli.DefaultBackend, "comma-separated `backends` to validate: "+cli.BackendNames()+", a variant such as cpu-avx2, or all (every one that can open here; see opbench backends)")
-	fs.IntVar(&f.threads, "threads", 0, "worker threads of the CPU backend (0: all cores)")
-	fs.StringVar(&f.tiers, "tier", "all", "comma-separated CPU `tiers` to validate, each a backend of its own (cpu-generic, cpu-avx2, ...); \"all\" for every tier this CPU supports")
+	f.be.RegisterLists(fs, "all")
+	cli.ThreadsVar(fs, &f.threads, "worker threads of the CPU backend")
+	cli.Deprecated(fs, "threads", "t")
 	fs.StringVar(&f.caseSub, "case", "", "keep cases whose name contains this `substring`")
-	fs.StringVar(&f.json, "json", "", "also write the results as a JSON array to `file` (- for stdout, instead of the table)")
+	fs.StringVar(&f.json, "json", "", "also write the results as a JSON array to `file` (- for stdout, instead of the table); checked before any case runs")
 	fs.BoolVar(&f.verbose, "v", false, "show tolerances and times, the errors refused cases got, the inputs of failed cases, and progress on stderr")
 	fs.BoolVar(&f.large, "large", false, "add the large (model-sized) cases")
 	fs.BoolVar(&f.list, "list", false, "list the selected cases without running them")
@@ -109,12 +110,15 @@ func parseValidate(args []string) (cfg validateConfig, help bool, err error) {
 		}
 		cfg.filter.Types = append(cfg.filter.Types, t)
 	}
-	if cfg.backends, err = selectTargets(splitList(f.backends), splitList(f.tiers)); err != nil {
+	if cfg.backends, err = selectTargets(splitList(f.be.Name), splitList(f.be.Tier)); err != nil {
 		return cfg, false, err
 	}
-	if f.threads < 0 {
-		return cfg, false, fmt.Errorf("-threads: %d is negative", f.threads)
+	if f.json != "" && f.json != "-" {
+		if err := cli.CheckOutputs(nil, cli.Output{Flag: "json", Path: f.json}); err != nil {
+			return cfg, false, err
+		}
 	}
+	cfg.warnings = cli.Warnings(fs)
 	cfg.filter.Name = f.caseSub
 	cfg.threads, cfg.json, cfg.verbose, cfg.large, cfg.list = f.threads, f.json, f.verbose, f.large, f.list
 	return cfg, false, nil
@@ -150,6 +154,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, `run "opbench validate -h" for usage`)
 		return exitUsage
 	}
+	warn(stderr, "validate", cfg.warnings)
 	cases := harness.Cases()
 	if cfg.large {
 		cases = append(cases, harness.LargeCases()...)
@@ -256,8 +261,8 @@ func writeJSON(path string, results []harness.Result, stdout io.Writer) error {
 		_, err = stdout.Write(b)
 		return err
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	return nil
+	return cli.WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
 }

@@ -125,12 +125,16 @@ func (s *session) compare(cx context.Context, be ops.Backend, base model.Context
 	fmt.Fprintf(s.stderr, "perplexity: KLD base %s: %d chunks of %d tokens, %d scored per chunk; comparing %d chunk(s), %d per batch\n",
 		c.kld, h.NChunks, h.NCtx, h.scored(), n, ev.nSeq)
 
+	chunk := func(k int) []int32 { return kb.tokens[k*h.NCtx : (k+1)*h.NCtx] }
 	var st kldStats
 	var rec kldRecord
 	buf := make([]byte, h.recordSize())
 	rep := newReporter(s.stdout, s.stderr, "kld", n, c.progress)
 	rep.line(chunkHeader())
 	score := func(k, p int, l []float32, next int32) error {
+		if err := checkLogits(cx, ev, chunk(k), k, p, l); err != nil {
+			return err
+		}
 		if err := readRecord(kb.r, buf, nv, &rec); err != nil {
 			return fmt.Errorf("KLD base file %s: chunk %d, position %d: %w", c.kld, k+1, p, err)
 		}
@@ -144,7 +148,6 @@ func (s *session) compare(cx context.Context, be ops.Backend, base model.Context
 		rep.update(k+1, fmt.Sprintf("mean KLD %.6f", q))
 		return rep.werr
 	}
-	chunk := func(k int) []int32 { return kb.tokens[k*h.NCtx : (k+1)*h.NCtx] }
 	err = ev.run(cx, n, chunk, score, done)
 	rep.finish()
 	if err != nil {

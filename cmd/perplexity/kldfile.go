@@ -98,8 +98,8 @@ func parseKLDHeader(b []byte, size int64) (kldHeader, error) {
 	switch {
 	case nv < 2 || nv > maxKLDVocab:
 		return h, fmt.Errorf("header: n_vocab %d is outside [2, %d]", nv, maxKLDVocab)
-	case nc < 2 || nc > maxKLDCtx:
-		return h, fmt.Errorf("header: n_ctx %d is outside [2, %d]", nc, maxKLDCtx)
+	case nc < minCtx || nc > maxKLDCtx:
+		return h, fmt.Errorf("header: n_ctx %d is outside [%d, %d]", nc, minCtx, maxKLDCtx)
 	case nch < 1:
 		return h, fmt.Errorf("header: n_chunks is 0")
 	case first != nc/2:

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 
 	"github.com/kernbench/kernbench/internal/cli"
@@ -38,8 +37,7 @@ type config struct {
 	kld       string
 	kv        cli.KVFlags
 	fa        *cli.OnOff
-	tier      string
-	backend   string
+	be        cli.BackendFlags
 	progress  bool
 
 	kvType quant.Type
@@ -50,22 +48,20 @@ type config struct {
 // newFlags defines the flags on a new FlagSet filling c.
 func newFlags(c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("perplexity", flag.ContinueOnError)
-	fs.StringVar(&c.modelPath, "m", "", "GGUF model file (required)")
-	fs.StringVar(&c.modelPath, "model", "", "same as -m")
+	cli.ModelVar(fs, &c.modelPath, "required")
 	fs.StringVar(&c.textPath, "f", "", "text file to measure (required, except with -kld)")
-	fs.IntVar(&c.nCtx, "c", 512, "chunk length in tokens (context size)")
+	fs.IntVar(&c.nCtx, "c", 512, fmt.Sprintf("chunk length in tokens (context size), at least %d: a chunk scores its second half", minCtx))
 	fs.IntVar(&c.nBatch, "b", 0, "most tokens per batch (0: the chunk length); a batch of several chunks (b >= 2c) evaluates them as parallel sequences, as llama-perplexity's default of 2048 does")
 	fs.IntVar(&c.nUBatch, "ub", 512, "most tokens one graph computes")
 	fs.IntVar(&c.nChunks, "chunks", -1, "evaluate only the first N chunks (-1: all)")
-	fs.IntVar(&c.threads, "t", runtime.NumCPU(), "threads")
+	cli.ThreadsVar(fs, &c.threads, "")
 	fs.BoolVar(&c.lf, "lf", false, "turn CRLF line endings of the text into LF before tokenizing (by default the text is used byte for byte)")
-	fs.StringVar(&c.kldBase, "kld-base", "", "save the model's log-probabilities at every scored position to FILE, as the base of a later -kld run")
+	fs.StringVar(&c.kldBase, "kld-base", "", "save the model's log-probabilities at every scored position to `FILE`, as the base of a later -kld run (never -m's or -f's file)")
 	fs.StringVar(&c.kld, "kld", "", "compare the model with the base log-probabilities in FILE (written by -kld-base): KL divergence, PPL ratio, same top token")
 	c.kv.Register(fs)
 	c.fa = cli.NewOnOff(true)
 	fs.Var(c.fa, "fa", "flash attention: on (FLASH_ATTN_EXT) or off (MUL_MAT + SOFT_MAX + MUL_MAT); auto = on")
-	fs.StringVar(&c.tier, "tier", "", "CPU kernel tier ("+cli.TierNames()+"; default: $KERNBENCH_CPU, else the fastest this CPU supports)")
-	fs.StringVar(&c.backend, "backend", cli.DefaultBackend, cli.BackendUsage())
+	c.be.Register(fs)
 	fs.BoolVar(&c.progress, "progress", true, "show progress on stderr (-progress=false: none)")
 	fs.Usage = func() {
 		w := fs.Output()
@@ -91,6 +87,13 @@ tokenize differently.
 Flags (each also takes two dashes, e.g. --chunks):
 `)
 		fs.PrintDefaults()
+		fmt.Fprint(w, `
+Examples:
+	perplexity -m stories260K.gguf -f wiki.test.raw -c 128 --chunks 40
+	perplexity -m model-f16.gguf -f wiki.test.raw -kld-base f16.kld
+	perplexity -m model-q4_0.gguf -kld f16.kld -t 4
+	perplexity -m model.gguf -f text.txt -lf -b 2048 -kv-type q8_0
+`)
 	}
 	return fs
 }
@@ -131,16 +134,14 @@ func (c *config) check(fs *flag.FlagSet) error {
 	}
 	c.ctxSet = cli.Visited(fs, "c")
 	switch {
-	case c.nCtx < 2 || c.nCtx > maxKLDCtx:
-		return cli.Usagef("c", "want a chunk length in [2, %d], not %d", maxKLDCtx, c.nCtx)
+	case c.nCtx < minCtx || c.nCtx > maxKLDCtx:
+		return cli.Usagef("c", "want a chunk length in [%d, %d], not %d: a chunk scores positions c/2 to c-2, which for -c %d is none", minCtx, maxKLDCtx, c.nCtx, c.nCtx)
 	case c.nBatch < 0:
 		return cli.Usagef("b", "want a batch size >= 1 (0: the chunk length), not %d", c.nBatch)
 	case c.nUBatch < 1:
 		return cli.Usagef("ub", "want a micro-batch size >= 1, not %d", c.nUBatch)
 	case c.nChunks == 0 || c.nChunks < -1:
 		return cli.Usagef("chunks", "want a chunk count >= 1, or -1 for all, not %d", c.nChunks)
-	case c.threads < 1:
-		return cli.Usagef("t", "want at least 1 thread, not %d", c.threads)
 	}
 	var err error
 	if c.kvType, err = c.kv.Type(); err != nil {
@@ -149,11 +150,20 @@ func (c *config) check(fs *flag.FlagSet) error {
 	if c.kvType == quant.Q8_0 && !c.fa.Value {
 		return cli.Usagef("fa", "a q8_0 KV cache needs flash attention (-fa on)")
 	}
-	if c.target, err = cli.ResolveBackend(cli.BackendOptions{Name: c.backend, Tier: c.tier}); err != nil {
-		return cli.Usagef("backend", "%v", err)
+	if c.target, err = c.be.Target(); err != nil {
+		return err
+	}
+	if c.kldBase != "" {
+		inputs := []cli.Input{{Flag: "m", Path: c.modelPath}, {Flag: "f", Path: c.textPath}}
+		if err := cli.CheckOutputs(inputs, cli.Output{Flag: "kld-base", Path: c.kldBase}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
+
+// minCtx is the shortest chunk: one that scores one position.
+const minCtx = 3
 
 // session is what one run works with.
 type session struct {
@@ -185,7 +195,7 @@ func execute(cx context.Context, c *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	be, fallback, err := cli.OpenWithFallback(c.target, c.threads)
+	be, fallback, err := cli.OpenWithFallback(c.target, cli.ResolveThreads(c.threads))
 	if err != nil {
 		return cli.Usagef("backend", "%v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kernbench/kernbench/internal/cli"
 	shared "github.com/kernbench/kernbench/internal/testdata"
+	"github.com/kernbench/kernbench/internal/testdata/testmodel"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/tokenizer"
@@ -85,7 +86,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "--chunks", "0"}, "-chunks"},
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "-chunks", "-3"}, "-chunks"},
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "-b", "-1"}, "-b"},
-		{[]string{"-m", "x.gguf", "-f", "t.txt", "-t", "0"}, "-t"},
+		{[]string{"-m", "x.gguf", "-f", "t.txt", "-t", "-1"}, "-t"},
+		{[]string{"-m", "x.gguf", "-f", "t.txt", "-c", "2"}, "-c"},
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "-kld", "a", "-kld-base", "b"}, "-kld"},
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "-fa", "x"}, "-fa"},
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "-kv-type", "q8_0", "-fa", "off"}, "-fa"},
@@ -108,7 +110,7 @@ func TestFlagErrors(t *testing.T) {
 		}
 	}
 	code, out, _ := runCmd("-h")
-	if code != 0 || !strings.Contains(out, "-lf") || !strings.Contains(out, "CRLF") || !strings.Contains(out, "-kld-base") {
+	if code != 0 || !strings.Contains(out, "-lf") || !strings.Contains(out, "CRLF") || !strings.Contains(out, "-kld-base") || !strings.Contains(out, "Examples:") {
 		t.Errorf("-h: exit %d, usage lacks -lf's explanation or -kld-base:\n%s", code, out)
 	}
 }
@@ -420,10 +422,68 @@ func TestInterruptedBaseLeavesNoFile(t *testing.T) {
 	if code != cli.ExitFailure || !strings.Contains(e.String(), "canceled") {
 		t.Errorf("exit %d, stderr %q", code, e.String())
 	}
-	for _, p := range []string{base, base + ".tmp"} {
-		if _, err := os.Stat(p); err == nil {
-			t.Errorf("%s is left behind", p)
+	if ents, _ := os.ReadDir(filepath.Dir(base)); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// TestKLDBaseNeverAnInput: -kld-base naming the model or the text (by any
+// path) is refused before any work, and the file is left as it was.
+func TestKLDBaseNeverAnInput(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(testdata(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := filepath.Join(dir, "m.gguf")
+	os.WriteFile(mp, src, 0o644)
+	text, _ := wikiText(t, 700)
+	link := filepath.Join(dir, "link")
+	os.Symlink(text, link)
+	textBefore, _ := os.ReadFile(text)
+	for _, out := range []string{mp, filepath.Join(dir, ".", "m.gguf"), text, link} {
+		code, stdout, errs := runCmd("-m", mp, "-f", text, "-c", "64", "-kld-base", out)
+		if code != cli.ExitUsage || !strings.Contains(errs, "flag -kld-base") || !strings.Contains(errs, "is the input") || stdout != "" {
+			t.Errorf("-kld-base %s: exit %d, stdout %q, stderr %q", out, code, stdout, errs)
 		}
+	}
+	if b, _ := os.ReadFile(mp); !bytes.Equal(b, src) {
+		t.Error("the model changed")
+	}
+	if b, _ := os.ReadFile(text); !bytes.Equal(b, textBefore) {
+		t.Error("the text changed")
+	}
+}
+
+// TestEmptyChunks: -c 2 would score no position of a chunk (and print
+// PPL = NaN): it is refused.
+func TestEmptyChunks(t *testing.T) {
+	text, _ := wikiText(t, 700)
+	code, stdout, errs := runCmd("-m", testdata(t, "stories260K.gguf"), "-f", text, "-c", "2")
+	if code != cli.ExitUsage || !strings.Contains(errs, "flag -c") || strings.Contains(stdout, "NaN") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+}
+
+// TestNaNWeight: a NaN weight makes the logits NaN: an error naming the
+// chunk and position and the first node whose output is not finite, not
+// PPL = NaN.
+func TestNaNWeight(t *testing.T) {
+	path := testmodel.Poisoned(t, "stories260K.gguf", "blk.3.attn_q.weight", float32(math.Inf(1)))
+	text, _ := wikiText(t, 700)
+	base := filepath.Join(t.TempDir(), "base.kld")
+	code, stdout, errs := runCmd("-m", path, "-f", text, "-c", "64", "-kld-base", base)
+	t.Log(errs)
+	if code != cli.ExitFailure || strings.Contains(stdout, "NaN") || strings.Contains(stdout, "Final estimate") {
+		t.Fatalf("exit %d, stdout %q", code, stdout)
+	}
+	for _, s := range []string{"chunk 1, position 32: the logits are not finite", `"Qcur-3"`, "MUL_MAT(f32)", "layer 3"} {
+		if !strings.Contains(errs, s) {
+			t.Errorf("stderr lacks %q", s)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(base)); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
 	}
 }
 

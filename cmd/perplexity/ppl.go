@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/kernbench/kernbench/internal/cli"
@@ -117,9 +116,13 @@ func (s *session) perplexity(cx context.Context, be ops.Backend, base model.Cont
 		}
 		defer kw.abort()
 	}
+	chunk := func(k int) []int32 { return evTokens[k*nCtx : (k+1)*nCtx] }
 	var st pplStats
 	rep := newReporter(s.stdout, s.stderr, "perplexity", n, c.progress)
 	score := func(k, p int, l []float32, next int32) error {
+		if err := checkLogits(cx, ev, chunk(k), k, p, l); err != nil {
+			return err
+		}
 		lse, am := logSumExp(l)
 		st.add(lse - float64(l[next]))
 		if kw != nil {
@@ -133,7 +136,6 @@ func (s *session) perplexity(cx context.Context, be ops.Backend, base model.Cont
 		rep.update(k+1, fmt.Sprintf("[%d]%.4f", k+1, ppl))
 		return rep.werr
 	}
-	chunk := func(k int) []int32 { return evTokens[k*nCtx : (k+1)*nCtx] }
 	err = ev.run(cx, n, chunk, score, done)
 	rep.finish()
 	if err != nil {
@@ -157,31 +159,29 @@ func (s *session) perplexity(cx context.Context, be ops.Backend, base model.Cont
 	return nil
 }
 
-// kldWriter writes a KLD base file, first under a temporary name so that
-// an interrupted run leaves no partial file behind.
+// kldWriter writes a KLD base file through a cli.AtomicFile, so that an
+// interrupted or failed run leaves no partial file behind.
 type kldWriter struct {
-	f         *os.File
-	w         *bufio.Writer
-	path, tmp string
-	buf       []byte
-	rec       kldRecord
+	f   *cli.AtomicFile
+	w   *bufio.Writer
+	buf []byte
+	rec kldRecord
 }
 
 // createKLD starts the file at path with the header and the tokens.
 func createKLD(path string, h kldHeader, tokens []int32) (*kldWriter, error) {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := cli.CreateAtomic(path)
 	if err != nil {
 		return nil, fmt.Errorf("creating the KLD base file: %w", err)
 	}
-	kw := &kldWriter{f: f, w: bufio.NewWriterSize(f, 1<<20), path: path, tmp: tmp, buf: make([]byte, h.recordSize())}
+	kw := &kldWriter{f: f, w: bufio.NewWriterSize(f, 1<<20), buf: make([]byte, h.recordSize())}
 	err = h.write(kw.w)
 	if err == nil {
 		err = binary.Write(kw.w, binary.LittleEndian, tokens)
 	}
 	if err != nil {
 		kw.abort()
-		return nil, fmt.Errorf("writing %s: %w", tmp, err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	return kw, nil
 }
@@ -190,33 +190,30 @@ func createKLD(path string, h kldHeader, tokens []int32) (*kldWriter, error) {
 func (kw *kldWriter) add(l []float32, lse float64, argmax, target int) error {
 	quantizeLogProbs(&kw.rec, l, lse, argmax, target)
 	if err := writeRecord(kw.w, kw.buf, &kw.rec); err != nil {
-		return fmt.Errorf("writing %s: %w", kw.tmp, err)
+		return fmt.Errorf("writing %s: %w", kw.f.Path(), err)
 	}
 	return nil
 }
 
 // commit finishes the file and gives it its name.
 func (kw *kldWriter) commit() error {
-	err := kw.w.Flush()
-	if cerr := kw.f.Close(); err == nil {
-		err = cerr
+	if err := kw.w.Flush(); err != nil {
+		kw.abort()
+		return fmt.Errorf("writing %s: %w", kw.f.Path(), err)
 	}
-	kw.f = nil
-	if err == nil {
-		err = os.Rename(kw.tmp, kw.path)
-	}
-	if err != nil {
-		os.Remove(kw.tmp)
-		return fmt.Errorf("writing %s: %w", kw.path, err)
-	}
-	return nil
+	return kw.f.Commit()
 }
 
 // abort drops an unfinished file; after commit it does nothing.
-func (kw *kldWriter) abort() {
-	if kw.f != nil {
-		kw.f.Close()
-		kw.f = nil
-		os.Remove(kw.tmp)
+func (kw *kldWriter) abort() { kw.f.Abort() }
+
+// checkLogits returns nil when the logits l at position p of chunk k
+// (whose tokens are toks) are finite; otherwise an error naming the
+// first node of the graph whose output is not (cli.CheckLogits), found by
+// decoding the chunk again up to p.
+func checkLogits(cx context.Context, ev *evaluator, toks []int32, k, p int, l []float32) error {
+	if cli.FirstNonFiniteLogit(l) < 0 {
+		return nil
 	}
+	return cli.CheckLogits(cx, ev.ctx, toks[:p+1], l, fmt.Sprintf("chunk %d, position %d", k+1, p))
 }

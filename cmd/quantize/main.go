@@ -14,8 +14,14 @@
 // It prints a line per tensor (name, shape, old and new type, sizes, the
 // rule that chose the type, and any fallback to another type where the
 // rows do not fit the type's block) and the total size and bits per weight
-// at the end. Exit status: 0 on success, 1 when quantizing fails, 2 for a
-// bad command line.
+// at the end.
+//
+// The output is checked before any work: it must not be the input (by
+// file identity: another spelling of the path, a link), and its folder
+// must take new files. It is written under a temporary name that
+// replaces out.gguf only when the whole file is written; an error,
+// SIGINT or SIGTERM removes it. Exit status: 0 on success, 1 when
+// quantizing fails, 2 for a bad command line.
 package main
 
 import (
@@ -27,6 +33,7 @@ import (
 	"strings"
 
 	"github.com/kernbench/kernbench/gguf"
+	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/quantize"
 )
 
@@ -61,7 +68,7 @@ type config struct {
 func newFlags(c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.IntVar(&c.params.Threads, "t", 0, "threads converting rows (0: one per CPU)")
+	cli.ThreadsVar(fs, &c.params.Threads, "threads converting rows")
 	fs.BoolVar(&c.params.Pure, "pure", false, "give every quantized tensor TYPE's default type: no output or layer rules")
 	fs.BoolVar(&c.params.LeaveOutput, "leave-output", false, "copy output.weight unchanged")
 	fs.Var(&quantize.TypeFlag{}, "output-type", "type of output.weight (overrides the output rule)")
@@ -95,9 +102,6 @@ func parse(args []string) (config, error) {
 	if f := fs.Lookup("imatrix"); f.Value.String() != "" {
 		return c, usagef("-imatrix: importance matrices are not supported")
 	}
-	if c.params.Threads < 0 {
-		return c, usagef("-t: %d is negative", c.params.Threads)
-	}
 	c.params.OutputType = fs.Lookup("output-type").Value.(*quantize.TypeFlag).T
 	c.params.TokenEmbdType = fs.Lookup("token-embd-type").Value.(*quantize.TypeFlag).T
 	if c.rules {
@@ -112,6 +116,9 @@ func parse(args []string) (config, error) {
 		return c, usagef("TYPE: unknown type %q (quantize -rules lists them)", pos[2])
 	}
 	c.params.Scheme = s
+	if err := cli.CheckOutputs([]cli.Input{{Path: c.in}}, cli.Output{Path: c.out}); err != nil {
+		return c, usageError{"out.gguf: " + err.Error()}
+	}
 	return c, nil
 }
 
@@ -138,8 +145,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer in.Close()
 	fmt.Fprintf(stdout, "quantize: %s -> %s\n", c.in, c.out)
-	if _, err := quantize.Quantize(in, c.out, c.params, stdout); err != nil {
+	out, err := cli.CreateAtomic(c.out)
+	if err != nil {
+		fmt.Fprintf(stderr, "quantize: %v\n", err)
+		return exitFailure
+	}
+	defer out.Abort()
+	if _, err := quantize.QuantizeTo(in, out.File, c.params, stdout); err != nil {
 		fmt.Fprintf(stderr, "quantize: %v\n", strings.TrimPrefix(err.Error(), "quantize: "))
+		return exitFailure
+	}
+	if err := out.Commit(); err != nil {
+		fmt.Fprintf(stderr, "quantize: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
@@ -163,6 +180,7 @@ Examples:
 
 	quantize model-f32.gguf model-q8_0.gguf q8_0
 	quantize -t 8 model-f16.gguf model-q4_K_M.gguf q4_K_M
+	quantize -rules                                       # what each TYPE does
 	quantize -pure -output-type q8_0 model.gguf model-q4_0.gguf q4_0
 
 `)

@@ -108,7 +108,11 @@ func TestBadArgs(t *testing.T) {
 		{[]string{src, out, "q4_0", "extra"}, "got 4"},
 		{[]string{src, out, "q9_9"}, `TYPE: unknown type "q9_9"`},
 		{[]string{src, out, "q8_K"}, `TYPE: unknown type "q8_K"`},
-		{[]string{"-t", "-1", src, out, "q4_0"}, "-t: -1 is negative"},
+		{[]string{"-t", "-1", src, out, "q4_0"}, `invalid value "-1" for flag -t: want 0 (one per CPU) to 4096 threads`},
+		{[]string{src, src, "q8_0"}, "is the input"},
+		{[]string{src, filepath.Join(filepath.Dir(src), ".", filepath.Base(src)), "q8_0"}, "is the input"},
+		{[]string{src, filepath.Join(t.TempDir(), "no", "dir", "out.gguf"), "q8_0"}, "does not exist"},
+		{[]string{src, t.TempDir(), "q8_0"}, "is a folder"},
 		{[]string{"-t", "x", src, out, "q4_0"}, `invalid value "x" for flag -t`},
 		{[]string{"-imatrix", "m.dat", src, out, "q4_0"}, "-imatrix: importance matrices are not supported"},
 		{[]string{"-output-type", "q9", src, out, "q4_0"}, "-output-type"},
@@ -137,10 +141,6 @@ func TestFailures(t *testing.T) {
 			t.Errorf("quantize %s: exit %d, stderr %q", in, code, stderr)
 		}
 	}
-	code, _, stderr := runArgs(source(t), filepath.Join(dir, "no", "dir", "out.gguf"), "q8_0")
-	if code != exitFailure || !strings.Contains(stderr, "no such file or directory") {
-		t.Errorf("unwritable output: exit %d, stderr %q", code, stderr)
-	}
 }
 
 func TestHelpAndRules(t *testing.T) {
@@ -149,5 +149,93 @@ func TestHelpAndRules(t *testing.T) {
 		if code != exitOK || !strings.Contains(stdout, "q4_K_M") || !strings.Contains(stdout, "use_more_bits") || !strings.Contains(stdout, "Fallbacks") {
 			t.Errorf("quantize %q: exit %d, output %q", args, code, stdout)
 		}
+	}
+}
+
+// TestInputNeverOverwritten: the output named as the input by any path
+// (the same name, another spelling, a symbolic or a hard link) is refused
+// before any work, and the input stays byte for byte what it was.
+func TestInputNeverOverwritten(t *testing.T) {
+	src := source(t)
+	dir := filepath.Dir(src)
+	before, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sym := filepath.Join(dir, "sym.gguf")
+	hard := filepath.Join(dir, "hard.gguf")
+	if err := os.Symlink(src, sym); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(src, hard); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(".", src)
+	if err != nil {
+		rel = src
+	}
+	for _, out := range []string{src, filepath.Join(dir, ".", "src.gguf"), sym, hard, rel} {
+		code, stdout, stderr := runArgs(src, out, "q8_0")
+		if code != exitUsage || !strings.Contains(stderr, "is the input") {
+			t.Errorf("quantize IN %s: exit %d, stderr %q", out, code, stderr)
+		}
+		if strings.Contains(stdout, "tensors to") {
+			t.Errorf("quantize IN %s started work: %s", out, stdout)
+		}
+	}
+	after, _ := os.ReadFile(src)
+	if !bytes.Equal(before, after) {
+		t.Error("the input changed")
+	}
+}
+
+// TestBlockCountZero: a file whose block_count says 0 while it has layer
+// tensors is refused, not quantized with every layer on the wrong rule.
+func TestBlockCountZero(t *testing.T) {
+	w := gguf.NewWriter()
+	w.Add("general.architecture", "llama")
+	w.Add("llama.block_count", uint32(0))
+	for _, name := range []string{"token_embd.weight", "blk.0.attn_v.weight", "blk.1.attn_v.weight", "output.weight"} {
+		if err := w.AddTensor(name, quant.F32, []int64{64, 4}, make([]byte, 4*64*4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "zero.gguf")
+	if err := w.WriteFile(src); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.gguf")
+	code, _, stderr := runArgs(src, out, "q4_K_M")
+	if code != exitFailure || !strings.Contains(stderr, "block_count = 0") || !strings.Contains(stderr, "layer 1") {
+		t.Errorf("exit %d, stderr %q; want exit 1 naming block_count = 0 and layer 1", code, stderr)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("files left behind: %v", ents)
+	}
+}
+
+// TestFailureLeavesNoFile: a tensor with a NaN fails the run, which leaves
+// neither the output nor a temporary file.
+func TestFailureLeavesNoFile(t *testing.T) {
+	w := gguf.NewWriter()
+	w.Add("general.architecture", "llama")
+	w.Add("llama.block_count", uint32(1))
+	b := make([]byte, 4*64*4)
+	copy(b[8:], []byte{0, 0, 0xc0, 0x7f}) // a NaN
+	if err := w.AddTensor("blk.0.attn_q.weight", quant.F32, []int64{64, 4}, b); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "nan.gguf")
+	if err := w.WriteFile(src); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runArgs(src, filepath.Join(dir, "out.gguf"), "q8_0")
+	if code != exitFailure {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("files left behind: %v", ents)
 	}
 }

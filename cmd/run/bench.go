@@ -268,7 +268,7 @@ func (p *mdPrinter) header() {
 	if !c.flash {
 		p.cols = append(p.cols, mdCol{"fa", 3, func(t *benchTest) string { return "0" }})
 	}
-	if c.target.Variant != "" && (c.tier != "" || !strings.EqualFold(strings.TrimSpace(c.backend), c.target.Entry.Name)) {
+	if c.target.Variant != "" && (c.be.Tier != "" || !strings.EqualFold(strings.TrimSpace(c.be.Name), c.target.Entry.Name)) {
 		p.cols = append(p.cols, mdCol{"tier", -7, func(t *benchTest) string { return t.cpuTier }})
 	}
 	p.cols = append(p.cols,

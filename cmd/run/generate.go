@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -183,14 +184,23 @@ func stream(cx context.Context, c *config, ctx *model.Context, tok tokenizer.Tok
 
 	eos := tok.Vocab().EOS
 	pos := len(tokens)
+	seq := slices.Clip(tokens) // the tokens decoded so far
 	st.stopReason = fmt.Sprintf("-n %d reached", c.n)
 	for i := 0; c.n < 0 || i < c.n; i++ {
 		if cx.Err() != nil {
 			st.stopReason = "interrupted"
 			break
 		}
+		logits := ctx.Logits(-1)
+		where := "after the prompt"
+		if i > 0 {
+			where = fmt.Sprintf("after generated token %d", i)
+		}
+		if err := cli.CheckLogits(cx, ctx, seq, logits, where); err != nil {
+			return err
+		}
 		t = time.Now()
-		id, err := chain.Sample(ctx.Logits(-1))
+		id, err := chain.Sample(logits)
 		st.sampling += time.Since(t)
 		if err != nil {
 			return fmt.Errorf("sampling token %d: %w", i, err)
@@ -225,6 +235,7 @@ func stream(cx context.Context, c *config, ctx *model.Context, tok tokenizer.Tok
 		st.eval += time.Since(t)
 		st.nEval++
 		pos++
+		seq = append(seq, id)
 	}
 	return out(dec.Flush() + "\n")
 }

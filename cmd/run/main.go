@@ -32,7 +32,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"slices"
 	"time"
 
@@ -66,8 +65,7 @@ type config struct {
 	nUBatch int
 	kv      cli.KVFlags
 	fa      *cli.OnOff
-	tier    string
-	backend string
+	be      cli.BackendFlags
 	kvType  quant.Type      // resolved from kv
 	flash   bool            // resolved from fa
 	target  registry.Target // resolved from backend and tier
@@ -98,35 +96,33 @@ type config struct {
 func newFlags(c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	d := sample.DefaultParams()
-	fs.StringVar(&c.modelPath, "m", "", "GGUF model file (required)")
-	fs.StringVar(&c.modelPath, "model", "", "same as -m")
+	cli.ModelVar(fs, &c.modelPath, "required")
 	fs.StringVar(&c.prompt, "p", "", "prompt text; with -bench, prompt lengths to test (comma-separated, default 512)")
 	fs.StringVar(&c.promptFile, "f", "", "read the prompt from this file")
 	fs.StringVar(&c.nPredict, "n", "", "tokens to generate (default -1: until end of text or a full context); with -bench, generation lengths to test (default 128)")
-	fs.IntVar(&c.threads, "t", runtime.NumCPU(), "threads")
+	cli.ThreadsVar(fs, &c.threads, "")
 	fs.IntVar(&c.nCtx, "c", 0, "context size in tokens (0: the model's training context, at most 4096; -bench ignores it: a test's context is its own token count)")
 	fs.IntVar(&c.nBatch, "b", 2048, "most tokens one decode takes (clamped to -c)")
 	fs.IntVar(&c.nUBatch, "ub", 512, "most tokens one graph computes (clamped to -b)")
 	c.kv.Register(fs)
 	c.fa = cli.NewOnOff(true)
 	fs.Var(c.fa, "fa", "flash attention: on (FLASH_ATTN_EXT) or off (MUL_MAT + SOFT_MAX + MUL_MAT); auto = on")
-	fs.StringVar(&c.tier, "tier", "", "CPU kernel tier ("+cli.TierNames()+"; default: $KERNBENCH_CPU, else the fastest this CPU supports)")
-	fs.StringVar(&c.backend, "backend", cli.DefaultBackend, cli.BackendUsage())
+	c.be.Register(fs)
 
-	fs.Float64Var(&c.temp, "temp", float64(d.Temp), "temperature; 0 or less is greedy decoding")
+	fs.Float64Var(&c.temp, "temp", cli.F32(d.Temp), "temperature; 0 or less is greedy decoding")
 	fs.IntVar(&c.topK, "top-k", d.TopK, "keep the k most likely tokens (0: off)")
-	fs.Float64Var(&c.topP, "top-p", float64(d.TopP), "nucleus sampling threshold (1: off)")
-	fs.Float64Var(&c.minP, "min-p", float64(d.MinP), "keep tokens at least this fraction as likely as the best (0: off)")
-	fs.Float64Var(&c.typical, "typical", float64(d.Typical), "locally typical sampling mass (1: off)")
-	fs.Float64Var(&c.tfs, "tfs", float64(d.TFSZ), "tail-free sampling z (1: off)")
+	fs.Float64Var(&c.topP, "top-p", cli.F32(d.TopP), "nucleus sampling threshold (1: off)")
+	fs.Float64Var(&c.minP, "min-p", cli.F32(d.MinP), "keep tokens at least this fraction as likely as the best (0: off)")
+	fs.Float64Var(&c.typical, "typical", cli.F32(d.Typical), "locally typical sampling mass (1: off)")
+	fs.Float64Var(&c.tfs, "tfs", cli.F32(d.TFSZ), "tail-free sampling z (1: off)")
 	fs.IntVar(&c.minKeep, "min-keep", d.MinKeep, "fewest candidates the filters leave")
 	fs.IntVar(&c.repeatLastN, "repeat-last-n", d.RepeatLastN, "penalty window in tokens (0: off, -1: the context size)")
-	fs.Float64Var(&c.repeatPenalty, "repeat-penalty", float64(d.RepeatPenalty), "repetition penalty (1: off)")
-	fs.Float64Var(&c.freqPenalty, "frequency-penalty", float64(d.FreqPenalty), "frequency penalty (0: off)")
-	fs.Float64Var(&c.presPen, "presence-penalty", float64(d.PresentPenalty), "presence penalty (0: off)")
+	fs.Float64Var(&c.repeatPenalty, "repeat-penalty", cli.F32(d.RepeatPenalty), "repetition penalty (1: off)")
+	fs.Float64Var(&c.freqPenalty, "frequency-penalty", cli.F32(d.FreqPenalty), "frequency penalty (0: off)")
+	fs.Float64Var(&c.presPen, "presence-penalty", cli.F32(d.PresentPenalty), "presence penalty (0: off)")
 	fs.IntVar(&c.mirostat, "mirostat", d.Mirostat, "mirostat version: 0 (off), 1 or 2")
-	fs.Float64Var(&c.mirostatEta, "mirostat-lr", float64(d.MirostatEta), "mirostat learning rate (eta)")
-	fs.Float64Var(&c.mirostatTau, "mirostat-ent", float64(d.MirostatTau), "mirostat target entropy (tau)")
+	fs.Float64Var(&c.mirostatEta, "mirostat-lr", cli.F32(d.MirostatEta), "mirostat learning rate (eta)")
+	fs.Float64Var(&c.mirostatTau, "mirostat-ent", cli.F32(d.MirostatTau), "mirostat target entropy (tau)")
 	fs.Int64Var(&c.seed, "seed", -1, "sampling seed (-1: a random one, printed)")
 	fs.BoolVar(&c.ignoreEOS, "ignore-eos", false, "keep generating past the end-of-text token")
 
@@ -147,6 +143,13 @@ Tokens are printed as they are generated; timings go to stderr.
 Flags (each also takes two dashes, e.g. --top-k):
 `)
 		fs.PrintDefaults()
+		fmt.Fprint(w, `
+Examples:
+	run -m stories260K.gguf -p "Once upon a time" -n 64 -temp 0
+	run -m model.gguf -f prompt.txt -n 256 -temp 0.8 -top-k 40 -seed 1
+	run -m model.gguf -p "Hello" -t 4 -backend cpu -tier generic -kv-type q8_0
+	run -m model.gguf -bench -p 128,512 -n 32,128 -r 3 -o json
+`)
 	}
 	return fs
 }
@@ -175,7 +178,7 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 		return cli.Report(stderr, "run", err)
 	}
 	defer m.Close()
-	be, fallback, err := cli.OpenWithFallback(c.target, c.threads)
+	be, fallback, err := cli.OpenWithFallback(c.target, cli.ResolveThreads(c.threads))
 	if err != nil {
 		return cli.Report(stderr, "run", cli.Usagef("backend", "%v", err))
 	}
@@ -213,8 +216,6 @@ func (c *config) check(fs *flag.FlagSet) error {
 		return cli.Usagef("fa", "a q8_0 KV cache needs flash attention (-fa on)")
 	}
 	switch {
-	case c.threads < 1:
-		return cli.Usagef("t", "want at least 1 thread, not %d", c.threads)
 	case c.nCtx < 0:
 		return cli.Usagef("c", "want a context size >= 0, not %d", c.nCtx)
 	case c.nBatch < 1:
@@ -222,8 +223,8 @@ func (c *config) check(fs *flag.FlagSet) error {
 	case c.nUBatch < 1:
 		return cli.Usagef("ub", "want a micro-batch size >= 1, not %d", c.nUBatch)
 	}
-	if c.target, err = cli.ResolveBackend(cli.BackendOptions{Name: c.backend, Tier: c.tier}); err != nil {
-		return cli.Usagef("backend", "%v", err)
+	if c.target, err = c.be.Target(); err != nil {
+		return err
 	}
 	if c.bench {
 		if cli.Visited(fs, "f") {

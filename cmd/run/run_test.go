@@ -12,6 +12,7 @@ import (
 
 	"github.com/kernbench/kernbench/internal/cli"
 	shared "github.com/kernbench/kernbench/internal/testdata"
+	"github.com/kernbench/kernbench/internal/testdata/testmodel"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/ops/registry"
@@ -54,7 +55,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "-kv-type", "q4_0"}, "-kv-type"},
 		{[]string{"-m", "x.gguf", "-ctk", "f16", "-ctv", "f32"}, "-ctv"},
 		{[]string{"-m", "x.gguf", "-kv-type", "q8_0", "-fa", "off"}, "-fa"},
-		{[]string{"-m", "x.gguf", "-t", "0"}, "-t"},
+		{[]string{"-m", "x.gguf", "-t", "-1"}, "-t"},
 		{[]string{"-m", "x.gguf", "-ub", "0"}, "-ub"},
 		{[]string{"-m", "x.gguf", "-p", "a", "-f", "b.txt"}, "-f"},
 		{[]string{"-m", "x.gguf", "-bench", "-o", "xml"}, "-o"},
@@ -66,7 +67,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "stray"}, `"stray"`},
 		{[]string{"-m", "x.gguf", "-backend", "tpu"}, `-backend: unknown backend "tpu"`},
 		{[]string{"-m", "x.gguf", "-backend", "metal"}, "-backend: backend metal is unavailable: "},
-		{[]string{"-m", "x.gguf", "-tier", "sse9"}, `-backend: backend cpu has no variant "sse9"`},
+		{[]string{"-m", "x.gguf", "-tier", "sse9"}, `-tier: backend cpu has no variant "sse9"`},
+		{[]string{"-m", "x.gguf", "-tier", "avx512"}, `-tier: backend cpu-avx512 is unavailable`},
 	} {
 		code, out, errs := runCmd(tc.args...)
 		if code != cli.ExitUsage {
@@ -87,10 +89,13 @@ func TestHelp(t *testing.T) {
 	if code != cli.ExitOK || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
-	for _, f := range []string{"-top-k", "-mirostat-ent", "-bench", "-kv-type", "-fa"} {
+	for _, f := range []string{"-top-k", "-mirostat-ent", "-bench", "-kv-type", "-fa", "Examples:", "(default 0.05)"} {
 		if !strings.Contains(out, f) {
 			t.Errorf("usage lacks %s", f)
 		}
+	}
+	if strings.Contains(out, "0000000") {
+		t.Errorf("usage prints a float32 default in float64 digits:\n%s", out)
 	}
 }
 
@@ -448,5 +453,22 @@ func TestMetalEmuGreedy(t *testing.T) {
 	code, _, errs := runCmd("-m", path, "-bench", "-p", "8", "-n", "0", "-backend", "metal-emu")
 	if code != 2 || !strings.Contains(errs, "is emulated") {
 		t.Errorf("-bench on metal-emu: exit %d, %s", code, errs)
+	}
+}
+
+// TestNaNWeight: a NaN in a weight makes the logits NaN, which is an error
+// naming the first node that went non-finite (its layer and op), not
+// text sampled from NaNs.
+func TestNaNWeight(t *testing.T) {
+	path := testmodel.Poisoned(t, "stories260K.gguf", "blk.2.ffn_up.weight", float32(math.NaN()))
+	code, _, errs := runCmd("-m", path, "-p", "Once upon a time", "-n", "4", "-temp", "0")
+	if code != cli.ExitFailure {
+		t.Fatalf("exit %d, want 1; stderr %q", code, errs)
+	}
+	t.Log(errs)
+	for _, s := range []string{"after the prompt: the logits are not finite", "layer 2", "MUL_MAT(f32)", "ffn"} {
+		if !strings.Contains(errs, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, errs)
+		}
 	}
 }

@@ -30,7 +30,15 @@
 // The prompt runs as one micro-batch; -n generates that many tokens
 // greedily after it (an end-of-sequence token does not stop it), each
 // traced. Records of every graph go to -chrome, -pprof and -summary; the
-// dot dump shows the prompt's graph.
+// dot dump shows the prompt's graph. The records are kept compactly (the
+// node's description once, 12 bytes of times per record; store.go), not
+// with the graphs they come from, so memory grows by about 1.2 KB per
+// token of stories260K and -n 5000 takes under twice run's.
+//
+// Output files are checked before any work (none may be the model, by
+// file identity, or another output) and written atomically. Logits that
+// come out NaN or infinite are an error naming the first node of the
+// graph whose output is not finite.
 package main
 
 import (
@@ -40,6 +48,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -64,12 +73,13 @@ type config struct {
 	reps   int
 
 	threads int
-	backend string
-	tier    string
-	target  registry.Target // resolved from backend and tier
+	be      cli.BackendFlags
+	target  registry.Target // resolved from be
 	flash   bool
 	kvType  quant.Type
 	nCtx    int
+	// warnings are the deprecated spellings used.
+	warnings []string
 
 	dotFile, chromeFile, pprofFile string
 	summary                        bool
@@ -89,15 +99,16 @@ Runs a model's forward pass on a backend (-backend, the CPU by default;
 the prompt as one batch, then -n greedy tokens) or a single op, and writes
 what it executed.
 
-examples:
+Examples:
   trace -m stories260K.gguf -p "Once upon a time" -dot g.dot -chrome t.json -pprof p.pb.gz -summary
   trace -m model.gguf -n 16 -summary -fa off
+  trace -m model.gguf -n 64 -t 2 -kv-type q8_0 -tier generic -chrome t.json
   trace -m model.gguf -dot layer3.dot -layer 3 -render svg,png
   trace -m model.gguf -dot attn.dot -layers 0-1 -match 'attn|kq|fattn'
   trace -op mul_mat -type q4_0 -m 4096 -n 1 -k 4096 -chrome mm.json -summary
   go tool pprof -top p.pb.gz; go tool pprof -http=: p.pb.gz
 
-flags:
+Flags:
 `
 
 // errUsage marks command-line errors (exit status 2).
@@ -113,18 +124,20 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&c.model, "m", "", "model GGUF file; in single-op mode, M (rows of the weight)")
+	cli.ModelVar(fs, &c.model, "in single-op mode (-op), M: the rows of the weight")
 	fs.StringVar(&c.prompt, "p", "Once upon a time", "prompt (BOS is added as the vocabulary says)")
 	fs.IntVar(&c.n, "n", 0, "tokens to generate greedily after the prompt; in single-op mode, N (columns of the activations, default 1)")
 	fs.IntVar(&c.k, "k", 0, "single-op mode: K (the dot product length)")
 	fs.StringVar(&c.op, "op", "", "single-op mode: the op to trace (mul_mat)")
 	typ := fs.String("type", "q4_0", "single-op mode: the weight type")
 	fs.IntVar(&c.reps, "r", 10, "single-op mode: runs of the op, each traced")
-	fs.IntVar(&c.threads, "t", 0, "CPU threads (0: all cores)")
-	fs.StringVar(&c.backend, "backend", cli.DefaultBackend, cli.BackendUsage())
-	fs.StringVar(&c.tier, "tier", "", "CPU kernel tier ("+cli.TierNames()+"; default: $KERNBENCH_CPU, else the fastest this CPU supports)")
-	fa := fs.String("fa", "on", "flash attention: on or off")
-	kv := fs.String("kv", "f16", "KV cache type: f16, f32 or q8_0")
+	cli.ThreadsVar(fs, &c.threads, "CPU threads")
+	c.be.Register(fs)
+	fa := cli.NewOnOff(true)
+	fs.Var(fa, "fa", "flash attention: on (FLASH_ATTN_EXT) or off (MUL_MAT + SOFT_MAX + MUL_MAT); auto = on")
+	var kv cli.KVFlags
+	kv.Register(fs)
+	cli.Deprecated(fs, "kv", "kv-type")
 	fs.IntVar(&c.nCtx, "c", 0, "KV cache cells (0: the prompt and generated tokens, rounded up to 256)")
 	fs.StringVar(&c.dotFile, "dot", "", "write the prompt graph as Graphviz dot to `FILE`")
 	render := fs.String("render", "svg", "with -dot and the dot program installed, also render these formats (comma list of svg, png, pdf; none)")
@@ -150,21 +163,17 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.warnings = cli.Warnings(fs)
 
-	switch *fa {
-	case "on", "1", "true":
-		c.flash = true
-	case "off", "0", "false":
-	default:
-		return nil, usagef("-fa %q: want on or off", *fa)
-	}
+	c.flash = fa.Value
 	var err error
-	if c.kvType, err = quant.ParseType(*kv); err != nil || (c.kvType != quant.F16 && c.kvType != quant.F32 && c.kvType != quant.Q8_0) {
-		return nil, usagef("-kv %q: want f16, f32 or q8_0", *kv)
+	if c.kvType, err = kv.Type(); err != nil {
+		return nil, usagef("%v", err)
+	}
+	if c.kvType == quant.Q8_0 && !c.flash {
+		return nil, usagef("-fa: a q8_0 KV cache needs flash attention (-fa on)")
 	}
 	switch {
-	case c.threads < 0:
-		return nil, usagef("-t %d: want 0 (all cores) or more", c.threads)
 	case c.nCtx < 0:
 		return nil, usagef("-c %d: want 0 or more cells", c.nCtx)
 	case c.n < 0:
@@ -202,8 +211,8 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	if (c.filter.Layers != nil || c.filter.Match != nil) && c.dotFile == "" {
 		return nil, usagef("-layer, -layers and -match filter the dot dump: give -dot FILE too")
 	}
-	if c.target, err = cli.ResolveBackend(cli.BackendOptions{Name: c.backend, Tier: c.tier}); err != nil {
-		return nil, usagef("-backend: %v", err)
+	if c.target, err = c.be.Target(); err != nil {
+		return nil, usagef("%v", err)
 	}
 	if c.metalCapture != "" {
 		if err := metalCaptureError(c.target, c.metalCapture); err != nil {
@@ -223,6 +232,9 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 		if strings.TrimSpace(c.prompt) == "" {
 			return nil, usagef("-p: the prompt is empty")
 		}
+		if err := c.checkOutputs([]cli.Input{{Flag: "m", Path: c.model}}); err != nil {
+			return nil, err
+		}
 		return c, nil
 	}
 
@@ -230,7 +242,7 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	if !strings.EqualFold(c.op, "mul_mat") {
 		return nil, usagef("-op %q: single-op mode traces mul_mat", c.op)
 	}
-	for _, f := range []string{"p", "fa", "kv", "c"} {
+	for _, f := range []string{"p", "fa", "kv", "kv-type", "ctk", "ctv", "cache-type-k", "cache-type-v", "c"} {
 		if set[f] {
 			return nil, usagef("-%s is for model mode, not -op", f)
 		}
@@ -256,7 +268,46 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	if c.reps < 1 || c.reps > 10000 {
 		return nil, usagef("-r %d: want 1 to 10000", c.reps)
 	}
+	if err := c.checkOutputs(nil); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// checkOutputs checks the files the outputs write before any work: none
+// may be one of inputs or another output, and each folder must take new
+// files.
+func (c *config) checkOutputs(inputs []cli.Input) error {
+	var outs []cli.Output
+	if c.dotFile != "" {
+		outs = append(outs, cli.Output{Flag: "dot", Path: c.dotFile})
+		for _, p := range c.renderPaths() {
+			outs = append(outs, cli.Output{Flag: "render", Path: p})
+		}
+	}
+	if c.chromeFile != "" {
+		outs = append(outs, cli.Output{Flag: "chrome", Path: c.chromeFile})
+	}
+	if c.pprofFile != "" {
+		outs = append(outs, cli.Output{Flag: "pprof", Path: c.pprofFile})
+	}
+	if err := cli.CheckOutputs(inputs, outs...); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+// renderPaths returns the files -render draws the dot dump into: its
+// name with each format's extension, except the dot file's own.
+func (c *config) renderPaths() []string {
+	var out []string
+	for _, f := range c.render {
+		p := strings.TrimSuffix(c.dotFile, filepath.Ext(c.dotFile)) + "." + f
+		if p != c.dotFile {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // metalCaptureError says why -metal-capture cannot run with target and
@@ -316,8 +367,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var ue errUsage
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "trace: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "trace: %s (see trace -h)\n", oneLine(err.Error()))
 		return 2
+	}
+	for _, w := range c.warnings {
+		fmt.Fprintf(stderr, "trace: %s\n", w)
 	}
 	var res *result
 	if c.op != "" {

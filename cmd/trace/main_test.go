@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	shared "github.com/kernbench/kernbench/internal/testdata"
+	"github.com/kernbench/kernbench/internal/testdata/testmodel"
 )
 
 // testdata returns the path of a file in shared/testdata, found by walking
@@ -39,10 +41,16 @@ func TestFlagErrors(t *testing.T) {
 		{nil, "no model"},
 		{[]string{"-bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"-m", "x.gguf", "extra"}, `unexpected argument "extra"`},
-		{[]string{"-m", "x.gguf", "-fa", "maybe"}, `-fa "maybe"`},
-		{[]string{"-m", "x.gguf", "-kv", "q4_0"}, `-kv "q4_0"`},
+		{[]string{"-m", "x.gguf", "-fa", "maybe"}, `invalid value "maybe" for flag -fa`},
+		{[]string{"-m", "x.gguf", "-kv", "q4_0"}, `flag -kv-type: KV cache type "q4_0"`},
+		{[]string{"-m", "x.gguf", "-kv-type", "q4_0"}, `flag -kv-type: KV cache type "q4_0"`},
+		{[]string{"-m", "x.gguf", "-ctk", "f16", "-ctv", "f32"}, `flag -ctv`},
+		{[]string{"-m", "x.gguf", "-kv-type", "q8_0", "-fa", "off"}, `-fa: a q8_0 KV cache needs flash attention`},
+		{[]string{"-m", "x.gguf", "-chrome", filepath.Join(dir, "no", "t.json")}, `flag -chrome: folder`},
+		{[]string{"-m", "x.gguf", "-chrome", dir}, `flag -chrome: ` + dir + ` is a folder`},
+		{[]string{"-m", "x.gguf", "-chrome", filepath.Join(dir, "a"), "-pprof", filepath.Join(dir, "a")}, `flag -pprof: ` + filepath.Join(dir, "a") + ` is also the output of -chrome`},
 		{[]string{"-m", "x.gguf", "-n", "-1"}, "-n -1"},
-		{[]string{"-m", "x.gguf", "-t", "-2"}, "-t -2"},
+		{[]string{"-m", "x.gguf", "-t", "-2"}, `invalid value "-2" for flag -t`},
 		{[]string{"-m", "x.gguf", "-n", "x"}, `invalid value "x" for flag -n`},
 		{[]string{"-m", "x.gguf", "-dot", "g.dot", "-layer", "1", "-layers", "1-2"}, "both given"},
 		{[]string{"-m", "x.gguf", "-dot", "g.dot", "-layers", "3-1"}, "backwards"},
@@ -61,7 +69,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-op", "mul_mat", "-m", "64", "-k", "32", "-fa", "on"}, "model mode"},
 		{[]string{"-m", "x.gguf", "-metal-capture", filepath.Join(dir, "x.gputrace")}, "-metal-capture needs"},
 		{[]string{"-m", "x.gguf", "-backend", "tpu"}, `-backend: unknown backend "tpu"`},
-		{[]string{"-m", "x.gguf", "-tier", "sse9"}, `backend cpu has no variant "sse9"`},
+		{[]string{"-m", "x.gguf", "-tier", "sse9"}, `flag -tier: backend cpu has no variant "sse9"`},
+		{[]string{"-m", "x.gguf", "-tier", "avx512"}, `flag -tier: backend cpu-avx512 is unavailable`},
 		{[]string{"-m", "x.gguf", "-backend", "cuda"}, "-backend: backend cuda is unavailable: "},
 	} {
 		rc, out, errs := trace(tc.args...)
@@ -85,7 +94,7 @@ func TestHelp(t *testing.T) {
 	if rc != 0 || errs != "" {
 		t.Fatalf("-h: exit %d, stderr %q", rc, errs)
 	}
-	for _, want := range []string{"examples:", "trace -m stories260K.gguf", "-op mul_mat", "-dot FILE", "-layers A-B", "go tool pprof"} {
+	for _, want := range []string{"Examples:", "trace -m stories260K.gguf", "-kv-type", "deprecated spelling of -kv-type", "-op mul_mat", "-dot FILE", "-layers A-B", "go tool pprof"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("-h lacks %q", want)
 		}
@@ -248,4 +257,45 @@ func TestSingleOp(t *testing.T) {
 	if n := strings.Count(string(raw), `"cat":"MUL_MAT(q4_0)"`); n != 4 {
 		t.Errorf("%d MUL_MAT slices, want 4", n)
 	}
+}
+
+// TestOutputNeverAnInput: an output naming the model (by any path) is
+// refused before any work, and the model is left byte for byte as it
+// was; -kv still works, with a warning that names -kv-type.
+func TestOutputNeverAnInput(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(testdata(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := filepath.Join(dir, "m.gguf")
+	os.WriteFile(mp, src, 0o644)
+	link := filepath.Join(dir, "link.gguf")
+	os.Symlink(mp, link)
+	for _, flag := range []string{"-chrome", "-pprof", "-dot"} {
+		for _, out := range []string{mp, filepath.Join(dir, ".", "m.gguf"), link} {
+			rc, stdout, errs := trace("-m", mp, flag, out, "-render", "none")
+			if rc != 2 || stdout != "" || !strings.Contains(errs, "flag "+flag+": ") || !strings.Contains(errs, "is the input") {
+				t.Errorf("%s %s: exit %d, stdout %q, stderr %q", flag, out, rc, stdout, errs)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(mp); !bytes.Equal(b, src) {
+		t.Error("the model changed")
+	}
+	rc, _, errs := trace("-m", mp, "-kv", "f32", "-chrome", filepath.Join(dir, "t.json"))
+	if rc != 0 || !strings.Contains(errs, "trace: -kv is deprecated: use -kv-type") {
+		t.Errorf("-kv f32: exit %d, stderr %q", rc, errs)
+	}
+}
+
+// TestNaNWeight: NaN logits are an error naming the first node whose
+// output is not finite.
+func TestNaNWeight(t *testing.T) {
+	path := testmodel.Poisoned(t, "stories260K.gguf", "output_norm.weight", float32(math.NaN()))
+	rc, _, errs := trace("-m", path, "-n", "3")
+	if rc != 1 || !strings.Contains(errs, "the logits are not finite") || !strings.Contains(errs, "RMS_NORM") && !strings.Contains(errs, "MUL(f32)") {
+		t.Errorf("exit %d, stderr %q", rc, errs)
+	}
+	t.Log(errs)
 }

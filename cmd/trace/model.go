@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/kernbench/kernbench/graphs"
@@ -20,7 +22,15 @@ type result struct {
 	graph     *graphs.Graph
 	graphRecs []graphs.Record
 	title     string
-	trace     timing.Trace
+	// records holds every record of the run, spans its prompt and
+	// tokens (or runs).
+	records *store
+	spans   []timing.Span
+}
+
+// trace returns the trace of the run for the outputs.
+func (r *result) trace() timing.Trace {
+	return timing.Trace{Stream: r.records.Records(), Spans: r.spans}
 }
 
 // ctxRound is what the default context size is rounded up to.
@@ -59,7 +69,7 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		return nil, fmt.Errorf("the prompt (%d tokens) and %d generated tokens need %d cells; -c is %d", len(ids), c.n, need, nCtx)
 	}
 
-	b, fallback, err := cli.OpenWithFallback(c.target, c.threads)
+	b, fallback, err := cli.OpenWithFallback(c.target, cli.ResolveThreads(c.threads))
 	if err != nil {
 		return nil, err
 	}
@@ -84,16 +94,28 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 	fmt.Fprintf(out, "backend: %s; flash attention %s, KV cache %v, %d cells\n", cli.BackendDesc(b), fa, c.kvType, nCtx)
 	emulatedNote(out, b)
 
-	res := &result{}
-	mc.SetRecorder(func(r graphs.Record) { res.trace.Records = append(res.trace.Records, r) })
+	// Every record goes to the store; the prompt's, which the dot dump
+	// shows with its graph, are kept whole too.
+	res := &result{records: newStore()}
+	prompt := true
+	mc.SetRecorder(func(r graphs.Record) {
+		res.records.Add(r)
+		if prompt {
+			res.graphRecs = append(res.graphRecs, r)
+		}
+	})
+	seq := slices.Clip(ids) // the tokens decoded so far
 	decode := func(name string, toks []int32, pos int) (time.Duration, error) {
 		start := time.Now()
 		if err := mc.DecodeContext(ctx, model.SimpleBatch(toks, int32(pos), 0)); err != nil {
 			return 0, err
 		}
 		end := time.Now()
-		res.trace.Spans = append(res.trace.Spans, timing.Span{Name: name, Start: start, End: end, Args: map[string]any{"tokens": len(toks), "pos": pos}})
-		return end.Sub(start), nil
+		res.spans = append(res.spans, timing.Span{Name: name, Start: start, End: end, Args: map[string]any{"tokens": len(toks), "pos": pos}})
+		if pos > 0 {
+			seq = append(seq, toks...)
+		}
+		return end.Sub(start), cli.CheckLogits(ctx, mc, seq, mc.Logits(-1), name)
 	}
 
 	// The prompt's forward is the one -metal-capture records.
@@ -109,7 +131,7 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		fmt.Fprintf(out, "GPU capture of the prompt's forward: %s\n", c.metalCapture)
 	}
 	res.graph = mc.LastGraph()
-	res.graphRecs = append([]graphs.Record(nil), res.trace.Records...)
+	prompt = false
 	res.title = fmt.Sprintf("%s: prompt of %d tokens", c.model, len(ids))
 	var nodes time.Duration
 	for _, r := range res.graphRecs {
@@ -134,6 +156,10 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 			next := argmax(mc.Logits(-1))
 			gen = append(gen, next)
 			d, err := decode(fmt.Sprintf("token %d", i+1), []int32{next}, len(ids)+i)
+			var nf *cli.NonFiniteError
+			if errors.As(err, &nf) {
+				return nil, err
+			}
 			if err != nil {
 				return nil, fmt.Errorf("generating token %d: %w", i+1, err)
 			}

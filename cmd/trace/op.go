@@ -42,7 +42,7 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 	}
 	y.SetName("mul_mat")
 
-	b, err := c.target.Open(c.threads)
+	b, err := c.target.Open(cli.ResolveThreads(c.threads))
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +63,11 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 	if err := g.Compute(ctx, b); err != nil { // warm-up
 		return nil, err
 	}
-	res := &result{graph: g, title: fmt.Sprintf("MUL_MAT %v m=%d n=%d k=%d", c.typ, c.m, c.n, c.k)}
-	g.Recorder = func(rec graphs.Record) { res.trace.Records = append(res.trace.Records, rec) }
+	res := &result{graph: g, title: fmt.Sprintf("MUL_MAT %v m=%d n=%d k=%d", c.typ, c.m, c.n, c.k), records: newStore()}
+	g.Recorder = func(rec graphs.Record) {
+		res.records.Add(rec)
+		res.graphRecs = append(res.graphRecs, rec)
+	}
 	var times []time.Duration
 	for i := range c.reps {
 		start := time.Now()
@@ -77,9 +80,8 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 		}
 		end := time.Now()
 		times = append(times, end.Sub(start))
-		res.trace.Spans = append(res.trace.Spans, timing.Span{Name: fmt.Sprintf("run %d", i+1), Start: start, End: end})
+		res.spans = append(res.spans, timing.Span{Name: fmt.Sprintf("run %d", i+1), Start: start, End: end})
 	}
-	res.graphRecs = res.trace.Records
 	if c.metalCapture != "" {
 		fmt.Fprintf(out, "GPU capture of run 1: %s\n", c.metalCapture)
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/kernbench/kernbench/graphs/dot"
+	"github.com/kernbench/kernbench/internal/cli"
 )
 
 // writeOutputs writes the files and tables c asks for.
@@ -28,50 +26,52 @@ func writeOutputs(ctx context.Context, c *config, res *result, stdout, stderr io
 		if len(c.render) > 0 && !dot.Available() {
 			fmt.Fprintf(stderr, "trace: the dot program is not installed: %s not rendered (apt-get install graphviz)\n", c.dotFile)
 		} else {
-			for _, f := range c.render {
-				out := strings.TrimSuffix(c.dotFile, filepath.Ext(c.dotFile)) + "." + f
-				if out == c.dotFile {
-					continue
-				}
-				if err := dot.Render(ctx, c.dotFile, out); err != nil {
+			for _, out := range c.renderPaths() {
+				if err := render(ctx, c.dotFile, out); err != nil {
 					return err
 				}
 				fmt.Fprintf(stdout, "rendered %s\n", out)
 			}
 		}
 	}
+	tr := res.trace()
 	if c.chromeFile != "" {
-		if err := create(c.chromeFile, res.trace.WriteChrome); err != nil {
+		if err := create(c.chromeFile, tr.WriteChrome); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s: %d slices (open in https://ui.perfetto.dev or chrome://tracing)\n", c.chromeFile, len(res.trace.Records)+len(res.trace.Spans))
+		fmt.Fprintf(stdout, "wrote %s: %d slices (open in https://ui.perfetto.dev or chrome://tracing)\n", c.chromeFile, res.records.Len()+len(res.spans))
 	}
 	if c.pprofFile != "" {
-		if err := create(c.pprofFile, res.trace.WriteProfile); err != nil {
+		if err := create(c.pprofFile, tr.WriteProfile); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s: %d records (go tool pprof -top %s)\n", c.pprofFile, len(res.trace.Records), c.pprofFile)
+		fmt.Fprintf(stdout, "wrote %s: %d records (go tool pprof -top %s)\n", c.pprofFile, res.records.Len(), c.pprofFile)
 	}
 	if c.summary {
-		if err := res.trace.Summary().Write(stdout); err != nil {
+		if err := tr.Summary().Write(stdout); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// create writes a file through write.
-func create(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+// render draws the dot file in as out with the dot program, through a
+// temporary file that becomes out when dot succeeds.
+func render(ctx context.Context, in, out string) error {
+	f, err := cli.CreateAtomic(out)
 	if err != nil {
 		return err
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
+	f.Close()
+	if err := dot.Render(ctx, in, f.Name()); err != nil {
+		f.Abort()
+		return err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return f.Commit()
+}
+
+// create writes a file through write, atomically: the file appears only
+// when complete.
+func create(path string, write func(io.Writer) error) error {
+	return cli.WriteAtomic(path, write)
 }

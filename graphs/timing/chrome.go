@@ -1,6 +1,7 @@
 package timing
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,36 +42,51 @@ type ChromeTrace struct {
 // first event.
 func (t Trace) Chrome() ChromeTrace {
 	out := ChromeTrace{DisplayTimeUnit: "ms"}
+	t.events(func(ev ChromeEvent) bool {
+		out.TraceEvents = append(out.TraceEvents, ev)
+		return true
+	})
+	return out
+}
+
+// events yields the events of Chrome, in order, until yield returns
+// false.
+func (t Trace) events(yield func(ChromeEvent) bool) {
 	origin, _ := t.start()
 	us := func(x time.Time) float64 { return float64(x.Sub(origin).Nanoseconds()) / 1e3 }
-	meta := func(name string, tid int, value string) {
-		out.TraceEvents = append(out.TraceEvents, ChromeEvent{Name: name, Ph: "M", Pid: 1, Tid: tid, Args: map[string]any{"name": value}})
+	meta := func(name string, tid int, value string) bool {
+		return yield(ChromeEvent{Name: name, Ph: "M", Pid: 1, Tid: tid, Args: map[string]any{"name": value}})
 	}
-	meta("process_name", 0, "kernbench")
-	if len(t.Spans) > 0 {
-		meta("thread_name", 0, "run")
+	if !meta("process_name", 0, "kernbench") {
+		return
+	}
+	if len(t.Spans) > 0 && !meta("thread_name", 0, "run") {
+		return
 	}
 	for _, sp := range t.Spans {
 		args := map[string]any{}
 		for k, v := range sp.Args {
 			args[k] = v
 		}
-		out.TraceEvents = append(out.TraceEvents, ChromeEvent{
-			Name: sp.Name, Cat: "run", Ph: "X", Ts: us(sp.Start), Dur: dur(sp.End.Sub(sp.Start)), Pid: 1, Tid: 0, Args: args,
-		})
+		if !yield(ChromeEvent{Name: sp.Name, Cat: "run", Ph: "X", Ts: us(sp.Start), Dur: dur(sp.End.Sub(sp.Start)), Pid: 1, Tid: 0, Args: args}) {
+			return
+		}
 	}
 	tids := map[string]int{}
-	for _, r := range t.Records {
+	for r := range t.records() {
 		name := r.BackendName()
 		tid, ok := tids[name]
 		if !ok {
 			tid = len(tids) + 1
 			tids[name] = tid
-			meta("thread_name", tid, name)
+			if !meta("thread_name", tid, name) {
+				return
+			}
 		}
-		out.TraceEvents = append(out.TraceEvents, recordEvent(r, tid, us(r.Start)))
+		if !yield(recordEvent(r, tid, us(r.Start))) {
+			return
+		}
 	}
-	return out
 }
 
 // dur returns d in microseconds.
@@ -113,10 +129,33 @@ func recordEvent(r graphs.Record, tid int, ts float64) ChromeEvent {
 // round3 rounds x to 3 decimals, keeping the JSON short.
 func round3(x float64) float64 { return math.Round(x*1e3) / 1e3 }
 
-// WriteChrome writes the trace as Chrome trace JSON (see Chrome).
+// WriteChrome writes the trace as Chrome trace JSON (see Chrome), the
+// same bytes as encoding Chrome's value, an event at a time: the memory
+// it takes does not grow with the trace.
 func (t Trace) WriteChrome(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	if err := enc.Encode(t.Chrome()); err != nil {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.WriteString(`{"traceEvents":[`)
+	n := 0
+	var err error
+	t.events(func(ev ChromeEvent) bool {
+		var b []byte
+		if b, err = json.Marshal(ev); err != nil {
+			return false
+		}
+		if n > 0 {
+			bw.WriteByte(',')
+		}
+		n++
+		_, err = bw.Write(b)
+		return err == nil
+	})
+	if err == nil {
+		_, err = bw.WriteString(`],"displayTimeUnit":"ms"}` + "\n")
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
 		return fmt.Errorf("timing: writing the Chrome trace: %w", err)
 	}
 	return nil

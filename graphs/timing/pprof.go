@@ -50,7 +50,7 @@ func (t Trace) Profile() (*profile.Profile, error) {
 		return l
 	}
 	samples := map[string]*profile.Sample{}
-	for _, r := range t.Records {
+	for r := range t.records() {
 		stack := Stack(r)
 		backend := r.BackendName()
 		key := strings.Join(stack, ";") + "\x00" + backend

@@ -66,7 +66,7 @@ func (t Trace) Summary() Summary {
 		r.Flops += flops
 		r.Bytes += bytes
 	}
-	for _, r := range t.Records {
+	for r := range t.records() {
 		d := r.Duration()
 		layer := r.Block
 		if r.Layer >= 0 {

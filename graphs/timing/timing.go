@@ -7,6 +7,8 @@
 package timing
 
 import (
+	"iter"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,7 +27,21 @@ type Span struct {
 // A Trace is the records of one or more runs, with spans that group them.
 type Trace struct {
 	Records []graphs.Record
-	Spans   []Span
+	// Stream, when set, yields the records instead of Records, each time
+	// they are read: for traces too long to hold as records (which keep
+	// their graphs alive), such as cmd/trace's of thousands of tokens,
+	// which keeps compact timings and rebuilds a record from them as it
+	// is read.
+	Stream iter.Seq[graphs.Record]
+	Spans  []Span
+}
+
+// records returns the trace's records: Stream, or else Records.
+func (t Trace) records() iter.Seq[graphs.Record] {
+	if t.Stream != nil {
+		return t.Stream
+	}
+	return slices.Values(t.Records)
 }
 
 // Root is the outermost frame of every stack.
@@ -59,7 +75,7 @@ func rate(n int64, d time.Duration) float64 {
 func (t Trace) start() (time.Time, bool) {
 	var s time.Time
 	ok := false
-	for _, r := range t.Records {
+	for r := range t.records() {
 		if !ok || r.Start.Before(s) {
 			s, ok = r.Start, true
 		}
@@ -75,7 +91,7 @@ func (t Trace) start() (time.Time, bool) {
 // end returns the latest end of the trace's records and spans.
 func (t Trace) end() time.Time {
 	var e time.Time
-	for _, r := range t.Records {
+	for r := range t.records() {
 		if r.End.After(e) {
 			e = r.End
 		}

@@ -267,3 +267,33 @@ func anyPrefix(set map[string]bool, prefix string) bool {
 	}
 	return false
 }
+
+// TestStream: a trace whose records come from Stream gives the same
+// outputs as one holding them, and WriteChrome, which writes an event at
+// a time, the bytes of encoding Chrome's value.
+func TestStream(t *testing.T) {
+	held := synthetic(t)
+	streamed := timing.Trace{Spans: held.Spans, Stream: slices.Values(held.Records)}
+	var a, b bytes.Buffer
+	if err := held.WriteChrome(&a); err != nil {
+		t.Fatal(err)
+	}
+	if err := streamed.WriteChrome(&b); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := json.Marshal(held.Chrome())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), append(whole, '\n')) || !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Errorf("WriteChrome:\n%s\nstreamed:\n%s\nChrome encoded:\n%s", a.Bytes(), b.Bytes(), whole)
+	}
+	if fmt.Sprint(held.Summary()) != fmt.Sprint(streamed.Summary()) {
+		t.Errorf("summaries differ:\n%v\n%v", held.Summary(), streamed.Summary())
+	}
+	pa, err1 := held.Profile()
+	pb, err2 := streamed.Profile()
+	if err1 != nil || err2 != nil || pa.String() != pb.String() {
+		t.Errorf("profiles differ (%v, %v)", err1, err2)
+	}
+}

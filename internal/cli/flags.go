@@ -1,8 +1,10 @@
-// Package cli holds what kernbench's model commands (run, perplexity) share:
-// flag parsing with one-line errors, flag values for llama.cpp-style options
-// (on/off switches, comma-separated lists, KV cache types), backend
-// selection, terminal detection, a progress bar, and the lookup of the
-// shared test data.
+// Package cli holds what kernbench's commands share: the flag vocabulary
+// (threads, backend, tier, KV cache types, model, outputs; vocab.go),
+// flag parsing with one-line errors, flag values for llama.cpp-style
+// options (on/off switches, comma-separated lists), backend selection,
+// the checks and the atomic writer of output files (output.go), the
+// search for the first non-finite node of a model's graph (finite.go),
+// terminal detection and a progress bar.
 package cli
 
 import (
@@ -27,7 +29,8 @@ const (
 // on. Otherwise code is the exit code: ExitOK after -h (the usage, written
 // by fs.Usage, goes to stdout), ExitUsage after a bad flag or a stray
 // argument, reported as one line on stderr ("NAME: MESSAGE") naming the
-// flag, with a hint to run NAME -h.
+// flag, with a hint to run NAME -h. A deprecated spelling used (see
+// Deprecated) is a line of warning on stderr.
 func Parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (ok bool, code int) {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
@@ -44,6 +47,9 @@ func Parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (ok bool, 
 		return false, ExitUsage
 	}
 	fs.SetOutput(stderr)
+	for _, w := range Warnings(fs) {
+		fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), w)
+	}
 	return true, ExitOK
 }
 
@@ -51,11 +57,16 @@ func Parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (ok bool, 
 // two flags that contradict each other. Commands report it like a flag
 // error: one line and ExitUsage.
 type UsageError struct {
-	Flag string // the flag at fault, without the dash
+	Flag string // the flag at fault, without the dash; "" for an argument
 	Msg  string
 }
 
-func (e *UsageError) Error() string { return "flag -" + e.Flag + ": " + e.Msg }
+func (e *UsageError) Error() string {
+	if e.Flag == "" {
+		return e.Msg
+	}
+	return "flag -" + e.Flag + ": " + e.Msg
+}
 
 // Usagef returns a *UsageError for flag name.
 func Usagef(name, format string, args ...any) error {
