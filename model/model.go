@@ -1,19 +1,33 @@
-// Package model runs LLaMA-family language models as graphs of ops: it
-// reads hyperparameters and weights from a GGUF file, keeps a KV cache of
-// cells with positions and sequence sets (package kvcache), splits batches
-// into micro-batches, builds one graph per micro-batch (package graphs) and
-// runs it on an ops.Backend, and exposes the logits.
+// Package model runs language models as graphs of ops: it reads
+// hyperparameters and weights from a GGUF file, keeps a memory of the
+// decoded tokens by sequence (a KV cache of cells with positions and
+// sequence sets, or recurrent states; package kvcache), splits batches
+// into micro-batches, builds one graph per micro-batch (package graphs)
+// and runs it on an ops.Backend, and exposes the logits.
 //
-// The forward pass is llama.cpp's build_llama: GET_ROWS embeddings; per
-// layer RMS_NORM times the norm weight, Q/K/V projections (MUL_MAT), ROPE
-// in normal mode on Q and K, K and V stored into the cache by CPY into
-// views of the cache tensors, attention over the cached cells (by
-// FLASH_ATTN_EXT, or by MUL_MAT, SOFT_MAX and MUL_MAT), the output
-// projection and a residual ADD, then RMS_NORM, a SwiGLU feed-forward
-// (SWIGLU of gate and up, then down) and a residual ADD; finally
-// RMS_NORM, the output projection, and logits for the tokens that ask.
+// general.architecture chooses the graph (arch.go):
 //
-// ReferenceForward computes the same model in float64 with plain loops,
+//   - llama: llama.cpp's build_llama. GET_ROWS embeddings; per layer
+//     RMS_NORM times the norm weight, Q/K/V projections (MUL_MAT), ROPE in
+//     normal mode on Q and K, K and V stored into the cache by CPY into
+//     views of the cache tensors, attention over the cached cells (by
+//     FLASH_ATTN_EXT, or by MUL_MAT, SOFT_MAX and MUL_MAT), the output
+//     projection and a residual ADD, then RMS_NORM, a SwiGLU feed-forward
+//     (SWIGLU of gate and up, then down) and a residual ADD; finally
+//     RMS_NORM, the output projection, and logits for the tokens that ask.
+//     With {arch}.expert_count > 0 (Mixtral) the feed-forward is a mixture
+//     of experts: router MUL_MAT, top-k by ARGSORT, weights by SOFT_MAX,
+//     MUL_MAT_ID for gate, up and down over the chosen experts, and their
+//     weighted sum.
+//   - gpt-oss: the same attention with Q/K/V/O biases, per-head sinks in
+//     SOFT_MAX/FLASH_ATTN_EXT, NeoX rope with YaRN, and sliding-window
+//     layers (the even ones) served by a second, smaller KV cache whose
+//     cells are reused once they leave the window; a mixture of experts
+//     with biases and the clamped SwiGLU (SWIGLU_OAI).
+//   - mamba: Mamba-1's selective state-space blocks (SSM_CONV, SSM_SCAN)
+//     over a recurrent state per sequence instead of a KV cache.
+//
+// ReferenceForward computes the same models in float64 with plain loops,
 // without a cache, as the oracle the runner is tested against.
 package model
 
@@ -26,7 +40,7 @@ import (
 	"github.com/kernbench/kernbench/gguf"
 )
 
-// Model is a loaded LLaMA model: hyperparameters and weights. Weights of a
+// Model is a loaded model: hyperparameters and weights. Weights of a
 // model from Load live in the memory-mapped file, so the model must stay
 // open (not Closed) while any Context uses it.
 type Model struct {
