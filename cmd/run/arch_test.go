@@ -7,6 +7,7 @@ import (
 
 	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/internal/testmodel"
+	"github.com/kernbench/kernbench/ops/registry"
 )
 
 // archModel writes a synthetic model of arch with stories260K's
@@ -38,5 +39,32 @@ func TestArchitectures(t *testing.T) {
 	code, _, errs := runCmd("-m", archModel(t, "falcon"), "-p", "hi")
 	if code != cli.ExitFailure || !strings.Contains(errs, `architecture "falcon" is not supported`) {
 		t.Errorf("falcon: exit %d, stderr %q; want a failure naming the architecture", code, errs)
+	}
+}
+
+// TestArchitecturesOnEveryBackend: the greedy text of each architecture's
+// model is the CPU's on every other backend that opens here (cuda-emu and
+// metal-emu on the SIMT emulator: MUL_MAT_ID, ARGSORT, sinks, SSM_CONV,
+// SSM_SCAN and SWIGLU_OAI on the GPU kernels).
+func TestArchitecturesOnEveryBackend(t *testing.T) {
+	for _, arch := range testmodel.Archs {
+		path := archModel(t, arch)
+		args := []string{"-m", path, "-temp", "0", "-p", "Once upon a time", "-n", "8", "-t", "2", "-c", "64"}
+		code, want, errs := runCmd(args...)
+		if code != 0 {
+			t.Fatalf("%s cpu: exit %d: %s", arch, code, errs)
+		}
+		for _, tg := range registry.Available() {
+			if tg.Entry.Tiers {
+				continue
+			}
+			code, got, errs := runCmd(append([]string{"-backend", tg.Name()}, args...)...)
+			if code != 0 {
+				t.Fatalf("%s on %s: exit %d: %s", arch, tg.Name(), code, errs)
+			}
+			if got != want {
+				t.Errorf("%s on %s: text\n%q\nthe CPU's\n%q", arch, tg.Name(), got, want)
+			}
+		}
 	}
 }
