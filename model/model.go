@@ -27,8 +27,25 @@
 //   - mamba: Mamba-1's selective state-space blocks (SSM_CONV, SSM_SCAN)
 //     over a recurrent state per sequence instead of a KV cache.
 //
+// The context's memory (Context.KV) is a KV cache for attention models
+// (a second, smaller store for sliding-window layers; one stream for all
+// sequences or one per sequence with ContextParams.NonUnified) or
+// recurrent states for Mamba (a cell per sequence), with llama.cpp's
+// sequence operations, context shifts (SeqAdd, SeqDiv: the cached keys
+// are re-roped) and defragmentation.
+//
 // ReferenceForward computes the same models in float64 with plain loops,
 // without a cache, as the oracle the runner is tested against.
+//
+// Where the runner differs from llama.cpp on purpose: K and V share one
+// cache type, and a Q8_0 cache needs flash attention; a token of several
+// sequences needs a unified KV cache (a non-unified or recurrent memory
+// refuses it: decode it once and SeqCp); a micro-batch's K/V rows are
+// stored by a CPY per run of consecutive cells (there is no SET_ROWS);
+// re-roping shifted keys does not apply YaRN's magnitude factor a second
+// time; recurrent states are f32 whatever the cache type; a failed
+// micro-batch of a recurrent model leaves its sequences' states undefined
+// (their positions are restored).
 package model
 
 import (

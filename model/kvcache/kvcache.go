@@ -1,10 +1,17 @@
-// Package kvcache keeps the bookkeeping of a unified key/value cache as
-// llama.cpp's llama_kv_cache does: a fixed number of cells, each holding
-// the key and value rows of one token, with the token's position and the
-// set of sequences it belongs to. It finds room for a micro-batch, builds
-// the attention mask from the cells, and removes, copies and keeps
-// sequences. It holds no tensors: the model stores each layer's K and V
-// rows in cell order, so cell i's rows are at row i of the cache tensors.
+// Package kvcache keeps the bookkeeping of a key/value cache as llama.cpp's
+// llama_kv_cache does: a fixed number of cells, each holding the key and
+// value rows of one token, with the token's position and the set of
+// sequences it belongs to. It finds room for a micro-batch (a contiguous
+// run, or free cells here and there), builds the attention mask from the
+// cells (with a sliding window, whose cells it reuses once they leave
+// it), removes, copies and keeps sequences, moves positions (SeqAdd,
+// SeqDiv, recording each cell's shift for the re-rope of its keys) and
+// plans defragmentation moves. A Cache is one stream: a cache with a
+// stream per sequence is one Cache per sequence. States is the
+// bookkeeping of a recurrent model's states: one cell per sequence. The
+// package holds no tensors: the model stores each layer's K and V rows in
+// cell order, so cell i's rows are at row i of the cache tensors (of its
+// stream).
 package kvcache
 
 import (
