@@ -21,6 +21,10 @@ const (
 	// ArchMamba is Mamba-1: selective state-space layers with a
 	// recurrent state per sequence instead of a KV cache.
 	ArchMamba = "mamba"
+	// ArchMamba2 is Mamba-2: heads with a scalar A each, B and C in
+	// groups, produced by in_proj with x and dt, and a grouped RMS norm
+	// before out_proj.
+	ArchMamba2 = "mamba2"
 )
 
 // family is the kind of graph an architecture builds.
@@ -59,6 +63,8 @@ type arch struct {
 	// expertNorm is whether the chosen experts' weights are normalized
 	// when the file does not say (expert_weights_norm).
 	expertNorm bool
+	// mamba2 selects Mamba-2's block (familyMamba).
+	mamba2 bool
 }
 
 // archs is every architecture the runner knows.
@@ -67,6 +73,7 @@ var archs = []arch{
 	{name: ArchGPTOSS, family: familyTransformer, ropeMode: ops.RopeNeoX, ffnNorm: "post_attention_norm",
 		moe: true, biases: true, sinks: true, swaPattern: 2, oaiSwiGLU: true, expertNorm: true},
 	{name: ArchMamba, family: familyMamba},
+	{name: ArchMamba2, family: familyMamba, mamba2: true},
 }
 
 // Architectures returns the general.architecture names the runner loads.

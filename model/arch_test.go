@@ -405,9 +405,14 @@ func TestMambaMatchesReference(t *testing.T) {
 // into a third (seq_cp), removes the first (seq_rm), continues the second
 // and third in one batch and starts the first anew: every sequence gives
 // the logits of running it alone. Removing part of a sequence is an error
-// that leaves it intact.
+// that leaves it intact. Mamba-1 and Mamba-2.
 func TestMambaSequences(t *testing.T) {
-	m := mambaSynth().mustModel(t)
+	for _, s := range []synth{mambaSynth(), mamba2Synth()} {
+		testMambaSequences(t, s.mustModel(t))
+	}
+}
+
+func testMambaSequences(t *testing.T, m *Model) {
 	a, b := archSeqA[:8], archSeqB
 	c := newCtx(t, m, true, quant.F32, func(p *ContextParams) { p.NSeqMax = 3 })
 	batch, _, _ := twoSeqBatch(a, b)
@@ -491,5 +496,45 @@ func TestMambaGraph(t *testing.T) {
 		if count[op] != want {
 			t.Errorf("%d %v nodes, want %d", count[op], op, want)
 		}
+	}
+}
+
+func TestMamba2Hparams(t *testing.T) {
+	m := mamba2Synth().mustModel(t)
+	h := m.Hparams
+	if h.Arch != ArchMamba2 || !h.Recurrent() || h.SSMGroups != 2 || h.SSMDtRank != 4 || h.SSMConvChannels() != 32+2*2*8 {
+		t.Fatalf("hparams %+v", h)
+	}
+	if l := m.Weights.Layers[0]; l.SSMNorm == nil || l.SSMX != nil || l.SSMA.Ne != [4]int64{1, 4, 1, 1} {
+		t.Fatalf("layer 0: norm %v, x_proj %v, A %v", l.SSMNorm, l.SSMX, l.SSMA)
+	}
+}
+
+// TestMamba2MatchesReference: Mamba-2 (heads with a scalar A, B and C in
+// groups, the grouped norm) against the float64 reference in every
+// decoding mode.
+func TestMamba2MatchesReference(t *testing.T) {
+	checkDecodeModes(t, mamba2Synth().mustModel(t), tolF32, nil)
+}
+
+func TestMamba2LoadErrors(t *testing.T) {
+	for _, tc := range []struct {
+		keys map[string]any
+		want string
+	}{
+		{map[string]any{"mamba2.ssm.group_count": nil}, "mamba2.ssm.group_count"},
+		{map[string]any{"mamba2.ssm.group_count": uint32(3)}, "group_count 3 does not divide"},
+		{map[string]any{"mamba2.ssm.time_step_rank": uint32(5)}, "not a multiple of the 5 heads"},
+	} {
+		s := mamba2Synth()
+		s.keys = tc.keys
+		if _, err := s.model(t); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error naming %q", tc.keys, err, tc.want)
+		}
+	}
+	s := mambaSynth()
+	s.keys = map[string]any{"mamba.ssm.group_count": uint32(1)}
+	if _, err := s.model(t); err == nil || !strings.Contains(err.Error(), `"mamba2"`) {
+		t.Errorf("a Mamba-1 file with a group count: %v", err)
 	}
 }

@@ -422,23 +422,28 @@ func (c *Context) moe(b *builder, il int, l *Layer, cur *ops.Tensor) *ops.Tensor
 	return out
 }
 
-// buildMamba adds the layers of a Mamba model (llama.cpp's build_mamba,
-// Mamba-1) and returns the state stores and the last layer's output. Per
-// layer: RMS_NORM, in_proj (x and the gate z), the causal conv over the
+// buildMamba adds the layers of a Mamba model (llama.cpp's build_mamba
+// and build_mamba2) and returns the state stores and the last layer's
+// output. Per layer: RMS_NORM and in_proj; the causal conv over each
 // sequence's past d_conv-1 inputs and the new ones (SSM_CONV, then the
-// bias and SiLU), x_proj (dt, B, C), dt_proj and its bias, SSM_SCAN from
-// each sequence's state, y + x*D, times SiLU(z), out_proj, the residual.
-// The micro-batch's tokens come in groups of equal length, one per
-// sequence; the conv and SSM states of each sequence are read from and
-// written back to its cell.
+// bias and SiLU); SSM_SCAN from each sequence's state; y + x*D, times
+// SiLU(z); out_proj; the residual. Mamba-1 takes x and z from in_proj,
+// convolves x, and x_proj and dt_proj give dt, B and C per channel.
+// Mamba-2 takes z, x|B|C and dt per head from in_proj, convolves x|B|C,
+// has a scalar A and D per head, B and C per group, and normalizes y per
+// group before out_proj. The micro-batch's tokens come in groups of equal
+// length, one per sequence; the conv and SSM states of each sequence are
+// read from and written back to its cell.
 func (c *Context) buildMamba(b *builder, ug *ubatchGraph, u ubatch) ([]*ops.Tensor, *ops.Tensor) {
 	h := c.m.Hparams
 	w := &c.m.Weights
+	v2 := h.SSMGroups > 0
 	nt := int64(len(u.tokens))
 	nOut := int64(len(u.out))
 	ns := int64(u.groups)
 	ntg := nt / ns
-	di, ds, dtr, dc := int64(h.SSMInner), int64(h.SSMState), int64(h.SSMDtRank), int64(h.SSMConv)
+	di, ds, dc := int64(h.SSMInner), int64(h.SSMState), int64(h.SSMConv)
+	ch := int64(h.SSMConvChannels())
 	ug.seqIDs = b.node("inp_s_seq", -1)(ops.NewTensor("", quant.I32, ns))
 	if b.err != nil {
 		return nil, nil
@@ -452,18 +457,25 @@ func (c *Context) buildMamba(b *builder, ug *ubatchGraph, u ubatch) ([]*ops.Tens
 		ug.g.SetScope(ssmC, il, b.block)
 		cur := b.node("attn_norm", il)(ops.RMSNorm(inpL, h.RMSEps))
 		cur = b.node("attn_norm_w", il)(ops.Mul(cur, l.AttnNorm))
-		xz := b.node("ssm_in", il)(ops.MulMat(l.SSMIn, cur)) // [2*d_inner, n_t]
+		proj := b.node("ssm_in", il)(ops.MulMat(l.SSMIn, cur)) // Mamba-1 [x z], Mamba-2 [z xBC dt]
 		if b.err != nil {
 			return nil, nil
 		}
-		x := b.node("ssm_x_in", il)(ops.View(xz, []int64{di, ntg, ns}, []int64{0, xz.Nb[1], xz.Nb[1] * ntg}, 0))
-		z := b.node("ssm_z", il)(ops.View(xz, []int64{di, ntg, ns}, []int64{0, xz.Nb[1], xz.Nb[1] * ntg}, di*xz.Nb[0]))
+		view3 := func(name string, n, off int64) *ops.Tensor {
+			return b.node(name, il)(ops.View(proj, []int64{n, ntg, ns}, []int64{0, proj.Nb[1], proj.Nb[1] * ntg}, off*4))
+		}
+		var xIn, z *ops.Tensor
+		if v2 {
+			z, xIn = view3("ssm_z", di, 0), view3("ssm_xbc_in", ch, di)
+		} else {
+			xIn, z = view3("ssm_x_in", di, 0), view3("ssm_z", di, di)
+		}
 
 		// SSM_CONV reads, per channel, the d_conv-1 inputs before the
 		// micro-batch (the conv state) followed by the new ones: a
 		// scratch tensor filled by CPYs, whose last d_conv-1 columns
 		// are the next conv state.
-		sx := b.node("ssm_conv_in", il)(ops.NewTensor("", quant.F32, dc-1+ntg, di, ns))
+		sx := b.node("ssm_conv_in", il)(ops.NewTensor("", quant.F32, dc-1+ntg, ch, ns))
 		if b.err != nil {
 			return nil, nil
 		}
@@ -474,39 +486,59 @@ func (c *Context) buildMamba(b *builder, ug *ubatchGraph, u ubatch) ([]*ops.Tens
 				break
 			}
 			seq := int64(u.groupSeq[g])
-			st := b.node(fmt.Sprintf("conv_state_%d", g), il)(ops.View(convC, []int64{dc - 1, di}, []int64{0, (dc - 1) * 4}, seq*convC.Nb[1]))
-			dst := b.node(fmt.Sprintf("ssm_conv_in_state_%d", g), il)(ops.View(sx, []int64{dc - 1, di}, []int64{0, sx.Nb[1]}, g*sx.Nb[2]))
+			st := b.node(fmt.Sprintf("conv_state_%d", g), il)(ops.View(convC, []int64{dc - 1, ch}, []int64{0, (dc - 1) * 4}, seq*convC.Nb[1]))
+			dst := b.node(fmt.Sprintf("ssm_conv_in_state_%d", g), il)(ops.View(sx, []int64{dc - 1, ch}, []int64{0, sx.Nb[1]}, g*sx.Nb[2]))
 			ins = append(ins, b.node(fmt.Sprintf("conv_state_load_%d", g), il)(ops.Cpy(st, dst)))
 		}
-		xt := b.node("ssm_x_t", il)(ops.Permute(x, 1, 0, 2, 3)) // [n_tg, d_inner, n_s]
-		xDst := b.node("ssm_conv_in_x", il)(ops.View(sx, []int64{ntg, di, ns}, []int64{0, sx.Nb[1], sx.Nb[2]}, (dc-1)*4))
-		xIn := b.node("ssm_conv_in_store", il)(ops.Cpy(xt, xDst))
-		conv := b.node("ssm_conv", il)(ops.SSMConv(sx, l.SSMConv1D)) // [d_inner, n_tg, n_s]
-		b.after(conv, append(ins, xIn)...)
+		xt := b.node("ssm_x_t", il)(ops.Permute(xIn, 1, 0, 2, 3)) // [n_tg, channels, n_s]
+		xDst := b.node("ssm_conv_in_x", il)(ops.View(sx, []int64{ntg, ch, ns}, []int64{0, sx.Nb[1], sx.Nb[2]}, (dc-1)*4))
+		xStore := b.node("ssm_conv_in_store", il)(ops.Cpy(xt, xDst))
+		conv := b.node("ssm_conv", il)(ops.SSMConv(sx, l.SSMConv1D)) // [channels, n_tg, n_s]
+		b.after(conv, append(ins, xStore)...)
 		for g := range ns {
 			if dc == 1 {
 				break
 			}
 			seq := int64(u.groupSeq[g])
-			src := b.node(fmt.Sprintf("ssm_conv_in_tail_%d", g), il)(ops.View(sx, []int64{dc - 1, di}, []int64{0, sx.Nb[1]}, g*sx.Nb[2]+ntg*4))
-			dst := b.node(fmt.Sprintf("conv_state_view_%d", g), il)(ops.View(convC, []int64{dc - 1, di}, []int64{0, (dc - 1) * 4}, seq*convC.Nb[1]))
+			src := b.node(fmt.Sprintf("ssm_conv_in_tail_%d", g), il)(ops.View(sx, []int64{dc - 1, ch}, []int64{0, sx.Nb[1]}, g*sx.Nb[2]+ntg*4))
+			dst := b.node(fmt.Sprintf("conv_state_view_%d", g), il)(ops.View(convC, []int64{dc - 1, ch}, []int64{0, (dc - 1) * 4}, seq*convC.Nb[1]))
 			save := b.node(fmt.Sprintf("conv_state_store_%d", g), il)(ops.Cpy(src, dst))
-			b.after(save, append(ins, xIn)...)
+			b.after(save, append(ins, xStore)...)
 			stores = append(stores, save)
 		}
 		xc := b.node("ssm_conv_b", il)(ops.Add(conv, l.SSMConv1DB))
 		xc = b.node("ssm_conv_silu", il)(ops.Silu(xc))
-		xdb := b.node("ssm_xdb", il)(ops.MulMat(l.SSMX, xc)) // [dt_rank + 2*d_state, n_tg, n_s]
 		if b.err != nil {
 			return nil, nil
 		}
-		dt := b.node("ssm_dt_in", il)(ops.View(xdb, []int64{dtr, ntg, ns}, []int64{0, xdb.Nb[1], xdb.Nb[2]}, 0))
-		bm := b.node("ssm_B", il)(ops.View(xdb, []int64{ds, 1, ntg, ns}, []int64{0, xdb.Nb[1], xdb.Nb[1], xdb.Nb[2]}, dtr*4))
-		cm := b.node("ssm_C", il)(ops.View(xdb, []int64{ds, 1, ntg, ns}, []int64{0, xdb.Nb[1], xdb.Nb[1], xdb.Nb[2]}, (dtr+ds)*4))
-		dt = b.node("ssm_dt", il)(ops.MulMat(l.SSMDt, dt)) // [d_inner, n_tg, n_s]
-		dt = b.node("ssm_dt_b", il)(ops.Add(dt, l.SSMDtB))
-		s := b.node("ssm_states", il)(ops.Reshape(ssmC, ds, 1, di, ssmC.Ne[1]))
-		xs := b.node("ssm_x", il)(ops.Reshape(xc, 1, di, ntg, ns))
+
+		var s, xs, dt, bm, cm, xd *ops.Tensor
+		if v2 {
+			nh, ng := int64(h.SSMDtRank), int64(h.SSMGroups)
+			hd := di / nh
+			xs = b.node("ssm_x", il)(ops.View(xc, []int64{hd, nh, ntg, ns}, []int64{0, hd * 4, xc.Nb[1], xc.Nb[2]}, 0))
+			bm = b.node("ssm_B", il)(ops.View(xc, []int64{ds, ng, ntg, ns}, []int64{0, ds * 4, xc.Nb[1], xc.Nb[2]}, di*4))
+			cm = b.node("ssm_C", il)(ops.View(xc, []int64{ds, ng, ntg, ns}, []int64{0, ds * 4, xc.Nb[1], xc.Nb[2]}, (di+ng*ds)*4))
+			dt = view3("ssm_dt_in", nh, di+ch)
+			dt = b.node("ssm_dt_b", il)(ops.Add(dt, l.SSMDtB)) // [n_head, n_tg, n_s]
+			s = b.node("ssm_states", il)(ops.Reshape(ssmC, ds, hd, nh, ssmC.Ne[1]))
+			xd = b.node("ssm_xD", il)(ops.Mul(xs, l.SSMD))
+			xd = b.node("ssm_xD_3d", il)(ops.Reshape(xd, di, ntg, ns))
+		} else {
+			dtr := int64(h.SSMDtRank)
+			xdb := b.node("ssm_xdb", il)(ops.MulMat(l.SSMX, xc)) // [dt_rank + 2*d_state, n_tg, n_s]
+			if b.err != nil {
+				return nil, nil
+			}
+			dt = b.node("ssm_dt_in", il)(ops.View(xdb, []int64{dtr, ntg, ns}, []int64{0, xdb.Nb[1], xdb.Nb[2]}, 0))
+			bm = b.node("ssm_B", il)(ops.View(xdb, []int64{ds, 1, ntg, ns}, []int64{0, xdb.Nb[1], xdb.Nb[1], xdb.Nb[2]}, dtr*4))
+			cm = b.node("ssm_C", il)(ops.View(xdb, []int64{ds, 1, ntg, ns}, []int64{0, xdb.Nb[1], xdb.Nb[1], xdb.Nb[2]}, (dtr+ds)*4))
+			dt = b.node("ssm_dt", il)(ops.MulMat(l.SSMDt, dt)) // [d_inner, n_tg, n_s]
+			dt = b.node("ssm_dt_b", il)(ops.Add(dt, l.SSMDtB))
+			s = b.node("ssm_states", il)(ops.Reshape(ssmC, ds, 1, di, ssmC.Ne[1]))
+			xs = b.node("ssm_x", il)(ops.Reshape(xc, 1, di, ntg, ns))
+			xd = b.node("ssm_xD", il)(ops.Mul(xc, l.SSMD))
+		}
 		y := b.node("ssm_scan", il)(ops.SSMScan(s, xs, dt, l.SSMA, bm, cm, ug.seqIDs))
 		if b.err != nil {
 			return nil, nil
@@ -518,10 +550,16 @@ func (c *Context) buildMamba(b *builder, ug *ubatchGraph, u ubatch) ([]*ops.Tens
 			stores = append(stores, b.node(fmt.Sprintf("ssm_state_store_%d", g), il)(ops.Cpy(src, dst)))
 		}
 		yv := b.node("ssm_y", il)(ops.View(y, []int64{di, ntg, ns}, []int64{0, di * 4, di * 4 * ntg}, 0))
-		xd := b.node("ssm_xD", il)(ops.Mul(xc, l.SSMD))
 		yv = b.node("ssm_y_xD", il)(ops.Add(yv, xd))
 		zs := b.node("ssm_z_silu", il)(ops.Silu(z))
 		yv = b.node("ssm_y_gated", il)(ops.Mul(yv, zs))
+		if v2 {
+			ng := int64(h.SSMGroups)
+			yv = b.node("ssm_y_groups", il)(ops.Reshape(yv, di/ng, ng, ntg, ns))
+			yv = b.node("ssm_norm", il)(ops.RMSNorm(yv, h.RMSEps))
+			yv = b.node("ssm_norm_w", il)(ops.Mul(yv, l.SSMNorm))
+			yv = b.node("ssm_y_3d", il)(ops.Reshape(yv, di, ntg, ns))
+		}
 		out := b.node("ssm_out", il)(ops.MulMat(l.SSMOut, yv)) // [n_embd, n_tg, n_s]
 		out = b.node("ssm_out_2d", il)(ops.Reshape(out, int64(h.NEmbd), nt))
 		if il == len(w.Layers)-1 {

@@ -19,7 +19,8 @@ const (
 // does not have are zero: a LLaMA model has no SSM sizes, a Mamba model no
 // attention heads.
 type Hparams struct {
-	// Arch is general.architecture ("llama", "gpt-oss", "mamba").
+	// Arch is general.architecture ("llama", "gpt-oss", "mamba",
+	// "mamba2").
 	Arch string
 
 	NVocab    int // vocabulary size: tokenizer.ggml.tokens, else token_embd's rows
@@ -78,11 +79,23 @@ type Hparams struct {
 	SWAPattern int
 
 	// Selective state space (Mamba): ssm.conv_kernel, ssm.inner_size,
-	// ssm.state_size, ssm.time_step_rank.
+	// ssm.state_size, ssm.time_step_rank (Mamba-2: the number of heads)
+	// and, for Mamba-2, ssm.group_count (B and C are shared by the heads
+	// of a group).
 	SSMConv   int
 	SSMInner  int
 	SSMState  int
 	SSMDtRank int
+	SSMGroups int
+}
+
+// SSMConvChannels returns the channels of the SSM's conv: d_inner for
+// Mamba-1, d_inner + 2*n_group*d_state for Mamba-2 (x, B and C).
+func (h Hparams) SSMConvChannels() int {
+	if h.SSMGroups > 0 {
+		return h.SSMInner + 2*h.SSMGroups*h.SSMState
+	}
+	return h.SSMInner
 }
 
 // NEmbdKGQA returns the width of one token's keys over all KV heads.
@@ -156,6 +169,18 @@ func (h Hparams) validateSSM() error {
 	}
 	if int64(h.SSMState)*int64(h.SSMInner) > maxDim*16 {
 		return fmt.Errorf("model: a state of %d x %d is too large", h.SSMState, h.SSMInner)
+	}
+	if a, _ := archOf(h.Arch); a.mamba2 {
+		switch {
+		case h.SSMGroups <= 0 || h.SSMGroups > maxDim:
+			return fmt.Errorf("model: %s.ssm.group_count = %d is outside [1, %d]", h.Arch, h.SSMGroups, maxDim)
+		case h.SSMInner%h.SSMDtRank != 0:
+			return fmt.Errorf("model: %s.ssm.inner_size %d is not a multiple of the %d heads (ssm.time_step_rank)", h.Arch, h.SSMInner, h.SSMDtRank)
+		case h.SSMDtRank%h.SSMGroups != 0 || h.SSMInner%h.SSMGroups != 0:
+			return fmt.Errorf("model: %s.ssm.group_count %d does not divide the %d heads and inner size %d", h.Arch, h.SSMGroups, h.SSMDtRank, h.SSMInner)
+		}
+	} else if h.SSMGroups != 0 {
+		return fmt.Errorf("model: %s has no ssm.group_count (Mamba-2 is %q)", h.Arch, ArchMamba2)
 	}
 	return nil
 }

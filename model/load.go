@@ -130,7 +130,7 @@ func HparamsFromGGUF(f *gguf.File) (Hparams, error) {
 		}
 	}
 	if a.family == familyMamba {
-		err = ssmHparams(m, &h)
+		err = ssmHparams(m, a, &h)
 	} else {
 		err = attentionHparams(m, a, &h)
 	}
@@ -245,10 +245,10 @@ func attentionHparams(m meta, a arch, h *Hparams) error {
 	return nil
 }
 
-// ssmHparams reads Mamba's keys. llama.cpp's converter writes
-// feed_forward_length and attention.head_count as 0 for Mamba; they are
-// not read.
-func ssmHparams(m meta, h *Hparams) error {
+// ssmHparams reads Mamba's keys (Mamba-2's group count too). llama.cpp's
+// converter writes feed_forward_length and attention.head_count as 0 for
+// Mamba; they are not read.
+func ssmHparams(m meta, a arch, h *Hparams) error {
 	for _, r := range []struct {
 		name string
 		dst  *int
@@ -269,11 +269,16 @@ func ssmHparams(m meta, h *Hparams) error {
 			return fmt.Errorf("model: %s = true (Falcon-Mamba's norms of dt, B and C) is not supported", m.key("ssm.dt_b_c_rms"))
 		}
 	}
+	if a.mamba2 {
+		var err error
+		h.SSMGroups, err = m.uint("ssm.group_count")
+		return err
+	}
 	if n, err := m.optUint("ssm.group_count", 0); err != nil || n > 0 {
 		if err != nil {
 			return err
 		}
-		return fmt.Errorf("model: %s = %d: Mamba-2 is not supported", m.key("ssm.group_count"), n)
+		return fmt.Errorf("model: %s = %d in a Mamba-1 file (Mamba-2's general.architecture is %q)", m.key("ssm.group_count"), n, ArchMamba2)
 	}
 	return nil
 }

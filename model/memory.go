@@ -421,8 +421,9 @@ func newKVMemory(h Hparams, p ContextParams, b ops.Backend) (*kvMemory, error) {
 // states of each sequence (cell s is sequence s), and their bookkeeping.
 type rsMemory struct {
 	states *kvcache.States
-	// conv[il] is f32 [(d_conv-1)*d_inner, n_seq]: the last d_conv-1
-	// inputs of each channel; ssm[il] is f32 [d_state*d_inner, n_seq].
+	// conv[il] is f32 [(d_conv-1)*channels, n_seq]: the last d_conv-1
+	// inputs of each conv channel (d_inner, or Mamba-2's x, B and C);
+	// ssm[il] is f32 [d_state*d_inner, n_seq].
 	conv, ssm []*ops.Tensor
 	tmp       []byte
 }
@@ -434,7 +435,7 @@ func newRSMemory(h Hparams, p ContextParams, b ops.Backend) (*rsMemory, error) {
 	}
 	m := &rsMemory{states: st}
 	n := int64(p.NSeqMax)
-	convRow := int64(h.SSMConv-1) * int64(h.SSMInner)
+	convRow := int64(h.SSMConv-1) * int64(h.SSMConvChannels())
 	ssmRow := int64(h.SSMState) * int64(h.SSMInner)
 	if total := float64(h.NLayer) * float64(n) * float64(convRow+ssmRow) * 4; total > maxCacheBytes {
 		return nil, fmt.Errorf("model: recurrent states of %d sequences would take %.0f bytes (limit %d)", n, total, int64(maxCacheBytes))

@@ -24,8 +24,10 @@
 //     layers (the even ones) served by a second, smaller KV cache whose
 //     cells are reused once they leave the window; a mixture of experts
 //     with biases and the clamped SwiGLU (SWIGLU_OAI).
-//   - mamba: Mamba-1's selective state-space blocks (SSM_CONV, SSM_SCAN)
-//     over a recurrent state per sequence instead of a KV cache.
+//   - mamba, mamba2: Mamba-1's and Mamba-2's selective state-space blocks
+//     (SSM_CONV, SSM_SCAN; Mamba-2 with heads, grouped B and C and a
+//     grouped RMS norm) over a recurrent state per sequence instead of a
+//     KV cache.
 //
 // The context's memory (Context.KV) is a KV cache for attention models
 // (a second, smaller store for sliding-window layers; one stream for all

@@ -113,9 +113,12 @@ func referenceForward(m *Model, tokens []int32, opt refOptions) ([][]float64, er
 		x[t] = append([]float64(nil), emb[int(tok)*d:(int(tok)+1)*d]...)
 	}
 	var err error
-	if h.Recurrent() {
+	switch {
+	case h.SSMGroups > 0:
+		err = refMamba2(m, x)
+	case h.Recurrent():
 		err = refMamba(m, x)
-	} else {
+	default:
 		err = refTransformer(m, x, opt)
 	}
 	if err != nil {
@@ -364,6 +367,75 @@ func refMamba(m *Model, x [][]float64) error {
 					y[i] += st[s] * C[s]
 				}
 				y[i] = (y[i] + xc[i]*D[i]) * silu64(xz[di+i])
+			}
+			o := matVec(out, y, h.NEmbd)
+			for i := range x[t] {
+				x[t][i] += o[i]
+			}
+		}
+	}
+	return nil
+}
+
+// refMamba2 runs Mamba-2 layers on x (one sequence, token by token from
+// zero states), in place: per token and layer, RMS norm, in_proj into z,
+// x|B|C and dt; the causal depthwise conv over x|B|C plus its bias, SiLU;
+// per head h (group g = h/(n_head/n_group)): dt' = softplus(dt + bias),
+// state = state*exp(dt'*A_h) + B_g*x*dt', y = state·C_g; y + x*D_h, times
+// SiLU(z); RMS norm per group of d_inner/n_group times the norm weight;
+// out_proj; the residual.
+func refMamba2(m *Model, x [][]float64) error {
+	h := m.Hparams
+	w := &m.Weights
+	di, ds, dc, nh, ng := h.SSMInner, h.SSMState, h.SSMConv, h.SSMDtRank, h.SSMGroups
+	ch, hd, gs := h.SSMConvChannels(), h.SSMInner/h.SSMDtRank, h.SSMInner/h.SSMGroups
+	for il := range w.Layers {
+		l := &w.Layers[il]
+		var r refReader
+		norm, in, conv, convB := r.read(l.AttnNorm), r.read(l.SSMIn), r.read(l.SSMConv1D), r.read(l.SSMConv1DB)
+		dtb, A, D, gnorm, out := r.read(l.SSMDtB), r.read(l.SSMA), r.read(l.SSMD), r.read(l.SSMNorm), r.read(l.SSMOut)
+		if r.err != nil {
+			return r.err
+		}
+		past := make([]float64, ch*dc)
+		state := make([]float64, nh*hd*ds)
+		for t := range x {
+			hn := rmsNormMul(x[t], norm, float64(h.RMSEps))
+			proj := matVec(in, hn, di+ch+nh)
+			z, xbc, dtRaw := proj[:di], proj[di:di+ch], proj[di+ch:]
+			xc := make([]float64, ch)
+			for i := range ch {
+				win := past[i*dc : (i+1)*dc]
+				copy(win, win[1:])
+				win[dc-1] = xbc[i]
+				s := convB[i]
+				for j := range dc {
+					s += win[j] * conv[i*dc+j]
+				}
+				xc[i] = silu64(s)
+			}
+			xs, B, C := xc[:di], xc[di:di+ng*ds], xc[di+ng*ds:]
+			y := make([]float64, di)
+			for hh := range nh {
+				g := hh / (nh / ng)
+				dtp := dtRaw[hh] + dtb[hh]
+				if dtp <= 20 {
+					dtp = math.Log1p(math.Exp(dtp))
+				}
+				decay := math.Exp(dtp * A[hh])
+				for j := range hd {
+					xv := xs[hh*hd+j]
+					st := state[(hh*hd+j)*ds : (hh*hd+j+1)*ds]
+					sum := 0.0
+					for s := range ds {
+						st[s] = st[s]*decay + B[g*ds+s]*xv*dtp
+						sum += st[s] * C[g*ds+s]
+					}
+					y[hh*hd+j] = (sum + xv*D[hh]) * silu64(z[hh*hd+j])
+				}
+			}
+			for g := range ng {
+				copy(y[g*gs:(g+1)*gs], rmsNormMul(y[g*gs:(g+1)*gs], gnorm[g*gs:(g+1)*gs], float64(h.RMSEps)))
 			}
 			o := matVec(out, y, h.NEmbd)
 			for i := range x[t] {

@@ -26,8 +26,8 @@ type synth struct {
 	nExpert, nExpertUsed int
 	// gpt-oss's sliding window.
 	nSWA int
-	// Mamba's sizes.
-	dConv, dInner, dState, dtRank int
+	// Mamba's sizes (Mamba-2: dtRank heads in nGroups groups).
+	dConv, dInner, dState, dtRank, nGroups int
 	// keys overrides metadata: a nil value drops the key.
 	keys map[string]any
 	// shapes overrides tensor shapes; a nil shape drops the tensor.
@@ -60,6 +60,12 @@ func gptOSSSynth() synth {
 // mambaSynth is a Mamba model: d_inner 32, d_state 8, d_conv 4, dt_rank 4.
 func mambaSynth() synth {
 	return synth{arch: "mamba", nEmbd: 16, nLayer: 2, nVocab: 40, nCtx: 1 << 20, dConv: 4, dInner: 32, dState: 8, dtRank: 4, tied: true}
+}
+
+// mamba2Synth is a Mamba-2 model: d_inner 32 in 4 heads of 8, B and C in
+// 2 groups of d_state 8, d_conv 4.
+func mamba2Synth() synth {
+	return synth{arch: "mamba2", nEmbd: 16, nLayer: 2, nVocab: 40, nCtx: 1 << 20, dConv: 4, dInner: 32, dState: 8, dtRank: 4, nGroups: 2, tied: true}
 }
 
 func f32Bytes(r *rand.Rand, n int64, scale float64) []byte {
@@ -98,6 +104,20 @@ func (s synth) tensors() []synthTensor {
 		p := fmt.Sprintf("blk.%d.", il)
 		add := func(name string, kind synthKind, f32 bool, ne ...int64) {
 			ts = append(ts, synthTensor{p + name, ne, kind, f32})
+		}
+		if s.arch == "mamba2" {
+			di, ds, nh, ng := int64(s.dInner), int64(s.dState), int64(s.dtRank), int64(s.nGroups)
+			c := di + 2*ng*ds
+			add("attn_norm.weight", sNorm, true, e)
+			add("ssm_in.weight", sMatrix, false, e, di+c+nh)
+			add("ssm_conv1d.weight", sMatrix, true, int64(s.dConv), c)
+			add("ssm_conv1d.bias", sBias, true, c)
+			add("ssm_dt.bias", sBias, true, nh)
+			add("ssm_a", sNegA, true, 1, nh)
+			add("ssm_d", sNorm, true, 1, nh)
+			add("ssm_norm.weight", sNorm, true, di/ng, ng)
+			add("ssm_out.weight", sMatrix, false, di, e)
+			continue
 		}
 		if s.arch == "mamba" {
 			di, ds := int64(s.dInner), int64(s.dState)
@@ -173,16 +193,20 @@ func (s synth) metadata() []struct {
 		{arch + ".embedding_length", uint32(s.nEmbd)},
 		{arch + ".block_count", uint32(s.nLayer)},
 	}
-	if arch == "mamba" {
-		return append(keys,
-			kv{"mamba.feed_forward_length", uint32(0)},
-			kv{"mamba.attention.head_count", uint32(0)},
-			kv{"mamba.ssm.conv_kernel", uint32(s.dConv)},
-			kv{"mamba.ssm.inner_size", uint32(s.dInner)},
-			kv{"mamba.ssm.state_size", uint32(s.dState)},
-			kv{"mamba.ssm.time_step_rank", uint32(s.dtRank)},
-			kv{"mamba.attention.layer_norm_rms_epsilon", float32(1e-5)},
+	if arch == "mamba" || arch == "mamba2" {
+		keys = append(keys,
+			kv{arch + ".feed_forward_length", uint32(0)},
+			kv{arch + ".attention.head_count", uint32(0)},
+			kv{arch + ".ssm.conv_kernel", uint32(s.dConv)},
+			kv{arch + ".ssm.inner_size", uint32(s.dInner)},
+			kv{arch + ".ssm.state_size", uint32(s.dState)},
+			kv{arch + ".ssm.time_step_rank", uint32(s.dtRank)},
+			kv{arch + ".attention.layer_norm_rms_epsilon", float32(1e-5)},
 		)
+		if arch == "mamba2" {
+			keys = append(keys, kv{"mamba2.ssm.group_count", uint32(s.nGroups)})
+		}
+		return keys
 	}
 	hd := s.nEmbd / s.nHead
 	if s.headDim > 0 {

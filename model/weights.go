@@ -52,6 +52,9 @@ type Layer struct {
 	SSMA       *ops.Tensor // ssm_a [d_state, d_inner], f32: A = -exp(A_log)
 	SSMD       *ops.Tensor // ssm_d [d_inner]
 	SSMOut     *ops.Tensor // ssm_out [d_inner, n_embd]
+	// SSMNorm (Mamba-2) is the grouped RMS norm's weight
+	// [d_inner/n_group, n_group].
+	SSMNorm *ops.Tensor
 }
 
 // Weights are a model's tensors.
@@ -97,6 +100,22 @@ func (l *Layer) layerTensors(h Hparams, il int) []tensorSpec {
 		ts = append(ts, tensorSpec{name: p + name, dst: dst, ne: ne, kind: kind, optional: optional})
 	}
 	e := h.NEmbd
+	if a.mamba2 {
+		// Mamba-2: in_proj gives z, x|B|C (through the conv) and dt;
+		// A and D are one per head, as llama.cpp's shapes.
+		di, nh, ng := h.SSMInner, h.SSMDtRank, h.SSMGroups
+		c := h.SSMConvChannels()
+		add("attn_norm.weight", &l.AttnNorm, kindNorm, false, e)
+		add("ssm_in.weight", &l.SSMIn, kindMatrix, false, e, di+c+nh)
+		add("ssm_conv1d.weight", &l.SSMConv1D, kindF32, false, h.SSMConv, c)
+		add("ssm_conv1d.bias", &l.SSMConv1DB, kindNorm, false, c)
+		add("ssm_dt.bias", &l.SSMDtB, kindNorm, false, nh)
+		add("ssm_a", &l.SSMA, kindF32, false, 1, nh)
+		add("ssm_d", &l.SSMD, kindNorm, false, 1, nh)
+		add("ssm_norm.weight", &l.SSMNorm, kindNorm, false, di/ng, ng)
+		add("ssm_out.weight", &l.SSMOut, kindMatrix, false, di, e)
+		return ts
+	}
 	if a.family == familyMamba {
 		di, ds := h.SSMInner, h.SSMState
 		add("attn_norm.weight", &l.AttnNorm, kindNorm, false, e)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/kernbench/kernbench/quantize"
@@ -11,7 +12,7 @@ import (
 
 // The architectures -arch takes. mixtral is written as llama.cpp writes
 // Mixtral: general.architecture "llama" with experts.
-var archNames = []string{"llama", "mixtral", "gpt-oss", "mamba"}
+var archNames = []string{"llama", "mixtral", "gpt-oss", "mamba", "mamba2"}
 
 // archShape holds what an architecture adds to the shape; zero fields
 // take the architecture's defaults (defaults).
@@ -24,7 +25,8 @@ type archShape struct {
 	DState      int // mamba: ssm.state_size (16)
 	DConv       int // mamba: ssm.conv_kernel (4)
 	DInner      int // mamba: ssm.inner_size (2*embd)
-	DtRank      int // mamba: ssm.time_step_rank (ceil(embd/16))
+	DtRank      int // mamba: ssm.time_step_rank (ceil(embd/16)); mamba2: the heads (d_inner/64)
+	Groups      int // mamba2: ssm.group_count (1)
 }
 
 // archFlags are the flags of archShape's sizes.
@@ -40,10 +42,11 @@ func archFlags(a *archShape) []struct {
 		{"experts-used", "mixtral, gpt-oss: experts each token uses (default 2 and 4)", &a.ExpertsUsed},
 		{"head-dim", "gpt-oss: head size (attention.key_length; default embd/heads)", &a.HeadDim},
 		{"swa", "gpt-oss: sliding window of the even layers (default 128)", &a.SWA},
-		{"d-state", "mamba: state size (ssm.state_size; default 16)", &a.DState},
-		{"d-conv", "mamba: conv kernel (ssm.conv_kernel; default 4)", &a.DConv},
-		{"d-inner", "mamba: inner size (ssm.inner_size; default 2*embd)", &a.DInner},
-		{"dt-rank", "mamba: time step rank (ssm.time_step_rank; default ceil(embd/16))", &a.DtRank},
+		{"d-state", "mamba, mamba2: state size (ssm.state_size; default 16, mamba2 64)", &a.DState},
+		{"d-conv", "mamba, mamba2: conv kernel (ssm.conv_kernel; default 4)", &a.DConv},
+		{"d-inner", "mamba, mamba2: inner size (ssm.inner_size; default 2*embd)", &a.DInner},
+		{"dt-rank", "mamba: time step rank (ssm.time_step_rank; default ceil(embd/16)); mamba2: heads (default d_inner/64)", &a.DtRank},
+		{"groups", "mamba2: groups of B and C (ssm.group_count; default 1)", &a.Groups},
 	}
 }
 
@@ -70,6 +73,12 @@ func (a *archShape) defaults(s shape) {
 		def(&a.DConv, 4)
 		def(&a.DInner, 2*s.Embd)
 		def(&a.DtRank, (s.Embd+15)/16)
+	case "mamba2":
+		def(&a.DState, 64)
+		def(&a.DConv, 4)
+		def(&a.DInner, 2*s.Embd)
+		def(&a.DtRank, max(1, a.DInner/64))
+		def(&a.Groups, 1)
 	}
 }
 
@@ -104,13 +113,13 @@ func (m synth) validate() error {
 	}
 	uses := map[string]string{
 		"experts": "mixtral gpt-oss", "experts-used": "mixtral gpt-oss", "head-dim": "gpt-oss", "swa": "gpt-oss",
-		"d-state": "mamba", "d-conv": "mamba", "d-inner": "mamba", "dt-rank": "mamba",
+		"d-state": "mamba mamba2", "d-conv": "mamba mamba2", "d-inner": "mamba mamba2", "dt-rank": "mamba mamba2", "groups": "mamba2",
 	}
 	for _, f := range sizes {
 		if f.v < 0 || f.v > maxDim {
 			return fmt.Errorf("-%s: %d is outside [0, %d]", f.flag, f.v, maxDim)
 		}
-		if f.v != 0 && !strings.Contains(uses[f.flag], a.Arch) {
+		if f.v != 0 && !slices.Contains(strings.Fields(uses[f.flag]), a.Arch) {
 			return fmt.Errorf("-%s: -arch %s has no such size (it is for %s)", f.flag, a.Arch, uses[f.flag])
 		}
 	}
@@ -130,7 +139,7 @@ func (m synth) validate() error {
 		if a.SWA < 1 {
 			return fmt.Errorf("-swa: %d must be positive", a.SWA)
 		}
-	case "mamba":
+	case "mamba", "mamba2":
 		for _, f := range []struct {
 			flag string
 			v    int
@@ -145,6 +154,16 @@ func (m synth) validate() error {
 		}
 		if s.Vocab < minVocab {
 			return fmt.Errorf("-vocab: %d is less than the %d special and byte tokens", s.Vocab, minVocab)
+		}
+		if a.Arch == "mamba2" {
+			switch {
+			case a.Groups < 1 || a.Groups > maxDim:
+				return fmt.Errorf("-groups: %d is outside [1, %d]", a.Groups, maxDim)
+			case a.DInner%a.DtRank != 0:
+				return fmt.Errorf("-dt-rank: %d heads do not divide -d-inner %d", a.DtRank, a.DInner)
+			case a.DtRank%a.Groups != 0 || a.DInner%a.Groups != 0:
+				return fmt.Errorf("-groups: %d does not divide the %d heads (-dt-rank) and -d-inner %d", a.Groups, a.DtRank, a.DInner)
+			}
 		}
 	}
 	if a.Arch == "mixtral" || a.Arch == "gpt-oss" {
@@ -177,6 +196,8 @@ func kindOf(name string, dims int) fillKind {
 	switch {
 	case strings.HasSuffix(name, ".ssm_a"):
 		return fillNegA
+	case strings.HasSuffix(name, ".ssm_d"):
+		return fillOnes
 	case strings.HasSuffix(name, "ssm_dt.bias"):
 		return fillDtBias
 	case strings.HasSuffix(name, ".bias"), strings.Contains(name, "attn_sinks"):
@@ -200,6 +221,20 @@ func (m synth) tensorDefs() []tensorDef {
 	for il := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", il)
 		add := func(name string, ne ...int64) { ts = append(ts, tensorDef{p + name, ne}) }
+		if a.Arch == "mamba2" {
+			di, ds, nh, ng := int64(a.DInner), int64(a.DState), int64(a.DtRank), int64(a.Groups)
+			c := di + 2*ng*ds
+			add("attn_norm.weight", e)
+			add("ssm_in.weight", e, di+c+nh)
+			add("ssm_conv1d.weight", int64(a.DConv), c)
+			add("ssm_conv1d.bias", c)
+			add("ssm_dt.bias", nh)
+			add("ssm_a", 1, nh)
+			add("ssm_d", 1, nh)
+			add("ssm_norm.weight", di/ng, ng)
+			add("ssm_out.weight", di, e)
+			continue
+		}
 		if a.Arch == "mamba" {
 			di, ds := int64(a.DInner), int64(a.DState)
 			add("attn_norm.weight", e)
@@ -288,7 +323,10 @@ func (m synth) archMetadata() []quantize.Entry {
 		key("embedding_length", uint32(s.Embd)),
 		key("block_count", uint32(s.Layers)),
 	}
-	if a.Arch == "mamba" {
+	if a.Arch == "mamba" || a.Arch == "mamba2" {
+		if a.Arch == "mamba2" {
+			es = append(es, key("ssm.group_count", uint32(a.Groups)))
+		}
 		// llama.cpp's converter writes these two as 0 for Mamba.
 		return append(es,
 			key("feed_forward_length", uint32(0)),

@@ -18,6 +18,7 @@ var archArgs = map[string][]string{
 	"mixtral": {"-arch", "mixtral", "-layers", "2", "-embd", "256", "-heads", "4", "-kv-heads", "2", "-ff", "256", "-vocab", "300", "-ctx", "128", "-experts", "4"},
 	"gpt-oss": {"-arch", "gpt-oss", "-layers", "2", "-embd", "256", "-heads", "4", "-kv-heads", "2", "-head-dim", "64", "-ff", "256", "-vocab", "300", "-ctx", "128", "-experts", "4", "-experts-used", "2", "-swa", "4"},
 	"mamba":   {"-arch", "mamba", "-layers", "2", "-embd", "256", "-d-inner", "256", "-d-state", "8", "-dt-rank", "32", "-vocab", "300", "-ctx", "128"},
+	"mamba2":  {"-arch", "mamba2", "-layers", "2", "-embd", "256", "-d-inner", "512", "-d-state", "16", "-dt-rank", "8", "-groups", "2", "-vocab", "300", "-ctx", "128"},
 }
 
 // TestArchitectures writes each architecture with every type quantize
@@ -66,6 +67,7 @@ func TestArchitectures(t *testing.T) {
 		{"mixtral", "q4_K_M", map[string]quant.Type{"blk.1.ffn_down_exps.weight": quant.Q6_K, "blk.0.ffn_up_exps.weight": quant.Q4_K, "blk.0.ffn_gate_inp.weight": quant.F32}},
 		{"gpt-oss", "q8_0", map[string]quant.Type{"blk.1.ffn_gate_exps.weight": quant.Q8_0, "blk.1.attn_sinks.weight": quant.F32, "blk.0.ffn_down_exps.bias": quant.F32, "blk.0.attn_q.bias": quant.F32}},
 		{"mamba", "q4_0", map[string]quant.Type{"blk.0.ssm_conv1d.weight": quant.F32, "blk.0.ssm_a": quant.F32, "blk.1.ssm_in.weight": quant.Q4_0, "blk.1.ssm_dt.weight": quant.Q4_0}},
+		{"mamba2", "q4_K_M", map[string]quant.Type{"blk.0.ssm_conv1d.weight": quant.F32, "blk.0.ssm_norm.weight": quant.F32, "blk.0.ssm_d": quant.F32, "blk.1.ssm_in.weight": quant.Q4_K}},
 	} {
 		path, _ := mk(t, tc.arch+".gguf", append([]string{"-type", tc.typ}, archArgs[tc.arch]...)...)
 		f, err := gguf.Open(path)
@@ -121,6 +123,8 @@ func TestArchBadArgs(t *testing.T) {
 		{[]string{"-o", "x", "-arch", "mixtral", "-experts-used", "9"}, "-experts-used: 9 is outside [1, -experts 8]"},
 		{[]string{"-o", "x", "-arch", "gpt-oss", "-head-dim", "7"}, "-head-dim: 7 must be even"},
 		{[]string{"-o", "x", "-arch", "mamba", "-d-conv", "-1"}, "-d-conv: -1 is outside"},
+		{[]string{"-o", "x", "-arch", "mamba", "-groups", "2"}, "-groups: -arch mamba has no such size"},
+		{[]string{"-o", "x", "-arch", "mamba2", "-groups", "3"}, "-groups: 3 does not divide"},
 	} {
 		code, out, errOut := runArgs(tc.args...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) {

@@ -5,17 +5,18 @@
 //
 // Usage:
 //
-//	mkmodel -o out.gguf [-arch llama|mixtral|gpt-oss|mamba] [-preset NAME]
+//	mkmodel -o out.gguf [-arch llama|mixtral|gpt-oss|mamba|mamba2] [-preset NAME]
 //	        [-layers N -embd N -heads N -kv-heads N -ff N -vocab N -ctx N]
 //	        [-experts N -experts-used N -head-dim N -swa N]
-//	        [-d-state N -d-conv N -d-inner N -dt-rank N] [-type TYPE] [-seed N]
+//	        [-d-state N -d-conv N -d-inner N -dt-rank N -groups N] [-type TYPE] [-seed N]
 //
 // -arch picks the architecture, written with llama.cpp's keys and tensor
 // names: llama; mixtral (general.architecture llama with experts: -ff is
 // each expert's width); gpt-oss (attention sinks, Q/K/V/O biases, the
 // even layers with a sliding window of -swa, NeoX rope with YaRN, experts
 // with biases); mamba (Mamba-1: -embd, -d-inner, -d-state, -d-conv,
-// -dt-rank; the head and ff flags do not apply).
+// -dt-rank; the head and ff flags do not apply); mamba2 (Mamba-2: -dt-rank
+// heads, B and C in -groups groups).
 //
 // Flags given explicitly override the preset's values. -type takes what
 // quantize takes (a weight type such as f16 or q4_0, or a mix such as
@@ -206,6 +207,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "mamba":
 		fmt.Fprintf(stdout, "  shape: mamba, %d layers, embd %d, d_inner %d, d_state %d, d_conv %d, dt_rank %d, vocab %d, ctx %d, tied output %v\n",
 			s.Layers, s.Embd, a.DInner, a.DState, a.DConv, a.DtRank, s.Vocab, s.Ctx, c.Tied)
+	case "mamba2":
+		fmt.Fprintf(stdout, "  shape: mamba2, %d layers, embd %d, d_inner %d in %d heads, d_state %d in %d groups, d_conv %d, vocab %d, ctx %d, tied output %v\n",
+			s.Layers, s.Embd, a.DInner, a.DtRank, a.DState, a.Groups, a.DConv, s.Vocab, s.Ctx, c.Tied)
 	default:
 		hd := s.headDim()
 		if a.Arch == "gpt-oss" {
@@ -231,7 +235,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `mkmodel writes a synthetic GGUF model (llama, mixtral, gpt-oss or mamba):
+	fmt.Fprint(w, `mkmodel writes a synthetic GGUF model (llama, mixtral, gpt-oss, mamba or mamba2):
 seeded random weights and a SentencePiece-style vocabulary, so it loads and
 runs like a real model.
 

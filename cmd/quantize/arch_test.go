@@ -22,6 +22,7 @@ func TestArchitectures(t *testing.T) {
 		"mixtral": {"blk.0.ffn_up_exps.weight": quant.Q8_0, "blk.0.ffn_gate_inp.weight": quant.F32},
 		"gpt-oss": {"blk.1.ffn_gate_exps.weight": quant.Q8_0, "blk.1.ffn_gate_exps.bias": quant.F32, "blk.0.attn_sinks.weight": quant.F32, "blk.0.attn_q.weight": quant.Q8_0},
 		"mamba":   {"blk.0.ssm_in.weight": quant.Q8_0, "blk.0.ssm_conv1d.weight": quant.F32, "blk.0.ssm_a": quant.F32, "blk.0.ssm_d": quant.F32},
+		"mamba2":  {"blk.0.ssm_in.weight": quant.Q8_0, "blk.0.ssm_norm.weight": quant.F32, "blk.0.ssm_a": quant.F32},
 	}
 	for _, arch := range testmodel.Archs {
 		dir := t.TempDir()

@@ -26,6 +26,7 @@ func TestArchitectures(t *testing.T) {
 		{"mixtral", []string{"ffn_moe_argsort-0", "ffn_moe_topk-0", "ffn_moe_gate-1", "ffn_moe_weighted-1"}, []string{"attn", "ffn_moe", "MUL_MAT_ID(f32)", "ARGSORT(f32)"}},
 		{"gpt-oss", []string{"ffn_moe_swiglu_oai-0", "fattn-1"}, []string{"attn_swa", "attn", "ffn_moe", "SWIGLU_OAI(f32)"}},
 		{"mamba", []string{"ssm_conv-0", "ssm_scan-1"}, []string{"ssm", "SSM_SCAN(f32)", "SSM_CONV(f32)"}},
+		{"mamba2", []string{"ssm_conv-0", "ssm_scan-1", "ssm_norm-1"}, []string{"ssm", "SSM_SCAN(f32)", "SSM_CONV(f32)"}},
 	} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, tc.arch+".gguf")

@@ -1,5 +1,6 @@
 // Package testmodel writes small synthetic models of each architecture the
-// runner knows (llama, Mixtral-style llama with experts, gpt-oss, mamba) as
+// runner knows (llama, Mixtral-style llama with experts, gpt-oss, mamba,
+// mamba2) as
 // GGUF files for the commands' tests: random f32 weights, llama.cpp's keys
 // and tensor names, and the vocabulary of a real model's file (so that
 // text tokenizes as it would with that model). The weights are noise; the
@@ -19,7 +20,7 @@ import (
 
 // Archs are the architectures Write takes: "mixtral" is written as llama
 // with experts, as llama.cpp writes Mixtral.
-var Archs = []string{"llama", "mixtral", "gpt-oss", "mamba"}
+var Archs = []string{"llama", "mixtral", "gpt-oss", "mamba", "mamba2"}
 
 // Write writes a 2-layer model of arch (one of Archs, or any other name,
 // which is written as a llama model under that general.architecture, for
@@ -42,7 +43,7 @@ func Write(path, arch, vocabPath string) error {
 	}
 	const (
 		embd, layers, heads, kvHeads, ff, experts, used = 32, 2, 4, 2, 48, 4, 2
-		dInner, dState, dConv, dtRank                   = 64, 8, 4, 4
+		dInner, dState, dConv, dtRank, groups           = 64, 8, 4, 4, 2
 		headDim, window                                 = 16, 8
 	)
 	nv := len(v.Tokens)
@@ -65,13 +66,16 @@ func Write(path, arch, vocabPath string) error {
 	}
 	hd := embd / heads
 	switch arch {
-	case "mamba":
-		add("mamba.feed_forward_length", uint32(0))
-		add("mamba.attention.head_count", uint32(0))
-		add("mamba.ssm.conv_kernel", uint32(dConv))
-		add("mamba.ssm.inner_size", uint32(dInner))
-		add("mamba.ssm.state_size", uint32(dState))
-		add("mamba.ssm.time_step_rank", uint32(dtRank))
+	case "mamba", "mamba2":
+		add(name+".feed_forward_length", uint32(0))
+		add(name+".attention.head_count", uint32(0))
+		add(name+".ssm.conv_kernel", uint32(dConv))
+		add(name+".ssm.inner_size", uint32(dInner))
+		add(name+".ssm.state_size", uint32(dState))
+		add(name+".ssm.time_step_rank", uint32(dtRank))
+		if arch == "mamba2" {
+			add("mamba2.ssm.group_count", uint32(groups))
+		}
 	default:
 		if arch == "gpt-oss" {
 			hd = headDim
@@ -142,6 +146,19 @@ func Write(path, arch, vocabPath string) error {
 	for il := range layers {
 		p := fmt.Sprintf("blk.%d.", il)
 		d := func(n string, f func(i, n int) float32, ne ...int64) { defs = append(defs, def{p + n, f, ne}) }
+		if arch == "mamba2" {
+			c := int64(dInner + 2*groups*dState)
+			d("attn_norm.weight", ones, e)
+			d("ssm_in.weight", normal, e, dInner+c+dtRank)
+			d("ssm_conv1d.weight", normal, dConv, c)
+			d("ssm_conv1d.bias", zeros, c)
+			d("ssm_dt.bias", dtB, dtRank)
+			d("ssm_a", negA, 1, dtRank)
+			d("ssm_d", ones, 1, dtRank)
+			d("ssm_norm.weight", ones, dInner/groups, groups)
+			d("ssm_out.weight", normal, dInner, e)
+			continue
+		}
 		if arch == "mamba" {
 			d("attn_norm.weight", ones, e)
 			d("ssm_in.weight", normal, e, 2*dInner)
