@@ -130,16 +130,30 @@ func prepare(b Batch, nVocab, nSeqMax, nBatch int, cache posMaxer) (prepared, er
 	return p, nil
 }
 
-// ubatch is one micro-batch: the tokens [start, end) of a prepared batch.
+// ubatch is one micro-batch: tokens of a prepared batch, in groups of
+// equal length, one group per sequence (or per cache stream) when the
+// batch was split by sequence (splitEqual), else one group.
 type ubatch struct {
+	// start is the batch index of the first token of a simple split's
+	// micro-batch (tokens [start, start+len(tokens)) of the batch).
 	start  int
 	tokens []int32
 	pos    []int32
 	seqs   [][]int32
+	// idx holds each token's index in the batch.
+	idx []int
 	// out lists the indices (within the micro-batch) of the tokens that
 	// want logits, in order.
 	out []int32
+	// groups is the number of groups (1 for a simple split); group g is
+	// tokens [g*n/groups, (g+1)*n/groups), all of sequence groupSeq[g]
+	// (nil for a simple split).
+	groups   int
+	groupSeq []int32
 }
+
+// groupLen returns the number of tokens in each group.
+func (u ubatch) groupLen() int { return len(u.tokens) / u.groups }
 
 // split cuts p into micro-batches of at most size tokens, in order (as
 // llama.cpp's simple split).
@@ -147,8 +161,9 @@ func (p prepared) split(size int) []ubatch {
 	var out []ubatch
 	for s := 0; s < len(p.tokens); s += size {
 		e := min(s+size, len(p.tokens))
-		u := ubatch{start: s, tokens: p.tokens[s:e], pos: p.pos[s:e], seqs: p.seqs[s:e]}
+		u := ubatch{start: s, tokens: p.tokens[s:e], pos: p.pos[s:e], seqs: p.seqs[s:e], groups: 1}
 		for i := s; i < e; i++ {
+			u.idx = append(u.idx, i)
 			if p.logits[i] {
 				u.out = append(u.out, int32(i-s))
 			}
@@ -156,4 +171,62 @@ func (p prepared) split(size int) []ubatch {
 		out = append(out, u)
 	}
 	return out
+}
+
+// splitEqual cuts p into micro-batches of at most size tokens (and at
+// most maxGroup of one sequence) in which
+// every sequence present has the same number of tokens, as llama.cpp's
+// equal split does for recurrent models and for caches with a stream per
+// sequence: each micro-batch takes the next tokens of several sequences,
+// as many of each, grouped by sequence in increasing id order. With
+// sequential, the sequences of a micro-batch are consecutive ids (a run
+// of cache streams). Every token must belong to exactly one sequence,
+// else the error says so.
+func (p prepared) splitEqual(size, maxGroup int, sequential bool) ([]ubatch, error) {
+	var order []int32
+	queue := map[int32][]int{}
+	for i, ss := range p.seqs {
+		if len(ss) != 1 {
+			return nil, fmt.Errorf("model: token %d belongs to %d sequences; this model's memory keeps each sequence apart (decode the shared tokens once and copy them with seq_cp)", i, len(ss))
+		}
+		s := ss[0]
+		if _, ok := queue[s]; !ok {
+			order = append(order, s)
+		}
+		queue[s] = append(queue[s], i)
+	}
+	slices.Sort(order)
+	var out []ubatch
+	for {
+		var act []int32
+		for _, s := range order {
+			if len(queue[s]) > 0 && (!sequential || len(act) == 0 || s == act[len(act)-1]+1) {
+				act = append(act, s)
+			} else if sequential && len(act) > 0 {
+				break
+			}
+		}
+		if len(act) == 0 {
+			return out, nil
+		}
+		act = act[:min(len(act), size)]
+		n := min(size/len(act), maxGroup)
+		for _, s := range act {
+			n = min(n, len(queue[s]))
+		}
+		u := ubatch{start: -1, groups: len(act), groupSeq: act}
+		for _, s := range act {
+			for _, i := range queue[s][:n] {
+				if p.logits[i] {
+					u.out = append(u.out, int32(len(u.tokens)))
+				}
+				u.idx = append(u.idx, i)
+				u.tokens = append(u.tokens, p.tokens[i])
+				u.pos = append(u.pos, p.pos[i])
+				u.seqs = append(u.seqs, p.seqs[i])
+			}
+			queue[s] = queue[s][n:]
+		}
+		out = append(out, u)
+	}
 }

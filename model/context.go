@@ -26,6 +26,7 @@ type ContextParams struct {
 	// KVType is the element type of the K and V cache: quant.F16
 	// (llama.cpp's default), quant.F32 or quant.Q8_0, for both K and V.
 	// Q8_0 needs head sizes that are multiples of 32 and FlashAttn.
+	// Recurrent models keep their states in f32 whatever it says.
 	KVType quant.Type
 	// FlashAttn selects FLASH_ATTN_EXT (true) or MUL_MAT + SOFT_MAX +
 	// MUL_MAT (false) for attention. The MUL_MAT path stores V
@@ -34,12 +35,23 @@ type ContextParams struct {
 	FlashAttn bool
 	// NSeqMax is the number of sequences (ids 0..NSeqMax-1), 0 meaning 1.
 	NSeqMax int
-	// NSWA > 0 limits attention to a sliding window: a token at position
-	// p sees keys at positions above p - NSWA. When the cache is full,
+	// NSWA > 0 limits attention to a sliding window, in every layer of a
+	// model that has no sliding-window layers of its own (gpt-oss's
+	// window is the model's): a token at position p sees keys at
+	// positions above p - NSWA. When the cache is full,
 	// cells that have left the window of all their sequences are reused,
 	// so a sequence can run longer than NCtx; rolling such a sequence
 	// back (KV().SeqRm) past the window afterwards is not supported.
 	NSWA int
+	// NonUnified gives each sequence a cache stream of its own (llama.cpp's
+	// kv_unified = false): NCtx/NSeqMax cells per sequence, so that a
+	// token's attention reads only its sequence's cells instead of every
+	// cell masked. Batches are then split by sequence (each micro-batch
+	// takes as many tokens of each of a run of consecutive sequences), a
+	// token belongs to one sequence, and seq_cp between sequences copies
+	// whole sequences. Recurrent models (Mamba) ignore it: their states
+	// are per sequence anyway.
+	NonUnified bool
 	// Fallback, when set, computes the nodes the context's backend does
 	// not support, with the copies between the two that graphs.Scheduler
 	// inserts; the weights, inputs and cache stay in the backend's memory.
@@ -66,13 +78,15 @@ const (
 const maxCacheBytes = 1 << 40
 
 // A Context decodes batches with one model on one backend and keeps their
-// KV cache and logits. It is not safe for concurrent use.
+// memory (KV cache or recurrent states) and logits. It is not safe for
+// concurrent use.
 type Context struct {
 	m     *Model
 	b     ops.Backend
 	p     ContextParams
-	kv    *kvcache.Cache
-	k, v  []*ops.Tensor // per layer: [n_embd_k_gqa, n_ctx] and [n_embd_v_gqa, n_ctx] (or [n_ctx, n_embd_v_gqa] transposed)
+	mem   Memory
+	kv    *kvMemory // attention models
+	rs    *rsMemory // recurrent models
 	sched *graphs.Scheduler
 
 	hook graphs.NodeHook
@@ -113,40 +127,31 @@ func (m *Model) NewContext(b ops.Backend, p ContextParams) (*Context, error) {
 		return nil, fmt.Errorf("model: negative n_batch %d or n_ubatch %d", p.NBatch, p.NUBatch)
 	case p.NUBatch > p.NBatch:
 		return nil, fmt.Errorf("model: n_ubatch %d exceeds n_batch %d", p.NUBatch, p.NBatch)
-	case p.NUBatch > p.NCtx:
+	case p.NUBatch > p.NCtx && !h.Recurrent():
 		return nil, fmt.Errorf("model: n_ubatch %d exceeds n_ctx %d (a micro-batch must fit in the cache)", p.NUBatch, p.NCtx)
 	case p.NSeqMax < 0 || p.NSeqMax > kvcache.MaxSeq:
 		return nil, fmt.Errorf("model: n_seq_max %d is outside [1, %d]", p.NSeqMax, kvcache.MaxSeq)
 	case p.NSWA < 0:
 		return nil, fmt.Errorf("model: n_swa %d is negative", p.NSWA)
+	case p.NSWA > 0 && h.NSWA > 0:
+		return nil, fmt.Errorf("model: n_swa %d for a %s model, which has sliding-window layers of its own (window %d)", p.NSWA, h.Arch, h.NSWA)
+	case p.NSWA > 0 && h.Recurrent():
+		return nil, fmt.Errorf("model: n_swa %d for a recurrent %s model, which has no attention", p.NSWA, h.Arch)
 	}
-	switch p.KVType {
-	case quant.F32, quant.F16:
-	case quant.Q8_0:
-		bs := int(quant.Q8_0.BlockSize())
-		if h.HeadDimK%bs != 0 || h.HeadDimV%bs != 0 {
-			return nil, fmt.Errorf("model: a %v KV cache needs head sizes that are multiples of %d; this model's are %d (K) and %d (V)", p.KVType, bs, h.HeadDimK, h.HeadDimV)
+	if !h.Recurrent() {
+		switch p.KVType {
+		case quant.F32, quant.F16:
+		case quant.Q8_0:
+			bs := int(quant.Q8_0.BlockSize())
+			if h.HeadDimK%bs != 0 || h.HeadDimV%bs != 0 {
+				return nil, fmt.Errorf("model: a %v KV cache needs head sizes that are multiples of %d; this model's are %d (K) and %d (V)", p.KVType, bs, h.HeadDimK, h.HeadDimV)
+			}
+			if !p.FlashAttn {
+				return nil, fmt.Errorf("model: a %v KV cache needs FlashAttn: the MUL_MAT path stores V transposed, which a block type cannot be", p.KVType)
+			}
+		default:
+			return nil, fmt.Errorf("model: KV cache type %v is not supported (f32, f16, q8_0)", p.KVType)
 		}
-		if !p.FlashAttn {
-			return nil, fmt.Errorf("model: a %v KV cache needs FlashAttn: the MUL_MAT path stores V transposed, which a block type cannot be", p.KVType)
-		}
-	default:
-		return nil, fmt.Errorf("model: KV cache type %v is not supported (f32, f16, q8_0)", p.KVType)
-	}
-	kvc, err := kvcache.New(p.NCtx, p.NSeqMax, p.NSWA)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	rowK, err := p.KVType.RowSize(int64(h.NEmbdKGQA()))
-	if err != nil {
-		return nil, fmt.Errorf("model: K cache rows: %w", err)
-	}
-	rowV, err := p.KVType.RowSize(int64(h.NEmbdVGQA()))
-	if err != nil {
-		return nil, fmt.Errorf("model: V cache rows: %w", err)
-	}
-	if total := float64(h.NLayer) * float64(p.NCtx) * float64(rowK+rowV); total > maxCacheBytes {
-		return nil, fmt.Errorf("model: a KV cache of %d cells would take %.0f bytes (limit %d)", p.NCtx, total, int64(maxCacheBytes))
 	}
 	backends := []ops.Backend{b}
 	if p.Fallback != nil && p.Fallback != b {
@@ -156,26 +161,17 @@ func (m *Model) NewContext(b ops.Backend, p ContextParams) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	c := &Context{m: m, b: b, p: p, kv: kvc, sched: sched}
-	for il := range h.NLayer {
-		k, err := ops.NewTensor(fmt.Sprintf("cache_k_l%d", il), p.KVType, int64(h.NEmbdKGQA()), int64(p.NCtx))
-		if err != nil {
-			return nil, fmt.Errorf("model: %w", err)
+	c := &Context{m: m, b: b, p: p, sched: sched}
+	if h.Recurrent() {
+		if c.rs, err = newRSMemory(h, p, b); err != nil {
+			return nil, err
 		}
-		vne := []int64{int64(h.NEmbdVGQA()), int64(p.NCtx)}
-		if !p.FlashAttn {
-			vne[0], vne[1] = vne[1], vne[0]
+		c.mem = c.rs
+	} else {
+		if c.kv, err = newKVMemory(h, p, b); err != nil {
+			return nil, err
 		}
-		v, err := ops.NewTensor(fmt.Sprintf("cache_v_l%d", il), p.KVType, vne...)
-		if err != nil {
-			return nil, fmt.Errorf("model: %w", err)
-		}
-		for _, t := range []*ops.Tensor{k, v} {
-			if err := ops.AllocTensor(b, t, 0); err != nil {
-				return nil, fmt.Errorf("model: allocating %s: %w", t.Name, err)
-			}
-		}
-		c.k, c.v = append(c.k, k), append(c.v, v)
+		c.mem = c.kv
 	}
 	return c, nil
 }
@@ -186,10 +182,11 @@ func (c *Context) Params() ContextParams { return c.p }
 // Model returns the context's model.
 func (c *Context) Model() *Model { return c.m }
 
-// KV returns the cache's cell bookkeeping, for removing, copying and
-// keeping sequences (SeqRm, SeqCp, SeqKeep) and clearing. Removing cells
-// needs no change to the cache tensors: the mask hides empty cells.
-func (c *Context) KV() *kvcache.Cache { return c.kv }
+// KV returns the context's memory (KV cache or recurrent states), for
+// removing, copying, keeping and shifting sequences (SeqRm, SeqCp,
+// SeqKeep, SeqAdd, SeqDiv), defragmenting and clearing. Removing cells of
+// a KV cache needs no change to its tensors: the mask hides empty cells.
+func (c *Context) KV() Memory { return c.mem }
 
 // SetNodeHook sets a function called after each node of every graph the
 // context computes (nil: none), for per-node timing.
@@ -233,8 +230,8 @@ func (c *Context) Logits(i int) []float32 {
 
 // Close releases the context's cache. The context cannot be used after.
 func (c *Context) Close() error {
-	c.k, c.v, c.last, c.logits, c.outRow, c.nOut = nil, nil, nil, nil, nil, 0
-	c.kv = nil
+	c.last, c.logits, c.outRow, c.nOut = nil, nil, nil, 0
+	c.mem, c.kv, c.rs = nil, nil, nil
 	return nil
 }
 
@@ -248,16 +245,33 @@ func (c *Context) Decode(b Batch) error { return c.DecodeContext(context.Backgro
 
 // DecodeContext is Decode, stopping between nodes when ctx is done.
 func (c *Context) DecodeContext(ctx context.Context, b Batch) error {
-	if c.kv == nil {
+	if c.mem == nil {
 		return fmt.Errorf("model: Decode on a closed context")
 	}
 	if c.m.closed.Load() {
 		return errClosed
 	}
 	h := c.m.Hparams
-	p, err := prepare(b, h.NVocab, c.p.NSeqMax, c.p.NBatch, c.kv)
+	p, err := prepare(b, h.NVocab, c.p.NSeqMax, c.p.NBatch, c.mem)
 	if err != nil {
 		return err
+	}
+	var us []ubatch
+	switch {
+	case c.rs != nil:
+		us, err = p.splitEqual(c.p.NUBatch, c.p.NUBatch, false)
+	case c.kv.nStream > 1:
+		us, err = p.splitEqual(c.p.NUBatch, c.kv.stores[0].size, true)
+	default:
+		us = p.split(c.p.NUBatch)
+	}
+	if err != nil {
+		return err
+	}
+	if c.kv != nil {
+		if err := c.applyShifts(ctx); err != nil {
+			return err
+		}
 	}
 	c.nOut = 0
 	c.outRow = c.outRow[:0]
@@ -274,41 +288,77 @@ func (c *Context) DecodeContext(ctx context.Context, b Batch) error {
 	} else {
 		c.logits = c.logits[:need]
 	}
-	var saved []kvcache.Saved
-	outBase := 0
-	for _, u := range p.split(c.p.NUBatch) {
-		err := c.runUbatch(ctx, u, outBase, &saved)
+	var undo []func()
+	for _, u := range us {
+		err := c.runUbatch(ctx, u, &undo)
 		if err != nil {
-			for i := len(saved) - 1; i >= 0; i-- {
-				c.kv.Restore(saved[i])
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
 			}
 			c.nOut = 0
 			c.outRow = c.outRow[:0]
-			return fmt.Errorf("model: micro-batch of tokens [%d, %d): %w", u.start, u.start+len(u.tokens), err)
+			if u.start >= 0 {
+				return fmt.Errorf("model: micro-batch of tokens [%d, %d): %w", u.start, u.start+len(u.tokens), err)
+			}
+			return fmt.Errorf("model: micro-batch of %d tokens of sequences %v: %w", len(u.tokens), u.groupSeq, err)
 		}
-		outBase += len(u.out)
 	}
 	return nil
 }
 
-// runUbatch stores u in the cache, builds and computes its graph, and
-// copies its logits to rows outBase... of c.logits.
-func (c *Context) runUbatch(ctx context.Context, u ubatch, outBase int, saved *[]kvcache.Saved) error {
-	head, err := c.kv.FindSlot(len(u.tokens))
+// place finds cells for u in every store (KV cache) or advances its
+// sequences' states (recurrent), adding to undo what gives them back.
+func (c *Context) place(u ubatch, undo *[]func()) error {
+	gl := u.groupLen()
+	if c.rs != nil {
+		for g, seq := range u.groupSeq {
+			first, last := c.rs.states.StateOf(seq)
+			if last < 0 {
+				if err := c.rs.zero(seq); err != nil {
+					return err
+				}
+			}
+			if err := c.rs.states.Advance(seq, u.pos[g*gl], u.pos[(g+1)*gl-1]); err != nil {
+				return err
+			}
+			*undo = append(*undo, func() { c.rs.states.RestoreState(seq, first, last) })
+		}
+		return nil
+	}
+	for _, st := range c.kv.stores {
+		st.where = st.where[:0]
+		st.nKV = 0
+		for g := range u.groups {
+			cache := st.cells[c.streamOfGroup(u, g)]
+			cells, err := cache.FindCells(gl)
+			if err != nil {
+				return err
+			}
+			sv, err := cache.ApplyCells(cells, u.pos[g*gl:(g+1)*gl], u.seqs[g*gl:(g+1)*gl])
+			if err != nil {
+				return err
+			}
+			*undo = append(*undo, func() { cache.Restore(sv) })
+			st.where = append(st.where, cells)
+		}
+		for g := range u.groups {
+			st.nKV = max(st.nKV, st.cells[c.streamOfGroup(u, g)].NKV(kvPad))
+		}
+	}
+	return nil
+}
+
+// runUbatch places u in the memory, builds and computes its graph, and
+// copies its logits to their rows of c.logits.
+func (c *Context) runUbatch(ctx context.Context, u ubatch, undo *[]func()) error {
+	if err := c.place(u, undo); err != nil {
+		return err
+	}
+	ug, err := c.build(u)
 	if err != nil {
 		return err
 	}
-	sv, err := c.kv.Apply(head, u.pos, u.seqs)
-	if err != nil {
-		return err
-	}
-	*saved = append(*saved, sv)
-	nKV := c.kv.NKV(kvPad)
-	ug, err := c.build(u, head, nKV)
-	if err != nil {
-		return err
-	}
-	if err := c.setInputs(ug, u, nKV); err != nil {
+	if err := c.setInputs(ug, u); err != nil {
 		return err
 	}
 	ug.g.Hook, ug.g.Recorder = c.hook, c.rec
@@ -325,18 +375,28 @@ func (c *Context) runUbatch(ctx context.Context, u ubatch, outBase int, saved *[
 	if _, err := buf.ReadAt(raw, off); err != nil {
 		return fmt.Errorf("reading logits: %w", err)
 	}
-	dst := c.logits[outBase*nv : (outBase+len(u.out))*nv]
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	for k, o := range u.out {
+		row := c.outRow[u.idx[o]]
+		dst := c.logits[row*nv : (row+1)*nv]
+		src := raw[4*k*nv:]
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+		}
 	}
 	return nil
 }
 
 // setInputs allocates the micro-batch's input tensors and writes them.
-func (c *Context) setInputs(ug *ubatchGraph, u ubatch, nKV int) error {
-	write := func(t *ops.Tensor, raw []byte) error {
+func (c *Context) setInputs(ug *ubatchGraph, u ubatch) error {
+	alloc := func(t *ops.Tensor) error {
 		if err := ops.AllocTensor(c.b, t, 0); err != nil {
 			return fmt.Errorf("allocating input %s: %w", t.Name, err)
+		}
+		return nil
+	}
+	write := func(t *ops.Tensor, raw []byte) error {
+		if err := alloc(t); err != nil {
+			return err
 		}
 		if _, err := t.Buffer.WriteAt(raw, t.Offset); err != nil {
 			return fmt.Errorf("writing input %s: %w", t.Name, err)
@@ -353,30 +413,48 @@ func (c *Context) setInputs(ug *ubatchGraph, u ubatch, nKV int) error {
 	if err := write(ug.tokens, i32(u.tokens)); err != nil {
 		return err
 	}
-	if err := write(ug.pos, i32(u.pos)); err != nil {
-		return err
-	}
 	if ug.outIDs != nil {
 		if err := write(ug.outIDs, i32(u.out)); err != nil {
 			return err
 		}
 	}
-	rows := int(ug.mask.Ne[1])
-	m := make([]float32, rows*nKV)
-	if err := c.kv.Mask(m, nKV, rows, u.pos, u.seqs); err != nil {
+	if c.rs != nil {
+		for _, t := range ug.scratch {
+			if err := alloc(t); err != nil {
+				return err
+			}
+		}
+		return write(ug.seqIDs, i32(u.groupSeq))
+	}
+	if err := write(ug.pos, i32(u.pos)); err != nil {
 		return err
 	}
-	var raw []byte
-	if ug.mask.Type == quant.F16 {
-		raw = make([]byte, 2*len(m))
-		for i, x := range m {
-			binary.LittleEndian.PutUint16(raw[2*i:], quant.FP32ToFP16(x))
+	gl := u.groupLen()
+	for si, st := range c.kv.stores {
+		mask := ug.masks[si]
+		nKV, rows := int(mask.Ne[0]), int(mask.Ne[1])
+		m := make([]float32, rows*nKV*u.groups)
+		for g := range u.groups {
+			cache := st.cells[c.streamOfGroup(u, g)]
+			if err := cache.Mask(m[g*rows*nKV:(g+1)*rows*nKV], nKV, rows, u.pos[g*gl:(g+1)*gl], u.seqs[g*gl:(g+1)*gl]); err != nil {
+				return err
+			}
 		}
-	} else {
-		raw = make([]byte, 4*len(m))
-		for i, x := range m {
-			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+		var raw []byte
+		if mask.Type == quant.F16 {
+			raw = make([]byte, 2*len(m))
+			for i, x := range m {
+				binary.LittleEndian.PutUint16(raw[2*i:], quant.FP32ToFP16(x))
+			}
+		} else {
+			raw = make([]byte, 4*len(m))
+			for i, x := range m {
+				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+			}
+		}
+		if err := write(mask, raw); err != nil {
+			return err
 		}
 	}
-	return write(ug.mask, raw)
+	return nil
 }

@@ -106,66 +106,42 @@ func (m meta) optFloat(name string, def float32) (float32, error) {
 }
 
 // HparamsFromGGUF reads a model's hyperparameters from GGUF metadata. An
-// architecture other than "llama" and a missing required key are errors
-// that name them.
+// architecture the runner does not know and a missing required key are
+// errors that name them.
 func HparamsFromGGUF(f *gguf.File) (Hparams, error) {
-	arch, err := f.String(gguf.KeyArchitecture)
+	name, err := f.String(gguf.KeyArchitecture)
 	if err != nil {
 		return Hparams{}, fmt.Errorf("model: %w", err)
 	}
-	if arch != "llama" {
-		return Hparams{}, fmt.Errorf("model: architecture %q is not supported (only \"llama\")", arch)
+	a, ok := archOf(name)
+	if !ok {
+		return Hparams{}, errUnknownArch(name)
 	}
-	m := meta{f: f, arch: arch}
-	h := Hparams{Arch: arch}
+	m := meta{f: f, arch: name}
+	h := Hparams{Arch: name}
 	for _, r := range []struct {
 		name string
 		dst  *int
 	}{
 		{"context_length", &h.NCtxTrain}, {"embedding_length", &h.NEmbd}, {"block_count", &h.NLayer},
-		{"feed_forward_length", &h.NFF}, {"attention.head_count", &h.NHead},
 	} {
 		if *r.dst, err = m.uint(r.name); err != nil {
 			return Hparams{}, err
 		}
 	}
-	if n, err := m.optUint("expert_count", 0); err != nil || n > 0 {
-		if err != nil {
-			return Hparams{}, err
-		}
-		return Hparams{}, fmt.Errorf("model: %s = %d: mixture-of-experts llama models are not supported", m.key("expert_count"), n)
+	if a.family == familyMamba {
+		err = ssmHparams(m, a, &h)
+	} else {
+		err = attentionHparams(m, a, &h)
 	}
-	if h.NEmbd%h.NHead != 0 {
-		return Hparams{}, fmt.Errorf("model: %s %d is not a multiple of %s %d", m.key("embedding_length"), h.NEmbd, m.key("attention.head_count"), h.NHead)
-	}
-	opt := []struct {
-		name string
-		dst  *int
-		def  int
-	}{
-		{"attention.head_count_kv", &h.NHeadKV, h.NHead},
-		{"attention.key_length", &h.HeadDimK, h.NEmbd / h.NHead},
-		{"attention.value_length", &h.HeadDimV, h.NEmbd / h.NHead},
-	}
-	for _, r := range opt {
-		if *r.dst, err = m.optUint(r.name, r.def); err != nil {
-			return Hparams{}, err
-		}
-	}
-	if h.NRot, err = m.optUint("rope.dimension_count", h.HeadDimK); err != nil {
+	if err != nil {
 		return Hparams{}, err
 	}
 	if h.RMSEps, err = m.float("attention.layer_norm_rms_epsilon"); err != nil {
 		return Hparams{}, err
 	}
-	if h.RopeFreqBase, err = m.optFloat("rope.freq_base", 10000); err != nil {
-		return Hparams{}, err
-	}
-	if err := ropeScaling(m, &h); err != nil {
-		return Hparams{}, err
-	}
 
-	// The vocabulary size: llama.vocab_size, else the tokenizer's token
+	// The vocabulary size: {arch}.vocab_size, else the tokenizer's token
 	// list, else the embedding's rows.
 	switch {
 	case has(f, m.key("vocab_size")):
@@ -189,6 +165,122 @@ func HparamsFromGGUF(f *gguf.File) (Hparams, error) {
 		return Hparams{}, err
 	}
 	return h, nil
+}
+
+// attentionHparams reads a transformer's keys: the feed-forward, the
+// heads, rope, experts and the sliding window.
+func attentionHparams(m meta, a arch, h *Hparams) error {
+	var err error
+	h.RopeMode = a.ropeMode
+	if a.moe {
+		if h.NFFExp, err = m.uint("expert_feed_forward_length"); err != nil {
+			return err
+		}
+		if h.NFF, err = m.optUint("feed_forward_length", h.NFFExp); err != nil {
+			return err
+		}
+	} else if h.NFF, err = m.uint("feed_forward_length"); err != nil {
+		return err
+	}
+	if h.NHead, err = m.uint("attention.head_count"); err != nil {
+		return err
+	}
+	if h.NExpert, err = m.optUint("expert_count", 0); err != nil {
+		return err
+	}
+	if a.moe && h.NExpert == 0 {
+		return fmt.Errorf("model: missing hyperparameter %s (a %s model is a mixture of experts)", m.key("expert_count"), a.name)
+	}
+	if h.NExpert > 0 {
+		if !has(m.f, m.key("expert_used_count")) {
+			return fmt.Errorf("model: %s = %d needs %s", m.key("expert_count"), h.NExpert, m.key("expert_used_count"))
+		}
+		if h.NExpertUsed, err = m.uint("expert_used_count"); err != nil {
+			return err
+		}
+		if !a.moe {
+			// llama's experts are feed_forward_length wide.
+			h.NFFExp = h.NFF
+		}
+		h.ExpertWeightsNorm = a.expertNorm
+		if has(m.f, m.key("expert_weights_norm")) {
+			if h.ExpertWeightsNorm, err = m.f.Bool(m.key("expert_weights_norm")); err != nil {
+				return fmt.Errorf("model: %w", err)
+			}
+		}
+		if h.ExpertWeightsScale, err = m.optFloat("expert_weights_scale", 0); err != nil {
+			return err
+		}
+	}
+	keyLen := 0
+	if h.NEmbd%h.NHead == 0 {
+		keyLen = h.NEmbd / h.NHead
+	} else if !has(m.f, m.key("attention.key_length")) {
+		return fmt.Errorf("model: %s %d is not a multiple of %s %d", m.key("embedding_length"), h.NEmbd, m.key("attention.head_count"), h.NHead)
+	}
+	if h.NHeadKV, err = m.optUint("attention.head_count_kv", h.NHead); err != nil {
+		return err
+	}
+	if h.HeadDimK, err = m.optUint("attention.key_length", keyLen); err != nil {
+		return err
+	}
+	if h.HeadDimV, err = m.optUint("attention.value_length", keyLen); err != nil {
+		return err
+	}
+	if h.NRot, err = m.optUint("rope.dimension_count", h.HeadDimK); err != nil {
+		return err
+	}
+	if h.RopeFreqBase, err = m.optFloat("rope.freq_base", 10000); err != nil {
+		return err
+	}
+	if err := ropeScaling(m, h); err != nil {
+		return err
+	}
+	if a.swaPattern > 0 {
+		if h.NSWA, err = m.uint("attention.sliding_window"); err != nil {
+			return err
+		}
+		h.SWAPattern = a.swaPattern
+	}
+	return nil
+}
+
+// ssmHparams reads Mamba's keys (Mamba-2's group count too). llama.cpp's
+// converter writes feed_forward_length and attention.head_count as 0 for
+// Mamba; they are not read.
+func ssmHparams(m meta, a arch, h *Hparams) error {
+	for _, r := range []struct {
+		name string
+		dst  *int
+	}{
+		{"ssm.conv_kernel", &h.SSMConv}, {"ssm.inner_size", &h.SSMInner},
+		{"ssm.state_size", &h.SSMState}, {"ssm.time_step_rank", &h.SSMDtRank},
+	} {
+		var err error
+		if *r.dst, err = m.uint(r.name); err != nil {
+			return err
+		}
+	}
+	if has(m.f, m.key("ssm.dt_b_c_rms")) {
+		if on, err := m.f.Bool(m.key("ssm.dt_b_c_rms")); err != nil || on {
+			if err != nil {
+				return fmt.Errorf("model: %w", err)
+			}
+			return fmt.Errorf("model: %s = true (Falcon-Mamba's norms of dt, B and C) is not supported", m.key("ssm.dt_b_c_rms"))
+		}
+	}
+	if a.mamba2 {
+		var err error
+		h.SSMGroups, err = m.uint("ssm.group_count")
+		return err
+	}
+	if n, err := m.optUint("ssm.group_count", 0); err != nil || n > 0 {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("model: %s = %d in a Mamba-1 file (Mamba-2's general.architecture is %q)", m.key("ssm.group_count"), n, ArchMamba2)
+	}
+	return nil
 }
 
 func has(f *gguf.File, key string) bool {
@@ -259,8 +351,9 @@ func ropeScaling(m meta, h *Hparams) error {
 }
 
 // weightsFromGGUF fetches the model's tensors (zero-copy) and refuses files
-// with tensors the runner would ignore, such as biases or experts, whose
-// absence from the forward pass would silently give wrong logits.
+// with tensors the runner would ignore, such as biases a llama layer does
+// not add, whose absence from the forward pass would silently give wrong
+// logits.
 func weightsFromGGUF(f *gguf.File, h Hparams) (Weights, error) {
 	used := map[string]bool{}
 	get := func(name string, optional bool) (*ops.Tensor, error) {
@@ -295,15 +388,15 @@ func weightsFromGGUF(f *gguf.File, h Hparams) (Weights, error) {
 	}
 	w.Layers = make([]Layer, h.NLayer)
 	for il := range w.Layers {
-		for _, fd := range w.Layers[il].fields(il) {
-			if *fd.t, err = get(fd.name, false); err != nil {
+		for _, s := range w.Layers[il].layerTensors(h, il) {
+			if *s.dst, err = get(s.name, s.optional); err != nil {
 				return Weights{}, err
 			}
 		}
 	}
 	for _, ti := range f.Tensors {
 		if !used[ti.Name] {
-			return Weights{}, fmt.Errorf("model: tensor %s is not part of the llama forward pass (biases, experts and extra tensors are not supported)", ti.Name)
+			return Weights{}, fmt.Errorf("model: tensor %s is not part of the %s forward pass (tensors the graph would ignore are refused)", ti.Name, h.Arch)
 		}
 	}
 	return w, nil

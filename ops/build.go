@@ -527,6 +527,32 @@ func SwiGLU(a, b *Tensor, swapped bool) (*Tensor, error) {
 	return t, nil
 }
 
+// SwiGLUOAI returns gpt-oss's clamped SwiGLU of g and u (same-shaped f32
+// tensors), elementwise: see GLUOAIParams for the formula. Limit must be
+// positive and both parameters finite.
+func SwiGLUOAI(g, u *Tensor, alpha, limit float32) (*Tensor, error) {
+	const op = OpSwiGLUOAI
+	if err := need(op, g, "g"); err != nil {
+		return nil, err
+	}
+	if err := need(op, u, "u"); err != nil {
+		return nil, err
+	}
+	if err := wantType(op, g, "g", quant.F32); err != nil {
+		return nil, err
+	}
+	if err := wantType(op, u, "u", quant.F32); err != nil {
+		return nil, err
+	}
+	if g.Ne != u.Ne {
+		return nil, shapeErr(op, "g %v and u %v differ", g.Ne, u.Ne)
+	}
+	if !(limit > 0) || isBad(alpha) || isBad(limit) {
+		return nil, shapeErr(op, "alpha %v and limit %v must be finite, limit > 0", alpha, limit)
+	}
+	return newNode(op, quant.F32, g.Ne, GLUOAIParams{Alpha: alpha, Limit: limit}, g, u), nil
+}
+
 // Cont returns a contiguous copy of a, of the same type and shape.
 func Cont(a *Tensor) (*Tensor, error) {
 	const op = OpCont

@@ -66,6 +66,8 @@ var costs = [numOps]opCost{
 	OpSilu:   {flops: perOutput(4)},
 	OpGelu:   {flops: perOutput(8)},
 	OpSwiGLU: {flops: perOutput(5)},
+	// min, clamp, the sigmoid's product, exp, add and division, +1, product
+	OpSwiGLUOAI: {flops: perOutput(9)},
 	OpArgsort: {flops: func(t *Tensor) int64 {
 		lg := int64(1)
 		for x := t.Ne[0]; x > 1; x >>= 1 {

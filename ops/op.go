@@ -34,6 +34,7 @@ const (
 	OpSwiGLU
 	OpArgsort
 	OpSumRows
+	OpSwiGLUOAI
 	numOps
 )
 
@@ -62,6 +63,7 @@ var opNames = [numOps]string{
 	OpSwiGLU:       "SWIGLU",
 	OpArgsort:      "ARGSORT",
 	OpSumRows:      "SUM_ROWS",
+	OpSwiGLUOAI:    "SWIGLU_OAI",
 }
 
 // String returns the op's ggml name, such as "MUL_MAT".

@@ -114,6 +114,19 @@ type GLUParams struct {
 	Swapped bool
 }
 
+// GLUOAIParams parameterize SWIGLU_OAI, gpt-oss's clamped SwiGLU (ggml's
+// GGML_GLU_OP_SWIGLU_OAI):
+//
+//	x = min(g, Limit)
+//	y = clamp(u, -Limit, Limit)
+//	out = x * sigmoid(Alpha*x) * (y + 1)
+//
+// gpt-oss uses Alpha = 1.702 and Limit = 7.
+type GLUOAIParams struct {
+	Alpha float32
+	Limit float32
+}
+
 // PermuteParams record the axes of a PERMUTE node: source dimension i
 // becomes dimension Axes[i] of the result.
 type PermuteParams struct {

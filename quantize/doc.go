@@ -8,13 +8,16 @@
 // in this order:
 //
 //  1. Tensors that are not weight matrices are copied as they are: 1-D
-//     tensors (norms, rope_freqs), names not ending in "weight", norms,
-//     expert routers, integer tensors.
+//     tensors (norms, biases, rope_freqs, attention sinks), names not
+//     ending in "weight" (Mamba's ssm_a, ssm_d), norms, expert routers,
+//     Mamba's conv kernels (ssm_conv1d), integer tensors.
 //  2. The rules pick a type: output.weight (token_embd.weight in a model
 //     without one) gets q6_K in every quantized scheme (q8_0 when its rows
 //     do not fit the default type's block, or in the q8_0 scheme); the mixes
-//     give attn_v, attn_output and ffn_down more bits in chosen layers (see
-//     WriteRules for the table); everything else gets the default type.
+//     give attn_v, attn_output and ffn_down (the experts' ffn_down_exps
+//     too) more bits in chosen layers, and 8-expert models' attention more
+//     (see WriteRules for the table); everything else gets the default
+//     type.
 //     -pure (Params.Pure) turns the rules off; Params.OutputType and
 //     Params.TokenEmbdType override them for those two tensors.
 //  3. When the type's block (256 elements for the K types, 32 for the

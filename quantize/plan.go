@@ -48,6 +48,9 @@ type Model struct {
 	// HasOutput reports whether the model has an output.weight; without
 	// one, token_embd.weight is also the output and gets its rule.
 	HasOutput bool
+	// NExpert is {arch}.expert_count (0 without experts): llama.cpp's
+	// rules give the attention of 8-expert models more bits.
+	NExpert int
 }
 
 // A Decision is what happens to one tensor.
@@ -127,6 +130,8 @@ func keep(t Tensor, p Params) string {
 		return "copied: norm"
 	case strings.Contains(t.Name, "ffn_gate_inp.weight"):
 		return "copied: expert router"
+	case strings.Contains(t.Name, "ssm_conv1d.weight"):
+		return "copied: Mamba conv kernel"
 	case !t.Type.IsFloat() && !t.Type.IsQuantized():
 		return "copied: integer tensor"
 	case p.LeaveOutput && t.Name == "output.weight":
@@ -159,6 +164,12 @@ func Choose(t Tensor, m Model, p Params) Decision {
 			d.Chosen, d.Rule = quant.Q6_K, "output rule"
 		}
 	case t.Name == "token_embd.weight":
+	case m.NExpert == 8 && (strings.Contains(t.Name, "attn_v.weight") || strings.Contains(t.Name, "attn_k.weight")):
+		d.Chosen, d.Rule = quant.Q8_0, "8-expert rule: attn_v and attn_k to q8_0"
+	case m.NExpert == 8 && strings.Contains(t.Name, "attn_output.weight"):
+		if moeOutputBump[s.Name] {
+			d.Chosen, d.Rule = quant.Q5_K, "8-expert rule: attn_output to q5_K"
+		}
 	default:
 		il := Layer(t.Name)
 		for _, r := range s.rules {
@@ -174,6 +185,11 @@ func Choose(t Tensor, m Model, p Params) Decision {
 	d.To, d.Fallback = fallback(d.Chosen, t.Ne[0])
 	return d
 }
+
+// moeOutputBump lists the schemes whose attn_output.weight llama.cpp
+// raises to q5_K in 8-expert models (in place of their own attn_output
+// rule).
+var moeOutputBump = map[string]bool{"q2_K": true, "q3_K_S": true, "q3_K_M": true, "q4_K_S": true, "q4_K_M": true}
 
 // fallback returns the type a tensor whose rows have n elements gets
 // instead of t, with the reason, or t and "" when t fits.
@@ -195,9 +211,10 @@ func fallback(t quant.Type, n int64) (quant.Type, string) {
 // ModelOf reads the facts the rules need from f: the layer count from
 // {arch}.block_count (else the highest blk.N in the tensor names, plus
 // one), the grouped-query factor from the head counts (1 when absent),
-// and whether output.weight exists. A block_count below the layers the
-// tensor names show (0 in a file with blk.0.*) is an error: the rules
-// that depend on a layer's place would silently go wrong.
+// the expert count, and whether output.weight exists. A block_count
+// below the layers the tensor names show (0 in a file with blk.0.*) is an
+// error: the rules that depend on a layer's place would silently go
+// wrong.
 func ModelOf(f *gguf.File) (Model, error) {
 	m := Model{GQA: 1}
 	arch := f.Arch()
@@ -227,6 +244,9 @@ func ModelOf(f *gguf.File) (Model, error) {
 	kv, errKV := f.Int(arch + ".attention.head_count_kv")
 	if errH == nil && errKV == nil && head > 0 && kv > 0 {
 		m.GQA = int(head / kv)
+	}
+	if n, err := f.Int(arch + ".expert_count"); err == nil && n > 0 && n <= 1<<20 {
+		m.NExpert = int(n)
 	}
 	return m, nil
 }

@@ -33,6 +33,7 @@ func TestChoose(t *testing.T) {
 	stories := Model{NLayer: 5, GQA: 2, HasOutput: true}
 	gqa8 := Model{NLayer: 32, GQA: 8, HasOutput: true}
 	tied := Model{NLayer: 32, GQA: 1, HasOutput: false}
+	mixtral := Model{NLayer: 32, GQA: 4, HasOutput: true, NExpert: 8}
 	tests := []struct {
 		scheme   string
 		name     string
@@ -52,6 +53,21 @@ func TestChoose(t *testing.T) {
 		{"q4_0", "blk.0.attn_q.bias", []int64{64, 64}, quant.F32, llama7B, nil, quant.F32, quant.F32, false},
 		{"q4_0", "blk.0.ffn_gate_inp.weight", []int64{4096, 8}, quant.F32, llama7B, nil, quant.F32, quant.F32, false},
 		{"q4_0", "blk.0.table.weight", []int64{64, 64}, quant.I32, llama7B, nil, quant.I32, quant.I32, false},
+		{"q4_K_M", "blk.0.ssm_conv1d.weight", []int64{4, 1536}, quant.F32, llama7B, nil, quant.F32, quant.F32, false},
+		{"q4_K_M", "blk.0.ssm_a", []int64{16, 1536}, quant.F32, llama7B, nil, quant.F32, quant.F32, false},
+		{"q4_K_M", "blk.0.attn_sinks.weight", []int64{64}, quant.F32, llama7B, nil, quant.F32, quant.F32, false},
+
+		// Experts: 3-D tensors follow their 2-D counterparts' rules; an
+		// 8-expert model's attention gets more bits.
+		{"q4_K_M", "blk.0.ffn_down_exps.weight", []int64{14336, 4096, 8}, quant.F16, mixtral, nil, quant.Q6_K, quant.Q6_K, false},
+		{"q4_K_M", "blk.5.ffn_down_exps.weight", []int64{14336, 4096, 8}, quant.F16, mixtral, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q4_K_M", "blk.1.ffn_up_exps.weight", []int64{4096, 14336, 8}, quant.F16, mixtral, nil, quant.Q4_K, quant.Q4_K, false},
+		{"q4_K_M", "blk.1.attn_v.weight", []int64{4096, 1024}, quant.F16, mixtral, nil, quant.Q8_0, quant.Q8_0, false},
+		{"q4_0", "blk.1.attn_k.weight", []int64{4096, 1024}, quant.F16, mixtral, nil, quant.Q8_0, quant.Q8_0, false},
+		{"q4_K_M", "blk.1.attn_output.weight", []int64{4096, 4096}, quant.F16, mixtral, nil, quant.Q5_K, quant.Q5_K, false},
+		{"q3_K_L", "blk.1.attn_output.weight", []int64{4096, 4096}, quant.F16, mixtral, nil, quant.Q3_K, quant.Q3_K, false},
+		{"q5_K_M", "blk.1.attn_output.weight", []int64{4096, 4096}, quant.F16, mixtral, nil, quant.Q5_K, quant.Q5_K, false},
+		{"f16", "blk.1.attn_v.weight", []int64{4096, 1024}, quant.F32, mixtral, nil, quant.F16, quant.F16, false},
 		{"q4_K_M", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, func(p *Params) { p.LeaveOutput = true }, quant.F16, quant.F16, false},
 
 		// Legacy schemes: the default everywhere, output.weight to q6_K

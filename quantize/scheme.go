@@ -152,8 +152,8 @@ var (
 )
 
 // schemes lists every scheme, in the order -rules prints them. The rules
-// are llama.cpp's llama_tensor_get_type for the llama architecture
-// without experts; see the package documentation for what is left out.
+// are llama.cpp's llama_tensor_get_type (Choose adds its 8-expert rules);
+// see the package documentation for what is left out.
 var schemes = []Scheme{
 	{Name: "f32", FileType: FileTypeAllF32, Default: quant.F32, Summary: "all weights f32"},
 	{Name: "f16", FileType: FileTypeMostlyF16, Default: quant.F16, Summary: "weights f16"},
@@ -284,10 +284,18 @@ Output rule (every quantized scheme, -pure excepted):
 use_more_bits(i, n): i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2,
   for layer i of n (so for n = 32: layers 0-3, 6, 9, ..., 27, 28-31).
 
+Mixtures of experts: the experts (ffn_gate_exps, ffn_up_exps,
+  ffn_down_exps, 3-D) follow the rules of ffn_gate, ffn_up and ffn_down.
+  In models of 8 experts (Mixtral), attn_v and attn_k get q8_0 in every
+  quantized scheme, and attn_output q5_K in q2_K, q3_K_S, q3_K_M, q4_K_S
+  and q4_K_M (in place of the scheme's attn_output rule), as llama.cpp.
+
 Tensors left as they are (copied, not converted): tensors of one dimension
-(norms, biases, rope_freqs), names not ending in "weight", names containing
-"_norm.weight" or "ffn_gate_inp.weight", integer tensors, and output.weight
-with -leave-output. A tensor already of its target type is copied too.
+(norms, biases, rope_freqs, attention sinks, Mamba's D), names not ending
+in "weight" (Mamba's ssm_a and ssm_d), names containing "_norm.weight",
+"ffn_gate_inp.weight" (expert routers) or "ssm_conv1d.weight" (Mamba's
+conv kernels), integer tensors, and output.weight with -leave-output. A
+tensor already of its target type is copied too.
 
 Fallbacks, when a tensor's rows are not a multiple of its type's block
 (256 for K types, 32 for the legacy types):
@@ -296,9 +304,8 @@ Fallbacks, when a tensor's rows are not a multiple of its type's block
   any legacy type -> f16, and any fallback whose block still does not fit
   -> f16. Every fallback is reported on the tensor's line.
 
-Left out of llama.cpp's rules: the IQ and TQ types, the 70B attn_v bump,
-Falcon's and mixture-of-experts models' special cases, and imatrix-only
-rules.
+Left out of llama.cpp's rules: the IQ, TQ and MXFP4 types, the 70B attn_v
+bump, Falcon's special cases, and imatrix-only rules.
 `)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -30,6 +30,7 @@ var opFuncs = map[ops.Op]opFunc{
 	ops.OpSwiGLU:       swiGLU,
 	ops.OpArgsort:      argsort,
 	ops.OpSumRows:      sumRows,
+	ops.OpSwiGLUOAI:    swiGLUOAI,
 }
 
 // Compute returns the float64 value of every element of node t, in

@@ -48,6 +48,7 @@ func sampleNodes(t *testing.T) []*ops.Tensor {
 		m(ops.SwiGLU(x(), nil, false)),
 		m(ops.Argsort(x(), ops.SortDesc)),
 		m(ops.SumRows(x())),
+		m(ops.SwiGLUOAI(x(), x(), 1.702, 7)),
 	}
 }
 

@@ -158,3 +158,36 @@ func swiGLU(t *ops.Tensor) ([]float64, error) {
 	}
 	return out, nil
 }
+
+// swiGLUOAI computes SWIGLU_OAI (ops.SwiGLUOAI, ops.GLUOAIParams):
+// x = min(g, Limit), y = clamp(u, -Limit, Limit), out = x*sigmoid(Alpha*x)*(y+1).
+func swiGLUOAI(t *ops.Tensor) ([]float64, error) {
+	gt, ut := src(t, 0), src(t, 1)
+	p, err := paramsOf[ops.GLUOAIParams](t)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ops.SwiGLUOAI(gt, ut, p.Alpha, p.Limit)
+	if err := check(t, r, err); err != nil {
+		return nil, err
+	}
+	if len(t.Src) != 2 {
+		return nil, fmt.Errorf("%d sources, want 2", len(t.Src))
+	}
+	g, err := load(gt, "g")
+	if err != nil {
+		return nil, err
+	}
+	u, err := load(ut, "u")
+	if err != nil {
+		return nil, err
+	}
+	limit, alpha := float64(p.Limit), float64(p.Alpha)
+	out := make([]float64, len(g.v))
+	for i := range out {
+		x := math.Min(g.v[i], limit)
+		y := math.Max(math.Min(u.v[i], limit), -limit)
+		out[i] = x / (1 + math.Exp(-alpha*x)) * (y + 1)
+	}
+	return out, nil
+}

@@ -117,3 +117,12 @@ func yarnCorrDims(nDims, nCtxOrig int, freqBase, betaFast, betaSlow float32) [2]
 func log32(x float32) float32 {
 	return float32(math.Log(float64(x)))
 }
+
+// RopeAngle returns the angle and magnitude ROPE gives pair i
+// (0 <= i < p.NDims/2) at position pos with frequency factor ff (1 for
+// none), YaRN included, as ggml computes them: for float64 model
+// references that rotate vectors themselves.
+func RopeAngle(p ops.RopeParams, pos float64, i int, ff float64) (theta, mscale float64) {
+	corr := yarnCorrDims(p.NDims, p.NCtxOrig, p.FreqBase, p.BetaFast, p.BetaSlow)
+	return ropeAngle(pos, int64(i), ff, p, corr)
+}

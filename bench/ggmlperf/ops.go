@@ -96,6 +96,15 @@ var mappings = map[ops.Op]mapping{
 		}
 		return []int32{0}, nil
 	}},
+	ops.OpSwiGLUOAI: {op: "GLU", glu: "SWIGLU_OAI", params: func(p any) ([]int32, error) {
+		gp, ok := p.(ops.GLUOAIParams)
+		if !ok {
+			return nil, paramsErr(p)
+		}
+		// ggml_swiglu_oai: swapped (never, with two sources), then
+		// alpha and limit as floats.
+		return append([]int32{0}, floats(gp.Alpha, gp.Limit)...), nil
+	}},
 	ops.OpArgsort: {op: "ARGSORT", params: func(p any) ([]int32, error) {
 		ap, ok := p.(ops.ArgsortParams)
 		if !ok {

@@ -1,12 +1,22 @@
-// Command mkmodel writes a synthetic LLaMA model of any size as GGUF:
-// seeded random weights scaled so activations stay sane, and a valid
+// Command mkmodel writes a synthetic model of any size as GGUF: seeded
+// random weights scaled so activations stay sane, and a valid
 // SentencePiece-style tokenizer, so that it loads and runs like a real
 // model. It is for speed tests at realistic sizes; its output is noise.
 //
 // Usage:
 //
-//	mkmodel -o out.gguf [-preset NAME] [-layers N -embd N -heads N
-//	        -kv-heads N -ff N -vocab N -ctx N] [-type TYPE] [-seed N]
+//	mkmodel -o out.gguf [-arch llama|mixtral|gpt-oss|mamba|mamba2] [-preset NAME]
+//	        [-layers N -embd N -heads N -kv-heads N -ff N -vocab N -ctx N]
+//	        [-experts N -experts-used N -head-dim N -swa N]
+//	        [-d-state N -d-conv N -d-inner N -dt-rank N -groups N] [-type TYPE] [-seed N]
+//
+// -arch picks the architecture, written with llama.cpp's keys and tensor
+// names: llama; mixtral (general.architecture llama with experts: -ff is
+// each expert's width); gpt-oss (attention sinks, Q/K/V/O biases, the
+// even layers with a sliding window of -swa, NeoX rope with YaRN, experts
+// with biases); mamba (Mamba-1: -embd, -d-inner, -d-state, -d-conv,
+// -dt-rank; the head and ff flags do not apply); mamba2 (Mamba-2: -dt-rank
+// heads, B and C in -groups groups).
 //
 // Flags given explicitly override the preset's values. -type takes what
 // quantize takes (a weight type such as f16 or q4_0, or a mix such as
@@ -99,6 +109,10 @@ func newFlags(c *config) *flag.FlagSet {
 	for i, f := range shapeFlags(&c.shape) {
 		fs.IntVar(f.p, f.name, *def[i].p, f.usage)
 	}
+	fs.StringVar(&c.Arch, "arch", "llama", "architecture: "+strings.Join(archNames, ", "))
+	for _, f := range archFlags(&c.archShape) {
+		fs.IntVar(f.p, f.name, 0, f.usage)
+	}
 	fs.StringVar(&c.out, "o", "", "output file (required)")
 	fs.StringVar(&c.preset, "preset", "", "start from a preset shape (see below)")
 	fs.StringVar(&c.typ, "type", "f16", "weight type or mix, as quantize takes")
@@ -160,7 +174,8 @@ func parse(args []string) (config, error) {
 	if c.out == "" {
 		return c, usagef("-o: no output file given")
 	}
-	if err := c.shape.validate(); err != nil {
+	c.archShape.defaults(c.shape)
+	if err := c.synth.validate(); err != nil {
 		return c, usageError{err.Error()}
 	}
 	s, err := quantize.ParseScheme(c.typ)
@@ -215,10 +230,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mkmodel: %v\n", err)
 		return exitFailure
 	}
-	s := c.shape
+	s, a := c.shape, c.archShape
 	fmt.Fprintf(stdout, "mkmodel: wrote %s in %.1f s\n", c.out, time.Since(start).Seconds())
-	fmt.Fprintf(stdout, "  shape: %d layers, embd %d, %d heads (%d kv, head size %d), ff %d, vocab %d, ctx %d, tied output %v\n",
-		s.Layers, s.Embd, s.Heads, s.KVHeads, s.headDim(), s.FF, s.Vocab, s.Ctx, c.Tied)
+	switch a.Arch {
+	case "mamba":
+		fmt.Fprintf(stdout, "  shape: mamba, %d layers, embd %d, d_inner %d, d_state %d, d_conv %d, dt_rank %d, vocab %d, ctx %d, tied output %v\n",
+			s.Layers, s.Embd, a.DInner, a.DState, a.DConv, a.DtRank, s.Vocab, s.Ctx, c.Tied)
+	case "mamba2":
+		fmt.Fprintf(stdout, "  shape: mamba2, %d layers, embd %d, d_inner %d in %d heads, d_state %d in %d groups, d_conv %d, vocab %d, ctx %d, tied output %v\n",
+			s.Layers, s.Embd, a.DInner, a.DtRank, a.DState, a.Groups, a.DConv, s.Vocab, s.Ctx, c.Tied)
+	default:
+		hd := s.headDim()
+		if a.Arch == "gpt-oss" {
+			hd = a.HeadDim
+		}
+		fmt.Fprintf(stdout, "  shape: %s, %d layers, embd %d, %d heads (%d kv, head size %d), ff %d, vocab %d, ctx %d, tied output %v\n",
+			a.Arch, s.Layers, s.Embd, s.Heads, s.KVHeads, hd, s.FF, s.Vocab, s.Ctx, c.Tied)
+		if a.Experts > 0 {
+			fmt.Fprintf(stdout, "  experts: %d, %d used per token, each ff %d", a.Experts, a.ExpertsUsed, s.FF)
+			if a.Arch == "gpt-oss" {
+				fmt.Fprintf(stdout, "; sliding window %d on the even layers", a.SWA)
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
 	fmt.Fprintf(stdout, "  %s parameters (%d), type %s (file_type %d), %.2f bits per weight, file %.2f MiB (%d bytes), seed %d\n",
 		paramString(res.Params), res.Params, c.Params.Scheme.Name, c.Params.Scheme.FileType,
 		8*float64(res.Bytes)/float64(res.Params), float64(res.FileSize)/(1<<20), res.FileSize, c.Seed)
@@ -251,12 +286,13 @@ func sizeString(n int64) string {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `mkmodel writes a synthetic LLaMA GGUF model: seeded random weights and a
-SentencePiece-style vocabulary, so it loads and runs like a real model.
+	fmt.Fprint(w, `mkmodel writes a synthetic GGUF model (llama, mixtral, gpt-oss, mamba or mamba2):
+seeded random weights and a SentencePiece-style vocabulary, so it loads and
+runs like a real model.
 
 Usage:
 
-	mkmodel -o out.gguf [-preset NAME] [shape flags] [-type TYPE] [-seed N]
+	mkmodel -o out.gguf [-arch ARCH] [-preset NAME] [shape flags] [-type TYPE] [-seed N]
 
 Flags (explicit shape flags override the preset's values):
 `)
@@ -273,6 +309,8 @@ Flags (explicit shape flags override the preset's values):
 	fmt.Fprint(w, `
 Weights: each matrix W[n_in, n_out] ~ N(0, 1/n_in), norm weights 1, so
 activations keep an RMS near 1 and the logits a standard deviation near 1.
+Biases and attention sinks are 0; Mamba's A is -1..-d_state per channel and
+its dt bias the inverse softplus of a step in [1e-3, 1e-1].
 The vocabulary: <unk>, <s>, </s>, the 256 byte tokens <0x00>..<0xFF>, then
 "▁", ASCII characters and lowercase letter strings with descending scores.
 
@@ -282,5 +320,8 @@ Examples:
 	mkmodel -o m100.gguf -preset 100m -type q4_0
 	mkmodel -o llama-7b.gguf -preset llama-7b -type q4_0 -force    # 3.8 GB
 	mkmodel -o x.gguf -layers 12 -embd 768 -heads 12 -kv-heads 4 -ff 2048 -vocab 32000 -ctx 2048 -type q4_K_M -seed 1
+	mkmodel -o moe.gguf -arch mixtral -preset 100m -ff 512 -experts 8 -experts-used 2 -type q4_K_M
+	mkmodel -o oss.gguf -arch gpt-oss -embd 256 -heads 8 -kv-heads 2 -head-dim 64 -ff 256 -swa 64 -type q8_0
+	mkmodel -o mamba.gguf -arch mamba -layers 8 -embd 512 -vocab 32000 -type q4_0
 `)
 }

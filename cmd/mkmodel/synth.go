@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
 	"os"
 	"strings"
 
@@ -53,8 +51,26 @@ const (
 	maxLayers = 1 << 16
 )
 
-// validate checks that s is a model model.Load can run.
+// validate checks that s is a llama model model.Load can run.
 func (s shape) validate() error {
+	if err := s.validateRanges(); err != nil {
+		return err
+	}
+	if s.Embd%s.Heads != 0 {
+		return fmt.Errorf("-embd: %d is not a multiple of -heads %d", s.Embd, s.Heads)
+	}
+	if hd := s.Embd / s.Heads; hd%2 != 0 {
+		return fmt.Errorf("-heads: head size %d (embd/heads) must be even for RoPE", hd)
+	}
+	if n, ok := s.params(true); !ok || n > 1<<40 {
+		return fmt.Errorf("the model has too many parameters (more than 2^40)")
+	}
+	return nil
+}
+
+// validateRanges checks every size of s against its range, the grouped
+// heads and the vocabulary's least size.
+func (s shape) validateRanges() error {
 	for _, f := range []struct {
 		flag string
 		v    int
@@ -70,20 +86,11 @@ func (s shape) validate() error {
 			return fmt.Errorf("-%s: %d is outside [1, %d]", f.flag, f.v, limit)
 		}
 	}
-	if s.Embd%s.Heads != 0 {
-		return fmt.Errorf("-embd: %d is not a multiple of -heads %d", s.Embd, s.Heads)
-	}
 	if s.Heads%s.KVHeads != 0 {
 		return fmt.Errorf("-kv-heads: %d does not divide -heads %d", s.KVHeads, s.Heads)
 	}
-	if hd := s.Embd / s.Heads; hd%2 != 0 {
-		return fmt.Errorf("-heads: head size %d (embd/heads) must be even for RoPE", hd)
-	}
 	if s.Vocab < minVocab {
 		return fmt.Errorf("-vocab: %d is less than the %d special and byte tokens", s.Vocab, minVocab)
-	}
-	if n, ok := s.params(true); !ok || n > 1<<40 {
-		return fmt.Errorf("the model has too many parameters (more than 2^40)")
 	}
 	return nil
 }
@@ -146,6 +153,7 @@ func (s shape) tensors(tied bool) []tensorDef {
 // synth is everything needed to write a synthetic model.
 type synth struct {
 	shape
+	archShape
 	// Tied leaves out output.weight: the output reuses token_embd.
 	Tied     bool
 	Seed     uint64
@@ -157,11 +165,11 @@ type synth struct {
 
 // description says how the weights were made, for general.description.
 func (m synth) description() string {
-	return fmt.Sprintf("synthetic LLaMA written by kernbench mkmodel, seed %d: each matrix W[n_in, n_out] ~ N(0, 1/n_in), norm weights 1", m.Seed)
+	return fmt.Sprintf("synthetic %s written by kernbench mkmodel, seed %d: each matrix W[n_in, n_out] ~ N(0, 1/n_in), norm weights 1, biases and sinks 0", m.Arch, m.Seed)
 }
 
-// metadata returns the GGUF metadata: general.*, the llama.* hyperparameters
-// and the tokenizer.
+// metadata returns the GGUF metadata: general.*, the {arch}.*
+// hyperparameters and the tokenizer.
 func (m synth) metadata(v *tokenizer.Vocab) []quantize.Entry {
 	types := make([]int32, len(v.Types))
 	for i, t := range v.Types {
@@ -169,44 +177,40 @@ func (m synth) metadata(v *tokenizer.Vocab) []quantize.Entry {
 	}
 	name := m.Name
 	if name == "" {
-		n, _ := m.params(m.Tied)
-		name = fmt.Sprintf("kernbench synthetic %s %s", paramString(n), m.Params.Scheme.Name)
+		n, _ := m.paramCount()
+		name = fmt.Sprintf("kernbench synthetic %s %s %s", m.Arch, paramString(n), m.Params.Scheme.Name)
 	}
-	return []quantize.Entry{
-		{Key: "general.architecture", Value: "llama"},
+	es := []quantize.Entry{
+		{Key: "general.architecture", Value: m.ggufArch()},
 		{Key: "general.name", Value: name},
 		{Key: "general.description", Value: m.description()},
 		{Key: quantize.KeyFileType, Value: uint32(m.Params.Scheme.FileType)},
 		{Key: quantize.KeyQuantizationVersion, Value: uint32(quantize.QuantizationVersion)},
-		{Key: "llama.vocab_size", Value: uint32(m.Vocab)},
-		{Key: "llama.context_length", Value: uint32(m.Ctx)},
-		{Key: "llama.embedding_length", Value: uint32(m.Embd)},
-		{Key: "llama.block_count", Value: uint32(m.Layers)},
-		{Key: "llama.feed_forward_length", Value: uint32(m.FF)},
-		{Key: "llama.attention.head_count", Value: uint32(m.Heads)},
-		{Key: "llama.attention.head_count_kv", Value: uint32(m.KVHeads)},
-		{Key: "llama.rope.dimension_count", Value: uint32(m.headDim())},
-		{Key: "llama.rope.freq_base", Value: m.RopeBase},
-		{Key: "llama.attention.layer_norm_rms_epsilon", Value: m.Eps},
-		{Key: tokenizer.KeyModel, Value: v.Model},
-		{Key: tokenizer.KeyPre, Value: v.Pre},
-		{Key: tokenizer.KeyTokens, Value: v.Tokens},
-		{Key: tokenizer.KeyScores, Value: v.Scores},
-		{Key: tokenizer.KeyTokenType, Value: types},
-		{Key: tokenizer.KeyBOS, Value: uint32(v.BOS)},
-		{Key: tokenizer.KeyEOS, Value: uint32(v.EOS)},
-		{Key: tokenizer.KeyUNK, Value: uint32(v.UNK)},
-		{Key: tokenizer.KeyAddBOS, Value: v.AddBOS},
-		{Key: tokenizer.KeyAddEOS, Value: v.AddEOS},
-		{Key: tokenizer.KeyAddSpacePrefix, Value: v.AddSpacePrefix},
 	}
+	es = append(es, m.archMetadata()...)
+	return append(es,
+		quantize.Entry{Key: tokenizer.KeyModel, Value: v.Model},
+		quantize.Entry{Key: tokenizer.KeyPre, Value: v.Pre},
+		quantize.Entry{Key: tokenizer.KeyTokens, Value: v.Tokens},
+		quantize.Entry{Key: tokenizer.KeyScores, Value: v.Scores},
+		quantize.Entry{Key: tokenizer.KeyTokenType, Value: types},
+		quantize.Entry{Key: tokenizer.KeyBOS, Value: uint32(v.BOS)},
+		quantize.Entry{Key: tokenizer.KeyEOS, Value: uint32(v.EOS)},
+		quantize.Entry{Key: tokenizer.KeyUNK, Value: uint32(v.UNK)},
+		quantize.Entry{Key: tokenizer.KeyAddBOS, Value: v.AddBOS},
+		quantize.Entry{Key: tokenizer.KeyAddEOS, Value: v.AddEOS},
+		quantize.Entry{Key: tokenizer.KeyAddSpacePrefix, Value: v.AddSpacePrefix},
+	)
 }
 
 // plan decides each tensor's type with quantize's rules, as if quantizing
 // an f32 model.
 func (m synth) plan() []quantize.Decision {
-	defs := m.tensors(m.Tied)
-	mi := quantize.Model{NLayer: m.Layers, GQA: m.Heads / m.KVHeads, HasOutput: !m.Tied}
+	defs := m.tensorDefs()
+	mi := quantize.Model{NLayer: m.Layers, GQA: 1, HasOutput: !m.Tied, NExpert: m.Experts}
+	if m.Arch != "mamba" {
+		mi.GQA = m.Heads / m.KVHeads
+	}
 	ds := make([]quantize.Decision, len(defs))
 	for i, d := range defs {
 		var ne [ops.MaxDims]int64
@@ -270,7 +274,9 @@ func (m synth) write(out *os.File, log io.Writer, verbose bool) (result, error) 
 // as d.To: norm weights (1-D tensors) are 1; the rows of a matrix
 // W[n_in, n_out] are drawn from N(0, 1/n_in), so that a matrix keeps the
 // RMS of an input of RMS 1 and the logits (from the RMS-normalised final
-// state) have a standard deviation of about 1.
+// state) have a standard deviation of about 1. Biases and attention sinks
+// are 0; Mamba's A is -1, -2, ..., -d_state per channel (S4D's init) and
+// its dt bias the inverse softplus of a step between 1e-3 and 1e-1.
 func (m synth) fillTensor(idx uint64, d quantize.Decision, buf []byte) error {
 	n := d.Ne[0]
 	rs, err := d.To.RowSize(n)
@@ -281,20 +287,11 @@ func (m synth) fillTensor(idx uint64, d quantize.Decision, buf []byte) error {
 	if int64(len(buf)) != rows*rs {
 		return fmt.Errorf("tensor %s: buffer of %d bytes, want %d", d.Name, len(buf), rows*rs)
 	}
-	std := 1 / math.Sqrt(float64(n))
+	kind := kindOf(d.Name, d.NDims)
 	return quantize.ParallelRows(rows, m.Params.Threads, func(r0, r1 int64) error {
 		row := make([]float32, n)
 		for r := r0; r < r1; r++ {
-			if d.NDims == 1 {
-				for j := range row {
-					row[j] = 1
-				}
-			} else {
-				rng := rand.New(rand.NewPCG(m.Seed, idx<<40|uint64(r)))
-				for j := range row {
-					row[j] = float32(std * rng.NormFloat64())
-				}
-			}
+			m.fillRow(kind, idx, r, row)
 			if err := quant.QuantizeRow(d.To, row, buf[r*rs:(r+1)*rs]); err != nil {
 				return fmt.Errorf("tensor %s row %d: %w", d.Name, r, err)
 			}

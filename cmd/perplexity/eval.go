@@ -13,6 +13,9 @@ import (
 // llama-perplexity does: every chunk of nCtx tokens from an empty cache, as
 // sequence 0..nSeq-1 of one batch when the batch holds several chunks
 // (nSeq = batch / nCtx), otherwise one chunk in batches of nBatch tokens.
+// Several chunks share a cache with a stream per sequence (non-unified,
+// as llama.cpp's default), so each token's attention reads only its own
+// chunk's cells, not every chunk's masked.
 // Only the scored positions first .. nCtx-2 ask for logits: the logits at
 // position p predict the token at p+1, and the last position predicts
 // nothing in the chunk.
@@ -38,6 +41,7 @@ func newEvaluator(m *model.Model, be ops.Backend, base model.ContextParams, nCtx
 	p.NSeqMax = nSeq
 	p.NBatch = nSeq * e.nBatch
 	p.NUBatch = min(nUBatch, p.NBatch)
+	p.NonUnified = nSeq > 1
 	ctx, err := m.NewContext(be, p)
 	if err != nil {
 		return nil, err

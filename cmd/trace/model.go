@@ -86,12 +86,28 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		return nil, err
 	}
 	defer mc.Close()
-	fmt.Fprintf(out, "model: %s: %s, %d layers, n_embd %d, n_head %d/%d, vocab %d\n", c.model, h.Arch, h.NLayer, h.NEmbd, h.NHead, h.NHeadKV, h.NVocab)
+	switch {
+	case h.Recurrent():
+		fmt.Fprintf(out, "model: %s: %s, %d layers, n_embd %d, d_inner %d, d_state %d, d_conv %d, vocab %d\n", c.model, h.Arch, h.NLayer, h.NEmbd, h.SSMInner, h.SSMState, h.SSMConv, h.NVocab)
+	default:
+		fmt.Fprintf(out, "model: %s: %s, %d layers, n_embd %d, n_head %d/%d, vocab %d", c.model, h.Arch, h.NLayer, h.NEmbd, h.NHead, h.NHeadKV, h.NVocab)
+		if h.NExpert > 0 {
+			fmt.Fprintf(out, ", %d of %d experts", h.NExpertUsed, h.NExpert)
+		}
+		if h.NSWA > 0 {
+			fmt.Fprintf(out, ", sliding window %d", h.NSWA)
+		}
+		fmt.Fprintln(out)
+	}
 	fa := "off"
 	if c.flash {
 		fa = "on"
 	}
-	fmt.Fprintf(out, "backend: %s; flash attention %s, KV cache %v, %d cells\n", cli.BackendDesc(b), fa, c.kvType, nCtx)
+	if h.Recurrent() {
+		fmt.Fprintf(out, "backend: %s; recurrent states (f32), one sequence\n", cli.BackendDesc(b))
+	} else {
+		fmt.Fprintf(out, "backend: %s; flash attention %s, KV cache %v, %d cells\n", cli.BackendDesc(b), fa, c.kvType, nCtx)
+	}
 	emulatedNote(out, b)
 
 	// Every record goes to the store; the prompt's, which the dot dump

@@ -1,10 +1,17 @@
-// Package kvcache keeps the bookkeeping of a unified key/value cache as
-// llama.cpp's llama_kv_cache does: a fixed number of cells, each holding
-// the key and value rows of one token, with the token's position and the
-// set of sequences it belongs to. It finds room for a micro-batch, builds
-// the attention mask from the cells, and removes, copies and keeps
-// sequences. It holds no tensors: the model stores each layer's K and V
-// rows in cell order, so cell i's rows are at row i of the cache tensors.
+// Package kvcache keeps the bookkeeping of a key/value cache as llama.cpp's
+// llama_kv_cache does: a fixed number of cells, each holding the key and
+// value rows of one token, with the token's position and the set of
+// sequences it belongs to. It finds room for a micro-batch (a contiguous
+// run, or free cells here and there), builds the attention mask from the
+// cells (with a sliding window, whose cells it reuses once they leave
+// it), removes, copies and keeps sequences, moves positions (SeqAdd,
+// SeqDiv, recording each cell's shift for the re-rope of its keys) and
+// plans defragmentation moves. A Cache is one stream: a cache with a
+// stream per sequence is one Cache per sequence. States is the
+// bookkeeping of a recurrent model's states: one cell per sequence. The
+// package holds no tensors: the model stores each layer's K and V rows in
+// cell order, so cell i's rows are at row i of the cache tensors (of its
+// stream).
 package kvcache
 
 import (
@@ -37,10 +44,13 @@ func (s *seqSet) ids() (out []int32) {
 	return out
 }
 
-// cell is one slot of the cache. pos < 0 marks an empty cell.
+// cell is one slot of the cache. pos < 0 marks an empty cell. shift is
+// how far seq_add and seq_div have moved the cell's position since its
+// keys were last roped (see Shifts).
 type cell struct {
-	pos  int32
-	seqs seqSet
+	pos   int32
+	shift int32
+	seqs  seqSet
 }
 
 // ErrNoSlot is returned (wrapped) when a micro-batch does not fit in the
@@ -50,11 +60,12 @@ var ErrNoSlot = errors.New("kvcache: no free slot")
 // Cache is the cell bookkeeping of a unified KV cache. It is not safe for
 // concurrent use.
 type Cache struct {
-	cells   []cell
-	head    int
-	used    int
-	nSeqMax int
-	nSWA    int32
+	cells    []cell
+	head     int
+	used     int
+	nSeqMax  int
+	nSWA     int32
+	hasShift bool
 }
 
 // New returns an empty cache of size cells for sequences 0..nSeqMax-1.
@@ -95,7 +106,7 @@ func (c *Cache) Clear() {
 	for i := range c.cells {
 		c.cells[i] = cell{pos: -1}
 	}
-	c.head, c.used = 0, 0
+	c.head, c.used, c.hasShift = 0, 0, false
 }
 
 // Cell returns the position and sequences of cell i; pos is -1 and seqs
@@ -171,6 +182,38 @@ func (c *Cache) FindSlot(n int) (int, error) {
 	return 0, fmt.Errorf("%w: no %d contiguous free cells (%d of %d used)", ErrNoSlot, n, c.used, len(c.cells))
 }
 
+// FindCells returns n empty cells for a micro-batch: a contiguous run
+// when FindSlot finds one (the common case, and the cheapest to store
+// into), else any n empty cells from the head on, wrapping around, so
+// that a fragmented cache (cells freed here and there by seq_rm or by the
+// sliding window) still takes the micro-batch while it has room. The
+// cells are in increasing order from the head. Like FindSlot it changes
+// no cell but the sliding window's pruning.
+func (c *Cache) FindCells(n int) ([]int, error) {
+	h, err := c.FindSlot(n)
+	if err == nil {
+		cells := make([]int, n)
+		for i := range cells {
+			cells[i] = h + i
+		}
+		return cells, nil
+	}
+	if n > len(c.cells) || len(c.cells)-c.used < n {
+		return nil, err
+	}
+	cells := make([]int, 0, n)
+	for k := range len(c.cells) {
+		i := (c.head + k) % len(c.cells)
+		if c.cells[i].pos < 0 {
+			cells = append(cells, i)
+			if len(cells) == n {
+				break
+			}
+		}
+	}
+	return cells, nil
+}
+
 // search looks for n contiguous empty cells from the head, wrapping once.
 func (c *Cache) search(n int) (int, bool) {
 	size := len(c.cells)
@@ -240,27 +283,52 @@ func (c *Cache) maskedSWA(kpos, qpos int32) bool {
 // FindSlot returns them). It returns the previous state of those cells for
 // Restore.
 func (c *Cache) Apply(head int, pos []int32, seqs [][]int32) (Saved, error) {
-	if err := c.CheckUbatch(pos, seqs); err != nil {
-		return Saved{}, err
-	}
 	if head < 0 || head+len(pos) > len(c.cells) {
 		return Saved{}, fmt.Errorf("kvcache: cells [%d, %d) outside a cache of %d", head, head+len(pos), len(c.cells))
 	}
-	for i := range pos {
-		if c.cells[head+i].pos >= 0 {
-			return Saved{}, fmt.Errorf("kvcache: cell %d is in use", head+i)
+	cells := make([]int, len(pos))
+	for i := range cells {
+		cells[i] = head + i
+	}
+	return c.ApplyCells(cells, pos, seqs)
+}
+
+// ApplyCells stores a micro-batch in the given cells (as FindCells
+// returns them): cell cells[i] gets position pos[i] and the sequences
+// seqs[i]. The cells must be empty and distinct. It returns the previous
+// state of those cells for Restore.
+func (c *Cache) ApplyCells(cells []int, pos []int32, seqs [][]int32) (Saved, error) {
+	if err := c.CheckUbatch(pos, seqs); err != nil {
+		return Saved{}, err
+	}
+	if len(cells) != len(pos) {
+		return Saved{}, fmt.Errorf("kvcache: %d cells for %d tokens", len(cells), len(pos))
+	}
+	for k, i := range cells {
+		if i < 0 || i >= len(c.cells) {
+			return Saved{}, fmt.Errorf("kvcache: cell %d outside a cache of %d", i, len(c.cells))
+		}
+		if c.cells[i].pos >= 0 {
+			return Saved{}, fmt.Errorf("kvcache: cell %d is in use", i)
+		}
+		if slices.Contains(cells[:k], i) {
+			return Saved{}, fmt.Errorf("kvcache: cell %d given twice", i)
 		}
 	}
-	sv := Saved{head: c.head, at: head, cells: slices.Clone(c.cells[head : head+len(pos)])}
-	for i, p := range pos {
-		cl := &c.cells[head+i]
-		cl.pos = p
-		for _, id := range seqs[i] {
+	if len(cells) == 0 {
+		return Saved{head: c.head}, nil
+	}
+	sv := Saved{head: c.head, at: slices.Clone(cells), cells: make([]cell, len(cells))}
+	for k, i := range cells {
+		sv.cells[k] = c.cells[i]
+		cl := &c.cells[i]
+		cl.pos, cl.shift = pos[k], 0
+		for _, id := range seqs[k] {
 			cl.seqs.add(id)
 		}
 		c.used++
 	}
-	c.head = head + len(pos)
+	c.head = cells[len(cells)-1] + 1
 	if c.head >= len(c.cells) {
 		c.head = 0
 	}
@@ -270,17 +338,19 @@ func (c *Cache) Apply(head int, pos []int32, seqs [][]int32) (Saved, error) {
 // Saved is the state of the cells a micro-batch took, to undo Apply when
 // the micro-batch fails.
 type Saved struct {
-	head, at int
-	cells    []cell
+	head  int
+	at    []int
+	cells []cell
 }
 
 // Restore puts back the cells Apply changed.
 func (c *Cache) Restore(s Saved) {
-	for i, old := range s.cells {
-		if c.cells[s.at+i].pos >= 0 {
+	for k, old := range s.cells {
+		i := s.at[k]
+		if c.cells[i].pos >= 0 {
 			c.used--
 		}
-		c.cells[s.at+i] = old
+		c.cells[i] = old
 		if old.pos >= 0 {
 			c.used++
 		}

@@ -64,6 +64,7 @@ func init() {
 	register(ops.OpSilu, supportsUnary, computeUnary)
 	register(ops.OpGelu, supportsUnary, computeUnary)
 	register(ops.OpSwiGLU, supportsSwiGLU, computeSwiGLU)
+	register(ops.OpSwiGLUOAI, supportsSwiGLUOAI, computeSwiGLUOAI)
 }
 
 func supportsBinary(t *ops.Tensor) error {
@@ -116,9 +117,10 @@ type eltJob struct {
 	a, u   *ops.Tensor // sources (u: ADD/MUL's b, SWIGLU's second)
 	am, um []byte
 	tm     []byte
-	// SCALE's parameters; SWIGLU's halves swapped.
-	scale, bias float32
-	swapped     bool
+	// SCALE's parameters; SWIGLU's halves swapped; SWIGLU_OAI's.
+	scale, bias  float32
+	swapped      bool
+	alpha, limit float32
 }
 
 // setSources fills the job's sources and their memory from t.
@@ -179,6 +181,10 @@ func (j *eltJob) do(w, lo, hi int) {
 				}
 			}
 			j.k.swiglu(out, g, v)
+		case ops.OpSwiGLUOAI:
+			g := floatRow(a, j.am, i1, i2, i3, sa)
+			v := floatRow(u, j.um, i1, i2, i3, su)
+			swigluOAIRow(out, g, v, j.alpha, j.limit)
 		}
 	}
 }
@@ -356,5 +362,58 @@ func geluTwin(out, x []float32) {
 		w := fma32(v*v, geluSigA, 1)
 		z := float32(w*v) * geluSigK
 		out[i] = v / (1 + expTwin(z))
+	}
+}
+
+func supportsSwiGLUOAI(t *ops.Tensor) error {
+	if err := checkSrcs(t, 2, 2); err != nil {
+		return err
+	}
+	a, u := t.Src[0], t.Src[1]
+	if err := checkType(a, "g", quant.F32); err != nil {
+		return err
+	}
+	if err := checkType(u, "u", quant.F32); err != nil {
+		return err
+	}
+	if err := checkOut(t, quant.F32); err != nil {
+		return err
+	}
+	if _, ok := t.Params.(ops.GLUOAIParams); !ok {
+		return fmt.Errorf("params are %T, want ops.GLUOAIParams", t.Params)
+	}
+	if t.Ne != a.Ne || u.Ne != a.Ne {
+		return fmt.Errorf("shapes differ: result %v, g %v, u %v", t.Ne, a.Ne, u.Ne)
+	}
+	return nil
+}
+
+// computeSwiGLUOAI computes gpt-oss's clamped SwiGLU row by row (the
+// generic kernel on every tier).
+func computeSwiGLUOAI(b *Backend, t *ops.Tensor) error {
+	if t.NumElements() == 0 {
+		return nil
+	}
+	n, err := rowCount(t)
+	if err != nil {
+		return err
+	}
+	p := t.Params.(ops.GLUOAIParams)
+	j := &b.elt
+	*j = eltJob{t: t, k: &b.kern.elt, sc: &b.scratch, op: t.Op, alpha: p.Alpha, limit: p.Limit}
+	j.setSources()
+	b.pool.run(n, rowGrain(12*t.Ne[0]), j)
+	return nil
+}
+
+// swigluOAIRow sets out = x*sigmoid(alpha*x)*(y+1) with x = min(g, limit)
+// and y = clamp(v, -limit, limit), in float32 with a float64 exp, as
+// ggml's CPU kernel computes it (x / (1 + exp(-alpha*x))).
+func swigluOAIRow(out, g, v []float32, alpha, limit float32) {
+	g, v = g[:len(out)], v[:len(out)]
+	for i, x := range g {
+		x = min(x, limit)
+		y := max(min(v[i], limit), -limit)
+		out[i] = x / (1 + float32(math.Exp(float64(-alpha*x)))) * (y + 1)
 	}
 }

@@ -16,6 +16,7 @@ func init() {
 	register(ops.OpSilu, supportsF32, launchUnary)
 	register(ops.OpGelu, supportsF32, launchUnary)
 	register(ops.OpSwiGLU, supportsSwiGLU, launchSwiGLU)
+	register(ops.OpSwiGLUOAI, supportsSwiGLUOAI, launchSwiGLUOAI)
 }
 
 // supportsF32 takes a node whose sources and output are f32.
@@ -140,4 +141,22 @@ func launchSwiGLU(b *Backend, t *ops.Tensor) error {
 	grid, block := elementGrid(t.NumElements())
 	return b.launch("elementwise.cu", "kb_swiglu_f32", grid, block, 0,
 		u64(g), tensorArg(&tg), u64(u), tensorArg(&tu), u64(dst), tensorArg(t))
+}
+
+func supportsSwiGLUOAI(t *ops.Tensor) error {
+	if _, ok := t.Params.(ops.GLUOAIParams); !ok {
+		return fmt.Errorf("params are %T, want ops.GLUOAIParams", t.Params)
+	}
+	return supportsF32(t)
+}
+
+func launchSwiGLUOAI(b *Backend, t *ops.Tensor) error {
+	src, dst, err := b.pointers(t)
+	if err != nil {
+		return err
+	}
+	p := t.Params.(ops.GLUOAIParams)
+	grid, block := elementGrid(t.NumElements())
+	return b.launch("elementwise.cu", "kb_swiglu_oai_f32", grid, block, 0,
+		u64(src[0]), tensorArg(t.Src[0]), u64(src[1]), tensorArg(t.Src[1]), u64(dst), tensorArg(t), f32(p.Alpha), f32(p.Limit))
 }

@@ -1,4 +1,4 @@
-// elementwise.cu: ADD, MUL, SCALE, SILU, GELU and SWIGLU on f32, over any
+// elementwise.cu: ADD, MUL, SCALE, SILU, GELU, SWIGLU and SWIGLU_OAI on f32, over any
 // strides (views, permutations), in a grid-stride loop over the output's
 // elements. Every kernel reads an element before writing it, so a node
 // computed in its source's storage (the planner's in-place ops) is right.
@@ -61,5 +61,18 @@ extern "C" __global__ void kb_swiglu_f32(const char* g, kb_tensor tg, const char
 		float x = *(const float*)(g + kb_offset(tg, i0, i1, i2, i3));
 		float y = *(const float*)(u + kb_offset(tu, i0, i1, i2, i3));
 		*(float*)(d + kb_offset(td, i0, i1, i2, i3)) = silu(x) * y;
+	}
+}
+
+// SWIGLU_OAI (gpt-oss): x = min(g, limit), y = clamp(u, -limit, limit),
+// x * sigmoid(alpha*x) * (y + 1), with g and u shaped like the output.
+extern "C" __global__ void kb_swiglu_oai_f32(const char* g, kb_tensor tg, const char* u, kb_tensor tu, char* d, kb_tensor td, float alpha, float limit) {
+	i64 n = kb_count(td);
+	for (i64 i = kb_first(); i < n; i += kb_stride()) {
+		i64 i0, i1, i2, i3;
+		kb_unravel(td, i, i0, i1, i2, i3);
+		float x = fminf(*(const float*)(g + kb_offset(tg, i0, i1, i2, i3)), limit);
+		float y = fmaxf(fminf(*(const float*)(u + kb_offset(tu, i0, i1, i2, i3)), limit), -limit);
+		*(float*)(d + kb_offset(td, i0, i1, i2, i3)) = x / (1.0f + expf(-alpha * x)) * (y + 1.0f);
 	}
 }

@@ -1,4 +1,4 @@
-// elementwise.metal: ADD, MUL, SCALE, SILU, GELU and SWIGLU on f32, over
+// elementwise.metal: ADD, MUL, SCALE, SILU, GELU, SWIGLU and SWIGLU_OAI on f32, over
 // any strides (views, permutations). A threadgroup takes one row of the
 // output (grid: ne1 x ne2 x ne3 threadgroups) and its threads stride
 // along the row, so consecutive threads touch consecutive elements of
@@ -91,5 +91,31 @@ kernel void kb_swiglu_f32(
 		float x = *(device const float *)(gr + i0 * args.g.nb[0]);
 		float y = *(device const float *)(ur + i0 * args.u.nb[0]);
 		*(device float *)(dr + i0 * args.d.nb[0]) = kb_silu(x) * y;
+	}
+}
+
+struct kb_swiglu_oai_args {
+	kb_tensor g, u, d;
+	float alpha, limit;
+};
+
+// SWIGLU_OAI (gpt-oss): x = min(g, limit), y = clamp(u, -limit, limit),
+// x * sigmoid(alpha*x) * (y + 1), with g and u shaped like the output.
+kernel void kb_swiglu_oai_f32(
+		constant kb_swiglu_oai_args &args [[buffer(0)]],
+		device const char *g [[buffer(1)]],
+		device const char *u [[buffer(2)]],
+		device char *d [[buffer(3)]],
+		uint3 tgpig [[threadgroup_position_in_grid]],
+		ushort tpitg [[thread_index_in_threadgroup]],
+		ushort ntg [[threads_per_threadgroup]]) {
+	const long i1 = tgpig.x, i2 = tgpig.y, i3 = tgpig.z;
+	device const char *gr = g + kb_row(args.g, i1, i2, i3);
+	device const char *ur = u + kb_row(args.u, i1, i2, i3);
+	device char *dr = d + kb_row(args.d, i1, i2, i3);
+	for (long i0 = tpitg; i0 < args.d.ne[0]; i0 += ntg) {
+		float x = min(*(device const float *)(gr + i0 * args.g.nb[0]), args.limit);
+		float y = clamp(*(device const float *)(ur + i0 * args.u.nb[0]), -args.limit, args.limit);
+		*(device float *)(dr + i0 * args.d.nb[0]) = x / (1.0f + exp(-args.alpha * x)) * (y + 1.0f);
 	}
 }
