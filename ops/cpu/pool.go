@@ -16,28 +16,38 @@ import (
 // counter, so a thread the OS deschedules on a busy machine delays only
 // its current chunk. The pool runs one parallel region at a time (the
 // backend serializes Compute), which lets it reuse its state: a region
-// whose job is a pointer to a long-lived struct allocates nothing. Between
-// regions a worker polls for the next one for a while (spin) before it
-// parks on its channel, and the caller polls for the workers' last
-// chunks before it waits: a parked goroutine's wake-up (a futex round
-// trip) costs about as much as a decode-sized op's share of work.
+// whose job is a pointer to a long-lived struct allocates nothing.
+//
+// A region is published by one atomic store (gen: a sequence number and
+// the number of threads taking part), which workers polling for it see
+// at once; between regions a worker polls for the next one for a while
+// (spin) before it parks, and the caller polls for the workers' last
+// chunks before it parks. Only a parked goroutine costs a wake-up (a
+// futex round trip, about as much as a decode-sized op's share of work),
+// so the nodes of a graph computed back to back wake the workers once.
 type pool struct {
 	threads int
 	// spin is how long an idle worker polls for the next region, and the
 	// caller for the workers' last chunks, before parking (0: park at
 	// once).
-	spin time.Duration
-	work []chan task
-	done sync.WaitGroup
-	wg   sync.WaitGroup
-	once sync.Once
+	spin    time.Duration
+	workers []parker // workers 1..threads-1
+	caller  parker
+	wg      sync.WaitGroup
+	once    sync.Once
+	closed  atomic.Bool
+	seq     uint64
 
-	// The current region: its job, size and chunk, and the next item to
-	// hand out.
+	// gen publishes a region: its sequence number times genActive plus
+	// the number of threads taking part (the caller included). The
+	// region's job, size and chunk are written before gen and not again
+	// until every thread taking part has drained it.
+	gen      atomic.Uint64
 	j        job
 	n, chunk int
-	next     atomic.Int64
-	// pending counts the woken workers still draining the region.
+	// next is the next item to hand out; pending counts the workers
+	// still draining the region.
+	next    atomic.Int64
 	pending atomic.Int32
 
 	// panicMu guards the first panic a job raised in the current region,
@@ -47,6 +57,10 @@ type pool struct {
 	panicMu  sync.Mutex
 	panicked error
 }
+
+// genActive is the factor of gen's sequence number: the low bits hold a
+// region's thread count (at most cli.MaxThreads, 4096).
+const genActive = 1 << 16
 
 // A job is the body of a parallel region: do handles items [lo, hi) on
 // worker w, in [0, threads).
@@ -59,8 +73,40 @@ type funcJob func(w, lo, hi int)
 
 func (f funcJob) do(w, lo, hi int) { f(w, lo, hi) }
 
-// task wakes a worker for the current region.
-type task struct{}
+// A parker lets one goroutine sleep until a condition another goroutine
+// makes true, with no channel operation unless it really sleeps: the
+// sleeper announces itself (sleeping) before it checks the condition one
+// last time, and the waker, after making the condition true, sends a
+// token only to an announced sleeper it takes the announcement from.
+type parker struct {
+	sleeping atomic.Bool
+	ch       chan struct{} // buffered 1
+}
+
+func newParker() parker { return parker{ch: make(chan struct{}, 1)} }
+
+// sleep returns once cond holds, blocking while it does not.
+func (k *parker) sleep(cond func() bool) {
+	for !cond() {
+		k.sleeping.Store(true)
+		if cond() {
+			if k.sleeping.CompareAndSwap(true, false) {
+				return
+			}
+			<-k.ch // a waker took the announcement and sent a token
+			return
+		}
+		<-k.ch
+	}
+}
+
+// wake wakes the sleeper, if one is announced; call it after making its
+// condition true.
+func (k *parker) wake() {
+	if k.sleeping.CompareAndSwap(true, false) {
+		k.ch <- struct{}{}
+	}
+}
 
 func newPool(threads int, spin time.Duration) *pool {
 	if threads <= 0 {
@@ -71,21 +117,41 @@ func newPool(threads int, spin time.Duration) *pool {
 		// processor another one needs.
 		spin = 0
 	}
-	p := &pool{threads: threads, spin: max(spin, 0), work: make([]chan task, threads-1)}
-	for i := range p.work {
-		ch := make(chan task, 1)
-		p.work[i] = ch
+	p := &pool{threads: threads, spin: max(spin, 0), workers: make([]parker, threads-1), caller: newParker()}
+	for i := range p.workers {
+		p.workers[i] = newParker()
 		p.wg.Add(1)
-		go func(worker int) {
+		go func(w int) {
 			defer p.wg.Done()
-			for p.await(ch) {
-				p.safeDrain(worker)
-				p.pending.Add(-1)
-				p.done.Done()
-			}
+			p.work(w)
 		}(i + 1)
 	}
 	return p
+}
+
+// work is worker w's loop: wait for a region, drain it when w takes part,
+// and tell the caller when it was the last.
+func (p *pool) work(w int) {
+	k := &p.workers[w-1]
+	// gen is 0 until the first region: a worker that starts after the
+	// caller published one must still take part in it.
+	var seen uint64
+	changed := func() bool { return p.gen.Load() != seen }
+	for {
+		if !spinUntil(p.spin, changed) {
+			k.sleep(changed)
+		}
+		seen = p.gen.Load()
+		if p.closed.Load() {
+			return
+		}
+		if w < int(seen%genActive) {
+			p.safeDrain(w)
+			if p.pending.Add(-1) == 0 {
+				p.caller.wake()
+			}
+		}
+	}
 }
 
 // parallelFor splits [0, n) into contiguous chunks and runs fn(worker,
@@ -118,17 +184,20 @@ func (p *pool) run(n, minPerThread int, j job) {
 	p.j, p.n = j, n
 	p.chunk = max(minPerThread, (n+nt*chunksPerThread-1)/(nt*chunksPerThread))
 	p.next.Store(0)
-	p.done.Add(nt - 1)
 	p.pending.Store(int32(nt - 1))
+	p.seq++
+	p.gen.Store(p.seq*genActive + uint64(nt))
 	for w := 1; w < nt; w++ {
-		p.work[w-1] <- task{}
+		p.workers[w-1].wake()
 	}
 	p.safeDrain(0)
-	// Spin a little for the workers' last chunks before parking: being
+	// Poll a little for the workers' last chunks before parking: being
 	// woken by the last worker costs the caller a futex round trip, as
 	// much as a decode-sized op's whole share.
-	spinUntil(p.spin, func() bool { return p.pending.Load() == 0 })
-	p.done.Wait()
+	done := func() bool { return p.pending.Load() == 0 }
+	if !spinUntil(p.spin, done) {
+		p.caller.sleep(done)
+	}
 	p.j = nil
 	if err := p.panicked; err != nil {
 		p.panicked = nil
@@ -166,30 +235,14 @@ func (p *pool) drain(w int) {
 
 func (p *pool) close() {
 	p.once.Do(func() {
-		for _, ch := range p.work {
-			close(ch)
+		p.closed.Store(true)
+		p.seq++
+		p.gen.Store(p.seq * genActive)
+		for i := range p.workers {
+			p.workers[i].wake()
 		}
 		p.wg.Wait()
 	})
-}
-
-// await returns once a region's task reaches ch, true, or ch is closed,
-// false: it polls ch for up to p.spin, then blocks on it.
-func (p *pool) await(ch chan task) bool {
-	var ok, got bool
-	spinUntil(p.spin, func() bool {
-		select {
-		case _, ok = <-ch:
-			got = true
-		default:
-		}
-		return got
-	})
-	if got {
-		return ok
-	}
-	_, ok = <-ch
-	return ok
 }
 
 // spinUntil polls cond until it holds or d has passed, and reports

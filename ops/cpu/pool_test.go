@@ -38,6 +38,41 @@ func TestPoolCoversRange(t *testing.T) {
 	}
 }
 
+// TestPoolHandoffs checks that no region is lost between the caller and
+// the workers: a region published before a worker's goroutine first runs,
+// regions with fewer threads than the pool's (whose idle workers must
+// still see the next one), and regions back to back with spinning and
+// with parking at once. A lost region hangs its caller; the test fails
+// after a deadline instead.
+func TestPoolHandoffs(t *testing.T) {
+	done := make(chan string, 1)
+	go func() {
+		for _, spin := range []time.Duration{0, DefaultSpin} {
+			for range 300 {
+				p := newPool(4, spin)
+				for _, n := range []int{64, 2, 3, 64, 4, 64} {
+					var items atomic.Int32
+					p.parallelFor(n, 1, func(w, lo, hi int) { items.Add(int32(hi - lo)) })
+					if int(items.Load()) != n {
+						done <- fmt.Sprintf("spin %v: region of %d items ran %d", spin, n, items.Load())
+						return
+					}
+				}
+				p.close()
+			}
+		}
+		done <- ""
+	}()
+	select {
+	case msg := <-done:
+		if msg != "" {
+			t.Fatal(msg)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("a region never finished: the pool lost a hand-off")
+	}
+}
+
 // TestPoolPanic checks that a job panicking on any worker is re-raised on
 // the caller's goroutine after all workers stopped, and that the pool
 // still works afterwards.
