@@ -38,6 +38,14 @@ type Tensor struct {
 	Buffer Buffer
 	Offset int64
 	ViewOf *Tensor
+
+	// Memo is where a backend may keep what it learned about the node
+	// to skip work when the same node is computed again (the CPU backend
+	// keeps the signature of the checks it passed); nil until one does.
+	// It lives and dies with the node. Graph code does not read it; a
+	// copy of a node carries its original's memo, so a backend must
+	// recognise its own memo for this node and ignore any other.
+	Memo any
 }
 
 // ContiguousStrides returns the byte strides of a packed tensor of type t

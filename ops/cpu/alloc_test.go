@@ -87,3 +87,44 @@ func TestNoAllocs(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckedAgainAfterChange checks that a node computed once is checked
+// again when anything the checks read changes: a source replaced by one
+// of another shape or type, or the node's own shape, each of which the
+// op cannot take. A memo that skipped them would compute out of bounds.
+func TestCheckedAgainAfterChange(t *testing.T) {
+	b, err := NewWithOptions(Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rng := rand.New(rand.NewPCG(53, 54))
+	fresh := func() *ops.Tensor {
+		x := mxLeaf(t, b, rng, "x", quant.F32, 64, 4)
+		node := mustNode(t)(ops.Add(x, mxLeaf(t, b, rng, "y", quant.F32, 64, 4)))
+		mxAlloc(t, b, node, 0)
+		if err := b.Compute(node); err != nil {
+			t.Fatal(err)
+		}
+		return node
+	}
+	for _, c := range []struct {
+		name   string
+		change func(n *ops.Tensor)
+	}{
+		{"source of another shape", func(n *ops.Tensor) { n.Src[1] = mxLeaf(t, b, rng, "y", quant.F32, 48, 4) }},
+		{"source of another type", func(n *ops.Tensor) { n.Src[1] = mxLeaf(t, b, rng, "y", quant.Q8_0, 64, 4) }},
+		{"node reshaped in place", func(n *ops.Tensor) { n.Ne[0] = 128 }},
+		{"copy carrying the memo", func(n *ops.Tensor) {
+			twin := *n
+			twin.Src = []*ops.Tensor{n.Src[0], mxLeaf(t, b, rng, "y", quant.F32, 48, 4)}
+			*n = twin
+		}},
+	} {
+		node := fresh()
+		c.change(node)
+		if err := b.Compute(node); err == nil {
+			t.Errorf("%s: Compute accepted a node its op cannot take", c.name)
+		}
+	}
+}

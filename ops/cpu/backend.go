@@ -16,10 +16,7 @@ type Backend struct {
 	// kern is the tier's kernel set, read by the matrix kernels.
 	kern *kernelSet
 
-	mu sync.Mutex // serializes Compute; guards the fields below
-	// checked remembers nodes Supports accepted, so that computing the
-	// same node again skips the checks (and their allocations).
-	checked sigCache
+	mu      sync.Mutex // serializes Compute; guards the fields below
 	scratch scratch
 	// Reusable parallel jobs of the hot kernels.
 	mm  mulMatJob
@@ -137,11 +134,13 @@ func (b *Backend) Compute(t *ops.Tensor) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.checked.has(t) {
+	// A node computed again (a reused graph) skips the checks, and
+	// their allocations, when nothing they read has changed.
+	if !b.passedChecks(t) {
 		if err := b.Supports(t); err != nil {
 			return err
 		}
-		b.checked.add(t)
+		b.rememberChecks(t)
 	}
 	if err := hostCheck(t); err != nil {
 		return err

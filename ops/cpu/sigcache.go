@@ -7,23 +7,24 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// A sigCache remembers the last few nodes that passed Supports, each with
-// a signature of everything the checks read: the op, its parameters, and
-// the pointer, type, shape and strides of the node and of every source.
-// A node whose signature is unchanged has passed the same checks and need
-// not run them again; any change (a new source, a reshaped view, other
-// parameters) misses and rechecks. Nodes with more sources than a
+// A checkMemo is what the backend leaves on a node that passed Supports
+// (in the node's ops.Tensor.Memo): a signature of everything the checks
+// read, namely the op, its parameters, and the pointer, type, shape and
+// strides of the node and of every source. A node whose signature is
+// unchanged has passed the same checks and need not run them again (a
+// graph computed again, as a decoder's per token, is checked once and
+// allocates nothing after); any change (a new source, a reshaped view,
+// other parameters) misses and rechecks. Nodes with more sources than a
 // signature holds, or parameters that cannot be compared, are never
-// cached.
-type sigCache struct {
-	next int
-	sigs [sigCacheSize]nodeSig
+// memoized. The memo lives and dies with its node: nothing is kept for
+// graphs that are gone.
+type checkMemo struct {
+	b   *Backend
+	sig nodeSig
 }
 
-const (
-	sigCacheSize = 32
-	sigMaxSrcs   = 6
-)
+// sigMaxSrcs is the most sources a memoized node may have.
+const sigMaxSrcs = 7
 
 type tensorSig struct {
 	t      *ops.Tensor
@@ -61,33 +62,28 @@ func signature(t *ops.Tensor) (nodeSig, bool) {
 	return s, true
 }
 
-// has reports whether t passed the checks with its current signature.
-func (c *sigCache) has(t *ops.Tensor) bool {
-	s, ok := signature(t)
-	if !ok {
+// passedChecks reports whether t passed b's checks with its current
+// signature.
+func (b *Backend) passedChecks(t *ops.Tensor) bool {
+	m, ok := t.Memo.(*checkMemo)
+	if !ok || m.b != b || m.sig.node.t != t {
 		return false
 	}
-	for i := range c.sigs {
-		if c.sigs[i].node.t == t && c.sigs[i] == s {
-			return true
-		}
-	}
-	return false
+	s, ok := signature(t)
+	return ok && m.sig == s
 }
 
-// add records that t passed the checks, replacing its older entry or the
-// oldest one.
-func (c *sigCache) add(t *ops.Tensor) {
+// rememberChecks records on t that it passed b's checks, in place when t
+// already holds b's memo (no allocation for a node checked again after a
+// change).
+func (b *Backend) rememberChecks(t *ops.Tensor) {
 	s, ok := signature(t)
 	if !ok {
 		return
 	}
-	for i := range c.sigs {
-		if c.sigs[i].node.t == t {
-			c.sigs[i] = s
-			return
-		}
+	if m, ok := t.Memo.(*checkMemo); ok && m.b == b && m.sig.node.t == t {
+		m.sig = s
+		return
 	}
-	c.sigs[c.next] = s
-	c.next = (c.next + 1) % sigCacheSize
+	t.Memo = &checkMemo{b: b, sig: s}
 }
