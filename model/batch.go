@@ -37,6 +37,33 @@ func SimpleBatch(tokens []int32, p0 int32, seq int32) Batch {
 	return b
 }
 
+// SetSimple makes b the batch SimpleBatch(tokens, p0, seq) returns,
+// reusing b's memory, so that a decoding loop that keeps one Batch
+// allocates nothing per token. b keeps tokens, not a copy.
+func (b *Batch) SetSimple(tokens []int32, p0 int32, seq int32) {
+	n := len(tokens)
+	b.Tokens = tokens
+	if cap(b.Pos) < n {
+		b.Pos = make([]int32, n)
+	}
+	if cap(b.Logits) < n {
+		b.Logits = make([]bool, n)
+	}
+	if cap(b.SeqIDs) < n {
+		b.SeqIDs = append(b.SeqIDs[:cap(b.SeqIDs)], make([][]int32, n-cap(b.SeqIDs))...)
+	}
+	b.Pos, b.Logits, b.SeqIDs = b.Pos[:n], b.Logits[:n], b.SeqIDs[:n]
+	for i := range n {
+		b.Pos[i] = p0 + int32(i)
+		b.Logits[i] = i == n-1
+		if cap(b.SeqIDs[i]) < 1 {
+			b.SeqIDs[i] = make([]int32, 1)
+		}
+		b.SeqIDs[i] = b.SeqIDs[i][:1]
+		b.SeqIDs[i][0] = seq
+	}
+}
+
 // prepared is a validated batch with every field filled in.
 type prepared struct {
 	tokens []int32
@@ -55,6 +82,14 @@ type posMaxer interface {
 // sequence's last cached position, so that no token is asked to attend to
 // a later one.
 func prepare(b Batch, nVocab, nSeqMax, nBatch int, cache posMaxer) (prepared, error) {
+	return prepareWith(b, nVocab, nSeqMax, nBatch, cache, map[int32]int32{})
+}
+
+// prepareWith is prepare with the map it tracks each sequence's last
+// position in (cleared first), kept by a decoder so that a batch with
+// every field set allocates nothing.
+func prepareWith(b Batch, nVocab, nSeqMax, nBatch int, cache posMaxer, last map[int32]int32) (prepared, error) {
+	clear(last)
 	n := len(b.Tokens)
 	if n == 0 {
 		return prepared{}, fmt.Errorf("model: empty batch")
@@ -95,7 +130,6 @@ func prepare(b Batch, nVocab, nSeqMax, nBatch int, cache posMaxer) (prepared, er
 			}
 		}
 	}
-	last := map[int32]int32{} // last position seen per sequence
 	lastOf := func(s int32) int32 {
 		if v, ok := last[s]; ok {
 			return v
@@ -158,19 +192,36 @@ func (u ubatch) groupLen() int { return len(u.tokens) / u.groups }
 // split cuts p into micro-batches of at most size tokens, in order (as
 // llama.cpp's simple split).
 func (p prepared) split(size int) []ubatch {
-	var out []ubatch
-	for s := 0; s < len(p.tokens); s += size {
-		e := min(s+size, len(p.tokens))
-		u := ubatch{start: s, tokens: p.tokens[s:e], pos: p.pos[s:e], seqs: p.seqs[s:e], groups: 1}
+	us, _, _ := p.splitTo(size, nil, nil, nil)
+	return us
+}
+
+// splitTo is split appending the micro-batches to us and their token
+// indices and output rows to idx and out (all reused from their start),
+// and returning the three, so that a decoder keeping them allocates
+// nothing.
+func (p prepared) splitTo(size int, us []ubatch, idx []int, out []int32) ([]ubatch, []int, []int32) {
+	n := len(p.tokens)
+	us, idx, out = us[:0], idx[:0], out[:0]
+	if cap(idx) < n {
+		idx = make([]int, 0, n)
+	}
+	if cap(out) < n {
+		out = make([]int32, 0, n)
+	}
+	for s := 0; s < n; s += size {
+		e := min(s+size, n)
+		i0, o0 := len(idx), len(out)
 		for i := s; i < e; i++ {
-			u.idx = append(u.idx, i)
+			idx = append(idx, i)
 			if p.logits[i] {
-				u.out = append(u.out, int32(i-s))
+				out = append(out, int32(i-s))
 			}
 		}
-		out = append(out, u)
+		us = append(us, ubatch{start: s, tokens: p.tokens[s:e], pos: p.pos[s:e], seqs: p.seqs[s:e], groups: 1,
+			idx: idx[i0:len(idx):len(idx)], out: out[o0:len(out):len(out)]})
 	}
-	return out
+	return us, idx, out
 }
 
 // splitEqual cuts p into micro-batches of at most size tokens (and at

@@ -27,6 +27,20 @@ type ubatchGraph struct {
 	// allocated with the inputs.
 	seqIDs  *ops.Tensor // i32 [groups]
 	scratch []*ops.Tensor
+	// cellViews are the views into the cache that the micro-batch's K
+	// and V are stored through; a reused graph moves them to the cells
+	// of the next micro-batch (see Context.reuse).
+	cellViews []cellView
+}
+
+// A cellView is a view of a cache tensor starting at the first cell of
+// run r of group g's cells in store si (in stream s): its offset is
+// (s*size + cell) * stride.
+type cellView struct {
+	t        *ops.Tensor
+	si, g, r int
+	stream   int64
+	stride   int64
 }
 
 // builder creates nodes, keeping the first error so that graph code reads
@@ -235,6 +249,7 @@ func (c *Context) buildTransformer(b *builder, ug *ubatchGraph, u ubatch) ([]*op
 					src = b.node("k_rows"+sfx, il)(ops.View(kRows, []int64{kc.Ne[0], n}, []int64{0, kRows.Nb[1]}, t0*kRows.Nb[1]))
 				}
 				kSlot := b.node("k_cache_view"+sfx, il)(ops.View(kc, []int64{kc.Ne[0], n}, []int64{0, kc.Nb[1]}, cell*kc.Nb[1]))
+				ug.cellView(kSlot, si, int(g), ri, s*int64(st.size), kc.Nb[1])
 				kStores = append(kStores, b.node("k_store"+sfx, il)(ops.Cpy(src, kSlot)))
 				var vStore *ops.Tensor
 				if !st.vTrans {
@@ -243,12 +258,14 @@ func (c *Context) buildTransformer(b *builder, ug *ubatchGraph, u ubatch) ([]*op
 						vsrc = b.node("v_rows"+sfx, il)(ops.View(v, []int64{vc.Ne[0], n}, []int64{0, v.Nb[1]}, t0*v.Nb[1]))
 					}
 					vSlot := b.node("v_cache_view"+sfx, il)(ops.View(vc, []int64{vc.Ne[0], n}, []int64{0, vc.Nb[1]}, cell*vc.Nb[1]))
+					ug.cellView(vSlot, si, int(g), ri, s*int64(st.size), vc.Nb[1])
 					vStore = b.node("v_store"+sfx, il)(ops.Cpy(vsrc, vSlot))
 				} else {
 					// V is stored transposed: cache row j holds element j
 					// of every cell's value vector.
 					es := vc.Nb[0]
 					vSlot := b.node("v_cache_view"+sfx, il)(ops.View(vc, []int64{n, vc.Ne[1]}, []int64{0, vc.Nb[1]}, cell*es))
+					ug.cellView(vSlot, si, int(g), ri, s*int64(st.size), es)
 					var vt *ops.Tensor
 					if ns > 1 || len(rs) > 1 {
 						vt = b.node("Vcur_t"+sfx, il)(ops.View(v, []int64{n, v.Ne[0]}, []int64{v.Nb[1], v.Nb[0]}, t0*v.Nb[1]))
@@ -332,6 +349,14 @@ func (c *Context) buildTransformer(b *builder, ug *ubatchGraph, u ubatch) ([]*op
 		inpL = b.node("l_out", il)(ops.Add(cur, ffnInp))
 	}
 	return stores, inpL
+}
+
+// cellView records a view into the cache at a group's run of cells (nil
+// views, from a failed constructor, are left out: the build fails).
+func (ug *ubatchGraph) cellView(t *ops.Tensor, si, g, r int, streamBase, stride int64) {
+	if t != nil {
+		ug.cellViews = append(ug.cellViews, cellView{t: t, si: si, g: g, r: r, stream: streamBase, stride: stride})
+	}
 }
 
 // streamOfGroup returns the cache stream of group g of u.

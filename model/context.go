@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/kernbench/kernbench/graphs"
 	"github.com/kernbench/kernbench/model/kvcache"
@@ -96,6 +97,30 @@ type Context struct {
 	logits []float32 // n_outputs x n_vocab, in batch order
 	outRow []int     // batch index -> output row, -1 for none
 	nOut   int
+
+	// reuse is the last micro-batch's graph, computed again for the next
+	// micro-batch of the same shape (reuseKey: tokens, outputs, groups,
+	// streams, each store's n_kv and runs of cells; see graphKey) with
+	// its inputs rewritten and its cache views moved to the new cells,
+	// as llama.cpp reuses graphs between decoded tokens. Building and
+	// planning a graph costs more than computing a small model's.
+	reuse    *ubatchGraph
+	reuseKey []int64
+	keyBuf   []int64
+	// undo holds what gives back the cells or states of the batch being
+	// decoded, should a micro-batch fail; its records' memory is kept.
+	undo []undo
+	// Batch splitting's memory, kept: the micro-batches, their token
+	// indices and output rows, and the last position per sequence.
+	ubs     []ubatch
+	idxBuf  []int
+	outIdx  []int32
+	lastPos map[int32]int32
+	// Scratch for inputs and logits, kept so that a decoded token
+	// allocates nothing.
+	inBuf   []byte
+	maskBuf []float32
+	outBuf  []byte
 }
 
 // NewContext returns a context that runs m on b. The weights must be in
@@ -231,6 +256,7 @@ func (c *Context) Logits(i int) []float32 {
 // Close releases the context's cache. The context cannot be used after.
 func (c *Context) Close() error {
 	c.last, c.logits, c.outRow, c.nOut = nil, nil, nil, 0
+	c.reuse, c.reuseKey = nil, nil
 	c.mem, c.kv, c.rs = nil, nil, nil
 	return nil
 }
@@ -252,7 +278,10 @@ func (c *Context) DecodeContext(ctx context.Context, b Batch) error {
 		return errClosed
 	}
 	h := c.m.Hparams
-	p, err := prepare(b, h.NVocab, c.p.NSeqMax, c.p.NBatch, c.mem)
+	if c.lastPos == nil {
+		c.lastPos = map[int32]int32{}
+	}
+	p, err := prepareWith(b, h.NVocab, c.p.NSeqMax, c.p.NBatch, c.mem, c.lastPos)
 	if err != nil {
 		return err
 	}
@@ -263,7 +292,8 @@ func (c *Context) DecodeContext(ctx context.Context, b Batch) error {
 	case c.kv.nStream > 1:
 		us, err = p.splitEqual(c.p.NUBatch, c.kv.stores[0].size, true)
 	default:
-		us = p.split(c.p.NUBatch)
+		c.ubs, c.idxBuf, c.outIdx = p.splitTo(c.p.NUBatch, c.ubs, c.idxBuf, c.outIdx)
+		us = c.ubs
 	}
 	if err != nil {
 		return err
@@ -288,12 +318,12 @@ func (c *Context) DecodeContext(ctx context.Context, b Batch) error {
 	} else {
 		c.logits = c.logits[:need]
 	}
-	var undo []func()
+	c.undo = c.undo[:0]
 	for _, u := range us {
-		err := c.runUbatch(ctx, u, &undo)
+		err := c.runUbatch(ctx, u)
 		if err != nil {
-			for i := len(undo) - 1; i >= 0; i-- {
-				undo[i]()
+			for i := len(c.undo) - 1; i >= 0; i-- {
+				c.undo[i].restore()
 			}
 			c.nOut = 0
 			c.outRow = c.outRow[:0]
@@ -306,9 +336,38 @@ func (c *Context) DecodeContext(ctx context.Context, b Batch) error {
 	return nil
 }
 
+// An undo gives back what placing a micro-batch took: a KV cache's cells
+// (cache and sv), or a recurrent state's positions (fn).
+type undo struct {
+	cache *kvcache.Cache
+	sv    kvcache.Saved
+	fn    func()
+}
+
+func (u *undo) restore() {
+	if u.fn != nil {
+		u.fn()
+		return
+	}
+	u.cache.Restore(u.sv)
+}
+
+// pushUndo returns a cleared undo record at the end of c.undo, reusing
+// the memory of one an earlier batch left there.
+func (c *Context) pushUndo() *undo {
+	if len(c.undo) < cap(c.undo) {
+		c.undo = c.undo[:len(c.undo)+1]
+	} else {
+		c.undo = append(c.undo, undo{})
+	}
+	r := &c.undo[len(c.undo)-1]
+	r.cache, r.fn = nil, nil
+	return r
+}
+
 // place finds cells for u in every store (KV cache) or advances its
-// sequences' states (recurrent), adding to undo what gives them back.
-func (c *Context) place(u ubatch, undo *[]func()) error {
+// sequences' states (recurrent), adding to c.undo what gives them back.
+func (c *Context) place(u ubatch) error {
 	gl := u.groupLen()
 	if c.rs != nil {
 		for g, seq := range u.groupSeq {
@@ -321,25 +380,29 @@ func (c *Context) place(u ubatch, undo *[]func()) error {
 			if err := c.rs.states.Advance(seq, u.pos[g*gl], u.pos[(g+1)*gl-1]); err != nil {
 				return err
 			}
-			*undo = append(*undo, func() { c.rs.states.RestoreState(seq, first, last) })
+			c.pushUndo().fn = func() { c.rs.states.RestoreState(seq, first, last) }
 		}
 		return nil
 	}
 	for _, st := range c.kv.stores {
-		st.where = st.where[:0]
 		st.nKV = 0
+		for len(st.where) < u.groups {
+			st.where = append(st.where, nil)
+		}
+		st.where = st.where[:u.groups]
 		for g := range u.groups {
 			cache := st.cells[c.streamOfGroup(u, g)]
-			cells, err := cache.FindCells(gl)
+			cells, err := cache.AppendCells(st.where[g][:0], gl)
 			if err != nil {
 				return err
 			}
-			sv, err := cache.ApplyCells(cells, u.pos[g*gl:(g+1)*gl], u.seqs[g*gl:(g+1)*gl])
-			if err != nil {
+			st.where[g] = cells
+			r := c.pushUndo()
+			if err := cache.ApplyCellsTo(&r.sv, cells, u.pos[g*gl:(g+1)*gl], u.seqs[g*gl:(g+1)*gl]); err != nil {
+				c.undo = c.undo[:len(c.undo)-1]
 				return err
 			}
-			*undo = append(*undo, func() { cache.Restore(sv) })
-			st.where = append(st.where, cells)
+			r.cache = cache
 		}
 		for g := range u.groups {
 			st.nKV = max(st.nKV, st.cells[c.streamOfGroup(u, g)].NKV(kvPad))
@@ -348,15 +411,27 @@ func (c *Context) place(u ubatch, undo *[]func()) error {
 	return nil
 }
 
-// runUbatch places u in the memory, builds and computes its graph, and
-// copies its logits to their rows of c.logits.
-func (c *Context) runUbatch(ctx context.Context, u ubatch, undo *[]func()) error {
-	if err := c.place(u, undo); err != nil {
+// runUbatch places u in the memory, builds its graph (or reuses the last
+// one, when it has the same shape) and computes it, and copies its logits
+// to their rows of c.logits.
+func (c *Context) runUbatch(ctx context.Context, u ubatch) error {
+	if err := c.place(u); err != nil {
 		return err
 	}
-	ug, err := c.build(u)
-	if err != nil {
-		return err
+	c.keyBuf = c.graphKey(c.keyBuf[:0], u)
+	ug := c.reuse
+	if ug != nil && slices.Equal(c.keyBuf, c.reuseKey) {
+		c.moveCellViews(ug)
+	} else {
+		c.reuse = nil
+		var err error
+		if ug, err = c.build(u); err != nil {
+			return err
+		}
+		if err := c.allocInputs(ug); err != nil {
+			return err
+		}
+		c.reuse, c.reuseKey = ug, append(c.reuseKey[:0], c.keyBuf...)
 	}
 	if err := c.setInputs(ug, u); err != nil {
 		return err
@@ -370,7 +445,11 @@ func (c *Context) runUbatch(ctx context.Context, u ubatch, undo *[]func()) error
 		return nil
 	}
 	nv := c.m.Hparams.NVocab
-	raw := make([]byte, 4*nv*len(u.out))
+	n := 4 * nv * len(u.out)
+	if cap(c.outBuf) < n {
+		c.outBuf = make([]byte, n)
+	}
+	raw := c.outBuf[:n]
 	buf, off := ug.logits.Storage()
 	if _, err := buf.ReadAt(raw, off); err != nil {
 		return fmt.Errorf("reading logits: %w", err)
@@ -386,54 +465,121 @@ func (c *Context) runUbatch(ctx context.Context, u ubatch, undo *[]func()) error
 	return nil
 }
 
-// setInputs allocates the micro-batch's input tensors and writes them.
-func (c *Context) setInputs(ug *ubatchGraph, u ubatch) error {
-	alloc := func(t *ops.Tensor) error {
+// graphKey appends to dst everything the shape of u's graph depends on:
+// the counts of tokens, outputs and groups, each group's stream (KV
+// cache) or sequence (recurrent states, whose cells the graph's views
+// name), and per KV store its n_kv and the lengths of each group's runs
+// of consecutive cells (a CPY per run). Two micro-batches with equal keys
+// have graphs that differ only in their inputs and in where their cache
+// views start.
+func (c *Context) graphKey(dst []int64, u ubatch) []int64 {
+	dst = append(dst, int64(len(u.tokens)), int64(len(u.out)), int64(u.groups))
+	if c.rs != nil {
+		for _, s := range u.groupSeq {
+			dst = append(dst, int64(s))
+		}
+		return dst
+	}
+	for g := range u.groups {
+		dst = append(dst, int64(c.streamOfGroup(u, g)))
+	}
+	for _, st := range c.kv.stores {
+		dst = append(dst, -1, int64(st.nKV))
+		for _, cells := range st.where {
+			dst = append(dst, -2)
+			n := 0
+			for i, cell := range cells {
+				if i > 0 && cell != cells[i-1]+1 {
+					dst = append(dst, int64(n))
+					n = 0
+				}
+				n++
+			}
+			dst = append(dst, int64(n))
+		}
+	}
+	return dst
+}
+
+// moveCellViews points a reused graph's cache views at the cells place
+// found for the new micro-batch.
+func (c *Context) moveCellViews(ug *ubatchGraph) {
+	for _, v := range ug.cellViews {
+		cells := c.kv.stores[v.si].where[v.g]
+		r, start := 0, cells[0]
+		for i := 1; i < len(cells) && r < v.r; i++ {
+			if cells[i] != cells[i-1]+1 {
+				r++
+				start = cells[i]
+			}
+		}
+		v.t.Offset = (v.stream + int64(start)) * v.stride
+	}
+}
+
+// allocInputs gives a new graph's input tensors (and a recurrent
+// model's scratch leaves) their memory.
+func (c *Context) allocInputs(ug *ubatchGraph) error {
+	ins := []*ops.Tensor{ug.tokens, ug.outIDs, ug.pos, ug.seqIDs}
+	ins = append(ins, ug.masks...)
+	ins = append(ins, ug.scratch...)
+	for _, t := range ins {
+		if t == nil {
+			continue
+		}
 		if err := ops.AllocTensor(c.b, t, 0); err != nil {
 			return fmt.Errorf("allocating input %s: %w", t.Name, err)
 		}
-		return nil
+	}
+	return nil
+}
+
+// setInputs writes the micro-batch's inputs: tokens, output rows,
+// positions and masks (attention models) or state cells (recurrent
+// models), through scratch the context keeps.
+func (c *Context) setInputs(ug *ubatchGraph, u ubatch) error {
+	scratch := func(n int) []byte {
+		if cap(c.inBuf) < n {
+			c.inBuf = make([]byte, n)
+		}
+		return c.inBuf[:n]
 	}
 	write := func(t *ops.Tensor, raw []byte) error {
-		if err := alloc(t); err != nil {
-			return err
-		}
 		if _, err := t.Buffer.WriteAt(raw, t.Offset); err != nil {
 			return fmt.Errorf("writing input %s: %w", t.Name, err)
 		}
 		return nil
 	}
-	i32 := func(v []int32) []byte {
-		raw := make([]byte, 4*len(v))
+	i32 := func(t *ops.Tensor, v []int32) error {
+		raw := scratch(4 * len(v))
 		for i, x := range v {
 			binary.LittleEndian.PutUint32(raw[4*i:], uint32(x))
 		}
-		return raw
+		return write(t, raw)
 	}
-	if err := write(ug.tokens, i32(u.tokens)); err != nil {
+	if err := i32(ug.tokens, u.tokens); err != nil {
 		return err
 	}
 	if ug.outIDs != nil {
-		if err := write(ug.outIDs, i32(u.out)); err != nil {
+		if err := i32(ug.outIDs, u.out); err != nil {
 			return err
 		}
 	}
 	if c.rs != nil {
-		for _, t := range ug.scratch {
-			if err := alloc(t); err != nil {
-				return err
-			}
-		}
-		return write(ug.seqIDs, i32(u.groupSeq))
+		return i32(ug.seqIDs, u.groupSeq)
 	}
-	if err := write(ug.pos, i32(u.pos)); err != nil {
+	if err := i32(ug.pos, u.pos); err != nil {
 		return err
 	}
 	gl := u.groupLen()
 	for si, st := range c.kv.stores {
 		mask := ug.masks[si]
 		nKV, rows := int(mask.Ne[0]), int(mask.Ne[1])
-		m := make([]float32, rows*nKV*u.groups)
+		n := rows * nKV * u.groups
+		if cap(c.maskBuf) < n {
+			c.maskBuf = make([]float32, n)
+		}
+		m := c.maskBuf[:n]
 		for g := range u.groups {
 			cache := st.cells[c.streamOfGroup(u, g)]
 			if err := cache.Mask(m[g*rows*nKV:(g+1)*rows*nKV], nKV, rows, u.pos[g*gl:(g+1)*gl], u.seqs[g*gl:(g+1)*gl]); err != nil {
@@ -442,12 +588,12 @@ func (c *Context) setInputs(ug *ubatchGraph, u ubatch) error {
 		}
 		var raw []byte
 		if mask.Type == quant.F16 {
-			raw = make([]byte, 2*len(m))
+			raw = scratch(2 * len(m))
 			for i, x := range m {
 				binary.LittleEndian.PutUint16(raw[2*i:], quant.FP32ToFP16(x))
 			}
 		} else {
-			raw = make([]byte, 4*len(m))
+			raw = scratch(4 * len(m))
 			for i, x := range m {
 				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
 			}

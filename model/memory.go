@@ -226,11 +226,10 @@ func (m *kvMemory) SeqPosMin(seq int32) int32 {
 }
 
 func (m *kvMemory) SeqPosMax(seq int32) int32 {
-	ss, err := m.streams(seq)
-	if err != nil || seq < 0 {
+	if seq < 0 || (m.nStream > 1 && int(seq) >= m.nStream) {
 		return -1
 	}
-	return m.stores[0].cells[ss[0]].SeqPosMax(seq)
+	return m.stores[0].cells[m.streamOf(seq)].SeqPosMax(seq)
 }
 
 func (m *kvMemory) Used() int {

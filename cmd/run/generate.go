@@ -186,6 +186,8 @@ func stream(cx context.Context, c *config, ctx *model.Context, tok tokenizer.Tok
 	pos := len(tokens)
 	seq := slices.Clip(tokens) // the tokens decoded so far
 	st.stopReason = fmt.Sprintf("-n %d reached", c.n)
+	var batch model.Batch // kept, with one, so that a token allocates no batch
+	one := make([]int32, 1)
 	for i := 0; c.n < 0 || i < c.n; i++ {
 		if cx.Err() != nil {
 			st.stopReason = "interrupted"
@@ -225,7 +227,9 @@ func stream(cx context.Context, c *config, ctx *model.Context, tok tokenizer.Tok
 			break
 		}
 		t = time.Now()
-		if err := ctx.DecodeContext(cx, model.SimpleBatch([]int32{id}, int32(pos), 0)); err != nil {
+		one[0] = id
+		batch.SetSimple(one, int32(pos), 0)
+		if err := ctx.DecodeContext(cx, batch); err != nil {
 			if cx.Err() != nil {
 				st.stopReason = "interrupted"
 				break

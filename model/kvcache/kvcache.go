@@ -189,29 +189,32 @@ func (c *Cache) FindSlot(n int) (int, error) {
 // sliding window) still takes the micro-batch while it has room. The
 // cells are in increasing order from the head. Like FindSlot it changes
 // no cell but the sliding window's pruning.
-func (c *Cache) FindCells(n int) ([]int, error) {
+func (c *Cache) FindCells(n int) ([]int, error) { return c.AppendCells(nil, n) }
+
+// AppendCells is FindCells appending the cells to dst (which it may
+// reuse), so that a decoder that keeps dst allocates nothing.
+func (c *Cache) AppendCells(dst []int, n int) ([]int, error) {
 	h, err := c.FindSlot(n)
 	if err == nil {
-		cells := make([]int, n)
-		for i := range cells {
-			cells[i] = h + i
+		for i := range n {
+			dst = append(dst, h+i)
 		}
-		return cells, nil
+		return dst, nil
 	}
 	if n > len(c.cells) || len(c.cells)-c.used < n {
-		return nil, err
+		return dst, err
 	}
-	cells := make([]int, 0, n)
+	found := 0
 	for k := range len(c.cells) {
 		i := (c.head + k) % len(c.cells)
 		if c.cells[i].pos < 0 {
-			cells = append(cells, i)
-			if len(cells) == n {
+			dst = append(dst, i)
+			if found++; found == n {
 				break
 			}
 		}
 	}
-	return cells, nil
+	return dst, nil
 }
 
 // search looks for n contiguous empty cells from the head, wrapping once.
@@ -298,29 +301,39 @@ func (c *Cache) Apply(head int, pos []int32, seqs [][]int32) (Saved, error) {
 // seqs[i]. The cells must be empty and distinct. It returns the previous
 // state of those cells for Restore.
 func (c *Cache) ApplyCells(cells []int, pos []int32, seqs [][]int32) (Saved, error) {
+	var sv Saved
+	err := c.ApplyCellsTo(&sv, cells, pos, seqs)
+	return sv, err
+}
+
+// ApplyCellsTo is ApplyCells saving the cells' previous state into sv,
+// reusing its memory, so that a decoder that keeps sv allocates nothing.
+func (c *Cache) ApplyCellsTo(sv *Saved, cells []int, pos []int32, seqs [][]int32) error {
 	if err := c.CheckUbatch(pos, seqs); err != nil {
-		return Saved{}, err
+		return err
 	}
 	if len(cells) != len(pos) {
-		return Saved{}, fmt.Errorf("kvcache: %d cells for %d tokens", len(cells), len(pos))
+		return fmt.Errorf("kvcache: %d cells for %d tokens", len(cells), len(pos))
 	}
 	for k, i := range cells {
 		if i < 0 || i >= len(c.cells) {
-			return Saved{}, fmt.Errorf("kvcache: cell %d outside a cache of %d", i, len(c.cells))
+			return fmt.Errorf("kvcache: cell %d outside a cache of %d", i, len(c.cells))
 		}
 		if c.cells[i].pos >= 0 {
-			return Saved{}, fmt.Errorf("kvcache: cell %d is in use", i)
+			return fmt.Errorf("kvcache: cell %d is in use", i)
 		}
 		if slices.Contains(cells[:k], i) {
-			return Saved{}, fmt.Errorf("kvcache: cell %d given twice", i)
+			return fmt.Errorf("kvcache: cell %d given twice", i)
 		}
 	}
+	sv.head = c.head
+	sv.at = append(sv.at[:0], cells...)
+	sv.cells = sv.cells[:0]
 	if len(cells) == 0 {
-		return Saved{head: c.head}, nil
+		return nil
 	}
-	sv := Saved{head: c.head, at: slices.Clone(cells), cells: make([]cell, len(cells))}
 	for k, i := range cells {
-		sv.cells[k] = c.cells[i]
+		sv.cells = append(sv.cells, c.cells[i])
 		cl := &c.cells[i]
 		cl.pos, cl.shift = pos[k], 0
 		for _, id := range seqs[k] {
@@ -332,7 +345,7 @@ func (c *Cache) ApplyCells(cells []int, pos []int32, seqs [][]int32) (Saved, err
 	if c.head >= len(c.cells) {
 		c.head = 0
 	}
-	return sv, nil
+	return nil
 }
 
 // Saved is the state of the cells a micro-batch took, to undo Apply when
