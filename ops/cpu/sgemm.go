@@ -9,7 +9,9 @@ package cpu
 //     16*i + c. Columns past n are zeros. The pack is shared by all
 //     threads.
 //   - The output is cut into blocks of sgemmMC weight rows by sgemmNC
-//     columns, one work item each. Within a block, k is walked in chunks
+//     columns (sgemmWideNC for f16 and bf16 weights, whose widening to
+//     float32 is then done for four times as many columns at once), one
+//     work item each. Within a block, k is walked in chunks
 //     of sgemmKC: the block's weight rows are read in place (f32) or
 //     widened once into a worker buffer (f16, bf16, and f32 blocks whose
 //     row count is not a multiple of six, which are padded with zero
@@ -28,12 +30,16 @@ package cpu
 
 // Blocking of the packed float path.
 const (
-	sgemmMR   = 6   // weight rows per micro-kernel call
-	sgemmNR   = 16  // activation columns per panel
-	sgemmKC   = 256 // k per chunk
-	sgemmMC   = 96  // weight rows per block, a multiple of sgemmMR
-	sgemmNC   = 128 // columns per block, a multiple of sgemmNR
-	sgemmMinN = 16  // fewest activation rows that take the path
+	sgemmMR = 6   // weight rows per micro-kernel call
+	sgemmNR = 16  // activation columns per panel
+	sgemmKC = 256 // k per chunk
+	sgemmMC = 96  // weight rows per block, a multiple of sgemmMR
+	sgemmNC = 128 // columns per block, a multiple of sgemmNR
+	// sgemmWideNC is the columns per block for weights widened to
+	// float32: the widening, done once per block and k chunk, was a
+	// tenth of an f16 product's time at 128 columns.
+	sgemmWideNC = 512
+	sgemmMinN   = 16 // fewest activation rows that take the path
 )
 
 // sgemmMicro adds to c[r*ldc + j] the sum over i < kc of a[r*lda + i] *
@@ -65,12 +71,16 @@ type sgemmJob struct {
 	mc        int64
 	rowBlocks int64
 	colBlocks int64
+	nc        int64 // columns per block
 }
 
 // sgemm computes the product described by mm with the packed float path.
 func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
 	j := &b.sg
-	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, mc: sgemmMC}
+	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, mc: sgemmMC, nc: sgemmNC}
+	if g.widen != nil {
+		j.nc = sgemmWideNC
+	}
 	batches := mm.b2 * mm.b3
 	j.panels = ceilDiv(mm.n, sgemmNR)
 	b.scratch.packF = growF32(b.scratch.packF, batches*j.panels*mm.k*sgemmNR)
@@ -80,10 +90,10 @@ func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
 	b.pool.run(int(batches*j.panels), 1, p)
 	// Shrink the row blocks (in whole groups of six) until every thread
 	// has a few blocks.
-	for j.mc > sgemmMR && batches*ceilDiv(mm.m, j.mc)*ceilDiv(mm.n, sgemmNC) < 4*int64(b.pool.threads) {
+	for j.mc > sgemmMR && batches*ceilDiv(mm.m, j.mc)*ceilDiv(mm.n, j.nc) < 4*int64(b.pool.threads) {
 		j.mc = max(sgemmMR, j.mc/2/sgemmMR*sgemmMR)
 	}
-	j.rowBlocks, j.colBlocks = ceilDiv(mm.m, j.mc), ceilDiv(mm.n, sgemmNC)
+	j.rowBlocks, j.colBlocks = ceilDiv(mm.m, j.mc), ceilDiv(mm.n, j.nc)
 	b.pool.run(int(batches*j.rowBlocks*j.colBlocks), 1, j)
 }
 
@@ -92,8 +102,8 @@ func (j *sgemmJob) do(w, lo, hi int) {
 	per := j.rowBlocks * j.colBlocks
 	for t := int64(lo); t < int64(hi); t++ {
 		batch, blk := t/per, t%per
-		i0, c0 := blk/j.colBlocks*j.mc, blk%j.colBlocks*sgemmNC
-		j.block(w, batch, i0, min(i0+j.mc, mm.m), c0, min(c0+sgemmNC, mm.n))
+		i0, c0 := blk/j.colBlocks*j.mc, blk%j.colBlocks*j.nc
+		j.block(w, batch, i0, min(i0+j.mc, mm.m), c0, min(c0+j.nc, mm.n))
 	}
 }
 
