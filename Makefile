@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline anchors ggml-side lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline ggml-side ggml-side-ops lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -14,8 +14,8 @@ help:
 	@echo "bench      go test -bench \$$(BENCH) (BENCH=Op/MUL_MAT/q4_0 BENCHTIME=2s make bench)"
 	@echo "roofline   opbench roofline: this machine's peak GFLOP/s and GB/s at 1 and 2 threads"
 	@echo "baseline   the committed baseline sweeps in results/<machine>/ (see results/README.md)"
-	@echo "anchors    the shapes of ggml-cpu's anchor table, then the ratios against it (ANCHOR_OUT=dir)"
-	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side (GGML=path/to/test-backend-ops; see README)"
+	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side, every op (GGML=path/to/test-backend-ops; see README; about 2 h)"
+	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 20 min)"
 	@echo "lint       gofmt -l and go vet"
 	@echo "fuzz       fuzz the quant dequantizers for 60 s"
 
@@ -41,17 +41,15 @@ baseline: roofline
 	$(GO) run ./cmd/opbench sweep -op mul_mat -type q4_0,q8_0 -m 4096 -n 1,512 -k 4096 -t 2 -name baseline-mul_mat -plot
 	$(GO) run ./cmd/opbench sweep -preset llama-7b -n 1,32 -tier generic,avx2 -t 2 -name baseline-llama-7b -plot
 
-ANCHOR_OUT ?= results/anchors-run
-
-anchors:
-	$(GO) run ./cmd/opbench sweep -f results/sweeps/anchors.json -out $(ANCHOR_OUT) -name anchors
-	$(GO) run ./cmd/opbench compare results/anchors/ggml-cpu-2c.json $(ANCHOR_OUT)/anchors.json
-
 GGML ?= $(KERNBENCH_GGML)
 
 ggml-side:
 	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
 	$(GO) run ./cmd/opbench ggml -ggml $(GGML) -f results/sweeps/ggml-side-by-side.json -name ggml-side-by-side -plot
+
+ggml-side-ops:
+	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
+	$(GO) run ./cmd/opbench ggml -ggml $(GGML) -f results/sweeps/ggml-side-by-side-ops.json -name ggml-side-by-side-ops -plot
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

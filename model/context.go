@@ -420,8 +420,10 @@ func (c *Context) runUbatch(ctx context.Context, u ubatch) error {
 	}
 	c.keyBuf = c.graphKey(c.keyBuf[:0], u)
 	ug := c.reuse
+	var reused *ubatchGraph
 	if ug != nil && slices.Equal(c.keyBuf, c.reuseKey) {
 		c.moveCellViews(ug)
+		reused = ug
 	} else {
 		c.reuse = nil
 		var err error
@@ -433,7 +435,7 @@ func (c *Context) runUbatch(ctx context.Context, u ubatch) error {
 		}
 		c.reuse, c.reuseKey = ug, append(c.reuseKey[:0], c.keyBuf...)
 	}
-	if err := c.setInputs(ug, u); err != nil {
+	if err := c.setInputs(ug, u, ug != reused); err != nil {
 		return err
 	}
 	ug.g.Hook, ug.g.Recorder = c.hook, c.rec
@@ -536,8 +538,9 @@ func (c *Context) allocInputs(ug *ubatchGraph) error {
 
 // setInputs writes the micro-batch's inputs: tokens, output rows,
 // positions and masks (attention models) or state cells (recurrent
-// models), through scratch the context keeps.
-func (c *Context) setInputs(ug *ubatchGraph, u ubatch) error {
+// models), through scratch the context keeps. fresh says the graph is new,
+// so that its masks' padding rows are written too.
+func (c *Context) setInputs(ug *ubatchGraph, u ubatch, fresh bool) error {
 	scratch := func(n int) []byte {
 		if cap(c.inBuf) < n {
 			c.inBuf = make([]byte, n)
@@ -571,35 +574,44 @@ func (c *Context) setInputs(ug *ubatchGraph, u ubatch) error {
 	if err := i32(ug.pos, u.pos); err != nil {
 		return err
 	}
+	// A reused graph's mask rows past the tokens (padding) still hold the
+	// -Inf they were given when the graph was new: only the tokens' rows
+	// are written again.
 	gl := u.groupLen()
 	for si, st := range c.kv.stores {
 		mask := ug.masks[si]
 		nKV, rows := int(mask.Ne[0]), int(mask.Ne[1])
-		n := rows * nKV * u.groups
-		if cap(c.maskBuf) < n {
-			c.maskBuf = make([]float32, n)
+		live := gl
+		if fresh {
+			live = rows
 		}
-		m := c.maskBuf[:n]
+		if cap(c.maskBuf) < live*nKV {
+			c.maskBuf = make([]float32, live*nKV)
+		}
+		m := c.maskBuf[:live*nKV]
+		es := int(mask.Type.TypeSize())
 		for g := range u.groups {
 			cache := st.cells[c.streamOfGroup(u, g)]
-			if err := cache.Mask(m[g*rows*nKV:(g+1)*rows*nKV], nKV, rows, u.pos[g*gl:(g+1)*gl], u.seqs[g*gl:(g+1)*gl]); err != nil {
+			if err := cache.Mask(m, nKV, live, u.pos[g*gl:(g+1)*gl], u.seqs[g*gl:(g+1)*gl]); err != nil {
 				return err
 			}
-		}
-		var raw []byte
-		if mask.Type == quant.F16 {
-			raw = scratch(2 * len(m))
-			for i, x := range m {
-				binary.LittleEndian.PutUint16(raw[2*i:], quant.FP32ToFP16(x))
+			raw := scratch(es * len(m))
+			if mask.Type == quant.F16 {
+				for i, x := range m {
+					h := uint16(0xfc00) // -Inf
+					if x == 0 {
+						h = 0
+					}
+					binary.LittleEndian.PutUint16(raw[2*i:], h)
+				}
+			} else {
+				for i, x := range m {
+					binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+				}
 			}
-		} else {
-			raw = scratch(4 * len(m))
-			for i, x := range m {
-				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+			if _, err := mask.Buffer.WriteAt(raw, mask.Offset+int64(g*rows*nKV*es)); err != nil {
+				return fmt.Errorf("writing input %s: %w", mask.Name, err)
 			}
-		}
-		if err := write(mask, raw); err != nil {
-			return err
 		}
 	}
 	return nil
