@@ -23,6 +23,9 @@
 // the tokens over that time, and the report gives the mean and the sample
 // standard deviation of the speeds, in a markdown table (-o md) or in
 // llama-bench's JSON or CSV fields (-o json, -o csv).
+//
+// -cpuprofile FILE writes a CPU profile of the decoding, in either mode
+// (go tool pprof -top FILE), for finding where a token's time goes.
 package main
 
 import (
@@ -32,6 +35,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -81,7 +85,8 @@ type config struct {
 	seed                                 int64
 	ignoreEOS                            bool
 
-	start time.Time // when loading began, for the load time
+	start      time.Time // when loading began, for the load time
+	cpuProfile string    // -cpuprofile: where the CPU profile goes
 
 	// bench
 	ppList   []int // -p with -bench
@@ -130,6 +135,7 @@ func newFlags(c *config) *flag.FlagSet {
 	fs.IntVar(&c.reps, "r", 5, "bench: repetitions of each test")
 	fs.StringVar(&c.output, "o", "md", "bench: output format: md, json or csv")
 	fs.BoolVar(&c.noWarmup, "no-warmup", false, "bench: skip the warm-up run")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the decoding (every bench test, warm-ups included; or prompt and generation) to `file`: go tool pprof -top FILE")
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprint(w, `run generates text with a GGUF model, or measures its speed.
@@ -190,10 +196,26 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 		defer fallback.Close()
 		c.fallback = fallback
 	}
+	var prof *cli.AtomicFile
+	if c.cpuProfile != "" {
+		if prof, err = cli.CreateAtomic(c.cpuProfile); err != nil {
+			return cli.Report(stderr, "run", fmt.Errorf("-cpuprofile: %w", err))
+		}
+		defer prof.Abort()
+		if err := pprof.StartCPUProfile(prof); err != nil {
+			return cli.Report(stderr, "run", fmt.Errorf("-cpuprofile: %w", err))
+		}
+	}
 	if c.bench {
 		err = benchmark(cx, &c, m, be, stdout, stderr)
 	} else {
 		err = generate(cx, &c, m, be, stdout, stderr)
+	}
+	if prof != nil {
+		pprof.StopCPUProfile()
+		if err == nil {
+			err = prof.Commit()
+		}
 	}
 	if err != nil {
 		return cli.Report(stderr, "run", err)
@@ -225,6 +247,12 @@ func (c *config) check(fs *flag.FlagSet) error {
 	}
 	if c.target, err = c.be.Target(); err != nil {
 		return err
+	}
+	if c.cpuProfile != "" {
+		ins := []cli.Input{{Flag: "m", Path: c.modelPath}, {Flag: "f", Path: c.promptFile}}
+		if err := cli.CheckOutputs(ins, cli.Output{Flag: "cpuprofile", Path: c.cpuProfile}); err != nil {
+			return err
+		}
 	}
 	if c.bench {
 		if cli.Visited(fs, "f") {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/kernbench/kernbench/internal/cli"
 	shared "github.com/kernbench/kernbench/internal/testdata"
 	"github.com/kernbench/kernbench/internal/testdata/testmodel"
@@ -69,6 +70,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "-backend", "metal"}, "-backend: backend metal is unavailable: "},
 		{[]string{"-m", "x.gguf", "-tier", "sse9"}, `-tier: backend cpu has no variant "sse9"`},
 		{[]string{"-m", "x.gguf", "-tier", "avx512"}, `-tier: backend cpu-avx512 is unavailable`},
+		{[]string{"-m", "x.gguf", "-cpuprofile", "x.gguf"}, "-cpuprofile: x.gguf is the input"},
+		{[]string{"-m", "x.gguf", "-cpuprofile", os.TempDir()}, "-cpuprofile: " + os.TempDir() + " is a folder"},
 	} {
 		code, out, errs := runCmd(tc.args...)
 		if code != cli.ExitUsage {
@@ -349,6 +352,36 @@ func TestBenchJSON(t *testing.T) {
 		if _, ok := recs[0][k]; !ok {
 			t.Errorf("record lacks %s", k)
 		}
+	}
+}
+
+// TestCPUProfile: -cpuprofile writes a profile pprof reads, holding the
+// decode's samples, and leaves nothing at the path when the run fails.
+func TestCPUProfile(t *testing.T) {
+	path := testdata(t, "stories260K.gguf")
+	prof := filepath.Join(t.TempDir(), "run.pprof")
+	code, _, errs := runCmd("-m", path, "-bench", "-p", "64", "-n", "64", "-r", "3", "-t", "1", "-cpuprofile", prof)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("the profile does not parse: %v", err)
+	}
+	if len(p.SampleType) == 0 || p.SampleType[0].Type != "samples" {
+		t.Errorf("sample types %v, want a CPU profile's", p.SampleType)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.pprof")
+	if code, _, _ := runCmd("-m", filepath.Join(t.TempDir(), "missing.gguf"), "-bench", "-cpuprofile", bad); code == 0 {
+		t.Fatal("a missing model ran")
+	}
+	if _, err := os.Stat(bad); err == nil {
+		t.Error("a failed run left a profile")
 	}
 }
 
