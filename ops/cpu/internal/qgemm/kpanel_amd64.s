@@ -2,8 +2,9 @@
 
 #include "textflag.h"
 
-// The q4_K panel kernel (kq4.go): eight q4_K weight rows by four q8_K
-// activation rows read in place. GemmQ4_K8x4Twin is its bit-exact twin.
+// The K-format panel kernels (kq4.go, kq6.go): eight q4_K or q6_K
+// weight rows by four q8_K activation rows read in place.
+// GemmQ4_K8x4Twin and GemmQ6_K8x4Twin are their bit-exact twins.
 //
 // Registers: SI walks the panel, R10 the super-blocks of activation row
 // 0 (row c at R10 + c*R8, R9 = 3*R8), DI its codes and BX its bsums
@@ -117,5 +118,96 @@ kq4sub:
 	JNE  kq4super
 
 kq4done:
+	VZEROUPPER
+	RET
+
+// KQ6_WIDEN(SCALES): the four columns' int16 sums of two vectors times
+// the group's scales at SCALES(SI), added to their int32 sums.
+#define KQ6_WIDEN(SCALES) \
+	VMOVDQU  SCALES(SI), Y8; \
+	VPMADDWD Y8, Y0, Y0; \
+	VPADDD   Y0, Y4, Y4; \
+	VPMADDWD Y8, Y1, Y1; \
+	VPADDD   Y1, Y5, Y5; \
+	VPMADDWD Y8, Y2, Y2; \
+	VPADDD   Y2, Y6, Y6; \
+	VPMADDWD Y8, Y3, Y3; \
+	VPADDD   Y3, Y7, Y7
+
+// KQ6_PAIR(J0, J1, SCALES): vectors J0 and J1 of the sub-block.
+#define KQ6_PAIR(J0, J1, SCALES) \
+	VPXOR Y0, Y0, Y0; \
+	VPXOR Y1, Y1, Y1; \
+	VPXOR Y2, Y2, Y2; \
+	VPXOR Y3, Y3, Y3; \
+	KQ4_STEP(J0); \
+	KQ4_STEP(J1); \
+	KQ6_WIDEN(SCALES)
+
+// KQ6_OUT(YADDR, ISUM, BSUM, OFF): one column's outputs at OFF(AX) +=
+// (isum - 32*bsum) * (d_x*d_y); SI points at d_x.
+#define KQ6_OUT(YADDR, ISUM, BSUM, OFF) \
+	VPSLLD       $5, BSUM, BSUM; \
+	VPSUBD       BSUM, ISUM, ISUM; \
+	VCVTDQ2PS    ISUM, ISUM; \
+	VBROADCASTSS YADDR, Y9; \
+	VMULPS       (SI), Y9, Y10; \
+	VMOVUPS      OFF(AX), Y15; \
+	VFMADD231PS  Y10, ISUM, Y15; \
+	VMOVUPS      Y15, OFF(AX)
+
+// func gemmQ6_K8x4AVX2(nb int, panel, y *byte, ldy int, out *[32]float32)
+//
+// Registers as in gemmQ4_K8x4AVX2; Y11-Y14 sum the columns' scales times
+// bsums.
+TEXT ·gemmQ6_K8x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ nb+0(FP), DX
+	MOVQ panel+8(FP), SI
+	MOVQ y+16(FP), R10
+	MOVQ ldy+24(FP), R8
+	MOVQ out+32(FP), AX
+	LEAQ (R8)(R8*2), R9
+	TESTQ DX, DX
+	JEQ  kq6done
+
+kq6super:
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y11, Y11, Y11
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	VPXOR Y14, Y14, Y14
+	LEAQ  4(R10), DI
+	LEAQ  260(R10), BX
+	MOVQ  $8, CX
+
+kq6sub:
+	KQ6_PAIR(0, 1, 256)
+	KQ6_PAIR(2, 3, 256)
+	KQ6_PAIR(4, 5, 288)
+	KQ6_PAIR(6, 7, 288)
+	VMOVDQU 320(SI), Y8
+	KQ4_MIN((BX), Y11)
+	KQ4_MIN((BX)(R8*1), Y12)
+	KQ4_MIN((BX)(R8*2), Y13)
+	KQ4_MIN((BX)(R9*1), Y14)
+	ADDQ    $352, SI
+	ADDQ    $32, DI
+	ADDQ    $4, BX
+	DECQ    CX
+	JNE     kq6sub
+
+	KQ6_OUT((R10), Y4, Y11, 0)
+	KQ6_OUT((R10)(R8*1), Y5, Y12, 32)
+	KQ6_OUT((R10)(R8*2), Y6, Y13, 64)
+	KQ6_OUT((R10)(R9*1), Y7, Y14, 96)
+	ADDQ $32, SI
+	ADDQ $292, R10
+	DECQ DX
+	JNE  kq6super
+
+kq6done:
 	VZEROUPPER
 	RET

@@ -1,0 +1,262 @@
+//go:build amd64 && !purego
+
+package qgemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/kernbench/kernbench/quant"
+)
+
+// A kPanel is a K-format panel kernel with its repack and twin.
+type kPanel struct {
+	typ        quant.Type
+	panelBytes int
+	repack     func(panel, w []byte, ld, nb int64)
+	asm, twin  func(nb int, panel, y []byte, ldy int, out *[32]float32)
+}
+
+var kPanels = []kPanel{
+	{quant.Q4_K, PanelQ4_K, RepackQ4_K8, GemmQ4_K8x4AVX2, GemmQ4_K8x4Twin},
+	{quant.Q6_K, PanelQ6_K, RepackQ6_K8, GemmQ6_K8x4AVX2, GemmQ6_K8x4Twin},
+}
+
+// kCase draws eight weight rows of kp's type and four q8_K activation
+// rows of nb super-blocks (quantized from Gaussian values, so scales,
+// mins and bsums are as real rows have them), and returns the repacked
+// panel, the activation rows with ldy bytes per row (padded past a row's
+// end, so that the kernel must honour ldy), and the rows as float32
+// values.
+func kCase(t testing.TB, rng *rand.Rand, kp kPanel, nb int, pad int) (panel, y []byte, ldy int, wf, yf [][]float32) {
+	t.Helper()
+	k := nb * quant.QKK
+	rowW := nb * int(kp.typ.TypeSize())
+	w := make([]byte, 8*rowW)
+	for r := range 8 {
+		x := make([]float32, k)
+		scale := float32(rng.ExpFloat64() + 0.01)
+		for i := range x {
+			x[i] = scale * float32(rng.NormFloat64())
+		}
+		if err := quant.QuantizeRow(kp.typ, x, w[r*rowW:(r+1)*rowW]); err != nil {
+			t.Fatal(err)
+		}
+		back := make([]float32, k)
+		if err := quant.DequantizeRow(kp.typ, w[r*rowW:(r+1)*rowW], back); err != nil {
+			t.Fatal(err)
+		}
+		wf = append(wf, back)
+	}
+	panel = make([]byte, nb*kp.panelBytes)
+	kp.repack(panel, w, int64(rowW), int64(nb))
+	ldy = nb*bytesQ8_K + pad
+	y = make([]byte, 4*ldy)
+	for c := range 4 {
+		x := make([]float32, k)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		if c == 3 {
+			clear(x[:k/2]) // a row with all-zero blocks
+		}
+		if err := quant.QuantizeRow(quant.Q8_K, x, y[c*ldy:c*ldy+nb*bytesQ8_K]); err != nil {
+			t.Fatal(err)
+		}
+		back := make([]float32, k)
+		if err := quant.DequantizeRow(quant.Q8_K, y[c*ldy:c*ldy+nb*bytesQ8_K], back); err != nil {
+			t.Fatal(err)
+		}
+		yf = append(yf, back)
+	}
+	return panel, y, ldy, wf, yf
+}
+
+// TestKPanels checks each AVX2 kernel bit for bit against its twin, and
+// the twin against the float64 dot product of the dequantized rows (the
+// kernels' integer sums are exact; only the final float32 terms round),
+// for several super-block counts and starting outputs.
+func TestKPanels(t *testing.T) {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		t.Skip("no AVX2+FMA")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, kp := range kPanels {
+		for _, nb := range []int{1, 2, 5, 16} {
+			for _, pad := range []int{0, 36} {
+				t.Run(fmt.Sprintf("%v/nb=%d/pad=%d", kp.typ, nb, pad), func(t *testing.T) {
+					panel, y, ldy, wf, yf := kCase(t, rng, kp, nb, pad)
+					var start [32]float32
+					for i := range start {
+						start[i] = float32(rng.NormFloat64())
+					}
+					got, want := start, start
+					kp.asm(nb, panel, y, ldy, &got)
+					kp.twin(nb, panel, y, ldy, &want)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("out[%d] = %v, twin %v", i, got[i], want[i])
+						}
+					}
+					for c := range 4 {
+						for r := range 8 {
+							ref := float64(start[8*c+r])
+							var mag float64
+							for i := range wf[r] {
+								ref += float64(wf[r][i]) * float64(yf[c][i])
+								mag += math.Abs(float64(wf[r][i]) * float64(yf[c][i]))
+							}
+							if d := math.Abs(float64(want[8*c+r]) - ref); d > 1e-5*(mag+math.Abs(ref))+1e-6 {
+								t.Errorf("row %d col %d: %v, float64 dot %v (|x||y| %v)", r, c, want[8*c+r], ref, mag)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// FuzzGemmQ4_K8x4 compares the kernel with its twin on arbitrary panel
+// codes, scales, mins and activation codes (bsums arbitrary too: the
+// arithmetic must agree whatever they hold), with finite scales.
+func FuzzGemmQ4_K8x4(f *testing.F) {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		f.Skip("no AVX2+FMA")
+	}
+	f.Add(uint64(1), uint8(1))
+	f.Add(uint64(7), uint8(3))
+	f.Fuzz(func(t *testing.T, seed uint64, nbb uint8) {
+		nb := int(nbb%4) + 1
+		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		panel := make([]byte, nb*PanelQ4_K)
+		for b := range nb {
+			p := panel[b*PanelQ4_K:]
+			for s := range 8 {
+				sp := p[s*panelSubQ4_K:]
+				for i := range 256 {
+					sp[i] = byte(rng.IntN(16))
+				}
+				for r := range 8 {
+					sc, m := byte(rng.IntN(64)), byte(rng.IntN(64))
+					sp[256+4*r], sp[256+4*r+2] = sc, sc
+					sp[288+4*r], sp[288+4*r+2] = m, m
+				}
+			}
+			for i := range 16 {
+				v := math.Float32bits(float32(rng.NormFloat64()))
+				for q := range 4 {
+					p[8*panelSubQ4_K+4*i+q] = byte(v >> (8 * q))
+				}
+			}
+		}
+		ldy := nb*bytesQ8_K + rng.IntN(8)
+		y := make([]byte, 4*ldy)
+		for c := range 4 {
+			for b := range nb {
+				yb := y[c*ldy+b*bytesQ8_K:]
+				v := math.Float32bits(float32(rng.ExpFloat64()))
+				for q := range 4 {
+					yb[q] = byte(v >> (8 * q))
+				}
+				for i := 4; i < bytesQ8_K; i++ {
+					yb[i] = byte(rng.Uint32())
+				}
+			}
+		}
+		var got, want [32]float32
+		GemmQ4_K8x4AVX2(nb, panel, y, ldy, &got)
+		GemmQ4_K8x4Twin(nb, panel, y, ldy, &want)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+				t.Fatalf("out[%d] = %v, twin %v", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// BenchmarkKPanels measures each kernel on a k = 4096 panel (16
+// super-blocks, 42-46 KiB, in L2) against four activation rows in L1/L2;
+// GOP/s counts a multiply-add as 2 operations.
+func BenchmarkKPanels(b *testing.B) {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		b.Skip("no AVX2+FMA")
+	}
+	const nb = 16
+	for _, kp := range kPanels {
+		b.Run(kp.typ.String(), func(b *testing.B) {
+			panel, y, ldy, _, _ := kCase(b, rand.New(rand.NewPCG(1, 2)), kp, nb, 0)
+			var out [32]float32
+			for b.Loop() {
+				kp.asm(nb, panel, y, ldy, &out)
+			}
+			b.ReportMetric(float64(2*8*4*nb*quant.QKK)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+		})
+	}
+}
+
+// FuzzGemmQ6_K8x4 compares the q6_K kernel with its twin on arbitrary
+// codes, signed scales (in the layout's three copies) and activations.
+func FuzzGemmQ6_K8x4(f *testing.F) {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		f.Skip("no AVX2+FMA")
+	}
+	f.Add(uint64(1), uint8(1))
+	f.Add(uint64(9), uint8(2))
+	f.Fuzz(func(t *testing.T, seed uint64, nbb uint8) {
+		nb := int(nbb%4) + 1
+		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		panel := make([]byte, nb*PanelQ6_K)
+		put16 := func(b []byte, v int8) { b[0], b[1] = byte(v), byte(int16(v)>>8) }
+		for b := range nb {
+			p := panel[b*PanelQ6_K:]
+			for s := range 8 {
+				sp := p[s*panelSubQ6_K:]
+				for i := range 256 {
+					sp[i] = byte(rng.IntN(64))
+				}
+				for r := range 8 {
+					sa, sb := int8(rng.Uint32()), int8(rng.Uint32())
+					put16(sp[256+4*r:], sa)
+					put16(sp[256+4*r+2:], sa)
+					put16(sp[288+4*r:], sb)
+					put16(sp[288+4*r+2:], sb)
+					put16(sp[320+4*r:], sa)
+					put16(sp[320+4*r+2:], sb)
+				}
+			}
+			for i := range 8 {
+				v := math.Float32bits(float32(rng.NormFloat64()))
+				for q := range 4 {
+					p[8*panelSubQ6_K+4*i+q] = byte(v >> (8 * q))
+				}
+			}
+		}
+		ldy := nb*bytesQ8_K + rng.IntN(8)
+		y := make([]byte, 4*ldy)
+		for c := range 4 {
+			for b := range nb {
+				yb := y[c*ldy+b*bytesQ8_K:]
+				v := math.Float32bits(float32(rng.ExpFloat64()))
+				for q := range 4 {
+					yb[q] = byte(v >> (8 * q))
+				}
+				for i := 4; i < bytesQ8_K; i++ {
+					yb[i] = byte(rng.Uint32())
+				}
+			}
+		}
+		var got, want [32]float32
+		GemmQ6_K8x4AVX2(nb, panel, y, ldy, &got)
+		GemmQ6_K8x4Twin(nb, panel, y, ldy, &want)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+				t.Fatalf("out[%d] = %v, twin %v", i, got[i], want[i])
+			}
+		}
+	})
+}
