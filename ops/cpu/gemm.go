@@ -142,6 +142,10 @@ func (b *Backend) gemm(g *gemmKernel, mm *mulMatJob, x *ops.Tensor) error {
 		*p = packJob{gj: j}
 		b.pool.run(int(batches*j.groups), 8, p)
 	}
+	if g.kind == gemmKQuad && j.kTile() != nil {
+		// No panel of an earlier call may be taken for this one's.
+		b.scratch.qInvalidatePanels()
+	}
 	// Shrink the row blocks until every thread has a few blocks.
 	for j.mc > 4 && batches*ceilDiv(mm.m, j.mc)*ceilDiv(mm.n, j.nc) < 4*int64(b.pool.threads) {
 		j.mc /= 2
@@ -165,6 +169,10 @@ func (j *gemmJob) do(w, lo, hi int) {
 		case gemmQ8Quad, gemmQ81Quad:
 			j.q8Block(w, i0, i1, c0, c1, i2, i3)
 		case gemmKQuad:
+			if t := j.kTile(); t != nil {
+				j.kTileBlock(w, t, i0, i1, c0, c1, i2, i3)
+				continue
+			}
 			j.kBlock(j.quadOut(w), i0, i1, c0, c1, i2, i3)
 		}
 	}

@@ -57,8 +57,8 @@ func registerAVX2Gemm(ks *kernelSet) {
 	ks.gemm[quant.BF16] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, widen: widenBF16AVX2, micro: sgemmMicroAVX2}
 	ks.gemm[quant.Q4_0] = withQTile(&gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ4_0x4AVX2, bytesQ4_0)}, quant.Q4_0)
 	ks.gemm[quant.Q8_0] = withQTile(&gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ8_0x4AVX2, bytesQ8_0)}, quant.Q8_0)
-	ks.gemm[quant.Q4_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ4_Kx4AVX2, bytesQ4_K)}
-	ks.gemm[quant.Q6_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ6_Kx4AVX2, bytesQ6_K)}
+	ks.gemm[quant.Q4_K] = withKTile(&gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ4_Kx4AVX2, bytesQ4_K)}, quant.Q4_K)
+	ks.gemm[quant.Q6_K] = withKTile(&gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ6_Kx4AVX2, bytesQ6_K)}, quant.Q6_K)
 }
 
 // tileF32AVX2 checks the panel bounds and runs gemmF32x4x3AVX2.
