@@ -24,9 +24,11 @@ import (
 //     rows interleaved block by block with float32 scales (packQ8Groups).
 //   - q4_1, q5_1: as q4_0 with q8_1 activation groups, which also carry
 //     the rows' sums s (packQ81Block).
-//   - K formats (q2_K, q4_K, q5_K, q6_K): 1 weight row x 4 q8_K
+//   - K formats (q2_K, q3_K, q4_K, q5_K, q6_K): 1 weight row x 4 q8_K
 //     activation rows read in place, each output equal bit for bit to the
-//     dot product.
+//     dot product; or 8 x 4 where the tier attaches a panel kernel
+//     (kgemm.go: q4_K and q6_K on AVX2, the weights repacked per row
+//     block into panels of eight rows, the activations still in place).
 //
 // Outside the panel kernels weights are never repacked: their blocks
 // already are the kernels' input layout, and the weights dominate the
