@@ -1,6 +1,3 @@
-// Package testmodel makes model files for tests from the shared test
-// data (package testdata, which cannot import gguf: gguf's own tests
-// import it).
 package testmodel
 
 import (
@@ -11,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/gguf"
-	"github.com/kernbench/kernbench/internal/testdata"
+	"github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -21,7 +18,7 @@ import (
 // from a known node, for the commands' checks.
 func Poisoned(tb testing.TB, name, tensor string, value float32) string {
 	tb.Helper()
-	f, err := gguf.Open(testdata.Path(tb, name))
+	f, err := gguf.Open(shareddata.Path(tb, name))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,8 +1,8 @@
-// Package testdata finds the project's shared test files: the real GGUF
+// Package shareddata finds the project's shared test files: the real GGUF
 // models, tokenizer vectors and texts in shared/testdata, which sits beside
 // the repository (../shared from its root). Tests use Path, which skips the
 // test when the folder is absent, so a checkout without it still passes.
-package testdata
+package shareddata
 
 import (
 	"errors"
