@@ -4,8 +4,6 @@ package cpu
 
 import (
 	"unsafe"
-
-	"github.com/kernbench/kernbench/quant"
 )
 
 // The AVX2+FMA tier. Each assembly function below (dot_amd64.s,
@@ -66,29 +64,6 @@ func dotQ5_1Q8_1AVX2(x, y *byte, nb int) float32
 //
 //go:noescape
 func fma32AVX2(x, y, z float32) float32
-
-// avx2Kernels is the AVX2+FMA kernel set: generic, with the entries this
-// file implements replaced.
-var avx2Kernels = func() *kernelSet {
-	ks := genericKernels.extend("avx2")
-	for t, f := range map[quant.Type]vecDotFunc{
-		quant.F32:  vecDotF32AVX2,
-		quant.F16:  vecDotF16AVX2,
-		quant.BF16: vecDotBF16AVX2,
-		quant.Q8_0: blockDot(dotQ8_0Q8_0AVX2, bytesQ8_0, bytesQ8_0, quant.QK),
-		quant.Q4_0: blockDot(dotQ4_0Q8_0AVX2, bytesQ4_0, bytesQ8_0, quant.QK),
-		quant.Q5_0: blockDot(dotQ5_0Q8_0AVX2, bytesQ5_0, bytesQ8_0, quant.QK),
-		quant.Q4_1: blockDot(dotQ4_1Q8_1AVX2, bytesQ4_1, bytesQ8_1, quant.QK),
-		quant.Q5_1: blockDot(dotQ5_1Q8_1AVX2, bytesQ5_1, bytesQ8_1, quant.QK),
-	} {
-		ks.dots[t] = dotKernel{dot: f, actType: ks.dots[t].actType}
-	}
-	registerAVX2K(ks)
-	registerAVX2Quant(ks)
-	registerAVX2Gemm(ks)
-	registerAVX2Gemv(ks)
-	return ks
-}()
 
 // vecDotF32AVX2 is dotF32AVX2 as a vecDotFunc.
 func vecDotF32AVX2(n int, x, y []byte) float32 {

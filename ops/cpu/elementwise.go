@@ -23,16 +23,6 @@ type eltKernels struct {
 	swiglu   func(out, g, v []float32)
 }
 
-// genericElt is the pure-Go tier's elementwise kernels, with float64
-// exp and tanh.
-var genericElt = eltKernels{
-	add:    addRow,
-	mul:    mulRow,
-	silu:   siluRow,
-	gelu:   geluRow,
-	swiglu: swigluRow,
-}
-
 // addRow sets out = x + y.
 func addRow(out, x, y []float32) {
 	x, y = x[:len(out)], y[:len(out)]

@@ -32,17 +32,6 @@ func swigluAVX2(out, gate, v *float32, n int)
 //go:noescape
 func geluAVX2(out, x *float32, n int)
 
-// avx2Elt is the AVX2 tier's elementwise kernels.
-var avx2Elt = eltKernels{
-	add:    addVecAVX2,
-	mul:    mulVecAVX2,
-	silu:   siluVecAVX2,
-	gelu:   geluVecAVX2,
-	swiglu: swigluVecAVX2,
-}
-
-func init() { avx2Kernels.elt = avx2Elt }
-
 func addVecAVX2(out, x, y []float32) {
 	n := len(out)
 	x, y = x[:n], y[:n]

@@ -105,7 +105,7 @@ func BenchmarkEltSwiGLU(b *testing.B) {
 	for _, k := range []struct {
 		name string
 		elt  eltKernels
-	}{{"generic", genericElt}, {"avx2", avx2Elt}} {
+	}{{"generic", genericKernels.elt}, {"avx2", avx2Kernels.elt}} {
 		if k.name == "avx2" && !hasAVX2() {
 			continue
 		}

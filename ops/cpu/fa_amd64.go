@@ -46,17 +46,6 @@ func faRoundF16AVX2(dst, src *float32, n int)
 //go:noescape
 func faLogitsAVX2(sc, dots *float32, n int, scale float32) (mx float32, nan bool)
 
-func init() {
-	avx2Kernels.fa = &faBlockKernels{
-		scores: faScoresAVX2, values: faValuesAVX2,
-		scores1: faScores1AVX2, values1: faValues1AVX2,
-		scoresQ8: faScoresQ8AVX2, scores1Q8: faScores1Q8AVX2, dequantQ8: faDequantQ8VecAVX2,
-		valuesF32: faValuesF32AVX2, values1F32: faValues1F32AVX2,
-		maskF16: faMaskF16VecAVX2, logits: faLogitsVecAVX2,
-		roundF16: faRoundF16VecAVX2, scores4: faScores4AVX2,
-	}
-}
-
 // faScores1AVX2 is faBlockKernels.scores1 (twin: faScores1Twin).
 func faScores1AVX2(q []float32, k []byte, ks, nk int, out []float32, pf bool) {
 	n := len(q)

@@ -62,6 +62,9 @@ type gemmKernel struct {
 	// where the tier has none.
 	micro sgemmMicro
 	quad  quadFunc
+	// qtile is the quantized panel kernel (qgemm.go) MUL_MAT prefers to
+	// quad from qtile.minN activation rows; nil where the tier has none.
+	qtile *qTile
 }
 
 // Blocking of the gemm path. A float block's panels (gemmMC rows and

@@ -4,8 +4,6 @@ package cpu
 
 import (
 	"unsafe"
-
-	"github.com/kernbench/kernbench/quant"
 )
 
 // Register-tiled MUL_MAT kernels of the AVX2 tier (dot_amd64.s,
@@ -49,17 +47,6 @@ func gemmQ4_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
 //
 //go:noescape
 func gemmQ6_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
-
-// registerAVX2Gemm installs the tiled kernels in ks.
-func registerAVX2Gemm(ks *kernelSet) {
-	ks.gemm[quant.F32] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, micro: sgemmMicroAVX2}
-	ks.gemm[quant.F16] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, widen: widenF16AVX2, micro: sgemmMicroAVX2}
-	ks.gemm[quant.BF16] = &gemmKernel{kind: gemmFloat, tile: tileF32AVX2, widen: widenBF16AVX2, micro: sgemmMicroAVX2}
-	ks.gemm[quant.Q4_0] = withQTile(&gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ4_0x4AVX2, bytesQ4_0)}, quant.Q4_0)
-	ks.gemm[quant.Q8_0] = withQTile(&gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ8_0x4AVX2, bytesQ8_0)}, quant.Q8_0)
-	ks.gemm[quant.Q4_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ4_Kx4AVX2, bytesQ4_K)}
-	ks.gemm[quant.Q6_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ6_Kx4AVX2, bytesQ6_K)}
-}
 
 // tileF32AVX2 checks the panel bounds and runs gemmF32x4x3AVX2.
 func tileF32AVX2(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
@@ -106,26 +93,6 @@ func quadK(f func(x, y *byte, ldy int, nb int, out *[4]float32), xs int) quadFun
 	}
 }
 
-// gemvQ4_0x4AVX2 sets out[r] to the dot product of nb q4_0 blocks of row
-// x + r*ldx with the q8_0 row y, whose block scales are given widened in
-// dy (twin: the dot product twin with one accumulator).
-//
-//go:noescape
-func gemvQ4_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
-
-// gemvQ8_0x4AVX2 is gemvQ4_0x4AVX2 for q8_0 weights.
-//
-//go:noescape
-func gemvQ8_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
-
-// registerAVX2Gemv installs the four-row kernels in ks.
-func registerAVX2Gemv(ks *kernelSet) {
-	ks.gemv[quant.Q4_0] = gemvLegacy(gemv2Q4_0x4AVX2, bytesQ4_0)
-	ks.gemv[quant.Q8_0] = gemvLegacy(gemv2Q8_0x4AVX2, bytesQ8_0)
-	ks.gemv[quant.Q5_0] = gemvLegacy(gemv2Q5_0x4AVX2, bytesQ5_0)
-	registerAVX2GemvMore(ks)
-}
-
 // gemvLegacy wraps a four-row kernel of a 32-element format with xs bytes
 // per block.
 func gemvLegacy(f func(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32), xs int) gemvFunc {
@@ -138,31 +105,6 @@ func gemvLegacy(f func(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]f
 		f(&x[0], ldx, &y[0], &dy[0], nb, out)
 	}
 }
-
-// gemvQ4_Kx4AVX2 sets out[r] to the dot product of nb q4_K super-blocks
-// of row x + r*ldx with the q8_K row y, equal bit for bit to
-// vecDotQ4_KQ8_K (twin: the generic dot product).
-//
-//go:noescape
-func gemvQ4_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
-
-// gemvF16x4AVX2 sets out[r] to the dot product of nb runs of 16 binary16
-// values of row x + r*ldx with the binary16 row y (twin: gemvF16Twin).
-//
-//go:noescape
-func gemvF16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
-
-// gemvQ5_Kx4AVX2 is gemvQ4_Kx4AVX2 for q5_K weights (tested, not
-// installed: see registerAVX2GemvMore).
-//
-//go:noescape
-func gemvQ5_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
-
-// gemvQ6_Kx4AVX2 is gemvQ4_Kx4AVX2 for q6_K weights (tested, not
-// installed).
-//
-//go:noescape
-func gemvQ6_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 
 // gemmQ5_0x4AVX2 is gemmQ4_0x4AVX2 for q5_0 weights (twin:
 // quadQ5_0Twin).
@@ -211,40 +153,6 @@ func quadLegacy1(f func(x, y *byte, nb int, out *[4]float32), xs int) quadFunc {
 //
 //go:noescape
 func gemmQ3_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
-
-// registerAVX2GemvMore installs the four-row kernels whose activation
-// rows carry their own scales (q8_K) or none (f16), and the tiled
-// kernels added with them.
-func registerAVX2GemvMore(ks *kernelSet) {
-	// All are installed: with next-step prefetch (gemv2_amd64.s) the
-	// q5_K and q6_K four-row kernels beat the dot product inside MUL_MAT
-	// too, not only on rows in L1 (BenchmarkGemv2MulMat).
-	for t, f := range avx2GemvUnscaled {
-		ks.gemv[t] = f
-	}
-	ks.gemm[quant.Q5_0] = withQTile(&gemmKernel{kind: gemmQ8Quad, quad: quadLegacy(gemmQ5_0x4AVX2, bytesQ5_0)}, quant.Q5_0)
-	ks.gemm[quant.Q5_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ5_Kx4AVX2, int(quant.Q5_K.TypeSize()))}
-	ks.gemm[quant.Q3_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ3_Kx4AVX2, int(quant.Q3_K.TypeSize()))}
-	ks.gemm[quant.Q2_K] = &gemmKernel{kind: gemmKQuad, quad: quadK(gemmQ2_Kx4AVX2, int(quant.Q2_K.TypeSize()))}
-	ks.gemm[quant.Q4_1] = withQTile(&gemmKernel{kind: gemmQ81Quad, quad: quadLegacy1(gemmQ4_1x4AVX2, bytesQ4_1)}, quant.Q4_1)
-	ks.gemm[quant.Q5_1] = withQTile(&gemmKernel{kind: gemmQ81Quad, quad: quadLegacy1(gemmQ5_1x4AVX2, bytesQ5_1)}, quant.Q5_1)
-}
-
-// avx2GemvUnscaled holds the four-row kernels without widened scales
-// (q8_1 and q8_K activation rows, or float rows); registerAVX2GemvMore
-// installs them all.
-var avx2GemvUnscaled = map[quant.Type]gemvFunc{
-	quant.Q4_K: gemvUnscaled(gemv2Q4_Kx4AVX2, bytesQ4_K, bytesQ8_K),
-	quant.Q5_K: gemvUnscaled(gemv2Q5_Kx4AVX2, int(quant.Q5_K.TypeSize()), bytesQ8_K),
-	quant.Q6_K: gemvUnscaled(gemv2Q6_Kx4AVX2, bytesQ6_K, bytesQ8_K),
-	quant.F16:  gemvUnscaled(gemv2F16x4AVX2, 2*gemvF16Run, 2*gemvF16Run),
-	quant.Q2_K: gemvUnscaled(gemv2Q2_Kx4AVX2, int(quant.Q2_K.TypeSize()), bytesQ8_K),
-	quant.Q3_K: gemvUnscaled(gemv2Q3_Kx4AVX2, int(quant.Q3_K.TypeSize()), bytesQ8_K),
-	quant.Q4_1: gemvUnscaled(gemv2Q4_1x4AVX2, bytesQ4_1, bytesQ8_1),
-	quant.Q5_1: gemvUnscaled(gemv2Q5_1x4AVX2, bytesQ5_1, bytesQ8_1),
-	quant.F32:  gemvUnscaled(gemv2F32x4AVX2, 4*gemvF16Run, 4*gemvF16Run),
-	quant.BF16: gemvUnscaled(gemv2BF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run),
-}
 
 // gemvUnscaled wraps a four-row kernel that takes no widened scales, with
 // xs weight and ys activation bytes per block.

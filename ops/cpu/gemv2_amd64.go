@@ -4,18 +4,16 @@ package cpu
 
 import (
 	"math"
-
-	"github.com/kernbench/kernbench/quant"
 )
 
-// Second-generation four-row kernels of the AVX2 tier for MUL_MAT with
-// one to three activation rows (gemv2_amd64.s). Where a first-generation
-// four-row kernel existed (q4_0, q8_0, q4_K, q5_K, q6_K, f16) the new one
-// equals it bit for bit; q2_K and q3_K equal the dot product bit for bit,
-// so for these MUL_MAT's outputs do not change. q5_0, q4_1, q5_1, bf16 and
-// f32 had only the dot product: theirs keep one lane accumulator per row
-// (twins in gemv2_twin.go), so their n < 4 outputs round differently
-// than before. They are faster in four ways:
+// Four-row kernels of the AVX2 tier for MUL_MAT with one to three
+// activation rows (gemv2_amd64.s; the avx2 table installs them all).
+// q4_0, q8_0, q4_K, q5_K, q6_K and f16 equal, bit for bit, the
+// first-generation kernels they replaced (removed, with the benchmarks
+// that compared the two); q2_K..q6_K equal the dot product bit for bit.
+// q5_0, q4_1, q5_1, bf16 and f32 keep one lane accumulator per row (twins
+// in gemv2_twin.go), so their n < 4 outputs round differently than the
+// dot product. They are fast in four ways:
 //
 //   - next-step prefetch: a kernel asks for the same bytes of the next
 //     four rows into L2 as it goes, so that the rows of the next
@@ -27,37 +25,33 @@ import (
 //     offset lanes, the q8_1 (d, s) pair;
 //   - q8_0 family: the four rows' scales are widened together with scalar
 //     loads and one VCVTPH2PS, and each row broadcasts its d from memory;
-//     nibbles are split with one VBROADCASTI128 and one VPSRLVD;
+//     nibbles are split with one VBROADCASTI128 and one VPSRLVD; q8_0 and
+//     q5_0 widen each row's f16 scale with a broadcast load from
+//     halfTable (GV2_Q8ROWT), and q4_K and q5_K spread their scale and
+//     min codes with byte shuffles straight from the unpacked codes
+//     (gv2bbcast, gv2kminpat);
 //   - q3_K, q4_K, q5_K: the packed 6-bit scales of two rows are unpacked
 //     at once in vector registers instead of with scalar code.
 //
-// The first-generation kernels stay for the benchmarks that compare the
-// two (BenchmarkGemv2Matrix, BenchmarkGemv2MulMat).
-//
-// Round 2 trimmed three of them without changing a bit of their results:
-// q8_0 and q5_0 widen each row's f16 scale with a broadcast load from
-// halfTable (GV2_Q8ROWT), and q4_K and q5_K spread their scale and min
-// codes with byte shuffles straight from the unpacked codes (gv2bbcast,
-// gv2kminpat), fewer instructions per row and block.
-//
-// q4_0 has a third generation (gemv3Q4_0x4AVX2, installed as the avx2
-// tier's gemvSide kernel, which MUL_MAT and MUL_MAT_ID prefer): two rows
-// per vector register, so that most vector instructions serve two rows,
-// f16 scales widened by table loads, and what depends on the activation
-// row alone (its scale and the lanes of 8*y the kernel takes out of its
-// unsigned products) prepared once per call by gemv3Q4_0Prep rather than
-// once per four weight rows. Its lanes differ from gemv2Q4_0x4AVX2's
-// (four per row, each over 8 elements), so its rounding does too (twin:
-// gemv3Q4_0Twin); gemv2Q4_0x4AVX2 stays installed as the avx2 tier's
-// gemv kernel for q4_0, which the tests of the first generation check.
+// q4_0 has a side kernel too (gemv3Q4_0x4AVX2, the avx2 table's gemvSide
+// entry, which MUL_MAT and MUL_MAT_ID prefer where its conditions hold):
+// two rows per vector register, so that most vector instructions serve
+// two rows, f16 scales widened by table loads, and what depends on the
+// activation row alone (its scale and the lanes of 8*y the kernel takes
+// out of its unsigned products) prepared once per call by gemv3Q4_0Prep
+// rather than once per four weight rows. Its lanes differ from
+// gemv2Q4_0x4AVX2's (four per row, each over 8 elements), so its rounding
+// does too (twin: gemv3Q4_0Twin); gemv2Q4_0x4AVX2 stays the table's gemv
+// entry for q4_0, used where the side kernel is not.
 
-// gemv2Q4_0x4AVX2 is gemvQ4_0x4AVX2 (same results, bit for bit; twin:
-// gemvQ4_0Twin).
+// gemv2Q4_0x4AVX2 sets out[r] to the dot product of nb q4_0 blocks of
+// row x + r*ldx with the q8_0 row y, whose block scales dy holds widened
+// (twin: gemvQ4_0Twin).
 //
 //go:noescape
 func gemv2Q4_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
 
-// gemv2Q8_0x4AVX2 is gemvQ8_0x4AVX2 (same results, bit for bit; twin:
+// gemv2Q8_0x4AVX2 is gemv2Q4_0x4AVX2 for q8_0 weights (twin:
 // gemvQ8_0Twin).
 //
 //go:noescape
@@ -75,25 +69,26 @@ func gemv2Q2_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //go:noescape
 func gemv2Q3_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 
-// gemv2Q4_Kx4AVX2 is gemvQ4_Kx4AVX2 (same results, bit for bit; twin: the
+// gemv2Q4_Kx4AVX2 is gemv2Q2_Kx4AVX2 for q4_K weights (twin: the
 // generic dot product).
 //
 //go:noescape
 func gemv2Q4_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 
-// gemv2Q5_Kx4AVX2 is gemvQ5_Kx4AVX2 (same results, bit for bit; twin: the
+// gemv2Q5_Kx4AVX2 is gemv2Q2_Kx4AVX2 for q5_K weights (twin: the
 // generic dot product).
 //
 //go:noescape
 func gemv2Q5_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 
-// gemv2Q6_Kx4AVX2 is gemvQ6_Kx4AVX2 (same results, bit for bit; twin: the
+// gemv2Q6_Kx4AVX2 is gemv2Q2_Kx4AVX2 for q6_K weights (twin: the
 // generic dot product).
 //
 //go:noescape
 func gemv2Q6_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 
-// gemv2F16x4AVX2 is gemvF16x4AVX2 (same results, bit for bit; twin:
+// gemv2F16x4AVX2 sets out[r] to the dot product of nb runs of 16
+// binary16 values of row x + r*ldx with the binary16 row y (twin:
 // gemvF16Twin).
 //
 //go:noescape
@@ -102,7 +97,7 @@ func gemv2F16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 // gemv2Q5_0x4AVX2 sets out[r] to the dot product of nb q5_0 blocks of row
 // x + r*ldx with the q8_0 row y, whose block scales dy holds widened
 // (twin: gemv2Q5_0Twin; unlike the dot product it keeps one accumulator
-// and takes each code unsigned, as gemvQ4_0x4AVX2 does for q4_0).
+// and takes each code unsigned, as gemv2Q4_0x4AVX2 does for q4_0).
 //
 //go:noescape
 func gemv2Q5_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
@@ -176,13 +171,5 @@ func gemv3Legacy(f func(x *byte, ldx int, y *byte, side *float32, nb int, out *[
 		}
 		_, _, _ = x[3*ldx+nb*xs-1], y[nb*bytesQ8_0-1], side[nb*gemv3Side-1]
 		f(&x[0], ldx, &y[0], &side[0], nb, out)
-	}
-}
-
-// init installs the side kernels of the avx2 tier (after dot_amd64.go's
-// avx2Kernels is built: package variables are set before any init).
-func init() {
-	avx2Kernels.gemvSide = map[quant.Type]*gemvSideKernel{
-		quant.Q4_0: {per: gemv3Side, prep: gemv3Q4_0Prep, f: gemv3Legacy(gemv3Q4_0x4AVX2, bytesQ4_0)},
 	}
 }

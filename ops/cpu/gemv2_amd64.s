@@ -2,12 +2,11 @@
 
 #include "textflag.h"
 
-// Second-generation four-row kernels for MUL_MAT with one to three
-// activation rows (see gemv2_amd64.go): four weight rows against one
-// activation row, each output equal bit for bit to what the kernel or dot
-// product it replaces gives (the twin named at each function).
+// Four-row kernels for MUL_MAT with one to three activation rows (see
+// gemv2_amd64.go): four weight rows against one activation row, each
+// output equal bit for bit to its twin (named at each function).
 //
-// q4_0 and q8_0 (gemvQ4_0x4AVX2 and gemvQ8_0x4AVX2's results: same lanes,
+// q4_0 and q8_0 (the dot product's lanes,
 // same d = d_x*d_y, one FMA per block into one 8-lane accumulator per
 // row, HSUM8 at the end) with fewer vector instructions per row and
 // block:
@@ -16,8 +15,8 @@
 //     into one general register (the scalar pipes are idle), widened by
 //     one VCVTPH2PS, multiplied by d_y once, and parked in a stack slot;
 //     each row then broadcasts its product with VBROADCASTSS from memory,
-//     a pure load. The old kernels spent a broadcast, a widening and a
-//     multiply per row and block. q8_0 and q5_0 go further (round 2,
+//     a pure load. The first-generation kernels (since removed) spent
+//     a broadcast, a widening and a multiply per row and block. q8_0 and q5_0 go further (round 2,
 //     GV2_Q8ROWT): each row's d_x is widened by a broadcast load from
 //     halfTable indexed by its bits and multiplied by d_y in place, some
 //     eleven instructions fewer per block (q8_0 about 6% faster from L1).
@@ -256,8 +255,7 @@ TEXT ·gemv2Q4_0x4AVX2(SB), NOSPLIT, $16-48
 TEXT ·gemv2Q8_0x4AVX2(SB), NOSPLIT, $16-48
 	GV2_Q80(gv2q80loop, gv2q80done, GV2_PFN)
 
-// q5_0 (no first-generation four-row kernel: MUL_MAT used the dot
-// product): the q4_0 scheme with the fifth bits. Each code is taken
+// q5_0: the q4_0 scheme with the fifth bits. Each code is taken
 // unsigned, u = nibble | bit << 4 in 0..31, multiplied by the activation
 // codes, and the lanes of 16*y subtracted, so every lane is the exact sum
 // of (u-16)*y over its four elements for any activation code, -128
@@ -354,8 +352,7 @@ gv2q50done:
 	VZEROUPPER
 	RET
 
-// q4_1 and q5_1 against q8_1 activation rows (no first-generation
-// four-row kernels: MUL_MAT used the dot product). The codes are unsigned
+// q4_1 and q5_1 against q8_1 activation rows. The codes are unsigned
 // (no offset), so each row-block is the dot product's lanes times
 // d_x*d_y into one accumulator per row; the min term m_x*s_y is summed
 // per row in its own float32 lane (X5) in block order, as the dot product
@@ -511,8 +508,7 @@ gv2q51done:
 	VZEROUPPER
 	RET
 
-// K-format four-row kernels (q2_K to q6_K), after dotk_amd64.s's
-// gemvQ4_Kx4AVX2: four q8_K-activation dot products side by side, each
+// K-format four-row kernels (q2_K to q6_K): four q8_K-activation dot products side by side, each
 // row's integer lanes formed exactly as in its dot product, the rows'
 // totals reduced together (exact integer sums, so the order does not
 // matter), and the dot product's float32 step run on the four rows' lanes
@@ -772,8 +768,8 @@ GLOBL gv2kminpat<>(SB), RODATA|NOPTR, $32
 	VPHADDD Y4, Y6, H
 
 // K2_Q4K_FN2(LOOP, DONE, PF): the body of gemv2Q4_Kx4AVX2, PF before each
-// row's block: dotk_amd64.s's gemvQ4_Kx4AVX2 with the scale codes of rows
-// 0-1 and 2-3 unpacked together into Y12.
+// row's block, the scale codes of rows 0-1 and 2-3 unpacked together
+// into Y12.
 #define K2_Q4K_FN2(LOOP, DONE, PF) \
 	MOVQ x+0(FP), SI; \
 	MOVQ ldx+8(FP), R11; \
@@ -850,8 +846,7 @@ DONE: \
 	K2_GV_FOLD(Y4)
 
 // K2_Q5K_FN2(LOOP, DONE, PF): the body of gemv2Q5_Kx4AVX2, PF before each
-// row's block: dotk_amd64.s's gemvQ5_Kx4AVX2 with the scale codes of two rows
-// unpacked at once (K2_KSCALES2) and kept on the stack (scl, 32 bytes)
+// row's block, the scale codes of two rows unpacked at once (K2_KSCALES2) and kept on the stack (scl, 32 bytes)
 // until their row's turn: Y12 parks folds, no register is left.
 #define K2_Q5K_FN2(LOOP, DONE, PF) \
 	MOVQ x+0(FP), SI; \
@@ -920,7 +915,7 @@ DONE: \
 	RET
 
 // K2_Q6K_FN(LOOP, DONE, PF): the body of gemv2Q6_Kx4AVX2, PF before each
-// row's block: dotk_amd64.s's gemvQ6_Kx4AVX2.
+// row's block.
 #define K2_Q6K_FN(LOOP, DONE, PF) \
 	MOVQ x+0(FP), SI; \
 	MOVQ ldx+8(FP), R11; \
@@ -1239,30 +1234,29 @@ TEXT ·gemv2Q3_Kx4AVX2(SB), NOSPLIT, $32-40
 
 // func gemv2Q4_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
-// gemvQ4_Kx4AVX2 with the scale codes unpacked two rows at a time in
-// vector registers (K2_KSCALES2) and next-step prefetch: equal to it, and
-// to the dot product, bit for bit.
+// The scale codes unpacked two rows at a time in vector registers
+// (K2_KSCALES2) and next-step prefetch: equal to the dot product bit for
+// bit.
 TEXT ·gemv2Q4_Kx4AVX2(SB), NOSPLIT, $0-40
 	K2_Q4K_FN2(gv2q4kloop, gv2q4kdone, K2_PFN3)
 
 
 // func gemv2Q5_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
-// gemvQ5_Kx4AVX2 with the scale codes unpacked two rows at a time and
-// next-step prefetch (same results, bit for bit).
+// The scale codes unpacked two rows at a time and next-step prefetch:
+// equal to the dot product bit for bit.
 TEXT ·gemv2Q5_Kx4AVX2(SB), NOSPLIT, $48-40
 	K2_Q5K_FN2(gv2q5kloop, gv2q5kdone, K2_PFN3)
 
 // func gemv2Q6_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
-// gemvQ6_Kx4AVX2 with next-step prefetch (same results, bit for bit).
+// With next-step prefetch: equal to the dot product bit for bit.
 TEXT ·gemv2Q6_Kx4AVX2(SB), NOSPLIT, $0-40
 	K2_Q6K_FN(gv2q6kloop, gv2q6kdone, K2_PFN4)
 
 // func gemv2F16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
-// gemvF16x4AVX2 with next-step prefetch (same operations in the same
-// order; twin: gemvF16Twin): one line per row of the next four rows per
+// With next-step prefetch (twin: gemvF16Twin): one line per row of the next four rows per
 // run of 16 elements (32 bytes), so every line is asked for twice.
 TEXT ·gemv2F16x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ   x+0(FP), SI

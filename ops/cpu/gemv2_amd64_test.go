@@ -14,33 +14,28 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// gemv2Legacy lists the second-generation four-row kernels of the q8_0
-// family with their twins and the first-generation kernels they replace
-// (nil: none, MUL_MAT used the dot product).
+// gemv2Legacy lists the four-row kernels of the q8_0 family with their
+// twins.
 var gemv2Legacy = []struct {
-	wt       quant.Type
-	xs       int
-	new, old func(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
-	twin     vecDotFunc
+	wt   quant.Type
+	xs   int
+	new  func(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
+	twin vecDotFunc
 }{
-	{quant.Q4_0, bytesQ4_0, gemv2Q4_0x4AVX2, gemvQ4_0x4AVX2, gemvQ4_0Twin},
-	{quant.Q8_0, bytesQ8_0, gemv2Q8_0x4AVX2, gemvQ8_0x4AVX2, gemvQ8_0Twin},
-	{quant.Q5_0, bytesQ5_0, gemv2Q5_0x4AVX2, nil, gemv2Q5_0Twin},
+	{quant.Q4_0, bytesQ4_0, gemv2Q4_0x4AVX2, gemvQ4_0Twin},
+	{quant.Q8_0, bytesQ8_0, gemv2Q8_0x4AVX2, gemvQ8_0Twin},
+	{quant.Q5_0, bytesQ5_0, gemv2Q5_0x4AVX2, gemv2Q5_0Twin},
 }
 
-// TestGemv2LegacyTwins checks the second-generation q4_0, q8_0 and q5_0
-// four-row kernels row by row against their twins and the kernels they
-// replace (where there is one), bit for bit, over random lengths, row
+// TestGemv2LegacyTwins checks the q4_0, q8_0 and q5_0 four-row kernels
+// row by row against their twins, bit for bit, over random lengths, row
 // strides, offsets and bytes (any code, -128 included; NaN, Inf and
 // denormal scales).
 func TestGemv2LegacyTwins(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, c := range gemv2Legacy {
-		gnew, gold := gemvLegacy(c.new, c.xs), gemvLegacy(c.new, c.xs)
-		if c.old != nil {
-			gold = gemvLegacy(c.old, c.xs)
-		}
+		gnew := gemvLegacy(c.new, c.xs)
 		for trial := range 300 {
 			nb := rng.IntN(24)
 			n := nb * quant.QK
@@ -57,14 +52,13 @@ func TestGemv2LegacyTwins(t *testing.T) {
 			for ib := range dy {
 				dy[ib] = halfAt(y, ib*bytesQ8_0)
 			}
-			var got, old [4]float32
+			var got [4]float32
 			gnew(nb, x, ldx, y, dy, &got)
-			gold(nb, x, ldx, y, dy, &old)
 			for r := range 4 {
 				want := c.twin(n, x[r*ldx:], y)
-				if !sameFloat(got[r], want) || !sameFloat(got[r], old[r]) {
-					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), twin %g (%#x), old %g", c.wt, nb, ldx, r,
-						got[r], math.Float32bits(got[r]), want, math.Float32bits(want), old[r])
+				if !sameFloat(got[r], want) {
+					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), twin %g (%#x)", c.wt, nb, ldx, r,
+						got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
 				}
 			}
 		}
@@ -191,18 +185,16 @@ func gemv2KFunc(f func(x *byte, ldx int, y *byte, nb int, out *[4]float32), wt q
 	return gemvUnscaled(f, int(wt.TypeSize()), bytesQ8_K)
 }
 
-// gemv2K lists the second-generation K-format four-row kernels, wrapped
-// as gemvFuncs, with the first-generation ones they replace (nil: none,
-// MUL_MAT used the dot product).
+// gemv2K lists the K-format four-row kernels, wrapped as gemvFuncs.
 var gemv2K = []struct {
-	wt       quant.Type
-	new, old gemvFunc
+	wt  quant.Type
+	new gemvFunc
 }{
-	{quant.Q2_K, gemv2KFunc(gemv2Q2_Kx4AVX2, quant.Q2_K), nil},
-	{quant.Q3_K, gemv2KFunc(gemv2Q3_Kx4AVX2, quant.Q3_K), nil},
-	{quant.Q4_K, gemv2KFunc(gemv2Q4_Kx4AVX2, quant.Q4_K), gemv2KFunc(gemvQ4_Kx4AVX2, quant.Q4_K)},
-	{quant.Q5_K, gemv2KFunc(gemv2Q5_Kx4AVX2, quant.Q5_K), gemv2KFunc(gemvQ5_Kx4AVX2, quant.Q5_K)},
-	{quant.Q6_K, gemv2KFunc(gemv2Q6_Kx4AVX2, quant.Q6_K), gemv2KFunc(gemvQ6_Kx4AVX2, quant.Q6_K)},
+	{quant.Q2_K, gemv2KFunc(gemv2Q2_Kx4AVX2, quant.Q2_K)},
+	{quant.Q3_K, gemv2KFunc(gemv2Q3_Kx4AVX2, quant.Q3_K)},
+	{quant.Q4_K, gemv2KFunc(gemv2Q4_Kx4AVX2, quant.Q4_K)},
+	{quant.Q5_K, gemv2KFunc(gemv2Q5_Kx4AVX2, quant.Q5_K)},
+	{quant.Q6_K, gemv2KFunc(gemv2Q6_Kx4AVX2, quant.Q6_K)},
 }
 
 // TestGemv2KTwins checks the K-format four-row kernels row by row
@@ -340,22 +332,19 @@ func FuzzGemv2Q81(f *testing.F) {
 	})
 }
 
-// gemv2Float lists the float four-row kernels with their twins and the
-// kernels they replace (nil: none, MUL_MAT used the dot product).
+// gemv2Float lists the float four-row kernels with their twins.
 var gemv2Float = []struct {
-	wt       quant.Type
-	new, old gemvFunc
-	twin     vecDotFunc
+	wt   quant.Type
+	new  gemvFunc
+	twin vecDotFunc
 }{
-	{quant.F16, gemvUnscaled(gemv2F16x4AVX2, 2*gemvF16Run, 2*gemvF16Run),
-		gemvUnscaled(gemvF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run), gemvF16Twin},
-	{quant.BF16, gemvUnscaled(gemv2BF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run), nil, gemv2BF16Twin},
-	{quant.F32, gemvUnscaled(gemv2F32x4AVX2, 4*gemvF16Run, 4*gemvF16Run), nil, gemv2F32Twin},
+	{quant.F16, gemvUnscaled(gemv2F16x4AVX2, 2*gemvF16Run, 2*gemvF16Run), gemvF16Twin},
+	{quant.BF16, gemvUnscaled(gemv2BF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run), gemv2BF16Twin},
+	{quant.F32, gemvUnscaled(gemv2F32x4AVX2, 4*gemvF16Run, 4*gemvF16Run), gemv2F32Twin},
 }
 
 // TestGemv2FloatTwins checks the f16, bf16 and f32 four-row kernels row
-// by row against their twins (and the f16 one against the kernel it
-// replaces), bit for bit, over random lengths, row strides, offsets and
+// by row against their twins, bit for bit, over random lengths, row strides, offsets and
 // values (NaN, Inf and denormals included), and that the avx2 tier
 // installs them.
 func TestGemv2FloatTwins(t *testing.T) {
@@ -373,15 +362,12 @@ func TestGemv2FloatTwins(t *testing.T) {
 			special := []float64{0, 0.01, 0.3}[trial%3]
 			x := gemvRows(rng, c.wt, nb, ldx, rng.IntN(64), special, nil)
 			y := simdRow(rng, c.wt, n, rng.IntN(64), special)
-			var got, old [4]float32
+			var got [4]float32
 			c.new(nb, x, ldx, y, nil, &got)
-			if c.old != nil {
-				c.old(nb, x, ldx, y, nil, &old)
-			}
 			for r := range 4 {
 				want := c.twin(n, x[r*ldx:], y)
-				if !sameFloat(got[r], want) || c.old != nil && !sameFloat(got[r], old[r]) {
-					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g, twin %g, old %g", c.wt, nb, ldx, r, got[r], want, old[r])
+				if !sameFloat(got[r], want) {
+					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g, twin %g", c.wt, nb, ldx, r, got[r], want)
 				}
 			}
 		}
@@ -415,32 +401,6 @@ func FuzzGemv2Float(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestGemv2Installed checks that the avx2 tier runs the second-generation
-// kernels: their results for random rows equal the installed kernels'.
-func TestGemv2Installed(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(43, 44))
-	for _, c := range gemv2Legacy {
-		nb := 7
-		n := nb * quant.QK
-		ldx := int(mustRowSize(t, c.wt, n))
-		x := gemvRows(rng, c.wt, nb, ldx, 0, 0, nil)
-		y := simdRow(rng, quant.Q8_0, n, 0, 0)
-		dy := make([]float32, nb)
-		for ib := range dy {
-			dy[ib] = halfAt(y, ib*bytesQ8_0)
-		}
-		var got, want [4]float32
-		avx2Kernels.gemv[c.wt](nb, x, ldx, y, dy, &got)
-		gemvLegacy(c.new, c.xs)(nb, x, ldx, y, dy, &want)
-		for r := range 4 {
-			if !sameFloat(got[r], want[r]) {
-				t.Errorf("%v row %d: installed kernel gives %g, gemv2 %g", c.wt, r, got[r], want[r])
-			}
-		}
-	}
 }
 
 // TestGemv2NoAllocs checks that MUL_MAT with one to three activation
@@ -483,34 +443,20 @@ func TestGemv2NoAllocs(t *testing.T) {
 
 // gemv2Variants gives, per weight type, the ways MUL_MAT with one
 // activation row can run that the benchmarks compare: "dot" (nil: the
-// dot product row by row), "old" (the first-generation four-row kernel,
-// where there is one) and "new" (the second generation).
+// dot product row by row) and "new" (the four-row kernel).
 func gemv2Variants() []gemv2MatrixCase {
 	var cs []gemv2MatrixCase
 	for _, c := range gemv2Legacy {
-		if c.old == nil {
-			cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, gemvLegacy(c.new, c.xs)}})
-			continue
-		}
-		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "old", "new"},
-			[]gemvFunc{nil, gemvLegacy(c.old, c.xs), gemvLegacy(c.new, c.xs)}})
+		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, gemvLegacy(c.new, c.xs)}})
 	}
 	for _, c := range gemv2Float {
-		if c.old == nil {
-			cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.new}})
-		} else {
-			cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "old", "new"}, []gemvFunc{nil, c.old, c.new}})
-		}
+		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.new}})
 	}
 	for _, c := range gemv2Q81 {
 		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.f}})
 	}
 	for _, c := range gemv2K {
-		if c.old == nil {
-			cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.new}})
-		} else {
-			cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "old", "new"}, []gemvFunc{nil, c.old, c.new}})
-		}
+		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.new}})
 	}
 	// The third generation joins its type's case as "gen3".
 	for _, c3 := range gemv3Q8 {

@@ -48,7 +48,7 @@ func checkGemv(t *testing.T, wt quant.Type, twin vecDotFunc, nb, ldx int, x, y [
 	t.Helper()
 	n := nb * int(gemvRun(wt))
 	var out [4]float32
-	avx2GemvUnscaled[wt](nb, x, ldx, y, nil, &out)
+	avx2Kernels.gemv[wt](nb, x, ldx, y, nil, &out)
 	for r := range 4 {
 		want := twin(n, x[r*ldx:], y)
 		if !sameFloat(out[r], want) {
@@ -170,7 +170,7 @@ func BenchmarkGemv(b *testing.B) {
 			}
 		}
 		gv, dot := avx2Kernels.gemv[wt], avx2Kernels.dots[wt].dot
-		if g := avx2GemvUnscaled[wt]; g != nil {
+		if g := avx2Kernels.gemv[wt]; g != nil {
 			gv = g
 		}
 		var out [4]float32

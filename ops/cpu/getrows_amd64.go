@@ -15,13 +15,6 @@ func deqQ4_0AVX2(x *byte, y *float32, nb int)
 //go:noescape
 func deqQ8_0AVX2(x *byte, y *float32, nb int)
 
-func init() {
-	avx2Kernels.deq[quant.Q4_0] = deqBlocks(deqQ4_0AVX2, bytesQ4_0)
-	avx2Kernels.deq[quant.Q8_0] = deqBlocks(deqQ8_0AVX2, bytesQ8_0)
-	avx2Kernels.deq[quant.F16] = widenF16AVX2
-	avx2Kernels.deq[quant.BF16] = widenBF16AVX2
-}
-
 // deqBlocks wraps a dequantizer of 32-element blocks of xs bytes each.
 func deqBlocks(f func(x *byte, y *float32, nb int), xs int) func(src []byte, dst []float32) {
 	return func(src []byte, dst []float32) {

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/kernbench/kernbench/quant"
 )
@@ -11,8 +10,8 @@ import (
 // registry the backend reads its kernels from. A backend picks its set once,
 // when it is made (see Tier); kernels then call through the set without
 // checking CPU features. The generic set is pure Go and complete; a SIMD
-// set starts from a copy of it and replaces the entries it implements, so a
-// kernel a tier lacks falls back to generic.
+// set lists its own entries (kernels_amd64.go) and takes the generic dot
+// products for the types it lacks.
 //
 // Tests run every set the host supports against the generic one and the
 // float64 reference (see forEachTier in the tests).
@@ -60,36 +59,44 @@ type kernelSet struct {
 // elements.
 type gemvFunc func(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32)
 
-// genericKernels is the pure-Go tier.
+// genericKernels is the pure-Go tier: every kernel it installs, in one
+// place (avx2Kernels, in kernels_amd64.go, is the other tier). It has a dot
+// product for every weight type and no matrix kernels: MUL_MAT computes
+// with the dot products, GET_ROWS and the activation conversion with
+// quant's converters.
 var genericKernels = &kernelSet{
 	name: "generic",
 	dots: dotKernels,
 	act:  map[quant.Type]func([]float32, []byte){},
 	gemm: map[quant.Type]*gemmKernel{},
 	gemv: map[quant.Type]gemvFunc{},
-	vec:  genericVec,
-	elt:  genericElt,
-	deq:  map[quant.Type]func([]byte, []float32){},
-	rope: &genericRope,
-	ssm:  &genericSSM,
-}
-
-// extend returns a copy of ks named name, for a faster tier to override.
-func (ks *kernelSet) extend(name string) *kernelSet {
-	return &kernelSet{
-		name:     name,
-		dots:     maps.Clone(ks.dots),
-		act:      maps.Clone(ks.act),
-		gemm:     maps.Clone(ks.gemm),
-		gemv:     maps.Clone(ks.gemv),
-		gemvSide: maps.Clone(ks.gemvSide),
-		vec:      ks.vec,
-		elt:      ks.elt,
-		deq:      maps.Clone(ks.deq),
-		rope:     ks.rope,
-		ssm:      ks.ssm,
-		fa:       ks.fa,
-	}
+	vec: vecKernels{
+		smPrep:   smPrepGeneric,
+		expSum:   expSumGeneric,
+		mulTo:    mulToGeneric,
+		sumSq:    sumSqGeneric,
+		axpy:     axpyGeneric,
+		axpyF16:  axpyF16Generic,
+		axpy4:    axpy4Generic,
+		axpy4F16: axpy4F16Generic,
+		axpyQ8_0: axpyQ8_0Generic,
+		f16ToF32: f16ToF32Generic,
+	},
+	// The elementwise kernels with float64 exp and tanh.
+	elt: eltKernels{
+		add:    addRow,
+		mul:    mulRow,
+		silu:   siluRow,
+		gelu:   geluRow,
+		swiglu: swigluRow,
+	},
+	deq: map[quant.Type]func([]byte, []float32){},
+	// ROPE: float64 math.Sincos for the cache and the rotation loops of
+	// vec.go, head by head.
+	rope: &ropeKernels{angles: ropeAnglesGeneric, norm: ropeNormHeadsGeneric, neox: ropeNeoXHeadsGeneric},
+	// SSM_SCAN: float64 exp and softplus, float32 state updates and sums
+	// in order.
+	ssm: &ssmKernels{softplus: ssmSoftplusGeneric, scanA: ssmScanAGeneric, scanS: ssmScanSGeneric, scanSTok: ssmScanSTokGeneric},
 }
 
 // dot returns the dot kernel for weight type t.

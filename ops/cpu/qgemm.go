@@ -10,7 +10,7 @@ import (
 // Panel tiles of the quantized gemm path: q4_0, q5_0, q8_0 weights with
 // packed q8_0 activation groups, q4_1 and q5_1 weights with packed q8_1
 // groups. A tier may attach a qTile to a packed-group gemm kernel
-// (qTiles); q8Block then computes eight weight rows by four activation
+// (gemmKernel.qtile); q8Block then computes eight weight rows by four activation
 // rows per kernel call instead of one by four (MUL_MAT_ID keeps the quad
 // kernel, with unbiased groups):
 //
@@ -71,11 +71,6 @@ type qTile struct {
 	kernel func(nb int, panel, grp []byte, out *[32]float32)
 }
 
-// qTiles holds the panel kernel attached to a tier's gemm kernel. It is
-// filled while the tiers are built (package initialization) and only
-// read afterwards.
-var qTiles = map[*gemmKernel]*qTile{}
-
 // Panel block sizes: 256 code bytes, eight float32 scales and, for q4_0
 // and q5_0, eight int32 corrections (for q4_1 and q5_1 the eight m_x as
 // float32).
@@ -122,7 +117,7 @@ func (j *gemmJob) q8Block(w int, i0, i1, c0, c1, i2, i3 int64) {
 
 // qTile returns the panel kernel the call uses, or nil.
 func (j *gemmJob) qTile() *qTile {
-	if t := qTiles[j.g]; t != nil && j.mm.n >= t.minN {
+	if t := j.g.qtile; t != nil && j.mm.n >= t.minN {
 		return t
 	}
 	return nil

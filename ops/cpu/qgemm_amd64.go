@@ -2,8 +2,6 @@
 
 package cpu
 
-import "github.com/kernbench/kernbench/quant"
-
 // Panel kernels of the quantized gemm path (qgemm.go, qgemm_amd64.s).
 
 // qgemmQ4_0AVX2 accumulates into out[8c+r] the dot product of row r of
@@ -74,24 +72,6 @@ func qRepack(f func(panel, w *byte, ld, nb int), xs, ps int64) func(panel, w []b
 		_, _ = panel[nb*ps-1], w[7*ld+nb*xs-1]
 		f(&panel[0], &w[0], int(ld), int(nb))
 	}
-}
-
-// avx2QTiles are the panel kernels of the AVX2 tier by weight type. The
-// q8_0 kernel is taken from n = 8: at n = 4 it measured no faster than
-// the quad kernel (BenchmarkQTile).
-var avx2QTiles = map[quant.Type]*qTile{
-	quant.Q4_0: {block: qPanelBlock, gblock: packQ8Block, biased: true, repack: qRepack(repackQ4_0AVX2, bytesQ4_0, qPanelBlock), kernel: qKernel(qgemmQ4_0AVX2, qPanelBlock, packQ8Block)},
-	quant.Q5_0: {block: qPanelBlock, gblock: packQ8Block, biased: true, repack: qRepack(repackQ5_0AVX2, bytesQ5_0, qPanelBlock), kernel: qKernel(qgemmQ5_0AVX2, qPanelBlock, packQ8Block)},
-	quant.Q8_0: {block: qPanelBlock8, gblock: packQ8Block, minN: 8, repack: qRepack(repackQ8_0AVX2, bytesQ8_0, qPanelBlock8), kernel: qKernel(qgemmQ8_0AVX2, qPanelBlock8, packQ8Block)},
-	quant.Q4_1: {block: qPanelBlock, gblock: packQ81Block, repack: qRepack(repackQ4_1AVX2, bytesQ4_1, qPanelBlock), kernel: qKernel(qgemmQ4_1AVX2, qPanelBlock, packQ81Block)},
-	quant.Q5_1: {block: qPanelBlock, gblock: packQ81Block, repack: qRepack(repackQ5_1AVX2, bytesQ5_1, qPanelBlock), kernel: qKernel(qgemmQ5_1AVX2, qPanelBlock, packQ81Block)},
-}
-
-// withQTile attaches the AVX2 panel kernel of weight type t to the
-// packed-group kernel g and returns g.
-func withQTile(g *gemmKernel, t quant.Type) *gemmKernel {
-	qTiles[g] = avx2QTiles[t]
-	return g
 }
 
 // qKernel wraps a panel kernel with ps panel and gs group bytes per

@@ -60,7 +60,7 @@ var qGoRepack = map[quant.Type]func(panel, w []byte, ld, nb int64){
 func TestQTileRepack(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(71, 72))
-	for wt, tile := range avx2QTiles {
+	for wt, tile := range avx2QTiles() {
 		for range 50 {
 			nb := rng.IntN(9)
 			_, w, ld := qTileRows(rng, wt, nb)
@@ -80,7 +80,7 @@ func TestQTileRepack(t *testing.T) {
 func checkQTile(t *testing.T, wt quant.Type, nb int, rows *[8][]byte, panel, grp []byte) {
 	t.Helper()
 	var got [32]float32
-	tile := avx2QTiles[wt]
+	tile := avx2Kernels.gemm[wt].qtile
 	if h := nb / 2; nb > 1 {
 		// In two chunks, as qTileBlock runs long rows.
 		tile.kernel(h, panel, grp, &got)
@@ -106,7 +106,7 @@ func checkQTile(t *testing.T, wt quant.Type, nb int, rows *[8][]byte, panel, grp
 func TestQTileTwins(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(61, 62))
-	for wt, tile := range avx2QTiles {
+	for wt, tile := range avx2QTiles() {
 		for i := range 200 {
 			nb := rng.IntN(12)
 			rows, panel, grp := qTileInputs(rng, wt, tile, nb, i%2 == 0)
@@ -155,7 +155,7 @@ func FuzzQTile(f *testing.F) {
 	types := []quant.Type{quant.Q4_0, quant.Q5_0, quant.Q8_0, quant.Q4_1, quant.Q5_1}
 	f.Fuzz(func(t *testing.T, kind, blocks uint8, data []byte) {
 		wt := types[int(kind)%len(types)]
-		tile := avx2QTiles[wt]
+		tile := avx2Kernels.gemm[wt].qtile
 		nb := int(blocks) % 20
 		rowBytes, _ := wt.RowSize(int64(nb * quant.QK))
 		w := fillRow(quant.I8, int(8*rowBytes), 5, data)
@@ -188,7 +188,7 @@ func TestQTileFreshWeights(t *testing.T) {
 	defer b.Close()
 	rng := rand.New(rand.NewPCG(63, 64))
 	x := mxLeaf(t, b, rng, "x", quant.F32, 128, 4*gemmNCQ)
-	if xn := x.Ne[1]; xn < avx2QTiles[quant.Q8_0].minN {
+	if xn := x.Ne[1]; xn < avx2Kernels.gemm[quant.Q8_0].qtile.minN {
 		t.Fatalf("n = %d takes no panel path", xn)
 	}
 	var nodes []*ops.Tensor
@@ -276,7 +276,7 @@ func BenchmarkQTile(b *testing.B) {
 		}
 		mxAlloc(b, be, node, 0)
 		g := avx2Kernels.gemm[wt]
-		tile := qTiles[g]
+		tile := g.qtile
 		for _, kc := range []int64{0, 1 << 30, 32} {
 			name := "quad"
 			if kc > 0 {
@@ -284,8 +284,8 @@ func BenchmarkQTile(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%v/n=%d/%s", wt, n, name), func(b *testing.B) {
 				if kc == 0 {
-					delete(qTiles, g)
-					defer func() { qTiles[g] = tile }()
+					g.qtile = nil
+					defer func() { g.qtile = tile }()
 				}
 				defer func(old int64) { qTileKC = old }(qTileKC)
 				qTileKC = kc
@@ -314,7 +314,7 @@ func BenchmarkQTileKernel(b *testing.B) {
 	rng := rand.New(rand.NewPCG(67, 68))
 	for _, wt := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q5_0, quant.Q4_1, quant.Q5_1} {
 		for _, nb := range []int{32, 448} {
-			tile := avx2QTiles[wt]
+			tile := avx2Kernels.gemm[wt].qtile
 			_, panel, grp := qTileInputs(rng, wt, tile, nb, true)
 			b.Run(fmt.Sprintf("%v/k=%d", wt, nb*quant.QK), func(b *testing.B) {
 				var out [32]float32
@@ -337,7 +337,7 @@ func BenchmarkQTileRepack(b *testing.B) {
 	rng := rand.New(rand.NewPCG(69, 70))
 	const nb = 128
 	for _, wt := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q5_0, quant.Q4_1, quant.Q5_1} {
-		tile := avx2QTiles[wt]
+		tile := avx2Kernels.gemm[wt].qtile
 		_, w, ld := qTileRows(rng, wt, nb)
 		panel := make([]byte, nb*int(tile.block))
 		b.Run(fmt.Sprint(wt), func(b *testing.B) {
@@ -347,4 +347,15 @@ func BenchmarkQTileRepack(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(8*nb*quant.QK), "ns/element")
 		})
 	}
+}
+
+// avx2QTiles returns the avx2 tier's panel kernels by weight type.
+func avx2QTiles() map[quant.Type]*qTile {
+	m := map[quant.Type]*qTile{}
+	for wt, g := range avx2Kernels.gemm {
+		if g.qtile != nil {
+			m[wt] = g.qtile
+		}
+	}
+	return m
 }

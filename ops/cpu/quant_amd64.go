@@ -4,8 +4,6 @@ package cpu
 
 import (
 	"unsafe"
-
-	"github.com/kernbench/kernbench/quant"
 )
 
 // Activation quantizers of the AVX2 tier (quant_amd64.s). For finite
@@ -40,19 +38,14 @@ func quantQ8_KAVX2(x *float32, y *byte, nb int)
 //go:noescape
 func cvtF32F16AVX2(x *float32, y *uint16, n int)
 
-// registerAVX2Quant installs the activation converters in ks.
-func registerAVX2Quant(ks *kernelSet) {
-	ks.act[quant.Q8_0] = blockQuant(quantQ8_0AVX2, quant.QK, bytesQ8_0)
-	ks.act[quant.Q8_1] = blockQuant(quantQ8_1AVX2, quant.QK, bytesQ8_1)
-	ks.act[quant.Q8_K] = blockQuant(quantQ8_KAVX2, quant.QKK, bytesQ8_K)
-	ks.act[quant.F16] = func(src []float32, dst []byte) {
-		n := len(src)
-		if n == 0 {
-			return
-		}
-		_ = dst[2*n-1]
-		cvtF32F16AVX2(&src[0], (*uint16)(unsafe.Pointer(&dst[0])), n)
+// cvtF32F16Row is cvtF32F16AVX2 as an activation converter.
+func cvtF32F16Row(src []float32, dst []byte) {
+	n := len(src)
+	if n == 0 {
+		return
 	}
+	_ = dst[2*n-1]
+	cvtF32F16AVX2(&src[0], (*uint16)(unsafe.Pointer(&dst[0])), n)
 }
 
 // blockQuant wraps an assembly quantizer of whole blocks (bs floats to bb

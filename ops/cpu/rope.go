@@ -106,10 +106,6 @@ type ropeKernels struct {
 	neox   func(out, x []float32, ostr, xstr, nh, nd int, cos, sin []float32)
 }
 
-// genericRope is the pure-Go ROPE: float64 math.Sincos for the cache and
-// the rotation loops of vec.go, head by head.
-var genericRope = ropeKernels{angles: ropeAnglesGeneric, norm: ropeNormHeadsGeneric, neox: ropeNeoXHeadsGeneric}
-
 // ropeAnglesGeneric is ropeKernels.angles with math.Sincos, for any angle.
 func ropeAnglesGeneric(c, s []float32, w []float64, pos, mscale float64, dup bool) {
 	for i, wi := range w {

@@ -15,14 +15,6 @@ func ropeNormHeadsAVX2(out, x *float32, ostr, xstr, nh, n int, cc, ss *float32)
 //go:noescape
 func ropeNeoXHeadsAVX2(out, x *float32, ostr, xstr, nh, n, half int, cos, sin *float32)
 
-func init() {
-	avx2Kernels.rope = &ropeKernels{
-		angles: ropeAnglesVecAVX2,
-		norm:   ropeNormHeadsVecAVX2,
-		neox:   ropeNeoXHeadsVecAVX2,
-	}
-}
-
 // ropeAnglesVecAVX2 is ropeKernels.angles (twin: ropeAnglesTwin).
 func ropeAnglesVecAVX2(c, s []float32, w []float64, pos, mscale float64, dup bool) {
 	n4 := len(w) &^ 3

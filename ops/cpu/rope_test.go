@@ -180,7 +180,7 @@ func TestRopeSinCos(t *testing.T) {
 func TestRopeKernelsTwin(t *testing.T) {
 	forEachTier(t, func(t *testing.T, ks *kernelSet) {
 		rk := ks.rope
-		if rk == &genericRope {
+		if rk == genericKernels.rope {
 			t.Skip("tier has no ROPE kernels of its own")
 		}
 		rng := rand.New(rand.NewPCG(3, 4))
@@ -248,10 +248,10 @@ func TestRopeKernelsTwin(t *testing.T) {
 						}
 						if neox {
 							rk.neox(got, src, ostr, xstr, nh, nd, c, s)
-							genericRope.neox(want, x, ostr, xstr, nh, nd, c, s)
+							genericKernels.rope.neox(want, x, ostr, xstr, nh, nd, c, s)
 						} else {
 							rk.norm(got, src, ostr, xstr, nh, nd, c, s)
-							genericRope.norm(want, x, ostr, xstr, nh, nd, c, s)
+							genericKernels.rope.norm(want, x, ostr, xstr, nh, nd, c, s)
 						}
 						for i := range got {
 							if !sameFloat(got[i], want[i]) {

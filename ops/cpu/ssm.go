@@ -266,10 +266,6 @@ type ssmKernels struct {
 	conv41 func(dst, sx, c []float32)
 }
 
-// genericSSM is the pure-Go SSM_SCAN: float64 exp and softplus, float32
-// state updates and sums in order.
-var genericSSM = ssmKernels{softplus: ssmSoftplusGeneric, scanA: ssmScanAGeneric, scanS: ssmScanSGeneric, scanSTok: ssmScanSTokGeneric}
-
 // ssmSoftplusGeneric is ssmKernels.softplus with softplus.
 func ssmSoftplusGeneric(dst, x []float32) {
 	x = x[:len(dst)]

@@ -31,19 +31,6 @@ func ssmConvGatherAVX2(dst *float32, dstT int, sx *float32, sxS int, c *float32,
 //go:noescape
 func ssmConv1AVX2(dst, sx, c *float32, nGroups int)
 
-func init() {
-	avx2Kernels.ssm = &ssmKernels{
-		softplus:  ssmSoftplusVecAVX2,
-		scanA:     ssmScanAVecAVX2,
-		scanS:     ssmScanSVecAVX2,
-		scanSTok:  ssmScanSTokVecAVX2,
-		scanSTile: ssmScanSTileVecAVX2,
-		conv4:     ssmConv4VecAVX2,
-		conv4g:    ssmConv4GatherVecAVX2,
-		conv41:    ssmConv41VecAVX2,
-	}
-}
-
 // ssmSoftplusVecAVX2 is ssmKernels.softplus (twin: ssmSoftplusTwin on
 // each element).
 func ssmSoftplusVecAVX2(dst, x []float32) {

@@ -331,7 +331,7 @@ func TestSSMSoftplus(t *testing.T) {
 func TestSSMKernelsTwin(t *testing.T) {
 	forEachTier(t, func(t *testing.T, ks *kernelSet) {
 		sk := ks.ssm
-		if sk == &genericSSM {
+		if sk == genericKernels.ssm {
 			t.Skip("tier has no SSM_SCAN kernels of its own")
 		}
 		rng := rand.New(rand.NewPCG(11, 12))

@@ -197,7 +197,7 @@ func codes8(b []byte) (q [32]int8) {
 // dotQ8_0Q8_0Twin is the twin of dotQ8_0Q8_0AVX2.
 func dotQ8_0Q8_0Twin(n int, x, y []byte) float32 { return q8_0Twin(n, x, y, false) }
 
-// gemvQ8_0Twin is the twin of one row of gemvQ8_0x4AVX2.
+// gemvQ8_0Twin is the twin of one row of gemv2Q8_0x4AVX2.
 func gemvQ8_0Twin(n int, x, y []byte) float32 { return q8_0Twin(n, x, y, true) }
 
 func q8_0Twin(n int, x, y []byte, single bool) float32 {
@@ -213,7 +213,7 @@ func q8_0Twin(n int, x, y []byte, single bool) float32 {
 // dotQ4_0Q8_0Twin is the twin of dotQ4_0Q8_0AVX2.
 func dotQ4_0Q8_0Twin(n int, x, y []byte) float32 { return q4_0Twin(n, x, y, false) }
 
-// gemvQ4_0Twin is the twin of one row of gemvQ4_0x4AVX2: the q4_0
+// gemvQ4_0Twin is the twin of one row of gemv2Q4_0x4AVX2: the q4_0
 // dot product twin with every block in one accumulator, its lanes the
 // exact sums of (q-8)*y (the kernel multiplies unsigned codes and takes
 // 8*y out, with no sign trick, so an activation code of -128 is exact).
@@ -296,10 +296,10 @@ func dotQ5_1Q8_1Twin(n int, x, y []byte) float32 {
 }
 
 // gemvF16Run is the run of elements the f16 four-row kernel
-// (gemvF16x4AVX2) takes per step.
+// (gemv2F16x4AVX2) takes per step.
 const gemvF16Run = 16
 
-// gemvF16Twin is the twin of one row of gemvF16x4AVX2 over n elements (a
+// gemvF16Twin is the twin of one row of gemv2F16x4AVX2 over n elements (a
 // multiple of gemvF16Run): two 8-lane FMA accumulators, one for elements
 // 0-7 and one for 8-15 of every run, summed lane by lane and reduced as
 // hsum8.

@@ -41,22 +41,6 @@ type vecKernels struct {
 	f16ToF32 func(dst []float32, src []uint16)
 }
 
-// genericVec is the pure-Go row kernels.
-var genericVec = vecKernels{
-	smPrep:  smPrepGeneric,
-	expSum:  expSumGeneric,
-	mulTo:   mulToGeneric,
-	sumSq:   sumSqGeneric,
-	axpy:    axpyGeneric,
-	axpyF16: axpyF16Generic,
-
-	axpy4:    axpy4Generic,
-	axpy4F16: axpy4F16Generic,
-	axpyQ8_0: axpyQ8_0Generic,
-
-	f16ToF32: f16ToF32Generic,
-}
-
 func smPrepGeneric(out, x, m []float32, scale, slope float32) float32 {
 	x = x[:len(out)]
 	for i, v := range x {

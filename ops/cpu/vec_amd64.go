@@ -41,25 +41,6 @@ func dot2F16AVX2(k0, k1 *uint16, q *float32, n int) (s0, s1 float32)
 //go:noescape
 func f16ToF32AVX2(dst *float32, src *uint16, n int)
 
-// avx2Vec is the AVX2 tier's row kernels.
-var avx2Vec = vecKernels{
-	smPrep:  smPrepVecAVX2,
-	expSum:  expSumVecAVX2,
-	mulTo:   mulToVecAVX2,
-	sumSq:   sumSqVecAVX2,
-	axpy:    axpyVecAVX2,
-	axpyF16: axpyF16VecAVX2,
-
-	axpy4:    axpy4VecAVX2,
-	axpy4F16: axpy4F16VecAVX2,
-	axpyQ8_0: axpyQ8_0VecAVX2,
-	dot2F16:  dot2F16VecAVX2,
-
-	f16ToF32: f16ToF32VecAVX2,
-}
-
-func init() { avx2Kernels.vec = avx2Vec }
-
 // expSumVecAVX2 is expSum with the float32 exp of expTwin (twin:
 // expSumTwin).
 func expSumVecAVX2(z []float32, mx float32) float64 {

@@ -40,7 +40,7 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 	gb, wb := append([]float32(nil), b...), append([]float32(nil), b...)
 	switch name {
 	case "expSum":
-		g, w := avx2Vec.expSum(ga, s1), expSumTwin(wa, s1)
+		g, w := avx2Kernels.vec.expSum(ga, s1), expSumTwin(wa, s1)
 		sameFloats(t, name, ga, wa)
 		if !sameFloat64(g, w) {
 			t.Fatalf("%s n=%d mx=%g: sum asm %g, twin %g", name, n, s1, g, w)
@@ -51,27 +51,27 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 			m = a[len(a)/3:]
 			m = append(m, a[:len(a)/3]...)
 		}
-		g, w := avx2Vec.smPrep(gb, a, m, s1, s2), smPrepTwin(wb, a, m, s1, s2)
+		g, w := avx2Kernels.vec.smPrep(gb, a, m, s1, s2), smPrepTwin(wb, a, m, s1, s2)
 		sameFloats(t, name, gb, wb)
 		if !sameFloat(g, w) {
 			t.Fatalf("%s n=%d: max asm %g, twin %g", name, n, g, w)
 		}
 	case "mulTo":
-		avx2Vec.mulTo(gb, a, s1)
+		avx2Kernels.vec.mulTo(gb, a, s1)
 		mulToTwin(wb, a, s1)
 		sameFloats(t, name, gb, wb)
-		avx2Vec.mulTo(ga, ga, s1) // in place
+		avx2Kernels.vec.mulTo(ga, ga, s1) // in place
 		sameFloats(t, name+" in place", ga, wb)
 	case "sumSq":
-		if g, w := avx2Vec.sumSq(a), sumSqTwin(a); !sameFloat64(g, w) {
+		if g, w := avx2Kernels.vec.sumSq(a), sumSqTwin(a); !sameFloat64(g, w) {
 			t.Fatalf("%s n=%d: asm %g, twin %g", name, n, g, w)
 		}
 	case "axpy":
-		avx2Vec.axpy(gb, a, s1)
+		avx2Kernels.vec.axpy(gb, a, s1)
 		axpyTwin(wb, a, s1)
 		sameFloats(t, name, gb, wb)
 	case "axpyF16":
-		avx2Vec.axpyF16(gb, h, s1)
+		avx2Kernels.vec.axpyF16(gb, h, s1)
 		axpyF16Twin(wb, h, s1)
 		sameFloats(t, name, gb, wb)
 	case "axpy4", "axpy4F16":
@@ -93,11 +93,11 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 		s3, s4 := s1*s2, -s2
 		if name == "axpy4" {
 			x1, x2, x3 := append([]float32(nil), b...), rot(a, 5), rot(a, 11)
-			avx2Vec.axpy4(gb, a, x1, x2, x3, s1, s2, s3, s4)
+			avx2Kernels.vec.axpy4(gb, a, x1, x2, x3, s1, s2, s3, s4)
 			axpy4Twin(wb, a, x1, x2, x3, s1, s2, s3, s4)
 		} else {
 			x1, x2, x3 := roth(h, 3), roth(h, 7), roth(h, 13)
-			avx2Vec.axpy4F16(gb, h, x1, x2, x3, s1, s2, s3, s4)
+			avx2Kernels.vec.axpy4F16(gb, h, x1, x2, x3, s1, s2, s3, s4)
 			axpy4F16Twin(wb, h, x1, x2, x3, s1, s2, s3, s4)
 		}
 		sameFloats(t, name, gb, wb)
@@ -108,7 +108,7 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 		for i, v := range h {
 			binary.LittleEndian.PutUint16(row[2*i:], v)
 		}
-		avx2Vec.axpyQ8_0(gb[:n32], row, s1)
+		avx2Kernels.vec.axpyQ8_0(gb[:n32], row, s1)
 		axpyQ8_0Twin(wb[:n32], row, s1)
 		sameFloats(t, name, gb, wb)
 		// The generic kernel agrees with dequantization then axpy.
@@ -132,7 +132,7 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 			qh[i] = h[(i+7)%n] ^ uint16(i)
 			q[i] = halfTable[qh[i]]
 		}
-		g0, g1 := avx2Vec.dot2F16(h, k1, q)
+		g0, g1 := avx2Kernels.vec.dot2F16(h, k1, q)
 		w0, w1 := dot2F16Twin(h, k1, q)
 		if !sameFloat(g0, w0) || !sameFloat(g1, w1) {
 			t.Fatalf("%s n=%d: asm %g %g, twin %g %g", name, n, g0, g1, w0, w1)
@@ -151,7 +151,7 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 			}
 		}
 	case "f16ToF32":
-		avx2Vec.f16ToF32(gb, h)
+		avx2Kernels.vec.f16ToF32(gb, h)
 		f16ToF32Generic(wb, h)
 		sameFloats(t, name, gb, wb)
 	}
@@ -243,7 +243,7 @@ func TestExpAccuracy(t *testing.T) {
 		xs = append(xs, math.Float32frombits(b))
 	}
 	z := append([]float32(nil), xs...)
-	avx2Vec.expSum(z, 0)
+	avx2Kernels.vec.expSum(z, 0)
 	var maxRel, maxUlp float64
 	var worst float32
 	for i, x := range xs {
@@ -271,7 +271,7 @@ func TestExpAccuracy(t *testing.T) {
 		{-inf, 0}, {-1e30, 0}, {-88, 0}, {-1000, 0}, {0, 1}, {float32(math.Copysign(0, -1)), 1},
 	} {
 		row := []float32{c.x, c.x, c.x, c.x, c.x, c.x, c.x, c.x, c.x}
-		avx2Vec.expSum(row, 0)
+		avx2Kernels.vec.expSum(row, 0)
 		for _, g := range row {
 			if g != c.want {
 				t.Errorf("exp(%g) = %g, want %g", c.x, g, c.want)
@@ -279,7 +279,7 @@ func TestExpAccuracy(t *testing.T) {
 		}
 	}
 	nan := []float32{float32(math.NaN()), 1, 2, 3, 4, 5, 6, 7, float32(math.NaN())}
-	if s := avx2Vec.expSum(nan, 0); !math.IsNaN(s) || !math.IsNaN(float64(nan[0])) || !math.IsNaN(float64(nan[8])) {
+	if s := avx2Kernels.vec.expSum(nan, 0); !math.IsNaN(s) || !math.IsNaN(float64(nan[0])) || !math.IsNaN(float64(nan[8])) {
 		t.Errorf("exp(NaN): row %v, sum %g, want NaN", nan, s)
 	}
 }

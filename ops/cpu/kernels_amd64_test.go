@@ -1,0 +1,104 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/kernbench/kernbench/quant"
+)
+
+// avx2Gemv lists the assembly four-row kernel the avx2 table must install
+// for each weight type, wrapped afresh.
+var avx2Gemv = []struct {
+	wt  quant.Type
+	asm gemvFunc
+}{
+	{quant.Q4_0, gemvLegacy(gemv2Q4_0x4AVX2, bytesQ4_0)},
+	{quant.Q8_0, gemvLegacy(gemv2Q8_0x4AVX2, bytesQ8_0)},
+	{quant.Q5_0, gemvLegacy(gemv2Q5_0x4AVX2, bytesQ5_0)},
+	{quant.Q4_1, gemvUnscaled(gemv2Q4_1x4AVX2, bytesQ4_1, bytesQ8_1)},
+	{quant.Q5_1, gemvUnscaled(gemv2Q5_1x4AVX2, bytesQ5_1, bytesQ8_1)},
+	{quant.Q2_K, gemvUnscaled(gemv2Q2_Kx4AVX2, bytesQ2_K, bytesQ8_K)},
+	{quant.Q3_K, gemvUnscaled(gemv2Q3_Kx4AVX2, bytesQ3_K, bytesQ8_K)},
+	{quant.Q4_K, gemvUnscaled(gemv2Q4_Kx4AVX2, bytesQ4_K, bytesQ8_K)},
+	{quant.Q5_K, gemvUnscaled(gemv2Q5_Kx4AVX2, bytesQ5_K, bytesQ8_K)},
+	{quant.Q6_K, gemvUnscaled(gemv2Q6_Kx4AVX2, bytesQ6_K, bytesQ8_K)},
+	{quant.F16, gemvUnscaled(gemv2F16x4AVX2, 2*gemvF16Run, 2*gemvF16Run)},
+	{quant.BF16, gemvUnscaled(gemv2BF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run)},
+	{quant.F32, gemvUnscaled(gemv2F32x4AVX2, 4*gemvF16Run, 4*gemvF16Run)},
+}
+
+// TestAVX2GemvTable checks that the avx2 table's four-row kernel of each
+// weight type is that type's assembly kernel: present, and giving its
+// results bit for bit on random rows (a missing entry, or one of another
+// type's kernel, fails; so does the dot product wherever its rounding
+// differs, as for q4_0, q5_0, q4_1, q5_1, bf16 and f32), and that it has
+// no entry for a type this list lacks.
+func TestAVX2GemvTable(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(91, 92))
+	if len(avx2Kernels.gemv) != len(avx2Gemv) {
+		t.Errorf("avx2 table has %d four-row kernels, want %d", len(avx2Kernels.gemv), len(avx2Gemv))
+	}
+	for _, c := range avx2Gemv {
+		f := avx2Kernels.gemv[c.wt]
+		if f == nil {
+			t.Errorf("%v: no four-row kernel in the avx2 table", c.wt)
+			continue
+		}
+		for trial := range 20 {
+			nb := 1 + rng.IntN(12)
+			n := nb * int(gemvRun(c.wt))
+			ldx := int(mustRowSize(t, c.wt, n)) + rng.IntN(40)
+			special := []float64{0, 0.05}[trial%2]
+			x := gemvRows(rng, c.wt, nb, ldx, rng.IntN(64), special, nil)
+			act := c.wt.VecDotType()
+			y := simdRow(rng, act, n, rng.IntN(64), special)
+			var dy []float32
+			if act == quant.Q8_0 {
+				dy = make([]float32, nb)
+				for ib := range dy {
+					dy[ib] = halfAt(y, ib*bytesQ8_0)
+				}
+			}
+			var got, want [4]float32
+			f(nb, x, ldx, y, dy, &got)
+			c.asm(nb, x, ldx, y, dy, &want)
+			for r := range 4 {
+				if !sameFloat(got[r], want[r]) {
+					t.Fatalf("%v nb=%d row %d: table's kernel gives %g, the assembly kernel %g", c.wt, nb, r, got[r], want[r])
+				}
+			}
+		}
+	}
+}
+
+// TestAVX2TableFuncs checks by function identity the entries of the avx2
+// table that are plain functions (not wrappers made per entry).
+func TestAVX2TableFuncs(t *testing.T) {
+	same := func(what string, got, want any) {
+		t.Helper()
+		if reflect.ValueOf(got).Pointer() != reflect.ValueOf(want).Pointer() {
+			t.Errorf("avx2 table's %s is not the assembly wrapper", what)
+		}
+	}
+	ks := avx2Kernels
+	same("act[f16]", ks.act[quant.F16], cvtF32F16Row)
+	same("deq[f16]", ks.deq[quant.F16], widenF16AVX2)
+	same("deq[bf16]", ks.deq[quant.BF16], widenBF16AVX2)
+	same("dots[f32]", ks.dots[quant.F32].dot, vecDotF32AVX2)
+	same("dots[f16]", ks.dots[quant.F16].dot, vecDotF16AVX2)
+	same("dots[bf16]", ks.dots[quant.BF16].dot, vecDotBF16AVX2)
+	same("gemm[f32].micro", ks.gemm[quant.F32].micro, sgemmMicroAVX2)
+	same("vec.expSum", ks.vec.expSum, expSumVecAVX2)
+	same("vec.axpyQ8_0", ks.vec.axpyQ8_0, axpyQ8_0VecAVX2)
+	same("elt.silu", ks.elt.silu, siluVecAVX2)
+	same("rope.neox", ks.rope.neox, ropeNeoXHeadsVecAVX2)
+	same("ssm.scanSTile", ks.ssm.scanSTile, ssmScanSTileVecAVX2)
+	same("fa.scores", ks.fa.scores, faScoresAVX2)
+	// The generic dot products fill in the types the tier lacks.
+	same("dots[q8_K]", ks.dots[quant.Q8_K].dot, dotKernels[quant.Q8_K].dot)
+}
