@@ -3,6 +3,8 @@ package cpu
 import (
 	"fmt"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -93,7 +95,7 @@ var genericKernels = &kernelSet{
 	deq: map[quant.Type]func([]byte, []float32){},
 	// ROPE: float64 math.Sincos for the cache and the rotation loops of
 	// vec.go, head by head.
-	rope: &ropeKernels{angles: ropeAnglesGeneric, norm: ropeNormHeadsGeneric, neox: ropeNeoXHeadsGeneric},
+	rope: &ropeKernels{angles: rope.Angles, norm: rope.NormHeads, neox: rope.NeoXHeads},
 	// SSM_SCAN: float64 exp and softplus, float32 state updates and sums
 	// in order.
 	ssm: &ssmKernels{softplus: ssmSoftplusGeneric, scanA: ssmScanAGeneric, scanS: ssmScanSGeneric, scanSTok: ssmScanSTokGeneric},

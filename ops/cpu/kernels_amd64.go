@@ -5,6 +5,8 @@ package cpu
 import (
 	"maps"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -14,7 +16,7 @@ import (
 // computes with the dot product or quant's converters). The assembly
 // sits beside each wrapper named here (dot_amd64.s, dotk_amd64.s,
 // gemv2_amd64.s, qgemm_amd64.s, sgemm_amd64.s, quant_amd64.s,
-// getrows_amd64.s, vec_amd64.s, elementwise_amd64.s, rope_amd64.s,
+// getrows_amd64.s, vec_amd64.s, elementwise_amd64.s, internal/rope,
 // ssm_amd64.s, ssm2_amd64.s, fa_amd64.s); each has a pure-Go twin that the
 // tests compare with it bit for bit.
 var avx2Kernels = &kernelSet{
@@ -117,9 +119,9 @@ var avx2Kernels = &kernelSet{
 		quant.BF16: widenBF16AVX2,
 	},
 	rope: &ropeKernels{
-		angles: ropeAnglesVecAVX2,
-		norm:   ropeNormHeadsVecAVX2,
-		neox:   ropeNeoXHeadsVecAVX2,
+		angles: rope.AnglesAVX2,
+		norm:   rope.NormHeadsAVX2,
+		neox:   rope.NeoXHeadsAVX2,
 	},
 	ssm: &ssmKernels{
 		softplus:  ssmSoftplusVecAVX2,

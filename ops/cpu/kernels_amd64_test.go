@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -96,7 +98,7 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("vec.expSum", ks.vec.expSum, expSumVecAVX2)
 	same("vec.axpyQ8_0", ks.vec.axpyQ8_0, axpyQ8_0VecAVX2)
 	same("elt.silu", ks.elt.silu, siluVecAVX2)
-	same("rope.neox", ks.rope.neox, ropeNeoXHeadsVecAVX2)
+	same("rope.neox", ks.rope.neox, rope.NeoXHeadsAVX2)
 	same("ssm.scanSTile", ks.ssm.scanSTile, ssmScanSTileVecAVX2)
 	same("fa.scores", ks.fa.scores, faScoresAVX2)
 	// The generic dot products fill in the types the tier lacks.

@@ -168,35 +168,6 @@ func expTwin(x float32) float32 {
 	return float32(y * math.Float32frombits(uint32(int32(n)+127)<<23))
 }
 
-// Rope rotations (see computeRope). ropeNeoX rotates the pairs (x0[i],
-// x1[i]) by the angles whose cosines and sines are cos[i], sin[i]:
-// o0 = x0*c - x1*s, o1 = x0*s + x1*c. ropeNorm rotates the adjacent pairs
-// (x[2i], x[2i+1]) given cc (each cosine twice) and ss (each sine as -s,
-// s): out = x*cc + swap(x)*ss, where swap exchanges each pair; that is
-// x[2i]*c - x[2i+1]*s and x[2i+1]*c + x[2i]*s with each product rounded,
-// as the generic loops compute them. Both are exact twins of their
-// assembly (no FMA).
-func ropeNeoXGeneric(o0, o1, x0, x1, cos, sin []float32) {
-	n := len(o0)
-	o1, x0, x1, cos, sin = o1[:n], x0[:n], x1[:n], cos[:n], sin[:n]
-	for i := range n {
-		c, s := cos[i], sin[i]
-		a, b := x0[i], x1[i]
-		o0[i] = float32(a*c) - float32(b*s)
-		o1[i] = float32(a*s) + float32(b*c)
-	}
-}
-
-func ropeNormGeneric(out, x, cc, ss []float32) {
-	n := len(out) &^ 1
-	x, cc, ss = x[:n], cc[:n], ss[:n]
-	for i := 0; i < n; i += 2 {
-		a, b := x[i], x[i+1]
-		out[i] = float32(a*cc[i]) + float32(b*ss[i])
-		out[i+1] = float32(b*cc[i+1]) + float32(a*ss[i+1])
-	}
-}
-
 func f16ToF32Generic(dst []float32, src []uint16) {
 	src = src[:len(dst)]
 	for i, h := range src {

@@ -1,4 +1,4 @@
-package cpu
+package rope
 
 import "math"
 
@@ -13,16 +13,16 @@ import "math"
 // each step an FMA (Cody-Waite), then fdlibm's minimax polynomials for sin
 // and cos on [-π/4, π/4] and the quadrant's swap and signs. Every step is
 // one float64 operation (FMA where the assembly fuses), so the twin is
-// exact. For |θ| up to ropeFastAngle the error stays below 1e-15 absolute,
+// exact. For |θ| up to FastAngle the error stays below 1e-15 absolute,
 // far below the float32 rounding of the result (TestRopeSinCos); beyond
 // it callers use math.Sincos.
 
-// ropeFastAngle bounds |θ| for ropeSinCos: k = round(θ·2/π) then stays
+// FastAngle bounds |θ| for SinCos: k = round(θ·2/π) then stays
 // below 2^40, well inside the 2^51 the rounding trick allows, and the part
 // of π/2 beyond its two doubles (1.5e-33) contributes at most 2e-21 rad.
-const ropeFastAngle = 1 << 40
+const FastAngle = 1 << 40
 
-// Constants of ropeSinCos; their bits are repeated in rope_amd64.s.
+// Constants of SinCos; their bits are repeated in rope_amd64.s.
 const (
 	ropeMagic     = 0x1.8p52              // 1.5·2^52: adding it rounds to an integer
 	ropeTwoOverPi = 0x1.45f306dc9c883p-1  // 2/π
@@ -44,9 +44,9 @@ var (
 	}
 )
 
-// ropeSinCos returns sin θ and cos θ for |θ| <= ropeFastAngle, as the
+// SinCos returns sin θ and cos θ for |θ| <= FastAngle, as the
 // assembly computes them lane by lane.
-func ropeSinCos(theta float64) (sin, cos float64) {
+func SinCos(theta float64) (sin, cos float64) {
 	t := math.FMA(theta, ropeTwoOverPi, ropeMagic)
 	q := math.Float64bits(t)
 	k := t - ropeMagic
@@ -75,13 +75,13 @@ func ropeSinCos(theta float64) (sin, cos float64) {
 	return s, c
 }
 
-// ropeAnglesTwin is the twin of ropeAnglesVecAVX2: for pair i, with θ =
+// AnglesTwin is the twin of AnglesAVX2: for pair i, with θ =
 // pos·w[i], cos θ·mscale and sin θ·mscale rounded to float32 into c[i]
 // and s[i]; when dup (the normal mode's layout), into c[2i] and c[2i+1]
 // both, and -sin into s[2i], sin into s[2i+1].
-func ropeAnglesTwin(c, s []float32, w []float64, pos, mscale float64, dup bool) {
+func AnglesTwin(c, s []float32, w []float64, pos, mscale float64, dup bool) {
 	for i, wi := range w {
-		sn, cs := ropeSinCos(pos * wi)
+		sn, cs := SinCos(pos * wi)
 		cf, sf := float32(cs*mscale), float32(sn*mscale)
 		if dup {
 			c[2*i], c[2*i+1] = cf, cf
