@@ -60,7 +60,7 @@ func dotQ4_1Q8_1AVX2(x, y *byte, nb int) float32
 func dotQ5_1Q8_1AVX2(x, y *byte, nb int) float32
 
 // fma32AVX2 returns x*y+z rounded once (VFMADD231SS); the tests check
-// the twins' fma32 against it.
+// the twins' simd.FMA32 against it.
 //
 //go:noescape
 func fma32AVX2(x, y, z float32) float32

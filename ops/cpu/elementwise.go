@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -349,7 +350,7 @@ func swigluTwin(out, g, v []float32) {
 func geluTwin(out, x []float32) {
 	x = x[:len(out)]
 	for i, v := range x {
-		w := fma32(v*v, geluSigA, 1)
+		w := simd.FMA32(v*v, geluSigA, 1)
 		z := float32(w*v) * geluSigK
 		out[i] = v / (1 + expTwin(z))
 	}

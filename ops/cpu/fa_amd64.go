@@ -2,7 +2,11 @@
 
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+)
 
 // FLASH_ATTN_EXT's block kernels on AVX2+FMA+F16C (fa_amd64.s); the Go
 // wrappers check the bounds the assembly relies on. Twins: fa_twin.go.
@@ -70,25 +74,25 @@ func faValues1AVX2(acc, p []float32, v []byte, vs, nk int) {
 
 // faScoresQ8AVX2 is faBlockKernels.scoresQ8 (twin: faScoresQ8Twin).
 func faScoresQ8AVX2(q [3][]byte, dq [3][]float32, k []byte, ks, nk int, out [3][]float32) {
-	nb := len(q[0]) / bytesQ8_0
+	nb := len(q[0]) / simd.BytesQ8_0
 	if nb == 0 || nk <= 0 || nk%2 != 0 || ks < 0 {
 		panic("faScoresQ8AVX2: bad row length, key count or stride")
 	}
-	q0, q1, q2 := q[0][:nb*bytesQ8_0], q[1][:nb*bytesQ8_0], q[2][:nb*bytesQ8_0]
+	q0, q1, q2 := q[0][:nb*simd.BytesQ8_0], q[1][:nb*simd.BytesQ8_0], q[2][:nb*simd.BytesQ8_0]
 	d0, d1, d2 := dq[0][:8*nb], dq[1][:8*nb], dq[2][:8*nb]
-	k = k[:(nk-1)*ks+nb*bytesQ8_0] // bounds: the last row's end
+	k = k[:(nk-1)*ks+nb*simd.BytesQ8_0] // bounds: the last row's end
 	o0, o1, o2 := out[0][:nk], out[1][:nk], out[2][:nk]
 	faQ8QK3x2AVX2(&q0[0], &q1[0], &q2[0], &d0[0], &d1[0], &d2[0], &k[0], ks, nk/2, nb, &o0[0], &o1[0], &o2[0])
 }
 
 // faScores1Q8AVX2 is faBlockKernels.scores1Q8 (twin: faScores1Q8Twin).
 func faScores1Q8AVX2(q []byte, dq []float32, k []byte, ks, nk int, out []float32) {
-	nb := len(q) / bytesQ8_0
+	nb := len(q) / simd.BytesQ8_0
 	if nb == 0 || nk <= 0 || nk%4 != 0 || ks < 0 {
 		panic("faScores1Q8AVX2: bad row length, key count or stride")
 	}
-	q, dq = q[:nb*bytesQ8_0], dq[:8*nb]
-	k = k[:(nk-1)*ks+nb*bytesQ8_0] // bounds: the last row's end
+	q, dq = q[:nb*simd.BytesQ8_0], dq[:8*nb]
+	k = k[:(nk-1)*ks+nb*simd.BytesQ8_0] // bounds: the last row's end
 	out = out[:nk]
 	faQ8QK1x4AVX2(&q[0], &dq[0], &k[0], ks, nk/4, nb, &out[0])
 }
@@ -99,7 +103,7 @@ func faDequantQ8VecAVX2(dst []float32, src []byte) {
 	if nb == 0 || len(dst)%32 != 0 {
 		panic("faDequantQ8VecAVX2: row length not a positive multiple of 32")
 	}
-	src = src[:nb*bytesQ8_0]
+	src = src[:nb*simd.BytesQ8_0]
 	faDequantQ8AVX2(&dst[0], &src[0], nb)
 }
 
@@ -139,7 +143,7 @@ func faMaskF16VecAVX2(sc []float32, m []uint16, slope float32) uint64 {
 		bits = faMaskF16AVX2(&sc[0], &m[0], n8, slope)
 	}
 	for t := n8; t < n; t++ {
-		mv := slope * halfTable[m[t]]
+		mv := slope * simd.HalfTable[m[t]]
 		sc[t] = mv
 		if math.IsInf(float64(mv), -1) {
 			bits |= 1 << t

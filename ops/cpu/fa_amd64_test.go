@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -50,7 +51,7 @@ func TestFAScoresAVX2(t *testing.T) {
 			for r := range q {
 				q[r] = make([]float32, n)
 				for i := range q[r] {
-					q[r][i] = halfTable[faRandHalf(rng, false)]
+					q[r][i] = simd.HalfTable[faRandHalf(rng, false)]
 				}
 			}
 			k := make([]byte, (nk-1)*ks+2*n)
@@ -102,7 +103,7 @@ func TestFAScoresAVX2(t *testing.T) {
 					kj := u16s(k, int64(j*ks), int64(n))
 					var exact, mag float64
 					for i := range n {
-						p := float64(halfTable[kj[i]]) * float64(q[r][i])
+						p := float64(simd.HalfTable[kj[i]]) * float64(q[r][i])
 						exact += p
 						mag += math.Abs(p)
 					}
@@ -176,19 +177,19 @@ func TestFAValuesAVX2(t *testing.T) {
 // then an Inf or NaN with special), codes in [-127, 127] and, in keys
 // (extreme), now and then -128.
 func faRandQ8(rng *rand.Rand, nb int, special, extreme bool) []byte {
-	b := make([]byte, nb*bytesQ8_0)
+	b := make([]byte, nb*simd.BytesQ8_0)
 	for i := range nb {
 		h := quant.FP32ToFP16(rng.Float32())
 		if special && rng.IntN(16) == 0 {
 			h = [2]uint16{0x7c00, 0x7e00}[rng.IntN(2)]
 		}
-		b[i*bytesQ8_0], b[i*bytesQ8_0+1] = byte(h), byte(h>>8)
+		b[i*simd.BytesQ8_0], b[i*simd.BytesQ8_0+1] = byte(h), byte(h>>8)
 		for j := range 32 {
 			c := int8(rng.IntN(255) - 127)
 			if extreme && rng.IntN(32) == 0 {
 				c = -128
 			}
-			b[i*bytesQ8_0+2+j] = byte(c)
+			b[i*simd.BytesQ8_0+2+j] = byte(c)
 		}
 	}
 	return b
@@ -207,11 +208,11 @@ func TestFAQ8KernelsAVX2(t *testing.T) {
 		for trial := range 4 {
 			special := trial == 3
 			nk := 2 * (1 + rng.IntN(5))
-			ks := nb*bytesQ8_0 + rng.IntN(5)
+			ks := nb*simd.BytesQ8_0 + rng.IntN(5)
 			if trial == 2 {
 				ks = 0
 			}
-			k := faRandQ8(rng, (nk-1)*ks/bytesQ8_0+nb+1, special, true)[:(nk-1)*ks+nb*bytesQ8_0]
+			k := faRandQ8(rng, (nk-1)*ks/simd.BytesQ8_0+nb+1, special, true)[:(nk-1)*ks+nb*simd.BytesQ8_0]
 			var q [3][]byte
 			var dq, got, want [3][]float32
 			for r := range 3 {
@@ -219,7 +220,7 @@ func TestFAQ8KernelsAVX2(t *testing.T) {
 				dq[r] = make([]float32, 8*nb)
 				for b := range nb {
 					for l := range 8 {
-						dq[r][8*b+l] = halfAt(q[r], b*bytesQ8_0)
+						dq[r][8*b+l] = simd.HalfAt(q[r], b*simd.BytesQ8_0)
 					}
 				}
 				got[r], want[r] = make([]float32, nk), make([]float32, nk)
@@ -240,7 +241,7 @@ func TestFAQ8KernelsAVX2(t *testing.T) {
 			}
 			for r := range 3 {
 				for j := range nk {
-					d := dot(n, k[j*ks:j*ks+nb*bytesQ8_0], q[r])
+					d := dot(n, k[j*ks:j*ks+nb*simd.BytesQ8_0], q[r])
 					if !faSameBits(got[r][j], want[r][j]) || !faSameBits(got[r][j], d) {
 						t.Fatalf("nb=%d trial %d: score[%d][%d] = %v, twin %v, dot %v", nb, trial, r, j, got[r][j], want[r][j], d)
 					}
@@ -479,7 +480,7 @@ func faMaskedNaN(t *testing.T, c faCase, poison []int64, kv [2]quant.Type) {
 			}
 			n, step := x.Ne[0], int64(2) // f16: every element
 			if x.Type == quant.Q8_0 {
-				n, step = x.Ne[0]/32, bytesQ8_0 // q8_0: every block's scale
+				n, step = x.Ne[0]/32, simd.BytesQ8_0 // q8_0: every block's scale
 			}
 			for _, ik := range poison {
 				row := raw[ik*x.Nb[1]:]
@@ -595,7 +596,7 @@ func TestFARoundF16AVX2(t *testing.T) {
 			case 0: // any bits
 				src[i] = math.Float32frombits(rng.Uint32())
 			case 1: // a halfway case: a binary16 value plus half an ulp
-				h := halfTable[faRandHalf(rng, false)]
+				h := simd.HalfTable[faRandHalf(rng, false)]
 				src[i] = math.Float32frombits(math.Float32bits(h) | 1<<12)
 			case 2: // around the binary16 subnormals
 				src[i] = float32(rng.NormFloat64() * 1e-6)

@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -19,10 +20,10 @@ func faDotF16Twin(k []uint16, q []float32) float32 {
 	var acc [8]float32
 	for i := 0; i+8 <= len(q); i += 8 {
 		for l := range acc {
-			acc[l] = fma32(halfTable[k[i+l]], q[i+l], acc[l])
+			acc[l] = simd.FMA32(simd.HalfTable[k[i+l]], q[i+l], acc[l])
 		}
 	}
-	return hsum8(&acc)
+	return simd.Hsum8(&acc)
 }
 
 // faScoresTwin is the twin of faScoresAVX2: out[r][j] is the dot product
@@ -85,7 +86,7 @@ func faValues1Twin(acc, p []float32, v []byte, vs, nk int) {
 // dotQ8_0Q8_0AVX2 forms it (dotQ8_0Q8_0Twin); dq, the query scales
 // widened, is not needed.
 func faScoresQ8Twin(q [3][]byte, _ [3][]float32, k []byte, ks, nk int, out [3][]float32) {
-	n := len(q[0]) / bytesQ8_0 * 32
+	n := len(q[0]) / simd.BytesQ8_0 * 32
 	for j := range nk {
 		for r := range 3 {
 			out[r][j] = dotQ8_0Q8_0Twin(n, k[j*ks:], q[r])
@@ -96,7 +97,7 @@ func faScoresQ8Twin(q [3][]byte, _ [3][]float32, k []byte, ks, nk int, out [3][]
 // faScores1Q8Twin is the twin of faScores1Q8AVX2: faScoresQ8Twin for one
 // row.
 func faScores1Q8Twin(q []byte, _ []float32, k []byte, ks, nk int, out []float32) {
-	n := len(q) / bytesQ8_0 * 32
+	n := len(q) / simd.BytesQ8_0 * 32
 	for j := range nk {
 		out[j] = dotQ8_0Q8_0Twin(n, k[j*ks:], q)
 	}
@@ -106,8 +107,8 @@ func faScores1Q8Twin(q []byte, _ []float32, k []byte, ks, nk int, out []float32)
 // per element.
 func faDequantQ8Twin(dst []float32, src []byte) {
 	for b := range len(dst) / 32 {
-		blk := src[b*bytesQ8_0:]
-		d := halfAt(blk, 0)
+		blk := src[b*simd.BytesQ8_0:]
+		d := simd.HalfAt(blk, 0)
 		for j := range 32 {
 			dst[b*32+j] = float32(int8(blk[2+j])) * d
 		}
@@ -140,7 +141,7 @@ func faValues1F32Twin(acc, p []float32, v []float32, vs, nk int) {
 func faMaskF16Twin(sc []float32, m []uint16, slope float32) uint64 {
 	var bits uint64
 	for t := range sc {
-		mv := slope * halfTable[m[t]]
+		mv := slope * simd.HalfTable[m[t]]
 		sc[t] = mv
 		if math.IsInf(float64(mv), -1) {
 			bits |= 1 << t
@@ -170,6 +171,6 @@ func faLogitsTwin(sc, dots []float32, scale float32) float32 {
 // payload may differ, which no later step can tell apart).
 func faRoundF16Twin(dst, src []float32) {
 	for i := range dst {
-		dst[i] = halfTable[quant.FP32ToFP16(src[i])]
+		dst[i] = simd.HalfTable[quant.FP32ToFP16(src[i])]
 	}
 }

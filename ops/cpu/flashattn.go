@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -382,7 +383,7 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 			if j.kq8 {
 				for b := range nbq {
 					for l := range int64(8) {
-						row.dq[8*b+l] = halfAt(row.qc, int(b*bytesQ8_0))
+						row.dq[8*b+l] = simd.HalfAt(row.qc, int(b*simd.BytesQ8_0))
 					}
 				}
 			}
@@ -503,7 +504,7 @@ func (j *flashAttnJob) maskTile(row *faRow, ic0, nt int64) uint64 {
 		var mv float32
 		ic := ic0 + t
 		if mask.Type == quant.F16 {
-			mv = slope * halfAt(j.maskMem, int(row.maskOff+2*ic))
+			mv = slope * simd.HalfAt(j.maskMem, int(row.maskOff+2*ic))
 		} else {
 			mv = slope * f32At(j.maskMem, row.maskOff+4*ic)
 		}

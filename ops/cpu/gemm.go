@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -299,9 +300,9 @@ func (p *packJob) do(_, lo, hi int) {
 // rows): at b*packQ81Block the four d as float32, the four s as float32,
 // then the codes.
 func packGroup(kind gemmKind, rows *[4][]byte, nb int64, grp []byte) {
-	bs, codes, srcBytes, srcCodes := int64(packQ8Block), int64(16), int64(bytesQ8_0), int64(2)
+	bs, codes, srcBytes, srcCodes := int64(packQ8Block), int64(16), int64(simd.BytesQ8_0), int64(2)
 	if kind == gemmQ81Quad {
-		bs, codes, srcBytes, srcCodes = packQ81Block, 32, bytesQ8_1, 4
+		bs, codes, srcBytes, srcCodes = packQ81Block, 32, simd.BytesQ8_1, 4
 	}
 	for c, row := range rows {
 		c := int64(c)
@@ -317,9 +318,9 @@ func packGroup(kind gemmKind, rows *[4][]byte, nb int64, grp []byte) {
 				continue
 			}
 			src := row[b*srcBytes : (b+1)*srcBytes]
-			f32s(blk, 4*c, 1)[0] = halfAt(src, 0)
+			f32s(blk, 4*c, 1)[0] = simd.HalfAt(src, 0)
 			if kind == gemmQ81Quad {
-				f32s(blk, 16+4*c, 1)[0] = halfAt(src, 2)
+				f32s(blk, 16+4*c, 1)[0] = simd.HalfAt(src, 2)
 			}
 			copy(dst, src[srcCodes:srcCodes+32])
 		}

@@ -4,6 +4,8 @@ package cpu
 
 import (
 	"unsafe"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 )
 
 // Register-tiled MUL_MAT kernels of the AVX2 tier (dot_amd64.s,
@@ -88,21 +90,8 @@ func quadK(f func(x, y *byte, ldy int, nb int, out *[4]float32), xs int) quadFun
 			*out = [4]float32{}
 			return
 		}
-		_, _ = x[nb*xs-1], y[3*ldy+nb*bytesQ8_K-1]
+		_, _ = x[nb*xs-1], y[3*ldy+nb*simd.BytesQ8_K-1]
 		f(&x[0], &y[0], ldy, nb, out)
-	}
-}
-
-// gemvLegacy wraps a four-row kernel of a 32-element format with xs bytes
-// per block.
-func gemvLegacy(f func(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32), xs int) gemvFunc {
-	return func(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32) {
-		if nb <= 0 {
-			*out = [4]float32{}
-			return
-		}
-		_, _, _ = x[3*ldx+nb*xs-1], y[nb*bytesQ8_0-1], dy[nb-1]
-		f(&x[0], ldx, &y[0], &dy[0], nb, out)
 	}
 }
 
@@ -153,16 +142,3 @@ func quadLegacy1(f func(x, y *byte, nb int, out *[4]float32), xs int) quadFunc {
 //
 //go:noescape
 func gemmQ3_Kx4AVX2(x, y *byte, ldy int, nb int, out *[4]float32)
-
-// gemvUnscaled wraps a four-row kernel that takes no widened scales, with
-// xs weight and ys activation bytes per block.
-func gemvUnscaled(f func(x *byte, ldx int, y *byte, nb int, out *[4]float32), xs, ys int) gemvFunc {
-	return func(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
-		if nb <= 0 {
-			*out = [4]float32{}
-			return
-		}
-		_, _ = x[3*ldx+nb*xs-1], y[nb*ys-1]
-		f(&x[0], ldx, &y[0], nb, out)
-	}
-}

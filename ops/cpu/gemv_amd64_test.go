@@ -7,6 +7,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -17,29 +20,12 @@ var gemvUnscaledTwins = []struct {
 	twin vecDotFunc
 }{
 	{quant.Q4_K, dotKernels[quant.Q4_K].dot}, {quant.Q5_K, dotKernels[quant.Q5_K].dot},
-	{quant.Q6_K, dotKernels[quant.Q6_K].dot}, {quant.F16, gemvF16Twin},
+	{quant.Q6_K, dotKernels[quant.Q6_K].dot}, {quant.F16, gemv.F16Twin},
 }
 
-// gemvRows returns four rows of nb*gemvRun(wt) elements of type wt, ldx
-// bytes apart at offset off of a fresh buffer (random bytes between
-// them), each from simdRow, or from data when data is not nil.
+// gemvRows is simdtest.Rows4 for nb blocks of the four-row kernel of wt.
 func gemvRows(rng *rand.Rand, wt quant.Type, nb, ldx, off int, special float64, data []byte) []byte {
-	n := nb * int(gemvRun(wt))
-	rowBytes, _ := wt.RowSize(int64(n))
-	buf := alignedBytes(int64(3*ldx) + rowBytes + int64(off) + 1)[off : int64(off+3*ldx)+rowBytes]
-	for i := range buf {
-		buf[i] = byte(rng.Uint32())
-	}
-	for r := range 4 {
-		var row []byte
-		if data != nil {
-			row = fillRow(wt, n, 0, data[r*len(data)/4:])
-		} else {
-			row = simdRow(rng, wt, n, 0, special)
-		}
-		copy(buf[r*ldx:], row)
-	}
-	return buf
+	return simdtest.Rows4(rng, wt, nb*int(gemvRun(wt)), ldx, off, special, data)
 }
 
 // checkGemv runs the four-row kernel of wt and compares every row with
@@ -166,7 +152,7 @@ func BenchmarkGemv(b *testing.B) {
 		if act == quant.Q8_0 {
 			dy = make([]float32, nb)
 			for i := range dy {
-				dy[i] = halfAt(y, i*bytesQ8_0)
+				dy[i] = simd.HalfAt(y, i*simd.BytesQ8_0)
 			}
 		}
 		gv, dot := avx2Kernels.gemv[wt], avx2Kernels.dots[wt].dot
@@ -211,7 +197,7 @@ func checkQuadK(t *testing.T, wt quant.Type, nb int, x, y []byte, ldy int) {
 // (random bytes between them), from data when it is not nil.
 func kQuadRows(rng *rand.Rand, nb, ldy int, data []byte) []byte {
 	n := nb * quant.QKK
-	rowBytes := nb * bytesQ8_K
+	rowBytes := nb * simd.BytesQ8_K
 	buf := alignedBytes(int64(3*ldy + rowBytes + 1))[:3*ldy+rowBytes]
 	for i := range buf {
 		buf[i] = byte(rng.Uint32())
@@ -236,7 +222,7 @@ func TestQuadKTwins(t *testing.T) {
 	for _, wt := range []quant.Type{quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
 		for range 100 {
 			nb := rng.IntN(10)
-			ldy := nb*bytesQ8_K + 4*rng.IntN(20)
+			ldy := nb*simd.BytesQ8_K + 4*rng.IntN(20)
 			x := simdRow(rng, wt, nb*quant.QKK, rng.IntN(64), 0)
 			checkQuadK(t, wt, nb, x, kQuadRows(rng, nb, ldy, nil), ldy)
 		}
@@ -254,7 +240,7 @@ func FuzzQuadK(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff uint8, data []byte) {
 		wt := kinds[int(kind)%len(kinds)]
 		nb := int(blocks) % 6
-		ldy := nb*bytesQ8_K + 4*int(gap%32)
+		ldy := nb*simd.BytesQ8_K + 4*int(gap%32)
 		x := fillRow(wt, nb*quant.QKK, int(xoff%64), data)
 		var yd []byte
 		if len(data) > 0 {
@@ -276,7 +262,7 @@ func FuzzGemvQ8(f *testing.F) {
 	twins := []struct {
 		wt   quant.Type
 		twin vecDotFunc
-	}{{quant.Q4_0, gemvQ4_0Twin}, {quant.Q8_0, gemvQ8_0Twin}}
+	}{{quant.Q4_0, gemv.Q4_0Twin}, {quant.Q8_0, gemv.Q8_0Twin}}
 	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
 		c := twins[int(kind)%len(twins)]
 		nb := int(blocks) % 40
@@ -291,7 +277,7 @@ func FuzzGemvQ8(f *testing.F) {
 		y := fillRow(quant.Q8_0, n, int(yoff%64), data[len(data)/2:])
 		dy := make([]float32, nb)
 		for ib := range dy {
-			dy[ib] = halfAt(y, ib*bytesQ8_0)
+			dy[ib] = simd.HalfAt(y, ib*simd.BytesQ8_0)
 		}
 		var out [4]float32
 		avx2Kernels.gemv[c.wt](nb, x, ldx, y, dy, &out)

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 
 	"github.com/kernbench/kernbench/quant"
@@ -53,13 +54,8 @@ type kernelSet struct {
 	fa *faBlockKernels
 }
 
-// A gemvFunc sets out[r] to the dot product of nb blocks of weight row
-// x + r*ldx (r < 4) with the activation row y, whose block scales dy
-// holds widened to float32 (the q8_0 activation rows of the 32-element
-// formats). For weight types whose activation rows carry their scales
-// (q8_K) or have none (f16), dy is nil and nb counts gemvRun(t)
-// elements.
-type gemvFunc func(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32)
+// A gemvFunc is a four-row kernel (see gemv.Func).
+type gemvFunc = gemv.Func
 
 // genericKernels is the pure-Go tier: every kernel it installs, in one
 // place (avx2Kernels, in kernels_amd64.go, is the other tier). It has a dot

@@ -5,7 +5,9 @@ package cpu
 import (
 	"maps"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 
 	"github.com/kernbench/kernbench/quant"
 )
@@ -13,84 +15,85 @@ import (
 // avx2Kernels is the AVX2+FMA+F16C tier: every kernel it installs, in one
 // place. Entries it lacks fall back to the generic tier's (dots) or to the
 // generic path of the op (the other maps: a missing entry means the op
-// computes with the dot product or quant's converters). The assembly
-// sits beside each wrapper named here (dot_amd64.s, dotk_amd64.s,
-// gemv2_amd64.s, qgemm_amd64.s, sgemm_amd64.s, quant_amd64.s,
-// getrows_amd64.s, vec_amd64.s, elementwise_amd64.s, internal/rope,
-// ssm_amd64.s, ssm2_amd64.s, fa_amd64.s); each has a pure-Go twin that the
-// tests compare with it bit for bit.
+// computes with the dot product or quant's converters). The kernels live
+// in the leaf packages under internal/ (gemv, rope) or, not yet moved, in
+// this package beside their assembly (dot_amd64.s, dotk_amd64.s,
+// qgemm_amd64.s, sgemm_amd64.s, quant_amd64.s, getrows_amd64.s,
+// vec_amd64.s, elementwise_amd64.s, ssm_amd64.s, ssm_tile_amd64.s,
+// fa_amd64.s); each has a pure-Go twin that the tests compare with it bit
+// for bit.
 var avx2Kernels = &kernelSet{
 	name: "avx2",
 	dots: withGenericDots(map[quant.Type]dotKernel{
 		quant.F32:  {vecDotF32AVX2, quant.F32},
 		quant.F16:  {vecDotF16AVX2, quant.F16},
 		quant.BF16: {vecDotBF16AVX2, quant.BF16},
-		quant.Q8_0: {blockDot(dotQ8_0Q8_0AVX2, bytesQ8_0, bytesQ8_0, quant.QK), quant.Q8_0},
-		quant.Q4_0: {blockDot(dotQ4_0Q8_0AVX2, bytesQ4_0, bytesQ8_0, quant.QK), quant.Q8_0},
-		quant.Q5_0: {blockDot(dotQ5_0Q8_0AVX2, bytesQ5_0, bytesQ8_0, quant.QK), quant.Q8_0},
-		quant.Q4_1: {blockDot(dotQ4_1Q8_1AVX2, bytesQ4_1, bytesQ8_1, quant.QK), quant.Q8_1},
-		quant.Q5_1: {blockDot(dotQ5_1Q8_1AVX2, bytesQ5_1, bytesQ8_1, quant.QK), quant.Q8_1},
-		quant.Q2_K: {blockDot(dotQ2_KQ8_KAVX2, bytesQ2_K, bytesQ8_K, quant.QKK), quant.Q8_K},
-		quant.Q3_K: {blockDot(dotQ3_KQ8_KAVX2, bytesQ3_K, bytesQ8_K, quant.QKK), quant.Q8_K},
-		quant.Q4_K: {blockDot(dotQ4_KQ8_KAVX2, bytesQ4_K, bytesQ8_K, quant.QKK), quant.Q8_K},
-		quant.Q5_K: {blockDot(dotQ5_KQ8_KAVX2, bytesQ5_K, bytesQ8_K, quant.QKK), quant.Q8_K},
-		quant.Q6_K: {blockDot(dotQ6_KQ8_KAVX2, bytesQ6_K, bytesQ8_K, quant.QKK), quant.Q8_K},
+		quant.Q8_0: {blockDot(dotQ8_0Q8_0AVX2, simd.BytesQ8_0, simd.BytesQ8_0, quant.QK), quant.Q8_0},
+		quant.Q4_0: {blockDot(dotQ4_0Q8_0AVX2, simd.BytesQ4_0, simd.BytesQ8_0, quant.QK), quant.Q8_0},
+		quant.Q5_0: {blockDot(dotQ5_0Q8_0AVX2, simd.BytesQ5_0, simd.BytesQ8_0, quant.QK), quant.Q8_0},
+		quant.Q4_1: {blockDot(dotQ4_1Q8_1AVX2, simd.BytesQ4_1, simd.BytesQ8_1, quant.QK), quant.Q8_1},
+		quant.Q5_1: {blockDot(dotQ5_1Q8_1AVX2, simd.BytesQ5_1, simd.BytesQ8_1, quant.QK), quant.Q8_1},
+		quant.Q2_K: {blockDot(dotQ2_KQ8_KAVX2, simd.BytesQ2_K, simd.BytesQ8_K, quant.QKK), quant.Q8_K},
+		quant.Q3_K: {blockDot(dotQ3_KQ8_KAVX2, simd.BytesQ3_K, simd.BytesQ8_K, quant.QKK), quant.Q8_K},
+		quant.Q4_K: {blockDot(dotQ4_KQ8_KAVX2, simd.BytesQ4_K, simd.BytesQ8_K, quant.QKK), quant.Q8_K},
+		quant.Q5_K: {blockDot(dotQ5_KQ8_KAVX2, simd.BytesQ5_K, simd.BytesQ8_K, quant.QKK), quant.Q8_K},
+		quant.Q6_K: {blockDot(dotQ6_KQ8_KAVX2, simd.BytesQ6_K, simd.BytesQ8_K, quant.QKK), quant.Q8_K},
 	}),
 	act: map[quant.Type]func([]float32, []byte){
-		quant.Q8_0: blockQuant(quantQ8_0AVX2, quant.QK, bytesQ8_0),
-		quant.Q8_1: blockQuant(quantQ8_1AVX2, quant.QK, bytesQ8_1),
-		quant.Q8_K: blockQuant(quantQ8_KAVX2, quant.QKK, bytesQ8_K),
+		quant.Q8_0: blockQuant(quantQ8_0AVX2, quant.QK, simd.BytesQ8_0),
+		quant.Q8_1: blockQuant(quantQ8_1AVX2, quant.QK, simd.BytesQ8_1),
+		quant.Q8_K: blockQuant(quantQ8_KAVX2, quant.QKK, simd.BytesQ8_K),
 		quant.F16:  cvtF32F16Row,
 	},
 	gemm: map[quant.Type]*gemmKernel{
 		quant.F32:  {kind: gemmFloat, tile: tileF32AVX2, micro: sgemmMicroAVX2},
 		quant.F16:  {kind: gemmFloat, tile: tileF32AVX2, widen: widenF16AVX2, micro: sgemmMicroAVX2},
 		quant.BF16: {kind: gemmFloat, tile: tileF32AVX2, widen: widenBF16AVX2, micro: sgemmMicroAVX2},
-		quant.Q4_0: {kind: gemmQ8Quad, quad: quadLegacy(gemmQ4_0x4AVX2, bytesQ4_0),
+		quant.Q4_0: {kind: gemmQ8Quad, quad: quadLegacy(gemmQ4_0x4AVX2, simd.BytesQ4_0),
 			qtile: &qTile{block: qPanelBlock, gblock: packQ8Block, biased: true,
-				repack: qRepack(repackQ4_0AVX2, bytesQ4_0, qPanelBlock), kernel: qKernel(qgemmQ4_0AVX2, qPanelBlock, packQ8Block)}},
-		quant.Q5_0: {kind: gemmQ8Quad, quad: quadLegacy(gemmQ5_0x4AVX2, bytesQ5_0),
+				repack: qRepack(repackQ4_0AVX2, simd.BytesQ4_0, qPanelBlock), kernel: qKernel(qgemmQ4_0AVX2, qPanelBlock, packQ8Block)}},
+		quant.Q5_0: {kind: gemmQ8Quad, quad: quadLegacy(gemmQ5_0x4AVX2, simd.BytesQ5_0),
 			qtile: &qTile{block: qPanelBlock, gblock: packQ8Block, biased: true,
-				repack: qRepack(repackQ5_0AVX2, bytesQ5_0, qPanelBlock), kernel: qKernel(qgemmQ5_0AVX2, qPanelBlock, packQ8Block)}},
+				repack: qRepack(repackQ5_0AVX2, simd.BytesQ5_0, qPanelBlock), kernel: qKernel(qgemmQ5_0AVX2, qPanelBlock, packQ8Block)}},
 		// The q8_0 panel kernel is taken from n = 8: at n = 4 it
 		// measured no faster than the quad kernel (BenchmarkQTile).
-		quant.Q8_0: {kind: gemmQ8Quad, quad: quadLegacy(gemmQ8_0x4AVX2, bytesQ8_0),
+		quant.Q8_0: {kind: gemmQ8Quad, quad: quadLegacy(gemmQ8_0x4AVX2, simd.BytesQ8_0),
 			qtile: &qTile{block: qPanelBlock8, gblock: packQ8Block, minN: 8,
-				repack: qRepack(repackQ8_0AVX2, bytesQ8_0, qPanelBlock8), kernel: qKernel(qgemmQ8_0AVX2, qPanelBlock8, packQ8Block)}},
-		quant.Q4_1: {kind: gemmQ81Quad, quad: quadLegacy1(gemmQ4_1x4AVX2, bytesQ4_1),
+				repack: qRepack(repackQ8_0AVX2, simd.BytesQ8_0, qPanelBlock8), kernel: qKernel(qgemmQ8_0AVX2, qPanelBlock8, packQ8Block)}},
+		quant.Q4_1: {kind: gemmQ81Quad, quad: quadLegacy1(gemmQ4_1x4AVX2, simd.BytesQ4_1),
 			qtile: &qTile{block: qPanelBlock, gblock: packQ81Block,
-				repack: qRepack(repackQ4_1AVX2, bytesQ4_1, qPanelBlock), kernel: qKernel(qgemmQ4_1AVX2, qPanelBlock, packQ81Block)}},
-		quant.Q5_1: {kind: gemmQ81Quad, quad: quadLegacy1(gemmQ5_1x4AVX2, bytesQ5_1),
+				repack: qRepack(repackQ4_1AVX2, simd.BytesQ4_1, qPanelBlock), kernel: qKernel(qgemmQ4_1AVX2, qPanelBlock, packQ81Block)}},
+		quant.Q5_1: {kind: gemmQ81Quad, quad: quadLegacy1(gemmQ5_1x4AVX2, simd.BytesQ5_1),
 			qtile: &qTile{block: qPanelBlock, gblock: packQ81Block,
-				repack: qRepack(repackQ5_1AVX2, bytesQ5_1, qPanelBlock), kernel: qKernel(qgemmQ5_1AVX2, qPanelBlock, packQ81Block)}},
-		quant.Q2_K: {kind: gemmKQuad, quad: quadK(gemmQ2_Kx4AVX2, bytesQ2_K)},
-		quant.Q3_K: {kind: gemmKQuad, quad: quadK(gemmQ3_Kx4AVX2, bytesQ3_K)},
-		quant.Q4_K: {kind: gemmKQuad, quad: quadK(gemmQ4_Kx4AVX2, bytesQ4_K)},
-		quant.Q5_K: {kind: gemmKQuad, quad: quadK(gemmQ5_Kx4AVX2, bytesQ5_K)},
-		quant.Q6_K: {kind: gemmKQuad, quad: quadK(gemmQ6_Kx4AVX2, bytesQ6_K)},
+				repack: qRepack(repackQ5_1AVX2, simd.BytesQ5_1, qPanelBlock), kernel: qKernel(qgemmQ5_1AVX2, qPanelBlock, packQ81Block)}},
+		quant.Q2_K: {kind: gemmKQuad, quad: quadK(gemmQ2_Kx4AVX2, simd.BytesQ2_K)},
+		quant.Q3_K: {kind: gemmKQuad, quad: quadK(gemmQ3_Kx4AVX2, simd.BytesQ3_K)},
+		quant.Q4_K: {kind: gemmKQuad, quad: quadK(gemmQ4_Kx4AVX2, simd.BytesQ4_K)},
+		quant.Q5_K: {kind: gemmKQuad, quad: quadK(gemmQ5_Kx4AVX2, simd.BytesQ5_K)},
+		quant.Q6_K: {kind: gemmKQuad, quad: quadK(gemmQ6_Kx4AVX2, simd.BytesQ6_K)},
 	},
 	// Four-row kernels for MUL_MAT with one to three activation rows
-	// (gemv2_amd64.s); with next-step prefetch each beats the dot product
+	// (package internal/gemv); with next-step prefetch each beats the dot product
 	// inside MUL_MAT (BenchmarkGemv2MulMat).
 	gemv: map[quant.Type]gemvFunc{
-		quant.Q4_0: gemvLegacy(gemv2Q4_0x4AVX2, bytesQ4_0),
-		quant.Q8_0: gemvLegacy(gemv2Q8_0x4AVX2, bytesQ8_0),
-		quant.Q5_0: gemvLegacy(gemv2Q5_0x4AVX2, bytesQ5_0),
-		quant.Q4_1: gemvUnscaled(gemv2Q4_1x4AVX2, bytesQ4_1, bytesQ8_1),
-		quant.Q5_1: gemvUnscaled(gemv2Q5_1x4AVX2, bytesQ5_1, bytesQ8_1),
-		quant.Q2_K: gemvUnscaled(gemv2Q2_Kx4AVX2, bytesQ2_K, bytesQ8_K),
-		quant.Q3_K: gemvUnscaled(gemv2Q3_Kx4AVX2, bytesQ3_K, bytesQ8_K),
-		quant.Q4_K: gemvUnscaled(gemv2Q4_Kx4AVX2, bytesQ4_K, bytesQ8_K),
-		quant.Q5_K: gemvUnscaled(gemv2Q5_Kx4AVX2, bytesQ5_K, bytesQ8_K),
-		quant.Q6_K: gemvUnscaled(gemv2Q6_Kx4AVX2, bytesQ6_K, bytesQ8_K),
-		quant.F16:  gemvUnscaled(gemv2F16x4AVX2, 2*gemvF16Run, 2*gemvF16Run),
-		quant.BF16: gemvUnscaled(gemv2BF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run),
-		quant.F32:  gemvUnscaled(gemv2F32x4AVX2, 4*gemvF16Run, 4*gemvF16Run),
+		quant.Q4_0: gemv.Q4_0AVX2,
+		quant.Q8_0: gemv.Q8_0AVX2,
+		quant.Q5_0: gemv.Q5_0AVX2,
+		quant.Q4_1: gemv.Q4_1AVX2,
+		quant.Q5_1: gemv.Q5_1AVX2,
+		quant.Q2_K: gemv.Q2_KAVX2,
+		quant.Q3_K: gemv.Q3_KAVX2,
+		quant.Q4_K: gemv.Q4_KAVX2,
+		quant.Q5_K: gemv.Q5_KAVX2,
+		quant.Q6_K: gemv.Q6_KAVX2,
+		quant.F16:  gemv.F16AVX2,
+		quant.BF16: gemv.BF16AVX2,
+		quant.F32:  gemv.F32AVX2,
 	},
 	// Four-row kernels with data prepared once per activation row, which
 	// MUL_MAT and MUL_MAT_ID prefer to gemv.
 	gemvSide: map[quant.Type]*gemvSideKernel{
-		quant.Q4_0: {per: gemv3Side, prep: gemv3Q4_0Prep, f: gemv3Legacy(gemv3Q4_0x4AVX2, bytesQ4_0)},
+		quant.Q4_0: {per: gemv.SideSlots, prep: gemv.Q4_0Prep, f: gemv.SideQ4_0AVX2},
 	},
 	vec: vecKernels{
 		smPrep:   smPrepVecAVX2,
@@ -113,8 +116,8 @@ var avx2Kernels = &kernelSet{
 		swiglu: swigluVecAVX2,
 	},
 	deq: map[quant.Type]func([]byte, []float32){
-		quant.Q4_0: deqBlocks(deqQ4_0AVX2, bytesQ4_0),
-		quant.Q8_0: deqBlocks(deqQ8_0AVX2, bytesQ8_0),
+		quant.Q4_0: deqBlocks(deqQ4_0AVX2, simd.BytesQ4_0),
+		quant.Q8_0: deqBlocks(deqQ8_0AVX2, simd.BytesQ8_0),
 		quant.F16:  widenF16AVX2,
 		quant.BF16: widenBF16AVX2,
 	},

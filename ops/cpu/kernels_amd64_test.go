@@ -7,7 +7,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 
 	"github.com/kernbench/kernbench/quant"
 )
@@ -18,19 +20,19 @@ var avx2Gemv = []struct {
 	wt  quant.Type
 	asm gemvFunc
 }{
-	{quant.Q4_0, gemvLegacy(gemv2Q4_0x4AVX2, bytesQ4_0)},
-	{quant.Q8_0, gemvLegacy(gemv2Q8_0x4AVX2, bytesQ8_0)},
-	{quant.Q5_0, gemvLegacy(gemv2Q5_0x4AVX2, bytesQ5_0)},
-	{quant.Q4_1, gemvUnscaled(gemv2Q4_1x4AVX2, bytesQ4_1, bytesQ8_1)},
-	{quant.Q5_1, gemvUnscaled(gemv2Q5_1x4AVX2, bytesQ5_1, bytesQ8_1)},
-	{quant.Q2_K, gemvUnscaled(gemv2Q2_Kx4AVX2, bytesQ2_K, bytesQ8_K)},
-	{quant.Q3_K, gemvUnscaled(gemv2Q3_Kx4AVX2, bytesQ3_K, bytesQ8_K)},
-	{quant.Q4_K, gemvUnscaled(gemv2Q4_Kx4AVX2, bytesQ4_K, bytesQ8_K)},
-	{quant.Q5_K, gemvUnscaled(gemv2Q5_Kx4AVX2, bytesQ5_K, bytesQ8_K)},
-	{quant.Q6_K, gemvUnscaled(gemv2Q6_Kx4AVX2, bytesQ6_K, bytesQ8_K)},
-	{quant.F16, gemvUnscaled(gemv2F16x4AVX2, 2*gemvF16Run, 2*gemvF16Run)},
-	{quant.BF16, gemvUnscaled(gemv2BF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run)},
-	{quant.F32, gemvUnscaled(gemv2F32x4AVX2, 4*gemvF16Run, 4*gemvF16Run)},
+	{quant.Q4_0, gemv.Q4_0AVX2},
+	{quant.Q8_0, gemv.Q8_0AVX2},
+	{quant.Q5_0, gemv.Q5_0AVX2},
+	{quant.Q4_1, gemv.Q4_1AVX2},
+	{quant.Q5_1, gemv.Q5_1AVX2},
+	{quant.Q2_K, gemv.Q2_KAVX2},
+	{quant.Q3_K, gemv.Q3_KAVX2},
+	{quant.Q4_K, gemv.Q4_KAVX2},
+	{quant.Q5_K, gemv.Q5_KAVX2},
+	{quant.Q6_K, gemv.Q6_KAVX2},
+	{quant.F16, gemv.F16AVX2},
+	{quant.BF16, gemv.BF16AVX2},
+	{quant.F32, gemv.F32AVX2},
 }
 
 // TestAVX2GemvTable checks that the avx2 table's four-row kernel of each
@@ -63,7 +65,7 @@ func TestAVX2GemvTable(t *testing.T) {
 			if act == quant.Q8_0 {
 				dy = make([]float32, nb)
 				for ib := range dy {
-					dy[ib] = halfAt(y, ib*bytesQ8_0)
+					dy[ib] = simd.HalfAt(y, ib*simd.BytesQ8_0)
 				}
 			}
 			var got, want [4]float32

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -249,7 +250,7 @@ func repackQ4_0(panel, w []byte, ld, nb int64) {
 		pb := panel[b*qPanelBlock : (b+1)*qPanelBlock]
 		for r := range 8 {
 			row := w[int64(r)*ld:]
-			bx := row[b*bytesQ4_0 : (b+1)*bytesQ4_0]
+			bx := row[b*simd.BytesQ4_0 : (b+1)*simd.BytesQ4_0]
 			l0 := binary.LittleEndian.Uint64(bx[2:])
 			l1 := binary.LittleEndian.Uint64(bx[10:])
 			// Elements 0-7, 8-15 (low nibbles), 16-23, 24-31.
@@ -260,7 +261,7 @@ func repackQ4_0(panel, w []byte, ld, nb int64) {
 				binary.LittleEndian.PutUint32(pb[64*h+4*r:], uint32(x))
 				binary.LittleEndian.PutUint32(pb[64*h+32+4*r:], uint32(x>>32))
 			}
-			qPanelPut(pb, r, halfAt(bx, 0), sum, true)
+			qPanelPut(pb, r, simd.HalfAt(bx, 0), sum, true)
 		}
 	}
 }
@@ -272,7 +273,7 @@ func repackQ5_0(panel, w []byte, ld, nb int64) {
 		pb := panel[b*qPanelBlock : (b+1)*qPanelBlock]
 		for r := range 8 {
 			row := w[int64(r)*ld:]
-			bx := row[b*bytesQ5_0 : (b+1)*bytesQ5_0]
+			bx := row[b*simd.BytesQ5_0 : (b+1)*simd.BytesQ5_0]
 			qh := binary.LittleEndian.Uint32(bx[2:])
 			l0 := binary.LittleEndian.Uint64(bx[6:])
 			l1 := binary.LittleEndian.Uint64(bx[14:])
@@ -287,7 +288,7 @@ func repackQ5_0(panel, w []byte, ld, nb int64) {
 				binary.LittleEndian.PutUint32(pb[64*h+32+4*r:], uint32(x>>32))
 			}
 			sum -= 16 * 32
-			qPanelPut(pb, r, halfAt(bx, 0), sum, true)
+			qPanelPut(pb, r, simd.HalfAt(bx, 0), sum, true)
 		}
 	}
 }
@@ -298,7 +299,7 @@ func repackQ4_1(panel, w []byte, ld, nb int64) {
 		pb := panel[b*qPanelBlock : (b+1)*qPanelBlock]
 		for r := range 8 {
 			row := w[int64(r)*ld:]
-			bx := row[b*bytesQ4_1 : (b+1)*bytesQ4_1]
+			bx := row[b*simd.BytesQ4_1 : (b+1)*simd.BytesQ4_1]
 			l0 := binary.LittleEndian.Uint64(bx[4:])
 			l1 := binary.LittleEndian.Uint64(bx[12:])
 			v := [4]uint64{l0 & lanes0f, l1 & lanes0f, l0 >> 4 & lanes0f, l1 >> 4 & lanes0f}
@@ -306,8 +307,8 @@ func repackQ4_1(panel, w []byte, ld, nb int64) {
 				binary.LittleEndian.PutUint32(pb[64*h+4*r:], uint32(x))
 				binary.LittleEndian.PutUint32(pb[64*h+32+4*r:], uint32(x>>32))
 			}
-			qPanelPut(pb, r, halfAt(bx, 0), 0, false)
-			binary.LittleEndian.PutUint32(pb[qPanelCorr+4*r:], math.Float32bits(halfAt(bx, 2)))
+			qPanelPut(pb, r, simd.HalfAt(bx, 0), 0, false)
+			binary.LittleEndian.PutUint32(pb[qPanelCorr+4*r:], math.Float32bits(simd.HalfAt(bx, 2)))
 		}
 	}
 }
@@ -319,7 +320,7 @@ func repackQ5_1(panel, w []byte, ld, nb int64) {
 		pb := panel[b*qPanelBlock : (b+1)*qPanelBlock]
 		for r := range 8 {
 			row := w[int64(r)*ld:]
-			bx := row[b*bytesQ5_1 : (b+1)*bytesQ5_1]
+			bx := row[b*simd.BytesQ5_1 : (b+1)*simd.BytesQ5_1]
 			qh := binary.LittleEndian.Uint32(bx[4:])
 			l0 := binary.LittleEndian.Uint64(bx[8:])
 			l1 := binary.LittleEndian.Uint64(bx[16:])
@@ -329,8 +330,8 @@ func repackQ5_1(panel, w []byte, ld, nb int64) {
 				binary.LittleEndian.PutUint32(pb[64*h+4*r:], uint32(x))
 				binary.LittleEndian.PutUint32(pb[64*h+32+4*r:], uint32(x>>32))
 			}
-			qPanelPut(pb, r, halfAt(bx, 0), 0, false)
-			binary.LittleEndian.PutUint32(pb[qPanelCorr+4*r:], math.Float32bits(halfAt(bx, 2)))
+			qPanelPut(pb, r, simd.HalfAt(bx, 0), 0, false)
+			binary.LittleEndian.PutUint32(pb[qPanelCorr+4*r:], math.Float32bits(simd.HalfAt(bx, 2)))
 		}
 	}
 }
@@ -351,11 +352,11 @@ func repackQ8_0(panel, w []byte, ld, nb int64) {
 		pb := panel[b*qPanelBlock8 : (b+1)*qPanelBlock8]
 		for r := range 8 {
 			row := w[int64(r)*ld:]
-			bx := row[b*bytesQ8_0 : (b+1)*bytesQ8_0]
+			bx := row[b*simd.BytesQ8_0 : (b+1)*simd.BytesQ8_0]
 			for v := range 8 {
 				binary.LittleEndian.PutUint32(pb[32*v+4*r:], binary.LittleEndian.Uint32(bx[2+4*v:]))
 			}
-			qPanelPut(pb, r, halfAt(bx, 0), 0, false)
+			qPanelPut(pb, r, simd.HalfAt(bx, 0), 0, false)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package cpu
 import (
 	"encoding/binary"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -40,8 +41,8 @@ func qgemmTwin(wt quant.Type, rows *[8][]byte, grp []byte, nb int) [32]float32 {
 						isum += int32(uint8(q)) * int32(int8(y[e]))
 					}
 					dx, mx := qTwinMin(wt, row, b)
-					a := fma32(float32(isum), dx*float32At(blk, 4*c), acc[8*c+r])
-					acc[8*c+r] = fma32(mx, float32At(blk, 16+4*c), a)
+					a := simd.FMA32(float32(isum), dx*simd.Float32At(blk, 4*c), acc[8*c+r])
+					acc[8*c+r] = simd.FMA32(mx, simd.Float32At(blk, 16+4*c), a)
 					continue
 				}
 				var isum int32
@@ -59,8 +60,8 @@ func qgemmTwin(wt quant.Type, rows *[8][]byte, grp []byte, nb int) [32]float32 {
 					}
 					isum += int32(we) * (int32(y[e]) - 128)
 				}
-				d := dx * float32At(blk, 4*c)
-				acc[8*c+r] = fma32(float32(isum), d, acc[8*c+r])
+				d := dx * simd.Float32At(blk, 4*c)
+				acc[8*c+r] = simd.FMA32(float32(isum), d, acc[8*c+r])
 			}
 		}
 	}
@@ -73,49 +74,49 @@ func qgemmTwin(wt quant.Type, rows *[8][]byte, grp []byte, nb int) [32]float32 {
 func qTwinCodes(wt quant.Type, row []byte, b int) (w [32]int8, d float32) {
 	switch wt {
 	case quant.Q4_0:
-		bx := row[b*bytesQ4_0:]
-		for e, q := range nibbles(bx[2:18]) {
+		bx := row[b*simd.BytesQ4_0:]
+		for e, q := range simd.Nibbles(bx[2:18]) {
 			w[e] = int8(q) - 8
 		}
-		return w, halfAt(bx, 0)
+		return w, simd.HalfAt(bx, 0)
 	case quant.Q5_0:
-		bx := row[b*bytesQ5_0:]
+		bx := row[b*simd.BytesQ5_0:]
 		qh := binary.LittleEndian.Uint32(bx[2:6])
-		for e, q := range nibbles(bx[6:22]) {
+		for e, q := range simd.Nibbles(bx[6:22]) {
 			w[e] = int8(q|uint8(qh>>uint(e)&1)<<4) - 16
 		}
-		return w, halfAt(bx, 0)
+		return w, simd.HalfAt(bx, 0)
 	case quant.Q4_1, quant.Q5_1:
 		d, _ := qTwinMin(wt, row, b)
 		return qTwinUnsigned(wt, row, b), d
 	default: // q8_0
-		bx := row[b*bytesQ8_0:]
-		return codes8(bx[2:34]), halfAt(bx, 0)
+		bx := row[b*simd.BytesQ8_0:]
+		return simd.Codes8(bx[2:34]), simd.HalfAt(bx, 0)
 	}
 }
 
 // qTwinMin returns d and m of block b of a q4_1 or q5_1 row.
 func qTwinMin(wt quant.Type, row []byte, b int) (d, m float32) {
-	bs := bytesQ4_1
+	bs := simd.BytesQ4_1
 	if wt == quant.Q5_1 {
-		bs = bytesQ5_1
+		bs = simd.BytesQ5_1
 	}
 	bx := row[b*bs:]
-	return halfAt(bx, 0), halfAt(bx, 2)
+	return simd.HalfAt(bx, 0), simd.HalfAt(bx, 2)
 }
 
 // qTwinUnsigned returns the 32 unsigned codes (0..15 or 0..31) of block
 // b of a q4_1 or q5_1 row, as int8 bit patterns.
 func qTwinUnsigned(wt quant.Type, row []byte, b int) (w [32]int8) {
 	if wt == quant.Q4_1 {
-		for e, q := range nibbles(row[b*bytesQ4_1+4 : b*bytesQ4_1+20]) {
+		for e, q := range simd.Nibbles(row[b*simd.BytesQ4_1+4 : b*simd.BytesQ4_1+20]) {
 			w[e] = int8(q)
 		}
 		return w
 	}
-	bx := row[b*bytesQ5_1:]
+	bx := row[b*simd.BytesQ5_1:]
 	qh := binary.LittleEndian.Uint32(bx[4:8])
-	for e, q := range nibbles(bx[8:24]) {
+	for e, q := range simd.Nibbles(bx[8:24]) {
 		w[e] = int8(q | uint8(qh>>uint(e)&1)<<4)
 	}
 	return w

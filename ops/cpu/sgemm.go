@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/kernbench/kernbench/ops/cpu/internal/simd"
+
 // The packed float path of MUL_MAT's gemm, for f32, f16 and bf16 weights
 // and at least sgemmMinN activation rows, in the manner of BLIS:
 //
@@ -48,7 +50,7 @@ func sgemm6x16Twin(kc int, a []float32, lda int, b []float32, c []float32, ldc i
 		for j := range sgemmNR {
 			var acc float32
 			for i := range kc {
-				acc = fma32(a[r*lda+i], b[16*i+j], acc)
+				acc = simd.FMA32(a[r*lda+i], b[16*i+j], acc)
 			}
 			c[r*ldc+j] += acc
 		}

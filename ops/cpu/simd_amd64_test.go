@@ -4,14 +4,15 @@ package cpu
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
-	"github.com/klauspost/cpuid/v2"
 )
 
 func init() {
@@ -21,7 +22,7 @@ func init() {
 }
 
 // hasAVX2 reports whether the host runs the avx2 tier.
-func hasAVX2() bool { return cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C) }
+func hasAVX2() bool { return simdtest.HasAVX2() }
 
 // needAVX2 skips t on hosts without the avx2 tier.
 func needAVX2(t testing.TB) {
@@ -76,9 +77,9 @@ func TestFMA32Hardware(t *testing.T) {
 			// Make z cancel most of x*y, where rounding is delicate.
 			v[2] = -v[0] * v[1] * (1 + float32(rng.IntN(5)-2)*0x1p-23)
 		}
-		got, want := fma32(v[0], v[1], v[2]), fma32AVX2(v[0], v[1], v[2])
+		got, want := simd.FMA32(v[0], v[1], v[2]), fma32AVX2(v[0], v[1], v[2])
 		if !sameFloat(got, want) {
-			t.Fatalf("fma32(%g, %g, %g) = %g (%#x), hardware %g (%#x)", v[0], v[1], v[2], got, math.Float32bits(got), want, math.Float32bits(want))
+			t.Fatalf("simd.FMA32(%g, %g, %g) = %g (%#x), hardware %g (%#x)", v[0], v[1], v[2], got, math.Float32bits(got), want, math.Float32bits(want))
 		}
 	}
 }
@@ -143,23 +144,8 @@ func FuzzSIMDTwins(f *testing.F) {
 	})
 }
 
-// fillRow returns a row of n elements of type t at offset off of a
-// fresh buffer, its bytes taken cyclically from data (zeros when data is
-// empty).
-func fillRow(t quant.Type, n, off int, data []byte) []byte {
-	size, err := t.RowSize(int64(n))
-	if err != nil {
-		panic(fmt.Sprint(t, n, err))
-	}
-	buf := alignedBytes(size + int64(off) + 1)[off : int64(off)+size]
-	if len(data) > 0 {
-		for i := range buf {
-			buf[i] = data[i%len(data)] ^ byte(i/len(data))
-		}
-	}
-	fixBsums(t, buf)
-	return buf
-}
+// fillRow is simdtest.FillRow.
+func fillRow(t quant.Type, n, off int, data []byte) []byte { return simdtest.FillRow(t, n, off, data) }
 
 // TestQuantizersMatchReference checks that the AVX2 activation
 // converters write exactly quant.QuantizeRow's bytes for finite inputs of
@@ -225,14 +211,7 @@ func quantTestRow(rng *rand.Rand, n, trial int) []float32 {
 	return src
 }
 
-func mustRowSize(t *testing.T, typ quant.Type, n int) int64 {
-	t.Helper()
-	s, err := typ.RowSize(int64(n))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func mustRowSize(t *testing.T, typ quant.Type, n int) int64 { return simdtest.MustRowSize(t, typ, n) }
 
 // FuzzQuantizers is the fuzzing form of TestQuantizersMatchReference: the
 // fuzzer supplies the float bits (non-finite values are replaced, being
@@ -318,7 +297,7 @@ func TestGemvTwins(t *testing.T) {
 	for _, c := range []struct {
 		wt   quant.Type
 		twin vecDotFunc
-	}{{quant.Q4_0, gemvQ4_0Twin}, {quant.Q8_0, gemvQ8_0Twin}} {
+	}{{quant.Q4_0, gemv.Q4_0Twin}, {quant.Q8_0, gemv.Q8_0Twin}} {
 		gv := avx2Kernels.gemv[c.wt]
 		for range 100 {
 			nb := rng.IntN(20)
@@ -329,7 +308,7 @@ func TestGemvTwins(t *testing.T) {
 			y := simdRow(rng, quant.Q8_0, n, rng.IntN(64), 0)
 			dy := make([]float32, nb)
 			for ib := range dy {
-				dy[ib] = halfAt(y, ib*bytesQ8_0)
+				dy[ib] = simd.HalfAt(y, ib*simd.BytesQ8_0)
 			}
 			var out [4]float32
 			gv(nb, x, ldx, y, dy, &out)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -370,13 +371,13 @@ func ssmScanSTileTwin(st []float32, stS, nRows, dState int, x []float32, xS, xT 
 			var acc [8]float32
 			for j := 0; j+16 <= dState; j += 16 {
 				for l := range 8 {
-					v0 := fma32(bk[j+l], w, row[j+l])
-					v1 := fma32(bk[j+8+l], w, row[j+8+l])
+					v0 := simd.FMA32(bk[j+l], w, row[j+l])
+					v1 := simd.FMA32(bk[j+8+l], w, row[j+8+l])
 					row[j+l], row[j+8+l] = v0, v1
-					acc[l] += fma32(v1, ck[j+8+l], float32(v0*ck[j+l]))
+					acc[l] += simd.FMA32(v1, ck[j+8+l], float32(v0*ck[j+l]))
 				}
 			}
-			y[k*yT+r*yS] = float32(hsum8(&acc) * p)
+			y[k*yT+r*yS] = float32(simd.Hsum8(&acc) * p)
 		}
 		for i, v := range row {
 			row[i] = float32(v * pEnd)
@@ -434,12 +435,12 @@ func ssmScanATwin(st, src []float32, stS, srcS int, a []float32, aS int, dsp []f
 			v := float32(float32(prev[i]*dA) + float32(b[i]*xdt))
 			row[i] = v
 			if i < n8 {
-				acc[i%8] = fma32(v, c[i], acc[i%8])
+				acc[i%8] = simd.FMA32(v, c[i], acc[i%8])
 			}
 		}
-		sum := hsum8(&acc)
+		sum := simd.Hsum8(&acc)
 		for i := n8; i < dState; i++ {
-			sum = fma32(row[i], c[i], sum)
+			sum = simd.FMA32(row[i], c[i], sum)
 		}
 		y[r*yS] = sum
 	}
@@ -460,16 +461,16 @@ func ssmScanSTwin(st, src []float32, stS, srcS int, x []float32, xS int, y []flo
 			row[i] = v
 			if i < n8 {
 				a := &acc[(i/8)%2]
-				a[i%8] = fma32(v, c[i], a[i%8])
+				a[i%8] = simd.FMA32(v, c[i], a[i%8])
 			}
 		}
 		var s [8]float32
 		for l := range s {
 			s[l] = acc[0][l] + acc[1][l]
 		}
-		sum := hsum8(&s)
+		sum := simd.Hsum8(&s)
 		for i := n8; i < dState; i++ {
-			sum = fma32(row[i], c[i], sum)
+			sum = simd.FMA32(row[i], c[i], sum)
 		}
 		y[r*yS] = sum
 	}

@@ -5,7 +5,7 @@ package cpu
 import "unsafe"
 
 // AVX2+FMA SSM_SCAN kernels (ssm_amd64.s, and the scaled-state tile
-// kernel in ssm2_amd64.s). The wrappers check the slices and hand the
+// kernel in ssm_tile_amd64.s). The wrappers check the slices and hand the
 // assembly whole runs (four softplus lanes, state rows of a multiple of
 // 8, groups of 4 rows), finishing the rest with the twins, so each
 // wrapper equals its twin bit for bit.

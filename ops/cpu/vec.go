@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+)
 
 // vecKernels are a tier's row kernels for the non-matmul hot ops:
 // SOFT_MAX, RMS_NORM and the value accumulation and online-softmax
@@ -94,7 +98,7 @@ func axpyGeneric(acc, x []float32, s float32) {
 func axpyF16Generic(acc []float32, x []uint16, s float32) {
 	x = x[:len(acc)]
 	for i, h := range x {
-		acc[i] += halfTable[h] * s
+		acc[i] += simd.HalfTable[h] * s
 	}
 }
 
@@ -115,7 +119,7 @@ func axpy4F16Generic(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 floa
 func axpyQ8_0Generic(acc []float32, x []byte, s float32) {
 	for b := 0; b < len(acc)/32; b++ {
 		blk := x[b*34 : b*34+34]
-		d := halfAt(blk, 0)
+		d := simd.HalfAt(blk, 0)
 		a := acc[b*32 : b*32+32]
 		for j := range a {
 			a[j] += float32(int8(blk[2+j])) * d * s
@@ -155,15 +159,15 @@ func expTwin(x float32) float32 {
 	}
 	x = min(max(x, expLo), expHi)
 	n := float32(math.RoundToEven(float64(float32(x * expLog2e))))
-	r := fma32(n, -expC1, x)
-	r = fma32(n, -expC2, r)
-	p := fma32(expP0, r, expP1)
-	p = fma32(p, r, expP2)
-	p = fma32(p, r, expP3)
-	p = fma32(p, r, expP4)
-	p = fma32(p, r, expP5)
+	r := simd.FMA32(n, -expC1, x)
+	r = simd.FMA32(n, -expC2, r)
+	p := simd.FMA32(expP0, r, expP1)
+	p = simd.FMA32(p, r, expP2)
+	p = simd.FMA32(p, r, expP3)
+	p = simd.FMA32(p, r, expP4)
+	p = simd.FMA32(p, r, expP5)
 	z := float32(r * r)
-	y := fma32(p, z, r)
+	y := simd.FMA32(p, z, r)
 	y = float32(y + 1)
 	return float32(y * math.Float32frombits(uint32(int32(n)+127)<<23))
 }
@@ -171,6 +175,6 @@ func expTwin(x float32) float32 {
 func f16ToF32Generic(dst []float32, src []uint16) {
 	src = src[:len(dst)]
 	for i, h := range src {
-		dst[i] = halfTable[h]
+		dst[i] = simd.HalfTable[h]
 	}
 }

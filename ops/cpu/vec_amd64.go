@@ -2,7 +2,11 @@
 
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+)
 
 // AVX2+FMA row kernels (vec_amd64.s); each Go wrapper hands the assembly
 // whole runs of 8 elements and finishes the tail as the twin does, so the
@@ -115,7 +119,7 @@ func axpyVecAVX2(acc, x []float32, s float32) {
 		axpyAVX2(&acc[0], &x[0], n8, s)
 	}
 	for i := n8; i < len(acc); i++ {
-		acc[i] = fma32(x[i], s, acc[i])
+		acc[i] = simd.FMA32(x[i], s, acc[i])
 	}
 }
 
@@ -127,7 +131,7 @@ func axpyF16VecAVX2(acc []float32, x []uint16, s float32) {
 		axpyF16AVX2(&acc[0], &x[0], n8, s)
 	}
 	for i := n8; i < len(acc); i++ {
-		acc[i] = fma32(halfTable[x[i]], s, acc[i])
+		acc[i] = simd.FMA32(simd.HalfTable[x[i]], s, acc[i])
 	}
 }
 
@@ -140,10 +144,10 @@ func axpy4VecAVX2(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32) {
 		axpy4AVX2(&acc[0], &x0[0], &x1[0], &x2[0], &x3[0], n8, s0, s1, s2, s3)
 	}
 	for i := n8; i < n; i++ {
-		a := fma32(x0[i], s0, acc[i])
-		a = fma32(x1[i], s1, a)
-		a = fma32(x2[i], s2, a)
-		acc[i] = fma32(x3[i], s3, a)
+		a := simd.FMA32(x0[i], s0, acc[i])
+		a = simd.FMA32(x1[i], s1, a)
+		a = simd.FMA32(x2[i], s2, a)
+		acc[i] = simd.FMA32(x3[i], s3, a)
 	}
 }
 
@@ -156,10 +160,10 @@ func axpy4F16VecAVX2(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 floa
 		axpy4F16AVX2(&acc[0], &x0[0], &x1[0], &x2[0], &x3[0], n8, s0, s1, s2, s3)
 	}
 	for i := n8; i < n; i++ {
-		a := fma32(halfTable[x0[i]], s0, acc[i])
-		a = fma32(halfTable[x1[i]], s1, a)
-		a = fma32(halfTable[x2[i]], s2, a)
-		acc[i] = fma32(halfTable[x3[i]], s3, a)
+		a := simd.FMA32(simd.HalfTable[x0[i]], s0, acc[i])
+		a = simd.FMA32(simd.HalfTable[x1[i]], s1, a)
+		a = simd.FMA32(simd.HalfTable[x2[i]], s2, a)
+		acc[i] = simd.FMA32(simd.HalfTable[x3[i]], s3, a)
 	}
 }
 
@@ -183,8 +187,8 @@ func dot2F16VecAVX2(k0, k1 []uint16, q []float32) (float32, float32) {
 		h0, h1 = dot2F16AVX2(&k0[0], &k1[0], &q[0], n8)
 	}
 	for i := n8; i < n; i++ {
-		s0 = fma32(halfTable[k0[i]], q[i], s0)
-		s1 = fma32(halfTable[k1[i]], q[i], s1)
+		s0 = simd.FMA32(simd.HalfTable[k0[i]], q[i], s0)
+		s1 = simd.FMA32(simd.HalfTable[k1[i]], q[i], s1)
 	}
 	return h0 + s0, h1 + s1
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -130,7 +131,7 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 		for i := range n {
 			k1[i] = h[(i+3)%n]
 			qh[i] = h[(i+7)%n] ^ uint16(i)
-			q[i] = halfTable[qh[i]]
+			q[i] = simd.HalfTable[qh[i]]
 		}
 		g0, g1 := avx2Kernels.vec.dot2F16(h, k1, q)
 		w0, w1 := dot2F16Twin(h, k1, q)

@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+)
 
 // Go twins of the AVX2 row kernels in vec_amd64.s (see twin.go): each
 // performs the same float operations in the same order, lane by lane,
@@ -125,7 +129,7 @@ func mulToTwin(out, x []float32, s float32) {
 func axpyTwin(acc, x []float32, s float32) {
 	x = x[:len(acc)]
 	for i, v := range x {
-		acc[i] = fma32(v, s, acc[i])
+		acc[i] = simd.FMA32(v, s, acc[i])
 	}
 }
 
@@ -133,7 +137,7 @@ func axpyTwin(acc, x []float32, s float32) {
 func axpyF16Twin(acc []float32, x []uint16, s float32) {
 	x = x[:len(acc)]
 	for i, h := range x {
-		acc[i] = fma32(halfTable[h], s, acc[i])
+		acc[i] = simd.FMA32(simd.HalfTable[h], s, acc[i])
 	}
 }
 
@@ -157,10 +161,10 @@ func axpy4F16Twin(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 float32
 func axpyQ8_0Twin(acc []float32, x []byte, s float32) {
 	for b := 0; b < len(acc)/32; b++ {
 		blk := x[b*34 : b*34+34]
-		d := halfAt(blk, 0)
+		d := simd.HalfAt(blk, 0)
 		a := acc[b*32 : b*32+32]
 		for j := range a {
-			a[j] = fma32(float32(float32(int8(blk[2+j]))*d), s, a[j])
+			a[j] = simd.FMA32(float32(float32(int8(blk[2+j]))*d), s, a[j])
 		}
 	}
 }
@@ -171,6 +175,6 @@ func dot2F16Twin(k0, k1 []uint16, q []float32) (float32, float32) {
 	n := len(q)
 	k0, k1 = k0[:n], k1[:n]
 	qf := func(i int) float32 { return q[i] }
-	return dotFloatTwin(n, func(i int) float32 { return halfTable[k0[i]] }, qf),
-		dotFloatTwin(n, func(i int) float32 { return halfTable[k1[i]] }, qf)
+	return dotFloatTwin(n, func(i int) float32 { return simd.HalfTable[k0[i]] }, qf),
+		dotFloatTwin(n, func(i int) float32 { return simd.HalfTable[k1[i]] }, qf)
 }

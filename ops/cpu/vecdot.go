@@ -1,9 +1,7 @@
 package cpu
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/kernbench/kernbench/quant"
 )
@@ -59,24 +57,4 @@ func dotKernelFor(t quant.Type) (dotKernel, error) {
 		return dotKernel{}, fmt.Errorf("dot product for %v expects %v activations, quant says %v", t, k.actType, t.VecDotType())
 	}
 	return k, nil
-}
-
-// halfTable maps every binary16 bit pattern to its float32 value, as ggml's
-// CPU backend does without F16C: a load instead of bit fiddling per element.
-var halfTable = func() *[1 << 16]float32 {
-	var t [1 << 16]float32
-	for i := range t {
-		t[i] = quant.FP16ToFP32(uint16(i))
-	}
-	return &t
-}()
-
-// halfAt returns the binary16 value at byte offset off of b as float32.
-func halfAt(b []byte, off int) float32 {
-	return halfTable[binary.LittleEndian.Uint16(b[off:])]
-}
-
-// float32At returns the little-endian float32 at byte offset off of b.
-func float32At(b []byte, off int) float32 {
-	return math.Float32frombits(binary.LittleEndian.Uint32(b[off:]))
 }

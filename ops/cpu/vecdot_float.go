@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+)
 
 // Dot products of float weight rows with activations of the same type.
 // All three accumulate in float64, as ggml's generic C versions do
@@ -29,7 +33,7 @@ func vecDotF32(n int, x, y []byte) float32 {
 // vecDotF16 returns the dot product of n binary16 values of x and y.
 func vecDotF16(n int, x, y []byte) float32 {
 	xs, ys := u16s(x, 0, int64(n)), u16s(y, 0, int64(n))
-	tab := halfTable
+	tab := simd.HalfTable
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= n; i += 4 {

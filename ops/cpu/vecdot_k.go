@@ -3,6 +3,7 @@ package cpu
 import (
 	"encoding/binary"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -18,20 +19,10 @@ import (
 // (it may with GOAMD64=v3), so the results do not depend on the build and
 // the AVX2 kernels, which round every operation, equal these bit for bit.
 
-// Block sizes in bytes of the K formats.
-const (
-	bytesQ2_K = 84
-	bytesQ3_K = 110
-	bytesQ4_K = 144
-	bytesQ5_K = 176
-	bytesQ6_K = 210
-	bytesQ8_K = 292
-)
-
 // q8KBlock splits a q8_K block into its scale, codes and the bytes of its
 // 16 sums (read with bsum).
 func q8KBlock(b []byte) (d float32, qs, sums []byte) {
-	return float32At(b, 0), b[4:260], b[260:292]
+	return simd.Float32At(b, 0), b[4:260], b[260:292]
 }
 
 // bsum returns sum j (of codes 16j..16j+15) of a q8_K block.
@@ -43,8 +34,8 @@ func bsum(sums []byte, j int) int32 {
 func vecDotQ2_KQ8_K(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QKK {
-		bx := x[ib*bytesQ2_K : (ib+1)*bytesQ2_K]
-		yd, q8, sums := q8KBlock(y[ib*bytesQ8_K : (ib+1)*bytesQ8_K])
+		bx := x[ib*simd.BytesQ2_K : (ib+1)*simd.BytesQ2_K]
+		yd, q8, sums := q8KBlock(y[ib*simd.BytesQ8_K : (ib+1)*simd.BytesQ8_K])
 		sc, qs := bx[0:16], bx[16:80]
 		var mins int32
 		for j := range 16 {
@@ -65,8 +56,8 @@ func vecDotQ2_KQ8_K(n int, x, y []byte) float32 {
 				}
 			}
 		}
-		dall := yd * halfAt(bx, 80)
-		dmin := yd * halfAt(bx, 82)
+		dall := yd * simd.HalfAt(bx, 80)
+		dmin := yd * simd.HalfAt(bx, 82)
 		sum += float32(dall*float32(isum)) - float32(dmin*float32(mins))
 	}
 	return sum
@@ -89,8 +80,8 @@ func q3KScale(s []byte, j int) int32 {
 func vecDotQ3_KQ8_K(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QKK {
-		bx := x[ib*bytesQ3_K : (ib+1)*bytesQ3_K]
-		yd, q8, _ := q8KBlock(y[ib*bytesQ8_K : (ib+1)*bytesQ8_K])
+		bx := x[ib*simd.BytesQ3_K : (ib+1)*simd.BytesQ3_K]
+		yd, q8, _ := q8KBlock(y[ib*simd.BytesQ8_K : (ib+1)*simd.BytesQ8_K])
 		hm, qs, scales := bx[0:32], bx[32:96], bx[96:108]
 		var isum int32
 		for h := range 2 {
@@ -112,7 +103,7 @@ func vecDotQ3_KQ8_K(n int, x, y []byte) float32 {
 				}
 			}
 		}
-		sum += float32(halfAt(bx, 108) * yd * float32(isum))
+		sum += float32(simd.HalfAt(bx, 108) * yd * float32(isum))
 	}
 	return sum
 }
@@ -130,8 +121,8 @@ func kScaleMin(s []byte, j int) (sc, m int32) {
 func vecDotQ4_KQ8_K(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QKK {
-		bx := x[ib*bytesQ4_K : (ib+1)*bytesQ4_K]
-		yd, q8, sums := q8KBlock(y[ib*bytesQ8_K : (ib+1)*bytesQ8_K])
+		bx := x[ib*simd.BytesQ4_K : (ib+1)*simd.BytesQ4_K]
+		yd, q8, sums := q8KBlock(y[ib*simd.BytesQ8_K : (ib+1)*simd.BytesQ8_K])
 		scales, qs := bx[4:16], bx[16:144]
 		var isum, mins int32
 		for j := range 8 {
@@ -146,7 +137,7 @@ func vecDotQ4_KQ8_K(n int, x, y []byte) float32 {
 			}
 			isum += s * sc
 		}
-		sum += float32(halfAt(bx, 0)*yd*float32(isum)) - float32(halfAt(bx, 2)*yd*float32(mins))
+		sum += float32(simd.HalfAt(bx, 0)*yd*float32(isum)) - float32(simd.HalfAt(bx, 2)*yd*float32(mins))
 	}
 	return sum
 }
@@ -155,8 +146,8 @@ func vecDotQ4_KQ8_K(n int, x, y []byte) float32 {
 func vecDotQ5_KQ8_K(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QKK {
-		bx := x[ib*bytesQ5_K : (ib+1)*bytesQ5_K]
-		yd, q8, sums := q8KBlock(y[ib*bytesQ8_K : (ib+1)*bytesQ8_K])
+		bx := x[ib*simd.BytesQ5_K : (ib+1)*simd.BytesQ5_K]
+		yd, q8, sums := q8KBlock(y[ib*simd.BytesQ8_K : (ib+1)*simd.BytesQ8_K])
 		scales, qh, qs := bx[4:16], bx[16:48], bx[48:176]
 		var isum, mins int32
 		for j := range 8 {
@@ -176,7 +167,7 @@ func vecDotQ5_KQ8_K(n int, x, y []byte) float32 {
 			}
 			isum += s * sc
 		}
-		sum += float32(halfAt(bx, 0)*yd*float32(isum)) - float32(halfAt(bx, 2)*yd*float32(mins))
+		sum += float32(simd.HalfAt(bx, 0)*yd*float32(isum)) - float32(simd.HalfAt(bx, 2)*yd*float32(mins))
 	}
 	return sum
 }
@@ -185,8 +176,8 @@ func vecDotQ5_KQ8_K(n int, x, y []byte) float32 {
 func vecDotQ6_KQ8_K(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QKK {
-		bx := x[ib*bytesQ6_K : (ib+1)*bytesQ6_K]
-		yd, q8, _ := q8KBlock(y[ib*bytesQ8_K : (ib+1)*bytesQ8_K])
+		bx := x[ib*simd.BytesQ6_K : (ib+1)*simd.BytesQ6_K]
+		yd, q8, _ := q8KBlock(y[ib*simd.BytesQ8_K : (ib+1)*simd.BytesQ8_K])
 		ql, qh, scales := bx[0:128], bx[128:192], bx[192:208]
 		var isum int32
 		for h := range 2 {
@@ -206,7 +197,7 @@ func vecDotQ6_KQ8_K(n int, x, y []byte) float32 {
 				}
 			}
 		}
-		sum += float32(halfAt(bx, 208) * yd * float32(isum))
+		sum += float32(simd.HalfAt(bx, 208) * yd * float32(isum))
 	}
 	return sum
 }
@@ -219,13 +210,13 @@ func vecDotQ8_KF32(n int, x, y []byte) float32 {
 	ys := f32s(y, 0, int64(n))
 	var sum float32
 	for ib := range n / quant.QKK {
-		bx := x[ib*bytesQ8_K : (ib+1)*bytesQ8_K]
+		bx := x[ib*simd.BytesQ8_K : (ib+1)*simd.BytesQ8_K]
 		qx, yb := bx[4:260], ys[ib*quant.QKK:(ib+1)*quant.QKK]
 		var s float32
 		for j, q := range qx {
 			s += float32(int8(q)) * yb[j]
 		}
-		sum += float32At(bx, 0) * s
+		sum += simd.Float32At(bx, 0) * s
 	}
 	return sum
 }

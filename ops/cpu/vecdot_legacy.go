@@ -3,6 +3,7 @@ package cpu
 import (
 	"encoding/binary"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -12,30 +13,20 @@ import (
 // two block scales and accumulated in float32, as ggml's generic
 // ggml_vec_dot_*_q8_* functions do.
 
-// Block sizes in bytes of the 32-element formats.
-const (
-	bytesQ4_0 = 18
-	bytesQ4_1 = 20
-	bytesQ5_0 = 22
-	bytesQ5_1 = 24
-	bytesQ8_0 = 34
-	bytesQ8_1 = 36
-)
-
 // vecDotQ4_0Q8_0 dots a q4_0 row with a q8_0 row: per block
 // sum((q-8)*y) * d_x * d_y.
 func vecDotQ4_0Q8_0(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QK {
-		bx := x[ib*bytesQ4_0 : (ib+1)*bytesQ4_0]
-		by := y[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
+		bx := x[ib*simd.BytesQ4_0 : (ib+1)*simd.BytesQ4_0]
+		by := y[ib*simd.BytesQ8_0 : (ib+1)*simd.BytesQ8_0]
 		qx, qy := bx[2:18], by[2:34]
 		var lo, hi int32
 		for j, q := range qx {
 			lo += (int32(q&0x0f) - 8) * int32(int8(qy[j]))
 			hi += (int32(q>>4) - 8) * int32(int8(qy[j+16]))
 		}
-		sum += float32(lo+hi) * halfAt(bx, 0) * halfAt(by, 0)
+		sum += float32(lo+hi) * simd.HalfAt(bx, 0) * simd.HalfAt(by, 0)
 	}
 	return sum
 }
@@ -46,15 +37,15 @@ func vecDotQ4_0Q8_0(n int, x, y []byte) float32 {
 func vecDotQ4_1Q8_1(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QK {
-		bx := x[ib*bytesQ4_1 : (ib+1)*bytesQ4_1]
-		by := y[ib*bytesQ8_1 : (ib+1)*bytesQ8_1]
+		bx := x[ib*simd.BytesQ4_1 : (ib+1)*simd.BytesQ4_1]
+		by := y[ib*simd.BytesQ8_1 : (ib+1)*simd.BytesQ8_1]
 		qx, qy := bx[4:20], by[4:36]
 		var lo, hi int32
 		for j, q := range qx {
 			lo += int32(q&0x0f) * int32(int8(qy[j]))
 			hi += int32(q>>4) * int32(int8(qy[j+16]))
 		}
-		sum += halfAt(bx, 0)*halfAt(by, 0)*float32(lo+hi) + halfAt(bx, 2)*halfAt(by, 2)
+		sum += simd.HalfAt(bx, 0)*simd.HalfAt(by, 0)*float32(lo+hi) + simd.HalfAt(bx, 2)*simd.HalfAt(by, 2)
 	}
 	return sum
 }
@@ -64,8 +55,8 @@ func vecDotQ4_1Q8_1(n int, x, y []byte) float32 {
 func vecDotQ5_0Q8_0(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QK {
-		bx := x[ib*bytesQ5_0 : (ib+1)*bytesQ5_0]
-		by := y[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
+		bx := x[ib*simd.BytesQ5_0 : (ib+1)*simd.BytesQ5_0]
+		by := y[ib*simd.BytesQ8_0 : (ib+1)*simd.BytesQ8_0]
 		qh := binary.LittleEndian.Uint32(bx[2:6])
 		qx, qy := bx[6:22], by[2:34]
 		var lo, hi int32
@@ -75,7 +66,7 @@ func vecDotQ5_0Q8_0(n int, x, y []byte) float32 {
 			lo += ((int32(q&0x0f) | h0) - 16) * int32(int8(qy[j]))
 			hi += ((int32(q>>4) | h1) - 16) * int32(int8(qy[j+16]))
 		}
-		sum += halfAt(bx, 0) * halfAt(by, 0) * float32(lo+hi)
+		sum += simd.HalfAt(bx, 0) * simd.HalfAt(by, 0) * float32(lo+hi)
 	}
 	return sum
 }
@@ -85,8 +76,8 @@ func vecDotQ5_0Q8_0(n int, x, y []byte) float32 {
 func vecDotQ5_1Q8_1(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QK {
-		bx := x[ib*bytesQ5_1 : (ib+1)*bytesQ5_1]
-		by := y[ib*bytesQ8_1 : (ib+1)*bytesQ8_1]
+		bx := x[ib*simd.BytesQ5_1 : (ib+1)*simd.BytesQ5_1]
+		by := y[ib*simd.BytesQ8_1 : (ib+1)*simd.BytesQ8_1]
 		qh := binary.LittleEndian.Uint32(bx[4:8])
 		qx, qy := bx[8:24], by[4:36]
 		var lo, hi int32
@@ -96,7 +87,7 @@ func vecDotQ5_1Q8_1(n int, x, y []byte) float32 {
 			lo += (int32(q&0x0f) | h0) * int32(int8(qy[j]))
 			hi += (int32(q>>4) | h1) * int32(int8(qy[j+16]))
 		}
-		sum += halfAt(bx, 0)*halfAt(by, 0)*float32(lo+hi) + halfAt(bx, 2)*halfAt(by, 2)
+		sum += simd.HalfAt(bx, 0)*simd.HalfAt(by, 0)*float32(lo+hi) + simd.HalfAt(bx, 2)*simd.HalfAt(by, 2)
 	}
 	return sum
 }
@@ -105,14 +96,14 @@ func vecDotQ5_1Q8_1(n int, x, y []byte) float32 {
 func vecDotQ8_0Q8_0(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QK {
-		bx := x[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
-		by := y[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
+		bx := x[ib*simd.BytesQ8_0 : (ib+1)*simd.BytesQ8_0]
+		by := y[ib*simd.BytesQ8_0 : (ib+1)*simd.BytesQ8_0]
 		qx, qy := bx[2:34], by[2:34]
 		var s int32
 		for j, q := range qx {
 			s += int32(int8(q)) * int32(int8(qy[j]))
 		}
-		sum += float32(s) * (halfAt(bx, 0) * halfAt(by, 0))
+		sum += float32(s) * (simd.HalfAt(bx, 0) * simd.HalfAt(by, 0))
 	}
 	return sum
 }
@@ -125,13 +116,13 @@ func vecDotQ8_1F32(n int, x, y []byte) float32 {
 	ys := f32s(y, 0, int64(n))
 	var sum float32
 	for ib := range n / quant.QK {
-		bx := x[ib*bytesQ8_1 : (ib+1)*bytesQ8_1]
+		bx := x[ib*simd.BytesQ8_1 : (ib+1)*simd.BytesQ8_1]
 		qx, yb := bx[4:36], ys[ib*quant.QK:(ib+1)*quant.QK]
 		var s float32
 		for j, q := range qx {
 			s += float32(int8(q)) * yb[j]
 		}
-		sum += halfAt(bx, 0) * s
+		sum += simd.HalfAt(bx, 0) * s
 	}
 	return sum
 }

@@ -4,8 +4,8 @@
 
 // AVX2+FMA kernels of ROPE (package cpu's rope.go drives them): the
 // per-token cache of cosines and sines, computed in float64 four pairs at
-// a time, and the rotation of every head of a token in one call. Twins: AnglesTwin (twin.go),
-// normRow and neoXRow (rope.go).
+// a time, and the rotation of every head of a token in one call.
+// Twins: AnglesTwin (twin.go), normRow and neoXRow (rope.go).
 
 // D4 defines a 32-byte constant holding four copies of the uint64 bits.
 #define D4(name, bits) \

@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // Four-row kernels for MUL_MAT with one to three activation rows (see
-// gemv2_amd64.go): four weight rows against one activation row, each
+// gemv_amd64.go): four weight rows against one activation row, each
 // output equal bit for bit to its twin (named at each function).
 //
 // q4_0 and q8_0 (the dot product's lanes,
@@ -108,7 +108,7 @@ GLOBL gv2eight<>(SB), RODATA|NOPTR, $8
 // QB): the codes as unsigned nibbles (elements 0-15 from the low nibbles
 // in the low half, 16-31 from the high ones) times the activation codes
 // in Y4, less the lanes of 8*y in Y12 (exact for every code: see
-// gemvQ4_0Twin), then ACCA += lanes * the float32 at SA (ACCB, SB). The
+// Q4_0Twin), then ACCA += lanes * the float32 at SA (ACCB, SB). The
 // two rows' instructions are interleaved: about 2% faster on Zen 3 than
 // one row after the other.
 #define GV2_Q4ROW2(QA, SA, ACCA, QB, SB, ACCB) \
@@ -245,13 +245,13 @@ DONE: \
 
 // func gemv2Q4_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
 //
-// Twin: gemvQ4_0Twin.
+// Twin: Q4_0Twin.
 TEXT ·gemv2Q4_0x4AVX2(SB), NOSPLIT, $16-48
 	GV2_Q40(gv2q40loop, gv2q40done, GV2_PFN)
 
 // func gemv2Q8_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
 //
-// Twin: gemvQ8_0Twin.
+// Twin: Q8_0Twin.
 TEXT ·gemv2Q8_0x4AVX2(SB), NOSPLIT, $16-48
 	GV2_Q80(gv2q80loop, gv2q80done, GV2_PFN)
 
@@ -260,7 +260,7 @@ TEXT ·gemv2Q8_0x4AVX2(SB), NOSPLIT, $16-48
 // codes, and the lanes of 16*y subtracted, so every lane is the exact sum
 // of (u-16)*y over its four elements for any activation code, -128
 // included (the dot product's sign trick wraps there); the blocks go into
-// one accumulator per row. Twin: gemv2Q5_0Twin.
+// one accumulator per row. Twin: Q5_0Twin.
 
 // gv2qhshuf spreads a broadcast uint32 so that byte j holds its byte j/8;
 // gv2notbit's byte j is ^(1 << (j%8)) (as dot_amd64.s's QHBITS).
@@ -302,7 +302,7 @@ GLOBL gv2sixteen<>(SB), RODATA|NOPTR, $8
 
 // func gemv2Q5_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
 //
-// Twin: gemv2Q5_0Twin.
+// Twin: Q5_0Twin.
 TEXT ·gemv2Q5_0x4AVX2(SB), NOSPLIT, $16-48
 	MOVQ         x+0(FP), SI
 	MOVQ         ldx+8(FP), R8
@@ -360,7 +360,7 @@ gv2q50done:
 // no widening by the caller: the (d, m) pairs of the four rows are
 // gathered into two general registers, the activation block's (d, s) pair
 // broadcast, and one VCVTPH2PS and one VMULPS give all eight products.
-// Twins: gemv2Q4_1Twin, gemv2Q5_1Twin.
+// Twins: Q4_1Twin, Q5_1Twin.
 
 // GV2_SCALES1 writes d-32(SP)[2r] = d_x*d_y of row r and X5[r] += m_x*s_y
 // for the block at SI and the q8_1 block at DI. Clobbers AX, R10-R12, X6,
@@ -444,7 +444,7 @@ gv2q50done:
 
 // func gemv2Q4_1x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
-// Twin: gemv2Q4_1Twin.
+// Twin: Q4_1Twin.
 TEXT ·gemv2Q4_1x4AVX2(SB), NOSPLIT, $32-40
 	MOVQ x+0(FP), SI
 	MOVQ ldx+8(FP), R8
@@ -475,7 +475,7 @@ gv2q41done:
 
 // func gemv2Q5_1x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
-// Twin: gemv2Q5_1Twin.
+// Twin: Q5_1Twin.
 TEXT ·gemv2Q5_1x4AVX2(SB), NOSPLIT, $32-40
 	MOVQ x+0(FP), SI
 	MOVQ ldx+8(FP), R8
@@ -1256,7 +1256,7 @@ TEXT ·gemv2Q6_Kx4AVX2(SB), NOSPLIT, $0-40
 
 // func gemv2F16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
-// With next-step prefetch (twin: gemvF16Twin): one line per row of the next four rows per
+// With next-step prefetch (twin: F16Twin): one line per row of the next four rows per
 // run of 16 elements (32 bytes), so every line is asked for twice.
 TEXT ·gemv2F16x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ   x+0(FP), SI
@@ -1347,7 +1347,7 @@ gv2f16done:
 // func gemv2F32x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
 // gemv2F16x4AVX2 for float32 rows (runs of 16 elements, 64 bytes; twin:
-// gemv2F32Twin). MUL_MAT used the dot product before.
+// F32Twin). MUL_MAT used the dot product before.
 TEXT ·gemv2F32x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ   x+0(FP), SI
 	MOVQ   ldx+8(FP), R8
@@ -1390,7 +1390,7 @@ gv2f32done:
 
 // func gemv2BF16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
-// gemv2F16x4AVX2 for bfloat16 rows (twin: gemv2BF16Twin). MUL_MAT used the
+// gemv2F16x4AVX2 for bfloat16 rows (twin: BF16Twin). MUL_MAT used the
 // dot product before.
 TEXT ·gemv2BF16x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ   x+0(FP), SI
@@ -1449,11 +1449,11 @@ gv2bf16done:
 // bits (MOVWLZX), one VINSERTF128 and a VMULPS by d_y: cheaper than a
 // VCVTPH2PS of gathered or broadcast halves and the shuffles to spread
 // them (both measured). What depends on the activation row alone comes
-// prepared once per call (gemv3Q4_0Prep), 36 bytes per block at BX: the
+// prepared once per call (Q4_0Prep), 36 bytes per block at BX: the
 // eight int32 lanes of 8*y to take out, then d_y. The loop takes two
 // blocks a step and prefetches the next four rows once a step (36 bytes,
 // so still every line). Each row's four lanes are added as (v0+v1) +
-// (v2+v3) by VHADDPS. Twin: gemv3Q4_0Twin. (An eight-row form, sharing
+// (v2+v3) by VHADDPS. Twin: SideQ4_0Twin. (An eight-row form, sharing
 // the activation block's loads over eight rows, measured only 2% faster
 // and was left out.)
 
@@ -1505,7 +1505,7 @@ gv2bf16done:
 
 // func gemv3Q4_0x4AVX2(x *byte, ldx int, y *byte, side *float32, nb int, out *[4]float32)
 //
-// Twin: gemv3Q4_0Twin.
+// Twin: SideQ4_0Twin.
 TEXT ·gemv3Q4_0x4AVX2(SB), NOSPLIT, $0-48
 	MOVQ         x+0(FP), SI
 	MOVQ         ldx+8(FP), R8

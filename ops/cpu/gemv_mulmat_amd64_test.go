@@ -11,190 +11,21 @@ import (
 	"time"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
-
-// gemv2Legacy lists the four-row kernels of the q8_0 family with their
-// twins.
-var gemv2Legacy = []struct {
-	wt   quant.Type
-	xs   int
-	new  func(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
-	twin vecDotFunc
-}{
-	{quant.Q4_0, bytesQ4_0, gemv2Q4_0x4AVX2, gemvQ4_0Twin},
-	{quant.Q8_0, bytesQ8_0, gemv2Q8_0x4AVX2, gemvQ8_0Twin},
-	{quant.Q5_0, bytesQ5_0, gemv2Q5_0x4AVX2, gemv2Q5_0Twin},
-}
-
-// TestGemv2LegacyTwins checks the q4_0, q8_0 and q5_0 four-row kernels
-// row by row against their twins, bit for bit, over random lengths, row
-// strides, offsets and bytes (any code, -128 included; NaN, Inf and
-// denormal scales).
-func TestGemv2LegacyTwins(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(41, 42))
-	for _, c := range gemv2Legacy {
-		gnew := gemvLegacy(c.new, c.xs)
-		for trial := range 300 {
-			nb := rng.IntN(24)
-			n := nb * quant.QK
-			rowBytes := mustRowSize(t, c.wt, n)
-			ldx := int(rowBytes) + rng.IntN(40)
-			var x []byte
-			if trial%2 == 0 {
-				x = simdRow(rng, quant.I8, 3*ldx+int(rowBytes), rng.IntN(64), 0)
-			} else {
-				x = gemvRows(rng, c.wt, nb, ldx, rng.IntN(64), 0.05, nil)
-			}
-			y := simdRow(rng, quant.Q8_0, n, rng.IntN(64), []float64{0, 0.05}[trial%2])
-			dy := make([]float32, nb)
-			for ib := range dy {
-				dy[ib] = halfAt(y, ib*bytesQ8_0)
-			}
-			var got [4]float32
-			gnew(nb, x, ldx, y, dy, &got)
-			for r := range 4 {
-				want := c.twin(n, x[r*ldx:], y)
-				if !sameFloat(got[r], want) {
-					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), twin %g (%#x)", c.wt, nb, ldx, r,
-						got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
-				}
-			}
-		}
-	}
-}
-
-// gemv3Q8 lists the third-generation four-row kernels of the q8_0
-// family (two rows per vector register, side data prepared once per
-// activation row: avx2Kernels.gemvSide) with their twins.
-var gemv3Q8 = []struct {
-	wt   quant.Type
-	twin vecDotFunc
-}{
-	{quant.Q4_0, gemv3Q4_0Twin},
-}
-
-// gemv3Run runs the avx2 tier's side kernel for wt as MUL_MAT does: the
-// side data prepared from y, then the kernel.
-func gemv3Run(wt quant.Type, nb int, x []byte, ldx int, y []byte, out *[4]float32) {
-	sk := avx2Kernels.gemvSide[wt]
-	side := make([]float32, nb*sk.per)
-	sk.prep(y, nb, side)
-	sk.f(nb, x, ldx, y, side, out)
-}
-
-// TestGemv3Twins checks the third-generation four-row kernels row by row
-// against their twins, bit for bit, over random lengths (odd and even
-// block counts: the kernels take two blocks a step), row strides,
-// offsets and bytes (any code, -128 included; NaN, Inf and denormal
-// scales).
-func TestGemv3Twins(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(61, 62))
-	for _, c := range gemv3Q8 {
-		for trial := range 400 {
-			nb := rng.IntN(24)
-			n := nb * quant.QK
-			rowBytes := mustRowSize(t, c.wt, n)
-			ldx := int(rowBytes) + rng.IntN(40)
-			var x []byte
-			if trial%2 == 0 {
-				x = simdRow(rng, quant.I8, 3*ldx+int(rowBytes), rng.IntN(64), 0)
-			} else {
-				x = gemvRows(rng, c.wt, nb, ldx, rng.IntN(64), 0.05, nil)
-			}
-			y := simdRow(rng, quant.Q8_0, n, rng.IntN(64), []float64{0, 0.05}[trial%2])
-			var got [4]float32
-			gemv3Run(c.wt, nb, x, ldx, y, &got)
-			for r := range 4 {
-				if want := c.twin(n, x[r*ldx:], y); !sameFloat(got[r], want) {
-					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), twin %g (%#x)", c.wt, nb, ldx, r,
-						got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
-				}
-			}
-		}
-	}
-}
-
-// FuzzGemv3 is the fuzzing form of TestGemv3Twins.
-func FuzzGemv3(f *testing.F) {
-	if !hasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
-	f.Add(uint8(0), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
-	f.Add(uint8(0), uint8(8), uint8(0), uint8(0), uint8(0), []byte{1})
-	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
-		c := gemv3Q8[int(kind)%len(gemv3Q8)]
-		nb := int(blocks) % 40
-		n := nb * quant.QK
-		rowBytes, _ := c.wt.RowSize(int64(n))
-		ldx := int(rowBytes) + int(gap)
-		var xd []byte
-		if len(data) > 0 {
-			xd = data
-		}
-		x := gemvRows(rand.New(rand.NewPCG(uint64(len(data)), 7)), c.wt, nb, ldx, int(xoff%64), 0, xd)
-		y := fillRow(quant.Q8_0, n, int(yoff%64), data[len(data)/2:])
-		var out [4]float32
-		gemv3Run(c.wt, nb, x, ldx, y, &out)
-		for r := range 4 {
-			if want := c.twin(n, x[r*ldx:], y); !sameFloat(out[r], want) {
-				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
-			}
-		}
-	})
-}
-
-// FuzzGemv2Legacy is the fuzzing form of TestGemv2LegacyTwins: the fuzzer
-// picks the kernel, the length, the row gap, the offsets and the bytes.
-func FuzzGemv2Legacy(f *testing.F) {
-	if !hasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
-	f.Add(uint8(2), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
-	f.Add(uint8(0), uint8(9), uint8(0), uint8(0), uint8(0), []byte{1})
-	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
-		c := gemv2Legacy[int(kind)%len(gemv2Legacy)]
-		nb := int(blocks) % 40
-		n := nb * quant.QK
-		rowBytes, _ := c.wt.RowSize(int64(n))
-		ldx := int(rowBytes) + int(gap)
-		var xd []byte
-		if len(data) > 0 {
-			xd = data
-		}
-		x := gemvRows(rand.New(rand.NewPCG(uint64(len(data)), 7)), c.wt, nb, ldx, int(xoff%64), 0, xd)
-		y := fillRow(quant.Q8_0, n, int(yoff%64), data[len(data)/2:])
-		dy := make([]float32, nb)
-		for ib := range dy {
-			dy[ib] = halfAt(y, ib*bytesQ8_0)
-		}
-		var out [4]float32
-		gemvLegacy(c.new, c.xs)(nb, x, ldx, y, dy, &out)
-		for r := range 4 {
-			if want := c.twin(n, x[r*ldx:], y); !sameFloat(out[r], want) {
-				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
-			}
-		}
-	})
-}
-
-// gemv2KFunc wraps a K-format four-row kernel of weight type wt.
-func gemv2KFunc(f func(x *byte, ldx int, y *byte, nb int, out *[4]float32), wt quant.Type) gemvFunc {
-	return gemvUnscaled(f, int(wt.TypeSize()), bytesQ8_K)
-}
 
 // gemv2K lists the K-format four-row kernels, wrapped as gemvFuncs.
 var gemv2K = []struct {
 	wt  quant.Type
 	new gemvFunc
 }{
-	{quant.Q2_K, gemv2KFunc(gemv2Q2_Kx4AVX2, quant.Q2_K)},
-	{quant.Q3_K, gemv2KFunc(gemv2Q3_Kx4AVX2, quant.Q3_K)},
-	{quant.Q4_K, gemv2KFunc(gemv2Q4_Kx4AVX2, quant.Q4_K)},
-	{quant.Q5_K, gemv2KFunc(gemv2Q5_Kx4AVX2, quant.Q5_K)},
-	{quant.Q6_K, gemv2KFunc(gemv2Q6_Kx4AVX2, quant.Q6_K)},
+	{quant.Q2_K, gemv.Q2_KAVX2},
+	{quant.Q3_K, gemv.Q3_KAVX2},
+	{quant.Q4_K, gemv.Q4_KAVX2},
+	{quant.Q5_K, gemv.Q5_KAVX2},
+	{quant.Q6_K, gemv.Q6_KAVX2},
 }
 
 // TestGemv2KTwins checks the K-format four-row kernels row by row
@@ -257,152 +88,6 @@ func FuzzGemv2K(f *testing.F) {
 	})
 }
 
-// gemv2Q81 lists the q8_1-activation four-row kernels with their twins.
-var gemv2Q81 = []struct {
-	wt   quant.Type
-	f    gemvFunc
-	twin vecDotFunc
-}{
-	{quant.Q4_1, gemvUnscaled(gemv2Q4_1x4AVX2, bytesQ4_1, bytesQ8_1), gemv2Q4_1Twin},
-	{quant.Q5_1, gemvUnscaled(gemv2Q5_1x4AVX2, bytesQ5_1, bytesQ8_1), gemv2Q5_1Twin},
-}
-
-// TestGemv2Q81Twins checks the q4_1 and q5_1 four-row kernels row by row
-// against their twins, bit for bit, over random lengths, row strides,
-// offsets and contents (random bytes: NaN, Inf and denormal scales, any
-// code), and that the avx2 tier installs them.
-func TestGemv2Q81Twins(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(55, 56))
-	for _, c := range gemv2Q81 {
-		if avx2Kernels.gemv[c.wt] == nil {
-			t.Errorf("%v: no four-row kernel installed", c.wt)
-		}
-		for trial := range 300 {
-			nb := rng.IntN(24)
-			n := nb * quant.QK
-			rowBytes := mustRowSize(t, c.wt, n)
-			ldx := int(rowBytes) + rng.IntN(40)
-			var x, y []byte
-			if trial%2 == 0 {
-				x = simdRow(rng, quant.I8, 3*ldx+int(rowBytes), rng.IntN(64), 0)
-				y = simdRow(rng, quant.I8, nb*bytesQ8_1, rng.IntN(64), 0)
-			} else {
-				x = gemvRows(rng, c.wt, nb, ldx, rng.IntN(64), 0.05, nil)
-				y = simdRow(rng, quant.Q8_1, n, rng.IntN(64), 0.05)
-			}
-			var got [4]float32
-			c.f(nb, x, ldx, y, nil, &got)
-			for r := range 4 {
-				if want := c.twin(n, x[r*ldx:], y); !sameFloat(got[r], want) {
-					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), twin %g (%#x)", c.wt, nb, ldx, r,
-						got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
-				}
-			}
-		}
-	}
-}
-
-// FuzzGemv2Q81 is the fuzzing form of TestGemv2Q81Twins.
-func FuzzGemv2Q81(f *testing.F) {
-	if !hasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
-	f.Add(uint8(0), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
-	f.Add(uint8(1), uint8(9), uint8(0), uint8(0), uint8(0), []byte{1})
-	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
-		c := gemv2Q81[int(kind)%len(gemv2Q81)]
-		nb := int(blocks) % 40
-		n := nb * quant.QK
-		rowBytes, _ := c.wt.RowSize(int64(n))
-		ldx := int(rowBytes) + int(gap)
-		var xd []byte
-		if len(data) > 0 {
-			xd = data
-		}
-		x := gemvRows(rand.New(rand.NewPCG(uint64(len(data)), 9)), c.wt, nb, ldx, int(xoff%64), 0, xd)
-		y := fillRow(quant.Q8_1, n, int(yoff%64), data[len(data)/2:])
-		var out [4]float32
-		c.f(nb, x, ldx, y, nil, &out)
-		for r := range 4 {
-			if want := c.twin(n, x[r*ldx:], y); !sameFloat(out[r], want) {
-				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
-			}
-		}
-	})
-}
-
-// gemv2Float lists the float four-row kernels with their twins.
-var gemv2Float = []struct {
-	wt   quant.Type
-	new  gemvFunc
-	twin vecDotFunc
-}{
-	{quant.F16, gemvUnscaled(gemv2F16x4AVX2, 2*gemvF16Run, 2*gemvF16Run), gemvF16Twin},
-	{quant.BF16, gemvUnscaled(gemv2BF16x4AVX2, 2*gemvF16Run, 2*gemvF16Run), gemv2BF16Twin},
-	{quant.F32, gemvUnscaled(gemv2F32x4AVX2, 4*gemvF16Run, 4*gemvF16Run), gemv2F32Twin},
-}
-
-// TestGemv2FloatTwins checks the f16, bf16 and f32 four-row kernels row
-// by row against their twins, bit for bit, over random lengths, row strides, offsets and
-// values (NaN, Inf and denormals included), and that the avx2 tier
-// installs them.
-func TestGemv2FloatTwins(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(51, 52))
-	for _, c := range gemv2Float {
-		if avx2Kernels.gemv[c.wt] == nil {
-			t.Errorf("%v: no four-row kernel installed", c.wt)
-		}
-		size := int(c.wt.TypeSize())
-		for trial := range 200 {
-			nb := rng.IntN(40)
-			n := nb * gemvF16Run
-			ldx := size*n + size*rng.IntN(40)
-			special := []float64{0, 0.01, 0.3}[trial%3]
-			x := gemvRows(rng, c.wt, nb, ldx, rng.IntN(64), special, nil)
-			y := simdRow(rng, c.wt, n, rng.IntN(64), special)
-			var got [4]float32
-			c.new(nb, x, ldx, y, nil, &got)
-			for r := range 4 {
-				want := c.twin(n, x[r*ldx:], y)
-				if !sameFloat(got[r], want) {
-					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g, twin %g", c.wt, nb, ldx, r, got[r], want)
-				}
-			}
-		}
-	}
-}
-
-// FuzzGemv2Float is the fuzzing form of TestGemv2FloatTwins.
-func FuzzGemv2Float(f *testing.F) {
-	if !hasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
-	f.Add(uint8(0), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
-	f.Add(uint8(2), uint8(9), uint8(0), uint8(0), uint8(0), []byte{1})
-	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
-		c := gemv2Float[int(kind)%len(gemv2Float)]
-		nb := int(blocks) % 24
-		n := nb * gemvF16Run
-		size := int(c.wt.TypeSize())
-		ldx := size*n + size*int(gap%32)
-		var xd []byte
-		if len(data) > 0 {
-			xd = data
-		}
-		x := gemvRows(rand.New(rand.NewPCG(uint64(len(data)), 11)), c.wt, nb, ldx, int(xoff%64), 0, xd)
-		y := fillRow(c.wt, n, int(yoff%64), data[len(data)/2:])
-		var out [4]float32
-		c.new(nb, x, ldx, y, nil, &out)
-		for r := range 4 {
-			if want := c.twin(n, x[r*ldx:], y); !sameFloat(out[r], want) {
-				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
-			}
-		}
-	})
-}
-
 // TestGemv2NoAllocs checks that MUL_MAT with one to three activation
 // rows allocates nothing on the four-row paths the second generation
 // added or changed (f32, bf16, q5_0, q4_1, q5_1, q2_K, q3_K, q5_K and q6_K
@@ -446,24 +131,15 @@ func TestGemv2NoAllocs(t *testing.T) {
 // dot product row by row) and "new" (the four-row kernel).
 func gemv2Variants() []gemv2MatrixCase {
 	var cs []gemv2MatrixCase
-	for _, c := range gemv2Legacy {
-		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, gemvLegacy(c.new, c.xs)}})
-	}
-	for _, c := range gemv2Float {
-		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.new}})
-	}
-	for _, c := range gemv2Q81 {
-		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.f}})
-	}
-	for _, c := range gemv2K {
-		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.new}})
+	for _, c := range avx2Gemv {
+		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.asm}})
 	}
 	// The third generation joins its type's case as "gen3".
-	for _, c3 := range gemv3Q8 {
+	for wt := range avx2Kernels.gemvSide {
 		for i := range cs {
-			if cs[i].wt == c3.wt {
+			if cs[i].wt == wt {
 				cs[i].names = append(cs[i].names, "gen3")
-				cs[i].f = append(cs[i].f, gemv3Sided(c3.wt))
+				cs[i].f = append(cs[i].f, gemv3Sided(wt))
 			}
 		}
 	}
@@ -585,7 +261,7 @@ func BenchmarkGemv2Matrix(b *testing.B) {
 		if act == quant.Q8_0 {
 			dy = make([]float32, nb)
 			for i := range dy {
-				dy[i] = halfAt(y, i*bytesQ8_0)
+				dy[i] = simd.HalfAt(y, i*simd.BytesQ8_0)
 			}
 		}
 		for _, where := range []string{"L3", "L1"} {
@@ -721,7 +397,10 @@ func TestGemv3MulMat(t *testing.T) {
 	}
 	defer b.Close()
 	rng := rand.New(rand.NewPCG(63, 64))
-	for _, c := range gemv3Q8 {
+	for _, c := range []struct {
+		wt   quant.Type
+		twin vecDotFunc
+	}{{quant.Q4_0, gemv.SideQ4_0Twin}} {
 		if avx2Kernels.gemvSide[c.wt] == nil {
 			t.Fatalf("%v: no side kernel installed", c.wt)
 		}
