@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -83,13 +84,13 @@ func faValues1Twin(acc, p []float32, v []byte, vs, nk int) {
 
 // faScoresQ8Twin is the twin of faScoresQ8AVX2: out[r][j] is the q8_0 dot
 // product of query row q[r] with the q8_0 key row at k[j*ks:] as
-// dotQ8_0Q8_0AVX2 forms it (dotQ8_0Q8_0Twin); dq, the query scales
+// dotQ8_0Q8_0AVX2 forms it (dot.Q8_0Twin); dq, the query scales
 // widened, is not needed.
 func faScoresQ8Twin(q [3][]byte, _ [3][]float32, k []byte, ks, nk int, out [3][]float32) {
 	n := len(q[0]) / simd.BytesQ8_0 * 32
 	for j := range nk {
 		for r := range 3 {
-			out[r][j] = dotQ8_0Q8_0Twin(n, k[j*ks:], q[r])
+			out[r][j] = dot.Q8_0Twin(n, k[j*ks:], q[r])
 		}
 	}
 }
@@ -99,7 +100,7 @@ func faScoresQ8Twin(q [3][]byte, _ [3][]float32, k []byte, ks, nk int, out [3][]
 func faScores1Q8Twin(q []byte, _ []float32, k []byte, ks, nk int, out []float32) {
 	n := len(q) / simd.BytesQ8_0 * 32
 	for j := range nk {
-		out[j] = dotQ8_0Q8_0Twin(n, k[j*ks:], q)
+		out[j] = dot.Q8_0Twin(n, k[j*ks:], q)
 	}
 }
 

@@ -16,8 +16,8 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// gemv2K lists the K-format four-row kernels, wrapped as gemvFuncs.
-var gemv2K = []struct {
+// gemvK lists the K-format four-row kernels, wrapped as gemvFuncs.
+var gemvK = []struct {
 	wt  quant.Type
 	new gemvFunc
 }{
@@ -28,14 +28,14 @@ var gemv2K = []struct {
 	{quant.Q6_K, gemv.Q6_KAVX2},
 }
 
-// TestGemv2KTwins checks the K-format four-row kernels row by row
+// TestGemvKTwins checks the K-format four-row kernels row by row
 // against the generic dot product and the AVX2 one, bit for bit, over
 // random lengths, row strides, offsets and contents (NaN, Inf and
 // denormal scales included).
-func TestGemv2KTwins(t *testing.T) {
+func TestGemvKTwins(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(49, 50))
-	for _, c := range gemv2K {
+	for _, c := range gemvK {
 		dot := avx2Kernels.dots[c.wt].dot
 		for trial := range 150 {
 			nb := rng.IntN(10)
@@ -58,16 +58,16 @@ func TestGemv2KTwins(t *testing.T) {
 	}
 }
 
-// FuzzGemv2K is the fuzzing form of TestGemv2KTwins: the fuzzer picks the
+// FuzzGemvK is the fuzzing form of TestGemvKTwins: the fuzzer picks the
 // kernel, the length, the row gap, the offsets and the bytes.
-func FuzzGemv2K(f *testing.F) {
+func FuzzGemvK(f *testing.F) {
 	if !hasAVX2() {
 		f.Skip("CPU lacks AVX2/FMA/F16C")
 	}
 	f.Add(uint8(0), uint8(2), uint8(3), uint8(1), uint8(5), []byte{9, 8, 7, 250, 3})
 	f.Add(uint8(1), uint8(1), uint8(0), uint8(0), uint8(0), []byte{1})
 	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
-		c := gemv2K[int(kind)%len(gemv2K)]
+		c := gemvK[int(kind)%len(gemvK)]
 		nb := int(blocks) % 6
 		n := nb * quant.QKK
 		rowBytes, _ := c.wt.RowSize(int64(n))
@@ -88,11 +88,11 @@ func FuzzGemv2K(f *testing.F) {
 	})
 }
 
-// TestGemv2NoAllocs checks that MUL_MAT with one to three activation
+// TestGemvNoAllocs checks that MUL_MAT with one to three activation
 // rows allocates nothing on the four-row paths the second generation
 // added or changed (f32, bf16, q5_0, q4_1, q5_1, q2_K, q3_K, q5_K and q6_K
 // had none before).
-func TestGemv2NoAllocs(t *testing.T) {
+func TestGemvNoAllocs(t *testing.T) {
 	needAVX2(t)
 	if testing.Short() {
 		t.Skip("AllocsPerRun is slow under -short")
@@ -126,47 +126,47 @@ func TestGemv2NoAllocs(t *testing.T) {
 	}
 }
 
-// gemv2Variants gives, per weight type, the ways MUL_MAT with one
+// gemvVariants gives, per weight type, the ways MUL_MAT with one
 // activation row can run that the benchmarks compare: "dot" (nil: the
 // dot product row by row) and "new" (the four-row kernel).
-func gemv2Variants() []gemv2MatrixCase {
-	var cs []gemv2MatrixCase
+func gemvVariants() []gemvMatrixCase {
+	var cs []gemvMatrixCase
 	for _, c := range avx2Gemv {
-		cs = append(cs, gemv2MatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.asm}})
+		cs = append(cs, gemvMatrixCase{c.wt, []string{"dot", "new"}, []gemvFunc{nil, c.asm}})
 	}
-	// The third generation joins its type's case as "gen3".
+	// The third generation joins its type's case as "side".
 	for wt := range avx2Kernels.gemvSide {
 		for i := range cs {
 			if cs[i].wt == wt {
-				cs[i].names = append(cs[i].names, "gen3")
-				cs[i].f = append(cs[i].f, gemv3Sided(wt))
+				cs[i].names = append(cs[i].names, "side")
+				cs[i].f = append(cs[i].f, gemvSided(wt))
 			}
 		}
 	}
 	return cs
 }
 
-// BenchmarkGemv2MulMat measures MUL_MAT m = 4096, k = 4096 and 14336 with
+// BenchmarkGemvMulMat measures MUL_MAT m = 4096, k = 4096 and 14336 with
 // one activation row on the avx2 tier with each variant of a type's
-// four-row kernel (gemv2Variants), alternating pass by pass, and reports each
+// four-row kernel (gemvVariants), alternating pass by pass, and reports each
 // variant's fastest and median pass (ms-min, ms-med): on a shared
 // machine the minimum is the least disturbed estimate. -cpu sets the
 // threads. It swaps the tier's kernel for each pass and restores it.
-func BenchmarkGemv2MulMat(b *testing.B) {
+func BenchmarkGemvMulMat(b *testing.B) {
 	if !hasAVX2() {
 		b.Skip("CPU lacks AVX2/FMA/F16C")
 	}
 	const m, n = 4096, 1
 	for _, k := range []int64{4096, 14336} {
-		for _, c := range gemv2Variants() {
-			gemv2BenchMulMat(b, c, m, n, k)
+		for _, c := range gemvVariants() {
+			gemvBenchMulMat(b, c, m, n, k)
 		}
 	}
 }
 
-// gemv2BenchMulMat runs BenchmarkGemv2MulMat's passes for one weight
+// gemvBenchMulMat runs BenchmarkGemvMulMat's passes for one weight
 // type and shape.
-func gemv2BenchMulMat(b *testing.B, c gemv2MatrixCase, m, n, k int64) {
+func gemvBenchMulMat(b *testing.B, c gemvMatrixCase, m, n, k int64) {
 	wt, v := c.wt, c.f
 	b.Run(fmt.Sprintf("%v/k%d", wt, k), func(b *testing.B) {
 		saved, had := avx2Kernels.gemv[wt]
@@ -197,11 +197,11 @@ func gemv2BenchMulMat(b *testing.B, c gemv2MatrixCase, m, n, k int64) {
 		times := make([][]float64, len(v))
 		for b.Loop() {
 			for i, f := range v {
-				// The side kernel (gen3) runs as MUL_MAT runs it,
+				// The side kernel runs as MUL_MAT runs it,
 				// with its data prepared per call.
 				delete(avx2Kernels.gemvSide, wt)
 				switch {
-				case c.names[i] == "gen3":
+				case c.names[i] == "side":
 					avx2Kernels.gemvSide[wt] = side
 				case f == nil:
 					delete(avx2Kernels.gemv, wt)
@@ -223,7 +223,7 @@ func gemv2BenchMulMat(b *testing.B, c gemv2MatrixCase, m, n, k int64) {
 	})
 }
 
-// BenchmarkGemv2Matrix runs four-row kernels over all rows of a 4096 x
+// BenchmarkGemvMatrix runs four-row kernels over all rows of a 4096 x
 // 4096 weight matrix (larger than L2, within L3), one thread, as MUL_MAT
 // with n = 1 does per worker but without the pool: it shows how the
 // kernels cope with rows streaming from L3 (L3 passes) or not at all (L1
@@ -231,13 +231,13 @@ func gemv2BenchMulMat(b *testing.B, c gemv2MatrixCase, m, n, k int64) {
 // alternate pass by pass and each reports its fastest and median pass
 // (ms-min, ms-med): on a shared machine the minimum is the least
 // disturbed estimate.
-func BenchmarkGemv2Matrix(b *testing.B) {
+func BenchmarkGemvMatrix(b *testing.B) {
 	if !hasAVX2() {
 		b.Skip("CPU lacks AVX2/FMA/F16C")
 	}
 	const m, k = 4096, 4096
 	rng := rand.New(rand.NewPCG(47, 48))
-	for _, c := range gemv2Variants() {
+	for _, c := range gemvVariants() {
 		run := int(gemvRun(c.wt))
 		nb := k / run
 		rowBytes, _ := c.wt.RowSize(k)
@@ -299,9 +299,9 @@ func BenchmarkGemv2Matrix(b *testing.B) {
 	}
 }
 
-// gemv2MatrixCase is one weight type's variants for BenchmarkGemv2Matrix
+// gemvMatrixCase is one weight type's variants for BenchmarkGemvMatrix
 // (a nil kernel: the dot product row by row).
-type gemv2MatrixCase struct {
+type gemvMatrixCase struct {
 	wt    quant.Type
 	names []string
 	f     []gemvFunc
@@ -365,10 +365,10 @@ func BenchmarkGemvThreads(b *testing.B) {
 	}
 }
 
-// gemv3Sided returns the avx2 side kernel of wt as a plain gemvFunc for
+// gemvSided returns the avx2 side kernel of wt as a plain gemvFunc for
 // the benchmarks: it prepares the side data of y on its first call and
 // reuses it while y stays the same row (the benchmarks pass one).
-func gemv3Sided(wt quant.Type) gemvFunc {
+func gemvSided(wt quant.Type) gemvFunc {
 	sk := avx2Kernels.gemvSide[wt]
 	var side []float32
 	var last *byte
@@ -382,14 +382,14 @@ func gemv3Sided(wt quant.Type) gemvFunc {
 	}
 }
 
-// TestGemv3MulMat checks that MUL_MAT with one to three activation rows
+// TestGemvSideMulMat checks that MUL_MAT with one to three activation rows
 // runs the avx2 side kernels with the right side data for every
 // activation row (and batch): each output of a whole group of four
 // weight rows equals the kernel's twin applied to the weight row and the
 // q8_0 activation row, bit for bit, and the rows left over (m % 4) equal
 // the dot product. With one batch it alternates between the pool's
 // counter and home parts (gemvHomeRows).
-func TestGemv3MulMat(t *testing.T) {
+func TestGemvSideMulMat(t *testing.T) {
 	needAVX2(t)
 	b, err := NewWithOptions(Options{Threads: 2, Tier: "avx2"})
 	if err != nil {
@@ -448,12 +448,12 @@ func TestGemv3MulMat(t *testing.T) {
 	}
 }
 
-// BenchmarkGemv3MulMatID measures MUL_MAT_ID with one token (128 experts
+// BenchmarkGemvSideMulMatID measures MUL_MAT_ID with one token (128 experts
 // of 768 x 2048 q4_0 weights, 8 used) on the avx2 tier with the side
-// kernel (gen3) and without it (gen2: the tier's gemv kernel), passes
+// kernel ("side") and without it ("gemv": the tier's gemv kernel), passes
 // alternating, reporting each one's fastest and median pass. -cpu sets
 // the threads.
-func BenchmarkGemv3MulMatID(b *testing.B) {
+func BenchmarkGemvSideMulMatID(b *testing.B) {
 	if !hasAVX2() {
 		b.Skip("CPU lacks AVX2/FMA/F16C")
 	}
@@ -493,7 +493,7 @@ func BenchmarkGemv3MulMatID(b *testing.B) {
 		b.Fatal(err)
 	}
 	mxAlloc(b, be, node, 0)
-	names := []string{"gen2", "gen3"}
+	names := []string{"gemv", "side"}
 	times := make([][]float64, 2)
 	for b.Loop() {
 		for i := range names {

@@ -5,6 +5,7 @@ package cpu
 import (
 	"maps"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
@@ -16,28 +17,27 @@ import (
 // place. Entries it lacks fall back to the generic tier's (dots) or to the
 // generic path of the op (the other maps: a missing entry means the op
 // computes with the dot product or quant's converters). The kernels live
-// in the leaf packages under internal/ (gemv, rope) or, not yet moved, in
-// this package beside their assembly (dot_amd64.s, dotk_amd64.s,
-// qgemm_amd64.s, sgemm_amd64.s, quant_amd64.s, getrows_amd64.s,
-// vec_amd64.s, elementwise_amd64.s, ssm_amd64.s, ssm_tile_amd64.s,
-// fa_amd64.s); each has a pure-Go twin that the tests compare with it bit
-// for bit.
+// in the leaf packages under internal/ (dot, gemv, rope) or, not yet
+// moved, in this package beside their assembly (qgemm_amd64.s,
+// sgemm_amd64.s, quant_amd64.s, getrows_amd64.s, vec_amd64.s,
+// elementwise_amd64.s, ssm_amd64.s, ssm_tile_amd64.s, fa_amd64.s); each
+// has a pure-Go twin that the tests compare with it bit for bit.
 var avx2Kernels = &kernelSet{
 	name: "avx2",
 	dots: withGenericDots(map[quant.Type]dotKernel{
-		quant.F32:  {vecDotF32AVX2, quant.F32},
-		quant.F16:  {vecDotF16AVX2, quant.F16},
-		quant.BF16: {vecDotBF16AVX2, quant.BF16},
-		quant.Q8_0: {blockDot(dotQ8_0Q8_0AVX2, simd.BytesQ8_0, simd.BytesQ8_0, quant.QK), quant.Q8_0},
-		quant.Q4_0: {blockDot(dotQ4_0Q8_0AVX2, simd.BytesQ4_0, simd.BytesQ8_0, quant.QK), quant.Q8_0},
-		quant.Q5_0: {blockDot(dotQ5_0Q8_0AVX2, simd.BytesQ5_0, simd.BytesQ8_0, quant.QK), quant.Q8_0},
-		quant.Q4_1: {blockDot(dotQ4_1Q8_1AVX2, simd.BytesQ4_1, simd.BytesQ8_1, quant.QK), quant.Q8_1},
-		quant.Q5_1: {blockDot(dotQ5_1Q8_1AVX2, simd.BytesQ5_1, simd.BytesQ8_1, quant.QK), quant.Q8_1},
-		quant.Q2_K: {blockDot(dotQ2_KQ8_KAVX2, simd.BytesQ2_K, simd.BytesQ8_K, quant.QKK), quant.Q8_K},
-		quant.Q3_K: {blockDot(dotQ3_KQ8_KAVX2, simd.BytesQ3_K, simd.BytesQ8_K, quant.QKK), quant.Q8_K},
-		quant.Q4_K: {blockDot(dotQ4_KQ8_KAVX2, simd.BytesQ4_K, simd.BytesQ8_K, quant.QKK), quant.Q8_K},
-		quant.Q5_K: {blockDot(dotQ5_KQ8_KAVX2, simd.BytesQ5_K, simd.BytesQ8_K, quant.QKK), quant.Q8_K},
-		quant.Q6_K: {blockDot(dotQ6_KQ8_KAVX2, simd.BytesQ6_K, simd.BytesQ8_K, quant.QKK), quant.Q8_K},
+		quant.F32:  {dot.F32AVX2, quant.F32},
+		quant.F16:  {dot.F16AVX2, quant.F16},
+		quant.BF16: {dot.BF16AVX2, quant.BF16},
+		quant.Q8_0: {dot.Q8_0AVX2, quant.Q8_0},
+		quant.Q4_0: {dot.Q4_0AVX2, quant.Q8_0},
+		quant.Q5_0: {dot.Q5_0AVX2, quant.Q8_0},
+		quant.Q4_1: {dot.Q4_1AVX2, quant.Q8_1},
+		quant.Q5_1: {dot.Q5_1AVX2, quant.Q8_1},
+		quant.Q2_K: {dot.Q2_KAVX2, quant.Q8_K},
+		quant.Q3_K: {dot.Q3_KAVX2, quant.Q8_K},
+		quant.Q4_K: {dot.Q4_KAVX2, quant.Q8_K},
+		quant.Q5_K: {dot.Q5_KAVX2, quant.Q8_K},
+		quant.Q6_K: {dot.Q6_KAVX2, quant.Q8_K},
 	}),
 	act: map[quant.Type]func([]float32, []byte){
 		quant.Q8_0: blockQuant(quantQ8_0AVX2, quant.QK, simd.BytesQ8_0),
@@ -46,35 +46,35 @@ var avx2Kernels = &kernelSet{
 		quant.F16:  cvtF32F16Row,
 	},
 	gemm: map[quant.Type]*gemmKernel{
-		quant.F32:  {kind: gemmFloat, tile: tileF32AVX2, micro: sgemmMicroAVX2},
-		quant.F16:  {kind: gemmFloat, tile: tileF32AVX2, widen: widenF16AVX2, micro: sgemmMicroAVX2},
-		quant.BF16: {kind: gemmFloat, tile: tileF32AVX2, widen: widenBF16AVX2, micro: sgemmMicroAVX2},
-		quant.Q4_0: {kind: gemmQ8Quad, quad: quadLegacy(gemmQ4_0x4AVX2, simd.BytesQ4_0),
-			qtile: &qTile{block: qPanelBlock, gblock: packQ8Block, biased: true,
-				repack: qRepack(repackQ4_0AVX2, simd.BytesQ4_0, qPanelBlock), kernel: qKernel(qgemmQ4_0AVX2, qPanelBlock, packQ8Block)}},
-		quant.Q5_0: {kind: gemmQ8Quad, quad: quadLegacy(gemmQ5_0x4AVX2, simd.BytesQ5_0),
-			qtile: &qTile{block: qPanelBlock, gblock: packQ8Block, biased: true,
-				repack: qRepack(repackQ5_0AVX2, simd.BytesQ5_0, qPanelBlock), kernel: qKernel(qgemmQ5_0AVX2, qPanelBlock, packQ8Block)}},
+		quant.F32:  {kind: gemmFloat, tile: dot.TileF32AVX2, micro: sgemmMicroAVX2},
+		quant.F16:  {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenF16AVX2, micro: sgemmMicroAVX2},
+		quant.BF16: {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenBF16AVX2, micro: sgemmMicroAVX2},
+		quant.Q4_0: {kind: gemmQ8Quad, quad: dot.QuadQ4_0AVX2,
+			qtile: &qTile{block: qPanelBlock, gblock: dot.PackQ8Block, biased: true,
+				repack: qRepack(repackQ4_0AVX2, simd.BytesQ4_0, qPanelBlock), kernel: qKernel(qgemmQ4_0AVX2, qPanelBlock, dot.PackQ8Block)}},
+		quant.Q5_0: {kind: gemmQ8Quad, quad: dot.QuadQ5_0AVX2,
+			qtile: &qTile{block: qPanelBlock, gblock: dot.PackQ8Block, biased: true,
+				repack: qRepack(repackQ5_0AVX2, simd.BytesQ5_0, qPanelBlock), kernel: qKernel(qgemmQ5_0AVX2, qPanelBlock, dot.PackQ8Block)}},
 		// The q8_0 panel kernel is taken from n = 8: at n = 4 it
 		// measured no faster than the quad kernel (BenchmarkQTile).
-		quant.Q8_0: {kind: gemmQ8Quad, quad: quadLegacy(gemmQ8_0x4AVX2, simd.BytesQ8_0),
-			qtile: &qTile{block: qPanelBlock8, gblock: packQ8Block, minN: 8,
-				repack: qRepack(repackQ8_0AVX2, simd.BytesQ8_0, qPanelBlock8), kernel: qKernel(qgemmQ8_0AVX2, qPanelBlock8, packQ8Block)}},
-		quant.Q4_1: {kind: gemmQ81Quad, quad: quadLegacy1(gemmQ4_1x4AVX2, simd.BytesQ4_1),
-			qtile: &qTile{block: qPanelBlock, gblock: packQ81Block,
-				repack: qRepack(repackQ4_1AVX2, simd.BytesQ4_1, qPanelBlock), kernel: qKernel(qgemmQ4_1AVX2, qPanelBlock, packQ81Block)}},
-		quant.Q5_1: {kind: gemmQ81Quad, quad: quadLegacy1(gemmQ5_1x4AVX2, simd.BytesQ5_1),
-			qtile: &qTile{block: qPanelBlock, gblock: packQ81Block,
-				repack: qRepack(repackQ5_1AVX2, simd.BytesQ5_1, qPanelBlock), kernel: qKernel(qgemmQ5_1AVX2, qPanelBlock, packQ81Block)}},
-		quant.Q2_K: {kind: gemmKQuad, quad: quadK(gemmQ2_Kx4AVX2, simd.BytesQ2_K)},
-		quant.Q3_K: {kind: gemmKQuad, quad: quadK(gemmQ3_Kx4AVX2, simd.BytesQ3_K)},
-		quant.Q4_K: {kind: gemmKQuad, quad: quadK(gemmQ4_Kx4AVX2, simd.BytesQ4_K)},
-		quant.Q5_K: {kind: gemmKQuad, quad: quadK(gemmQ5_Kx4AVX2, simd.BytesQ5_K)},
-		quant.Q6_K: {kind: gemmKQuad, quad: quadK(gemmQ6_Kx4AVX2, simd.BytesQ6_K)},
+		quant.Q8_0: {kind: gemmQ8Quad, quad: dot.QuadQ8_0AVX2,
+			qtile: &qTile{block: qPanelBlock8, gblock: dot.PackQ8Block, minN: 8,
+				repack: qRepack(repackQ8_0AVX2, simd.BytesQ8_0, qPanelBlock8), kernel: qKernel(qgemmQ8_0AVX2, qPanelBlock8, dot.PackQ8Block)}},
+		quant.Q4_1: {kind: gemmQ81Quad, quad: dot.QuadQ4_1AVX2,
+			qtile: &qTile{block: qPanelBlock, gblock: dot.PackQ81Block,
+				repack: qRepack(repackQ4_1AVX2, simd.BytesQ4_1, qPanelBlock), kernel: qKernel(qgemmQ4_1AVX2, qPanelBlock, dot.PackQ81Block)}},
+		quant.Q5_1: {kind: gemmQ81Quad, quad: dot.QuadQ5_1AVX2,
+			qtile: &qTile{block: qPanelBlock, gblock: dot.PackQ81Block,
+				repack: qRepack(repackQ5_1AVX2, simd.BytesQ5_1, qPanelBlock), kernel: qKernel(qgemmQ5_1AVX2, qPanelBlock, dot.PackQ81Block)}},
+		quant.Q2_K: {kind: gemmKQuad, quad: dot.QuadQ2_KAVX2},
+		quant.Q3_K: {kind: gemmKQuad, quad: dot.QuadQ3_KAVX2},
+		quant.Q4_K: {kind: gemmKQuad, quad: dot.QuadQ4_KAVX2},
+		quant.Q5_K: {kind: gemmKQuad, quad: dot.QuadQ5_KAVX2},
+		quant.Q6_K: {kind: gemmKQuad, quad: dot.QuadQ6_KAVX2},
 	},
 	// Four-row kernels for MUL_MAT with one to three activation rows
 	// (package internal/gemv); with next-step prefetch each beats the dot product
-	// inside MUL_MAT (BenchmarkGemv2MulMat).
+	// inside MUL_MAT (BenchmarkGemvMulMat).
 	gemv: map[quant.Type]gemvFunc{
 		quant.Q4_0: gemv.Q4_0AVX2,
 		quant.Q8_0: gemv.Q8_0AVX2,
@@ -118,8 +118,8 @@ var avx2Kernels = &kernelSet{
 	deq: map[quant.Type]func([]byte, []float32){
 		quant.Q4_0: deqBlocks(deqQ4_0AVX2, simd.BytesQ4_0),
 		quant.Q8_0: deqBlocks(deqQ8_0AVX2, simd.BytesQ8_0),
-		quant.F16:  widenF16AVX2,
-		quant.BF16: widenBF16AVX2,
+		quant.F16:  dot.WidenF16AVX2,
+		quant.BF16: dot.WidenBF16AVX2,
 	},
 	rope: &ropeKernels{
 		angles: rope.AnglesAVX2,

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
@@ -91,11 +92,11 @@ func TestAVX2TableFuncs(t *testing.T) {
 	}
 	ks := avx2Kernels
 	same("act[f16]", ks.act[quant.F16], cvtF32F16Row)
-	same("deq[f16]", ks.deq[quant.F16], widenF16AVX2)
-	same("deq[bf16]", ks.deq[quant.BF16], widenBF16AVX2)
-	same("dots[f32]", ks.dots[quant.F32].dot, vecDotF32AVX2)
-	same("dots[f16]", ks.dots[quant.F16].dot, vecDotF16AVX2)
-	same("dots[bf16]", ks.dots[quant.BF16].dot, vecDotBF16AVX2)
+	same("deq[f16]", ks.deq[quant.F16], dot.WidenF16AVX2)
+	same("deq[bf16]", ks.deq[quant.BF16], dot.WidenBF16AVX2)
+	same("dots[f32]", ks.dots[quant.F32].dot, dot.F32AVX2)
+	same("dots[f16]", ks.dots[quant.F16].dot, dot.F16AVX2)
+	same("dots[bf16]", ks.dots[quant.BF16].dot, dot.BF16AVX2)
 	same("gemm[f32].micro", ks.gemm[quant.F32].micro, sgemmMicroAVX2)
 	same("vec.expSum", ks.vec.expSum, expSumVecAVX2)
 	same("vec.axpyQ8_0", ks.vec.axpyQ8_0, axpyQ8_0VecAVX2)

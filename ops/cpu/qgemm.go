@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -53,7 +54,7 @@ import (
 // qTile is the panel kernel of one weight type.
 type qTile struct {
 	// block is the size of a panel block in bytes, gblock that of a
-	// packed group block (packQ8Block, or packQ81Block for q4_1 and
+	// packed group block (dot.PackQ8Block, or dot.PackQ81Block for q4_1 and
 	// q5_1).
 	block, gblock int64
 	// minN is the fewest activation rows for which the panel path is
@@ -366,7 +367,7 @@ func repackQ8_0(panel, w []byte, ld, nb int64) {
 // y+128 the biased kernels multiply.
 func qBiasGroup(grp []byte, nb int64) {
 	for b := range nb {
-		codes := grp[b*packQ8Block+16 : (b+1)*packQ8Block]
+		codes := grp[b*dot.PackQ8Block+16 : (b+1)*dot.PackQ8Block]
 		for i := 0; i < len(codes); i += 8 {
 			x := binary.LittleEndian.Uint64(codes[i:])
 			binary.LittleEndian.PutUint64(codes[i:], x^lanes80)

@@ -3,6 +3,7 @@ package cpu
 import (
 	"encoding/binary"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -27,9 +28,9 @@ import (
 func qgemmTwin(wt quant.Type, rows *[8][]byte, grp []byte, nb int) [32]float32 {
 	var acc [32]float32
 	for b := range nb {
-		blk, codes := grp[b*packQ8Block:], 16
+		blk, codes := grp[b*dot.PackQ8Block:], 16
 		if wt == quant.Q4_1 || wt == quant.Q5_1 {
-			blk, codes = grp[b*packQ81Block:], 32
+			blk, codes = grp[b*dot.PackQ81Block:], 32
 		}
 		for r, row := range rows {
 			w, dx := qTwinCodes(wt, row, b)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
@@ -17,7 +18,7 @@ import (
 
 func init() {
 	if hasAVX2() {
-		fma32Ref = fma32AVX2
+		fma32Ref = dot.FMA32AVX2
 	}
 }
 
@@ -30,118 +31,6 @@ func needAVX2(t testing.TB) {
 	if !hasAVX2() {
 		t.Skip("CPU lacks AVX2/FMA/F16C")
 	}
-}
-
-// simdTwin pairs an assembly dot product with its pure-Go twin.
-type simdTwin struct {
-	name      string
-	wt        quant.Type
-	asm, twin vecDotFunc
-}
-
-// simdTwins lists every AVX2 dot product with its twin.
-func simdTwins() []simdTwin {
-	ks := avx2Kernels
-	tw := []simdTwin{
-		{"f32", quant.F32, ks.dots[quant.F32].dot, dotF32Twin},
-		{"f16", quant.F16, ks.dots[quant.F16].dot, dotF16Twin},
-		{"bf16", quant.BF16, ks.dots[quant.BF16].dot, dotBF16Twin},
-		{"q8_0", quant.Q8_0, ks.dots[quant.Q8_0].dot, dotQ8_0Q8_0Twin},
-		{"q4_0", quant.Q4_0, ks.dots[quant.Q4_0].dot, dotQ4_0Q8_0Twin},
-		{"q5_0", quant.Q5_0, ks.dots[quant.Q5_0].dot, dotQ5_0Q8_0Twin},
-		{"q4_1", quant.Q4_1, ks.dots[quant.Q4_1].dot, dotQ4_1Q8_1Twin},
-		{"q5_1", quant.Q5_1, ks.dots[quant.Q5_1].dot, dotQ5_1Q8_1Twin},
-	}
-	for _, k := range avx2KTwins {
-		tw = append(tw, simdTwin{k.wt.String(), k.wt, ks.dots[k.wt].dot, dotKernels[k.wt].dot})
-	}
-	return tw
-}
-
-func TestFMA32Hardware(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range 200000 {
-		var v [3]float32
-		for j := range v {
-			switch rng.IntN(4) {
-			case 0:
-				v[j] = simdSpecial[rng.IntN(len(simdSpecial))]
-			case 1:
-				v[j] = math.Float32frombits(rng.Uint32())
-			default:
-				v[j] = float32(math.Ldexp(rng.Float64()-0.5, rng.IntN(60)-30))
-			}
-		}
-		if i%3 == 0 {
-			// Make z cancel most of x*y, where rounding is delicate.
-			v[2] = -v[0] * v[1] * (1 + float32(rng.IntN(5)-2)*0x1p-23)
-		}
-		got, want := simd.FMA32(v[0], v[1], v[2]), fma32AVX2(v[0], v[1], v[2])
-		if !sameFloat(got, want) {
-			t.Fatalf("simd.FMA32(%g, %g, %g) = %g (%#x), hardware %g (%#x)", v[0], v[1], v[2], got, math.Float32bits(got), want, math.Float32bits(want))
-		}
-	}
-}
-
-// TestSIMDTwins checks every AVX2 dot product against its twin bit for
-// bit over random lengths, offsets and contents (random bytes for block
-// formats, so scales include NaN, Inf and denormal f16 values; random
-// values with NaN, Inf, denormals and extremes mixed in for float rows).
-func TestSIMDTwins(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, tw := range simdTwins() {
-		t.Run(tw.name, func(t *testing.T) {
-			act := tw.wt.VecDotType()
-			bs := int(tw.wt.BlockSize())
-			for trial := range 300 {
-				blocks := rng.IntN(12)
-				if bs == 1 {
-					blocks = rng.IntN(300)
-				}
-				n := blocks * bs
-				special := []float64{0, 0.01, 0.3}[trial%3]
-				x := simdRow(rng, tw.wt, n, rng.IntN(64), special)
-				y := simdRow(rng, act, n, rng.IntN(64), special)
-				checkTwin(t, tw, n, x, y)
-			}
-		})
-	}
-}
-
-func checkTwin(t *testing.T, tw simdTwin, n int, x, y []byte) {
-	t.Helper()
-	got, want := tw.asm(n, x, y), tw.twin(n, x, y)
-	if !sameFloat(got, want) {
-		t.Fatalf("%s n=%d: asm %g (%#x), twin %g (%#x)", tw.name, n, got, math.Float32bits(got), want, math.Float32bits(want))
-	}
-}
-
-// FuzzSIMDTwins is the fuzzing form of TestSIMDTwins: the fuzzer picks
-// the kernel, the length, the offsets and the bytes of both rows.
-func FuzzSIMDTwins(f *testing.F) {
-	if !hasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
-	twins := simdTwins()
-	rng := rand.New(rand.NewPCG(5, 6))
-	for i := range twins {
-		data := make([]byte, 600)
-		for j := range data {
-			data[j] = byte(rng.Uint32())
-		}
-		f.Add(uint8(i), uint16(1+i), uint8(i), uint8(3*i), data)
-	}
-	f.Fuzz(func(t *testing.T, kind uint8, length uint16, xoff, yoff uint8, data []byte) {
-		tw := twins[int(kind)%len(twins)]
-		bs := int(tw.wt.BlockSize())
-		n := int(length) % 4096 / bs * bs
-		act := tw.wt.VecDotType()
-		x := fillRow(tw.wt, n, int(xoff%64), data)
-		y := fillRow(act, n, int(yoff%64), data[len(data)/2:])
-		checkTwin(t, tw, n, x, y)
-	})
 }
 
 // fillRow is simdtest.FillRow.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -147,7 +148,7 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 			binary.LittleEndian.PutUint16(k1b[2*i:], k1[i])
 		}
 		if n > 0 {
-			if d0, d1 := vecDotF16AVX2(n, k0b, qb), vecDotF16AVX2(n, k1b, qb); !sameFloat(g0, d0) || !sameFloat(g1, d1) {
+			if d0, d1 := dot.F16AVX2(n, k0b, qb), dot.F16AVX2(n, k1b, qb); !sameFloat(g0, d0) || !sameFloat(g1, d1) {
 				t.Fatalf("%s n=%d: %g %g, dot kernel %g %g", name, n, g0, g1, d0, d1)
 			}
 		}

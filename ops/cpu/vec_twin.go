@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 )
 
@@ -169,12 +170,12 @@ func axpyQ8_0Twin(acc []float32, x []byte, s float32) {
 	}
 }
 
-// dot2F16Twin is the twin of dot2F16VecAVX2: dotFloatTwin (the order of
+// dot2F16Twin is the twin of dot2F16VecAVX2: dot.FloatTwin (the order of
 // dotF16AVX2) for each key.
 func dot2F16Twin(k0, k1 []uint16, q []float32) (float32, float32) {
 	n := len(q)
 	k0, k1 = k0[:n], k1[:n]
 	qf := func(i int) float32 { return q[i] }
-	return dotFloatTwin(n, func(i int) float32 { return simd.HalfTable[k0[i]] }, qf),
-		dotFloatTwin(n, func(i int) float32 { return simd.HalfTable[k1[i]] }, qf)
+	return dot.FloatTwin(n, func(i int) float32 { return simd.HalfTable[k0[i]] }, qf),
+		dot.FloatTwin(n, func(i int) float32 { return simd.HalfTable[k1[i]] }, qf)
 }

@@ -3,17 +3,12 @@ package cpu
 import (
 	"fmt"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/quant"
 )
 
-// A vecDotFunc returns the dot product of n elements of a weight row x
-// (packed blocks of the weight type) and an activation row y (packed
-// blocks of the weight type's quant.VecDotType). n is a multiple of the
-// weight type's block size and x and y hold at least that many elements.
-//
-// Each weight type has one such function in this file family, written in
-// generic Go; SIMD tiers replace them one at a time.
-type vecDotFunc func(n int, x, y []byte) float32
+// A vecDotFunc is a dot product (see dot.Func).
+type vecDotFunc = dot.Func
 
 // dotKernel pairs a weight type's dot product with the type its
 // activations are converted to.
@@ -28,21 +23,21 @@ type dotKernel struct {
 // dot their blocks with float32 activations directly (dequantizing each
 // block on the fly).
 var dotKernels = map[quant.Type]dotKernel{
-	quant.F32:  {vecDotF32, quant.F32},
-	quant.F16:  {vecDotF16, quant.F16},
-	quant.BF16: {vecDotBF16, quant.BF16},
-	quant.Q4_0: {vecDotQ4_0Q8_0, quant.Q8_0},
-	quant.Q4_1: {vecDotQ4_1Q8_1, quant.Q8_1},
-	quant.Q5_0: {vecDotQ5_0Q8_0, quant.Q8_0},
-	quant.Q5_1: {vecDotQ5_1Q8_1, quant.Q8_1},
-	quant.Q8_0: {vecDotQ8_0Q8_0, quant.Q8_0},
-	quant.Q8_1: {vecDotQ8_1F32, quant.F32},
-	quant.Q2_K: {vecDotQ2_KQ8_K, quant.Q8_K},
-	quant.Q3_K: {vecDotQ3_KQ8_K, quant.Q8_K},
-	quant.Q4_K: {vecDotQ4_KQ8_K, quant.Q8_K},
-	quant.Q5_K: {vecDotQ5_KQ8_K, quant.Q8_K},
-	quant.Q6_K: {vecDotQ6_KQ8_K, quant.Q8_K},
-	quant.Q8_K: {vecDotQ8_KF32, quant.F32},
+	quant.F32:  {dot.F32, quant.F32},
+	quant.F16:  {dot.F16, quant.F16},
+	quant.BF16: {dot.BF16, quant.BF16},
+	quant.Q4_0: {dot.Q4_0, quant.Q8_0},
+	quant.Q4_1: {dot.Q4_1, quant.Q8_1},
+	quant.Q5_0: {dot.Q5_0, quant.Q8_0},
+	quant.Q5_1: {dot.Q5_1, quant.Q8_1},
+	quant.Q8_0: {dot.Q8_0, quant.Q8_0},
+	quant.Q8_1: {dot.Q8_1, quant.F32},
+	quant.Q2_K: {dot.Q2_K, quant.Q8_K},
+	quant.Q3_K: {dot.Q3_K, quant.Q8_K},
+	quant.Q4_K: {dot.Q4_K, quant.Q8_K},
+	quant.Q5_K: {dot.Q5_K, quant.Q8_K},
+	quant.Q6_K: {dot.Q6_K, quant.Q8_K},
+	quant.Q8_K: {dot.Q8_K, quant.F32},
 }
 
 // dotKernelFor returns the dot kernel for weight type t.

@@ -29,7 +29,7 @@ const F16Run = 16
 // one set per vector half) and the widened d_y, 36 bytes.
 const SideSlots = 9
 
-// Q4_0Prep writes gemv3Q4_0x4AVX2's side data of the q8_0 row y (nb
+// Q4_0Prep writes sideQ4_0x4AVX2's side data of the q8_0 row y (nb
 // blocks) into side: per block the lanes 8*(y_4l + .. + y_4l+3 +
 // y_16+4l + .. + y_16+4l+3), which the kernel takes out of its unsigned
 // nibble products, and d_y (an activation row is prepared once per call,

@@ -243,16 +243,16 @@ DONE: \
 	VZEROUPPER; \
 	RET
 
-// func gemv2Q4_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
+// func q4_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
 //
 // Twin: Q4_0Twin.
-TEXT ·gemv2Q4_0x4AVX2(SB), NOSPLIT, $16-48
+TEXT ·q4_0x4AVX2(SB), NOSPLIT, $16-48
 	GV2_Q40(gv2q40loop, gv2q40done, GV2_PFN)
 
-// func gemv2Q8_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
+// func q8_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
 //
 // Twin: Q8_0Twin.
-TEXT ·gemv2Q8_0x4AVX2(SB), NOSPLIT, $16-48
+TEXT ·q8_0x4AVX2(SB), NOSPLIT, $16-48
 	GV2_Q80(gv2q80loop, gv2q80done, GV2_PFN)
 
 // q5_0: the q4_0 scheme with the fifth bits. Each code is taken
@@ -300,10 +300,10 @@ GLOBL gv2sixteen<>(SB), RODATA|NOPTR, $8
 	VMULPS         Y5, Y7, Y7; \
 	VFMADD231PS    Y7, Y6, ACC
 
-// func gemv2Q5_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
+// func q5_0x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
 //
 // Twin: Q5_0Twin.
-TEXT ·gemv2Q5_0x4AVX2(SB), NOSPLIT, $16-48
+TEXT ·q5_0x4AVX2(SB), NOSPLIT, $16-48
 	MOVQ         x+0(FP), SI
 	MOVQ         ldx+8(FP), R8
 	MOVQ         y+16(FP), DI
@@ -442,10 +442,10 @@ gv2q50done:
 	VADDPS    X5, X0, X0; \
 	VMOVUPS   X0, (DX)
 
-// func gemv2Q4_1x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+// func q4_1x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
 // Twin: Q4_1Twin.
-TEXT ·gemv2Q4_1x4AVX2(SB), NOSPLIT, $32-40
+TEXT ·q4_1x4AVX2(SB), NOSPLIT, $32-40
 	MOVQ x+0(FP), SI
 	MOVQ ldx+8(FP), R8
 	MOVQ y+16(FP), DI
@@ -473,10 +473,10 @@ gv2q41done:
 	VZEROUPPER
 	RET
 
-// func gemv2Q5_1x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+// func q5_1x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
 // Twin: Q5_1Twin.
-TEXT ·gemv2Q5_1x4AVX2(SB), NOSPLIT, $32-40
+TEXT ·q5_1x4AVX2(SB), NOSPLIT, $32-40
 	MOVQ x+0(FP), SI
 	MOVQ ldx+8(FP), R8
 	MOVQ y+16(FP), DI
@@ -767,7 +767,7 @@ GLOBL gv2kminpat<>(SB), RODATA|NOPTR, $32
 	K2B_Q4K_PAIR(3); \
 	VPHADDD Y4, Y6, H
 
-// K2_Q4K_FN2(LOOP, DONE, PF): the body of gemv2Q4_Kx4AVX2, PF before each
+// K2_Q4K_FN2(LOOP, DONE, PF): the body of q4_Kx4AVX2, PF before each
 // row's block, the scale codes of rows 0-1 and 2-3 unpacked together
 // into Y12.
 #define K2_Q4K_FN2(LOOP, DONE, PF) \
@@ -845,7 +845,7 @@ DONE: \
 	K2_Q5K_PAIR(3, VPSRLW, 2, VPSRLW, 3); \
 	K2_GV_FOLD(Y4)
 
-// K2_Q5K_FN2(LOOP, DONE, PF): the body of gemv2Q5_Kx4AVX2, PF before each
+// K2_Q5K_FN2(LOOP, DONE, PF): the body of q5_Kx4AVX2, PF before each
 // row's block, the scale codes of two rows unpacked at once (K2_KSCALES2) and kept on the stack (scl, 32 bytes)
 // until their row's turn: Y12 parks folds, no register is left.
 #define K2_Q5K_FN2(LOOP, DONE, PF) \
@@ -914,7 +914,7 @@ DONE: \
 	VZEROUPPER; \
 	RET
 
-// K2_Q6K_FN(LOOP, DONE, PF): the body of gemv2Q6_Kx4AVX2, PF before each
+// K2_Q6K_FN(LOOP, DONE, PF): the body of q6_Kx4AVX2, PF before each
 // row's block.
 #define K2_Q6K_FN(LOOP, DONE, PF) \
 	MOVQ x+0(FP), SI; \
@@ -1010,10 +1010,10 @@ GLOBL gv2k32w<>(SB), RODATA|NOPTR, $8
 	K2_Q2K_CHUNK(1, 3, Y2); \
 	VPHADDD   Y3, Y6, H
 
-// func gemv2Q2_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+// func q2_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
 // Twin: the generic q2_K dot product per row.
-TEXT ·gemv2Q2_Kx4AVX2(SB), NOSPLIT, $0-40
+TEXT ·q2_Kx4AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x+0(FP), SI
 	MOVQ         ldx+8(FP), R11
 	MOVQ         y+16(FP), DI
@@ -1166,7 +1166,7 @@ GLOBL gv2m30<>(SB), RODATA|NOPTR, $32
 	K2_Q3K_CHUNK(1, 3, VPSRLW, 5, Y2); \
 	K2_GV_FOLD(Y3)
 
-// K2_Q3K_FN2(LOOP, DONE, PF): the body of gemv2Q3_Kx4AVX2, PF before each
+// K2_Q3K_FN2(LOOP, DONE, PF): the body of q3_Kx4AVX2, PF before each
 // row's block, with the scale codes of two rows
 // unpacked at once (K2_Q3SCALES2) and kept on the stack (scl, 32 bytes)
 // until their row's turn.
@@ -1229,36 +1229,36 @@ DONE: \
 	VZEROUPPER; \
 	RET
 
-TEXT ·gemv2Q3_Kx4AVX2(SB), NOSPLIT, $32-40
+TEXT ·q3_Kx4AVX2(SB), NOSPLIT, $32-40
 	K2_Q3K_FN2(gv2q3kloop, gv2q3kdone, K2_PFN2)
 
-// func gemv2Q4_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+// func q4_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
 // The scale codes unpacked two rows at a time in vector registers
 // (K2_KSCALES2) and next-step prefetch: equal to the dot product bit for
 // bit.
-TEXT ·gemv2Q4_Kx4AVX2(SB), NOSPLIT, $0-40
+TEXT ·q4_Kx4AVX2(SB), NOSPLIT, $0-40
 	K2_Q4K_FN2(gv2q4kloop, gv2q4kdone, K2_PFN3)
 
 
-// func gemv2Q5_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+// func q5_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
 // The scale codes unpacked two rows at a time and next-step prefetch:
 // equal to the dot product bit for bit.
-TEXT ·gemv2Q5_Kx4AVX2(SB), NOSPLIT, $48-40
+TEXT ·q5_Kx4AVX2(SB), NOSPLIT, $48-40
 	K2_Q5K_FN2(gv2q5kloop, gv2q5kdone, K2_PFN3)
 
-// func gemv2Q6_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+// func q6_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
 // With next-step prefetch: equal to the dot product bit for bit.
-TEXT ·gemv2Q6_Kx4AVX2(SB), NOSPLIT, $0-40
+TEXT ·q6_Kx4AVX2(SB), NOSPLIT, $0-40
 	K2_Q6K_FN(gv2q6kloop, gv2q6kdone, K2_PFN4)
 
-// func gemv2F16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+// func f16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
 // With next-step prefetch (twin: F16Twin): one line per row of the next four rows per
 // run of 16 elements (32 bytes), so every line is asked for twice.
-TEXT ·gemv2F16x4AVX2(SB), NOSPLIT, $0-40
+TEXT ·f16x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ   x+0(FP), SI
 	MOVQ   ldx+8(FP), R8
 	MOVQ   y+16(FP), DI
@@ -1344,11 +1344,11 @@ gv2f16done:
 	VFMADD231PS Y8, Y10, A0; \
 	VFMADD231PS Y9, Y11, A1
 
-// func gemv2F32x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+// func f32x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
-// gemv2F16x4AVX2 for float32 rows (runs of 16 elements, 64 bytes; twin:
+// f16x4AVX2 for float32 rows (runs of 16 elements, 64 bytes; twin:
 // F32Twin). MUL_MAT used the dot product before.
-TEXT ·gemv2F32x4AVX2(SB), NOSPLIT, $0-40
+TEXT ·f32x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ   x+0(FP), SI
 	MOVQ   ldx+8(FP), R8
 	MOVQ   y+16(FP), DI
@@ -1388,11 +1388,11 @@ gv2f32done:
 	VZEROUPPER
 	RET
 
-// func gemv2BF16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+// func bf16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
-// gemv2F16x4AVX2 for bfloat16 rows (twin: BF16Twin). MUL_MAT used the
+// f16x4AVX2 for bfloat16 rows (twin: BF16Twin). MUL_MAT used the
 // dot product before.
-TEXT ·gemv2BF16x4AVX2(SB), NOSPLIT, $0-40
+TEXT ·bf16x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ   x+0(FP), SI
 	MOVQ   ldx+8(FP), R8
 	MOVQ   y+16(FP), DI
@@ -1432,8 +1432,8 @@ gv2bf16done:
 
 
 
-// Third-generation q4_0 four-row kernel (gemv3Q4_0x4AVX2): two rows per
-// vector. gemv2Q4_0x4AVX2 spends about nine vector instructions per row
+// Third-generation q4_0 four-row kernel (sideQ4_0x4AVX2): two rows per
+// vector. q4_0x4AVX2 spends about nine vector instructions per row
 // and block plus some twenty for the block's shared work, and on Zen 3 it
 // runs near the machine's issue width with neither the loads nor the
 // multipliers saturated: the instruction count is the limit. Here the 16
@@ -1503,10 +1503,10 @@ gv2bf16done:
 	VFMADD231PS    Y8, Y6, Y0; \
 	VFMADD231PS    Y9, Y10, Y1
 
-// func gemv3Q4_0x4AVX2(x *byte, ldx int, y *byte, side *float32, nb int, out *[4]float32)
+// func sideQ4_0x4AVX2(x *byte, ldx int, y *byte, side *float32, nb int, out *[4]float32)
 //
 // Twin: SideQ4_0Twin.
-TEXT ·gemv3Q4_0x4AVX2(SB), NOSPLIT, $0-48
+TEXT ·sideQ4_0x4AVX2(SB), NOSPLIT, $0-48
 	MOVQ         x+0(FP), SI
 	MOVQ         ldx+8(FP), R8
 	MOVQ         y+16(FP), DI

@@ -7,7 +7,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// Q5_0Twin is the twin of one row of gemv2Q5_0x4AVX2 (the four-row
+// Q5_0Twin is the twin of one row of q5_0x4AVX2 (the four-row
 // q5_0 kernel MUL_MAT uses with one to three activation rows): per block
 // the eight lanes are the exact sums of (u-16)*y over elements 4l..4l+3,
 // u = nibble | fifth bit << 4, for every activation code (-128 included:
@@ -32,7 +32,7 @@ func Q5_0Twin(n int, x, y []byte) float32 {
 	return acc.Sum()
 }
 
-// Q4_1Twin is the twin of one row of gemv2Q4_1x4AVX2: the q4_1 dot
+// Q4_1Twin is the twin of one row of q4_1x4AVX2: the q4_1 dot
 // product twin (dotQ4_1Q8_1Twin) with every block in one lane
 // accumulator; the min terms m_x*s_y are summed in block order and added
 // to the lane sum at the end, as there.
@@ -48,7 +48,7 @@ func Q4_1Twin(n int, x, y []byte) float32 {
 	return acc.Sum() + summs
 }
 
-// Q5_1Twin is the twin of one row of gemv2Q5_1x4AVX2, as
+// Q5_1Twin is the twin of one row of q5_1x4AVX2, as
 // Q4_1Twin for q5_1 (dotQ5_1Q8_1Twin with one lane accumulator).
 func Q5_1Twin(n int, x, y []byte) float32 {
 	acc := simd.LaneAcc{Single: true}
@@ -67,11 +67,11 @@ func Q5_1Twin(n int, x, y []byte) float32 {
 	return acc.Sum() + summs
 }
 
-// F32Twin is the twin of one row of gemv2F32x4AVX2 over n float32
+// F32Twin is the twin of one row of f32x4AVX2 over n float32
 // elements (a multiple of F16Run), in the manner of F16Twin.
 func F32Twin(n int, x, y []byte) float32 { return floatTwin(n, x, y, 4, simd.Float32At) }
 
-// BF16Twin is the twin of one row of gemv2BF16x4AVX2 over n bfloat16
+// BF16Twin is the twin of one row of bf16x4AVX2 over n bfloat16
 // elements (a multiple of F16Run), in the manner of F16Twin.
 func BF16Twin(n int, x, y []byte) float32 { return floatTwin(n, x, y, 2, simd.BF16At) }
 
@@ -95,7 +95,7 @@ func floatTwin(n int, x, y []byte, size int, at func([]byte, int) float32) float
 	return simd.Hsum8(&v)
 }
 
-// SideQ4_0Twin is the twin of one row of gemv3Q4_0x4AVX2 (the q4_0
+// SideQ4_0Twin is the twin of one row of sideQ4_0x4AVX2 (the q4_0
 // four-row kernel with two rows per vector): per block four int32 lanes,
 // lane l the exact sum of (q-8)*y over elements 4l..4l+3 (low nibbles)
 // and 16+4l..16+4l+3 (high nibbles), each added by FMA with d = d_x*d_y
@@ -119,7 +119,7 @@ func SideQ4_0Twin(n int, x, y []byte) float32 {
 	return (acc[0] + acc[1]) + (acc[2] + acc[3])
 }
 
-// Q8_0Twin is the twin of one row of gemv2Q8_0x4AVX2.
+// Q8_0Twin is the twin of one row of q8_0x4AVX2.
 func Q8_0Twin(n int, x, y []byte) float32 {
 	acc := simd.LaneAcc{Single: true}
 	for ib := range n / quant.QK {
@@ -130,7 +130,7 @@ func Q8_0Twin(n int, x, y []byte) float32 {
 	return acc.Sum()
 }
 
-// Q4_0Twin is the twin of one row of gemv2Q4_0x4AVX2: the q4_0
+// Q4_0Twin is the twin of one row of q4_0x4AVX2: the q4_0
 // dot product twin with every block in one accumulator, its lanes the
 // exact sums of (q-8)*y (the kernel multiplies unsigned codes and takes
 // 8*y out, with no sign trick, so an activation code of -128 is exact).
@@ -149,7 +149,7 @@ func Q4_0Twin(n int, x, y []byte) float32 {
 	return acc.Sum()
 }
 
-// F16Twin is the twin of one row of gemv2F16x4AVX2 over n elements (a
+// F16Twin is the twin of one row of f16x4AVX2 over n elements (a
 // multiple of F16Run): two 8-lane FMA accumulators, one for elements
 // 0-7 and one for 8-15 of every run, summed lane by lane and reduced as
 // hsum8.

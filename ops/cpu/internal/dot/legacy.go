@@ -1,4 +1,4 @@
-package cpu
+package dot
 
 import (
 	"encoding/binary"
@@ -13,9 +13,9 @@ import (
 // two block scales and accumulated in float32, as ggml's generic
 // ggml_vec_dot_*_q8_* functions do.
 
-// vecDotQ4_0Q8_0 dots a q4_0 row with a q8_0 row: per block
+// Q4_0 dots a q4_0 row with a q8_0 row: per block
 // sum((q-8)*y) * d_x * d_y.
-func vecDotQ4_0Q8_0(n int, x, y []byte) float32 {
+func Q4_0(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QK {
 		bx := x[ib*simd.BytesQ4_0 : (ib+1)*simd.BytesQ4_0]
@@ -31,10 +31,10 @@ func vecDotQ4_0Q8_0(n int, x, y []byte) float32 {
 	return sum
 }
 
-// vecDotQ4_1Q8_1 dots a q4_1 row with a q8_1 row: per block
+// Q4_1 dots a q4_1 row with a q8_1 row: per block
 // sum(q*y)*d_x*d_y + m_x*s_y, where s_y = d_y*sum(y codes) carries the
 // offset term.
-func vecDotQ4_1Q8_1(n int, x, y []byte) float32 {
+func Q4_1(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QK {
 		bx := x[ib*simd.BytesQ4_1 : (ib+1)*simd.BytesQ4_1]
@@ -50,9 +50,9 @@ func vecDotQ4_1Q8_1(n int, x, y []byte) float32 {
 	return sum
 }
 
-// vecDotQ5_0Q8_0 dots a q5_0 row with a q8_0 row: per block
+// Q5_0 dots a q5_0 row with a q8_0 row: per block
 // sum((q-16)*y) * d_x * d_y, q holding the fifth bit from qh.
-func vecDotQ5_0Q8_0(n int, x, y []byte) float32 {
+func Q5_0(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QK {
 		bx := x[ib*simd.BytesQ5_0 : (ib+1)*simd.BytesQ5_0]
@@ -71,9 +71,9 @@ func vecDotQ5_0Q8_0(n int, x, y []byte) float32 {
 	return sum
 }
 
-// vecDotQ5_1Q8_1 dots a q5_1 row with a q8_1 row: per block
+// Q5_1 dots a q5_1 row with a q8_1 row: per block
 // sum(q*y)*d_x*d_y + m_x*s_y.
-func vecDotQ5_1Q8_1(n int, x, y []byte) float32 {
+func Q5_1(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QK {
 		bx := x[ib*simd.BytesQ5_1 : (ib+1)*simd.BytesQ5_1]
@@ -92,8 +92,8 @@ func vecDotQ5_1Q8_1(n int, x, y []byte) float32 {
 	return sum
 }
 
-// vecDotQ8_0Q8_0 dots two q8_0 rows: per block sum(x*y) * (d_x*d_y).
-func vecDotQ8_0Q8_0(n int, x, y []byte) float32 {
+// Q8_0 dots two q8_0 rows: per block sum(x*y) * (d_x*d_y).
+func Q8_0(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QK {
 		bx := x[ib*simd.BytesQ8_0 : (ib+1)*simd.BytesQ8_0]
@@ -108,11 +108,11 @@ func vecDotQ8_0Q8_0(n int, x, y []byte) float32 {
 	return sum
 }
 
-// vecDotQ8_1F32 dots a q8_1 weight row with a float32 activation row.
+// Q8_1 dots a q8_1 weight row with a float32 activation row.
 // ggml has no dot product for q8_1 weights (q8_1 is its activation
 // format), so each block is dequantized on the fly: d * sum(q*y), summed
 // in float32.
-func vecDotQ8_1F32(n int, x, y []byte) float32 {
+func Q8_1(n int, x, y []byte) float32 {
 	ys := f32s(y, 0, int64(n))
 	var sum float32
 	for ib := range n / quant.QK {

@@ -1,4 +1,4 @@
-package cpu
+package dot
 
 import (
 	"encoding/binary"
@@ -18,12 +18,12 @@ import (
 // functions' scalar float operations, so it equals the generic tier bit
 // for bit.
 
-// dotFloatTwin is the twin of dotF32AVX2, dotF16AVX2 and dotBF16AVX2 for
+// FloatTwin is the twin of dotF32AVX2, dotF16AVX2 and dotBF16AVX2 for
 // n elements read by x(i) and y(i): four 8-lane FMA accumulators over
 // runs of 32, then runs of 8 into the first, the accumulators summed
 // pairwise and across lanes, and a scalar FMA chain over the last n%8
 // elements added at the end.
-func dotFloatTwin(n int, x, y func(i int) float32) float32 {
+func FloatTwin(n int, x, y func(i int) float32) float32 {
 	var acc [4][8]float32
 	i := 0
 	for ; i+32 <= n; i += 32 {
@@ -50,27 +50,27 @@ func dotFloatTwin(n int, x, y func(i int) float32) float32 {
 	return h + s
 }
 
-// dotF32Twin is the twin of dotF32AVX2.
-func dotF32Twin(n int, x, y []byte) float32 {
+// F32Twin is the twin of dotF32AVX2.
+func F32Twin(n int, x, y []byte) float32 {
 	xs, ys := f32s(x, 0, int64(n)), f32s(y, 0, int64(n))
-	return dotFloatTwin(n, func(i int) float32 { return xs[i] }, func(i int) float32 { return ys[i] })
+	return FloatTwin(n, func(i int) float32 { return xs[i] }, func(i int) float32 { return ys[i] })
 }
 
-// dotF16Twin is the twin of dotF16AVX2.
-func dotF16Twin(n int, x, y []byte) float32 {
-	return dotFloatTwin(n, func(i int) float32 { return simd.HalfAt(x, 2*i) }, func(i int) float32 { return simd.HalfAt(y, 2*i) })
+// F16Twin is the twin of dotF16AVX2.
+func F16Twin(n int, x, y []byte) float32 {
+	return FloatTwin(n, func(i int) float32 { return simd.HalfAt(x, 2*i) }, func(i int) float32 { return simd.HalfAt(y, 2*i) })
 }
 
-// dotBF16Twin is the twin of dotBF16AVX2.
-func dotBF16Twin(n int, x, y []byte) float32 {
+// BF16Twin is the twin of dotBF16AVX2.
+func BF16Twin(n int, x, y []byte) float32 {
 	bf := func(b []byte) func(int) float32 {
 		return func(i int) float32 { return widenBF16(binary.LittleEndian.Uint16(b[2*i:])) }
 	}
-	return dotFloatTwin(n, bf(x), bf(y))
+	return FloatTwin(n, bf(x), bf(y))
 }
 
-// dotQ8_0Q8_0Twin is the twin of dotQ8_0Q8_0AVX2.
-func dotQ8_0Q8_0Twin(n int, x, y []byte) float32 { return q8_0Twin(n, x, y, false) }
+// Q8_0Twin is the twin of dotQ8_0Q8_0AVX2.
+func Q8_0Twin(n int, x, y []byte) float32 { return q8_0Twin(n, x, y, false) }
 
 func q8_0Twin(n int, x, y []byte, single bool) float32 {
 	acc := simd.LaneAcc{Single: single}
@@ -82,8 +82,8 @@ func q8_0Twin(n int, x, y []byte, single bool) float32 {
 	return acc.Sum()
 }
 
-// dotQ4_0Q8_0Twin is the twin of dotQ4_0Q8_0AVX2.
-func dotQ4_0Q8_0Twin(n int, x, y []byte) float32 { return q4_0Twin(n, x, y, false) }
+// Q4_0Twin is the twin of dotQ4_0Q8_0AVX2.
+func Q4_0Twin(n int, x, y []byte) float32 { return q4_0Twin(n, x, y, false) }
 
 func q4_0Twin(n int, x, y []byte, single bool) float32 {
 	acc := simd.LaneAcc{Single: single}
@@ -99,8 +99,8 @@ func q4_0Twin(n int, x, y []byte, single bool) float32 {
 	return acc.Sum()
 }
 
-// dotQ5_0Q8_0Twin is the twin of dotQ5_0Q8_0AVX2.
-func dotQ5_0Q8_0Twin(n int, x, y []byte) float32 {
+// Q5_0Twin is the twin of dotQ5_0Q8_0AVX2.
+func Q5_0Twin(n int, x, y []byte) float32 {
 	var acc simd.LaneAcc
 	for ib := range n / quant.QK {
 		bx, by := x[ib*simd.BytesQ5_0:], y[ib*simd.BytesQ8_0:]
@@ -115,10 +115,10 @@ func dotQ5_0Q8_0Twin(n int, x, y []byte) float32 {
 	return acc.Sum()
 }
 
-// dotQ4_1Q8_1Twin is the twin of dotQ4_1Q8_1AVX2: the lanes as for
+// Q4_1Twin is the twin of dotQ4_1Q8_1AVX2: the lanes as for
 // q4_0 with unsigned codes, and a scalar sum of m_x*s_y per block added
 // at the end.
-func dotQ4_1Q8_1Twin(n int, x, y []byte) float32 {
+func Q4_1Twin(n int, x, y []byte) float32 {
 	var acc simd.LaneAcc
 	var summs float32
 	for ib := range n / quant.QK {
@@ -130,8 +130,8 @@ func dotQ4_1Q8_1Twin(n int, x, y []byte) float32 {
 	return acc.Sum() + summs
 }
 
-// dotQ5_1Q8_1Twin is the twin of dotQ5_1Q8_1AVX2.
-func dotQ5_1Q8_1Twin(n int, x, y []byte) float32 {
+// Q5_1Twin is the twin of dotQ5_1Q8_1AVX2.
+func Q5_1Twin(n int, x, y []byte) float32 {
 	var acc simd.LaneAcc
 	var summs float32
 	for ib := range n / quant.QK {
@@ -148,16 +148,16 @@ func dotQ5_1Q8_1Twin(n int, x, y []byte) float32 {
 	return acc.Sum() + summs
 }
 
-// quadQ5_0Twin is the twin of gemmQ5_0x4AVX2: out[c] is the dot product
+// QuadQ5_0Twin is the twin of gemmQ5_0x4AVX2: out[c] is the dot product
 // of nb q5_0 blocks of x with column c of the packed q8 group y. Per
 // block and column the lanes of SIGNED_DOT are summed in two halves
 // (lanes 0-3 and 4-7, exact integers), each half converted to float32
 // and accumulated by FMA with d_y[c]*d_x; the halves' sums are added at
 // the end.
-func quadQ5_0Twin(nb int, x, y []byte) [4]float32 {
+func QuadQ5_0Twin(nb int, x, y []byte) [4]float32 {
 	var acc [8]float32
 	for ib := range nb {
-		bx, blk := x[ib*simd.BytesQ5_0:], y[ib*packQ8Block:]
+		bx, blk := x[ib*simd.BytesQ5_0:], y[ib*PackQ8Block:]
 		qh := binary.LittleEndian.Uint32(bx[2:6])
 		var xs [32]int8
 		for j, q := range simd.Nibbles(bx[6:22]) {
@@ -180,14 +180,14 @@ func quadQ5_0Twin(nb int, x, y []byte) [4]float32 {
 	return out
 }
 
-// quadQ4_1Twin is the twin of gemmQ4_1x4AVX2 over nb blocks of x and the
+// QuadQ4_1Twin is the twin of gemmQ4_1x4AVX2 over nb blocks of x and the
 // packed q8_1 group y.
-func quadQ4_1Twin(nb int, x, y []byte) [4]float32 {
+func QuadQ4_1Twin(nb int, x, y []byte) [4]float32 {
 	return quadQ81Twin(nb, x, y, simd.BytesQ4_1, func(bx []byte) [32]uint8 { return simd.Nibbles(bx[4:20]) })
 }
 
-// quadQ5_1Twin is the twin of gemmQ5_1x4AVX2.
-func quadQ5_1Twin(nb int, x, y []byte) [4]float32 {
+// QuadQ5_1Twin is the twin of gemmQ5_1x4AVX2.
+func QuadQ5_1Twin(nb int, x, y []byte) [4]float32 {
 	return quadQ81Twin(nb, x, y, simd.BytesQ5_1, func(bx []byte) [32]uint8 {
 		qh := binary.LittleEndian.Uint32(bx[4:8])
 		q := simd.Nibbles(bx[8:24])
@@ -208,7 +208,7 @@ func quadQ81Twin(nb int, x, y []byte, xs int, codes func(bx []byte) [32]uint8) [
 	var acc [8]float32
 	var mins [4]float32
 	for ib := range nb {
-		bx, blk := x[ib*xs:], y[ib*packQ81Block:]
+		bx, blk := x[ib*xs:], y[ib*PackQ81Block:]
 		q := codes(bx)
 		dx, mx := simd.HalfAt(bx, 0), simd.HalfAt(bx, 2)
 		for c := range 4 {

@@ -1,4 +1,4 @@
-package cpu
+package dot
 
 import (
 	"math"
@@ -12,8 +12,8 @@ import (
 // chain. Each product of two f16 or bf16 values is exact in float32, so
 // for those only the final rounding to float32 loses precision.
 
-// vecDotF32 returns the dot product of n float32 values of x and y.
-func vecDotF32(n int, x, y []byte) float32 {
+// F32 returns the dot product of n float32 values of x and y.
+func F32(n int, x, y []byte) float32 {
 	xs, ys := f32s(x, 0, int64(n)), f32s(y, 0, int64(n))
 	var s0, s1, s2, s3 float64
 	i := 0
@@ -30,8 +30,8 @@ func vecDotF32(n int, x, y []byte) float32 {
 	return float32((s0 + s1) + (s2 + s3))
 }
 
-// vecDotF16 returns the dot product of n binary16 values of x and y.
-func vecDotF16(n int, x, y []byte) float32 {
+// F16 returns the dot product of n binary16 values of x and y.
+func F16(n int, x, y []byte) float32 {
 	xs, ys := u16s(x, 0, int64(n)), u16s(y, 0, int64(n))
 	tab := simd.HalfTable
 	var s0, s1, s2, s3 float64
@@ -52,8 +52,8 @@ func vecDotF16(n int, x, y []byte) float32 {
 // widenBF16 widens bfloat16 bits to float32.
 func widenBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
-// vecDotBF16 returns the dot product of n bfloat16 values of x and y.
-func vecDotBF16(n int, x, y []byte) float32 {
+// BF16 returns the dot product of n bfloat16 values of x and y.
+func BF16(n int, x, y []byte) float32 {
 	xs, ys := u16s(x, 0, int64(n)), u16s(y, 0, int64(n))
 	var s0, s1, s2, s3 float64
 	i := 0

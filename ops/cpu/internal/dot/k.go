@@ -1,4 +1,4 @@
-package cpu
+package dot
 
 import (
 	"encoding/binary"
@@ -30,8 +30,8 @@ func bsum(sums []byte, j int) int32 {
 	return int32(int16(binary.LittleEndian.Uint16(sums[2*j:])))
 }
 
-// vecDotQ2_KQ8_K dots a q2_K row with a q8_K row.
-func vecDotQ2_KQ8_K(n int, x, y []byte) float32 {
+// Q2_K dots a q2_K row with a q8_K row.
+func Q2_K(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QKK {
 		bx := x[ib*simd.BytesQ2_K : (ib+1)*simd.BytesQ2_K]
@@ -76,8 +76,8 @@ func q3KScale(s []byte, j int) int32 {
 	return int32(low|high<<4) - 32
 }
 
-// vecDotQ3_KQ8_K dots a q3_K row with a q8_K row.
-func vecDotQ3_KQ8_K(n int, x, y []byte) float32 {
+// Q3_K dots a q3_K row with a q8_K row.
+func Q3_K(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QKK {
 		bx := x[ib*simd.BytesQ3_K : (ib+1)*simd.BytesQ3_K]
@@ -117,8 +117,8 @@ func kScaleMin(s []byte, j int) (sc, m int32) {
 	return int32(s[j+4]&15 | (s[j-4]>>6)<<4), int32(s[j+4]>>4 | (s[j]>>6)<<4)
 }
 
-// vecDotQ4_KQ8_K dots a q4_K row with a q8_K row.
-func vecDotQ4_KQ8_K(n int, x, y []byte) float32 {
+// Q4_K dots a q4_K row with a q8_K row.
+func Q4_K(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QKK {
 		bx := x[ib*simd.BytesQ4_K : (ib+1)*simd.BytesQ4_K]
@@ -142,8 +142,8 @@ func vecDotQ4_KQ8_K(n int, x, y []byte) float32 {
 	return sum
 }
 
-// vecDotQ5_KQ8_K dots a q5_K row with a q8_K row.
-func vecDotQ5_KQ8_K(n int, x, y []byte) float32 {
+// Q5_K dots a q5_K row with a q8_K row.
+func Q5_K(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QKK {
 		bx := x[ib*simd.BytesQ5_K : (ib+1)*simd.BytesQ5_K]
@@ -172,8 +172,8 @@ func vecDotQ5_KQ8_K(n int, x, y []byte) float32 {
 	return sum
 }
 
-// vecDotQ6_KQ8_K dots a q6_K row with a q8_K row.
-func vecDotQ6_KQ8_K(n int, x, y []byte) float32 {
+// Q6_K dots a q6_K row with a q8_K row.
+func Q6_K(n int, x, y []byte) float32 {
 	var sum float32
 	for ib := range n / quant.QKK {
 		bx := x[ib*simd.BytesQ6_K : (ib+1)*simd.BytesQ6_K]
@@ -202,11 +202,11 @@ func vecDotQ6_KQ8_K(n int, x, y []byte) float32 {
 	return sum
 }
 
-// vecDotQ8_KF32 dots a q8_K weight row with a float32 activation row.
+// Q8_K dots a q8_K weight row with a float32 activation row.
 // ggml has no dot product for q8_K weights (q8_K is its activation format
 // for the K types), so each super-block is dequantized on the fly:
 // d * sum(q*y), summed in float32.
-func vecDotQ8_KF32(n int, x, y []byte) float32 {
+func Q8_K(n int, x, y []byte) float32 {
 	ys := f32s(y, 0, int64(n))
 	var sum float32
 	for ib := range n / quant.QKK {
