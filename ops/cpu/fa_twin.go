@@ -5,6 +5,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -61,7 +62,7 @@ func faValuesTwin(acc, p [3][]float32, v []byte, vs, nk int) {
 	for t := range nk {
 		row := u16s(v, int64(t*vs), n)
 		for r := range 3 {
-			axpyF16Twin(acc[r][:n], row, p[r][t])
+			vec.AxpyF16Twin(acc[r][:n], row, p[r][t])
 		}
 	}
 }
@@ -78,7 +79,7 @@ func faScores1Twin(q []float32, k []byte, ks, nk int, out []float32, _ bool) {
 func faValues1Twin(acc, p []float32, v []byte, vs, nk int) {
 	n := int64(len(acc))
 	for t := range nk {
-		axpyF16Twin(acc, u16s(v, int64(t*vs), n), p[t])
+		vec.AxpyF16Twin(acc, u16s(v, int64(t*vs), n), p[t])
 	}
 }
 
@@ -123,7 +124,7 @@ func faValuesF32Twin(acc, p [3][]float32, v []float32, vs, nk int) {
 	n := len(acc[0])
 	for t := range nk {
 		for r := range 3 {
-			axpyTwin(acc[r][:n], v[t*vs:t*vs+n], p[r][t])
+			vec.AxpyTwin(acc[r][:n], v[t*vs:t*vs+n], p[r][t])
 		}
 	}
 }
@@ -133,7 +134,7 @@ func faValuesF32Twin(acc, p [3][]float32, v []float32, vs, nk int) {
 func faValues1F32Twin(acc, p []float32, v []float32, vs, nk int) {
 	n := len(acc)
 	for t := range nk {
-		axpyTwin(acc, v[t*vs:t*vs+n], p[t])
+		vec.AxpyTwin(acc, v[t*vs:t*vs+n], p[t])
 	}
 }
 

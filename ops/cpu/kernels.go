@@ -5,6 +5,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 
 	"github.com/kernbench/kernbench/quant"
 )
@@ -69,24 +70,24 @@ var genericKernels = &kernelSet{
 	gemm: map[quant.Type]*gemmKernel{},
 	gemv: map[quant.Type]gemvFunc{},
 	vec: vecKernels{
-		smPrep:   smPrepGeneric,
-		expSum:   expSumGeneric,
-		mulTo:    mulToGeneric,
-		sumSq:    sumSqGeneric,
-		axpy:     axpyGeneric,
-		axpyF16:  axpyF16Generic,
-		axpy4:    axpy4Generic,
-		axpy4F16: axpy4F16Generic,
-		axpyQ8_0: axpyQ8_0Generic,
-		f16ToF32: f16ToF32Generic,
+		smPrep:   vec.SMPrep,
+		expSum:   vec.ExpSum,
+		mulTo:    vec.MulTo,
+		sumSq:    vec.SumSq,
+		axpy:     vec.Axpy,
+		axpyF16:  vec.AxpyF16,
+		axpy4:    vec.Axpy4,
+		axpy4F16: vec.Axpy4F16,
+		axpyQ8_0: vec.AxpyQ8_0,
+		f16ToF32: vec.F16ToF32,
 	},
 	// The elementwise kernels with float64 exp and tanh.
 	elt: eltKernels{
-		add:    addRow,
-		mul:    mulRow,
-		silu:   siluRow,
-		gelu:   geluRow,
-		swiglu: swigluRow,
+		add:    vec.Add,
+		mul:    vec.Mul,
+		silu:   vec.SiLU,
+		gelu:   vec.GELU,
+		swiglu: vec.SwiGLU,
 	},
 	deq: map[quant.Type]func([]byte, []float32){},
 	// ROPE: float64 math.Sincos for the cache and the rotation loops of

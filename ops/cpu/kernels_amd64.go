@@ -9,6 +9,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 
 	"github.com/kernbench/kernbench/quant"
 )
@@ -96,24 +97,24 @@ var avx2Kernels = &kernelSet{
 		quant.Q4_0: {per: gemv.SideSlots, prep: gemv.Q4_0Prep, f: gemv.SideQ4_0AVX2},
 	},
 	vec: vecKernels{
-		smPrep:   smPrepVecAVX2,
-		expSum:   expSumVecAVX2,
-		mulTo:    mulToVecAVX2,
-		sumSq:    sumSqVecAVX2,
-		axpy:     axpyVecAVX2,
-		axpyF16:  axpyF16VecAVX2,
-		axpy4:    axpy4VecAVX2,
-		axpy4F16: axpy4F16VecAVX2,
-		axpyQ8_0: axpyQ8_0VecAVX2,
-		dot2F16:  dot2F16VecAVX2,
-		f16ToF32: f16ToF32VecAVX2,
+		smPrep:   vec.SMPrepAVX2,
+		expSum:   vec.ExpSumAVX2,
+		mulTo:    vec.MulToAVX2,
+		sumSq:    vec.SumSqAVX2,
+		axpy:     vec.AxpyAVX2,
+		axpyF16:  vec.AxpyF16AVX2,
+		axpy4:    vec.Axpy4AVX2,
+		axpy4F16: vec.Axpy4F16AVX2,
+		axpyQ8_0: vec.AxpyQ8_0AVX2,
+		dot2F16:  vec.Dot2F16AVX2,
+		f16ToF32: vec.F16ToF32AVX2,
 	},
 	elt: eltKernels{
-		add:    addVecAVX2,
-		mul:    mulVecAVX2,
-		silu:   siluVecAVX2,
-		gelu:   geluVecAVX2,
-		swiglu: swigluVecAVX2,
+		add:    vec.AddAVX2,
+		mul:    vec.MulAVX2,
+		silu:   vec.SiLUAVX2,
+		gelu:   vec.GELUAVX2,
+		swiglu: vec.SwiGLUAVX2,
 	},
 	deq: map[quant.Type]func([]byte, []float32){
 		quant.Q4_0: deqBlocks(deqQ4_0AVX2, simd.BytesQ4_0),

@@ -11,6 +11,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 
 	"github.com/kernbench/kernbench/quant"
 )
@@ -98,9 +99,9 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("dots[f16]", ks.dots[quant.F16].dot, dot.F16AVX2)
 	same("dots[bf16]", ks.dots[quant.BF16].dot, dot.BF16AVX2)
 	same("gemm[f32].micro", ks.gemm[quant.F32].micro, sgemmMicroAVX2)
-	same("vec.expSum", ks.vec.expSum, expSumVecAVX2)
-	same("vec.axpyQ8_0", ks.vec.axpyQ8_0, axpyQ8_0VecAVX2)
-	same("elt.silu", ks.elt.silu, siluVecAVX2)
+	same("vec.expSum", ks.vec.expSum, vec.ExpSumAVX2)
+	same("vec.axpyQ8_0", ks.vec.axpyQ8_0, vec.AxpyQ8_0AVX2)
+	same("elt.silu", ks.elt.silu, vec.SiLUAVX2)
 	same("rope.neox", ks.rope.neox, rope.NeoXHeadsAVX2)
 	same("ssm.scanSTile", ks.ssm.scanSTile, ssmScanSTileVecAVX2)
 	same("fa.scores", ks.fa.scores, faScoresAVX2)

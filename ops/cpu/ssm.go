@@ -6,6 +6,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -420,7 +421,7 @@ func ssmScanSGeneric(st, src []float32, stS, srcS int, x []float32, xS int, y []
 	}
 }
 
-// ssmScanATwin is the twin of ssmScanAVecAVX2: per row, dA by expTwin,
+// ssmScanATwin is the twin of ssmScanAVecAVX2: per row, dA by vec.ExpTwin,
 // the update with each product rounded, and the sum of ssmRowTwin (eight
 // FMA lanes over runs of 8 reduced by hsum8, then a scalar FMA chain).
 func ssmScanATwin(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int) {
@@ -431,7 +432,7 @@ func ssmScanATwin(st, src []float32, stS, srcS int, a []float32, aS int, dsp []f
 		n8 := dState &^ 7
 		var acc [8]float32
 		for i := range dState {
-			dA := expTwin(float32(ar[i] * d))
+			dA := vec.ExpTwin(float32(ar[i] * d))
 			v := float32(float32(prev[i]*dA) + float32(b[i]*xdt))
 			row[i] = v
 			if i < n8 {

@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package cpu
+package vec
 
 import (
 	"math"
@@ -45,24 +45,24 @@ func dot2F16AVX2(k0, k1 *uint16, q *float32, n int) (s0, s1 float32)
 //go:noescape
 func f16ToF32AVX2(dst *float32, src *uint16, n int)
 
-// expSumVecAVX2 is expSum with the float32 exp of expTwin (twin:
-// expSumTwin).
-func expSumVecAVX2(z []float32, mx float32) float64 {
+// ExpSumAVX2 is expSum with the float32 exp of ExpTwin (twin:
+// ExpSumTwin).
+func ExpSumAVX2(z []float32, mx float32) float64 {
 	n8 := len(z) &^ 7
 	var sum float64
 	if n8 > 0 {
 		sum = expSumAVX2(&z[0], n8, mx)
 	}
 	for i := n8; i < len(z); i++ {
-		e := expTwin(z[i] - mx)
+		e := ExpTwin(z[i] - mx)
 		z[i] = e
 		sum += float64(e)
 	}
 	return sum
 }
 
-// smPrepVecAVX2 is smPrep (twin: smPrepTwin).
-func smPrepVecAVX2(out, x, m []float32, scale, slope float32) float32 {
+// SMPrepAVX2 is smPrep (twin: SMPrepTwin).
+func SMPrepAVX2(out, x, m []float32, scale, slope float32) float32 {
 	x = x[:len(out)]
 	var mp *float32
 	if m != nil {
@@ -86,8 +86,8 @@ func smPrepVecAVX2(out, x, m []float32, scale, slope float32) float32 {
 	return smPrepFinish(out, n8, mx)
 }
 
-// mulToVecAVX2 is mulTo (twin: mulToTwin).
-func mulToVecAVX2(out, x []float32, s float32) {
+// MulToAVX2 is mulTo (twin: MulToTwin).
+func MulToAVX2(out, x []float32, s float32) {
 	x = x[:len(out)]
 	n8 := len(out) &^ 7
 	if n8 > 0 {
@@ -98,8 +98,8 @@ func mulToVecAVX2(out, x []float32, s float32) {
 	}
 }
 
-// sumSqVecAVX2 is sumSq (twin: sumSqTwin).
-func sumSqVecAVX2(x []float32) float64 {
+// SumSqAVX2 is sumSq (twin: SumSqTwin).
+func SumSqAVX2(x []float32) float64 {
 	n8 := len(x) &^ 7
 	var sum float64
 	if n8 > 0 {
@@ -111,8 +111,8 @@ func sumSqVecAVX2(x []float32) float64 {
 	return sum
 }
 
-// axpyVecAVX2 is axpy (twin: axpyTwin).
-func axpyVecAVX2(acc, x []float32, s float32) {
+// AxpyAVX2 is axpy (twin: AxpyTwin).
+func AxpyAVX2(acc, x []float32, s float32) {
 	x = x[:len(acc)]
 	n8 := len(acc) &^ 7
 	if n8 > 0 {
@@ -123,8 +123,8 @@ func axpyVecAVX2(acc, x []float32, s float32) {
 	}
 }
 
-// axpyF16VecAVX2 is axpyF16 (twin: axpyF16Twin).
-func axpyF16VecAVX2(acc []float32, x []uint16, s float32) {
+// AxpyF16AVX2 is axpyF16 (twin: AxpyF16Twin).
+func AxpyF16AVX2(acc []float32, x []uint16, s float32) {
 	x = x[:len(acc)]
 	n8 := len(acc) &^ 7
 	if n8 > 0 {
@@ -135,8 +135,8 @@ func axpyF16VecAVX2(acc []float32, x []uint16, s float32) {
 	}
 }
 
-// axpy4VecAVX2 is axpy4 (twin: axpy4Twin).
-func axpy4VecAVX2(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32) {
+// Axpy4AVX2 is axpy4 (twin: Axpy4Twin).
+func Axpy4AVX2(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32) {
 	n := len(acc)
 	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
 	n8 := n &^ 7
@@ -151,8 +151,8 @@ func axpy4VecAVX2(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32) {
 	}
 }
 
-// axpy4F16VecAVX2 is axpy4F16 (twin: axpy4F16Twin).
-func axpy4F16VecAVX2(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 float32) {
+// Axpy4F16AVX2 is axpy4F16 (twin: Axpy4F16Twin).
+func Axpy4F16AVX2(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 float32) {
 	n := len(acc)
 	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
 	n8 := n &^ 7
@@ -167,8 +167,8 @@ func axpy4F16VecAVX2(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 floa
 	}
 }
 
-// axpyQ8_0VecAVX2 is axpyQ8_0 (twin: axpyQ8_0Twin).
-func axpyQ8_0VecAVX2(acc []float32, x []byte, s float32) {
+// AxpyQ8_0AVX2 is axpyQ8_0 (twin: AxpyQ8_0Twin).
+func AxpyQ8_0AVX2(acc []float32, x []byte, s float32) {
 	nb := len(acc) / 32
 	if nb > 0 {
 		_ = x[34*nb-1]
@@ -176,9 +176,9 @@ func axpyQ8_0VecAVX2(acc []float32, x []byte, s float32) {
 	}
 }
 
-// dot2F16VecAVX2 is dot2F16 (twin: dot2F16Twin); the scalar tail is
+// Dot2F16AVX2 is dot2F16 (twin: Dot2F16Twin); the scalar tail is
 // added as dotF16AVX2 adds it.
-func dot2F16VecAVX2(k0, k1 []uint16, q []float32) (float32, float32) {
+func Dot2F16AVX2(k0, k1 []uint16, q []float32) (float32, float32) {
 	n := len(q)
 	k0, k1 = k0[:n], k1[:n]
 	n8 := n &^ 7
@@ -193,13 +193,13 @@ func dot2F16VecAVX2(k0, k1 []uint16, q []float32) (float32, float32) {
 	return h0 + s0, h1 + s1
 }
 
-// f16ToF32VecAVX2 is f16ToF32 (twin: f16ToF32Generic; the conversion is
+// F16ToF32AVX2 is f16ToF32 (twin: F16ToF32; the conversion is
 // exact, NaN payloads aside).
-func f16ToF32VecAVX2(dst []float32, src []uint16) {
+func F16ToF32AVX2(dst []float32, src []uint16) {
 	src = src[:len(dst)]
 	n8 := len(dst) &^ 7
 	if n8 > 0 {
 		f16ToF32AVX2(&dst[0], &src[0], n8)
 	}
-	f16ToF32Generic(dst[n8:], src[n8:])
+	F16ToF32(dst[n8:], src[n8:])
 }

@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package cpu
+package vec
 
 import (
 	"encoding/binary"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -23,7 +24,7 @@ func sameFloat64(a, b float64) bool {
 func sameFloats(t *testing.T, what string, got, want []float32) {
 	t.Helper()
 	for i := range want {
-		if !sameFloat(got[i], want[i]) {
+		if !simdtest.SameFloat(got[i], want[i]) {
 			t.Fatalf("%s n=%d: element %d: asm %g (%#x), twin %g (%#x)", what, len(want), i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 		}
 	}
@@ -42,7 +43,7 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 	gb, wb := append([]float32(nil), b...), append([]float32(nil), b...)
 	switch name {
 	case "expSum":
-		g, w := avx2Kernels.vec.expSum(ga, s1), expSumTwin(wa, s1)
+		g, w := ExpSumAVX2(ga, s1), ExpSumTwin(wa, s1)
 		sameFloats(t, name, ga, wa)
 		if !sameFloat64(g, w) {
 			t.Fatalf("%s n=%d mx=%g: sum asm %g, twin %g", name, n, s1, g, w)
@@ -53,28 +54,28 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 			m = a[len(a)/3:]
 			m = append(m, a[:len(a)/3]...)
 		}
-		g, w := avx2Kernels.vec.smPrep(gb, a, m, s1, s2), smPrepTwin(wb, a, m, s1, s2)
+		g, w := SMPrepAVX2(gb, a, m, s1, s2), SMPrepTwin(wb, a, m, s1, s2)
 		sameFloats(t, name, gb, wb)
-		if !sameFloat(g, w) {
+		if !simdtest.SameFloat(g, w) {
 			t.Fatalf("%s n=%d: max asm %g, twin %g", name, n, g, w)
 		}
 	case "mulTo":
-		avx2Kernels.vec.mulTo(gb, a, s1)
-		mulToTwin(wb, a, s1)
+		MulToAVX2(gb, a, s1)
+		MulToTwin(wb, a, s1)
 		sameFloats(t, name, gb, wb)
-		avx2Kernels.vec.mulTo(ga, ga, s1) // in place
+		MulToAVX2(ga, ga, s1) // in place
 		sameFloats(t, name+" in place", ga, wb)
 	case "sumSq":
-		if g, w := avx2Kernels.vec.sumSq(a), sumSqTwin(a); !sameFloat64(g, w) {
+		if g, w := SumSqAVX2(a), SumSqTwin(a); !sameFloat64(g, w) {
 			t.Fatalf("%s n=%d: asm %g, twin %g", name, n, g, w)
 		}
 	case "axpy":
-		avx2Kernels.vec.axpy(gb, a, s1)
-		axpyTwin(wb, a, s1)
+		AxpyAVX2(gb, a, s1)
+		AxpyTwin(wb, a, s1)
 		sameFloats(t, name, gb, wb)
 	case "axpyF16":
-		avx2Kernels.vec.axpyF16(gb, h, s1)
-		axpyF16Twin(wb, h, s1)
+		AxpyF16AVX2(gb, h, s1)
+		AxpyF16Twin(wb, h, s1)
 		sameFloats(t, name, gb, wb)
 	case "axpy4", "axpy4F16":
 		// Four rows: a, b's copy, and rotations of a; h and its rotations.
@@ -95,12 +96,12 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 		s3, s4 := s1*s2, -s2
 		if name == "axpy4" {
 			x1, x2, x3 := append([]float32(nil), b...), rot(a, 5), rot(a, 11)
-			avx2Kernels.vec.axpy4(gb, a, x1, x2, x3, s1, s2, s3, s4)
-			axpy4Twin(wb, a, x1, x2, x3, s1, s2, s3, s4)
+			Axpy4AVX2(gb, a, x1, x2, x3, s1, s2, s3, s4)
+			Axpy4Twin(wb, a, x1, x2, x3, s1, s2, s3, s4)
 		} else {
 			x1, x2, x3 := roth(h, 3), roth(h, 7), roth(h, 13)
-			avx2Kernels.vec.axpy4F16(gb, h, x1, x2, x3, s1, s2, s3, s4)
-			axpy4F16Twin(wb, h, x1, x2, x3, s1, s2, s3, s4)
+			Axpy4F16AVX2(gb, h, x1, x2, x3, s1, s2, s3, s4)
+			Axpy4F16Twin(wb, h, x1, x2, x3, s1, s2, s3, s4)
 		}
 		sameFloats(t, name, gb, wb)
 	case "axpyQ8_0":
@@ -110,8 +111,8 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 		for i, v := range h {
 			binary.LittleEndian.PutUint16(row[2*i:], v)
 		}
-		avx2Kernels.vec.axpyQ8_0(gb[:n32], row, s1)
-		axpyQ8_0Twin(wb[:n32], row, s1)
+		AxpyQ8_0AVX2(gb[:n32], row, s1)
+		AxpyQ8_0Twin(wb[:n32], row, s1)
 		sameFloats(t, name, gb, wb)
 		// The generic kernel agrees with dequantization then axpy.
 		want := append([]float32(nil), b[:n32]...)
@@ -120,10 +121,10 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 			if err := quant.DequantizeRow(quant.Q8_0, row[:34*(n32/32)], tmp); err != nil {
 				t.Fatal(err)
 			}
-			axpyGeneric(want, tmp, s1)
+			Axpy(want, tmp, s1)
 		}
 		got := append([]float32(nil), b[:n32]...)
-		axpyQ8_0Generic(got, row, s1)
+		AxpyQ8_0(got, row, s1)
 		sameFloats(t, name+" generic", got, want)
 	case "dot2F16":
 		k1 := make([]uint16, n)
@@ -134,9 +135,9 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 			qh[i] = h[(i+7)%n] ^ uint16(i)
 			q[i] = simd.HalfTable[qh[i]]
 		}
-		g0, g1 := avx2Kernels.vec.dot2F16(h, k1, q)
-		w0, w1 := dot2F16Twin(h, k1, q)
-		if !sameFloat(g0, w0) || !sameFloat(g1, w1) {
+		g0, g1 := Dot2F16AVX2(h, k1, q)
+		w0, w1 := Dot2F16Twin(h, k1, q)
+		if !simdtest.SameFloat(g0, w0) || !simdtest.SameFloat(g1, w1) {
 			t.Fatalf("%s n=%d: asm %g %g, twin %g %g", name, n, g0, g1, w0, w1)
 		}
 		// Each equals the F16 dot kernel of the key with q's binary16 form.
@@ -148,13 +149,13 @@ func checkVecTwin(t *testing.T, kind int, a, b []float32, h []uint16, s1, s2 flo
 			binary.LittleEndian.PutUint16(k1b[2*i:], k1[i])
 		}
 		if n > 0 {
-			if d0, d1 := dot.F16AVX2(n, k0b, qb), dot.F16AVX2(n, k1b, qb); !sameFloat(g0, d0) || !sameFloat(g1, d1) {
+			if d0, d1 := dot.F16AVX2(n, k0b, qb), dot.F16AVX2(n, k1b, qb); !simdtest.SameFloat(g0, d0) || !simdtest.SameFloat(g1, d1) {
 				t.Fatalf("%s n=%d: %g %g, dot kernel %g %g", name, n, g0, g1, d0, d1)
 			}
 		}
 	case "f16ToF32":
-		avx2Kernels.vec.f16ToF32(gb, h)
-		f16ToF32Generic(wb, h)
+		F16ToF32AVX2(gb, h)
+		F16ToF32(wb, h)
 		sameFloats(t, name, gb, wb)
 	}
 }
@@ -166,7 +167,7 @@ func vecRow(rng *rand.Rand, n, off int, spread, special float64) []float32 {
 	s := make([]float32, n+off)[off:]
 	for i := range s {
 		if rng.Float64() < special {
-			s[i] = simdSpecial[rng.IntN(len(simdSpecial))]
+			s[i] = simdtest.Special[rng.IntN(len(simdtest.Special))]
 		} else {
 			s[i] = float32(rng.NormFloat64() * spread)
 		}
@@ -178,7 +179,7 @@ func vecRow(rng *rand.Rand, n, off int, spread, special float64) []float32 {
 // over random lengths, offsets and values (with NaN, Inf, denormals and
 // extremes mixed in).
 func TestVecTwins(t *testing.T) {
-	needAVX2(t)
+	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for kind, name := range vecKinds {
 		t.Run(name, func(t *testing.T) {
@@ -195,7 +196,7 @@ func TestVecTwins(t *testing.T) {
 				}
 				s1 := float32(rng.NormFloat64() * spread)
 				if trial%7 == 0 {
-					s1 = simdSpecial[rng.IntN(len(simdSpecial))]
+					s1 = simdtest.Special[rng.IntN(len(simdtest.Special))]
 				}
 				s2 := float32(rng.Float64() * 4)
 				checkVecTwin(t, kind, a, b, h, s1, s2)
@@ -207,7 +208,7 @@ func TestVecTwins(t *testing.T) {
 // FuzzVecTwins is the fuzzing form of TestVecTwins: rows come from the
 // fuzzer's bytes, so every float32 bit pattern can occur.
 func FuzzVecTwins(f *testing.F) {
-	if !hasAVX2() {
+	if !simdtest.HasAVX2() {
 		f.Skip("CPU lacks AVX2/FMA/F16C")
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -235,7 +236,7 @@ func FuzzVecTwins(f *testing.F) {
 // normal-result range; the softmax feeds x - max <= 0), and checks the
 // special inputs.
 func TestExpAccuracy(t *testing.T) {
-	needAVX2(t)
+	simdtest.NeedAVX2(t)
 	lo, hi := float32(math.Log(0x1p-126)), float32(88)
 	var xs []float32
 	for b := int64(math.Float32bits(-lo)); b > 0; b -= 128 { // [lo, 0)
@@ -245,7 +246,7 @@ func TestExpAccuracy(t *testing.T) {
 		xs = append(xs, math.Float32frombits(b))
 	}
 	z := append([]float32(nil), xs...)
-	avx2Kernels.vec.expSum(z, 0)
+	ExpSumAVX2(z, 0)
 	var maxRel, maxUlp float64
 	var worst float32
 	for i, x := range xs {
@@ -264,7 +265,7 @@ func TestExpAccuracy(t *testing.T) {
 	// Below the normal range: absolute error under the smallest normal.
 	for x := lo; x > -110; x -= 0.01 {
 		want := math.Exp(float64(x))
-		if got := expTwin(x); math.Abs(float64(got)-want) > 0x1p-126 || got < 0 {
+		if got := ExpTwin(x); math.Abs(float64(got)-want) > 0x1p-126 || got < 0 {
 			t.Fatalf("exp(%g) = %g, want %g", x, got, want)
 		}
 	}
@@ -273,7 +274,7 @@ func TestExpAccuracy(t *testing.T) {
 		{-inf, 0}, {-1e30, 0}, {-88, 0}, {-1000, 0}, {0, 1}, {float32(math.Copysign(0, -1)), 1},
 	} {
 		row := []float32{c.x, c.x, c.x, c.x, c.x, c.x, c.x, c.x, c.x}
-		avx2Kernels.vec.expSum(row, 0)
+		ExpSumAVX2(row, 0)
 		for _, g := range row {
 			if g != c.want {
 				t.Errorf("exp(%g) = %g, want %g", c.x, g, c.want)
@@ -281,7 +282,7 @@ func TestExpAccuracy(t *testing.T) {
 		}
 	}
 	nan := []float32{float32(math.NaN()), 1, 2, 3, 4, 5, 6, 7, float32(math.NaN())}
-	if s := avx2Kernels.vec.expSum(nan, 0); !math.IsNaN(s) || !math.IsNaN(float64(nan[0])) || !math.IsNaN(float64(nan[8])) {
+	if s := ExpSumAVX2(nan, 0); !math.IsNaN(s) || !math.IsNaN(float64(nan[0])) || !math.IsNaN(float64(nan[8])) {
 		t.Errorf("exp(NaN): row %v, sum %g, want NaN", nan, s)
 	}
 }

@@ -1,10 +1,10 @@
 //go:build amd64 && !purego
 
-package cpu
+package vec
 
 // AVX2 kernels of the elementwise ops (elementwise_amd64.s). ADD and MUL
 // give the generic kernels' results bit for bit; SILU, SWIGLU and GELU use
-// the tier's float32 exp (expTwin, within 1 ulp of math.Exp), so they
+// the tier's float32 exp (ExpTwin, within 1 ulp of math.Exp), so they
 // differ from the generic tier's float64 exp by an ulp or two.
 
 // addAVX2 sets out = x + y for n (a multiple of 8) elements.
@@ -17,67 +17,67 @@ func addAVX2(out, x, y *float32, n int)
 //go:noescape
 func mulAVX2(out, x, y *float32, n int)
 
-// siluAVX2 is siluTwin for n (a multiple of 8) elements.
+// siluAVX2 is SiLUTwin for n (a multiple of 8) elements.
 //
 //go:noescape
 func siluAVX2(out, x *float32, n int)
 
-// swigluAVX2 is swigluTwin for n (a multiple of 8) elements.
+// swigluAVX2 is SwiGLUTwin for n (a multiple of 8) elements.
 //
 //go:noescape
 func swigluAVX2(out, gate, v *float32, n int)
 
-// geluAVX2 is geluTwin for n (a multiple of 8) elements.
+// geluAVX2 is GELUTwin for n (a multiple of 8) elements.
 //
 //go:noescape
 func geluAVX2(out, x *float32, n int)
 
-func addVecAVX2(out, x, y []float32) {
+func AddAVX2(out, x, y []float32) {
 	n := len(out)
 	x, y = x[:n], y[:n]
 	n8 := n &^ 7
 	if n8 > 0 {
 		addAVX2(&out[0], &x[0], &y[0], n8)
 	}
-	addRow(out[n8:], x[n8:], y[n8:])
+	Add(out[n8:], x[n8:], y[n8:])
 }
 
-func mulVecAVX2(out, x, y []float32) {
+func MulAVX2(out, x, y []float32) {
 	n := len(out)
 	x, y = x[:n], y[:n]
 	n8 := n &^ 7
 	if n8 > 0 {
 		mulAVX2(&out[0], &x[0], &y[0], n8)
 	}
-	mulRow(out[n8:], x[n8:], y[n8:])
+	Mul(out[n8:], x[n8:], y[n8:])
 }
 
-func siluVecAVX2(out, x []float32) {
+func SiLUAVX2(out, x []float32) {
 	n := len(out)
 	x = x[:n]
 	n8 := n &^ 7
 	if n8 > 0 {
 		siluAVX2(&out[0], &x[0], n8)
 	}
-	siluTwin(out[n8:], x[n8:])
+	SiLUTwin(out[n8:], x[n8:])
 }
 
-func swigluVecAVX2(out, g, v []float32) {
+func SwiGLUAVX2(out, g, v []float32) {
 	n := len(out)
 	g, v = g[:n], v[:n]
 	n8 := n &^ 7
 	if n8 > 0 {
 		swigluAVX2(&out[0], &g[0], &v[0], n8)
 	}
-	swigluTwin(out[n8:], g[n8:], v[n8:])
+	SwiGLUTwin(out[n8:], g[n8:], v[n8:])
 }
 
-func geluVecAVX2(out, x []float32) {
+func GELUAVX2(out, x []float32) {
 	n := len(out)
 	x = x[:n]
 	n8 := n &^ 7
 	if n8 > 0 {
 		geluAVX2(&out[0], &x[0], n8)
 	}
-	geluTwin(out[n8:], x[n8:])
+	GELUTwin(out[n8:], x[n8:])
 }

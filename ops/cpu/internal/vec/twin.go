@@ -1,4 +1,4 @@
-package cpu
+package vec
 
 import (
 	"math"
@@ -11,23 +11,23 @@ import (
 // performs the same float operations in the same order, lane by lane,
 // over the whole slice, including the tail the wrappers finish in Go.
 
-// expSumTwin is the twin of expSumVecAVX2: exps by expTwin, summed in two
+// ExpSumTwin is the twin of ExpSumAVX2: exps by ExpTwin, summed in two
 // four-lane float64 accumulators over runs of 8, reduced as
 // ((a0+a2)+(a1+a3)) where a = lanes 0-3 + lanes 4-7, and then the tail
 // added in order.
-func expSumTwin(z []float32, mx float32) float64 {
+func ExpSumTwin(z []float32, mx float32) float64 {
 	var acc [8]float64
 	n8 := len(z) &^ 7
 	for i := 0; i < n8; i += 8 {
 		for l := range 8 {
-			e := expTwin(z[i+l] - mx)
+			e := ExpTwin(z[i+l] - mx)
 			z[i+l] = e
 			acc[l] += float64(e)
 		}
 	}
 	sum := hsum8f64(&acc)
 	for i := n8; i < len(z); i++ {
-		e := expTwin(z[i] - mx)
+		e := ExpTwin(z[i] - mx)
 		z[i] = e
 		sum += float64(e)
 	}
@@ -53,8 +53,8 @@ func vmaxps(a, b float32) float32 {
 	return b
 }
 
-// smPrepTwin is the twin of smPrepVecAVX2.
-func smPrepTwin(out, x, m []float32, scale, slope float32) float32 {
+// SMPrepTwin is the twin of SMPrepAVX2.
+func SMPrepTwin(out, x, m []float32, scale, slope float32) float32 {
 	x = x[:len(out)]
 	if m != nil {
 		m = m[:len(out)]
@@ -101,8 +101,8 @@ func smPrepFinish(out []float32, n8 int, mx float32) float32 {
 	return mx
 }
 
-// sumSqTwin is the twin of sumSqVecAVX2.
-func sumSqTwin(x []float32) float64 {
+// SumSqTwin is the twin of SumSqAVX2.
+func SumSqTwin(x []float32) float64 {
 	var acc [8]float64
 	n8 := len(x) &^ 7
 	for i := 0; i < n8; i += 8 {
@@ -118,48 +118,48 @@ func sumSqTwin(x []float32) float64 {
 	return sum
 }
 
-// mulToTwin is the twin of mulToVecAVX2.
-func mulToTwin(out, x []float32, s float32) {
+// MulToTwin is the twin of MulToAVX2.
+func MulToTwin(out, x []float32, s float32) {
 	x = x[:len(out)]
 	for i, v := range x {
 		out[i] = float32(v * s)
 	}
 }
 
-// axpyTwin is the twin of axpyVecAVX2.
-func axpyTwin(acc, x []float32, s float32) {
+// AxpyTwin is the twin of AxpyAVX2.
+func AxpyTwin(acc, x []float32, s float32) {
 	x = x[:len(acc)]
 	for i, v := range x {
 		acc[i] = simd.FMA32(v, s, acc[i])
 	}
 }
 
-// axpyF16Twin is the twin of axpyF16VecAVX2.
-func axpyF16Twin(acc []float32, x []uint16, s float32) {
+// AxpyF16Twin is the twin of AxpyF16AVX2.
+func AxpyF16Twin(acc []float32, x []uint16, s float32) {
 	x = x[:len(acc)]
 	for i, h := range x {
 		acc[i] = simd.FMA32(simd.HalfTable[h], s, acc[i])
 	}
 }
 
-// axpy4Twin is the twin of axpy4VecAVX2: four axpyTwin passes.
-func axpy4Twin(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32) {
-	axpyTwin(acc, x0, s0)
-	axpyTwin(acc, x1, s1)
-	axpyTwin(acc, x2, s2)
-	axpyTwin(acc, x3, s3)
+// Axpy4Twin is the twin of Axpy4AVX2: four AxpyTwin passes.
+func Axpy4Twin(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32) {
+	AxpyTwin(acc, x0, s0)
+	AxpyTwin(acc, x1, s1)
+	AxpyTwin(acc, x2, s2)
+	AxpyTwin(acc, x3, s3)
 }
 
-// axpy4F16Twin is the twin of axpy4F16VecAVX2: four axpyF16Twin passes.
-func axpy4F16Twin(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 float32) {
-	axpyF16Twin(acc, x0, s0)
-	axpyF16Twin(acc, x1, s1)
-	axpyF16Twin(acc, x2, s2)
-	axpyF16Twin(acc, x3, s3)
+// Axpy4F16Twin is the twin of Axpy4F16AVX2: four AxpyF16Twin passes.
+func Axpy4F16Twin(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 float32) {
+	AxpyF16Twin(acc, x0, s0)
+	AxpyF16Twin(acc, x1, s1)
+	AxpyF16Twin(acc, x2, s2)
+	AxpyF16Twin(acc, x3, s3)
 }
 
-// axpyQ8_0Twin is the twin of axpyQ8_0VecAVX2.
-func axpyQ8_0Twin(acc []float32, x []byte, s float32) {
+// AxpyQ8_0Twin is the twin of AxpyQ8_0AVX2.
+func AxpyQ8_0Twin(acc []float32, x []byte, s float32) {
 	for b := 0; b < len(acc)/32; b++ {
 		blk := x[b*34 : b*34+34]
 		d := simd.HalfAt(blk, 0)
@@ -170,12 +170,49 @@ func axpyQ8_0Twin(acc []float32, x []byte, s float32) {
 	}
 }
 
-// dot2F16Twin is the twin of dot2F16VecAVX2: dot.FloatTwin (the order of
+// Dot2F16Twin is the twin of Dot2F16AVX2: dot.FloatTwin (the order of
 // dotF16AVX2) for each key.
-func dot2F16Twin(k0, k1 []uint16, q []float32) (float32, float32) {
+func Dot2F16Twin(k0, k1 []uint16, q []float32) (float32, float32) {
 	n := len(q)
 	k0, k1 = k0[:n], k1[:n]
 	qf := func(i int) float32 { return q[i] }
 	return dot.FloatTwin(n, func(i int) float32 { return simd.HalfTable[k0[i]] }, qf),
 		dot.FloatTwin(n, func(i int) float32 { return simd.HalfTable[k1[i]] }, qf)
+}
+
+// GELU through the sigmoid: 0.5*x*(1 + tanh(u)) = x / (1 + exp(-2u)),
+// u = sqrt(2/pi)*x*(1 + 0.044715*x²), with these float32 constants.
+const (
+	geluSigA = float32(geluCoefA)
+	geluSigK = float32(-2 * sqrt2OverPi)
+)
+
+// SiLUTwin is the AVX2 SILU kernel's twin: x / (1 + exp(0 - x)) with
+// ExpTwin's float32 exp.
+func SiLUTwin(out, x []float32) {
+	x = x[:len(out)]
+	for i, v := range x {
+		out[i] = v / (1 + ExpTwin(0-v))
+	}
+}
+
+// SwiGLUTwin is the AVX2 SWIGLU kernel's twin: SiLUTwin(g) * v.
+func SwiGLUTwin(out, g, v []float32) {
+	g, v = g[:len(out)], v[:len(out)]
+	for i, x := range g {
+		s := x / (1 + ExpTwin(0-x))
+		out[i] = s * v[i]
+	}
+}
+
+// GELUTwin is the AVX2 GELU kernel's twin: x / (1 + exp(x*(x*x*A + 1)*K))
+// with the multiply-add fused. Unlike Gelu, it gives -Inf for -Inf (the
+// clamped exp keeps the denominator finite).
+func GELUTwin(out, x []float32) {
+	x = x[:len(out)]
+	for i, v := range x {
+		w := simd.FMA32(v*v, geluSigA, 1)
+		z := float32(w*v) * geluSigK
+		out[i] = v / (1 + ExpTwin(z))
+	}
 }

@@ -1,11 +1,13 @@
 //go:build amd64 && !purego
 
-package cpu
+package vec
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 )
 
 // TestEltTwins checks the AVX2 elementwise kernels against their twins
@@ -14,7 +16,7 @@ import (
 // zeros and values past exp's clamp; and the twins of SILU, SWIGLU and
 // GELU against float64 formulas within a few float32 ulps.
 func TestEltTwins(t *testing.T) {
-	if !hasAVX2() {
+	if !simdtest.HasAVX2() {
 		t.Skip("CPU lacks AVX2+FMA+F16C")
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -41,26 +43,26 @@ func TestEltTwins(t *testing.T) {
 	for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 40, 100, 257} {
 		x, y := draw(n), draw(n)
 		got, want := make([]float32, n), make([]float32, n)
-		addVecAVX2(got, x, y)
-		addRow(want, x, y)
+		AddAVX2(got, x, y)
+		Add(want, x, y)
 		same("add", n, got, want)
-		mulVecAVX2(got, x, y)
-		mulRow(want, x, y)
+		MulAVX2(got, x, y)
+		Mul(want, x, y)
 		same("mul", n, got, want)
-		siluVecAVX2(got, x)
-		siluTwin(want, x)
-		same("silu", n, got, want)
-		swigluVecAVX2(got, x, y)
-		swigluTwin(want, x, y)
+		SiLUAVX2(got, x)
+		SiLUTwin(want, x)
+		same("Silu", n, got, want)
+		SwiGLUAVX2(got, x, y)
+		SwiGLUTwin(want, x, y)
 		same("swiglu", n, got, want)
-		geluVecAVX2(got, x)
-		geluTwin(want, x)
-		same("gelu", n, got, want)
+		GELUAVX2(got, x)
+		GELUTwin(want, x)
+		same("Gelu", n, got, want)
 		// In place.
 		inPlace := append([]float32(nil), x...)
-		siluVecAVX2(inPlace, inPlace)
-		siluTwin(want, x)
-		same("silu in place", n, inPlace, want)
+		SiLUAVX2(inPlace, inPlace)
+		SiLUTwin(want, x)
+		same("Silu in place", n, inPlace, want)
 	}
 
 	// Accuracy of the twins on finite inputs in the range that matters.
@@ -85,13 +87,13 @@ func TestEltTwins(t *testing.T) {
 	for range 20000 {
 		x := float32(rng.NormFloat64() * 6)
 		xf := float64(x)
-		siluTwin(one, []float32{x})
-		near("silu", x, one[0], xf/(1+math.Exp(-xf)), xf)
-		geluTwin(one, []float32{x})
+		SiLUTwin(one, []float32{x})
+		near("Silu", x, one[0], xf/(1+math.Exp(-xf)), xf)
+		GELUTwin(one, []float32{x})
 		// The sigmoid form of the tanh formula: no cancellation for
 		// large negative x.
 		z := -2 * math.Sqrt(2/math.Pi) * xf * (1 + 0.044715*xf*xf)
-		near("gelu", x, one[0], xf/(1+math.Exp(z)), z)
+		near("Gelu", x, one[0], xf/(1+math.Exp(z)), z)
 	}
 }
 
@@ -103,16 +105,16 @@ func BenchmarkEltSwiGLU(b *testing.B) {
 		g[i], v[i] = float32(i%17)/4-2, float32(i%5)
 	}
 	for _, k := range []struct {
-		name string
-		elt  eltKernels
-	}{{"generic", genericKernels.elt}, {"avx2", avx2Kernels.elt}} {
-		if k.name == "avx2" && !hasAVX2() {
+		name   string
+		swiglu func(out, g, v []float32)
+	}{{"generic", SwiGLU}, {"avx2", SwiGLUAVX2}} {
+		if k.name == "avx2" && !simdtest.HasAVX2() {
 			continue
 		}
 		b.Run(k.name, func(b *testing.B) {
 			b.SetBytes(3 * 4 * 4096)
 			for b.Loop() {
-				k.elt.swiglu(out, g, v)
+				k.swiglu(out, g, v)
 			}
 		})
 	}
