@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/flashattn"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
@@ -18,11 +19,11 @@ import (
 // place. Entries it lacks fall back to the generic tier's (dots) or to the
 // generic path of the op (the other maps: a missing entry means the op
 // computes with the dot product or quant's converters). The kernels live
-// in the leaf packages under internal/ (dot, gemv, rope) or, not yet
-// moved, in this package beside their assembly (qgemm_amd64.s,
-// sgemm_amd64.s, quant_amd64.s, getrows_amd64.s, vec_amd64.s,
-// elementwise_amd64.s, ssm_amd64.s, ssm_tile_amd64.s, fa_amd64.s); each
-// has a pure-Go twin that the tests compare with it bit for bit.
+// in the leaf packages under internal/ (dot, gemv, vec, rope, flashattn)
+// or, not yet moved, in this package beside their assembly
+// (qgemm_amd64.s, sgemm_amd64.s, quant_amd64.s, getrows_amd64.s,
+// ssm_amd64.s, ssm_tile_amd64.s); each has a pure-Go twin that the tests
+// compare with it bit for bit.
 var avx2Kernels = &kernelSet{
 	name: "avx2",
 	dots: withGenericDots(map[quant.Type]dotKernel{
@@ -138,12 +139,12 @@ var avx2Kernels = &kernelSet{
 		conv41:    ssmConv41VecAVX2,
 	},
 	fa: &faBlockKernels{
-		scores: faScoresAVX2, values: faValuesAVX2,
-		scores1: faScores1AVX2, values1: faValues1AVX2,
-		scoresQ8: faScoresQ8AVX2, scores1Q8: faScores1Q8AVX2, dequantQ8: faDequantQ8VecAVX2,
-		valuesF32: faValuesF32AVX2, values1F32: faValues1F32AVX2,
-		maskF16: faMaskF16VecAVX2, logits: faLogitsVecAVX2,
-		roundF16: faRoundF16VecAVX2, scores4: faScores4AVX2,
+		scores: flashattn.ScoresAVX2, values: flashattn.ValuesAVX2,
+		scores1: flashattn.Scores1AVX2, values1: flashattn.Values1AVX2,
+		scoresQ8: flashattn.ScoresQ8AVX2, scores1Q8: flashattn.Scores1Q8AVX2, dequantQ8: flashattn.DequantQ8AVX2,
+		valuesF32: flashattn.ValuesF32AVX2, values1F32: flashattn.Values1F32AVX2,
+		maskF16: flashattn.MaskF16AVX2, logits: flashattn.LogitsAVX2,
+		roundF16: flashattn.RoundF16AVX2, scores4: flashattn.Scores4AVX2,
 	},
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/flashattn"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
@@ -104,7 +105,7 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("elt.silu", ks.elt.silu, vec.SiLUAVX2)
 	same("rope.neox", ks.rope.neox, rope.NeoXHeadsAVX2)
 	same("ssm.scanSTile", ks.ssm.scanSTile, ssmScanSTileVecAVX2)
-	same("fa.scores", ks.fa.scores, faScoresAVX2)
+	same("fa.scores", ks.fa.scores, flashattn.ScoresAVX2)
 	// The generic dot products fill in the types the tier lacks.
 	same("dots[q8_K]", ks.dots[quant.Q8_K].dot, dotKernels[quant.Q8_K].dot)
 }

@@ -8,8 +8,6 @@
 // f16/bf16 widening. The backend's tier tables (package cpu) install them.
 package dot
 
-import "unsafe"
-
 // A Func returns the dot product of n elements of a weight row x (packed
 // blocks of the weight type) and an activation row y (packed blocks of the
 // weight type's quant.VecDotType). n is a multiple of the weight type's
@@ -29,21 +27,3 @@ const PackQ8Block = 16 + 4*32
 // PackQ81Block is the size of one block of a packed q8_1 group: four
 // float32 scales d, four float32 sums s, and four rows of 32 codes.
 const PackQ81Block = 32 + 4*32
-
-// f32s views n float32 values at byte offset off of b.
-func f32s(b []byte, off int64, n int64) []float32 {
-	if n == 0 {
-		return nil
-	}
-	_ = b[off+4*n-1]
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[off])), n)
-}
-
-// u16s views n uint16 values at byte offset off of b.
-func u16s(b []byte, off int64, n int64) []uint16 {
-	if n == 0 {
-		return nil
-	}
-	_ = b[off+2*n-1]
-	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[off])), n)
-}

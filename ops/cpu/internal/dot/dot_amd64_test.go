@@ -254,7 +254,7 @@ func TestLegacyQuadTwins(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				for ib := range nb {
 					for s := range (c.block - 128) / 4 {
-						f32s(y[ib*c.block:], int64(4*s), 1)[0] = float32(rng.NormFloat64())
+						simd.F32s(y[ib*c.block:], int64(4*s), 1)[0] = float32(rng.NormFloat64())
 					}
 				}
 			}

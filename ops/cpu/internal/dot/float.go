@@ -14,7 +14,7 @@ import (
 
 // F32 returns the dot product of n float32 values of x and y.
 func F32(n int, x, y []byte) float32 {
-	xs, ys := f32s(x, 0, int64(n)), f32s(y, 0, int64(n))
+	xs, ys := simd.F32s(x, 0, int64(n)), simd.F32s(y, 0, int64(n))
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= n; i += 4 {
@@ -32,7 +32,7 @@ func F32(n int, x, y []byte) float32 {
 
 // F16 returns the dot product of n binary16 values of x and y.
 func F16(n int, x, y []byte) float32 {
-	xs, ys := u16s(x, 0, int64(n)), u16s(y, 0, int64(n))
+	xs, ys := simd.U16s(x, 0, int64(n)), simd.U16s(y, 0, int64(n))
 	tab := simd.HalfTable
 	var s0, s1, s2, s3 float64
 	i := 0
@@ -54,7 +54,7 @@ func widenBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) 
 
 // BF16 returns the dot product of n bfloat16 values of x and y.
 func BF16(n int, x, y []byte) float32 {
-	xs, ys := u16s(x, 0, int64(n)), u16s(y, 0, int64(n))
+	xs, ys := simd.U16s(x, 0, int64(n)), simd.U16s(y, 0, int64(n))
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= n; i += 4 {

@@ -207,7 +207,7 @@ func Q6_K(n int, x, y []byte) float32 {
 // for the K types), so each super-block is dequantized on the fly:
 // d * sum(q*y), summed in float32.
 func Q8_K(n int, x, y []byte) float32 {
-	ys := f32s(y, 0, int64(n))
+	ys := simd.F32s(y, 0, int64(n))
 	var sum float32
 	for ib := range n / quant.QKK {
 		bx := x[ib*simd.BytesQ8_K : (ib+1)*simd.BytesQ8_K]

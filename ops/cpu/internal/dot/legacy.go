@@ -113,7 +113,7 @@ func Q8_0(n int, x, y []byte) float32 {
 // format), so each block is dequantized on the fly: d * sum(q*y), summed
 // in float32.
 func Q8_1(n int, x, y []byte) float32 {
-	ys := f32s(y, 0, int64(n))
+	ys := simd.F32s(y, 0, int64(n))
 	var sum float32
 	for ib := range n / quant.QK {
 		bx := x[ib*simd.BytesQ8_1 : (ib+1)*simd.BytesQ8_1]

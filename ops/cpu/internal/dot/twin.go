@@ -52,7 +52,7 @@ func FloatTwin(n int, x, y func(i int) float32) float32 {
 
 // F32Twin is the twin of dotF32AVX2.
 func F32Twin(n int, x, y []byte) float32 {
-	xs, ys := f32s(x, 0, int64(n)), f32s(y, 0, int64(n))
+	xs, ys := simd.F32s(x, 0, int64(n)), simd.F32s(y, 0, int64(n))
 	return FloatTwin(n, func(i int) float32 { return xs[i] }, func(i int) float32 { return ys[i] })
 }
 

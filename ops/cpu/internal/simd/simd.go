@@ -8,6 +8,7 @@ package simd
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/kernbench/kernbench/quant"
 )
@@ -54,4 +55,22 @@ func Float32At(b []byte, off int) float32 {
 // BF16At returns the bfloat16 value at byte offset off of b as float32.
 func BF16At(b []byte, off int) float32 {
 	return math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[off:])) << 16)
+}
+
+// F32s views n float32 values at byte offset off of b.
+func F32s(b []byte, off int64, n int64) []float32 {
+	if n == 0 {
+		return nil
+	}
+	_ = b[off+4*n-1]
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[off])), n)
+}
+
+// U16s views n uint16 values at byte offset off of b.
+func U16s(b []byte, off int64, n int64) []uint16 {
+	if n == 0 {
+		return nil
+	}
+	_ = b[off+2*n-1]
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[off])), n)
 }

@@ -1,18 +1,20 @@
 //go:build amd64 && !purego
 
-package cpu
+package flashattn
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 )
 
 // BenchmarkFAKernels measures the f16 block kernels alone on an
 // L1-resident tile (head size 128, 64 keys): GFLOP/s counts 2 per FMA
 // lane, so the AVX2 FMA peak is 32 per cycle.
 func BenchmarkFAKernels(b *testing.B) {
-	needAVX2(b)
+	simdtest.NeedAVX2(b)
 	const n, nk = 128, 64
 	rng := rand.New(rand.NewPCG(3, 4))
 	k := make([]byte, 2*n*nk)
@@ -34,7 +36,7 @@ func BenchmarkFAKernels(b *testing.B) {
 	for _, pf := range []bool{false, true} {
 		b.Run(fmt.Sprintf("scores3x4/pf=%v", pf), func(b *testing.B) {
 			for b.Loop() {
-				faScoresAVX2(q, k, 2*n, nk, out, pf)
+				ScoresAVX2(q, k, 2*n, nk, out, pf)
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
@@ -43,19 +45,19 @@ func BenchmarkFAKernels(b *testing.B) {
 		q4 := [4][]float32{q[0], q[1], q[2], q[0]}
 		o4 := [4][]float32{out[0], out[1], out[2], make([]float32, nk)}
 		for b.Loop() {
-			faScores4AVX2(q4, k, 2*n, nk, o4, false)
+			Scores4AVX2(q4, k, 2*n, nk, o4, false)
 		}
 		b.ReportMetric(flops*4/3*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})
 	b.Run("values3", func(b *testing.B) {
 		for b.Loop() {
-			faValuesAVX2(acc, p, k, 2*n, nk)
+			ValuesAVX2(acc, p, k, 2*n, nk)
 		}
 		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})
 	b.Run("scores1", func(b *testing.B) {
 		for b.Loop() {
-			faScores1AVX2(q[0], k, 2*n, 63, out[0], false)
+			Scores1AVX2(q[0], k, 2*n, 63, out[0], false)
 		}
 		b.ReportMetric(flops/3*63/64*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})

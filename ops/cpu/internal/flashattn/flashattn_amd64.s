@@ -2,8 +2,8 @@
 
 #include "textflag.h"
 
-// FLASH_ATTN_EXT block kernels (see fa_amd64.go and the twins in
-// fa_twin.go).
+// FLASH_ATTN_EXT block kernels (see flashattn_amd64.go and the twins in
+// twin.go).
 
 // The f16 key scores (faQK3x4AVX2, faQK1x3AVX2, faQK4x2AVX2) sum each
 // dot product in the block order (twin: faDotF16Twin): one 8-lane
