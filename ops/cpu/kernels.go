@@ -5,6 +5,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 
 	"github.com/kernbench/kernbench/quant"
@@ -93,9 +94,9 @@ var genericKernels = &kernelSet{
 	// ROPE: float64 math.Sincos for the cache and the rotation loops of
 	// vec.go, head by head.
 	rope: &ropeKernels{angles: rope.Angles, norm: rope.NormHeads, neox: rope.NeoXHeads},
-	// SSM_SCAN: float64 exp and softplus, float32 state updates and sums
+	// SSM_SCAN: float64 exp and ssm.Softplus, float32 state updates and sums
 	// in order.
-	ssm: &ssmKernels{softplus: ssmSoftplusGeneric, scanA: ssmScanAGeneric, scanS: ssmScanSGeneric, scanSTok: ssmScanSTokGeneric},
+	ssm: &ssmKernels{softplus: ssm.SoftplusRow, scanA: ssm.ScanA, scanS: ssm.ScanS, scanSTok: ssm.ScanSTok},
 }
 
 // dot returns the dot kernel for weight type t.

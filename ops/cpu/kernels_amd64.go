@@ -10,6 +10,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 
 	"github.com/kernbench/kernbench/quant"
@@ -19,11 +20,10 @@ import (
 // place. Entries it lacks fall back to the generic tier's (dots) or to the
 // generic path of the op (the other maps: a missing entry means the op
 // computes with the dot product or quant's converters). The kernels live
-// in the leaf packages under internal/ (dot, gemv, vec, rope, flashattn)
-// or, not yet moved, in this package beside their assembly
-// (qgemm_amd64.s, sgemm_amd64.s, quant_amd64.s, getrows_amd64.s,
-// ssm_amd64.s, ssm_tile_amd64.s); each has a pure-Go twin that the tests
-// compare with it bit for bit.
+// in the leaf packages under internal/ (dot, gemv, vec, rope, ssm,
+// flashattn) or, not yet moved, in this package beside their assembly
+// (qgemm_amd64.s, sgemm_amd64.s, quant_amd64.s, getrows_amd64.s); each
+// has a pure-Go twin that the tests compare with it bit for bit.
 var avx2Kernels = &kernelSet{
 	name: "avx2",
 	dots: withGenericDots(map[quant.Type]dotKernel{
@@ -129,14 +129,14 @@ var avx2Kernels = &kernelSet{
 		neox:   rope.NeoXHeadsAVX2,
 	},
 	ssm: &ssmKernels{
-		softplus:  ssmSoftplusVecAVX2,
-		scanA:     ssmScanAVecAVX2,
-		scanS:     ssmScanSVecAVX2,
-		scanSTok:  ssmScanSTokVecAVX2,
-		scanSTile: ssmScanSTileVecAVX2,
-		conv4:     ssmConv4VecAVX2,
-		conv4g:    ssmConv4GatherVecAVX2,
-		conv41:    ssmConv41VecAVX2,
+		softplus:  ssm.SoftplusAVX2,
+		scanA:     ssm.ScanAAVX2,
+		scanS:     ssm.ScanSAVX2,
+		scanSTok:  ssm.ScanSTokAVX2,
+		scanSTile: ssm.ScanSTileAVX2,
+		conv4:     ssm.Conv4AVX2,
+		conv4g:    ssm.Conv4GatherAVX2,
+		conv41:    ssm.Conv41AVX2,
 	},
 	fa: &faBlockKernels{
 		scores: flashattn.ScoresAVX2, values: flashattn.ValuesAVX2,

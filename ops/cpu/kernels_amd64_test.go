@@ -12,6 +12,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 
 	"github.com/kernbench/kernbench/quant"
@@ -104,7 +105,7 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("vec.axpyQ8_0", ks.vec.axpyQ8_0, vec.AxpyQ8_0AVX2)
 	same("elt.silu", ks.elt.silu, vec.SiLUAVX2)
 	same("rope.neox", ks.rope.neox, rope.NeoXHeadsAVX2)
-	same("ssm.scanSTile", ks.ssm.scanSTile, ssmScanSTileVecAVX2)
+	same("ssm.scanSTile", ks.ssm.scanSTile, ssm.ScanSTileAVX2)
 	same("fa.scores", ks.fa.scores, flashattn.ScoresAVX2)
 	// The generic dot products fill in the types the tier lacks.
 	same("dots[q8_K]", ks.dots[quant.Q8_K].dot, dotKernels[quant.Q8_K].dot)

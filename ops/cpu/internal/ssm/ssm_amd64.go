@@ -1,12 +1,12 @@
 //go:build amd64 && !purego
 
-package cpu
+package ssm
 
 import "unsafe"
 
 // AVX2+FMA SSM_SCAN kernels (ssm_amd64.s, and the scaled-state tile
 // kernel in ssm_tile_amd64.s). The wrappers check the slices and hand the
-// assembly whole runs (four softplus lanes, state rows of a multiple of
+// assembly whole runs (four Softplus lanes, state rows of a multiple of
 // 8, groups of 4 rows), finishing the rest with the twins, so each
 // wrapper equals its twin bit for bit.
 
@@ -31,75 +31,75 @@ func ssmConvGatherAVX2(dst *float32, dstT int, sx *float32, sxS int, c *float32,
 //go:noescape
 func ssmConv1AVX2(dst, sx, c *float32, nGroups int)
 
-// ssmSoftplusVecAVX2 is ssmKernels.softplus (twin: ssmSoftplusTwin on
+// SoftplusAVX2 is ssmKernels.Softplus (twin: SoftplusTwin on
 // each element).
-func ssmSoftplusVecAVX2(dst, x []float32) {
+func SoftplusAVX2(dst, x []float32) {
 	x = x[:len(dst)]
 	n4 := len(dst) &^ 3
 	if n4 > 0 {
 		ssmSoftplusAVX2(&dst[0], &x[0], n4)
 	}
 	for i := n4; i < len(dst); i++ {
-		dst[i] = ssmSoftplusTwin(x[i])
+		dst[i] = SoftplusTwin(x[i])
 	}
 }
 
-// ssmScanAVecAVX2 is ssmKernels.scanA (twin: ssmScanATwin).
-func ssmScanAVecAVX2(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int) {
+// ScanAAVX2 is ssmKernels.scanA (twin: ScanATwin).
+func ScanAAVX2(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int) {
 	if nRows <= 0 {
 		return
 	}
 	if dState%8 != 0 || dState == 0 {
-		ssmScanATwin(st, src, stS, srcS, a, aS, dsp, dspS, x, xS, y, yS, b, c, nRows, dState)
+		ScanATwin(st, src, stS, srcS, a, aS, dsp, dspS, x, xS, y, yS, b, c, nRows, dState)
 		return
 	}
-	ssmRowsCheck(st, stS, nRows, dState)
-	ssmRowsCheck(src, srcS, nRows, dState)
-	ssmRowsCheck(a, aS, nRows, dState)
-	ssmRowsCheck(dsp, dspS, nRows, 1)
-	ssmRowsCheck(x, xS, nRows, 1)
-	ssmRowsCheck(y, yS, nRows, 1)
+	rowsCheck(st, stS, nRows, dState)
+	rowsCheck(src, srcS, nRows, dState)
+	rowsCheck(a, aS, nRows, dState)
+	rowsCheck(dsp, dspS, nRows, 1)
+	rowsCheck(x, xS, nRows, 1)
+	rowsCheck(y, yS, nRows, 1)
 	_, _ = b[dState-1], c[dState-1]
 	ssmScanAAVX2(&st[0], &src[0], 4*stS, 4*srcS, &a[0], 4*aS, &dsp[0], 4*dspS, &x[0], 4*xS, &y[0], 4*yS, &b[0], &c[0], nRows, dState)
 }
 
-// ssmScanSVecAVX2 is ssmKernels.scanS (twin: ssmScanSTwin).
-func ssmScanSVecAVX2(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32) {
+// ScanSAVX2 is ssmKernels.scanS (twin: ScanSTwin).
+func ScanSAVX2(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32) {
 	if nRows <= 0 {
 		return
 	}
 	if dState%8 != 0 || dState == 0 {
-		ssmScanSTwin(st, src, stS, srcS, x, xS, y, yS, b, c, nRows, dState, dA, dsp)
+		ScanSTwin(st, src, stS, srcS, x, xS, y, yS, b, c, nRows, dState, dA, dsp)
 		return
 	}
-	ssmRowsCheck(st, stS, nRows, dState)
-	ssmRowsCheck(src, srcS, nRows, dState)
-	ssmRowsCheck(x, xS, nRows, 1)
-	ssmRowsCheck(y, yS, nRows, 1)
+	rowsCheck(st, stS, nRows, dState)
+	rowsCheck(src, srcS, nRows, dState)
+	rowsCheck(x, xS, nRows, 1)
+	rowsCheck(y, yS, nRows, 1)
 	_, _ = b[dState-1], c[dState-1]
 	ssmScanSAVX2(&st[0], &src[0], 4*stS, 4*srcS, &x[0], 4*xS, &y[0], 4*yS, &b[0], &c[0], nRows, dState, dA, dsp)
 }
 
-// ssmScanSTokVecAVX2 is ssmKernels.scanSTok (twin: ssmScanSTokTwin).
-func ssmScanSTokVecAVX2(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
+// ScanSTokAVX2 is ssmKernels.scanSTok (twin: ScanSTokTwin).
+func ScanSTokAVX2(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
 	if nRows <= 0 || nTok <= 0 {
 		return
 	}
 	if dState%8 != 0 || dState == 0 {
-		ssmScanSTokTwin(st, stS, nRows, dState, x, xS, xT, y, yS, yT, b, bT, c, cT, ed, nTok)
+		ScanSTokTwin(st, stS, nRows, dState, x, xS, xT, y, yS, yT, b, bT, c, cT, ed, nTok)
 		return
 	}
-	ssmRowsCheck(st, stS, nRows, dState)
-	ssmTokCheck(x, xS, xT, nRows, 1, nTok)
-	ssmTokCheck(y, yS, yT, nRows, 1, nTok)
-	ssmTokCheck(b, 0, bT, 1, dState, nTok)
-	ssmTokCheck(c, 0, cT, 1, dState, nTok)
+	rowsCheck(st, stS, nRows, dState)
+	tokCheck(x, xS, xT, nRows, 1, nTok)
+	tokCheck(y, yS, yT, nRows, 1, nTok)
+	tokCheck(b, 0, bT, 1, dState, nTok)
+	tokCheck(c, 0, cT, 1, dState, nTok)
 	_ = ed[2*nTok-1]
 	ssmScanSTokAVX2(&st[0], 4*stS, nRows, dState, &x[0], 4*xS, 4*xT, &y[0], 4*yS, 4*yT, &b[0], 4*bT, &c[0], 4*cT, &ed[0], nTok)
 }
 
-// ssmConv4VecAVX2 is ssmKernels.conv4 (twin: ssmConvRows).
-func ssmConv4VecAVX2(dst []float32, dstT int, sx []float32, sxS int, cw []float32, nTok8 int) {
+// Conv4AVX2 is ssmKernels.conv4 (twin: package cpu's ssmConvRows).
+func Conv4AVX2(dst []float32, dstT int, sx []float32, sxS int, cw []float32, nTok8 int) {
 	if nTok8 <= 0 {
 		return
 	}
@@ -110,8 +110,8 @@ func ssmConv4VecAVX2(dst []float32, dstT int, sx []float32, sxS int, cw []float3
 	ssmConvAVX2(&dst[0], 4*dstT, &sx[0], 4*sxS, &cw[0], nTok8)
 }
 
-// ssmConv4GatherVecAVX2 is ssmKernels.conv4g (twin: ssmConvRows).
-func ssmConv4GatherVecAVX2(dst []float32, dstT int, sx []float32, sxS int, c []float32, cS int, nTok int) {
+// Conv4GatherAVX2 is ssmKernels.conv4g (twin: package cpu's ssmConvRows).
+func Conv4GatherAVX2(dst []float32, dstT int, sx []float32, sxS int, c []float32, cS int, nTok int) {
 	if nTok <= 0 {
 		return
 	}
@@ -122,8 +122,8 @@ func ssmConv4GatherVecAVX2(dst []float32, dstT int, sx []float32, sxS int, c []f
 	ssmConvGatherAVX2(&dst[0], 4*dstT, &sx[0], sxS, &c[0], cS, nTok)
 }
 
-// ssmConv41VecAVX2 is ssmKernels.conv41 (twin: ssmConvRows).
-func ssmConv41VecAVX2(dst, sx, c []float32) {
+// Conv41AVX2 is ssmKernels.conv41 (twin: package cpu's ssmConvRows).
+func Conv41AVX2(dst, sx, c []float32) {
 	n := len(dst) / 8
 	if n == 0 {
 		return
@@ -135,10 +135,10 @@ func ssmConv41VecAVX2(dst, sx, c []float32) {
 //go:noescape
 func ssmScanSTileAVX2(st *float32, stS, nRows, dState int, x *float32, xS, xT int, y *float32, yS, yT int, b *float32, bT int, c *float32, cT int, ed *float32, nTok int, buf *float32)
 
-// ssmScanSTileVecAVX2 is ssmKernels.scanSTile (twin: ssmScanSTileTwin):
+// ScanSTileAVX2 is ssmKernels.scanSTile (twin: ScanSTileTwin):
 // the register-tiled kernel over whole groups of 4 rows, the twin for the
 // rows left.
-func ssmScanSTileVecAVX2(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int, buf []float32) {
+func ScanSTileAVX2(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int, buf []float32) {
 	if nRows <= 0 || nTok <= 0 {
 		return
 	}
@@ -147,19 +147,19 @@ func ssmScanSTileVecAVX2(st []float32, stS, nRows, dState int, x []float32, xS, 
 	}
 	n4 := nRows &^ 3
 	if n4 > 0 {
-		ssmRowsCheck(st, stS, nRows, dState)
-		ssmTokCheck(x, xS, xT, nRows, 1, nTok)
-		ssmTokCheck(y, yS, yT, nRows, 1, nTok)
-		ssmTokCheck(b, 0, bT, 1, dState, nTok)
-		ssmTokCheck(c, 0, cT, 1, dState, nTok)
+		rowsCheck(st, stS, nRows, dState)
+		tokCheck(x, xS, xT, nRows, 1, nTok)
+		tokCheck(y, yS, yT, nRows, 1, nTok)
+		tokCheck(b, 0, bT, 1, dState, nTok)
+		tokCheck(c, 0, cT, 1, dState, nTok)
 		_ = ed[4*nTok-1]
 		// The partial sums are read and written every token: 32-byte
 		// aligned, none of them straddles a cache line.
 		buf = buf[(32-uintptr(unsafe.Pointer(&buf[0]))%32)%32/4:]
-		_ = buf[ssmTileBuf*nTok-1]
+		_ = buf[TileBuf*nTok-1]
 		ssmScanSTileAVX2(&st[0], 4*stS, n4, dState, &x[0], 4*xS, 4*xT, &y[0], 4*yS, 4*yT, &b[0], 4*bT, &c[0], 4*cT, &ed[0], nTok, &buf[0])
 	}
 	if n4 < nRows {
-		ssmScanSTileTwin(st[n4*stS:], stS, nRows-n4, dState, x[n4*xS:], xS, xT, y[n4*yS:], yS, yT, b, bT, c, cT, ed, nTok)
+		ScanSTileTwin(st[n4*stS:], stS, nRows-n4, dState, x[n4*xS:], xS, xT, y[n4*yS:], yS, yT, b, bT, c, cT, ed, nTok)
 	}
 }
