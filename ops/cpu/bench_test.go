@@ -7,6 +7,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -20,13 +21,11 @@ import (
 // processes competing for the cores disturb much less than wall-clock
 // time; with several it measures efficiency, not parallel speedup.
 
-// reportCPU adds the cpu-GFLOP/s metric for flops per op over b.N ops
-// that took cpu seconds of process CPU time.
-func reportCPU(b *testing.B, flops, cpu float64) {
-	if cpu > 0 {
-		b.ReportMetric(flops*float64(b.N)/cpu/1e9, "cpu-GFLOP/s")
-	}
-}
+// reportCPU is simdtest.ReportCPU.
+func reportCPU(b *testing.B, flops, cpu float64) { simdtest.ReportCPU(b, flops, cpu) }
+
+// processCPUSeconds is simdtest.ProcessCPUSeconds.
+func processCPUSeconds() float64 { return simdtest.ProcessCPUSeconds() }
 
 // benchCompute allocates node on be, computes it once (warm-up), then
 // times b.N computations, reporting GFLOP/s of wall time and of process

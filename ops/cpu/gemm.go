@@ -3,6 +3,7 @@ package cpu
 import (
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/qgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -279,7 +280,7 @@ func (p *packJob) do(_, lo, hi int) {
 		grp := j.pack[item*j.groupBytes:][:j.groupBytes]
 		packGroup(j.g.kind, &rows, nb, grp)
 		if t != nil && t.biased {
-			qBiasGroup(grp, nb)
+			qgemm.BiasGroup(grp, nb)
 		}
 	}
 }

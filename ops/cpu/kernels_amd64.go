@@ -8,6 +8,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/flashattn"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/qgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
@@ -20,10 +21,10 @@ import (
 // place. Entries it lacks fall back to the generic tier's (dots) or to the
 // generic path of the op (the other maps: a missing entry means the op
 // computes with the dot product or quant's converters). The kernels live
-// in the leaf packages under internal/ (dot, gemv, vec, rope, ssm,
+// in the leaf packages under internal/ (dot, gemv, qgemm, vec, rope, ssm,
 // flashattn) or, not yet moved, in this package beside their assembly
-// (qgemm_amd64.s, sgemm_amd64.s, quant_amd64.s, getrows_amd64.s); each
-// has a pure-Go twin that the tests compare with it bit for bit.
+// (sgemm_amd64.s, quant_amd64.s, getrows_amd64.s); each has a pure-Go
+// twin that the tests compare with it bit for bit.
 var avx2Kernels = &kernelSet{
 	name: "avx2",
 	dots: withGenericDots(map[quant.Type]dotKernel{
@@ -52,22 +53,22 @@ var avx2Kernels = &kernelSet{
 		quant.F16:  {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenF16AVX2, micro: sgemmMicroAVX2},
 		quant.BF16: {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenBF16AVX2, micro: sgemmMicroAVX2},
 		quant.Q4_0: {kind: gemmQ8Quad, quad: dot.QuadQ4_0AVX2,
-			qtile: &qTile{block: qPanelBlock, gblock: dot.PackQ8Block, biased: true,
-				repack: qRepack(repackQ4_0AVX2, simd.BytesQ4_0, qPanelBlock), kernel: qKernel(qgemmQ4_0AVX2, qPanelBlock, dot.PackQ8Block)}},
+			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ8Block, biased: true,
+				repack: qgemm.RepackQ4_0AVX2, kernel: qgemm.Q4_0AVX2}},
 		quant.Q5_0: {kind: gemmQ8Quad, quad: dot.QuadQ5_0AVX2,
-			qtile: &qTile{block: qPanelBlock, gblock: dot.PackQ8Block, biased: true,
-				repack: qRepack(repackQ5_0AVX2, simd.BytesQ5_0, qPanelBlock), kernel: qKernel(qgemmQ5_0AVX2, qPanelBlock, dot.PackQ8Block)}},
+			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ8Block, biased: true,
+				repack: qgemm.RepackQ5_0AVX2, kernel: qgemm.Q5_0AVX2}},
 		// The q8_0 panel kernel is taken from n = 8: at n = 4 it
 		// measured no faster than the quad kernel (BenchmarkQTile).
 		quant.Q8_0: {kind: gemmQ8Quad, quad: dot.QuadQ8_0AVX2,
-			qtile: &qTile{block: qPanelBlock8, gblock: dot.PackQ8Block, minN: 8,
-				repack: qRepack(repackQ8_0AVX2, simd.BytesQ8_0, qPanelBlock8), kernel: qKernel(qgemmQ8_0AVX2, qPanelBlock8, dot.PackQ8Block)}},
+			qtile: &qTile{block: qgemm.PanelBlock8, gblock: dot.PackQ8Block, minN: 8,
+				repack: qgemm.RepackQ8_0AVX2, kernel: qgemm.Q8_0AVX2}},
 		quant.Q4_1: {kind: gemmQ81Quad, quad: dot.QuadQ4_1AVX2,
-			qtile: &qTile{block: qPanelBlock, gblock: dot.PackQ81Block,
-				repack: qRepack(repackQ4_1AVX2, simd.BytesQ4_1, qPanelBlock), kernel: qKernel(qgemmQ4_1AVX2, qPanelBlock, dot.PackQ81Block)}},
+			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ81Block,
+				repack: qgemm.RepackQ4_1AVX2, kernel: qgemm.Q4_1AVX2}},
 		quant.Q5_1: {kind: gemmQ81Quad, quad: dot.QuadQ5_1AVX2,
-			qtile: &qTile{block: qPanelBlock, gblock: dot.PackQ81Block,
-				repack: qRepack(repackQ5_1AVX2, simd.BytesQ5_1, qPanelBlock), kernel: qKernel(qgemmQ5_1AVX2, qPanelBlock, dot.PackQ81Block)}},
+			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ81Block,
+				repack: qgemm.RepackQ5_1AVX2, kernel: qgemm.Q5_1AVX2}},
 		quant.Q2_K: {kind: gemmKQuad, quad: dot.QuadQ2_KAVX2},
 		quant.Q3_K: {kind: gemmKQuad, quad: dot.QuadQ3_KAVX2},
 		quant.Q4_K: {kind: gemmKQuad, quad: dot.QuadQ4_KAVX2},

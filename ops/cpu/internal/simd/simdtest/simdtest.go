@@ -160,3 +160,12 @@ func MustRowSize(t testing.TB, typ quant.Type, n int) int64 {
 	}
 	return s
 }
+
+// ReportCPU reports flops per op over the process CPU time cpu (seconds,
+// from ProcessCPUSeconds) as cpu-GFLOP/s, steadier than wall time on a
+// shared machine.
+func ReportCPU(b *testing.B, flops, cpu float64) {
+	if cpu > 0 {
+		b.ReportMetric(flops*float64(b.N)/cpu/1e9, "cpu-GFLOP/s")
+	}
+}

@@ -1,12 +1,12 @@
 //go:build unix
 
-package cpu
+package simdtest
 
 import "syscall"
 
-// processCPUSeconds returns the user and system CPU time this process has
+// ProcessCPUSeconds returns the user and system CPU time this process has
 // used, or 0 when it cannot tell.
-func processCPUSeconds() float64 {
+func ProcessCPUSeconds() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

@@ -1,4 +1,4 @@
-package cpu
+package qgemm
 
 import (
 	"encoding/binary"
@@ -8,7 +8,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// qgemmTwin is the twin of the panel kernels (qgemmQ4_0AVX2,
+// Twin is the twin of the panel kernels (qgemmQ4_0AVX2,
 // qgemmQ5_0AVX2, qgemmQ8_0AVX2) computed from the weights as stored: it
 // returns out[8c+r], the dot product of nb blocks of the weight row
 // rows[r] of type wt with column c of the packed group grp, whose codes
@@ -25,7 +25,7 @@ import (
 // FMA with d_x*d_y (float32 product), blocks in order from zero; for
 // q4_1 and q5_1 (isum = sum(q*y), exact) a second FMA then adds
 // m_x*s_y.
-func qgemmTwin(wt quant.Type, rows *[8][]byte, grp []byte, nb int) [32]float32 {
+func Twin(wt quant.Type, rows *[8][]byte, grp []byte, nb int) [32]float32 {
 	var acc [32]float32
 	for b := range nb {
 		blk, codes := grp[b*dot.PackQ8Block:], 16
@@ -33,7 +33,7 @@ func qgemmTwin(wt quant.Type, rows *[8][]byte, grp []byte, nb int) [32]float32 {
 			blk, codes = grp[b*dot.PackQ81Block:], 32
 		}
 		for r, row := range rows {
-			w, dx := qTwinCodes(wt, row, b)
+			w, dx := twinCodes(wt, row, b)
 			for c := range 4 {
 				y := blk[codes+32*c : codes+32+32*c]
 				if wt == quant.Q4_1 || wt == quant.Q5_1 {
@@ -41,7 +41,7 @@ func qgemmTwin(wt quant.Type, rows *[8][]byte, grp []byte, nb int) [32]float32 {
 					for e, q := range w {
 						isum += int32(uint8(q)) * int32(int8(y[e]))
 					}
-					dx, mx := qTwinMin(wt, row, b)
+					dx, mx := twinMin(wt, row, b)
 					a := simd.FMA32(float32(isum), dx*simd.Float32At(blk, 4*c), acc[8*c+r])
 					acc[8*c+r] = simd.FMA32(mx, simd.Float32At(blk, 16+4*c), a)
 					continue
@@ -69,10 +69,10 @@ func qgemmTwin(wt quant.Type, rows *[8][]byte, grp []byte, nb int) [32]float32 {
 	return acc
 }
 
-// qTwinCodes returns the 32 signed codes of block b of a weight row of
+// twinCodes returns the 32 signed codes of block b of a weight row of
 // type wt as the panel holds them (q-8, q-16, or the q8_0 codes) and
 // the block's scale.
-func qTwinCodes(wt quant.Type, row []byte, b int) (w [32]int8, d float32) {
+func twinCodes(wt quant.Type, row []byte, b int) (w [32]int8, d float32) {
 	switch wt {
 	case quant.Q4_0:
 		bx := row[b*simd.BytesQ4_0:]
@@ -88,16 +88,16 @@ func qTwinCodes(wt quant.Type, row []byte, b int) (w [32]int8, d float32) {
 		}
 		return w, simd.HalfAt(bx, 0)
 	case quant.Q4_1, quant.Q5_1:
-		d, _ := qTwinMin(wt, row, b)
-		return qTwinUnsigned(wt, row, b), d
+		d, _ := twinMin(wt, row, b)
+		return twinUnsigned(wt, row, b), d
 	default: // q8_0
 		bx := row[b*simd.BytesQ8_0:]
 		return simd.Codes8(bx[2:34]), simd.HalfAt(bx, 0)
 	}
 }
 
-// qTwinMin returns d and m of block b of a q4_1 or q5_1 row.
-func qTwinMin(wt quant.Type, row []byte, b int) (d, m float32) {
+// twinMin returns d and m of block b of a q4_1 or q5_1 row.
+func twinMin(wt quant.Type, row []byte, b int) (d, m float32) {
 	bs := simd.BytesQ4_1
 	if wt == quant.Q5_1 {
 		bs = simd.BytesQ5_1
@@ -106,9 +106,9 @@ func qTwinMin(wt quant.Type, row []byte, b int) (d, m float32) {
 	return simd.HalfAt(bx, 0), simd.HalfAt(bx, 2)
 }
 
-// qTwinUnsigned returns the 32 unsigned codes (0..15 or 0..31) of block
+// twinUnsigned returns the 32 unsigned codes (0..15 or 0..31) of block
 // b of a q4_1 or q5_1 row, as int8 bit patterns.
-func qTwinUnsigned(wt quant.Type, row []byte, b int) (w [32]int8) {
+func twinUnsigned(wt quant.Type, row []byte, b int) (w [32]int8) {
 	if wt == quant.Q4_1 {
 		for e, q := range simd.Nibbles(row[b*simd.BytesQ4_1+4 : b*simd.BytesQ4_1+20]) {
 			w[e] = int8(q)
