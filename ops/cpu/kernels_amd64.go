@@ -10,6 +10,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/qgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
@@ -49,9 +50,9 @@ var avx2Kernels = &kernelSet{
 		quant.F16:  cvtF32F16Row,
 	},
 	gemm: map[quant.Type]*gemmKernel{
-		quant.F32:  {kind: gemmFloat, tile: dot.TileF32AVX2, micro: sgemmMicroAVX2},
-		quant.F16:  {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenF16AVX2, micro: sgemmMicroAVX2},
-		quant.BF16: {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenBF16AVX2, micro: sgemmMicroAVX2},
+		quant.F32:  {kind: gemmFloat, tile: dot.TileF32AVX2, micro: sgemm.MicroAVX2},
+		quant.F16:  {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenF16AVX2, micro: sgemm.MicroAVX2},
+		quant.BF16: {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenBF16AVX2, micro: sgemm.MicroAVX2},
 		quant.Q4_0: {kind: gemmQ8Quad, quad: dot.QuadQ4_0AVX2,
 			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ8Block, biased: true,
 				repack: qgemm.RepackQ4_0AVX2, kernel: qgemm.Q4_0AVX2}},

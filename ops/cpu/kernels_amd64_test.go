@@ -11,6 +11,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/flashattn"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
@@ -100,7 +101,7 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("dots[f32]", ks.dots[quant.F32].dot, dot.F32AVX2)
 	same("dots[f16]", ks.dots[quant.F16].dot, dot.F16AVX2)
 	same("dots[bf16]", ks.dots[quant.BF16].dot, dot.BF16AVX2)
-	same("gemm[f32].micro", ks.gemm[quant.F32].micro, sgemmMicroAVX2)
+	same("gemm[f32].micro", ks.gemm[quant.F32].micro, sgemm.MicroAVX2)
 	same("vec.expSum", ks.vec.expSum, vec.ExpSumAVX2)
 	same("vec.axpyQ8_0", ks.vec.axpyQ8_0, vec.AxpyQ8_0AVX2)
 	same("elt.silu", ks.elt.silu, vec.SiLUAVX2)

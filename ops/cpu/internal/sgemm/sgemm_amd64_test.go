@@ -1,20 +1,22 @@
 //go:build amd64 && !purego
 
-package cpu
+package sgemm
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 )
 
 // TestSgemmMicroTwin checks the AVX2 micro-kernel of the packed float
-// path against sgemm6x16Twin bit for bit: lengths around the unrolled
+// path against Twin bit for bit: lengths around the unrolled
 // loop's edges, row and tile strides wider than the tile, values with
 // NaN, infinities, denormals and signed zeros, and existing partial sums
 // in c.
 func TestSgemmMicroTwin(t *testing.T) {
-	if !hasAVX2() {
+	if !simdtest.HasAVX2() {
 		t.Skip("CPU lacks AVX2+FMA+F16C")
 	}
 	rng := rand.New(rand.NewPCG(6, 16))
@@ -32,14 +34,14 @@ func TestSgemmMicroTwin(t *testing.T) {
 	for _, kc := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 64, 255, 256, 257} {
 		for _, special := range []bool{false, true} {
 			lda := kc + rng.IntN(5)
-			ldc := sgemmNR + 8*rng.IntN(3)
-			a := draw(sgemmMR*lda+1, special)
-			b := draw(sgemmNR*kc+1, special)
-			c0 := draw(sgemmMR*ldc, special)
+			ldc := NR + 8*rng.IntN(3)
+			a := draw(MR*lda+1, special)
+			b := draw(NR*kc+1, special)
+			c0 := draw(MR*ldc, special)
 			got, want := append([]float32(nil), c0...), append([]float32(nil), c0...)
-			sgemmMicroAVX2(kc, a, lda, b, got, ldc)
+			MicroAVX2(kc, a, lda, b, got, ldc)
 			if kc > 0 {
-				sgemm6x16Twin(kc, a, lda, b, want, ldc)
+				Twin(kc, a, lda, b, want, ldc)
 			}
 			for i := range got {
 				g, w := got[i], want[i]
@@ -54,13 +56,13 @@ func TestSgemmMicroTwin(t *testing.T) {
 // BenchmarkSgemmMicro measures the micro-kernel on L1-resident operands
 // (one 256-long chunk): the packed float path's ceiling.
 func BenchmarkSgemmMicro(b *testing.B) {
-	if !hasAVX2() {
+	if !simdtest.HasAVX2() {
 		b.Skip("CPU lacks AVX2+FMA+F16C")
 	}
-	const kc = sgemmKC
-	a := make([]float32, sgemmMR*kc)
-	bp := make([]float32, sgemmNR*kc)
-	c := make([]float32, sgemmMR*sgemmNR)
+	const kc = 256 // package cpu's sgemmKC
+	a := make([]float32, MR*kc)
+	bp := make([]float32, NR*kc)
+	c := make([]float32, MR*NR)
 	for i := range a {
 		a[i] = 1.0 / float32(i+1)
 	}
@@ -69,7 +71,7 @@ func BenchmarkSgemmMicro(b *testing.B) {
 	}
 	b.SetBytes(0)
 	for b.Loop() {
-		sgemmMicroAVX2(kc, a, kc, bp, c, sgemmNR)
+		MicroAVX2(kc, a, kc, bp, c, NR)
 	}
-	b.ReportMetric(2*sgemmMR*sgemmNR*kc*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	b.ReportMetric(2*MR*NR*kc*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
