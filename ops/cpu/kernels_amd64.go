@@ -8,10 +8,11 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/flashattn"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/getrows"
 	"github.com/kernbench/kernbench/ops/cpu/internal/qgemm"
+	"github.com/kernbench/kernbench/ops/cpu/internal/quantize"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
-	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 
@@ -22,10 +23,9 @@ import (
 // place. Entries it lacks fall back to the generic tier's (dots) or to the
 // generic path of the op (the other maps: a missing entry means the op
 // computes with the dot product or quant's converters). The kernels live
-// in the leaf packages under internal/ (dot, gemv, qgemm, vec, rope, ssm,
-// flashattn) or, not yet moved, in this package beside their assembly
-// (sgemm_amd64.s, quant_amd64.s, getrows_amd64.s); each has a pure-Go
-// twin that the tests compare with it bit for bit.
+// in the leaf packages under internal/ (dot, gemv, qgemm, sgemm,
+// quantize, getrows, vec, rope, ssm, flashattn), each with its assembly,
+// its pure-Go twins and the tests that compare the two bit for bit.
 var avx2Kernels = &kernelSet{
 	name: "avx2",
 	dots: withGenericDots(map[quant.Type]dotKernel{
@@ -44,10 +44,10 @@ var avx2Kernels = &kernelSet{
 		quant.Q6_K: {dot.Q6_KAVX2, quant.Q8_K},
 	}),
 	act: map[quant.Type]func([]float32, []byte){
-		quant.Q8_0: blockQuant(quantQ8_0AVX2, quant.QK, simd.BytesQ8_0),
-		quant.Q8_1: blockQuant(quantQ8_1AVX2, quant.QK, simd.BytesQ8_1),
-		quant.Q8_K: blockQuant(quantQ8_KAVX2, quant.QKK, simd.BytesQ8_K),
-		quant.F16:  cvtF32F16Row,
+		quant.Q8_0: quantize.Q8_0AVX2,
+		quant.Q8_1: quantize.Q8_1AVX2,
+		quant.Q8_K: quantize.Q8_KAVX2,
+		quant.F16:  quantize.F16AVX2,
 	},
 	gemm: map[quant.Type]*gemmKernel{
 		quant.F32:  {kind: gemmFloat, tile: dot.TileF32AVX2, micro: sgemm.MicroAVX2},
@@ -120,8 +120,8 @@ var avx2Kernels = &kernelSet{
 		swiglu: vec.SwiGLUAVX2,
 	},
 	deq: map[quant.Type]func([]byte, []float32){
-		quant.Q4_0: deqBlocks(deqQ4_0AVX2, simd.BytesQ4_0),
-		quant.Q8_0: deqBlocks(deqQ8_0AVX2, simd.BytesQ8_0),
+		quant.Q4_0: getrows.DeqQ4_0AVX2,
+		quant.Q8_0: getrows.DeqQ8_0AVX2,
 		quant.F16:  dot.WidenF16AVX2,
 		quant.BF16: dot.WidenBF16AVX2,
 	},

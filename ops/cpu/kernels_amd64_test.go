@@ -10,6 +10,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/flashattn"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/quantize"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
@@ -95,7 +96,7 @@ func TestAVX2TableFuncs(t *testing.T) {
 		}
 	}
 	ks := avx2Kernels
-	same("act[f16]", ks.act[quant.F16], cvtF32F16Row)
+	same("act[f16]", ks.act[quant.F16], quantize.F16AVX2)
 	same("deq[f16]", ks.deq[quant.F16], dot.WidenF16AVX2)
 	same("deq[bf16]", ks.deq[quant.BF16], dot.WidenBF16AVX2)
 	same("dots[f32]", ks.dots[quant.F32].dot, dot.F32AVX2)

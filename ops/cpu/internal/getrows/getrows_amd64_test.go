@@ -1,12 +1,14 @@
 //go:build amd64 && !purego
 
-package cpu
+package getrows
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -14,11 +16,13 @@ import (
 // bit for bit on random bytes, so scales and values include NaN,
 // infinities, denormals and every code.
 func TestDeqAVX2(t *testing.T) {
-	if !hasAVX2() {
+	if !simdtest.HasAVX2() {
 		t.Skip("CPU lacks AVX2+FMA+F16C")
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	for typ, f := range avx2Kernels.deq {
+	for typ, f := range map[quant.Type]func([]byte, []float32){
+		quant.Q4_0: DeqQ4_0AVX2, quant.Q8_0: DeqQ8_0AVX2, quant.F16: dot.WidenF16AVX2, quant.BF16: dot.WidenBF16AVX2,
+	} {
 		for _, blocks := range []int64{1, 2, 3, 8, 37} {
 			ne := blocks * typ.BlockSize()
 			if typ.BlockSize() == 1 {

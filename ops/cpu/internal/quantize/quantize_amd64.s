@@ -4,7 +4,7 @@
 
 // AVX2 activation quantizers. For finite inputs each writes exactly the
 // bytes of quant.QuantizeRow (ggml's reference quantizer), which is what
-// the tests check; see quant_amd64.go for how non-finite inputs differ.
+// the tests check; see quantize_amd64.go for how non-finite inputs differ.
 
 DATA absmask<>+0(SB)/4, $0x7fffffff
 GLOBL absmask<>(SB), RODATA|NOPTR, $4

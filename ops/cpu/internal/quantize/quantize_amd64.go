@@ -1,12 +1,15 @@
 //go:build amd64 && !purego
 
-package cpu
+package quantize
 
 import (
 	"unsafe"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/quant"
 )
 
-// Activation quantizers of the AVX2 tier (quant_amd64.s). For finite
+// Activation quantizers of the AVX2 tier (quantize_amd64.s). For finite
 // inputs each writes exactly the bytes quant.QuantizeRow writes, unlike
 // ggml's AVX2 quantize_row_q8_0, which scales by 127/amax instead of
 // 1/(amax/127) and rounds halves to even; here the scale is computed as
@@ -38,8 +41,9 @@ func quantQ8_KAVX2(x *float32, y *byte, nb int)
 //go:noescape
 func cvtF32F16AVX2(x *float32, y *uint16, n int)
 
-// cvtF32F16Row is cvtF32F16AVX2 as an activation converter.
-func cvtF32F16Row(src []float32, dst []byte) {
+// F16AVX2 converts a row to binary16 with cvtF32F16AVX2 (twin:
+// quant.QuantizeRow).
+func F16AVX2(src []float32, dst []byte) {
 	n := len(src)
 	if n == 0 {
 		return
@@ -48,15 +52,22 @@ func cvtF32F16Row(src []float32, dst []byte) {
 	cvtF32F16AVX2(&src[0], (*uint16)(unsafe.Pointer(&dst[0])), n)
 }
 
-// blockQuant wraps an assembly quantizer of whole blocks (bs floats to bb
-// bytes) as a row converter; src holds whole blocks.
-func blockQuant(f func(x *float32, y *byte, nb int), bs, bb int) func(src []float32, dst []byte) {
-	return func(src []float32, dst []byte) {
-		nb := len(src) / bs
-		if nb == 0 {
-			return
-		}
-		_ = dst[nb*bb-1]
-		f(&src[0], &dst[0], nb)
+// Q8_0AVX2 quantizes a row of whole q8_0 blocks (twin: quant.QuantizeRow).
+func Q8_0AVX2(src []float32, dst []byte) { blocks(quantQ8_0AVX2, quant.QK, simd.BytesQ8_0, src, dst) }
+
+// Q8_1AVX2 quantizes a row of whole q8_1 blocks (twin: quant.QuantizeRow).
+func Q8_1AVX2(src []float32, dst []byte) { blocks(quantQ8_1AVX2, quant.QK, simd.BytesQ8_1, src, dst) }
+
+// Q8_KAVX2 quantizes a row of whole q8_K blocks (twin: quant.QuantizeRow).
+func Q8_KAVX2(src []float32, dst []byte) { blocks(quantQ8_KAVX2, quant.QKK, simd.BytesQ8_K, src, dst) }
+
+// blocks runs an assembly quantizer of whole blocks (bs floats to bb
+// bytes) on src, which holds whole blocks.
+func blocks(f func(x *float32, y *byte, nb int), bs, bb int, src []float32, dst []byte) {
+	nb := len(src) / bs
+	if nb == 0 {
+		return
 	}
+	_ = dst[nb*bb-1]
+	f(&src[0], &dst[0], nb)
 }
