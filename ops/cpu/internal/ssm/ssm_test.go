@@ -1,8 +1,11 @@
 package ssm
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
@@ -58,5 +61,22 @@ func TestSSMScaleTile(t *testing.T) {
 				t.Fatalf("[%d]: scaled %v, plain %v", i, v[1][i], v[0][i])
 			}
 		}
+	}
+}
+
+// TestExpHeaderCopy checks that this package's exp_amd64.h is the same as
+// internal/vec's: Go assembly includes only from its own directory, so
+// both packages hold a copy.
+func TestExpHeaderCopy(t *testing.T) {
+	a, err := os.ReadFile("exp_amd64.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "vec", "exp_amd64.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Error("internal/ssm/exp_amd64.h and internal/vec/exp_amd64.h differ")
 	}
 }
