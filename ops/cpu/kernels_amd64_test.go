@@ -10,6 +10,8 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/flashattn"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/getrows"
+	"github.com/kernbench/kernbench/ops/cpu/internal/qgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/quantize"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
@@ -21,7 +23,7 @@ import (
 )
 
 // avx2Gemv lists the assembly four-row kernel the avx2 table must install
-// for each weight type, wrapped afresh.
+// for each weight type.
 var avx2Gemv = []struct {
 	wt  quant.Type
 	asm gemvFunc
@@ -86,8 +88,8 @@ func TestAVX2GemvTable(t *testing.T) {
 	}
 }
 
-// TestAVX2TableFuncs checks by function identity the entries of the avx2
-// table that are plain functions (not wrappers made per entry).
+// TestAVX2TableFuncs checks entries of the avx2 table by function
+// identity: each is its package's named wrapper of the assembly.
 func TestAVX2TableFuncs(t *testing.T) {
 	same := func(what string, got, want any) {
 		t.Helper()
@@ -109,6 +111,15 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("rope.neox", ks.rope.neox, rope.NeoXHeadsAVX2)
 	same("ssm.scanSTile", ks.ssm.scanSTile, ssm.ScanSTileAVX2)
 	same("fa.scores", ks.fa.scores, flashattn.ScoresAVX2)
+	for _, c := range avx2Gemv {
+		same("gemv["+c.wt.String()+"]", ks.gemv[c.wt], c.asm)
+	}
+	same("gemvSide[q4_0]", ks.gemvSide[quant.Q4_0].f, gemv.SideQ4_0AVX2)
+	same("dots[q4_K]", ks.dots[quant.Q4_K].dot, dot.Q4_KAVX2)
+	same("gemm[q6_K].quad", ks.gemm[quant.Q6_K].quad, dot.QuadQ6_KAVX2)
+	same("gemm[q4_0].qtile.kernel", ks.gemm[quant.Q4_0].qtile.kernel, qgemm.Q4_0AVX2)
+	same("act[q8_K]", ks.act[quant.Q8_K], quantize.Q8_KAVX2)
+	same("deq[q4_0]", ks.deq[quant.Q4_0], getrows.DeqQ4_0AVX2)
 	// The generic dot products fill in the types the tier lacks.
 	same("dots[q8_K]", ks.dots[quant.Q8_K].dot, dotKernels[quant.Q8_K].dot)
 }

@@ -3,13 +3,10 @@
 package cpu
 
 import (
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
-	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
-	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -62,40 +59,6 @@ func TestAVX2TierDetection(t *testing.T) {
 		}
 		if b.kern != avx2Kernels {
 			t.Error("backend does not use the avx2 kernel set")
-		}
-	}
-}
-
-// TestGemvTwins checks the four-row kernels row by row against their
-// twins, bit for bit, with rows ldx bytes apart (ldx larger than a row,
-// as for views) and random contents.
-func TestGemvTwins(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(11, 12))
-	for _, c := range []struct {
-		wt   quant.Type
-		twin vecDotFunc
-	}{{quant.Q4_0, gemv.Q4_0Twin}, {quant.Q8_0, gemv.Q8_0Twin}} {
-		gv := avx2Kernels.gemv[c.wt]
-		for range 100 {
-			nb := rng.IntN(20)
-			n := nb * quant.QK
-			rowBytes := mustRowSize(t, c.wt, n)
-			ldx := int(rowBytes) + rng.IntN(40)
-			x := simdRow(rng, quant.I8, 3*ldx+int(rowBytes), rng.IntN(64), 0)
-			y := simdRow(rng, quant.Q8_0, n, rng.IntN(64), 0)
-			dy := make([]float32, nb)
-			for ib := range dy {
-				dy[ib] = simd.HalfAt(y, ib*simd.BytesQ8_0)
-			}
-			var out [4]float32
-			gv(nb, x, ldx, y, dy, &out)
-			for r := range 4 {
-				want := c.twin(n, x[r*ldx:], y)
-				if !sameFloat(out[r], want) {
-					t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
-				}
-			}
 		}
 	}
 }
