@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	shared "github.com/kernbench/kernbench/internal/testdata"
+	shared "github.com/kernbench/kernbench/internal/shareddata"
 )
 
 // testdataDir returns the shared test data folder, found by walking up

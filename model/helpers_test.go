@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	shared "github.com/kernbench/kernbench/internal/testdata"
+	shared "github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/ops/cpu"
 	"github.com/kernbench/kernbench/quant"
 )

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	shared "github.com/kernbench/kernbench/internal/testdata"
+	shared "github.com/kernbench/kernbench/internal/shareddata"
 )
 
 // testdataDir finds shared/testdata by walking up from the working

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/kernbench/kernbench/gguf"
-	"github.com/kernbench/kernbench/internal/testdata"
-	"github.com/kernbench/kernbench/internal/testdata/testmodel"
+	"github.com/kernbench/kernbench/internal/shareddata"
+	"github.com/kernbench/kernbench/internal/testmodel"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -187,8 +187,8 @@ func fixture(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	copyFile(testdata.Path(t, "stories260K.gguf"), "model.gguf", 0)
-	copyFile(testdata.Path(t, "wiki.test.raw"), "text.txt", 20000)
+	copyFile(shareddata.Path(t, "stories260K.gguf"), "model.gguf", 0)
+	copyFile(shareddata.Path(t, "wiki.test.raw"), "text.txt", 20000)
 	copyFile(testmodel.Poisoned(t, "stories260K.gguf", "blk.1.attn_k.weight", float32(math.NaN())), "nan.gguf", 0)
 	if err := os.Symlink("model.gguf", filepath.Join(dir, "link.gguf")); err != nil {
 		t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/internal/cli"
-	shared "github.com/kernbench/kernbench/internal/testdata"
-	"github.com/kernbench/kernbench/internal/testdata/testmodel"
+	shared "github.com/kernbench/kernbench/internal/shareddata"
+	"github.com/kernbench/kernbench/internal/testmodel"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/tokenizer"

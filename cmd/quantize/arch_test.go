@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/gguf"
-	shared "github.com/kernbench/kernbench/internal/testdata"
+	shared "github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/internal/testmodel"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/quant"

@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	shared "github.com/kernbench/kernbench/internal/testdata"
-	"github.com/kernbench/kernbench/internal/testdata/testmodel"
+	shared "github.com/kernbench/kernbench/internal/shareddata"
+	"github.com/kernbench/kernbench/internal/testmodel"
 )
 
 // testdata returns the path of a file in shared/testdata, found by walking

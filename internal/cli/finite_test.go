@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/kernbench/kernbench/internal/testdata/testmodel"
+	"github.com/kernbench/kernbench/internal/testmodel"
 	"github.com/kernbench/kernbench/model"
 )
 

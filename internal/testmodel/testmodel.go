@@ -4,7 +4,8 @@
 // GGUF files for the commands' tests: random f32 weights, llama.cpp's keys
 // and tensor names, and the vocabulary of a real model's file (so that
 // text tokenizes as it would with that model). The weights are noise; the
-// files load and run.
+// files load and run. Poisoned copies a shared model (package shareddata)
+// with one weight replaced, such as by a NaN.
 package testmodel
 
 import (

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -19,13 +21,11 @@ import (
 // processes competing for the cores disturb much less than wall-clock
 // time; with several it measures efficiency, not parallel speedup.
 
-// reportCPU adds the cpu-GFLOP/s metric for flops per op over b.N ops
-// that took cpu seconds of process CPU time.
-func reportCPU(b *testing.B, flops, cpu float64) {
-	if cpu > 0 {
-		b.ReportMetric(flops*float64(b.N)/cpu/1e9, "cpu-GFLOP/s")
-	}
-}
+// reportCPU is simdtest.ReportCPU.
+func reportCPU(b *testing.B, flops, cpu float64) { simdtest.ReportCPU(b, flops, cpu) }
+
+// processCPUSeconds is simdtest.ProcessCPUSeconds.
+func processCPUSeconds() float64 { return simdtest.ProcessCPUSeconds() }
 
 // benchCompute allocates node on be, computes it once (warm-up), then
 // times b.N computations, reporting GFLOP/s of wall time and of process
@@ -180,7 +180,7 @@ func BenchmarkGemmTile(b *testing.B) {
 				case gemmQ8Quad, gemmKQuad:
 					x := vdRandomRow(b, rng, wt, k)
 					ysize, _ := wt.VecDotType().RowSize(k)
-					y := alignedBytes(max(4*ysize, int64(k/32*packQ8Block)))
+					y := alignedBytes(max(4*ysize, int64(k/32*dot.PackQ8Block)))
 					for c := range 4 {
 						if err := ks.convertRow(wt.VecDotType(), mxRandom(rng, k), y[int64(c)*ysize:int64(c+1)*ysize]); err != nil {
 							b.Fatal(err)
@@ -191,12 +191,12 @@ func BenchmarkGemmTile(b *testing.B) {
 					run = func() { g.quad(nb, x, y, int(ysize), &o) }
 					if g.kind == gemmQ8Quad {
 						// A packed group: sane float32 scales, random codes.
-						p := alignedBytes(int64(nb * packQ8Block))
+						p := alignedBytes(int64(nb * dot.PackQ8Block))
 						for i := range p {
 							p[i] = byte(rng.Uint32())
 						}
 						for blk := range nb {
-							copy(f32s(p, int64(blk*packQ8Block), 4), []float32{0.01, 0.02, 0.03, 0.04})
+							copy(f32s(p, int64(blk*dot.PackQ8Block), 4), []float32{0.01, 0.02, 0.03, 0.04})
 						}
 						run = func() { g.quad(nb, x, p, 0, &o) }
 					}

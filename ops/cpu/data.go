@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 )
 
 // mem returns the host bytes of t, from its first byte to the end of its
@@ -22,16 +23,10 @@ func at(t *ops.Tensor, i0, i1, i2, i3 int64) int64 {
 	return i0/t.Type.BlockSize()*t.Nb[0] + i1*t.Nb[1] + i2*t.Nb[2] + i3*t.Nb[3]
 }
 
-// f32s views n float32 values at byte offset off of b. Host buffers are
-// 64-byte aligned and f32 tensors have 4-byte aligned offsets and strides,
-// which Compute relies on.
-func f32s(b []byte, off int64, n int64) []float32 {
-	if n == 0 {
-		return nil
-	}
-	_ = b[off+4*n-1]
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[off])), n)
-}
+// f32s views n float32 values at byte offset off of b (simd.F32s). Host
+// buffers are 64-byte aligned and f32 tensors have 4-byte aligned offsets
+// and strides, which Compute relies on.
+func f32s(b []byte, off int64, n int64) []float32 { return simd.F32s(b, off, n) }
 
 // i32s views n int32 values at byte offset off of b.
 func i32s(b []byte, off int64, n int64) []int32 {
@@ -42,14 +37,8 @@ func i32s(b []byte, off int64, n int64) []int32 {
 	return unsafe.Slice((*int32)(unsafe.Pointer(&b[off])), n)
 }
 
-// u16s views n uint16 values at byte offset off of b.
-func u16s(b []byte, off int64, n int64) []uint16 {
-	if n == 0 {
-		return nil
-	}
-	_ = b[off+2*n-1]
-	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[off])), n)
-}
+// u16s views n uint16 values at byte offset off of b (simd.U16s).
+func u16s(b []byte, off int64, n int64) []uint16 { return simd.U16s(b, off, n) }
 
 // f32At returns the float32 at byte offset off of b.
 func f32At(b []byte, off int64) float32 {

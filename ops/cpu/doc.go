@@ -8,6 +8,33 @@
 // activations are quantized to the weight type's VecDotType (Q8_0, Q8_1 or
 // Q8_K) and dotted block by block with integer sums.
 //
+// # Layout
+//
+// This package holds the op logic: shapes and types (supports*), the
+// parallel split (pool.go), scratch memory (scratch.go), the paths of
+// MUL_MAT (matmul.go, gemm.go, qgemm.go, sgemm.go, mulmatid.go) and of
+// every other op, and the two tier tables. The kernels themselves live in
+// leaf packages under internal/, each holding one family's Go stubs, its
+// pure-Go twins, its assembly and the tests that compare the two:
+//
+//   - internal/dot: dot products per weight type (generic and AVX2) and
+//     the quad kernels that share their macros (one weight row against
+//     four activation rows), the f32 4x3 tile, f16/bf16 widening;
+//   - internal/gemv: four weight rows against one activation row
+//     (MUL_MAT with one to three activation rows);
+//   - internal/qgemm: the panel kernels of q4_0, q5_0, q8_0, q4_1, q5_1
+//     gemm (eight repacked weight rows by four activation rows);
+//   - internal/sgemm: the 6x16 float32 micro-kernel of the packed gemm;
+//   - internal/quantize: activation quantizers (q8_0, q8_1, q8_K, f16);
+//   - internal/getrows: GET_ROWS's q4_0 and q8_0 row decoders;
+//   - internal/vec: SOFT_MAX, RMS_NORM, flash attention accumulation and
+//     the elementwise ops' row kernels, with the float32 exp;
+//   - internal/rope, internal/ssm, internal/flashattn: ROPE's, SSM_SCAN's
+//     and SSM_CONV's, FLASH_ATTN_EXT's block kernels;
+//   - internal/simd: what they share (block sizes, the binary16 table, the
+//     lane arithmetic twins are built from); internal/simd/simdtest: the
+//     differential tests' helpers.
+//
 // # Tiers
 //
 // A Tier is a level of implementation: "generic" (pure Go, complete) and,
@@ -17,26 +44,28 @@
 // kernels). The tier is detected once per process; a backend uses the
 // fastest supported one unless Options.Tier or $KERNBENCH_CPU names
 // another (a name that is unknown or unsupported is an error, never a
-// quiet fallback). Each tier's kernels form a kernelSet (kernels.go): dot
-// products per weight type, activation converters, and register-tiled
-// matrix kernels, a faster tier overriding the generic entries it
-// implements.
+// quiet fallback).
 //
-// The avx2 tier has:
+// Each tier's kernels form a kernelSet, spelled out as one table literal:
+// genericKernels in kernels.go, avx2Kernels in kernels_amd64.go (nil where
+// the assembly is not built: kernels_other.go). The avx2 table lists every
+// kernel it installs: dot products of f32, f16, bf16, q4_0, q4_1, q5_0,
+// q5_1, q8_0 and q2_K..q6_K (the other types keep the generic ones);
+// activation converters to q8_0, q8_1, q8_K and f16; gemm kernels (float
+// 4x3 tiles and the 6x16 packed micro-kernel for f32/f16/bf16, quad kernels
+// for the quantized types, with panel kernels for q4_0, q5_0, q8_0, q4_1,
+// q5_1); four-row gemv kernels for every type but q8_1 and q8_K, and the
+// q4_0 side kernel; the row kernels of SOFT_MAX, RMS_NORM, flash attention
+// and the elementwise ops; GET_ROWS decoders for q4_0, q8_0, f16, bf16;
+// and the ROPE, SSM and FLASH_ATTN_EXT block kernels. Tests check entries
+// by function identity and by result (kernels_amd64_test.go).
 //
-//   - dot products of f32, f16 and bf16 rows (8-lane FMA accumulators) and
-//     of q4_0, q4_1, q5_0, q5_1, q8_0 with q8_0/q8_1 activations and of
-//     q2_K..q6_K with q8_K activations (VPMADDUBSW/VPMADDWD integer dots);
-//   - activation quantizers to q8_0, q8_1 and q8_K and the f16 converter,
-//     writing exactly quant.QuantizeRow's bytes for finite inputs;
-//   - for MUL_MAT with several activation rows, register-tiled kernels
-//     (gemm.go): 4x3 FMA tiles for f32/f16/bf16 weights, one weight row
-//     against four activation rows for q4_0, q8_0, q4_K and q6_K; and for
-//     one activation row, four-row kernels for q4_0 and q8_0.
-//
-// Every assembly function has a pure-Go twin (twin.go) or equals the
-// generic function, bit for bit, which the tests check (also as fuzz
-// targets: go test -fuzz FuzzSIMDTwins, -fuzz FuzzQuantizers).
+// Every assembly function has a pure-Go twin or equals a generic
+// function, bit for bit, which its package's tests check (also as fuzz
+// targets, e.g. go test ./ops/cpu/internal/dot -fuzz FuzzTwins, and
+// ./ops/cpu/internal/quantize -fuzz FuzzQuantizers); this package's tests
+// run every tier the host supports against the float64 reference
+// (forEachTier).
 //
 // # Memory
 //

@@ -23,40 +23,6 @@ type eltKernels struct {
 	swiglu   func(out, g, v []float32)
 }
 
-// genericElt is the pure-Go tier's elementwise kernels, with float64
-// exp and tanh.
-var genericElt = eltKernels{
-	add:    addRow,
-	mul:    mulRow,
-	silu:   siluRow,
-	gelu:   geluRow,
-	swiglu: swigluRow,
-}
-
-// addRow sets out = x + y.
-func addRow(out, x, y []float32) {
-	x, y = x[:len(out)], y[:len(out)]
-	for i, v := range x {
-		out[i] = v + y[i]
-	}
-}
-
-// mulRow sets out = x * y.
-func mulRow(out, x, y []float32) {
-	x, y = x[:len(out)], y[:len(out)]
-	for i, v := range x {
-		out[i] = v * y[i]
-	}
-}
-
-// swigluRow sets out = silu(g) * v.
-func swigluRow(out, g, v []float32) {
-	g, v = g[:len(out)], v[:len(out)]
-	for i, x := range g {
-		out[i] = silu(x) * v[i]
-	}
-}
-
 func init() {
 	register(ops.OpAdd, supportsBinary, computeBinary)
 	register(ops.OpMul, supportsBinary, computeBinary)
@@ -239,44 +205,6 @@ func scaleRow(out, x []float32, s, bias float32) {
 	}
 }
 
-// silu returns x*sigmoid(x) = x/(1+exp(-x)) in float32, as ggml does.
-func silu(x float32) float32 {
-	return x / (1 + float32(math.Exp(float64(-x))))
-}
-
-// siluRow sets out = silu(x).
-func siluRow(out, x []float32) {
-	x = x[:len(out)]
-	for i, v := range x {
-		out[i] = silu(v)
-	}
-}
-
-// GELU's tanh approximation constants.
-const (
-	geluCoefA    = 0.044715
-	sqrt2OverPi  = 0.79788456080286535587989211986876
-	geluTanhArgs = float32(sqrt2OverPi)
-)
-
-// gelu returns the tanh approximation of GELU,
-// 0.5*x*(1 + tanh(sqrt(2/pi)*x*(1 + 0.044715*x²))), computed in float32
-// with a float64 tanh. ggml's CPU kernel reads a table indexed by x rounded
-// to f16 instead (and returns 0 below -10 and x above 10), so its results
-// carry f16 rounding that ours do not.
-func gelu(x float32) float32 {
-	u := geluTanhArgs * x * (1 + geluCoefA*x*x)
-	return 0.5 * x * (1 + float32(math.Tanh(float64(u))))
-}
-
-// geluRow sets out = gelu(x).
-func geluRow(out, x []float32) {
-	x = x[:len(out)]
-	for i, v := range x {
-		out[i] = gelu(v)
-	}
-}
-
 func supportsSwiGLU(t *ops.Tensor) error {
 	if err := checkSrcs(t, 1, 2); err != nil {
 		return err
@@ -326,43 +254,6 @@ func computeSwiGLU(b *Backend, t *ops.Tensor) error {
 	j.setSources()
 	b.pool.run(n, rowGrain(8*t.Ne[0]), j)
 	return nil
-}
-
-// GELU through the sigmoid: 0.5*x*(1 + tanh(u)) = x / (1 + exp(-2u)),
-// u = sqrt(2/pi)*x*(1 + 0.044715*x²), with these float32 constants.
-const (
-	geluSigA = float32(geluCoefA)
-	geluSigK = float32(-2 * sqrt2OverPi)
-)
-
-// siluTwin is the AVX2 SILU kernel's twin: x / (1 + exp(0 - x)) with
-// expTwin's float32 exp.
-func siluTwin(out, x []float32) {
-	x = x[:len(out)]
-	for i, v := range x {
-		out[i] = v / (1 + expTwin(0-v))
-	}
-}
-
-// swigluTwin is the AVX2 SWIGLU kernel's twin: siluTwin(g) * v.
-func swigluTwin(out, g, v []float32) {
-	g, v = g[:len(out)], v[:len(out)]
-	for i, x := range g {
-		s := x / (1 + expTwin(0-x))
-		out[i] = s * v[i]
-	}
-}
-
-// geluTwin is the AVX2 GELU kernel's twin: x / (1 + exp(x*(x*x*A + 1)*K))
-// with the multiply-add fused. Unlike gelu, it gives -Inf for -Inf (the
-// clamped exp keeps the denominator finite).
-func geluTwin(out, x []float32) {
-	x = x[:len(out)]
-	for i, v := range x {
-		w := fma32(v*v, geluSigA, 1)
-		z := float32(w*v) * geluSigK
-		out[i] = v / (1 + expTwin(z))
-	}
 }
 
 func supportsSwiGLUOAI(t *ops.Tensor) error {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -109,14 +110,14 @@ func TestActivationValues(t *testing.T) {
 		f       func(float32) float32
 		x, want float32
 	}{
-		{silu, 0, 0},
-		{silu, 1, 0.7310586},
-		{silu, -100, 0},
-		{gelu, 0, 0},
-		{gelu, 1, 0.8411920},
-		{gelu, -1, -0.1588080},
-		{gelu, 12, 12},
-		{gelu, -12, 0},
+		{vec.Silu, 0, 0},
+		{vec.Silu, 1, 0.7310586},
+		{vec.Silu, -100, 0},
+		{vec.Gelu, 0, 0},
+		{vec.Gelu, 1, 0.8411920},
+		{vec.Gelu, -1, -0.1588080},
+		{vec.Gelu, 12, 12},
+		{vec.Gelu, -12, 0},
 	} {
 		if got := tc.f(tc.x); got != tc.want && (got-tc.want > 1e-6 || tc.want-got > 1e-6) {
 			t.Errorf("f(%v) = %v, want %v", tc.x, got, tc.want)

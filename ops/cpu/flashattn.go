@@ -6,6 +6,8 @@ import (
 	"math/bits"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/flashattn"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -235,7 +237,7 @@ type flashAttnJob struct {
 type faBlockKernels struct {
 	// scores sets out[r][j] to the dot product of the float32 query row
 	// q[r] with the f16 key row at k[j*ks:], j < nk (a positive multiple
-	// of 4), each summed in the block order (faDotF16Twin: one 8-lane
+	// of 4), each summed in the block order (flashattn.DotF16Twin: one 8-lane
 	// accumulator over the runs of 8, then hsum8), which scores1 keeps
 	// too. The row length is a positive multiple of 8. With pf it also
 	// prefetches the same keys of the next tile (for the first group of
@@ -271,7 +273,7 @@ type faBlockKernels struct {
 	// as maskTile's loop does.
 	maskF16 func(sc []float32, m []uint16, slope float32) uint64
 	// logits replaces each mask value sc[t] that is not -Inf by the
-	// key's logit faLogit(dots[t], scale, 0, sc[t]) and returns the
+	// key's logit flashattn.Logit(dots[t], scale, 0, sc[t]) and returns the
 	// logits' maximum (-Inf when every key is masked, NaN when a logit
 	// is NaN), as tile's loop forms them without softcap.
 	logits func(sc, dots []float32, scale float32) float32
@@ -382,7 +384,7 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 			if j.kq8 {
 				for b := range nbq {
 					for l := range int64(8) {
-						row.dq[8*b+l] = halfAt(row.qc, int(b*bytesQ8_0))
+						row.dq[8*b+l] = simd.HalfAt(row.qc, int(b*simd.BytesQ8_0))
 					}
 				}
 			}
@@ -454,13 +456,13 @@ func (j *flashAttnJob) tile(row *faRow, ic0, nt, kBase, vBase int64, dot2 bool, 
 		ko := kBase + (ic0+t)*kNb1
 		if dot2 && t+1 < nt && masked&(1<<(t+1)) == 0 {
 			d0, d1 := vk.dot2F16(u16s(j.kMem, ko, d), u16s(j.kMem, ko+kNb1, d), row.qw)
-			sc[t] = faLogit(d0, scale, softcap, sc[t])
-			sc[t+1] = faLogit(d1, scale, softcap, sc[t+1])
+			sc[t] = flashattn.Logit(d0, scale, softcap, sc[t])
+			sc[t+1] = flashattn.Logit(d1, scale, softcap, sc[t+1])
 			tmx = max(tmx, sc[t], sc[t+1])
 			t++
 			continue
 		}
-		sc[t] = faLogit(j.kern.dot(int(d), j.kMem[ko:ko+j.kBytes], row.qc), scale, softcap, sc[t])
+		sc[t] = flashattn.Logit(j.kern.dot(int(d), j.kMem[ko:ko+j.kBytes], row.qc), scale, softcap, sc[t])
 		tmx = max(tmx, sc[t])
 	}
 	if math.IsInf(float64(tmx), -1) {
@@ -503,7 +505,7 @@ func (j *flashAttnJob) maskTile(row *faRow, ic0, nt int64) uint64 {
 		var mv float32
 		ic := ic0 + t
 		if mask.Type == quant.F16 {
-			mv = slope * halfAt(j.maskMem, int(row.maskOff+2*ic))
+			mv = slope * simd.HalfAt(j.maskMem, int(row.maskOff+2*ic))
 		} else {
 			mv = slope * f32At(j.maskMem, row.maskOff+4*ic)
 		}
@@ -626,7 +628,7 @@ func (j *flashAttnJob) tileBlock(rows []faRow, ic0, nt, kBase, vBase int64, vt [
 		} else {
 			for t := range nt {
 				if skip[g]&(1<<t) == 0 {
-					sc[t] = faLogit(dots[t], scale, softcap, sc[t])
+					sc[t] = flashattn.Logit(dots[t], scale, softcap, sc[t])
 					tmx = max(tmx, sc[t])
 				}
 			}
@@ -747,19 +749,6 @@ func faScoreRuns(live uint64, nt, w, ks int64, score func(t0, ks, nk int64)) {
 			score(t, 0, w)
 		}
 	}
-}
-
-// faLogit returns the logit of a key whose dot product with the query is
-// dot and whose slope-scaled mask value is mv.
-//
-// The product is rounded on its own (no fused multiply-add), as the
-// block kernels' vector form of it rounds it.
-func faLogit(dot, scale, softcap, mv float32) float32 {
-	s := float32(dot * scale)
-	if softcap != 0 {
-		s = softcap * float32(math.Tanh(float64(s)))
-	}
-	return s + mv
 }
 
 // sinkLogit returns head h's sink logit, or -Inf without sinks.

@@ -15,16 +15,16 @@ import (
 // stand for: no dot2F16 (one dot kernel call per key), axpy4/axpy4F16 as
 // four axpy/axpyF16 calls, axpyQ8_0 as quant.DequantizeRow then axpy.
 func faOneKeyVec() vecKernels {
-	vk := avx2Vec
+	vk := avx2Kernels.vec
 	vk.dot2F16 = nil
 	vk.axpy4 = func(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32) {
 		for i, x := range [][]float32{x0, x1, x2, x3} {
-			avx2Vec.axpy(acc, x, [4]float32{s0, s1, s2, s3}[i])
+			avx2Kernels.vec.axpy(acc, x, [4]float32{s0, s1, s2, s3}[i])
 		}
 	}
 	vk.axpy4F16 = func(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 float32) {
 		for i, x := range [][]uint16{x0, x1, x2, x3} {
-			avx2Vec.axpyF16(acc, x, [4]float32{s0, s1, s2, s3}[i])
+			avx2Kernels.vec.axpyF16(acc, x, [4]float32{s0, s1, s2, s3}[i])
 		}
 	}
 	vk.axpyQ8_0 = func(acc []float32, x []byte, s float32) {
@@ -32,7 +32,7 @@ func faOneKeyVec() vecKernels {
 		if err := quant.DequantizeRow(quant.Q8_0, x[:34*(len(acc)/32)], tmp); err != nil {
 			panic(err)
 		}
-		avx2Vec.axpy(acc, tmp, s)
+		avx2Kernels.vec.axpy(acc, tmp, s)
 	}
 	return vk
 }

@@ -2,6 +2,9 @@ package cpu
 
 import (
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/qgemm"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -23,7 +26,7 @@ import (
 //     The q8_0 activations are repacked once per call into groups of four
 //     rows interleaved block by block with float32 scales (packQ8Groups).
 //   - q4_1, q5_1: as q4_0 with q8_1 activation groups, which also carry
-//     the rows' sums s (packQ81Block).
+//     the rows' sums s (dot.PackQ81Block).
 //   - K formats (q2_K, q3_K, q4_K, q5_K, q6_K): 1 weight row x 4 q8_K
 //     activation rows read in place, each output equal bit for bit to the
 //     dot product; or 8 x 4 where the tier attaches a panel kernel
@@ -46,10 +49,8 @@ const (
 	gemmQ81Quad                 // 1x4, packed q8_1 activation groups
 )
 
-// quadFunc computes out[c] = dot(x, activation column c) for c < 4 over
-// nb blocks; y is a packed group (gemmQ8Quad) or the first of four rows
-// ldy bytes apart (gemmKQuad).
-type quadFunc func(nb int, x, y []byte, ldy int, out *[4]float32)
+// A quadFunc is a quad kernel (see dot.QuadFunc).
+type quadFunc = dot.QuadFunc
 
 // A gemmKernel is a register-tiled MUL_MAT kernel of one weight type.
 type gemmKernel struct {
@@ -64,6 +65,12 @@ type gemmKernel struct {
 	// where the tier has none.
 	micro sgemmMicro
 	quad  quadFunc
+	// qtile is the quantized panel kernel (qgemm.go) MUL_MAT prefers to
+	// quad from qtile.minN activation rows; nil where the tier has none.
+	qtile *qTile
+	// ktile is the K-format panel kernel (kgemm.go) MUL_MAT prefers to
+	// quad from ktile.minN activation rows; nil where the tier has none.
+	ktile *kTile
 }
 
 // Blocking of the gemm path. A float block's panels (gemmMC rows and
@@ -76,14 +83,6 @@ const (
 	gemmNCF = 48 // multiple of 3
 	gemmNCQ = 64 // multiple of 4
 )
-
-// packQ8Block is the size of one block of a packed q8 group: four float32
-// scales and four rows of 32 codes.
-const packQ8Block = 16 + 4*32
-
-// packQ81Block is the size of one block of a packed q8_1 group: four
-// float32 scales d, four float32 sums s, and four rows of 32 codes.
-const packQ81Block = 32 + 4*32
 
 // gemmJob is one gemm call's work, kept in the backend.
 type gemmJob struct {
@@ -134,9 +133,9 @@ func (b *Backend) gemm(g *gemmKernel, mm *mulMatJob, x *ops.Tensor) error {
 	batches := mm.b2 * mm.b3
 	if g.kind == gemmQ8Quad || g.kind == gemmQ81Quad {
 		j.groups = ceilDiv(mm.n, 4)
-		j.groupBytes = mm.k / quant.QK * packQ8Block
+		j.groupBytes = mm.k / quant.QK * dot.PackQ8Block
 		if g.kind == gemmQ81Quad {
-			j.groupBytes = mm.k / quant.QK * packQ81Block
+			j.groupBytes = mm.k / quant.QK * dot.PackQ81Block
 		}
 		b.scratch.pack = growBytes(b.scratch.pack, batches*j.groups*j.groupBytes)
 		j.pack = b.scratch.pack
@@ -294,7 +293,7 @@ func (p *packJob) do(_, lo, hi int) {
 		grp := j.pack[item*j.groupBytes:][:j.groupBytes]
 		packGroup(j.g.kind, &rows, nb, grp)
 		if t != nil && t.biased {
-			qBiasGroup(grp, nb)
+			qgemm.BiasGroup(grp, nb)
 		}
 	}
 }
@@ -302,13 +301,13 @@ func (p *packJob) do(_, lo, hi int) {
 // packGroup writes the activation rows rows[c] (nil: a row past n,
 // written as zeros) of nb blocks into grp in the packed layout of kind.
 // gemmQ8Quad (q8_0 rows): for block b, the four rows' f16 scales as
-// float32 at b*packQ8Block, then each row's 32 codes. gemmQ81Quad (q8_1
-// rows): at b*packQ81Block the four d as float32, the four s as float32,
+// float32 at b*dot.PackQ8Block, then each row's 32 codes. gemmQ81Quad (q8_1
+// rows): at b*dot.PackQ81Block the four d as float32, the four s as float32,
 // then the codes.
 func packGroup(kind gemmKind, rows *[4][]byte, nb int64, grp []byte) {
-	bs, codes, srcBytes, srcCodes := int64(packQ8Block), int64(16), int64(bytesQ8_0), int64(2)
+	bs, codes, srcBytes, srcCodes := int64(dot.PackQ8Block), int64(16), int64(simd.BytesQ8_0), int64(2)
 	if kind == gemmQ81Quad {
-		bs, codes, srcBytes, srcCodes = packQ81Block, 32, bytesQ8_1, 4
+		bs, codes, srcBytes, srcCodes = dot.PackQ81Block, 32, simd.BytesQ8_1, 4
 	}
 	for c, row := range rows {
 		c := int64(c)
@@ -324,9 +323,9 @@ func packGroup(kind gemmKind, rows *[4][]byte, nb int64, grp []byte) {
 				continue
 			}
 			src := row[b*srcBytes : (b+1)*srcBytes]
-			f32s(blk, 4*c, 1)[0] = halfAt(src, 0)
+			f32s(blk, 4*c, 1)[0] = simd.HalfAt(src, 0)
 			if kind == gemmQ81Quad {
-				f32s(blk, 16+4*c, 1)[0] = halfAt(src, 2)
+				f32s(blk, 16+4*c, 1)[0] = simd.HalfAt(src, 2)
 			}
 			copy(dst, src[srcCodes:srcCodes+32])
 		}

@@ -68,7 +68,7 @@ func TestMulMatGemm(t *testing.T) {
 							t.Fatal(err)
 						}
 						mxCheck(t, b, node, mxMatTol(wt))
-						quad := wt.IsQuantized() && wt.BlockSize() == quant.QKK && (kTiles[g] == nil || s.n < kTiles[g].minN)
+						quad := wt.IsQuantized() && wt.BlockSize() == quant.QKK && (g.ktile == nil || s.n < g.ktile.minN)
 						gemmCompareDots(t, ks, node, quad)
 					})
 				}

@@ -2,7 +2,11 @@ package cpu
 
 import (
 	"fmt"
-	"maps"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
+	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 
 	"github.com/kernbench/kernbench/quant"
 )
@@ -11,8 +15,8 @@ import (
 // registry the backend reads its kernels from. A backend picks its set once,
 // when it is made (see Tier); kernels then call through the set without
 // checking CPU features. The generic set is pure Go and complete; a SIMD
-// set starts from a copy of it and replaces the entries it implements, so a
-// kernel a tier lacks falls back to generic.
+// set lists its own entries (kernels_amd64.go) and takes the generic dot
+// products for the types it lacks.
 //
 // Tests run every set the host supports against the generic one and the
 // float64 reference (see forEachTier in the tests).
@@ -52,44 +56,47 @@ type kernelSet struct {
 	fa *faBlockKernels
 }
 
-// A gemvFunc sets out[r] to the dot product of nb blocks of weight row
-// x + r*ldx (r < 4) with the activation row y, whose block scales dy
-// holds widened to float32 (the q8_0 activation rows of the 32-element
-// formats). For weight types whose activation rows carry their scales
-// (q8_K) or have none (f16), dy is nil and nb counts gemvRun(t)
-// elements.
-type gemvFunc func(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32)
+// A gemvFunc is a four-row kernel (see gemv.Func).
+type gemvFunc = gemv.Func
 
-// genericKernels is the pure-Go tier.
+// genericKernels is the pure-Go tier: every kernel it installs, in one
+// place (avx2Kernels, in kernels_amd64.go, is the other tier). It has a dot
+// product for every weight type and no matrix kernels: MUL_MAT computes
+// with the dot products, GET_ROWS and the activation conversion with
+// quant's converters.
 var genericKernels = &kernelSet{
 	name: "generic",
 	dots: dotKernels,
 	act:  map[quant.Type]func([]float32, []byte){},
 	gemm: map[quant.Type]*gemmKernel{},
 	gemv: map[quant.Type]gemvFunc{},
-	vec:  genericVec,
-	elt:  genericElt,
-	deq:  map[quant.Type]func([]byte, []float32){},
-	rope: &genericRope,
-	ssm:  &genericSSM,
-}
-
-// extend returns a copy of ks named name, for a faster tier to override.
-func (ks *kernelSet) extend(name string) *kernelSet {
-	return &kernelSet{
-		name:     name,
-		dots:     maps.Clone(ks.dots),
-		act:      maps.Clone(ks.act),
-		gemm:     maps.Clone(ks.gemm),
-		gemv:     maps.Clone(ks.gemv),
-		gemvSide: maps.Clone(ks.gemvSide),
-		vec:      ks.vec,
-		elt:      ks.elt,
-		deq:      maps.Clone(ks.deq),
-		rope:     ks.rope,
-		ssm:      ks.ssm,
-		fa:       ks.fa,
-	}
+	vec: vecKernels{
+		smPrep:   vec.SMPrep,
+		expSum:   vec.ExpSum,
+		mulTo:    vec.MulTo,
+		sumSq:    vec.SumSq,
+		axpy:     vec.Axpy,
+		axpyF16:  vec.AxpyF16,
+		axpy4:    vec.Axpy4,
+		axpy4F16: vec.Axpy4F16,
+		axpyQ8_0: vec.AxpyQ8_0,
+		f16ToF32: vec.F16ToF32,
+	},
+	// The elementwise kernels with float64 exp and tanh.
+	elt: eltKernels{
+		add:    vec.Add,
+		mul:    vec.Mul,
+		silu:   vec.SiLU,
+		gelu:   vec.GELU,
+		swiglu: vec.SwiGLU,
+	},
+	deq: map[quant.Type]func([]byte, []float32){},
+	// ROPE: float64 math.Sincos for the cache and the rotation loops of
+	// vec.go, head by head.
+	rope: &ropeKernels{angles: rope.Angles, norm: rope.NormHeads, neox: rope.NeoXHeads},
+	// SSM_SCAN: float64 exp and ssm.Softplus, float32 state updates and sums
+	// in order.
+	ssm: &ssmKernels{softplus: ssm.SoftplusRow, scanA: ssm.ScanA, scanS: ssm.ScanS, scanSTok: ssm.ScanSTok},
 }
 
 // dot returns the dot kernel for weight type t.

@@ -3,11 +3,12 @@ package cpu
 import (
 	"encoding/binary"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // Panel tiles of the K-format gemm path: a tier may attach a kTile to a
-// K-format gemm kernel (kTiles); kBlock then computes eight weight rows
+// K-format gemm kernel (gemmKernel.ktile); MUL_MAT then computes eight weight rows
 // by four q8_K activation rows per kernel call instead of one by four.
 // The activation rows are read in place (no packing pass); the eight
 // weight rows are repacked into a panel (package internal/qgemm, kq4.go
@@ -31,11 +32,6 @@ type kTile struct {
 	kernel func(nb int, panel, y []byte, ldy int, out *[32]float32)
 }
 
-// kTiles holds the panel kernel attached to a tier's K-format gemm
-// kernel. It is filled while the tiers are built (package
-// initialization) and only read afterwards.
-var kTiles = map[*gemmKernel]*kTile{}
-
 // kTileKC is the number of super-blocks per k chunk of the K panel path:
 // a q6_K panel chunk (11 KiB) and four activation rows' chunks (4.6 KiB)
 // fit in L1 together.
@@ -43,7 +39,7 @@ const kTileKC = 4
 
 // kTile returns the K panel kernel the call uses, or nil.
 func (j *gemmJob) kTile() *kTile {
-	if t := kTiles[j.g]; t != nil && j.mm.n >= t.minN {
+	if t := j.g.ktile; t != nil && j.mm.n >= t.minN {
 		return t
 	}
 	return nil
@@ -98,8 +94,8 @@ func (j *gemmJob) kTileBlock(w int, t *kTile, i0, i1, c0, c1, i2, i3 int64) {
 		for p := range np {
 			panel := panels[p*panelBytes+k0*t.block:][:kl*t.block]
 			for g := g0; g < g1; g++ {
-				off := 4*g*ldy + i2*mm.acts.nb2 + i3*mm.acts.nb3 + k0*bytesQ8_K
-				y := mm.acts.mem[off : off+3*ldy+kl*bytesQ8_K]
+				off := 4*g*ldy + i2*mm.acts.nb2 + i3*mm.acts.nb3 + k0*simd.BytesQ8_K
+				y := mm.acts.mem[off : off+3*ldy+kl*simd.BytesQ8_K]
 				tile := (p*(g1-g0) + g - g0) * 32
 				t.kernel(int(kl), panel, y, int(ldy), (*[32]float32)(accs[tile:tile+32]))
 			}

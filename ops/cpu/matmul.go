@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 
 	"github.com/kernbench/kernbench/ops"
@@ -334,12 +336,12 @@ func (j *mulMatJob) gemvRange(w int, i0, i1, c0, c1, i2, i3 int64) int64 {
 
 // gemvRun returns the elements per block of a four-row kernel for weight
 // type t (the nb it takes counts these), or 0 for types without one: the
-// block of the q8_0, q8_1 or q8_K activation rows, or gemvF16Run for the
+// block of the q8_0, q8_1 or q8_K activation rows, or gemv.F16Run for the
 // float types.
 func gemvRun(t quant.Type) int64 {
 	switch {
 	case t == quant.F16, t == quant.BF16, t == quant.F32:
-		return gemvF16Run
+		return gemv.F16Run
 	case t.VecDotType() == quant.Q8_0, t.VecDotType() == quant.Q8_1:
 		return quant.QK
 	case t.VecDotType() == quant.Q8_K:
@@ -360,7 +362,7 @@ func widenQ8Scales(buf *[]float32, acts actRows, n, b2, b3, nb int64) []float32 
 				row := acts.row(c, i2, i3)
 				dr := d[(c+n*(i2+b2*i3))*nb:][:nb]
 				for ib := range dr {
-					dr[ib] = halfAt(row, ib*bytesQ8_0)
+					dr[ib] = simd.HalfAt(row, ib*simd.BytesQ8_0)
 				}
 			}
 		}

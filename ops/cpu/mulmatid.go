@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -231,9 +232,9 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 		case gemmKQuad:
 			j.g, j.nbq, j.groupBytes = g, k/quant.QKK, 4*acts.rowBytes
 		case gemmQ8Quad:
-			j.g, j.nbq, j.groupBytes = g, k/quant.QK, k/quant.QK*packQ8Block
+			j.g, j.nbq, j.groupBytes = g, k/quant.QK, k/quant.QK*dot.PackQ8Block
 		case gemmQ81Quad:
-			j.g, j.nbq, j.groupBytes = g, k/quant.QK, k/quant.QK*packQ81Block
+			j.g, j.nbq, j.groupBytes = g, k/quant.QK, k/quant.QK*dot.PackQ81Block
 		}
 	}
 	j.expertTiles(b.pool.threads)

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"encoding/binary"
-	"math"
 
 	"github.com/kernbench/kernbench/quant"
 )
@@ -10,7 +9,7 @@ import (
 // Panel tiles of the quantized gemm path: q4_0, q5_0, q8_0 weights with
 // packed q8_0 activation groups, q4_1 and q5_1 weights with packed q8_1
 // groups. A tier may attach a qTile to a packed-group gemm kernel
-// (qTiles); q8Block then computes eight weight rows by four activation
+// (gemmKernel.qtile); q8Block then computes eight weight rows by four activation
 // rows per kernel call instead of one by four (MUL_MAT_ID keeps the quad
 // kernel, with unbiased groups):
 //
@@ -34,7 +33,7 @@ import (
 //     output a second FMA adds m_x*s_y.
 //   - Per block and output one FMA adds float32(isum) * (d_x*d_y) to the
 //     output's accumulator, blocks in order: the outputs are exact block
-//     sums accumulated as qgemmTwin describes (not bit-equal to the dot
+//     sums accumulated as qgemm.Twin describes (not bit-equal to the dot
 //     product, which keeps eight lanes per block).
 //
 // The panels live in the worker's scratch bytes after a small header
@@ -52,7 +51,7 @@ import (
 // qTile is the panel kernel of one weight type.
 type qTile struct {
 	// block is the size of a panel block in bytes, gblock that of a
-	// packed group block (packQ8Block, or packQ81Block for q4_1 and
+	// packed group block (dot.PackQ8Block, or dot.PackQ81Block for q4_1 and
 	// q5_1).
 	block, gblock int64
 	// minN is the fewest activation rows for which the panel path is
@@ -70,21 +69,6 @@ type qTile struct {
 	// same out, it computes what one run over all of k does.
 	kernel func(nb int, panel, grp []byte, out *[32]float32)
 }
-
-// qTiles holds the panel kernel attached to a tier's gemm kernel. It is
-// filled while the tiers are built (package initialization) and only
-// read afterwards.
-var qTiles = map[*gemmKernel]*qTile{}
-
-// Panel block sizes: 256 code bytes, eight float32 scales and, for q4_0
-// and q5_0, eight int32 corrections (for q4_1 and q5_1 the eight m_x as
-// float32).
-const (
-	qPanelD      = 256
-	qPanelCorr   = 288
-	qPanelBlock  = 320 // q4_0, q5_0, q4_1, q5_1 (m_x at qPanelCorr)
-	qPanelBlock8 = 288 // q8_0
-)
 
 // qTileKC is the number of blocks per k chunk of the panel path: a
 // q4_0 panel chunk (10 KiB) and a packed group chunk (4.5 KiB) fit in L1
@@ -122,7 +106,7 @@ func (j *gemmJob) q8Block(w int, i0, i1, c0, c1, i2, i3 int64) {
 
 // qTile returns the panel kernel the call uses, or nil.
 func (j *gemmJob) qTile() *qTile {
-	if t := qTiles[j.g]; t != nil && j.mm.n >= t.minN {
+	if t := j.g.qtile; t != nil && j.mm.n >= t.minN {
 		return t
 	}
 	return nil
@@ -216,164 +200,6 @@ func (s *scratch) qInvalidatePanels() {
 		// shorter, and growBytes would hand the old header back.
 		if b := s.workers[w].bytes; cap(b) >= qPanelHeader {
 			clear(b[:qPanelHeader])
-		}
-	}
-}
-
-// qPanelPut writes row r's scale d (as float32) and, when corr, its
-// correction 128*sum of its signed codes into panel block pb.
-func qPanelPut(pb []byte, r int, d float32, sum int32, corr bool) {
-	binary.LittleEndian.PutUint32(pb[qPanelD+4*r:], math.Float32bits(d))
-	if corr {
-		binary.LittleEndian.PutUint32(pb[qPanelCorr+4*r:], uint32(128*sum))
-	}
-}
-
-// Bytes of every lane: SWAR constants of the nibble repacking.
-const (
-	lanes0f = 0x0f0f0f0f0f0f0f0f
-	lanes80 = 0x8080808080808080
-	lanes01 = 0x0101010101010101
-)
-
-// qSubBias subtracts b (< 128) from each byte of x (each < 128 + b), as
-// signed bytes: the bytes go through 0x80+x-b, which never borrows.
-func qSubBias(x, b uint64) uint64 {
-	return ((x | lanes80) - b*lanes01) ^ lanes80
-}
-
-// qByteSum returns the sum of the eight bytes of x (each small enough
-// that the sum stays below 256).
-func qByteSum(x uint64) int32 {
-	return int32((x * lanes01) >> 56)
-}
-
-// repackQ4_0 writes a q4_0 panel (see qTile): codes q-8.
-func repackQ4_0(panel, w []byte, ld, nb int64) {
-	for b := range nb {
-		pb := panel[b*qPanelBlock : (b+1)*qPanelBlock]
-		for r := range 8 {
-			row := w[int64(r)*ld:]
-			bx := row[b*bytesQ4_0 : (b+1)*bytesQ4_0]
-			l0 := binary.LittleEndian.Uint64(bx[2:])
-			l1 := binary.LittleEndian.Uint64(bx[10:])
-			// Elements 0-7, 8-15 (low nibbles), 16-23, 24-31.
-			v := [4]uint64{l0 & lanes0f, l1 & lanes0f, l0 >> 4 & lanes0f, l1 >> 4 & lanes0f}
-			sum := qByteSum(v[0]) + qByteSum(v[1]) + qByteSum(v[2]) + qByteSum(v[3]) - 8*32
-			for h, x := range v {
-				x = qSubBias(x, 8)
-				binary.LittleEndian.PutUint32(pb[64*h+4*r:], uint32(x))
-				binary.LittleEndian.PutUint32(pb[64*h+32+4*r:], uint32(x>>32))
-			}
-			qPanelPut(pb, r, halfAt(bx, 0), sum, true)
-		}
-	}
-}
-
-// repackQ5_0 writes a q5_0 panel (see qTile): codes q-16, q with its
-// fifth bit from qh.
-func repackQ5_0(panel, w []byte, ld, nb int64) {
-	for b := range nb {
-		pb := panel[b*qPanelBlock : (b+1)*qPanelBlock]
-		for r := range 8 {
-			row := w[int64(r)*ld:]
-			bx := row[b*bytesQ5_0 : (b+1)*bytesQ5_0]
-			qh := binary.LittleEndian.Uint32(bx[2:])
-			l0 := binary.LittleEndian.Uint64(bx[6:])
-			l1 := binary.LittleEndian.Uint64(bx[14:])
-			v := [4]uint64{l0 & lanes0f, l1 & lanes0f, l0 >> 4 & lanes0f, l1 >> 4 & lanes0f}
-			var sum int32
-			for h, x := range v {
-				// Bit 4 of element 8h+e is bit 8h+e of qh.
-				x |= qSpread[uint8(qh>>(8*h))] << 4
-				sum += qByteSum(x)
-				x = qSubBias(x, 16)
-				binary.LittleEndian.PutUint32(pb[64*h+4*r:], uint32(x))
-				binary.LittleEndian.PutUint32(pb[64*h+32+4*r:], uint32(x>>32))
-			}
-			sum -= 16 * 32
-			qPanelPut(pb, r, halfAt(bx, 0), sum, true)
-		}
-	}
-}
-
-// repackQ4_1 writes a q4_1 panel (see qTile): the codes q, d_x and m_x.
-func repackQ4_1(panel, w []byte, ld, nb int64) {
-	for b := range nb {
-		pb := panel[b*qPanelBlock : (b+1)*qPanelBlock]
-		for r := range 8 {
-			row := w[int64(r)*ld:]
-			bx := row[b*bytesQ4_1 : (b+1)*bytesQ4_1]
-			l0 := binary.LittleEndian.Uint64(bx[4:])
-			l1 := binary.LittleEndian.Uint64(bx[12:])
-			v := [4]uint64{l0 & lanes0f, l1 & lanes0f, l0 >> 4 & lanes0f, l1 >> 4 & lanes0f}
-			for h, x := range v {
-				binary.LittleEndian.PutUint32(pb[64*h+4*r:], uint32(x))
-				binary.LittleEndian.PutUint32(pb[64*h+32+4*r:], uint32(x>>32))
-			}
-			qPanelPut(pb, r, halfAt(bx, 0), 0, false)
-			binary.LittleEndian.PutUint32(pb[qPanelCorr+4*r:], math.Float32bits(halfAt(bx, 2)))
-		}
-	}
-}
-
-// repackQ5_1 writes a q5_1 panel (see qTile): the codes q with their
-// fifth bit, d_x and m_x.
-func repackQ5_1(panel, w []byte, ld, nb int64) {
-	for b := range nb {
-		pb := panel[b*qPanelBlock : (b+1)*qPanelBlock]
-		for r := range 8 {
-			row := w[int64(r)*ld:]
-			bx := row[b*bytesQ5_1 : (b+1)*bytesQ5_1]
-			qh := binary.LittleEndian.Uint32(bx[4:])
-			l0 := binary.LittleEndian.Uint64(bx[8:])
-			l1 := binary.LittleEndian.Uint64(bx[16:])
-			v := [4]uint64{l0 & lanes0f, l1 & lanes0f, l0 >> 4 & lanes0f, l1 >> 4 & lanes0f}
-			for h, x := range v {
-				x |= qSpread[uint8(qh>>(8*h))] << 4
-				binary.LittleEndian.PutUint32(pb[64*h+4*r:], uint32(x))
-				binary.LittleEndian.PutUint32(pb[64*h+32+4*r:], uint32(x>>32))
-			}
-			qPanelPut(pb, r, halfAt(bx, 0), 0, false)
-			binary.LittleEndian.PutUint32(pb[qPanelCorr+4*r:], math.Float32bits(halfAt(bx, 2)))
-		}
-	}
-}
-
-// qSpread maps a byte m to the uint64 whose byte i is bit i of m.
-var qSpread = func() (t [256]uint64) {
-	for m := range t {
-		for i := range 8 {
-			t[m] |= uint64(m>>i&1) << (8 * i)
-		}
-	}
-	return t
-}()
-
-// repackQ8_0 writes a q8_0 panel (see qTile): the codes as they are.
-func repackQ8_0(panel, w []byte, ld, nb int64) {
-	for b := range nb {
-		pb := panel[b*qPanelBlock8 : (b+1)*qPanelBlock8]
-		for r := range 8 {
-			row := w[int64(r)*ld:]
-			bx := row[b*bytesQ8_0 : (b+1)*bytesQ8_0]
-			for v := range 8 {
-				binary.LittleEndian.PutUint32(pb[32*v+4*r:], binary.LittleEndian.Uint32(bx[2+4*v:]))
-			}
-			qPanelPut(pb, r, halfAt(bx, 0), 0, false)
-		}
-	}
-}
-
-// qBiasGroup adds 128 (modulo 256) to the activation codes of the nb
-// blocks of a packed q8 group, turning signed codes y into the unsigned
-// y+128 the biased kernels multiply.
-func qBiasGroup(grp []byte, nb int64) {
-	for b := range nb {
-		codes := grp[b*packQ8Block+16 : (b+1)*packQ8Block]
-		for i := 0; i < len(codes); i += 8 {
-			x := binary.LittleEndian.Uint64(codes[i:])
-			binary.LittleEndian.PutUint64(codes[i:], x^lanes80)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -27,7 +28,7 @@ func loadFloatRow(t quant.Type, b []byte, off, stride int64, dst []float32) erro
 		}
 	case quant.F16:
 		for i := range dst {
-			dst[i] = halfAt(b, int(off+int64(i)*stride))
+			dst[i] = simd.HalfAt(b, int(off+int64(i)*stride))
 		}
 	case quant.BF16:
 		for i := range dst {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -19,7 +21,7 @@ import (
 // (at p = 100000 float32 angles are off by up to ~0.01 rad). Only YaRN's
 // correction range, a discrete choice, is computed in float32 as ggml
 // does. The generic tier takes math.Sincos; the AVX2 tier evaluates sin
-// and cos four pairs at a time in float64 (rope_twin.go), as accurate
+// and cos four pairs at a time in float64 (package internal/rope), as accurate
 // for a float32 result, at a fraction of the cost, which matters since the
 // cache costs as much as the rotation when there are few heads.
 
@@ -106,49 +108,6 @@ type ropeKernels struct {
 	neox   func(out, x []float32, ostr, xstr, nh, nd int, cos, sin []float32)
 }
 
-// genericRope is the pure-Go ROPE: float64 math.Sincos for the cache and
-// the rotation loops of vec.go, head by head.
-var genericRope = ropeKernels{angles: ropeAnglesGeneric, norm: ropeNormHeadsGeneric, neox: ropeNeoXHeadsGeneric}
-
-// ropeAnglesGeneric is ropeKernels.angles with math.Sincos, for any angle.
-func ropeAnglesGeneric(c, s []float32, w []float64, pos, mscale float64, dup bool) {
-	for i, wi := range w {
-		sn, cs := math.Sincos(pos * wi)
-		cf, sf := float32(cs*mscale), float32(sn*mscale)
-		if dup {
-			c[2*i], c[2*i+1] = cf, cf
-			s[2*i], s[2*i+1] = -sf, sf
-		} else {
-			c[i], s[i] = cf, sf
-		}
-	}
-}
-
-// ropeHeadsCheck panics unless nh heads of nd elements at strides ostr
-// and xstr lie within out and x, so that the assembly never reads or
-// writes outside them.
-func ropeHeadsCheck(out, x []float32, ostr, xstr, nh, nd int) {
-	if ostr < 0 || xstr < 0 || nd < 0 || (nh-1)*ostr+nd > len(out) || (nh-1)*xstr+nd > len(x) {
-		panic("cpu: rope heads out of range")
-	}
-}
-
-// ropeNormHeadsGeneric is ropeKernels.norm with ropeNormGeneric.
-func ropeNormHeadsGeneric(out, x []float32, ostr, xstr, nh, nd int, cc, ss []float32) {
-	for h := range nh {
-		ropeNormGeneric(out[h*ostr:h*ostr+nd], x[h*xstr:h*xstr+nd], cc, ss)
-	}
-}
-
-// ropeNeoXHeadsGeneric is ropeKernels.neox with ropeNeoXGeneric.
-func ropeNeoXHeadsGeneric(out, x []float32, ostr, xstr, nh, nd int, cos, sin []float32) {
-	half := nd / 2
-	for h := range nh {
-		o, xh := out[h*ostr:h*ostr+nd], x[h*xstr:h*xstr+nd]
-		ropeNeoXGeneric(o[:half], o[half:], xh[:half], xh[half:], cos, sin)
-	}
-}
-
 // ropeJob is one ROPE call; an item is a row (head i1 of token i2), and a
 // worker rotates its rows token by token, all heads of a token in one
 // kernel call after filling the token's cache. It is kept in the backend
@@ -161,7 +120,7 @@ type ropeJob struct {
 	// w[i] is pair i's angle per position: θ = pos·w[i].
 	w []float64
 	// wmax bounds |w[i]| (+Inf if one is not finite): a token whose
-	// angles may exceed ropeFastAngle takes ropeAnglesGeneric.
+	// angles may exceed rope.FastAngle takes rope.Angles.
 	wmax   float64
 	mscale float64
 	nd     int
@@ -272,10 +231,10 @@ func (j *ropeJob) do(wk, lo, hi int) {
 		if i2 != tok {
 			tok = i2
 			p := float64(int32At(j.pm, i2*j.pos.Nb[0]))
-			if math.Abs(p)*j.wmax <= ropeFastAngle {
+			if math.Abs(p)*j.wmax <= rope.FastAngle {
 				rk.angles(c, s, j.w, p, j.mscale, !j.neox)
 			} else {
-				ropeAnglesGeneric(c, s, j.w, p, j.mscale, !j.neox)
+				rope.Angles(c, s, j.w, p, j.mscale, !j.neox)
 			}
 		}
 		rot := rk.norm

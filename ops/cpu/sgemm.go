@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
+
 // The packed float path of MUL_MAT's gemm, for f32, f16 and bf16 weights
 // and at least sgemmMinN activation rows, in the manner of BLIS:
 //
@@ -30,36 +32,21 @@ package cpu
 
 // Blocking of the packed float path.
 const (
-	sgemmMR = 6   // weight rows per micro-kernel call
-	sgemmNR = 16  // activation columns per panel
-	sgemmKC = 256 // k per chunk
-	sgemmMC = 96  // weight rows per block, a multiple of sgemmMR
-	sgemmNC = 128 // columns per block, a multiple of sgemmNR
+	sgemmMR   = sgemm.MR // weight rows per micro-kernel call
+	sgemmNR   = sgemm.NR // activation columns per panel
+	sgemmKC   = 256      // k per chunk
+	sgemmMC   = 96       // weight rows per block, a multiple of sgemmMR
+	sgemmNC   = 128      // columns per block, a multiple of sgemmNR
+	sgemmMinN = 16       // fewest activation rows that take the path
 	// sgemmWideNC is the columns per block for weights widened to
 	// float32: the widening, done once per block and k chunk, was a
 	// tenth of an f16 product's time at 128 columns.
 	sgemmWideNC = 512
-	sgemmMinN   = 16 // fewest activation rows that take the path
 )
 
 // sgemmMicro adds to c[r*ldc + j] the sum over i < kc of a[r*lda + i] *
-// b[16*i + j], for r < 6 and j < 16 (see sgemm6x16Twin).
+// b[16*i + j], for r < 6 and j < 16 (see sgemm.Twin).
 type sgemmMicro func(kc int, a []float32, lda int, b []float32, c []float32, ldc int)
-
-// sgemm6x16Twin is the micro-kernel in Go, bit for bit the AVX2 one: each
-// output's products are summed by FMA from zero in order of i, then added
-// to c.
-func sgemm6x16Twin(kc int, a []float32, lda int, b []float32, c []float32, ldc int) {
-	for r := range sgemmMR {
-		for j := range sgemmNR {
-			var acc float32
-			for i := range kc {
-				acc = fma32(a[r*lda+i], b[16*i+j], acc)
-			}
-			c[r*ldc+j] += acc
-		}
-	}
-}
 
 // sgemmJob is one packed float gemm call's work, kept in the backend.
 type sgemmJob struct {

@@ -3,25 +3,22 @@
 package cpu
 
 import (
-	"encoding/binary"
-	"fmt"
-	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
-	"github.com/klauspost/cpuid/v2"
 )
 
 func init() {
 	if hasAVX2() {
-		fma32Ref = fma32AVX2
+		fma32Ref = dot.FMA32AVX2
 	}
 }
 
 // hasAVX2 reports whether the host runs the avx2 tier.
-func hasAVX2() bool { return cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C) }
+func hasAVX2() bool { return simdtest.HasAVX2() }
 
 // needAVX2 skips t on hosts without the avx2 tier.
 func needAVX2(t testing.TB) {
@@ -31,251 +28,8 @@ func needAVX2(t testing.TB) {
 	}
 }
 
-// simdTwin pairs an assembly dot product with its pure-Go twin.
-type simdTwin struct {
-	name      string
-	wt        quant.Type
-	asm, twin vecDotFunc
-}
-
-// simdTwins lists every AVX2 dot product with its twin.
-func simdTwins() []simdTwin {
-	ks := avx2Kernels
-	tw := []simdTwin{
-		{"f32", quant.F32, ks.dots[quant.F32].dot, dotF32Twin},
-		{"f16", quant.F16, ks.dots[quant.F16].dot, dotF16Twin},
-		{"bf16", quant.BF16, ks.dots[quant.BF16].dot, dotBF16Twin},
-		{"q8_0", quant.Q8_0, ks.dots[quant.Q8_0].dot, dotQ8_0Q8_0Twin},
-		{"q4_0", quant.Q4_0, ks.dots[quant.Q4_0].dot, dotQ4_0Q8_0Twin},
-		{"q5_0", quant.Q5_0, ks.dots[quant.Q5_0].dot, dotQ5_0Q8_0Twin},
-		{"q4_1", quant.Q4_1, ks.dots[quant.Q4_1].dot, dotQ4_1Q8_1Twin},
-		{"q5_1", quant.Q5_1, ks.dots[quant.Q5_1].dot, dotQ5_1Q8_1Twin},
-	}
-	for _, k := range avx2KTwins {
-		tw = append(tw, simdTwin{k.wt.String(), k.wt, ks.dots[k.wt].dot, dotKernels[k.wt].dot})
-	}
-	return tw
-}
-
-func TestFMA32Hardware(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range 200000 {
-		var v [3]float32
-		for j := range v {
-			switch rng.IntN(4) {
-			case 0:
-				v[j] = simdSpecial[rng.IntN(len(simdSpecial))]
-			case 1:
-				v[j] = math.Float32frombits(rng.Uint32())
-			default:
-				v[j] = float32(math.Ldexp(rng.Float64()-0.5, rng.IntN(60)-30))
-			}
-		}
-		if i%3 == 0 {
-			// Make z cancel most of x*y, where rounding is delicate.
-			v[2] = -v[0] * v[1] * (1 + float32(rng.IntN(5)-2)*0x1p-23)
-		}
-		got, want := fma32(v[0], v[1], v[2]), fma32AVX2(v[0], v[1], v[2])
-		if !sameFloat(got, want) {
-			t.Fatalf("fma32(%g, %g, %g) = %g (%#x), hardware %g (%#x)", v[0], v[1], v[2], got, math.Float32bits(got), want, math.Float32bits(want))
-		}
-	}
-}
-
-// TestSIMDTwins checks every AVX2 dot product against its twin bit for
-// bit over random lengths, offsets and contents (random bytes for block
-// formats, so scales include NaN, Inf and denormal f16 values; random
-// values with NaN, Inf, denormals and extremes mixed in for float rows).
-func TestSIMDTwins(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, tw := range simdTwins() {
-		t.Run(tw.name, func(t *testing.T) {
-			act := tw.wt.VecDotType()
-			bs := int(tw.wt.BlockSize())
-			for trial := range 300 {
-				blocks := rng.IntN(12)
-				if bs == 1 {
-					blocks = rng.IntN(300)
-				}
-				n := blocks * bs
-				special := []float64{0, 0.01, 0.3}[trial%3]
-				x := simdRow(rng, tw.wt, n, rng.IntN(64), special)
-				y := simdRow(rng, act, n, rng.IntN(64), special)
-				checkTwin(t, tw, n, x, y)
-			}
-		})
-	}
-}
-
-func checkTwin(t *testing.T, tw simdTwin, n int, x, y []byte) {
-	t.Helper()
-	got, want := tw.asm(n, x, y), tw.twin(n, x, y)
-	if !sameFloat(got, want) {
-		t.Fatalf("%s n=%d: asm %g (%#x), twin %g (%#x)", tw.name, n, got, math.Float32bits(got), want, math.Float32bits(want))
-	}
-}
-
-// FuzzSIMDTwins is the fuzzing form of TestSIMDTwins: the fuzzer picks
-// the kernel, the length, the offsets and the bytes of both rows.
-func FuzzSIMDTwins(f *testing.F) {
-	if !hasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
-	twins := simdTwins()
-	rng := rand.New(rand.NewPCG(5, 6))
-	for i := range twins {
-		data := make([]byte, 600)
-		for j := range data {
-			data[j] = byte(rng.Uint32())
-		}
-		f.Add(uint8(i), uint16(1+i), uint8(i), uint8(3*i), data)
-	}
-	f.Fuzz(func(t *testing.T, kind uint8, length uint16, xoff, yoff uint8, data []byte) {
-		tw := twins[int(kind)%len(twins)]
-		bs := int(tw.wt.BlockSize())
-		n := int(length) % 4096 / bs * bs
-		act := tw.wt.VecDotType()
-		x := fillRow(tw.wt, n, int(xoff%64), data)
-		y := fillRow(act, n, int(yoff%64), data[len(data)/2:])
-		checkTwin(t, tw, n, x, y)
-	})
-}
-
-// fillRow returns a row of n elements of type t at offset off of a
-// fresh buffer, its bytes taken cyclically from data (zeros when data is
-// empty).
-func fillRow(t quant.Type, n, off int, data []byte) []byte {
-	size, err := t.RowSize(int64(n))
-	if err != nil {
-		panic(fmt.Sprint(t, n, err))
-	}
-	buf := alignedBytes(size + int64(off) + 1)[off : int64(off)+size]
-	if len(data) > 0 {
-		for i := range buf {
-			buf[i] = data[i%len(data)] ^ byte(i/len(data))
-		}
-	}
-	fixBsums(t, buf)
-	return buf
-}
-
-// TestQuantizersMatchReference checks that the AVX2 activation
-// converters write exactly quant.QuantizeRow's bytes for finite inputs of
-// every magnitude: uniform, huge, tiny (denormal), with zeros, ties and
-// all-zero blocks.
-func TestQuantizersMatchReference(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(7, 8))
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K, quant.F16} {
-		conv := avx2Kernels.act[typ]
-		if conv == nil {
-			t.Fatalf("no AVX2 converter for %v", typ)
-		}
-		for trial := range 700 {
-			bs := int(typ.BlockSize())
-			if bs == 1 {
-				bs = 1 + rng.IntN(40)
-			}
-			n := bs * (1 + rng.IntN(6))
-			src := quantTestRow(rng, n, trial)
-			want := make([]byte, mustRowSize(t, typ, n))
-			if err := quant.QuantizeRow(typ, src, want); err != nil {
-				t.Fatal(err)
-			}
-			got := make([]byte, len(want))
-			conv(src, got)
-			if string(got) != string(want) {
-				for i := range got {
-					if got[i] != want[i] {
-						t.Fatalf("%v trial %d n=%d: byte %d = %#x, reference %#x (input %v)", typ, trial, n, i, got[i], want[i], src)
-					}
-				}
-			}
-		}
-	}
-}
-
-// quantTestRow returns n finite floats whose kind depends on trial.
-func quantTestRow(rng *rand.Rand, n, trial int) []float32 {
-	src := make([]float32, n)
-	scale := float32(math.Ldexp(1, rng.IntN(80)-40))
-	for i := range src {
-		switch trial % 7 {
-		case 0, 1:
-			src[i] = (2*rng.Float32() - 1) * scale
-		case 2: // ties after scaling: halves of small integers
-			src[i] = float32(rng.IntN(255)-127) / 2
-		case 3: // denormals and zeros
-			src[i] = math.Float32frombits(rng.Uint32() & 0x807fffff)
-			if rng.IntN(3) == 0 {
-				src[i] = 0
-			}
-		case 4: // extremes, with equal magnitudes of both signs
-			src[i] = []float32{math.MaxFloat32, -math.MaxFloat32, 1e38, -3e-39, 65504, 65520}[rng.IntN(6)]
-		case 5: // mostly zero blocks
-			if rng.IntN(50) == 0 {
-				src[i] = rng.Float32() - 0.5
-			}
-		case 6: // tiny normals, where 1/d or 127/vmax overflows
-			src[i] = (2*rng.Float32() - 1) * float32(math.Ldexp(1, -rng.IntN(8)-120))
-		}
-	}
-	return src
-}
-
-func mustRowSize(t *testing.T, typ quant.Type, n int) int64 {
-	t.Helper()
-	s, err := typ.RowSize(int64(n))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// FuzzQuantizers is the fuzzing form of TestQuantizersMatchReference: the
-// fuzzer supplies the float bits (non-finite values are replaced, being
-// outside the contract) and the converter.
-func FuzzQuantizers(f *testing.F) {
-	if !hasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
-	types := []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K, quant.F16}
-	rng := rand.New(rand.NewPCG(9, 10))
-	for i := range 8 {
-		data := make([]byte, 4*300)
-		for j := range data {
-			data[j] = byte(rng.Uint32())
-		}
-		f.Add(uint8(i), data)
-	}
-	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
-		typ := types[int(kind)%len(types)]
-		bs := int(typ.BlockSize())
-		n := len(data) / 4 / bs * bs
-		if n == 0 {
-			return
-		}
-		src := make([]float32, n)
-		for i := range src {
-			v := math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				v = float32(i)
-			}
-			src[i] = v
-		}
-		want := make([]byte, mustRowSize(t, typ, n))
-		if err := quant.QuantizeRow(typ, src, want); err != nil {
-			t.Fatal(err)
-		}
-		got := make([]byte, len(want))
-		avx2Kernels.act[typ](src, got)
-		if string(got) != string(want) {
-			t.Fatalf("%v: bytes differ from quant.QuantizeRow for %v", typ, src)
-		}
-	})
-}
+// fillRow is simdtest.FillRow.
+func fillRow(t quant.Type, n, off int, data []byte) []byte { return simdtest.FillRow(t, n, off, data) }
 
 // TestAVX2TierDetection checks the avx2 tier against cpuid and that a
 // tier the CPU lacks can be named but not chosen, by Options.Tier or
@@ -309,36 +63,4 @@ func TestAVX2TierDetection(t *testing.T) {
 	}
 }
 
-// TestGemvTwins checks the four-row kernels row by row against their
-// twins, bit for bit, with rows ldx bytes apart (ldx larger than a row,
-// as for views) and random contents.
-func TestGemvTwins(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(11, 12))
-	for _, c := range []struct {
-		wt   quant.Type
-		twin vecDotFunc
-	}{{quant.Q4_0, gemvQ4_0Twin}, {quant.Q8_0, gemvQ8_0Twin}} {
-		gv := avx2Kernels.gemv[c.wt]
-		for range 100 {
-			nb := rng.IntN(20)
-			n := nb * quant.QK
-			rowBytes := mustRowSize(t, c.wt, n)
-			ldx := int(rowBytes) + rng.IntN(40)
-			x := simdRow(rng, quant.I8, 3*ldx+int(rowBytes), rng.IntN(64), 0)
-			y := simdRow(rng, quant.Q8_0, n, rng.IntN(64), 0)
-			dy := make([]float32, nb)
-			for ib := range dy {
-				dy[ib] = halfAt(y, ib*bytesQ8_0)
-			}
-			var out [4]float32
-			gv(nb, x, ldx, y, dy, &out)
-			for r := range 4 {
-				want := c.twin(n, x[r*ldx:], y)
-				if !sameFloat(out[r], want) {
-					t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
-				}
-			}
-		}
-	}
-}
+func mustRowSize(t *testing.T, typ quant.Type, n int) int64 { return simdtest.MustRowSize(t, typ, n) }

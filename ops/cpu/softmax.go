@@ -83,7 +83,7 @@ func alibiSlope(maxBias float32, h, nHead int64) float32 {
 // the sink's), and a row whose maximum (sink included) is -Inf becomes
 // zeros. The exponentials come from the tier's row kernels (vecKernels):
 // float64 math.Exp rounded to float32 in generic, the float32 vector exp
-// of expTwin (max relative error 8.3e-8, 1 ulp, see TestExpAccuracy) in
+// of vec.ExpTwin (max relative error 8.3e-8, 1 ulp, see TestExpAccuracy) in
 // avx2; the sink's is float64 in both.
 func computeSoftMax(b *Backend, t *ops.Tensor) error {
 	if t.NumElements() == 0 {

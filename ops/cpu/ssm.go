@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -14,14 +15,14 @@ import (
 //
 // SSM_SCAN's work is tiled so that the per-element work dominates: a
 // worker takes a block of heads of one sequence and walks the tokens in
-// tiles, first taking softplus of the tile's dt for all its heads in one
+// tiles, first taking ssm.Softplus of the tile's dt for all its heads in one
 // vector call (dt is contiguous across heads). Mamba-1 (one channel per
 // head, A per state, d_state 16) then updates the whole block of heads
 // for a token in one kernel call, exp(dt·A) computed in the kernel, the
 // block's states (4 KiB) staying in L1. Mamba-2 (scalar A per head, many
 // rows of d_state 128) updates blocks of a head's rows over all the
 // tile's tokens in one call; where the tier has scanSTile, every row of
-// the head in one call on a scaled state (ssmScaleTile): s' = s/p with p
+// the head in one call on a scaled state (ssm.ScaleTile): s' = s/p with p
 // the product of the tile's dA, so a token costs one FMA per state
 // element for the update and one for y, and a 4-row by 16-state tile of
 // s' stays in registers over the tile's tokens. The kernels are a tier's
@@ -221,16 +222,8 @@ func supportsSSMScan(t *ops.Tensor) error {
 	return nil
 }
 
-// softplus returns ln(1+e^x), or x itself above 20, as ggml does.
-func softplus(x float32) float32 {
-	if x > 20 {
-		return x
-	}
-	return float32(math.Log1p(math.Exp(float64(x))))
-}
-
-// ssmKernels are one tier's SSM_SCAN kernels. softplus sets dst =
-// softplus(x) (dst may be x). scanA updates nRows state rows for one token
+// ssmKernels are one tier's SSM_SCAN kernels. ssm.Softplus sets dst =
+// ssm.Softplus(x) (dst may be x). scanA updates nRows state rows for one token
 // (row r of st at st[r*stS:], of the previous state at src[r*srcS:], st may
 // be src): with d = dsp[r*dspS], xdt = x[r*xS]*d and dA = exp(a[r*aS+i]*d),
 // st[r][i] = src[r][i]*dA + b[i]*xdt for i < dState, and y[r*yS] = the sum
@@ -246,8 +239,8 @@ type ssmKernels struct {
 	scanSTok func(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int)
 	// scanSTile, when not nil, is scanSTok on a scaled state for dState
 	// a multiple of 16, token k's (g, q, p, flag) at ed[4k:] as
-	// ssmScaleTile makes them, with buf (ssmTileBuf floats per token) as
-	// scratch (see ssmScanSTileTwin): a kernel that keeps a tile of the
+	// ssm.ScaleTile makes them, with buf (ssm.TileBuf floats per token) as
+	// scratch (see ssm.ScanSTileTwin): a kernel that keeps a tile of the
 	// state in registers across the tokens, so any number of rows may go
 	// in one call.
 	scanSTile func(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int, buf []float32)
@@ -266,222 +259,9 @@ type ssmKernels struct {
 	conv41 func(dst, sx, c []float32)
 }
 
-// genericSSM is the pure-Go SSM_SCAN: float64 exp and softplus, float32
-// state updates and sums in order.
-var genericSSM = ssmKernels{softplus: ssmSoftplusGeneric, scanA: ssmScanAGeneric, scanS: ssmScanSGeneric, scanSTok: ssmScanSTokGeneric}
-
-// ssmSoftplusGeneric is ssmKernels.softplus with softplus.
-func ssmSoftplusGeneric(dst, x []float32) {
-	x = x[:len(dst)]
-	for i, v := range x {
-		dst[i] = softplus(v)
-	}
-}
-
-// ssmRowsCheck panics unless n rows of w elements at stride s lie within
-// v, so that no kernel reads or writes outside it.
-func ssmRowsCheck(v []float32, s, n, w int) {
-	if s < 0 || n > 0 && (n-1)*s+w > len(v) {
-		panic("cpu: ssm rows out of range")
-	}
-}
-
-// ssmTokCheck panics unless n rows of w elements at stride s, for nTok
-// tokens at stride ts, lie within v.
-func ssmTokCheck(v []float32, s, ts, n, w, nTok int) {
-	if s < 0 || ts < 0 || n > 0 && nTok > 0 && (nTok-1)*ts+(n-1)*s+w > len(v) {
-		panic("cpu: ssm tokens out of range")
-	}
-}
-
-// ssmScanSTokGeneric is scanSTok with ssmScanSGeneric for each token.
-func ssmScanSTokGeneric(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
-	for k := range nTok {
-		ssmScanSGeneric(st, st, stS, stS, x[k*xT:], xS, y[k*yT:], yS, b[k*bT:], c[k*cT:], nRows, dState, ed[2*k], ed[2*k+1])
-	}
-}
-
-// ssmScanSTokTwin is the twin of ssmScanSTokVecAVX2: ssmScanSTwin for
-// each token.
-func ssmScanSTokTwin(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
-	for k := range nTok {
-		ssmScanSTwin(st, st, stS, stS, x[k*xT:], xS, y[k*yT:], yS, b[k*bT:], c[k*cT:], nRows, dState, ed[2*k], ed[2*k+1])
-	}
-}
-
-// ssmTileBuf is the scratch scanSTile takes per token: 4 rows' x·q
-// (padded to 8 floats) and their 8-lane partial sums of y; buf needs 7
-// floats more, for the kernel aligns it to 32 bytes.
-const ssmTileBuf = 40
-
-// Bounds of the scale p of ssmScaleTile: beyond them the scaled state
-// would lose range, so the state is brought back to scale 1.
-const (
-	ssmScaleMin = 0x1p-40
-	ssmScaleMax = 0x1p40
-)
-
-// ssmScaleTile turns n tokens' (dA, dsp) pairs at ed[2k:] into the
-// (g, q, p, flag) quadruples of scanSTile at ed4[4k:]. With a scalar A
-// the scan can run on a scaled state s' = s/p, p the product of the dA
-// since the start: s = dA·s + dsp·x·b becomes s' = s' + (dsp/p)·x·b, one
-// FMA per element instead of two products and a sum, and y = p·(s'·c).
-// p is kept in float64 from 1 at the call's start; where it would leave
-// [2^-40, 2^40] (or is NaN) the token rescales instead: g = p·dA, flag
-// set, s' = g·s' + dsp·x·b and p back to 1. q = dsp/p and p are rounded
-// to float32 once, so the scaling adds two roundings per term, not one
-// per token.
-func ssmScaleTile(ed4, ed []float32, n int) {
-	p := 1.0
-	for k := range n {
-		np := p * float64(ed[2*k])
-		g, flag := float32(1), uint32(0)
-		if np >= ssmScaleMin && np <= ssmScaleMax {
-			p = np
-		} else {
-			g, flag, p = float32(np), 1, 1
-		}
-		ed4[4*k], ed4[4*k+1], ed4[4*k+2], ed4[4*k+3] = g, float32(float64(ed[2*k+1])/p), float32(p), math.Float32frombits(flag)
-	}
-}
-
-// ssmScanSTileTwin is the twin of ssmScanSTileVecAVX2, scanSTok on a
-// scaled state (token k's g, q, p and flag at ed[4k:], see
-// ssmScaleTile): per row and token, w = x·q rounded; where flag is set
-// the state is first multiplied by g; each state becomes fma(b, w, s);
-// y is p times the hsum8 of 8 lanes that start at 0 and add, for each
-// run of 16 states in order, fma(s[16j+8+l], c[16j+8+l],
-// round(s[16j+l]·c[16j+l])) to lane l. At the end the state is multiplied
-// by the last token's p. dState must be a multiple of 16. (The assembly
-// holds a 4x16 tile of the state in registers over all the tokens and so
-// visits the runs tile by tile; each lane still adds them in order.)
-func ssmScanSTileTwin(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
-	if nTok <= 0 {
-		return
-	}
-	pEnd := ed[4*(nTok-1)+2]
-	for r := range nRows {
-		row := st[r*stS:][:dState]
-		for k := range nTok {
-			g, q, p := ed[4*k], ed[4*k+1], ed[4*k+2]
-			if math.Float32bits(ed[4*k+3]) != 0 {
-				for i, v := range row {
-					row[i] = float32(v * g)
-				}
-			}
-			w := float32(x[k*xT+r*xS] * q)
-			bk, ck := b[k*bT:][:dState], c[k*cT:][:dState]
-			var acc [8]float32
-			for j := 0; j+16 <= dState; j += 16 {
-				for l := range 8 {
-					v0 := fma32(bk[j+l], w, row[j+l])
-					v1 := fma32(bk[j+8+l], w, row[j+8+l])
-					row[j+l], row[j+8+l] = v0, v1
-					acc[l] += fma32(v1, ck[j+8+l], float32(v0*ck[j+l]))
-				}
-			}
-			y[k*yT+r*yS] = float32(hsum8(&acc) * p)
-		}
-		for i, v := range row {
-			row[i] = float32(v * pEnd)
-		}
-	}
-}
-
-// ssmScanAGeneric is ssmKernels.scanA in plain Go: dA by float64 exp,
-// the sum in order.
-func ssmScanAGeneric(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int) {
-	b, c = b[:dState], c[:dState]
-	for r := range nRows {
-		d := dsp[r*dspS]
-		xdt := x[r*xS] * d
-		row, prev, ar := st[r*stS:][:dState], src[r*srcS:][:dState], a[r*aS:][:dState]
-		var sum float32
-		for i := range row {
-			dA := float32(math.Exp(float64(d * ar[i])))
-			v := prev[i]*dA + b[i]*xdt
-			sum += v * c[i]
-			row[i] = v
-		}
-		y[r*yS] = sum
-	}
-}
-
-// ssmScanSGeneric is ssmKernels.scanS in plain Go, the sum in order.
-func ssmScanSGeneric(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32) {
-	b, c = b[:dState], c[:dState]
-	for r := range nRows {
-		xdt := x[r*xS] * dsp
-		row, prev := st[r*stS:][:dState], src[r*srcS:][:dState]
-		var sum float32
-		for i := range row {
-			v := prev[i]*dA + b[i]*xdt
-			sum += v * c[i]
-			row[i] = v
-		}
-		y[r*yS] = sum
-	}
-}
-
-// ssmScanATwin is the twin of ssmScanAVecAVX2: per row, dA by expTwin,
-// the update with each product rounded, and the sum of ssmRowTwin (eight
-// FMA lanes over runs of 8 reduced by hsum8, then a scalar FMA chain).
-func ssmScanATwin(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int) {
-	for r := range nRows {
-		d := dsp[r*dspS]
-		xdt := float32(x[r*xS] * d)
-		row, prev, ar := st[r*stS:][:dState], src[r*srcS:][:dState], a[r*aS:][:dState]
-		n8 := dState &^ 7
-		var acc [8]float32
-		for i := range dState {
-			dA := expTwin(float32(ar[i] * d))
-			v := float32(float32(prev[i]*dA) + float32(b[i]*xdt))
-			row[i] = v
-			if i < n8 {
-				acc[i%8] = fma32(v, c[i], acc[i%8])
-			}
-		}
-		sum := hsum8(&acc)
-		for i := n8; i < dState; i++ {
-			sum = fma32(row[i], c[i], sum)
-		}
-		y[r*yS] = sum
-	}
-}
-
-// ssmScanSTwin is the twin of ssmScanSVecAVX2: per row, the update with
-// each product rounded, and the sum in two 8-lane FMA accumulators (runs
-// of 8 alternating between them, starting with the first), added lane by
-// lane and reduced by hsum8, then a scalar FMA chain over the tail.
-func ssmScanSTwin(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32) {
-	for r := range nRows {
-		xdt := float32(x[r*xS] * dsp)
-		row, prev := st[r*stS:][:dState], src[r*srcS:][:dState]
-		n8 := dState &^ 7
-		var acc [2][8]float32
-		for i := range dState {
-			v := float32(float32(prev[i]*dA) + float32(b[i]*xdt))
-			row[i] = v
-			if i < n8 {
-				a := &acc[(i/8)%2]
-				a[i%8] = fma32(v, c[i], a[i%8])
-			}
-		}
-		var s [8]float32
-		for l := range s {
-			s[l] = acc[0][l] + acc[1][l]
-		}
-		sum := hsum8(&s)
-		for i := n8; i < dState; i++ {
-			sum = fma32(row[i], c[i], sum)
-		}
-		y[r*yS] = sum
-	}
-}
-
 // Tiles of computeSSMScan: a worker takes up to ssmHeadBlock heads of one
 // sequence at a time and walks the tokens in tiles of ssmTokTile, the
-// softplus of the tile's dt computed first in one vector call.
+// ssm.Softplus of the tile's dt computed first in one vector call.
 const (
 	ssmHeadBlock = 64
 	ssmTokTile   = 32
@@ -561,11 +341,11 @@ func computeSSMScan(b *Backend, t *ops.Tensor) error {
 // rows are heads, one B/C group).
 func (j *ssmJob) do(w, lo, hi int) {
 	ds := j.dState
-	// f32: the softplus tile and a tile of (exp(d·A), d) pairs; f32b: B,
+	// f32: the ssm.Softplus tile and a tile of (exp(d·A), d) pairs; f32b: B,
 	// C and A rows converted from non-packed layouts.
 	// f32 also holds scanTile's scaled (g, q, p, flag) quadruples and the
 	// scratch of scanSTile.
-	wb := j.sc.worker(w, ssmHeadBlock*ssmTokTile+(2+4+ssmTileBuf)*ssmTokTile+8, 3*ds, 0)
+	wb := j.sc.worker(w, ssmHeadBlock*ssmTokTile+(2+4+ssm.TileBuf)*ssmTokTile+8, 3*ds, 0)
 	for it := int64(lo); it < int64(hi); {
 		q, h0 := it/j.nHead, it%j.nHead
 		h1 := min(j.nHead, h0+int64(hi)-it, h0+ssmHeadBlock)
@@ -650,7 +430,7 @@ func (j *ssmJob) block(wb *workerBuf, q, h0, h1 int64) {
 				}
 				if j.bcPacked {
 					j.scanTile(h, g, q, t0, tn, st[(h-h0)*hd*ds:][:hd*ds], first[(h-h0)*firstHeadS:], firstRowS, ed, bs, cs,
-						wb.f32[ssmHeadBlock*ssmTokTile+2*ssmTokTile:][:(4+ssmTileBuf)*ssmTokTile+8])
+						wb.f32[ssmHeadBlock*ssmTokTile+2*ssmTokTile:][:(4+ssm.TileBuf)*ssmTokTile+8])
 					continue
 				}
 			} else {
@@ -706,7 +486,7 @@ func (j *ssmJob) scanTile(h, g, q, t0, tn int64, sth, first []float32, firstRowS
 	c := f32s(j.cm, g*C.Nb[1]+tk*C.Nb[2]+q*C.Nb[3], (ntk-1)*cT+ds)
 	if j.sk.scanSTile != nil && ds%16 == 0 && hd%4 == 0 {
 		ed4 := tb[:4*ntk]
-		ssmScaleTile(ed4, ed[2*(tk-t0):], int(ntk))
+		ssm.ScaleTile(ed4, ed[2*(tk-t0):], int(ntk))
 		xr := f32s(j.xm, h*x.Nb[1]+tk*x.Nb[2]+q*x.Nb[3], (ntk-1)*xT+(hd-1)*xRowS+1)
 		y := f32s(j.tm, 4*((q*j.nTok+tk)*j.nHead+h)*hd, (ntk-1)*yT+hd)
 		j.sk.scanSTile(sth, int(ds), int(hd), int(ds), xr, int(xRowS), int(xT), y, 1, int(yT),
@@ -720,72 +500,4 @@ func (j *ssmJob) scanTile(h, g, q, t0, tn int64, sth, first []float32, firstRowS
 		j.sk.scanSTok(sth[r0*ds:][:nr*ds], int(ds), int(nr), int(ds), xr, int(xRowS), int(xT), y, 1, int(yT),
 			b, int(bT), c, int(cT), ed[2*(tk-t0):], int(ntk))
 	}
-}
-
-// Constants of ssmSoftplusTwin; their bits are repeated in ssm_amd64.s.
-const (
-	ssmMagic  = 0x1.8p52              // 1.5·2^52: adding it rounds to an integer
-	ssmLog2e  = 0x1.71547652b82fep+0  // 1/ln 2
-	ssmLn2Hi  = 0x1.62e42fefa39efp-1  // ln 2 rounded
-	ssmLn2Lo  = 0x1.abc9e3b39803fp-56 // ln 2 - ssmLn2Hi, rounded
-	ssmSqrt2  = 0x1.6a09e667f3bcdp+0  // √2 rounded
-	ssmExpMin = 700                   // exp(-|x|) is clamped here: 2^k stays normal
-)
-
-// ssmExpPoly holds 1/n! for n = 2..11: e^r ≈ 1 + r + r²/2! + ... + r¹¹/11!
-// on |r| <= ln2/2, error below 1e-14. ssmLogPoly holds 1/n for n = 3, 5,
-// ..., 17: ln f = 2 atanh s = 2(s + s³/3 + ... + s¹⁷/17), s = (f-1)/(f+1),
-// |s| <= 0.172 for f in [√2/2, √2], error below 1e-14.
-var (
-	ssmExpPoly = [10]float64{1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800}
-	ssmLogPoly = [8]float64{1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13, 1.0 / 15, 1.0 / 17}
-)
-
-// ssmSoftplusTwin is softplus in float64 steps the AVX2 kernel takes
-// four lanes at a time (twin of ssmSoftplusVecAVX2): max(x, 0) +
-// log1p(e^-|x|), or x above 20 as ggml. e^-|x| is 2^k·e^r with k =
-// round(-|x|/ln 2) by the 1.5·2^52 trick and a Taylor polynomial for e^r;
-// log1p(u) is ln(1+u)·u/((1+u)-1) (exact correction of the rounding of
-// 1+u; u itself when 1+u rounds to 1), ln(1+u) = e·ln 2 + 2 atanh s after
-// halving 1+u above √2. Every step is one float64 operation (FMA where
-// the assembly fuses), so the twin is exact; the result is within 1e-13
-// relative of log1p(exp(x)) before its float32 rounding.
-func ssmSoftplusTwin(x float32) float32 {
-	v := float64(x)
-	ax := math.Min(math.Abs(v), ssmExpMin)
-	t := math.FMA(-ax, ssmLog2e, ssmMagic)
-	k := t - ssmMagic
-	r := math.FMA(-k, ssmLn2Hi, -ax)
-	r = math.FMA(-k, ssmLn2Lo, r)
-	p := ssmExpPoly[9]
-	for i := 8; i >= 0; i-- {
-		p = math.FMA(p, r, ssmExpPoly[i])
-	}
-	p = math.FMA(p, r, 1)
-	p = math.FMA(p, r, 1)
-	scale := math.Float64frombits((math.Float64bits(t) - math.Float64bits(ssmMagic) + 1023) << 52)
-	u := p * scale
-	m := 1 + u
-	f, e := m, 0.0
-	if m > ssmSqrt2 {
-		f, e = m*0.5, 1
-	}
-	s := (f - 1) / (f + 1)
-	z := s * s
-	q := ssmLogPoly[7]
-	for i := 6; i >= 0; i-- {
-		q = math.FMA(q, z, ssmLogPoly[i])
-	}
-	lg := math.FMA(s*z, q, s)
-	lg = math.FMA(e, ssmLn2Hi, 2*lg)
-	lg = math.FMA(e, ssmLn2Lo, lg)
-	l1p := u
-	if dm := m - 1; dm != 0 {
-		l1p = lg * (u / dm)
-	}
-	res := math.Max(v, 0) + l1p
-	if v > 20 {
-		res = v
-	}
-	return float32(res)
 }

@@ -3,6 +3,7 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -114,5 +115,23 @@ func TestComputeIntoReadOnly(t *testing.T) {
 	}
 	if err := b.Compute(cpy); !errors.Is(err, ops.ErrReadOnly) {
 		t.Errorf("CPY into a read-only tensor: err = %v, want ErrReadOnly", err)
+	}
+}
+
+// extend returns (for tests that swap one kernel) a copy of ks named name, for a faster tier to override.
+func (ks *kernelSet) extend(name string) *kernelSet {
+	return &kernelSet{
+		name:     name,
+		dots:     maps.Clone(ks.dots),
+		act:      maps.Clone(ks.act),
+		gemm:     maps.Clone(ks.gemm),
+		gemv:     maps.Clone(ks.gemv),
+		gemvSide: maps.Clone(ks.gemvSide),
+		vec:      ks.vec,
+		elt:      ks.elt,
+		deq:      maps.Clone(ks.deq),
+		rope:     ks.rope,
+		ssm:      ks.ssm,
+		fa:       ks.fa,
 	}
 }

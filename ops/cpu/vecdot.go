@@ -1,21 +1,14 @@
 package cpu
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/quant"
 )
 
-// A vecDotFunc returns the dot product of n elements of a weight row x
-// (packed blocks of the weight type) and an activation row y (packed
-// blocks of the weight type's quant.VecDotType). n is a multiple of the
-// weight type's block size and x and y hold at least that many elements.
-//
-// Each weight type has one such function in this file family, written in
-// generic Go; SIMD tiers replace them one at a time.
-type vecDotFunc func(n int, x, y []byte) float32
+// A vecDotFunc is a dot product (see dot.Func).
+type vecDotFunc = dot.Func
 
 // dotKernel pairs a weight type's dot product with the type its
 // activations are converted to.
@@ -30,21 +23,21 @@ type dotKernel struct {
 // dot their blocks with float32 activations directly (dequantizing each
 // block on the fly).
 var dotKernels = map[quant.Type]dotKernel{
-	quant.F32:  {vecDotF32, quant.F32},
-	quant.F16:  {vecDotF16, quant.F16},
-	quant.BF16: {vecDotBF16, quant.BF16},
-	quant.Q4_0: {vecDotQ4_0Q8_0, quant.Q8_0},
-	quant.Q4_1: {vecDotQ4_1Q8_1, quant.Q8_1},
-	quant.Q5_0: {vecDotQ5_0Q8_0, quant.Q8_0},
-	quant.Q5_1: {vecDotQ5_1Q8_1, quant.Q8_1},
-	quant.Q8_0: {vecDotQ8_0Q8_0, quant.Q8_0},
-	quant.Q8_1: {vecDotQ8_1F32, quant.F32},
-	quant.Q2_K: {vecDotQ2_KQ8_K, quant.Q8_K},
-	quant.Q3_K: {vecDotQ3_KQ8_K, quant.Q8_K},
-	quant.Q4_K: {vecDotQ4_KQ8_K, quant.Q8_K},
-	quant.Q5_K: {vecDotQ5_KQ8_K, quant.Q8_K},
-	quant.Q6_K: {vecDotQ6_KQ8_K, quant.Q8_K},
-	quant.Q8_K: {vecDotQ8_KF32, quant.F32},
+	quant.F32:  {dot.F32, quant.F32},
+	quant.F16:  {dot.F16, quant.F16},
+	quant.BF16: {dot.BF16, quant.BF16},
+	quant.Q4_0: {dot.Q4_0, quant.Q8_0},
+	quant.Q4_1: {dot.Q4_1, quant.Q8_1},
+	quant.Q5_0: {dot.Q5_0, quant.Q8_0},
+	quant.Q5_1: {dot.Q5_1, quant.Q8_1},
+	quant.Q8_0: {dot.Q8_0, quant.Q8_0},
+	quant.Q8_1: {dot.Q8_1, quant.F32},
+	quant.Q2_K: {dot.Q2_K, quant.Q8_K},
+	quant.Q3_K: {dot.Q3_K, quant.Q8_K},
+	quant.Q4_K: {dot.Q4_K, quant.Q8_K},
+	quant.Q5_K: {dot.Q5_K, quant.Q8_K},
+	quant.Q6_K: {dot.Q6_K, quant.Q8_K},
+	quant.Q8_K: {dot.Q8_K, quant.F32},
 }
 
 // dotKernelFor returns the dot kernel for weight type t.
@@ -59,24 +52,4 @@ func dotKernelFor(t quant.Type) (dotKernel, error) {
 		return dotKernel{}, fmt.Errorf("dot product for %v expects %v activations, quant says %v", t, k.actType, t.VecDotType())
 	}
 	return k, nil
-}
-
-// halfTable maps every binary16 bit pattern to its float32 value, as ggml's
-// CPU backend does without F16C: a load instead of bit fiddling per element.
-var halfTable = func() *[1 << 16]float32 {
-	var t [1 << 16]float32
-	for i := range t {
-		t[i] = quant.FP16ToFP32(uint16(i))
-	}
-	return &t
-}()
-
-// halfAt returns the binary16 value at byte offset off of b as float32.
-func halfAt(b []byte, off int) float32 {
-	return halfTable[binary.LittleEndian.Uint16(b[off:])]
-}
-
-// float32At returns the little-endian float32 at byte offset off of b.
-func float32At(b []byte, off int) float32 {
-	return math.Float32frombits(binary.LittleEndian.Uint32(b[off:]))
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -125,8 +126,8 @@ func vdMinTermBound(t *testing.T, wt quant.Type, x, y []byte, n int) float64 {
 	t.Helper()
 	var bound float64
 	for b := range n / quant.QK {
-		m := float64(halfAt(x, b*int(wt.TypeSize())+2))
-		s := float64(halfAt(y, b*bytesQ8_1+2))
+		m := float64(simd.HalfAt(x, b*int(wt.TypeSize())+2))
+		s := float64(simd.HalfAt(y, b*simd.BytesQ8_1+2))
 		bound += math.Abs(m*s) * math.Ldexp(1, -10)
 	}
 	return bound
@@ -147,8 +148,8 @@ func TestDotKernelTable(t *testing.T) {
 // TestHalfTable spot-checks the f16 lookup table against quant.
 func TestHalfTable(t *testing.T) {
 	for _, h := range []uint16{0, 0x8000, 0x3c00, 0x7bff, 0x0001, 0x7c00, 0xfc00, 0x3555} {
-		if got, want := halfTable[h], quant.FP16ToFP32(h); math.Float32bits(got) != math.Float32bits(want) {
-			t.Errorf("halfTable[%#04x] = %v, want %v", h, got, want)
+		if got, want := simd.HalfTable[h], quant.FP16ToFP32(h); math.Float32bits(got) != math.Float32bits(want) {
+			t.Errorf("simd.HalfTable[%#04x] = %v, want %v", h, got, want)
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/graphs"
-	shared "github.com/kernbench/kernbench/internal/testdata"
+	shared "github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/tokenizer"

@@ -4,7 +4,7 @@
 
 // The K-format panel kernels (kq4.go, kq6.go): eight q4_K or q6_K
 // weight rows by four q8_K activation rows read in place.
-// GemmQ4_K8x4Twin and GemmQ6_K8x4Twin are their bit-exact twins.
+// TwinQ4_K and TwinQ6_K are their bit-exact twins.
 //
 // Registers: SI walks the panel, R10 the super-blocks of activation row
 // 0 (row c at R10 + c*R8, R9 = 3*R8), DI its codes and BX its bsums
@@ -51,8 +51,8 @@
 	VFNMADD231PS Y10, MSUM, Y15; \
 	VMOVUPS      Y15, OFF(AX)
 
-// func gemmQ4_K8x4AVX2(nb int, panel, y *byte, ldy int, out *[32]float32)
-TEXT ·gemmQ4_K8x4AVX2(SB), NOSPLIT, $0-40
+// func q4KAVX2(nb int, panel, y *byte, ldy int, out *[32]float32)
+TEXT ·q4KAVX2(SB), NOSPLIT, $0-40
 	MOVQ nb+0(FP), DX
 	MOVQ panel+8(FP), SI
 	MOVQ y+16(FP), R10
@@ -156,11 +156,11 @@ kq4done:
 	VFMADD231PS  Y10, ISUM, Y15; \
 	VMOVUPS      Y15, OFF(AX)
 
-// func gemmQ6_K8x4AVX2(nb int, panel, y *byte, ldy int, out *[32]float32)
+// func q6KAVX2(nb int, panel, y *byte, ldy int, out *[32]float32)
 //
-// Registers as in gemmQ4_K8x4AVX2; Y11-Y14 sum the columns' scales times
+// Registers as in q4KAVX2; Y11-Y14 sum the columns' scales times
 // bsums.
-TEXT ·gemmQ6_K8x4AVX2(SB), NOSPLIT, $0-40
+TEXT ·q6KAVX2(SB), NOSPLIT, $0-40
 	MOVQ nb+0(FP), DX
 	MOVQ panel+8(FP), SI
 	MOVQ y+16(FP), R10

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -22,8 +23,8 @@ type kPanel struct {
 }
 
 var kPanels = []kPanel{
-	{quant.Q4_K, PanelQ4_K, RepackQ4_K8, GemmQ4_K8x4AVX2, GemmQ4_K8x4Twin},
-	{quant.Q6_K, PanelQ6_K, RepackQ6_K8, GemmQ6_K8x4AVX2, GemmQ6_K8x4Twin},
+	{quant.Q4_K, PanelQ4_K, RepackQ4_K, Q4_KAVX2, TwinQ4_K},
+	{quant.Q6_K, PanelQ6_K, RepackQ6_K, Q6_KAVX2, TwinQ6_K},
 }
 
 // kCase draws eight weight rows of kp's type and four q8_K activation
@@ -54,7 +55,7 @@ func kCase(t testing.TB, rng *rand.Rand, kp kPanel, nb int, pad int) (panel, y [
 	}
 	panel = make([]byte, nb*kp.panelBytes)
 	kp.repack(panel, w, int64(rowW), int64(nb))
-	ldy = nb*bytesQ8_K + pad
+	ldy = nb*simd.BytesQ8_K + pad
 	y = make([]byte, 4*ldy)
 	for c := range 4 {
 		x := make([]float32, k)
@@ -64,11 +65,11 @@ func kCase(t testing.TB, rng *rand.Rand, kp kPanel, nb int, pad int) (panel, y [
 		if c == 3 {
 			clear(x[:k/2]) // a row with all-zero blocks
 		}
-		if err := quant.QuantizeRow(quant.Q8_K, x, y[c*ldy:c*ldy+nb*bytesQ8_K]); err != nil {
+		if err := quant.QuantizeRow(quant.Q8_K, x, y[c*ldy:c*ldy+nb*simd.BytesQ8_K]); err != nil {
 			t.Fatal(err)
 		}
 		back := make([]float32, k)
-		if err := quant.DequantizeRow(quant.Q8_K, y[c*ldy:c*ldy+nb*bytesQ8_K], back); err != nil {
+		if err := quant.DequantizeRow(quant.Q8_K, y[c*ldy:c*ldy+nb*simd.BytesQ8_K], back); err != nil {
 			t.Fatal(err)
 		}
 		yf = append(yf, back)
@@ -121,10 +122,10 @@ func TestKPanels(t *testing.T) {
 	}
 }
 
-// FuzzGemmQ4_K8x4 compares the kernel with its twin on arbitrary panel
+// FuzzQ4_KTwin compares the kernel with its twin on arbitrary panel
 // codes, scales, mins and activation codes (bsums arbitrary too: the
 // arithmetic must agree whatever they hold), with finite scales.
-func FuzzGemmQ4_K8x4(f *testing.F) {
+func FuzzQ4_KTwin(f *testing.F) {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		f.Skip("no AVX2+FMA")
 	}
@@ -154,23 +155,23 @@ func FuzzGemmQ4_K8x4(f *testing.F) {
 				}
 			}
 		}
-		ldy := nb*bytesQ8_K + rng.IntN(8)
+		ldy := nb*simd.BytesQ8_K + rng.IntN(8)
 		y := make([]byte, 4*ldy)
 		for c := range 4 {
 			for b := range nb {
-				yb := y[c*ldy+b*bytesQ8_K:]
+				yb := y[c*ldy+b*simd.BytesQ8_K:]
 				v := math.Float32bits(float32(rng.ExpFloat64()))
 				for q := range 4 {
 					yb[q] = byte(v >> (8 * q))
 				}
-				for i := 4; i < bytesQ8_K; i++ {
+				for i := 4; i < simd.BytesQ8_K; i++ {
 					yb[i] = byte(rng.Uint32())
 				}
 			}
 		}
 		var got, want [32]float32
-		GemmQ4_K8x4AVX2(nb, panel, y, ldy, &got)
-		GemmQ4_K8x4Twin(nb, panel, y, ldy, &want)
+		Q4_KAVX2(nb, panel, y, ldy, &got)
+		TwinQ4_K(nb, panel, y, ldy, &want)
 		for i := range got {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 				t.Fatalf("out[%d] = %v, twin %v", i, got[i], want[i])
@@ -199,9 +200,9 @@ func BenchmarkKPanels(b *testing.B) {
 	}
 }
 
-// FuzzGemmQ6_K8x4 compares the q6_K kernel with its twin on arbitrary
+// FuzzQ6_KTwin compares the q6_K kernel with its twin on arbitrary
 // codes, signed scales (in the layout's three copies) and activations.
-func FuzzGemmQ6_K8x4(f *testing.F) {
+func FuzzQ6_KTwin(f *testing.F) {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		f.Skip("no AVX2+FMA")
 	}
@@ -236,23 +237,23 @@ func FuzzGemmQ6_K8x4(f *testing.F) {
 				}
 			}
 		}
-		ldy := nb*bytesQ8_K + rng.IntN(8)
+		ldy := nb*simd.BytesQ8_K + rng.IntN(8)
 		y := make([]byte, 4*ldy)
 		for c := range 4 {
 			for b := range nb {
-				yb := y[c*ldy+b*bytesQ8_K:]
+				yb := y[c*ldy+b*simd.BytesQ8_K:]
 				v := math.Float32bits(float32(rng.ExpFloat64()))
 				for q := range 4 {
 					yb[q] = byte(v >> (8 * q))
 				}
-				for i := 4; i < bytesQ8_K; i++ {
+				for i := 4; i < simd.BytesQ8_K; i++ {
 					yb[i] = byte(rng.Uint32())
 				}
 			}
 		}
 		var got, want [32]float32
-		GemmQ6_K8x4AVX2(nb, panel, y, ldy, &got)
-		GemmQ6_K8x4Twin(nb, panel, y, ldy, &want)
+		Q6_KAVX2(nb, panel, y, ldy, &got)
+		TwinQ6_K(nb, panel, y, ldy, &want)
 		for i := range got {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 				t.Fatalf("out[%d] = %v, twin %v", i, got[i], want[i])

@@ -4,13 +4,14 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // The q4_K panel kernel: eight q4_K weight rows by four q8_K activation
 // rows per call, the activation rows read in place.
 //
-// The eight weight rows are repacked once per row block (RepackQ4_K8)
+// The eight weight rows are repacked once per row block (RepackQ4_K)
 // into a panel with the rows in the vector lanes. Per super-block of 256
 // elements, PanelQ4_K bytes: for each sub-block s of 32 elements, 320
 // bytes:
@@ -42,18 +43,15 @@ const (
 	panelSubQ4_K = 320
 	// PanelQ4_K is the size of one super-block of a q4_K panel.
 	PanelQ4_K = 8*panelSubQ4_K + 64
-
-	bytesQ4_K = 144
-	bytesQ8_K = 4 + quant.QKK + 2*quant.QKK/16
 )
 
-// RepackQ4_K8 writes super-blocks [0, nb) of the eight q4_K weight rows
+// RepackQ4_K writes super-blocks [0, nb) of the eight q4_K weight rows
 // w[r*ld:] into panel (nb*PanelQ4_K bytes) in the layout above.
-func RepackQ4_K8(panel, w []byte, ld, nb int64) {
+func RepackQ4_K(panel, w []byte, ld, nb int64) {
 	for b := range nb {
 		p := panel[b*PanelQ4_K : (b+1)*PanelQ4_K]
 		for r := range int64(8) {
-			x := w[r*ld+b*bytesQ4_K:][:bytesQ4_K]
+			x := w[r*ld+b*simd.BytesQ4_K:][:simd.BytesQ4_K]
 			binary.LittleEndian.PutUint32(p[8*panelSubQ4_K+4*r:], math.Float32bits(quant.FP16ToFP32(binary.LittleEndian.Uint16(x[0:]))))
 			binary.LittleEndian.PutUint32(p[8*panelSubQ4_K+32+4*r:], math.Float32bits(quant.FP16ToFP32(binary.LittleEndian.Uint16(x[2:]))))
 			scales, qs := x[4:16], x[16:144]
@@ -88,14 +86,14 @@ func scaleMinK4(s []byte, j int) (sc, m uint8) {
 	return s[j+4]&15 | (s[j-4]>>6)<<4, s[j+4]>>4 | (s[j]>>6)<<4
 }
 
-// GemmQ4_K8x4Twin adds to out[8c+r] the dot product of panel row r with
+// TwinQ4_K adds to out[8c+r] the dot product of panel row r with
 // q8_K activation row c (at y[c*ldy:]) over super-blocks [0, nb), in the
 // arithmetic described above: it is, bit for bit, the AVX2 kernel.
-func GemmQ4_K8x4Twin(nb int, panel, y []byte, ldy int, out *[32]float32) {
+func TwinQ4_K(nb int, panel, y []byte, ldy int, out *[32]float32) {
 	for b := range nb {
 		p := panel[b*PanelQ4_K : (b+1)*PanelQ4_K]
 		for c := range 4 {
-			yb := y[c*ldy+b*bytesQ8_K:][:bytesQ8_K]
+			yb := y[c*ldy+b*simd.BytesQ8_K:][:simd.BytesQ8_K]
 			dy := math.Float32frombits(binary.LittleEndian.Uint32(yb))
 			var isum, msum [8]int32
 			for s := range 8 {
@@ -120,8 +118,8 @@ func GemmQ4_K8x4Twin(nb int, panel, y []byte, ldy int, out *[32]float32) {
 				dx := math.Float32frombits(binary.LittleEndian.Uint32(p[8*panelSubQ4_K+4*r:]))
 				dmin := math.Float32frombits(binary.LittleEndian.Uint32(p[8*panelSubQ4_K+32+4*r:]))
 				o := out[8*c+r]
-				o = fma32(float32(isum[r]), dx*dy, o)
-				o = fma32(-float32(msum[r]), dmin*dy, o)
+				o = simd.FMA32(float32(isum[r]), dx*dy, o)
+				o = simd.FMA32(-float32(msum[r]), dmin*dy, o)
 				out[8*c+r] = o
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -36,8 +37,6 @@ const (
 	panelSubQ6_K = 352
 	// PanelQ6_K is the size of one super-block of a q6_K panel.
 	PanelQ6_K = 8*panelSubQ6_K + 32
-
-	bytesQ6_K = 210
 )
 
 // q6KCodes writes the 256 unsigned 6-bit codes of the q6_K block x into
@@ -55,14 +54,14 @@ func q6KCodes(x []byte, q *[quant.QKK]byte) {
 	}
 }
 
-// RepackQ6_K8 writes super-blocks [0, nb) of the eight q6_K weight rows
+// RepackQ6_K writes super-blocks [0, nb) of the eight q6_K weight rows
 // w[r*ld:] into panel (nb*PanelQ6_K bytes) in the layout above.
-func RepackQ6_K8(panel, w []byte, ld, nb int64) {
+func RepackQ6_K(panel, w []byte, ld, nb int64) {
 	var q [quant.QKK]byte
 	for b := range nb {
 		p := panel[b*PanelQ6_K : (b+1)*PanelQ6_K]
 		for r := range 8 {
-			x := w[int64(r)*ld+b*bytesQ6_K:][:bytesQ6_K]
+			x := w[int64(r)*ld+b*simd.BytesQ6_K:][:simd.BytesQ6_K]
 			binary.LittleEndian.PutUint32(p[8*panelSubQ6_K+4*r:], math.Float32bits(quant.FP16ToFP32(binary.LittleEndian.Uint16(x[208:]))))
 			q6KCodes(x, &q)
 			sc := x[192:208]
@@ -83,14 +82,14 @@ func RepackQ6_K8(panel, w []byte, ld, nb int64) {
 	}
 }
 
-// GemmQ6_K8x4Twin adds to out[8c+r] the dot product of panel row r with
+// TwinQ6_K adds to out[8c+r] the dot product of panel row r with
 // q8_K activation row c (at y[c*ldy:]) over super-blocks [0, nb), in the
 // arithmetic described above: it is, bit for bit, the AVX2 kernel.
-func GemmQ6_K8x4Twin(nb int, panel, y []byte, ldy int, out *[32]float32) {
+func TwinQ6_K(nb int, panel, y []byte, ldy int, out *[32]float32) {
 	for b := range nb {
 		p := panel[b*PanelQ6_K : (b+1)*PanelQ6_K]
 		for c := range 4 {
-			yb := y[c*ldy+b*bytesQ8_K:][:bytesQ8_K]
+			yb := y[c*ldy+b*simd.BytesQ8_K:][:simd.BytesQ8_K]
 			dy := math.Float32frombits(binary.LittleEndian.Uint32(yb))
 			var isum, bsum [8]int32
 			for s := range 8 {
@@ -119,7 +118,7 @@ func GemmQ6_K8x4Twin(nb int, panel, y []byte, ldy int, out *[32]float32) {
 			}
 			for r := range 8 {
 				dx := math.Float32frombits(binary.LittleEndian.Uint32(p[8*panelSubQ6_K+4*r:]))
-				out[8*c+r] = fma32(float32(isum[r]-32*bsum[r]), dx*dy, out[8*c+r])
+				out[8*c+r] = simd.FMA32(float32(isum[r]-32*bsum[r]), dx*dy, out[8*c+r])
 			}
 		}
 	}

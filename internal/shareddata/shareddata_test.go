@@ -1,0 +1,33 @@
+package shareddata
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "shared", "testdata")
+	deep := filepath.Join(dir, "repo", "pkg", "sub")
+	for _, d := range []string{data, deep} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(data, "m.gguf"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(deep)
+	p, err := Find("m.gguf")
+	if err != nil || p != filepath.Join(data, "m.gguf") {
+		t.Errorf("Find(m.gguf) = %q, %v", p, err)
+	}
+	if d := Dir(t); d != data+string(filepath.Separator) && d != data {
+		t.Errorf("Dir = %q, want %q", d, data)
+	}
+	if _, err := Find("absent.gguf"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Find(absent) error %v, want ErrNotFound", err)
+	}
+}

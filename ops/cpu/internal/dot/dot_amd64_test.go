@@ -1,0 +1,281 @@
+//go:build amd64 && !purego
+
+package dot
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// quadAVX2 are the quad kernels by weight type.
+var quadAVX2 = map[quant.Type]QuadFunc{
+	quant.Q4_0: QuadQ4_0AVX2, quant.Q5_0: QuadQ5_0AVX2, quant.Q8_0: QuadQ8_0AVX2,
+	quant.Q4_1: QuadQ4_1AVX2, quant.Q5_1: QuadQ5_1AVX2,
+	quant.Q2_K: QuadQ2_KAVX2, quant.Q3_K: QuadQ3_KAVX2, quant.Q4_K: QuadQ4_KAVX2,
+	quant.Q5_K: QuadQ5_KAVX2, quant.Q6_K: QuadQ6_KAVX2,
+}
+
+// genericK are the K formats' generic dot products, which their assembly
+// equals bit for bit.
+var genericK = map[quant.Type]Func{
+	quant.Q2_K: Q2_K, quant.Q3_K: Q3_K, quant.Q4_K: Q4_K, quant.Q5_K: Q5_K, quant.Q6_K: Q6_K,
+}
+
+// simdTwin pairs an assembly dot product with its pure-Go twin.
+type simdTwin struct {
+	name      string
+	wt        quant.Type
+	asm, twin Func
+}
+
+// simdTwins lists every AVX2 dot product with its twin.
+func simdTwins() []simdTwin {
+	return []simdTwin{
+		{"f32", quant.F32, F32AVX2, F32Twin},
+		{"f16", quant.F16, F16AVX2, F16Twin},
+		{"bf16", quant.BF16, BF16AVX2, BF16Twin},
+		{"q8_0", quant.Q8_0, Q8_0AVX2, Q8_0Twin},
+		{"q4_0", quant.Q4_0, Q4_0AVX2, Q4_0Twin},
+		{"q5_0", quant.Q5_0, Q5_0AVX2, Q5_0Twin},
+		{"q4_1", quant.Q4_1, Q4_1AVX2, Q4_1Twin},
+		{"q5_1", quant.Q5_1, Q5_1AVX2, Q5_1Twin},
+		// The K formats' assembly equals the generic functions.
+		{"q2_K", quant.Q2_K, Q2_KAVX2, Q2_K},
+		{"q3_K", quant.Q3_K, Q3_KAVX2, Q3_K},
+		{"q4_K", quant.Q4_K, Q4_KAVX2, Q4_K},
+		{"q5_K", quant.Q5_K, Q5_KAVX2, Q5_K},
+		{"q6_K", quant.Q6_K, Q6_KAVX2, Q6_K},
+	}
+}
+
+func TestFMA32Hardware(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 200000 {
+		var v [3]float32
+		for j := range v {
+			switch rng.IntN(4) {
+			case 0:
+				v[j] = simdtest.Special[rng.IntN(len(simdtest.Special))]
+			case 1:
+				v[j] = math.Float32frombits(rng.Uint32())
+			default:
+				v[j] = float32(math.Ldexp(rng.Float64()-0.5, rng.IntN(60)-30))
+			}
+		}
+		if i%3 == 0 {
+			// Make z cancel most of x*y, where rounding is delicate.
+			v[2] = -v[0] * v[1] * (1 + float32(rng.IntN(5)-2)*0x1p-23)
+		}
+		got, want := simd.FMA32(v[0], v[1], v[2]), fma32AVX2(v[0], v[1], v[2])
+		if !simdtest.SameFloat(got, want) {
+			t.Fatalf("simd.FMA32(%g, %g, %g) = %g (%#x), hardware %g (%#x)", v[0], v[1], v[2], got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+}
+
+// TestTwins checks every AVX2 dot product against its twin bit for
+// bit over random lengths, offsets and contents (random bytes for block
+// formats, so scales include NaN, Inf and denormal f16 values; random
+// values with NaN, Inf, denormals and extremes mixed in for float rows).
+func TestTwins(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tw := range simdTwins() {
+		t.Run(tw.name, func(t *testing.T) {
+			act := tw.wt.VecDotType()
+			bs := int(tw.wt.BlockSize())
+			for trial := range 300 {
+				blocks := rng.IntN(12)
+				if bs == 1 {
+					blocks = rng.IntN(300)
+				}
+				n := blocks * bs
+				special := []float64{0, 0.01, 0.3}[trial%3]
+				x := simdtest.Row(rng, tw.wt, n, rng.IntN(64), special)
+				y := simdtest.Row(rng, act, n, rng.IntN(64), special)
+				checkTwin(t, tw, n, x, y)
+			}
+		})
+	}
+}
+
+func checkTwin(t *testing.T, tw simdTwin, n int, x, y []byte) {
+	t.Helper()
+	got, want := tw.asm(n, x, y), tw.twin(n, x, y)
+	if !simdtest.SameFloat(got, want) {
+		t.Fatalf("%s n=%d: asm %g (%#x), twin %g (%#x)", tw.name, n, got, math.Float32bits(got), want, math.Float32bits(want))
+	}
+}
+
+// FuzzTwins is the fuzzing form of TestTwins (FuzzSIMDTwins before the
+// kernels moved here): the fuzzer picks
+// the kernel, the length, the offsets and the bytes of both rows.
+func FuzzTwins(f *testing.F) {
+	if !simdtest.HasAVX2() {
+		f.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	twins := simdTwins()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range twins {
+		data := make([]byte, 600)
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		f.Add(uint8(i), uint16(1+i), uint8(i), uint8(3*i), data)
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, length uint16, xoff, yoff uint8, data []byte) {
+		tw := twins[int(kind)%len(twins)]
+		bs := int(tw.wt.BlockSize())
+		n := int(length) % 4096 / bs * bs
+		act := tw.wt.VecDotType()
+		x := simdtest.FillRow(tw.wt, n, int(xoff%64), data)
+		y := simdtest.FillRow(act, n, int(yoff%64), data[len(data)/2:])
+		checkTwin(t, tw, n, x, y)
+	})
+}
+
+// checkQuadK runs the K-format tiled kernel of wt on the weight row x and
+// four q8_K rows ldy bytes apart at y, and compares each output with the
+// generic dot product bit for bit.
+func checkQuadK(t *testing.T, wt quant.Type, nb int, x, y []byte, ldy int) {
+	t.Helper()
+	var got [4]float32
+	quadAVX2[wt](nb, x, y, ldy, &got)
+	for c := range 4 {
+		want := genericK[wt](nb*quant.QKK, x, y[c*ldy:])
+		if !simdtest.SameFloat(got[c], want) {
+			t.Fatalf("%v quad nb=%d column %d: asm %g (%#x), generic %g (%#x)", wt, nb, c,
+				got[c], math.Float32bits(got[c]), want, math.Float32bits(want))
+		}
+	}
+}
+
+// kQuadRows returns four q8_K rows of nb super-blocks ldy bytes apart
+// (random bytes between them), from data when it is not nil.
+func kQuadRows(rng *rand.Rand, nb, ldy int, data []byte) []byte {
+	n := nb * quant.QKK
+	rowBytes := nb * simd.BytesQ8_K
+	buf := simdtest.AlignedBytes(int64(3*ldy + rowBytes + 1))[:3*ldy+rowBytes]
+	for i := range buf {
+		buf[i] = byte(rng.Uint32())
+	}
+	for c := range 4 {
+		var row []byte
+		if data != nil {
+			row = simdtest.FillRow(quant.Q8_K, n, 0, data[c*len(data)/4:])
+		} else {
+			row = simdtest.Row(rng, quant.Q8_K, n, 0, 0)
+		}
+		copy(buf[c*ldy:], row)
+	}
+	return buf
+}
+
+// TestQuadKTwins checks the K-format tiled kernels (q2_K to q6_K)
+// column by column against the generic dot product, bit for bit.
+func TestQuadKTwins(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, wt := range []quant.Type{quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
+		for range 100 {
+			nb := rng.IntN(10)
+			ldy := nb*simd.BytesQ8_K + 4*rng.IntN(20)
+			x := simdtest.Row(rng, wt, nb*quant.QKK, rng.IntN(64), 0)
+			checkQuadK(t, wt, nb, x, kQuadRows(rng, nb, ldy, nil), ldy)
+		}
+	}
+}
+
+// FuzzQuadK is the fuzzing form of TestQuadKTwins.
+func FuzzQuadK(f *testing.F) {
+	if !simdtest.HasAVX2() {
+		f.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	f.Add(uint8(0), uint8(2), uint8(3), uint8(1), []byte{9, 8, 7, 250, 3})
+	f.Add(uint8(1), uint8(1), uint8(0), uint8(0), []byte{1})
+	kinds := []quant.Type{quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K}
+	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff uint8, data []byte) {
+		wt := kinds[int(kind)%len(kinds)]
+		nb := int(blocks) % 6
+		ldy := nb*simd.BytesQ8_K + 4*int(gap%32)
+		x := simdtest.FillRow(wt, nb*quant.QKK, int(xoff%64), data)
+		var yd []byte
+		if len(data) > 0 {
+			yd = data
+		}
+		checkQuadK(t, wt, nb, x, kQuadRows(rand.New(rand.NewPCG(uint64(len(data)), 2)), nb, ldy, yd), ldy)
+	})
+}
+
+// legacyQuadTwins pairs the packed-group tiled kernels with their twins.
+var legacyQuadTwins = []struct {
+	wt    quant.Type
+	block int // bytes per packed block
+	twin  func(nb int, x, y []byte) [4]float32
+}{
+	{quant.Q5_0, PackQ8Block, QuadQ5_0Twin},
+	{quant.Q4_1, PackQ81Block, QuadQ4_1Twin},
+	{quant.Q5_1, PackQ81Block, QuadQ5_1Twin},
+}
+
+// checkLegacyQuad runs the tiled kernel of c on x and the packed group y
+// and compares it with the twin bit for bit.
+func checkLegacyQuad(t *testing.T, wt quant.Type, twin func(int, []byte, []byte) [4]float32, nb int, x, y []byte) {
+	t.Helper()
+	var got [4]float32
+	quadAVX2[wt](nb, x, y, 0, &got)
+	want := twin(nb, x, y)
+	for c := range 4 {
+		if !simdtest.SameFloat(got[c], want[c]) {
+			t.Fatalf("%v quad nb=%d column %d: asm %g (%#x), twin %g (%#x)", wt, nb, c,
+				got[c], math.Float32bits(got[c]), want[c], math.Float32bits(want[c]))
+		}
+	}
+}
+
+// TestLegacyQuadTwins checks the q5_0, q4_1 and q5_1 tiled kernels
+// against their twins bit for bit on random rows and packed groups
+// (random bytes: NaN, Inf and denormal scales included, or finite
+// float32 scales as the packing writes them).
+func TestLegacyQuadTwins(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(33, 34))
+	for _, c := range legacyQuadTwins {
+		for range 300 {
+			nb := rng.IntN(16)
+			x := simdtest.Row(rng, c.wt, nb*quant.QK, rng.IntN(64), 0)
+			y := simdtest.Row(rng, quant.I8, nb*c.block, rng.IntN(64), 0)
+			if rng.IntN(2) == 0 {
+				for ib := range nb {
+					for s := range (c.block - 128) / 4 {
+						simd.F32s(y[ib*c.block:], int64(4*s), 1)[0] = float32(rng.NormFloat64())
+					}
+				}
+			}
+			checkLegacyQuad(t, c.wt, c.twin, nb, x, y)
+		}
+	}
+}
+
+// FuzzLegacyQuad is the fuzzing form of TestLegacyQuadTwins.
+func FuzzLegacyQuad(f *testing.F) {
+	if !simdtest.HasAVX2() {
+		f.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	f.Add(uint8(0), uint8(3), uint8(1), uint8(2), []byte{1, 2, 3, 200, 17})
+	f.Add(uint8(1), uint8(5), uint8(0), uint8(0), []byte{255, 128})
+	f.Add(uint8(2), uint8(7), uint8(9), uint8(3), []byte{60, 0, 1})
+	f.Fuzz(func(t *testing.T, kind, blocks, xoff, yoff uint8, data []byte) {
+		c := legacyQuadTwins[int(kind)%len(legacyQuadTwins)]
+		nb := int(blocks) % 20
+		x := simdtest.FillRow(c.wt, nb*quant.QK, int(xoff%64), data)
+		y := simdtest.FillRow(quant.I8, nb*c.block, int(yoff%64), data[len(data)/3:])
+		checkLegacyQuad(t, c.wt, c.twin, nb, x, y)
+	})
+}

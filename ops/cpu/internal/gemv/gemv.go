@@ -1,0 +1,50 @@
+// Package gemv holds the four-row kernels of MUL_MAT with one to three
+// activation rows: four weight rows against one activation row per call,
+// for every weight type the avx2 tier covers (gemv_amd64.s), with their
+// pure-Go twins (twin.go; the K formats' twins are the generic dot
+// products, in package cpu) and the side-data kernel of q4_0 (SideQ4_0AVX2
+// with Q4_0Prep), which prepares what depends on the activation row alone
+// once per call. The backend's avx2 table (package cpu) installs them.
+package gemv
+
+import (
+	"math"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+)
+
+// A Func sets out[r] to the dot product of nb blocks of weight row
+// x + r*ldx (r < 4) with the activation row y, whose block scales dy
+// holds widened to float32 (the q8_0 activation rows of the 32-element
+// formats; for a side kernel, dy is the side data). For weight types whose
+// activation rows carry their scales (q8_1, q8_K) or have none (f16, bf16,
+// f32), dy is nil and, for the float types, nb counts runs of F16Run
+// elements.
+type Func func(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32)
+
+// F16Run is the run of elements the float four-row kernels take per step.
+const F16Run = 16
+
+// SideSlots is the float32 slots per block of a side kernel's data: eight int32 lanes (as their bits; the four of a row twice,
+// one set per vector half) and the widened d_y, 36 bytes.
+const SideSlots = 9
+
+// Q4_0Prep writes sideQ4_0x4AVX2's side data of the q8_0 row y (nb
+// blocks) into side: per block the lanes 8*(y_4l + .. + y_4l+3 +
+// y_16+4l + .. + y_16+4l+3), which the kernel takes out of its unsigned
+// nibble products, and d_y (an activation row is prepared once per call,
+// not once per four weight rows).
+func Q4_0Prep(y []byte, nb int, side []float32) {
+	for ib := range nb {
+		by, s := y[ib*simd.BytesQ8_0:], side[ib*SideSlots:][:SideSlots]
+		for l := range 4 {
+			var c int32
+			for e := range 4 {
+				c += int32(int8(by[2+4*l+e])) + int32(int8(by[18+4*l+e]))
+			}
+			s[l] = math.Float32frombits(uint32(8 * c))
+			s[l+4] = s[l]
+		}
+		s[8] = simd.HalfAt(by, 0)
+	}
+}

@@ -1,0 +1,171 @@
+package gemv
+
+import (
+	"encoding/binary"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// Q5_0Twin is the twin of one row of q5_0x4AVX2 (the four-row
+// q5_0 kernel MUL_MAT uses with one to three activation rows): per block
+// the eight lanes are the exact sums of (u-16)*y over elements 4l..4l+3,
+// u = nibble | fifth bit << 4, for every activation code (-128 included:
+// the kernel multiplies unsigned codes and takes 16*y out, with no sign
+// trick), and every block goes into one accumulator by FMA with d =
+// d_x*d_y, reduced as hsum8 at the end. The dot product (dotQ5_0Q8_0Twin)
+// alternates two accumulators and wraps y*sign(x) at y = -128, so the two
+// can differ in rounding; both are within the harness tolerances.
+func Q5_0Twin(n int, x, y []byte) float32 {
+	acc := simd.LaneAcc{Single: true}
+	for ib := range n / quant.QK {
+		bx, by := x[ib*simd.BytesQ5_0:], y[ib*simd.BytesQ8_0:]
+		qh := binary.LittleEndian.Uint32(bx[2:6])
+		ys := simd.Codes8(by[2:34])
+		var lanes [8]int32
+		for j, q := range simd.Nibbles(bx[6:22]) {
+			u := int32(q) | int32(qh>>uint(j)&1)<<4
+			lanes[j/4] += (u - 16) * int32(ys[j])
+		}
+		acc.Add(ib, lanes, simd.HalfAt(bx, 0)*simd.HalfAt(by, 0))
+	}
+	return acc.Sum()
+}
+
+// Q4_1Twin is the twin of one row of q4_1x4AVX2: the q4_1 dot
+// product twin (dotQ4_1Q8_1Twin) with every block in one lane
+// accumulator; the min terms m_x*s_y are summed in block order and added
+// to the lane sum at the end, as there.
+func Q4_1Twin(n int, x, y []byte) float32 {
+	acc := simd.LaneAcc{Single: true}
+	var summs float32
+	for ib := range n / quant.QK {
+		bx, by := x[ib*simd.BytesQ4_1:], y[ib*simd.BytesQ8_1:]
+		xs, ys := simd.Nibbles(bx[4:20]), simd.Codes8(by[4:36])
+		acc.Add(ib, simd.MaddLanes(&xs, &ys), simd.HalfAt(bx, 0)*simd.HalfAt(by, 0))
+		summs += simd.HalfAt(bx, 2) * simd.HalfAt(by, 2)
+	}
+	return acc.Sum() + summs
+}
+
+// Q5_1Twin is the twin of one row of q5_1x4AVX2, as
+// Q4_1Twin for q5_1 (dotQ5_1Q8_1Twin with one lane accumulator).
+func Q5_1Twin(n int, x, y []byte) float32 {
+	acc := simd.LaneAcc{Single: true}
+	var summs float32
+	for ib := range n / quant.QK {
+		bx, by := x[ib*simd.BytesQ5_1:], y[ib*simd.BytesQ8_1:]
+		qh := binary.LittleEndian.Uint32(bx[4:8])
+		xs := simd.Nibbles(bx[8:24])
+		for j := range xs {
+			xs[j] |= uint8(qh>>uint(j)&1) << 4
+		}
+		ys := simd.Codes8(by[4:36])
+		acc.Add(ib, simd.MaddLanes(&xs, &ys), simd.HalfAt(bx, 0)*simd.HalfAt(by, 0))
+		summs += simd.HalfAt(bx, 2) * simd.HalfAt(by, 2)
+	}
+	return acc.Sum() + summs
+}
+
+// F32Twin is the twin of one row of f32x4AVX2 over n float32
+// elements (a multiple of F16Run), in the manner of F16Twin.
+func F32Twin(n int, x, y []byte) float32 { return floatTwin(n, x, y, 4, simd.Float32At) }
+
+// BF16Twin is the twin of one row of bf16x4AVX2 over n bfloat16
+// elements (a multiple of F16Run), in the manner of F16Twin.
+func BF16Twin(n int, x, y []byte) float32 { return floatTwin(n, x, y, 2, simd.BF16At) }
+
+// floatTwin is F16Twin for elements of size bytes read by at:
+// two 8-lane FMA accumulators, one for elements 0-7 and one for 8-15 of
+// every run of 16, summed lane by lane and reduced as hsum8.
+func floatTwin(n int, x, y []byte, size int, at func([]byte, int) float32) float32 {
+	var acc [2][8]float32
+	for i := 0; i+F16Run <= n; i += F16Run {
+		for h := range 2 {
+			for l := range 8 {
+				e := size * (i + 8*h + l)
+				acc[h][l] = simd.FMA32(at(x, e), at(y, e), acc[h][l])
+			}
+		}
+	}
+	var v [8]float32
+	for l := range v {
+		v[l] = acc[0][l] + acc[1][l]
+	}
+	return simd.Hsum8(&v)
+}
+
+// SideQ4_0Twin is the twin of one row of sideQ4_0x4AVX2 (the q4_0
+// four-row kernel with two rows per vector): per block four int32 lanes,
+// lane l the exact sum of (q-8)*y over elements 4l..4l+3 (low nibbles)
+// and 16+4l..16+4l+3 (high nibbles), each added by FMA with d = d_x*d_y
+// into one four-lane accumulator, whose lanes are summed as (v0+v1) +
+// (v2+v3) at the end.
+func SideQ4_0Twin(n int, x, y []byte) float32 {
+	var acc [4]float32
+	for ib := range n / quant.QK {
+		bx, by := x[ib*simd.BytesQ4_0:], y[ib*simd.BytesQ8_0:]
+		q := simd.Nibbles(bx[2:18])
+		ys := simd.Codes8(by[2:34])
+		var lanes [4]int32
+		for j := range 32 {
+			lanes[j%16/4] += (int32(q[j]) - 8) * int32(ys[j])
+		}
+		d := simd.HalfAt(bx, 0) * simd.HalfAt(by, 0)
+		for l := range acc {
+			acc[l] = simd.FMA32(float32(lanes[l]), d, acc[l])
+		}
+	}
+	return (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
+
+// Q8_0Twin is the twin of one row of q8_0x4AVX2.
+func Q8_0Twin(n int, x, y []byte) float32 {
+	acc := simd.LaneAcc{Single: true}
+	for ib := range n / quant.QK {
+		bx, by := x[ib*simd.BytesQ8_0:], y[ib*simd.BytesQ8_0:]
+		xs, ys := simd.Codes8(bx[2:34]), simd.Codes8(by[2:34])
+		acc.Add(ib, simd.SignedLanes(&xs, &ys), simd.HalfAt(bx, 0)*simd.HalfAt(by, 0))
+	}
+	return acc.Sum()
+}
+
+// Q4_0Twin is the twin of one row of q4_0x4AVX2: the q4_0
+// dot product twin with every block in one accumulator, its lanes the
+// exact sums of (q-8)*y (the kernel multiplies unsigned codes and takes
+// 8*y out, with no sign trick, so an activation code of -128 is exact).
+func Q4_0Twin(n int, x, y []byte) float32 {
+	acc := simd.LaneAcc{Single: true}
+	for ib := range n / quant.QK {
+		bx, by := x[ib*simd.BytesQ4_0:], y[ib*simd.BytesQ8_0:]
+		q := simd.Nibbles(bx[2:18])
+		ys := simd.Codes8(by[2:34])
+		var lanes [8]int32
+		for j := range 32 {
+			lanes[j/4] += (int32(q[j]) - 8) * int32(ys[j])
+		}
+		acc.Add(ib, lanes, simd.HalfAt(bx, 0)*simd.HalfAt(by, 0))
+	}
+	return acc.Sum()
+}
+
+// F16Twin is the twin of one row of f16x4AVX2 over n elements (a
+// multiple of F16Run): two 8-lane FMA accumulators, one for elements
+// 0-7 and one for 8-15 of every run, summed lane by lane and reduced as
+// hsum8.
+func F16Twin(n int, x, y []byte) float32 {
+	var acc [2][8]float32
+	for i := 0; i+F16Run <= n; i += F16Run {
+		for h := range 2 {
+			for l := range 8 {
+				e := 2 * (i + 8*h + l)
+				acc[h][l] = simd.FMA32(simd.HalfAt(x, e), simd.HalfAt(y, e), acc[h][l])
+			}
+		}
+	}
+	var v [8]float32
+	for l := range v {
+		v[l] = acc[0][l] + acc[1][l]
+	}
+	return simd.Hsum8(&v)
+}

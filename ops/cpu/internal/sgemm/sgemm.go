@@ -1,0 +1,28 @@
+// Package sgemm holds the micro-kernel of the packed float32 gemm path
+// (package cpu's sgemm.go packs the panels and drives it): MR weight rows
+// against NR packed activation columns, in AVX2 assembly (MicroAVX2,
+// sgemm_amd64.s) and its Go twin (Twin).
+package sgemm
+
+import "github.com/kernbench/kernbench/ops/cpu/internal/simd"
+
+// The micro-kernel's tile: MR weight rows by NR activation columns.
+const (
+	MR = 6
+	NR = 16
+)
+
+// Twin is the micro-kernel in Go, bit for bit the AVX2 one: each
+// output's products are summed by FMA from zero in order of i, then added
+// to c.
+func Twin(kc int, a []float32, lda int, b []float32, c []float32, ldc int) {
+	for r := range MR {
+		for j := range NR {
+			var acc float32
+			for i := range kc {
+				acc = simd.FMA32(a[r*lda+i], b[16*i+j], acc)
+			}
+			c[r*ldc+j] += acc
+		}
+	}
+}

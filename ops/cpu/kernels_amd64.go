@@ -1,0 +1,161 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"maps"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/flashattn"
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/getrows"
+	"github.com/kernbench/kernbench/ops/cpu/internal/qgemm"
+	"github.com/kernbench/kernbench/ops/cpu/internal/quantize"
+	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
+	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
+	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
+
+	"github.com/kernbench/kernbench/quant"
+)
+
+// avx2Kernels is the AVX2+FMA+F16C tier: every kernel it installs, in one
+// place. Entries it lacks fall back to the generic tier's (dots) or to the
+// generic path of the op (the other maps: a missing entry means the op
+// computes with the dot product or quant's converters). The kernels live
+// in the leaf packages under internal/ (dot, gemv, qgemm, sgemm,
+// quantize, getrows, vec, rope, ssm, flashattn), each with its assembly,
+// its pure-Go twins and the tests that compare the two bit for bit.
+var avx2Kernels = &kernelSet{
+	name: "avx2",
+	dots: withGenericDots(map[quant.Type]dotKernel{
+		quant.F32:  {dot.F32AVX2, quant.F32},
+		quant.F16:  {dot.F16AVX2, quant.F16},
+		quant.BF16: {dot.BF16AVX2, quant.BF16},
+		quant.Q8_0: {dot.Q8_0AVX2, quant.Q8_0},
+		quant.Q4_0: {dot.Q4_0AVX2, quant.Q8_0},
+		quant.Q5_0: {dot.Q5_0AVX2, quant.Q8_0},
+		quant.Q4_1: {dot.Q4_1AVX2, quant.Q8_1},
+		quant.Q5_1: {dot.Q5_1AVX2, quant.Q8_1},
+		quant.Q2_K: {dot.Q2_KAVX2, quant.Q8_K},
+		quant.Q3_K: {dot.Q3_KAVX2, quant.Q8_K},
+		quant.Q4_K: {dot.Q4_KAVX2, quant.Q8_K},
+		quant.Q5_K: {dot.Q5_KAVX2, quant.Q8_K},
+		quant.Q6_K: {dot.Q6_KAVX2, quant.Q8_K},
+	}),
+	act: map[quant.Type]func([]float32, []byte){
+		quant.Q8_0: quantize.Q8_0AVX2,
+		quant.Q8_1: quantize.Q8_1AVX2,
+		quant.Q8_K: quantize.Q8_KAVX2,
+		quant.F16:  quantize.F16AVX2,
+	},
+	gemm: map[quant.Type]*gemmKernel{
+		quant.F32:  {kind: gemmFloat, tile: dot.TileF32AVX2, micro: sgemm.MicroAVX2},
+		quant.F16:  {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenF16AVX2, micro: sgemm.MicroAVX2},
+		quant.BF16: {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenBF16AVX2, micro: sgemm.MicroAVX2},
+		quant.Q4_0: {kind: gemmQ8Quad, quad: dot.QuadQ4_0AVX2,
+			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ8Block, biased: true,
+				repack: qgemm.RepackQ4_0AVX2, kernel: qgemm.Q4_0AVX2}},
+		quant.Q5_0: {kind: gemmQ8Quad, quad: dot.QuadQ5_0AVX2,
+			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ8Block, biased: true,
+				repack: qgemm.RepackQ5_0AVX2, kernel: qgemm.Q5_0AVX2}},
+		// The q8_0 panel kernel is taken from n = 8: at n = 4 it
+		// measured no faster than the quad kernel (BenchmarkQTile).
+		quant.Q8_0: {kind: gemmQ8Quad, quad: dot.QuadQ8_0AVX2,
+			qtile: &qTile{block: qgemm.PanelBlock8, gblock: dot.PackQ8Block, minN: 8,
+				repack: qgemm.RepackQ8_0AVX2, kernel: qgemm.Q8_0AVX2}},
+		quant.Q4_1: {kind: gemmQ81Quad, quad: dot.QuadQ4_1AVX2,
+			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ81Block,
+				repack: qgemm.RepackQ4_1AVX2, kernel: qgemm.Q4_1AVX2}},
+		quant.Q5_1: {kind: gemmQ81Quad, quad: dot.QuadQ5_1AVX2,
+			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ81Block,
+				repack: qgemm.RepackQ5_1AVX2, kernel: qgemm.Q5_1AVX2}},
+		quant.Q2_K: {kind: gemmKQuad, quad: dot.QuadQ2_KAVX2},
+		quant.Q3_K: {kind: gemmKQuad, quad: dot.QuadQ3_KAVX2},
+		quant.Q4_K: {kind: gemmKQuad, quad: dot.QuadQ4_KAVX2,
+			ktile: &kTile{block: qgemm.PanelQ4_K, minN: 4, repack: qgemm.RepackQ4_K, kernel: qgemm.Q4_KAVX2}},
+		quant.Q5_K: {kind: gemmKQuad, quad: dot.QuadQ5_KAVX2},
+		quant.Q6_K: {kind: gemmKQuad, quad: dot.QuadQ6_KAVX2,
+			ktile: &kTile{block: qgemm.PanelQ6_K, minN: 4, repack: qgemm.RepackQ6_K, kernel: qgemm.Q6_KAVX2}},
+	},
+	// Four-row kernels for MUL_MAT with one to three activation rows
+	// (package internal/gemv); with next-step prefetch each beats the dot product
+	// inside MUL_MAT (BenchmarkGemvMulMat).
+	gemv: map[quant.Type]gemvFunc{
+		quant.Q4_0: gemv.Q4_0AVX2,
+		quant.Q8_0: gemv.Q8_0AVX2,
+		quant.Q5_0: gemv.Q5_0AVX2,
+		quant.Q4_1: gemv.Q4_1AVX2,
+		quant.Q5_1: gemv.Q5_1AVX2,
+		quant.Q2_K: gemv.Q2_KAVX2,
+		quant.Q3_K: gemv.Q3_KAVX2,
+		quant.Q4_K: gemv.Q4_KAVX2,
+		quant.Q5_K: gemv.Q5_KAVX2,
+		quant.Q6_K: gemv.Q6_KAVX2,
+		quant.F16:  gemv.F16AVX2,
+		quant.BF16: gemv.BF16AVX2,
+		quant.F32:  gemv.F32AVX2,
+	},
+	// Four-row kernels with data prepared once per activation row, which
+	// MUL_MAT and MUL_MAT_ID prefer to gemv.
+	gemvSide: map[quant.Type]*gemvSideKernel{
+		quant.Q4_0: {per: gemv.SideSlots, prep: gemv.Q4_0Prep, f: gemv.SideQ4_0AVX2},
+	},
+	vec: vecKernels{
+		smPrep:   vec.SMPrepAVX2,
+		expSum:   vec.ExpSumAVX2,
+		mulTo:    vec.MulToAVX2,
+		sumSq:    vec.SumSqAVX2,
+		axpy:     vec.AxpyAVX2,
+		axpyF16:  vec.AxpyF16AVX2,
+		axpy4:    vec.Axpy4AVX2,
+		axpy4F16: vec.Axpy4F16AVX2,
+		axpyQ8_0: vec.AxpyQ8_0AVX2,
+		dot2F16:  vec.Dot2F16AVX2,
+		f16ToF32: vec.F16ToF32AVX2,
+	},
+	elt: eltKernels{
+		add:    vec.AddAVX2,
+		mul:    vec.MulAVX2,
+		silu:   vec.SiLUAVX2,
+		gelu:   vec.GELUAVX2,
+		swiglu: vec.SwiGLUAVX2,
+	},
+	deq: map[quant.Type]func([]byte, []float32){
+		quant.Q4_0: getrows.DeqQ4_0AVX2,
+		quant.Q8_0: getrows.DeqQ8_0AVX2,
+		quant.F16:  dot.WidenF16AVX2,
+		quant.BF16: dot.WidenBF16AVX2,
+	},
+	rope: &ropeKernels{
+		angles: rope.AnglesAVX2,
+		norm:   rope.NormHeadsAVX2,
+		neox:   rope.NeoXHeadsAVX2,
+	},
+	ssm: &ssmKernels{
+		softplus:  ssm.SoftplusAVX2,
+		scanA:     ssm.ScanAAVX2,
+		scanS:     ssm.ScanSAVX2,
+		scanSTok:  ssm.ScanSTokAVX2,
+		scanSTile: ssm.ScanSTileAVX2,
+		conv4:     ssm.Conv4AVX2,
+		conv4g:    ssm.Conv4GatherAVX2,
+		conv41:    ssm.Conv41AVX2,
+	},
+	fa: &faBlockKernels{
+		scores: flashattn.ScoresAVX2, values: flashattn.ValuesAVX2,
+		scores1: flashattn.Scores1AVX2, values1: flashattn.Values1AVX2,
+		scoresQ8: flashattn.ScoresQ8AVX2, scores1Q8: flashattn.Scores1Q8AVX2, dequantQ8: flashattn.DequantQ8AVX2,
+		valuesF32: flashattn.ValuesF32AVX2, values1F32: flashattn.Values1F32AVX2,
+		maskF16: flashattn.MaskF16AVX2, logits: flashattn.LogitsAVX2,
+		roundF16: flashattn.RoundF16AVX2, scores4: flashattn.Scores4AVX2,
+	},
+}
+
+// withGenericDots returns the generic tier's dot products with those of
+// over in their place.
+func withGenericDots(over map[quant.Type]dotKernel) map[quant.Type]dotKernel {
+	m := maps.Clone(dotKernels)
+	maps.Copy(m, over)
+	return m
+}
