@@ -15,7 +15,7 @@ help:
 	@echo "roofline   opbench roofline: this machine's peak GFLOP/s and GB/s at 1 and 2 threads"
 	@echo "baseline   the committed baseline sweeps in results/<machine>/ (see results/README.md)"
 	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side, every op (GGML=path/to/test-backend-ops; see README; about 2 h)"
-	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 20 min)"
+	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
 	@echo "lint       gofmt -l and go vet"
 	@echo "fuzz       fuzz the quant dequantizers for 60 s"
 
