@@ -23,8 +23,8 @@
 //   - internal/gemv: four weight rows against one activation row
 //     (MUL_MAT with one to three activation rows);
 //   - internal/qgemm: the panel kernels of q4_0, q5_0, q8_0, q4_1, q5_1,
-//     q4_K and q6_K gemm (eight repacked weight rows by four activation
-//     rows);
+//     q4_K, q5_K and q6_K gemm (eight repacked weight rows by four
+//     activation rows);
 //   - internal/sgemm: the 6x16 float32 micro-kernel of the packed gemm;
 //   - internal/quantize: activation quantizers (q8_0, q8_1, q8_K, f16);
 //   - internal/getrows: GET_ROWS's q4_0 and q8_0 row decoders;
@@ -55,7 +55,7 @@
 // activation converters to q8_0, q8_1, q8_K and f16; gemm kernels (float
 // 4x3 tiles and the 6x16 packed micro-kernel for f32/f16/bf16, quad kernels
 // for the quantized types, with panel kernels for q4_0, q5_0, q8_0, q4_1,
-// q5_1, q4_K, q6_K); four-row gemv kernels for every type but q8_1 and q8_K, and the
+// q5_1, q4_K, q5_K, q6_K); four-row gemv kernels for every type but q8_1 and q8_K, and the
 // q4_0 side kernel; the row kernels of SOFT_MAX, RMS_NORM, flash attention
 // and the elementwise ops; GET_ROWS decoders for q4_0, q8_0, f16, bf16;
 // and the ROPE, SSM and FLASH_ATTN_EXT block kernels. Tests check entries

@@ -30,7 +30,7 @@ import (
 //   - K formats (q2_K, q3_K, q4_K, q5_K, q6_K): 1 weight row x 4 q8_K
 //     activation rows read in place, each output equal bit for bit to the
 //     dot product; or 8 x 4 where the tier attaches a panel kernel
-//     (kgemm.go: q4_K and q6_K on AVX2, the weights repacked per row
+//     (kgemm.go: q4_K, q5_K and q6_K on AVX2, the weights repacked per row
 //     block into panels of eight rows, the activations still in place).
 //
 // Outside the panel kernels weights are never repacked: their blocks

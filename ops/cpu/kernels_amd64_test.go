@@ -119,6 +119,7 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("gemm[q6_K].quad", ks.gemm[quant.Q6_K].quad, dot.QuadQ6_KAVX2)
 	same("gemm[q4_0].qtile.kernel", ks.gemm[quant.Q4_0].qtile.kernel, qgemm.Q4_0AVX2)
 	same("gemm[q4_K].ktile.kernel", ks.gemm[quant.Q4_K].ktile.kernel, qgemm.Q4_KAVX2)
+	same("gemm[q5_K].ktile.kernel", ks.gemm[quant.Q5_K].ktile.kernel, qgemm.Q5_KAVX2)
 	same("gemm[q6_K].ktile.kernel", ks.gemm[quant.Q6_K].ktile.kernel, qgemm.Q6_KAVX2)
 	same("act[q8_K]", ks.act[quant.Q8_K], quantize.Q8_KAVX2)
 	same("deq[q4_0]", ks.deq[quant.Q4_0], getrows.DeqQ4_0AVX2)

@@ -11,8 +11,8 @@ import (
 // K-format gemm kernel (gemmKernel.ktile); MUL_MAT then computes eight weight rows
 // by four q8_K activation rows per kernel call instead of one by four.
 // The activation rows are read in place (no packing pass); the eight
-// weight rows are repacked into a panel (package internal/qgemm, kq4.go
-// and kq6.go, for the layouts) once per row block and call, kept in the
+// weight rows are repacked into a panel (package internal/qgemm, kq4.go,
+// kq5.go and kq6.go, for the layouts) once per row block and call, kept in the
 // worker's scratch behind the same header as the q8 panels (qgemm.go),
 // which gemm clears at the start of every call: nothing survives into a
 // call whose weights may have changed.

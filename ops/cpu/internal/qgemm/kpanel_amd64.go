@@ -40,3 +40,18 @@ func Q6_KAVX2(nb int, panel, y []byte, ldy int, out *[32]float32) {
 	_, _ = panel[nb*PanelQ6_K-1], y[3*ldy+nb*simd.BytesQ8_K-1]
 	q6KAVX2(nb, unsafe.SliceData(panel), unsafe.SliceData(y), ldy, out)
 }
+
+// q5KAVX2 is the q5_K panel kernel (twin: TwinQ5_K).
+//
+//go:noescape
+func q5KAVX2(nb int, panel, y *byte, ldy int, out *[32]float32)
+
+// Q5_KAVX2 is the AVX2 q5_K panel kernel on slices (panels in the q4_K
+// layout, PanelQ4_K bytes per super-block), as Q4_KAVX2.
+func Q5_KAVX2(nb int, panel, y []byte, ldy int, out *[32]float32) {
+	if nb <= 0 {
+		return
+	}
+	_, _ = panel[nb*PanelQ4_K-1], y[3*ldy+nb*simd.BytesQ8_K-1]
+	q5KAVX2(nb, unsafe.SliceData(panel), unsafe.SliceData(y), ldy, out)
+}

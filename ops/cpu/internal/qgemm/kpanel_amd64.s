@@ -211,3 +211,69 @@ kq6sub:
 kq6done:
 	VZEROUPPER
 	RET
+
+// KQ5_HALF(J0, J1, J2, J3): four vectors of the sub-block, their int16
+// sums widened with the sub-block's scales at 256(SI).
+#define KQ5_HALF(J0, J1, J2, J3) \
+	VPXOR Y0, Y0, Y0; \
+	VPXOR Y1, Y1, Y1; \
+	VPXOR Y2, Y2, Y2; \
+	VPXOR Y3, Y3, Y3; \
+	KQ4_STEP(J0); \
+	KQ4_STEP(J1); \
+	KQ4_STEP(J2); \
+	KQ4_STEP(J3); \
+	KQ6_WIDEN(256)
+
+// func q5KAVX2(nb int, panel, y *byte, ldy int, out *[32]float32)
+//
+// The q4_K kernel with 5-bit codes: int16 sums over four vectors.
+TEXT ·q5KAVX2(SB), NOSPLIT, $0-40
+	MOVQ nb+0(FP), DX
+	MOVQ panel+8(FP), SI
+	MOVQ y+16(FP), R10
+	MOVQ ldy+24(FP), R8
+	MOVQ out+32(FP), AX
+	LEAQ (R8)(R8*2), R9
+	TESTQ DX, DX
+	JEQ  kq5done
+
+kq5super:
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y11, Y11, Y11
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	VPXOR Y14, Y14, Y14
+	LEAQ  4(R10), DI
+	LEAQ  260(R10), BX
+	MOVQ  $8, CX
+
+kq5sub:
+	KQ5_HALF(0, 1, 2, 3)
+	KQ5_HALF(4, 5, 6, 7)
+	VMOVDQU 288(SI), Y8
+	KQ4_MIN((BX), Y11)
+	KQ4_MIN((BX)(R8*1), Y12)
+	KQ4_MIN((BX)(R8*2), Y13)
+	KQ4_MIN((BX)(R9*1), Y14)
+	ADDQ    $320, SI
+	ADDQ    $32, DI
+	ADDQ    $4, BX
+	DECQ    CX
+	JNE     kq5sub
+
+	KQ4_OUT((R10), Y4, Y11, 0)
+	KQ4_OUT((R10)(R8*1), Y5, Y12, 32)
+	KQ4_OUT((R10)(R8*2), Y6, Y13, 64)
+	KQ4_OUT((R10)(R9*1), Y7, Y14, 96)
+	ADDQ $64, SI
+	ADDQ $292, R10
+	DECQ DX
+	JNE  kq5super
+
+kq5done:
+	VZEROUPPER
+	RET

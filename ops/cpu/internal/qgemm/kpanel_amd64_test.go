@@ -24,6 +24,7 @@ type kPanel struct {
 
 var kPanels = []kPanel{
 	{quant.Q4_K, PanelQ4_K, RepackQ4_K, Q4_KAVX2, TwinQ4_K},
+	{quant.Q5_K, PanelQ4_K, RepackQ5_K, Q5_KAVX2, TwinQ5_K},
 	{quant.Q6_K, PanelQ6_K, RepackQ6_K, Q6_KAVX2, TwinQ6_K},
 }
 
@@ -122,10 +123,11 @@ func TestKPanels(t *testing.T) {
 	}
 }
 
-// FuzzQ4_KTwin compares the kernel with its twin on arbitrary panel
-// codes, scales, mins and activation codes (bsums arbitrary too: the
-// arithmetic must agree whatever they hold), with finite scales.
-func FuzzQ4_KTwin(f *testing.F) {
+// FuzzQ45_KTwin compares the q4_K and q5_K kernels with their twins on
+// arbitrary panel codes, scales, mins and activation codes (bsums
+// arbitrary too: the arithmetic must agree whatever they hold), with
+// finite scales.
+func FuzzQ45_KTwin(f *testing.F) {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		f.Skip("no AVX2+FMA")
 	}
@@ -140,7 +142,7 @@ func FuzzQ4_KTwin(f *testing.F) {
 			for s := range 8 {
 				sp := p[s*panelSubQ4_K:]
 				for i := range 256 {
-					sp[i] = byte(rng.IntN(16))
+					sp[i] = byte(rng.IntN(32))
 				}
 				for r := range 8 {
 					sc, m := byte(rng.IntN(64)), byte(rng.IntN(64))
@@ -169,12 +171,31 @@ func FuzzQ4_KTwin(f *testing.F) {
 				}
 			}
 		}
-		var got, want [32]float32
-		Q4_KAVX2(nb, panel, y, ldy, &got)
-		TwinQ4_K(nb, panel, y, ldy, &want)
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
-				t.Fatalf("out[%d] = %v, twin %v", i, got[i], want[i])
+		// The codes are 5-bit (q5_K); q4_K's are their low four bits.
+		panel4 := append([]byte(nil), panel...)
+		for b := range nb {
+			for s := range 8 {
+				sp := panel4[b*PanelQ4_K+s*panelSubQ4_K:]
+				for i := range 256 {
+					sp[i] &= 15
+				}
+			}
+		}
+		for _, k := range []struct {
+			name      string
+			panel     []byte
+			asm, twin func(nb int, panel, y []byte, ldy int, out *[32]float32)
+		}{
+			{"q4_K", panel4, Q4_KAVX2, TwinQ4_K},
+			{"q5_K", panel, Q5_KAVX2, TwinQ5_K},
+		} {
+			var got, want [32]float32
+			k.asm(nb, k.panel, y, ldy, &got)
+			k.twin(nb, k.panel, y, ldy, &want)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("%s: out[%d] = %v, twin %v", k.name, i, got[i], want[i])
+				}
 			}
 		}
 	})

@@ -48,13 +48,24 @@ const (
 // RepackQ4_K writes super-blocks [0, nb) of the eight q4_K weight rows
 // w[r*ld:] into panel (nb*PanelQ4_K bytes) in the layout above.
 func RepackQ4_K(panel, w []byte, ld, nb int64) {
+	repackQ45K(panel, w, ld, nb, simd.BytesQ4_K)
+}
+
+// repackQ45K is RepackQ4_K and RepackQ5_K, for blocks of xs bytes: a
+// q5_K block has its high bits (qh, 32 bytes) between the scales and the
+// nibbles, and they add 16 to a code whose bit s of qh[e] is set.
+func repackQ45K(panel, w []byte, ld, nb, xs int64) {
 	for b := range nb {
 		p := panel[b*PanelQ4_K : (b+1)*PanelQ4_K]
 		for r := range int64(8) {
-			x := w[r*ld+b*simd.BytesQ4_K:][:simd.BytesQ4_K]
+			x := w[r*ld+b*xs:][:xs]
 			binary.LittleEndian.PutUint32(p[8*panelSubQ4_K+4*r:], math.Float32bits(quant.FP16ToFP32(binary.LittleEndian.Uint16(x[0:]))))
 			binary.LittleEndian.PutUint32(p[8*panelSubQ4_K+32+4*r:], math.Float32bits(quant.FP16ToFP32(binary.LittleEndian.Uint16(x[2:]))))
-			scales, qs := x[4:16], x[16:144]
+			scales, qs := x[4:16], x[xs-128:]
+			var qh []byte
+			if xs == simd.BytesQ5_K {
+				qh = x[16:48]
+			}
 			for s := range 8 {
 				sc, m := scaleMinK4(scales, s)
 				sp := p[s*panelSubQ4_K : (s+1)*panelSubQ4_K]
@@ -63,12 +74,16 @@ func RepackQ4_K(panel, w []byte, ld, nb int64) {
 				binary.LittleEndian.PutUint16(sp[288+4*r:], uint16(m))
 				binary.LittleEndian.PutUint16(sp[288+4*r+2:], uint16(m))
 				// Eight codes at a time: bytes e..e+7 of the sub-block's
-				// nibbles, shifted and masked, are elements e..e+7, which
-				// go to vectors e/4 and e/4+1 at row r.
+				// nibbles, shifted and masked (and, for q5_K, their bit s
+				// of qh moved to bit 4), are elements e..e+7, which go to
+				// vectors e/4 and e/4+1 at row r.
 				src := qs[32*(s/2) : 32*(s/2)+32]
 				shift := 4 * uint(s%2)
 				for e := 0; e < 32; e += 8 {
 					v := (binary.LittleEndian.Uint64(src[e:]) >> shift) & 0x0f0f0f0f0f0f0f0f
+					if qh != nil {
+						v |= (binary.LittleEndian.Uint64(qh[e:]) >> uint(s) & 0x0101010101010101) << 4
+					}
 					binary.LittleEndian.PutUint32(sp[8*e+4*int(r):], uint32(v))
 					binary.LittleEndian.PutUint32(sp[8*e+32+4*int(r):], uint32(v>>32))
 				}
@@ -86,10 +101,16 @@ func scaleMinK4(s []byte, j int) (sc, m uint8) {
 	return s[j+4]&15 | (s[j-4]>>6)<<4, s[j+4]>>4 | (s[j]>>6)<<4
 }
 
-// TwinQ4_K adds to out[8c+r] the dot product of panel row r with
-// q8_K activation row c (at y[c*ldy:]) over super-blocks [0, nb), in the
+// TwinQ4_K adds to out[8c+r] the dot product of panel row r with q8_K
+// activation row c (at y[c*ldy:]) over super-blocks [0, nb), in the
 // arithmetic described above: it is, bit for bit, the AVX2 kernel.
 func TwinQ4_K(nb int, panel, y []byte, ldy int, out *[32]float32) {
+	twinQ45K(nb, panel, y, ldy, out, 8)
+}
+
+// twinQ45K is the twin of the q4_K and q5_K kernels, whose int16 sums run
+// over run vectors of a sub-block (8 and 4) before VPMADDWD widens them.
+func twinQ45K(nb int, panel, y []byte, ldy int, out *[32]float32, run int) {
 	for b := range nb {
 		p := panel[b*PanelQ4_K : (b+1)*PanelQ4_K]
 		for c := range 4 {
@@ -98,19 +119,23 @@ func TwinQ4_K(nb int, panel, y []byte, ldy int, out *[32]float32) {
 			var isum, msum [8]int32
 			for s := range 8 {
 				sp := p[s*panelSubQ4_K : (s+1)*panelSubQ4_K]
-				var acc [16]int16
-				for j := range 8 {
-					a := yb[4+32*s+4*j:][:4]
-					for l := range 16 {
-						acc[l] += maddubs(sp[32*j+2*l], a[2*(l%2)], sp[32*j+2*l+1], a[2*(l%2)+1])
+				for j0 := 0; j0 < 8; j0 += run {
+					var acc [16]int16
+					for j := j0; j < j0+run; j++ {
+						a := yb[4+32*s+4*j:][:4]
+						for l := range 16 {
+							acc[l] += maddubs(sp[32*j+2*l], a[2*(l%2)], sp[32*j+2*l+1], a[2*(l%2)+1])
+						}
+					}
+					for r := range 8 {
+						sc := int32(int16(binary.LittleEndian.Uint16(sp[256+4*r:])))
+						isum[r] += int32(acc[2*r])*sc + int32(acc[2*r+1])*sc
 					}
 				}
 				bs0 := int32(int16(binary.LittleEndian.Uint16(yb[4+quant.QKK+4*s:])))
 				bs1 := int32(int16(binary.LittleEndian.Uint16(yb[4+quant.QKK+4*s+2:])))
 				for r := range 8 {
-					sc := int32(int16(binary.LittleEndian.Uint16(sp[256+4*r:])))
 					m := int32(int16(binary.LittleEndian.Uint16(sp[288+4*r:])))
-					isum[r] += int32(acc[2*r])*sc + int32(acc[2*r+1])*sc
 					msum[r] += m*bs0 + m*bs1
 				}
 			}

@@ -7,11 +7,11 @@
 // which biases a packed q8 group's codes for the q4_0/q5_0 kernels. The
 // panel layout is described at package cpu's qTile, which drives them.
 //
-// It also holds the K-format panel kernels (kq4.go, kq6.go): eight q4_K
-// or q6_K weight rows repacked with their sub-block scales (RepackQ4_K,
-// RepackQ6_K), times four q8_K activation rows read in place (Q4_KAVX2,
-// Q6_KAVX2, kpanel_amd64.s; twins TwinQ4_K, TwinQ6_K), driven by package
-// cpu's kTile.
+// It also holds the K-format panel kernels (kq4.go, kq5.go, kq6.go):
+// eight q4_K, q5_K or q6_K weight rows repacked with their sub-block
+// scales (RepackQ4_K, RepackQ5_K, RepackQ6_K), times four q8_K activation
+// rows read in place (Q4_KAVX2, Q5_KAVX2, Q6_KAVX2, kpanel_amd64.s; twins
+// TwinQ4_K, TwinQ5_K, TwinQ6_K), driven by package cpu's kTile.
 package qgemm
 
 import (
