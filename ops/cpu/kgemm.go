@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"encoding/binary"
-
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -46,49 +44,17 @@ func (j *gemmJob) kTile() *kTile {
 }
 
 // kTileBlock is kBlock with the panel kernel t. The rows go through
-// panels of eight (a last group of fewer rows is copied into scratch
-// padded with zero rows, whose outputs are dropped); a last group of
-// fewer than four columns uses the dot product.
+// panels of eight (rowPanels); a last group of fewer than four columns
+// uses the dot product.
 func (j *gemmJob) kTileBlock(w int, t *kTile, i0, i1, c0, c1, i2, i3 int64) {
 	mm := j.mm
 	nb := mm.k / quant.QKK
-	panelBytes := nb * t.block
-	np := ceilDiv(i1-i0, 8)
-	var padBytes int64
-	if (i1-i0)%8 != 0 {
-		padBytes = 8 * mm.aRow
-	}
 	c4 := c0 + (c1-c0)/4*4
 	g0, g1 := c0/4, c4/4
-	wb := j.sc.worker(w, np*(g1-g0)*32, 0, qPanelHeader+np*panelBytes+padBytes)
-	hdr := wb.bytes[:qPanelHeader]
-	panels := wb.bytes[qPanelHeader : qPanelHeader+np*panelBytes]
-	w2, w3 := i2/mm.r2, i3/mm.r3
-	key := [5]int64{2, w2, w3, i0, i1}
-	if !qHeaderIs(hdr, &key) {
-		ld := mm.a.Nb[1]
-		for p := range np {
-			r0 := i0 + 8*p
-			panel := panels[p*panelBytes : (p+1)*panelBytes]
-			if r0+8 <= i1 {
-				off := at(mm.a, 0, r0, w2, w3)
-				t.repack(panel, mm.aMem[off:off+7*ld+mm.aRow], ld, nb)
-				continue
-			}
-			pad := wb.bytes[qPanelHeader+np*panelBytes:][:padBytes]
-			clear(pad)
-			for r := r0; r < i1; r++ {
-				copy(pad[(r-r0)*mm.aRow:], mm.weightRow(r, i2, i3))
-			}
-			t.repack(panel, pad, mm.aRow, nb)
-		}
-		for f, v := range key {
-			binary.LittleEndian.PutUint64(hdr[8*f:], uint64(v))
-		}
-	}
+	np := ceilDiv(i1-i0, 8)
+	panels, accs := j.rowPanels(w, 2, t.repack, t.block, nb, np*(g1-g0)*32, i0, i1, i2, i3)
+	panelBytes := nb * t.block
 	ldy := mm.acts.nb1
-	accs := wb.f32[:np*(g1-g0)*32]
-	clear(accs)
 	for k0 := int64(0); k0 < nb; k0 += kTileKC {
 		kl := min(kTileKC, nb-k0)
 		for p := range np {
@@ -101,16 +67,6 @@ func (j *gemmJob) kTileBlock(w int, t *kTile, i0, i1, c0, c1, i2, i3 int64) {
 			}
 		}
 	}
-	for p := range np {
-		r0 := i0 + 8*p
-		rows := min(8, i1-r0)
-		for g := g0; g < g1; g++ {
-			tile := (p*(g1-g0) + g - g0) * 32
-			for c := range int64(4) {
-				o := mm.outIndex(r0, 4*g+c, i2, i3)
-				copy(mm.out[o:o+rows], accs[tile+8*c:tile+8*c+rows])
-			}
-		}
-	}
+	j.storeTiles(accs, i0, i1, g0, g1, i2, i3)
 	mm.dotRange(i0, i1, c4, c1, i2, i3)
 }

@@ -113,50 +113,17 @@ func (j *gemmJob) qTile() *qTile {
 }
 
 // qTileBlock is q8Block with the panel kernel t. The rows go through
-// panels of eight; a last group of fewer rows is copied into scratch
-// padded with zero rows (scale 0) and computed as a whole panel, its
-// padding outputs dropped.
+// panels of eight (rowPanels); the tiles' outputs go out by storeTiles.
 func (j *gemmJob) qTileBlock(w int, t *qTile, i0, i1, c0, c1, i2, i3 int64) {
 	mm := j.mm
 	nb := mm.k / quant.QK
-	panelBytes := nb * t.block
-	np := ceilDiv(i1-i0, 8)
-	var padBytes int64
-	if (i1-i0)%8 != 0 {
-		padBytes = 8 * mm.aRow
-	}
 	g0, g1 := c0/4, ceilDiv(c1, 4)
-	wb := j.sc.worker(w, np*(g1-g0)*32, 0, qPanelHeader+np*panelBytes+padBytes)
-	hdr := wb.bytes[:qPanelHeader]
-	panels := wb.bytes[qPanelHeader : qPanelHeader+np*panelBytes]
-	w2, w3 := i2/mm.r2, i3/mm.r3
-	key := [5]int64{1, w2, w3, i0, i1}
-	if !qHeaderIs(hdr, &key) {
-		ld := mm.a.Nb[1]
-		for p := range np {
-			r0 := i0 + 8*p
-			panel := panels[p*panelBytes : (p+1)*panelBytes]
-			if r0+8 <= i1 {
-				off := at(mm.a, 0, r0, w2, w3)
-				t.repack(panel, mm.aMem[off:off+7*ld+mm.aRow], ld, nb)
-				continue
-			}
-			pad := wb.bytes[qPanelHeader+np*panelBytes:][:padBytes]
-			clear(pad)
-			for r := r0; r < i1; r++ {
-				copy(pad[(r-r0)*mm.aRow:], mm.weightRow(r, i2, i3))
-			}
-			t.repack(panel, pad, mm.aRow, nb)
-		}
-		for f, v := range key {
-			binary.LittleEndian.PutUint64(hdr[8*f:], uint64(v))
-		}
-	}
+	np := ceilDiv(i1-i0, 8)
+	panels, accs := j.rowPanels(w, 1, t.repack, t.block, nb, np*(g1-g0)*32, i0, i1, i2, i3)
 	// Chunks of qTileKC blocks keep a panel chunk and the groups' chunks
 	// in L1 while the kernel sweeps them; the accumulators of the
 	// block's tiles wait in scratch between chunks.
-	accs := wb.f32[:np*(g1-g0)*32]
-	clear(accs)
+	panelBytes := nb * t.block
 	batch := i2 + mm.b2*i3
 	for k0 := int64(0); k0 < nb; k0 += qTileKC {
 		kl := min(qTileKC, nb-k0)
@@ -169,7 +136,62 @@ func (j *gemmJob) qTileBlock(w int, t *qTile, i0, i1, c0, c1, i2, i3 int64) {
 			}
 		}
 	}
-	for p := range np {
+	j.storeTiles(accs, i0, i1, g0, g1, i2, i3)
+}
+
+// rowPanels returns the panels of weight rows [i0, i1) of batch (i2, i3),
+// eight rows and nb blocks of block bytes each, in worker w's scratch,
+// repacked by repack unless the scratch's header says it already holds
+// them (tag names the kind of panel: 1 for the q8 panels, 2 for the K
+// panels), and nacc cleared float32 accumulators. A last group of fewer
+// than eight rows is copied into scratch padded with zero rows (scale 0)
+// and repacked as a whole panel, whose padding outputs storeTiles drops.
+func (j *gemmJob) rowPanels(w int, tag int64, repack func(panel, w []byte, ld, nb int64), block, nb, nacc, i0, i1, i2, i3 int64) ([]byte, []float32) {
+	mm := j.mm
+	panelBytes := nb * block
+	np := ceilDiv(i1-i0, 8)
+	var padBytes int64
+	if (i1-i0)%8 != 0 {
+		padBytes = 8 * mm.aRow
+	}
+	wb := j.sc.worker(w, nacc, 0, qPanelHeader+np*panelBytes+padBytes)
+	hdr := wb.bytes[:qPanelHeader]
+	panels := wb.bytes[qPanelHeader : qPanelHeader+np*panelBytes]
+	w2, w3 := i2/mm.r2, i3/mm.r3
+	key := [5]int64{tag, w2, w3, i0, i1}
+	if !qHeaderIs(hdr, &key) {
+		ld := mm.a.Nb[1]
+		for p := range np {
+			r0 := i0 + 8*p
+			panel := panels[p*panelBytes : (p+1)*panelBytes]
+			if r0+8 <= i1 {
+				off := at(mm.a, 0, r0, w2, w3)
+				repack(panel, mm.aMem[off:off+7*ld+mm.aRow], ld, nb)
+				continue
+			}
+			pad := wb.bytes[qPanelHeader+np*panelBytes:][:padBytes]
+			clear(pad)
+			for r := r0; r < i1; r++ {
+				copy(pad[(r-r0)*mm.aRow:], mm.weightRow(r, i2, i3))
+			}
+			repack(panel, pad, mm.aRow, nb)
+		}
+		for f, v := range key {
+			binary.LittleEndian.PutUint64(hdr[8*f:], uint64(v))
+		}
+	}
+	accs := wb.f32[:nacc]
+	clear(accs)
+	return panels, accs
+}
+
+// storeTiles copies the 8x4 tiles in accs (panel p's tile of column
+// group g at (p*(g1-g0) + g-g0)*32, column c's eight rows at 8c) to the
+// outputs of rows [i0, i1) and column groups [g0, g1) of batch (i2, i3),
+// dropping padding rows and columns past n.
+func (j *gemmJob) storeTiles(accs []float32, i0, i1, g0, g1, i2, i3 int64) {
+	mm := j.mm
+	for p := range ceilDiv(i1-i0, 8) {
 		r0 := i0 + 8*p
 		rows := min(8, i1-r0)
 		for g := g0; g < g1; g++ {
