@@ -3,14 +3,14 @@
 package qgemm
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"golang.org/x/sys/cpu"
-
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -83,9 +83,7 @@ func kCase(t testing.TB, rng *rand.Rand, kp kPanel, nb int, pad int) (panel, y [
 // kernels' integer sums are exact; only the final float32 terms round),
 // for several super-block counts and starting outputs.
 func TestKPanels(t *testing.T) {
-	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
-		t.Skip("no AVX2+FMA")
-	}
+	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, kp := range kPanels {
 		for _, nb := range []int{1, 2, 5, 16} {
@@ -128,9 +126,7 @@ func TestKPanels(t *testing.T) {
 // arbitrary too: the arithmetic must agree whatever they hold), with
 // finite scales.
 func FuzzQ45_KTwin(f *testing.F) {
-	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
-		f.Skip("no AVX2+FMA")
-	}
+	simdtest.NeedAVX2(f)
 	f.Add(uint64(1), uint8(1))
 	f.Add(uint64(7), uint8(3))
 	f.Fuzz(func(t *testing.T, seed uint64, nbb uint8) {
@@ -157,20 +153,7 @@ func FuzzQ45_KTwin(f *testing.F) {
 				}
 			}
 		}
-		ldy := nb*simd.BytesQ8_K + rng.IntN(8)
-		y := make([]byte, 4*ldy)
-		for c := range 4 {
-			for b := range nb {
-				yb := y[c*ldy+b*simd.BytesQ8_K:]
-				v := math.Float32bits(float32(rng.ExpFloat64()))
-				for q := range 4 {
-					yb[q] = byte(v >> (8 * q))
-				}
-				for i := 4; i < simd.BytesQ8_K; i++ {
-					yb[i] = byte(rng.Uint32())
-				}
-			}
-		}
+		y, ldy := fuzzActs(rng, nb)
 		// The codes are 5-bit (q5_K); q4_K's are their low four bits.
 		panel4 := append([]byte(nil), panel...)
 		for b := range nb {
@@ -205,9 +188,7 @@ func FuzzQ45_KTwin(f *testing.F) {
 // super-blocks, 42-46 KiB, in L2) against four activation rows in L1/L2;
 // GOP/s counts a multiply-add as 2 operations.
 func BenchmarkKPanels(b *testing.B) {
-	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
-		b.Skip("no AVX2+FMA")
-	}
+	simdtest.NeedAVX2(b)
 	const nb = 16
 	for _, kp := range kPanels {
 		b.Run(kp.typ.String(), func(b *testing.B) {
@@ -224,9 +205,7 @@ func BenchmarkKPanels(b *testing.B) {
 // FuzzQ6_KTwin compares the q6_K kernel with its twin on arbitrary
 // codes, signed scales (in the layout's three copies) and activations.
 func FuzzQ6_KTwin(f *testing.F) {
-	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
-		f.Skip("no AVX2+FMA")
-	}
+	simdtest.NeedAVX2(f)
 	f.Add(uint64(1), uint8(1))
 	f.Add(uint64(9), uint8(2))
 	f.Fuzz(func(t *testing.T, seed uint64, nbb uint8) {
@@ -258,20 +237,7 @@ func FuzzQ6_KTwin(f *testing.F) {
 				}
 			}
 		}
-		ldy := nb*simd.BytesQ8_K + rng.IntN(8)
-		y := make([]byte, 4*ldy)
-		for c := range 4 {
-			for b := range nb {
-				yb := y[c*ldy+b*simd.BytesQ8_K:]
-				v := math.Float32bits(float32(rng.ExpFloat64()))
-				for q := range 4 {
-					yb[q] = byte(v >> (8 * q))
-				}
-				for i := 4; i < simd.BytesQ8_K; i++ {
-					yb[i] = byte(rng.Uint32())
-				}
-			}
-		}
+		y, ldy := fuzzActs(rng, nb)
 		var got, want [32]float32
 		Q6_KAVX2(nb, panel, y, ldy, &got)
 		TwinQ6_K(nb, panel, y, ldy, &want)
@@ -281,4 +247,22 @@ func FuzzQ6_KTwin(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzActs returns four q8_K rows of nb super-blocks, a few bytes more
+// than a row apart (returned as ldy), with positive finite scales and
+// arbitrary codes and bsums.
+func fuzzActs(rng *rand.Rand, nb int) ([]byte, int) {
+	ldy := nb*simd.BytesQ8_K + rng.IntN(8)
+	y := make([]byte, 4*ldy)
+	for c := range 4 {
+		for b := range nb {
+			yb := y[c*ldy+b*simd.BytesQ8_K:]
+			binary.LittleEndian.PutUint32(yb, math.Float32bits(float32(rng.ExpFloat64())))
+			for i := 4; i < simd.BytesQ8_K; i++ {
+				yb[i] = byte(rng.Uint32())
+			}
+		}
+	}
+	return y, ldy
 }

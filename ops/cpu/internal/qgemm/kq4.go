@@ -154,6 +154,5 @@ func twinQ45K(nb int, panel, y []byte, ldy int, out *[32]float32, run int) {
 // maddubs is one int16 lane of VPMADDUBSW: the unsigned bytes u0, u1
 // times the signed bytes s0, s1, summed with signed saturation.
 func maddubs(u0, s0, u1, s1 byte) int16 {
-	v := int32(u0)*int32(int8(s0)) + int32(u1)*int32(int8(s1))
-	return int16(max(math.MinInt16, min(math.MaxInt16, v)))
+	return int16(simd.Sat16(int32(u0)*int32(int8(s0)) + int32(u1)*int32(int8(s1))))
 }
