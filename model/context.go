@@ -186,7 +186,7 @@ func (m *Model) NewContext(b ops.Backend, p ContextParams) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	c := &Context{m: m, b: b, p: p, sched: sched}
+	c := &Context{m: m, b: b, p: p, sched: sched, lastPos: map[int32]int32{}}
 	if h.Recurrent() {
 		if c.rs, err = newRSMemory(h, p, b); err != nil {
 			return nil, err
@@ -278,9 +278,6 @@ func (c *Context) DecodeContext(ctx context.Context, b Batch) error {
 		return errClosed
 	}
 	h := c.m.Hparams
-	if c.lastPos == nil {
-		c.lastPos = map[int32]int32{}
-	}
 	p, err := prepareWith(b, h.NVocab, c.p.NSeqMax, c.p.NBatch, c.mem, c.lastPos)
 	if err != nil {
 		return err
