@@ -3,6 +3,7 @@
 package gemv
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -67,13 +68,7 @@ func TestScaledTwins(t *testing.T) {
 			}
 			var got [4]float32
 			c.new(nb, x, ldx, y, dy, &got)
-			for r := range 4 {
-				want := c.twin(n, x[r*ldx:], y)
-				if !simdtest.SameFloat(got[r], want) {
-					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), twin %g (%#x)", c.wt, nb, ldx, r,
-						got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
-				}
-			}
+			checkRows(t, fmt.Sprintf("%v nb=%d ldx=%d", c.wt, nb, ldx), &got, func(r int) float32 { return c.twin(n, x[r*ldx:], y) })
 		}
 	}
 }
@@ -119,12 +114,7 @@ func TestSideTwins(t *testing.T) {
 			y := simdtest.Row(rng, quant.Q8_0, n, rng.IntN(64), []float64{0, 0.05}[trial%2])
 			var got [4]float32
 			sideRun(c.wt, nb, x, ldx, y, &got)
-			for r := range 4 {
-				if want := c.twin(n, x[r*ldx:], y); !simdtest.SameFloat(got[r], want) {
-					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), twin %g (%#x)", c.wt, nb, ldx, r,
-						got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
-				}
-			}
+			checkRows(t, fmt.Sprintf("%v nb=%d ldx=%d", c.wt, nb, ldx), &got, func(r int) float32 { return c.twin(n, x[r*ldx:], y) })
 		}
 	}
 }
@@ -150,11 +140,7 @@ func FuzzSide(f *testing.F) {
 		y := simdtest.FillRow(quant.Q8_0, n, int(yoff%64), data[len(data)/2:])
 		var out [4]float32
 		sideRun(c.wt, nb, x, ldx, y, &out)
-		for r := range 4 {
-			if want := c.twin(n, x[r*ldx:], y); !simdtest.SameFloat(out[r], want) {
-				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
-			}
-		}
+		checkRows(t, fmt.Sprintf("%v nb=%d", c.wt, nb), &out, func(r int) float32 { return c.twin(n, x[r*ldx:], y) })
 	})
 }
 
@@ -184,11 +170,7 @@ func FuzzScaled(f *testing.F) {
 		}
 		var out [4]float32
 		c.new(nb, x, ldx, y, dy, &out)
-		for r := range 4 {
-			if want := c.twin(n, x[r*ldx:], y); !simdtest.SameFloat(out[r], want) {
-				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
-			}
-		}
+		checkRows(t, fmt.Sprintf("%v nb=%d", c.wt, nb), &out, func(r int) float32 { return c.twin(n, x[r*ldx:], y) })
 	})
 }
 
@@ -225,12 +207,7 @@ func TestQ81Twins(t *testing.T) {
 			}
 			var got [4]float32
 			c.f(nb, x, ldx, y, nil, &got)
-			for r := range 4 {
-				if want := c.twin(n, x[r*ldx:], y); !simdtest.SameFloat(got[r], want) {
-					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g (%#x), twin %g (%#x)", c.wt, nb, ldx, r,
-						got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
-				}
-			}
+			checkRows(t, fmt.Sprintf("%v nb=%d ldx=%d", c.wt, nb, ldx), &got, func(r int) float32 { return c.twin(n, x[r*ldx:], y) })
 		}
 	}
 }
@@ -256,11 +233,7 @@ func FuzzQ81(f *testing.F) {
 		y := simdtest.FillRow(quant.Q8_1, n, int(yoff%64), data[len(data)/2:])
 		var out [4]float32
 		c.f(nb, x, ldx, y, nil, &out)
-		for r := range 4 {
-			if want := c.twin(n, x[r*ldx:], y); !simdtest.SameFloat(out[r], want) {
-				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
-			}
-		}
+		checkRows(t, fmt.Sprintf("%v nb=%d", c.wt, nb), &out, func(r int) float32 { return c.twin(n, x[r*ldx:], y) })
 	})
 }
 
@@ -293,12 +266,7 @@ func TestFloatTwins(t *testing.T) {
 			y := simdtest.Row(rng, c.wt, n, rng.IntN(64), special)
 			var got [4]float32
 			c.new(nb, x, ldx, y, nil, &got)
-			for r := range 4 {
-				want := c.twin(n, x[r*ldx:], y)
-				if !simdtest.SameFloat(got[r], want) {
-					t.Fatalf("%v nb=%d ldx=%d row %d: asm %g, twin %g", c.wt, nb, ldx, r, got[r], want)
-				}
-			}
+			checkRows(t, fmt.Sprintf("%v nb=%d ldx=%d", c.wt, nb, ldx), &got, func(r int) float32 { return c.twin(n, x[r*ldx:], y) })
 		}
 	}
 }
@@ -324,10 +292,17 @@ func FuzzFloat(f *testing.F) {
 		y := simdtest.FillRow(c.wt, n, int(yoff%64), data[len(data)/2:])
 		var out [4]float32
 		c.new(nb, x, ldx, y, nil, &out)
-		for r := range 4 {
-			if want := c.twin(n, x[r*ldx:], y); !simdtest.SameFloat(out[r], want) {
-				t.Fatalf("%v nb=%d row %d: asm %g, twin %g", c.wt, nb, r, out[r], want)
-			}
-		}
+		checkRows(t, fmt.Sprintf("%v nb=%d", c.wt, nb), &out, func(r int) float32 { return c.twin(n, x[r*ldx:], y) })
 	})
+}
+
+// checkRows fails t when a kernel's four outputs got differ from the
+// twin's want(r) (bit for bit, NaN payloads aside), naming what.
+func checkRows(t *testing.T, what string, got *[4]float32, want func(r int) float32) {
+	t.Helper()
+	for r := range 4 {
+		if w := want(r); !simdtest.SameFloat(got[r], w) {
+			t.Fatalf("%s row %d: asm %g (%#x), twin %g (%#x)", what, r, got[r], math.Float32bits(got[r]), w, math.Float32bits(w))
+		}
+	}
 }
