@@ -15,11 +15,12 @@
 //  1. g++ -E with a compatibility header per dialect (csrc/include:
 //     kbsimt_cuda.h, kbsimt_metal.h, and <metal_stdlib>, <cuda_fp16.h> and
 //     the like that include them);
-//  2. the translator (translate.go) rewrites the preprocessed source token
-//     by token, keeping every line in place: CUDA's __global__ and
-//     __shared__, Metal's kernel functions, [[attributes]], address
-//     spaces and half literals; it lists each kernel with how its
-//     parameters are bound and appends the module's kernel table;
+//  2. the translator rewrites the preprocessed source token by token,
+//     keeping every line in place: CUDA's __global__ and __shared__
+//     (translate_cuda.go), Metal's kernel functions, [[attributes]],
+//     address spaces and half literals (translate_metal.go); it lists
+//     each kernel with how its parameters are bound and appends the
+//     module's kernel table (translate.go, with what both share);
 //  3. g++ compiles and links the result against the runtime.
 //
 // A launch runs the grid's blocks in parallel on the runtime's worker
