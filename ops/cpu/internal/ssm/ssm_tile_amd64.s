@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // HSUM8(y, x): x (the low half of y) = the sum of y's lanes as hsum8;
-// X1 is clobbered. (As in ssm_amd64.s: macros do not cross files.)
+// X1 is clobbered. (As in ssm_scan_amd64.s: macros do not cross files.)
 #define HSUM8(y, x) \
 	VEXTRACTF128 $1, y, X1; \
 	VADDPS X1, x, x; \
