@@ -6,26 +6,30 @@
 // twin.go): the weighted sums of the value
 // rows, f16 and float32.
 
-// PV_KEY: the three rows' accumulators of a chunk of 32 floats (Y0..Y3,
-// Y4..Y7, Y8..Y11) take the chunk of value row (R9) times the rows'
-// weights (broadcast in Y13..Y15), in element order.
-#define PV_KEY \
-	VCVTPH2PS (R9), Y12; \
+// PV_KEYL(LD, S): the three rows' accumulators of a chunk of 32 floats
+// (Y0..Y3, Y4..Y7, Y8..Y11) take the chunk of value row (R9), its runs of
+// 8 loaded as floats by LD from S bytes apart, times the rows' weights
+// (broadcast in Y13..Y15), in element order.
+#define PV_KEYL(LD, S) \
+	LD (R9), Y12; \
 	VFMADD231PS Y12, Y13, Y0; \
 	VFMADD231PS Y12, Y14, Y4; \
 	VFMADD231PS Y12, Y15, Y8; \
-	VCVTPH2PS 16(R9), Y12; \
+	LD S(R9), Y12; \
 	VFMADD231PS Y12, Y13, Y1; \
 	VFMADD231PS Y12, Y14, Y5; \
 	VFMADD231PS Y12, Y15, Y9; \
-	VCVTPH2PS 32(R9), Y12; \
+	LD 2*S(R9), Y12; \
 	VFMADD231PS Y12, Y13, Y2; \
 	VFMADD231PS Y12, Y14, Y6; \
 	VFMADD231PS Y12, Y15, Y10; \
-	VCVTPH2PS 48(R9), Y12; \
+	LD 3*S(R9), Y12; \
 	VFMADD231PS Y12, Y13, Y3; \
 	VFMADD231PS Y12, Y14, Y7; \
 	VFMADD231PS Y12, Y15, Y11
+
+// PV_KEY: PV_KEYL for f16 value rows.
+#define PV_KEY PV_KEYL(VCVTPH2PS, 16)
 
 // func faPV3AVX2(a0, a1, a2, p0, p1, p2 *float32, v *uint16, vs, nk, n int)
 //
@@ -239,24 +243,8 @@ pv1_done:
 	VZEROUPPER
 	RET
 
-// PVF_KEY: PV_KEY for float32 value rows.
-#define PVF_KEY \
-	VMOVUPS (R9), Y12; \
-	VFMADD231PS Y12, Y13, Y0; \
-	VFMADD231PS Y12, Y14, Y4; \
-	VFMADD231PS Y12, Y15, Y8; \
-	VMOVUPS 32(R9), Y12; \
-	VFMADD231PS Y12, Y13, Y1; \
-	VFMADD231PS Y12, Y14, Y5; \
-	VFMADD231PS Y12, Y15, Y9; \
-	VMOVUPS 64(R9), Y12; \
-	VFMADD231PS Y12, Y13, Y2; \
-	VFMADD231PS Y12, Y14, Y6; \
-	VFMADD231PS Y12, Y15, Y10; \
-	VMOVUPS 96(R9), Y12; \
-	VFMADD231PS Y12, Y13, Y3; \
-	VFMADD231PS Y12, Y14, Y7; \
-	VFMADD231PS Y12, Y15, Y11
+// PVF_KEY: PV_KEYL for float32 value rows.
+#define PVF_KEY PV_KEYL(VMOVUPS, 32)
 
 // func faPVF3AVX2(a0, a1, a2, p0, p1, p2, v *float32, vs, nk, n int)
 //

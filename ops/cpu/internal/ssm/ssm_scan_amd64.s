@@ -9,15 +9,7 @@
 // The float32 exp of expTwin: EXP8 and its constants.
 #include "exp_amd64.h"
 
-// HSUM8(y, x): x (the low half of y) = the sum of y's lanes as hsum8;
-// X1 is clobbered.
-#define HSUM8(y, x) \
-	VEXTRACTF128 $1, y, X1; \
-	VADDPS X1, x, x; \
-	VMOVHLPS x, x, X1; \
-	VADDPS X1, x, x; \
-	VMOVSHDUP x, X1; \
-	VADDSS X1, x, x
+#include "ssm_amd64.h"
 
 // func ssmScanAAVX2(st, src *float32, stS, srcS int, a *float32, aS int, dsp *float32, dspS int, x *float32, xS int, y *float32, yS int, b, c *float32, nRows, dState int)
 // For nRows rows r (strides in bytes), with d = dsp[r], xdt = x[r]*d and
