@@ -1,7 +1,8 @@
 // Package dot holds the dot products of a weight row with an activation
 // row, per weight type: the generic ones in Go (float.go, legacy.go, k.go:
 // the generic tier, with ggml's block arithmetic), their AVX2 assembly
-// (dot_amd64.s, dotk_amd64.s) with pure-Go twins (twin.go; the K formats'
+// (dot_float_amd64.s, dot_q_amd64.s, dotk_amd64.s, gemmk_amd64.s) with
+// pure-Go twins (twin.go; the K formats'
 // assembly equals the generic functions bit for bit), and the kernels
 // that share their macros: the quad kernels (one weight row against four
 // activation rows, MUL_MAT's gemm path), the 4x3 float32 tile and the

@@ -9,8 +9,8 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// The AVX2+FMA dot products. Each assembly function below (dot_amd64.s,
-// dotk_amd64.s) has a pure-Go twin or
+// The AVX2+FMA dot products. Each assembly function below
+// (dot_float_amd64.s, dot_q_amd64.s, dotk_amd64.s) has a pure-Go twin or
 // equivalent named in its comment; the wrappers check the slice lengths so
 // the assembly never reads out of bounds.
 

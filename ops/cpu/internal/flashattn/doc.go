@@ -1,5 +1,5 @@
 // Package flashattn holds FLASH_ATTN_EXT's block kernels on AVX2+FMA+F16C
-// (flashattn_amd64.s): the scores of three, four or one query rows against
+// (flashattn_*_amd64.s): the scores of three, four or one query rows against
 // a tile of f16 or q8_0 keys, the accumulation of f16 or float32 value
 // rows weighted by the probabilities, the mask and logits of a tile, the
 // f16 rounding of the probabilities, with their pure-Go twins (twin.go)

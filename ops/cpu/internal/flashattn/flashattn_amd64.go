@@ -8,8 +8,9 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 )
 
-// FLASH_ATTN_EXT's block kernels on AVX2+FMA+F16C (flashattn_amd64.s); the Go
-// wrappers check the bounds the assembly relies on. Twins: twin.go.
+// FLASH_ATTN_EXT's block kernels on AVX2+FMA+F16C (flashattn_qk_amd64.s,
+// flashattn_pv_amd64.s, flashattn_q8_amd64.s, flashattn_logits_amd64.s);
+// the Go wrappers check the bounds the assembly relies on. Twins: twin.go.
 
 //go:noescape
 func faQK3x4AVX2(q0, q1, q2 *float32, k *uint16, ks, ng, n int, o0, o1, o2 *float32, pf bool)

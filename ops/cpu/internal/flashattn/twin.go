@@ -9,8 +9,8 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// Go twins of FLASH_ATTN_EXT's block kernels (flashattn_amd64.s): the same float
-// operations in the same order, element by element.
+// Go twins of FLASH_ATTN_EXT's block kernels (flashattn_*_amd64.s): the
+// same float operations in the same order, element by element.
 
 // DotF16Twin is the block order of the f16 key scores: one 8-lane
 // accumulator takes the runs of 8 elements of the f32 query row q and the

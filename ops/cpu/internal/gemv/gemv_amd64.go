@@ -7,7 +7,8 @@ import (
 )
 
 // Four-row kernels of the AVX2 tier for MUL_MAT with one to three
-// activation rows (gemv_amd64.s; the avx2 table installs them all).
+// activation rows (gemv_q_amd64.s, gemv_k_amd64.s, gemv_q2k_q3k_amd64.s,
+// gemv_float_amd64.s; the avx2 table installs them all).
 // q4_0, q8_0, q4_K, q5_K, q6_K and f16 equal, bit for bit, the
 // first-generation kernels they replaced (removed, with the benchmarks
 // that compared the two); q2_K..q6_K equal the dot product bit for bit.

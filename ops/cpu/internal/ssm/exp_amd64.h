@@ -1,6 +1,6 @@
 // Constants and the EXP8 macro of the AVX2 vector exp, included by the
 // assembly files that take exponentials (internal/vec's vec_amd64.s and
-// elementwise_amd64.s, internal/ssm's ssm_amd64.s).
+// elementwise_amd64.s, internal/ssm's ssm_scan_amd64.s).
 // Go assembly includes only from its own directory, so ops/cpu/internal/vec
 // and ops/cpu/internal/ssm each hold this file: keep the two identical.
 // The constants are file-local symbols (name<>), so each file including

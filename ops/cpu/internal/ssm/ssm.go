@@ -3,8 +3,9 @@
 // with a vector A (ScanA) or a scalar A (ScanS, and over several tokens
 // ScanSTok), the register-tiled scaled-state scan (ScanSTile with
 // ScaleTile), and the 4-wide convolution, in pure Go (the generic tier)
-// and AVX2 assembly (ssm_amd64.s, ssm_tile_amd64.s) with their pure-Go
-// twins. The backend's tier tables (package ssm) install them.
+// and AVX2 assembly (ssm_softplus_amd64.s, ssm_scan_amd64.s,
+// ssm_conv_amd64.s, ssm_tile_amd64.s) with their pure-Go twins. The
+// backend's tier tables (package ssm) install them.
 package ssm
 
 import (
@@ -231,7 +232,8 @@ func ScanSTwin(st, src []float32, stS, srcS int, x []float32, xS int, y []float3
 	}
 }
 
-// Constants of SoftplusTwin; their bits are repeated in ssm_amd64.s.
+// Constants of SoftplusTwin; their bits are repeated in
+// ssm_softplus_amd64.s.
 const (
 	ssmMagic  = 0x1.8p52              // 1.5·2^52: adding it rounds to an integer
 	ssmLog2e  = 0x1.71547652b82fep+0  // 1/ln 2

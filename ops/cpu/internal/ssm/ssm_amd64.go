@@ -4,8 +4,9 @@ package ssm
 
 import "unsafe"
 
-// AVX2+FMA SSM_SCAN kernels (ssm_amd64.s, and the scaled-state tile
-// kernel in ssm_tile_amd64.s). The wrappers check the slices and hand the
+// AVX2+FMA SSM_SCAN kernels (ssm_softplus_amd64.s, ssm_scan_amd64.s,
+// ssm_conv_amd64.s, and the scaled-state tile kernel in
+// ssm_tile_amd64.s). The wrappers check the slices and hand the
 // assembly whole runs (four Softplus lanes, state rows of a multiple of
 // 8, groups of 4 rows), finishing the rest with the twins, so each
 // wrapper equals its twin bit for bit.

@@ -2,15 +2,7 @@
 
 #include "textflag.h"
 
-// HSUM8(y, x): x (the low half of y) = the sum of y's lanes as hsum8;
-// X1 is clobbered. (As in ssm_amd64.s: macros do not cross files.)
-#define HSUM8(y, x) \
-	VEXTRACTF128 $1, y, X1; \
-	VADDPS X1, x, x; \
-	VMOVHLPS x, x, X1; \
-	VADDPS X1, x, x; \
-	VMOVSHDUP x, X1; \
-	VADDSS X1, x, x
+#include "ssm_amd64.h"
 
 // SSMROW(s0, s1, xoff, yoff): one row of ssmScanSTileAVX2's register
 // tile for one token. s0, s1 hold the row's 16 scaled states; Y9/Y10 =
