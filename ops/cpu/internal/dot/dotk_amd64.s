@@ -17,80 +17,80 @@
 // codes, signed activation codes) and scaled by VPMADDWD with int16
 // scales broadcast by VPSHUFB.
 
-DATA knib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL knib<>(SB), RODATA|NOPTR, $8
+DATA ·knib+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL ·knib(SB), RODATA|NOPTR, $8
 
-DATA k03<>+0(SB)/8, $0x0303030303030303
-GLOBL k03<>(SB), RODATA|NOPTR, $8
+DATA ·k03+0(SB)/8, $0x0303030303030303
+GLOBL ·k03(SB), RODATA|NOPTR, $8
 
-DATA k04<>+0(SB)/8, $0x0404040404040404
-GLOBL k04<>(SB), RODATA|NOPTR, $8
+DATA ·k04+0(SB)/8, $0x0404040404040404
+GLOBL ·k04(SB), RODATA|NOPTR, $8
 
-DATA k10<>+0(SB)/8, $0x1010101010101010
-GLOBL k10<>(SB), RODATA|NOPTR, $8
+DATA ·k10+0(SB)/8, $0x1010101010101010
+GLOBL ·k10(SB), RODATA|NOPTR, $8
 
-DATA k30<>+0(SB)/8, $0x3030303030303030
-GLOBL k30<>(SB), RODATA|NOPTR, $8
+DATA ·k30+0(SB)/8, $0x3030303030303030
+GLOBL ·k30(SB), RODATA|NOPTR, $8
 
-DATA k32w<>+0(SB)/8, $0x0020002000200020
-GLOBL k32w<>(SB), RODATA|NOPTR, $8
+DATA ·k32w+0(SB)/8, $0x0020002000200020
+GLOBL ·k32w(SB), RODATA|NOPTR, $8
 
 // wbcast: pattern w (at offset 32*w) broadcasts int16 word w of each
 // 128-bit lane to the whole lane.
-DATA wbcast<>+0(SB)/8, $0x0100010001000100
-DATA wbcast<>+8(SB)/8, $0x0100010001000100
-DATA wbcast<>+16(SB)/8, $0x0100010001000100
-DATA wbcast<>+24(SB)/8, $0x0100010001000100
-DATA wbcast<>+32(SB)/8, $0x0302030203020302
-DATA wbcast<>+40(SB)/8, $0x0302030203020302
-DATA wbcast<>+48(SB)/8, $0x0302030203020302
-DATA wbcast<>+56(SB)/8, $0x0302030203020302
-DATA wbcast<>+64(SB)/8, $0x0504050405040504
-DATA wbcast<>+72(SB)/8, $0x0504050405040504
-DATA wbcast<>+80(SB)/8, $0x0504050405040504
-DATA wbcast<>+88(SB)/8, $0x0504050405040504
-DATA wbcast<>+96(SB)/8, $0x0706070607060706
-DATA wbcast<>+104(SB)/8, $0x0706070607060706
-DATA wbcast<>+112(SB)/8, $0x0706070607060706
-DATA wbcast<>+120(SB)/8, $0x0706070607060706
-DATA wbcast<>+128(SB)/8, $0x0908090809080908
-DATA wbcast<>+136(SB)/8, $0x0908090809080908
-DATA wbcast<>+144(SB)/8, $0x0908090809080908
-DATA wbcast<>+152(SB)/8, $0x0908090809080908
-DATA wbcast<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wbcast<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wbcast<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wbcast<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wbcast<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wbcast<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wbcast<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wbcast<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wbcast<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA wbcast<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA wbcast<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA wbcast<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL wbcast<>(SB), RODATA|NOPTR, $256
+DATA ·wbcast+0(SB)/8, $0x0100010001000100
+DATA ·wbcast+8(SB)/8, $0x0100010001000100
+DATA ·wbcast+16(SB)/8, $0x0100010001000100
+DATA ·wbcast+24(SB)/8, $0x0100010001000100
+DATA ·wbcast+32(SB)/8, $0x0302030203020302
+DATA ·wbcast+40(SB)/8, $0x0302030203020302
+DATA ·wbcast+48(SB)/8, $0x0302030203020302
+DATA ·wbcast+56(SB)/8, $0x0302030203020302
+DATA ·wbcast+64(SB)/8, $0x0504050405040504
+DATA ·wbcast+72(SB)/8, $0x0504050405040504
+DATA ·wbcast+80(SB)/8, $0x0504050405040504
+DATA ·wbcast+88(SB)/8, $0x0504050405040504
+DATA ·wbcast+96(SB)/8, $0x0706070607060706
+DATA ·wbcast+104(SB)/8, $0x0706070607060706
+DATA ·wbcast+112(SB)/8, $0x0706070607060706
+DATA ·wbcast+120(SB)/8, $0x0706070607060706
+DATA ·wbcast+128(SB)/8, $0x0908090809080908
+DATA ·wbcast+136(SB)/8, $0x0908090809080908
+DATA ·wbcast+144(SB)/8, $0x0908090809080908
+DATA ·wbcast+152(SB)/8, $0x0908090809080908
+DATA ·wbcast+160(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA ·wbcast+168(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA ·wbcast+176(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA ·wbcast+184(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA ·wbcast+192(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA ·wbcast+200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA ·wbcast+208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA ·wbcast+216(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA ·wbcast+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA ·wbcast+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA ·wbcast+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA ·wbcast+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL ·wbcast(SB), RODATA|NOPTR, $256
 
 // wpair: pattern g (at offset 32*g) broadcasts word 2g of the low 128-bit
 // lane over that lane and word 2g+1 of the high lane over that one: the
 // scales of the two 16-element sub-blocks a 32-byte chunk spans.
-DATA wpair<>+0(SB)/8, $0x0100010001000100
-DATA wpair<>+8(SB)/8, $0x0100010001000100
-DATA wpair<>+16(SB)/8, $0x0302030203020302
-DATA wpair<>+24(SB)/8, $0x0302030203020302
-DATA wpair<>+32(SB)/8, $0x0504050405040504
-DATA wpair<>+40(SB)/8, $0x0504050405040504
-DATA wpair<>+48(SB)/8, $0x0706070607060706
-DATA wpair<>+56(SB)/8, $0x0706070607060706
-DATA wpair<>+64(SB)/8, $0x0908090809080908
-DATA wpair<>+72(SB)/8, $0x0908090809080908
-DATA wpair<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wpair<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wpair<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wpair<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wpair<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA wpair<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL wpair<>(SB), RODATA|NOPTR, $128
+DATA ·wpair+0(SB)/8, $0x0100010001000100
+DATA ·wpair+8(SB)/8, $0x0100010001000100
+DATA ·wpair+16(SB)/8, $0x0302030203020302
+DATA ·wpair+24(SB)/8, $0x0302030203020302
+DATA ·wpair+32(SB)/8, $0x0504050405040504
+DATA ·wpair+40(SB)/8, $0x0504050405040504
+DATA ·wpair+48(SB)/8, $0x0706070607060706
+DATA ·wpair+56(SB)/8, $0x0706070607060706
+DATA ·wpair+64(SB)/8, $0x0908090809080908
+DATA ·wpair+72(SB)/8, $0x0908090809080908
+DATA ·wpair+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA ·wpair+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA ·wpair+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA ·wpair+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA ·wpair+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA ·wpair+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL ·wpair(SB), RODATA|NOPTR, $128
 
 // HSUMD leaves the sum of Y's eight int32 lanes in the low lane of X (the
 // low half of Y). T is a scratch register.
@@ -153,8 +153,8 @@ GLOBL wpair<>(SB), RODATA|NOPTR, $128
 	VPSRLW $4, Y7, Y8; \
 	VPAND Y15, Y7, Y7; \
 	VPAND Y15, Y8, Y8; \
-	ACCUM(Y7, 4+64*JJ, wbcast<>+64*JJ(SB), Y3); \
-	ACCUM(Y8, 36+64*JJ, wbcast<>+64*JJ+32(SB), Y3)
+	ACCUM(Y7, 4+64*JJ, ·wbcast+64*JJ(SB), Y3); \
+	ACCUM(Y8, 36+64*JJ, ·wbcast+64*JJ+32(SB), Y3)
 
 // Q5K_PAIR(JJ, LOP, LS, HOP, HS): as Q4K_PAIR with the fifth bits of Y13
 // (bit j of byte l is element l of sub-block j) moved to bit 4 by LOP $LS
@@ -170,8 +170,8 @@ GLOBL wpair<>(SB), RODATA|NOPTR, $128
 	HOP $HS, Y13, Y10; \
 	VPAND Y14, Y10, Y10; \
 	VPOR Y10, Y8, Y8; \
-	ACCUM(Y7, 4+64*JJ, wbcast<>+64*JJ(SB), Y3); \
-	ACCUM(Y8, 36+64*JJ, wbcast<>+64*JJ+32(SB), Y3)
+	ACCUM(Y7, 4+64*JJ, ·wbcast+64*JJ(SB), Y3); \
+	ACCUM(Y8, 36+64*JJ, ·wbcast+64*JJ+32(SB), Y3)
 
 // Q6K_HALF(H, SC): the 128 elements of half H; SC holds the eight scale
 // words of the half in both lanes. Y15 = 0x0f, Y14 = 0x30.
@@ -183,23 +183,23 @@ GLOBL wpair<>(SB), RODATA|NOPTR, $128
 	VPSLLW $4, Y9, Y5; \
 	VPAND Y14, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	ACCUM(Y10, 4+128*H, wpair<>+0(SB), SC); \
+	ACCUM(Y10, 4+128*H, ·wpair+0(SB), SC); \
 	VPAND Y15, Y8, Y10; \
 	VPSLLW $2, Y9, Y5; \
 	VPAND Y14, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	ACCUM(Y10, 36+128*H, wpair<>+32(SB), SC); \
+	ACCUM(Y10, 36+128*H, ·wpair+32(SB), SC); \
 	VPSRLW $4, Y7, Y10; \
 	VPAND Y15, Y10, Y10; \
 	VPAND Y14, Y9, Y5; \
 	VPOR Y5, Y10, Y10; \
-	ACCUM(Y10, 68+128*H, wpair<>+64(SB), SC); \
+	ACCUM(Y10, 68+128*H, ·wpair+64(SB), SC); \
 	VPSRLW $4, Y8, Y10; \
 	VPAND Y15, Y10, Y10; \
 	VPSRLW $2, Y9, Y5; \
 	VPAND Y14, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	ACCUM(Y10, 100+128*H, wpair<>+96(SB), SC)
+	ACCUM(Y10, 100+128*H, ·wpair+96(SB), SC)
 
 // Q3K_CHUNK(H, G, HOP, HS, SC): elements 128H+32G..+31: low bits
 // (qs >> 2G) & 3 from Y7, high bit 4H+G of the hmask bytes (Y13) moved to
@@ -210,21 +210,21 @@ GLOBL wpair<>(SB), RODATA|NOPTR, $128
 	HOP $HS, Y13, Y5; \
 	VPAND Y8, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	ACCUM(Y10, 4+128*H+32*G, wpair<>+32*G(SB), SC)
+	ACCUM(Y10, 4+128*H+32*G, ·wpair+32*G(SB), SC)
 
 // Q2K_CHUNK(H, G, SC): elements 128H+32G..+31, codes (qs >> 2G) & 3 of Y7.
 // Y14 = 0x03.
 #define Q2K_CHUNK(H, G, SC) \
 	VPSRLW $(2*G), Y7, Y10; \
 	VPAND Y14, Y10, Y10; \
-	ACCUM(Y10, 4+128*H+32*G, wpair<>+32*G(SB), SC)
+	ACCUM(Y10, 4+128*H+32*G, ·wpair+32*G(SB), SC)
 
 // func dotQ4_KQ8_KAVX2(x, y *byte, nb int) float32
 TEXT ·dotQ4_KQ8_KAVX2(SB), NOSPLIT, $0-28
 	MOVQ         x+0(FP), SI
 	MOVQ         y+8(FP), DI
 	MOVQ         nb+16(FP), CX
-	VPBROADCASTQ knib<>(SB), Y15
+	VPBROADCASTQ ·knib(SB), Y15
 	VXORPS       X12, X12, X12
 	TESTQ        CX, CX
 	JEQ          q4kdone
@@ -257,8 +257,8 @@ TEXT ·dotQ5_KQ8_KAVX2(SB), NOSPLIT, $0-28
 	MOVQ         x+0(FP), SI
 	MOVQ         y+8(FP), DI
 	MOVQ         nb+16(FP), CX
-	VPBROADCASTQ knib<>(SB), Y15
-	VPBROADCASTQ k10<>(SB), Y14
+	VPBROADCASTQ ·knib(SB), Y15
+	VPBROADCASTQ ·k10(SB), Y14
 	VXORPS       X12, X12, X12
 	TESTQ        CX, CX
 	JEQ          q5kdone
@@ -292,8 +292,8 @@ TEXT ·dotQ6_KQ8_KAVX2(SB), NOSPLIT, $0-28
 	MOVQ         x+0(FP), SI
 	MOVQ         y+8(FP), DI
 	MOVQ         nb+16(FP), CX
-	VPBROADCASTQ knib<>(SB), Y15
-	VPBROADCASTQ k30<>(SB), Y14
+	VPBROADCASTQ ·knib(SB), Y15
+	VPBROADCASTQ ·k30(SB), Y14
 	VXORPS       X12, X12, X12
 	TESTQ        CX, CX
 	JEQ          q6kdone
@@ -330,9 +330,9 @@ TEXT ·dotQ3_KQ8_KAVX2(SB), NOSPLIT, $0-28
 	MOVQ         x+0(FP), SI
 	MOVQ         y+8(FP), DI
 	MOVQ         nb+16(FP), CX
-	VPBROADCASTQ k03<>(SB), Y14
-	VPBROADCASTQ k04<>(SB), Y8
-	VPBROADCASTQ k32w<>(SB), Y15
+	VPBROADCASTQ ·k03(SB), Y14
+	VPBROADCASTQ ·k04(SB), Y8
+	VPBROADCASTQ ·k32w(SB), Y15
 	VXORPS       X12, X12, X12
 	TESTQ        CX, CX
 	JEQ          q3kdone
@@ -414,8 +414,8 @@ TEXT ·dotQ2_KQ8_KAVX2(SB), NOSPLIT, $0-28
 	MOVQ         x+0(FP), SI
 	MOVQ         y+8(FP), DI
 	MOVQ         nb+16(FP), CX
-	VPBROADCASTQ knib<>(SB), Y15
-	VPBROADCASTQ k03<>(SB), Y14
+	VPBROADCASTQ ·knib(SB), Y15
+	VPBROADCASTQ ·k03(SB), Y14
 	VXORPS       X12, X12, X12
 	TESTQ        CX, CX
 	JEQ          q2kdone

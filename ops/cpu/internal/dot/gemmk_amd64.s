@@ -5,81 +5,8 @@
 
 // The tiled K-format kernels: see dotk_amd64.s for the common scheme.
 
-// Constants, copied from dotk_amd64.s (symbols with <> are file-local).
-DATA knib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL knib<>(SB), RODATA|NOPTR, $8
-
-DATA k03<>+0(SB)/8, $0x0303030303030303
-GLOBL k03<>(SB), RODATA|NOPTR, $8
-
-DATA k04<>+0(SB)/8, $0x0404040404040404
-GLOBL k04<>(SB), RODATA|NOPTR, $8
-
-DATA k10<>+0(SB)/8, $0x1010101010101010
-GLOBL k10<>(SB), RODATA|NOPTR, $8
-
-DATA k30<>+0(SB)/8, $0x3030303030303030
-GLOBL k30<>(SB), RODATA|NOPTR, $8
-
-DATA k32w<>+0(SB)/8, $0x0020002000200020
-GLOBL k32w<>(SB), RODATA|NOPTR, $8
-
-// wbcast: pattern w (at offset 32*w) broadcasts int16 word w of each
-// 128-bit lane to the whole lane.
-DATA wbcast<>+0(SB)/8, $0x0100010001000100
-DATA wbcast<>+8(SB)/8, $0x0100010001000100
-DATA wbcast<>+16(SB)/8, $0x0100010001000100
-DATA wbcast<>+24(SB)/8, $0x0100010001000100
-DATA wbcast<>+32(SB)/8, $0x0302030203020302
-DATA wbcast<>+40(SB)/8, $0x0302030203020302
-DATA wbcast<>+48(SB)/8, $0x0302030203020302
-DATA wbcast<>+56(SB)/8, $0x0302030203020302
-DATA wbcast<>+64(SB)/8, $0x0504050405040504
-DATA wbcast<>+72(SB)/8, $0x0504050405040504
-DATA wbcast<>+80(SB)/8, $0x0504050405040504
-DATA wbcast<>+88(SB)/8, $0x0504050405040504
-DATA wbcast<>+96(SB)/8, $0x0706070607060706
-DATA wbcast<>+104(SB)/8, $0x0706070607060706
-DATA wbcast<>+112(SB)/8, $0x0706070607060706
-DATA wbcast<>+120(SB)/8, $0x0706070607060706
-DATA wbcast<>+128(SB)/8, $0x0908090809080908
-DATA wbcast<>+136(SB)/8, $0x0908090809080908
-DATA wbcast<>+144(SB)/8, $0x0908090809080908
-DATA wbcast<>+152(SB)/8, $0x0908090809080908
-DATA wbcast<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wbcast<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wbcast<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wbcast<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wbcast<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wbcast<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wbcast<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wbcast<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wbcast<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA wbcast<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA wbcast<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA wbcast<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL wbcast<>(SB), RODATA|NOPTR, $256
-
-// wpair: pattern g (at offset 32*g) broadcasts word 2g of the low 128-bit
-// lane over that lane and word 2g+1 of the high lane over that one: the
-// scales of the two 16-element sub-blocks a 32-byte chunk spans.
-DATA wpair<>+0(SB)/8, $0x0100010001000100
-DATA wpair<>+8(SB)/8, $0x0100010001000100
-DATA wpair<>+16(SB)/8, $0x0302030203020302
-DATA wpair<>+24(SB)/8, $0x0302030203020302
-DATA wpair<>+32(SB)/8, $0x0504050405040504
-DATA wpair<>+40(SB)/8, $0x0504050405040504
-DATA wpair<>+48(SB)/8, $0x0706070607060706
-DATA wpair<>+56(SB)/8, $0x0706070607060706
-DATA wpair<>+64(SB)/8, $0x0908090809080908
-DATA wpair<>+72(SB)/8, $0x0908090809080908
-DATA wpair<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wpair<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA wpair<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wpair<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA wpair<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA wpair<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL wpair<>(SB), RODATA|NOPTR, $128
+// The constants (·knib, ·wbcast, ...) are dotk_amd64.s's, package-level
+// symbols shared by both files.
 
 // Register-tiled kernels: one weight row against four q8_K activation
 // rows y, y+ldy, y+2*ldy, y+3*ldy (DI, R12 = ldy, R13 = 3*ldy), with four
@@ -102,8 +29,8 @@ GLOBL wpair<>(SB), RODATA|NOPTR, $128
 	VPSRLW $4, Y4, Y5; \
 	VPAND Y15, Y4, Y4; \
 	VPAND Y15, Y5, Y5; \
-	VPSHUFB wbcast<>+64*JJ(SB), Y14, Y6; \
-	VPSHUFB wbcast<>+64*JJ+32(SB), Y14, Y7; \
+	VPSHUFB ·wbcast+64*JJ(SB), Y14, Y6; \
+	VPSHUFB ·wbcast+64*JJ+32(SB), Y14, Y7; \
 	KCOLQ(Y0, 4+64*JJ(DI), 36+64*JJ(DI)); \
 	KCOLQ(Y1, 4+64*JJ(DI)(R12*1), 36+64*JJ(DI)(R12*1)); \
 	KCOLQ(Y2, 4+64*JJ(DI)(R12*2), 36+64*JJ(DI)(R12*2)); \
@@ -149,23 +76,23 @@ GLOBL wpair<>(SB), RODATA|NOPTR, $128
 	VPSLLW $4, Y9, Y5; \
 	VPAND Y14, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	Q6KX4_ACC(4+128*H, wpair<>+0(SB), SC); \
+	Q6KX4_ACC(4+128*H, ·wpair+0(SB), SC); \
 	VPAND Y15, Y8, Y10; \
 	VPSLLW $2, Y9, Y5; \
 	VPAND Y14, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	Q6KX4_ACC(36+128*H, wpair<>+32(SB), SC); \
+	Q6KX4_ACC(36+128*H, ·wpair+32(SB), SC); \
 	VPSRLW $4, Y7, Y10; \
 	VPAND Y15, Y10, Y10; \
 	VPAND Y14, Y9, Y5; \
 	VPOR Y5, Y10, Y10; \
-	Q6KX4_ACC(68+128*H, wpair<>+64(SB), SC); \
+	Q6KX4_ACC(68+128*H, ·wpair+64(SB), SC); \
 	VPSRLW $4, Y8, Y10; \
 	VPAND Y15, Y10, Y10; \
 	VPSRLW $2, Y9, Y5; \
 	VPAND Y14, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	Q6KX4_ACC(100+128*H, wpair<>+96(SB), SC)
+	Q6KX4_ACC(100+128*H, ·wpair+96(SB), SC)
 
 TEXT ·gemmQ4_Kx4AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x+0(FP), SI
@@ -174,7 +101,7 @@ TEXT ·gemmQ4_Kx4AVX2(SB), NOSPLIT, $0-40
 	MOVQ         nb+24(FP), CX
 	MOVQ         out+32(FP), R11
 	LEAQ         (R12)(R12*2), R13
-	VPBROADCASTQ knib<>(SB), Y15
+	VPBROADCASTQ ·knib(SB), Y15
 	VXORPS       X0, X0, X0
 	VMOVUPS      X0, (R11)
 	TESTQ        CX, CX
@@ -236,8 +163,8 @@ TEXT ·gemmQ6_Kx4AVX2(SB), NOSPLIT, $0-40
 	MOVQ         nb+24(FP), CX
 	MOVQ         out+32(FP), R11
 	LEAQ         (R12)(R12*2), R13
-	VPBROADCASTQ knib<>(SB), Y15
-	VPBROADCASTQ k30<>(SB), Y14
+	VPBROADCASTQ ·knib(SB), Y15
+	VPBROADCASTQ ·k30(SB), Y14
 	VXORPS       X0, X0, X0
 	VMOVUPS      X0, (R11)
 	TESTQ        CX, CX
@@ -298,8 +225,8 @@ g6kdone:
 	HOP $HS, Y13, Y10; \
 	VPAND Y11, Y10, Y10; \
 	VPOR Y10, Y5, Y5; \
-	VPSHUFB wbcast<>+64*JJ(SB), Y14, Y6; \
-	VPSHUFB wbcast<>+64*JJ+32(SB), Y14, Y7; \
+	VPSHUFB ·wbcast+64*JJ(SB), Y14, Y6; \
+	VPSHUFB ·wbcast+64*JJ+32(SB), Y14, Y7; \
 	KCOLQ(Y0, 4+64*JJ(DI), 36+64*JJ(DI)); \
 	KCOLQ(Y1, 4+64*JJ(DI)(R12*1), 36+64*JJ(DI)(R12*1)); \
 	KCOLQ(Y2, 4+64*JJ(DI)(R12*2), 36+64*JJ(DI)(R12*2)); \
@@ -316,7 +243,7 @@ TEXT ·gemmQ5_Kx4AVX2(SB), NOSPLIT, $0-40
 	MOVQ         nb+24(FP), CX
 	MOVQ         out+32(FP), R11
 	LEAQ         (R12)(R12*2), R13
-	VPBROADCASTQ knib<>(SB), Y15
+	VPBROADCASTQ ·knib(SB), Y15
 	VXORPS       X0, X0, X0
 	VMOVUPS      X0, (R11)
 	TESTQ        CX, CX
@@ -337,7 +264,7 @@ g5kloop:
 	REDUCE4(Y8, Y9, Y10, Y11, X8, X9)
 	VMOVDQA      X8, X12
 	VMOVDQU      16(SI), Y13
-	VPBROADCASTQ k10<>(SB), Y11
+	VPBROADCASTQ ·k10(SB), Y11
 	VPXOR        Y0, Y0, Y0
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
@@ -378,7 +305,7 @@ g5kdone:
 #define Q2KX4_CHUNK(H, G, SC) \
 	VPSRLW $(2*G), Y7, Y10; \
 	VPAND Y14, Y10, Y10; \
-	VPSHUFB wpair<>+32*G(SB), SC, Y11; \
+	VPSHUFB ·wpair+32*G(SB), SC, Y11; \
 	VPMADDUBSW 4+128*H+32*G(DI), Y10, Y8; \
 	VPMADDWD Y11, Y8, Y8; \
 	VPADDD Y8, Y0, Y0; \
@@ -404,8 +331,8 @@ TEXT ·gemmQ2_Kx4AVX2(SB), NOSPLIT, $0-40
 	MOVQ         nb+24(FP), CX
 	MOVQ         out+32(FP), R11
 	LEAQ         (R12)(R12*2), R13
-	VPBROADCASTQ knib<>(SB), Y15
-	VPBROADCASTQ k03<>(SB), Y14
+	VPBROADCASTQ ·knib(SB), Y15
+	VPBROADCASTQ ·k03(SB), Y14
 	VXORPS       X0, X0, X0
 	VMOVUPS      X0, (R11)
 	TESTQ        CX, CX
@@ -476,7 +403,7 @@ g2kdone:
 	HOP $HS, Y13, Y5; \
 	VPAND Y8, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	VPSHUFB wpair<>+32*G(SB), SC, Y11; \
+	VPSHUFB ·wpair+32*G(SB), SC, Y11; \
 	VPMADDUBSW 4+128*H+32*G(DI), Y10, Y6; \
 	VPMADDWD Y11, Y6, Y6; \
 	VPADDD Y6, Y0, Y0; \
@@ -502,9 +429,9 @@ TEXT ·gemmQ3_Kx4AVX2(SB), NOSPLIT, $0-40
 	MOVQ         nb+24(FP), CX
 	MOVQ         out+32(FP), R10
 	LEAQ         (R12)(R12*2), R13
-	VPBROADCASTQ k03<>(SB), Y14
-	VPBROADCASTQ k04<>(SB), Y8
-	VPBROADCASTQ k32w<>(SB), Y15
+	VPBROADCASTQ ·k03(SB), Y14
+	VPBROADCASTQ ·k04(SB), Y8
+	VPBROADCASTQ ·k32w(SB), Y15
 	VXORPS       X0, X0, X0
 	VMOVUPS      X0, (R10)
 	TESTQ        CX, CX

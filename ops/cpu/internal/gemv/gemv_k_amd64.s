@@ -17,8 +17,8 @@
 // macros and static data are per file); those the q2_K and q3_K kernels
 // (gemv_q2k_q3k_amd64.s) share are in gemv_k_amd64.h.
 
-DATA gv2knib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL gv2knib<>(SB), RODATA|NOPTR, $8
+DATA ·gv2knib+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL ·gv2knib(SB), RODATA|NOPTR, $8
 
 DATA gv2k10<>+0(SB)/8, $0x1010101010101010
 GLOBL gv2k10<>(SB), RODATA|NOPTR, $8
@@ -26,23 +26,23 @@ GLOBL gv2k10<>(SB), RODATA|NOPTR, $8
 DATA gv2k30<>+0(SB)/8, $0x3030303030303030
 GLOBL gv2k30<>(SB), RODATA|NOPTR, $8
 
-DATA gv2wpair<>+0(SB)/8, $0x0100010001000100
-DATA gv2wpair<>+8(SB)/8, $0x0100010001000100
-DATA gv2wpair<>+16(SB)/8, $0x0302030203020302
-DATA gv2wpair<>+24(SB)/8, $0x0302030203020302
-DATA gv2wpair<>+32(SB)/8, $0x0504050405040504
-DATA gv2wpair<>+40(SB)/8, $0x0504050405040504
-DATA gv2wpair<>+48(SB)/8, $0x0706070607060706
-DATA gv2wpair<>+56(SB)/8, $0x0706070607060706
-DATA gv2wpair<>+64(SB)/8, $0x0908090809080908
-DATA gv2wpair<>+72(SB)/8, $0x0908090809080908
-DATA gv2wpair<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA gv2wpair<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA gv2wpair<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA gv2wpair<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA gv2wpair<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA gv2wpair<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL gv2wpair<>(SB), RODATA|NOPTR, $128
+DATA ·gv2wpair+0(SB)/8, $0x0100010001000100
+DATA ·gv2wpair+8(SB)/8, $0x0100010001000100
+DATA ·gv2wpair+16(SB)/8, $0x0302030203020302
+DATA ·gv2wpair+24(SB)/8, $0x0302030203020302
+DATA ·gv2wpair+32(SB)/8, $0x0504050405040504
+DATA ·gv2wpair+40(SB)/8, $0x0504050405040504
+DATA ·gv2wpair+48(SB)/8, $0x0706070607060706
+DATA ·gv2wpair+56(SB)/8, $0x0706070607060706
+DATA ·gv2wpair+64(SB)/8, $0x0908090809080908
+DATA ·gv2wpair+72(SB)/8, $0x0908090809080908
+DATA ·gv2wpair+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA ·gv2wpair+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA ·gv2wpair+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA ·gv2wpair+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA ·gv2wpair+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA ·gv2wpair+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL ·gv2wpair(SB), RODATA|NOPTR, $128
 
 // K2_Q5K_PAIR(JJ, LOP, LS, HOP, HS): as K2B_Q4K_PAIR with the fifth bits of Y13
 // (bit j of byte l is element l of sub-block j) moved to bit 4 by LOP $LS
@@ -71,23 +71,23 @@ GLOBL gv2wpair<>(SB), RODATA|NOPTR, $128
 	VPSLLW $4, Y9, Y5; \
 	VPAND Y14, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	K2_ACCUM(Y10, 4+128*H, gv2wpair<>+0(SB), SC); \
+	K2_ACCUM(Y10, 4+128*H, ·gv2wpair+0(SB), SC); \
 	VPAND Y15, Y8, Y10; \
 	VPSLLW $2, Y9, Y5; \
 	VPAND Y14, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	K2_ACCUM(Y10, 36+128*H, gv2wpair<>+32(SB), SC); \
+	K2_ACCUM(Y10, 36+128*H, ·gv2wpair+32(SB), SC); \
 	VPSRLW $4, Y7, Y10; \
 	VPAND Y15, Y10, Y10; \
 	VPAND Y14, Y9, Y5; \
 	VPOR Y5, Y10, Y10; \
-	K2_ACCUM(Y10, 68+128*H, gv2wpair<>+64(SB), SC); \
+	K2_ACCUM(Y10, 68+128*H, ·gv2wpair+64(SB), SC); \
 	VPSRLW $4, Y8, Y10; \
 	VPAND Y15, Y10, Y10; \
 	VPSRLW $2, Y9, Y5; \
 	VPAND Y14, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	K2_ACCUM(Y10, 100+128*H, gv2wpair<>+96(SB), SC)
+	K2_ACCUM(Y10, 100+128*H, ·gv2wpair+96(SB), SC)
 
 // K2_Q6K_ROW: Y6 and Y3 for the q6_K block at SI.
 #define K2_Q6K_ROW \
@@ -247,7 +247,7 @@ GLOBL gv2kminpat<>(SB), RODATA|NOPTR, $32
 	MOVQ nb+24(FP), CX; \
 	MOVQ out+32(FP), DX; \
 	LEAQ (R11)(R11*2), R12; \
-	VPBROADCASTQ gv2knib<>(SB), Y15; \
+	VPBROADCASTQ ·gv2knib(SB), Y15; \
 	VXORPS X14, X14, X14; \
 	TESTQ CX, CX; \
 	JEQ DONE; \
@@ -325,7 +325,7 @@ DONE: \
 	MOVQ nb+24(FP), CX; \
 	MOVQ out+32(FP), DX; \
 	LEAQ (R11)(R11*2), R12; \
-	VPBROADCASTQ gv2knib<>(SB), Y15; \
+	VPBROADCASTQ ·gv2knib(SB), Y15; \
 	VPBROADCASTQ gv2k10<>(SB), Y14; \
 	VXORPS X0, X0, X0; \
 	VMOVUPS X0, acc-16(SP); \
@@ -393,7 +393,7 @@ DONE: \
 	MOVQ nb+24(FP), CX; \
 	MOVQ out+32(FP), DX; \
 	LEAQ (R11)(R11*2), R12; \
-	VPBROADCASTQ gv2knib<>(SB), Y15; \
+	VPBROADCASTQ ·gv2knib(SB), Y15; \
 	VPBROADCASTQ gv2k30<>(SB), Y14; \
 	VXORPS X13, X13, X13; \
 	TESTQ CX, CX; \

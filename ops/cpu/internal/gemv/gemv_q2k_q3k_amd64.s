@@ -6,28 +6,8 @@
 // The q2_K and q3_K four-row kernels: the K-format scheme of
 // gemv_k_amd64.s (see there).
 
-// Constants, copied from gemv_k_amd64.s (symbols with <> are
-// file-local).
-DATA gv2knib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL gv2knib<>(SB), RODATA|NOPTR, $8
-
-DATA gv2wpair<>+0(SB)/8, $0x0100010001000100
-DATA gv2wpair<>+8(SB)/8, $0x0100010001000100
-DATA gv2wpair<>+16(SB)/8, $0x0302030203020302
-DATA gv2wpair<>+24(SB)/8, $0x0302030203020302
-DATA gv2wpair<>+32(SB)/8, $0x0504050405040504
-DATA gv2wpair<>+40(SB)/8, $0x0504050405040504
-DATA gv2wpair<>+48(SB)/8, $0x0706070607060706
-DATA gv2wpair<>+56(SB)/8, $0x0706070607060706
-DATA gv2wpair<>+64(SB)/8, $0x0908090809080908
-DATA gv2wpair<>+72(SB)/8, $0x0908090809080908
-DATA gv2wpair<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA gv2wpair<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA gv2wpair<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA gv2wpair<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA gv2wpair<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA gv2wpair<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL gv2wpair<>(SB), RODATA|NOPTR, $128
+// gv2knib and gv2wpair are gemv_k_amd64.s's, package-level symbols
+// shared by both files.
 
 DATA gv2k03<>+0(SB)/8, $0x0303030303030303
 GLOBL gv2k03<>(SB), RODATA|NOPTR, $8
@@ -47,7 +27,7 @@ GLOBL gv2k32w<>(SB), RODATA|NOPTR, $8
 #define K2_Q2K_CHUNK(H, G, SC) \
 	VPSRLW $(2*G), Y7, Y10; \
 	VPAND Y14, Y10, Y10; \
-	K2_ACCUM(Y10, 4+128*H+32*G, gv2wpair<>+32*G(SB), SC)
+	K2_ACCUM(Y10, 4+128*H+32*G, ·gv2wpair+32*G(SB), SC)
 
 // K2_Q2K_ROW(H): H = VPHADDD(scaled-product lanes, min-term lanes) of
 // the q2_K block at SI. Clobbers Y1-Y4, Y6, Y7, Y10, Y11.
@@ -84,7 +64,7 @@ TEXT ·q2_Kx4AVX2(SB), NOSPLIT, $0-40
 	MOVQ         nb+24(FP), CX
 	MOVQ         out+32(FP), DX
 	LEAQ         (R11)(R11*2), R12
-	VPBROADCASTQ gv2knib<>(SB), Y15
+	VPBROADCASTQ ·gv2knib(SB), Y15
 	VPBROADCASTQ gv2k03<>(SB), Y14
 	VXORPS       X12, X12, X12
 	TESTQ        CX, CX
@@ -150,7 +130,7 @@ gv2q2kdone:
 	HOP $HS, Y13, Y5; \
 	VPAND Y8, Y5, Y5; \
 	VPOR Y5, Y10, Y10; \
-	K2_ACCUM(Y10, 4+128*H+32*G, gv2wpair<>+32*G(SB), SC)
+	K2_ACCUM(Y10, 4+128*H+32*G, ·gv2wpair+32*G(SB), SC)
 
 // Scale unpacking of two q3_K rows at once, in vector registers: for the
 // 12 packed bytes s0..s11 at 96 (loaded from 94 so that the 16-byte load
