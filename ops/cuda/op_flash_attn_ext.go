@@ -165,14 +165,14 @@ func launchFlashAttn(b *Backend, t *ops.Tensor) error {
 	ps.i32(int32(g.splits))
 	ps.i32(int32(g.tiles))
 	name := fmt.Sprintf("kb_flash_attn_ext_r%d_d%d", g.rpw, g.cols)
-	err = b.launch("flashattn.cu", name,
+	err = b.launch("flash_attn_ext.cu", name,
 		dim3{uint32(g.rowBlocks), uint32(k.Ne[2]) * uint32(g.splits), uint32(q.Ne[3])}, dim3{32, uint32(g.warps), 1}, g.sharedBytes,
 		u64(src[ops.FAQ]), tensorArg(q), u64(src[ops.FAK]), tensorArg(k), u64(src[ops.FAV]), tensorArg(v),
 		u64(maskPtr), optTensorArg(mask), u64(sinkPtr), optTensorArg(sinks), u64(dst), tensorArg(t), u64(part), ps.bytes())
 	if err != nil || g.splits == 1 {
 		return err
 	}
-	return b.launch("flashattn.cu", "kb_flash_attn_combine", dim3{uint32(rows), 1, 1}, dim3{uint32(min(rowBlock(v.Ne[0]), 256)), 1, 1}, 0,
+	return b.launch("flash_attn_ext.cu", "kb_flash_attn_combine", dim3{uint32(rows), 1, 1}, dim3{uint32(min(rowBlock(v.Ne[0]), 256)), 1, 1}, 0,
 		u64(part), i32(int32(g.splits)), u64(sinkPtr), optTensorArg(sinks), u64(dst), tensorArg(t))
 }
 

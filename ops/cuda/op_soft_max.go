@@ -127,7 +127,7 @@ func launchSoftMax(b *Backend, t *ops.Tensor) error {
 	ps.f32(m1)
 	ps.i32(nLog2)
 	ps.i32(cache)
-	return b.launch("softmax.cu", name, dim3{uint32(softMaxBlocks(t)), 1, 1}, block, shared,
+	return b.launch("soft_max.cu", name, dim3{uint32(softMaxBlocks(t)), 1, 1}, block, shared,
 		u64(src[ops.SMInput]), tensorArg(a), u64(maskPtr), optTensorArg(mask), u64(sinkPtr), optTensorArg(sinks),
 		u64(dst), tensorArg(t), ps.bytes())
 }

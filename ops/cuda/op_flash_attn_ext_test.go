@@ -261,7 +261,7 @@ func TestInjectedAttentionBugs(t *testing.T) {
 			}
 			applied := false
 			comp.patch = func(name string, src []byte) []byte {
-				if name != "flashattn.cu" {
+				if name != "flash_attn_ext.cu" {
 					return src
 				}
 				if !bytes.Contains(src, []byte(tc.old)) {

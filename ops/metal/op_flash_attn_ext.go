@@ -110,11 +110,11 @@ func encodeFlashAttn(e *encoder, t *ops.Tensor) error {
 		nsg := min(4, (e.b.dev.maxThreadgroupMemory()/4-faQB*dk)/per, int((k.Ne[1]+faKB-1)/faKB))
 		nsg = max(nsg, 1)
 		name := fmt.Sprintf("kb_fa_mm_%v_%v", k.Type, v.Type)
-		return e.dispatch("flashattn.metal", name, [3]int{int((q.Ne[1] + faQB - 1) / faQB), int(q.Ne[2]), int(q.Ne[3])},
+		return e.dispatch("flash_attn_ext.metal", name, [3]int{int((q.Ne[1] + faQB - 1) / faQB), int(q.Ne[2]), int(q.Ne[3])},
 			[3]int{32 * nsg, 1, 1}, []int{4 * (faQB*dk + nsg*per)}, args(&s), qb, kb, vb, mb, sb, d)
 	}
 	nsg := faSimdgroups(k.Ne[1])
 	name := fmt.Sprintf("kb_fa_vec_%v_%v", k.Type, v.Type)
-	return e.dispatch("flashattn.metal", name, [3]int{int(q.Ne[1]), int(q.Ne[2]), int(q.Ne[3])}, [3]int{32 * nsg, 1, 1},
+	return e.dispatch("flash_attn_ext.metal", name, [3]int{int(q.Ne[1]), int(q.Ne[2]), int(q.Ne[3])}, [3]int{32 * nsg, 1, 1},
 		[]int{4 * nsg * (2 + dv)}, args(&s), qb, kb, vb, mb, sb, d)
 }

@@ -74,10 +74,10 @@ func encodeMulMat(e *encoder, t *ops.Tensor) error {
 	m, n, batches := t.Ne[0], t.Ne[1], int(t.Ne[2]*t.Ne[3])
 	if n <= mvMaxCols {
 		rows := int64(mvSimdgroups * mvRows)
-		return e.dispatch("mulmat.metal", "kb_mul_mv_"+a.Type.String(),
+		return e.dispatch("mul_mat.metal", "kb_mul_mv_"+a.Type.String(),
 			[3]int{int((m + rows - 1) / rows), int(n), batches}, [3]int{32 * mvSimdgroups, 1, 1}, nil, args(&s), ab, bb, d)
 	}
-	return e.dispatch("mulmat.metal", "kb_mul_mm_"+a.Type.String(),
+	return e.dispatch("mul_mat.metal", "kb_mul_mm_"+a.Type.String(),
 		[3]int{int((m + mmTile - 1) / mmTile), int((n + mmTile - 1) / mmTile), batches}, [3]int{mmThreads, 1, 1},
 		[]int{3 * mmTile * mmTile * 4}, args(&s), ab, bb, d)
 }

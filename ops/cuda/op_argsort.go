@@ -77,7 +77,7 @@ func launchArgsort(b *Backend, t *ops.Tensor) error {
 		// Short rows share a block: at least 256 keys to a block.
 		segs := max(1, 256/n)
 		blocks := (rows + segs - 1) / segs
-		return b.launch("sort.cu", "kb_argsort_f32", dim3{uint32(blocks), 1, 1}, dim3{sortThreads(segs * n / 2), 1, 1}, int(8*segs*n),
+		return b.launch("argsort.cu", "kb_argsort_f32", dim3{uint32(blocks), 1, 1}, dim3{sortThreads(segs * n / 2), 1, 1}, int(8*segs*n),
 			u64(src[0]), tensorArg(a), u64(dst), tensorArg(t), i32(desc), i32(int32(n)), i32(int32(segs)))
 	}
 	scratch, err := b.alloc(8 * rows * n)
@@ -88,27 +88,27 @@ func launchArgsort(b *Backend, t *ops.Tensor) error {
 	b.temps = append(b.temps, scratch)
 	sp := u64(scratch.ptr)
 	grid, block := elementGrid(rows * n)
-	if err := b.launch("sort.cu", "kb_argsort_keys", grid, block, 0, u64(src[0]), tensorArg(a), sp, i64(n), i32(desc)); err != nil {
+	if err := b.launch("argsort.cu", "kb_argsort_keys", grid, block, 0, u64(src[0]), tensorArg(a), sp, i64(n), i32(desc)); err != nil {
 		return err
 	}
 	tiles := dim3{uint32(rows * n / sortTile), 1, 1}
 	tileBlock := dim3{sortThreads(sortTile / 2), 1, 1}
-	if err := b.launch("sort.cu", "kb_argsort_tiles", tiles, tileBlock, 8*sortTile, sp, i64(n), i64(0), i32(1)); err != nil {
+	if err := b.launch("argsort.cu", "kb_argsort_tiles", tiles, tileBlock, 8*sortTile, sp, i64(n), i64(0), i32(1)); err != nil {
 		return err
 	}
 	stepGrid, stepBlock := elementGrid(rows * n / 2)
 	for k := int64(2 * sortTile); k <= n; k <<= 1 {
 		for j := k / 2; j >= sortTile; j >>= 1 {
-			if err := b.launch("sort.cu", "kb_argsort_step", stepGrid, stepBlock, 0, sp, i64(n), i64(rows), i64(k), i64(j)); err != nil {
+			if err := b.launch("argsort.cu", "kb_argsort_step", stepGrid, stepBlock, 0, sp, i64(n), i64(rows), i64(k), i64(j)); err != nil {
 				return err
 			}
 		}
-		if err := b.launch("sort.cu", "kb_argsort_tiles", tiles, tileBlock, 8*sortTile, sp, i64(n), i64(k), i32(0)); err != nil {
+		if err := b.launch("argsort.cu", "kb_argsort_tiles", tiles, tileBlock, 8*sortTile, sp, i64(n), i64(k), i32(0)); err != nil {
 			return err
 		}
 	}
 	grid, block = elementGrid(t.NumElements())
-	return b.launch("sort.cu", "kb_argsort_indices", grid, block, 0, sp, i64(n), u64(dst), tensorArg(t))
+	return b.launch("argsort.cu", "kb_argsort_indices", grid, block, 0, sp, i64(n), u64(dst), tensorArg(t))
 }
 
 func supportsSumRows(t *ops.Tensor) error {
@@ -131,5 +131,5 @@ func launchSumRows(b *Backend, t *ops.Tensor) error {
 	if a.Ne[0] <= 1024 {
 		grid, block, warpRows = dim3{uint32((rows + 3) / 4), 1, 1}, dim3{128, 1, 1}, 1
 	}
-	return b.launch("sort.cu", "kb_sum_rows_f32", grid, block, 0, u64(src[0]), tensorArg(a), u64(dst), tensorArg(t), i32(warpRows))
+	return b.launch("argsort.cu", "kb_sum_rows_f32", grid, block, 0, u64(src[0]), tensorArg(a), u64(dst), tensorArg(t), i32(warpRows))
 }

@@ -35,6 +35,6 @@ func launchRMSNorm(b *Backend, t *ops.Tensor) error {
 		return err
 	}
 	rows := t.Ne[1] * t.Ne[2] * t.Ne[3]
-	return b.launch("norm.cu", "kb_rms_norm_f32", dim3{uint32(rows), 1, 1}, dim3{rowBlock(t.Ne[0]), 1, 1}, 0,
+	return b.launch("rms_norm.cu", "kb_rms_norm_f32", dim3{uint32(rows), 1, 1}, dim3{rowBlock(t.Ne[0]), 1, 1}, 0,
 		u64(src[0]), tensorArg(t.Src[0]), u64(dst), tensorArg(t), f32(t.Params.(ops.NormParams).Eps))
 }

@@ -65,7 +65,7 @@ func encodeMulMatID(e *encoder, t *ops.Tensor) error {
 	m := w.Ne[1]
 	if tokens <= mvIDMaxTokens {
 		rows := int64(mvSimdgroups * mvRows)
-		return e.dispatch("mulmatid.metal", "kb_mul_mv_id_"+w.Type.String(),
+		return e.dispatch("mul_mat_id.metal", "kb_mul_mv_id_"+w.Type.String(),
 			[3]int{int((m + rows - 1) / rows), int(pairs), 1}, [3]int{32 * mvSimdgroups, 1, 1}, nil,
 			args(&s), wb, bb, ib, d, e.statusAt(5))
 	}
@@ -77,12 +77,12 @@ func encodeMulMatID(e *encoder, t *ops.Tensor) error {
 	ib1 := ib
 	ib1.index = 1
 	mapBuf.index = 2
-	if err := e.dispatch("mulmatid.metal", "kb_mmid_map", [3]int{int(nexp), 1, 1}, [3]int{32, 1, 1}, nil,
+	if err := e.dispatch("mul_mat_id.metal", "kb_mmid_map", [3]int{int(nexp), 1, 1}, [3]int{32, 1, 1}, nil,
 		args(&s), ib1, mapBuf, e.statusAt(3)); err != nil {
 		return err
 	}
 	mapBuf.index = 3
-	return e.dispatch("mulmatid.metal", "kb_mul_mm_id_"+w.Type.String(),
+	return e.dispatch("mul_mat_id.metal", "kb_mul_mm_id_"+w.Type.String(),
 		[3]int{int((m + mmTile - 1) / mmTile), int((pairs + mmTile - 1) / mmTile), int(nexp)}, [3]int{mmThreads, 1, 1},
 		[]int{3 * mmTile * mmTile * 4}, args(&s), wb, bb, mapBuf, d)
 }

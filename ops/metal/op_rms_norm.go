@@ -30,7 +30,7 @@ func encodeRMSNorm(e *encoder, t *ops.Tensor) error {
 	}
 	var s cstruct
 	s.tensor(t.Src[0]).tensor(t).f32(t.Params.(ops.NormParams).Eps)
-	return e.dispatch("norm.metal", "kb_rms_norm_f32", rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), x, y)
+	return e.dispatch("rms_norm.metal", "kb_rms_norm_f32", rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), x, y)
 }
 
 // SUM_ROWS: kernels/norm.metal.
@@ -50,5 +50,5 @@ func encodeSumRows(e *encoder, t *ops.Tensor) error {
 	}
 	var s cstruct
 	s.tensor(t.Src[0]).tensor(t)
-	return e.dispatch("norm.metal", "kb_sum_rows_f32", rowGrid(t), [3]int{rowThreads(t.Src[0].Ne[0], 256), 1, 1}, nil, args(&s), x, y)
+	return e.dispatch("rms_norm.metal", "kb_sum_rows_f32", rowGrid(t), [3]int{rowThreads(t.Src[0].Ne[0], 256), 1, 1}, nil, args(&s), x, y)
 }

@@ -155,7 +155,7 @@ func TestMatmulInjectedBugs(t *testing.T) {
 			}
 			applied := false
 			comp.patch = func(name string, src []byte) []byte {
-				if name != "matmul_f.cu" {
+				if name != "mul_mat_f.cu" {
 					return src
 				}
 				if !bytes.Contains(src, []byte(tc.old)) {

@@ -50,7 +50,7 @@ func launchGetRows(b *Backend, t *ops.Tensor) error {
 		return err
 	}
 	rows := t.Ne[1] * t.Ne[2] * t.Ne[3]
-	err = b.launch("rows.cu", "kb_get_rows_"+t.Src[0].Type.String(), dim3{uint32(rows), 1, 1}, dim3{rowBlock(t.Ne[0]), 1, 1}, 0,
+	err = b.launch("get_rows.cu", "kb_get_rows_"+t.Src[0].Type.String(), dim3{uint32(rows), 1, 1}, dim3{rowBlock(t.Ne[0]), 1, 1}, 0,
 		u64(src[0]), tensorArg(t.Src[0]), u64(src[1]), tensorArg(t.Src[1]), u64(dst), tensorArg(t), u64(b.status.ptr))
 	if err != nil {
 		return err

@@ -30,7 +30,7 @@ func encodeSSMConv(e *encoder, t *ops.Tensor) error {
 	}
 	var s cstruct
 	s.tensor(t.Src[0]).tensor(t.Src[1]).tensor(t)
-	return e.dispatch("ssm.metal", "kb_ssm_conv_f32", [3]int{int(t.Ne[1]), int(t.Ne[2]), 1}, [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), sx, c, d)
+	return e.dispatch("ssm_scan.metal", "kb_ssm_conv_f32", [3]int{int(t.Ne[1]), int(t.Ne[2]), 1}, [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), sx, c, d)
 }
 
 // ssmMaxState is the largest d_state the scan takes: one thread per state
@@ -78,5 +78,5 @@ func encodeSSMScan(e *encoder, t *ops.Tensor) error {
 	grid := [3]int{int(st.Ne[1]), int(st.Ne[2]), int(x.Ne[3])}
 	all := append([]binding{args(&s)}, bs...)
 	all = append(all, d, e.statusAt(9))
-	return e.dispatch("ssm.metal", "kb_ssm_scan_f32", grid, [3]int{rowThreads(st.Ne[0], ssmMaxState), 1, 1}, nil, all...)
+	return e.dispatch("ssm_scan.metal", "kb_ssm_scan_f32", grid, [3]int{rowThreads(st.Ne[0], ssmMaxState), 1, 1}, nil, all...)
 }

@@ -45,7 +45,7 @@ func launchSSMConv(b *Backend, t *ops.Tensor) error {
 	}
 	threads := rowBlock(min(t.Ne[0], 128))
 	grid := dim3{uint32((t.Ne[0] + int64(threads) - 1) / int64(threads)), uint32(t.Ne[2]), uint32(chunks)}
-	return b.launch("ssm.cu", "kb_ssm_conv_f32", grid, dim3{threads, 1, 1}, 0,
+	return b.launch("ssm_scan.cu", "kb_ssm_conv_f32", grid, dim3{threads, 1, 1}, 0,
 		u64(src[0]), tensorArg(t.Src[0]), u64(src[1]), tensorArg(t.Src[1]), u64(dst), tensorArg(t), i32(convTokens))
 }
 
@@ -129,7 +129,7 @@ func launchSSMScan(b *Backend, t *ops.Tensor) error {
 		args = append(args, u64(src[i]), tensorArg(x))
 	}
 	args = append(args, u64(dst), i32(int32(lanes)), u64(b.status.ptr))
-	err = b.launch("ssm.cu", fmt.Sprintf("kb_ssm_scan_f32_%d", ns), dim3{uint32(nGroup * blocksPerGroup), uint32(nSeqs), 1},
+	err = b.launch("ssm_scan.cu", fmt.Sprintf("kb_ssm_scan_f32_%d", ns), dim3{uint32(nGroup * blocksPerGroup), uint32(nSeqs), 1},
 		dim3{scanThreads, 1, 1}, int(16*dState), args...)
 	if err != nil {
 		return err

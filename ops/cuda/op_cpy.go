@@ -76,7 +76,7 @@ func launchCpy(b *Backend, t *ops.Tensor) error {
 	}
 	if isFloatType(t.Type) {
 		grid, block := elementGrid(t.NumElements())
-		return b.launch("copy.cu", "kb_cpy_"+a.Type.String()+"_"+t.Type.String(), grid, block, 0,
+		return b.launch("cpy.cu", "kb_cpy_"+a.Type.String()+"_"+t.Type.String(), grid, block, 0,
 			u64(src), tensorArg(a), u64(dst), tensorArg(t))
 	}
 	bs := t.Type.BlockSize()
@@ -96,7 +96,7 @@ func launchCpy(b *Backend, t *ops.Tensor) error {
 	if a.IsContiguous() {
 		packed = 1
 	}
-	return b.launch("copy.cu", "kb_quantize_"+t.Type.String(), dim3{uint32(grid), 1, 1}, dim3{64, 1, 1}, 0,
+	return b.launch("cpy.cu", "kb_quantize_"+t.Type.String(), dim3{uint32(grid), 1, 1}, dim3{64, 1, 1}, 0,
 		u64(src), tensorArg(a), i32(kernelTypeNumber[a.Type]), i32(packed), u64(dst), i64(nblocks))
 }
 
@@ -131,7 +131,7 @@ func launchCont(b *Backend, t *ops.Tensor) error {
 	if (esize == 2 || esize == 4) && a.Nb[1] == esize && a.Nb[0] != esize && a.Ne[2]*a.Ne[3] <= 65535 {
 		grid := dim3{uint32((ta.Ne[0] + 31) / 32), uint32((ta.Ne[1] + 31) / 32), uint32(ta.Ne[2] * ta.Ne[3])}
 		if grid.x <= 1<<31-1 && grid.y <= 65535 {
-			return b.launch("copy.cu", fmt.Sprintf("kb_transpose_w%d", esize), grid, dim3{32, 8, 1}, 0,
+			return b.launch("cpy.cu", fmt.Sprintf("kb_transpose_w%d", esize), grid, dim3{32, 8, 1}, 0,
 				u64(src[0]), tensorArg(&ta), u64(dst), tensorArg(&td))
 		}
 	}
@@ -153,6 +153,6 @@ func launchCont(b *Backend, t *ops.Tensor) error {
 		}
 	}
 	grid, block := elementGrid(td.NumElements() * (esize / w))
-	return b.launch("copy.cu", fmt.Sprintf("kb_cont_w%d", w), grid, block, 0,
+	return b.launch("cpy.cu", fmt.Sprintf("kb_cont_w%d", w), grid, block, 0,
 		u64(src[0]), tensorArg(&ta), u64(dst), tensorArg(&td), i64(esize))
 }

@@ -188,7 +188,7 @@ func (b *Backend) prepare(x *ops.Tensor, px uint64, wt quant.Type, half bool) (p
 		}
 		warps := rows * (k / 32)
 		blocks := min(max((warps+3)/4, 1), 65535)
-		err = b.launch("matmul.cu", "kb_quantize_q8a", dim3{uint32(blocks), 1, 1}, dim3{128, 1, 1}, 0,
+		err = b.launch("mul_mat.cu", "kb_quantize_q8a", dim3{uint32(blocks), 1, 1}, dim3{128, 1, 1}, 0,
 			u64(px), tensorArg(x), i32(typeNum(x.Type)), u64(buf))
 		return prepared{x: buf, nb1: row, nb2: n1 * row, nb3: n2 * n1 * row, quantized: true}, err
 	}
@@ -204,7 +204,7 @@ func (b *Backend) prepare(x *ops.Tensor, px uint64, wt quant.Type, half bool) (p
 		return prepared{}, err
 	}
 	grid, block := elementGrid(x.NumElements())
-	err = b.launch("matmul.cu", "kb_convert_act", grid, block, 0,
+	err = b.launch("mul_mat.cu", "kb_convert_act", grid, block, 0,
 		u64(px), tensorArg(x), i32(typeNum(x.Type)), u64(buf), i32(typeNum(ot)))
 	row := k * size
 	return prepared{x: buf, nb1: row, nb2: n1 * row, nb3: n2 * n1 * row, halfs: half}, err
@@ -218,13 +218,13 @@ func (b *Backend) mmaKernels() bool { return useMMA && b.info.Major >= 8 }
 func (b *Backend) tiledKernel(wt quant.Type) (string, string, bool) {
 	switch {
 	case intPath(wt) && b.mmaKernels():
-		return "matmul_q.cu", "kb_mmq_" + wt.String(), false
+		return "mul_mat_q.cu", "kb_mmq_" + wt.String(), false
 	case intPath(wt):
-		return "matmul_q.cu", "kb_mmq_dp4a_" + wt.String(), false
+		return "mul_mat_q.cu", "kb_mmq_dp4a_" + wt.String(), false
 	case (wt == quant.F16 || wt == quant.BF16) && b.mmaKernels():
-		return "matmul_f.cu", "kb_mmh_" + wt.String(), true
+		return "mul_mat_f.cu", "kb_mmh_" + wt.String(), true
 	}
-	return "matmul_f.cu", "kb_mmf_" + wt.String(), false
+	return "mul_mat_f.cu", "kb_mmf_" + wt.String(), false
 }
 
 // kernelFor returns the file and name of the kernel for weights of type
@@ -234,9 +234,9 @@ func (b *Backend) kernelFor(wt quant.Type, tiled bool) (string, string, bool) {
 	case tiled:
 		return b.tiledKernel(wt)
 	case intPath(wt):
-		return "matmul.cu", "kb_mmvq_" + wt.String(), false
+		return "mul_mat.cu", "kb_mmvq_" + wt.String(), false
 	}
-	return "matmul.cu", "kb_mmvf_" + wt.String(), false
+	return "mul_mat.cu", "kb_mmvf_" + wt.String(), false
 }
 
 // checkAligned refuses weights the kernels' loads cannot read: 2-byte
@@ -317,7 +317,7 @@ func launchMulMatID(b *Backend, t *ops.Tensor) error {
 			return err
 		}
 		args.pairs, args.tiles, args.ntile = buf, buf+uint64(4*pairs), buf+uint64(4*(pairs+3*nt))
-		if err := b.launch("matmul.cu", "kb_mmid_group", dim3{1, 1, 1}, dim3{256, 1, 1}, int(8*nExp),
+		if err := b.launch("mul_mat.cu", "kb_mmid_group", dim3{1, 1, 1}, dim3{256, 1, 1}, int(8*nExp),
 			args.bytes(), u64(args.pairs), u64(args.tiles), u64(args.ntile), i32(tileN)); err != nil {
 			return err
 		}

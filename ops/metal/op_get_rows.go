@@ -52,6 +52,6 @@ func encodeGetRows(e *encoder, t *ops.Tensor) error {
 	}
 	var s cstruct
 	s.tensor(t.Src[0]).tensor(t.Src[1]).tensor(t)
-	return e.dispatch("rows.metal", "kb_get_rows_"+t.Src[0].Type.String(), rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil,
+	return e.dispatch("get_rows.metal", "kb_get_rows_"+t.Src[0].Type.String(), rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil,
 		args(&s), a, ids, d, e.statusAt(4))
 }

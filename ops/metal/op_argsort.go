@@ -58,7 +58,7 @@ func encodeArgsort(e *encoder, t *ops.Tensor) error {
 	var s cstruct
 	s.tensor(t.Src[0]).tensor(t).i32(desc).i32(int32(pad))
 	threads := rowThreads(pad/2, 256)
-	return e.dispatch("sort.metal", "kb_argsort_f32", rowGrid(t), [3]int{threads, 1, 1}, []int{4 * int(pad), 4 * int(pad)}, args(&s), a, d)
+	return e.dispatch("argsort.metal", "kb_argsort_f32", rowGrid(t), [3]int{threads, 1, 1}, []int{4 * int(pad), 4 * int(pad)}, args(&s), a, d)
 }
 
 // encodeArgsortLong sorts rows longer than argsortTGRow in device memory:
@@ -86,17 +86,17 @@ func encodeArgsortLong(e *encoder, t *ops.Tensor, a, d binding, desc int32, pad 
 		return b
 	}
 	a.index = 1
-	if err := e.dispatch("sort.metal", "kb_argsort_init", grid, threads, nil, pass(0, 0), a, at(vals, 2), at(idx, 3)); err != nil {
+	if err := e.dispatch("argsort.metal", "kb_argsort_init", grid, threads, nil, pass(0, 0), a, at(vals, 2), at(idx, 3)); err != nil {
 		return err
 	}
 	for k := int64(2); k <= pad; k *= 2 {
 		for j := k / 2; j > 0; j /= 2 {
-			if err := e.dispatch("sort.metal", "kb_argsort_step", grid, threads, nil, pass(k, j), at(vals, 1), at(idx, 2)); err != nil {
+			if err := e.dispatch("argsort.metal", "kb_argsort_step", grid, threads, nil, pass(k, j), at(vals, 1), at(idx, 2)); err != nil {
 				return err
 			}
 		}
 	}
 	d.index = 2
 	out := [3]int{int((t.Ne[0] + 255) / 256), int(rows), 1}
-	return e.dispatch("sort.metal", "kb_argsort_out", out, threads, nil, pass(0, 0), at(idx, 1), d)
+	return e.dispatch("argsort.metal", "kb_argsort_out", out, threads, nil, pass(0, 0), at(idx, 1), d)
 }

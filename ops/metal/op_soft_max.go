@@ -91,5 +91,5 @@ func encodeSoftMax(e *encoder, t *ops.Tensor) error {
 	nl, m0, m1 := alibi(p.MaxBias, x.Ne[2])
 	var s cstruct
 	s.tensor(x).tensor(mt).tensor(t).f32(p.Scale).f32(p.MaxBias).f32(m0).f32(m1).i32(nl).i32(b32(mask != nil)).i32(b32(sinks != nil))
-	return e.dispatch("softmax.metal", name, rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), xb, mb, sb, d)
+	return e.dispatch("soft_max.metal", name, rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), xb, mb, sb, d)
 }
