@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
@@ -26,11 +25,6 @@ type eltKernels struct {
 func init() {
 	register(ops.OpAdd, supportsBinary, computeBinary)
 	register(ops.OpMul, supportsBinary, computeBinary)
-	register(ops.OpScale, supportsUnary, computeUnary)
-	register(ops.OpSilu, supportsUnary, computeUnary)
-	register(ops.OpGelu, supportsUnary, computeUnary)
-	register(ops.OpSwiGLU, supportsSwiGLU, computeSwiGLU)
-	register(ops.OpSwiGLUOAI, supportsSwiGLUOAI, computeSwiGLUOAI)
 }
 
 func supportsBinary(t *ops.Tensor) error {
@@ -158,153 +152,4 @@ func (j *eltJob) do(w, lo, hi int) {
 // packedF32 reports whether t's rows are packed float32, read in place.
 func packedF32(t *ops.Tensor) bool {
 	return t.Type == quant.F32 && t.Nb[0] == 4
-}
-
-func supportsUnary(t *ops.Tensor) error {
-	if err := supportsUnaryShape(t); err != nil {
-		return err
-	}
-	if t.Op == ops.OpScale {
-		if _, ok := t.Params.(ops.ScaleParams); !ok {
-			return fmt.Errorf("params are %T, want ops.ScaleParams", t.Params)
-		}
-	}
-	return nil
-}
-
-// computeUnary computes SCALE, SILU or GELU.
-func computeUnary(b *Backend, t *ops.Tensor) error {
-	if t.NumElements() == 0 {
-		return nil
-	}
-	n, err := rowCount(t)
-	if err != nil {
-		return err
-	}
-	j := &b.elt
-	*j = eltJob{t: t, k: &b.kern.elt, sc: &b.scratch, op: t.Op}
-	work := int64(8)
-	switch t.Op {
-	case ops.OpScale:
-		p := t.Params.(ops.ScaleParams)
-		j.scale, j.bias, work = p.Scale, p.Bias, 1
-	case ops.OpSilu, ops.OpGelu:
-	default:
-		return fmt.Errorf("no unary kernel for %v", t.Op)
-	}
-	j.setSources()
-	b.pool.run(n, rowGrain(work*t.Ne[0]), j)
-	return nil
-}
-
-// scaleRow sets out = s*x + bias.
-func scaleRow(out, x []float32, s, bias float32) {
-	x = x[:len(out)]
-	for i, v := range x {
-		out[i] = v*s + bias
-	}
-}
-
-func supportsSwiGLU(t *ops.Tensor) error {
-	if err := checkSrcs(t, 1, 2); err != nil {
-		return err
-	}
-	a, u := t.Src[0], srcAt(t, 1)
-	if err := checkType(a, "a", quant.F32); err != nil {
-		return err
-	}
-	if err := checkOut(t, quant.F32); err != nil {
-		return err
-	}
-	if _, ok := t.Params.(ops.GLUParams); !ok {
-		return fmt.Errorf("params are %T, want ops.GLUParams", t.Params)
-	}
-	if u != nil {
-		if err := checkType(u, "b", quant.F32); err != nil {
-			return err
-		}
-		if t.Ne != a.Ne || u.Ne != a.Ne {
-			return fmt.Errorf("shapes differ: result %v, a %v, b %v", t.Ne, a.Ne, u.Ne)
-		}
-		return nil
-	}
-	if !a.HasContiguousRows() {
-		return fmt.Errorf("a rows are not packed")
-	}
-	want := a.Ne
-	want[0] /= 2
-	if a.Ne[0]%2 != 0 || t.Ne != want {
-		return fmt.Errorf("result shape %v, want %v (half of a %v)", t.Ne, want, a.Ne)
-	}
-	return nil
-}
-
-// computeSwiGLU computes silu(g)*u, with g and u the two halves of each row
-// of a (one source; swapped puts u first) or the rows of a and b.
-func computeSwiGLU(b *Backend, t *ops.Tensor) error {
-	if t.NumElements() == 0 {
-		return nil
-	}
-	n, err := rowCount(t)
-	if err != nil {
-		return err
-	}
-	j := &b.elt
-	*j = eltJob{t: t, k: &b.kern.elt, sc: &b.scratch, op: t.Op, swapped: t.Params.(ops.GLUParams).Swapped}
-	j.setSources()
-	b.pool.run(n, rowGrain(8*t.Ne[0]), j)
-	return nil
-}
-
-func supportsSwiGLUOAI(t *ops.Tensor) error {
-	if err := checkSrcs(t, 2, 2); err != nil {
-		return err
-	}
-	a, u := t.Src[0], t.Src[1]
-	if err := checkType(a, "g", quant.F32); err != nil {
-		return err
-	}
-	if err := checkType(u, "u", quant.F32); err != nil {
-		return err
-	}
-	if err := checkOut(t, quant.F32); err != nil {
-		return err
-	}
-	if _, ok := t.Params.(ops.GLUOAIParams); !ok {
-		return fmt.Errorf("params are %T, want ops.GLUOAIParams", t.Params)
-	}
-	if t.Ne != a.Ne || u.Ne != a.Ne {
-		return fmt.Errorf("shapes differ: result %v, g %v, u %v", t.Ne, a.Ne, u.Ne)
-	}
-	return nil
-}
-
-// computeSwiGLUOAI computes gpt-oss's clamped SwiGLU row by row (the
-// generic kernel on every tier).
-func computeSwiGLUOAI(b *Backend, t *ops.Tensor) error {
-	if t.NumElements() == 0 {
-		return nil
-	}
-	n, err := rowCount(t)
-	if err != nil {
-		return err
-	}
-	p := t.Params.(ops.GLUOAIParams)
-	j := &b.elt
-	*j = eltJob{t: t, k: &b.kern.elt, sc: &b.scratch, op: t.Op, alpha: p.Alpha, limit: p.Limit}
-	j.setSources()
-	b.pool.run(n, rowGrain(12*t.Ne[0]), j)
-	return nil
-}
-
-// swigluOAIRow sets out = x*sigmoid(alpha*x)*(y+1) with x = min(g, limit)
-// and y = clamp(v, -limit, limit), in float32 with a float64 exp, as
-// ggml's CPU kernel computes it (x / (1 + exp(-alpha*x))).
-func swigluOAIRow(out, g, v []float32, alpha, limit float32) {
-	g, v = g[:len(out)], v[:len(out)]
-	for i, x := range g {
-		x = min(x, limit)
-		y := max(min(v[i], limit), -limit)
-		out[i] = x / (1 + float32(math.Exp(float64(-alpha*x)))) * (y + 1)
-	}
 }

@@ -12,11 +12,6 @@ import (
 func init() {
 	register(ops.OpAdd, supportsBinary, launchBinary)
 	register(ops.OpMul, supportsBinary, launchBinary)
-	register(ops.OpScale, supportsScale, launchUnary)
-	register(ops.OpSilu, supportsF32, launchUnary)
-	register(ops.OpGelu, supportsF32, launchUnary)
-	register(ops.OpSwiGLU, supportsSwiGLU, launchSwiGLU)
-	register(ops.OpSwiGLUOAI, supportsSwiGLUOAI, launchSwiGLUOAI)
 }
 
 // supportsF32 takes a node whose sources and output are f32.
@@ -41,20 +36,6 @@ func supportsBinary(t *ops.Tensor) error {
 		return fmt.Errorf("b type %v, want f32 or f16", b)
 	}
 	return nil
-}
-
-func supportsScale(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.ScaleParams); !ok {
-		return fmt.Errorf("params are %T, want ops.ScaleParams", t.Params)
-	}
-	return supportsF32(t)
-}
-
-func supportsSwiGLU(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.GLUParams); !ok {
-		return fmt.Errorf("params are %T, want ops.GLUParams", t.Params)
-	}
-	return supportsF32(t)
 }
 
 // elementGrid is the launch geometry of a grid-stride loop over n
@@ -96,67 +77,4 @@ func launchBinary(b *Backend, t *ops.Tensor) error {
 	grid, block := elementGrid(t.NumElements())
 	return b.launch("elementwise.cu", name, grid, block, 0,
 		u64(src[0]), tensorArg(t.Src[0]), u64(src[1]), tensorArg(t.Src[1]), u64(dst), tensorArg(t))
-}
-
-func launchUnary(b *Backend, t *ops.Tensor) error {
-	src, dst, err := b.pointers(t)
-	if err != nil {
-		return err
-	}
-	var op int32
-	var s, bias float32
-	switch t.Op {
-	case ops.OpScale:
-		p := t.Params.(ops.ScaleParams)
-		s, bias = p.Scale, p.Bias
-	case ops.OpSilu:
-		op = 1
-	case ops.OpGelu:
-		op = 2
-	}
-	grid, block := elementGrid(t.NumElements())
-	return b.launch("elementwise.cu", "kb_unary_f32", grid, block, 0,
-		u64(src[0]), tensorArg(t.Src[0]), u64(dst), tensorArg(t), i32(op), f32(s), f32(bias))
-}
-
-// launchSwiGLU passes g and u as two tensors shaped like the output: for
-// one source, views of its two halves (the second half starts ne0
-// elements into each row).
-func launchSwiGLU(b *Backend, t *ops.Tensor) error {
-	src, dst, err := b.pointers(t)
-	if err != nil {
-		return err
-	}
-	g, u := src[0], src[0]
-	tg, tu := *t.Src[0], *t.Src[0]
-	if len(t.Src) > 1 && t.Src[1] != nil {
-		u, tu = src[1], *t.Src[1]
-	} else {
-		tg.Ne, tu.Ne = t.Ne, t.Ne
-		u += uint64(t.Ne[0] * t.Src[0].Nb[0])
-		if t.Params.(ops.GLUParams).Swapped {
-			g, u = u, g
-		}
-	}
-	grid, block := elementGrid(t.NumElements())
-	return b.launch("elementwise.cu", "kb_swiglu_f32", grid, block, 0,
-		u64(g), tensorArg(&tg), u64(u), tensorArg(&tu), u64(dst), tensorArg(t))
-}
-
-func supportsSwiGLUOAI(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.GLUOAIParams); !ok {
-		return fmt.Errorf("params are %T, want ops.GLUOAIParams", t.Params)
-	}
-	return supportsF32(t)
-}
-
-func launchSwiGLUOAI(b *Backend, t *ops.Tensor) error {
-	src, dst, err := b.pointers(t)
-	if err != nil {
-		return err
-	}
-	p := t.Params.(ops.GLUOAIParams)
-	grid, block := elementGrid(t.NumElements())
-	return b.launch("elementwise.cu", "kb_swiglu_oai_f32", grid, block, 0,
-		u64(src[0]), tensorArg(t.Src[0]), u64(src[1]), tensorArg(t.Src[1]), u64(dst), tensorArg(t), f32(p.Alpha), f32(p.Limit))
 }

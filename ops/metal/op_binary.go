@@ -12,11 +12,6 @@ import (
 func init() {
 	register(ops.OpAdd, supportsBinary, encodeBinary)
 	register(ops.OpMul, supportsBinary, encodeBinary)
-	register(ops.OpScale, supportsScale, encodeUnary)
-	register(ops.OpSilu, supportsF32, encodeUnary)
-	register(ops.OpGelu, supportsF32, encodeUnary)
-	register(ops.OpSwiGLU, supportsSwiGLU, encodeSwiGLU)
-	register(ops.OpSwiGLUOAI, supportsSwiGLUOAI, encodeSwiGLUOAI)
 }
 
 // supportsF32 takes a node whose sources and output are f32.
@@ -41,20 +36,6 @@ func supportsBinary(t *ops.Tensor) error {
 		return fmt.Errorf("b type %v, want f32 or f16", b)
 	}
 	return nil
-}
-
-func supportsScale(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.ScaleParams); !ok {
-		return fmt.Errorf("params are %T, want ops.ScaleParams", t.Params)
-	}
-	return supportsF32(t)
-}
-
-func supportsSwiGLU(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.GLUParams); !ok {
-		return fmt.Errorf("params are %T, want ops.GLUParams", t.Params)
-	}
-	return supportsF32(t)
 }
 
 // rowThreads is the threadgroup size for a kernel whose threads stride
@@ -93,88 +74,4 @@ func encodeBinary(e *encoder, t *ops.Tensor) error {
 	var s cstruct
 	s.tensor(t.Src[0]).tensor(t.Src[1]).tensor(t)
 	return e.dispatch("elementwise.metal", name, rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), a, b, d)
-}
-
-func encodeUnary(e *encoder, t *ops.Tensor) error {
-	a, err := e.src(1, t.Src[0])
-	if err != nil {
-		return err
-	}
-	d, err := e.out(2, t)
-	if err != nil {
-		return err
-	}
-	var op int32
-	var sc, bias float32
-	switch t.Op {
-	case ops.OpScale:
-		p := t.Params.(ops.ScaleParams)
-		sc, bias = p.Scale, p.Bias
-	case ops.OpSilu:
-		op = 1
-	case ops.OpGelu:
-		op = 2
-	}
-	var s cstruct
-	s.tensor(t.Src[0]).tensor(t).i32(op).f32(sc).f32(bias)
-	return e.dispatch("elementwise.metal", "kb_unary_f32", rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), a, d)
-}
-
-// encodeSwiGLU passes g and u as two tensors shaped like the output: for
-// one source, views of its two halves (the second half starts ne0
-// elements into each row).
-func encodeSwiGLU(e *encoder, t *ops.Tensor) error {
-	g, err := e.src(1, t.Src[0])
-	if err != nil {
-		return err
-	}
-	tg, tu := *t.Src[0], *t.Src[0]
-	var u binding
-	if len(t.Src) > 1 && t.Src[1] != nil {
-		if u, err = e.src(2, t.Src[1]); err != nil {
-			return err
-		}
-		tu = *t.Src[1]
-	} else {
-		tg.Ne, tu.Ne = t.Ne, t.Ne
-		u = g
-		u.index = 2
-		u.off += t.Ne[0] * t.Src[0].Nb[0]
-		if t.Params.(ops.GLUParams).Swapped {
-			g.off, u.off = u.off, g.off
-		}
-	}
-	d, err := e.out(3, t)
-	if err != nil {
-		return err
-	}
-	var s cstruct
-	s.tensor(&tg).tensor(&tu).tensor(t)
-	return e.dispatch("elementwise.metal", "kb_swiglu_f32", rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), g, u, d)
-}
-
-func supportsSwiGLUOAI(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.GLUOAIParams); !ok {
-		return fmt.Errorf("params are %T, want ops.GLUOAIParams", t.Params)
-	}
-	return supportsF32(t)
-}
-
-func encodeSwiGLUOAI(e *encoder, t *ops.Tensor) error {
-	g, err := e.src(1, t.Src[0])
-	if err != nil {
-		return err
-	}
-	u, err := e.src(2, t.Src[1])
-	if err != nil {
-		return err
-	}
-	d, err := e.out(3, t)
-	if err != nil {
-		return err
-	}
-	p := t.Params.(ops.GLUOAIParams)
-	var s cstruct
-	s.tensor(t.Src[0]).tensor(t.Src[1]).tensor(t).f32(p.Alpha).f32(p.Limit)
-	return e.dispatch("elementwise.metal", "kb_swiglu_oai_f32", rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), g, u, d)
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/kernbench/kernbench/ops"
 )
 
-// RMS_NORM: kernels/norm.metal.
+// RMS_NORM: kernels/rms_norm.metal.
 
 func init() {
 	register(ops.OpRMSNorm, supportsRMSNorm, encodeRMSNorm)
@@ -31,24 +31,4 @@ func encodeRMSNorm(e *encoder, t *ops.Tensor) error {
 	var s cstruct
 	s.tensor(t.Src[0]).tensor(t).f32(t.Params.(ops.NormParams).Eps)
 	return e.dispatch("rms_norm.metal", "kb_rms_norm_f32", rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), x, y)
-}
-
-// SUM_ROWS: kernels/norm.metal.
-
-func init() {
-	register(ops.OpSumRows, supportsF32, encodeSumRows)
-}
-
-func encodeSumRows(e *encoder, t *ops.Tensor) error {
-	x, err := e.src(1, t.Src[0])
-	if err != nil {
-		return err
-	}
-	y, err := e.out(2, t)
-	if err != nil {
-		return err
-	}
-	var s cstruct
-	s.tensor(t.Src[0]).tensor(t)
-	return e.dispatch("rms_norm.metal", "kb_sum_rows_f32", rowGrid(t), [3]int{rowThreads(t.Src[0].Ne[0], 256), 1, 1}, nil, args(&s), x, y)
 }

@@ -9,28 +9,9 @@ import (
 // SSM_CONV and SSM_SCAN: kernels/ssm.metal.
 
 func init() {
-	register(ops.OpSSMConv, supportsF32, encodeSSMConv)
 	registerChecked(ops.OpSSMScan, supportsSSMScan, encodeSSMScan, func(t *ops.Tensor, _, id int32) error {
 		return fmt.Errorf("SSM_SCAN: state slot id %d outside the %d slots", id, t.Src[ops.ScanState].Ne[3])
 	})
-}
-
-func encodeSSMConv(e *encoder, t *ops.Tensor) error {
-	sx, err := e.src(1, t.Src[0])
-	if err != nil {
-		return err
-	}
-	c, err := e.src(2, t.Src[1])
-	if err != nil {
-		return err
-	}
-	d, err := e.out(3, t)
-	if err != nil {
-		return err
-	}
-	var s cstruct
-	s.tensor(t.Src[0]).tensor(t.Src[1]).tensor(t)
-	return e.dispatch("ssm_scan.metal", "kb_ssm_conv_f32", [3]int{int(t.Ne[1]), int(t.Ne[2]), 1}, [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), sx, c, d)
 }
 
 // ssmMaxState is the largest d_state the scan takes: one thread per state
