@@ -15,13 +15,13 @@ import (
 // weight block meets several activation rows:
 //
 //   - float weights (f32, f16, bf16), sgemmMinN activation rows or more:
-//     the packed path of sgemm.go (6x16 broadcast micro-kernel).
+//     the packed path of mul_mat_sgemm.go (6x16 broadcast micro-kernel).
 //   - float weights, fewer rows: 4 weight rows x 3 activation rows of
 //     FMA accumulators, over k in chunks of gemmKC. f16 and bf16 panels
 //     are widened to float32 once per block and chunk (the packing step);
 //     f32 rows are read in place.
 //   - 32-element formats (q4_0, q5_0, q8_0): 1 weight row x 4 activation
-//     rows, or 8 x 4 where the tier attaches a panel kernel (qgemm.go:
+//     rows, or 8 x 4 where the tier attaches a panel kernel (mul_mat_qtile.go:
 //     the weights repacked per row block into panels of eight rows).
 //     The q8_0 activations are repacked once per call into groups of four
 //     rows interleaved block by block with float32 scales (packQ8Groups).
@@ -30,7 +30,7 @@ import (
 //   - K formats (q2_K, q3_K, q4_K, q5_K, q6_K): 1 weight row x 4 q8_K
 //     activation rows read in place, each output equal bit for bit to the
 //     dot product; or 8 x 4 where the tier attaches a panel kernel
-//     (kgemm.go: q4_K, q5_K and q6_K on AVX2, the weights repacked per row
+//     (mul_mat_ktile.go: q4_K, q5_K and q6_K on AVX2, the weights repacked per row
 //     block into panels of eight rows, the activations still in place).
 //
 // Outside the panel kernels weights are never repacked: their blocks
@@ -61,14 +61,14 @@ type gemmKernel struct {
 	// widen converts len(dst) elements of the weight type to float32;
 	// nil for f32.
 	widen func(src []byte, dst []float32)
-	// micro is the packed float path's 6x16 micro-kernel (sgemm.go); nil
+	// micro is the packed float path's 6x16 micro-kernel (mul_mat_sgemm.go); nil
 	// where the tier has none.
 	micro sgemmMicro
 	quad  quadFunc
-	// qtile is the quantized panel kernel (qgemm.go) MUL_MAT prefers to
+	// qtile is the quantized panel kernel (mul_mat_qtile.go) MUL_MAT prefers to
 	// quad from qtile.minN activation rows; nil where the tier has none.
 	qtile *qTile
-	// ktile is the K-format panel kernel (kgemm.go) MUL_MAT prefers to
+	// ktile is the K-format panel kernel (mul_mat_ktile.go) MUL_MAT prefers to
 	// quad from ktile.minN activation rows; nil where the tier has none.
 	ktile *kTile
 }

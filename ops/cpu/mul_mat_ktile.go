@@ -11,7 +11,7 @@ import (
 // The activation rows are read in place (no packing pass); the eight
 // weight rows are repacked into a panel (package internal/qgemm, kq4.go,
 // kq5.go and kq6.go, for the layouts) once per row block and call, kept in the
-// worker's scratch behind the same header as the q8 panels (qgemm.go),
+// worker's scratch behind the same header as the q8 panels (mul_mat_qtile.go),
 // which gemm clears at the start of every call: nothing survives into a
 // call whose weights may have changed.
 type kTile struct {

@@ -16,7 +16,7 @@ import (
 // items walks each weight tile once and reuses it from cache across the
 // pairs. Experts nobody selects are never read. Within a tile, four pairs
 // at a time meet each weight row through the tier's tiled kernel
-// (gemm.go: their activation rows gathered or packed into a worker's
+// (mul_mat_gemm.go: their activation rows gathered or packed into a worker's
 // buffer) where it has one; the pairs left, one at a time, meet groups of
 // four weight rows through the four-row kernel (gemvSide, with its data
 // prepared once per call, or gemv) where it has one, and the dot product

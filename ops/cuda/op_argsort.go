@@ -8,7 +8,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// ARGSORT and SUM_ROWS: kernels/sort.cu.
+// ARGSORT: kernels/argsort.cu.
 
 func init() {
 	register(ops.OpArgsort, supportsArgsort, launchArgsort)

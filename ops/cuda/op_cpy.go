@@ -7,7 +7,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// CPY and CONT: kernels/copy.cu (the quantizers in kernels/quantize.cuh).
+// CPY: kernels/cpy.cu (the quantizers in kernels/quantize.cuh).
 
 func init() {
 	register(ops.OpCpy, supportsCpy, launchCpy)

@@ -8,7 +8,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// FLASH_ATTN_EXT: kernels/flashattn.cu.
+// FLASH_ATTN_EXT: kernels/flash_attn_ext.cu.
 
 func init() {
 	register(ops.OpFlashAttnExt, supportsFlashAttn, launchFlashAttn)
@@ -99,7 +99,7 @@ func faGeometryFor(t *ops.Tensor, sms int) faGeometry {
 		g.cols = 256
 	}
 	// q rows padded to float4s, K rows one float longer (an odd stride),
-	// V rows as they are (kernels/flashattn.cu).
+	// V rows as they are (kernels/flash_attn_ext.cu).
 	ldq := (d + 3) &^ 3
 	g.sharedBytes = 4 * int(qr*ldq+faTile*(ldq+1)+faTile*dv)
 	ntiles := int((nkv + faTile - 1) / faTile)

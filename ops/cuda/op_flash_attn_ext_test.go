@@ -232,7 +232,7 @@ func TestFlashAttnMaskedNaN(t *testing.T) {
 	}
 }
 
-// TestInjectedAttentionBugs breaks flashattn.cu as a kernel author might
+// TestInjectedAttentionBugs breaks flash_attn_ext.cu as a kernel author might
 // and checks that validation fails: a missing barrier after the K/V tile
 // load (the emulator reports the race between the warp that stores a
 // row and the lanes of other warps that read it), the accumulator not
@@ -265,7 +265,7 @@ func TestInjectedAttentionBugs(t *testing.T) {
 					return src
 				}
 				if !bytes.Contains(src, []byte(tc.old)) {
-					t.Fatalf("flashattn.cu no longer contains the code the test breaks:\n%s", tc.old)
+					t.Fatalf("flash_attn_ext.cu no longer contains the code the test breaks:\n%s", tc.old)
 				}
 				applied = true
 				return bytes.Replace(src, []byte(tc.old), []byte(tc.new), 1)

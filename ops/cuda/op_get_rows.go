@@ -7,7 +7,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// GET_ROWS: kernels/rows.cu.
+// GET_ROWS: kernels/get_rows.cu.
 
 func init() {
 	register(ops.OpGetRows, supportsGetRows, launchGetRows)

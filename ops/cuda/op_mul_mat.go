@@ -7,9 +7,10 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// MUL_MAT and MUL_MAT_ID: kernels/matmul.cu (preparation, matrix-vector,
-// grouping), matmul_q.cu and matmul_f.cu (tiled), device code shared in
-// kernels/mm.cuh.
+// MUL_MAT and MUL_MAT_ID's products: kernels/mul_mat.cu (preparation,
+// matrix-vector), mul_mat_q.cu and mul_mat_f.cu (tiled), device code
+// shared in kernels/mm.cuh; MUL_MAT_ID's grouping is mul_mat_id.cu
+// (op_mul_mat_id.go).
 //
 // A product first prepares its activations: the integer paths (weights
 // q4_0, q4_1, q5_0, q5_1, q8_0, q2_K ... q6_K) quantize them to blocks of

@@ -123,7 +123,7 @@ func TestMatmulIDsChecked(t *testing.T) {
 	}
 }
 
-// TestMatmulInjectedBugs breaks the tiled float kernels (matmul_f.cu, the
+// TestMatmulInjectedBugs breaks the tiled float kernels (mul_mat_f.cu, the
 // smallest module to rebuild) the way a kernel author might and checks
 // that validation fails, for the injected bug: a tile loop one past its
 // tile (the emulator reports the shared-memory overrun), a missing barrier
@@ -159,7 +159,7 @@ func TestMatmulInjectedBugs(t *testing.T) {
 					return src
 				}
 				if !bytes.Contains(src, []byte(tc.old)) {
-					t.Fatalf("matmul_f.cu no longer contains the code the test breaks:\n%s", tc.old)
+					t.Fatalf("mul_mat_f.cu no longer contains the code the test breaks:\n%s", tc.old)
 				}
 				applied = true
 				return bytes.Replace(src, []byte(tc.old), []byte(tc.new), 1)

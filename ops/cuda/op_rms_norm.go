@@ -6,7 +6,7 @@ import (
 	"github.com/kernbench/kernbench/ops"
 )
 
-// RMS_NORM: kernels/norm.cu.
+// RMS_NORM: kernels/rms_norm.cu.
 
 func init() {
 	register(ops.OpRMSNorm, supportsRMSNorm, launchRMSNorm)

@@ -9,7 +9,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// SOFT_MAX: kernels/softmax.cu.
+// SOFT_MAX: kernels/soft_max.cu.
 
 func init() {
 	register(ops.OpSoftMax, supportsSoftMax, launchSoftMax)

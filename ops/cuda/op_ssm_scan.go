@@ -7,7 +7,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// SSM_CONV and SSM_SCAN: kernels/ssm.cu.
+// SSM_SCAN: kernels/ssm_scan.cu.
 
 func init() {
 	register(ops.OpSSMScan, supportsSSMScan, launchSSMScan)

@@ -7,7 +7,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// ARGSORT: kernels/sort.metal.
+// ARGSORT: kernels/argsort.metal.
 
 func init() {
 	register(ops.OpArgsort, supportsArgsort, encodeArgsort)

@@ -8,7 +8,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// FLASH_ATTN_EXT: kernels/flashattn.metal.
+// FLASH_ATTN_EXT: kernels/flash_attn_ext.metal.
 
 func init() {
 	register(ops.OpFlashAttnExt, supportsFlashAttn, encodeFlashAttn)

@@ -8,7 +8,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// GET_ROWS: kernels/rows.metal.
+// GET_ROWS: kernels/get_rows.metal.
 
 func init() {
 	registerChecked(ops.OpGetRows, supportsGetRows, encodeGetRows, func(t *ops.Tensor, _, id int32) error {

@@ -7,13 +7,13 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// MUL_MAT: kernels/mulmat.metal.
+// MUL_MAT: kernels/mul_mat.metal.
 
 func init() {
 	register(ops.OpMulMat, supportsMulMat, encodeMulMat)
 }
 
-// Launch geometry of mulmat.metal's kernels.
+// Launch geometry of mul_mat.metal's kernels.
 const (
 	mvSimdgroups = 2  // MV_NSG
 	mvRows       = 4  // MV_R: weight rows per simdgroup

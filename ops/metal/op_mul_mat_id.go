@@ -7,7 +7,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// MUL_MAT_ID: kernels/mulmatid.metal.
+// MUL_MAT_ID: kernels/mul_mat_id.metal.
 
 func init() {
 	registerChecked(ops.OpMulMatID, supportsMulMatID, encodeMulMatID, func(t *ops.Tensor, _, id int32) error {

@@ -9,7 +9,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// SOFT_MAX: kernels/softmax.metal.
+// SOFT_MAX: kernels/soft_max.metal.
 
 func init() {
 	register(ops.OpSoftMax, supportsSoftMax, encodeSoftMax)

@@ -6,7 +6,7 @@ import (
 	"github.com/kernbench/kernbench/ops"
 )
 
-// SSM_CONV and SSM_SCAN: kernels/ssm.metal.
+// SSM_SCAN: kernels/ssm_scan.metal.
 
 func init() {
 	registerChecked(ops.OpSSMScan, supportsSSMScan, encodeSSMScan, func(t *ops.Tensor, _, id int32) error {

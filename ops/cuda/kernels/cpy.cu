@@ -1,4 +1,4 @@
-// copy.cu: CPY (f32, f16 or bf16 into any float type over any strides,
+// cpy.cu: CPY (f32, f16 or bf16 into any float type over any strides,
 // or quantized into a packed destination with package quant's reference
 // quantizers, bit for bit) and CONT (a packed copy of any type, whole
 // blocks for the quantized ones).

@@ -1,4 +1,4 @@
-// flashattn.cu: FLASH_ATTN_EXT, fused attention with an online softmax;
+// flash_attn_ext.cu: FLASH_ATTN_EXT, fused attention with an online softmax;
 // the score matrix is never stored.
 //
 // A block takes QR = blockDim.y * RPW query rows that share one K/V head

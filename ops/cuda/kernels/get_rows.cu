@@ -1,4 +1,4 @@
-// rows.cu: GET_ROWS from a table of any weight type (f32 out; i32 tables
+// get_rows.cu: GET_ROWS from a table of any weight type (f32 out; i32 tables
 // copy i32), one output row per block.
 #include "common.cuh"
 #include "quants.cuh"

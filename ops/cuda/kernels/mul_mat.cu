@@ -1,6 +1,7 @@
-// matmul.cu: MUL_MAT and MUL_MAT_ID, the activations' preparation, the
-// matrix-vector kernels and MUL_MAT_ID's grouping of pairs by expert; the
-// tiled kernels are matmul_q.cu (integer) and matmul_f.cu (float).
+// mul_mat.cu: MUL_MAT and MUL_MAT_ID, the activations' preparation and the
+// matrix-vector kernels; the tiled kernels are mul_mat_q.cu (integer) and
+// mul_mat_f.cu (float), MUL_MAT_ID's grouping of pairs by expert
+// mul_mat_id.cu.
 //
 // Activations are prepared once per product (kb_quantize_q8a: 32-element
 // int8 blocks for the integer paths; kb_convert_act: packed f32, f16 or
@@ -9,7 +10,7 @@
 //     each lane decoding whole chunks of 32 weights in registers and
 //     dotting them with every column (__dp4a for the integer paths),
 //     reduced with warp shuffles;
-//   - kb_mmq*, kb_mmf*, kb_mmh* (matmul_q.cu, matmul_f.cu): tiled
+//   - kb_mmq*, kb_mmf*, kb_mmh* (mul_mat_q.cu, mul_mat_f.cu): tiled
 //     matrix-matrix, 64 weight rows by 64 columns per block of 128
 //     threads, weights (decoded) and activations staged in shared memory
 //     per k step: int8 codes with tensor-core s8 products (or __dp4a),
@@ -17,7 +18,7 @@
 //     per thread.
 // MUL_MAT_ID runs the same kernels: the matrix-vector ones with a pair
 // (slot, token) per grid row, the tiled ones over column tiles of the
-// pairs grouped by expert (kb_mmid_group).
+// pairs grouped by expert (kb_mmid_group, mul_mat_id.cu).
 #include "common.cuh"
 #include "quants.cuh"
 #include "reduce.cuh"

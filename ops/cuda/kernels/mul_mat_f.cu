@@ -1,5 +1,5 @@
-// matmul_f.cu: the tiled MUL_MAT and MUL_MAT_ID kernels of the float
-// paths (see matmul.cu): 64 weight rows by 64 columns per block of 128
+// mul_mat_f.cu: the tiled MUL_MAT and MUL_MAT_ID kernels of the float
+// paths (see mul_mat.cu): 64 weight rows by 64 columns per block of 128
 // threads; f32 FMAs (kb_mmf_*) or f16/bf16 tensor cores (kb_mmh_*).
 #include "common.cuh"
 #include "quants.cuh"

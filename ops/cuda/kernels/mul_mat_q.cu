@@ -1,5 +1,5 @@
-// matmul_q.cu: the tiled MUL_MAT and MUL_MAT_ID kernels of the integer
-// paths (see matmul.cu): 64 weight rows by 64 columns per block of 128
+// mul_mat_q.cu: the tiled MUL_MAT and MUL_MAT_ID kernels of the integer
+// paths (see mul_mat.cu): 64 weight rows by 64 columns per block of 128
 // threads.
 #include "common.cuh"
 #include "quants.cuh"

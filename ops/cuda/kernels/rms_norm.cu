@@ -1,4 +1,4 @@
-// norm.cu: RMS_NORM, one row per block.
+// rms_norm.cu: RMS_NORM, one row per block.
 #include "common.cuh"
 #include "reduce.cuh"
 

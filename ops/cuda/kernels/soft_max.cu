@@ -1,4 +1,4 @@
-// softmax.cu: SOFT_MAX over rows of f32 logits, with scale, an optional
+// soft_max.cu: SOFT_MAX over rows of f32 logits, with scale, an optional
 // f32 or f16 mask (broadcast over dims 2-3), ALiBi and per-head sinks.
 //
 // A row goes to a warp when it is short (blockDim = (32, rows per

@@ -1,4 +1,4 @@
-// sort.metal: ARGSORT, a stable sort of each row's indices by value (NaN
+// argsort.metal: ARGSORT, a stable sort of each row's indices by value (NaN
 // below every number), by a bitonic sort in threadgroup memory: the row
 // padded to a power of two, each entry a value and its index, compared
 // by value and then by index, so the order is total and the result is the

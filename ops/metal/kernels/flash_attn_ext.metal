@@ -1,4 +1,4 @@
-// flashattn.metal: FLASH_ATTN_EXT, fused attention with an online
+// flash_attn_ext.metal: FLASH_ATTN_EXT, fused attention with an online
 // softmax, for K and V of f32, f16, q8_0 and q4_0 (each its own type),
 // head sizes up to FA_DMAX, f16 or f32 masks, ALiBi, softcap and sinks.
 //

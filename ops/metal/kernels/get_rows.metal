@@ -1,4 +1,4 @@
-// rows.metal: GET_ROWS from a table of any weight type (f32 out; an i32
+// get_rows.metal: GET_ROWS from a table of any weight type (f32 out; an i32
 // table copies i32), one output row per threadgroup, its threads along
 // the row.
 #include "quants.h"

@@ -1,4 +1,4 @@
-// mulmat.metal: MUL_MAT, dst[i, j] = sum_l a[l, i] * b[l, j] per batch,
+// mul_mat.metal: MUL_MAT, dst[i, j] = sum_l a[l, i] * b[l, j] per batch,
 // for weights a of every float and block type (rows packed) and
 // activations b of f32, f16 or bf16 at any strides, with a broadcast over
 // dims 2-3 (the cores are in mm.h):

@@ -1,4 +1,4 @@
-// mulmatid.metal: MUL_MAT_ID, the matrix products of a MoE layer:
+// mul_mat_id.metal: MUL_MAT_ID, the matrix products of a MoE layer:
 // dst[:, e, t] = experts[:, :, ids[e, t]] · b[:, e % b1, t] for every slot
 // e of every token t (a "pair" p = e + used*t).
 //

@@ -1,4 +1,4 @@
-// softmax.metal: SOFT_MAX with scale, an optional f32 or f16 mask
+// soft_max.metal: SOFT_MAX with scale, an optional f32 or f16 mask
 // (broadcast over dims 2-3), ALiBi slopes and per-head sink logits. A
 // threadgroup takes one row: the maximum of the logits (and the sink),
 // then the sum of their exponentials, then the outputs, each pass a

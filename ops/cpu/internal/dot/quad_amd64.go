@@ -9,7 +9,7 @@ import (
 )
 
 // Register-tiled MUL_MAT kernels of the AVX2 tier (dot_float_amd64.s,
-// dot_q_amd64.s, gemmk_amd64.s); package cpu's gemm.go drives them.
+// dot_q_amd64.s, gemmk_amd64.s); package cpu's mul_mat_gemm.go drives them.
 
 // gemmF32x4x3AVX2 adds to c[r + col*ldc] the dot product of float32 rows
 // a + r*lda and b + col*ldb over k elements (a multiple of 8), for r < 4
