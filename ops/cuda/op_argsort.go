@@ -11,7 +11,7 @@ import (
 // ARGSORT: kernels/argsort.cu.
 
 func init() {
-	register(ops.OpArgsort, supportsArgsort, launchArgsort)
+	kernelsByOp.Add(ops.OpArgsort, supportsArgsort, launchArgsort)
 }
 
 // sortTile is KB_SORT_TILE: rows padded to at most this many keys are
@@ -84,7 +84,7 @@ func launchArgsort(b *Backend, t *ops.Tensor) error {
 		return err
 	}
 	// Freed at the next synchronization, after the queued kernels.
-	b.temps = append(b.temps, scratch)
+	b.res.AddTemp(scratch)
 	sp := u64(scratch.ptr)
 	grid, block := elementGrid(rows * n)
 	if err := b.launch("argsort.cu", "kb_argsort_keys", grid, block, 0, u64(src[0]), tensorArg(a), sp, i64(n), i32(desc)); err != nil {

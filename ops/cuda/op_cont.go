@@ -9,7 +9,7 @@ import (
 // CONT: kernels/cpy.cu.
 
 func init() {
-	register(ops.OpCont, supportsCont, launchCont)
+	kernelsByOp.Add(ops.OpCont, supportsCont, launchCont)
 }
 
 func supportsCont(t *ops.Tensor) error {

@@ -10,7 +10,7 @@ import (
 // CPY: kernels/cpy.cu (the quantizers in kernels/quantize.cuh).
 
 func init() {
-	register(ops.OpCpy, supportsCpy, launchCpy)
+	kernelsByOp.Add(ops.OpCpy, supportsCpy, launchCpy)
 }
 
 // quantizeTypes are the quantized types CPY writes (kb_quantize_*).

@@ -5,13 +5,14 @@ import (
 	"math"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // FLASH_ATTN_EXT: kernels/flash_attn_ext.cu.
 
 func init() {
-	register(ops.OpFlashAttnExt, supportsFlashAttn, launchFlashAttn)
+	kernelsByOp.Add(ops.OpFlashAttnExt, supportsFlashAttn, launchFlashAttn)
 }
 
 const (
@@ -144,7 +145,7 @@ func launchFlashAttn(b *Backend, t *ops.Tensor) error {
 		if err != nil {
 			return err
 		}
-		b.temps = append(b.temps, buf)
+		b.res.AddTemp(buf)
 		part = buf.ptr
 	}
 	scale, softcap := p.Scale, p.Softcap
@@ -152,23 +153,23 @@ func launchFlashAttn(b *Backend, t *ops.Tensor) error {
 		scale /= softcap
 	}
 	m0, m1, nLog2 := alibiBases(p.MaxBias, q.Ne[2])
-	var ps cstruct
-	ps.f32(scale)
-	ps.f32(softcap)
-	ps.f32(m0)
-	ps.f32(m1)
-	ps.i32(nLog2)
-	ps.i32(int32(k.Type))
-	ps.i32(int32(v.Type))
-	ps.i32(mtype)
-	ps.i32(int32(q.Ne[2] / k.Ne[2]))
-	ps.i32(int32(g.splits))
-	ps.i32(int32(g.tiles))
+	var ps gpu.CStruct
+	ps.F32(scale)
+	ps.F32(softcap)
+	ps.F32(m0)
+	ps.F32(m1)
+	ps.I32(nLog2)
+	ps.I32(int32(k.Type))
+	ps.I32(int32(v.Type))
+	ps.I32(mtype)
+	ps.I32(int32(q.Ne[2] / k.Ne[2]))
+	ps.I32(int32(g.splits))
+	ps.I32(int32(g.tiles))
 	name := fmt.Sprintf("kb_flash_attn_ext_r%d_d%d", g.rpw, g.cols)
 	err = b.launch("flash_attn_ext.cu", name,
 		dim3{uint32(g.rowBlocks), uint32(k.Ne[2]) * uint32(g.splits), uint32(q.Ne[3])}, dim3{32, uint32(g.warps), 1}, g.sharedBytes,
 		u64(src[ops.FAQ]), tensorArg(q), u64(src[ops.FAK]), tensorArg(k), u64(src[ops.FAV]), tensorArg(v),
-		u64(maskPtr), optTensorArg(mask), u64(sinkPtr), optTensorArg(sinks), u64(dst), tensorArg(t), u64(part), ps.bytes())
+		u64(maskPtr), optTensorArg(mask), u64(sinkPtr), optTensorArg(sinks), u64(dst), tensorArg(t), u64(part), ps.Bytes())
 	if err != nil || g.splits == 1 {
 		return err
 	}

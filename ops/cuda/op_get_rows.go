@@ -10,7 +10,7 @@ import (
 // GET_ROWS: kernels/get_rows.cu.
 
 func init() {
-	register(ops.OpGetRows, supportsGetRows, launchGetRows)
+	kernelsByOp.Add(ops.OpGetRows, supportsGetRows, launchGetRows)
 }
 
 // weightTypes are the table and weight types the kernels take (quants.cuh's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -30,7 +31,7 @@ import (
 // 64 of its pairs. Both check the ids: one out of range is Compute's error.
 
 func init() {
-	register(ops.OpMulMat, supportsMulMat, launchMulMat)
+	kernelsByOp.Add(ops.OpMulMat, supportsMulMat, launchMulMat)
 }
 
 // mmvMaxCols is the most columns the matrix-vector kernels take
@@ -128,7 +129,7 @@ type mmArgs struct {
 }
 
 func (a *mmArgs) bytes() []byte {
-	var s cstruct
+	var s gpu.CStruct
 	for _, v := range []int64{
 		int64(a.w), a.wNb1, a.wNb2, a.wNb3,
 		int64(a.x), a.xNb1, a.xNb2, a.xNb3,
@@ -137,9 +138,9 @@ func (a *mmArgs) bytes() []byte {
 		int64(a.ids), a.idsNb0, a.idsNb1, a.used, a.b1, a.nExpert,
 		int64(a.pairs), int64(a.tiles), int64(a.ntile), int64(a.status),
 	} {
-		s.i64(v)
+		s.I64(v)
 	}
-	return s.bytes()
+	return s.Bytes()
 }
 
 // prepared is where the kernels read the activations and how.

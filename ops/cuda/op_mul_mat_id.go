@@ -11,7 +11,7 @@ import (
 // kernels (see op_mul_mat.go).
 
 func init() {
-	register(ops.OpMulMatID, supportsMulMatID, launchMulMatID)
+	kernelsByOp.Add(ops.OpMulMatID, supportsMulMatID, launchMulMatID)
 }
 
 func supportsMulMatID(t *ops.Tensor) error {

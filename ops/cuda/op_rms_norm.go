@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // RMS_NORM: kernels/rms_norm.cu.
 
 func init() {
-	register(ops.OpRMSNorm, supportsRMSNorm, launchRMSNorm)
+	kernelsByOp.Add(ops.OpRMSNorm, supportsRMSNorm, launchRMSNorm)
 }
 
 func supportsRMSNorm(t *ops.Tensor) error {
@@ -19,7 +20,7 @@ func supportsRMSNorm(t *ops.Tensor) error {
 	if rows := t.Ne[1] * t.Ne[2] * t.Ne[3]; rows > 1<<31-1 {
 		return fmt.Errorf("%d rows, more than a grid takes", rows)
 	}
-	return supportsF32(t)
+	return gpu.SupportsF32(t)
 }
 
 // rowBlock is the block size for a kernel that gives a row of n elements

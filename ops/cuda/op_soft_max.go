@@ -6,13 +6,14 @@ import (
 	"math/bits"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // SOFT_MAX: kernels/soft_max.cu.
 
 func init() {
-	register(ops.OpSoftMax, supportsSoftMax, launchSoftMax)
+	kernelsByOp.Add(ops.OpSoftMax, supportsSoftMax, launchSoftMax)
 }
 
 // srcAt returns t's source i, or nil when t has no such source.
@@ -26,11 +27,11 @@ func srcAt(t *ops.Tensor, i int) *ops.Tensor {
 // optTensorArg is tensorArg for an optional source: zeros when absent.
 func optTensorArg(t *ops.Tensor) []byte {
 	if t == nil {
-		var s cstruct
+		var s gpu.CStruct
 		for range 8 {
-			s.i64(0)
+			s.I64(0)
 		}
-		return s.bytes()
+		return s.Bytes()
 	}
 	return tensorArg(t)
 }
@@ -121,13 +122,13 @@ func launchSoftMax(b *Backend, t *ops.Tensor) error {
 		shared, cache = 0, 0
 	}
 	m0, m1, nLog2 := alibiBases(p.MaxBias, a.Ne[2])
-	var ps cstruct
-	ps.f32(p.Scale)
-	ps.f32(m0)
-	ps.f32(m1)
-	ps.i32(nLog2)
-	ps.i32(cache)
+	var ps gpu.CStruct
+	ps.F32(p.Scale)
+	ps.F32(m0)
+	ps.F32(m1)
+	ps.I32(nLog2)
+	ps.I32(cache)
 	return b.launch("soft_max.cu", name, dim3{uint32(softMaxBlocks(t)), 1, 1}, block, shared,
 		u64(src[ops.SMInput]), tensorArg(a), u64(maskPtr), optTensorArg(mask), u64(sinkPtr), optTensorArg(sinks),
-		u64(dst), tensorArg(t), ps.bytes())
+		u64(dst), tensorArg(t), ps.Bytes())
 }

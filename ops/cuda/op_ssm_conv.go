@@ -4,16 +4,17 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // SSM_CONV: kernels/ssm_conv.cu.
 
 func init() {
-	register(ops.OpSSMConv, supportsSSMConv, launchSSMConv)
+	kernelsByOp.Add(ops.OpSSMConv, supportsSSMConv, launchSSMConv)
 }
 
 func supportsSSMConv(t *ops.Tensor) error {
-	if err := supportsF32(t); err != nil {
+	if err := gpu.SupportsF32(t); err != nil {
 		return err
 	}
 	sx, c := t.Src[0], t.Src[1]

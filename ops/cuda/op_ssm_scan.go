@@ -10,7 +10,7 @@ import (
 // SSM_SCAN: kernels/ssm_scan.cu.
 
 func init() {
-	register(ops.OpSSMScan, supportsSSMScan, launchSSMScan)
+	kernelsByOp.Add(ops.OpSSMScan, supportsSSMScan, launchSSMScan)
 }
 
 // scanStates is the largest d_state the scan kernels hold in registers:

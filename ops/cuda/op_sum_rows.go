@@ -4,19 +4,20 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // SUM_ROWS: kernels/sum_rows.cu.
 
 func init() {
-	register(ops.OpSumRows, supportsSumRows, launchSumRows)
+	kernelsByOp.Add(ops.OpSumRows, supportsSumRows, launchSumRows)
 }
 
 func supportsSumRows(t *ops.Tensor) error {
 	if t.NumRows() > 1<<31-1 {
 		return fmt.Errorf("%d rows, more than a grid takes", t.NumRows())
 	}
-	return supportsF32(t)
+	return gpu.SupportsF32(t)
 }
 
 // launchSumRows gives a row to a warp (4 rows to a block of 128 threads)

@@ -1,22 +1,14 @@
 package cuda
 
 import (
-	"fmt"
-
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // SWIGLU: kernels/elementwise.cu.
 
 func init() {
-	register(ops.OpSwiGLU, supportsSwiGLU, launchSwiGLU)
-}
-
-func supportsSwiGLU(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.GLUParams); !ok {
-		return fmt.Errorf("params are %T, want ops.GLUParams", t.Params)
-	}
-	return supportsF32(t)
+	kernelsByOp.Add(ops.OpSwiGLU, gpu.SupportsSwiGLU, launchSwiGLU)
 }
 
 // launchSwiGLU passes g and u as two tensors shaped like the output: for

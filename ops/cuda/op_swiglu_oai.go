@@ -1,22 +1,14 @@
 package cuda
 
 import (
-	"fmt"
-
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // SWIGLU_OAI: kernels/elementwise.cu.
 
 func init() {
-	register(ops.OpSwiGLUOAI, supportsSwiGLUOAI, launchSwiGLUOAI)
-}
-
-func supportsSwiGLUOAI(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.GLUOAIParams); !ok {
-		return fmt.Errorf("params are %T, want ops.GLUOAIParams", t.Params)
-	}
-	return supportsF32(t)
+	kernelsByOp.Add(ops.OpSwiGLUOAI, gpu.SupportsSwiGLUOAI, launchSwiGLUOAI)
 }
 
 func launchSwiGLUOAI(b *Backend, t *ops.Tensor) error {

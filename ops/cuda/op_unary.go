@@ -1,24 +1,16 @@
 package cuda
 
 import (
-	"fmt"
-
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // SCALE, SILU and GELU: kernels/elementwise.cu.
 
 func init() {
-	register(ops.OpScale, supportsScale, launchUnary)
-	register(ops.OpSilu, supportsF32, launchUnary)
-	register(ops.OpGelu, supportsF32, launchUnary)
-}
-
-func supportsScale(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.ScaleParams); !ok {
-		return fmt.Errorf("params are %T, want ops.ScaleParams", t.Params)
-	}
-	return supportsF32(t)
+	kernelsByOp.Add(ops.OpScale, gpu.SupportsScale, launchUnary)
+	kernelsByOp.Add(ops.OpSilu, gpu.SupportsF32, launchUnary)
+	kernelsByOp.Add(ops.OpGelu, gpu.SupportsF32, launchUnary)
 }
 
 func launchUnary(b *Backend, t *ops.Tensor) error {

@@ -136,8 +136,8 @@ func TestEmulatedBackend(t *testing.T) {
 	if err := b.Synchronize(); err != nil {
 		t.Fatal(err)
 	}
-	if len(b.uploads) != 1 {
-		t.Errorf("%d uploads of one read-only buffer", len(b.uploads))
+	if n := b.res.Kept(); n != 1 {
+		t.Errorf("%d uploads of one read-only buffer", n)
 	}
 	// The repeat timer sums the command buffers' times.
 	if d, err := b.TimeRepeated(s, 3); err != nil || d <= 0 {

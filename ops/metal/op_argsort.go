@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // ARGSORT: kernels/argsort.metal.
 
 func init() {
-	register(ops.OpArgsort, supportsArgsort, encodeArgsort)
+	kernelsByOp.Add(ops.OpArgsort, supportsArgsort, encodeArgsort)
 }
 
 // argsortTGRow is the longest row sorted in threadgroup memory (the row
@@ -55,8 +56,8 @@ func encodeArgsort(e *encoder, t *ops.Tensor) error {
 	if t.Ne[0] > argsortTGRow {
 		return encodeArgsortLong(e, t, a, d, desc, pad)
 	}
-	var s cstruct
-	s.tensor(t.Src[0]).tensor(t).i32(desc).i32(int32(pad))
+	var s gpu.CStruct
+	s.Tensor(t.Src[0]).Tensor(t).I32(desc).I32(int32(pad))
 	threads := rowThreads(pad/2, 256)
 	return e.dispatch("argsort.metal", "kb_argsort_f32", rowGrid(t), [3]int{threads, 1, 1}, []int{4 * int(pad), 4 * int(pad)}, args(&s), a, d)
 }
@@ -75,8 +76,8 @@ func encodeArgsortLong(e *encoder, t *ops.Tensor, a, d binding, desc int32, pad 
 		return err
 	}
 	pass := func(k, j int64) binding {
-		var s cstruct
-		s.tensor(t.Src[0]).tensor(t).i32(desc).i32(int32(pad)).i32(int32(k)).i32(int32(j))
+		var s gpu.CStruct
+		s.Tensor(t.Src[0]).Tensor(t).I32(desc).I32(int32(pad)).I32(int32(k)).I32(int32(j))
 		return args(&s)
 	}
 	grid := [3]int{int((pad + 255) / 256), int(rows), 1}

@@ -1,41 +1,16 @@
 package metal
 
 import (
-	"fmt"
-
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // The elementwise ops: kernels/elementwise.metal.
 
 func init() {
-	register(ops.OpAdd, supportsBinary, encodeBinary)
-	register(ops.OpMul, supportsBinary, encodeBinary)
-}
-
-// supportsF32 takes a node whose sources and output are f32.
-func supportsF32(t *ops.Tensor) error {
-	if t.Type != quant.F32 {
-		return fmt.Errorf("output type %v, want f32", t.Type)
-	}
-	for i, s := range t.Src {
-		if s != nil && s.Type != quant.F32 {
-			return fmt.Errorf("source %d type %v, want f32", i, s.Type)
-		}
-	}
-	return nil
-}
-
-// supportsBinary takes ADD and MUL of f32 by f32 or f16.
-func supportsBinary(t *ops.Tensor) error {
-	if t.Type != quant.F32 || t.Src[0].Type != quant.F32 {
-		return fmt.Errorf("types %v = %v op %v, want f32 = f32 op f32 or f16", t.Type, t.Src[0].Type, t.Src[1].Type)
-	}
-	if b := t.Src[1].Type; b != quant.F32 && b != quant.F16 {
-		return fmt.Errorf("b type %v, want f32 or f16", b)
-	}
-	return nil
+	kernelsByOp.Add(ops.OpAdd, gpu.SupportsBinary, encodeBinary)
+	kernelsByOp.Add(ops.OpMul, gpu.SupportsBinary, encodeBinary)
 }
 
 // rowThreads is the threadgroup size for a kernel whose threads stride
@@ -71,7 +46,7 @@ func encodeBinary(e *encoder, t *ops.Tensor) error {
 	if t.Src[1].Type == quant.F16 {
 		name += "_f16"
 	}
-	var s cstruct
-	s.tensor(t.Src[0]).tensor(t.Src[1]).tensor(t)
+	var s gpu.CStruct
+	s.Tensor(t.Src[0]).Tensor(t.Src[1]).Tensor(t)
 	return e.dispatch("elementwise.metal", name, rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), a, b, d)
 }

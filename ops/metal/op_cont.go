@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // CONT: kernels/cpy.metal.
 
 func init() {
-	register(ops.OpCont, supportsCont, encodeCont)
+	kernelsByOp.Add(ops.OpCont, supportsCont, encodeCont)
 }
 
 func supportsCont(t *ops.Tensor) error {
@@ -40,7 +41,7 @@ func encodeCont(e *encoder, t *ops.Tensor) error {
 		return err
 	}
 	units := t.Ne[0] / int64(t.Type.BlockSize())
-	var s cstruct
-	s.tensor(a).tensor(t).i64(units).i32(int32(t.Type.TypeSize()))
+	var s gpu.CStruct
+	s.Tensor(a).Tensor(t).I64(units).I32(int32(t.Type.TypeSize()))
 	return e.dispatch("cpy.metal", "kb_cont", rowGrid(t), [3]int{rowThreads(units, 256), 1, 1}, nil, args(&s), ab, d)
 }

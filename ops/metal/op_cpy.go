@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // CPY and CONT: kernels/cpy.metal.
 
 func init() {
-	register(ops.OpCpy, supportsCpy, encodeCpy)
+	kernelsByOp.Add(ops.OpCpy, supportsCpy, encodeCpy)
 }
 
 // cpyQuantTypes are the quantized destinations CPY writes: every block
@@ -65,8 +66,8 @@ func encodeCpy(e *encoder, t *ops.Tensor) error {
 		return err
 	}
 	n := t.NumElements()
-	var s cstruct
-	s.tensor(a).tensor(t).i64(n).i32(int32(a.Type)).i32(int32(t.Type))
+	var s gpu.CStruct
+	s.Tensor(a).Tensor(t).I64(n).I32(int32(a.Type)).I32(int32(t.Type))
 	if isFloat(t.Type) {
 		groups, threads := gridStride(n)
 		return e.dispatch("cpy.metal", "kb_cpy_float", groups, threads, nil, args(&s), ab, d)

@@ -5,13 +5,14 @@ import (
 	"slices"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // FLASH_ATTN_EXT: kernels/flash_attn_ext.metal.
 
 func init() {
-	register(ops.OpFlashAttnExt, supportsFlashAttn, encodeFlashAttn)
+	kernelsByOp.Add(ops.OpFlashAttnExt, supportsFlashAttn, encodeFlashAttn)
 }
 
 // faMaxHead is the largest head size the kernels take (FA_DMAX).
@@ -99,10 +100,10 @@ func encodeFlashAttn(e *encoder, t *ops.Tensor) error {
 		return err
 	}
 	nl, m0, m1 := alibi(p.MaxBias, q.Ne[2])
-	var s cstruct
-	s.tensor(q).tensor(k).tensor(v).tensor(mt).tensor(t)
-	s.f32(p.Scale).f32(p.MaxBias).f32(p.Softcap).f32(m0).f32(m1)
-	s.i32(nl).i32(b32(mask != nil)).i32(b32(mask != nil && mask.Type == quant.F16)).i32(b32(sinks != nil))
+	var s gpu.CStruct
+	s.Tensor(q).Tensor(k).Tensor(v).Tensor(mt).Tensor(t)
+	s.F32(p.Scale).F32(p.MaxBias).F32(p.Softcap).F32(m0).F32(m1)
+	s.I32(nl).I32(b32(mask != nil)).I32(b32(mask != nil && mask.Type == quant.F16)).I32(b32(sinks != nil))
 	dk, dv := int(k.Ne[0]), int(v.Ne[0])
 	if q.Ne[1] >= faMinTile && dk%8 == 0 && dv%8 == 0 {
 		// Query tiles with simdgroup matrices.

@@ -5,13 +5,14 @@ import (
 	"slices"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // GET_ROWS: kernels/get_rows.metal.
 
 func init() {
-	registerChecked(ops.OpGetRows, supportsGetRows, encodeGetRows, func(t *ops.Tensor, _, id int32) error {
+	kernelsByOp.AddChecked(ops.OpGetRows, supportsGetRows, encodeGetRows, func(t *ops.Tensor, _, id int32) error {
 		return fmt.Errorf("GET_ROWS: row id %d outside the table's %d rows", id, t.Src[0].Ne[1])
 	})
 }
@@ -50,8 +51,8 @@ func encodeGetRows(e *encoder, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	var s cstruct
-	s.tensor(t.Src[0]).tensor(t.Src[1]).tensor(t)
+	var s gpu.CStruct
+	s.Tensor(t.Src[0]).Tensor(t.Src[1]).Tensor(t)
 	return e.dispatch("get_rows.metal", "kb_get_rows_"+t.Src[0].Type.String(), rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil,
 		args(&s), a, ids, d, e.statusAt(4))
 }

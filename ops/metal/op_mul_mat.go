@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // MUL_MAT: kernels/mul_mat.metal.
 
 func init() {
-	register(ops.OpMulMat, supportsMulMat, encodeMulMat)
+	kernelsByOp.Add(ops.OpMulMat, supportsMulMat, encodeMulMat)
 }
 
 // Launch geometry of mul_mat.metal's kernels.
@@ -69,8 +70,8 @@ func encodeMulMat(e *encoder, t *ops.Tensor) error {
 		return err
 	}
 	bt, _ := actType(b.Type)
-	var s cstruct
-	s.tensor(a).tensor(b).tensor(t).i64(b.Ne[2] / a.Ne[2]).i64(b.Ne[3] / a.Ne[3]).i32(bt)
+	var s gpu.CStruct
+	s.Tensor(a).Tensor(b).Tensor(t).I64(b.Ne[2] / a.Ne[2]).I64(b.Ne[3] / a.Ne[3]).I32(bt)
 	m, n, batches := t.Ne[0], t.Ne[1], int(t.Ne[2]*t.Ne[3])
 	if n <= mvMaxCols {
 		rows := int64(mvSimdgroups * mvRows)

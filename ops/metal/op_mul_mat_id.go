@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // MUL_MAT_ID: kernels/mul_mat_id.metal.
 
 func init() {
-	registerChecked(ops.OpMulMatID, supportsMulMatID, encodeMulMatID, func(t *ops.Tensor, _, id int32) error {
+	kernelsByOp.AddChecked(ops.OpMulMatID, supportsMulMatID, encodeMulMatID, func(t *ops.Tensor, _, id int32) error {
 		return fmt.Errorf("MUL_MAT_ID: expert id %d outside the %d experts", id, t.Src[ops.MMIDExperts].Ne[2])
 	})
 }
@@ -60,8 +61,8 @@ func encodeMulMatID(e *encoder, t *ops.Tensor) error {
 	bt, _ := actType(b.Type)
 	used, tokens, nexp := ids.Ne[0], ids.Ne[1], w.Ne[2]
 	pairs := used * tokens
-	var s cstruct
-	s.tensor(w).tensor(b).tensor(ids).tensor(t).i32(bt).i32(int32(used)).i32(int32(b.Ne[1])).i32(int32(pairs))
+	var s gpu.CStruct
+	s.Tensor(w).Tensor(b).Tensor(ids).Tensor(t).I32(bt).I32(int32(used)).I32(int32(b.Ne[1])).I32(int32(pairs))
 	m := w.Ne[1]
 	if tokens <= mvIDMaxTokens {
 		rows := int64(mvSimdgroups * mvRows)

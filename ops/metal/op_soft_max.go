@@ -6,13 +6,14 @@ import (
 	"math/bits"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // SOFT_MAX: kernels/soft_max.metal.
 
 func init() {
-	register(ops.OpSoftMax, supportsSoftMax, encodeSoftMax)
+	kernelsByOp.Add(ops.OpSoftMax, supportsSoftMax, encodeSoftMax)
 }
 
 func supportsSoftMax(t *ops.Tensor) error {
@@ -89,7 +90,7 @@ func encodeSoftMax(e *encoder, t *ops.Tensor) error {
 		return err
 	}
 	nl, m0, m1 := alibi(p.MaxBias, x.Ne[2])
-	var s cstruct
-	s.tensor(x).tensor(mt).tensor(t).f32(p.Scale).f32(p.MaxBias).f32(m0).f32(m1).i32(nl).i32(b32(mask != nil)).i32(b32(sinks != nil))
+	var s gpu.CStruct
+	s.Tensor(x).Tensor(mt).Tensor(t).F32(p.Scale).F32(p.MaxBias).F32(m0).F32(m1).I32(nl).I32(b32(mask != nil)).I32(b32(sinks != nil))
 	return e.dispatch("soft_max.metal", name, rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), xb, mb, sb, d)
 }

@@ -2,12 +2,13 @@ package metal
 
 import (
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // SSM_CONV: kernels/ssm_conv.metal.
 
 func init() {
-	register(ops.OpSSMConv, supportsF32, encodeSSMConv)
+	kernelsByOp.Add(ops.OpSSMConv, gpu.SupportsF32, encodeSSMConv)
 }
 
 func encodeSSMConv(e *encoder, t *ops.Tensor) error {
@@ -23,7 +24,7 @@ func encodeSSMConv(e *encoder, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	var s cstruct
-	s.tensor(t.Src[0]).tensor(t.Src[1]).tensor(t)
+	var s gpu.CStruct
+	s.Tensor(t.Src[0]).Tensor(t.Src[1]).Tensor(t)
 	return e.dispatch("ssm_conv.metal", "kb_ssm_conv_f32", [3]int{int(t.Ne[1]), int(t.Ne[2]), 1}, [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), sx, c, d)
 }

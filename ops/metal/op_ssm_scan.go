@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // SSM_SCAN: kernels/ssm_scan.metal.
 
 func init() {
-	registerChecked(ops.OpSSMScan, supportsSSMScan, encodeSSMScan, func(t *ops.Tensor, _, id int32) error {
+	kernelsByOp.AddChecked(ops.OpSSMScan, supportsSSMScan, encodeSSMScan, func(t *ops.Tensor, _, id int32) error {
 		return fmt.Errorf("SSM_SCAN: state slot id %d outside the %d slots", id, t.Src[ops.ScanState].Ne[3])
 	})
 }
@@ -29,7 +30,7 @@ func supportsSSMScan(t *ops.Tensor) error {
 		if i == ops.ScanIDs {
 			continue
 		}
-		if err := supportsF32(&ops.Tensor{Type: t.Type, Src: []*ops.Tensor{s}}); err != nil {
+		if err := gpu.SupportsF32(&ops.Tensor{Type: t.Type, Src: []*ops.Tensor{s}}); err != nil {
 			return err
 		}
 	}
@@ -50,11 +51,11 @@ func encodeSSMScan(e *encoder, t *ops.Tensor) error {
 		return err
 	}
 	x := t.Src[ops.ScanX]
-	var s cstruct
+	var s gpu.CStruct
 	for _, src := range t.Src {
-		s.tensor(src)
+		s.Tensor(src)
 	}
-	s.i64(x.NumElements())
+	s.I64(x.NumElements())
 	st := t.Src[ops.ScanState]
 	grid := [3]int{int(st.Ne[1]), int(st.Ne[2]), int(x.Ne[3])}
 	all := append([]binding{args(&s)}, bs...)

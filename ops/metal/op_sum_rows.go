@@ -2,12 +2,13 @@ package metal
 
 import (
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // SUM_ROWS: kernels/sum_rows.metal.
 
 func init() {
-	register(ops.OpSumRows, supportsF32, encodeSumRows)
+	kernelsByOp.Add(ops.OpSumRows, gpu.SupportsF32, encodeSumRows)
 }
 
 func encodeSumRows(e *encoder, t *ops.Tensor) error {
@@ -19,7 +20,7 @@ func encodeSumRows(e *encoder, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	var s cstruct
-	s.tensor(t.Src[0]).tensor(t)
+	var s gpu.CStruct
+	s.Tensor(t.Src[0]).Tensor(t)
 	return e.dispatch("sum_rows.metal", "kb_sum_rows_f32", rowGrid(t), [3]int{rowThreads(t.Src[0].Ne[0], 256), 1, 1}, nil, args(&s), x, y)
 }

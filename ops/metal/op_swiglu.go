@@ -1,22 +1,14 @@
 package metal
 
 import (
-	"fmt"
-
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // SWIGLU: kernels/elementwise.metal.
 
 func init() {
-	register(ops.OpSwiGLU, supportsSwiGLU, encodeSwiGLU)
-}
-
-func supportsSwiGLU(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.GLUParams); !ok {
-		return fmt.Errorf("params are %T, want ops.GLUParams", t.Params)
-	}
-	return supportsF32(t)
+	kernelsByOp.Add(ops.OpSwiGLU, gpu.SupportsSwiGLU, encodeSwiGLU)
 }
 
 // encodeSwiGLU passes g and u as two tensors shaped like the output: for
@@ -47,7 +39,7 @@ func encodeSwiGLU(e *encoder, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	var s cstruct
-	s.tensor(&tg).tensor(&tu).tensor(t)
+	var s gpu.CStruct
+	s.Tensor(&tg).Tensor(&tu).Tensor(t)
 	return e.dispatch("elementwise.metal", "kb_swiglu_f32", rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), g, u, d)
 }

@@ -1,22 +1,14 @@
 package metal
 
 import (
-	"fmt"
-
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // SWIGLU_OAI: kernels/elementwise.metal.
 
 func init() {
-	register(ops.OpSwiGLUOAI, supportsSwiGLUOAI, encodeSwiGLUOAI)
-}
-
-func supportsSwiGLUOAI(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.GLUOAIParams); !ok {
-		return fmt.Errorf("params are %T, want ops.GLUOAIParams", t.Params)
-	}
-	return supportsF32(t)
+	kernelsByOp.Add(ops.OpSwiGLUOAI, gpu.SupportsSwiGLUOAI, encodeSwiGLUOAI)
 }
 
 func encodeSwiGLUOAI(e *encoder, t *ops.Tensor) error {
@@ -33,7 +25,7 @@ func encodeSwiGLUOAI(e *encoder, t *ops.Tensor) error {
 		return err
 	}
 	p := t.Params.(ops.GLUOAIParams)
-	var s cstruct
-	s.tensor(t.Src[0]).tensor(t.Src[1]).tensor(t).f32(p.Alpha).f32(p.Limit)
+	var s gpu.CStruct
+	s.Tensor(t.Src[0]).Tensor(t.Src[1]).Tensor(t).F32(p.Alpha).F32(p.Limit)
 	return e.dispatch("elementwise.metal", "kb_swiglu_oai_f32", rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), g, u, d)
 }

@@ -1,24 +1,16 @@
 package metal
 
 import (
-	"fmt"
-
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // SCALE, SILU and GELU: kernels/elementwise.metal.
 
 func init() {
-	register(ops.OpScale, supportsScale, encodeUnary)
-	register(ops.OpSilu, supportsF32, encodeUnary)
-	register(ops.OpGelu, supportsF32, encodeUnary)
-}
-
-func supportsScale(t *ops.Tensor) error {
-	if _, ok := t.Params.(ops.ScaleParams); !ok {
-		return fmt.Errorf("params are %T, want ops.ScaleParams", t.Params)
-	}
-	return supportsF32(t)
+	kernelsByOp.Add(ops.OpScale, gpu.SupportsScale, encodeUnary)
+	kernelsByOp.Add(ops.OpSilu, gpu.SupportsF32, encodeUnary)
+	kernelsByOp.Add(ops.OpGelu, gpu.SupportsF32, encodeUnary)
 }
 
 func encodeUnary(e *encoder, t *ops.Tensor) error {
@@ -41,7 +33,7 @@ func encodeUnary(e *encoder, t *ops.Tensor) error {
 	case ops.OpGelu:
 		op = 2
 	}
-	var s cstruct
-	s.tensor(t.Src[0]).tensor(t).i32(op).f32(sc).f32(bias)
+	var s gpu.CStruct
+	s.Tensor(t.Src[0]).Tensor(t).I32(op).F32(sc).F32(bias)
 	return e.dispatch("elementwise.metal", "kb_unary_f32", rowGrid(t), [3]int{rowThreads(t.Ne[0], 256), 1, 1}, nil, args(&s), a, d)
 }
