@@ -27,16 +27,24 @@
 // debug group named after the node, so NodeTimes (ops.DeviceTimer) gives
 // each node's GPU time.
 //
-// Each op's kernels are a file of kernels/ and a Go file (op_*.go) that
-// registers the op's support check and encoding. Kernel arguments are a
-// struct in a constant buffer (setBytes at index 0) whose bytes the Go
-// side lays out with C's rules (args.go). An op without kernels is
-// refused by Supports, so a graph scheduler runs it on another backend.
+// Each op's kernels are a file of kernels/ and a Go file, both named by
+// ggml's op name (op_mul_mat_id.go, kernels/mul_mat_id.metal; the
+// element-wise ops share kernels/elementwise.metal), whose init adds the
+// op's support check and encoding to the op table (kernelsByOp, a
+// gpu.Table). Kernel arguments are a struct in a constant buffer
+// (setBytes at index 0) whose bytes the Go side lays out with C's rules
+// (gpu.CStruct). What the backend shares with CUDA is package
+// ops/internal/gpu (the op table, the element-wise support checks, the
+// kernel-source bundle with blocks.h, argument packing, device copies of
+// host memory, the status words); this package keeps the device, command
+// buffers and encoders. An op without kernels is refused by Supports, so
+// a graph scheduler runs it on another backend.
 //
 // The kernels, for every op and type the CPU backend takes:
 //
-//   - quants.h: block formats and a dequantizer per type (kb_value,
-//     kb_deq8), each element's value in package quant's float order;
+//   - quants.h: a dequantizer per type (kb_value, kb_deq8), each
+//     element's value in package quant's float order, over the type
+//     numbers and block sizes of the shared blocks.h;
 //   - mm.h, mul_mat.metal, mul_mat_id.metal: matrix-vector with four weight
 //     rows per simdgroup for up to four activation columns, else 32x32
 //     output tiles of 8x8 simdgroup_float8x8 products over dequantized
