@@ -2,7 +2,7 @@
 // over rows by a long-lived worker pool, with the hot kernels in SIMD
 // tiers chosen at run time.
 //
-// Kernels register themselves per op (see register); the backend's
+// Each op's file adds its kernel to a table (see addKernel); the backend's
 // Supports and Compute dispatch through that table. Quantized matrix
 // products follow ggml's scheme so their error profile matches ggml's: the
 // activations are quantized to the weight type's VecDotType (Q8_0, Q8_1 or

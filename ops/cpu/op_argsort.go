@@ -13,7 +13,7 @@ import (
 // ARGSORT: per row, the i32 indices that sort the row, stably.
 
 func init() {
-	register(ops.OpArgsort, supportsArgsort, computeArgsort)
+	addKernel(ops.OpArgsort, supportsArgsort, computeArgsort)
 }
 
 func supportsArgsort(t *ops.Tensor) error {

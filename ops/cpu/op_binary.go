@@ -23,8 +23,8 @@ type eltKernels struct {
 }
 
 func init() {
-	register(ops.OpAdd, supportsBinary, computeBinary)
-	register(ops.OpMul, supportsBinary, computeBinary)
+	addKernel(ops.OpAdd, supportsBinary, computeBinary)
+	addKernel(ops.OpMul, supportsBinary, computeBinary)
 }
 
 func supportsBinary(t *ops.Tensor) error {

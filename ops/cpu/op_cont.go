@@ -9,7 +9,7 @@ import (
 // CONT: a copy of a view into packed rows of the same type.
 
 func init() {
-	register(ops.OpCont, supportsCont, computeCont)
+	addKernel(ops.OpCont, supportsCont, computeCont)
 }
 
 func supportsCont(t *ops.Tensor) error {

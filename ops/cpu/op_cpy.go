@@ -12,7 +12,7 @@ import (
 // (a packed copy of the same type).
 
 func init() {
-	register(ops.OpCpy, supportsCpy, computeCpy)
+	addKernel(ops.OpCpy, supportsCpy, computeCpy)
 }
 
 // cpyRun is the most elements CPY converts at a time: one run of a row

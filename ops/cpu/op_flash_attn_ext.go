@@ -74,7 +74,7 @@ import (
 // rows through quant.DequantizeRow).
 
 func init() {
-	register(ops.OpFlashAttnExt, supportsFlashAttn, computeFlashAttn)
+	addKernel(ops.OpFlashAttnExt, supportsFlashAttn, computeFlashAttn)
 }
 
 // faSource returns t's source i, nil when absent.

@@ -12,7 +12,7 @@ import (
 // are. Every id is checked before any row is written.
 
 func init() {
-	register(ops.OpGetRows, supportsGetRows, computeGetRows)
+	addKernel(ops.OpGetRows, supportsGetRows, computeGetRows)
 }
 
 func supportsGetRows(t *ops.Tensor) error {

@@ -21,7 +21,7 @@ import (
 // while they meet all of the tile's activation rows.
 
 func init() {
-	register(ops.OpMulMat, supportsMulMat, computeMulMat)
+	addKernel(ops.OpMulMat, supportsMulMat, computeMulMat)
 }
 
 // supportsMulMat checks the node against ops.MulMat's rules and that its

@@ -25,7 +25,7 @@ import (
 // shapes have been seen.
 
 func init() {
-	register(ops.OpMulMatID, supportsMulMatID, computeMulMatID)
+	addKernel(ops.OpMulMatID, supportsMulMatID, computeMulMatID)
 }
 
 func supportsMulMatID(t *ops.Tensor) error {

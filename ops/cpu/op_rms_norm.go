@@ -12,7 +12,7 @@ import (
 // ggml does (its ggml_float).
 
 func init() {
-	register(ops.OpRMSNorm, supportsRMSNorm, computeRMSNorm)
+	addKernel(ops.OpRMSNorm, supportsRMSNorm, computeRMSNorm)
 }
 
 func supportsRMSNorm(t *ops.Tensor) error {

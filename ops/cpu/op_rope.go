@@ -26,7 +26,7 @@ import (
 // cache costs as much as the rotation when there are few heads.
 
 func init() {
-	register(ops.OpRope, supportsRope, computeRope)
+	addKernel(ops.OpRope, supportsRope, computeRope)
 }
 
 func supportsRope(t *ops.Tensor) error {

@@ -13,7 +13,7 @@ import (
 // ALiBi slopes and per-head sink logits (see ops.SoftMaxParams).
 
 func init() {
-	register(ops.OpSoftMax, supportsSoftMax, computeSoftMax)
+	addKernel(ops.OpSoftMax, supportsSoftMax, computeSoftMax)
 }
 
 func supportsSoftMax(t *ops.Tensor) error {

@@ -11,7 +11,7 @@ import (
 // ggml's CPU kernel; every operand may have any strides.
 
 func init() {
-	register(ops.OpSSMConv, supportsSSMConv, computeSSMConv)
+	addKernel(ops.OpSSMConv, supportsSSMConv, computeSSMConv)
 }
 
 func supportsSSMConv(t *ops.Tensor) error {

@@ -29,7 +29,7 @@ import (
 // ssmKernels: generic Go, or AVX2 assembly with Go twins.
 
 func init() {
-	register(ops.OpSSMScan, supportsSSMScan, computeSSMScan)
+	addKernel(ops.OpSSMScan, supportsSSMScan, computeSSMScan)
 }
 
 // ssmScanSrcNames names SSM_SCAN's sources in errors.

@@ -10,7 +10,7 @@ import (
 // SUM_ROWS: each row's sum, accumulated in float64 as ggml does.
 
 func init() {
-	register(ops.OpSumRows, supportsSumRows, computeSumRows)
+	addKernel(ops.OpSumRows, supportsSumRows, computeSumRows)
 }
 
 func supportsSumRows(t *ops.Tensor) error {

@@ -10,7 +10,7 @@ import (
 // SWIGLU: silu(g)*v over a gate and a value half, row by row.
 
 func init() {
-	register(ops.OpSwiGLU, supportsSwiGLU, computeSwiGLU)
+	addKernel(ops.OpSwiGLU, supportsSwiGLU, computeSwiGLU)
 }
 
 func supportsSwiGLU(t *ops.Tensor) error {

@@ -11,7 +11,7 @@ import (
 // SWIGLU_OAI: gpt-oss's clamped SwiGLU with alpha and limit.
 
 func init() {
-	register(ops.OpSwiGLUOAI, supportsSwiGLUOAI, computeSwiGLUOAI)
+	addKernel(ops.OpSwiGLUOAI, supportsSwiGLUOAI, computeSwiGLUOAI)
 }
 
 func supportsSwiGLUOAI(t *ops.Tensor) error {

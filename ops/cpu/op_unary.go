@@ -10,9 +10,9 @@ import (
 // eltKernels (op_binary.go).
 
 func init() {
-	register(ops.OpScale, supportsUnary, computeUnary)
-	register(ops.OpSilu, supportsUnary, computeUnary)
-	register(ops.OpGelu, supportsUnary, computeUnary)
+	addKernel(ops.OpScale, supportsUnary, computeUnary)
+	addKernel(ops.OpSilu, supportsUnary, computeUnary)
+	addKernel(ops.OpGelu, supportsUnary, computeUnary)
 }
 
 func supportsUnary(t *ops.Tensor) error {

@@ -33,15 +33,23 @@ func NewTable[F any](backend string) *Table[F] {
 	return &Table[F]{backend: backend, kernels: map[ops.Op]Kernel[F]{}}
 }
 
-// Add adds op's kernels.
+// Add adds op's kernels. Adding an op twice is a programming error (two
+// files claim the op) and panics, at init.
 func (tb *Table[F]) Add(op ops.Op, supports func(t *ops.Tensor) error, run F) {
-	tb.kernels[op] = Kernel[F]{Supports: supports, Run: run}
+	tb.add(op, Kernel[F]{Supports: supports, Run: run})
 }
 
 // AddChecked adds op's kernels, which check their input data: a bad input
 // sets the status words and describe gives the error for them.
 func (tb *Table[F]) AddChecked(op ops.Op, supports func(t *ops.Tensor) error, run F, describe func(t *ops.Tensor, code, detail int32) error) {
-	tb.kernels[op] = Kernel[F]{Supports: supports, Run: run, Checked: describe}
+	tb.add(op, Kernel[F]{Supports: supports, Run: run, Checked: describe})
+}
+
+func (tb *Table[F]) add(op ops.Op, k Kernel[F]) {
+	if _, dup := tb.kernels[op]; dup {
+		panic(tb.backend + ": two kernels added for " + op.String())
+	}
+	tb.kernels[op] = k
 }
 
 // Kernel returns op's kernels, and whether the table has them.
