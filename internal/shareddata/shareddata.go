@@ -44,7 +44,11 @@ func Path(tb testing.TB, name string) string {
 	tb.Helper()
 	p, err := Find(name)
 	if errors.Is(err, ErrNotFound) {
-		require.Skip(tb, "test file %q not found in a shared/testdata above the working directory", name)
+		if name == "" {
+			require.Skip(tb, "no shared/testdata folder above the working directory")
+		} else {
+			require.Skip(tb, "test file %q not found in a shared/testdata above the working directory", name)
+		}
 	}
 	if err != nil {
 		tb.Fatal(err)
