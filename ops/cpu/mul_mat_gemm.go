@@ -24,7 +24,7 @@ import (
 //     rows, or 8 x 4 where the tier attaches a panel kernel (mul_mat_qtile.go:
 //     the weights repacked per row block into panels of eight rows).
 //     The q8_0 activations are repacked once per call into groups of four
-//     rows interleaved block by block with float32 scales (packQ8Groups).
+//     rows interleaved block by block with float32 scales (packGroup).
 //   - q4_1, q5_1: as q4_0 with q8_1 activation groups, which also carry
 //     the rows' sums s (dot.PackQ81Block).
 //   - K formats (q2_K, q3_K, q4_K, q5_K, q6_K): 1 weight row x 4 q8_K

@@ -29,7 +29,7 @@ func cvtF16F32AVX2(x *uint16, y *float32, n int)
 func cvtBF16F32AVX2(x *uint16, y *float32, n int)
 
 // gemmQ4_0x4AVX2 sets out[c] to the dot product of nb q4_0 blocks at x
-// with column c of a packed q8 group at y (see packQ8Groups).
+// with column c of a packed q8 group at y (see ops/cpu's packGroup).
 //
 //go:noescape
 func gemmQ4_0x4AVX2(x, y *byte, nb int, out *[4]float32)

@@ -1,4 +1,8 @@
-package graphs_test
+package model_test
+
+// The tests of the scheduler, the memory plan and the records on a real
+// model's graph: they live here, above graphs, so that graphs and its
+// tests do not import model.
 
 import (
 	"fmt"
@@ -7,13 +11,14 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/graphs"
-	"github.com/kernbench/kernbench/graphs/internal/testmodel"
+	shared "github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/cputest"
+	"github.com/kernbench/kernbench/tokenizer"
 )
 
-const prompt = "Once upon a time"
+const promptText = "Once upon a time"
 
 // TestModelMemoryPlan runs stories260K (5 layers) with the memory plan
 // and without reuse: the logits are bit-identical, and the plan's arena is
@@ -22,8 +27,8 @@ func TestModelMemoryPlan(t *testing.T) {
 	b := cputest.New(t, 2)
 	defer b.Close()
 	for _, flash := range []bool{true, false} {
-		run := func(o graphs.Options) (*testmodel.Run, []float32) {
-			r := testmodel.Prompt(t, "stories260K.gguf", prompt, b, func(p *model.ContextParams) {
+		run := func(o graphs.Options) (*promptRun, []float32) {
+			r := prompt(t, "stories260K.gguf", promptText, b, func(p *model.ContextParams) {
 				p.FlashAttn, p.Sched = flash, o
 			})
 			return r, slices.Clone(r.Context.Logits(-1))
@@ -57,7 +62,7 @@ func TestModelMemoryPlan(t *testing.T) {
 func TestModelScopes(t *testing.T) {
 	b := cputest.New(t, 2)
 	defer b.Close()
-	r := testmodel.Prompt(t, "stories260K.gguf", prompt, b, nil)
+	r := prompt(t, "stories260K.gguf", promptText, b, nil)
 	g := r.Context.LastGraph()
 	perLayer := map[int]int{}
 	for _, n := range g.Computed() {
@@ -103,8 +108,8 @@ func TestModelFallback(t *testing.T) {
 		c1, c2 := cputest.New(t, 2), cputest.New(t, 2)
 		primary := newFake("fake", c1, true, ops.OpMulMat, ops.OpAdd)
 		fallback := newFake("cpu", c2, false)
-		want := testmodel.Prompt(t, "stories260K.gguf", prompt, ref, func(p *model.ContextParams) { p.FlashAttn = flash })
-		got := testmodel.Prompt(t, "stories260K.gguf", prompt, primary, func(p *model.ContextParams) {
+		want := prompt(t, "stories260K.gguf", promptText, ref, func(p *model.ContextParams) { p.FlashAttn = flash })
+		got := prompt(t, "stories260K.gguf", promptText, primary, func(p *model.ContextParams) {
 			p.FlashAttn, p.Fallback = flash, fallback
 		})
 		copies, _ := got.Context.LastGraph().Plan().Copies()
@@ -120,7 +125,7 @@ func TestModelFallback(t *testing.T) {
 			}
 			next := int32(slices.Index(lw, slices.Max(lw)))
 			pos := int32(len(want.Tokens) + step)
-			for _, r := range []*testmodel.Run{want, got} {
+			for _, r := range []*promptRun{want, got} {
 				if err := r.Context.Decode(model.SimpleBatch([]int32{next}, pos, 0)); err != nil {
 					t.Fatal(err)
 				}
@@ -199,3 +204,50 @@ func (f *fake) Compute(t *ops.Tensor) error {
 }
 
 func (f *fake) Close() error { return nil }
+
+// A promptRun is a context that has decoded a prompt, with the records of every
+// step of its graph.
+type promptRun struct {
+	Model   *model.Model
+	Context *model.Context
+	Tokens  []int32
+	Records []graphs.Record
+}
+
+// prompt loads the test model name, decodes text (with BOS) as one batch
+// on b with the context parameters mod makes of the defaults (64 cells,
+// the flash attention path), and returns the run. Model and context close
+// when the test ends.
+func prompt(tb testing.TB, name, text string, b ops.Backend, mod func(*model.ContextParams)) *promptRun {
+	tb.Helper()
+	path := shared.Path(tb, name)
+	m, err := model.Load(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { m.Close() })
+	tok, err := tokenizer.Load(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ids, err := tok.Encode(text, true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := model.DefaultContextParams()
+	p.NCtx, p.NBatch, p.NUBatch = 64, 64, 64
+	if mod != nil {
+		mod(&p)
+	}
+	c, err := m.NewContext(b, p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	r := &promptRun{Model: m, Context: c, Tokens: ids}
+	c.SetRecorder(func(rec graphs.Record) { r.Records = append(r.Records, rec) })
+	if err := c.Decode(model.SimpleBatch(ids, 0, 0)); err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
