@@ -44,7 +44,7 @@
 //
 //   - quants.h: a dequantizer per type (kb_value, kb_deq8), each
 //     element's value in package quant's float order, over the type
-//     numbers and block sizes of the shared blocks.h;
+//     numbers, block sizes and decoding helpers of the shared blocks.h;
 //   - mm.h, mul_mat.metal, mul_mat_id.metal: matrix-vector with four weight
 //     rows per simdgroup for up to four activation columns, else 32x32
 //     output tiles of 8x8 simdgroup_float8x8 products over dequantized

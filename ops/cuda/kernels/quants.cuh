@@ -17,38 +17,8 @@ struct kb_type {
 	static constexpr int block = kb_block(T), bytes = kb_bytes(T);
 };
 
-// Little-endian reads at any alignment (blocks of 18 or 22 bytes leave
-// their fields unaligned).
-__device__ __forceinline__ u16 kb_rd16(const u8* p) { return (u16)(p[0] | (p[1] << 8)); }
-__device__ __forceinline__ u32 kb_rd32(const u8* p) {
-	return (u32)p[0] | ((u32)p[1] << 8) | ((u32)p[2] << 16) | ((u32)p[3] << 24);
-}
-__device__ __forceinline__ float kb_rdh(const u8* p) { return kb_h2f(kb_rd16(p)); }
-
-// kb_nibble returns the 4-bit code of element e (0..31) of a legacy
-// block's 16 code bytes: the low nibble of qs[e] for e < 16, the high
-// nibble of qs[e-16] above.
-__device__ __forceinline__ int kb_nibble(const u8* qs, int e) { return e < 16 ? qs[e] & 15 : qs[e - 16] >> 4; }
-
-// kb_k4_scale_min returns the 6-bit scale and min codes of sub-block j of
-// a Q4_K or Q5_K super-block's 12 scale bytes.
-__device__ __forceinline__ void kb_k4_scale_min(int j, const u8* s, int& sc, int& m) {
-	if (j < 4) {
-		sc = s[j] & 63;
-		m = s[j + 4] & 63;
-	} else {
-		sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
-		m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-	}
-}
-
-// kb_q3_scale returns the signed scale of sub-block j of a Q3_K
-// super-block's 12 scale bytes.
-__device__ __forceinline__ int kb_q3_scale(int j, const u8* s) {
-	int lo = j < 8 ? s[j] & 15 : s[j - 8] >> 4;
-	int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
-	return (lo | (hi << 4)) - 32;
-}
+// The reads and the codes' and scales' decoding (kb_rd16, kb_rdh,
+// kb_nibble, kb_k4_scale_min, kb_q3_scale) are blocks.h's too.
 
 // kb_value<T>(b, e) is element e of the block at b, as a float.
 template <int T>

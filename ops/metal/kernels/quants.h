@@ -11,39 +11,11 @@
 // kb_bytes) are blocks.h's, shared with the CUDA kernels.
 #include "blocks.h"
 
-// Little-endian reads at any alignment (blocks of 18 or 22 bytes leave
-// their fields unaligned).
-inline ushort kb_rd16(device const uchar *p) { return ushort(p[0] | (p[1] << 8)); }
-inline uint kb_rd32(device const uchar *p) { return uint(p[0]) | (uint(p[1]) << 8) | (uint(p[2]) << 16) | (uint(p[3]) << 24); }
-inline float kb_rdh(device const uchar *p) { return kb_h2f(kb_rd16(p)); }
+// The reads and the codes' and scales' decoding (kb_rd16, kb_rdh,
+// kb_nibble, kb_k4_scale_min, kb_q3_scale) are blocks.h's too.
 
 // kb_i8 is a byte as a signed 8-bit integer.
 inline int kb_i8(uchar u) { return int(u) - (int(u & 0x80) << 1); }
-
-// kb_nibble returns the 4-bit code of element e (0..31) of a legacy
-// block's 16 code bytes: the low nibble of qs[e] for e < 16, the high
-// nibble of qs[e-16] above.
-inline int kb_nibble(device const uchar *qs, int e) { return e < 16 ? qs[e] & 15 : qs[e - 16] >> 4; }
-
-// kb_k4_scale_min returns the 6-bit scale and min codes of sub-block j of
-// a Q4_K or Q5_K super-block's 12 scale bytes.
-inline void kb_k4_scale_min(int j, device const uchar *s, thread int &sc, thread int &m) {
-	if (j < 4) {
-		sc = s[j] & 63;
-		m = s[j + 4] & 63;
-	} else {
-		sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
-		m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-	}
-}
-
-// kb_q3_scale returns the signed scale of sub-block j of a Q3_K
-// super-block's 12 scale bytes.
-inline int kb_q3_scale(int j, device const uchar *s) {
-	int lo = j < 8 ? s[j] & 15 : s[j - 8] >> 4;
-	int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
-	return (lo | (hi << 4)) - 32;
-}
 
 // kb_value<T>(b, e) is element e of the block at b, as a float.
 template <int T>

@@ -2,10 +2,11 @@
 // type numbers (ggml_type, as package quant numbers them) and their block
 // formats, shared by the CUDA (NVRTC and the SIMT emulator) and Metal
 // (the Metal compiler and the emulator) kernels, as ggml keeps one
-// ggml-common.h for C, CUDA and Metal. It is plain C++ with no dialect
-// of its own but KB_BLOCKS_FN, the qualifiers of its functions. Package
-// ops/internal/gpu embeds it and hands it to each compiler as an include;
-// its tests check every number here against package quant.
+// ggml-common.h for C, CUDA and Metal: the type table is plain C++ (its
+// functions qualified by KB_BLOCKS_FN), the blocks' decoding below takes
+// the few dialect differences from macros. Package ops/internal/gpu
+// embeds it and hands it to each compiler as an include; its tests check
+// every number here against package quant.
 //
 // Block layouts, in order of their bytes (d, m: binary16 scale and min,
 // or for Q8_1 d and d*sum; qs: the codes; qh: the codes' high bits;
@@ -66,3 +67,53 @@ KB_BLOCKS_FN int kb_bytes(int t) { return KB_BLOCK_TYPES(KB_BLOCKS_BYTES) 0; }
 #undef KB_BLOCKS_ELEMS
 #undef KB_BLOCKS_BYTES
 
+
+// The blocks' shared decoding, one source for both dialects: little-endian
+// reads at any alignment (blocks of 18 or 22 bytes leave their fields
+// unaligned) and the packed codes and scales. Per dialect, KB_BLOCKS_DEV
+// qualifies a device function, KB_BLOCKS_PTR is a pointer to a block's
+// bytes in device memory and KB_BLOCKS_REF(T) a reference to a thread's
+// T. The dialect's common header (kb_h2f) comes first; in plain C++ this
+// part is left out.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define KB_BLOCKS_DEV __device__ __forceinline__
+#define KB_BLOCKS_PTR const unsigned char*
+#define KB_BLOCKS_REF(T) T&
+#elif defined(__METAL_VERSION__)
+#define KB_BLOCKS_DEV inline
+#define KB_BLOCKS_PTR device const uchar*
+#define KB_BLOCKS_REF(T) thread T&
+#endif
+
+#ifdef KB_BLOCKS_DEV
+KB_BLOCKS_DEV unsigned short kb_rd16(KB_BLOCKS_PTR p) { return (unsigned short)(p[0] | (p[1] << 8)); }
+KB_BLOCKS_DEV unsigned int kb_rd32(KB_BLOCKS_PTR p) {
+	return (unsigned int)p[0] | ((unsigned int)p[1] << 8) | ((unsigned int)p[2] << 16) | ((unsigned int)p[3] << 24);
+}
+KB_BLOCKS_DEV float kb_rdh(KB_BLOCKS_PTR p) { return kb_h2f(kb_rd16(p)); }
+
+// kb_nibble returns the 4-bit code of element e (0..31) of a legacy
+// block's 16 code bytes: the low nibble of qs[e] for e < 16, the high
+// nibble of qs[e-16] above.
+KB_BLOCKS_DEV int kb_nibble(KB_BLOCKS_PTR qs, int e) { return e < 16 ? qs[e] & 15 : qs[e - 16] >> 4; }
+
+// kb_k4_scale_min returns the 6-bit scale and min codes of sub-block j of
+// a Q4_K or Q5_K super-block's 12 scale bytes.
+KB_BLOCKS_DEV void kb_k4_scale_min(int j, KB_BLOCKS_PTR s, KB_BLOCKS_REF(int) sc, KB_BLOCKS_REF(int) m) {
+	if (j < 4) {
+		sc = s[j] & 63;
+		m = s[j + 4] & 63;
+	} else {
+		sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
+		m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+	}
+}
+
+// kb_q3_scale returns the signed scale of sub-block j of a Q3_K
+// super-block's 12 scale bytes.
+KB_BLOCKS_DEV int kb_q3_scale(int j, KB_BLOCKS_PTR s) {
+	int lo = j < 8 ? s[j] & 15 : s[j - 8] >> 4;
+	int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
+	return (lo | (hi << 4)) - 32;
+}
+#endif
