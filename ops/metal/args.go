@@ -57,17 +57,6 @@ func (s *cstruct) tensor(t *ops.Tensor) *cstruct {
 	return s
 }
 
-// shape appends a kb_tensor of the given counts and strides.
-func (s *cstruct) shape(ne, nb [4]int64) *cstruct {
-	for _, n := range ne {
-		s.i64(n)
-	}
-	for _, n := range nb {
-		s.i64(n)
-	}
-	return s
-}
-
 func (s *cstruct) bytes() []byte {
 	for s.align > 0 && len(s.b)%s.align != 0 {
 		s.b = append(s.b, 0)
