@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kernbench/kernbench/gguf"
+	"github.com/kernbench/kernbench/internal/require"
 	"github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/internal/testmodel"
 	"github.com/kernbench/kernbench/quant"
@@ -69,7 +70,7 @@ func commands(t *testing.T) string {
 	})
 	if buildErr != nil {
 		if strings.HasPrefix(buildErr.Error(), "no go tool") {
-			t.Skip(buildErr)
+			require.Skip(t, "%v", buildErr)
 		}
 		t.Fatal(buildErr)
 	}
