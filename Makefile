@@ -16,7 +16,7 @@ help:
 	@echo "baseline   the committed baseline sweeps in results/<machine>/ (see results/README.md)"
 	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side, every op (GGML=path/to/test-backend-ops; see README; about 2 h)"
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
-	@echo "lint       gofmt -l and go vet"
+	@echo "lint       gofmt -l, go vet and staticcheck"
 	@echo "fuzz       fuzz the quant dequantizers for 60 s"
 
 build:
@@ -54,6 +54,7 @@ ggml-side-ops:
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 
 fmt:
 	gofmt -w .

@@ -50,7 +50,7 @@ var allValues = []kvCase{
 	{"a.str", []string{"<unk>", "", "Ġ t"}, TypeArray, TypeString},
 	{"a.u64", []uint64{math.MaxUint64}, TypeArray, TypeUint64},
 	{"a.i64", []int64{math.MinInt64, 5}, TypeArray, TypeInt64},
-	{"a.f64", []float64{1e300, -0.0}, TypeArray, TypeFloat64},
+	{"a.f64", []float64{1e300, math.Copysign(0, -1)}, TypeArray, TypeFloat64},
 	{"a.empty", []float32{}, TypeArray, TypeFloat32},
 	{"a.a.i32", [][]int32{{1, 2}, {}, {3}}, TypeArray, TypeArray},
 	{"a.a.str", [][]string{{"a"}, {"b", "c"}}, TypeArray, TypeArray},
@@ -126,12 +126,32 @@ func valueEqual(v Value, want any) bool {
 		}
 		return true
 	}
-	got := v.Any()
-	if f, ok := want.(float32); ok && math.IsNaN(float64(f)) {
-		g, ok := got.(float32)
-		return ok && math.Float32bits(g) == math.Float32bits(f)
+	return reflect.DeepEqual(floatBits(v.Any()), floatBits(want))
+}
+
+// floatBits returns floats and float slices as their bits, so that a
+// comparison tells -0 from +0 and matches a NaN's payload; other values
+// come back as they are.
+func floatBits(v any) any {
+	switch x := v.(type) {
+	case float32:
+		return math.Float32bits(x)
+	case float64:
+		return math.Float64bits(x)
+	case []float32:
+		b := make([]uint32, len(x))
+		for i, f := range x {
+			b[i] = math.Float32bits(f)
+		}
+		return b
+	case []float64:
+		b := make([]uint64, len(x))
+		for i, f := range x {
+			b[i] = math.Float64bits(f)
+		}
+		return b
 	}
-	return reflect.DeepEqual(got, want)
+	return v
 }
 
 func TestRoundTrip(t *testing.T) {

@@ -2,7 +2,6 @@ package model
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -66,14 +65,6 @@ func mambaSynth() synth {
 // 2 groups of d_state 8, d_conv 4.
 func mamba2Synth() synth {
 	return synth{arch: "mamba2", nEmbd: 16, nLayer: 2, nVocab: 40, nCtx: 1 << 20, dConv: 4, dInner: 32, dState: 8, dtRank: 4, nGroups: 2, tied: true}
-}
-
-func f32Bytes(r *rand.Rand, n int64, scale float64) []byte {
-	b := make([]byte, 4*n)
-	for i := range n {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(scale*r.NormFloat64())))
-	}
-	return b
 }
 
 // tensorKind says how a synthetic tensor's values are drawn.

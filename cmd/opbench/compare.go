@@ -59,7 +59,6 @@ type compareConfig struct {
 	a, b       string
 	opts       bench.CompareOptions
 	failOnRegr bool
-	all        bool
 }
 
 func newCompareFlagSet() (*flag.FlagSet, *float64, *string, *bool) {

@@ -145,14 +145,3 @@ func BenchmarkQTile(b *testing.B) {
 		}
 	}
 }
-
-// avx2QTiles returns the avx2 tier's panel kernels by weight type.
-func avx2QTiles() map[quant.Type]*qTile {
-	m := map[quant.Type]*qTile{}
-	for wt, g := range avx2Kernels.gemm {
-		if g.qtile != nil {
-			m[wt] = g.qtile
-		}
-	}
-	return m
-}

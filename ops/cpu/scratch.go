@@ -18,25 +18,6 @@ func alignedBytes(n int64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n)
 }
 
-// workerScratch holds one float32 buffer and one byte buffer per worker.
-type workerScratch struct {
-	f32   [][]float32
-	bytes [][]byte
-}
-
-// newWorkerScratch returns scratch for threads workers: nf float32 values
-// and nb bytes each.
-func newWorkerScratch(threads int, nf, nb int64) *workerScratch {
-	s := &workerScratch{f32: make([][]float32, threads), bytes: make([][]byte, threads)}
-	for w := range threads {
-		if nf > 0 {
-			s.f32[w] = make([]float32, nf)
-		}
-		s.bytes[w] = alignedBytes(nb)
-	}
-	return s
-}
-
 // workerErrors collects the errors workers meet, one slot per worker, so
 // that a failing worker never panics and the caller reports the failure.
 type workerErrors []error

@@ -27,15 +27,13 @@ func forEachTier(t *testing.T, f func(t *testing.T, ks *kernelSet)) {
 // sameFloat is simdtest.SameFloat.
 func sameFloat(a, b float32) bool { return simdtest.SameFloat(a, b) }
 
-// simdSpecial is simdtest.Special.
-var simdSpecial = simdtest.Special
-
 // simdRow is simdtest.Row.
 func simdRow(rng *rand.Rand, wt quant.Type, n, off int, special float64) []byte {
 	return simdtest.Row(rng, wt, n, off, special)
 }
 
 func TestFMA32(t *testing.T) {
+	negZero := float32(math.Copysign(0, -1))
 	cases := [][3]float32{
 		{1, 1, 1},
 		// x*y = 1 + 2^-23 + 2^-24 + 2^-47 needs one rounding: the naive
@@ -45,7 +43,7 @@ func TestFMA32(t *testing.T) {
 		{0x1p-149, 0.5, 0}, {0x1p-149, 1.5, 0}, {0x1p-149, 2.5, 0},
 		{3, 5, float32(math.Inf(-1))}, {float32(math.Inf(1)), 0, 1},
 		{math.MaxFloat32, 2, -math.MaxFloat32}, {math.MaxFloat32, 1 + 0x1p-23, 0},
-		{-0.0, 1, 0}, {-0.0, 1, float32(math.Copysign(0, -1))},
+		{negZero, 1, 0}, {negZero, 1, negZero}, {0, -1, negZero},
 	}
 	for _, c := range cases {
 		got, want := simd.FMA32(c[0], c[1], c[2]), fma32Ref(c[0], c[1], c[2])
@@ -53,11 +51,18 @@ func TestFMA32(t *testing.T) {
 			t.Errorf("simd.FMA32(%g, %g, %g) = %g, want %g", c[0], c[1], c[2], got, want)
 		}
 	}
+	// The signs of zero sums, stated: -0*1 + 0 is +0, -0*1 + -0 and
+	// 0*-1 + -0 are -0.
+	for _, c := range []struct {
+		x, y, z float32
+		neg     bool
+	}{{negZero, 1, 0, false}, {negZero, 1, negZero, true}, {0, -1, negZero, true}} {
+		if got := simd.FMA32(c.x, c.y, c.z); got != 0 || math.Signbit(float64(got)) != c.neg {
+			t.Errorf("simd.FMA32(%g, %g, %g) = %g, want a zero with sign bit %v", c.x, c.y, c.z, got, c.neg)
+		}
+	}
 }
 
 // fma32Ref is the hardware FMA where the host has it, else simd.FMA32 itself
 // checked against exact big-float arithmetic in TestFMA32Exact.
 var fma32Ref = simd.FMA32
-
-// fixBsums is simdtest.FixBsums.
-func fixBsums(t quant.Type, row []byte) { simdtest.FixBsums(t, row) }

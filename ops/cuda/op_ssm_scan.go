@@ -42,11 +42,11 @@ func supportsSSMScan(t *ops.Tensor) error {
 	case dt.Ne != [ops.MaxDims]int64{nHead, nTok, nSeqs, 1}:
 		return fmt.Errorf("dt %v, want [%d %d %d 1]", dt.Ne, nHead, nTok, nSeqs)
 	case A.Ne[0] != dState && A.Ne[0] != 1 || A.Ne[1] != nHead || A.Ne[2] != 1 || A.Ne[3] != 1:
-		return fmt.Errorf("A %v, want [%d or 1, %d]", A.Ne, dState, nHead)
+		return fmt.Errorf("operand A %v, want [%d or 1, %d]", A.Ne, dState, nHead)
 	case B.Ne != C.Ne:
-		return fmt.Errorf("B %v and C %v differ", B.Ne, C.Ne)
+		return fmt.Errorf("operands B %v and C %v differ", B.Ne, C.Ne)
 	case B.Ne[0] != dState || B.Ne[1] <= 0 || nHead%B.Ne[1] != 0 || B.Ne[2] != nTok || B.Ne[3] != nSeqs:
-		return fmt.Errorf("B %v, want [%d, n_group | %d, %d, %d]", B.Ne, dState, nHead, nTok, nSeqs)
+		return fmt.Errorf("operand B %v, want [%d, n_group | %d, %d, %d]", B.Ne, dState, nHead, nTok, nSeqs)
 	case ids.Ne[0] != nSeqs || ids.NumElements() != nSeqs:
 		return fmt.Errorf("ids %v, want [%d]", ids.Ne, nSeqs)
 	case s.Ne[3] < nSeqs:

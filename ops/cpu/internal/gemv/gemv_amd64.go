@@ -137,7 +137,10 @@ func bf16x4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //go:noescape
 func sideQ4_0x4AVX2(x *byte, ldx int, y *byte, side *float32, nb int, out *[4]float32)
 
-// halfTable is simd.HalfTable for the assembly (MOVQ ·halfTable(SB)).
+// halfTable is simd.HalfTable for the assembly (MOVQ ·halfTable(SB)),
+// which staticcheck does not read.
+//
+//lint:ignore U1000 read by gemv_q_amd64.s
 var halfTable = simd.HalfTable
 
 // The wrappers below check the slice bounds the assembly relies on and
