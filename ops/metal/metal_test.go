@@ -13,26 +13,17 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/harness"
-	"github.com/kernbench/kernbench/internal/require"
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu/gputest"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/simt"
 )
 
-// emulated opens metal-emu, or skips where the emulator cannot run (fails
-// under $KERNBENCH_STRICT, as CI sets it).
+// emulated opens metal-emu for t (gputest.Emulated).
 func emulated(t *testing.T) *Backend {
 	t.Helper()
-	if err := simt.Available(); err != nil {
-		require.Skip(t, "SIMT emulator unavailable: %v", err)
-	}
-	b, err := OpenEmulated()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	return gputest.Emulated(t, OpenEmulated)
 }
 
 // TestRegistered checks the entry and its targets: metal-gpu, which says
