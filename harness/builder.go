@@ -9,11 +9,32 @@ import (
 )
 
 // guardBytes is the number of sentinel bytes placed past every tensor the
-// harness allocates.
+// harness allocates, on a backend that does not check bounds itself (see
+// BoundsChecker).
 const guardBytes = 64
 
+// BoundsChecker is implemented by backends whose kernels fault on any
+// access outside a device buffer (the SIMT emulator's checked builds,
+// with red zones around every buffer). The harness gives their tensors
+// no guard bytes: sentinel bytes inside the buffer would sit between a
+// tensor's end and the red zone, where a short read past an input's end
+// goes unnoticed (the sentinels only show writes). Without them, a read
+// or write of even one byte past a tensor is the backend's fault.
+type BoundsChecker interface {
+	// ChecksBounds reports whether the bounds checks are on.
+	ChecksBounds() bool
+}
+
+// guardFor returns the guard bytes to place past each tensor on be.
+func guardFor(be ops.Backend) int64 {
+	if c, ok := be.(BoundsChecker); ok && c.ChecksBounds() {
+		return 0
+	}
+	return guardBytes
+}
+
 // A Builder creates the leaves of one case on one backend: it allocates
-// each leaf (plus guard bytes), draws its values from a Dist with a seed
+// each leaf (plus guard bytes where the backend does not check bounds), draws its values from a Dist with a seed
 // derived from the case's, and uploads them with Buffer.WriteAt. The same
 // case and seed give bit-identical inputs on every backend.
 //
@@ -22,9 +43,11 @@ const guardBytes = 64
 // reports the Builder's error ahead of the one Build returns.
 type Builder struct {
 	backend ops.Backend
-	seed    uint64
-	leaves  []*leaf
-	err     error
+	// guard is the sentinel bytes past each tensor: guardFor(backend).
+	guard  int64
+	seed   uint64
+	leaves []*leaf
+	err    error
 	// cache, when set, supplies and keeps the drawn bytes of each leaf.
 	cache *pointCache
 	// plan, when set, makes the builder allocate and draw nothing: it
@@ -49,7 +72,7 @@ type leaf struct {
 }
 
 func newBuilder(b ops.Backend, seed uint64) *Builder {
-	return &Builder{backend: b, seed: seed}
+	return &Builder{backend: b, guard: guardFor(b), seed: seed}
 }
 
 // newPlanBuilder returns a Builder that allocates and draws nothing.
@@ -104,11 +127,11 @@ func (b *Builder) Leaf(name string, t quant.Type, d Dist, ne ...int64) *ops.Tens
 		}
 	}
 	b.cache.keepDraw(key, data)
-	if err := ops.AllocTensor(b.backend, x, guardBytes); err != nil {
-		b.err = fmt.Errorf("harness: leaf %s: alloc %d bytes: %w", name, x.Extent()+guardBytes, err)
+	if err := ops.AllocTensor(b.backend, x, b.guard); err != nil {
+		b.err = fmt.Errorf("harness: leaf %s: alloc %d bytes: %w", name, x.Extent()+b.guard, err)
 		return nil
 	}
-	if err := writeGuarded(x, data); err != nil {
+	if err := writeGuarded(x, data, b.guard); err != nil {
 		b.err = fmt.Errorf("harness: leaf %s: %w", name, err)
 		return nil
 	}

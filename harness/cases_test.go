@@ -135,7 +135,7 @@ func leafBytes(t *testing.T, be ops.Backend, c Case) [][]byte {
 	}
 	var out [][]byte
 	for _, l := range b.leaves {
-		p, err := readStorage(l.t)
+		p, err := readStorage(l.t, b.guard)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,8 @@ import (
 func guardByte(i int) byte { return 0xA5 ^ byte(i*29) }
 
 // writeGuarded writes data at t's first byte and the sentinel pattern in the
-// guardBytes after t's extent. t must own storage of extent+guardBytes.
-func writeGuarded(t *ops.Tensor, data []byte) error {
+// guard bytes after t's extent. t must own storage of extent+guard.
+func writeGuarded(t *ops.Tensor, data []byte, guard int64) error {
 	buf, off := t.Storage()
 	if buf == nil {
 		return fmt.Errorf("%s has no storage", t.Label())
@@ -21,12 +21,12 @@ func writeGuarded(t *ops.Tensor, data []byte) error {
 	if int64(len(data)) != ext {
 		return fmt.Errorf("%d bytes for %s of extent %d", len(data), t.Label(), ext)
 	}
-	if off+ext+guardBytes > buf.Size() {
-		return fmt.Errorf("%s: no room for guard bytes (buffer %d, need %d)", t.Label(), buf.Size(), off+ext+guardBytes)
+	if off+ext+guard > buf.Size() {
+		return fmt.Errorf("%s: no room for guard bytes (buffer %d, need %d)", t.Label(), buf.Size(), off+ext+guard)
 	}
-	all := make([]byte, ext+guardBytes)
+	all := make([]byte, ext+guard)
 	copy(all, data)
-	for i := 0; i < guardBytes; i++ {
+	for i := 0; i < int(guard); i++ {
 		all[ext+int64(i)] = guardByte(i)
 	}
 	if _, err := buf.WriteAt(all, off); err != nil {
@@ -36,12 +36,12 @@ func writeGuarded(t *ops.Tensor, data []byte) error {
 }
 
 // readStorage reads t's extent and its guard bytes.
-func readStorage(t *ops.Tensor) ([]byte, error) {
+func readStorage(t *ops.Tensor, guard int64) ([]byte, error) {
 	buf, off := t.Storage()
 	if buf == nil {
 		return nil, fmt.Errorf("%s has no storage", t.Label())
 	}
-	p := make([]byte, t.Extent()+guardBytes)
+	p := make([]byte, t.Extent()+guard)
 	if _, err := buf.ReadAt(p, off); err != nil {
 		return nil, fmt.Errorf("read %s: %w", t.Label(), err)
 	}
@@ -49,14 +49,14 @@ func readStorage(t *ops.Tensor) ([]byte, error) {
 }
 
 // guardDamage counts the changed sentinel bytes past t's extent.
-func guardDamage(t *ops.Tensor) (int, error) {
-	p, err := readStorage(t)
+func guardDamage(t *ops.Tensor, guard int64) (int, error) {
+	p, err := readStorage(t, guard)
 	if err != nil {
 		return 0, err
 	}
 	ext := t.Extent()
 	n := 0
-	for i := 0; i < guardBytes; i++ {
+	for i := 0; i < int(guard); i++ {
 		if p[ext+int64(i)] != guardByte(i) {
 			n++
 		}
@@ -68,7 +68,7 @@ func guardDamage(t *ops.Tensor) (int, error) {
 // and are not covered by the write of node (nil when the node writes
 // elsewhere). The first such offset is returned too (or -1).
 func changedBytes(l *leaf, node *ops.Tensor) (int, int64, error) {
-	p, err := readStorage(l.t)
+	p, err := readStorage(l.t, 0)
 	if err != nil {
 		return 0, -1, err
 	}

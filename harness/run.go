@@ -247,17 +247,19 @@ func singleOp(node *ops.Tensor) error {
 	return nil
 }
 
-// allocOutput gives node storage with guard bytes, poisoned with 0xFF so
-// that elements a kernel leaves unwritten read as NaN (or -1). A node that
-// writes into a leaf (CPY) uses the leaf's storage and guards.
+// allocOutput gives node storage with guard bytes (guardFor(be)),
+// poisoned with 0xFF so that elements a kernel leaves unwritten read as
+// NaN (or -1). A node that writes into a leaf (CPY) uses the leaf's
+// storage and guards.
 func allocOutput(be ops.Backend, node *ops.Tensor) error {
 	if node.ViewOf != nil {
 		return nil
 	}
-	if err := ops.AllocTensor(be, node, guardBytes); err != nil {
-		return fmt.Errorf("harness: alloc %s (%d bytes): %w", node.Label(), node.Extent()+guardBytes, err)
+	guard := guardFor(be)
+	if err := ops.AllocTensor(be, node, guard); err != nil {
+		return fmt.Errorf("harness: alloc %s (%d bytes): %w", node.Label(), node.Extent()+guard, err)
 	}
-	if err := writeGuarded(node, poisonBytes(node.Extent())); err != nil {
+	if err := writeGuarded(node, poisonBytes(node.Extent()), guard); err != nil {
 		return fmt.Errorf("harness: %w", err)
 	}
 	return nil
@@ -268,7 +270,7 @@ func allocOutput(be ops.Backend, node *ops.Tensor) error {
 // to read the memory back.
 func checkMemory(b *Builder, node *ops.Tensor) (string, error) {
 	if node.ViewOf == nil {
-		n, err := guardDamage(node)
+		n, err := guardDamage(node, b.guard)
 		if err != nil {
 			return "", err
 		}
@@ -278,7 +280,7 @@ func checkMemory(b *Builder, node *ops.Tensor) (string, error) {
 	}
 	dst := owner(node)
 	for _, l := range b.leaves {
-		n, err := guardDamage(l.t)
+		n, err := guardDamage(l.t, b.guard)
 		if err != nil {
 			return "", err
 		}

@@ -13,6 +13,8 @@
 //	roofline   measure this machine's peak FLOP/s and read bandwidth
 //	ggml       time the same points on ggml's CPU backend and kernbench, alternating
 //	backends   list the registered backends, with why one cannot open here
+//	kernels    NVRTC's view of each CUDA kernel: registers, spills, occupancy, SASS mix
+//	ncu        on a GPU: Nsight Compute's counters of six CUDA kernels, as JSON
 //
 // Run "opbench <command> -h" for a command's flags.
 package main
@@ -47,6 +49,8 @@ var commands = []command{
 	{name: "roofline", summary: "measure this machine's peak FLOP/s and read bandwidth per thread count", run: runRoofline},
 	{name: "ggml", summary: "time the same points on ggml's CPU backend (its test-backend-ops) and kernbench, alternating", run: runGGML},
 	{name: "backends", summary: "list the registered backends and their variants, with why one cannot open here", run: runBackends},
+	{name: "kernels", summary: "compile the CUDA kernels with NVRTC: registers, spills, shared memory, occupancy, SASS mix", run: runKernels},
+	{name: "ncu", summary: "on a GPU: Nsight Compute's memory and divergence counters of six cuda kernels, as JSON", run: runNCU},
 }
 
 func main() {
@@ -97,6 +101,7 @@ Examples:
 	opbench compare base.json new.json -fail-on-regression
 	opbench roofline -t 1,2
 	opbench backends                          # what -backend takes, and what can open here
+	opbench kernels -arch sm_90               # registers, occupancy and SASS mix of the CUDA kernels
 
 Run "opbench <command> -h" for a command's flags.
 `)

@@ -177,9 +177,16 @@ func (c *nvrtcCompiler) String() string {
 }
 
 func (c *nvrtcCompiler) image(file string) ([]byte, error) {
+	cubin, _, err := c.cachedCompile(file)
+	return cubin, err
+}
+
+// cachedCompile returns file's cubin and NVRTC's log, from the cache
+// when they are there.
+func (c *nvrtcCompiler) cachedCompile(file string) (cubin []byte, log string, err error) {
 	main, headers, err := programOf(file)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	names := gpu.SortedNames(headers)
 	h := sha256.New()
@@ -193,19 +200,22 @@ func (c *nvrtcCompiler) image(file string) ([]byte, error) {
 	cache := cubinCacheDir()
 	path := filepath.Join(cache, file+"-"+c.arch+"-"+key+".cubin")
 	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-		return b, nil
+		if l, err := os.ReadFile(path + ".log"); err == nil {
+			return b, string(l), nil
+		}
 	}
-	cubin, err := c.compile(file, main, headers, names)
+	cubin, log, err = c.compile(file, main, headers, names)
 	if err != nil {
-		return nil, err
+		return nil, log, err
 	}
 	if err := os.MkdirAll(cache, 0o755); err == nil {
 		tmp := path + ".tmp" + fmt.Sprint(os.Getpid())
-		if os.WriteFile(tmp, cubin, 0o644) == nil {
+		if os.WriteFile(tmp+".log", []byte(log), 0o644) == nil && os.Rename(tmp+".log", path+".log") == nil &&
+			os.WriteFile(tmp, cubin, 0o644) == nil {
 			os.Rename(tmp, path)
 		}
 	}
-	return cubin, nil
+	return cubin, log, nil
 }
 
 // cubinCacheDir is where compiled kernels are kept:
@@ -237,7 +247,9 @@ func cstrings(p *runtime.Pinner, ss []string) unsafe.Pointer {
 	return unsafe.Pointer(&ptrs[0])
 }
 
-func (c *nvrtcCompiler) compile(file string, main []byte, headers map[string][]byte, names []string) ([]byte, error) {
+// compile returns file's cubin and NVRTC's log (its warnings, and
+// ptxas's report where the options ask for one).
+func (c *nvrtcCompiler) compile(file string, main []byte, headers map[string][]byte, names []string) (cubin []byte, log string, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	srcs := make([]string, len(names))
@@ -246,27 +258,26 @@ func (c *nvrtcCompiler) compile(file string, main []byte, headers map[string][]b
 	}
 	var prog uintptr
 	if r := c.api.create(&prog, string(main), file, int32(len(names)), cstrings(&pin, srcs), cstrings(&pin, names)); r != 0 {
-		return nil, fmt.Errorf("cuda: nvrtcCreateProgram %s: %s", file, cString(c.api.errorString(r)))
+		return nil, "", fmt.Errorf("cuda: nvrtcCreateProgram %s: %s", file, cString(c.api.errorString(r)))
 	}
 	defer c.api.destroy(&prog)
 	r := c.api.compile(prog, int32(len(c.opts)), cstrings(&pin, c.opts))
 	var n uint64
 	c.api.logSize(prog, &n)
-	log := ""
 	if n > 1 {
 		b := make([]byte, n)
 		c.api.log(prog, &b[0])
 		log = strings.TrimRight(string(b), "\x00\n")
 	}
 	if r != 0 {
-		return nil, fmt.Errorf("cuda: NVRTC cannot compile %s (%s):\n%s", file, cString(c.api.errorString(r)), log)
+		return nil, log, fmt.Errorf("cuda: NVRTC cannot compile %s (%s):\n%s", file, cString(c.api.errorString(r)), log)
 	}
 	if r := c.api.cubinSize(prog, &n); r != 0 || n == 0 {
-		return nil, errors.New("cuda: nvrtcGetCUBINSize: " + cString(c.api.errorString(r)))
+		return nil, log, errors.New("cuda: nvrtcGetCUBINSize: " + cString(c.api.errorString(r)))
 	}
 	out := make([]byte, n)
 	if r := c.api.cubin(prog, &out[0]); r != 0 {
-		return nil, errors.New("cuda: nvrtcGetCUBIN: " + cString(c.api.errorString(r)))
+		return nil, log, errors.New("cuda: nvrtcGetCUBIN: " + cString(c.api.errorString(r)))
 	}
-	return out, nil
+	return out, log, nil
 }

@@ -1,9 +1,10 @@
 package cuda
 
 import (
-	"strings"
+	"sync"
 	"testing"
 
+	"github.com/kernbench/kernbench/internal/cudatools"
 	"github.com/kernbench/kernbench/internal/require"
 )
 
@@ -11,37 +12,110 @@ import (
 // CUDA toolchain's NVRTC, for an A100 (sm_80) and an H100 (sm_90), into
 // cubins: the GPU side of the sources (inline PTX included, assembled by
 // NVRTC) is checked wherever NVRTC is installed, with or without a GPU.
-// It is skipped where there is no NVRTC (a failure under
-// $KERNBENCH_STRICT=1).
+// ptxas's report on each kernel must show no register spills, and the
+// kernel's block at the report shape (ReportLaunch) must fit the GPU's
+// multiprocessor. It is skipped where there is no NVRTC (a failure under
+// $KERNBENCH_STRICT=1, as CI sets it).
 func TestNVRTCCompilesEveryKernel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	srcs, err := kernelSources()
+	files, err := KernelFiles()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("KERNBENCH_CUDA_CACHE", t.TempDir())
+	var mu sync.Mutex
+	used := map[string]bool{} // reportLaunches prefixes some kernel matched
 	for _, arch := range []string{"sm_80", "sm_90"} {
 		c, err := newNVRTCCompiler(arch)
 		if err != nil {
 			require.Skip(t, "no NVRTC here: %v", err)
 		}
 		t.Logf("%s", c)
-		for name := range srcs {
-			if !strings.HasSuffix(name, ".cu") {
-				continue
-			}
+		gpu := map[string]string{"sm_80": "A100", "sm_90": "H100"}[arch]
+		g, err := cudatools.GPUByName(gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range files {
 			t.Run(arch+"/"+name, func(t *testing.T) {
 				t.Parallel()
-				img, err := c.image(name)
+				b, err := c.build(name)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(img) < 4 || string(img[1:4]) != "ELF" {
-					t.Errorf("%s for %s is not a cubin (%d bytes)", name, arch, len(img))
+				if len(b.Cubin) < 4 || string(b.Cubin[1:4]) != "ELF" {
+					t.Errorf("%s for %s is not a cubin (%d bytes)", name, arch, len(b.Cubin))
+				}
+				fns, err := cudatools.ParsePtxasReport(b.Log)
+				if err != nil {
+					t.Fatalf("%v\nNVRTC's log:\n%s", err, b.Log)
+				}
+				if len(fns) == 0 {
+					t.Fatalf("ptxas reported no kernels; NVRTC's log:\n%s", b.Log)
+				}
+				for _, f := range fns {
+					if f.Arch != arch {
+						t.Errorf("%s: built for %s, want %s", f.Name, f.Arch, arch)
+					}
+					if f.Spills() {
+						t.Errorf("%s spills registers on %s: %d bytes stored, %d loaded (%d registers, %d-byte stack frame)",
+							f.Name, arch, f.SpillStores, f.SpillLoads, f.Registers, f.StackFrame)
+					}
+					l, ok := ReportLaunch(f.Name)
+					if !ok {
+						t.Errorf("%s: no launch at the report shape (add it to reportLaunches)", f.Name)
+						continue
+					}
+					if _, err := g.Occupancy(f.Registers, l.Threads, f.SharedStatic+l.Shared); err != nil {
+						t.Errorf("%s (%s): %v", f.Name, l.Shape, err)
+					}
+					mu.Lock()
+					used[launchPrefix(f.Name)] = true
+					mu.Unlock()
 				}
 			})
 		}
+	}
+	// After the parallel subtests: a prefix no kernel matches is stale.
+	t.Cleanup(func() {
+		if t.Failed() || t.Skipped() {
+			return
+		}
+		for p := range reportLaunches {
+			if !used[p] {
+				t.Errorf("reportLaunches has %q, which no kernel matches", p)
+			}
+		}
+	})
+}
+
+func TestReportLaunch(t *testing.T) {
+	tests := []struct {
+		kernel          string
+		threads, shared int
+	}{
+		{"kb_mmq_dp4a_q4_0", tileNT, 0},
+		{"kb_mmvq_q4_0", 32 * mmvRows, 0},
+		{"kb_rms_norm_f32", 1024, 0},
+		// 4 rows of 512 floats in shared memory.
+		{"kb_soft_max_f32_mask_f16", 128, 4 * 512 * 4},
+		// A prompt: 4 warps of 4 rows; q 16x128, K 32x129, V 32x128 floats.
+		{"kb_flash_attn_ext_r4_d128", 128, 4 * (16*128 + 32*129 + 32*128)},
+		// Decode: one warp, one row.
+		{"kb_flash_attn_ext_r1_d128", 32, 4 * (128 + 32*129 + 32*128)},
+	}
+	for _, tt := range tests {
+		l, ok := ReportLaunch(tt.kernel)
+		if !ok || l.Threads != tt.threads || l.Shared != tt.shared {
+			t.Errorf("ReportLaunch(%s) = %+v, %v; want %d threads, %d bytes", tt.kernel, l, ok, tt.threads, tt.shared)
+		}
+	}
+	if l, ok := ReportLaunch("kb_no_such_kernel"); ok {
+		t.Errorf("ReportLaunch(kb_no_such_kernel) = %+v", l)
+	}
+	if p := launchPrefix("kb_quantize_q8a"); p != "kb_quantize_q8a" {
+		t.Errorf("launchPrefix(kb_quantize_q8a) = %q: the longest prefix must win", p)
 	}
 }

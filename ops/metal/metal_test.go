@@ -177,7 +177,8 @@ func TestInlineIncludes(t *testing.T) {
 // missing threadgroup barrier in a threadgroup reduction (the emulator
 // reports the race), a wrong simdgroup reduction (a butterfly that stops
 // one step early, so each simdgroup sums only 16 of its 32 lanes: the
-// results are wrong), and an off-by-one bound (an out-of-bounds access).
+// results are wrong), an off-by-one bound (an out-of-bounds access) and
+// an unused read past an input's end (the emulator's bounds check).
 func TestInjectedKernelBugs(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -199,6 +200,15 @@ func TestInjectedKernelBugs(t *testing.T) {
 			"for (long i0 = tpitg; i0 < args.d.ne[0]; i0 += ntg) {\n\t\tfloat x = *(device const float *)(ar + i0 * args.a.nb[0]);\n\t\tfloat y = args.op",
 			"for (long i0 = tpitg; i0 <= args.d.ne[0]; i0 += ntg) {\n\t\tfloat x = *(device const float *)(ar + i0 * args.a.nb[0]);\n\t\tfloat y = args.op",
 			ops.OpScale, "out-of-bounds", true},
+		// A read 4 bytes past the last element whose value is never used
+		// (the results stay right): metal-emu's tensors have no guard
+		// bytes (Backend.ChecksBounds), so it reaches the red zone.
+		{"read past the input's end", "elementwise.metal",
+			"float x = *(device const float *)(ar + i0 * args.a.nb[0]);\n\t\tfloat y = args.op",
+			"float x = *(device const float *)(ar + i0 * args.a.nb[0]);\n" +
+				"\t\tif (i0 == args.d.ne[0] - 1) { volatile float past = *(device const float *)(ar + i0 * args.a.nb[0] + 4); (void)past; }\n" +
+				"\t\tfloat y = args.op",
+			ops.OpScale, "out-of-bounds read of 4 bytes in kernel kb_unary_f32", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := emulated(t)

@@ -1,0 +1,147 @@
+package cuda
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
+)
+
+// KernelFiles returns the kernel source files (.cu) of the embedded
+// bundle, sorted: the modules the backend builds.
+func KernelFiles() ([]string, error) {
+	srcs, err := kernelSources()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range gpu.SortedNames(srcs) {
+		if strings.HasSuffix(n, ".cu") {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// An NVRTCBuild is a kernel file compiled by NVRTC for one architecture
+// with the backend's options, and ptxas's verbose report.
+type NVRTCBuild struct {
+	File, Arch string
+	// Compiler is NVRTC's version, library and options.
+	Compiler string
+	Cubin    []byte
+	// Log is NVRTC's log: its warnings and ptxas's resource report
+	// (cudatools.ParsePtxasReport reads it).
+	Log string
+}
+
+// CompileNVRTC compiles a kernel file for arch ("sm_80", "sm_90") with
+// NVRTC as the backend does on a GPU, asking ptxas for its verbose
+// report too (which does not change the code). It needs NVRTC, not a
+// GPU; builds are cached as the backend's are.
+func CompileNVRTC(file, arch string) (NVRTCBuild, error) {
+	c, err := newNVRTCCompiler(arch)
+	if err != nil {
+		return NVRTCBuild{}, err
+	}
+	return c.build(file)
+}
+
+func (c *nvrtcCompiler) build(file string) (NVRTCBuild, error) {
+	v := *c
+	v.opts = append(append([]string(nil), c.opts...), "--ptxas-options=-v")
+	cubin, log, err := v.cachedCompile(file)
+	if err != nil {
+		return NVRTCBuild{}, err
+	}
+	return NVRTCBuild{File: file, Arch: c.arch, Compiler: v.String(), Cubin: cubin, Log: log}, nil
+}
+
+// A Launch is the block a kernel is launched with at the report shape
+// (llama-7b: 4096-wide rows, 32 heads of 128, a 512-token prompt or one
+// decoded token), as the host code computes it.
+type Launch struct {
+	Threads int
+	// Shared is the dynamic shared memory per block in bytes.
+	Shared int
+	// Shape says which launch of the kernel this is.
+	Shape string
+}
+
+// reportLaunches maps kernel-name prefixes to their launch at the report
+// shape; the longest matching prefix wins. The values come from the
+// launch functions' own geometry helpers, so they follow them.
+var reportLaunches = func() map[string]Launch {
+	const n, heads, head, prompt = 4096, 32, 128, 512
+	_, elem := elementGrid(n * prompt)
+	rope := &ops.Tensor{Ne: [ops.MaxDims]int64{head, heads, prompt, 1}, Params: ops.RopeParams{NDims: head}}
+	_, ropeThreads := ropeGeometry(rope)
+	sm := softMaxGeometry(prompt, heads*prompt)
+	m := map[string]Launch{
+		"kb_mmq_":               {tileNT, 0, "tile product"},
+		"kb_mmf_":               {tileNT, 0, "tile product"},
+		"kb_mmh_":               {tileNT, 0, "tile product"},
+		"kb_mmvq_":              {32 * mmvRows, 0, "mat-vec"},
+		"kb_mmvf_":              {32 * mmvRows, 0, "mat-vec"},
+		"kb_quantize_q8a":       {128, 0, "activations to q8"},
+		"kb_convert_act":        {int(elem.x), 0, "element grid"},
+		"kb_mmid_group":         {256, 8 * 8, "8 experts"},
+		"kb_rms_norm_f32":       {int(rowBlock(n)), 0, "4096-wide rows"},
+		"kb_get_rows_":          {int(rowBlock(n)), 0, "4096-wide rows"},
+		"kb_rope_f32":           {int(ropeThreads), 8 * head / 2, "32 heads of 128"},
+		"kb_soft_max_f32":       {int(sm.x * sm.y), int(sm.y) * prompt * 4, "512-wide rows"},
+		"kb_cpy_":               {int(elem.x), 0, "element grid"},
+		"kb_cont_w":             {int(elem.x), 0, "element grid"},
+		"kb_quantize_":          {64, 0, "64 blocks"},
+		"kb_transpose_w":        {32 * 8, 0, "32x32 tiles"},
+		"kb_add":                {int(elem.x), 0, "element grid"},
+		"kb_mul":                {int(elem.x), 0, "element grid"},
+		"kb_unary_f32":          {int(elem.x), 0, "element grid"},
+		"kb_swiglu":             {int(elem.x), 0, "element grid"},
+		"kb_argsort_f32":        {int(sortThreads(256 / 2)), 8 * 256, "256 keys"},
+		"kb_argsort_keys":       {int(elem.x), 0, "element grid"},
+		"kb_argsort_step":       {int(elem.x), 0, "element grid"},
+		"kb_argsort_indices":    {int(elem.x), 0, "element grid"},
+		"kb_argsort_tiles":      {int(sortThreads(sortTile / 2)), 8 * sortTile, "4096-key tiles"},
+		"kb_sum_rows_f32":       {int(rowBlock(256)), 0, "wide rows"},
+		"kb_ssm_conv_f32":       {int(rowBlock(128)), 0, "128+ channels"},
+		"kb_ssm_scan_f32_":      {scanThreads, 16 * 128, "d_state 128"},
+		"kb_flash_attn_combine": {int(min(rowBlock(head), 256)), 0, "head 128"},
+	}
+	// Flash attention: kb_flash_attn_ext_r<rows per warp>_d<head>, at the
+	// shape that picks each variant (r4 a prompt, r2 8 query rows per
+	// K/V head, r1 decode).
+	for _, rpw := range []int{1, 2, 4} {
+		for _, d := range []int64{64, 128, 256} {
+			nq := map[int]int64{1: 1, 2: 8, 4: prompt}[rpw]
+			q := &ops.Tensor{Ne: [ops.MaxDims]int64{d, nq, heads, 1}}
+			k := &ops.Tensor{Ne: [ops.MaxDims]int64{d, prompt, heads, 1}}
+			t := &ops.Tensor{Src: []*ops.Tensor{ops.FAQ: q, ops.FAK: k, ops.FAV: k}}
+			g := faGeometryOf(t)
+			shape := fmt.Sprintf("%d query rows, head %d", nq, d)
+			m[fmt.Sprintf("kb_flash_attn_ext_r%d_d%d", g.rpw, g.cols)] = Launch{32 * g.warps, g.sharedBytes, shape}
+		}
+	}
+	return m
+}()
+
+// ReportLaunch returns kernel's launch at the report shape, and false
+// for a kernel the table does not know.
+func ReportLaunch(kernel string) (Launch, bool) {
+	p := launchPrefix(kernel)
+	l, ok := reportLaunches[p]
+	return l, ok
+}
+
+// launchPrefix returns the longest prefix of reportLaunches that kernel
+// has, or "".
+func launchPrefix(kernel string) string {
+	best := ""
+	for p := range reportLaunches {
+		if strings.HasPrefix(kernel, p) && len(p) > len(best) {
+			best = p
+		}
+	}
+	return best
+}

@@ -1,0 +1,77 @@
+package cuda
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/simt"
+)
+
+// faultSaid reports whether why, a failing case's summary and error, is
+// the emulator's report of a fault of that kind. For an out-of-bounds
+// access that is the emulator's own bounds check ("out-of-bounds read of
+// 4 bytes in kernel kb_unary_f32 by thread ..."), never the harness's
+// guard bytes ("out-of-bounds write: N of 64 guard bytes past ..."): a
+// test of the emulator's check must fail when the check is off.
+func faultSaid(why string, kind simt.FaultKind) bool {
+	switch kind {
+	case simt.Race:
+		return strings.Contains(why, "shared-memory race")
+	case simt.OutOfBounds:
+		return strings.Contains(why, "out-of-bounds ") && strings.Contains(why, " in kernel kb_")
+	}
+	return false
+}
+
+// TestOverreadIsAFault plants a read of 4 bytes past the end of a unary
+// op's input whose value is never used, so that the results stay right,
+// and checks that the cases where it lands past the input's end fail with
+// the emulator's out-of-bounds read: the harness gives cuda-emu's tensors
+// no guard bytes (Backend.ChecksBounds), so the read reaches the buffer's
+// red zone. With guard bytes inside the buffer, as before, every case
+// passed.
+func TestOverreadIsAFault(t *testing.T) {
+	b := emulated(t)
+	comp := b.comp.(emuCompiler)
+	if comp.mode != simt.Checked {
+		t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
+	}
+	if !b.ChecksBounds() {
+		t.Fatal("cuda-emu in Checked mode does not say it checks bounds")
+	}
+	const file = "elementwise.cu"
+	old := "float x = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3));\n\t\tfloat y = op == 0"
+	planted := "float x = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3));\n" +
+		"\t\tif (i == n - 1) { volatile float past = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3) + 4); (void)past; }\n" +
+		"\t\tfloat y = op == 0"
+	applied := false
+	comp.patch = func(name string, src []byte) []byte {
+		if name != file {
+			return src
+		}
+		if !bytes.Contains(src, []byte(old)) {
+			t.Fatalf("%s no longer contains the code the test changes:\n%s", file, old)
+		}
+		applied = true
+		return bytes.Replace(src, []byte(old), []byte(planted), 1)
+	}
+	b.comp = comp
+	failed := 0
+	for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpScale}}) {
+		r := harness.Run(b, c)
+		if r.Passed() {
+			continue
+		}
+		failed++
+		if why := r.Summary() + " " + r.Err; !faultSaid(why, simt.OutOfBounds) || !strings.Contains(why, "read of 4 bytes") {
+			t.Errorf("%s fails, but not for the planted read: %s (%s)", c.ID(), r.Summary(), r.Err)
+		}
+	}
+	t.Logf("%d cases fail", failed)
+	if !applied || failed == 0 {
+		t.Errorf("the planted read past the input's end (applied %v) failed no case", applied)
+	}
+}
