@@ -187,6 +187,9 @@ func flashAttnCases() []Case {
 			planted(fa.Case(kv), at("v", nan, 7, 4, 0)),
 			planted(noSink.Case(kv), at("v", pinf, 3, 0, 1)),
 			plantedFinite(fa.Case(kv), hide...),
+			// Key 19 is seen by query 4 alone: its NaN V row must not
+			// reach the others, whose mask hides it.
+			planted(fa.Case(kv), at("v", nan, 6, 19, 0)),
 			plantedFinite(fa.Case(kv), at("sinks", ninf, 0)),
 		)
 	}

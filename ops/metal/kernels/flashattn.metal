@@ -141,8 +141,9 @@ KB_FA_VEC_V(q4_0, KB_Q4_0)
 //
 // The simdgroups' states meet in threadgroup memory at the end and
 // simdgroup 0 merges them with the sink. A key masked for some rows of
-// the tile but not all is read, with P zero for those rows (as ggml's
-// kernel does): non-finite values in such a key's V row would reach them.
+// the tile but not all is read, with P zero for those rows; where its V
+// row holds a NaN or Inf, the tile's P V is summed without the zero
+// weights instead (0 * NaN would reach those rows).
 #define FA_QB 8
 #define FA_KB 8
 
@@ -265,13 +266,31 @@ kernel void kb_fa_mm(
 		simdgroup_barrier(mem_flags::mem_threadgroup);
 		for (int e = tiisg; e < FA_QB * dv; e += 32) so[e] *= srow[e / dv];
 		// 4. The V tile and O += P V.
+		int bad = 0;
 		for (int e = tiisg; e < FA_KB * dv; e += 32) {
 			const int c = e / dv, i = e % dv;
 			bool any = false;
 			for (int r = 0; r < FA_QB; r++) any = any || smv[r * FA_KB + c] != -INFINITY;
-			skv[c * dv + i] = any ? kb_at<TV>((device const uchar *)(vb + (k0 + c) * args.v.nb[1]), i) : 0.0f;
+			const float x = any ? kb_at<TV>((device const uchar *)(vb + (k0 + c) * args.v.nb[1]), i) : 0.0f;
+			skv[c * dv + i] = x;
+			bad += isfinite(x) ? 0 : 1;
 		}
 		simdgroup_barrier(mem_flags::mem_threadgroup);
+		if (simd_sum(bad) != 0) {
+			// A NaN or Inf in V: the product leaves out the zero weights
+			// of the rows the key is masked for (0 * NaN would reach them).
+			for (int e = tiisg; e < FA_QB * dv; e += 32) {
+				const int r = e / dv, i = e % dv;
+				float o = so[e];
+				for (int c = 0; c < FA_KB; c++) {
+					const float pv = ss[r * FA_KB + c];
+					if (pv != 0.0f) o += pv * skv[c * dv + i];
+				}
+				so[e] = o;
+			}
+			simdgroup_barrier(mem_flags::mem_threadgroup);
+			continue;
+		}
 		simdgroup_float8x8 mp;
 		simdgroup_load(mp, ss, FA_KB);
 		for (int i = 0; i < dv; i += 8) {
