@@ -163,7 +163,8 @@ func flashAttnCases() []Case {
 	// sees makes the query's row (of the head, or of every head) NaN; a
 	// NaN in a V row makes that element of the rows that see it NaN, a
 	// +Inf +Inf; keys masked with -Inf for every query never contribute,
-	// NaN K/V rows and all; a -Inf sink is none. (A NaN in K/V of a
+	// NaN K/V rows and all; a -Inf sink is none, a +Inf one makes its head
+	// NaN (exp(Inf - Inf), as SOFT_MAX). (A NaN in K/V of a
 	// block type does not survive the quantizer that stores it, so those
 	// types take NaN in q, the mask and the sinks only.)
 	for _, kv := range []quant.Type{f16, quant.F32, quant.Q8_0} {
@@ -191,6 +192,7 @@ func flashAttnCases() []Case {
 			// reach the others, whose mask hides it.
 			planted(fa.Case(kv), at("v", nan, 6, 19, 0)),
 			plantedFinite(fa.Case(kv), at("sinks", ninf, 0)),
+			planted(fa.Case(kv), at("sinks", pinf, 2)),
 		)
 	}
 	cs = append(cs,
