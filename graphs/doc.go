@@ -51,7 +51,10 @@
 // submission), a split on an ops.Synchronizer ends with Synchronize
 // before any bytes cross to another backend, per-node device times of an
 // ops.DeviceTimer go into the records, and a copy into an
-// ops.BufferCopier moves device to device.
+// ops.BufferCopier moves device to device. A Stepwise graph gives that
+// up for inspection: each node is computed alone and waited for before
+// its record, so a Recorder reads each node's output before the memory
+// plan reuses its bytes.
 //
 // Subpackages write what a run looked like: dot (Graphviz dumps) and
 // timing (Chrome traces, pprof profiles, summary tables).

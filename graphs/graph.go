@@ -39,6 +39,13 @@ type Graph struct {
 	Hook NodeHook
 	// Recorder, when set, is called after each step of a run.
 	Recorder Recorder
+	// Stepwise makes a run compute each node alone and wait for it
+	// (ops.Synchronizer) before its hook and record, even on an
+	// ops.GraphComputer: a Recorder then reads every node's finished
+	// output before a later node can reuse its bytes (the memory plan's
+	// liveness reuse). It is for inspecting a run (finding the node
+	// behind a NaN), not for timing one.
+	Stepwise bool
 }
 
 // New returns the graph of outputs: every node they depend on, in

@@ -251,3 +251,61 @@ func TestCopyUsesBufferCopier(t *testing.T) {
 		}
 	}
 }
+
+// TestStepwise: a Stepwise graph on a GraphComputer that is a
+// Synchronizer computes each node alone and waits for it before its
+// record, so a Recorder reads every node's finished output, before the
+// memory plan gives its bytes to a later node: the bytes the records see
+// are the ones the CPU computes for each node.
+func TestStepwise(t *testing.T) {
+	ref := cputest.New(t, 1)
+	nodeBytes := func(n *ops.Tensor) []byte {
+		buf, off := n.Storage()
+		b := make([]byte, n.Bytes())
+		if _, err := buf.ReadAt(b, off); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	gw, _ := fallbackGraph(t, ref)
+	want := map[int][]byte{}
+	gw.Recorder = func(r Record) {
+		if r.Kind == KindCompute {
+			want[gw.Index(r.Node)] = nodeBytes(r.Node)
+		}
+	}
+	if err := gw.Compute(context.Background(), ref); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, stepwise := range []bool{false, true} {
+		dev := &gpu{fake: newFake("fake", cputest.New(t, 1), true)}
+		g, _ := fallbackGraph(t, ref)
+		g.Stepwise = stepwise
+		differ := 0
+		g.Recorder = func(r Record) {
+			if r.Kind != KindCompute {
+				return
+			}
+			if stepwise && dev.pending {
+				t.Errorf("record of %s before the device synchronized", r.Node.Label())
+			}
+			if !bytes.Equal(nodeBytes(r.Node), want[g.Index(r.Node)]) {
+				differ++
+				if stepwise {
+					t.Errorf("stepwise: the record of %s reads bytes other than the CPU computed", r.Node.Label())
+				}
+			}
+		}
+		if err := g.Compute(context.Background(), dev); err != nil {
+			t.Fatal(err)
+		}
+		n := len(g.Computed())
+		switch {
+		case stepwise && (dev.graphs != 0 || dev.syncs < n):
+			t.Errorf("stepwise: %d ComputeGraph calls, %d syncs for %d nodes; want none and one per node at least", dev.graphs, dev.syncs, n)
+		case !stepwise && (dev.graphs != 1 || differ == 0):
+			t.Errorf("one submission: %d ComputeGraph calls, %d records that read reused bytes; want 1 and some (else this test shows nothing)", dev.graphs, differ)
+		}
+	}
+}

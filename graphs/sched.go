@@ -517,7 +517,9 @@ func (p *Plan) bind() error {
 // (ops.DeviceTimer) they are laid end to end from the submission's start,
 // each with its Device time; without, each spans the whole submission. A
 // node computed alone is recorded around its Compute call (on a
-// Synchronizer that is no GraphComputer, around the queueing only).
+// Synchronizer that is no GraphComputer, around the queueing only). A
+// Stepwise graph computes every node alone, and on a Synchronizer waits
+// for each before recording it.
 func (p *Plan) Run(ctx context.Context) error {
 	p.records = p.records[:0]
 	g := p.g
@@ -565,13 +567,18 @@ func (p *Plan) runCopy(st step) error {
 // runSplit computes a split: compute steps, in order, on one backend.
 func (p *Plan) runSplit(split []step) error {
 	b := p.sched.backends[split[0].be]
-	if gc, ok := b.(ops.GraphComputer); ok {
+	if gc, ok := b.(ops.GraphComputer); ok && !p.g.Stepwise {
 		return p.runBatch(gc, b, split)
 	}
 	for _, st := range split {
 		start := time.Now()
 		if err := b.Compute(st.run); err != nil {
 			return nodeErr(p.g.Index(st.node), st.node, err)
+		}
+		if p.g.Stepwise {
+			if err := synchronize(b); err != nil {
+				return nodeErr(p.g.Index(st.node), st.node, fmt.Errorf("%s: %w", b.Name(), err))
+			}
 		}
 		p.emit(p.computeRecord(st, b, start, time.Now()))
 	}

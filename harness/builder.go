@@ -53,6 +53,10 @@ type Builder struct {
 	// plan, when set, makes the builder allocate and draw nothing: it
 	// shapes and checks each leaf and tallies its size (see Point.Plan).
 	plan *planTally
+	// plants are the case's planted elements (Case.Plants), added to
+	// the Dist of the leaf each names; used counts those that found it.
+	plants []Plant
+	used   []bool
 }
 
 // planTally is what a planning Builder's leaves add up to.
@@ -104,6 +108,7 @@ func (b *Builder) Leaf(name string, t quant.Type, d Dist, ne ...int64) *ops.Tens
 		b.err = b.leafError(name, err)
 		return nil
 	}
+	d = b.plant(name, d)
 	if err := d.check(x.Ne); err != nil {
 		b.err = b.leafError(name, err)
 		return nil
@@ -137,6 +142,28 @@ func (b *Builder) Leaf(name string, t quant.Type, d Dist, ne ...int64) *ops.Tens
 	}
 	b.leaves = append(b.leaves, &leaf{t: x, dist: d, data: data})
 	return x
+}
+
+// plant returns d with the case's plants of leaf name added.
+func (b *Builder) plant(name string, d Dist) Dist {
+	for i, p := range b.plants {
+		if p.Leaf == name {
+			d = d.WithPlants(p)
+			b.used[i] = true
+		}
+	}
+	return d
+}
+
+// unusedPlant returns an error for the first plant whose leaf the case
+// did not make, or nil.
+func (b *Builder) unusedPlant() error {
+	for i, p := range b.plants {
+		if !b.used[i] {
+			return fmt.Errorf("harness: the case has no leaf %q to plant %v in", p.Leaf, p.Value)
+		}
+	}
+	return nil
 }
 
 // leafError describes a leaf the builder could not make.

@@ -48,6 +48,11 @@ type Case struct {
 	Large bool
 	// Build creates the leaves through b and returns the node to compute.
 	Build func(b *Builder) (*ops.Tensor, error)
+	// Plants set single elements of the named leaves to NaN or
+	// infinities after the draw: a non-finite case, whose output must be
+	// non-finite exactly where the reference's is, of the same kind (NaN,
+	// +Inf, -Inf).
+	Plants []Plant
 	// Check, when set, makes extra assertions on the backend's output
 	// (got) beyond the tolerance, such as rows that must be exactly zero.
 	Check func(got []float64) error

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/kernbench/kernbench/ops"
@@ -136,3 +137,68 @@ func opTypes(t, u quant.Type) []quant.Type {
 	}
 	return []quant.Type{t, u}
 }
+
+// The values non-finite cases plant.
+var (
+	nan  = math.NaN()
+	pinf = math.Inf(1)
+	ninf = math.Inf(-1)
+)
+
+// at returns a Plant of v at coords (up to four, the rest 0) of leaf.
+func at(leaf string, v float64, coords ...int64) Plant {
+	p := Plant{Leaf: leaf, Value: v}
+	copy(p.At[:], coords)
+	return p
+}
+
+// planted returns c with ps planted in its leaves and named after them:
+// a non-finite case, whose output must be non-finite where the
+// reference's is, of the same kind. Its Check (added to c's) asserts
+// that the output has a non-finite element, so that a plant reached it.
+func planted(c Case, ps ...Plant) Case {
+	return withPlants(c, func(got []float64) error {
+		if !slices.ContainsFunc(got, isNonFinite) {
+			return fmt.Errorf("every output is finite, though NaN or Inf was planted where it is read")
+		}
+		return nil
+	}, ps)
+}
+
+// plantedFinite is planted for a case whose output must stay finite,
+// where the op defines what a NaN or infinity becomes: keys whose mask is
+// -Inf never contribute, a -Inf logit's probability is 0, SWIGLU_OAI
+// clamps its inputs.
+func plantedFinite(c Case, ps ...Plant) Case {
+	return withPlants(c, func(got []float64) error {
+		if i := slices.IndexFunc(got, isNonFinite); i >= 0 {
+			return fmt.Errorf("element %d is %g, want every output finite", i, got[i])
+		}
+		return nil
+	}, ps)
+}
+
+// withPlants returns c with ps planted, named after them, and check (if
+// any) added to c's Check.
+func withPlants(c Case, check func(got []float64) error, ps []Plant) Case {
+	c.Plants = append(slices.Clone(c.Plants), ps...)
+	for _, p := range ps {
+		c.Name += "," + p.String()
+	}
+	prev := c.Check
+	if check == nil {
+		return c
+	}
+	c.Check = func(got []float64) error {
+		if err := check(got); err != nil {
+			return err
+		}
+		if prev != nil {
+			return prev(got)
+		}
+		return nil
+	}
+	return c
+}
+
+func isNonFinite(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }

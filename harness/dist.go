@@ -48,6 +48,32 @@ type Dist struct {
 	// MaskedRows lists rows (indices in dimension 1) set to -Inf entirely
 	// in every plane, whatever the kind: fully masked softmax rows.
 	MaskedRows []int64
+	// Plants set single elements after the draw (and after MaskedRows):
+	// the NaN and infinities of the non-finite cases. Their Leaf is not
+	// read here.
+	Plants []Plant
+}
+
+// A Plant sets one element of a case's leaf to a value after its draw: a
+// NaN or an infinity planted in an input (see Case.Plants).
+type Plant struct {
+	// Leaf names the leaf, as the case's Build names it ("q", "sinks").
+	Leaf string
+	// At is the element's coordinates in the leaf's own shape (before
+	// any view the case takes of it), innermost first.
+	At    [4]int64
+	Value float64
+}
+
+// String describes the plant as "NaN at k[0,3,1,0]".
+func (p Plant) String() string {
+	return fmt.Sprintf("%g at %s%s", p.Value, p.Leaf, shapeName(p.At[:]...))
+}
+
+// WithPlants returns d with ps set after the draw.
+func (d Dist) WithPlants(ps ...Plant) Dist {
+	d.Plants = append(append([]Plant(nil), d.Plants...), ps...)
+	return d
 }
 
 // Uniform draws uniformly from [lo, hi).
@@ -115,6 +141,9 @@ func (d Dist) String() string {
 		}
 		s += ", rows " + strings.Join(rows, ",") + " masked"
 	}
+	for _, p := range d.Plants {
+		s += fmt.Sprintf(", %g at %s", p.Value, shapeName(p.At[:]...))
+	}
 	return s
 }
 
@@ -146,6 +175,16 @@ func (d Dist) check(ne [4]int64) error {
 	for _, r := range d.MaskedRows {
 		if r < 0 || r >= ne[1] {
 			return fmt.Errorf("harness: %v: row %d outside %d rows", d, r, ne[1])
+		}
+	}
+	for _, p := range d.Plants {
+		if d.Kind == DistPoison {
+			return fmt.Errorf("harness: %v: a poisoned leaf takes no plants", d)
+		}
+		for i, c := range p.At {
+			if c < 0 || c >= ne[i] {
+				return fmt.Errorf("harness: %v: plant at %v outside shape %v", d, p.At, ne)
+			}
 		}
 	}
 	return nil
@@ -213,6 +252,9 @@ func (d Dist) values(r *rand.Rand, ne [4]int64) []float64 {
 			}
 		}
 	}
+	for _, p := range d.Plants {
+		v[p.At[0]+ne[0]*(p.At[1]+ne[1]*(p.At[2]+ne[2]*p.At[3]))] = p.Value
+	}
 	return v
 }
 
@@ -220,5 +262,5 @@ func (d Dist) values(r *rand.Rand, ne [4]int64) []float64 {
 // uses to mean "the op's default distribution".
 func (d Dist) isZero() bool {
 	return d.Kind == DistUniform && d.Lo == 0 && d.Hi == 0 && d.Mean == 0 && d.Std == 0 &&
-		d.P == 0 && !d.Distinct && d.MaskedRows == nil
+		d.P == 0 && !d.Distinct && d.MaskedRows == nil && d.Plants == nil
 }

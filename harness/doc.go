@@ -24,7 +24,10 @@
 // sentinel pattern and checked after Compute, so writes out of bounds
 // fail the case; inputs are checked to be unchanged, and outputs start out
 // poisoned with NaN bytes so an element the kernel forgets to write fails
-// too.
+// too. Every op also has non-finite cases (Case.Plants: a NaN or an
+// infinity planted in a weight, an activation, a mask, a sink, a K/V
+// row), whose output must be non-finite exactly where the reference's is,
+// of the same kind.
 //
 // Some cases expect an error instead of a result: a Refuse case passes when
 // building it fails with an error wrapping ops.ErrShape or

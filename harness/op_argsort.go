@@ -57,6 +57,12 @@ func argsortCases() []Case {
 			large(argsort{"ne=[256,4096]", []int64{256, 4096}, uni, o, false}.Case()),
 		)
 	}
+	// NaN sorts first ascending, last descending; infinities sort as
+	// the extremes.
+	for _, o := range []ops.SortOrder{ops.SortAsc, ops.SortDesc} {
+		cs = append(cs, withPlants(argsort{"ne=[64,5]", []int64{64, 5}, uni, o, false}.Case(), nil,
+			[]Plant{at("a", nan, 5, 1), at("a", nan, 60, 1), at("a", pinf, 3, 2), at("a", ninf, 4, 2), at("a", nan, 63, 4)}))
+	}
 	cs = append(cs, refuse(argsort{"ne=[8,2]", []int64{8, 2}, uni, ops.SortOrder(7), false}.Case()))
 	return cs
 }

@@ -87,5 +87,10 @@ func binaryCases(op ops.Op) []Case {
 		c([]int64{64, 0, 3}, []int64{64, 1, 1}, f32, false),
 		large(c([]int64{4096, 512}, []int64{4096, 1}, f32, false)),
 		refuse(c([]int64{64, 5}, []int64{48, 5}, f32, false)),
+		// Non-finite inputs: NaN gives NaN, Inf Inf (and NaN where an
+		// Inf meets its opposite or, for MUL, a zero).
+		planted(c([]int64{64, 5, 4, 2}, []int64{64, 1, 4, 1}, f32, false), at("a", nan, 5, 2, 1, 1), at("b", nan, 9, 0, 3)),
+		planted(c([]int64{64, 5, 4}, []int64{64, 5, 4}, f32, true), at("a", pinf, 0, 3, 1), at("b", ninf, 0, 1, 3), at("a", ninf, 63, 3, 4)),
+		planted(c([]int64{48, 6, 2}, []int64{48, 6, 2}, f16, false), at("b", nan, 47, 5, 1), at("b", pinf, 0, 0, 0)),
 	}
 }

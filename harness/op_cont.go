@@ -71,6 +71,10 @@ func contCases() []Case {
 		perm(quant.Q4_K, "[256,2,3] permuted 0,2,1,3", []int64{256, 2, 3}, 0, 2, 1, 3),
 		perm(quant.I32, "[7,5] transposed", []int64{7, 5}, 1, 0, 2, 3),
 		large(perm(quant.F32, "[4096,512] transposed", []int64{4096, 512}, 1, 0, 2, 3)),
+		// Non-finite values are copied as they are.
+		planted(perm(quant.F32, "[24,16] transposed", []int64{24, 16}, 1, 0, 2, 3), at("a", nan, 3, 2), at("a", pinf, 23, 15), at("a", ninf, 0, 7)),
+		planted(perm(quant.F16, "[33,8] transposed", []int64{33, 8}, 1, 0, 2, 3), at("a", nan, 32, 1), at("a", ninf, 1, 0)),
+		planted(perm(quant.BF16, "[16,3,5] permuted 0,2,1,3", []int64{16, 3, 5}, 0, 2, 1, 3), at("a", pinf, 2, 2, 4), at("a", nan, 15, 0, 0)),
 		// Quantized rows read through a view that skips blocks: no
 		// variant has one.
 		refuse(Case{Name: "q4_0 rows not packed", Op: ops.OpCont, Types: types(quant.Q4_0),

@@ -116,6 +116,13 @@ func cpyCases() []Case {
 		cpy{from: f16, to: f32, srcNe: []int64{33, 2, 3}, dstNe: []int64{33, 2, 3}, srcPermuted: true}.Case(),
 		cpy{from: f16, to: f32, srcNe: []int64{16, 24}, dstNe: []int64{16, 24}, dstTransposed: true}.Case(),
 		cpy{from: f16, to: f16, srcNe: []int64{40, 3}, dstNe: []int64{40, 3}}.Case(),
+		// Non-finite values are copied as they are into float types. (A
+		// block type's quantizer does not keep them; ggml's leaves that
+		// undefined.)
+		planted(cpy{from: f32, to: f32, srcNe: []int64{64, 16}, dstNe: []int64{64, 16}, dstTransposed: true}.Case(), at("src", nan, 3, 2), at("src", pinf, 63, 15), at("src", ninf, 0, 7)),
+		planted(cpy{from: f32, to: f16, srcNe: []int64{256, 4}, dstNe: []int64{512, 2}}.Case(), at("src", nan, 3, 2), at("src", pinf, 255, 3), at("src", ninf, 0, 1)),
+		planted(cpy{from: f32, to: quant.BF16, srcNe: []int64{256, 2, 3}, dstNe: []int64{256, 2, 3}, srcPermuted: true}.Case(), at("src", nan, 3, 2, 1), at("src", pinf, 255, 1, 0), at("src", ninf, 0, 0, 1)),
+		planted(cpy{from: f16, to: f32, srcNe: []int64{33, 2, 3}, dstNe: []int64{33, 2, 3}, srcPermuted: true}.Case(), at("src", nan, 3, 2, 1), at("src", pinf, 32, 1, 0), at("src", ninf, 0, 0, 1)),
 		refuse(cpy{from: f32, to: f32, srcNe: []int64{64, 4}, dstNe: []int64{64, 5}}.Case()),
 		refuse(cpy{from: f32, to: quant.Q8_K, srcNe: []int64{256, 1}, dstNe: []int64{256, 1}}.Case()),
 		// A destination view whose rows are not packed: no variant has

@@ -159,6 +159,42 @@ func flashAttnCases() []Case {
 		}
 		cs = append(cs, refuse(flashAttn{heads: 6, kvHeads: 4, d: 64, nq: 2, nkv: 8, extra: " (heads not a multiple of kv)"}.Case(kv)))
 	}
+	// Non-finite inputs: a NaN sink, mask value, q, or K row a query
+	// sees makes the query's row (of the head, or of every head) NaN; a
+	// NaN in a V row makes that element of the rows that see it NaN, a
+	// +Inf +Inf; keys masked with -Inf for every query never contribute,
+	// NaN K/V rows and all; a -Inf sink is none, a +Inf one makes its head
+	// NaN (exp(Inf - Inf), as SOFT_MAX). (A NaN in K/V of a
+	// block type does not survive the quantizer that stores it, so those
+	// types take NaN in q, the mask and the sinks only.)
+	for _, kv := range []quant.Type{f16, quant.F32, quant.Q8_0} {
+		fa := flashAttn{heads: 4, kvHeads: 2, d: 64, nq: 5, nkv: 20, hasMask: true, maskType: f16, mask: Causal(), sinks: true}
+		cs = append(cs,
+			planted(fa.Case(kv), at("sinks", nan, 1)),
+			planted(fa.Case(kv), at("mask", nan, 2, 3)),
+			planted(fa.Case(kv), at("q", nan, 5, 2, 3)),
+		)
+		if kv.BlockSize() > 1 {
+			continue
+		}
+		hide := []Plant{at("k", nan, 3, 10, 0), at("v", nan, 5, 10, 1)}
+		for q := range fa.nq { // key 10 masked for every query
+			hide = append(hide, at("mask", ninf, 10, q))
+		}
+		noSink := fa
+		noSink.sinks = false
+		cs = append(cs,
+			planted(fa.Case(kv), at("k", nan, 0, 4, 1)),
+			planted(fa.Case(kv), at("v", nan, 7, 4, 0)),
+			planted(noSink.Case(kv), at("v", pinf, 3, 0, 1)),
+			plantedFinite(fa.Case(kv), hide...),
+			// Key 19 is seen by query 4 alone: its NaN V row must not
+			// reach the others, whose mask hides it.
+			planted(fa.Case(kv), at("v", nan, 6, 19, 0)),
+			plantedFinite(fa.Case(kv), at("sinks", ninf, 0)),
+			planted(fa.Case(kv), at("sinks", pinf, 2)),
+		)
+	}
 	cs = append(cs,
 		flashAttn{heads: 4, kvHeads: 2, d: 64, nq: 3, nkv: 16, q3: 2, hasMask: true, maskType: f16, mask: Causal()}.Case(f16),
 		flashAttn{heads: 2, kvHeads: 1, d: 64, nq: 0, nkv: 8, extra: " (no queries)"}.Case(f16),

@@ -83,6 +83,11 @@ func getRowsCases() []Case {
 	for _, t := range []quant.Type{quant.F32, quant.Q4_0} {
 		cs = append(cs, reject(suffixed(getRowsCase(t, []int64{64, 10}, Ints(10, 11), []int64{2}), ",id=10 out of range")))
 	}
+	// Non-finite rows are gathered as they are (every row is gathered:
+	// ids 0 to 9).
+	for _, t := range []quant.Type{quant.F32, quant.F16, quant.BF16} {
+		cs = append(cs, planted(getRowsCase(t, []int64{65, 10}, Positions(0), []int64{10}), at("a", nan, 3, 2), at("a", pinf, 64, 7), at("a", ninf, 0, 9)))
+	}
 	cs = append(cs, refuse(suffixed(getRowsCase(quant.F16, []int64{64, 5, 3}, Ints(0, 5), []int64{4, 2}), " (ids planes do not match)")))
 	return cs
 }

@@ -159,6 +159,39 @@ func mulMatCases() []Case {
 		refuse(named(mulMat{m: 4, n: 2, k: 64, a2: 3, a3: 1, b2: 4, b3: 1, bType: f32}.Case(quant.F16), "a=3x1,b=4x1 (no broadcast)")),
 		refuse(named(mulMat{m: 4, n: 2, k: 64, bType: quant.Q8_0}.Case(quant.Q4_0), "b=q8_0")),
 	)
+	return append(cs, mulMatNonFinite()...)
+}
+
+// mulMatNonFinite are MUL_MAT's non-finite cases: a NaN activation makes
+// its output column NaN for every weight type, whatever the type the
+// activation is quantized to; a NaN or infinite weight of a float type
+// makes its output row non-finite; an infinite activation of float
+// weights gives infinities of the product's sign. Both the matrix-vector
+// (n=3) and the matrix-matrix (n=9) paths take them.
+func mulMatNonFinite() []Case {
+	var cs []Case
+	f32 := quant.F32
+	for _, t := range weightTypes() {
+		k := rowLen(t, 2)
+		if t.BlockSize() == quant.QKK {
+			k = quant.QKK
+		}
+		cs = append(cs, planted(mulMat{m: 8, n: 3, k: k, bType: f32}.Case(t), at("b", nan, 5, 1)))
+		switch t {
+		case quant.F32, quant.F16, quant.Q4_0, quant.Q8_0, quant.Q4_K:
+			cs = append(cs, planted(mulMat{m: 16, n: 9, k: k, bType: f32}.Case(t), at("b", nan, k-1, 7)))
+		}
+		if t.IsFloat() {
+			cs = append(cs,
+				planted(mulMat{m: 8, n: 3, k: k, bType: f32}.Case(t), at("a", nan, 2, 5)),
+				planted(mulMat{m: 16, n: 9, k: k, bType: f32}.Case(t), at("a", ninf, 0, 3), at("a", nan, k-1, 12)),
+			)
+		}
+	}
+	cs = append(cs,
+		planted(mulMat{m: 8, n: 3, k: 65, bType: f32}.Case(f32), at("b", pinf, 6, 2)),
+		planted(mulMat{m: 16, n: 9, k: 65, bType: f32}.Case(f32), at("b", pinf, 6, 2), at("b", ninf, 0, 8)),
+	)
 	return cs
 }
 

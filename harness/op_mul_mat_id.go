@@ -98,6 +98,19 @@ func mulMatIDCases() []Case {
 			large(mulMatID{m: 512, k: 2048, nExp: 16, used: 4, tokens: 32, b1: 4, pool: 16}.Case(t)),
 		)
 	}
+	// Non-finite inputs: a NaN in an expert's weights makes the rows of
+	// the tokens routed to it NaN; a NaN activation its token's rows.
+	for _, t := range []quant.Type{quant.F32, quant.F16, quant.Q4_0, quant.Q8_0, quant.Q4_K} {
+		k := rowLen(t, 2)
+		if t.BlockSize() == quant.QKK {
+			k = quant.QKK
+		}
+		sh := mulMatID{m: 8, k: k, nExp: 4, used: 2, tokens: 5, b1: 2, pool: 4}
+		cs = append(cs, planted(sh.Case(t), at("b", nan, 3, 1, 2)))
+		if t.IsFloat() {
+			cs = append(cs, planted(sh.Case(t), at("experts", nan, 1, 5, 0), at("experts", nan, 1, 5, 1), at("experts", nan, 1, 5, 2), at("experts", nan, 1, 5, 3)))
+		}
+	}
 	cs = append(cs, mulMatID{m: 8, k: 64, nExp: 4, used: 2, tokens: 0, b1: 2, pool: 4}.Case(quant.Q4_0))
 	for _, t := range []quant.Type{quant.F32, quant.Q4_0} {
 		c := mulMatID{m: 8, k: 64, nExp: 4, used: 2, tokens: 3, b1: 2, pool: 4, ids: Ints(4, 5)}.Case(t)

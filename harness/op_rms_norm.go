@@ -53,5 +53,9 @@ func rmsNormCases() []Case {
 		rmsNorm{"ne=[256,3],values in [-1000,1000)", []int64{256, 3}, Uniform(-1000, 1000), 1e-5, false}.Case(),
 		large(rmsNorm{"ne=[4096,512]", []int64{4096, 512}, uni, 1e-6, false}.Case()),
 		refuse(rmsNorm{"eps=-1", []int64{64, 2}, uni, -1, false}.Case()),
+		// A NaN makes its row NaN; an Inf makes the row's scale 0, so its
+		// row is zeros but for a NaN (Inf * 0) where the Inf was.
+		planted(rmsNorm{"ne=[512,4,2,1],eps=1e-6", []int64{512, 4, 2, 1}, uni, 1e-6, false}.Case(), at("a", nan, 511, 3, 1), at("a", pinf, 7, 0, 0)),
+		planted(rmsNorm{"ne=[64,5,3],a permuted", []int64{64, 5, 3}, uni, 1e-6, true}.Case(), at("a", nan, 0, 1, 2)),
 	}
 }

@@ -105,6 +105,9 @@ func ropeCases() []Case {
 			rope{d: 64, heads: 4, tokens: 5, p: p(64), pos: Ints(0, 512), permuted: true}.Case(),
 			rope{d: 32, heads: 1, tokens: 1, p: p(32), pos: Positions(3)}.Case(),
 			large(rope{d: 128, heads: 32, tokens: 512, p: p(128), pos: Positions(0)}.Case()),
+			// A NaN makes the pair it is rotated with NaN.
+			planted(rope{d: 64, heads: 4, tokens: 5, p: p(64), pos: Ints(1, 2048)}.Case(), at("a", nan, 5, 1, 2), at("a", nan, 63, 3, 4)),
+			planted(rope{d: 64, heads: 4, tokens: 5, p: p(32), pos: Positions(7), extra: ",partial"}.Case(), at("a", nan, 40, 0, 1)),
 		)
 	}
 	cs = append(cs, rope{d: 64, heads: 2, tokens: 0, p: ops.DefaultRopeParams(64, ops.RopeNeoX), pos: Positions(0), extra: " (no tokens)"}.Case())

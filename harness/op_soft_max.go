@@ -106,6 +106,16 @@ func softMaxCases() []Case {
 		softMax{name: "ne=[64,0,4,1] (no rows)", ne: [4]int64{64, 0, 4, 1}, p: one}.Case(),
 		softMax{name: "ne=[64,7,4,1],a permuted", ne: ne, permuted: true, maskNe: [4]int64{64, 7, 1, 1}, maskType: quant.F16, mask: Causal(), p: eighth}.Case(),
 		softMax{name: "ne=[100,3,2,1],logits in [-80,80)", ne: [4]int64{100, 3, 2, 1}, in: Uniform(-80, 80), p: one}.Case(),
+		// Non-finite inputs: a NaN logit, mask value or sink makes its
+		// rows NaN; a +Inf logit makes its row NaN (Inf - Inf); a -Inf
+		// logit's probability is 0.
+		planted(softMax{name: "ne=[64,7,4,1],causal", ne: ne, maskNe: [4]int64{64, 7, 1, 1}, maskType: quant.F16, mask: Causal(), p: eighth}.Case(), at("a", nan, 5, 2, 1)),
+		planted(softMax{name: "ne=[64,7,4,1]", ne: ne, p: one}.Case(), at("a", pinf, 0, 3, 0), at("a", ninf, 9, 4, 2)),
+		plantedFinite(softMax{name: "ne=[64,7,4,1]", ne: ne, p: one}.Case(), at("a", ninf, 9, 4, 2)),
+		planted(softMax{name: "ne=[64,7,4,1],mask", ne: ne, maskNe: [4]int64{64, 7, 1, 1}, maskType: quant.F32, mask: Causal(), p: one}.Case(), at("mask", nan, 3, 1)),
+		planted(softMax{name: "ne=[64,7,4,1],causal,sinks", ne: ne, maskNe: [4]int64{64, 7, 1, 1}, maskType: quant.F16, mask: Causal(), sinks: true, p: eighth}.Case(), at("sinks", nan, 2)),
+		planted(softMax{name: "ne=[64,7,4,1],causal,sinks", ne: ne, maskNe: [4]int64{64, 7, 1, 1}, maskType: quant.F16, mask: Causal(), sinks: true, p: eighth}.Case(), at("sinks", pinf, 1)),
+		plantedFinite(softMax{name: "ne=[64,7,4,1],rows 2,6 masked,sinks", ne: ne, maskNe: [4]int64{64, 7, 1, 1}, maskType: quant.F32, mask: Mask(0.3, -1, 0).WithMaskedRows(2, 6), sinks: true, p: one}.Case(), at("sinks", ninf, 3)),
 		large(softMax{name: "ne=[4096,512,1,1]", ne: [4]int64{4096, 512, 1, 1}, maskNe: [4]int64{4096, 512, 1, 1}, maskType: quant.F16, mask: Causal(), p: eighth}.Case()),
 		large(softMax{name: "ne=[512,512,32,1],sinks", ne: [4]int64{512, 512, 32, 1}, maskNe: [4]int64{512, 512, 1, 1}, maskType: quant.F16, mask: Causal(), sinks: true, p: eighth}.Case()),
 		refuse(named(softMax{ne: [4]int64{64, 7, 1, 1}, maskNe: [4]int64{63, 7, 1, 1}, maskType: quant.F16, mask: Causal(), in: uni, p: one}.Case(), "mask [63,7] for ne0=64")),

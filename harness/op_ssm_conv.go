@@ -60,6 +60,9 @@ func ssmConvCases() []Case {
 		ssmConv{1, 16, 4, 2}.Case(),
 		ssmConv{4, 8, 0, 1}.Case(),
 		large(ssmConv{4, 1536, 512, 1}.Case()),
+		// A NaN in the input makes the outputs whose window holds it
+		// NaN; in the weights, its channel's outputs.
+		planted(ssmConv{4, 64, 5, 2}.Case(), at("sx", nan, 4, 7, 1), at("c", nan, 2, 30)),
 		// Weights for another channel count: no variant has them.
 		refuse(Case{Name: "sx 64 channels, c 32", Op: ops.OpSSMConv, Types: types(quant.F32),
 			Build: func(b *Builder) (*ops.Tensor, error) {

@@ -97,6 +97,12 @@ func ssmScanCases() []Case {
 		ssmScan{dState: 16, headDim: 8, nHead: 4, nGroup: 2, tokens: 5, seqs: 2, slots: 2, aRow: 1}.Case(),
 		ssmScan{dState: 32, headDim: 4, nHead: 6, nGroup: 1, tokens: 1, seqs: 3, slots: 4, aRow: 1}.Case(),
 		large(m1(16, 1536, 64, 2, 2).Case()),
+		// A NaN in A, dt, x, B, C or the state makes the outputs it
+		// reaches NaN (and the final states of those it reaches first).
+		planted(m1(16, 32, 4, 2, 3).Case(), at("A", nan, 2, 5), at("dt", nan, 7, 1, 0)),
+		planted(m1(16, 32, 4, 2, 2).Case(), at("x", nan, 0, 9, 2, 1), at("C", nan, 3, 0, 1, 0)),
+		planted(ssmScan{dState: 16, headDim: 8, nHead: 4, nGroup: 2, tokens: 5, seqs: 2, slots: 2, aRow: 1}.Case(), at("A", nan, 0, 1), at("B", nan, 4, 1, 2, 0)),
+		planted(ssmScan{dState: 16, headDim: 8, nHead: 4, nGroup: 2, tokens: 5, seqs: 2, slots: 2, aRow: 1}.Case(), at("s", nan, 0, 0, 3, 1), at("dt", nan, 2, 4, 0)),
 		large(ssmScan{dState: 128, headDim: 64, nHead: 48, nGroup: 1, tokens: 32, seqs: 1, slots: 1, aRow: 1}.Case()),
 		refuse(ssmScan{dState: 16, headDim: 8, nHead: 4, nGroup: 3, tokens: 2, seqs: 1, slots: 1, aRow: 1, extra: " (heads not a multiple of groups)"}.Case()),
 		// More sequences than state slots: the variant draws one

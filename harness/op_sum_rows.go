@@ -50,5 +50,8 @@ func sumRowsCases() []Case {
 		sumRows{"ne=[33,1]", []int64{33, 1}, false}.Case(f32),
 		large(sumRows{"ne=[4096,512]", []int64{4096, 512}, false}.Case(f32)),
 		refuse(sumRows{"ne=[64,2],a f16", []int64{64, 2}, false}.Case(quant.F16)),
+		// A NaN makes its row's sum NaN, an Inf Inf, both Infs NaN.
+		planted(sumRows{"ne=[256,5,3,2]", []int64{256, 5, 3, 2}, false}.Case(f32), at("a", nan, 100, 1, 2, 1), at("a", pinf, 0, 3), at("a", pinf, 7, 4, 1), at("a", ninf, 200, 4, 1)),
+		planted(sumRows{"ne=[64,5,3],a permuted", []int64{64, 5, 3}, true}.Case(f32), at("a", ninf, 63, 2, 4)),
 	}
 }

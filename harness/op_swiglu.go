@@ -56,6 +56,9 @@ func swigluCases() []Case {
 		swiglu{"split,ne=[2,3]", []int64{2, 3}, true, false}.Case(),
 		large(swiglu{"split,ne=[28672,64]", []int64{28672, 64}, true, false}.Case()),
 		refuse(swiglu{"split,ne=[127,2]", []int64{127, 2}, true, false}.Case()),
+		// NaN in either half gives NaN; silu(+Inf) is +Inf.
+		planted(swiglu{"split,ne=[128,6]", []int64{128, 6}, true, false}.Case(), at("a", nan, 3, 1), at("a", nan, 70, 2), at("a", pinf, 5, 4)),
+		planted(swiglu{"two sources,ne=[64,6,2]", []int64{64, 6, 2}, false, false}.Case(), at("a", nan, 3, 1, 1), at("b", nan, 63, 5, 0)),
 		// Two sources of different shapes: no variant has them.
 		refuse(Case{Name: "a=[64,2],b=[64,3]", Op: ops.OpSwiGLU, Types: types(quant.F32),
 			Build: func(b *Builder) (*ops.Tensor, error) {

@@ -54,6 +54,11 @@ func swigluOAICases() []Case {
 		swigluOAI{"ne=[1,1]", []int64{1, 1}, 1.702, 7}.Case(),
 		large(swigluOAI{"ne=[2880,128]", []int64{2880, 128}, 1.702, 7}.Case()),
 		refuse(swigluOAI{"limit=0", []int64{8, 2}, 1.702, 0}.Case()),
+		// NaN in either input gives NaN (min and clamp keep a NaN, as
+		// ggml's std::min and std::max do); infinities are clamped to the
+		// limit.
+		planted(swigluOAI{"gpt-oss,ne=[96,8]", []int64{96, 8}, 1.702, 7}.Case(), at("g", nan, 3, 1), at("u", nan, 95, 7)),
+		plantedFinite(swigluOAI{"gpt-oss,ne=[96,8]", []int64{96, 8}, 1.702, 7}.Case(), at("g", pinf, 3, 1), at("u", pinf, 4, 2), at("u", ninf, 5, 2)),
 		refuse(Case{Name: "g=[64,2],u=[64,3]", Op: ops.OpSwiGLUOAI, Types: types(quant.F32),
 			Build: func(b *Builder) (*ops.Tensor, error) {
 				return ops.SwiGLUOAI(b.Leaf("g", quant.F32, uni, 64, 2), b.Leaf("u", quant.F32, uni, 64, 3), 1.702, 7)

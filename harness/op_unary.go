@@ -72,5 +72,9 @@ func unaryCases(op ops.Op, f func(a *ops.Tensor) (*ops.Tensor, error)) []Case {
 		mk("ne=[1,1]", f32, Uniform(-5, 5), false, 1, 1),
 		large(mk("ne=[4096,512]", f32, Uniform(-5, 5), false, 4096, 512)),
 		refuse(mk("ne=[64,2],a f16", quant.F16, uni, false, 64, 2)),
+		// Non-finite inputs stay where they are: NaN gives NaN.
+		planted(mk("ne=[128,6,2]", f32, Uniform(-5, 5), false, 128, 6, 2), at("a", nan, 3, 2, 1), at("a", nan, 127, 5, 1)),
+		planted(mk("ne=[64,5,3],a permuted", f32, Uniform(-5, 5), true, 64, 5, 3), at("a", nan, 17, 1, 4)),
+		planted(mk("ne=[33,3]", f32, Uniform(-5, 5), false, 33, 3), at("a", pinf, 0, 1)),
 	}
 }

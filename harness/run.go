@@ -206,11 +206,15 @@ func build(c Case, b *Builder) (*ops.Tensor, error) {
 	if c.Build == nil {
 		return nil, fmt.Errorf("harness: case %s has no Build", c.ID())
 	}
+	b.plants, b.used = c.Plants, make([]bool, len(c.Plants))
 	node, err := c.Build(b)
 	if b.Err() != nil {
 		return nil, b.Err()
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := b.unusedPlant(); err != nil {
 		return nil, err
 	}
 	if node == nil {

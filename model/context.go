@@ -93,6 +93,8 @@ type Context struct {
 	hook graphs.NodeHook
 	rec  graphs.Recorder
 	last *graphs.Graph
+	// stepwise runs every graph stepwise (FindNonFinite).
+	stepwise bool
 
 	logits []float32 // n_outputs x n_vocab, in batch order
 	outRow []int     // batch index -> output row, -1 for none
@@ -435,7 +437,7 @@ func (c *Context) runUbatch(ctx context.Context, u ubatch) error {
 	if err := c.setInputs(ug, u, ug != reused); err != nil {
 		return err
 	}
-	ug.g.Hook, ug.g.Recorder = c.hook, c.rec
+	ug.g.Hook, ug.g.Recorder, ug.g.Stepwise = c.hook, c.rec, c.stepwise
 	c.last = ug.g
 	if err := c.sched.Compute(ctx, ug.g); err != nil {
 		return err

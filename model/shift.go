@@ -92,6 +92,6 @@ func (c *Context) shiftStream(ctx context.Context, st *kvStore, s int, h Hparams
 			return err
 		}
 	}
-	g.Hook, g.Recorder = c.hook, c.rec
+	g.Hook, g.Recorder, g.Stepwise = c.hook, c.rec, c.stepwise
 	return c.sched.Compute(ctx, g)
 }

@@ -26,7 +26,11 @@ type SoftMaxParams struct {
 //
 // followed by a softmax over the keys (with an optional per-head sink
 // logit in the denominator, as SOFT_MAX) and a weighted sum of value rows.
-// A query whose keys are all masked yields zeros.
+// A query whose keys are all masked yields zeros (with no sink, or a -Inf
+// one). Keys whose mask term is -Inf never contribute, even with NaN in
+// their K or V rows; any other NaN (in q, an unmasked K or V row, the
+// mask, the sink) or a +Inf sink makes the rows it reaches NaN, as the
+// formula gives them (exp(Inf - Inf) for the sink), on every backend.
 type FlashAttnParams struct {
 	Scale   float32
 	MaxBias float32

@@ -209,10 +209,10 @@ func (kw *kldWriter) abort() { kw.f.Abort() }
 
 // checkLogits returns nil when the logits l at position p of chunk k
 // (whose tokens are toks) are finite; otherwise an error naming the
-// first node of the graph whose output is not (cli.CheckLogits), found by
+// first node of the graph whose output is not (model.CheckLogits), found by
 // decoding the chunk again up to p.
 func checkLogits(cx context.Context, ev *evaluator, toks []int32, k, p int, l []float32) error {
-	if cli.FirstNonFiniteLogit(l) < 0 {
+	if model.FirstNonFiniteLogit(l) < 0 {
 		return nil
 	}
 	return cli.CheckLogits(cx, ev.ctx, toks[:p+1], l, fmt.Sprintf("chunk %d, position %d", k+1, p))

@@ -172,7 +172,7 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 			next := argmax(mc.Logits(-1))
 			gen = append(gen, next)
 			d, err := decode(fmt.Sprintf("token %d", i+1), []int32{next}, len(ids)+i)
-			var nf *cli.NonFiniteError
+			var nf *model.NonFiniteError
 			if errors.As(err, &nf) {
 				return nil, err
 			}

@@ -3,8 +3,9 @@
 // flag parsing with one-line errors, flag values for llama.cpp-style
 // options (on/off switches, comma-separated lists), backend selection,
 // the checks and the atomic writer of output files (output.go), the
-// search for the first non-finite node of a model's graph (finite.go),
-// terminal detection and a progress bar.
+// logits' check (finite.go: a thin call to model.CheckLogits, which finds
+// the first non-finite node of a model's graph), terminal detection and a
+// progress bar.
 package cli
 
 import (

@@ -18,7 +18,14 @@ import (
 // from a known node, for the commands' checks.
 func Poisoned(tb testing.TB, name, tensor string, value float32) string {
 	tb.Helper()
-	f, err := gguf.Open(shareddata.Path(tb, name))
+	return PoisonFile(tb, shareddata.Path(tb, name), tensor, value)
+}
+
+// PoisonFile is Poisoned for the model at path, such as one Write made.
+func PoisonFile(tb testing.TB, path, tensor string, value float32) string {
+	tb.Helper()
+	name := path
+	f, err := gguf.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,7 +1,10 @@
 package cpu
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
@@ -116,10 +119,46 @@ func (ks *kernelSet) dot(t quant.Type) (dotKernel, error) {
 func (ks *kernelSet) convertRow(t quant.Type, src []float32, dst []byte) error {
 	if f := ks.act[t]; f != nil {
 		f(src, dst)
-		return nil
+	} else if err := convertRow(t, src, dst); err != nil {
+		return err
 	}
-	return convertRow(t, src, dst)
+	markNaNBlocks(t, src, dst)
+	return nil
 }
+
+// markNaNBlocks sets the scale of each block of dst (a row of q8_0, q8_1
+// or q8_K that src was quantized to) whose source elements hold a NaN to
+// NaN. The quantizers take a block's scale from its largest magnitude,
+// which a NaN does not win, and turn the NaN itself into an arbitrary
+// integer: without this, a NaN activation would give a finite product.
+func markNaNBlocks(t quant.Type, src []float32, dst []byte) {
+	var scale int // bytes of the scale at the start of each block
+	switch t {
+	case quant.Q8_0, quant.Q8_1:
+		scale = 2
+	case quant.Q8_K:
+		scale = 4
+	default:
+		return
+	}
+	if !slices.ContainsFunc(src, isNaN32) {
+		return
+	}
+	bs, size := int(t.BlockSize()), int(t.TypeSize())
+	for b := 0; b*bs < len(src); b++ {
+		if !slices.ContainsFunc(src[b*bs:min((b+1)*bs, len(src))], isNaN32) {
+			continue
+		}
+		blk := dst[b*size:]
+		if scale == 2 {
+			binary.LittleEndian.PutUint16(blk, 0x7e00) // binary16 NaN
+		} else {
+			binary.LittleEndian.PutUint32(blk, math.Float32bits(float32(math.NaN())))
+		}
+	}
+}
+
+func isNaN32(x float32) bool { return x != x }
 
 // kernelSets returns the kernels of every tier the host supports, generic
 // first.

@@ -415,8 +415,13 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 			row := &rows[g]
 			acc, sum, maxS := row.acc, row.sum, row.maxS
 			// A -Inf sink adds exp(-Inf) = 0; skip it rather than form
-			// -Inf - -Inf when every key was masked.
-			if s := sinkLogit(sinks, j.sinkMem, row.h); !math.IsInf(float64(s), -1) {
+			// -Inf - -Inf when every key was masked. A +Inf one makes
+			// the row NaN, as the reference's exp(Inf - Inf) (and
+			// SOFT_MAX's): an infinite logit is a fault to show, not a
+			// weight that zeros the row.
+			if s := sinkLogit(sinks, j.sinkMem, row.h); math.IsInf(float64(s), 1) {
+				sum = float32(math.NaN())
+			} else if !math.IsInf(float64(s), -1) {
 				ms, vs := float32(1), float32(1)
 				if s > maxS {
 					ms = expf(maxS - s)

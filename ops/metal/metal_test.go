@@ -229,6 +229,9 @@ func TestInjectedKernelBugs(t *testing.T) {
 			}
 			failed := 0
 			for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{tc.op}}) {
+				if len(c.Plants) > 0 {
+					continue // a non-finite case shows a wrong sum as a NaN/Inf mismatch
+				}
 				r := harness.Run(b, c)
 				if r.Passed() {
 					continue

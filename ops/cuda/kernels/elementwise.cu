@@ -66,13 +66,17 @@ extern "C" __global__ void kb_swiglu_f32(const char* g, kb_tensor tg, const char
 
 // SWIGLU_OAI (gpt-oss): x = min(g, limit), y = clamp(u, -limit, limit),
 // x * sigmoid(alpha*x) * (y + 1), with g and u shaped like the output.
+// min and clamp keep a NaN (as ggml's std::min and std::clamp do, where
+// fminf and fmaxf would return the limit).
 extern "C" __global__ void kb_swiglu_oai_f32(const char* g, kb_tensor tg, const char* u, kb_tensor tu, char* d, kb_tensor td, float alpha, float limit) {
 	i64 n = kb_count(td);
 	for (i64 i = kb_first(); i < n; i += kb_stride()) {
 		i64 i0, i1, i2, i3;
 		kb_unravel(td, i, i0, i1, i2, i3);
-		float x = fminf(*(const float*)(g + kb_offset(tg, i0, i1, i2, i3)), limit);
-		float y = fmaxf(fminf(*(const float*)(u + kb_offset(tu, i0, i1, i2, i3)), limit), -limit);
+		float x = *(const float*)(g + kb_offset(tg, i0, i1, i2, i3));
+		float y = *(const float*)(u + kb_offset(tu, i0, i1, i2, i3));
+		x = limit < x ? limit : x;
+		y = y < -limit ? -limit : limit < y ? limit : y;
 		*(float*)(d + kb_offset(td, i0, i1, i2, i3)) = x / (1.0f + expf(-alpha * x)) * (y + 1.0f);
 	}
 }

@@ -24,7 +24,10 @@
 // Keys whose mask term is -Inf get the logit -Inf and weight 0, and a
 // weight 0 adds nothing (the product is not formed), so NaN in the K or V
 // row of a masked key cannot leak into a row; a tile masked for every row
-// of the block is skipped without loading it (causal prefill).
+// of the block is skipped without loading it (causal prefill). A NaN score
+// (q, an unmasked K row, the mask) makes its row's running sum NaN; the
+// rows are normalized as the CPU does: a zero sum (every key masked, no
+// sink) gives zeros, a NaN sum (a NaN score, sink or value) NaN.
 //
 // For few blocks (decode), the keys are split over gridDim.y / n_head_kv
 // blocks (flash-decoding): each writes its rows' m, l and unnormalized
@@ -217,6 +220,9 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 				e = expf(x - mnew);
 			}
 			l[i] = l[i] * alpha + kb_warp_sum(e);
+			// A NaN score makes the row NaN: fmaxf passes over it, so
+			// with every other key masked it would weigh nothing.
+			if (__any_sync(0xffffffffu, x != x)) l[i] = NAN;
 			m[i] = mnew;
 #pragma unroll
 			for (int c = 0; c < C; c++) acc[i][c] *= alpha;
@@ -266,13 +272,15 @@ __device__ __forceinline__ void flash_attn(const char* q, const kb_tensor& tq, c
 			continue;
 		}
 		float a = 1.0f, sum = l[i];
-		if (sinks) {
-			const float sk = *(const float*)(sinks + hi[i] * ts.nb[0]);
+		const float sk = sinks ? *(const float*)(sinks + hi[i] * ts.nb[0]) : -INFINITY;
+		if (sk != -INFINITY) {  // a -Inf sink is none
 			const float mn = fmaxf(m[i], sk);
 			a = expf(m[i] - mn);
 			sum = sum * a + expf(sk - mn);
 		}
-		const float inv = sum > 0.0f ? a / sum : 0.0f;  // 0: every key masked, no sink
+		// A zero sum (every key masked, no sink) gives zeros; a NaN one
+		// (a NaN score, sink or value) NaN.
+		const float inv = sum == 0.0f ? 0.0f : a / sum;
 		char* out = dst + kb_offset(td, 0, hi[i], qi[i], i3);
 #pragma unroll
 		for (int c = 0; c < C; c++) {
@@ -317,9 +325,10 @@ extern "C" __global__ void kb_flash_attn_combine(const float* part, i32 splits, 
 		w[threadIdx.x] = ms == -INFINITY ? 0.0f : expf(ms - mx);
 	}
 	__syncthreads();
-	float sum = sinks && mx != -INFINITY ? expf(*(const float*)(sinks + h * ts.nb[0]) - mx) : 0.0f;
+	const float sk = sinks ? *(const float*)(sinks + h * ts.nb[0]) : -INFINITY;
+	float sum = sk == -INFINITY ? 0.0f : expf(sk - mx);  // a NaN sink: NaN
 	for (int s = 0; s < splits; s++) sum += w[s] * ml[(s * nrows + orow) * 2 + 1];
-	const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+	const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;  // as flash_attn: NaN stays NaN
 	char* out = dst + kb_offset(td, 0, h, iq, i3);
 	for (int e = threadIdx.x; e < DV; e += blockDim.x) {
 		float o = 0.0f;

@@ -37,7 +37,8 @@ __device__ __forceinline__ float kb_act(const char* p, int t) {
 // kb_quantize_q8a quantizes the rows of x (type xt, any strides; rows
 // over dims 1-3) to kb_q8a blocks, row r = i1 + ne1*(i2 + ne2*i3) at
 // out + r*(k/32). A warp quantizes one block: the absolute maximum and the
-// halves' code sums by shuffles.
+// halves' code sums by shuffles. A block holding a NaN gets a NaN scale
+// and zero codes.
 extern "C" __global__ void kb_quantize_q8a(const char* x, kb_tensor tx, int xt, kb_q8a* out) {
 	i64 kc = tx.ne[0] / 32;
 	i64 nblk = kc * tx.ne[1] * tx.ne[2] * tx.ne[3];
@@ -48,8 +49,11 @@ extern "C" __global__ void kb_quantize_q8a(const char* x, kb_tensor tx, int xt, 
 		i64 i1 = r % tx.ne[1], i2 = (r / tx.ne[1]) % tx.ne[2], i3 = r / (tx.ne[1] * tx.ne[2]);
 		float v = kb_act(x + kb_offset(tx, c * 32 + lane, i1, i2, i3), xt);
 		float amax = kb_warp_max(fabsf(v));
+		// A NaN in the block makes its scale NaN, so that the products
+		// that read it are NaN: the maximum (fmaxf) passes over it.
+		if (__any_sync(0xffffffffu, v != v)) amax = NAN;
 		float d = amax / 127.0f;
-		int q = amax == 0.0f ? 0 : (int)roundf(v / d);
+		int q = amax == 0.0f || d != d ? 0 : (int)roundf(v / d);
 		int s = q;
 #pragma unroll
 		for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);

@@ -101,6 +101,8 @@ struct kb_swiglu_oai_args {
 
 // SWIGLU_OAI (gpt-oss): x = min(g, limit), y = clamp(u, -limit, limit),
 // x * sigmoid(alpha*x) * (y + 1), with g and u shaped like the output.
+// min and clamp keep a NaN, as ggml's std::min and std::clamp do (Metal's
+// min and clamp may return the limit).
 kernel void kb_swiglu_oai_f32(
 		constant kb_swiglu_oai_args &args [[buffer(0)]],
 		device const char *g [[buffer(1)]],
@@ -114,8 +116,10 @@ kernel void kb_swiglu_oai_f32(
 	device const char *ur = u + kb_row(args.u, i1, i2, i3);
 	device char *dr = d + kb_row(args.d, i1, i2, i3);
 	for (long i0 = tpitg; i0 < args.d.ne[0]; i0 += ntg) {
-		float x = min(*(device const float *)(gr + i0 * args.g.nb[0]), args.limit);
-		float y = clamp(*(device const float *)(ur + i0 * args.u.nb[0]), -args.limit, args.limit);
+		float x = *(device const float *)(gr + i0 * args.g.nb[0]);
+		float y = *(device const float *)(ur + i0 * args.u.nb[0]);
+		x = args.limit < x ? args.limit : x;
+		y = y < -args.limit ? -args.limit : args.limit < y ? args.limit : y;
 		*(device float *)(dr + i0 * args.d.nb[0]) = x / (1.0f + exp(-args.alpha * x)) * (y + 1.0f);
 	}
 }

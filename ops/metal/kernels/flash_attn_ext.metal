@@ -101,17 +101,14 @@ kernel void kb_fa_vec(
 	float Mt = args.has_sinks ? sinks[h] : -INFINITY;
 	for (int g = 0; g < nsg; g++) Mt = max(Mt, ms_[2 * g]);
 	device char *dr = d + kb_row(args.d, h, iq, i3);
-	if (Mt == -INFINITY) {
-		// Every key masked and no sink: zeros.
-		for (long e = tiisg; e < dv; e += 32) *(device float *)(dr + e * args.d.nb[0]) = 0.0f;
-		return;
-	}
-	float St = args.has_sinks ? exp(sinks[h] - Mt) : 0.0f;
-	for (int g = 0; g < nsg; g++) St += ms_[2 * g + 1] * exp(ms_[2 * g] - Mt);
-	const float inv = 1.0f / St;
+	// A simdgroup that saw no key (S 0) counts for nothing, nor does a
+	// -Inf sink; a NaN score, sink or value makes the sum NaN, and the row.
+	float St = args.has_sinks && sinks[h] != -INFINITY ? exp(sinks[h] - Mt) : 0.0f;
+	for (int g = 0; g < nsg; g++) St += ms_[2 * g + 1] == 0.0f ? 0.0f : ms_[2 * g + 1] * exp(ms_[2 * g] - Mt);
+	const float inv = St == 0.0f ? 0.0f : 1.0f / St; // 0: every key masked, no sink
 	for (long e = tiisg; e < dv; e += 32) {
 		float acc = 0.0f;
-		for (int g = 0; g < nsg; g++) acc += os[g * dv + e] * exp(ms_[2 * g] - Mt);
+		for (int g = 0; g < nsg; g++) acc += ms_[2 * g + 1] == 0.0f ? 0.0f : os[g * dv + e] * exp(ms_[2 * g] - Mt);
 		*(device float *)(dr + e * args.d.nb[0]) = acc * inv;
 	}
 }
@@ -144,8 +141,9 @@ KB_FA_VEC_V(q4_0, KB_Q4_0)
 //
 // The simdgroups' states meet in threadgroup memory at the end and
 // simdgroup 0 merges them with the sink. A key masked for some rows of
-// the tile but not all is read, with P zero for those rows (as ggml's
-// kernel does): non-finite values in such a key's V row would reach them.
+// the tile but not all is read, with P zero for those rows; where its V
+// row holds a NaN or Inf, the tile's P V is summed without the zero
+// weights instead (0 * NaN would reach those rows).
 #define FA_QB 8
 #define FA_KB 8
 
@@ -238,13 +236,17 @@ kernel void kb_fa_mm(
 			const int r = tiisg;
 			float sc[FA_KB];
 			float mx = M;
+			bool nan = false;
 			for (int c = 0; c < FA_KB; c++) {
 				const float mv = smv[r * FA_KB + c];
 				float s = ss[r * FA_KB + c];
 				s = args.softcap > 0.0f ? args.softcap * tanh(args.scale * s / args.softcap) + mv : args.scale * s + mv;
 				sc[c] = mv == -INFINITY ? -INFINITY : s;
+				nan = nan || isnan(sc[c]);
 				mx = max(mx, sc[c]);
 			}
+			// A NaN score makes the row's sum NaN (max passes over it).
+			if (nan) S = NAN;
 			float f = 1.0f;
 			if (mx != -INFINITY) {
 				f = exp(M - mx);
@@ -264,13 +266,31 @@ kernel void kb_fa_mm(
 		simdgroup_barrier(mem_flags::mem_threadgroup);
 		for (int e = tiisg; e < FA_QB * dv; e += 32) so[e] *= srow[e / dv];
 		// 4. The V tile and O += P V.
+		int bad = 0;
 		for (int e = tiisg; e < FA_KB * dv; e += 32) {
 			const int c = e / dv, i = e % dv;
 			bool any = false;
 			for (int r = 0; r < FA_QB; r++) any = any || smv[r * FA_KB + c] != -INFINITY;
-			skv[c * dv + i] = any ? kb_at<TV>((device const uchar *)(vb + (k0 + c) * args.v.nb[1]), i) : 0.0f;
+			const float x = any ? kb_at<TV>((device const uchar *)(vb + (k0 + c) * args.v.nb[1]), i) : 0.0f;
+			skv[c * dv + i] = x;
+			bad += isfinite(x) ? 0 : 1;
 		}
 		simdgroup_barrier(mem_flags::mem_threadgroup);
+		if (simd_sum(bad) != 0) {
+			// A NaN or Inf in V: the product leaves out the zero weights
+			// of the rows the key is masked for (0 * NaN would reach them).
+			for (int e = tiisg; e < FA_QB * dv; e += 32) {
+				const int r = e / dv, i = e % dv;
+				float o = so[e];
+				for (int c = 0; c < FA_KB; c++) {
+					const float pv = ss[r * FA_KB + c];
+					if (pv != 0.0f) o += pv * skv[c * dv + i];
+				}
+				so[e] = o;
+			}
+			simdgroup_barrier(mem_flags::mem_threadgroup);
+			continue;
+		}
 		simdgroup_float8x8 mp;
 		simdgroup_load(mp, ss, FA_KB);
 		for (int i = 0; i < dv; i += 8) {
@@ -295,22 +315,20 @@ kernel void kb_fa_mm(
 		float Mt = sink;
 		for (int g = 0; g < nsg; g++) Mt = max(Mt, (shmem + FA_QB * dk + g * per + FA_KB * dmax + FA_QB * dv + 2 * FA_QB * FA_KB)[FA_QB + r]);
 		device char *dr = d + kb_row(args.d, h, iq0 + r, i3);
-		if (Mt == -INFINITY) {
-			for (int e = tiisg; e < dv; e += 32) *(device float *)(dr + e * args.d.nb[0]) = 0.0f;
-			continue;
-		}
-		float St = args.has_sinks ? exp(sink - Mt) : 0.0f;
+		// As kb_fa_vec: a simdgroup that saw no key counts for nothing, a
+		// zero sum gives zeros and a NaN one NaN.
+		float St = args.has_sinks && sink != -INFINITY ? exp(sink - Mt) : 0.0f;
 		for (int g = 0; g < nsg; g++) {
 			threadgroup const float *st = shmem + FA_QB * dk + g * per + FA_KB * dmax + FA_QB * dv + 2 * FA_QB * FA_KB;
-			St += st[2 * FA_QB + r] * exp(st[FA_QB + r] - Mt);
+			St += st[2 * FA_QB + r] == 0.0f ? 0.0f : st[2 * FA_QB + r] * exp(st[FA_QB + r] - Mt);
 		}
-		const float inv = 1.0f / St;
+		const float inv = St == 0.0f ? 0.0f : 1.0f / St;
 		for (int e = tiisg; e < dv; e += 32) {
 			float acc = 0.0f;
 			for (int g = 0; g < nsg; g++) {
 				threadgroup const float *base = shmem + FA_QB * dk + g * per;
 				threadgroup const float *st = base + FA_KB * dmax + FA_QB * dv + 2 * FA_QB * FA_KB;
-				acc += (base + FA_KB * dmax)[r * dv + e] * exp(st[FA_QB + r] - Mt);
+				if (st[2 * FA_QB + r] != 0.0f) acc += (base + FA_KB * dmax)[r * dv + e] * exp(st[FA_QB + r] - Mt);
 			}
 			*(device float *)(dr + e * args.d.nb[0]) = acc * inv;
 		}

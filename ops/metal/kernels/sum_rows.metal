@@ -19,7 +19,8 @@ inline void kb_add2(thread float &s, thread float &c, float y) {
 }
 
 // kb_tg_sum2 sums the pairs (s, c) of a threadgroup of nsg simdgroups;
-// every thread gets the sum, rounded once. scratch holds 64 floats.
+// every thread gets the sum, rounded once (a non-finite sum as the float
+// sum has it). scratch holds 64 floats.
 inline float kb_tg_sum2(float s, float c, threadgroup float *scratch, ushort sgitg, ushort tiisg, ushort nsg) {
 	for (ushort o = 16; o > 0; o >>= 1) {
 		const float so = simd_shuffle_xor(s, o), co = simd_shuffle_xor(c, o);
@@ -41,7 +42,9 @@ inline float kb_tg_sum2(float s, float c, threadgroup float *scratch, ushort sgi
 		}
 		threadgroup_barrier(mem_flags::mem_threadgroup);
 	}
-	return s + c;
+	// An infinite or NaN s is the sum (TwoSum's error term is NaN once
+	// an Inf is added: Inf - Inf).
+	return isfinite(s) ? s + c : s;
 }
 
 // kb_sum_rows_f32: y[0, i1, i2, i3] = the sum of row (i1, i2, i3) of x.
