@@ -92,9 +92,7 @@ func TestGemvMatchesDot(t *testing.T) {
 // fuzzer picks the kernel, the length, the row gap, the offsets and the
 // bytes.
 func FuzzGemvUnscaled(f *testing.F) {
-	if !hasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	needAVX2(f)
 	rng := rand.New(rand.NewPCG(25, 26))
 	for i := range 4 {
 		data := make([]byte, 800)

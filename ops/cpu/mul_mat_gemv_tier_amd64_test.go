@@ -61,9 +61,7 @@ func TestGemvKTwins(t *testing.T) {
 // FuzzGemvK is the fuzzing form of TestGemvKTwins: the fuzzer picks the
 // kernel, the length, the row gap, the offsets and the bytes.
 func FuzzGemvK(f *testing.F) {
-	if !hasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	needAVX2(f)
 	f.Add(uint8(0), uint8(2), uint8(3), uint8(1), uint8(5), []byte{9, 8, 7, 250, 3})
 	f.Add(uint8(1), uint8(1), uint8(0), uint8(0), uint8(0), []byte{1})
 	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {

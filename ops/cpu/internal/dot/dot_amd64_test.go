@@ -117,9 +117,7 @@ func checkTwin(t *testing.T, tw simdTwin, n int, x, y []byte) {
 // kernels moved here): the fuzzer picks
 // the kernel, the length, the offsets and the bytes of both rows.
 func FuzzTwins(f *testing.F) {
-	if !simdtest.HasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	simdtest.NeedAVX2(f)
 	twins := simdTwins()
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := range twins {
@@ -194,9 +192,7 @@ func TestQuadKTwins(t *testing.T) {
 
 // FuzzQuadK is the fuzzing form of TestQuadKTwins.
 func FuzzQuadK(f *testing.F) {
-	if !simdtest.HasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	simdtest.NeedAVX2(f)
 	f.Add(uint8(0), uint8(2), uint8(3), uint8(1), []byte{9, 8, 7, 250, 3})
 	f.Add(uint8(1), uint8(1), uint8(0), uint8(0), []byte{1})
 	kinds := []quant.Type{quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K}
@@ -265,9 +261,7 @@ func TestLegacyQuadTwins(t *testing.T) {
 
 // FuzzLegacyQuad is the fuzzing form of TestLegacyQuadTwins.
 func FuzzLegacyQuad(f *testing.F) {
-	if !simdtest.HasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	simdtest.NeedAVX2(f)
 	f.Add(uint8(0), uint8(3), uint8(1), uint8(2), []byte{1, 2, 3, 200, 17})
 	f.Add(uint8(1), uint8(5), uint8(0), uint8(0), []byte{255, 128})
 	f.Add(uint8(2), uint8(7), uint8(9), uint8(3), []byte{60, 0, 1})

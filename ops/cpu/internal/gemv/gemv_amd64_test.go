@@ -121,9 +121,7 @@ func TestSideTwins(t *testing.T) {
 
 // FuzzSide is the fuzzing form of TestSideTwins.
 func FuzzSide(f *testing.F) {
-	if !simdtest.HasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	simdtest.NeedAVX2(f)
 	f.Add(uint8(0), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
 	f.Add(uint8(0), uint8(8), uint8(0), uint8(0), uint8(0), []byte{1})
 	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
@@ -147,9 +145,7 @@ func FuzzSide(f *testing.F) {
 // FuzzScaled is the fuzzing form of TestScaledTwins: the fuzzer
 // picks the kernel, the length, the row gap, the offsets and the bytes.
 func FuzzScaled(f *testing.F) {
-	if !simdtest.HasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	simdtest.NeedAVX2(f)
 	f.Add(uint8(2), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
 	f.Add(uint8(0), uint8(9), uint8(0), uint8(0), uint8(0), []byte{1})
 	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
@@ -214,9 +210,7 @@ func TestQ81Twins(t *testing.T) {
 
 // FuzzQ81 is the fuzzing form of TestQ81Twins.
 func FuzzQ81(f *testing.F) {
-	if !simdtest.HasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	simdtest.NeedAVX2(f)
 	f.Add(uint8(0), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
 	f.Add(uint8(1), uint8(9), uint8(0), uint8(0), uint8(0), []byte{1})
 	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {
@@ -273,9 +267,7 @@ func TestFloatTwins(t *testing.T) {
 
 // FuzzFloat is the fuzzing form of TestFloatTwins.
 func FuzzFloat(f *testing.F) {
-	if !simdtest.HasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	simdtest.NeedAVX2(f)
 	f.Add(uint8(0), uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
 	f.Add(uint8(2), uint8(9), uint8(0), uint8(0), uint8(0), []byte{1})
 	f.Fuzz(func(t *testing.T, kind, blocks, gap, xoff, yoff uint8, data []byte) {

@@ -16,9 +16,7 @@ import (
 // bit for bit on random bytes, so scales and values include NaN,
 // infinities, denormals and every code.
 func TestDeqAVX2(t *testing.T) {
-	if !simdtest.HasAVX2() {
-		t.Skip("CPU lacks AVX2+FMA+F16C")
-	}
+	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for typ, f := range map[quant.Type]func([]byte, []float32){
 		quant.Q4_0: DeqQ4_0AVX2, quant.Q8_0: DeqQ8_0AVX2, quant.F16: dot.WidenF16AVX2, quant.BF16: dot.WidenBF16AVX2,

@@ -164,9 +164,7 @@ func TestQTileTwins(t *testing.T) {
 
 // FuzzQTile is the fuzzing form of TestQTileTwins.
 func FuzzQTile(f *testing.F) {
-	if !simdtest.HasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	simdtest.NeedAVX2(f)
 	f.Add(uint8(0), uint8(3), []byte{1, 2, 3, 200, 17})
 	f.Add(uint8(1), uint8(5), []byte{255, 128})
 	f.Add(uint8(2), uint8(7), []byte{60, 0, 1})

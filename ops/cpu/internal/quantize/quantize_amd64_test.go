@@ -85,9 +85,7 @@ func quantTestRow(rng *rand.Rand, n, trial int) []float32 {
 // fuzzer supplies the float bits (non-finite values are replaced, being
 // outside the contract) and the converter.
 func FuzzQuantizers(f *testing.F) {
-	if !simdtest.HasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	simdtest.NeedAVX2(f)
 	types := []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K, quant.F16}
 	rng := rand.New(rand.NewPCG(9, 10))
 	for i := range 8 {

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/klauspost/cpuid/v2"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 )
 
 // sameFloat reports whether a and b have the same bits or are both NaN.
@@ -22,9 +22,7 @@ func sameFloat(a, b float32) bool {
 // runs of eight and sixteen, several heads at strides, in place or not,
 // with NaN and infinities among the values.
 func TestAVX2Twins(t *testing.T) {
-	if !cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C) {
-		t.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, np := range []int{0, 1, 3, 4, 5, 8, 13, 16, 31, 64, 67} {
 		for _, pos := range []float64{0, 1, -7, 511, 4095, 100000, -65536, 1 << 30} {

@@ -16,9 +16,7 @@ import (
 // NaN, infinities, denormals and signed zeros, and existing partial sums
 // in c.
 func TestSgemmMicroTwin(t *testing.T) {
-	if !simdtest.HasAVX2() {
-		t.Skip("CPU lacks AVX2+FMA+F16C")
-	}
+	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(6, 16))
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-40, -1e-40, 0, float32(math.Copysign(0, -1)), 3e38}
 	draw := func(n int, special bool) []float32 {

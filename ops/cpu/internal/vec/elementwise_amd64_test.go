@@ -16,9 +16,7 @@ import (
 // zeros and values past exp's clamp; and the twins of SILU, SWIGLU and
 // GELU against float64 formulas within a few float32 ulps.
 func TestEltTwins(t *testing.T) {
-	if !simdtest.HasAVX2() {
-		t.Skip("CPU lacks AVX2+FMA+F16C")
-	}
+	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(7, 8))
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-40, -1e-40, 0, float32(math.Copysign(0, -1)), 100, -100, 3e38, -3e38}
 	draw := func(n int) []float32 {

@@ -208,9 +208,7 @@ func TestVecTwins(t *testing.T) {
 // FuzzVecTwins is the fuzzing form of TestVecTwins: rows come from the
 // fuzzer's bytes, so every float32 bit pattern can occur.
 func FuzzVecTwins(f *testing.F) {
-	if !simdtest.HasAVX2() {
-		f.Skip("CPU lacks AVX2/FMA/F16C")
-	}
+	simdtest.NeedAVX2(f)
 	rng := rand.New(rand.NewPCG(9, 10))
 	for i := range vecKinds {
 		data := make([]byte, 900)
