@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <atomic>
 #include <new>
+#include <unordered_map>
 #include <vector>
 
 
@@ -347,6 +348,48 @@ struct Shadow {
 	uint64_t w_pc, r_pc;
 };
 
+// ---------------------------------------------------------------------
+// The profiler's per-worker state. Lanes of a warp run one after another
+// here, so each access is filed under its warp, its static site (the
+// code address that made it) and its dynamic instance (how many times the
+// lane has been there before); the accesses of one key are one request,
+// as a warp's lanes issue one instruction together on the device. Keys are
+// complete when every lane has passed them: at a barrier and at the end
+// of the block, where the requests are counted and dropped.
+
+enum { RK_GLD, RK_GST, RK_GATOM, RK_SLD, RK_SST, RK_SATOM };
+
+struct ProfReq {
+	uint64_t pc;
+	uint32_t inst;
+	uint16_t kind;
+	uint16_t warp;
+	uint32_t lanes; // mask of the lanes that took part
+	uint64_t addr[KBS_WARP];
+	uint32_t size[KBS_WARP];
+};
+
+struct ReqKey {
+	uint64_t pc;
+	uint32_t warp, inst;
+	bool operator==(const ReqKey& o) const { return pc == o.pc && warp == o.warp && inst == o.inst; }
+};
+
+struct ReqKeyHash {
+	size_t operator()(const ReqKey& k) const {
+		uint64_t h = k.pc * 0x9e3779b97f4a7c15ull ^ ((uint64_t)k.warp << 32 | k.inst) * 0xc2b2ae3d27d4eb4full;
+		return (size_t)(h ^ h >> 29);
+	}
+};
+
+struct WorkerProf {
+	std::unordered_map<uint64_t, uint32_t> inst; // (pc << 10 | thread) -> times there
+	std::unordered_map<ReqKey, uint32_t, ReqKeyHash> open; // -> index in reqs
+	std::vector<ProfReq> reqs;
+	uint64_t c[KBS_PC_N];
+	std::vector<uint8_t> statics; // 16-byte chunks of static shared memory touched
+};
+
 struct Launch;
 
 struct Worker {
@@ -358,6 +401,7 @@ struct Worker {
 	size_t region_len;
 	void* sched_sp;
 	Fiber* cur;
+	Group* coll; // the collective whose completion runs
 	Launch* L;
 	// The block.
 	kbs_dim3 bid;
@@ -375,6 +419,8 @@ struct Worker {
 	std::vector<std::pair<uint64_t, uint64_t>>* red;
 	uint32_t epoch;
 	uint64_t naccess;
+	WorkerProf* prof; // the profiler's state, when the launch is profiled
+	WorkerProf* prof_store;
 	// Counters.
 	uint64_t blocks, switches, barriers, collectives;
 };
@@ -397,9 +443,17 @@ struct Launch {
 	uint64_t dyn_bytes; // dynamic shared memory the launch uses
 	uint64_t tg_off[KBS_MAX_TG];
 	int nworkers;
+	// Profiling: the blocks to run (all when empty), and per buffer of
+	// bufs the bitmaps of the sectors read and written.
+	bool profile;
+	std::vector<uint64_t> sample;
+	std::atomic<uint64_t*>* rd_bits;
+	std::atomic<uint64_t*>* wr_bits;
 };
 
 static __thread Worker* tls_worker;
+
+static void prof_flush(Worker* w, int warp);
 
 static double now_s() {
 	struct timespec ts;
@@ -519,8 +573,13 @@ static void lanes_string(uint32_t mask, char* buf, size_t len) {
 
 // complete runs group g's completion and wakes its lanes.
 static void complete(Worker* w, WarpState* ws, Group* g, uint32_t warp) {
+	w->coll = g;
 	if (g->fn) g->fn(g->data, g->arrived);
+	w->coll = nullptr;
 	if (g->flags & KBS_COLL_FENCE) ws->epoch++;
+	// Bound the profiler's pending requests: when every live lane of the
+	// warp is here, the warp's requests so far are complete.
+	if (w->prof && w->prof->reqs.size() > 65536 && g->arrived == (ws->lanes & ~ws->done)) prof_flush(w, (int)warp);
 	for (int l = 0; l < KBS_WARP; l++) {
 		if (!(g->arrived >> l & 1)) continue;
 		Fiber* f = fiber_at(w, warp * KBS_WARP + l);
@@ -733,6 +792,7 @@ static bool release_barrier(Worker* w) {
 		for (uint32_t i = 0; i < w->n; i++) w->bar_data[i] = fiber_at(w, i)->data;
 		first->bar_fn(w->bar_data, w->n);
 	}
+	prof_flush(w, -1);
 	for (uint32_t i = 0; i < w->n; i++) fiber_at(w, i)->state = F_RUNNABLE;
 	w->nbarrier = 0;
 	w->epoch++;
@@ -835,7 +895,25 @@ static bool bind_module(Worker* w, const Module* m) {
 	return true;
 }
 
+static void run_block_threads(Worker* w, Launch* L, uint64_t b);
+
+// run_block runs block b (a linear index) of the launch.
 static void run_block(Worker* w, Launch* L, uint64_t b) {
+	WorkerProf* P = w->prof;
+	if (P) {
+		P->inst.clear();
+		P->open.clear();
+		P->reqs.clear();
+	}
+	run_block_threads(w, L, b);
+	if (P) {
+		prof_flush(w, -1);
+		P->c[KBS_PC_BLOCKS_RUN]++;
+		P->c[KBS_PC_WARPS] += (w->n + KBS_WARP - 1) / KBS_WARP;
+	}
+}
+
+static void run_block_threads(Worker* w, Launch* L, uint64_t b) {
 	const kbs_dim3 gd = L->d.grid, bd = L->d.block;
 	w->bid = kbs_dim3{(uint32_t)(b % gd.x), (uint32_t)((b / gd.x) % gd.y), (uint32_t)(b / ((uint64_t)gd.x * gd.y))};
 	uint32_t n = bd.x * bd.y * bd.z;
@@ -919,11 +997,19 @@ static void run_launch(Worker* w, Launch* L) {
 		return;
 	}
 	if (!bind_module(w, L->mod)) return;
+	w->prof = nullptr;
+	if (L->profile) {
+		if (!w->prof_store) w->prof_store = new WorkerProf();
+		w->prof = w->prof_store;
+		memset(w->prof->c, 0, sizeof w->prof->c);
+		w->prof->statics.assign(w->smem_size / 16 + 1, 0);
+	}
+	uint64_t nrun = L->sample.empty() ? L->nblocks : L->sample.size();
 	for (;;) {
 		if (L->abort.load(std::memory_order_relaxed)) break;
 		uint64_t b = L->next.fetch_add(1);
-		if (b >= L->nblocks) break;
-		run_block(w, L, b);
+		if (b >= nrun) break;
+		run_block(w, L, L->sample.empty() ? b : L->sample[b]);
 	}
 	w->cur = nullptr;
 }
@@ -998,6 +1084,141 @@ KBS_API int kbs_init(int workers) {
 }
 
 KBS_API int kbs_abi_version() { return KBS_ABI_VERSION; }
+
+// ---------------------------------------------------------------------
+// Profiling sessions: while one is on, every launch is counted and its
+// record kept until the host takes it. Guarded by G.launch_mu.
+
+struct ProfRecord {
+	kbs_prof p;
+	std::vector<kbs_prof_buf> bufs;
+	std::vector<uint64_t> statics;
+};
+
+static struct {
+	bool on;
+	uint64_t sample;
+	std::vector<ProfRecord>* recs;
+} PS;
+
+// kbs_profile_start profiles the launches that follow; with sample > 0,
+// a launch of more blocks runs only a deterministic sample of about that
+// many (the corner blocks of the grid and evenly spaced ones), for the
+// counters alone: its results are not the kernel's.
+KBS_API void kbs_profile_start(uint64_t sample) {
+	pthread_mutex_lock(&G.launch_mu);
+	PS.on = true;
+	PS.sample = sample;
+	if (!PS.recs) PS.recs = new std::vector<ProfRecord>();
+	PS.recs->clear();
+	pthread_mutex_unlock(&G.launch_mu);
+}
+
+// kbs_profile_stop ends profiling; the records stay until the next start.
+KBS_API int kbs_profile_stop() {
+	pthread_mutex_lock(&G.launch_mu);
+	PS.on = false;
+	int n = PS.recs ? (int)PS.recs->size() : 0;
+	pthread_mutex_unlock(&G.launch_mu);
+	return n;
+}
+
+// kbs_profile_get copies record i; its buffers and static shared chunks
+// go to bufs and statics when those are not nil (nbufs and nstatic say
+// how many).
+KBS_API int kbs_profile_get(int i, kbs_prof* out, kbs_prof_buf* bufs, uint64_t* statics) {
+	pthread_mutex_lock(&G.launch_mu);
+	int ok = PS.recs && i >= 0 && i < (int)PS.recs->size();
+	if (ok) {
+		const ProfRecord& r = (*PS.recs)[i];
+		*out = r.p;
+		if (bufs && !r.bufs.empty()) memcpy(bufs, r.bufs.data(), r.bufs.size() * sizeof(kbs_prof_buf));
+		if (statics && !r.statics.empty()) memcpy(statics, r.statics.data(), r.statics.size() * 8);
+	}
+	pthread_mutex_unlock(&G.launch_mu);
+	return ok ? 0 : -1;
+}
+
+// kbs_profile_sizes reports the sizes of the profile structures.
+KBS_API void kbs_profile_sizes(uint64_t* out) {
+	out[0] = sizeof(kbs_prof);
+	out[1] = sizeof(kbs_prof_buf);
+	out[2] = KBS_PC_N;
+}
+
+// sample_blocks picks about n blocks of grid g: its corners and blocks
+// spread evenly over the linear order, sorted.
+static std::vector<uint64_t> sample_blocks(kbs_dim3 g, uint64_t n) {
+	uint64_t N = (uint64_t)g.x * g.y * g.z;
+	std::vector<uint64_t> v;
+	for (int c = 0; c < 8; c++) {
+		uint64_t x = (c & 1) ? g.x - 1 : 0, y = (c & 2) ? g.y - 1 : 0, z = (c & 4) ? g.z - 1 : 0;
+		v.push_back(x + (uint64_t)g.x * (y + (uint64_t)g.y * z));
+	}
+	for (uint64_t i = 0; i < n; i++) v.push_back((uint64_t)(((2 * (unsigned __int128)i + 1) * N) / (2 * n)));
+	std::sort(v.begin(), v.end());
+	v.erase(std::unique(v.begin(), v.end()), v.end());
+	return v;
+}
+
+// prof_finish files the profile of launch L.
+static void prof_finish(Launch* L) {
+	ProfRecord rec;
+	memset(&rec.p, 0, sizeof rec.p);
+	rec.p.kernel = L->k->name;
+	rec.p.module = (void*)L->mod;
+	rec.p.grid = L->d.grid;
+	rec.p.block = L->d.block;
+	rec.p.dyn_shared = L->dyn_bytes;
+	std::vector<uint8_t> statics;
+	for (int i = 0; i < G.nworkers; i++) {
+		Worker* w = G.workers[i];
+		rec.p.c[KBS_PC_BARRIERS] += w->barriers;
+		rec.p.c[KBS_PC_COLLECTIVES] += w->collectives;
+		if (!w->prof || w->L != L) continue;
+		for (int j = 0; j < KBS_PC_N; j++) rec.p.c[j] += w->prof->c[j];
+		if (statics.size() < w->prof->statics.size()) statics.resize(w->prof->statics.size());
+		for (size_t j = 0; j < w->prof->statics.size(); j++) statics[j] |= w->prof->statics[j];
+		w->prof = nullptr;
+	}
+	rec.p.c[KBS_PC_BLOCKS] = L->nblocks;
+	rec.p.c[KBS_PC_INSTRUMENTED] = (L->checks & KBS_CHECK_MEMORY) && L->mod->checked;
+	for (size_t i = 0; i < L->bufs.size(); i++) {
+		uint64_t* rb = L->rd_bits[i].load();
+		uint64_t* wb = L->wr_bits[i].load();
+		if (!rb && !wb) continue;
+		kbs_prof_buf b{L->bufs[i].base, L->bufs[i].size, 0, 0};
+		uint64_t words = ((L->bufs[i].size + 31) / 32 + 63) / 64;
+		for (uint64_t j = 0; j < words; j++) {
+			if (rb) b.read_sectors += __builtin_popcountll(rb[j]);
+			if (wb) b.write_sectors += __builtin_popcountll(wb[j]);
+		}
+		free(rb);
+		free(wb);
+		rec.bufs.push_back(b);
+	}
+	for (size_t j = 0; j < statics.size(); j++)
+		if (statics[j]) rec.statics.push_back(j * 16);
+	rec.p.nbufs = rec.bufs.size();
+	rec.p.nstatic = rec.statics.size();
+	delete[] L->rd_bits;
+	delete[] L->wr_bits;
+	PS.recs->push_back(std::move(rec));
+}
+
+// kbs_coll_misuse stops the launch with a warp-misuse fault from a
+// collective's completion (device code: kbsimt_abi.h).
+KBS_API void kbs_coll_misuse(const char* why) {
+	Worker* w = tls_worker;
+	if (!w || !w->L) return;
+	Launch* L = w->L;
+	Group* g = w->coll;
+	pthread_mutex_lock(&L->mu);
+	fill_where(w, w->cur);
+	pthread_mutex_unlock(&L->mu);
+	set_fault(L, KBS_E_WARP, "kernel %s, block (%u,%u,%u): %s at %s:%d: %s", L->k->name, w->bid.x, w->bid.y, w->bid.z,
+	          g ? g->what : "collective", g ? base_name(g->file) : "?", g ? g->line : 0, why);
+}
 
 // kbs_launch runs kernel k of mod over the grid and waits for it. The
 // result holds the first fault, if any, and the launch's counters.
@@ -1090,6 +1311,13 @@ KBS_API int kbs_launch(void* mod, int k, const kbs_launch_desc* d, kbs_result* r
 	pthread_mutex_lock(&g_buf_mu);
 	if (g_bufs) L->bufs = *g_bufs;
 	pthread_mutex_unlock(&g_buf_mu);
+	L->profile = PS.on;
+	L->rd_bits = L->wr_bits = nullptr;
+	if (L->profile) {
+		if (PS.sample && blocks > PS.sample) L->sample = sample_blocks(d->grid, PS.sample);
+		L->rd_bits = new std::atomic<uint64_t*>[L->bufs.size() + 1]();
+		L->wr_bits = new std::atomic<uint64_t*>[L->bufs.size() + 1]();
+	}
 
 	// Workers bind the module's TLS themselves; the Metal threadgroup
 	// pointers depend on the worker, so the entry computes them from
@@ -1103,6 +1331,7 @@ KBS_API int kbs_launch(void* mod, int k, const kbs_launch_desc* d, kbs_result* r
 	pthread_mutex_unlock(&G.mu);
 
 	res->races = L->races.load();
+	if (L->profile) prof_finish(L);
 	for (int i = 0; i < G.nworkers; i++) {
 		Worker* w = G.workers[i];
 		res->blocks += w->blocks;
@@ -1144,6 +1373,177 @@ KBS_API void kbs_redzone(const void* p, uint64_t n) {
 	auto it = std::lower_bound(w->red->begin(), w->red->end(), z);
 	if (it != w->red->end() && it->first == off) return;
 	w->red->insert(it, z);
+}
+
+
+// ---------------------------------------------------------------------
+// The profiler: counting requests the way the hardware serves them.
+
+// prof_access files one lane's access under its request.
+static void prof_access(Worker* w, Fiber* f, uintptr_t a, size_t n, int kind, uint64_t pc) {
+	WorkerProf* P = w->prof;
+	uint32_t& cnt = P->inst[pc << 10 | f->t.linear];
+	ReqKey key{pc, f->t.warp, cnt++};
+	auto it = P->open.find(key);
+	ProfReq* r;
+	if (it == P->open.end()) {
+		P->open.emplace(key, (uint32_t)P->reqs.size());
+		P->reqs.emplace_back();
+		r = &P->reqs.back();
+		r->pc = pc;
+		r->inst = key.inst;
+		r->kind = (uint16_t)kind;
+		r->warp = (uint16_t)f->t.warp;
+		r->lanes = 0;
+	} else {
+		r = &P->reqs[it->second];
+	}
+	uint32_t lane = f->t.lane;
+	r->lanes |= 1u << lane;
+	r->addr[lane] = a;
+	r->size[lane] = (uint32_t)std::min<size_t>(n, 1u << 20);
+}
+
+// mark_sectors sets the bits of the sectors [a, a+n) of buffer i in bits.
+static void mark_sectors(Launch* L, std::atomic<uint64_t*>* bits, int i, uintptr_t a, size_t n) {
+	const BufRange& r = L->bufs[i];
+	uint64_t* b = bits[i].load(std::memory_order_acquire);
+	if (!b) {
+		uint64_t words = ((r.size + 31) / 32 + 63) / 64;
+		uint64_t* nb = (uint64_t*)calloc(words ? words : 1, 8);
+		if (!nb) return;
+		if (bits[i].compare_exchange_strong(b, nb)) {
+			b = nb;
+		} else {
+			free(nb);
+		}
+	}
+	for (uint64_t s = (a - r.base) >> 5; s <= (a + n - 1 - r.base) >> 5; s++)
+		if (!(__atomic_load_n(&b[s / 64], __ATOMIC_RELAXED) >> (s % 64) & 1))
+			__atomic_fetch_or(&b[s / 64], 1ull << (s % 64), __ATOMIC_RELAXED);
+}
+
+// count_global counts a global request: its sectors, bytes and lanes.
+static void count_global(WorkerProf* P, const ProfReq& r) {
+	uint64_t sec[256];
+	std::vector<uint64_t> big;
+	int ns = 0;
+	uint64_t bytes = 0, same = 0;
+	for (int l = 0; l < KBS_WARP; l++) {
+		if (!(r.lanes >> l & 1)) continue;
+		uint64_t a = r.addr[l], n = r.size[l];
+		bytes += n;
+		if (r.kind == RK_GATOM)
+			for (int m = 0; m < l; m++)
+				if ((r.lanes >> m & 1) && r.addr[m] == a) {
+					same++;
+					break;
+				}
+		for (uint64_t s = a >> 5; s <= (a + n - 1) >> 5; s++) {
+			if (ns < 256) sec[ns++] = s;
+			else big.push_back(s);
+		}
+	}
+	big.insert(big.end(), sec, sec + ns);
+	std::sort(big.begin(), big.end());
+	uint64_t nsec = std::unique(big.begin(), big.end()) - big.begin();
+	uint64_t lanes = __builtin_popcount(r.lanes);
+	switch (r.kind) {
+	case RK_GLD:
+	case RK_GST: {
+		int b = r.kind == RK_GLD ? KBS_PC_GLD_REQ : KBS_PC_GST_REQ;
+		P->c[b]++;
+		P->c[b + 1] += nsec;
+		P->c[b + 2] += bytes;
+		P->c[b + 3] += lanes;
+		break;
+	}
+	default:
+		P->c[KBS_PC_ATOM_REQ]++;
+		P->c[KBS_PC_ATOM_SECTORS] += nsec;
+		P->c[KBS_PC_ATOM_LANES] += lanes;
+		P->c[KBS_PC_ATOM_SAME] += same;
+	}
+}
+
+// count_shared counts a shared request's wavefronts under NVIDIA's
+// banking: 32 banks of 4-byte words; a warp's 4-byte (or narrower)
+// accesses are served together, 8-byte ones by half-warps and 16-byte ones
+// by quarter-warps; each phase takes as many wavefronts as the most
+// distinct words any one bank holds (lanes reading one word share it).
+static void count_shared(WorkerProf* P, const ProfReq& r) {
+	uint32_t maxn = 1;
+	for (int l = 0; l < KBS_WARP; l++)
+		if (r.lanes >> l & 1) maxn = std::max(maxn, r.size[l]);
+	uint32_t wpl = (maxn + 3) / 4; // words a lane touches
+	wpl = wpl <= 1 ? 1 : wpl <= 2 ? 2 : 4;
+	uint32_t lpp = KBS_WARP / wpl; // lanes per phase
+	uint64_t waves = 0, ideal = 0;
+	for (uint32_t ph = 0; ph < wpl; ph++) {
+		uint32_t pl = (r.lanes >> (ph * lpp)) & (lpp == 32 ? 0xffffffffu : ((1u << lpp) - 1));
+		if (!pl) continue;
+		uint64_t words[KBS_WARP * 8];
+		int nw = 0;
+		for (uint32_t l = ph * lpp; l < (ph + 1) * lpp; l++) {
+			if (!(r.lanes >> l & 1)) continue;
+			uint64_t a = r.addr[l], n = r.size[l];
+			for (uint64_t x = a >> 2; x <= (a + n - 1) >> 2 && nw < KBS_WARP * 8; x++) words[nw++] = x;
+		}
+		std::sort(words, words + nw);
+		nw = std::unique(words, words + nw) - words;
+		uint32_t per[32] = {0}, most = 1;
+		for (int i = 0; i < nw; i++) most = std::max(most, ++per[words[i] % 32]);
+		waves += most;
+		ideal++;
+	}
+	int b = r.kind == RK_SLD ? KBS_PC_SLD_REQ : KBS_PC_SST_REQ;
+	P->c[b]++;
+	P->c[b + 1] += waves;
+	P->c[b + 2] += ideal;
+	P->c[b + 3] += __builtin_popcount(r.lanes);
+}
+
+static void count_req(WorkerProf* P, const ProfReq& r) {
+	switch (r.kind) {
+	case RK_SLD:
+	case RK_SST:
+		count_shared(P, r);
+		break;
+	case RK_SATOM:
+		P->c[KBS_PC_SATOM_REQ]++;
+		P->c[KBS_PC_SATOM_LANES] += __builtin_popcount(r.lanes);
+		break;
+	default:
+		count_global(P, r);
+	}
+}
+
+// prof_flush counts the pending requests of warp (of every warp when
+// warp < 0) and drops them: every lane has passed them.
+static void prof_flush(Worker* w, int warp) {
+	WorkerProf* P = w->prof;
+	if (!P) return;
+	if (warp < 0) {
+		for (const ProfReq& r : P->reqs) count_req(P, r);
+		P->reqs.clear();
+		P->open.clear();
+		return;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < P->reqs.size(); i++) {
+		if (P->reqs[i].warp == warp) count_req(P, P->reqs[i]);
+		else P->reqs[k++] = P->reqs[i];
+	}
+	P->reqs.resize(k);
+	P->open.clear();
+	for (size_t i = 0; i < P->reqs.size(); i++)
+		P->open.emplace(ReqKey{P->reqs[i].pc, P->reqs[i].warp, P->reqs[i].inst}, (uint32_t)i);
+}
+
+KBS_API void kbs_prof_mma(int32_t kind) {
+	Worker* w = tls_worker;
+	if (!w || !w->prof || kind < 0 || kind >= KBS_MMA_KINDS) return;
+	w->prof->c[KBS_PC_MMA + kind]++;
 }
 
 // ---------------------------------------------------------------------
@@ -1292,7 +1692,10 @@ static void shared_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write
 	}
 }
 
-static void global_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, uint64_t pc) {
+// global_access checks an access outside shared memory and the stacks:
+// it returns the index in L->bufs of the device buffer it falls in, or -1
+// for other memory (kernel parameters, constants).
+static int global_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, uint64_t pc) {
 	Launch* L = w->L;
 	const std::vector<BufRange>& b = L->bufs;
 	// The last buffer whose red zone starts at or below a.
@@ -1306,7 +1709,7 @@ static void global_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write
 		const BufRange& r = b[lo - 1];
 		uint64_t inner = (r.size + kAlign - 1) & ~(uint64_t)(kAlign - 1);
 		if (a < r.base + inner + kRedZone) {
-			if (a >= r.base && a + n <= r.base + r.size) return;
+			if (a >= r.base && a + n <= r.base + r.size) return (int)lo - 1;
 			pthread_mutex_lock(&L->mu);
 			fill_where(w, f);
 			L->res->addr = a;
@@ -1335,6 +1738,14 @@ static void global_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write
 		          w->bid.x, w->bid.y, w->bid.z);
 		abandon(w);
 	}
+	return -1;
+}
+
+// prof_static notes a touched chunk of static shared memory.
+static inline void prof_static(Worker* w, uintptr_t a) {
+	if (a >= w->dyn_lo && a < w->dyn_lo + KBS_DYN_SHARED_MAX) return;
+	size_t i = (a - w->smem_lo) / 16;
+	if (i < w->prof->statics.size()) w->prof->statics[i] = 1;
 }
 
 static inline void access(uintptr_t a, size_t n, bool write, void* pc) {
@@ -1347,9 +1758,17 @@ static inline void access(uintptr_t a, size_t n, bool write, void* pc) {
 	if (a - (uintptr_t)w->stacks < (uintptr_t)w->nstacks * KBS_STACK_SIZE) return;
 	if (a - w->smem_lo < w->smem_size) {
 		shared_access(w, f, a, n, write, (uint64_t)pc);
+		if (w->prof) {
+			prof_access(w, f, a, n, write ? RK_SST : RK_SLD, (uint64_t)pc);
+			prof_static(w, a);
+		}
 		return;
 	}
-	global_access(w, f, a, n, write, (uint64_t)pc);
+	int bi = global_access(w, f, a, n, write, (uint64_t)pc);
+	if (w->prof && bi >= 0) {
+		prof_access(w, f, a, n, write ? RK_GST : RK_GLD, (uint64_t)pc);
+		mark_sectors(w->L, write ? w->L->wr_bits : w->L->rd_bits, bi, a, n);
+	}
 }
 
 #define RET __builtin_return_address(0)
@@ -1404,8 +1823,16 @@ static inline void atomic_access(void* a, size_t n, void* pc) {
 	if (!w || !w->cur) return;
 	uintptr_t p = (uintptr_t)a;
 	if (p - (uintptr_t)w->stacks < (uintptr_t)w->nstacks * KBS_STACK_SIZE) return;
-	if (p - w->smem_lo < w->smem_size) return;
-	global_access(w, w->cur, p, n, true, (uint64_t)pc);
+	if (p - w->smem_lo < w->smem_size) {
+		if (w->prof) prof_access(w, w->cur, p, n, RK_SATOM, (uint64_t)pc);
+		return;
+	}
+	int bi = global_access(w, w->cur, p, n, true, (uint64_t)pc);
+	if (w->prof && bi >= 0) {
+		prof_access(w, w->cur, p, n, RK_GATOM, (uint64_t)pc);
+		mark_sectors(w->L, w->L->rd_bits, bi, p, n);
+		mark_sectors(w->L, w->L->wr_bits, bi, p, n);
+	}
 }
 
 #define RMW(N, T, op, builtin)                                                    \
