@@ -84,3 +84,37 @@ func TestProfileCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareProfiles: compare on two profile record files flags a
+// kernel whose sectors per request doubled and bank conflicts appeared.
+func TestCompareProfiles(t *testing.T) {
+	mk := func(sectors, waves uint64) string {
+		k := profileKernel{}
+		k.Kernel = "kb_mmvq_q4_0"
+		k.GlobalLoads = simt.GlobalCounters{Requests: 100, Sectors: sectors, Bytes: 12800, Lanes: 3200}
+		k.SharedLoads = simt.SharedCounters{Requests: 10, Wavefronts: waves, Ideal: 10, Lanes: 320}
+		set := profileSet{Schema: ProfileSchema, Points: []profilePoint{{Op: "MUL_MAT", Type: "q4_0", Shape: "m=64", Backend: "cuda-emu", Kernels: []profileKernel{k}}}}
+		b, err := json.Marshal(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "p.json")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, same, worse := mk(400, 10), mk(400, 10), mk(800, 40)
+	code, out, errOut := runArgs("compare", "-fail-on-regression", a, same)
+	if code != exitOK || !strings.Contains(out, "no counter differs") {
+		t.Errorf("same counters: code %d, %q, %q", code, out, errOut)
+	}
+	code, out, errOut = runArgs("compare", "-fail-on-regression", a, worse)
+	if code != exitFailure || !strings.Contains(out, "gld sectors/req") || !strings.Contains(out, "bank conflicts") || !strings.Contains(out, "WORSE") {
+		t.Errorf("doubled sectors: code %d, %q, %q", code, out, errOut)
+	}
+	code, out, _ = runArgs("compare", worse, a)
+	if code != exitOK || !strings.Contains(out, "better") || strings.Contains(out, "WORSE") {
+		t.Errorf("halved sectors: code %d, %q", code, out)
+	}
+}
