@@ -78,6 +78,14 @@
 //     ordered by __syncwarp or simdgroup_barrier (compute-sanitizer's
 //     racecheck); reported with both threads, both source lines and the
 //     __shared__ variable;
+//   - global-memory races: two threads of one launch touching the same
+//     bytes of a device buffer, at least one writing, that no barrier
+//     (or, within a warp, warp fence) orders; blocks that use a fence or
+//     a global atomic are exempt across blocks (the checker does not
+//     follow those orders), atomics are not tracked, separate launches
+//     never race, and a conflicting store is reported only when it
+//     changes the bytes (threads storing the same value are benign).
+//     compute-sanitizer's racecheck covers shared memory only;
 //   - accesses outside a device buffer (each has 4 KiB red zones; the
 //     access is stopped before it happens), past a __shared__ or
 //     threadgroup array (a red zone follows each), outside the dynamic

@@ -390,6 +390,24 @@ struct WorkerProf {
 	std::vector<uint8_t> statics; // 16-byte chunks of static shared memory touched
 };
 
+// The shadow of one 4-byte granule of a buffer: its last writer and up to
+// two readers since, each a global thread id + 1 with the block epoch,
+// warp-fence epoch and bytes of the access.
+struct GShadow {
+	uint32_t w, w_ep, r1, r1_ep, r2, r2_ep;
+	uint16_t w_wep, r1_wep, r2_wep;
+	uint8_t wmask, r1mask, r2mask, pad;
+};
+
+struct GPending {
+	uintptr_t addr;
+	uint32_t n, other;
+	uint64_t pc, other_pc;
+	int bi;
+	bool active, other_write;
+	uint8_t old[16];
+};
+
 struct Launch;
 
 struct Worker {
@@ -419,6 +437,8 @@ struct Worker {
 	std::vector<std::pair<uint64_t, uint64_t>>* red;
 	uint32_t epoch;
 	uint64_t naccess;
+	struct GPending* pend; // per thread of the block: a conflict awaiting its value check
+	uint32_t npend;
 	WorkerProf* prof; // the profiler's state, when the launch is profiled
 	WorkerProf* prof_store;
 	// Counters.
@@ -449,11 +469,21 @@ struct Launch {
 	std::vector<uint64_t> sample;
 	std::atomic<uint64_t*>* rd_bits;
 	std::atomic<uint64_t*>* wr_bits;
+	// Global-memory race checks (checked launches): a shadow per device
+	// buffer, made on its first access; per block, whether it used a
+	// fence or a global atomic (then it may order accesses across
+	// blocks); striped locks over the shadows.
+	bool grace;
+	uint32_t nthreads;
+	std::atomic<struct GShadow*>* gshadow;
+	std::atomic<uint8_t>* syncs;
+	std::atomic<uint8_t> glocks[1024];
 };
 
 static __thread Worker* tls_worker;
 
 static void prof_flush(Worker* w, int warp);
+static void resolve_all_pending(Worker* w);
 
 static double now_s() {
 	struct timespec ts;
@@ -906,7 +936,12 @@ static void run_block(Worker* w, Launch* L, uint64_t b) {
 		P->reqs.clear();
 	}
 	run_block_threads(w, L, b);
-	if (P) {
+	if (w->npend) resolve_all_pending(w);
+	if (P && L->abort.load()) {
+		// A block cut short is not counted.
+		P->reqs.clear();
+		P->open.clear();
+	} else if (P) {
 		prof_flush(w, -1);
 		P->c[KBS_PC_BLOCKS_RUN]++;
 		P->c[KBS_PC_WARPS] += (w->n + KBS_WARP - 1) / KBS_WARP;
@@ -997,6 +1032,11 @@ static void run_launch(Worker* w, Launch* L) {
 		return;
 	}
 	if (!bind_module(w, L->mod)) return;
+	if (L->grace && !w->pend) w->pend = new GPending[KBS_MAX_THREADS]();
+	if (w->pend) {
+		for (int i = 0; i < KBS_MAX_THREADS; i++) w->pend[i].active = false;
+	}
+	w->npend = 0;
 	w->prof = nullptr;
 	if (L->profile) {
 		if (!w->prof_store) w->prof_store = new WorkerProf();
@@ -1311,9 +1351,20 @@ KBS_API int kbs_launch(void* mod, int k, const kbs_launch_desc* d, kbs_result* r
 	pthread_mutex_lock(&g_buf_mu);
 	if (g_bufs) L->bufs = *g_bufs;
 	pthread_mutex_unlock(&g_buf_mu);
+	L->nthreads = (uint32_t)threads;
+	L->grace = (d->checks & KBS_CHECK_MEMORY) && m->checked && blocks <= (1u << 26) && blocks * threads < 0xffffffffu;
+	L->gshadow = nullptr;
+	L->syncs = nullptr;
+	if (L->grace) {
+		L->gshadow = new std::atomic<GShadow*>[L->bufs.size() + 1]();
+		L->syncs = new std::atomic<uint8_t>[blocks]();
+	}
 	L->profile = PS.on;
 	L->rd_bits = L->wr_bits = nullptr;
 	if (L->profile) {
+		// A profiled launch runs without a time limit: profiling is
+		// slower, and a sampled launch's blocks are the costly ones.
+		L->deadline = 0;
 		if (PS.sample && blocks > PS.sample) L->sample = sample_blocks(d->grid, PS.sample);
 		L->rd_bits = new std::atomic<uint64_t*>[L->bufs.size() + 1]();
 		L->wr_bits = new std::atomic<uint64_t*>[L->bufs.size() + 1]();
@@ -1341,6 +1392,17 @@ KBS_API int kbs_launch(void* mod, int k, const kbs_launch_desc* d, kbs_result* r
 		res->accesses += w->naccess;
 		w->blocks = w->switches = w->barriers = w->collectives = w->naccess = 0;
 		w->L = nullptr;
+	}
+	if (L->grace) {
+		for (size_t i = 0; i < L->bufs.size(); i++) {
+			GShadow* sh = L->gshadow[i].load();
+			if (sh) {
+				size_t len = ((L->bufs[i].size + 3) / 4) * sizeof(GShadow);
+				munmap(sh, len ? len : 1);
+			}
+		}
+		delete[] L->gshadow;
+		delete[] L->syncs;
 	}
 	int code = res->code;
 	pthread_mutex_destroy(&L->mu);
@@ -1375,6 +1437,167 @@ KBS_API void kbs_redzone(const void* p, uint64_t n) {
 	w->red->insert(it, z);
 }
 
+
+
+// ---------------------------------------------------------------------
+// Global-memory races: accesses of device buffers by two threads of one
+// launch, at least one a write, that nothing orders. Within a block a
+// barrier orders them (the worker's epoch), and within a warp a warp
+// fence; blocks are ordered by nothing, unless they communicate through
+// fences or global atomics (then they are exempt: the checker does not
+// follow those). Atomics never race with each other and are not tracked;
+// separate launches never race. A write that conflicts is reported only
+// once it is seen to change the bytes (two threads storing the same
+// value are benign on the device): the check waits for the thread's next
+// access, or the end of its block.
+
+static inline uint32_t gtid_of(Launch* L, Worker* w, Fiber* f) {
+	uint64_t b = w->bid.x + (uint64_t)L->d.grid.x * (w->bid.y + (uint64_t)L->d.grid.y * w->bid.z);
+	return (uint32_t)(b * L->nthreads + f->t.linear) + 1;
+}
+
+static void describe_gtid(Launch* L, uint32_t g, kbs_dim3* block, kbs_dim3* thread) {
+	uint64_t b = (g - 1) / L->nthreads, t = (g - 1) % L->nthreads;
+	kbs_dim3 gd = L->d.grid, bd = L->d.block;
+	*block = kbs_dim3{(uint32_t)(b % gd.x), (uint32_t)(b / gd.x % gd.y), (uint32_t)(b / ((uint64_t)gd.x * gd.y))};
+	*thread = kbs_dim3{(uint32_t)(t % bd.x), (uint32_t)(t / bd.x % bd.y), (uint32_t)(t / ((uint64_t)bd.x * bd.y))};
+}
+
+static void report_global_race(Worker* w, Fiber* f, int bi, uintptr_t a, bool write, bool other_write, uint32_t other,
+                               uint64_t other_pc, uint64_t pc) {
+	Launch* L = w->L;
+	if (L->races.fetch_add(1) != 0) return;
+	kbs_dim3 ob, ot;
+	describe_gtid(L, other, &ob, &ot);
+	const BufRange& r = L->bufs[bi];
+	pthread_mutex_lock(&L->mu);
+	kbs_result* res = L->res;
+	if (res->code == KBS_OK) {
+		res->code = KBS_E_RACE;
+		res->addr = a;
+		res->buf_base = r.base;
+		res->buf_size = r.size;
+		res->block = w->bid;
+		res->thread[0] = ot;
+		res->thread[1] = f->t.tid;
+		res->write[0] = other_write;
+		res->write[1] = write;
+		res->pc[0] = other_pc;
+		res->pc[1] = pc;
+		snprintf(res->msg, sizeof res->msg,
+		         "global-memory race in kernel %s: %s by thread (%u,%u,%u) of block (%u,%u,%u) and %s by thread (%u,%u,%u) of block (%u,%u,%u), at byte offset %llu of a %llu-byte buffer, with nothing ordering them",
+		         L->k->name, other_write ? "write" : "read", ot.x, ot.y, ot.z, ob.x, ob.y, ob.z, write ? "write" : "read",
+		         f->t.tid.x, f->t.tid.y, f->t.tid.z, w->bid.x, w->bid.y, w->bid.z, (unsigned long long)(a - r.base),
+		         (unsigned long long)r.size);
+	}
+	pthread_mutex_unlock(&L->mu);
+}
+
+// resolve_pending reports thread i's pending conflict if its write
+// changed the bytes.
+static void resolve_pending(Worker* w, Fiber* f, uint32_t i) {
+	GPending* p = &w->pend[i];
+	if (!p->active) return;
+	p->active = false;
+	w->npend--;
+	if (memcmp((const void*)p->addr, p->old, p->n) != 0)
+		report_global_race(w, f, p->bi, p->addr, true, p->other_write, p->other, p->other_pc, p->pc);
+}
+
+// resolve_all_pending settles the block's pending conflicts at its end.
+static void resolve_all_pending(Worker* w) {
+	for (uint32_t i = 0; i < w->n && w->npend; i++) resolve_pending(w, fiber_at(w, i), i);
+	w->npend = 0;
+}
+
+// ordered reports whether an earlier access by thread g (block epoch ep,
+// warp-fence epoch wep) is ordered before the current thread's access.
+static inline bool ordered(Launch* L, Worker* w, Fiber* f, uint32_t me, uint32_t g, uint32_t ep, uint16_t wep) {
+	if (g == 0 || g == me) return true;
+	uint32_t ob = (g - 1) / L->nthreads, mb = (me - 1) / L->nthreads;
+	if (ob != mb) return L->syncs[ob].load(std::memory_order_relaxed) || L->syncs[mb].load(std::memory_order_relaxed);
+	if (ep != w->epoch) return true;
+	uint32_t ot = (g - 1) % L->nthreads;
+	return ot / KBS_WARP == f->t.warp && wep != (uint16_t)w->warps[f->t.warp].epoch;
+}
+
+// mark_sync notes that the current block used a fence or a global atomic.
+static void mark_sync(Worker* w) {
+	Launch* L = w->L;
+	uint64_t b = w->bid.x + (uint64_t)L->d.grid.x * (w->bid.y + (uint64_t)L->d.grid.y * w->bid.z);
+	L->syncs[b].store(1, std::memory_order_relaxed);
+}
+
+static void global_race(Worker* w, Fiber* f, int bi, uintptr_t a, size_t n, bool write, uint64_t pc) {
+	Launch* L = w->L;
+	const BufRange& r = L->bufs[bi];
+	GShadow* sh = L->gshadow[bi].load(std::memory_order_acquire);
+	if (!sh) {
+		size_t len = ((r.size + 3) / 4) * sizeof(GShadow);
+		void* p = mmap(nullptr, len ? len : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED) return;
+		GShadow* expect = nullptr;
+		if (L->gshadow[bi].compare_exchange_strong(expect, (GShadow*)p)) {
+			sh = (GShadow*)p;
+		} else {
+			munmap(p, len ? len : 1);
+			sh = expect;
+		}
+	}
+	uint32_t me = gtid_of(L, w, f);
+	uint32_t ep = w->epoch;
+	uint16_t wep = (uint16_t)w->warps[f->t.warp].epoch;
+	uint64_t off = a - r.base;
+	bool conflict = false, cw = false;
+	uint32_t other = 0;
+	uint64_t opc = 0;
+	for (uint64_t g = off / 4; g <= (off + n - 1) / 4; g++) {
+		uint64_t lo = std::max<uint64_t>(off, g * 4), hi = std::min<uint64_t>(off + n, g * 4 + 4);
+		uint8_t mask = (uint8_t)(((1u << (hi - lo)) - 1) << (lo - g * 4));
+		std::atomic<uint8_t>& lk = L->glocks[(g >> 4) & 1023];
+		while (lk.exchange(1, std::memory_order_acquire)) {
+		}
+		GShadow* s = &sh[g];
+		if (!conflict && (s->wmask & mask) && !ordered(L, w, f, me, s->w, s->w_ep, s->w_wep)) {
+			conflict = true, cw = true, other = s->w, opc = 0;
+		}
+		if (write) {
+			if (!conflict && (s->r1mask & mask) && !ordered(L, w, f, me, s->r1, s->r1_ep, s->r1_wep))
+				conflict = true, cw = false, other = s->r1;
+			if (!conflict && (s->r2mask & mask) && !ordered(L, w, f, me, s->r2, s->r2_ep, s->r2_wep))
+				conflict = true, cw = false, other = s->r2;
+			if (s->w != me || s->w_ep != ep) s->wmask = 0;
+			s->w = me, s->w_ep = ep, s->w_wep = wep, s->wmask |= mask;
+			s->r1 = s->r2 = 0, s->r1mask = s->r2mask = 0;
+		} else if (s->r1 == 0 || s->r1 == me) {
+			if (s->r1 != me || s->r1_ep != ep) s->r1mask = 0;
+			s->r1 = me, s->r1_ep = ep, s->r1_wep = wep, s->r1mask |= mask;
+		} else {
+			if (s->r2 != me || s->r2_ep != ep) s->r2mask = 0;
+			s->r2 = me, s->r2_ep = ep, s->r2_wep = wep, s->r2mask |= mask;
+		}
+		lk.store(0, std::memory_order_release);
+	}
+	if (!conflict) return;
+	(void)opc;
+	if (!write) {
+		report_global_race(w, f, bi, a, false, true, other, 0, pc);
+		return;
+	}
+	// Report the write once it is seen to change the bytes.
+	GPending* p = &w->pend[f->t.linear];
+	if (p->active) return;
+	p->active = true;
+	w->npend++;
+	p->addr = a;
+	p->n = (uint32_t)std::min<size_t>(n, sizeof p->old);
+	memcpy(p->old, (const void*)a, p->n);
+	p->other = other;
+	p->other_write = cw;
+	p->pc = pc;
+	p->other_pc = 0;
+	p->bi = bi;
+}
 
 // ---------------------------------------------------------------------
 // The profiler: counting requests the way the hardware serves them.
@@ -1754,6 +1977,7 @@ static inline void access(uintptr_t a, size_t n, bool write, void* pc) {
 	Fiber* f = w->cur;
 	if (!f) return;
 	if ((++w->naccess & 0xffff) == 0) check_deadline(w);
+	if (w->npend) resolve_pending(w, f, f->t.linear);
 	// A thread's own stack (or, through a collective, another's).
 	if (a - (uintptr_t)w->stacks < (uintptr_t)w->nstacks * KBS_STACK_SIZE) return;
 	if (a - w->smem_lo < w->smem_size) {
@@ -1765,6 +1989,7 @@ static inline void access(uintptr_t a, size_t n, bool write, void* pc) {
 		return;
 	}
 	int bi = global_access(w, f, a, n, write, (uint64_t)pc);
+	if (bi >= 0 && w->L->grace) global_race(w, f, bi, a, n, write, (uint64_t)pc);
 	if (w->prof && bi >= 0) {
 		prof_access(w, f, a, n, write ? RK_GST : RK_GLD, (uint64_t)pc);
 		mark_sectors(w->L, write ? w->L->wr_bits : w->L->rd_bits, bi, a, n);
@@ -1828,6 +2053,7 @@ static inline void atomic_access(void* a, size_t n, void* pc) {
 		return;
 	}
 	int bi = global_access(w, w->cur, p, n, true, (uint64_t)pc);
+	if (bi >= 0 && w->L->grace) mark_sync(w);
 	if (w->prof && bi >= 0) {
 		prof_access(w, w->cur, p, n, RK_GATOM, (uint64_t)pc);
 		mark_sectors(w->L, w->L->rd_bits, bi, p, n);
@@ -1874,7 +2100,11 @@ ATOMICS(64, uint64_t)
 #undef RMW
 #undef ATOMICS
 
-HOOK void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+HOOK void __tsan_atomic_thread_fence(int) {
+	Worker* w = tls_worker;
+	if (w && w->cur && w->L && w->L->grace) mark_sync(w);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 HOOK void __tsan_atomic_signal_fence(int) {}
 
 KBS_API uint64_t kbs_clock64() {
