@@ -81,7 +81,8 @@ type MMAKind struct {
 // product: a multiply-add counts 2.
 func (k MMAKind) FLOPs() float64 { return 2 * float64(k.M) * float64(k.N) * float64(k.K) }
 
-// mmaKindTable names KBS_MMA_*, by index.
+// mmaKindTable names KBS_MMA_* (kbsimt_abi.h: the kinds CUDA device
+// code passes to __kbsimt_mma), by index.
 var mmaKindTable = [mmaKinds]MMAKind{
 	{"m16n8k16.f16", 16, 8, 16},
 	{"m16n8k16.bf16", 16, 8, 16},
@@ -92,18 +93,6 @@ var mmaKindTable = [mmaKinds]MMAKind{
 	{"simdgroup8x8x8.f16", 8, 8, 8},
 	{"", 0, 0, 0},
 }
-
-// MMA kinds for Kernel code: the kind argument of __kbsimt_mma in CUDA
-// device code (KBS_MMA_* in kbsimt_abi.h).
-const (
-	MMAm16n8k16F16 = iota
-	MMAm16n8k16BF16
-	MMAm16n8k16S8
-	MMAm16n8k32S8
-	MMAm16n8k8TF32
-	MMASimdgroupF32
-	MMASimdgroupF16
-)
 
 // GlobalCounters count global-memory requests of one kind.
 type GlobalCounters struct {
