@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline ggml-side ggml-side-ops lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters ggml-side ggml-side-ops lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -14,6 +14,7 @@ help:
 	@echo "bench      go test -bench \$$(BENCH) (BENCH=Op/MUL_MAT/q4_0 BENCHTIME=2s make bench)"
 	@echo "roofline   opbench roofline: this machine's peak GFLOP/s and GB/s at 1 and 2 threads"
 	@echo "baseline   the committed baseline sweeps in results/<machine>/ (see results/README.md)"
+	@echo "gpu-counters  emulator counters and roofline estimates of every CUDA and Metal kernel at the llama-7b preset, in results/gpu-counters/"
 	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side, every op (GGML=path/to/test-backend-ops; see README; about 2 h)"
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
 	@echo "lint       gofmt -l, go vet and staticcheck"
@@ -40,6 +41,12 @@ roofline:
 baseline: roofline
 	$(GO) run ./cmd/opbench sweep -op mul_mat -type q4_0,q8_0 -m 4096 -n 1,512 -k 4096 -t 2 -name baseline-mul_mat -plot
 	$(GO) run ./cmd/opbench sweep -preset llama-7b -n 1,32 -tier generic,avx2 -t 2 -name baseline-llama-7b -plot
+
+GPU_COUNTERS_N ?= 1,512
+
+gpu-counters:
+	$(GO) run ./cmd/opbench profile -backend cuda-emu -preset llama-7b -n $(GPU_COUNTERS_N) -gpu h100,a100,l4 -json results/gpu-counters/llama-7b-cuda-emu.json -csv results/gpu-counters/llama-7b-cuda-emu.csv > results/gpu-counters/llama-7b-cuda-emu.txt
+	$(GO) run ./cmd/opbench profile -backend metal-emu -preset llama-7b -n $(GPU_COUNTERS_N) -gpu m2max,m3max -json results/gpu-counters/llama-7b-metal-emu.json -csv results/gpu-counters/llama-7b-metal-emu.csv > results/gpu-counters/llama-7b-metal-emu.txt
 
 GGML ?= $(KERNBENCH_GGML)
 

@@ -69,6 +69,12 @@ func TestMetalSimdFunctions(t *testing.T) {
 				}
 				return v
 			}
+			b2i := func(b bool) int {
+				if b {
+					return 1
+				}
+				return 0
+			}
 			b2f := func(b bool) float32 {
 				if b {
 					return 1
@@ -82,7 +88,7 @@ func TestMetalSimdFunctions(t *testing.T) {
 			want := []float32{
 				float32(n * (n + 1) / 2), float32(n), 1, 40320,
 				float32((l + 1) * (l + 2) / 2), float32(l * (l + 1) / 2),
-				own((l + 7) % 32), own(l + 3), own(up), own(l ^ 5), 10,
+				own((l + 7) % n), own(l + 3*b2i(n == 32)), own(up), own(l ^ 5), 10,
 				b2f(n == 32), b2f(n != 32), float32(16*(l/4) + 10), 1, float32(n * (n + 1)),
 			}
 			for j := range want {

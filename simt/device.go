@@ -641,6 +641,14 @@ func (m *Module) fault(kernel string, r *cResult) error {
 	switch f.Kind {
 	case Race:
 		f.Threads = []Dim3{r.Thread[0], r.Thread[1]}
+		if r.BufBase != 0 {
+			// A global-memory race: the runtime names the buffer offset;
+			// only the second access's place is known.
+			f.Buffer = m.dev.buffer(uintptr(r.BufBase))
+			f.Offset = int64(r.Addr - r.BufBase)
+			f.Where = m.where([]uint64{r.PC[1]}, []bool{r.Write[1] != 0})
+			break
+		}
 		f.Msg += " of " + m.sharedVar(r.SmemOffset) + ", with no barrier between"
 		f.Where = m.where([]uint64{r.PC[0], r.PC[1]}, []bool{r.Write[0] != 0, r.Write[1] != 0})
 	case OutOfBounds, NullPointer:

@@ -78,12 +78,59 @@
 //     ordered by __syncwarp or simdgroup_barrier (compute-sanitizer's
 //     racecheck); reported with both threads, both source lines and the
 //     __shared__ variable;
+//   - global-memory races: two threads of one launch touching the same
+//     bytes of a device buffer, at least one writing, that no barrier
+//     (or, within a warp, warp fence) orders; blocks that use a fence or
+//     a global atomic are exempt across blocks (the checker does not
+//     follow those orders), atomics are not tracked, separate launches
+//     never race, and a conflicting store is reported only when it
+//     changes the bytes (threads storing the same value are benign).
+//     compute-sanitizer's racecheck covers shared memory only;
 //   - accesses outside a device buffer (each has 4 KiB red zones; the
 //     access is stopped before it happens), past a __shared__ or
 //     threadgroup array (a red zone follows each), outside the dynamic
 //     shared memory or threadgroup regions the launch gave, and through
 //     null pointers;
 //   - stack overflows and launches that run past their time limit.
+//
+// # Profiling
+//
+// Device.StartProfile counts every launch that follows (by Launch or
+// through the emulated CUDA driver) until StopProfile returns a
+// KernelProfile per launch: what it asks of the memory system, the way an
+// NVIDIA GPU serves it. In a checked module every access reaches the
+// runtime, and the lanes of a warp run one after another, so the runtime
+// files each access under its warp, its static site (the code address of
+// the access) and its dynamic instance (the n-th time that lane got
+// there): one such group is one warp-level request, as the hardware
+// issues it. Groups are complete, and counted, when every lane has passed
+// them: at each barrier, at the end of the block, and at a collective all
+// the warp's live lanes join. Per launch:
+//
+//   - global loads, stores and atomics: requests, 32-byte sectors touched
+//     (4 a request for 32 lanes reading consecutive floats, 32 for lanes
+//     128 bytes apart), bytes asked for, active lanes; atomics' lanes
+//     that hit an address another lane of the request hit;
+//   - per device buffer, the unique sectors read and written over the
+//     launch: a lower bound of its DRAM traffic;
+//   - shared memory: requests and wavefronts under 32 banks of 4 bytes
+//     (8-byte accesses by half-warps, 16-byte by quarter-warps, lanes of
+//     one word a broadcast), and the ideal wavefronts, so that bank
+//     conflicts are the difference;
+//   - warp efficiency: active lanes per memory request over 32 (the
+//     emulator sees memory instructions, not arithmetic);
+//   - barriers, collectives and matrix products by shape (Metal's
+//     simdgroup products; a CUDA kernel's emulation of mma.sync reports
+//     each product with __kbsimt_mma);
+//   - geometry: grid, block, dynamic shared memory and the static shared
+//     variables the kernel touched.
+//
+// With ProfileOptions.SampleBlocks, a large launch runs only a
+// deterministic sample of its blocks (the grid's corners and blocks spread
+// evenly over it), for speed: its output is then not the kernel's, and
+// KernelProfile.Extrapolate scales the counters to the grid. Profiling is
+// device-wide: every launch while it is on is counted (and sampled).
+// The counters are properties of the access pattern, never a time.
 //
 // Shared memory is filled with 0xff bytes at each block's start in
 // Checked mode, so a read of shared memory nobody wrote shows up as NaN
@@ -100,9 +147,11 @@
 // an overrun of it is reported with the array's name; an overrun of a
 // file-scope shared variable or of several declared together (float
 // a[4], b[4]) is not, nor one that jumps past the red zone into the next
-// variable. Reading a shuffle from a lane
-// that does not take part gives the reader's own value (the device's
-// result is undefined). simdgroup_matrix::thread_elements is refused: the
+// variable. A CUDA *_sync shuffle that reads a lane
+// outside its mask gives the reader's own value (the device's result is
+// undefined); a Metal simd_* or quad_* shuffle that reads a lane that is
+// not active (one that has returned, or that a partial simdgroup lacks)
+// is a warp-misuse fault. simdgroup_matrix::thread_elements is refused: the
 // lane layout of Apple's simdgroup matrices is not documented, so the
 // emulator's (lane l holds elements 2l and 2l+1) must not leak.
 package simt

@@ -215,3 +215,66 @@ extern "C" __global__ void racy(int* out) { fill<32>(out); }
 		fault(t, err, Race, "shared variable s of fill<32>")
 	}
 }
+
+// TestFaultGlobalRace: conflicting accesses of device memory by threads
+// of one launch that nothing orders are races; same-value stores,
+// barrier-ordered accesses, neighbouring bytes, atomics, fence-published
+// results and separate launches are not.
+func TestFaultGlobalRace(t *testing.T) {
+	mod := load(t, "faults.cu", Checked)
+	for _, tc := range []struct {
+		kernel string
+		grid   uint32
+		args   func() []any
+		want   []string
+	}{
+		{"global_ww_blocks", 2, func() []any { return []any{alloc(t, 4)} },
+			[]string{"global-memory race in kernel global_ww_blocks", "write by thread (0,0,0) of block (0,0,0) and write by thread (0,0,0) of block (1,0,0)", "byte offset 0 of a 4-byte buffer", "faults.cu:"}},
+		{"global_ww_threads", 1, func() []any { return []any{alloc(t, 4)} },
+			[]string{"write by thread (0,0,0) of block (0,0,0) and write by thread (1,0,0) of block (0,0,0)"}},
+		{"global_rw_blocks", 2, func() []any { return []any{alloc(t, 8), alloc(t, 4)} },
+			[]string{"global-memory race in kernel global_rw_blocks", "byte offset 4 of a 8-byte buffer"}},
+	} {
+		t.Run(tc.kernel, func(t *testing.T) {
+			_, err := kernel(t, mod, tc.kernel).Launch(Launch{Grid: d1(tc.grid), Block: d1(32), Args: tc.args(), Workers: 1})
+			f := fault(t, err, Race, tc.want...)
+			if f.Buffer == nil {
+				t.Errorf("the fault names no buffer")
+			}
+		})
+	}
+	t.Run("benign", func(t *testing.T) {
+		const blocks, threads = 4, 64
+		out := alloc(t, 4*blocks*threads)
+		_, err := kernel(t, mod, "global_benign").Launch(Launch{Grid: d1(blocks), Block: d1(threads),
+			Args: []any{alloc(t, 4), alloc(t, 4*blocks), alloc(t, blocks*threads), alloc(t, 4), out}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := u32s(out); got[threads*3+5] != 8 {
+			t.Errorf("out = %v", got[threads*3+5])
+		}
+	})
+	t.Run("last_block", func(t *testing.T) {
+		out := alloc(t, 4)
+		_, err := kernel(t, mod, "global_last_block").Launch(Launch{Grid: d1(8), Block: d1(32), Args: []any{alloc(t, 32), alloc(t, 4), out}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f32s(out)[0]; got != 36 {
+			t.Errorf("sum %v, want 36", got)
+		}
+	})
+	t.Run("separate_launches", func(t *testing.T) {
+		out := alloc(t, 4)
+		k := kernel(t, mod, "store_first")
+		for i := int32(1); i <= 2; i++ {
+			if _, err := k.Launch(Launch{Grid: d1(2), Block: d1(32), Args: []any{out, i}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := u32s(out)[0]; got != 2 {
+			t.Errorf("out %d, want 2", got)
+		}
+	})
+}

@@ -91,6 +91,10 @@ type rtFuncs struct {
 	moduleChecks func(mod unsafe.Pointer) int32
 	launch       func(mod unsafe.Pointer, k int32, d *cLaunchDesc, r *cResult) int32
 	lastFault    func(r *cResult, mod *unsafe.Pointer, kernel *int32) int32
+	profStart    func(sample uint64)
+	profStop     func() int32
+	profGet      func(i int32, out *cProf, bufs *cProfBuf, statics *uint64) int32
+	profSizes    func(out *[3]uint64)
 }
 
 // loadRuntime opens the runtime library at path and starts its workers.
@@ -114,6 +118,8 @@ func loadRuntime(path string, workers int) (*rtFuncs, int, error) {
 		{&f.moduleKernel, "kbs_module_kernel"}, {&f.moduleBase, "kbs_module_base"},
 		{&f.modulePath, "kbs_module_path"}, {&f.moduleChecks, "kbs_module_checks"},
 		{&f.launch, "kbs_launch"}, {&f.lastFault, "kbs_driver_last_fault"},
+		{&f.profStart, "kbs_profile_start"}, {&f.profStop, "kbs_profile_stop"},
+		{&f.profGet, "kbs_profile_get"}, {&f.profSizes, "kbs_profile_sizes"},
 	} {
 		sym, err := purego.Dlsym(h, r.name)
 		if err != nil {
@@ -129,6 +135,11 @@ func loadRuntime(path string, workers int) (*rtFuncs, int, error) {
 	want := [3]uint64{uint64(unsafe.Sizeof(cResult{})), uint64(unsafe.Sizeof(cLaunchDesc{})), uint64(unsafe.Sizeof(cKernelDesc{}))}
 	if sz[0] != want[0] || sz[1] != want[1] || sz[2] != want[2] {
 		return nil, 0, fmt.Errorf("simt: runtime structure sizes %v differ from the package's %v", sz[:3], want)
+	}
+	var psz [3]uint64
+	f.profSizes(&psz)
+	if psz != [3]uint64{uint64(unsafe.Sizeof(cProf{})), uint64(unsafe.Sizeof(cProfBuf{})), pcN} {
+		return nil, 0, fmt.Errorf("simt: runtime profile structure sizes %v differ from the package's", psz)
 	}
 	n := f.init(int32(workers))
 	if n <= 0 {

@@ -16,6 +16,8 @@ import (
 type tlsSym struct {
 	name      string
 	off, size uint64
+	// red: a function-scope array, whose size includes its red zone.
+	red bool
 }
 
 // sharedVar says where offset off of the module's shared memory (its TLS
@@ -65,7 +67,7 @@ func (m *Module) loadTLSSyms() {
 		if elf.ST_TYPE(s.Info) != elf.STT_TLS || s.Size == 0 {
 			continue
 		}
-		m.tls = append(m.tls, tlsSym{name: s.Name, off: s.Value, size: s.Size})
+		m.tls = append(m.tls, tlsSym{name: s.Name, off: s.Value, size: s.Size, red: strings.Contains(s.Name, "kbs_sh_")})
 	}
 	sort.Slice(m.tls, func(i, j int) bool { return m.tls[i].off < m.tls[j].off })
 	// Demangle: static locals are _ZZ<function>E<name>.

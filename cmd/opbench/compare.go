@@ -40,6 +40,13 @@ them (threads 2 in A, 1 in B; backend cpu-generic against cpu-avx2) is left
 out of the join automatically, so that such A/B runs pair up; -ignore
 leaves out more.
 
+Given two opbench profile record files instead, it joins their kernels
+(op, type, shape, backend, kernel and launch number) and lists each
+counter that differs by more than 1%: sectors per request, global
+requests, bank conflicts, warp efficiency, DRAM bytes, tensor share and
+the first GPU's estimate, marked better or WORSE; -fail-on-regression
+exits 1 when one is worse.
+
 Exits 1 when -fail-on-regression is set and a point is slower, 2 for a bad
 command line or unreadable files.
 
@@ -113,6 +120,26 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return usageError(stderr, "compare", err)
+	}
+	if pa, ok, err := readProfileSet(cfg.a); ok || err != nil {
+		pb, okb, errb := readProfileSet(cfg.b)
+		switch {
+		case err != nil:
+			return usageError(stderr, "compare", err)
+		case errb != nil:
+			return usageError(stderr, "compare", errb)
+		case !okb:
+			return usageError(stderr, "compare", fmt.Errorf("%s holds opbench profile records, %s does not", cfg.a, cfg.b))
+		}
+		worse, err := compareProfiles(stdout, pa, pb, cfg.a, cfg.b)
+		if err != nil {
+			return usageError(stderr, "compare", err)
+		}
+		if cfg.failOnRegr && worse > 0 {
+			fmt.Fprintf(stderr, "opbench compare: %d counter(s) worse\n", worse)
+			return exitFailure
+		}
+		return exitOK
 	}
 	a, err := bench.ReadFile(cfg.a)
 	if err != nil {

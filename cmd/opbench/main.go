@@ -10,6 +10,7 @@
 //	sweep      measure ops x types x sizes x backends x threads into JSON/CSV records
 //	compare    compare two record sets point by point, with a verdict from the samples
 //	plot       chart a record set: throughput vs size, and a roofline chart
+//	profile    count each GPU kernel's memory requests, bank conflicts and tensor work on the emulator, with a roofline estimate for named GPUs
 //	roofline   measure this machine's peak FLOP/s and read bandwidth
 //	ggml       time the same points on ggml's CPU backend and kernbench, alternating
 //	backends   list the registered backends, with why one cannot open here
@@ -46,6 +47,7 @@ var commands = []command{
 	{name: "sweep", summary: "measure ops x types x sizes x backends x threads into JSON/CSV records", run: runSweep},
 	{name: "compare", summary: "compare two record sets point by point: faster, slower or within noise", run: runCompare},
 	{name: "plot", summary: "chart a record set: throughput vs size, and a roofline chart (PNG, SVG)", run: runPlot},
+	{name: "profile", summary: "count each GPU kernel's memory requests, bank conflicts and tensor work on the emulator, with a roofline estimate for named GPUs", run: runProfile},
 	{name: "roofline", summary: "measure this machine's peak FLOP/s and read bandwidth per thread count", run: runRoofline},
 	{name: "ggml", summary: "time the same points on ggml's CPU backend (its test-backend-ops) and kernbench, alternating", run: runGGML},
 	{name: "backends", summary: "list the registered backends and their variants, with why one cannot open here", run: runBackends},
@@ -100,6 +102,7 @@ Examples:
 	opbench plot results/<machine-id>/sweep-<date>.json
 	opbench compare base.json new.json -fail-on-regression
 	opbench roofline -t 1,2
+	opbench profile -backend cuda-emu -op mul_mat -type q4_0 -m 4096 -k 4096 -n 1,512
 	opbench backends                          # what -backend takes, and what can open here
 	opbench kernels -arch sm_90               # registers, occupancy and SASS mix of the CUDA kernels
 

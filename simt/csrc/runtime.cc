@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <atomic>
 #include <new>
+#include <unordered_map>
 #include <vector>
 
 
@@ -347,6 +348,66 @@ struct Shadow {
 	uint64_t w_pc, r_pc;
 };
 
+// ---------------------------------------------------------------------
+// The profiler's per-worker state. Lanes of a warp run one after another
+// here, so each access is filed under its warp, its static site (the
+// code address that made it) and its dynamic instance (how many times the
+// lane has been there before); the accesses of one key are one request,
+// as a warp's lanes issue one instruction together on the device. Keys are
+// complete when every lane has passed them: at a barrier and at the end
+// of the block, where the requests are counted and dropped.
+
+enum { RK_GLD, RK_GST, RK_GATOM, RK_SLD, RK_SST, RK_SATOM };
+
+struct ProfReq {
+	uint64_t pc;
+	uint32_t inst;
+	uint16_t kind;
+	uint16_t warp;
+	uint32_t lanes; // mask of the lanes that took part
+	uint64_t addr[KBS_WARP];
+	uint32_t size[KBS_WARP];
+};
+
+struct ReqKey {
+	uint64_t pc;
+	uint32_t warp, inst;
+	bool operator==(const ReqKey& o) const { return pc == o.pc && warp == o.warp && inst == o.inst; }
+};
+
+struct ReqKeyHash {
+	size_t operator()(const ReqKey& k) const {
+		uint64_t h = k.pc * 0x9e3779b97f4a7c15ull ^ ((uint64_t)k.warp << 32 | k.inst) * 0xc2b2ae3d27d4eb4full;
+		return (size_t)(h ^ h >> 29);
+	}
+};
+
+struct WorkerProf {
+	std::unordered_map<uint64_t, uint32_t> inst; // (pc << 10 | thread) -> times there
+	std::unordered_map<ReqKey, uint32_t, ReqKeyHash> open; // -> index in reqs
+	std::vector<ProfReq> reqs;
+	uint64_t c[KBS_PC_N];
+	std::vector<uint8_t> statics; // 16-byte chunks of static shared memory touched
+};
+
+// The shadow of one 4-byte granule of a buffer: its last writer and up to
+// two readers since, each a global thread id + 1 with the block epoch,
+// warp-fence epoch and bytes of the access.
+struct GShadow {
+	uint32_t w, w_ep, r1, r1_ep, r2, r2_ep;
+	uint16_t w_wep, r1_wep, r2_wep;
+	uint8_t wmask, r1mask, r2mask, pad;
+};
+
+struct GPending {
+	uintptr_t addr;
+	uint32_t n, other;
+	uint64_t pc, other_pc;
+	int bi;
+	bool active, other_write;
+	uint8_t old[16];
+};
+
 struct Launch;
 
 struct Worker {
@@ -358,6 +419,7 @@ struct Worker {
 	size_t region_len;
 	void* sched_sp;
 	Fiber* cur;
+	Group* coll; // the collective whose completion runs
 	Launch* L;
 	// The block.
 	kbs_dim3 bid;
@@ -375,6 +437,10 @@ struct Worker {
 	std::vector<std::pair<uint64_t, uint64_t>>* red;
 	uint32_t epoch;
 	uint64_t naccess;
+	struct GPending* pend; // per thread of the block: a conflict awaiting its value check
+	uint32_t npend;
+	WorkerProf* prof; // the profiler's state, when the launch is profiled
+	WorkerProf* prof_store;
 	// Counters.
 	uint64_t blocks, switches, barriers, collectives;
 };
@@ -397,9 +463,27 @@ struct Launch {
 	uint64_t dyn_bytes; // dynamic shared memory the launch uses
 	uint64_t tg_off[KBS_MAX_TG];
 	int nworkers;
+	// Profiling: the blocks to run (all when empty), and per buffer of
+	// bufs the bitmaps of the sectors read and written.
+	bool profile;
+	std::vector<uint64_t> sample;
+	std::atomic<uint64_t*>* rd_bits;
+	std::atomic<uint64_t*>* wr_bits;
+	// Global-memory race checks (checked launches): a shadow per device
+	// buffer, made on its first access; per block, whether it used a
+	// fence or a global atomic (then it may order accesses across
+	// blocks); striped locks over the shadows.
+	bool grace;
+	uint32_t nthreads;
+	std::atomic<struct GShadow*>* gshadow;
+	std::atomic<uint8_t>* syncs;
+	std::atomic<uint8_t> glocks[1024];
 };
 
 static __thread Worker* tls_worker;
+
+static void prof_flush(Worker* w, int warp);
+static void resolve_all_pending(Worker* w);
 
 static double now_s() {
 	struct timespec ts;
@@ -519,8 +603,13 @@ static void lanes_string(uint32_t mask, char* buf, size_t len) {
 
 // complete runs group g's completion and wakes its lanes.
 static void complete(Worker* w, WarpState* ws, Group* g, uint32_t warp) {
+	w->coll = g;
 	if (g->fn) g->fn(g->data, g->arrived);
+	w->coll = nullptr;
 	if (g->flags & KBS_COLL_FENCE) ws->epoch++;
+	// Bound the profiler's pending requests: when every live lane of the
+	// warp is here, the warp's requests so far are complete.
+	if (w->prof && w->prof->reqs.size() > 65536 && g->arrived == (ws->lanes & ~ws->done)) prof_flush(w, (int)warp);
 	for (int l = 0; l < KBS_WARP; l++) {
 		if (!(g->arrived >> l & 1)) continue;
 		Fiber* f = fiber_at(w, warp * KBS_WARP + l);
@@ -733,6 +822,7 @@ static bool release_barrier(Worker* w) {
 		for (uint32_t i = 0; i < w->n; i++) w->bar_data[i] = fiber_at(w, i)->data;
 		first->bar_fn(w->bar_data, w->n);
 	}
+	prof_flush(w, -1);
 	for (uint32_t i = 0; i < w->n; i++) fiber_at(w, i)->state = F_RUNNABLE;
 	w->nbarrier = 0;
 	w->epoch++;
@@ -835,7 +925,30 @@ static bool bind_module(Worker* w, const Module* m) {
 	return true;
 }
 
+static void run_block_threads(Worker* w, Launch* L, uint64_t b);
+
+// run_block runs block b (a linear index) of the launch.
 static void run_block(Worker* w, Launch* L, uint64_t b) {
+	WorkerProf* P = w->prof;
+	if (P) {
+		P->inst.clear();
+		P->open.clear();
+		P->reqs.clear();
+	}
+	run_block_threads(w, L, b);
+	if (w->npend) resolve_all_pending(w);
+	if (P && L->abort.load()) {
+		// A block cut short is not counted.
+		P->reqs.clear();
+		P->open.clear();
+	} else if (P) {
+		prof_flush(w, -1);
+		P->c[KBS_PC_BLOCKS_RUN]++;
+		P->c[KBS_PC_WARPS] += (w->n + KBS_WARP - 1) / KBS_WARP;
+	}
+}
+
+static void run_block_threads(Worker* w, Launch* L, uint64_t b) {
 	const kbs_dim3 gd = L->d.grid, bd = L->d.block;
 	w->bid = kbs_dim3{(uint32_t)(b % gd.x), (uint32_t)((b / gd.x) % gd.y), (uint32_t)(b / ((uint64_t)gd.x * gd.y))};
 	uint32_t n = bd.x * bd.y * bd.z;
@@ -919,11 +1032,24 @@ static void run_launch(Worker* w, Launch* L) {
 		return;
 	}
 	if (!bind_module(w, L->mod)) return;
+	if (L->grace && !w->pend) w->pend = new GPending[KBS_MAX_THREADS]();
+	if (w->pend) {
+		for (int i = 0; i < KBS_MAX_THREADS; i++) w->pend[i].active = false;
+	}
+	w->npend = 0;
+	w->prof = nullptr;
+	if (L->profile) {
+		if (!w->prof_store) w->prof_store = new WorkerProf();
+		w->prof = w->prof_store;
+		memset(w->prof->c, 0, sizeof w->prof->c);
+		w->prof->statics.assign(w->smem_size / 16 + 1, 0);
+	}
+	uint64_t nrun = L->sample.empty() ? L->nblocks : L->sample.size();
 	for (;;) {
 		if (L->abort.load(std::memory_order_relaxed)) break;
 		uint64_t b = L->next.fetch_add(1);
-		if (b >= L->nblocks) break;
-		run_block(w, L, b);
+		if (b >= nrun) break;
+		run_block(w, L, L->sample.empty() ? b : L->sample[b]);
 	}
 	w->cur = nullptr;
 }
@@ -998,6 +1124,141 @@ KBS_API int kbs_init(int workers) {
 }
 
 KBS_API int kbs_abi_version() { return KBS_ABI_VERSION; }
+
+// ---------------------------------------------------------------------
+// Profiling sessions: while one is on, every launch is counted and its
+// record kept until the host takes it. Guarded by G.launch_mu.
+
+struct ProfRecord {
+	kbs_prof p;
+	std::vector<kbs_prof_buf> bufs;
+	std::vector<uint64_t> statics;
+};
+
+static struct {
+	bool on;
+	uint64_t sample;
+	std::vector<ProfRecord>* recs;
+} PS;
+
+// kbs_profile_start profiles the launches that follow; with sample > 0,
+// a launch of more blocks runs only a deterministic sample of about that
+// many (the corner blocks of the grid and evenly spaced ones), for the
+// counters alone: its results are not the kernel's.
+KBS_API void kbs_profile_start(uint64_t sample) {
+	pthread_mutex_lock(&G.launch_mu);
+	PS.on = true;
+	PS.sample = sample;
+	if (!PS.recs) PS.recs = new std::vector<ProfRecord>();
+	PS.recs->clear();
+	pthread_mutex_unlock(&G.launch_mu);
+}
+
+// kbs_profile_stop ends profiling; the records stay until the next start.
+KBS_API int kbs_profile_stop() {
+	pthread_mutex_lock(&G.launch_mu);
+	PS.on = false;
+	int n = PS.recs ? (int)PS.recs->size() : 0;
+	pthread_mutex_unlock(&G.launch_mu);
+	return n;
+}
+
+// kbs_profile_get copies record i; its buffers and static shared chunks
+// go to bufs and statics when those are not nil (nbufs and nstatic say
+// how many).
+KBS_API int kbs_profile_get(int i, kbs_prof* out, kbs_prof_buf* bufs, uint64_t* statics) {
+	pthread_mutex_lock(&G.launch_mu);
+	int ok = PS.recs && i >= 0 && i < (int)PS.recs->size();
+	if (ok) {
+		const ProfRecord& r = (*PS.recs)[i];
+		*out = r.p;
+		if (bufs && !r.bufs.empty()) memcpy(bufs, r.bufs.data(), r.bufs.size() * sizeof(kbs_prof_buf));
+		if (statics && !r.statics.empty()) memcpy(statics, r.statics.data(), r.statics.size() * 8);
+	}
+	pthread_mutex_unlock(&G.launch_mu);
+	return ok ? 0 : -1;
+}
+
+// kbs_profile_sizes reports the sizes of the profile structures.
+KBS_API void kbs_profile_sizes(uint64_t* out) {
+	out[0] = sizeof(kbs_prof);
+	out[1] = sizeof(kbs_prof_buf);
+	out[2] = KBS_PC_N;
+}
+
+// sample_blocks picks about n blocks of grid g: its corners and blocks
+// spread evenly over the linear order, sorted.
+static std::vector<uint64_t> sample_blocks(kbs_dim3 g, uint64_t n) {
+	uint64_t N = (uint64_t)g.x * g.y * g.z;
+	std::vector<uint64_t> v;
+	for (int c = 0; c < 8; c++) {
+		uint64_t x = (c & 1) ? g.x - 1 : 0, y = (c & 2) ? g.y - 1 : 0, z = (c & 4) ? g.z - 1 : 0;
+		v.push_back(x + (uint64_t)g.x * (y + (uint64_t)g.y * z));
+	}
+	for (uint64_t i = 0; i < n; i++) v.push_back((uint64_t)(((2 * (unsigned __int128)i + 1) * N) / (2 * n)));
+	std::sort(v.begin(), v.end());
+	v.erase(std::unique(v.begin(), v.end()), v.end());
+	return v;
+}
+
+// prof_finish files the profile of launch L.
+static void prof_finish(Launch* L) {
+	ProfRecord rec;
+	memset(&rec.p, 0, sizeof rec.p);
+	rec.p.kernel = L->k->name;
+	rec.p.module = (void*)L->mod;
+	rec.p.grid = L->d.grid;
+	rec.p.block = L->d.block;
+	rec.p.dyn_shared = L->dyn_bytes;
+	std::vector<uint8_t> statics;
+	for (int i = 0; i < G.nworkers; i++) {
+		Worker* w = G.workers[i];
+		rec.p.c[KBS_PC_BARRIERS] += w->barriers;
+		rec.p.c[KBS_PC_COLLECTIVES] += w->collectives;
+		if (!w->prof || w->L != L) continue;
+		for (int j = 0; j < KBS_PC_N; j++) rec.p.c[j] += w->prof->c[j];
+		if (statics.size() < w->prof->statics.size()) statics.resize(w->prof->statics.size());
+		for (size_t j = 0; j < w->prof->statics.size(); j++) statics[j] |= w->prof->statics[j];
+		w->prof = nullptr;
+	}
+	rec.p.c[KBS_PC_BLOCKS] = L->nblocks;
+	rec.p.c[KBS_PC_INSTRUMENTED] = (L->checks & KBS_CHECK_MEMORY) && L->mod->checked;
+	for (size_t i = 0; i < L->bufs.size(); i++) {
+		uint64_t* rb = L->rd_bits[i].load();
+		uint64_t* wb = L->wr_bits[i].load();
+		if (!rb && !wb) continue;
+		kbs_prof_buf b{L->bufs[i].base, L->bufs[i].size, 0, 0};
+		uint64_t words = ((L->bufs[i].size + 31) / 32 + 63) / 64;
+		for (uint64_t j = 0; j < words; j++) {
+			if (rb) b.read_sectors += __builtin_popcountll(rb[j]);
+			if (wb) b.write_sectors += __builtin_popcountll(wb[j]);
+		}
+		free(rb);
+		free(wb);
+		rec.bufs.push_back(b);
+	}
+	for (size_t j = 0; j < statics.size(); j++)
+		if (statics[j]) rec.statics.push_back(j * 16);
+	rec.p.nbufs = rec.bufs.size();
+	rec.p.nstatic = rec.statics.size();
+	delete[] L->rd_bits;
+	delete[] L->wr_bits;
+	PS.recs->push_back(std::move(rec));
+}
+
+// kbs_coll_misuse stops the launch with a warp-misuse fault from a
+// collective's completion (device code: kbsimt_abi.h).
+KBS_API void kbs_coll_misuse(const char* why) {
+	Worker* w = tls_worker;
+	if (!w || !w->L) return;
+	Launch* L = w->L;
+	Group* g = w->coll;
+	pthread_mutex_lock(&L->mu);
+	fill_where(w, w->cur);
+	pthread_mutex_unlock(&L->mu);
+	set_fault(L, KBS_E_WARP, "kernel %s, block (%u,%u,%u): %s at %s:%d: %s", L->k->name, w->bid.x, w->bid.y, w->bid.z,
+	          g ? g->what : "collective", g ? base_name(g->file) : "?", g ? g->line : 0, why);
+}
 
 // kbs_launch runs kernel k of mod over the grid and waits for it. The
 // result holds the first fault, if any, and the launch's counters.
@@ -1090,6 +1351,24 @@ KBS_API int kbs_launch(void* mod, int k, const kbs_launch_desc* d, kbs_result* r
 	pthread_mutex_lock(&g_buf_mu);
 	if (g_bufs) L->bufs = *g_bufs;
 	pthread_mutex_unlock(&g_buf_mu);
+	L->nthreads = (uint32_t)threads;
+	L->grace = (d->checks & KBS_CHECK_MEMORY) && m->checked && blocks <= (1u << 26) && blocks * threads < 0xffffffffu;
+	L->gshadow = nullptr;
+	L->syncs = nullptr;
+	if (L->grace) {
+		L->gshadow = new std::atomic<GShadow*>[L->bufs.size() + 1]();
+		L->syncs = new std::atomic<uint8_t>[blocks]();
+	}
+	L->profile = PS.on;
+	L->rd_bits = L->wr_bits = nullptr;
+	if (L->profile) {
+		// A profiled launch runs without a time limit: profiling is
+		// slower, and a sampled launch's blocks are the costly ones.
+		L->deadline = 0;
+		if (PS.sample && blocks > PS.sample) L->sample = sample_blocks(d->grid, PS.sample);
+		L->rd_bits = new std::atomic<uint64_t*>[L->bufs.size() + 1]();
+		L->wr_bits = new std::atomic<uint64_t*>[L->bufs.size() + 1]();
+	}
 
 	// Workers bind the module's TLS themselves; the Metal threadgroup
 	// pointers depend on the worker, so the entry computes them from
@@ -1103,6 +1382,7 @@ KBS_API int kbs_launch(void* mod, int k, const kbs_launch_desc* d, kbs_result* r
 	pthread_mutex_unlock(&G.mu);
 
 	res->races = L->races.load();
+	if (L->profile) prof_finish(L);
 	for (int i = 0; i < G.nworkers; i++) {
 		Worker* w = G.workers[i];
 		res->blocks += w->blocks;
@@ -1112,6 +1392,17 @@ KBS_API int kbs_launch(void* mod, int k, const kbs_launch_desc* d, kbs_result* r
 		res->accesses += w->naccess;
 		w->blocks = w->switches = w->barriers = w->collectives = w->naccess = 0;
 		w->L = nullptr;
+	}
+	if (L->grace) {
+		for (size_t i = 0; i < L->bufs.size(); i++) {
+			GShadow* sh = L->gshadow[i].load();
+			if (sh) {
+				size_t len = ((L->bufs[i].size + 3) / 4) * sizeof(GShadow);
+				munmap(sh, len ? len : 1);
+			}
+		}
+		delete[] L->gshadow;
+		delete[] L->syncs;
 	}
 	int code = res->code;
 	pthread_mutex_destroy(&L->mu);
@@ -1144,6 +1435,338 @@ KBS_API void kbs_redzone(const void* p, uint64_t n) {
 	auto it = std::lower_bound(w->red->begin(), w->red->end(), z);
 	if (it != w->red->end() && it->first == off) return;
 	w->red->insert(it, z);
+}
+
+
+
+// ---------------------------------------------------------------------
+// Global-memory races: accesses of device buffers by two threads of one
+// launch, at least one a write, that nothing orders. Within a block a
+// barrier orders them (the worker's epoch), and within a warp a warp
+// fence; blocks are ordered by nothing, unless they communicate through
+// fences or global atomics (then they are exempt: the checker does not
+// follow those). Atomics never race with each other and are not tracked;
+// separate launches never race. A write that conflicts is reported only
+// once it is seen to change the bytes (two threads storing the same
+// value are benign on the device): the check waits for the thread's next
+// access, or the end of its block.
+
+static inline uint32_t gtid_of(Launch* L, Worker* w, Fiber* f) {
+	uint64_t b = w->bid.x + (uint64_t)L->d.grid.x * (w->bid.y + (uint64_t)L->d.grid.y * w->bid.z);
+	return (uint32_t)(b * L->nthreads + f->t.linear) + 1;
+}
+
+static void describe_gtid(Launch* L, uint32_t g, kbs_dim3* block, kbs_dim3* thread) {
+	uint64_t b = (g - 1) / L->nthreads, t = (g - 1) % L->nthreads;
+	kbs_dim3 gd = L->d.grid, bd = L->d.block;
+	*block = kbs_dim3{(uint32_t)(b % gd.x), (uint32_t)(b / gd.x % gd.y), (uint32_t)(b / ((uint64_t)gd.x * gd.y))};
+	*thread = kbs_dim3{(uint32_t)(t % bd.x), (uint32_t)(t / bd.x % bd.y), (uint32_t)(t / ((uint64_t)bd.x * bd.y))};
+}
+
+static void report_global_race(Worker* w, Fiber* f, int bi, uintptr_t a, bool write, bool other_write, uint32_t other,
+                               uint64_t other_pc, uint64_t pc) {
+	Launch* L = w->L;
+	if (L->races.fetch_add(1) != 0) return;
+	kbs_dim3 ob, ot;
+	describe_gtid(L, other, &ob, &ot);
+	const BufRange& r = L->bufs[bi];
+	pthread_mutex_lock(&L->mu);
+	kbs_result* res = L->res;
+	if (res->code == KBS_OK) {
+		res->code = KBS_E_RACE;
+		res->addr = a;
+		res->buf_base = r.base;
+		res->buf_size = r.size;
+		res->block = w->bid;
+		res->thread[0] = ot;
+		res->thread[1] = f->t.tid;
+		res->write[0] = other_write;
+		res->write[1] = write;
+		res->pc[0] = other_pc;
+		res->pc[1] = pc;
+		snprintf(res->msg, sizeof res->msg,
+		         "global-memory race in kernel %s: %s by thread (%u,%u,%u) of block (%u,%u,%u) and %s by thread (%u,%u,%u) of block (%u,%u,%u), at byte offset %llu of a %llu-byte buffer, with nothing ordering them",
+		         L->k->name, other_write ? "write" : "read", ot.x, ot.y, ot.z, ob.x, ob.y, ob.z, write ? "write" : "read",
+		         f->t.tid.x, f->t.tid.y, f->t.tid.z, w->bid.x, w->bid.y, w->bid.z, (unsigned long long)(a - r.base),
+		         (unsigned long long)r.size);
+	}
+	pthread_mutex_unlock(&L->mu);
+}
+
+// resolve_pending reports thread i's pending conflict if its write
+// changed the bytes.
+static void resolve_pending(Worker* w, Fiber* f, uint32_t i) {
+	GPending* p = &w->pend[i];
+	if (!p->active) return;
+	p->active = false;
+	w->npend--;
+	if (memcmp((const void*)p->addr, p->old, p->n) != 0)
+		report_global_race(w, f, p->bi, p->addr, true, p->other_write, p->other, p->other_pc, p->pc);
+}
+
+// resolve_all_pending settles the block's pending conflicts at its end.
+static void resolve_all_pending(Worker* w) {
+	for (uint32_t i = 0; i < w->n && w->npend; i++) resolve_pending(w, fiber_at(w, i), i);
+	w->npend = 0;
+}
+
+// ordered reports whether an earlier access by thread g (block epoch ep,
+// warp-fence epoch wep) is ordered before the current thread's access.
+static inline bool ordered(Launch* L, Worker* w, Fiber* f, uint32_t me, uint32_t g, uint32_t ep, uint16_t wep) {
+	if (g == 0 || g == me) return true;
+	uint32_t ob = (g - 1) / L->nthreads, mb = (me - 1) / L->nthreads;
+	if (ob != mb) return L->syncs[ob].load(std::memory_order_relaxed) || L->syncs[mb].load(std::memory_order_relaxed);
+	if (ep != w->epoch) return true;
+	uint32_t ot = (g - 1) % L->nthreads;
+	return ot / KBS_WARP == f->t.warp && wep != (uint16_t)w->warps[f->t.warp].epoch;
+}
+
+// mark_sync notes that the current block used a fence or a global atomic.
+static void mark_sync(Worker* w) {
+	Launch* L = w->L;
+	uint64_t b = w->bid.x + (uint64_t)L->d.grid.x * (w->bid.y + (uint64_t)L->d.grid.y * w->bid.z);
+	L->syncs[b].store(1, std::memory_order_relaxed);
+}
+
+static void global_race(Worker* w, Fiber* f, int bi, uintptr_t a, size_t n, bool write, uint64_t pc) {
+	Launch* L = w->L;
+	const BufRange& r = L->bufs[bi];
+	GShadow* sh = L->gshadow[bi].load(std::memory_order_acquire);
+	if (!sh) {
+		size_t len = ((r.size + 3) / 4) * sizeof(GShadow);
+		void* p = mmap(nullptr, len ? len : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED) return;
+		GShadow* expect = nullptr;
+		if (L->gshadow[bi].compare_exchange_strong(expect, (GShadow*)p)) {
+			sh = (GShadow*)p;
+		} else {
+			munmap(p, len ? len : 1);
+			sh = expect;
+		}
+	}
+	uint32_t me = gtid_of(L, w, f);
+	uint32_t ep = w->epoch;
+	uint16_t wep = (uint16_t)w->warps[f->t.warp].epoch;
+	uint64_t off = a - r.base;
+	bool conflict = false, cw = false;
+	uint32_t other = 0;
+	uint64_t opc = 0;
+	for (uint64_t g = off / 4; g <= (off + n - 1) / 4; g++) {
+		uint64_t lo = std::max<uint64_t>(off, g * 4), hi = std::min<uint64_t>(off + n, g * 4 + 4);
+		uint8_t mask = (uint8_t)(((1u << (hi - lo)) - 1) << (lo - g * 4));
+		std::atomic<uint8_t>& lk = L->glocks[(g >> 4) & 1023];
+		while (lk.exchange(1, std::memory_order_acquire)) {
+		}
+		GShadow* s = &sh[g];
+		if (!conflict && (s->wmask & mask) && !ordered(L, w, f, me, s->w, s->w_ep, s->w_wep)) {
+			conflict = true, cw = true, other = s->w, opc = 0;
+		}
+		if (write) {
+			if (!conflict && (s->r1mask & mask) && !ordered(L, w, f, me, s->r1, s->r1_ep, s->r1_wep))
+				conflict = true, cw = false, other = s->r1;
+			if (!conflict && (s->r2mask & mask) && !ordered(L, w, f, me, s->r2, s->r2_ep, s->r2_wep))
+				conflict = true, cw = false, other = s->r2;
+			if (s->w != me || s->w_ep != ep) s->wmask = 0;
+			s->w = me, s->w_ep = ep, s->w_wep = wep, s->wmask |= mask;
+			s->r1 = s->r2 = 0, s->r1mask = s->r2mask = 0;
+		} else if (s->r1 == 0 || s->r1 == me) {
+			if (s->r1 != me || s->r1_ep != ep) s->r1mask = 0;
+			s->r1 = me, s->r1_ep = ep, s->r1_wep = wep, s->r1mask |= mask;
+		} else {
+			if (s->r2 != me || s->r2_ep != ep) s->r2mask = 0;
+			s->r2 = me, s->r2_ep = ep, s->r2_wep = wep, s->r2mask |= mask;
+		}
+		lk.store(0, std::memory_order_release);
+	}
+	if (!conflict) return;
+	(void)opc;
+	if (!write) {
+		report_global_race(w, f, bi, a, false, true, other, 0, pc);
+		return;
+	}
+	// Report the write once it is seen to change the bytes.
+	GPending* p = &w->pend[f->t.linear];
+	if (p->active) return;
+	p->active = true;
+	w->npend++;
+	p->addr = a;
+	p->n = (uint32_t)std::min<size_t>(n, sizeof p->old);
+	memcpy(p->old, (const void*)a, p->n);
+	p->other = other;
+	p->other_write = cw;
+	p->pc = pc;
+	p->other_pc = 0;
+	p->bi = bi;
+}
+
+// ---------------------------------------------------------------------
+// The profiler: counting requests the way the hardware serves them.
+
+// prof_access files one lane's access under its request.
+static void prof_access(Worker* w, Fiber* f, uintptr_t a, size_t n, int kind, uint64_t pc) {
+	WorkerProf* P = w->prof;
+	uint32_t& cnt = P->inst[pc << 10 | f->t.linear];
+	ReqKey key{pc, f->t.warp, cnt++};
+	auto it = P->open.find(key);
+	ProfReq* r;
+	if (it == P->open.end()) {
+		P->open.emplace(key, (uint32_t)P->reqs.size());
+		P->reqs.emplace_back();
+		r = &P->reqs.back();
+		r->pc = pc;
+		r->inst = key.inst;
+		r->kind = (uint16_t)kind;
+		r->warp = (uint16_t)f->t.warp;
+		r->lanes = 0;
+	} else {
+		r = &P->reqs[it->second];
+	}
+	uint32_t lane = f->t.lane;
+	r->lanes |= 1u << lane;
+	r->addr[lane] = a;
+	r->size[lane] = (uint32_t)std::min<size_t>(n, 1u << 20);
+}
+
+// mark_sectors sets the bits of the sectors [a, a+n) of buffer i in bits.
+static void mark_sectors(Launch* L, std::atomic<uint64_t*>* bits, int i, uintptr_t a, size_t n) {
+	const BufRange& r = L->bufs[i];
+	uint64_t* b = bits[i].load(std::memory_order_acquire);
+	if (!b) {
+		uint64_t words = ((r.size + 31) / 32 + 63) / 64;
+		uint64_t* nb = (uint64_t*)calloc(words ? words : 1, 8);
+		if (!nb) return;
+		if (bits[i].compare_exchange_strong(b, nb)) {
+			b = nb;
+		} else {
+			free(nb);
+		}
+	}
+	for (uint64_t s = (a - r.base) >> 5; s <= (a + n - 1 - r.base) >> 5; s++)
+		if (!(__atomic_load_n(&b[s / 64], __ATOMIC_RELAXED) >> (s % 64) & 1))
+			__atomic_fetch_or(&b[s / 64], 1ull << (s % 64), __ATOMIC_RELAXED);
+}
+
+// count_global counts a global request: its sectors, bytes and lanes.
+static void count_global(WorkerProf* P, const ProfReq& r) {
+	uint64_t sec[256];
+	std::vector<uint64_t> big;
+	int ns = 0;
+	uint64_t bytes = 0, same = 0;
+	for (int l = 0; l < KBS_WARP; l++) {
+		if (!(r.lanes >> l & 1)) continue;
+		uint64_t a = r.addr[l], n = r.size[l];
+		bytes += n;
+		if (r.kind == RK_GATOM)
+			for (int m = 0; m < l; m++)
+				if ((r.lanes >> m & 1) && r.addr[m] == a) {
+					same++;
+					break;
+				}
+		for (uint64_t s = a >> 5; s <= (a + n - 1) >> 5; s++) {
+			if (ns < 256) sec[ns++] = s;
+			else big.push_back(s);
+		}
+	}
+	big.insert(big.end(), sec, sec + ns);
+	std::sort(big.begin(), big.end());
+	uint64_t nsec = std::unique(big.begin(), big.end()) - big.begin();
+	uint64_t lanes = __builtin_popcount(r.lanes);
+	switch (r.kind) {
+	case RK_GLD:
+	case RK_GST: {
+		int b = r.kind == RK_GLD ? KBS_PC_GLD_REQ : KBS_PC_GST_REQ;
+		P->c[b]++;
+		P->c[b + 1] += nsec;
+		P->c[b + 2] += bytes;
+		P->c[b + 3] += lanes;
+		break;
+	}
+	default:
+		P->c[KBS_PC_ATOM_REQ]++;
+		P->c[KBS_PC_ATOM_SECTORS] += nsec;
+		P->c[KBS_PC_ATOM_LANES] += lanes;
+		P->c[KBS_PC_ATOM_SAME] += same;
+	}
+}
+
+// count_shared counts a shared request's wavefronts under NVIDIA's
+// banking: 32 banks of 4-byte words; a warp's 4-byte (or narrower)
+// accesses are served together, 8-byte ones by half-warps and 16-byte ones
+// by quarter-warps; each phase takes as many wavefronts as the most
+// distinct words any one bank holds (lanes reading one word share it).
+static void count_shared(WorkerProf* P, const ProfReq& r) {
+	uint32_t maxn = 1;
+	for (int l = 0; l < KBS_WARP; l++)
+		if (r.lanes >> l & 1) maxn = std::max(maxn, r.size[l]);
+	uint32_t wpl = (maxn + 3) / 4; // words a lane touches
+	wpl = wpl <= 1 ? 1 : wpl <= 2 ? 2 : 4;
+	uint32_t lpp = KBS_WARP / wpl; // lanes per phase
+	uint64_t waves = 0, ideal = 0;
+	for (uint32_t ph = 0; ph < wpl; ph++) {
+		uint32_t pl = (r.lanes >> (ph * lpp)) & (lpp == 32 ? 0xffffffffu : ((1u << lpp) - 1));
+		if (!pl) continue;
+		uint64_t words[KBS_WARP * 8];
+		int nw = 0;
+		for (uint32_t l = ph * lpp; l < (ph + 1) * lpp; l++) {
+			if (!(r.lanes >> l & 1)) continue;
+			uint64_t a = r.addr[l], n = r.size[l];
+			for (uint64_t x = a >> 2; x <= (a + n - 1) >> 2 && nw < KBS_WARP * 8; x++) words[nw++] = x;
+		}
+		std::sort(words, words + nw);
+		nw = std::unique(words, words + nw) - words;
+		uint32_t per[32] = {0}, most = 1;
+		for (int i = 0; i < nw; i++) most = std::max(most, ++per[words[i] % 32]);
+		waves += most;
+		ideal++;
+	}
+	int b = r.kind == RK_SLD ? KBS_PC_SLD_REQ : KBS_PC_SST_REQ;
+	P->c[b]++;
+	P->c[b + 1] += waves;
+	P->c[b + 2] += ideal;
+	P->c[b + 3] += __builtin_popcount(r.lanes);
+}
+
+static void count_req(WorkerProf* P, const ProfReq& r) {
+	switch (r.kind) {
+	case RK_SLD:
+	case RK_SST:
+		count_shared(P, r);
+		break;
+	case RK_SATOM:
+		P->c[KBS_PC_SATOM_REQ]++;
+		P->c[KBS_PC_SATOM_LANES] += __builtin_popcount(r.lanes);
+		break;
+	default:
+		count_global(P, r);
+	}
+}
+
+// prof_flush counts the pending requests of warp (of every warp when
+// warp < 0) and drops them: every lane has passed them.
+static void prof_flush(Worker* w, int warp) {
+	WorkerProf* P = w->prof;
+	if (!P) return;
+	if (warp < 0) {
+		for (const ProfReq& r : P->reqs) count_req(P, r);
+		P->reqs.clear();
+		P->open.clear();
+		return;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < P->reqs.size(); i++) {
+		if (P->reqs[i].warp == warp) count_req(P, P->reqs[i]);
+		else P->reqs[k++] = P->reqs[i];
+	}
+	P->reqs.resize(k);
+	P->open.clear();
+	for (size_t i = 0; i < P->reqs.size(); i++)
+		P->open.emplace(ReqKey{P->reqs[i].pc, P->reqs[i].warp, P->reqs[i].inst}, (uint32_t)i);
+}
+
+KBS_API void kbs_prof_mma(int32_t kind) {
+	Worker* w = tls_worker;
+	if (!w || !w->prof || kind < 0 || kind >= KBS_MMA_KINDS) return;
+	w->prof->c[KBS_PC_MMA + kind]++;
 }
 
 // ---------------------------------------------------------------------
@@ -1292,7 +1915,10 @@ static void shared_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write
 	}
 }
 
-static void global_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, uint64_t pc) {
+// global_access checks an access outside shared memory and the stacks:
+// it returns the index in L->bufs of the device buffer it falls in, or -1
+// for other memory (kernel parameters, constants).
+static int global_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, uint64_t pc) {
 	Launch* L = w->L;
 	const std::vector<BufRange>& b = L->bufs;
 	// The last buffer whose red zone starts at or below a.
@@ -1306,7 +1932,7 @@ static void global_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write
 		const BufRange& r = b[lo - 1];
 		uint64_t inner = (r.size + kAlign - 1) & ~(uint64_t)(kAlign - 1);
 		if (a < r.base + inner + kRedZone) {
-			if (a >= r.base && a + n <= r.base + r.size) return;
+			if (a >= r.base && a + n <= r.base + r.size) return (int)lo - 1;
 			pthread_mutex_lock(&L->mu);
 			fill_where(w, f);
 			L->res->addr = a;
@@ -1335,6 +1961,14 @@ static void global_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write
 		          w->bid.x, w->bid.y, w->bid.z);
 		abandon(w);
 	}
+	return -1;
+}
+
+// prof_static notes a touched chunk of static shared memory.
+static inline void prof_static(Worker* w, uintptr_t a) {
+	if (a >= w->dyn_lo && a < w->dyn_lo + KBS_DYN_SHARED_MAX) return;
+	size_t i = (a - w->smem_lo) / 16;
+	if (i < w->prof->statics.size()) w->prof->statics[i] = 1;
 }
 
 static inline void access(uintptr_t a, size_t n, bool write, void* pc) {
@@ -1343,13 +1977,23 @@ static inline void access(uintptr_t a, size_t n, bool write, void* pc) {
 	Fiber* f = w->cur;
 	if (!f) return;
 	if ((++w->naccess & 0xffff) == 0) check_deadline(w);
+	if (w->npend) resolve_pending(w, f, f->t.linear);
 	// A thread's own stack (or, through a collective, another's).
 	if (a - (uintptr_t)w->stacks < (uintptr_t)w->nstacks * KBS_STACK_SIZE) return;
 	if (a - w->smem_lo < w->smem_size) {
 		shared_access(w, f, a, n, write, (uint64_t)pc);
+		if (w->prof) {
+			prof_access(w, f, a, n, write ? RK_SST : RK_SLD, (uint64_t)pc);
+			prof_static(w, a);
+		}
 		return;
 	}
-	global_access(w, f, a, n, write, (uint64_t)pc);
+	int bi = global_access(w, f, a, n, write, (uint64_t)pc);
+	if (bi >= 0 && w->L->grace) global_race(w, f, bi, a, n, write, (uint64_t)pc);
+	if (w->prof && bi >= 0) {
+		prof_access(w, f, a, n, write ? RK_GST : RK_GLD, (uint64_t)pc);
+		mark_sectors(w->L, write ? w->L->wr_bits : w->L->rd_bits, bi, a, n);
+	}
 }
 
 #define RET __builtin_return_address(0)
@@ -1404,8 +2048,17 @@ static inline void atomic_access(void* a, size_t n, void* pc) {
 	if (!w || !w->cur) return;
 	uintptr_t p = (uintptr_t)a;
 	if (p - (uintptr_t)w->stacks < (uintptr_t)w->nstacks * KBS_STACK_SIZE) return;
-	if (p - w->smem_lo < w->smem_size) return;
-	global_access(w, w->cur, p, n, true, (uint64_t)pc);
+	if (p - w->smem_lo < w->smem_size) {
+		if (w->prof) prof_access(w, w->cur, p, n, RK_SATOM, (uint64_t)pc);
+		return;
+	}
+	int bi = global_access(w, w->cur, p, n, true, (uint64_t)pc);
+	if (bi >= 0 && w->L->grace) mark_sync(w);
+	if (w->prof && bi >= 0) {
+		prof_access(w, w->cur, p, n, RK_GATOM, (uint64_t)pc);
+		mark_sectors(w->L, w->L->rd_bits, bi, p, n);
+		mark_sectors(w->L, w->L->wr_bits, bi, p, n);
+	}
 }
 
 #define RMW(N, T, op, builtin)                                                    \
@@ -1447,7 +2100,11 @@ ATOMICS(64, uint64_t)
 #undef RMW
 #undef ATOMICS
 
-HOOK void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+HOOK void __tsan_atomic_thread_fence(int) {
+	Worker* w = tls_worker;
+	if (w && w->cur && w->L && w->L->grace) mark_sync(w);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 HOOK void __tsan_atomic_signal_fence(int) {}
 
 KBS_API uint64_t kbs_clock64() {

@@ -45,17 +45,21 @@ kernel void simd_ops(
 		device float * out [[buffer(0)]],
 		device uint * ballots [[buffer(1)]],
 		ushort tiisg [[thread_index_in_simdgroup]],
-		uint tiitg [[thread_index_in_threadgroup]]) {
+		uint tiitg [[thread_index_in_threadgroup]],
+		uint tptg [[threads_per_threadgroup]]) {
 	float v = tiisg + 1;
 	device float * o = out + tiitg * 16;
+	// The lanes of this simdgroup: shuffles read only those (reading a
+	// lane that is not active is undefined).
+	uint n = min(32u, tptg - (tiitg - tiisg));
 	o[0] = simd_sum(v);
 	o[1] = simd_max(v);
 	o[2] = simd_min(v);
 	o[3] = simd_product(tiisg < 8 ? v : 1.0f);
 	o[4] = simd_prefix_inclusive_sum(v);
 	o[5] = simd_prefix_exclusive_sum(v);
-	o[6] = simd_shuffle(v, (tiisg + 7) % 32);
-	o[7] = simd_shuffle_down(v, 3);
+	o[6] = simd_shuffle(v, (tiisg + 7) % n);
+	o[7] = simd_shuffle_down(v, n == 32 ? 3 : 0);
 	o[8] = simd_shuffle_up(v, 3);
 	o[9] = simd_shuffle_xor(v, 5);
 	o[10] = simd_broadcast(v, 9);

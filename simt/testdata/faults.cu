@@ -98,3 +98,58 @@ extern "C" __global__ void shared_overrun(float* out) {
 	__syncthreads();
 	out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];
 }
+
+// Global-memory races (faults_test.go, TestFaultGlobalRace).
+
+// Two blocks store different values to the same element.
+extern "C" __global__ void global_ww_blocks(int* out) {
+	if (threadIdx.x == 0) out[0] = blockIdx.x + 1;
+}
+
+// Two threads of one block store different values to one element, with
+// no barrier between.
+extern "C" __global__ void global_ww_threads(int* out) {
+	if (threadIdx.x < 2) out[0] = threadIdx.x + 1;
+}
+
+// Block 0 reads an element block 1 writes.
+extern "C" __global__ void global_rw_blocks(int* buf, int* out) {
+	if (threadIdx.x != 0) return;
+	if (blockIdx.x == 0) out[0] = buf[1];
+	else buf[1] = 7;
+}
+
+// Not races: every thread stores the same value; a barrier orders a
+// store and another thread's load; bytes next to each other; atomics.
+extern "C" __global__ void global_benign(int* same, int* pub, unsigned char* bytes, int* count, int* out) {
+	int t = threadIdx.x;
+	same[0] = 42;
+	if (t == 0) pub[blockIdx.x] = 5 + blockIdx.x;
+	__syncthreads();
+	out[blockIdx.x * blockDim.x + t] = pub[blockIdx.x];
+	bytes[blockIdx.x * blockDim.x + t] = (unsigned char)t;
+	atomicAdd(count, 1);
+}
+
+// Not a race: the last block to finish sums the others' partial results,
+// published with __threadfence and counted with an atomic.
+extern "C" __global__ void global_last_block(float* partial, unsigned* done, float* out) {
+	__shared__ bool last;
+	if (threadIdx.x == 0) {
+		partial[blockIdx.x] = blockIdx.x + 1.0f;
+		__threadfence();
+		last = atomicAdd(done, 1u) == gridDim.x - 1;
+	}
+	__syncthreads();
+	if (last && threadIdx.x == 0) {
+		float s = 0;
+		for (unsigned i = 0; i < gridDim.x; i++) s += partial[i];
+		out[0] = s;
+	}
+}
+
+// Block 0's thread 0 stores v: two launches storing different values
+// are not a race.
+extern "C" __global__ void store_first(int* out, int v) {
+	if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = v;
+}

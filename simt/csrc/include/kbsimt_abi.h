@@ -130,6 +130,18 @@ enum {
 	KBS_COLL_FENCE = 4
 };
 
+// Kinds of matrix products the profiler counts (kbs_prof_mma).
+enum {
+	KBS_MMA_M16N8K16_F16,  // mma.sync m16n8k16, f16 inputs
+	KBS_MMA_M16N8K16_BF16, // mma.sync m16n8k16, bf16 inputs
+	KBS_MMA_M16N8K16_S8,   // mma.sync m16n8k16, s8 inputs
+	KBS_MMA_M16N8K32_S8,   // mma.sync m16n8k32, s8 inputs
+	KBS_MMA_M16N8K8_TF32,  // mma.sync m16n8k8, tf32 inputs
+	KBS_MMA_SG8_F32,       // Metal simdgroup 8x8x8, float inputs
+	KBS_MMA_SG8_F16,       // Metal simdgroup 8x8x8, half or bfloat inputs
+	KBS_MMA_KINDS = 8
+};
+
 // Runtime functions device code calls.
 void kbs_collective(const char* what, uint32_t mask, int32_t flags, void* data,
                     kbs_coll_fn fn, const char* file, int32_t line);
@@ -141,6 +153,13 @@ void kbs_barrier(const char* what, void* data, void (*fn)(void** data, uint32_t 
 // kbs_redzone marks n bytes at p, in the block's shared memory, as a red
 // zone: an access to them is out of bounds (checked builds).
 void kbs_redzone(const void* p, uint64_t n);
+// kbs_prof_mma counts one warp-wide matrix product of a kind (KBS_MMA_*)
+// for the profiler; any lane may call it, once per product.
+void kbs_prof_mma(int32_t kind);
+// kbs_coll_misuse reports a misused warp collective (a Metal shuffle that
+// reads a lane that does not take part) from its completion; the launch
+// stops with a warp-misuse fault naming the collective's place.
+void kbs_coll_misuse(const char* why);
 // kbs_clock64 counts nanoseconds (clock64 in device code).
 uint64_t kbs_clock64(void);
 // kbs_trap stops the launch with an error naming the place and the reason.

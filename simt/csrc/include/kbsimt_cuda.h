@@ -122,6 +122,14 @@ KBS_INLINE void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 KBS_INLINE void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 KBS_INLINE void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
+// __kbsimt_mma tells the profiler that the calling warp does one
+// tensor-core product of a kind (KBS_MMA_M16N8K16_F16, ...): a kernel's
+// emulator implementation of an mma.sync calls it on every lane, and lane
+// 0's call counts the warp's product.
+KBS_INLINE void __kbsimt_mma(int kind) {
+	if (kbs::self()->lane == 0) kbs_prof_mma(kind);
+}
+
 [[noreturn]] KBS_INLINE void __trap(KBS_SITE) { kbs_trap("__trap()", kbs_file, kbs_line); }
 KBS_INLINE void __brkpt(KBS_SITE) { kbs_trap("__brkpt()", kbs_file, kbs_line); }
 KBS_INLINE void __nanosleep(unsigned) {}

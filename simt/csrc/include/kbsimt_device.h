@@ -194,12 +194,15 @@ KBS_INLINE void collective(const char* what, uint32_t mask, int flags, void* dat
 
 // A shuffle: each lane names the lane it reads (src), or -1 to keep its
 // own value. Reading a lane that does not take part is undefined on the
-// device (kernels read such lanes and discard the value, as a partial
-// warp's reduction does); here it gives the reader's own value.
+// device. A CUDA *_sync shuffle that reads a lane outside its mask gives
+// the reader's own value (kernels read such lanes and discard the value,
+// as a partial warp's reduction does); a Metal simd_* shuffle (strict)
+// that reads an inactive lane is a fault.
 template <class T>
 struct Shfl {
 	T v;
 	int32_t src;
+	int32_t strict;
 	T out;
 };
 
@@ -209,10 +212,18 @@ void shfl_done(void** d, uint32_t active) {
 		if (!(active >> l & 1)) continue;
 		Shfl<T>* p = (Shfl<T>*)d[l];
 		int s = p->src;
-		if (s < 0 || s >= KBS_WARP || !(active >> s & 1))
+		if (s < 0 || s >= KBS_WARP || !(active >> s & 1)) {
+			if (p->strict && s >= 0 && s < KBS_WARP) {
+				char why[160];
+				snprintf(why, sizeof why,
+				         "lane %d reads lane %d, which is not active (active lanes 0x%08x): the value is undefined on the device",
+				         l, s, active);
+				kbs_coll_misuse(why);
+			}
 			p->out = p->v;
-		else
+		} else {
 			p->out = ((Shfl<T>*)d[s])->v;
+		}
 	}
 }
 
@@ -222,6 +233,7 @@ KBS_INLINE T shuffle(const char* what, uint32_t mask, int flags, T v, int src, c
 	Shfl<T> d;
 	d.v = v;
 	d.src = src;
+	d.strict = (flags & KBS_COLL_ACTIVE) != 0;
 	collective(what, mask, flags, &d, &shfl_done<T>, file, line);
 	return d.out;
 }

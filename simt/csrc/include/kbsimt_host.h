@@ -64,6 +64,62 @@ struct kbs_launch_desc {
 };
 
 
+// Profile counters of a launch (kbs_prof.c), each summed over the blocks
+// the launch ran. A request is one warp-level memory instruction: the
+// accesses of the lanes of one warp at one static site (the code address
+// of the access) and one dynamic instance (the n-th time each lane got
+// there), as the hardware issues them.
+enum {
+	KBS_PC_BLOCKS,       // blocks of the grid
+	KBS_PC_BLOCKS_RUN,   // blocks run (and counted)
+	KBS_PC_INSTRUMENTED, // 1: the module is instrumented, memory counters are valid
+	KBS_PC_WARPS,        // warps run
+	KBS_PC_GLD_REQ,      // global loads: requests
+	KBS_PC_GLD_SECTORS,  // 32-byte sectors they touch
+	KBS_PC_GLD_BYTES,    // bytes the lanes asked for
+	KBS_PC_GLD_LANES,    // active lanes, summed over requests
+	KBS_PC_GST_REQ,      // global stores, the same four
+	KBS_PC_GST_SECTORS,
+	KBS_PC_GST_BYTES,
+	KBS_PC_GST_LANES,
+	KBS_PC_ATOM_REQ,     // global atomics
+	KBS_PC_ATOM_SECTORS,
+	KBS_PC_ATOM_LANES,
+	KBS_PC_ATOM_SAME,    // lanes that hit an address another lane of the request hit first
+	KBS_PC_SLD_REQ,      // shared loads: requests
+	KBS_PC_SLD_WAVES,    // wavefronts under 32 banks of 4 bytes
+	KBS_PC_SLD_IDEAL,    // wavefronts without bank conflicts
+	KBS_PC_SLD_LANES,
+	KBS_PC_SST_REQ,      // shared stores, the same four
+	KBS_PC_SST_WAVES,
+	KBS_PC_SST_IDEAL,
+	KBS_PC_SST_LANES,
+	KBS_PC_SATOM_REQ,    // shared atomics
+	KBS_PC_SATOM_LANES,
+	KBS_PC_BARRIERS,     // block barriers released
+	KBS_PC_COLLECTIVES,  // warp collectives completed
+	KBS_PC_MMA,          // KBS_MMA_KINDS counters: matrix products by kind (KBS_MMA_*)
+	KBS_PC_N = KBS_PC_MMA + KBS_MMA_KINDS
+};
+
+// One profiled launch.
+typedef struct kbs_prof {
+	const char* kernel;
+	void* module;
+	kbs_dim3 grid, block;
+	uint32_t pad;
+	uint64_t dyn_shared;
+	uint64_t nbufs;     // buffers touched (kbs_profile_buffers)
+	uint64_t nstatic;   // 16-byte chunks of static shared memory touched (kbs_profile_static)
+	uint64_t c[KBS_PC_N];
+} kbs_prof;
+
+// The traffic of one launch to one device buffer: unique 32-byte sectors
+// read and written.
+typedef struct kbs_prof_buf {
+	uint64_t base, size, read_sectors, write_sectors;
+} kbs_prof_buf;
+
 KBS_API int kbs_init(int workers);
 KBS_API void* kbs_alloc(uint64_t size);
 KBS_API int kbs_free(void* ptr);

@@ -852,6 +852,7 @@ template <class D, class A, class B, class C>
 void mma_done(void** data, uint32_t active) {
 	if (active != 0xffffffffu)
 		kbs_trap("simdgroup_multiply_accumulate: every lane of the simdgroup must take part", __FILE__, __LINE__);
+	kbs_prof_mma(std::is_same<A, float>::value && std::is_same<B, float>::value ? KBS_MMA_SG8_F32 : KBS_MMA_SG8_F16);
 	float a[64], b[64], c[64];
 	for (int l = 0; l < 32; l++) {
 		MMA<D, A, B, C>* m = (MMA<D, A, B, C>*)data[l];

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kernbench/kernbench/simt"
+)
+
+func TestProfileBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"profile"}, "-op: name the ops"},
+		{[]string{"profile", "-op", "mul_mat", "-backend", "cpu"}, "is not an emulated backend"},
+		{[]string{"profile", "-op", "mul_mat", "-gpu", "h1000"}, `-gpu: roofline: unknown GPU "h1000"`},
+		{[]string{"profile", "-op", "mul_mat", "-sample", "-1"}, "-sample: -1 is negative"},
+		{[]string{"profile", "-op", "mul_mat", "-regs", "300"}, "-regs: 300 is not 1 to 255"},
+		{[]string{"profile", "-op", "frob"}, `unknown op "frob"`},
+	} {
+		code, _, errOut := runArgs(tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("opbench %q: code %d, stderr %q; want %d and %q", tc.args, code, errOut, exitUsage, tc.want)
+		}
+	}
+	code, out, _ := runArgs("profile", "-h")
+	if code != exitOK || !strings.Contains(out, "never a time") || !strings.Contains(out, "-sample") {
+		t.Errorf("profile -h: code %d, %q", code, out)
+	}
+}
+
+// TestProfileCommand profiles a q4_0 mat-vec on both emulated backends:
+// every kernel gets counters and an estimate, the weights are read once
+// (their unique sectors cover the matrix), and a sampled run says it
+// extrapolated.
+func TestProfileCommand(t *testing.T) {
+	if err := simt.Available(); err != nil {
+		if os.Getenv("KERNBENCH_REQUIRE_SIMT") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	const m, k = 256, 256
+	weights := float64(m * k / 32 * 18) // q4_0: 18 bytes a block of 32
+	for _, tc := range []struct{ backend, gpu string }{{"cuda-emu", "h100"}, {"metal-emu", "m2max"}} {
+		t.Run(tc.backend, func(t *testing.T) {
+			js := filepath.Join(t.TempDir(), "p.json")
+			code, out, errOut := runArgs("profile", "-backend", tc.backend, "-op", "mul_mat", "-type", "q4_0", "-m", "256", "-k", "256", "-n", "1", "-sample", "4", "-json", js)
+			if code != exitOK {
+				t.Fatalf("code %d, stderr %s", code, errOut)
+			}
+			for _, w := range []string{"kernel ", "sectors/req", "estimate on " + tc.gpu + " (a lower bound, not a time)", "limited by", "extrapolated to all"} {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			b, err := os.ReadFile(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var set profileSet
+			if err := json.Unmarshal(b, &set); err != nil {
+				t.Fatal(err)
+			}
+			if set.Schema != ProfileSchema || len(set.Points) != 1 || len(set.Points[0].Kernels) == 0 {
+				t.Fatalf("records: %s", b)
+			}
+			var read float64
+			for _, kp := range set.Points[0].Kernels {
+				if kp.GlobalLoads.Requests == 0 || len(kp.Estimates) != 1 || kp.Estimates[0].GPU != tc.gpu || kp.Estimates[0].Limiter == "" {
+					t.Errorf("kernel %s: %+v", kp.Kernel, kp)
+				}
+				for _, bt := range kp.Buffers {
+					read = max(read, 32*float64(bt.ReadSectors))
+				}
+			}
+			if read < weights {
+				t.Errorf("largest buffer read %v bytes, want at least the weights' %v", read, weights)
+			}
+		})
+	}
+}
+
+// TestCompareProfiles: compare on two profile record files flags a
+// kernel whose sectors per request doubled and bank conflicts appeared.
+func TestCompareProfiles(t *testing.T) {
+	mk := func(sectors, waves uint64) string {
+		k := profileKernel{}
+		k.Kernel = "kb_mmvq_q4_0"
+		k.GlobalLoads = simt.GlobalCounters{Requests: 100, Sectors: sectors, Bytes: 12800, Lanes: 3200}
+		k.SharedLoads = simt.SharedCounters{Requests: 10, Wavefronts: waves, Ideal: 10, Lanes: 320}
+		set := profileSet{Schema: ProfileSchema, Points: []profilePoint{{Op: "MUL_MAT", Type: "q4_0", Shape: "m=64", Backend: "cuda-emu", Kernels: []profileKernel{k}}}}
+		b, err := json.Marshal(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "p.json")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, same, worse := mk(400, 10), mk(400, 10), mk(800, 40)
+	code, out, errOut := runArgs("compare", "-fail-on-regression", a, same)
+	if code != exitOK || !strings.Contains(out, "no counter differs") {
+		t.Errorf("same counters: code %d, %q, %q", code, out, errOut)
+	}
+	code, out, errOut = runArgs("compare", "-fail-on-regression", a, worse)
+	if code != exitFailure || !strings.Contains(out, "gld sectors/req") || !strings.Contains(out, "bank conflicts") || !strings.Contains(out, "WORSE") {
+		t.Errorf("doubled sectors: code %d, %q, %q", code, out, errOut)
+	}
+	code, out, _ = runArgs("compare", worse, a)
+	if code != exitOK || !strings.Contains(out, "better") || strings.Contains(out, "WORSE") {
+		t.Errorf("halved sectors: code %d, %q", code, out)
+	}
+}

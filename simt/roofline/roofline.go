@@ -1,0 +1,294 @@
+// Package roofline estimates, from a kernel launch's emulator counters
+// (simt.KernelProfile), a lower bound of its time on a named GPU: the
+// unique DRAM bytes over the memory bandwidth, tensor-core and FP32 FLOPs
+// over their peaks, and shared-memory wavefronts over the shared-memory
+// bandwidth; the largest names the limiting resource. It also computes
+// theoretical occupancy the way NVIDIA's occupancy calculator does.
+//
+// An estimate is never a time: it is what the hardware's published peaks
+// allow at best, for the access pattern the emulator saw.
+package roofline
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kernbench/kernbench/simt"
+)
+
+// A GPU is the published peaks and per-SM limits of one device.
+type GPU struct {
+	Name   string // the name -gpu takes: "h100"
+	Title  string // "NVIDIA H100 SXM5 80GB"
+	Vendor string // "nvidia" or "apple"
+	// DRAMBandwidth in bytes/s.
+	DRAMBandwidth float64
+	// FP32 is the non-tensor float32 peak in FLOP/s (a multiply-add is
+	// 2). TensorF16, TensorTF32 and TensorInt8 are the dense tensor-core
+	// peaks (f16/bf16 inputs with f32 accumulation, tf32, int8 in OP/s);
+	// 0 where the device has none (Apple: simdgroup products run on the
+	// FP32 ALUs and are charged at FP32).
+	FP32, TensorF16, TensorTF32, TensorInt8 float64
+	// SMs and ClockHz give the shared-memory bandwidth: 32 banks of 4
+	// bytes, one wavefront (128 bytes) per SM per clock. 0 where not
+	// published (Apple).
+	SMs     int
+	ClockHz float64
+	// Occupancy limits per SM (NVIDIA): warps, blocks, 32-bit registers,
+	// shared memory in bytes (the largest carveout), the shared memory
+	// the system reserves per block, and the allocation granularities.
+	MaxWarpsPerSM, MaxBlocksPerSM, RegsPerSM int
+	SharedPerSM, SharedReservedPerBlock      int
+	SharedGranularity, RegGranularity        int
+	// MaxThreadsPerBlock and MaxSharedPerBlock bound a launch.
+	MaxThreadsPerBlock, MaxSharedPerBlock int
+	// Source names where the numbers come from.
+	Source string
+}
+
+// SharedBandwidth returns the shared-memory bandwidth in bytes/s, or 0
+// where it is not published.
+func (g GPU) SharedBandwidth() float64 { return 128 * float64(g.SMs) * g.ClockHz }
+
+// GPUs are the devices the estimates know, by published peaks (dense,
+// without sparsity, at the boost clock).
+var GPUs = []GPU{
+	{
+		// NVIDIA H100 Tensor Core GPU datasheet (SXM5: 3.35 TB/s HBM3,
+		// 67 TFLOPS FP32, 494.7 TF32, 989.4 FP16/BF16, 1978.9 INT8 TOPS,
+		// dense) and the Hopper architecture whitepaper / CUDA C
+		// Programming Guide table for compute capability 9.0 (132 SMs,
+		// 1.98 GHz boost, 64 warps, 32 blocks, 64K registers and 228 KB
+		// shared memory per SM, 227 KB per block, 1 KB reserved per
+		// block).
+		Name: "h100", Title: "NVIDIA H100 SXM5 80GB", Vendor: "nvidia",
+		DRAMBandwidth: 3.35e12, FP32: 67e12, TensorF16: 989.4e12, TensorTF32: 494.7e12, TensorInt8: 1978.9e12,
+		SMs: 132, ClockHz: 1.98e9,
+		MaxWarpsPerSM: 64, MaxBlocksPerSM: 32, RegsPerSM: 65536,
+		SharedPerSM: 228 << 10, SharedReservedPerBlock: 1024, SharedGranularity: 128, RegGranularity: 256,
+		MaxThreadsPerBlock: 1024, MaxSharedPerBlock: 227 << 10,
+		Source: "NVIDIA H100 datasheet (SXM5), CUDA C Programming Guide compute capability 9.0",
+	},
+	{
+		// NVIDIA H200 datasheet (SXM: 4.8 TB/s HBM3e; the same compute
+		// peaks as H100 SXM: 67 TFLOPS FP32, 989 FP16, 1979 INT8 dense);
+		// compute capability 9.0 limits.
+		Name: "h200", Title: "NVIDIA H200 SXM 141GB", Vendor: "nvidia",
+		DRAMBandwidth: 4.8e12, FP32: 67e12, TensorF16: 989.4e12, TensorTF32: 494.7e12, TensorInt8: 1978.9e12,
+		SMs: 132, ClockHz: 1.98e9,
+		MaxWarpsPerSM: 64, MaxBlocksPerSM: 32, RegsPerSM: 65536,
+		SharedPerSM: 228 << 10, SharedReservedPerBlock: 1024, SharedGranularity: 128, RegGranularity: 256,
+		MaxThreadsPerBlock: 1024, MaxSharedPerBlock: 227 << 10,
+		Source: "NVIDIA H200 datasheet (SXM), CUDA C Programming Guide compute capability 9.0",
+	},
+	{
+		// NVIDIA A100 datasheet (80GB SXM: 2,039 GB/s HBM2e, 19.5 TFLOPS
+		// FP32, 156 TF32, 312 FP16/BF16, 624 INT8 TOPS dense) and the
+		// Ampere architecture whitepaper (108 SMs, 1.41 GHz boost);
+		// compute capability 8.0: 64 warps, 32 blocks, 164 KB shared
+		// memory per SM, 163 KB per block.
+		Name: "a100", Title: "NVIDIA A100 SXM4 80GB", Vendor: "nvidia",
+		DRAMBandwidth: 2.039e12, FP32: 19.5e12, TensorF16: 312e12, TensorTF32: 156e12, TensorInt8: 624e12,
+		SMs: 108, ClockHz: 1.41e9,
+		MaxWarpsPerSM: 64, MaxBlocksPerSM: 32, RegsPerSM: 65536,
+		SharedPerSM: 164 << 10, SharedReservedPerBlock: 1024, SharedGranularity: 128, RegGranularity: 256,
+		MaxThreadsPerBlock: 1024, MaxSharedPerBlock: 163 << 10,
+		Source: "NVIDIA A100 datasheet (80GB SXM), Ampere whitepaper, CUDA C Programming Guide compute capability 8.0",
+	},
+	{
+		// NVIDIA L4 datasheet (300 GB/s GDDR6, 30.3 TFLOPS FP32, 60 TF32,
+		// 121 FP16, 242.5 INT8 TOPS dense) and the Ada whitepaper (58
+		// SMs, 2.04 GHz boost); compute capability 8.9: 48 warps, 24
+		// blocks, 100 KB shared memory per SM, 99 KB per block.
+		Name: "l4", Title: "NVIDIA L4", Vendor: "nvidia",
+		DRAMBandwidth: 300e9, FP32: 30.3e12, TensorF16: 121e12, TensorTF32: 60e12, TensorInt8: 242.5e12,
+		SMs: 58, ClockHz: 2.04e9,
+		MaxWarpsPerSM: 48, MaxBlocksPerSM: 24, RegsPerSM: 65536,
+		SharedPerSM: 100 << 10, SharedReservedPerBlock: 1024, SharedGranularity: 128, RegGranularity: 256,
+		MaxThreadsPerBlock: 1024, MaxSharedPerBlock: 99 << 10,
+		Source: "NVIDIA L4 datasheet, Ada whitepaper, CUDA C Programming Guide compute capability 8.9",
+	},
+	{
+		// Apple's M2 Max announcement (January 2023: 38-core GPU, 400
+		// GB/s unified memory) and its 13.6 TFLOPS FP32 figure; Metal
+		// feature set tables (1024 threads and 32 KB threadgroup memory
+		// per threadgroup). Threadgroup-memory bandwidth and occupancy
+		// rules are not published.
+		Name: "m2max", Title: "Apple M2 Max (38-core GPU)", Vendor: "apple",
+		DRAMBandwidth: 400e9, FP32: 13.6e12,
+		MaxThreadsPerBlock: 1024, MaxSharedPerBlock: 32 << 10,
+		Source: "Apple M2 Max announcement (Jan 2023), Metal feature set tables",
+	},
+	{
+		// Apple's M3 Max announcement (October 2023: 40-core GPU, 400
+		// GB/s unified memory). Apple publishes no FLOPS figure: 16.4
+		// TFLOPS FP32 is 40 cores x 128 FP32 lanes x 2 x 1.6 GHz, an
+		// estimate; Metal feature set tables as for M2 Max.
+		Name: "m3max", Title: "Apple M3 Max (40-core GPU)", Vendor: "apple",
+		DRAMBandwidth: 400e9, FP32: 16.4e12,
+		MaxThreadsPerBlock: 1024, MaxSharedPerBlock: 32 << 10,
+		Source: "Apple M3 Max announcement (Oct 2023); FP32 peak derived from cores x lanes x clock (not published)",
+	},
+}
+
+// Lookup returns the GPU called name (case-insensitive), or an error
+// listing the known ones.
+func Lookup(name string) (GPU, error) {
+	var names []string
+	for _, g := range GPUs {
+		if strings.EqualFold(g.Name, name) {
+			return g, nil
+		}
+		names = append(names, g.Name)
+	}
+	return GPU{}, fmt.Errorf("roofline: unknown GPU %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Occupancy is a launch's theoretical occupancy on one GPU.
+type Occupancy struct {
+	BlocksPerSM int
+	// Limiter names what bounds BlocksPerSM: "warps", "blocks",
+	// "registers" or "shared memory".
+	Limiter string
+	// Fraction is active warps over the SM's maximum.
+	Fraction float64
+}
+
+// TheoreticalOccupancy computes occupancy as NVIDIA's occupancy
+// calculator does, from threads per block, registers per thread and
+// shared memory per block (static plus dynamic, in bytes). It is an
+// error for a GPU without published occupancy rules or a launch the GPU
+// cannot run.
+func (g GPU) TheoreticalOccupancy(threads, regsPerThread, sharedBytes int) (Occupancy, error) {
+	if g.MaxWarpsPerSM == 0 {
+		return Occupancy{}, fmt.Errorf("roofline: %s has no published occupancy rules", g.Title)
+	}
+	if threads <= 0 || threads > g.MaxThreadsPerBlock {
+		return Occupancy{}, fmt.Errorf("roofline: %d threads per block on %s (at most %d)", threads, g.Title, g.MaxThreadsPerBlock)
+	}
+	if sharedBytes < 0 || sharedBytes > g.MaxSharedPerBlock {
+		return Occupancy{}, fmt.Errorf("roofline: %d bytes of shared memory per block on %s (at most %d)", sharedBytes, g.Title, g.MaxSharedPerBlock)
+	}
+	if regsPerThread <= 0 || regsPerThread > 255 {
+		return Occupancy{}, fmt.Errorf("roofline: %d registers per thread (1 to 255)", regsPerThread)
+	}
+	up := func(x, m int) int { return (x + m - 1) / m * m }
+	warps := (threads + 31) / 32
+	limits := []struct {
+		n    int
+		name string
+	}{
+		{g.MaxWarpsPerSM / warps, "warps"},
+		{g.MaxBlocksPerSM, "blocks"},
+		// Registers are allocated per warp in units of RegGranularity.
+		{g.RegsPerSM / up(regsPerThread*32, g.RegGranularity) / warps, "registers"},
+		{g.SharedPerSM / up(sharedBytes+g.SharedReservedPerBlock, g.SharedGranularity), "shared memory"},
+	}
+	best := limits[0]
+	for _, l := range limits[1:] {
+		if l.n < best.n {
+			best = l
+		}
+	}
+	return Occupancy{BlocksPerSM: best.n, Limiter: best.name, Fraction: float64(best.n*warps) / float64(g.MaxWarpsPerSM)}, nil
+}
+
+// Work is what a kernel launch does, for an estimate.
+type Work struct {
+	// DRAMBytes is the unique bytes it reads and writes.
+	DRAMBytes float64
+	// SharedWavefronts is its shared-memory wavefronts (128 bytes each).
+	SharedWavefronts float64
+	// Tensor FLOPs (OPs for int8) by input type: "f16" (and bf16),
+	// "tf32", "int8", "simdgroup" (Apple; charged at FP32).
+	TensorF16, TensorTF32, TensorInt8, Simdgroup float64
+	// FP32FLOPs is the FLOPs done outside the tensor cores.
+	FP32FLOPs float64
+}
+
+// FromProfile takes a launch's work from its profile (extrapolated to
+// the grid first); fp32 is the FLOPs it does outside matrix products,
+// which the emulator does not count: the caller charges them (an op's
+// FLOPs less its tensor-core FLOPs).
+func FromProfile(p simt.KernelProfile, fp32 float64) Work {
+	e := p.Extrapolate()
+	w := Work{DRAMBytes: e.DRAMBytes(), SharedWavefronts: float64(e.SharedLoads.Wavefronts + e.SharedStores.Wavefronts), FP32FLOPs: fp32}
+	for _, m := range e.MMA {
+		switch {
+		case strings.HasSuffix(m.Kind, ".f16"), strings.HasSuffix(m.Kind, ".bf16"):
+			if strings.HasPrefix(m.Kind, "simdgroup") {
+				w.Simdgroup += m.FLOPs
+			} else {
+				w.TensorF16 += m.FLOPs
+			}
+		case strings.HasSuffix(m.Kind, ".tf32"):
+			w.TensorTF32 += m.FLOPs
+		case strings.HasSuffix(m.Kind, ".s8"):
+			w.TensorInt8 += m.FLOPs
+		default:
+			w.Simdgroup += m.FLOPs
+		}
+	}
+	return w
+}
+
+// A Bound is the time one resource needs at its peak.
+type Bound struct {
+	Resource string  `json:"resource"` // "dram", "fp32", "tensor", "shared"
+	Seconds  float64 `json:"seconds"`
+}
+
+// Estimate is a lower bound of a launch's time on a GPU: the largest of
+// its Bounds. It is an estimate from published peaks, never a measured
+// time.
+type Estimate struct {
+	GPU     string  `json:"gpu"`
+	Seconds float64 `json:"estimate_seconds"`
+	// Limiter is the resource of the largest bound.
+	Limiter string  `json:"limiter"`
+	Bounds  []Bound `json:"bounds"`
+	// Unpriced lists work the GPU has no published peak for (Apple's
+	// threadgroup memory), left out of the estimate.
+	Unpriced []string `json:"unpriced,omitempty"`
+}
+
+// Estimate returns the lower bound of w's time on g.
+func (g GPU) Estimate(w Work) Estimate {
+	e := Estimate{GPU: g.Name}
+	add := func(res string, s float64) {
+		if s > 0 {
+			e.Bounds = append(e.Bounds, Bound{res, s})
+		}
+	}
+	add("dram", w.DRAMBytes/g.DRAMBandwidth)
+	fp32 := w.FP32FLOPs
+	var tensor float64
+	for _, t := range []struct {
+		flops, peak float64
+		what        string
+	}{{w.TensorF16, g.TensorF16, "f16"}, {w.TensorTF32, g.TensorTF32, "tf32"}, {w.TensorInt8, g.TensorInt8, "int8"}} {
+		if t.flops == 0 {
+			continue
+		}
+		if t.peak == 0 {
+			// No tensor cores: the products run on the FP32 ALUs.
+			fp32 += t.flops
+			continue
+		}
+		tensor += t.flops / t.peak
+	}
+	fp32 += w.Simdgroup
+	add("tensor", tensor)
+	add("fp32", fp32/g.FP32)
+	if bw := g.SharedBandwidth(); bw > 0 {
+		add("shared", w.SharedWavefronts*128/bw)
+	} else if w.SharedWavefronts > 0 {
+		e.Unpriced = append(e.Unpriced, "threadgroup memory (bandwidth not published)")
+	}
+	sort.SliceStable(e.Bounds, func(i, j int) bool { return e.Bounds[i].Seconds > e.Bounds[j].Seconds })
+	if len(e.Bounds) > 0 {
+		e.Seconds, e.Limiter = e.Bounds[0].Seconds, e.Bounds[0].Resource
+	}
+	return e
+}

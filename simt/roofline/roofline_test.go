@@ -1,0 +1,130 @@
+package roofline
+
+import (
+	"math"
+	"os"
+	"testing"
+
+	"github.com/kernbench/kernbench/simt"
+)
+
+// TestOccupancy checks theoretical occupancy against NVIDIA's occupancy
+// calculator's rules, worked by hand: warps per SM, blocks per SM,
+// registers allocated per warp in units of 256, shared memory per block
+// plus 1 KB reserved, in units of 128 bytes.
+func TestOccupancy(t *testing.T) {
+	h100, _ := Lookup("h100")
+	a100, _ := Lookup("a100")
+	l4, _ := Lookup("l4")
+	for _, tc := range []struct {
+		gpu                   GPU
+		threads, regs, shared int
+		blocks                int
+		limiter               string
+		fraction              float64
+	}{
+		// 8 warps a block: 64/8 = 8 blocks by warps; 32 regs = 1024 a
+		// warp, 64 warps' worth: 8 blocks. 100%.
+		{h100, 256, 32, 0, 8, "warps", 1},
+		// 4 warps; 64 regs = 2048 a warp: 32 warps = 8 blocks; shared
+		// 48 KB + 1 KB = 50176 bytes: 233472/50176 = 4 blocks. 16 of
+		// 64 warps: 25%.
+		{h100, 128, 64, 48 << 10, 4, "shared memory", 0.25},
+		// 32 warps; 64 regs: 32 warps by registers = 1 block. 50%.
+		{h100, 1024, 64, 0, 1, "registers", 0.5},
+		// 101 KB a block of 164 KB: 1 block of 8 warps, 12.5%.
+		{a100, 256, 32, 100 << 10, 1, "shared memory", 0.125},
+		// 40 regs round to 1280 a warp: 65536/1280 = 51 warps, 12
+		// blocks of 4; 48 warps by warps = 12 blocks too; 24 blocks
+		// limit. 48 of 48 warps (the warps limit is met first).
+		{l4, 128, 40, 0, 12, "warps", 1},
+	} {
+		o, err := tc.gpu.TheoreticalOccupancy(tc.threads, tc.regs, tc.shared)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.BlocksPerSM != tc.blocks || o.Limiter != tc.limiter || o.Fraction != tc.fraction {
+			t.Errorf("%s %d threads %d regs %d shared: %+v, want %d blocks by %s, %v", tc.gpu.Name, tc.threads, tc.regs, tc.shared, o, tc.blocks, tc.limiter, tc.fraction)
+		}
+	}
+	if _, err := h100.TheoreticalOccupancy(2048, 32, 0); err == nil {
+		t.Error("2048 threads a block: no error")
+	}
+	m2, _ := Lookup("m2max")
+	if _, err := m2.TheoreticalOccupancy(256, 32, 0); err == nil {
+		t.Error("Apple occupancy: no error")
+	}
+	if _, err := Lookup("h1000"); err == nil {
+		t.Error("unknown GPU: no error")
+	}
+}
+
+func TestEstimateBounds(t *testing.T) {
+	h100, _ := Lookup("h100")
+	for _, tc := range []struct {
+		w       Work
+		limiter string
+		seconds float64
+	}{
+		{Work{DRAMBytes: 3.35e12}, "dram", 1},
+		{Work{DRAMBytes: 1e9, TensorF16: 989.4e12}, "tensor", 1},
+		{Work{DRAMBytes: 1e9, FP32FLOPs: 67e12 * 2}, "fp32", 2},
+		// 128 bytes a wavefront, 132 SMs at 1.98 GHz.
+		{Work{SharedWavefronts: 132 * 1.98e9}, "shared", 1},
+	} {
+		e := h100.Estimate(tc.w)
+		if e.Limiter != tc.limiter || math.Abs(e.Seconds-tc.seconds) > 1e-12*tc.seconds {
+			t.Errorf("%+v: %+v, want %v s by %s", tc.w, e, tc.seconds, tc.limiter)
+		}
+	}
+	m2, _ := Lookup("m2max")
+	e := m2.Estimate(Work{Simdgroup: 13.6e12, TensorF16: 13.6e12, SharedWavefronts: 1e6})
+	if e.Limiter != "fp32" || math.Abs(e.Seconds-2) > 1e-12 || len(e.Unpriced) != 1 {
+		t.Errorf("M2 Max: %+v, want 2 s of fp32 and threadgroup memory unpriced", e)
+	}
+}
+
+// TestStreamingCopyEstimate profiles a copy on the emulator: its H100
+// estimate is its bytes (read once, written once) over 3.35 TB/s.
+func TestStreamingCopyEstimate(t *testing.T) {
+	d, err := simt.Open()
+	if err != nil {
+		if os.Getenv("KERNBENCH_REQUIRE_SIMT") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	src := `extern "C" __global__ void copy(const float4* in, float4* out) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	out[i] = in[i];
+}`
+	mod, err := d.Load(simt.Program{Dialect: simt.CUDA, Main: simt.Source{Name: "copy.cu", Text: []byte(src)}}, simt.Checked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := mod.Kernel("copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 64 * 256 // float4s
+	in, _ := d.Alloc(16 * n)
+	out, _ := d.Alloc(16 * n)
+	defer in.Free()
+	defer out.Free()
+	d.StartProfile(simt.ProfileOptions{})
+	_, err = k.Launch(simt.Launch{Grid: simt.Dim3{X: 64, Y: 1, Z: 1}, Block: simt.Dim3{X: 256, Y: 1, Z: 1}, Args: []any{in, out}})
+	ps := d.StopProfile()
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("launch: %v, %d profiles", err, len(ps))
+	}
+	h100, _ := Lookup("h100")
+	e := h100.Estimate(FromProfile(ps[0], 0))
+	want := 2 * 16 * n / 3.35e12
+	if e.Limiter != "dram" || math.Abs(e.Seconds-want) > 1e-9*want {
+		t.Errorf("copy of %d bytes: %+v, want %v s by dram", 16*n, e, want)
+	}
+	// 16-byte lanes: 512 bytes a request, 16 sectors.
+	if s := ps[0].GlobalLoads.SectorsPerRequest(); s != 16 {
+		t.Errorf("float4 copy: %v sectors a request, want 16", s)
+	}
+}
