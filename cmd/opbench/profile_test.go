@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kernbench/kernbench/internal/require"
 	"github.com/kernbench/kernbench/simt"
 )
 
@@ -39,10 +41,7 @@ func TestProfileBadFlags(t *testing.T) {
 // extrapolated.
 func TestProfileCommand(t *testing.T) {
 	if err := simt.Available(); err != nil {
-		if os.Getenv("KERNBENCH_REQUIRE_SIMT") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		require.Skip(t, "SIMT emulator unavailable: %v", err)
 	}
 	const m, k = 256, 256
 	weights := float64(m * k / 32 * 18) // q4_0: 18 bytes a block of 32
@@ -116,5 +115,36 @@ func TestCompareProfiles(t *testing.T) {
 	code, out, _ = runArgs("compare", worse, a)
 	if code != exitOK || !strings.Contains(out, "better") || strings.Contains(out, "WORSE") {
 		t.Errorf("halved sectors: code %d, %q", code, out)
+	}
+}
+
+// TestProfileTensorShare: an f16 product on cuda-emu goes through the
+// emulated mma.sync (kb_mma_f16), which the profiler counts, so the
+// tensor cores do all of the op's FLOPs; every block is run.
+func TestProfileTensorShare(t *testing.T) {
+	if err := simt.Available(); err != nil {
+		require.Skip(t, "SIMT emulator unavailable: %v", err)
+	}
+	js := filepath.Join(t.TempDir(), "p.json")
+	code, _, errOut := runArgs("profile", "-backend", "cuda-emu", "-op", "mul_mat", "-type", "f16", "-m", "128", "-k", "128", "-n", "64", "-sample", "0", "-json", js)
+	if code != exitOK {
+		t.Fatalf("code %d, stderr %s", code, errOut)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set profileSet
+	if err := json.Unmarshal(b, &set); err != nil {
+		t.Fatal(err)
+	}
+	var share float64
+	for _, p := range set.Points {
+		for _, k := range p.Kernels {
+			share += k.TensorShare
+		}
+	}
+	if math.Abs(share-1) > 1e-9 {
+		t.Errorf("tensor-core share of the op's FLOPs %v, want 1", share)
 	}
 }

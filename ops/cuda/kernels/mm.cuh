@@ -291,6 +291,9 @@ __device__ __forceinline__ void kb_mma_f16(float c[4], const u32 a[4], const u32
 	             : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
 	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #else
+#ifdef __KBSIMT__
+	__kbsimt_mma(KBS_MMA_M16N8K16_F16); // counted by the emulator's profiler
+#endif
 	kb_mma_16816_emu<false>(c, a, b);
 #endif
 }
@@ -302,6 +305,9 @@ __device__ __forceinline__ void kb_mma_bf16(float c[4], const u32 a[4], const u3
 	             : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
 	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #else
+#ifdef __KBSIMT__
+	__kbsimt_mma(KBS_MMA_M16N8K16_BF16);
+#endif
 	kb_mma_16816_emu<true>(c, a, b);
 #endif
 }
@@ -313,6 +319,9 @@ __device__ __forceinline__ void kb_mma_s8(int d[4], const int a[2], int b) {
 	             : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
 	             : "r"(a[0]), "r"(a[1]), "r"(b), "r"(0), "r"(0), "r"(0), "r"(0));
 #else
+#ifdef __KBSIMT__
+	__kbsimt_mma(KBS_MMA_M16N8K16_S8);
+#endif
 	int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 	int ra[8], rb[8];
 #pragma unroll
