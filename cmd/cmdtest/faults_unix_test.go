@@ -307,3 +307,66 @@ func TestSIMTBuildInterrupted(t *testing.T) {
 		}
 	})
 }
+
+// TestSIMTCacheHeals: a relative cache path works from the folder it is
+// relative to and leaves nothing else there; truncating or overwriting a
+// library of the cache costs one rebuild and a notice, never a crash or a
+// false kernel failure.
+func TestSIMTCacheHeals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the emulator's runtime and a module three times")
+	}
+	if _, err := exec.LookPath("g++"); err != nil && os.Getenv("KERNBENCH_CXX") == "" {
+		t.Skip("no g++: the emulator cannot build")
+	}
+	commands(t)
+	work := t.TempDir()
+	env := []string{"KERNBENCH_SIMT_CACHE=cache", "KERNBENCH_SIMT_MODE=fast"}
+	validate := func(what string) result {
+		t.Helper()
+		r := runEnv(t, 10*time.Minute, work, env, "opbench", "validate", "-backend", "cuda-emu", "-op", "soft_max")
+		if r.code != 0 || strings.Contains(r.stdout, "FAIL") {
+			t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", what, r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	validate("an empty relative cache")
+	if ents, _ := os.ReadDir(work); len(ents) != 1 || ents[0].Name() != "cache" {
+		t.Errorf("the working folder holds %v, want only the cache", ents)
+	}
+	find := func(pattern string) string {
+		t.Helper()
+		m, _ := filepath.Glob(filepath.Join(work, "cache", pattern))
+		if len(m) != 1 {
+			t.Fatalf("%s in the cache: %v", pattern, m)
+		}
+		return m[0]
+	}
+	rt := find("rt-*/libkbsimt-*.so")
+	mod := find("mod-*/module.so")
+	for _, c := range []struct {
+		name   string
+		damage func() error
+		entry  string
+	}{
+		{"truncated runtime", func() error { return os.Truncate(rt, 4096) }, filepath.Base(filepath.Dir(rt))},
+		{"module overwritten", func() error {
+			st, err := os.Stat(mod)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(mod, bytes.Repeat([]byte{0x5a}, int(st.Size())), 0o755)
+		}, filepath.Base(filepath.Dir(mod))},
+	} {
+		if err := c.damage(); err != nil {
+			t.Fatal(err)
+		}
+		r := validate(c.name)
+		if strings.Count(r.stderr, "is damaged") != 1 || !strings.Contains(r.stderr, c.entry) || !strings.Contains(r.stderr, "rebuilding") {
+			t.Errorf("%s: stderr does not say once that %s was damaged and rebuilt:\n%s", c.name, c.entry, r.stderr)
+		}
+		if r := validate(c.name + ", again"); strings.Contains(r.stderr, "damaged") {
+			t.Errorf("%s: the rebuilt entry is damaged again:\n%s", c.name, r.stderr)
+		}
+	}
+}
