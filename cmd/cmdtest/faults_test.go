@@ -1,11 +1,14 @@
 package cmdtest
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kernbench/kernbench/bench"
 	"github.com/kernbench/kernbench/gguf"
 	"github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/internal/testmodel"
@@ -111,5 +114,63 @@ func TestQuantizeRefusesWhatRunRefuses(t *testing.T) {
 		if r := run(t, dir, "quantize", good[arch], filepath.Join(dir, arch+"-q8_0.gguf"), "q8_0"); r.code != 0 {
 			t.Errorf("%s: exit %d\n%s", arch, r.code, r.stderr)
 		}
+	}
+}
+
+// TestCompareAndPlotCheckRecords: compare and plot judge records by their
+// samples, never take an emulator's times for a device's, and refuse
+// malformed records with a message naming them.
+func TestCompareAndPlotCheckRecords(t *testing.T) {
+	dir := fixture(t)
+	good, err := bench.ReadFile(filepath.Join(dir, "good.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(good.Records) != 1 || !good.Records[0].Timed() {
+		t.Fatalf("the fixture's sweep gave %d records", len(good.Records))
+	}
+	write := func(name string, edit func(s *bench.Set)) {
+		s := *good
+		s.Records = []bench.Record{good.Records[0]}
+		r := &s.Records[0]
+		r.Samples = slices.Clone(r.Samples)
+		r.Dims = maps.Clone(r.Dims)
+		edit(&s)
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := s.WriteJSON(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 14.22 us stored beside samples of another time.
+	write("lying.json", func(s *bench.Set) { s.Records[0].Median *= 14.22 })
+	// A cuda-emu record without its emulated mark.
+	write("emu.json", func(s *bench.Set) { s.Records[0].Backend = "cuda-emu"; s.Records[0].Emulated = false })
+	write("dup.json", func(s *bench.Set) { s.Records = append(s.Records, s.Records[0]) })
+	write("nodims.json", func(s *bench.Set) { s.Records[0].Dims = nil })
+	name := "op=RMS_NORM type=f32 shape=k=256,n=1 backend="
+
+	for _, c := range []badCase{
+		{"opbench", []string{"compare", "good.json", "lying.json"}, 2, []string{"lying.json", name, "stored median", "disagrees with its"}},
+		{"opbench", []string{"plot", "-out", ".", "lying.json"}, 2, []string{"lying.json", name, "stored median"}},
+		{"opbench", []string{"plot", "-out", ".", "emu.json"}, 2, []string{"cuda-emu", "ran on an emulator"}},
+		{"opbench", []string{"compare", "good.json", "dup.json"}, 2, []string{"two records for"}},
+		{"opbench", []string{"plot", "-out", ".", "dup.json"}, 2, []string{"dup.json", "records 1 and 2 are both " + name}},
+		{"opbench", []string{"plot", "-out", ".", "nodims.json"}, 2, []string{"nodims.json", "record 1 (RMS_NORM f32 k=256,n=1 on", "no dims"}},
+	} {
+		r := check(t, dir, c)
+		if strings.Contains(r.stderr, "log scale") {
+			t.Errorf("%v: gonum's message leaks: %s", c.args, r.stderr)
+		}
+	}
+	// An unmarked emulated record is compared without a verdict, and left
+	// out of the geometric mean.
+	r := run(t, dir, "opbench", "compare", "good.json", "emu.json")
+	if r.code != 0 || !strings.Contains(r.stdout, "emulated, no verdict") || !strings.Contains(r.stdout, "over 0 points") ||
+		strings.Contains(r.stdout, "within noise |") || strings.Contains(r.stdout, "faster |") {
+		t.Errorf("compare with an unmarked cuda-emu record: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
