@@ -460,6 +460,11 @@ type moduleMeta struct {
 	Kernels []kernelInfo `json:"kernels"`
 }
 
+// failedBuilds holds, by module key, the errors of sources the compiler
+// or the translator refused in this process, so that a kernel file that
+// does not compile costs one build, not one per launch.
+var failedBuilds sync.Map
+
 // buildModule compiles p in mode m (cached) and returns the library's
 // path and the kernels' metadata.
 func buildModule(tc Toolchain, rtLib string, p Program, m Mode) (string, moduleMeta, error) {
@@ -475,6 +480,9 @@ func buildModule(tc Toolchain, rtLib string, p Program, m Mode) (string, moduleM
 	}
 	parts = append(parts, p.Defines...)
 	key := hashKey(parts...)
+	if err, ok := failedBuilds.Load(key); ok {
+		return "", moduleMeta{}, err.(error)
+	}
 	var meta moduleMeta
 	dir, err := cached("mod-"+key[:20], func(ctx context.Context, dir string) error {
 		var err error
@@ -489,6 +497,12 @@ func buildModule(tc Toolchain, rtLib string, p Program, m Mode) (string, moduleM
 		return os.WriteFile(filepath.Join(dir, "meta.json"), b, 0o644)
 	})
 	if err != nil {
+		var ce *CompileError
+		var se *SourceError
+		if errors.As(err, &ce) || errors.As(err, &se) {
+			// The source's own fault: building it again gives the same.
+			failedBuilds.Store(key, err)
+		}
 		return "", moduleMeta{}, err
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))

@@ -370,3 +370,41 @@ func TestSIMTCacheHeals(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelBuildFailureNamed: a kernel file the compiler refuses is
+// reported once, as the backend's build failure with the compiler's
+// message, not as a "FAIL: compute" of every case.
+func TestKernelBuildFailureNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the emulator's runtime")
+	}
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++: the emulator cannot build")
+	}
+	commands(t)
+	work := t.TempDir()
+	// The real compiler, but for the module step of any kernel file.
+	cxx := filepath.Join(work, "g++-no-modules")
+	script := "#!/bin/sh\nfor a in \"$@\"; do\n\tif [ \"$a\" = module.ii ]; then echo 'module.ii:1:1: error: refused by the test compiler' >&2; exit 1; fi\ndone\nexec " + gxx + " \"$@\"\n"
+	if err := os.WriteFile(cxx, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"KERNBENCH_CXX=" + cxx, "KERNBENCH_SIMT_CACHE=" + filepath.Join(work, "cache")}
+	r := runEnv(t, 10*time.Minute, work, env, "opbench", "validate", "-backend", "cuda-emu,metal-emu", "-op", "soft_max")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, be := range []string{"cuda-emu", "metal-emu"} {
+		line := "opbench validate: " + be + ": "
+		if n := strings.Count(r.stderr, line); n != 1 {
+			t.Errorf("stderr names %s's failure %d times, want once:\n%s", be, n, r.stderr)
+		}
+	}
+	if n := strings.Count(r.stderr, "refused by the test compiler"); n != 2 || !strings.Contains(r.stderr, "could not be built or loaded") {
+		t.Errorf("stderr does not give the compiler's message once per backend:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stdout, "FAIL: compute") || !strings.Contains(r.stdout, "kernels not built or loaded") {
+		t.Errorf("the cases' failures are reported as kernel results:\n%s", r.stdout)
+	}
+}
