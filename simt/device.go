@@ -210,7 +210,7 @@ func (d *Device) Load(p Program, m Mode) (*Module, error) {
 	if err != nil {
 		// A library the loader refuses is rebuilt once (see evict).
 		d.mu.Unlock()
-		evict(filepath.Dir(path), err.Error())
+		evict(filepath.Dir(path), "the loader refused it: "+err.(*loadError).msg)
 		path, meta, err = buildModule(d.tc, lib, p, m)
 		d.mu.Lock()
 		if err != nil {

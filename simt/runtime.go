@@ -118,12 +118,12 @@ func openRuntime(tc Toolchain, workers int) (string, *rtFuncs, int, error) {
 		} else if attempt > 0 || !errors.As(err, &le) {
 			return "", nil, 0, err
 		}
-		evict(filepath.Dir(lib), le.msg)
+		evict(filepath.Dir(lib), "the loader refused it: "+le.msg)
 	}
 }
 
-// loadLibrary loads the module library at path into the runtime. d.mu is
-// held.
+// loadLibrary loads the module library at path into the runtime; its
+// error is a *loadError. d.mu is held.
 func (d *Device) loadLibrary(path string) (unsafe.Pointer, error) {
 	var msg [1024]byte
 	h := d.rt.moduleLoad(path, &msg[0], int32(len(msg)))
