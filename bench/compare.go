@@ -62,7 +62,8 @@ type Report struct {
 	// OnlyA and OnlyB are timed records without a partner; Untimed are
 	// records of either set that have no samples (errors, failures).
 	OnlyA, OnlyB, Untimed []Record
-	// GeoMean is the geometric mean of the speedups (1 when none).
+	// GeoMean is the geometric mean of the speedups of the comparisons
+	// with a verdict (1 when none): emulated ones are left out.
 	GeoMean float64
 	// Alpha is the significance level used.
 	Alpha float64
@@ -137,6 +138,10 @@ func Compare(a, b *Set, o CompareOptions) (Report, error) {
 				rep.Untimed = append(rep.Untimed, r)
 				continue
 			}
+			// The summary is the samples' own (a file's records are
+			// checked against theirs when read; these may not come from
+			// one).
+			r.Stats = Summarize(r.Samples)
 			k := r.KeyWithout(rep.Ignored...)
 			if _, dup := m[k]; dup {
 				return nil, nil, fmt.Errorf("bench: set %s has two records for %s (ignoring %s)", which, k, strings.Join(rep.Ignored, ", "))
@@ -165,8 +170,12 @@ func Compare(a, b *Set, o CompareOptions) (Report, error) {
 		c := Comparison{Key: k, A: ra, B: rb, Speedup: ra.Median / rb.Median}
 		c.P = MannWhitneyP(ra.Samples, rb.Samples)
 		switch {
-		case ra.Emulated || rb.Emulated:
+		case ra.Emulated || rb.Emulated || EmulatedBackend(ra.Backend) || EmulatedBackend(rb.Backend):
+			// An emulator's times say nothing of a device: no verdict,
+			// and no part in the geometric mean.
 			c.Verdict = Emulated
+			rep.Comparisons = append(rep.Comparisons, c)
+			continue
 		case MinP(len(ra.Samples), len(rb.Samples)) >= o.Alpha:
 			c.Verdict = TooFewSamples
 		case c.P >= o.Alpha || !beyondSpread(ra, rb):
@@ -185,7 +194,7 @@ func Compare(a, b *Set, o CompareOptions) (Report, error) {
 		}
 	}
 	rep.GeoMean = 1
-	if n := len(rep.Comparisons); n > 0 {
+	if n := len(rep.Comparisons) - rep.Count(Emulated); n > 0 {
 		rep.GeoMean = math.Exp(logSum / float64(n))
 	}
 	return rep, nil

@@ -236,4 +236,38 @@ func TestEmulatedRecordsHaveNoVerdictOrThroughput(t *testing.T) {
 	if real := rec("cuda-0", false, fast...); real.GFLOPS == 0 {
 		t.Error("a device's record has no throughput")
 	}
+	// By name too: a metal-emu record without its mark gets no verdict,
+	// and takes no part in the geometric mean.
+	unmarked := rec("metal-emu", false, slow...)
+	other := rec("cpu", false, fast...)
+	other.Op = "MUL"
+	otherB := other
+	otherB.Samples = slow
+	otherB.Stats = Summarize(slow)
+	rep, err = Compare(&Set{Records: []Record{rec("metal-emu", false, fast...), other}}, &Set{Records: []Record{unmarked, otherB}}, CompareOptions{})
+	if err != nil || len(rep.Comparisons) != 2 || rep.Count(Emulated) != 1 || rep.Count(Slower) != 1 {
+		t.Fatalf("compare with an unmarked emulated record: %+v, %v", rep.Comparisons, err)
+	}
+	if math.Abs(rep.GeoMean-0.5) > 1e-9 {
+		t.Errorf("geomean %v, want 0.5 (the emulated point left out)", rep.GeoMean)
+	}
+}
+
+// Compare judges a record by its samples, not by the summary stored
+// beside them.
+func TestCompareUsesSamples(t *testing.T) {
+	ones := make([]float64, 200)
+	for i := range ones {
+		ones[i] = 1e-6
+	}
+	r := Record{Op: "ADD", Type: "f32", Shape: "k=64", Backend: "cpu", Threads: 1, Timing: Timing{Samples: ones, Stats: Summarize(ones)}}
+	lie := r
+	lie.Median = 14.22e-6
+	rep, err := Compare(&Set{Records: []Record{r}}, &Set{Records: []Record{lie}}, CompareOptions{})
+	if err != nil || len(rep.Comparisons) != 1 {
+		t.Fatal(rep, err)
+	}
+	if c := rep.Comparisons[0]; c.Speedup != 1 || c.B.Median != 1e-6 {
+		t.Errorf("speedup %v, B's median %v: the stored median was used", c.Speedup, c.B.Median)
+	}
 }

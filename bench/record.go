@@ -87,6 +87,20 @@ type Record struct {
 // Timed reports whether the record has samples.
 func (r Record) Timed() bool { return len(r.Samples) > 0 && r.Median > 0 }
 
+// EmulatedBackend reports whether a backend's name is an emulator's
+// (cuda-emu, metal-emu: any name ending in "-emu"). Records read from a
+// file are marked Emulated by their backend's name as well as by their
+// mark, so that an emulator's times never pass for a device's.
+func EmulatedBackend(name string) bool { return strings.HasSuffix(name, "-emu") }
+
+// Name names the record in messages: its key, and its label if any.
+func (r Record) Name() string {
+	if r.Label != "" {
+		return r.Key() + " (" + r.Label + ")"
+	}
+	return r.Key()
+}
+
 // Key identifies the point within a set: op, type, shape, backend,
 // threads.
 func (r Record) Key() string { return r.KeyWithout() }
@@ -211,28 +225,91 @@ func ReadJSON(r io.Reader) (*Set, error) {
 	if s.Schema != Schema {
 		return nil, fmt.Errorf("bench: record set schema %q, want %q", s.Schema, Schema)
 	}
-	for i, r := range s.Records {
-		if err := r.check(); err != nil {
-			return nil, fmt.Errorf("bench: record %d: %w", i, err)
+	for i := range s.Records {
+		if err := s.Records[i].check(); err != nil {
+			return nil, fmt.Errorf("bench: record %d: %w", i+1, err)
 		}
 	}
 	return &s, nil
 }
 
-// check reports a record that cannot be right.
-func (r Record) check() error {
+// check reports a record that cannot be right, and marks one of an
+// emulated backend (by name) Emulated. A record's summary (median, min,
+// max) and throughputs must be those of its samples: a record whose
+// stored numbers disagree with its samples was edited or damaged, and
+// comparing or plotting it would show numbers no measurement gave.
+func (r *Record) check() error {
 	if r.Op == "" || r.Backend == "" {
 		return errors.New("no op or backend")
 	}
+	if EmulatedBackend(r.Backend) {
+		r.Emulated = true
+	}
 	if r.Threads < 0 || r.Flops < 0 || r.Bytes < 0 || r.RunsPerSample < 0 {
-		return fmt.Errorf("%s: negative count", r.Key())
+		return fmt.Errorf("%s: negative count", r.Name())
 	}
 	for _, x := range r.Samples {
 		if !(x > 0) || math.IsInf(x, 0) {
-			return fmt.Errorf("%s: sample %v is not a positive time", r.Key(), x)
+			return fmt.Errorf("%s: sample %v is not a positive time", r.Name(), x)
+		}
+	}
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"median", r.Median}, {"min", r.Min}, {"max", r.Max}, {"mean", r.Mean}, {"stddev", r.Stddev}, {"gflops", r.GFLOPS}, {"gbps", r.GBPS}} {
+		if math.IsNaN(v.x) || math.IsInf(v.x, 0) || v.x < 0 {
+			return fmt.Errorf("%s: %s is %v", r.Name(), v.name, v.x)
+		}
+	}
+	if len(r.Samples) == 0 {
+		return nil
+	}
+	st := Summarize(r.Samples)
+	for _, v := range []struct {
+		name        string
+		stored, got float64
+	}{{"median", r.Median, st.Median}, {"min", r.Min, st.Min}, {"max", r.Max, st.Max}} {
+		if !closeTo(v.stored, v.got, 1e-9) {
+			return fmt.Errorf("%s: the stored %s %ss disagrees with its %d samples' %s %ss: the record was edited or damaged",
+				r.Name(), v.name, ftoa(v.stored), len(r.Samples), v.name, ftoa(v.got))
+		}
+	}
+	if !r.Emulated {
+		for _, v := range []struct {
+			name        string
+			stored, got float64
+		}{{"gflops", r.GFLOPS, Rate(r.Flops, st.Median)}, {"gbps", r.GBPS, Rate(r.Bytes, st.Median)}} {
+			if !closeTo(v.stored, v.got, 1e-6) {
+				return fmt.Errorf("%s: the stored %s %s disagrees with its cost and samples' median (%s): the record was edited or damaged",
+					r.Name(), v.name, ftoa(v.stored), ftoa(v.got))
+			}
 		}
 	}
 	return nil
+}
+
+// Duplicate returns the positions of the first two timed records of s
+// that have the same key, less the ignored fields (see KeyWithout), and
+// whether there are any: two timings of one point, which Compare refuses
+// and a chart cannot show.
+func (s *Set) Duplicate(ignore ...string) (i, j int, ok bool) {
+	seen := map[string]int{}
+	for k, r := range s.Records {
+		if !r.Timed() {
+			continue
+		}
+		key := r.KeyWithout(ignore...)
+		if first, dup := seen[key]; dup {
+			return first, k, true
+		}
+		seen[key] = k
+	}
+	return 0, 0, false
+}
+
+// closeTo reports whether a and b agree to within rel of the larger.
+func closeTo(a, b, rel float64) bool {
+	return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b))
 }
 
 // ReadFile reads a record set from a .json or .csv file.

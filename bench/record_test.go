@@ -27,6 +27,7 @@ func sampleSet() *Set {
 		Dims: map[string]int64{"d": 128, "heads": 32, "kv_heads": 8, "n": 1, "kv": 4096}, Backend: "cpu-generic", Threads: 1,
 		Flops: 1e8, Bytes: 2e7, Timing: tm, Validation: ValidSkipped, NMSE: harness.Metric(math.NaN()), MaxErr: harness.Metric(math.NaN()),
 		RoofGFLOPS: 50, Roof: LevelDRAM, RooflinePct: 12.5}
+	fa.GFLOPS, fa.GBPS = Rate(fa.Flops, fa.Median), Rate(fa.Bytes, fa.Median)
 	bad := Record{Op: "RMS_NORM", Type: "f32", Shape: "k=4096,n=1", Dims: map[string]int64{"k": 4096, "n": 1},
 		Backend: "cpu-avx2", Threads: 2, Bytes: 32768, Validation: ValidFail, Error: "FAIL: NMSE 1 above 1e-13, \"quoted\"",
 		NMSE: 1, MaxErr: harness.Metric(math.Inf(1))}
@@ -141,6 +142,64 @@ func TestReadErrors(t *testing.T) {
 	for name, in := range csvCases {
 		if _, err := ReadCSV(strings.NewReader(in)); err == nil {
 			t.Errorf("ReadCSV %s: no error", name)
+		}
+	}
+}
+
+// TestReadChecksSummary: a record's stored summary and throughputs must
+// be its samples'; a record of an emulated backend is marked so by its
+// name.
+func TestReadChecksSummary(t *testing.T) {
+	one := func(edit func(r *Record)) *Set {
+		tm := Timing{Clock: "wall clock", RunsPerSample: 1, Samples: make([]float64, 2000)}
+		for i := range tm.Samples {
+			tm.Samples[i] = 1e-6
+		}
+		tm.Stats = Summarize(tm.Samples)
+		r := Record{Op: "ADD", Type: "f32", Shape: "k=64,n=1", Dims: map[string]int64{"k": 64, "n": 1}, Backend: "cpu-avx2", Threads: 1,
+			Flops: 64, Bytes: 768, Timing: tm, Validation: ValidOK}
+		Derive(&r, nil, 0)
+		edit(&r)
+		return &Set{Schema: Schema, Records: []Record{r}}
+	}
+	for _, c := range []struct {
+		name string
+		edit func(r *Record)
+		want string // "" for no error
+	}{
+		{"intact", func(*Record) {}, ""},
+		{"median", func(r *Record) { r.Median = 14.22e-6 }, "stored median 1.422e-05s disagrees with its 2000 samples' median 1e-06s"},
+		{"min", func(r *Record) { r.Min = 0.5e-6 }, "stored min"},
+		{"max", func(r *Record) { r.Max = 3e-6 }, "stored max"},
+		{"gflops", func(r *Record) { r.GFLOPS *= 2 }, "stored gflops"},
+		{"gbps", func(r *Record) { r.GBPS = 0 }, "stored gbps"},
+		{"negative stddev", func(r *Record) { r.Stddev = -1 }, "stddev is -1"},
+		{"emulated by name", func(r *Record) { r.Backend = "cuda-emu"; r.GFLOPS, r.GBPS = 1, 1 }, ""},
+	} {
+		s := one(c.edit)
+		for _, format := range []string{"json", "csv"} {
+			var buf bytes.Buffer
+			read := ReadJSON
+			if format == "csv" {
+				if err := s.WriteCSV(&buf); err != nil {
+					t.Fatal(err)
+				}
+				read = ReadCSV
+			} else if err := s.WriteJSON(&buf); err != nil {
+				t.Fatal(err)
+			}
+			got, err := read(&buf)
+			if c.want == "" {
+				if err != nil {
+					t.Errorf("%s (%s): %v", c.name, format, err)
+				} else if r := got.Records[0]; r.Emulated != EmulatedBackend(r.Backend) {
+					t.Errorf("%s (%s): backend %s read as emulated %v", c.name, format, r.Backend, r.Emulated)
+				}
+				continue
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "op=ADD type=f32 shape=k=64,n=1 backend=cpu-avx2") {
+				t.Errorf("%s (%s): error %v, want one naming the record and saying %q", c.name, format, err, c.want)
+			}
 		}
 	}
 }

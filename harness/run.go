@@ -16,6 +16,11 @@ import (
 // calling goroutine): the panic becomes a failed result.
 func Run(be ops.Backend, c Case) Result { return run(be, c, runOptions{}) }
 
+// KernelBuildReason is a failed result's Reason when the backend could not
+// build or load the node's kernels (its error wraps ops.ErrKernelBuild):
+// the cause is in Err, and no kernel ran.
+const KernelBuildReason = "kernels not built or loaded (not a kernel result)"
+
 // runOptions adapt run to benchmarking (see Prepare); the zero value is
 // Run's behaviour.
 type runOptions struct {
@@ -150,7 +155,12 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		return res
 	}
 	if cerr != nil {
-		res.fail("compute")
+		if errors.Is(cerr, ops.ErrKernelBuild) {
+			// Not the kernel's result: it never ran.
+			res.fail("%s", KernelBuildReason)
+		} else {
+			res.fail("compute")
+		}
 		res.Err = cerr.Error()
 		return res
 	}

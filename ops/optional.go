@@ -68,6 +68,12 @@ type BufferCopier interface {
 // cannot read directly.
 var ErrCopyUnsupported = errors.New("ops: buffer cannot copy from this source directly")
 
+// ErrKernelBuild is wrapped by a GPU backend's error when the kernels of
+// a node could not be built or loaded (the compiler refused a source, the
+// driver or the emulator refused a module): the fault is in the build,
+// not in what a kernel computed, and reports say so.
+var ErrKernelBuild = errors.New("the kernels could not be built or loaded")
+
 // An Emulator is a backend that runs a device's kernels on an emulator
 // rather than the device (cuda-emu, metal-emu: package simt). Its results
 // are validated like the device's, but its times are the emulator's on

@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -143,18 +145,42 @@ func findToolchain() (Toolchain, error) {
 	return tc, nil
 }
 
-// cacheRoot is where built libraries are kept: $KERNBENCH_SIMT_CACHE, or
-// kernbench/simt under the user cache directory.
+// cacheRoot is where built libraries are kept: $KERNBENCH_SIMT_CACHE (made
+// absolute, for the compiler runs in the entry's folder), or
+// kernbench/simt under the user cache directory, or, where there is none
+// (no $HOME), a folder of this user's own under the system's temporary
+// folder (see userTempCache).
 func cacheRoot() (string, error) {
 	if d := os.Getenv("KERNBENCH_SIMT_CACHE"); d != "" {
-		return d, nil
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return "", fmt.Errorf("simt: $KERNBENCH_SIMT_CACHE: %w", err)
+		}
+		return abs, nil
 	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		d = os.TempDir()
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "kernbench", "simt"), nil
 	}
-	return filepath.Join(d, "kernbench", "simt"), nil
+	return userTempCache()
 }
+
+// userTempCache returns os.TempDir()/kernbench-simt-<uid>, created with
+// mode 0700. It refuses a folder that is not this user's, or that others
+// can write to: the libraries in it are loaded into this process.
+func userTempCache() (string, error) {
+	d := filepath.Join(os.TempDir(), fmt.Sprintf("kernbench-simt-%d", os.Getuid()))
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("simt: cache: %w", err)
+	}
+	if err := checkPrivate(d); err != nil {
+		return "", fmt.Errorf("simt: cache %s: %w (set $KERNBENCH_SIMT_CACHE or $HOME)", d, err)
+	}
+	return d, nil
+}
+
+// notices receives the one-line notices of the cache (a damaged entry
+// rebuilt).
+var notices io.Writer = os.Stderr
 
 // csrcHash hashes the embedded runtime and headers.
 var csrcHash = sync.OnceValue(func() string {
@@ -171,20 +197,132 @@ var csrcHash = sync.OnceValue(func() string {
 	return hex.EncodeToString(h.Sum(nil))
 })
 
+// A manifest is what a cache entry's "done" marker holds: the size and
+// SHA-256 of every file the build left, checked before the entry is used,
+// so that a truncated or overwritten library is rebuilt instead of being
+// loaded (a truncated mapped library faults on first touch).
+type manifest struct {
+	Files map[string]manifestFile `json:"files"`
+}
+
+type manifestFile struct {
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// makeManifest records every regular file under dir.
+func makeManifest(dir string) (manifest, error) {
+	m := manifest{Files: map[string]manifestFile{}}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		f, err := hashFile(path)
+		if err != nil {
+			return err
+		}
+		m.Files[filepath.ToSlash(rel)] = f
+		return nil
+	})
+	return m, err
+}
+
+func hashFile(path string) (manifestFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return manifestFile{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return manifestFile{}, err
+	}
+	return manifestFile{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// checkEntry returns why the entry in dir cannot be used, or "" when
+// every file its manifest names has the size and hash recorded.
+func checkEntry(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "done"))
+	if err != nil {
+		return err.Error()
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil || len(m.Files) == 0 {
+		return "its manifest is missing or unreadable"
+	}
+	names := make([]string, 0, len(m.Files))
+	for name := range m.Files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		want := m.Files[name]
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Sprintf("%s: %v", name, errors.Unwrap(err))
+		}
+		if st.Size() != want.Size {
+			return fmt.Sprintf("%s has %d bytes, %d were built", name, st.Size(), want.Size)
+		}
+		got, err := hashFile(path)
+		if err != nil {
+			return fmt.Sprintf("%s: %v", name, err)
+		}
+		if got.SHA256 != want.SHA256 {
+			return fmt.Sprintf("%s differs from what was built", name)
+		}
+	}
+	return ""
+}
+
+// verified holds the entries checked by this process, by folder: each is
+// checked once, before its first use.
+var verified sync.Map
+
+// evict removes a damaged cache entry, saying why on notices, so that the
+// next use rebuilds it. It moves the entry aside first, so that no other
+// process sees it half removed.
+func evict(dir, why string) {
+	verified.Delete(dir)
+	fmt.Fprintf(notices, "simt: cache entry %s is damaged (%s); rebuilding it\n", dir, why)
+	aside := filepath.Join(filepath.Dir(dir), fmt.Sprintf("tmp-evicted-%s-%d", filepath.Base(dir), os.Getpid()))
+	if err := os.Rename(dir, aside); err == nil {
+		dir = aside
+	}
+	os.RemoveAll(dir)
+}
+
 // cached returns dir/key, building it with build (into a fresh temporary
-// directory, renamed into place) when it does not exist yet. Concurrent
-// builders of the same key each build; the first rename wins.
-func cached(key string, build func(dir string) error) (string, error) {
+// directory, renamed into place) when it does not exist yet, or when it
+// is damaged (see manifest). Concurrent builders of the same key each
+// build; the first rename wins. build's context is canceled when a signal
+// ends the build (see startBuild).
+func cached(key string, build func(ctx context.Context, dir string) error) (string, error) {
 	root, err := cacheRoot()
 	if err != nil {
 		return "", err
 	}
 	final := filepath.Join(root, key)
-	if _, err := os.Stat(filepath.Join(final, "done")); err == nil {
-		// Mark it used, for pruneCache.
-		now := time.Now()
-		os.Chtimes(filepath.Join(final, "done"), now, now)
+	if _, ok := verified.Load(final); ok {
 		return final, nil
+	}
+	if _, err := os.Stat(filepath.Join(final, "done")); err == nil {
+		if why := checkEntry(final); why != "" {
+			evict(final, why)
+		} else {
+			// Mark it used, for pruneCache.
+			now := time.Now()
+			os.Chtimes(filepath.Join(final, "done"), now, now)
+			verified.Store(final, true)
+			return final, nil
+		}
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("simt: cache: %w", err)
@@ -193,23 +331,36 @@ func cached(key string, build func(dir string) error) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("simt: cache: %w", err)
 	}
-	if err := build(tmp); err != nil {
+	ctx, done := startBuild(tmp)
+	defer done()
+	if err := build(ctx, tmp); err != nil {
 		os.RemoveAll(tmp)
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("simt: build of %s interrupted", key)
+		}
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "done"), nil, 0o644); err != nil {
+	m, err := makeManifest(tmp)
+	if err == nil {
+		var b []byte
+		if b, err = json.Marshal(m); err == nil {
+			err = os.WriteFile(filepath.Join(tmp, "done"), b, 0o644)
+		}
+	}
+	if err != nil {
 		os.RemoveAll(tmp)
 		return "", fmt.Errorf("simt: cache: %w", err)
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		os.RemoveAll(tmp)
 		if _, serr := os.Stat(filepath.Join(final, "done")); serr == nil {
-			return final, nil // another process built it first
+			return cached(key, build) // another process built it first: check it
 		}
 		// A stale directory without its marker: replace it.
 		os.RemoveAll(final)
 		return cached(key, build)
 	}
+	verified.Store(final, true)
 	return final, nil
 }
 
@@ -255,7 +406,7 @@ func pruneCache() error {
 // includeDir writes the compat headers into the cache once and returns
 // their directory.
 func includeDir() (string, error) {
-	return cached("include-"+csrcHash()[:16], func(dir string) error {
+	return cached("include-"+csrcHash()[:16], func(_ context.Context, dir string) error {
 		return fs.WalkDir(csrc, "csrc/include", func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
@@ -274,7 +425,7 @@ func includeDir() (string, error) {
 func runtimeLib(tc Toolchain) (string, error) {
 	key := hashKey("runtime", csrcHash(), tc.Version)
 	name := "libkbsimt-" + key[:16] + ".so"
-	dir, err := cached("rt-"+key[:16], func(dir string) error {
+	dir, err := cached("rt-"+key[:16], func(ctx context.Context, dir string) error {
 		inc, err := includeDir()
 		if err != nil {
 			return err
@@ -293,7 +444,7 @@ func runtimeLib(tc Toolchain) (string, error) {
 		args := []string{"-std=c++17", "-O2", "-g", "-fPIC", "-shared", "-pthread", "-fvisibility=hidden",
 			"-isystem", inc, "-Wl,-soname," + name, "-o", filepath.Join(dir, name)}
 		args = append(args, srcs...)
-		return compile(tc.CXX, dir, append(args, "-ldl")...)
+		return compile(ctx, tc.CXX, dir, append(args, "-ldl")...)
 	})
 	if err != nil {
 		return "", err
@@ -308,6 +459,11 @@ type moduleMeta struct {
 	Mode    Mode         `json:"mode"`
 	Kernels []kernelInfo `json:"kernels"`
 }
+
+// failedBuilds holds, by module key, the errors of sources the compiler
+// or the translator refused in this process, so that a kernel file that
+// does not compile costs one build, not one per launch.
+var failedBuilds sync.Map
 
 // buildModule compiles p in mode m (cached) and returns the library's
 // path and the kernels' metadata.
@@ -324,10 +480,13 @@ func buildModule(tc Toolchain, rtLib string, p Program, m Mode) (string, moduleM
 	}
 	parts = append(parts, p.Defines...)
 	key := hashKey(parts...)
+	if err, ok := failedBuilds.Load(key); ok {
+		return "", moduleMeta{}, err.(error)
+	}
 	var meta moduleMeta
-	dir, err := cached("mod-"+key[:20], func(dir string) error {
+	dir, err := cached("mod-"+key[:20], func(ctx context.Context, dir string) error {
 		var err error
-		meta, err = compileModule(tc, rtLib, dir, p, m)
+		meta, err = compileModule(ctx, tc, rtLib, dir, p, m)
 		if err != nil {
 			return err
 		}
@@ -338,6 +497,12 @@ func buildModule(tc Toolchain, rtLib string, p Program, m Mode) (string, moduleM
 		return os.WriteFile(filepath.Join(dir, "meta.json"), b, 0o644)
 	})
 	if err != nil {
+		var ce *CompileError
+		var se *SourceError
+		if errors.As(err, &ce) || errors.As(err, &se) {
+			// The source's own fault: building it again gives the same.
+			failedBuilds.Store(key, err)
+		}
 		return "", moduleMeta{}, err
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
@@ -350,7 +515,7 @@ func buildModule(tc Toolchain, rtLib string, p Program, m Mode) (string, moduleM
 	return filepath.Join(dir, "module.so"), meta, nil
 }
 
-func compileModule(tc Toolchain, rtLib, dir string, p Program, m Mode) (moduleMeta, error) {
+func compileModule(ctx context.Context, tc Toolchain, rtLib, dir string, p Program, m Mode) (moduleMeta, error) {
 	inc, err := includeDir()
 	if err != nil {
 		return moduleMeta{}, err
@@ -377,7 +542,7 @@ func compileModule(tc Toolchain, rtLib, dir string, p Program, m Mode) (moduleMe
 		pre = append(pre, "-include", "kbsimt_metal.h", "-D__METAL_VERSION__=310")
 	}
 	pre = append(pre, "-x", "c++", p.Main.Name, "-o", "pre.ii")
-	if err := compile(tc.CXX, dir, pre...); err != nil {
+	if err := compile(ctx, tc.CXX, dir, pre...); err != nil {
 		return moduleMeta{}, err
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "pre.ii"))
@@ -412,12 +577,12 @@ func compileModule(tc Toolchain, rtLib, dir string, p Program, m Mode) (moduleMe
 		cc = append(cc, "-O2")
 	}
 	cc = append(cc, "-c", "module.ii", "-o", "module.o")
-	if err := compile(tc.CXX, dir, cc...); err != nil {
+	if err := compile(ctx, tc.CXX, dir, cc...); err != nil {
 		return moduleMeta{}, err
 	}
 	link := []string{"-shared", "-o", "module.so", "module.o", rtLib,
 		"-Wl,--no-undefined", "-Wl,-rpath," + filepath.Dir(rtLib)}
-	if err := compile(tc.CXX, dir, link...); err != nil {
+	if err := compile(ctx, tc.CXX, dir, link...); err != nil {
 		return moduleMeta{}, err
 	}
 	return moduleMeta{Dialect: p.Dialect, Mode: m, Kernels: kernels}, nil
@@ -438,16 +603,52 @@ func (e *CompileError) Error() string {
 	return "simt: compile failed:\n" + out
 }
 
-// compile runs the compiler in dir and returns its messages as a
-// CompileError when it fails.
-func compile(cxx, dir string, args ...string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+// defaultBuildTimeout is how long one compiler run may take unless
+// $KERNBENCH_SIMT_BUILD_TIMEOUT says otherwise: the checked build of the
+// largest kernel file takes minutes on two busy cores.
+const defaultBuildTimeout = 20 * time.Minute
+
+// buildTimeout returns the time limit of one compiler run.
+func buildTimeout() (time.Duration, error) {
+	v := os.Getenv("KERNBENCH_SIMT_BUILD_TIMEOUT")
+	if v == "" {
+		return defaultBuildTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("simt: $KERNBENCH_SIMT_BUILD_TIMEOUT=%q is not a positive duration such as 20m", v)
+	}
+	return d, nil
+}
+
+// compile runs the compiler in dir, in a process group of its own that is
+// killed whole when ctx ends or the time limit passes, and returns its
+// messages as a CompileError when it fails.
+func compile(ctx context.Context, cxx, dir string, args ...string) error {
+	limit, err := buildTimeout()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cxx, args...)
 	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return &CompileError{Command: cxx + " " + strings.Join(args, " "), Output: err.Error()}
+	}
+	untrack := trackProcess(cmd.Process.Pid)
+	err = cmd.Wait()
+	untrack()
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("simt: %s ran past its time limit of %v and was killed (set $KERNBENCH_SIMT_BUILD_TIMEOUT for more)", filepath.Base(cxx), limit)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("simt: %s: %w", filepath.Base(cxx), ctx.Err())
+		}
 		msg := out.String()
 		if msg == "" {
 			msg = err.Error()
@@ -478,12 +679,28 @@ func hashKey(parts ...string) string {
 }
 
 // DefaultMode is the mode the GPU backends build their kernels in:
-// Checked, or Fast where $KERNBENCH_SIMT_MODE is "fast".
-func DefaultMode() Mode {
-	if strings.EqualFold(os.Getenv("KERNBENCH_SIMT_MODE"), "fast") {
-		return Fast
+// $KERNBENCH_SIMT_MODE ("checked" or "fast"), Checked when it is unset.
+// Any other value is an error naming the valid ones.
+func DefaultMode() (Mode, error) {
+	v := os.Getenv("KERNBENCH_SIMT_MODE")
+	if v == "" {
+		return Checked, nil
 	}
-	return Checked
+	m, err := ParseMode(v)
+	if err != nil {
+		return Checked, fmt.Errorf("$KERNBENCH_SIMT_MODE: %w", err)
+	}
+	return m, nil
+}
+
+// ParseMode returns the mode called s ("checked" or "fast", in any case).
+func ParseMode(s string) (Mode, error) {
+	for _, m := range []Mode{Checked, Fast} {
+		if strings.EqualFold(s, m.String()) {
+			return m, nil
+		}
+	}
+	return Checked, fmt.Errorf("simt: unknown mode %q (valid: checked, fast)", s)
 }
 
 // errNoKernel is wrapped by Module.Kernel for a name the module lacks.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -45,8 +46,12 @@ func Open() (*Device, error) {
 	return dev, devErr
 }
 
-// Available returns nil when the emulator can run here, else the reason.
+// Available returns nil when the emulator can run here, else the reason
+// (an unknown $KERNBENCH_SIMT_MODE among them).
 func Available() error {
+	if _, err := DefaultMode(); err != nil {
+		return err
+	}
 	_, err := Open()
 	return err
 }
@@ -57,11 +62,7 @@ func open() (*Device, error) {
 		return nil, err
 	}
 	pruneCache()
-	lib, err := runtimeLib(tc)
-	if err != nil {
-		return nil, err
-	}
-	rt, n, err := loadRuntime(lib, runtime.GOMAXPROCS(0))
+	lib, rt, n, err := openRuntime(tc, runtime.GOMAXPROCS(0))
 	if err != nil {
 		return nil, err
 	}
@@ -205,10 +206,22 @@ func (d *Device) Load(p Program, m Mode) (*Module, error) {
 	if mod, ok := d.modules[path]; ok {
 		return mod, nil
 	}
-	var msg [1024]byte
-	h := d.rt.moduleLoad(path, &msg[0], int32(len(msg)))
-	if h == nil {
-		return nil, fmt.Errorf("simt: %s", cString(msg[:]))
+	h, err := d.loadLibrary(path)
+	if err != nil {
+		// A library the loader refuses is rebuilt once (see evict).
+		d.mu.Unlock()
+		evict(filepath.Dir(path), "the loader refused it: "+err.(*loadError).msg)
+		path, meta, err = buildModule(d.tc, lib, p, m)
+		d.mu.Lock()
+		if err != nil {
+			return nil, err
+		}
+		if mod, ok := d.modules[path]; ok {
+			return mod, nil
+		}
+		if h, err = d.loadLibrary(path); err != nil {
+			return nil, err
+		}
 	}
 	mod := &Module{dev: d, handle: h, path: path, base: d.rt.moduleBase(h), mode: m, dialect: p.Dialect}
 	n := int(d.rt.moduleN(h))

@@ -8,7 +8,9 @@
 //
 // Device.Load builds a Program with the system's g++ into a shared library
 // (cached by source hash under the user cache directory, or
-// $KERNBENCH_SIMT_CACHE) and loads it beside the emulator's runtime, a
+// $KERNBENCH_SIMT_CACHE; each entry's files are checked against the sizes
+// and hashes recorded when it was built, and a damaged entry is rebuilt)
+// and loads it beside the emulator's runtime, a
 // second library built from csrc/runtime.cc; both are loaded with purego,
 // so every Go package still builds with CGO_ENABLED=0. The build is:
 //

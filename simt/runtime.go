@@ -1,7 +1,9 @@
 package simt
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"unsafe"
 
@@ -97,6 +99,44 @@ type rtFuncs struct {
 	profSizes    func(out *[3]uint64)
 }
 
+// A loadError is the dynamic loader's refusal of a library of the cache.
+type loadError struct {
+	path, msg string
+}
+
+func (e *loadError) Error() string { return "simt: load " + e.path + ": " + e.msg }
+
+// openRuntime builds the runtime library (or takes it from the cache),
+// opens it and starts its workers. A library the loader refuses is
+// evicted from the cache and rebuilt once; a second refusal is the error.
+func openRuntime(tc Toolchain, workers int) (string, *rtFuncs, int, error) {
+	for attempt := 0; ; attempt++ {
+		lib, err := runtimeLib(tc)
+		if err != nil {
+			return "", nil, 0, err
+		}
+		rt, n, err := loadRuntime(lib, workers)
+		var le *loadError
+		if err == nil {
+			return lib, rt, n, nil
+		} else if attempt > 0 || !errors.As(err, &le) {
+			return "", nil, 0, err
+		}
+		evict(filepath.Dir(lib), "the loader refused it: "+le.msg)
+	}
+}
+
+// loadLibrary loads the module library at path into the runtime; its
+// error is a *loadError. d.mu is held.
+func (d *Device) loadLibrary(path string) (unsafe.Pointer, error) {
+	var msg [1024]byte
+	h := d.rt.moduleLoad(path, &msg[0], int32(len(msg)))
+	if h == nil {
+		return nil, &loadError{path: path, msg: cString(msg[:])}
+	}
+	return h, nil
+}
+
 // loadRuntime opens the runtime library at path and starts its workers.
 func loadRuntime(path string, workers int) (*rtFuncs, int, error) {
 	// One OS thread, so that dlerror's message (kept per thread) is this
@@ -105,7 +145,7 @@ func loadRuntime(path string, workers int) (*rtFuncs, int, error) {
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	runtime.UnlockOSThread()
 	if err != nil {
-		return nil, 0, fmt.Errorf("simt: load runtime: %w", err)
+		return nil, 0, &loadError{path: path, msg: err.Error()}
 	}
 	var f rtFuncs
 	for _, r := range []struct {

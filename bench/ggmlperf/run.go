@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // A Binary is a test-backend-ops program and the enums of the ggml it
@@ -15,6 +16,12 @@ import (
 type Binary struct {
 	Path  string
 	Enums Enums
+	// Timeout is how long one run of the program may take (0: no limit).
+	// The program runs in a process group of its own, killed whole when
+	// the time is up or the context of Perf ends: a test-backend-ops that
+	// hangs, or whose children hold its output open, does not hang the
+	// caller.
+	Timeout time.Duration
 }
 
 // Open checks that path is an executable file and reads the enums from
@@ -80,14 +87,24 @@ func (b *Binary) Perf(ctx context.Context, cases []Case, dir string) ([]Result, 
 		return nil, fmt.Errorf("ggmlperf: %w", err)
 	}
 
-	cmd := exec.CommandContext(ctx, b.Path, "perf", "-b", "CPU", "--output", "sql", "--test-file", path)
+	runCtx := ctx
+	if b.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, b.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(runCtx, b.Path, "perf", "-b", "CPU", "--output", "sql", "--test-file", path)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	ownGroup(cmd)
 	runErr := cmd.Run()
 	results, perr := ParseSQL(&stdout)
 	if runErr != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("ggmlperf: %s: %w", b.Path, ctx.Err())
+		}
+		if runCtx.Err() != nil {
+			return nil, fmt.Errorf("ggmlperf: %s ran past the time limit of %v for a point and was killed with its children", b.Path, b.Timeout)
 		}
 		return nil, fmt.Errorf("ggmlperf: %s: %v%s", b.Path, runErr, tail(stderr.String()))
 	}

@@ -199,6 +199,11 @@ func fixture(t *testing.T) string {
 	w := gguf.NewWriter()
 	w.Add("general.architecture", "llama")
 	w.Add("llama.block_count", uint32(0))
+	w.Add("llama.context_length", uint32(128))
+	w.Add("llama.embedding_length", uint32(256))
+	w.Add("llama.feed_forward_length", uint32(256))
+	w.Add("llama.attention.head_count", uint32(4))
+	w.Add("llama.attention.layer_norm_rms_epsilon", float32(1e-5))
 	for _, name := range []string{"token_embd.weight", "blk.0.attn_v.weight", "blk.0.ffn_down.weight", "output.weight"} {
 		if err := w.AddTensor(name, quant.F32, []int64{256, 8}, make([]byte, 4*256*8)); err != nil {
 			t.Fatal(err)

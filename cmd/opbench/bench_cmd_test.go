@@ -243,6 +243,7 @@ func TestSweepPlotCompare(t *testing.T) {
 			r.Samples[i] = r.Median * (1 + 0.01*float64(i))
 		}
 		r.Stats = bench.Summarize(r.Samples)
+		bench.Derive(&r, nil, 0)
 		fast.Records = append(fast.Records, r)
 		s := r
 		s.Samples = make([]float64, 10)
@@ -250,6 +251,7 @@ func TestSweepPlotCompare(t *testing.T) {
 			s.Samples[i] = 2 * r.Samples[i]
 		}
 		s.Stats, s.Threads = bench.Summarize(s.Samples), 2
+		bench.Derive(&s, nil, 0)
 		slow.Records = append(slow.Records, s)
 	}
 	a = filepath.Join(dir, "fast.json")

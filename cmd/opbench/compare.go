@@ -26,7 +26,14 @@ means B takes half the time) and a verdict:
   ~ within noise    otherwise: the difference is within the samples'
                     spread;
   ? too few samples with so few samples no difference could be shown at
-                    -alpha (4 or more on each side are needed at 0.05).
+                    -alpha (4 or more on each side are needed at 0.05);
+  - emulated        a side ran on an emulator (a record marked emulated,
+                    or of a backend named *-emu): its times are not a
+                    device's, so no verdict, and no part in the geomean.
+
+Records are judged by their samples: a record whose stored median, min,
+max or throughput disagrees with its samples was edited or damaged, and
+is refused with its name, as are two records of one point in a set.
 
 The test uses the samples' ranks and the spread check their range, so a
 change is judged against the samples' own spread rather than by a fixed
@@ -180,8 +187,12 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%d record(s) without samples (failed or unsupported) left out\n", n)
 	}
 	slower := rep.Count(bench.Slower)
-	fmt.Fprintf(stdout, "geomean speed B/A %.3fx over %d points: %d faster, %d slower, %d within noise, %d with too few samples (Mann-Whitney U, alpha %g)\n",
-		rep.GeoMean, len(rep.Comparisons), rep.Count(bench.Faster), slower, rep.Count(bench.WithinNoise), rep.Count(bench.TooFewSamples), rep.Alpha)
+	emulated := ""
+	if n := rep.Count(bench.Emulated); n > 0 {
+		emulated = fmt.Sprintf("; %d point(s) of an emulated backend (its times are not a device's) have no verdict and are left out", n)
+	}
+	fmt.Fprintf(stdout, "geomean speed B/A %.3fx over %d points: %d faster, %d slower, %d within noise, %d with too few samples (Mann-Whitney U, alpha %g)%s\n",
+		rep.GeoMean, len(rep.Comparisons)-rep.Count(bench.Emulated), rep.Count(bench.Faster), slower, rep.Count(bench.WithinNoise), rep.Count(bench.TooFewSamples), rep.Alpha, emulated)
 	if cfg.failOnRegr && slower > 0 {
 		fmt.Fprintf(stderr, "opbench compare: %d point(s) slower beyond noise\n", slower)
 		return exitFailure

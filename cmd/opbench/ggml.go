@@ -45,6 +45,10 @@ test-backend-ops runs ggml's CPU backend with one thread per CPU and has no
 flag for it, so kernbench runs with as many (-t must be left at its
 default). Stop other work on the machine while this runs.
 
+Each run of test-backend-ops (one point, one round) runs in a process
+group of its own and may take -point-timeout; past it, or on Ctrl-C, it is
+killed with its children, and the point is recorded as an error.
+
 Writes the ratio table to stdout (ggml's median time over kernbench's:
 above 1, kernbench is faster; the verdict is the Mann-Whitney U test of
 opbench compare), and NAME.json / NAME.csv under -out with both sides'
@@ -74,20 +78,22 @@ type ggmlConfig struct {
 	binary, header string
 	rounds         int
 	goal           float64
+	pointTimeout   time.Duration
 }
 
-func newGGMLFlagSet() (*flag.FlagSet, *sweepFlags, *string, *string, *int, *float64) {
+func newGGMLFlagSet() (*flag.FlagSet, *sweepFlags, *string, *string, *int, *float64, *time.Duration) {
 	fs, f := newSweepFlagSet()
 	fs.Init("ggml", flag.ContinueOnError)
 	bin := fs.String("ggml", os.Getenv("KERNBENCH_GGML"), "`path` of ggml's test-backend-ops (default $KERNBENCH_GGML)")
 	header := fs.String("ggml-header", "", "the ggml.h `file` the binary was built from (default: include/ggml.h or ggml/include/ggml.h in a folder above the binary)")
 	rounds := fs.Int("rounds", 5, "alternating rounds per point; each gives each side one sample (4 or more for a verdict)")
 	goal := fs.Float64("goal", 1.25, "the speed ratio the chart marks as the goal (0 for none)")
-	return fs, f, bin, header, rounds, goal
+	timeout := fs.Duration("point-timeout", 10*time.Minute, "the longest one run of test-backend-ops (one point, one round) may take; past it, it is killed with its children and the point is an error")
+	return fs, f, bin, header, rounds, goal, timeout
 }
 
 func parseGGML(args []string) (cfg ggmlConfig, help bool, err error) {
-	fs, f, bin, header, rounds, goal := newGGMLFlagSet()
+	fs, f, bin, header, rounds, goal, timeout := newGGMLFlagSet()
 	cfg.sweepConfig, help, err = parseSweepFlags(fs, f, "opbench ggml", args)
 	if help || err != nil {
 		return cfg, help, err
@@ -112,13 +118,16 @@ func parseGGML(args []string) (cfg ggmlConfig, help bool, err error) {
 	if *goal < 0 {
 		return cfg, false, fmt.Errorf("-goal: %g is negative", *goal)
 	}
-	cfg.binary, cfg.header, cfg.rounds, cfg.goal = *bin, *header, *rounds, *goal
+	if *timeout <= 0 {
+		return cfg, false, fmt.Errorf("-point-timeout: %v is not a positive duration", *timeout)
+	}
+	cfg.binary, cfg.header, cfg.rounds, cfg.goal, cfg.pointTimeout = *bin, *header, *rounds, *goal, *timeout
 	return cfg, false, nil
 }
 
 func ggmlUsage(w io.Writer) {
 	fmt.Fprint(w, ggmlHelp)
-	fs, _, _, _, _, _ := newGGMLFlagSet()
+	fs, _, _, _, _, _, _ := newGGMLFlagSet()
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fmt.Fprint(w, ggmlExamples)
@@ -143,6 +152,7 @@ func runGGML(args []string, stdout, stderr io.Writer) int {
 		if bin, err = ggmlperf.Open(cfg.binary, cfg.header); err != nil {
 			return usageError(stderr, "ggml", fmt.Errorf("-ggml: %w", err))
 		}
+		bin.Timeout = cfg.pointTimeout
 	}
 	if cfg.list {
 		return listGGML(stdout, stderr, points, notes, bin)

@@ -33,9 +33,12 @@ gonum/plot, as PNG and SVG:
                          in-cache read bandwidth, and the int8 dot peak.
 
 BASE is the file's name without its extension; titles name the machine,
-commit and date. Every size of every record must be positive (a log
-scale has no place for 0). Charts are written atomically: a chart that
-fails leaves no file.
+commit and date. Every record must name its sizes (dims), each positive
+(a log scale has no place for 0); its median, min, max and throughputs
+must be those of its samples (a record edited or damaged is refused,
+named); no two records may time the same point; and a record of an
+emulated backend (marked so, or named *-emu) has no throughput to draw.
+Charts are written atomically: a chart that fails leaves no file.
 
 Flags:
 `
@@ -165,7 +168,13 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 // checkRecords checks what the charts need of a record set: positive
 // sizes (for log scales), and times and rates that are numbers.
 func checkRecords(s *bench.Set) error {
+	if i, j, dup := s.Duplicate(); dup {
+		return fmt.Errorf("records %d and %d are both %s: a chart cannot show two timings of one point (opbench compare refuses them too)", i+1, j+1, s.Records[j].Name())
+	}
 	for i, r := range s.Records {
+		if len(r.Dims) == 0 {
+			return fmt.Errorf("record %d (%s %s %s on %s): no dims: a chart's x axis is one of a record's sizes (m, n, k, ...), and this record names none", i+1, r.Op, r.Type, r.Shape, r.Backend)
+		}
 		for _, d := range slices.Sorted(maps.Keys(r.Dims)) {
 			if v := r.Dims[d]; v <= 0 {
 				return fmt.Errorf("record %d (%s %s %s): size %s is %d: sizes must be positive", i+1, r.Op, r.Type, r.Shape, d, v)

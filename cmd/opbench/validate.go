@@ -215,6 +215,16 @@ func report(cfg validateConfig, results []harness.Result, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "opbench validate: %v\n", err)
 		return exitFailure
 	}
+	// A build or load failure is the backend's, not a kernel's: its cause
+	// goes to stderr once, and the cases it failed point to it.
+	buildErrs := map[string]bool{}
+	for _, r := range results {
+		if r.Reason == harness.KernelBuildReason && !buildErrs[r.Backend+"\x00"+r.Err] {
+			buildErrs[r.Backend+"\x00"+r.Err] = true
+			fmt.Fprintf(stderr, "opbench validate: %s: %s\n", r.Backend, r.Err)
+		}
+	}
+	shown := map[string]bool{}
 	for _, r := range results {
 		if r.Passed() {
 			// -v shows what a refused or rejected case was told, so the
@@ -225,7 +235,11 @@ func report(cfg validateConfig, results []harness.Result, stdout, stderr io.Writ
 			continue
 		}
 		fmt.Fprintf(out, "%s %s/%s/%s: %s\n", r.Status, r.OpName, r.Types, r.Case, r.Summary())
-		if r.Err != "" {
+		switch {
+		case r.Reason == harness.KernelBuildReason && shown[r.Backend+"\x00"+r.Err]:
+			fmt.Fprintf(out, "\terror: as above (see stderr)\n")
+		case r.Err != "":
+			shown[r.Backend+"\x00"+r.Err] = true
 			fmt.Fprintf(out, "\terror: %s\n", r.Err)
 		}
 		if cfg.verbose {

@@ -16,6 +16,12 @@
 // rows do not fit the type's block) and the total size and bits per weight
 // at the end.
 //
+// The input must be a model the runner (package model) takes: its
+// architecture, hyperparameters and tensors are read and checked as run
+// and perplexity check them (model.FromGGUF, which maps the weights
+// without reading them), and a model they would refuse is refused here,
+// with their message, before anything is written.
+//
 // The output is checked before any work: it must not be the input (by
 // file identity: another spelling of the path, a link), and its folder
 // must take new files. It is written under a temporary name that
@@ -34,6 +40,7 @@ import (
 
 	"github.com/kernbench/kernbench/gguf"
 	"github.com/kernbench/kernbench/internal/cli"
+	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/quantize"
 )
 
@@ -144,6 +151,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer in.Close()
+	// The architecture's settings and tensors are checked as the runner
+	// checks them, before anything is written: a model run would refuse
+	// is refused here, not quantized into another file run refuses.
+	if _, err := model.FromGGUF(in); err != nil {
+		fmt.Fprintf(stderr, "quantize: %s: %v\n", c.in, err)
+		return exitFailure
+	}
 	fmt.Fprintf(stdout, "quantize: %s -> %s\n", c.in, c.out)
 	out, err := cli.CreateAtomic(c.out)
 	if err != nil {

@@ -500,14 +500,14 @@ func (b *Backend) function(file, name string) (*function, error) {
 	if !ok {
 		img, err := b.comp.image(file)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("cuda: building %s: %w: %w", file, ops.ErrKernelBuild, err)
 		}
 		var pin runtime.Pinner
 		pin.Pin(&img[0])
 		err = b.api.check("cuModuleLoadData", b.api.cuModuleLoadData(&mod, unsafe.Pointer(&img[0])))
 		pin.Unpin()
 		if err != nil {
-			return nil, fmt.Errorf("cuda: loading %s: %w", file, b.fail(err))
+			return nil, fmt.Errorf("cuda: loading %s: %w: %w", file, ops.ErrKernelBuild, b.fail(err))
 		}
 		b.modules[file] = mod
 	}

@@ -116,6 +116,10 @@ func OpenGPU(ordinal int) (*Backend, error) {
 // driver, with kernels built in simt.DefaultMode (checked unless
 // $KERNBENCH_SIMT_MODE=fast).
 func OpenEmulated() (*Backend, error) {
+	mode, err := simt.DefaultMode()
+	if err != nil {
+		return nil, fmt.Errorf("cuda-emu: %w", err)
+	}
 	dev, err := simt.Open()
 	if err != nil {
 		return nil, fmt.Errorf("cuda-emu: %w", err)
@@ -128,5 +132,5 @@ func OpenEmulated() (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda-emu: %w", err)
 	}
-	return open("cuda-emu", api, dev, emuCompiler{dev: dev, mode: simt.DefaultMode()}, infos[0])
+	return open("cuda-emu", api, dev, emuCompiler{dev: dev, mode: mode}, infos[0])
 }

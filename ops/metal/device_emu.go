@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/simt"
 )
@@ -100,7 +101,7 @@ func (d *emuDevice) pipeline(file, name string) (pipeline, error) {
 			p.Headers = append(p.Headers, simt.Source{Name: n, Text: headers[n]})
 		}
 		if mod, err = d.dev.Load(p, d.mode); err != nil {
-			return nil, fmt.Errorf("metal-emu: building %s: %w", file, err)
+			return nil, fmt.Errorf("metal-emu: building %s: %w: %w", file, ops.ErrKernelBuild, err)
 		}
 		d.libs[file] = mod
 	}

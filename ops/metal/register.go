@@ -68,9 +68,13 @@ func OpenGPU() (*Backend, error) {
 }
 
 // OpenEmulated opens the SIMT emulator as a Metal device, with kernels
-// built in simt.DefaultMode (checked unless $KERNBENCH_SIMT_MODE=fast).
+// built in simt.DefaultMode ($KERNBENCH_SIMT_MODE: checked unless it says fast).
 func OpenEmulated() (*Backend, error) {
-	dev, err := openEmu(simt.DefaultMode())
+	mode, err := simt.DefaultMode()
+	if err != nil {
+		return nil, fmt.Errorf("metal-emu: %w", err)
+	}
+	dev, err := openEmu(mode)
 	if err != nil {
 		return nil, fmt.Errorf("metal-emu: %w", err)
 	}
