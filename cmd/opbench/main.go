@@ -12,6 +12,7 @@
 //	plot       chart a record set: throughput vs size, and a roofline chart
 //	roofline   measure this machine's peak FLOP/s and read bandwidth
 //	ggml       time the same points on ggml's CPU backend and kernbench, alternating
+//	llama      run llama.cpp's llama-bench and kernbench's run -bench on the same models, alternating
 //	backends   list the registered backends, with why one cannot open here
 //
 // Run "opbench <command> -h" for a command's flags.
@@ -46,6 +47,7 @@ var commands = []command{
 	{name: "plot", summary: "chart a record set: throughput vs size, and a roofline chart (PNG, SVG)", run: runPlot},
 	{name: "roofline", summary: "measure this machine's peak FLOP/s and read bandwidth per thread count", run: runRoofline},
 	{name: "ggml", summary: "time the same points on ggml's CPU backend (its test-backend-ops) and kernbench, alternating", run: runGGML},
+	{name: "llama", summary: "run llama.cpp's llama-bench and kernbench's run -bench on the same models, alternating", run: runLlama},
 	{name: "backends", summary: "list the registered backends and their variants, with why one cannot open here", run: runBackends},
 }
 
