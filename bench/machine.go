@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/klauspost/cpuid/v2"
 )
@@ -19,7 +18,7 @@ import (
 type Machine struct {
 	// ID names the machine kind in paths: the CPU model, its
 	// microarchitecture and core count, lower case, such as
-	// "amd-epyc-zen3-2c" (see MachineID). Records made before the
+	// "amd-epyc-zen3-2c" (see machineid.ID). Records made before the
 	// microarchitecture was part of it say "amd-epyc-2c"; Kind gives
 	// today's ID from the other fields.
 	ID string `json:"id"`
@@ -99,56 +98,6 @@ func DetectMachine() Machine {
 	}
 	m.ID = m.Kind()
 	return m
-}
-
-// MachineID returns a path-safe name for a machine kind: the CPU brand
-// without trademarks and frequency, lower case, words joined by '-', then
-// the microarchitecture (see Microarch; left out when empty or already a
-// word of the brand) and the core count: "AMD EPYC 7B13 64-Core
-// Processor", "zen3", 2 -> "amd-epyc-7b13-zen3-2c".
-func MachineID(cpu, uarch string, cores int) string {
-	s := strings.ReplaceAll(strings.ToLower(cpu), "-core", "core")
-	for _, junk := range []string{"(r)", "(tm)", "(c)", " cpu ", " processor", "@"} {
-		s = strings.ReplaceAll(s, junk, " ")
-	}
-	words := idWords(s)
-	if len(words) == 0 {
-		words = []string{"cpu"}
-	}
-	for _, w := range idWords(strings.ToLower(uarch)) {
-		if !hasWord(words, w) {
-			words = append(words, w)
-		}
-	}
-	return strings.Join(words, "-") + "-" + strconv.Itoa(max(cores, 1)) + "c"
-}
-
-// idWords splits s into the words an ID keeps: runs of ASCII letters,
-// digits and dots, without "cpu", frequencies and "64core" counts.
-func idWords(s string) []string {
-	var words []string
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
-		return !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '.')
-	}) {
-		w = strings.Trim(w, ".")
-		switch {
-		case w == "" || w == "cpu" || strings.HasSuffix(w, "ghz"):
-			continue
-		case strings.HasSuffix(w, "core") && len(w) > 4 && isDigits(w[:len(w)-4]):
-			continue // "64core" from "64-Core"
-		}
-		words = append(words, w)
-	}
-	return words
-}
-
-func isDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // memoryBytes reads the installed memory from /proc/meminfo; 0 elsewhere.

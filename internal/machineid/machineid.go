@@ -1,8 +1,17 @@
-package bench
+// Package machineid names a machine kind for paths: the CPU brand, its
+// microarchitecture from cpuid's family and model, and the core count
+// ("amd-epyc-zen3-2c"). bench records and the CPU backend's tuned
+// parameters live in results/<id>/.
+package machineid
 
 import (
 	"fmt"
+	"runtime"
+	"strconv"
 	"strings"
+	"unicode"
+
+	"github.com/klauspost/cpuid/v2"
 )
 
 // uarchRange names the microarchitecture of the x86 models
@@ -95,18 +104,54 @@ func Microarch(vendor string, family, model, stepping int) string {
 	return fmt.Sprintf("fam%d-mod%d", family, model)
 }
 
-// Kind returns the machine ID that the machine's own fields give now
-// (MachineID of its brand, microarchitecture and cores). It equals ID for
-// a machine described by this version; for one read from an older record,
-// whose ID lacked the microarchitecture, it is the ID the record would
-// have today. A machine that lacks the cpuid fields (one read from a CSV
-// file, which keeps only the ID and brand) is its ID. Code that asks
-// whether two records are of the same machine kind compares Kind, not ID.
-func (m Machine) Kind() string {
-	if m.Vendor == "" && m.Family == 0 && m.Model == 0 && m.ID != "" {
-		return m.ID
+// ID returns a path-safe name for a machine kind: the CPU brand
+// without trademarks and frequency, lower case, words joined by '-', then
+// the microarchitecture (see Microarch; left out when empty or already a
+// word of the brand) and the core count: "AMD EPYC 7B13 64-Core
+// Processor", "zen3", 2 -> "amd-epyc-7b13-zen3-2c".
+func ID(cpu, uarch string, cores int) string {
+	s := strings.ReplaceAll(strings.ToLower(cpu), "-core", "core")
+	for _, junk := range []string{"(r)", "(tm)", "(c)", " cpu ", " processor", "@"} {
+		s = strings.ReplaceAll(s, junk, " ")
 	}
-	return MachineID(m.CPU, Microarch(m.Vendor, m.Family, m.Model, m.Stepping), m.Cores())
+	words := idWords(s)
+	if len(words) == 0 {
+		words = []string{"cpu"}
+	}
+	for _, w := range idWords(strings.ToLower(uarch)) {
+		if !hasWord(words, w) {
+			words = append(words, w)
+		}
+	}
+	return strings.Join(words, "-") + "-" + strconv.Itoa(max(cores, 1)) + "c"
+}
+
+// idWords splits s into the words an ID keeps: runs of ASCII letters,
+// digits and dots, without "cpu", frequencies and "64core" counts.
+func idWords(s string) []string {
+	var words []string
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
+		return !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '.')
+	}) {
+		w = strings.Trim(w, ".")
+		switch {
+		case w == "" || w == "cpu" || strings.HasSuffix(w, "ghz"):
+			continue
+		case strings.HasSuffix(w, "core") && len(w) > 4 && isDigits(w[:len(w)-4]):
+			continue // "64core" from "64-Core"
+		}
+		words = append(words, w)
+	}
+	return words
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // hasWord reports whether the '-'-joined id words contain w.
@@ -117,4 +162,22 @@ func hasWord(words []string, w string) bool {
 		}
 	}
 	return false
+}
+
+// Here returns this machine's ID, from what cpuid reports (the cores
+// are the physical ones, else the logical ones, else the CPUs Go sees).
+func Here() string {
+	c := cpuid.CPU
+	brand := strings.TrimSpace(c.BrandName)
+	if brand == "" {
+		brand = "unknown " + runtime.GOARCH + " CPU"
+	}
+	cores := c.PhysicalCores
+	if cores <= 0 {
+		cores = c.LogicalCores
+	}
+	if cores <= 0 {
+		cores = runtime.NumCPU()
+	}
+	return ID(brand, Microarch(c.VendorString, c.Family, c.Model, c.Stepping), cores)
 }
