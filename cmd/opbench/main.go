@@ -13,6 +13,7 @@
 //	roofline   measure this machine's peak FLOP/s and read bandwidth
 //	ggml       time the same points on ggml's CPU backend and kernbench, alternating
 //	llama      run llama.cpp's llama-bench and kernbench's run -bench on the same models, alternating
+//	tune       search the CPU backend's tunable parameters into results/<machine-id>/tuned.json
 //	backends   list the registered backends, with why one cannot open here
 //
 // Run "opbench <command> -h" for a command's flags.
@@ -48,6 +49,7 @@ var commands = []command{
 	{name: "roofline", summary: "measure this machine's peak FLOP/s and read bandwidth per thread count", run: runRoofline},
 	{name: "ggml", summary: "time the same points on ggml's CPU backend (its test-backend-ops) and kernbench, alternating", run: runGGML},
 	{name: "llama", summary: "run llama.cpp's llama-bench and kernbench's run -bench on the same models, alternating", run: runLlama},
+	{name: "tune", summary: "search the CPU backend's tunable kernel parameters and keep the best in results/<machine>/tuned.json", run: runTune},
 	{name: "backends", summary: "list the registered backends and their variants, with why one cannot open here", run: runBackends},
 }
 
