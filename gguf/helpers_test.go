@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kernbench/kernbench/internal/require"
 	shared "github.com/kernbench/kernbench/internal/shareddata"
 )
 
@@ -19,12 +20,12 @@ func testdataDir(t testing.TB) string {
 }
 
 // testFile returns the path of a file in the shared test data, skipping
-// the test when it is absent.
+// the test when it is absent (failing it under KERNBENCH_STRICT=1).
 func testFile(t testing.TB, name string) string {
 	t.Helper()
 	p := filepath.Join(testdataDir(t), name)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("test file %s not available: %v", name, err)
+		require.Skip(t, "test file %s not available: %v", name, err)
 	}
 	return p
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kernbench/kernbench/internal/require"
 	shared "github.com/kernbench/kernbench/internal/shareddata"
 )
 
@@ -19,12 +20,13 @@ func testdataDir(t testing.TB) string {
 	return shared.Dir(t)
 }
 
-// testdataFile returns the path of a file in shared/testdata, or skips.
+// testdataFile returns the path of a file in shared/testdata, or skips
+// (fails under KERNBENCH_STRICT=1).
 func testdataFile(t testing.TB, name string) string {
 	t.Helper()
 	p := filepath.Join(testdataDir(t), name)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s not available: %v", name, err)
+		require.Skip(t, "%s not available: %v", name, err)
 	}
 	return p
 }

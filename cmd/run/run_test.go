@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/kernbench/kernbench/internal/cli"
+	"github.com/kernbench/kernbench/internal/require"
 	shared "github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/internal/testmodel"
 	"github.com/kernbench/kernbench/model"
@@ -454,17 +455,14 @@ func TestEveryBackendGeneratesTheSameText(t *testing.T) {
 // kernels, in the SIMT emulator): the greedy text is the CPU's, no speed
 // is reported, and -bench is refused.
 func TestMetalEmuGreedy(t *testing.T) {
-	path := testdata(t, "stories260K.gguf")
 	tg, err := registry.Resolve("metal-emu", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if why := tg.Err(); why != nil {
-		if os.Getenv("KERNBENCH_REQUIRE_SIMT") != "" {
-			t.Fatalf("metal-emu required: %v", why)
-		}
-		t.Skipf("metal-emu: %v", why)
+		require.Skip(t, "metal-emu: %v", why)
 	}
+	path := testdata(t, "stories260K.gguf")
 	const prompt = "Once upon a time"
 	for _, fa := range []string{"on", "off"} {
 		args := []string{"-m", path, "-temp", "0", "-p", prompt, "-n", "16", "-c", "256", "-fa", fa}

@@ -13,8 +13,6 @@ import (
 
 	"github.com/kernbench/kernbench/graphs"
 	"github.com/kernbench/kernbench/graphs/dot"
-	"github.com/kernbench/kernbench/graphs/internal/testmodel"
-	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
@@ -72,107 +70,6 @@ func parse(t *testing.T, text string) (map[int]string, []string) {
 		t.Errorf("not a digraph:\n%.200s", text)
 	}
 	return classes, edges
-}
-
-// TestLayerFilter cuts stories260K's 5-layer graph to one layer: the dump
-// keeps exactly that layer's nodes, draws the nodes feeding it as
-// boundary, and every edge ends at a kept node.
-func TestLayerFilter(t *testing.T) {
-	b := cputest.New(t, 2)
-	defer b.Close()
-	r := testmodel.Prompt(t, "stories260K.gguf", "Once upon a time", b, nil)
-	g := r.Context.LastGraph()
-	var all bytes.Buffer
-	if err := dot.Write(&all, g, dot.Options{Records: r.Records}); err != nil {
-		t.Fatal(err)
-	}
-	allClasses, _ := parse(t, all.String())
-	if len(allClasses) != g.Len() {
-		t.Fatalf("unfiltered dump has %d nodes, the graph %d", len(allClasses), g.Len())
-	}
-	for _, spec := range []string{"2", "1-3"} {
-		lr, err := dot.ParseLayers(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := dot.Write(&buf, g, dot.Options{Filter: dot.Filter{Layers: &lr}, Records: r.Records}); err != nil {
-			t.Fatal(err)
-		}
-		classes, edges := parse(t, buf.String())
-		kept, computed := 0, 0
-		for i, n := range g.Nodes() {
-			layer, _ := g.Scope(n)
-			class, shown := classes[i]
-			inRange := layer >= lr.From && layer <= lr.To
-			switch {
-			case inRange && (!shown || class == "boundary"):
-				t.Errorf("-layers %s: %s (layer %d) not kept", spec, n.Label(), layer)
-			case !inRange && shown && class != "boundary":
-				t.Errorf("-layers %s: %s (layer %d) kept as %s", spec, n.Label(), layer, class)
-			case inRange:
-				kept++
-				if class == "node" {
-					computed++
-				}
-			}
-		}
-		boundary := len(classes) - kept
-		t.Logf("-layers %s: %d of %d nodes kept (%d computed), %d boundary, %d edges", spec, kept, g.Len(), computed, boundary, len(edges))
-		layers := lr.To - lr.From + 1
-		if computed*5 > len(g.Computed())*layers+5 || computed == 0 || boundary == 0 {
-			t.Errorf("-layers %s keeps %d of %d computed nodes, %d boundary", spec, computed, len(g.Computed()), boundary)
-		}
-		for _, e := range edges {
-			from, to, _ := strings.Cut(e, "->")
-			fi, _ := strconv.Atoi(from)
-			ti, _ := strconv.Atoi(to)
-			if classes[ti] == "boundary" || classes[ti] == "" || classes[fi] == "" {
-				t.Errorf("-layers %s: edge %s does not end at a kept node", spec, e)
-			}
-		}
-		// Layer 2 reads layer 1's output, which is drawn as boundary.
-		if spec == "2" && !strings.Contains(buf.String(), `label="l_out-1`) {
-			t.Errorf("-layer 2: the input from layer 1 is not drawn")
-		}
-	}
-}
-
-func TestMatchAndTimes(t *testing.T) {
-	b := cputest.New(t, 1)
-	defer b.Close()
-	r := testmodel.Prompt(t, "stories260K.gguf", "Once upon a time", b, func(p *model.ContextParams) { p.FlashAttn = false })
-	g := r.Context.LastGraph()
-	var buf bytes.Buffer
-	f := dot.Filter{Match: regexp.MustCompile(`^MUL_MAT\(`)}
-	if err := dot.Write(&buf, g, dot.Options{Filter: f, Records: r.Records, Title: `stories "260K"`}); err != nil {
-		t.Fatal(err)
-	}
-	classes, _ := parse(t, buf.String())
-	n := 0
-	for i, c := range classes {
-		if c == "node" {
-			n++
-			if g.Nodes()[i].Op != ops.OpMulMat {
-				t.Errorf("kept %s", g.Nodes()[i].Label())
-			}
-		}
-	}
-	if want := 9*5 + 1; n != want {
-		t.Errorf("-match MUL_MAT kept %d nodes, want %d", n, want)
-	}
-	text := buf.String()
-	if !strings.Contains(text, `label="stories \"260K\""`) {
-		t.Error("title not quoted")
-	}
-	// Timed nodes show backend, time and share, and are shaded.
-	timed := regexp.MustCompile(`\\ncpu \d+\.\d{3} ms \(\d+\.\d%\)"`)
-	if got := len(timed.FindAllString(text, -1)); got != n {
-		t.Errorf("%d of %d nodes show their time", got, n)
-	}
-	if !strings.Contains(text, `fillcolor="0.000 1.000 1.000"`) {
-		t.Error("the slowest node is not fully shaded")
-	}
 }
 
 func TestWriteSmallGraph(t *testing.T) {
@@ -265,19 +162,6 @@ func renderCheck(t *testing.T, text []byte) {
 	if err := dot.Render(context.Background(), in, filepath.Join(dir, "bad.svg")); err == nil {
 		t.Error("rendering a broken file succeeded")
 	}
-}
-
-// TestRenderModel renders a layer of a model, when dot is installed.
-func TestRenderModel(t *testing.T) {
-	b := cputest.New(t, 2)
-	defer b.Close()
-	r := testmodel.Prompt(t, "stories260K.gguf", "Once upon a time", b, nil)
-	var buf bytes.Buffer
-	f := dot.Filter{Layers: &dot.LayerRange{From: 4, To: 4}}
-	if err := dot.Write(&buf, r.Context.LastGraph(), dot.Options{Filter: f, Records: r.Records}); err != nil {
-		t.Fatal(err)
-	}
-	renderCheck(t, buf.Bytes())
 }
 
 func FuzzParseLayers(f *testing.F) {

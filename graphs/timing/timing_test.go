@@ -13,10 +13,8 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/kernbench/kernbench/graphs"
-	"github.com/kernbench/kernbench/graphs/internal/testmodel"
 	"github.com/kernbench/kernbench/graphs/timing"
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -209,63 +207,6 @@ func TestProfileSynthetic(t *testing.T) {
 	if p.DefaultSampleType != "time" || p.SampleType[0].Unit != "nanoseconds" || p.DurationNanos != 17500e3 {
 		t.Errorf("profile header: default %q, %v, duration %d", p.DefaultSampleType, p.SampleType[0], p.DurationNanos)
 	}
-}
-
-// TestModelTrace traces stories260K's prompt: the Chrome trace has a
-// slice per node, and the profile's stacks name every layer and the ops.
-func TestModelTrace(t *testing.T) {
-	b := cputest.New(t, 2)
-	defer b.Close()
-	r := testmodel.Prompt(t, "stories260K.gguf", "Once upon a time", b, nil)
-	tr := timing.Trace{Records: r.Records}
-	var buf bytes.Buffer
-	if err := tr.WriteChrome(&buf); err != nil {
-		t.Fatal(err)
-	}
-	evs := decodeChrome(t, buf.Bytes())
-	if len(evs) != len(r.Records) {
-		t.Errorf("%d slices for %d records", len(evs), len(r.Records))
-	}
-	buf.Reset()
-	if err := tr.WriteProfile(&buf); err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	funcs := map[string]bool{}
-	for _, f := range p.Function {
-		funcs[f.Name] = true
-	}
-	for _, want := range []string{"forward", "layer.0", "layer.4", "attn", "ffn", "input", "output", "RMS_NORM(f32)", "FLASH_ATTN_EXT(f32)", "GET_ROWS", "CPY(f32→f16)"} {
-		if !funcs[want] && !anyPrefix(funcs, want) {
-			t.Errorf("profile has no function %s: %v", want, funcs)
-		}
-	}
-	var total int64
-	for _, s := range p.Sample {
-		total += s.Value[0]
-		if root := s.Location[len(s.Location)-1].Line[0].Function.Name; root != "forward" {
-			t.Errorf("a stack starts at %s", root)
-		}
-	}
-	var want int64
-	for _, rec := range r.Records {
-		want += rec.Duration().Nanoseconds()
-	}
-	if total != want {
-		t.Errorf("samples sum to %d ns, records to %d", total, want)
-	}
-}
-
-func anyPrefix(set map[string]bool, prefix string) bool {
-	for k := range set {
-		if strings.HasPrefix(k, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestStream: a trace whose records come from Stream gives the same

@@ -31,3 +31,14 @@ func TestFind(t *testing.T) {
 		t.Errorf("Find(absent) error %v, want ErrNotFound", err)
 	}
 }
+
+// TestShared finds the shared folder from the package's own directory, as
+// every test that uses it does: it skips in a checkout without
+// ../shared/testdata and fails there under KERNBENCH_STRICT=1, which is
+// how CI proves the shared files were there.
+func TestShared(t *testing.T) {
+	p := Path(t, "SOURCES.md")
+	if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+		t.Errorf("%s: %v, or empty", p, err)
+	}
+}

@@ -107,10 +107,10 @@ type kernel struct {
 
 var kernels = map[ops.Op]kernel{}
 
-// register installs the kernel for op; each kernel file calls it from init.
-func register(op ops.Op, supports func(t *ops.Tensor) error, compute func(b *Backend, t *ops.Tensor) error) {
+// addKernel installs the kernel for op; each op's file calls it from init.
+func addKernel(op ops.Op, supports func(t *ops.Tensor) error, compute func(b *Backend, t *ops.Tensor) error) {
 	if _, dup := kernels[op]; dup {
-		panic("cpu: two kernels registered for " + op.String())
+		panic("cpu: two kernels added for " + op.String())
 	}
 	kernels[op] = kernel{supports: supports, compute: compute}
 }

@@ -2,7 +2,7 @@
 // over rows by a long-lived worker pool, with the hot kernels in SIMD
 // tiers chosen at run time.
 //
-// Kernels register themselves per op (see register); the backend's
+// Each op's file adds its kernel to a table (see addKernel); the backend's
 // Supports and Compute dispatch through that table. Quantized matrix
 // products follow ggml's scheme so their error profile matches ggml's: the
 // activations are quantized to the weight type's VecDotType (Q8_0, Q8_1 or
@@ -10,10 +10,16 @@
 //
 // # Layout
 //
-// This package holds the op logic: shapes and types (supports*), the
-// parallel split (pool.go), scratch memory (scratch.go), the paths of
-// MUL_MAT (matmul.go, gemm.go, qgemm.go, kgemm.go, sgemm.go, mulmatid.go) and of
-// every other op, and the two tier tables. The kernels themselves live in
+// This package holds the op logic, one file per op named by ggml's op
+// name (op_mul_mat.go, op_get_rows.go, ...; ADD and MUL in op_binary.go,
+// SCALE, SILU and GELU in op_unary.go): shapes and types (supports*) and
+// each op's path. Beside them: the parallel split (pool.go), scratch
+// memory (scratch.go), MUL_MAT's paths (mul_mat_*.go: the activations'
+// conversion, the gemm driver and its quantized, K-format and float
+// panel paths; dot_kernels.go, the dot kernel per weight type), the row
+// load and store helpers (rows.go, data.go), the memo of passed checks
+// (check_memo.go), the backend's registry entry (register.go), and the
+// two tier tables. The kernels themselves live in
 // leaf packages under internal/, each holding one family's Go stubs, its
 // pure-Go twins, its assembly and the tests that compare the two:
 //

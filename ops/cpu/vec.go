@@ -4,7 +4,7 @@ package cpu
 // SOFT_MAX, RMS_NORM and the value accumulation and online-softmax
 // rescale of FLASH_ATTN_EXT. The generic entries are the pure-Go loops the
 // ops have always used (float64 exp); a SIMD tier replaces them with its
-// assembly, which tests compare bit for bit with a Go twin (vec_twin.go).
+// assembly, which tests compare bit for bit with a Go twin (internal/vec/twin.go).
 type vecKernels struct {
 	// smPrep sets out = x*scale, adds slope*m when m is not nil (two
 	// float32 roundings, no FMA), and returns the maximum of out. A NaN

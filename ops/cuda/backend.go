@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/simt"
 )
 
@@ -32,12 +33,11 @@ type Backend struct {
 	closed  bool
 	modules map[string]uintptr // kernel file -> CUmodule
 	funcs   map[string]*function
-	// uploads holds read-only host buffers (weights in a model file's
-	// mapping) copied to the device once, by the host buffer.
-	uploads map[*ops.HostBuffer]*deviceBuffer
-	// temps are uploads of writable host tensors for queued work,
-	// released at the next synchronization.
-	temps []*deviceBuffer
+	// res holds the copies of read-only host buffers (weights in a model
+	// file's mapping), made once, and the temporaries released at the
+	// next synchronization (copies of writable host tensors for queued
+	// work, replaced scratch memory).
+	res gpu.Resident[*deviceBuffer]
 	// collected is device memory whose Buffer the program dropped,
 	// freed at the next call that holds the context.
 	collected []uint64
@@ -62,7 +62,8 @@ type function struct {
 // open creates a backend over api's device ordinal dev.
 func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info deviceInfo) (*Backend, error) {
 	b := &Backend{name: name, api: api, emu: emu, comp: comp, info: info,
-		modules: map[string]uintptr{}, funcs: map[string]*function{}, uploads: map[*ops.HostBuffer]*deviceBuffer{}}
+		modules: map[string]uintptr{}, funcs: map[string]*function{}}
+	b.res.Release = (*deviceBuffer).release
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var dev int32
@@ -78,7 +79,7 @@ func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info dev
 	if err := api.check("cuStreamCreate", api.cuStreamCreate(&b.strm, 0)); err != nil {
 		return nil, err
 	}
-	st, err := b.alloc(8)
+	st, err := b.alloc(gpu.StatusBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -92,28 +93,22 @@ func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info dev
 // (ids out of range) call it after their launch: their Compute returns
 // the error, as the CPU backend's does.
 func (b *Backend) checkStatus(describe func(code, detail int32) error) error {
-	if err := b.sync(); err != nil {
-		return err
+	read := func(w []byte) error {
+		if err := b.sync(); err != nil {
+			return err
+		}
+		var pin runtime.Pinner
+		pin.Pin(&w[0])
+		defer pin.Unpin()
+		if err := b.api.check("cuMemcpyDtoHAsync_v2", b.api.cuMemcpyDtoHAsync(unsafe.Pointer(&w[0]), b.status.ptr, uint64(len(w)), b.strm)); err != nil {
+			return err
+		}
+		return b.sync()
 	}
-	var w [8]byte
-	var pin runtime.Pinner
-	pin.Pin(&w[0])
-	defer pin.Unpin()
-	if err := b.api.check("cuMemcpyDtoHAsync_v2", b.api.cuMemcpyDtoHAsync(unsafe.Pointer(&w[0]), b.status.ptr, 8, b.strm)); err != nil {
-		return err
+	reset := func() error {
+		return b.api.check("cuMemsetD8Async", b.api.cuMemsetD8Async(b.status.ptr, 0, gpu.StatusBytes, b.strm))
 	}
-	if err := b.sync(); err != nil {
-		return err
-	}
-	code := int32(uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16 | uint32(w[3])<<24)
-	if code == 0 {
-		return nil
-	}
-	detail := int32(uint32(w[4]) | uint32(w[5])<<8 | uint32(w[6])<<16 | uint32(w[7])<<24)
-	if err := b.api.check("cuMemsetD8Async", b.api.cuMemsetD8Async(b.status.ptr, 0, 8, b.strm)); err != nil {
-		return err
-	}
-	return describe(code, detail)
+	return gpu.CheckStatus(read, reset, describe)
 }
 
 // Name returns the backend's name: "cuda-0" for the first GPU, "cuda-emu"
@@ -172,12 +167,7 @@ func (b *Backend) Close() error {
 	}
 	defer leave()
 	b.api.cuStreamSynchronize(b.strm)
-	for _, d := range b.uploads {
-		d.release()
-	}
-	for _, d := range b.temps {
-		d.release()
-	}
+	b.res.ReleaseAll()
 	b.status.release()
 	for _, d := range b.scratch {
 		d.release()
@@ -335,38 +325,30 @@ func (b *Backend) ptr(t *ops.Tensor) (uint64, error) {
 		}
 		return m.ptr + uint64(off), nil
 	case *ops.HostBuffer:
-		if m.ReadOnly() {
-			d, ok := b.uploads[m]
-			if !ok {
-				var err error
-				if d, err = b.alloc(m.Size()); err != nil {
-					return 0, err
-				}
-				if m.Size() > 0 {
-					if err := b.upload(d.ptr, m.Bytes()); err != nil {
-						return 0, err
-					}
-				}
-				b.uploads[m] = d
-			}
-			return d.ptr + uint64(off), nil
-		}
-		n := t.Extent()
-		d, err := b.alloc(n)
+		d, at, err := b.res.Host(m, off, t.Extent(), b.copyToDevice, b.copyToDevice)
 		if err != nil {
 			return 0, err
 		}
-		b.temps = append(b.temps, d)
-		if n > 0 {
-			if err := b.upload(d.ptr, m.Bytes()[off:off+n]); err != nil {
-				return 0, err
-			}
-		}
-		return d.ptr, nil
+		return d.ptr + uint64(at), nil
 	case nil:
 		return 0, fmt.Errorf("cuda: %s has no storage", t.Name)
 	}
 	return 0, fmt.Errorf("cuda: %s lives in %T memory, which the CUDA backend cannot read", t.Name, buf)
+}
+
+// copyToDevice returns new device memory holding p.
+func (b *Backend) copyToDevice(p []byte) (*deviceBuffer, error) {
+	d, err := b.alloc(int64(len(p)))
+	if err != nil {
+		return nil, err
+	}
+	if len(p) > 0 {
+		if err := b.upload(d.ptr, p); err != nil {
+			d.release()
+			return nil, err
+		}
+	}
+	return d, nil
 }
 
 // dstPtr returns the device address of the node's output, which must be
@@ -394,7 +376,7 @@ func (b *Backend) scratchBuffer(slot int, size int64) (uint64, error) {
 		return 0, err
 	}
 	if old := b.scratch[slot]; old != nil {
-		b.temps = append(b.temps, old)
+		b.res.AddTemp(old)
 	}
 	if b.scratch == nil {
 		b.scratch = map[int]*deviceBuffer{}
@@ -406,33 +388,12 @@ func (b *Backend) scratchBuffer(slot int, size int64) (uint64, error) {
 // ---------------------------------------------------------------------
 // Computing.
 
-// An opKernel is how the backend computes one op.
-type opKernel struct {
-	// supports returns nil when the backend's kernels take t (types,
-	// shapes, parameters), else why not.
-	supports func(t *ops.Tensor) error
-	// launch queues t's computation; the context is current.
-	launch func(b *Backend, t *ops.Tensor) error
-}
-
-var kernelsByOp = map[ops.Op]opKernel{}
-
-// register adds op's kernels; each op's file calls it from init.
-func register(op ops.Op, supports func(t *ops.Tensor) error, launch func(b *Backend, t *ops.Tensor) error) {
-	kernelsByOp[op] = opKernel{supports: supports, launch: launch}
-}
+// kernelsByOp holds the backend's kernels by op; each op's file adds its
+// op from init.
+var kernelsByOp = gpu.NewTable[func(b *Backend, t *ops.Tensor) error]("cuda")
 
 // Supports reports whether the backend can compute t.
-func (b *Backend) Supports(t *ops.Tensor) error {
-	k, ok := kernelsByOp[t.Op]
-	if !ok {
-		return fmt.Errorf("cuda: no kernel for %v", t.Op)
-	}
-	if err := k.supports(t); err != nil {
-		return fmt.Errorf("cuda: %v: %w", t.Op, err)
-	}
-	return nil
-}
+func (b *Backend) Supports(t *ops.Tensor) error { return kernelsByOp.Supports(t) }
 
 // Compute queues t's computation on the backend's stream: it may return
 // before the work is done (Synchronize waits for it; reading a buffer
@@ -441,19 +402,15 @@ func (b *Backend) Compute(t *ops.Tensor) error {
 	if err := b.Supports(t); err != nil {
 		return err
 	}
-	leave, err := b.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	return b.compute(t)
+	return gpu.Locked(b.enter, func() error { return b.compute(t) })
 }
 
 func (b *Backend) compute(t *ops.Tensor) error {
 	if t.NumElements() == 0 {
 		return nil
 	}
-	if err := kernelsByOp[t.Op].launch(b, t); err != nil {
+	k, _ := kernelsByOp.Kernel(t.Op)
+	if err := k.Run(b, t); err != nil {
 		return fmt.Errorf("cuda: %s (%v): %w", t.Name, t.Op, b.fail(err))
 	}
 	return nil
@@ -462,16 +419,13 @@ func (b *Backend) compute(t *ops.Tensor) error {
 // ComputeGraph queues nodes in order, each timed by a pair of CUDA events
 // (NodeTimes reads them once the work is done).
 func (b *Backend) ComputeGraph(nodes []*ops.Tensor) error {
-	for _, t := range nodes {
-		if err := b.Supports(t); err != nil {
-			return err
-		}
-	}
-	leave, err := b.enter()
-	if err != nil {
+	if err := kernelsByOp.SupportsAll(nodes); err != nil {
 		return err
 	}
-	defer leave()
+	return gpu.Locked(b.enter, func() error { return b.computeGraph(nodes) })
+}
+
+func (b *Backend) computeGraph(nodes []*ops.Tensor) error {
 	for len(b.events) < 2*len(nodes) {
 		var ev uintptr
 		if err := b.api.check("cuEventCreate", b.api.cuEventCreate(&ev, 0)); err != nil {
@@ -518,14 +472,7 @@ func (b *Backend) NodeTimes() ([]time.Duration, error) {
 }
 
 // Synchronize waits for the queued work and returns its first error.
-func (b *Backend) Synchronize() error {
-	leave, err := b.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	return b.sync()
-}
+func (b *Backend) Synchronize() error { return gpu.Locked(b.enter, b.sync) }
 
 // sync waits for the stream with the context held, then frees the
 // uploads made for the work.
@@ -533,10 +480,7 @@ func (b *Backend) sync() error {
 	if err := b.api.check("cuStreamSynchronize", b.api.cuStreamSynchronize(b.strm)); err != nil {
 		return b.fail(err)
 	}
-	for _, d := range b.temps {
-		d.release()
-	}
-	b.temps = b.temps[:0]
+	b.res.ReleaseTemps()
 	return nil
 }
 

@@ -6,16 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/simt"
 )
 
@@ -26,18 +25,13 @@ import (
 var kernelFS embed.FS
 
 // kernelSources returns the kernel files by name.
-var kernelSources = sync.OnceValues(func() (map[string][]byte, error) {
-	out := map[string][]byte{}
-	err := fs.WalkDir(kernelFS, "kernels", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := kernelFS.ReadFile(path)
-		out[filepath.Base(path)] = b
-		return err
-	})
-	return out, err
-})
+var kernelSources = sync.OnceValues(func() (map[string][]byte, error) { return gpu.ReadSources(kernelFS, "kernels") })
+
+// programOf returns a kernel file with the headers it may include: those
+// of the kernels folder and the shared ones (gpu.SharedHeaders).
+func programOf(file string) (main []byte, headers map[string][]byte, err error) {
+	return gpu.Sources{Backend: "cuda", Main: ".cu", Header: ".cuh", Files: kernelSources}.Program(file)
+}
 
 // A compiler turns a kernel source file into the image cuModuleLoadData
 // takes: a cubin from NVRTC for a GPU, a library built by the SIMT
@@ -46,35 +40,6 @@ type compiler interface {
 	image(file string) ([]byte, error)
 	// String describes the compiler and its options, for reports.
 	String() string
-}
-
-// programOf returns a kernel file with the headers of the kernels folder.
-func programOf(file string) (main []byte, headers map[string][]byte, err error) {
-	srcs, err := kernelSources()
-	if err != nil {
-		return nil, nil, err
-	}
-	main, ok := srcs[file]
-	if !ok {
-		return nil, nil, fmt.Errorf("cuda: no kernel source %s", file)
-	}
-	headers = map[string][]byte{}
-	for name, b := range srcs {
-		if strings.HasSuffix(name, ".cuh") {
-			headers[name] = b
-		}
-	}
-	return main, headers, nil
-}
-
-// sortedNames returns m's keys in order.
-func sortedNames(m map[string][]byte) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // ---------------------------------------------------------------------
@@ -101,7 +66,7 @@ func (c emuCompiler) image(file string) ([]byte, error) {
 		}
 	}
 	p := simt.Program{Dialect: simt.CUDA, Main: simt.Source{Name: file, Text: main}}
-	for _, n := range sortedNames(headers) {
+	for _, n := range gpu.SortedNames(headers) {
 		p.Headers = append(p.Headers, simt.Source{Name: n, Text: headers[n]})
 	}
 	return c.dev.ModuleImage(p, c.mode)
@@ -216,7 +181,7 @@ func (c *nvrtcCompiler) image(file string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := sortedNames(headers)
+	names := gpu.SortedNames(headers)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n", c.version, c.arch, strings.Join(c.opts, " "), file)
 	h.Write(main)

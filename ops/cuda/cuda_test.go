@@ -4,25 +4,22 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/internal/require"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/simt"
 )
 
 // emulated opens cuda-emu, or skips where the emulator cannot run (fails
-// under $KERNBENCH_REQUIRE_SIMT, as CI sets it).
+// under $KERNBENCH_STRICT, as CI sets it).
 func emulated(t *testing.T) *Backend {
 	t.Helper()
 	if err := simt.Available(); err != nil {
-		if os.Getenv("KERNBENCH_REQUIRE_SIMT") != "" {
-			t.Fatalf("SIMT emulator required: %v", err)
-		}
-		t.Skipf("SIMT emulator unavailable: %v", err)
+		require.Skip(t, "SIMT emulator unavailable: %v", err)
 	}
 	b, err := OpenEmulated()
 	if err != nil {

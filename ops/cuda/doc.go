@@ -20,7 +20,16 @@
 // (a model file's mapping) once, whole, and kept, so a model's weights go
 // to the device once; a writable one for each computation.
 //
-// Each op's kernels are a file of kernels/ and a Go file (op_*.go) that
-// registers the op's support check and launch. An op without kernels is
-// refused by Supports, so a graph scheduler can run it on another backend.
+// Each op's kernels are a file of kernels/ and a Go file, both named by
+// ggml's op name (op_mul_mat_id.go, kernels/mul_mat_id.cu; the
+// element-wise ops share kernels/elementwise.cu), whose init adds the
+// op's support check and launch to the op table (kernelsByOp, a
+// gpu.Table). What the backend shares with Metal is package
+// ops/internal/gpu: that table, the element-wise support checks, the
+// kernel-source bundle with the shared header of type numbers and block
+// sizes (blocks.h, which kernels/quants.cuh includes), struct argument
+// packing, the bookkeeping of device copies of host memory and the status
+// words; this package keeps the driver, the stream, events and modules.
+// An op without kernels is refused by Supports, so a graph scheduler can
+// run it on another backend.
 package cuda

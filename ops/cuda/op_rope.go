@@ -5,13 +5,14 @@ import (
 	"math"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // ROPE: kernels/rope.cu.
 
 func init() {
-	register(ops.OpRope, supportsRope, launchRope)
+	kernelsByOp.Add(ops.OpRope, supportsRope, launchRope)
 }
 
 func supportsRope(t *ops.Tensor) error {
@@ -83,8 +84,8 @@ func launchRope(b *Backend, t *ops.Tensor) error {
 	heads := a.Ne[1]
 	hpb, threads := ropeGeometry(t)
 
-	var s cstruct
-	f64 := func(v float64) { s.i64(int64(math.Float64bits(v))) }
+	var s gpu.CStruct
+	f64 := func(v float64) { s.I64(int64(math.Float64bits(v))) }
 	mscale := float64(p.AttnFactor)
 	var low, high float64
 	if p.ExtFactor != 0 {
@@ -97,7 +98,7 @@ func launchRope(b *Backend, t *ops.Tensor) error {
 	f64(low)
 	f64(high)
 	f64(mscale)
-	s.i32(int32(p.NDims))
+	s.I32(int32(p.NDims))
 	neox, hasFF := int32(0), int32(0)
 	if p.Mode == ops.RopeNeoX {
 		neox = 1
@@ -106,9 +107,9 @@ func launchRope(b *Backend, t *ops.Tensor) error {
 	if f := ropeFreqFactors(t); f != nil {
 		ff, hasFF = f, 1
 	}
-	s.i32(neox)
-	s.i32(hasFF)
-	s.i32(int32(hpb))
+	s.I32(neox)
+	s.I32(hasFF)
+	s.I32(int32(hpb))
 	var ffPtr uint64
 	if len(src) > ops.RopeFreqFactors {
 		ffPtr = src[ops.RopeFreqFactors]
@@ -116,5 +117,5 @@ func launchRope(b *Backend, t *ops.Tensor) error {
 	grid := dim3{uint32(a.Ne[2]), uint32((heads + hpb - 1) / hpb), 1}
 	return b.launch("rope.cu", "kb_rope_f32", grid, dim3{threads, 1, 1}, int(8*half),
 		u64(src[ops.RopeInput]), tensorArg(a), u64(src[ops.RopePos]), tensorArg(pos), u64(ffPtr), tensorArg(ff),
-		u64(dst), tensorArg(t), s.bytes())
+		u64(dst), tensorArg(t), s.Bytes())
 }

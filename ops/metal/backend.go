@@ -1,7 +1,6 @@
 package metal
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // Backend computes ops with Metal kernels on one device: a Mac's GPU, or
@@ -25,13 +25,12 @@ type Backend struct {
 
 	mu     sync.Mutex
 	closed bool
-	// uploads holds read-only host buffers (weights in a model file's
-	// mapping) wrapped without a copy where the device can, else copied
-	// once, by the host buffer.
-	uploads map[*ops.HostBuffer]view
-	// temps are copies of writable host tensors for queued work,
-	// released at the next synchronization.
-	temps []devBuffer
+	// res holds read-only host buffers (weights in a model file's
+	// mapping) made device memory once, wrapped without a copy where the
+	// device can, else copied; and the temporaries released at the next
+	// synchronization (copies of writable host tensors for queued work,
+	// tables and scratch memory of a node's kernels).
+	res gpu.Resident[view]
 	// pending are command buffers committed and not yet waited for.
 	pending []commands
 	// status is a word pair kernels that check their input data write an
@@ -54,8 +53,9 @@ type view struct {
 }
 
 func newBackend(name string, dev device, emu bool) (*Backend, error) {
-	b := &Backend{name: name, dev: dev, emu: emu, uploads: map[*ops.HostBuffer]view{}}
-	st, err := dev.newBuffer(8)
+	b := &Backend{name: name, dev: dev, emu: emu}
+	b.res.Release = func(v view) { v.buf.release() }
+	st, err := dev.newBuffer(gpu.StatusBytes)
 	if err != nil {
 		dev.close()
 		return nil, err
@@ -95,10 +95,7 @@ func (b *Backend) Close() error {
 	}
 	defer leave()
 	b.sync()
-	for _, v := range b.uploads {
-		v.buf.release()
-	}
-	b.uploads = nil
+	b.res.ReleaseAll()
 	b.status.release()
 	b.dev.close()
 	b.closed = true
@@ -226,25 +223,11 @@ func (b *Backend) at(t *ops.Tensor) (view, error) {
 		}
 		return view{m.d, off}, nil
 	case *ops.HostBuffer:
-		if m.ReadOnly() {
-			v, ok := b.uploads[m]
-			if !ok {
-				var err error
-				if v, err = b.hostView(m.Bytes()); err != nil {
-					return view{}, err
-				}
-				b.uploads[m] = v
-			}
-			return view{v.buf, v.off + off}, nil
-		}
-		n := t.Extent()
-		d, err := b.dev.newBuffer(max(n, 1))
+		v, at, err := b.res.Host(m, off, t.Extent(), b.hostView, b.copyToDevice)
 		if err != nil {
 			return view{}, err
 		}
-		b.temps = append(b.temps, d)
-		copy(d.contents(), m.Bytes()[off:off+n])
-		return view{d, 0}, nil
+		return view{v.buf, v.off + at}, nil
 	case nil:
 		return view{}, fmt.Errorf("metal: %s has no storage", t.Name)
 	}
@@ -257,6 +240,11 @@ func (b *Backend) hostView(p []byte) (view, error) {
 	if d, off, ok := b.dev.wrapHost(p); ok {
 		return view{d, off}, nil
 	}
+	return b.copyToDevice(p)
+}
+
+// copyToDevice returns new device memory holding a copy of p.
+func (b *Backend) copyToDevice(p []byte) (view, error) {
 	d, err := b.dev.newBuffer(max(int64(len(p)), 1))
 	if err != nil {
 		return view{}, err
@@ -279,44 +267,14 @@ func (b *Backend) dst(t *ops.Tensor) (view, error) {
 // ---------------------------------------------------------------------
 // Computing.
 
-// An opKernel is how the backend computes one op.
-type opKernel struct {
-	// supports returns nil when the backend's kernels take t (types,
-	// shapes, parameters), else why not.
-	supports func(t *ops.Tensor) error
-	// encode encodes t's dispatches into e.
-	encode func(e *encoder, t *ops.Tensor) error
-	// checked marks ops whose kernels check their input data and write
-	// the status words: after them the work is waited for, and a bad
-	// input is Compute's error.
-	checked func(t *ops.Tensor, code, detail int32) error
-}
-
-var kernelsByOp = map[ops.Op]opKernel{}
-
-// register adds op's kernels; each op's file calls it from init.
-func register(op ops.Op, supports func(t *ops.Tensor) error, encode func(e *encoder, t *ops.Tensor) error) {
-	kernelsByOp[op] = opKernel{supports: supports, encode: encode}
-}
-
-// registerChecked adds op's kernels, which check their input data: a bad
-// input sets the status words and describe gives Compute's error.
-func registerChecked(op ops.Op, supports func(t *ops.Tensor) error, encode func(e *encoder, t *ops.Tensor) error,
-	describe func(t *ops.Tensor, code, detail int32) error) {
-	kernelsByOp[op] = opKernel{supports: supports, encode: encode, checked: describe}
-}
+// kernelsByOp holds the backend's kernels by op; each op's file adds its
+// op from init. Ops whose kernels check their input data are added with
+// AddChecked: after them the work is waited for, and a bad input is
+// Compute's error.
+var kernelsByOp = gpu.NewTable[func(e *encoder, t *ops.Tensor) error]("metal")
 
 // Supports reports whether the backend can compute t.
-func (b *Backend) Supports(t *ops.Tensor) error {
-	k, ok := kernelsByOp[t.Op]
-	if !ok {
-		return fmt.Errorf("metal: no kernel for %v", t.Op)
-	}
-	if err := k.supports(t); err != nil {
-		return fmt.Errorf("metal: %v: %w", t.Op, err)
-	}
-	return nil
-}
+func (b *Backend) Supports(t *ops.Tensor) error { return kernelsByOp.Supports(t) }
 
 // Compute encodes t's computation into a command buffer and commits it:
 // it may return before the work is done (Synchronize waits for it;
@@ -326,11 +284,10 @@ func (b *Backend) Compute(t *ops.Tensor) error {
 	if err := b.Supports(t); err != nil {
 		return err
 	}
-	leave, err := b.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
+	return gpu.Locked(b.enter, func() error { return b.compute(t) })
+}
+
+func (b *Backend) compute(t *ops.Tensor) error {
 	b.graph = nil
 	cmds, err := b.dev.newCommands()
 	if err != nil {
@@ -353,7 +310,8 @@ func (b *Backend) encodeNode(cmds commands, t *ops.Tensor) error {
 	cmds.pushGroup(nodeLabel(t))
 	defer cmds.popGroup()
 	e := &encoder{b: b, cmds: cmds, node: t}
-	if err := kernelsByOp[t.Op].encode(e, t); err != nil {
+	k, _ := kernelsByOp.Kernel(t.Op)
+	if err := k.Run(e, t); err != nil {
 		return fmt.Errorf("metal: %s (%v): %w", t.Name, t.Op, err)
 	}
 	return nil
@@ -361,7 +319,8 @@ func (b *Backend) encodeNode(cmds commands, t *ops.Tensor) error {
 
 // afterNode checks the status words after an op that checks its input.
 func (b *Backend) afterNode(t *ops.Tensor) error {
-	describe := kernelsByOp[t.Op].checked
+	k, _ := kernelsByOp.Kernel(t.Op)
+	describe := k.Checked
 	if describe == nil || t.NumElements() == 0 {
 		return nil
 	}
@@ -385,33 +344,31 @@ func nodeLabel(t *ops.Tensor) string {
 // words (an error code, a detail such as a bad index), clears them and
 // returns describe's error for them.
 func (b *Backend) checkStatus(describe func(code, detail int32) error) error {
-	if err := b.sync(); err != nil {
-		return err
-	}
-	w := b.status.contents()
-	code := int32(binary.LittleEndian.Uint32(w[0:]))
-	detail := int32(binary.LittleEndian.Uint32(w[4:]))
-	if code == 0 {
+	read := func(w []byte) error {
+		if err := b.sync(); err != nil {
+			return err
+		}
+		copy(w, b.status.contents())
 		return nil
 	}
-	clear(w[:8])
-	return describe(code, detail)
+	reset := func() error {
+		clear(b.status.contents()[:gpu.StatusBytes])
+		return nil
+	}
+	return gpu.CheckStatus(read, reset, describe)
 }
 
 // ComputeGraph encodes nodes in order, each in a command buffer of its
 // own committed in order, so that each node's GPU start and end times
 // time it (NodeTimes reads them once the work is done).
 func (b *Backend) ComputeGraph(nodes []*ops.Tensor) error {
-	for _, t := range nodes {
-		if err := b.Supports(t); err != nil {
-			return err
-		}
-	}
-	leave, err := b.enter()
-	if err != nil {
+	if err := kernelsByOp.SupportsAll(nodes); err != nil {
 		return err
 	}
-	defer leave()
+	return gpu.Locked(b.enter, func() error { return b.computeGraph(nodes) })
+}
+
+func (b *Backend) computeGraph(nodes []*ops.Tensor) error {
 	b.graph = b.graph[:0]
 	for _, t := range nodes {
 		cmds, err := b.dev.newCommands()
@@ -454,14 +411,7 @@ func (b *Backend) NodeTimes() ([]time.Duration, error) {
 }
 
 // Synchronize waits for the queued work and returns its first error.
-func (b *Backend) Synchronize() error {
-	leave, err := b.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	return b.sync()
-}
+func (b *Backend) Synchronize() error { return gpu.Locked(b.enter, b.sync) }
 
 // sync waits for the committed command buffers, then releases the
 // copies made for their work and the buffers the program dropped.
@@ -473,10 +423,7 @@ func (b *Backend) sync() error {
 		}
 	}
 	b.pending = b.pending[:0]
-	for _, d := range b.temps {
-		d.release()
-	}
-	b.temps = b.temps[:0]
+	b.res.ReleaseTemps()
 	b.gcMu.Lock()
 	for _, d := range b.collected {
 		d.release()
@@ -561,7 +508,7 @@ func (e *encoder) out(i int, t *ops.Tensor) (binding, error) {
 func (e *encoder) statusAt(i int) binding { return binding{index: i, buf: e.b.status} }
 
 // args binds a kernel's argument struct at buffer index 0 (setBytes).
-func args(s *cstruct) binding { return binding{index: 0, bytes: s.bytes()} }
+func args(s *gpu.CStruct) binding { return binding{index: 0, bytes: s.Bytes()} }
 
 // dispatch encodes kernel name of file over groups threadgroups of
 // threads threads, with threadgroup memory lengths tg by index. It checks
@@ -605,7 +552,7 @@ func (e *encoder) table(i int, p []byte) (binding, error) {
 	if err != nil {
 		return binding{}, err
 	}
-	e.b.temps = append(e.b.temps, d)
+	e.b.res.AddTemp(view{buf: d})
 	copy(d.contents(), p)
 	return binding{index: i, buf: d}, nil
 }
@@ -618,7 +565,7 @@ func (e *encoder) scratch(n int64) (binding, error) {
 	if err != nil {
 		return binding{}, err
 	}
-	e.b.temps = append(e.b.temps, d)
+	e.b.res.AddTemp(view{buf: d})
 	return binding{buf: d}, nil
 }
 

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // The backend's host code runs against a device: what it needs of Metal,
@@ -111,46 +110,12 @@ type commands interface {
 var kernelFS embed.FS
 
 // kernelSources returns the kernel files by name.
-var kernelSources = sync.OnceValues(func() (map[string][]byte, error) {
-	out := map[string][]byte{}
-	err := fs.WalkDir(kernelFS, "kernels", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := kernelFS.ReadFile(p)
-		out[path.Base(p)] = b
-		return err
-	})
-	return out, err
-})
+var kernelSources = sync.OnceValues(func() (map[string][]byte, error) { return gpu.ReadSources(kernelFS, "kernels") })
 
-// program returns kernel file with the headers of kernels/.
+// program returns kernel file with the headers it may include: those of
+// kernels/ and the shared ones (gpu.SharedHeaders).
 func program(file string) (main []byte, headers map[string][]byte, err error) {
-	srcs, err := kernelSources()
-	if err != nil {
-		return nil, nil, err
-	}
-	main, ok := srcs[file]
-	if !ok || !strings.HasSuffix(file, ".metal") {
-		return nil, nil, fmt.Errorf("metal: no kernel source %s", file)
-	}
-	headers = map[string][]byte{}
-	for name, b := range srcs {
-		if strings.HasSuffix(name, ".h") {
-			headers[name] = b
-		}
-	}
-	return main, headers, nil
-}
-
-// sortedNames returns m's keys in order.
-func sortedNames(m map[string][]byte) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return gpu.Sources{Backend: "metal", Main: ".metal", Header: ".h", Files: kernelSources}.Program(file)
 }
 
 // inlineIncludes returns src with each `#include "name"` of a header in

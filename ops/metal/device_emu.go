@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/simt"
 )
 
@@ -95,7 +96,7 @@ func (d *emuDevice) pipeline(file, name string) (pipeline, error) {
 			}
 		}
 		p := simt.Program{Dialect: simt.Metal, Main: simt.Source{Name: file, Text: main}}
-		for _, n := range sortedNames(headers) {
+		for _, n := range gpu.SortedNames(headers) {
 			p.Headers = append(p.Headers, simt.Source{Name: n, Text: headers[n]})
 		}
 		if mod, err = d.dev.Load(p, d.mode); err != nil {

@@ -27,31 +27,39 @@
 // debug group named after the node, so NodeTimes (ops.DeviceTimer) gives
 // each node's GPU time.
 //
-// Each op's kernels are a file of kernels/ and a Go file (op_*.go) that
-// registers the op's support check and encoding. Kernel arguments are a
-// struct in a constant buffer (setBytes at index 0) whose bytes the Go
-// side lays out with C's rules (args.go). An op without kernels is
-// refused by Supports, so a graph scheduler runs it on another backend.
+// Each op's kernels are a file of kernels/ and a Go file, both named by
+// ggml's op name (op_mul_mat_id.go, kernels/mul_mat_id.metal; the
+// element-wise ops share kernels/elementwise.metal), whose init adds the
+// op's support check and encoding to the op table (kernelsByOp, a
+// gpu.Table). Kernel arguments are a struct in a constant buffer
+// (setBytes at index 0) whose bytes the Go side lays out with C's rules
+// (gpu.CStruct). What the backend shares with CUDA is package
+// ops/internal/gpu (the op table, the element-wise support checks, the
+// kernel-source bundle with blocks.h, argument packing, device copies of
+// host memory, the status words); this package keeps the device, command
+// buffers and encoders. An op without kernels is refused by Supports, so
+// a graph scheduler runs it on another backend.
 //
 // The kernels, for every op and type the CPU backend takes:
 //
-//   - quants.h: block formats and a dequantizer per type (kb_value,
-//     kb_deq8), each element's value in package quant's float order;
-//   - mm.h, mulmat.metal, mulmatid.metal: matrix-vector with four weight
+//   - quants.h: a dequantizer per type (kb_value, kb_deq8), each
+//     element's value in package quant's float order, over the type
+//     numbers and block sizes of the shared blocks.h;
+//   - mm.h, mul_mat.metal, mul_mat_id.metal: matrix-vector with four weight
 //     rows per simdgroup for up to four activation columns, else 32x32
 //     output tiles of 8x8 simdgroup_float8x8 products over dequantized
 //     tiles in threadgroup memory; MUL_MAT_ID per pair for few tokens,
 //     else grouped by expert (a map of each expert's pairs, then tiles);
-//   - flashattn.metal: tiles of 8 query rows with 8x8 simdgroup products
+//   - flash_attn_ext.metal: tiles of 8 query rows with 8x8 simdgroup products
 //     for Q·K^T and P·V (from 4 queries per head, head sizes a multiple
 //     of 8), else a query row per threadgroup; the keys split over
 //     simdgroups each with an online softmax, merged with the sink; f32,
 //     f16, q8_0 and q4_0 K and V in any pairing, head sizes up to 256,
 //     masks, ALiBi, softcap; keys masked for every row are never read;
-//   - softmax.metal, rope.metal (angles in double-float, reduced mod 2*pi
-//     before sin and cos: no double on the GPU), norm.metal (RMS_NORM,
-//     SUM_ROWS in double-float sums), rows.metal (GET_ROWS), ssm.metal,
-//     sort.metal (bitonic ARGSORT, in threadgroup memory or, for long
+//   - soft_max.metal, rope.metal (angles in double-float, reduced mod 2*pi
+//     before sin and cos: no double on the GPU), rms_norm.metal,
+//     sum_rows.metal (double-float sums), get_rows.metal, ssm_conv.metal,
+//     ssm_scan.metal, argsort.metal (bitonic ARGSORT, in threadgroup memory or, for long
 //     rows, in device memory), cpy.metal and kquants.h (CPY with ggml's
 //     reference quantizers, K formats included, so the bytes are
 //     quant.QuantizeRow's; CONT), elementwise.metal.

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/internal/require"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
@@ -21,14 +21,11 @@ import (
 )
 
 // emulated opens metal-emu, or skips where the emulator cannot run (fails
-// under $KERNBENCH_REQUIRE_SIMT, as CI sets it).
+// under $KERNBENCH_STRICT, as CI sets it).
 func emulated(t *testing.T) *Backend {
 	t.Helper()
 	if err := simt.Available(); err != nil {
-		if os.Getenv("KERNBENCH_REQUIRE_SIMT") != "" {
-			t.Fatalf("SIMT emulator required: %v", err)
-		}
-		t.Skipf("SIMT emulator unavailable: %v", err)
+		require.Skip(t, "SIMT emulator unavailable: %v", err)
 	}
 	b, err := OpenEmulated()
 	if err != nil {
@@ -136,8 +133,8 @@ func TestEmulatedBackend(t *testing.T) {
 	if err := b.Synchronize(); err != nil {
 		t.Fatal(err)
 	}
-	if len(b.uploads) != 1 {
-		t.Errorf("%d uploads of one read-only buffer", len(b.uploads))
+	if n := b.res.Kept(); n != 1 {
+		t.Errorf("%d uploads of one read-only buffer", n)
 	}
 	// The repeat timer sums the command buffers' times.
 	if d, err := b.TimeRepeated(s, 3); err != nil || d <= 0 {

@@ -4,14 +4,14 @@ import (
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // CPY and CONT: kernels/cpy.metal.
 
 func init() {
-	register(ops.OpCpy, supportsCpy, encodeCpy)
-	register(ops.OpCont, supportsCont, encodeCont)
+	kernelsByOp.Add(ops.OpCpy, supportsCpy, encodeCpy)
 }
 
 // cpyQuantTypes are the quantized destinations CPY writes: every block
@@ -66,45 +66,12 @@ func encodeCpy(e *encoder, t *ops.Tensor) error {
 		return err
 	}
 	n := t.NumElements()
-	var s cstruct
-	s.tensor(a).tensor(t).i64(n).i32(int32(a.Type)).i32(int32(t.Type))
+	var s gpu.CStruct
+	s.Tensor(a).Tensor(t).I64(n).I32(int32(a.Type)).I32(int32(t.Type))
 	if isFloat(t.Type) {
 		groups, threads := gridStride(n)
 		return e.dispatch("cpy.metal", "kb_cpy_float", groups, threads, nil, args(&s), ab, d)
 	}
 	groups, threads := gridStride(n / int64(t.Type.BlockSize()))
 	return e.dispatch("cpy.metal", "kb_cpy_"+t.Type.String(), groups, threads, nil, args(&s), ab, d)
-}
-
-func supportsCont(t *ops.Tensor) error {
-	a := t.Src[0]
-	if t.Type != a.Type || t.Ne != a.Ne {
-		return fmt.Errorf("result %v %v differs from a %v %v", t.Type, t.Ne, a.Type, a.Ne)
-	}
-	if !t.HasContiguousRows() {
-		return fmt.Errorf("result rows are not packed")
-	}
-	if a.Type.BlockSize() > 1 && !a.HasContiguousRows() {
-		return fmt.Errorf("block-quantized a must have packed rows")
-	}
-	if t.Type.TypeSize() <= 0 {
-		return fmt.Errorf("type %v has no element size", t.Type)
-	}
-	return nil
-}
-
-func encodeCont(e *encoder, t *ops.Tensor) error {
-	a := t.Src[0]
-	ab, err := e.src(1, a)
-	if err != nil {
-		return err
-	}
-	d, err := e.out(2, t)
-	if err != nil {
-		return err
-	}
-	units := t.Ne[0] / int64(t.Type.BlockSize())
-	var s cstruct
-	s.tensor(a).tensor(t).i64(units).i32(int32(t.Type.TypeSize()))
-	return e.dispatch("cpy.metal", "kb_cont", rowGrid(t), [3]int{rowThreads(units, 256), 1, 1}, nil, args(&s), ab, d)
 }

@@ -6,13 +6,14 @@ import (
 	"math"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // ROPE: kernels/rope.metal.
 
 func init() {
-	register(ops.OpRope, supportsRope, encodeRope)
+	kernelsByOp.Add(ops.OpRope, supportsRope, encodeRope)
 }
 
 func supportsRope(t *ops.Tensor) error {
@@ -112,8 +113,8 @@ func encodeRope(e *encoder, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	var s cstruct
-	s.tensor(a).tensor(t).i64(pos.Nb[0]).i64(ffNb0).i32(int32(p.NDims)).i32(b32(p.Mode == ops.RopeNeoX)).i32(b32(ff != nil)).f32(mscale)
+	var s gpu.CStruct
+	s.Tensor(a).Tensor(t).I64(pos.Nb[0]).I64(ffNb0).I32(int32(p.NDims)).I32(b32(p.Mode == ops.RopeNeoX)).I32(b32(ff != nil)).F32(mscale)
 	threads := rowThreads(max(int64(p.NDims/2), t.Ne[0]-int64(p.NDims)), 256)
 	return e.dispatch("rope.metal", "kb_rope_f32", [3]int{int(t.Ne[1]), int(t.Ne[2]), 1}, [3]int{threads, 1, 1}, nil, args(&s), ab, pb, fb, wb, d)
 }

@@ -1,5 +1,5 @@
 // Conformance kernels for the SIMT emulator's CUDA dialect. Each writes
-// results the Go test (conformance_test.go) checks against answers it
+// results the Go test (conformance_cuda_test.go) checks against answers it
 // computes itself from CUDA's documented semantics.
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>

@@ -1,4 +1,4 @@
-// attn.cuh: what SOFT_MAX (softmax.cu) and FLASH_ATTN_EXT (flashattn.cu)
+// attn.cuh: what SOFT_MAX (soft_max.cu) and FLASH_ATTN_EXT (flash_attn_ext.cu)
 // share: the ALiBi slope of a head.
 #pragma once
 #include "common.cuh"

@@ -15,7 +15,7 @@
 // thread fits its sub-block's scale (kb_make_qkx2, kb_make_qx, kb_make_q3,
 // ports of quant/kquant.go); the super-block's scales are then encoded and
 // the codes requantized against them per sub-block, and packed (see
-// copy.cu).
+// cpy.cu).
 #pragma once
 #include "common.cuh"
 

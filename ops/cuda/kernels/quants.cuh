@@ -1,60 +1,21 @@
-// quants.cuh: element types and block formats (ggml's, as quant/layout.go
-// documents them), and the value of any element of a block, computed with
-// the same float operations, in the same order, as package quant's
-// dequantizers, so a kernel's dequantized weights match the reference's
-// bit for bit (up to an FMA the compiler may contract).
+// quants.cuh: the element types and block formats of blocks.h (ggml's, as
+// quant/layout.go documents them) on the CUDA side: the value of any
+// element of a block, computed with the same float operations, in the
+// same order, as package quant's dequantizers, so a kernel's dequantized
+// weights match the reference's bit for bit (up to an FMA the compiler
+// may contract).
 #pragma once
 #include "common.cuh"
 
-// Type numbers (ggml_type).
-enum {
-	KB_F32 = 0,
-	KB_F16 = 1,
-	KB_Q4_0 = 2,
-	KB_Q4_1 = 3,
-	KB_Q5_0 = 6,
-	KB_Q5_1 = 7,
-	KB_Q8_0 = 8,
-	KB_Q8_1 = 9,
-	KB_Q2_K = 10,
-	KB_Q3_K = 11,
-	KB_Q4_K = 12,
-	KB_Q5_K = 13,
-	KB_Q6_K = 14,
-	KB_Q8_K = 15,
-	KB_I8 = 24,
-	KB_I16 = 25,
-	KB_I32 = 26,
-	KB_BF16 = 30,
-};
+// The type numbers (KB_F32, KB_Q4_0, ...) and block sizes (kb_block,
+// kb_bytes) are blocks.h's, shared with the Metal kernels.
+#include "blocks.h"
 
 // kb_type<T>: elements per block and bytes per block.
 template <int T>
-struct kb_type;
-#define KB_TYPE(T, B, S)                         \
-	template <>                                  \
-	struct kb_type<T> {                          \
-		static constexpr int block = B, bytes = S; \
-	};
-KB_TYPE(KB_F32, 1, 4)
-KB_TYPE(KB_F16, 1, 2)
-KB_TYPE(KB_BF16, 1, 2)
-KB_TYPE(KB_I8, 1, 1)
-KB_TYPE(KB_I16, 1, 2)
-KB_TYPE(KB_I32, 1, 4)
-KB_TYPE(KB_Q4_0, 32, 18)
-KB_TYPE(KB_Q4_1, 32, 20)
-KB_TYPE(KB_Q5_0, 32, 22)
-KB_TYPE(KB_Q5_1, 32, 24)
-KB_TYPE(KB_Q8_0, 32, 34)
-KB_TYPE(KB_Q8_1, 32, 36)
-KB_TYPE(KB_Q2_K, 256, 84)
-KB_TYPE(KB_Q3_K, 256, 110)
-KB_TYPE(KB_Q4_K, 256, 144)
-KB_TYPE(KB_Q5_K, 256, 176)
-KB_TYPE(KB_Q6_K, 256, 210)
-KB_TYPE(KB_Q8_K, 256, 292)
-#undef KB_TYPE
+struct kb_type {
+	static constexpr int block = kb_block(T), bytes = kb_bytes(T);
+};
 
 // Little-endian reads at any alignment (blocks of 18 or 22 bytes leave
 // their fields unaligned).

@@ -1,57 +1,15 @@
-// quants.h: element types and block formats (ggml's, as quant/layout.go
-// documents them), and templated dequantizers: the value of any element
-// of a block, computed with the same float operations, in the same order,
-// as package quant's dequantizers, so that a kernel's dequantized weights
-// match the reference's (up to an FMA the compiler may contract).
+// quants.h: the element types and block formats of blocks.h (ggml's, as
+// quant/layout.go documents them) on the Metal side, as templated
+// dequantizers: the value of any element of a block, computed with the
+// same float operations, in the same order, as package quant's
+// dequantizers, so that a kernel's dequantized weights match the
+// reference's (up to an FMA the compiler may contract).
 #pragma once
 #include "common.h"
 
-// Type numbers (ggml_type).
-enum {
-	KB_F32 = 0,
-	KB_F16 = 1,
-	KB_Q4_0 = 2,
-	KB_Q4_1 = 3,
-	KB_Q5_0 = 6,
-	KB_Q5_1 = 7,
-	KB_Q8_0 = 8,
-	KB_Q8_1 = 9,
-	KB_Q2_K = 10,
-	KB_Q3_K = 11,
-	KB_Q4_K = 12,
-	KB_Q5_K = 13,
-	KB_Q6_K = 14,
-	KB_Q8_K = 15,
-	KB_I8 = 24,
-	KB_I16 = 25,
-	KB_I32 = 26,
-	KB_BF16 = 30,
-};
-
-// kb_block(T) is the elements per block of type T, kb_bytes(T) its bytes.
-constexpr int kb_block(int t) {
-	return t == KB_Q4_0 || t == KB_Q4_1 || t == KB_Q5_0 || t == KB_Q5_1 || t == KB_Q8_0 || t == KB_Q8_1 ? 32
-	       : t >= KB_Q2_K && t <= KB_Q8_K                                                            ? 256
-	                                                                                                  : 1;
-}
-constexpr int kb_bytes(int t) {
-	return t == KB_F32 || t == KB_I32 ? 4
-	       : t == KB_F16 || t == KB_BF16 || t == KB_I16 ? 2
-	       : t == KB_I8 ? 1
-	       : t == KB_Q4_0 ? 18
-	       : t == KB_Q4_1 ? 20
-	       : t == KB_Q5_0 ? 22
-	       : t == KB_Q5_1 ? 24
-	       : t == KB_Q8_0 ? 34
-	       : t == KB_Q8_1 ? 36
-	       : t == KB_Q2_K ? 84
-	       : t == KB_Q3_K ? 110
-	       : t == KB_Q4_K ? 144
-	       : t == KB_Q5_K ? 176
-	       : t == KB_Q6_K ? 210
-	       : t == KB_Q8_K ? 292
-	                      : 0;
-}
+// The type numbers (KB_F32, KB_Q4_0, ...) and block sizes (kb_block,
+// kb_bytes) are blocks.h's, shared with the CUDA kernels.
+#include "blocks.h"
 
 // Little-endian reads at any alignment (blocks of 18 or 22 bytes leave
 // their fields unaligned).

@@ -8,7 +8,7 @@
 // and for q2_K/q4_K/q5_K the min term; for q3_K/q6_K the code offset is
 // taken out through the activation's bsums), then combined in float32
 // with exactly the scalar operations of the generic functions in
-// vecdot_k.go, so the results equal the generic tier bit for bit. The
+// k.go, so the results equal the generic tier bit for bit. The
 // activations' bsums must be the sums of their codes, as every q8_K
 // quantizer writes them.
 //

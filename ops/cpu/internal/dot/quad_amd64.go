@@ -9,7 +9,7 @@ import (
 )
 
 // Register-tiled MUL_MAT kernels of the AVX2 tier (dot_float_amd64.s,
-// dot_q_amd64.s, gemmk_amd64.s); package cpu's gemm.go drives them.
+// dot_q_amd64.s, gemmk_amd64.s); package cpu's mul_mat_gemm.go drives them.
 
 // gemmF32x4x3AVX2 adds to c[r + col*ldc] the dot product of float32 rows
 // a + r*lda and b + col*ldb over k elements (a multiple of 8), for r < 4
@@ -29,7 +29,7 @@ func cvtF16F32AVX2(x *uint16, y *float32, n int)
 func cvtBF16F32AVX2(x *uint16, y *float32, n int)
 
 // gemmQ4_0x4AVX2 sets out[c] to the dot product of nb q4_0 blocks at x
-// with column c of a packed q8 group at y (see packQ8Groups).
+// with column c of a packed q8 group at y (see ops/cpu's packGroup).
 //
 //go:noescape
 func gemmQ4_0x4AVX2(x, y *byte, nb int, out *[4]float32)

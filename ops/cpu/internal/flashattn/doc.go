@@ -4,6 +4,6 @@
 // rows weighted by the probabilities, the mask and logits of a tile, the
 // f16 rounding of the probabilities, with their pure-Go twins (twin.go)
 // and Logit, the logit of one key, which the backend's row path (package
-// cpu, flashattn.go) shares with them. The backend's avx2 table installs
+// cpu, op_flash_attn_ext.go) shares with them. The backend's avx2 table installs
 // the kernels.
 package flashattn

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// AVX2 row dequantizers of GET_ROWS (getrows.go). Each element is the
+// AVX2 row dequantizers of GET_ROWS (package cpu's op_get_rows.go). Each element is the
 // block's f16 scale times the integer code, one float32 rounding, exactly
 // as quant.DequantizeRow computes it.
 

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// AVX2+FMA kernels of ROPE (package cpu's rope.go drives them): the
+// AVX2+FMA kernels of ROPE (package cpu's op_rope.go drives them): the
 // per-token cache of cosines and sines, computed in float64 four pairs at
 // a time, and the rotation of every head of a token in one call.
 // Twins: AnglesTwin (twin.go), normRow and neoXRow (rope.go).

@@ -1,5 +1,5 @@
 // Package sgemm holds the micro-kernel of the packed float32 gemm path
-// (package cpu's sgemm.go packs the panels and drives it): MR weight rows
+// (package cpu's mul_mat_sgemm.go packs the panels and drives it): MR weight rows
 // against NR packed activation columns, in AVX2 assembly (MicroAVX2,
 // sgemm_amd64.s) and its Go twin (Twin).
 package sgemm

@@ -2,7 +2,7 @@
 
 package sgemm
 
-// sgemm6x16AVX2 is the packed float path's micro-kernel (package cpu's sgemm.go; twin:
+// sgemm6x16AVX2 is the packed float path's micro-kernel (package cpu's mul_mat_sgemm.go; twin:
 // Twin), lda and ldc in elements.
 //
 //go:noescape

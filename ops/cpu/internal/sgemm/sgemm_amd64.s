@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // The six-row by sixteen-column float32 micro-kernel of the packed gemm
-// path (package cpu's sgemm.go), k unrolled by four. Twin in sgemm.go is its
+// path (package cpu's mul_mat_sgemm.go), k unrolled by four. Twin in sgemm.go is its
 // bit-exact twin.
 
 // SG6STEP(boff, boff2, aoff) is one k step: the 16 activation values at

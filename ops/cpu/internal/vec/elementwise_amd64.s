@@ -2,9 +2,10 @@
 
 #include "textflag.h"
 
-// AVX2 row kernels of the elementwise ops (elementwise.go). Each takes n,
-// a multiple of 8; the Go wrappers in elementwise_amd64.go finish the tail
-// with the twins in elementwise.go, which perform the same float32
+// AVX2 row kernels of the elementwise ops (package cpu's op_binary.go,
+// op_unary.go, op_swiglu.go). Each takes n, a multiple of 8; the Go
+// wrappers in elementwise_amd64.go finish the tail with the generic kernels
+// and twins in vec.go and twin.go, which perform the same float32
 // operations in the same order.
 
 #include "exp_amd64.h"

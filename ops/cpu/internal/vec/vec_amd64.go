@@ -10,7 +10,7 @@ import (
 
 // AVX2+FMA row kernels (vec_amd64.s); each Go wrapper hands the assembly
 // whole runs of 8 elements and finishes the tail as the twin does, so the
-// wrapper equals its twin in vec_twin.go bit for bit.
+// wrapper equals its twin in twin.go bit for bit.
 
 //go:noescape
 func expSumAVX2(z *float32, n int, mx float32) float64

@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // AVX2+FMA row kernels of the non-matmul ops (softmax, RMS norm, flash
-// attention). Each has a pure-Go twin in vec_twin.go that performs the
+// attention). Each has a pure-Go twin in twin.go that performs the
 // same float operations in the same order, lane by lane; the Go wrappers
 // in vec_amd64.go pass only whole runs of 8 elements and finish the tail
 // with the twin's scalar code.

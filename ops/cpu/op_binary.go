@@ -1,0 +1,155 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// Elementwise kernels: ADD and MUL with broadcasting, SCALE, SILU, GELU and
+// SWIGLU. Every one works row by row; a source row that is not packed f32
+// is first gathered (and converted) into a per-worker scratch row. The row
+// loops are the tier's eltKernels; one job per op kind lives in the
+// backend, so a call allocates nothing.
+
+// eltKernels are a tier's row kernels of the elementwise ops; each writes
+// len(out) elements and may run in place (out aliasing x or g).
+type eltKernels struct {
+	add, mul func(out, x, y []float32)
+	silu     func(out, x []float32)
+	gelu     func(out, x []float32)
+	swiglu   func(out, g, v []float32)
+}
+
+func init() {
+	addKernel(ops.OpAdd, supportsBinary, computeBinary)
+	addKernel(ops.OpMul, supportsBinary, computeBinary)
+}
+
+func supportsBinary(t *ops.Tensor) error {
+	if err := checkSrcs(t, 2, 2); err != nil {
+		return err
+	}
+	a, y := t.Src[0], t.Src[1]
+	if err := checkType(a, "a", quant.F32); err != nil {
+		return err
+	}
+	if err := checkType(y, "b", quant.F32, quant.F16); err != nil {
+		return err
+	}
+	if err := checkOut(t, quant.F32); err != nil {
+		return err
+	}
+	if t.Ne != a.Ne {
+		return fmt.Errorf("result shape %v differs from a %v", t.Ne, a.Ne)
+	}
+	for i, n := range y.Ne {
+		if n <= 0 || a.Ne[i]%n != 0 {
+			return fmt.Errorf("b %v cannot broadcast to a %v", y.Ne, a.Ne)
+		}
+	}
+	return nil
+}
+
+// computeBinary computes ADD or MUL: t = a op b, b repeated to a's shape.
+func computeBinary(b *Backend, t *ops.Tensor) error {
+	if t.NumElements() == 0 {
+		return nil
+	}
+	n, err := rowCount(t)
+	if err != nil {
+		return err
+	}
+	j := &b.elt
+	*j = eltJob{t: t, k: &b.kern.elt, sc: &b.scratch, op: t.Op}
+	j.setSources()
+	b.pool.run(n, rowGrain(t.Ne[0]), j)
+	return nil
+}
+
+// eltJob is one elementwise op's work, row by row, kept in the backend.
+type eltJob struct {
+	t      *ops.Tensor
+	k      *eltKernels
+	sc     *scratch
+	op     ops.Op
+	a, u   *ops.Tensor // sources (u: ADD/MUL's b, SWIGLU's second)
+	am, um []byte
+	tm     []byte
+	// SCALE's parameters; SWIGLU's halves swapped; SWIGLU_OAI's.
+	scale, bias  float32
+	swapped      bool
+	alpha, limit float32
+}
+
+// setSources fills the job's sources and their memory from t.
+func (j *eltJob) setSources() {
+	j.a, j.u = j.t.Src[0], srcAt(j.t, 1)
+	j.am, j.tm = mem(j.a), mem(j.t)
+	if j.u != nil {
+		j.um = mem(j.u)
+	}
+}
+
+func (j *eltJob) do(w, lo, hi int) {
+	t, a, u := j.t, j.a, j.u
+	var wb *workerBuf
+	if !packedF32(a) || u != nil && !packedF32(u) {
+		var nu int64
+		if u != nil {
+			nu = u.Ne[0]
+		}
+		wb = j.sc.worker(w, a.Ne[0], nu, 0)
+	}
+	var sa, su []float32
+	if wb != nil {
+		sa, su = wb.f32, wb.f32b
+	}
+	for r := lo; r < hi; r++ {
+		i1, i2, i3 := rowIndices(t.Ne, int64(r))
+		out := outRow(t, j.tm, i1, i2, i3)
+		switch j.op {
+		case ops.OpAdd, ops.OpMul:
+			x := floatRow(a, j.am, i1, i2, i3, sa)
+			y := floatRow(u, j.um, i1%u.Ne[1], i2%u.Ne[2], i3%u.Ne[3], su)
+			f := j.k.add
+			if j.op == ops.OpMul {
+				f = j.k.mul
+			}
+			// Each repeat of b's row covers len(y) elements of a's.
+			for k := 0; k < len(out); k += len(y) {
+				f(out[k:k+len(y)], x[k:k+len(y)], y)
+			}
+		case ops.OpScale:
+			scaleRow(out, floatRow(a, j.am, i1, i2, i3, sa), j.scale, j.bias)
+		case ops.OpSilu:
+			j.k.silu(out, floatRow(a, j.am, i1, i2, i3, sa))
+		case ops.OpGelu:
+			j.k.gelu(out, floatRow(a, j.am, i1, i2, i3, sa))
+		case ops.OpSwiGLU:
+			var g, v []float32
+			if u != nil {
+				g = floatRow(a, j.am, i1, i2, i3, sa)
+				v = floatRow(u, j.um, i1, i2, i3, su)
+			} else {
+				row := floatRow(a, j.am, i1, i2, i3, sa)
+				nc := int64(len(out))
+				g, v = row[:nc], row[nc:]
+				if j.swapped {
+					g, v = v, g
+				}
+			}
+			j.k.swiglu(out, g, v)
+		case ops.OpSwiGLUOAI:
+			g := floatRow(a, j.am, i1, i2, i3, sa)
+			v := floatRow(u, j.um, i1, i2, i3, su)
+			swigluOAIRow(out, g, v, j.alpha, j.limit)
+		}
+	}
+}
+
+// packedF32 reports whether t's rows are packed float32, read in place.
+func packedF32(t *ops.Tensor) bool {
+	return t.Type == quant.F32 && t.Nb[0] == 4
+}

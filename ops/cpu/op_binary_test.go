@@ -1,0 +1,121 @@
+package cpu
+
+import (
+	"testing"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// Tolerances (NMSE against the float64 reference) of the elementwise ops.
+const (
+	// tolBinary: one float32 rounding of each result (plus the f16 b
+	// read exactly), so NMSE is about 1e-15.
+	tolBinary = 1e-12
+	// tolActivation: SILU, GELU and SWIGLU take a few float32 roundings
+	// around a float64 exp or tanh; NMSE is about 1e-14.
+	tolActivation = 1e-12
+)
+
+// rowOpCase is one node to build, run and compare.
+type rowOpCase struct {
+	name  string
+	build func(e *rowOpEnv) *ops.Tensor
+}
+
+// runRowOpCases runs each case as a subtest, comparing with tolerance tol.
+func runRowOpCases(t *testing.T, tol float64, cases []rowOpCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newRowOpEnv(t)
+			e.check(tc.build(e), tol)
+		})
+	}
+}
+
+func TestBinary(t *testing.T) {
+	type shapes struct {
+		name string
+		a, b func(e *rowOpEnv) *ops.Tensor
+	}
+	f32 := func(ne ...int64) func(e *rowOpEnv) *ops.Tensor {
+		return func(e *rowOpEnv) *ops.Tensor { return e.f32(ne...) }
+	}
+	for _, s := range []shapes{
+		{"same", f32(7, 3, 2, 1), f32(7, 3, 2, 1)},
+		{"row", f32(16, 5, 3, 2), f32(16)},
+		{"scalar", f32(16, 5, 3, 2), f32(1)},
+		{"repeat-dim0", f32(16, 5, 3, 2), f32(4, 5, 1, 2)},
+		{"repeat-all", f32(12, 6, 4, 2), f32(3, 2, 2, 1)},
+		{"b-f16", f32(33, 4, 2), func(e *rowOpEnv) *ops.Tensor { return e.leaf(quant.F16, []int64{33, 1, 2}, nil) }},
+		{"a-permuted", func(e *rowOpEnv) *ops.Tensor { return e.permuted([]int64{5, 16, 3}, 1, 0, 2, 3) }, f32(16, 1, 3)},
+		{"b-permuted", f32(6, 4, 3, 2), func(e *rowOpEnv) *ops.Tensor { return e.permuted([]int64{3, 6, 2, 1}, 2, 0, 1, 3) }},
+		{"b-strided", f32(8, 4, 3), func(e *rowOpEnv) *ops.Tensor { return e.strided([4]int64{8, 4, 1, 1}, 2, 3) }},
+		{"one-row", f32(33), f32(33)},
+		{"one-column", f32(1, 9), f32(1, 9)},
+		{"empty-rows", f32(8, 0), f32(8, 1)},
+		{"empty-row-length", f32(0, 4), f32(1, 4)},
+	} {
+		for _, op := range []struct {
+			name string
+			f    func(a, b *ops.Tensor) (*ops.Tensor, error)
+		}{{"add", ops.Add}, {"mul", ops.Mul}} {
+			t.Run(op.name+"/"+s.name, func(t *testing.T) {
+				e := newRowOpEnv(t)
+				e.check(mustNode(t)(op.f(s.a(e), s.b(e))), tolBinary)
+			})
+		}
+	}
+}
+
+// TestUnsupported checks that nodes the kernels do not handle are errors
+// from Supports and Compute, not panics.
+func TestUnsupported(t *testing.T) {
+	e := newRowOpEnv(t)
+	a := e.f32(8, 2)
+	i := e.leaf(quant.I32, []int64{8, 2}, nil)
+	q := e.leaf(quant.Q8_0, []int64{32, 2}, nil)
+	node := func(op ops.Op, typ quant.Type, ne [4]int64, params any, src ...*ops.Tensor) *ops.Tensor {
+		return &ops.Tensor{Op: op, Type: typ, Ne: ne, Nb: ops.ContiguousStrides(typ, ne), Params: params, Src: src}
+	}
+	be := newTestBackend(t, 2)
+	defer be.Close()
+	for _, tc := range []struct {
+		name string
+		t    *ops.Tensor
+	}{
+		{"add-i32-b", node(ops.OpAdd, quant.F32, a.Ne, nil, a, i)},
+		{"add-no-broadcast", node(ops.OpAdd, quant.F32, a.Ne, nil, a, e.f32(3, 2))},
+		{"add-one-source", node(ops.OpAdd, quant.F32, a.Ne, nil, a)},
+		{"scale-no-params", node(ops.OpScale, quant.F32, a.Ne, nil, a)},
+		{"silu-f16-out", node(ops.OpSilu, quant.F16, a.Ne, nil, a)},
+		{"silu-shape", node(ops.OpSilu, quant.F32, [4]int64{4, 2, 1, 1}, nil, a)},
+		{"swiglu-odd", node(ops.OpSwiGLU, quant.F32, [4]int64{3, 1, 1, 1}, ops.GLUParams{}, e.f32(7))},
+		{"rmsnorm-neg-eps", node(ops.OpRMSNorm, quant.F32, a.Ne, ops.NormParams{Eps: -1}, a)},
+		{"sumrows-shape", node(ops.OpSumRows, quant.F32, a.Ne, nil, a)},
+		{"argsort-order", node(ops.OpArgsort, quant.I32, a.Ne, ops.ArgsortParams{Order: 5}, a)},
+		{"argsort-f32-out", node(ops.OpArgsort, quant.F32, a.Ne, ops.ArgsortParams{}, a)},
+		{"cont-type", node(ops.OpCont, quant.F16, a.Ne, nil, a)},
+		{"cpy-from-q8_0", node(ops.OpCpy, quant.F32, q.Ne, nil, q, e.f32(32, 2))},
+		{"softmax-sinks", node(ops.OpSoftMax, quant.F32, a.Ne, ops.SoftMaxParams{Scale: 1}, a, nil, e.f32(3))},
+		{"softmax-short-mask", node(ops.OpSoftMax, quant.F32, a.Ne, ops.SoftMaxParams{Scale: 1}, a, e.f32(8, 1))},
+		{"rope-mode", node(ops.OpRope, quant.F32, [4]int64{8, 1, 2, 1}, ops.RopeParams{NDims: 8, Mode: 1, FreqBase: 1e4, FreqScale: 1}, e.f32(8, 1, 2), e.leaf(quant.I32, []int64{2}, nil))},
+		{"rope-odd-dims", node(ops.OpRope, quant.F32, [4]int64{8, 1, 2, 1}, ops.RopeParams{NDims: 3, FreqBase: 1e4, FreqScale: 1}, e.f32(8, 1, 2), e.leaf(quant.I32, []int64{2}, nil))},
+		{"silu-negative-shape", node(ops.OpSilu, quant.F32, [4]int64{-8, -2, 1, 1}, nil, a)},
+		{"sumrows-negative-source", node(ops.OpSumRows, quant.F32, [4]int64{1, -2, -1, 1}, nil, &ops.Tensor{Type: quant.F32, Ne: [4]int64{8, -2, -1, 1}, Buffer: a.Buffer})},
+		{"ssmconv-shape", node(ops.OpSSMConv, quant.F32, [4]int64{4, 2, 1, 1}, nil, e.f32(6, 4), e.f32(4, 3))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := be.Supports(tc.t); err == nil {
+				t.Fatalf("Supports accepted %v", tc.t)
+			}
+			if err := ops.AllocTensor(be, tc.t, 0); err != nil {
+				return // no storage for such a shape: nothing to compute
+			}
+			if err := be.Compute(tc.t); err == nil {
+				t.Fatalf("Compute accepted %v", tc.t)
+			}
+		})
+	}
+}

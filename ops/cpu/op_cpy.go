@@ -1,0 +1,214 @@
+package cpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// CPY (copy with type conversion, in logical element order) and CONT
+// (a packed copy of the same type).
+
+func init() {
+	addKernel(ops.OpCpy, supportsCpy, computeCpy)
+}
+
+// cpyRun is the most elements CPY converts at a time: one run of a row
+// per work item, so long rows still spread over the workers.
+const cpyRun = 4096
+
+func supportsCpy(t *ops.Tensor) error {
+	if err := checkSrcs(t, 2, 2); err != nil {
+		return err
+	}
+	a, dst := t.Src[0], t.Src[1]
+	if !isFloatType(a.Type) {
+		return fmt.Errorf("a has type %v, want f32, f16 or bf16", a.Type)
+	}
+	if t.Type != dst.Type || t.Ne != dst.Ne || t.Nb != dst.Nb {
+		return fmt.Errorf("node %v %v nb=%v does not match its destination %v %v nb=%v", t.Type, t.Ne, t.Nb, dst.Type, dst.Ne, dst.Nb)
+	}
+	if a.NumElements() != t.NumElements() {
+		return fmt.Errorf("a has %d elements, the destination %d", a.NumElements(), t.NumElements())
+	}
+	switch {
+	case t.Type.IsFloat():
+	case t.Type == quant.Q8_K || t.Type == quant.Q8_1:
+		return fmt.Errorf("%v is an activation format, not a copy destination", t.Type)
+	case t.Type.IsQuantized():
+		if !t.IsContiguous() {
+			return fmt.Errorf("quantized destination must be contiguous")
+		}
+	default:
+		return fmt.Errorf("destination type %v is not a float or quantized type", t.Type)
+	}
+	return nil
+}
+
+// computeCpy copies a's elements into t's storage in logical order. Each
+// work item is a run of up to cpyRun elements of one destination row: the
+// matching source elements are gathered into float32 scratch, then
+// converted (or quantized, whole blocks at a time) into place.
+func computeCpy(b *Backend, t *ops.Tensor) error {
+	if t.NumElements() == 0 {
+		return nil
+	}
+	a := t.Src[0]
+	if a.Type == quant.F32 && t.HasContiguousRows() && (a.Nb[0] == 4 && a.Ne == t.Ne || a.IsContiguous()) {
+		return b.cpyRows(t)
+	}
+	ne0 := t.Ne[0]
+	bs, ts := t.Type.BlockSize(), t.Type.TypeSize()
+	run := min(ne0, cpyRun)
+	if t.Type.IsQuantized() {
+		run = max(1, cpyRun/bs) * bs
+		if ne0%bs != 0 {
+			return fmt.Errorf("row of %d elements is not a multiple of %v's block size %d", ne0, t.Type, bs)
+		}
+	}
+	runsPerRow := (ne0 + run - 1) / run
+	n := t.NumRows() * runsPerRow
+	if n > int64(int(^uint(0)>>1)) {
+		return fmt.Errorf("%d work items is too many", n)
+	}
+	am, tm := mem(a), mem(t)
+	errs := make([]error, b.pool.threads)
+	b.pool.parallelFor(int(n), rowGrain(4*run), func(worker, lo, hi int) {
+		buf := make([]float32, run)
+		for item := int64(lo); item < int64(hi); item++ {
+			r, k := item/runsPerRow, item%runsPerRow
+			e0 := k * run
+			vals := buf[:min(run, ne0-e0)]
+			gatherLogical(a, am, r*ne0+e0, vals)
+			i1, i2, i3 := rowIndices(t.Ne, r)
+			off := i1*t.Nb[1] + i2*t.Nb[2] + i3*t.Nb[3]
+			if !t.Type.IsQuantized() {
+				storeFloats(t.Type, tm, off+e0*t.Nb[0], t.Nb[0], vals)
+				continue
+			}
+			off += e0 / bs * ts
+			if err := quant.QuantizeRow(t.Type, vals, tm[off:off+int64(len(vals))/bs*ts]); err != nil && errs[worker] == nil {
+				errs[worker] = err
+			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("quantizing to %v: %w", t.Type, err)
+		}
+	}
+	return nil
+}
+
+// cpyRows is CPY's path for f32 rows into a tensor with packed rows
+// (writing the K/V cache, converting activations): row r of t is row r of
+// a when the shapes are equal and a's rows are packed, or elements
+// [r*ne0, (r+1)*ne0) of a contiguous a (the logical order CPY copies in),
+// converted by the tier's converter for t's type (the bytes
+// quant.QuantizeRow gives for finite values), one row per item.
+func (b *Backend) cpyRows(t *ops.Tensor) error {
+	n, err := rowCount(t)
+	if err != nil {
+		return err
+	}
+	rowBytes, err := t.Type.RowSize(t.Ne[0])
+	if err != nil {
+		return err
+	}
+	j := &b.cpy
+	a := t.Src[0]
+	*j = cpyRowsJob{t: t, am: mem(a), tm: mem(t), rowBytes: rowBytes, conv: b.kern.act[t.Type], errs: b.workerErrs(),
+		flat: a.Ne != t.Ne || a.Nb[0] != 4}
+	b.pool.run(n, rowGrain(4*t.Ne[0]), j)
+	if err := j.errs.err(); err != nil {
+		return fmt.Errorf("converting to %v: %w", t.Type, err)
+	}
+	return nil
+}
+
+// cpyRowsJob is one cpyRows call's work, kept in the backend so that a
+// call allocates nothing.
+type cpyRowsJob struct {
+	t        *ops.Tensor
+	am, tm   []byte
+	rowBytes int64
+	// conv is the tier's converter for t's type, nil for
+	// quant.QuantizeRow.
+	conv func(src []float32, dst []byte)
+	errs workerErrors
+	// flat: a is contiguous and row r of t takes a's elements
+	// [r*ne0, (r+1)*ne0); otherwise row r of a, same shape.
+	flat bool
+}
+
+func (j *cpyRowsJob) do(w, lo, hi int) {
+	t, a := j.t, j.t.Src[0]
+	for r := lo; r < hi && !j.errs.failed(w); r++ {
+		i1, i2, i3 := rowIndices(t.Ne, int64(r))
+		var src []float32
+		if j.flat {
+			src = f32s(j.am, 4*int64(r)*t.Ne[0], t.Ne[0])
+		} else {
+			src = f32s(j.am, i1*a.Nb[1]+i2*a.Nb[2]+i3*a.Nb[3], t.Ne[0])
+		}
+		off := i1*t.Nb[1] + i2*t.Nb[2] + i3*t.Nb[3]
+		dst := j.tm[off : off+j.rowBytes]
+		if j.conv != nil {
+			j.conv(src, dst)
+			continue
+		}
+		j.errs.set(w, quant.QuantizeRow(t.Type, src, dst))
+	}
+}
+
+// gatherLogical converts len(dst) elements of t (F32, F16 or BF16; m its bytes),
+// starting at logical (row-major) element index first, into dst.
+func gatherLogical(t *ops.Tensor, m []byte, first int64, dst []float32) {
+	ne := t.Ne
+	j0 := first % ne[0]
+	r := first / ne[0]
+	j1, j2, j3 := rowIndices(ne, r)
+	for len(dst) > 0 {
+		c := min(ne[0]-j0, int64(len(dst)))
+		loadFloats(t.Type, m, j0*t.Nb[0]+j1*t.Nb[1]+j2*t.Nb[2]+j3*t.Nb[3], t.Nb[0], dst[:c])
+		dst = dst[c:]
+		j0 = 0
+		if j1++; j1 == ne[1] {
+			j1 = 0
+			if j2++; j2 == ne[2] {
+				j2 = 0
+				j3++
+			}
+		}
+	}
+}
+
+// copyStrided copies n elements of size bytes, stride bytes apart from
+// byte off of src, packed into dst.
+func copyStrided(dst, src []byte, off, stride, size, n int64) {
+	if n == 0 {
+		return
+	}
+	_ = src[off+(n-1)*stride+size-1]
+	_ = dst[n*size-1]
+	switch size {
+	case 4:
+		for i := range n {
+			*(*uint32)(unsafe.Pointer(&dst[4*i])) = *(*uint32)(unsafe.Pointer(&src[off+i*stride]))
+		}
+	case 2:
+		for i := range n {
+			*(*uint16)(unsafe.Pointer(&dst[2*i])) = *(*uint16)(unsafe.Pointer(&src[off+i*stride]))
+		}
+	case 1:
+		for i := range n {
+			dst[i] = src[off+i*stride]
+		}
+	default:
+		for i := range n {
+			copy(dst[i*size:(i+1)*size], src[off+i*stride:])
+		}
+	}
+}

@@ -1,0 +1,334 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// MUL_MAT_ID uses MUL_MAT's dot kernels and activation conversion. The
+// (slot, token) pairs are grouped by the expert they select, so that each
+// expert's weights are read together for all the tokens routed to it:
+// work items are tiles of one expert's rows by a run of its pairs, ordered
+// expert by expert and row tile by row tile, so a thread's share of the
+// items walks each weight tile once and reuses it from cache across the
+// pairs. Experts nobody selects are never read. Within a tile, four pairs
+// at a time meet each weight row through the tier's tiled kernel
+// (mul_mat_gemm.go: their activation rows gathered or packed into a worker's
+// buffer) where it has one; the pairs left, one at a time, meet groups of
+// four weight rows through the four-row kernel (gemvSide, with its data
+// prepared once per call, or gemv) where it has one, and the dot product
+// otherwise. The grouping, the tiles and the job live
+// in the backend and are reused, so a call allocates nothing once its
+// shapes have been seen.
+
+func init() {
+	addKernel(ops.OpMulMatID, supportsMulMatID, computeMulMatID)
+}
+
+func supportsMulMatID(t *ops.Tensor) error {
+	if len(t.Src) != 3 {
+		return fmt.Errorf("want 3 sources, got %d", len(t.Src))
+	}
+	want, err := ops.MulMatID(t.Src[ops.MMIDExperts], t.Src[ops.MMIDInput], t.Src[ops.MMIDIDs])
+	if err != nil {
+		return err
+	}
+	if err := sameNode(t, want); err != nil {
+		return err
+	}
+	if _, err := dotKernelFor(t.Src[ops.MMIDExperts].Type); err != nil {
+		return err
+	}
+	return nil
+}
+
+// expertPair is one output row of MUL_MAT_ID: slot e of token t.
+type expertPair struct{ slot, token int64 }
+
+// expertTile is one work item: rows [i0, i1) of an expert's weights by
+// pairs [p0, p1) of the grouped pair list.
+type expertTile struct {
+	expert, i0, i1, p0, p1 int64
+}
+
+// mulMatIDJob is one MUL_MAT_ID's work, kept in the backend with its
+// buffers (grown, never shrunk) so that a call allocates nothing.
+type mulMatIDJob struct {
+	kern            dotKernel
+	w               *ops.Tensor
+	wMem            []byte
+	wRow            int64
+	acts            actRows
+	out             []float32
+	k, m, nUsed, b1 int64
+	// The grouping: pairs sorted by expert, start[e] the first pair of
+	// expert e (nExpert+1 entries), and the tiles.
+	pairs  []expertPair
+	start  []int64
+	next   []int64
+	chosen []int64
+	tiles  []expertTile
+	// The four-row kernel, when the tier has one for the weight type:
+	// blocks per row and the activation rows' widened q8_0 scales or a
+	// side kernel's data, per slots per block (row (c, token) at
+	// dy[(c + b1*token)*nb*per:]).
+	gemv    gemvFunc
+	nb, per int64
+	dy      []float32
+	wout    [][4]float32
+	// The tier's tiled kernel (a quantized one), when it has one: four
+	// of a tile's pairs at a time, their activation rows gathered into a
+	// worker's buffer (groupBytes: four q8_K rows, or a packed q8 group),
+	// meet each weight row of the tile in one call.
+	g          *gemmKernel
+	sc         *scratch
+	nbq        int64 // blocks per row for g
+	groupBytes int64
+	// homeOn: the tiles go out in home parts (home) rather than through
+	// the pool's shared counter.
+	homeOn bool
+	home   homeParts
+}
+
+// growI64 returns b with length n, reallocated when its capacity is
+// short. The contents are not kept.
+func growI64(b []int64, n int64) []int64 {
+	if int64(cap(b)) < n {
+		return make([]int64, n)
+	}
+	return b[:n]
+}
+
+// groupByExpert reads ids ([n_used, n_tokens], any strides), checks every
+// id is in [0, nExpert) and sets j.pairs to the pairs sorted by expert
+// (stable, so tokens keep their order) with j.start[e] the first pair of
+// expert e.
+func (j *mulMatIDJob) groupByExpert(ids *ops.Tensor, nExpert int64) error {
+	nUsed, nTok := ids.Ne[0], ids.Ne[1]
+	raw := mem(ids)
+	j.chosen = growI64(j.chosen, nUsed*nTok)
+	j.start = growI64(j.start, nExpert+1)
+	count := j.start
+	clear(count)
+	for tok := range nTok {
+		for e := range nUsed {
+			id := int64(i32s(raw, e*ids.Nb[0]+tok*ids.Nb[1], 1)[0])
+			if id < 0 || id >= nExpert {
+				return fmt.Errorf("ids[%d, %d] = %d is outside [0, %d)", e, tok, id, nExpert)
+			}
+			j.chosen[e+nUsed*tok] = id
+			count[id+1]++
+		}
+	}
+	for i := int64(1); i <= nExpert; i++ {
+		count[i] += count[i-1]
+	}
+	if int64(cap(j.pairs)) < nUsed*nTok {
+		j.pairs = make([]expertPair, nUsed*nTok)
+	}
+	j.pairs = j.pairs[:nUsed*nTok]
+	j.next = growI64(j.next, nExpert)
+	copy(j.next, j.start[:nExpert])
+	for tok := range nTok {
+		for e := range nUsed {
+			id := j.chosen[e+nUsed*tok]
+			j.pairs[j.next[id]] = expertPair{slot: e, token: tok}
+			j.next[id]++
+		}
+	}
+	return nil
+}
+
+// idTileRowsQuad is the row tile of MUL_MAT_ID's tiled-kernel path.
+const idTileRowsQuad = 64
+
+// expertTiles sets j.tiles to each expert's rows and pairs cut into
+// tiles, shrinking the row tiles until there are four items per thread
+// where possible.
+func (j *mulMatIDJob) expertTiles(threads int) {
+	m, start := j.m, j.start
+	nExpert := int64(len(start) - 1)
+	var maxPairs int64
+	for e := range nExpert {
+		maxPairs = max(maxPairs, start[e+1]-start[e])
+	}
+	tm, tn := min(tileRows, max(m, 1)), min(tileCols, max(maxPairs, 1))
+	if j.g != nil && maxPairs >= 4 {
+		// Taller tiles spread the gathering of each four pairs' rows
+		// over more weight rows.
+		tm = min(idTileRowsQuad, max(m, 1))
+	}
+	count := func(tm int64) int64 {
+		var c int64
+		for e := range nExpert {
+			c += ceilDiv(m, tm) * ceilDiv(start[e+1]-start[e], tn)
+		}
+		return c
+	}
+	// With the four-row kernel tiles keep whole groups of four rows.
+	minRows := int64(1)
+	if j.gemv != nil {
+		minRows = 4
+	}
+	for tm > minRows && count(tm) < 4*int64(threads) {
+		tm = (tm + 1) / 2
+	}
+	j.tiles = j.tiles[:0]
+	for e := range nExpert {
+		for i0 := int64(0); i0 < m; i0 += tm {
+			for p0 := start[e]; p0 < start[e+1]; p0 += tn {
+				j.tiles = append(j.tiles, expertTile{expert: e, i0: i0, i1: min(i0+tm, m), p0: p0, p1: min(p0+tn, start[e+1])})
+			}
+		}
+	}
+}
+
+// computeMulMatID computes dst[:, e, t] = experts[:, :, ids[e, t]] ·
+// b[:, e % b1, t].
+func computeMulMatID(b *Backend, t *ops.Tensor) error {
+	w, x, ids := t.Src[ops.MMIDExperts], t.Src[ops.MMIDInput], t.Src[ops.MMIDIDs]
+	k, m, nExpert := w.Ne[0], w.Ne[1], w.Ne[2]
+	j := &b.mmid
+	// Check every id before computing anything.
+	if err := j.groupByExpert(ids, nExpert); err != nil {
+		return err
+	}
+	if t.NumElements() == 0 {
+		return nil
+	}
+	kern, err := b.kern.dot(w.Type)
+	if err != nil {
+		return err
+	}
+	acts, err := b.prepareActivations(x, kern.actType)
+	if err != nil {
+		return err
+	}
+	wRow, err := w.Type.RowSize(k)
+	if err != nil {
+		return err
+	}
+	j.kern, j.w, j.wMem, j.wRow, j.acts = kern, w, mem(w), wRow, acts
+	j.out = f32s(mem(t), 0, t.NumElements())
+	j.k, j.m, j.nUsed, j.b1 = k, m, ids.Ne[0], x.Ne[1]
+	j.gemv, j.nb, j.per, j.dy, j.wout = nil, 0, 1, nil, nil
+	if sk := b.kern.gemvSide[w.Type]; sk != nil && m >= 4 && k%quant.QK == 0 {
+		j.gemv, j.nb, j.per, j.wout = sk.f, k/quant.QK, int64(sk.per), b.scratch.quad
+		j.dy = sk.prepare(&b.scratch.dy, acts, j.b1, x.Ne[2], 1, j.nb)
+	} else if gv := b.kern.gemv[w.Type]; gv != nil && m >= 4 {
+		if run := gemvRun(w.Type); run > 0 && k%run == 0 {
+			j.gemv, j.nb, j.wout = gv, k/run, b.scratch.quad
+			if w.Type.VecDotType() == quant.Q8_0 {
+				j.dy = widenQ8Scales(&b.scratch.dy, acts, j.b1, x.Ne[2], 1, j.nb)
+			}
+		}
+	}
+	j.g, j.sc = nil, &b.scratch
+	if g := b.kern.gemm[w.Type]; g != nil {
+		switch g.kind {
+		case gemmKQuad:
+			j.g, j.nbq, j.groupBytes = g, k/quant.QKK, 4*acts.rowBytes
+		case gemmQ8Quad:
+			j.g, j.nbq, j.groupBytes = g, k/quant.QK, k/quant.QK*dot.PackQ8Block
+		case gemmQ81Quad:
+			j.g, j.nbq, j.groupBytes = g, k/quant.QK, k/quant.QK*dot.PackQ81Block
+		}
+	}
+	j.expertTiles(b.pool.threads)
+	j.homeOn = false
+	if nt := b.pool.threads; gemvHomeRows && nt > 1 && ids.Ne[1] == 1 {
+		// One token (decoding): home parts (see homeParts), so that a
+		// thread keeps the same experts' rows from call to call.
+		j.homeOn = true
+		j.home.reset(nt, int64(len(j.tiles)))
+		b.pool.run(nt, 1, j)
+		return nil
+	}
+	b.pool.run(len(j.tiles), 1, j)
+	return nil
+}
+
+func (j *mulMatIDJob) do(wk, lo, hi int) {
+	if j.homeOn {
+		k := 0
+		for t := j.home.take(wk, &k); t >= 0; t = j.home.take(wk, &k) {
+			j.doTile(wk, j.tiles[t])
+		}
+		return
+	}
+	for _, tile := range j.tiles[lo:hi] {
+		j.doTile(wk, tile)
+	}
+}
+
+// doTile computes one tile on worker wk.
+func (j *mulMatIDJob) doTile(wk int, tile expertTile) {
+	ldx := j.w.Nb[1]
+	if j.g != nil {
+		tile.p0 = j.quadPairs(wk, tile)
+	}
+	i := tile.i0
+	if j.gemv != nil {
+		out := &j.wout[wk]
+		base := at(j.w, 0, i, tile.expert, 0) // at divides: once per tile
+		for ; i+4 <= tile.i1; i += 4 {
+			off := base + (i-tile.i0)*ldx
+			rows := j.wMem[off : off+3*ldx+j.wRow]
+			for _, p := range j.pairs[tile.p0:tile.p1] {
+				c := p.slot % j.b1
+				var dy []float32
+				if j.dy != nil {
+					dy = j.dy[(c+j.b1*p.token)*j.nb*j.per:][:j.nb*j.per]
+				}
+				j.gemv(int(j.nb), rows, int(ldx), j.acts.row(c, p.token, 0), dy, out)
+				o := j.m * (p.slot + j.nUsed*p.token)
+				copy(j.out[o+i:o+i+4], out[:])
+			}
+		}
+	}
+	for ; i < tile.i1; i++ {
+		off := at(j.w, 0, i, tile.expert, 0)
+		wr := j.wMem[off : off+j.wRow]
+		for _, p := range j.pairs[tile.p0:tile.p1] {
+			y := j.acts.row(p.slot%j.b1, p.token, 0)
+			j.out[i+j.m*(p.slot+j.nUsed*p.token)] = j.kern.dot(int(j.k), wr, y)
+		}
+	}
+}
+
+// quadPairs computes the tile's pairs four at a time with the tiled
+// kernel and returns the first pair it left (fewer than four remain).
+func (j *mulMatIDJob) quadPairs(wk int, tile expertTile) int64 {
+	p0 := tile.p0
+	if tile.p1-p0 < 4 {
+		return p0
+	}
+	wb := j.sc.worker(wk, 4, 0, j.groupBytes)
+	out, grp := (*[4]float32)(wb.f32[:4]), wb.bytes
+	ldy := j.acts.rowBytes
+	for ; p0+4 <= tile.p1; p0 += 4 {
+		ps := j.pairs[p0 : p0+4]
+		var rows [4][]byte
+		for c, p := range ps {
+			rows[c] = j.acts.row(p.slot%j.b1, p.token, 0)
+		}
+		if j.g.kind == gemmKQuad {
+			for c := range rows {
+				copy(grp[int64(c)*ldy:], rows[c])
+			}
+		} else {
+			packGroup(j.g.kind, &rows, j.nbq, grp)
+		}
+		for i := tile.i0; i < tile.i1; i++ {
+			off := at(j.w, 0, i, tile.expert, 0)
+			j.g.quad(int(j.nbq), j.wMem[off:off+j.wRow], grp, int(ldy), out)
+			for c, p := range ps {
+				j.out[i+j.m*(p.slot+j.nUsed*p.token)] = out[c]
+			}
+		}
+	}
+	return p0
+}

@@ -1,0 +1,183 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// FLASH_ATTN_EXT: kernels/flash_attn_ext.cu.
+
+func init() {
+	kernelsByOp.Add(ops.OpFlashAttnExt, supportsFlashAttn, launchFlashAttn)
+}
+
+const (
+	faTile      = 32  // keys per tile (FA_KT)
+	faMaxSplits = 32  // FA_MAX_SPLITS
+	faMaxHead   = 256 // the largest head size (q·k and v)
+	faMaxWarps  = 4
+)
+
+// faSplitsOverride, when positive, sets the number of KV splits (at most
+// one per tile and faMaxSplits): tests take the split path with it.
+var faSplitsOverride int
+
+func supportsFlashAttn(t *ops.Tensor) error {
+	p, ok := t.Params.(ops.FlashAttnParams)
+	if !ok {
+		return fmt.Errorf("params are %T, want ops.FlashAttnParams", t.Params)
+	}
+	if len(t.Src) < 3 || len(t.Src) > 5 {
+		return fmt.Errorf("want 3 to 5 sources, got %d", len(t.Src))
+	}
+	q, k, v := t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV]
+	want, err := ops.FlashAttnExt(q, k, v, srcAt(t, ops.FAMask), srcAt(t, ops.FASinks), p)
+	if err != nil {
+		return err
+	}
+	if t.Type != quant.F32 || t.Ne != want.Ne {
+		return fmt.Errorf("node is %v %v, its sources give %v %v", t.Type, t.Ne, want.Type, want.Ne)
+	}
+	if !kvTypeOK(k.Type) || !kvTypeOK(v.Type) {
+		return fmt.Errorf("K/V types %v and %v, the kernels take f32, f16, q8_0 and q4_0", k.Type, v.Type)
+	}
+	if q.Ne[0] > faMaxHead || v.Ne[0] > faMaxHead {
+		return fmt.Errorf("head sizes %d (q·k) and %d (v), the kernels take up to %d", q.Ne[0], v.Ne[0], faMaxHead)
+	}
+	if q.Ne[3] > math.MaxUint16 || k.Ne[2] > math.MaxUint16/faMaxSplits {
+		return fmt.Errorf("%d sequences and %d K/V heads, more than a grid takes", q.Ne[3], k.Ne[2])
+	}
+	g := faGeometryOf(t)
+	if g.rowBlocks > math.MaxInt32 || t.NumRows() > math.MaxInt32 {
+		return fmt.Errorf("%d query rows, more than a grid takes", t.NumRows())
+	}
+	return nil
+}
+
+// faGeometry is a FLASH_ATTN_EXT launch's shape.
+type faGeometry struct {
+	rpw, warps  int   // rows per warp, warps per block
+	rowBlocks   int64 // blocks over a K/V head's (query, head) rows
+	cols        int   // the kernel's largest dv: 64, 128 or 256
+	splits      int   // KV splits
+	tiles       int   // tiles per split
+	sharedBytes int
+}
+
+// faGeometryOf picks the launch for t on a device of sms multiprocessors:
+// 16 rows per block (4 per warp) when a K/V head has that many (query,
+// head) rows, fewer for decode; and, when that leaves under two blocks
+// per multiprocessor, the keys split over more blocks (at least a tile
+// each).
+func faGeometryOf(t *ops.Tensor) faGeometry { return faGeometryFor(t, 0) }
+
+func faGeometryFor(t *ops.Tensor, sms int) faGeometry {
+	q, k, v := t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV]
+	d, dv, nq, nh, nhk, nkv := q.Ne[0], v.Ne[0], q.Ne[1], q.Ne[2], k.Ne[2], k.Ne[1]
+	rows := nq * (nh / nhk) // per K/V head and sequence
+	var g faGeometry
+	switch {
+	case rows >= 16:
+		g.rpw = 4
+	case rows >= 8:
+		g.rpw = 2
+	default:
+		g.rpw = 1
+	}
+	g.warps = int(min(faMaxWarps, max(1, (rows+int64(g.rpw)-1)/int64(g.rpw))))
+	qr := int64(g.rpw * g.warps)
+	g.rowBlocks = (rows + qr - 1) / qr
+	switch {
+	case dv <= 64:
+		g.cols = 64
+	case dv <= 128:
+		g.cols = 128
+	default:
+		g.cols = 256
+	}
+	// q rows padded to float4s, K rows one float longer (an odd stride),
+	// V rows as they are (kernels/flash_attn_ext.cu).
+	ldq := (d + 3) &^ 3
+	g.sharedBytes = 4 * int(qr*ldq+faTile*(ldq+1)+faTile*dv)
+	ntiles := int((nkv + faTile - 1) / faTile)
+	g.splits, g.tiles = 1, max(ntiles, 1)
+	blocks := g.rowBlocks * nhk * q.Ne[3]
+	want := 1
+	if faSplitsOverride > 0 {
+		want = faSplitsOverride
+	} else if sms > 0 && blocks < int64(2*sms) {
+		want = int((int64(2*sms) + blocks - 1) / blocks)
+	}
+	if want = min(want, ntiles, faMaxSplits); want > 1 {
+		g.tiles = (ntiles + want - 1) / want
+		g.splits = (ntiles + g.tiles - 1) / g.tiles
+	}
+	return g
+}
+
+func launchFlashAttn(b *Backend, t *ops.Tensor) error {
+	src, dst, err := b.pointers(t)
+	if err != nil {
+		return err
+	}
+	p := t.Params.(ops.FlashAttnParams)
+	q, k, v := t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV]
+	mask, sinks := srcAt(t, ops.FAMask), srcAt(t, ops.FASinks)
+	g := faGeometryFor(t, b.info.SMs)
+	var maskPtr, sinkPtr uint64
+	mtype := int32(-1)
+	if mask != nil {
+		maskPtr, mtype = src[ops.FAMask], int32(mask.Type)
+	}
+	if sinks != nil {
+		sinkPtr = src[ops.FASinks]
+	}
+	var part uint64
+	rows := t.NumRows()
+	if g.splits > 1 {
+		// Per split and output row: dv partial sums, then (m, l) pairs
+		// after all of them. Freed at the next synchronization.
+		buf, err := b.alloc(int64(g.splits) * rows * (v.Ne[0] + 2) * 4)
+		if err != nil {
+			return err
+		}
+		b.res.AddTemp(buf)
+		part = buf.ptr
+	}
+	scale, softcap := p.Scale, p.Softcap
+	if softcap > 0 {
+		scale /= softcap
+	}
+	m0, m1, nLog2 := alibiBases(p.MaxBias, q.Ne[2])
+	var ps gpu.CStruct
+	ps.F32(scale)
+	ps.F32(softcap)
+	ps.F32(m0)
+	ps.F32(m1)
+	ps.I32(nLog2)
+	ps.I32(int32(k.Type))
+	ps.I32(int32(v.Type))
+	ps.I32(mtype)
+	ps.I32(int32(q.Ne[2] / k.Ne[2]))
+	ps.I32(int32(g.splits))
+	ps.I32(int32(g.tiles))
+	name := fmt.Sprintf("kb_flash_attn_ext_r%d_d%d", g.rpw, g.cols)
+	err = b.launch("flash_attn_ext.cu", name,
+		dim3{uint32(g.rowBlocks), uint32(k.Ne[2]) * uint32(g.splits), uint32(q.Ne[3])}, dim3{32, uint32(g.warps), 1}, g.sharedBytes,
+		u64(src[ops.FAQ]), tensorArg(q), u64(src[ops.FAK]), tensorArg(k), u64(src[ops.FAV]), tensorArg(v),
+		u64(maskPtr), optTensorArg(mask), u64(sinkPtr), optTensorArg(sinks), u64(dst), tensorArg(t), u64(part), ps.Bytes())
+	if err != nil || g.splits == 1 {
+		return err
+	}
+	return b.launch("flash_attn_ext.cu", "kb_flash_attn_combine", dim3{uint32(rows), 1, 1}, dim3{uint32(min(rowBlock(v.Ne[0]), 256)), 1, 1}, 0,
+		u64(part), i32(int32(g.splits)), u64(sinkPtr), optTensorArg(sinks), u64(dst), tensorArg(t))
+}
+
+// kvTypeOK reports whether the kernels read K or V of type t.
+func kvTypeOK(t quant.Type) bool {
+	return t == quant.F32 || t == quant.F16 || t == quant.Q8_0 || t == quant.Q4_0
+}

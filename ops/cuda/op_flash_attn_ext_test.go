@@ -1,0 +1,298 @@
+package cuda
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+	"github.com/kernbench/kernbench/reference"
+	"github.com/kernbench/kernbench/simt"
+)
+
+// The harness's SOFT_MAX and FLASH_ATTN_EXT cases run on cuda-emu in
+// harness's TestBackends; these tests take the launch paths its default
+// cases do not reach.
+
+// softMaxCase is a SOFT_MAX case over a [ne0, ne1, ne2, 1] input with an
+// f16 mask [ne0, ne1] (causal, rows masked) when masked is set.
+func softMaxCase(name string, ne [4]int64, masked []int64, sinks bool, p ops.SoftMaxParams) harness.Case {
+	ts := []quant.Type{quant.F32}
+	if masked != nil {
+		ts = append(ts, quant.F16)
+	}
+	return harness.Case{Name: name, Op: ops.OpSoftMax, Types: ts,
+		Build: func(b *harness.Builder) (*ops.Tensor, error) {
+			a := b.Leaf("a", quant.F32, harness.Uniform(-4, 4), ne[:]...)
+			var m, s *ops.Tensor
+			if masked != nil {
+				m = b.Leaf("mask", quant.F16, harness.Causal().WithMaskedRows(masked...), ne[0], ne[1])
+			}
+			if sinks {
+				s = b.Leaf("sinks", quant.F32, harness.Normal(0, 2), ne[2])
+			}
+			return ops.SoftMax(a, m, s, p)
+		}}
+}
+
+// TestSoftMaxLongRows runs rows longer than a warp takes (a block per
+// row), and rows of both kinds with the shared-memory cache off (each
+// pass reads the input and mask again).
+func TestSoftMaxLongRows(t *testing.T) {
+	b := emulated(t)
+	long := []harness.Case{
+		softMaxCase("ne=[3000,5,2,1],causal,rows 0,3 masked,sinks,alibi", [4]int64{3000, 5, 2, 1}, []int64{0, 3}, true, ops.SoftMaxParams{Scale: 0.5, MaxBias: 4}),
+		softMaxCase("ne=[1025,3,3,1],causal,row 1 masked", [4]int64{1025, 3, 3, 1}, []int64{1}, false, ops.SoftMaxParams{Scale: 1}),
+		softMaxCase("ne=[9000,2,1,1]", [4]int64{9000, 2, 1, 1}, nil, false, ops.SoftMaxParams{Scale: 0.125}),
+	}
+	short := harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpSoftMax}})
+	run := func(cs []harness.Case) {
+		for _, c := range cs {
+			if r := harness.Run(b, c); !r.Passed() {
+				t.Errorf("%s: %s (%s)", c.ID(), r.Summary(), r.Err)
+			}
+		}
+	}
+	run(long)
+	defer func(n int) { softMaxCacheBytes = n }(softMaxCacheBytes)
+	softMaxCacheBytes = 0
+	run(long)
+	run(short)
+}
+
+// TestFlashAttnSplits runs every FLASH_ATTN_EXT case with the keys split
+// over 2, 5 and up to 32 blocks (as few blocks on a large GPU would), so
+// that the partial results and kb_flash_attn_combine (sinks, fully masked
+// queries, splits with every key masked) are checked on every case.
+func TestFlashAttnSplits(t *testing.T) {
+	b := emulated(t)
+	defer func() { faSplitsOverride = 0 }()
+	for _, splits := range []int{2, 5, faMaxSplits} {
+		faSplitsOverride = splits
+		for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpFlashAttnExt}}) {
+			if r := harness.Run(b, c); !r.Passed() {
+				t.Errorf("%d splits: %s: %s (%s)", splits, c.ID(), r.Summary(), r.Err)
+			}
+		}
+	}
+}
+
+// deviceTensor makes a tensor of type typ in b's memory holding vals
+// (rows of ne[0], encoded as typ), with the rows listed in poison (dim 1
+// indices, every plane) filled with 0xFF bytes: NaN in every float
+// format, and a NaN scale in q8_0 and q4_0 blocks.
+func deviceTensor(t *testing.T, b *Backend, name string, typ quant.Type, ne [4]int64, vals []float32, poison map[int64]bool) *ops.Tensor {
+	t.Helper()
+	x, err := ops.NewTensor(name, typ, ne[:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowBytes := x.RowBytes()
+	data := make([]byte, x.Bytes())
+	for r := range x.NumRows() {
+		row := data[r*rowBytes : (r+1)*rowBytes]
+		if poison[r%ne[1]] {
+			for i := range row {
+				row[i] = 0xFF
+			}
+			continue
+		}
+		if err := quant.QuantizeRow(typ, vals[r*ne[0]:(r+1)*ne[0]], row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ops.AllocTensor(b, x, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Buffer.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// flashAttnMaskedNaN computes, on b, FLASH_ATTN_EXT of K and V of types
+// kt and vt with NaN in the K and V rows of some keys: dead keys, masked
+// for every query (unused KV cache cells), and keys masked for the even
+// queries only. The reference never reads a row where the key is masked,
+// so its even queries are finite (the odd ones, which take the NaN keys,
+// are not). It returns the NMSE over the outputs the reference has
+// finite and the count of those the backend got non-finite.
+func flashAttnMaskedNaN(t *testing.T, b *Backend, kt, vt quant.Type) (float64, int) {
+	t.Helper()
+	// Two query heads per K/V head: a warp's rows (4) are two heads of
+	// two queries, one even, one odd.
+	const d, nq, nh, nhk, nkv = 64, 9, 4, 2, 70
+	rng := rand.New(rand.NewPCG(1, 2))
+	uniform := func(n int64, lo, hi float64) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(lo + (hi-lo)*rng.Float64())
+		}
+		return v
+	}
+	// Dead keys: some in the first two tiles, next to live ones, and the
+	// whole last (partial) tile; and two keys the even queries mask.
+	dead := map[int64]bool{0: true, 3: true, 31: true, 32: true, 45: true}
+	for j := int64(64); j < nkv; j++ {
+		dead[j] = true
+	}
+	half := map[int64]bool{7: true, 50: true}
+	poison := map[int64]bool{}
+	for j := range int64(nkv) {
+		poison[j] = dead[j] || half[j]
+	}
+	mask := make([]float32, nkv*nq)
+	for i := range mask {
+		j, iq := int64(i)%nkv, int64(i)/nkv
+		switch {
+		case half[j]:
+			if iq%2 == 0 {
+				mask[i] = float32(math.Inf(-1))
+			}
+		case dead[j] || rng.Float64() < 0.2:
+			mask[i] = float32(math.Inf(-1))
+		default:
+			mask[i] = float32(rng.Float64() - 0.5)
+		}
+	}
+	q := deviceTensor(t, b, "q", quant.F32, [4]int64{d, nq, nh, 1}, uniform(d*nq*nh, -1, 1), nil)
+	k := deviceTensor(t, b, "k", kt, [4]int64{d, nkv, nhk, 1}, uniform(d*nkv*nhk, -1, 1), poison)
+	v := deviceTensor(t, b, "v", vt, [4]int64{d, nkv, nhk, 1}, uniform(d*nkv*nhk, -1, 1), poison)
+	m := deviceTensor(t, b, "mask", quant.F16, [4]int64{nkv, nq, 1, 1}, mask, nil)
+	s := deviceTensor(t, b, "sinks", quant.F32, [4]int64{nh, 1, 1, 1}, uniform(nh, -2, 2), nil)
+	node, err := ops.FlashAttnExt(q, k, v, m, s, ops.FlashAttnParams{Scale: 0.125, MaxBias: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ops.AllocTensor(b, node, 0); err != nil {
+		t.Fatal(err)
+	}
+	want, err := reference.Compute(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Compute(node); err != nil {
+		t.Fatal(err)
+	}
+	got, err := reference.Read(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var num, den float64
+	bad, finite := 0, 0
+	for i := range want {
+		if math.IsNaN(want[i]) || math.IsInf(want[i], 0) {
+			continue
+		}
+		finite++
+		if math.IsNaN(got[i]) || math.IsInf(got[i], 0) {
+			bad++
+			continue
+		}
+		num += (got[i] - want[i]) * (got[i] - want[i])
+		den += want[i] * want[i]
+	}
+	if finite != (nq+1)/2*d*nh {
+		t.Fatalf("the reference has %d finite outputs of %d, want the even queries' %d", finite, len(want), (nq+1)/2*d*nh)
+	}
+	return num / den, bad
+}
+
+// TestFlashAttnMaskedNaN checks that a query never weighs the K and V
+// rows of the keys it masks, even when they hold NaN: keys masked for
+// every query (unused KV cache cells), next to live keys in a tile or
+// filling it, and keys that other queries of the same warp take; with and
+// without KV splits, for every K/V type and for K and V of different
+// types (which no harness case has).
+func TestFlashAttnMaskedNaN(t *testing.T) {
+	b := emulated(t)
+	defer func() { faSplitsOverride = 0 }()
+	for _, kv := range [][2]quant.Type{
+		{quant.F32, quant.F32}, {quant.F16, quant.F16}, {quant.Q8_0, quant.Q8_0}, {quant.Q4_0, quant.Q4_0},
+		{quant.Q8_0, quant.F16}, {quant.F16, quant.Q4_0}, {quant.F32, quant.Q8_0},
+	} {
+		for _, splits := range []int{1, 3} {
+			faSplitsOverride = splits
+			nmse, bad := flashAttnMaskedNaN(t, b, kv[0], kv[1])
+			// The reference weights the same dequantized values in
+			// float64; q in K's dot type (f16, q8_0) and float32
+			// rounding separate them, within the op's tolerance.
+			tol, err := harness.LookupTolerance(ops.OpFlashAttnExt, kv[0], "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bad > 0 || !(nmse < tol.MaxNMSE) {
+				t.Errorf("K %v, V %v, %d splits: %d non-finite outputs where the reference has none, NMSE %.3g", kv[0], kv[1], splits, bad, nmse)
+			}
+		}
+	}
+}
+
+// TestInjectedAttentionBugs breaks flash_attn_ext.cu as a kernel author might
+// and checks that validation fails: a missing barrier after the K/V tile
+// load (the emulator reports the race between the warp that stores a
+// row and the lanes of other warps that read it), the accumulator not
+// rescaled when a tile raises the running maximum (wrong values), and a
+// zero weight multiplied in (NaN from a masked key's V row).
+func TestInjectedAttentionBugs(t *testing.T) {
+	for _, tc := range []struct {
+		name, old, new string
+		want           string // what a failing case must say; "" for any wrong result
+		nan            bool   // check with TestFlashAttnMaskedNaN's data instead of the cases
+	}{
+		{name: "missing barrier after the tile load",
+			old:  "fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV, DV);\n\t\t__syncthreads();",
+			new:  "fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV, DV);",
+			want: "shared-memory race"},
+		{name: "accumulator not rescaled",
+			old: "for (int c = 0; c < C; c++) acc[i][c] *= alpha;", new: ""},
+		{name: "zero weights multiplied in",
+			old: "if (w[i] != 0.0f) acc[i][c] += w[i] * x;", new: "acc[i][c] += w[i] * x;", nan: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := emulated(t)
+			comp := b.comp.(emuCompiler)
+			if comp.mode != simt.Checked {
+				t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
+			}
+			applied := false
+			comp.patch = func(name string, src []byte) []byte {
+				if name != "flash_attn_ext.cu" {
+					return src
+				}
+				if !bytes.Contains(src, []byte(tc.old)) {
+					t.Fatalf("flash_attn_ext.cu no longer contains the code the test breaks:\n%s", tc.old)
+				}
+				applied = true
+				return bytes.Replace(src, []byte(tc.old), []byte(tc.new), 1)
+			}
+			b.comp = comp
+			if tc.nan {
+				nmse, bad := flashAttnMaskedNaN(t, b, quant.F16, quant.F16)
+				if !applied || bad == 0 {
+					t.Errorf("the injected bug (applied %v) went unnoticed: %d non-finite outputs, NMSE %.3g", applied, bad, nmse)
+				}
+				return
+			}
+			failed := 0
+			for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpFlashAttnExt}}) {
+				r := harness.Run(b, c)
+				if r.Passed() {
+					continue
+				}
+				failed++
+				if why := r.Summary() + " " + r.Err; !strings.Contains(why, tc.want) {
+					t.Errorf("%s fails, but not for the injected bug: %s (%s)", c.ID(), r.Summary(), r.Err)
+				}
+			}
+			if !applied || failed == 0 {
+				t.Errorf("the injected bug (applied %v) failed no case", applied)
+			}
+			t.Logf("%d cases failed", failed)
+		})
+	}
+}

@@ -1,0 +1,186 @@
+package cuda
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+	"github.com/kernbench/kernbench/simt"
+)
+
+// matmulCases returns the default MUL_MAT and MUL_MAT_ID cases of weight
+// types ts: one or more of each kernel family (f32 FMAs, f16 and bf16
+// tensor cores, 32- and 256-element integer blocks, the f32 dot of a K
+// format).
+func matmulCases(ts ...quant.Type) []harness.Case {
+	var out []harness.Case
+	for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpMulMat, ops.OpMulMatID}}) {
+		if slices.Contains(ts, c.Types[0]) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// withPaths runs f with the kernel choice set: up to mmv columns take the
+// matrix-vector kernels, and mma selects the tensor-core tiled kernels.
+func withPaths(mmv int64, mma bool, f func()) {
+	oldMMV, oldMMA := mmvMaxCols, useMMA
+	mmvMaxCols, useMMA = mmv, mma
+	defer func() { mmvMaxCols, useMMA = oldMMV, oldMMA }()
+	f()
+}
+
+// TestMatmulPaths runs the cases the default choice gives the
+// matrix-vector kernels (n <= 8, and MUL_MAT_ID with few pairs) through
+// the tiled kernels, with tensor cores and without (the __dp4a and FMA
+// kernels GPUs before sm_80 run): broadcasting, permuted and transposed
+// activations, f16 activations, one weight row, ids routing to few
+// experts and out of range.
+func TestMatmulPaths(t *testing.T) {
+	b := emulated(t)
+	for _, tc := range []struct {
+		name  string
+		mma   bool
+		types []quant.Type
+	}{
+		{"tiled mma", true, []quant.Type{quant.F16, quant.BF16, quant.Q4_0, quant.Q5_1, quant.Q3_K, quant.Q4_K, quant.Q6_K}},
+		{"tiled simt", false, []quant.Type{quant.F32, quant.F16, quant.Q8_K, quant.Q4_1, quant.Q8_0, quant.Q2_K, quant.Q5_K}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			withPaths(0, tc.mma, func() {
+				for _, c := range matmulCases(tc.types...) {
+					if r := harness.Run(b, c); !r.Passed() {
+						t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestMatmulAlignedRows runs float weights whose rows the kernels read
+// several elements a load (k even, 16-byte rows): the default cases' odd
+// k take the one-element loads. Matrix-vector and tiled, both ops.
+func TestMatmulAlignedRows(t *testing.T) {
+	b := emulated(t)
+	uni := harness.Uniform(-1, 1)
+	var cases []harness.Case
+	for _, wt := range []quant.Type{quant.F32, quant.F16, quant.BF16} {
+		for _, n := range []int64{1, 3, 20} {
+			cases = append(cases, harness.Case{
+				Name: fmt.Sprintf("m=13,n=%d,k=256,a=2x1,b=2x3", n), Op: ops.OpMulMat, Types: []quant.Type{wt, quant.F32},
+				Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+					return ops.MulMat(bd.Leaf("a", wt, uni, 256, 13, 2, 1), bd.Leaf("b", quant.F32, uni, 256, n, 2, 3))
+				}})
+		}
+		for _, tokens := range []int64{2, 10} {
+			cases = append(cases, harness.Case{
+				Name: fmt.Sprintf("m=16,k=256,experts=8,used=2,tokens=%d", tokens), Op: ops.OpMulMatID, Types: []quant.Type{wt},
+				Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+					return ops.MulMatID(bd.Leaf("experts", wt, uni, 256, 16, 8), bd.Leaf("b", quant.F32, uni, 256, 2, tokens),
+						bd.Leaf("ids", quant.I32, harness.DistinctInts(0, 8), 2, tokens))
+				}})
+		}
+	}
+	for _, c := range cases {
+		if r := harness.Run(b, c); !r.Passed() {
+			t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+		}
+	}
+}
+
+// TestMatmulIDsChecked: an id out of range is Compute's error on both
+// MUL_MAT_ID paths, and the status is clear for the next product.
+func TestMatmulIDsChecked(t *testing.T) {
+	b := emulated(t)
+	for _, mmv := range []int64{0, 8} {
+		withPaths(mmv, true, func() {
+			var bad, good harness.Case
+			for _, c := range matmulCases(quant.Q4_0) {
+				switch {
+				case c.Op == ops.OpMulMatID && strings.Contains(c.Name, "out of range"):
+					bad = c
+				case c.Op == ops.OpMulMatID && c.Name == "m=16,k=96,experts=8,used=2,tokens=5":
+					good = c
+				}
+			}
+			if bad.Build == nil || good.Build == nil {
+				t.Fatal("the MUL_MAT_ID cases this test runs are gone")
+			}
+			if r := harness.Run(b, bad); !r.Passed() || !strings.Contains(r.Err, "expert id 4 outside [0, 4)") {
+				t.Errorf("mmv %d: %s: %s (%s)", mmv, bad.ID(), r.Summary(), r.Err)
+			}
+			if r := harness.Run(b, good); !r.Passed() {
+				t.Errorf("mmv %d: %s after a bad id: %s (%s)", mmv, good.ID(), r.Summary(), r.Err)
+			}
+		})
+	}
+}
+
+// TestMatmulInjectedBugs breaks the tiled float kernels (mul_mat_f.cu, the
+// smallest module to rebuild) the way a kernel author might and checks
+// that validation fails, for the injected bug: a tile loop one past its
+// tile (the emulator reports the shared-memory overrun), a missing barrier
+// between a k step's products and the next step's loads (a race), and a
+// tensor-core fragment taking the wrong k half (wrong results, caught by
+// the comparison).
+func TestMatmulInjectedBugs(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		old, new string
+		mma      bool
+		types    []quant.Type
+		want     string
+	}{
+		{"tile off by one", "for (int job = tid; job < KB_BN * KB_HK; job += KB_NT) {", "for (int job = tid; job <= KB_BN * KB_HK; job += KB_NT) {",
+			true, []quant.Type{quant.F16}, "out-of-bounds"},
+		{"missing barrier", "for (int i = 0; i < 32; i++) tot[i] += acc[i];\n\t\t__syncthreads();\n",
+			"for (int i = 0; i < 32; i++) tot[i] += acc[i];\n",
+			false, []quant.Type{quant.F32}, "shared-memory race"},
+		{"fragment k half", "u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t + 8]};",
+			"u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t]};",
+			true, []quant.Type{quant.BF16}, "NMSE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := emulated(t)
+			comp := b.comp.(emuCompiler)
+			if comp.mode != simt.Checked {
+				t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
+			}
+			applied := false
+			comp.patch = func(name string, src []byte) []byte {
+				if name != "mul_mat_f.cu" {
+					return src
+				}
+				if !bytes.Contains(src, []byte(tc.old)) {
+					t.Fatalf("mul_mat_f.cu no longer contains the code the test breaks:\n%s", tc.old)
+				}
+				applied = true
+				return bytes.Replace(src, []byte(tc.old), []byte(tc.new), 1)
+			}
+			b.comp = comp
+			failed := 0
+			withPaths(0, tc.mma, func() {
+				for _, c := range matmulCases(tc.types...) {
+					r := harness.Run(b, c)
+					if r.Passed() {
+						continue
+					}
+					failed++
+					if why := r.Summary() + " " + r.Err; !strings.Contains(why, tc.want) {
+						t.Errorf("%s fails, but not for the injected bug: %s (%s)", c.ID(), r.Summary(), r.Err)
+					}
+				}
+			})
+			if !applied || failed == 0 {
+				t.Errorf("the injected bug (applied %v) failed no case", applied)
+			}
+		})
+	}
+}

@@ -1,0 +1,73 @@
+// mul_mat.metal: MUL_MAT, dst[i, j] = sum_l a[l, i] * b[l, j] per batch,
+// for weights a of every float and block type (rows packed) and
+// activations b of f32, f16 or bf16 at any strides, with a broadcast over
+// dims 2-3 (the cores are in mm.h):
+//
+//   - kb_mul_mv_<type>, matrix-vector, for few activation columns: a
+//     threadgroup of MV_NSG simdgroups takes MV_NSG*MV_R weight rows of
+//     one column, MV_R rows per simdgroup;
+//   - kb_mul_mm_<type>, matrix-matrix: a threadgroup computes a 32x32
+//     tile of dst with simdgroup matrices.
+#include "mm.h"
+
+struct kb_mm_args {
+	kb_tensor a, b, d;
+	long r2, r3; // b2/a2 and b3/a3: the broadcast of a
+	int btype;   // the activations' type: KB_F32, KB_F16 or KB_BF16
+};
+
+template <int T>
+kernel void kb_mul_mv(
+		constant kb_mm_args &args [[buffer(0)]],
+		device const char *a [[buffer(1)]],
+		device const char *b [[buffer(2)]],
+		device char *d [[buffer(3)]],
+		uint3 tgpig [[threadgroup_position_in_grid]],
+		ushort tiisg [[thread_index_in_simdgroup]],
+		ushort sgitg [[simdgroup_index_in_threadgroup]]) {
+	const long m = args.a.ne[1];
+	const long r0 = (long(tgpig.x) * MV_NSG + sgitg) * MV_R;
+	const long j = tgpig.y;
+	const long i2 = tgpig.z % args.d.ne[2], i3 = tgpig.z / args.d.ne[2];
+	device const char *abase = a + (i2 / args.r2) * args.a.nb[2] + (i3 / args.r3) * args.a.nb[3];
+	float sums[MV_R];
+	kb_mv_rows<T>(args.a.ne[0], m, abase, args.a.nb[1], r0, b + kb_row(args.b, j, i2, i3), args.btype, args.b.nb[0], tiisg, sums);
+	device char *dcol = d + kb_row(args.d, j, i2, i3);
+	for (int r = 0; r < MV_R; r++) {
+		if (tiisg == 0 && r0 + r < m) *(device float *)(dcol + (r0 + r) * args.d.nb[0]) = sums[r];
+	}
+}
+
+template <int T>
+kernel void kb_mul_mm(
+		constant kb_mm_args &args [[buffer(0)]],
+		device const char *a [[buffer(1)]],
+		device const char *b [[buffer(2)]],
+		device char *d [[buffer(3)]],
+		threadgroup float *shmem [[threadgroup(0)]],
+		uint3 tgpig [[threadgroup_position_in_grid]],
+		ushort tpitg [[thread_index_in_threadgroup]],
+		ushort sgitg [[simdgroup_index_in_threadgroup]]) {
+	const long m = args.a.ne[1], n = args.b.ne[1];
+	const long i0 = long(tgpig.x) * MM_BM, j0 = long(tgpig.y) * MM_BN;
+	const long i2 = tgpig.z % args.d.ne[2], i3 = tgpig.z / args.d.ne[2];
+	device const char *abase = a + (i2 / args.r2) * args.a.nb[2] + (i3 / args.r3) * args.a.nb[3];
+	const long col = j0 + tpitg / 4;
+	device const char *bcol = b + kb_row(args.b, kb_minl(col, n - 1), i2, i3);
+	kb_mm_tile<T>(args.a.ne[0], m, abase, args.a.nb[1], i0, bcol, col < n, args.btype, args.b.nb[0], shmem, tpitg, sgitg);
+	threadgroup const float *sc = shmem + (MM_BM + MM_BN) * MM_BK;
+	device char *dbase = d + i2 * args.d.nb[2] + i3 * args.d.nb[3];
+	for (int idx = tpitg; idx < MM_BM * MM_BN; idx += MM_THREADS) {
+		const int ii = idx % MM_BM, jj = idx / MM_BM;
+		if (i0 + ii < m && j0 + jj < n) {
+			*(device float *)(dbase + (i0 + ii) * args.d.nb[0] + (j0 + jj) * args.d.nb[1]) = sc[ii * MM_BN + jj];
+		}
+	}
+}
+
+typedef decltype(kb_mul_mv<KB_F32>) kb_mul_mv_t;
+typedef decltype(kb_mul_mm<KB_F32>) kb_mul_mm_t;
+#define KB_MUL_MAT(name, T)                                                            \
+	template [[host_name(KB_STR(kb_mul_mv_##name))]] kernel kb_mul_mv_t kb_mul_mv<T>; \
+	template [[host_name(KB_STR(kb_mul_mm_##name))]] kernel kb_mul_mm_t kb_mul_mm<T>;
+KB_FOR_WEIGHT_TYPES(KB_MUL_MAT)
