@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestParseCaptured reads a run -bench -o json of stories260K captured
-// from the real program, and llama-bench's -o json and -o jsonl layouts
-// (written by hand from its printers at llama.cpp 3f545bec, not captured:
-// testdata/README.md).
+// TestParseCaptured reads the outputs captured from the real programs on
+// stories260K: run -bench -o json, and llama-bench's -o json and -o jsonl
+// (llama.cpp 3f545bec), and llama-bench's layout written by hand with a
+// build commit (testdata/README.md).
 func TestParseCaptured(t *testing.T) {
 	tests := []struct {
 		file        string
@@ -18,6 +18,8 @@ func TestParseCaptured(t *testing.T) {
 		tier, build string
 	}{
 		{"run-bench-stories260K.json", []string{"pp16", "tg8"}, 2, "avx2", "unknown"},
+		{"llama-bench-stories260K.json", []string{"pp16", "tg8"}, 2, "", "unknown"},
+		{"llama-bench-stories260K.jsonl", []string{"pp16", "tg8"}, 2, "", "unknown"},
 		{"llama-bench-format.json", []string{"pp16", "tg8"}, 2, "", "3f545bec"},
 		{"llama-bench-format.jsonl", []string{"pp16", "tg8"}, 2, "", "3f545bec"},
 	}
