@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters ggml-side ggml-side-ops lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters ggml-side ggml-side-ops llama-models llama-side lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -17,6 +17,8 @@ help:
 	@echo "gpu-counters  emulator counters and roofline estimates of every CUDA and Metal kernel at the llama-7b preset, in results/gpu-counters/"
 	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side, every op (GGML=path/to/test-backend-ops; see README; about 2 h)"
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
+	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
+	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
 	@echo "lint       gofmt -l, go vet and staticcheck"
 	@echo "fuzz       fuzz the quant dequantizers for 60 s"
 
@@ -57,6 +59,37 @@ ggml-side:
 ggml-side-ops:
 	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
 	$(GO) run ./cmd/opbench ggml -ggml $(GGML) -f results/sweeps/ggml-side-by-side-ops.json -name ggml-side-by-side-ops -plot
+
+# The whole-model side by side with llama.cpp (README, "Side by side with
+# llama.cpp"). The models are made once into LLAMA_MODELS (outside the
+# repository); LLAMA_ARGS are opbench llama's flags.
+LLAMA_BENCH  ?= $(KERNBENCH_LLAMA_BENCH)
+LLAMA_MODELS ?= /tmp/kernbench-llama-models
+LLAMA_ARGS   ?= -p 512 -n 128 -r 3 -rounds 2
+LLAMA_NAME   ?= llama-side-by-side
+TESTDATA     ?= $(firstword $(wildcard ../shared/testdata ../../shared/testdata ../../../shared/testdata))
+LLAMA_FILES   = $(TESTDATA)/stories260K.gguf $(addprefix $(LLAMA_MODELS)/,100m-q4_0.gguf 100m-q4_K_M.gguf moe-100m-q4_0.gguf mamba-24x768-f16.gguf gpt-oss-100m-f16.gguf)
+
+llama-models: $(LLAMA_FILES)
+
+# Keep the f16 files the quantized ones are made from.
+.SECONDARY: $(LLAMA_MODELS)/100m-f16.gguf $(LLAMA_MODELS)/moe-100m-f16.gguf
+
+$(LLAMA_MODELS)/%-f16.gguf:
+	@mkdir -p $(LLAMA_MODELS)
+	$(GO) run ./cmd/mkmodel -o $@ -preset $* -type f16
+
+$(addprefix $(LLAMA_MODELS)/,100m-q4_0.gguf 100m-q4_K_M.gguf): $(LLAMA_MODELS)/100m-%.gguf: $(LLAMA_MODELS)/100m-f16.gguf
+	$(GO) run ./cmd/quantize $< $@ $*
+
+$(LLAMA_MODELS)/moe-100m-q4_0.gguf: $(LLAMA_MODELS)/moe-100m-%.gguf: $(LLAMA_MODELS)/moe-100m-f16.gguf
+	$(GO) run ./cmd/quantize $< $@ $*
+
+llama-side: llama-models
+	@if [ -z "$(LLAMA_BENCH)" ]; then echo "set LLAMA_BENCH=path/to/llama-bench (see README, Side by side with llama.cpp)"; exit 2; fi
+	@if [ ! -f "$(TESTDATA)/stories260K.gguf" ]; then echo "no shared/testdata/stories260K.gguf above this folder: set TESTDATA"; exit 2; fi
+	$(GO) build -o $(LLAMA_MODELS)/run ./cmd/run
+	$(GO) run ./cmd/opbench llama -llama-bench $(LLAMA_BENCH) -run $(LLAMA_MODELS)/run $(LLAMA_ARGS) -name $(LLAMA_NAME) $(LLAMA_FILES)
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

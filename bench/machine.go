@@ -10,21 +10,26 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/klauspost/cpuid/v2"
 )
 
 // Machine describes the computer a record set was measured on.
 type Machine struct {
-	// ID names the machine kind in paths: the CPU model and core count,
-	// lower case, such as "amd-epyc-2c" (see MachineID).
+	// ID names the machine kind in paths: the CPU model, its
+	// microarchitecture and core count, lower case, such as
+	// "amd-epyc-zen3-2c" (see machineid.ID). Records made before the
+	// microarchitecture was part of it say "amd-epyc-2c"; Kind gives
+	// today's ID from the other fields.
 	ID string `json:"id"`
 	// CPU is the brand string cpuid reports, such as "AMD EPYC 7B13".
 	CPU    string `json:"cpu"`
 	Vendor string `json:"vendor"`
 	Family int    `json:"family"`
 	Model  int    `json:"model"`
+	// Stepping is cpuid's stepping; it tells some Intel generations
+	// apart (Skylake-SP and Cascade Lake are both model 85).
+	Stepping int `json:"stepping,omitempty"`
 	// Features are the CPU feature flags cpuid reports, sorted.
 	Features []string `json:"features"`
 	// X64Level is the x86-64 micro-architecture level (1 to 4); 0 on
@@ -67,6 +72,7 @@ func DetectMachine() Machine {
 		Vendor:        c.VendorString,
 		Family:        c.Family,
 		Model:         c.Model,
+		Stepping:      c.Stepping,
 		Features:      c.FeatureSet(),
 		PhysicalCores: c.PhysicalCores,
 		LogicalCores:  c.LogicalCores,
@@ -90,44 +96,8 @@ func DetectMachine() Machine {
 	if m.CPU == "" {
 		m.CPU = "unknown " + runtime.GOARCH + " CPU"
 	}
-	m.ID = MachineID(m.CPU, m.Cores())
+	m.ID = m.Kind()
 	return m
-}
-
-// MachineID returns a path-safe name for a machine kind: the CPU brand
-// without trademarks and frequency, lower case, words joined by '-', and
-// the core count: "AMD EPYC 7B13 64-Core Processor", 2 -> "amd-epyc-7b13-2c".
-func MachineID(cpu string, cores int) string {
-	s := strings.ReplaceAll(strings.ToLower(cpu), "-core", "core")
-	for _, junk := range []string{"(r)", "(tm)", "(c)", " cpu ", " processor", "@"} {
-		s = strings.ReplaceAll(s, junk, " ")
-	}
-	var words []string
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
-		return !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '.')
-	}) {
-		w = strings.Trim(w, ".")
-		switch {
-		case w == "" || w == "cpu" || strings.HasSuffix(w, "ghz"):
-			continue
-		case strings.HasSuffix(w, "core") && len(w) > 4 && isDigits(w[:len(w)-4]):
-			continue // "64core" from "64-Core"
-		}
-		words = append(words, w)
-	}
-	if len(words) == 0 {
-		words = []string{"cpu"}
-	}
-	return strings.Join(words, "-") + "-" + strconv.Itoa(max(cores, 1)) + "c"
-}
-
-func isDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // memoryBytes reads the installed memory from /proc/meminfo; 0 elsewhere.

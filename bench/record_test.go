@@ -33,11 +33,11 @@ func sampleSet() *Set {
 		NMSE: 1, MaxErr: harness.Metric(math.Inf(1))}
 	return &Set{
 		Schema: Schema,
-		Machine: Machine{ID: "amd-epyc-2c", CPU: "AMD EPYC", Vendor: "AuthenticAMD", Family: 25, Features: []string{"AVX2", "FMA3"},
+		Machine: Machine{ID: "amd-epyc-zen3-2c", CPU: "AMD EPYC", Vendor: "AuthenticAMD", Family: 25, Model: 1, Features: []string{"AVX2", "FMA3"},
 			PhysicalCores: 2, LogicalCores: 2, L1D: 32768, L2: 524288, L3: 33554432, MemoryBytes: 24 << 30, OS: "linux", Arch: "amd64", GOMAXPROCS: 2},
 		Provenance: Provenance{GoVersion: "go1.26.8", Commit: "0123456789abcdef", Dirty: true, Date: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "opbench sweep -op mul_mat"},
 		Protocol:   NewProtocolInfo(Protocol{}, harness.DefaultRefBudget),
-		Roofline: &Roofline{MachineID: "amd-epyc-2c", Date: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), Note: RooflineNote,
+		Roofline: &Roofline{MachineID: "amd-epyc-zen3-2c", Date: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), Note: RooflineNote,
 			Peaks: []Peak{{Kind: KindF32FMA, Kernel: "x", Threads: 1, Best: 100, Median: 90, Unit: "GFLOP/s", Samples: 3}}},
 		Records: []Record{mm, fa, bad},
 	}

@@ -6,7 +6,8 @@ import (
 )
 
 // TestCommittedSideBySide checks the side-by-side record sets committed
-// under results/ (opbench ggml's output, one folder per machine): each
+// under results/ (opbench ggml's and opbench llama's output, one folder
+// per machine): each
 // reads as a record set naming the program it was timed against, every
 // kernbench point that was timed has the other program's time for the
 // same op, type, shape and thread count beside it (or its record of why
@@ -21,6 +22,13 @@ func TestCommittedSideBySide(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no results/*/ggml-side-by-side*.json")
 	}
+	// opbench llama's records (make llama-side), where committed, pair
+	// the same way: kernbench's run -bench beside llama-bench.
+	llama, err := filepath.Glob("../results/*/llama-side-by-side*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, llama...)
 	for _, f := range files {
 		if filepath.Base(filepath.Dir(f)) == "sweeps" {
 			continue // the sweep files, not records

@@ -539,7 +539,7 @@ func TestHelpHasExamples(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "-h"}, {"perplexity", "-h"}, {"trace", "-h"}, {"quantize", "-h"}, {"mkmodel", "-h"},
 		{"opbench", "-h"}, {"opbench", "validate", "-h"}, {"opbench", "sweep", "-h"}, {"opbench", "compare", "-h"},
-		{"opbench", "plot", "-h"}, {"opbench", "roofline", "-h"}, {"opbench", "backends", "-h"},
+		{"opbench", "plot", "-h"}, {"opbench", "roofline", "-h"}, {"opbench", "backends", "-h"}, {"opbench", "llama", "-h"}, {"opbench", "tune", "-h"},
 	} {
 		r := run(t, dir, args[0], args[1:]...)
 		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {

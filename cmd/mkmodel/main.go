@@ -170,6 +170,20 @@ func parse(args []string) (config, error) {
 		if !set["tied"] {
 			c.Tied = p.tied
 		}
+		// An architecture preset sets -arch and its sizes, except where
+		// given; a llama preset takes any -arch (its shape is the base).
+		if p.arch.Arch != "" {
+			if set["arch"] && c.Arch != p.arch.Arch {
+				return c, usagef("-arch: preset %s is a %s model, not %s", p.name, p.arch.Arch, c.Arch)
+			}
+			c.Arch = p.arch.Arch
+			psrc, pdst := archFlags(&p.arch), archFlags(&c.archShape)
+			for i, f := range pdst {
+				if !set[f.name] {
+					*f.p = *psrc[i].p
+				}
+			}
+		}
 	}
 	if c.out == "" {
 		return c, usagef("-o: no output file given")
@@ -302,9 +316,16 @@ Flags (explicit shape flags override the preset's values):
 	fs.PrintDefaults()
 	fmt.Fprint(w, "\nPresets:\n")
 	for _, p := range presets {
-		n, _ := p.params(p.tied)
-		fmt.Fprintf(w, "  %-16s %-6s layers %d, embd %d, heads %d/%d, ff %d, vocab %d, ctx %d: %s\n",
-			p.name, paramString(n), p.Layers, p.Embd, p.Heads, p.KVHeads, p.FF, p.Vocab, p.Ctx, p.about)
+		m := p.synth()
+		n, _ := m.paramCount()
+		switch m.Arch {
+		case "mamba", "mamba2":
+			fmt.Fprintf(w, "  %-16s %-6s %s: layers %d, embd %d, vocab %d, ctx %d: %s\n",
+				p.name, paramString(n), m.Arch, p.Layers, p.Embd, p.Vocab, p.Ctx, p.about)
+		default:
+			fmt.Fprintf(w, "  %-16s %-6s %s: layers %d, embd %d, heads %d/%d, ff %d, vocab %d, ctx %d: %s\n",
+				p.name, paramString(n), m.Arch, p.Layers, p.Embd, p.Heads, p.KVHeads, p.FF, p.Vocab, p.Ctx, p.about)
+		}
 	}
 	fmt.Fprint(w, `
 Weights: each matrix W[n_in, n_out] ~ N(0, 1/n_in), norm weights 1, so

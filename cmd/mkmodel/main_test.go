@@ -288,7 +288,7 @@ func TestPresetOverride(t *testing.T) {
 		t.Errorf("stories15m -tied=false: tied %v, %v", c.Tied, err)
 	}
 	for _, p := range presets {
-		if err := p.validate(); err != nil {
+		if err := p.synth().validate(); err != nil {
 			t.Errorf("preset %s: %v", p.name, err)
 		}
 	}
@@ -314,6 +314,44 @@ func TestPresetOverride(t *testing.T) {
 
 // TestBadArgs: every bad command line exits 2 with one line naming the
 // argument at fault.
+// TestArchPresets checks the architecture presets of make llama-side:
+// each sets its architecture and sizes, lands near the parameter count
+// the models have, and yields to flags given explicitly; a
+// conflicting -arch is a usage error.
+func TestArchPresets(t *testing.T) {
+	tests := []struct {
+		args           []string
+		arch           string
+		experts, used  int
+		layers, embd   int
+		paramsLo, hiPa float64
+	}{
+		{[]string{"-preset", "moe-100m"}, "mixtral", 8, 2, 8, 768, 105e6, 112e6},
+		{[]string{"-preset", "gpt-oss-100m"}, "gpt-oss", 8, 4, 8, 768, 105e6, 112e6},
+		{[]string{"-preset", "mamba-24x768"}, "mamba", 0, 0, 24, 768, 100e6, 150e6},
+		{[]string{"-preset", "moe-100m", "-experts-used", "1", "-layers", "2"}, "mixtral", 8, 1, 2, 768, 20e6, 80e6},
+		{[]string{"-preset", "moe-100m", "-arch", "mixtral"}, "mixtral", 8, 2, 8, 768, 105e6, 112e6},
+		{[]string{"-preset", "100m", "-arch", "mixtral", "-ff", "512"}, "mixtral", 8, 2, 8, 768, 130e6, 140e6},
+	}
+	for _, tt := range tests {
+		c, err := parse(append([]string{"-o", filepath.Join(t.TempDir(), "x.gguf")}, tt.args...))
+		if err != nil {
+			t.Errorf("%q: %v", tt.args, err)
+			continue
+		}
+		n, _ := c.synth.paramCount()
+		if c.Arch != tt.arch || c.Experts != tt.experts || c.ExpertsUsed != tt.used || c.Layers != tt.layers || c.Embd != tt.embd ||
+			float64(n) < tt.paramsLo || float64(n) > tt.hiPa {
+			t.Errorf("%q: arch %s, experts %d/%d, layers %d, embd %d, %d params; want %s %d/%d %d %d, %g..%g",
+				tt.args, c.Arch, c.Experts, c.ExpertsUsed, c.Layers, c.Embd, n, tt.arch, tt.experts, tt.used, tt.layers, tt.embd, tt.paramsLo, tt.hiPa)
+		}
+	}
+	if _, err := parse([]string{"-o", filepath.Join(t.TempDir(), "x.gguf"), "-preset", "mamba-24x768", "-arch", "llama"}); err == nil ||
+		!strings.Contains(err.Error(), "preset mamba-24x768 is a mamba model, not llama") {
+		t.Errorf("conflicting -arch: %v", err)
+	}
+}
+
 func TestBadArgs(t *testing.T) {
 	tests := []struct {
 		args []string

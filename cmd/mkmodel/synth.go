@@ -23,15 +23,36 @@ type preset struct {
 	shape
 	// tied leaves out output.weight, as the model the preset copies.
 	tied bool
+	// arch is the architecture and its sizes; zero is llama, and zero
+	// sizes take the architecture's defaults.
+	arch archShape
 }
 
 // presets are the shapes -preset names.
 var presets = []preset{
-	{"tiny", "for tests", shape{2, 64, 4, 2, 128, 512, 256}, false},
-	{"stories15m", "llama2.c's stories15M, output tied to the embeddings", shape{6, 288, 6, 6, 768, 32000, 256}, true},
-	{"100m", "a ~100M-parameter model with GQA", shape{8, 768, 12, 4, 2048, 32000, 2048}, false},
-	{"llama-7b-1layer", "one layer of LLaMA-7B with its full embeddings", shape{1, 4096, 32, 32, 11008, 32000, 4096}, false},
-	{"llama-7b", "LLaMA-7B (use a 4-bit -type)", shape{32, 4096, 32, 32, 11008, 32000, 4096}, false},
+	{"tiny", "for tests", shape{2, 64, 4, 2, 128, 512, 256}, false, archShape{}},
+	{"stories15m", "llama2.c's stories15M, output tied to the embeddings", shape{6, 288, 6, 6, 768, 32000, 256}, true, archShape{}},
+	{"100m", "a ~100M-parameter model with GQA", shape{8, 768, 12, 4, 2048, 32000, 2048}, false, archShape{}},
+	{"llama-7b-1layer", "one layer of LLaMA-7B with its full embeddings", shape{1, 4096, 32, 32, 11008, 32000, 4096}, false, archShape{}},
+	{"llama-7b", "LLaMA-7B (use a 4-bit -type)", shape{32, 4096, 32, 32, 11008, 32000, 4096}, false, archShape{}},
+	// The side-by-side models of issue 25 (make llama-side).
+	{"moe-100m", "Mixtral-style MoE on 100m's shape: 8 experts of ff 320, 2 used", shape{8, 768, 12, 4, 320, 32000, 2048}, false,
+		archShape{Arch: "mixtral", Experts: 8, ExpertsUsed: 2}},
+	{"gpt-oss-100m", "gpt-oss-style on 100m's shape: 8 experts of ff 320, 4 used, sinks, window 128", shape{8, 768, 12, 4, 320, 32000, 2048}, false,
+		archShape{Arch: "gpt-oss", Experts: 8, ExpertsUsed: 4}},
+	{"mamba-24x768", "Mamba-1 at mamba-130m's depth and width (d_inner 1536, d_state 16)", shape{24, 768, 12, 4, 2048, 32000, 2048}, false,
+		archShape{Arch: "mamba"}},
+}
+
+// synth returns the model the preset describes, with its architecture's
+// defaults filled in.
+func (p preset) synth() synth {
+	m := synth{shape: p.shape, archShape: p.arch, Tied: p.tied}
+	if m.Arch == "" {
+		m.Arch = "llama"
+	}
+	m.archShape.defaults(m.shape)
+	return m
 }
 
 // findPreset returns the preset called name.

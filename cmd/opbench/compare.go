@@ -160,8 +160,8 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "compare", err)
 	}
-	fmt.Fprintf(stdout, "A: %s (%s, commit %s, %s)\n", cfg.a, a.Machine.ID, a.ShortCommit(), a.Date.Format("2006-01-02 15:04"))
-	fmt.Fprintf(stdout, "B: %s (%s, commit %s, %s)\n", cfg.b, b.Machine.ID, b.ShortCommit(), b.Date.Format("2006-01-02 15:04"))
+	fmt.Fprintf(stdout, "A: %s (%s, commit %s, %s)\n", cfg.a, a.Machine.Kind(), a.ShortCommit(), a.Date.Format("2006-01-02 15:04"))
+	fmt.Fprintf(stdout, "B: %s (%s, commit %s, %s)\n", cfg.b, b.Machine.Kind(), b.ShortCommit(), b.Date.Format("2006-01-02 15:04"))
 	if len(rep.Ignored) > 0 {
 		var parts []string
 		for _, f := range rep.Ignored {

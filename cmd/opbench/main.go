@@ -13,6 +13,8 @@
 //	profile    count each GPU kernel's memory requests, bank conflicts and tensor work on the emulator, with a roofline estimate for named GPUs
 //	roofline   measure this machine's peak FLOP/s and read bandwidth
 //	ggml       time the same points on ggml's CPU backend and kernbench, alternating
+//	llama      run llama.cpp's llama-bench and kernbench's run -bench on the same models, alternating
+//	tune       search the CPU backend's tunable parameters into results/<machine-id>/tuned.json
 //	backends   list the registered backends, with why one cannot open here
 //	kernels    NVRTC's view of each CUDA kernel: registers, spills, occupancy, SASS mix
 //	ncu        on a GPU: Nsight Compute's counters of six CUDA kernels, as JSON
@@ -50,6 +52,8 @@ var commands = []command{
 	{name: "profile", summary: "count each GPU kernel's memory requests, bank conflicts and tensor work on the emulator, with a roofline estimate for named GPUs", run: runProfile},
 	{name: "roofline", summary: "measure this machine's peak FLOP/s and read bandwidth per thread count", run: runRoofline},
 	{name: "ggml", summary: "time the same points on ggml's CPU backend (its test-backend-ops) and kernbench, alternating", run: runGGML},
+	{name: "llama", summary: "run llama.cpp's llama-bench and kernbench's run -bench on the same models, alternating", run: runLlama},
+	{name: "tune", summary: "search the CPU backend's tunable kernel parameters and keep the best in results/<machine>/tuned.json", run: runTune},
 	{name: "backends", summary: "list the registered backends and their variants, with why one cannot open here", run: runBackends},
 	{name: "kernels", summary: "compile the CUDA kernels with NVRTC: registers, spills, shared memory, occupancy, SASS mix", run: runKernels},
 	{name: "ncu", summary: "on a GPU: Nsight Compute's memory and divergence counters of six cuda kernels, as JSON", run: runNCU},

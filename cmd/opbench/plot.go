@@ -46,8 +46,8 @@ Flags:
 const plotExamples = `
 Examples:
 
-	opbench plot results/amd-epyc-2c/baseline-mul_mat.json
-	opbench plot -x k -out /tmp/charts results/amd-epyc-2c/baseline-llama-7b.json
+	opbench plot results/amd-epyc-zen3-2c/baseline-mul_mat.json
+	opbench plot -x k -out /tmp/charts results/amd-epyc-zen3-2c/baseline-llama-7b.json
 	opbench plot sweep.csv -y gbps
 `
 

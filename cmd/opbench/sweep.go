@@ -555,13 +555,13 @@ func sweepRoofline(cfg sweepConfig, m bench.Machine, dir string, stderr io.Write
 		if err != nil {
 			return nil, err
 		}
-		if rf.Machine.ID != m.ID {
-			fmt.Fprintf(stderr, "note: roofline %s is of machine %s, this is %s\n", cfg.roofline, rf.Machine.ID, m.ID)
+		if rf.Machine.Kind() != m.Kind() {
+			fmt.Fprintf(stderr, "note: roofline %s is of machine %s, this is %s\n", cfg.roofline, rf.Machine.Kind(), m.Kind())
 		}
 		return &rf.Roofline, nil
 	}
 	path := filepath.Join(dir, rooflineFile)
-	if rf, err := readRooflineFile(path); err == nil && rf.Machine.ID == m.ID && coversThreads(rf.Roofline, cfg.threads) {
+	if rf, err := readRooflineFile(path); err == nil && rf.Machine.Kind() == m.Kind() && coversThreads(rf.Roofline, cfg.threads) {
 		fmt.Fprintf(stderr, "roofline: from %s (measured %s)\n", path, rf.Roofline.Date.Format(time.RFC3339))
 		return &rf.Roofline, nil
 	}

@@ -37,6 +37,8 @@ type Backend struct {
 	fa      flashAttnJob
 	// mmid is MUL_MAT_ID's job, with its grouping buffers.
 	mmid mulMatIDJob
+	// tuned are the tunable parameters' values (tuned.go).
+	tuned tunedParams
 }
 
 // New returns a CPU backend using threads workers (GOMAXPROCS when
@@ -59,8 +61,12 @@ func NewWithOptions(o Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	tp, err := resolveTuned(o.Tuned)
+	if err != nil {
+		return nil, err
+	}
 	p := newPool(o.Threads, spin)
-	b := &Backend{pool: p, tier: t.Tier, kern: t.kernels}
+	b := &Backend{pool: p, tier: t.Tier, kern: t.kernels, tuned: tp}
 	b.scratch.workers = make([]workerBuf, p.threads)
 	b.scratch.quad = make([][4]float32, p.threads)
 	return b, nil

@@ -66,19 +66,7 @@ const (
 // batches: at most tileRows x tileCols, halved (columns first) until there
 // are at least four tiles per thread or the tiles are single elements.
 func tileSizes(m, n, batches int64, threads int) (tm, tn int64) {
-	tm, tn = min(tileRows, max(m, 1)), min(tileCols, max(n, 1))
-	want := 4 * int64(threads)
-	for batches*ceilDiv(m, tm)*ceilDiv(n, tn) < want {
-		switch {
-		case tn > 1 && tn >= tm:
-			tn = (tn + 1) / 2
-		case tm > 1:
-			tm = (tm + 1) / 2
-		default:
-			return tm, tn
-		}
-	}
-	return tm, tn
+	return tileSizesCap(m, n, batches, threads, tileRows)
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
@@ -136,7 +124,11 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 		b.pool.run(nt, 1, j)
 		return nil
 	}
-	j.tm, j.tn = tileSizes(j.m, j.n, j.b2*j.b3, b.pool.threads)
+	rowCap := int64(tileRows)
+	if j.n < 4 {
+		rowCap = b.tuned.gemvRows // tunable: GemvRows
+	}
+	j.tm, j.tn = tileSizesCap(j.m, j.n, j.b2*j.b3, b.pool.threads, rowCap)
 	if j.gemv != nil {
 		// Whole groups of four rows per tile: a tile of 3 or 5 rows
 		// (tileSizes halves to give every thread items) would leave

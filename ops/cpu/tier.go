@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/klauspost/cpuid/v2"
+
+	"github.com/kernbench/kernbench/ops/tuning"
 )
 
 // A Tier is one implementation level of the CPU kernels: "generic" (pure
@@ -113,6 +115,11 @@ type Options struct {
 	// Go duration; 0 turns polling off), else DefaultSpin; negative turns
 	// polling off.
 	Spin time.Duration
+	// Tuned are the tunable parameters' values (Tunables); nil means
+	// what $KERNBENCH_TUNED selects (tuning.Load: off, a tuned.json, or
+	// results/<machine-id>/tuned.json when there is one), and a value
+	// not among a parameter's candidates is an error.
+	Tuned tuning.Values
 }
 
 // EnvSpin is the environment variable that sets Options.Spin's default.

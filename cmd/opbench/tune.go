@@ -1,0 +1,327 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kernbench/kernbench/bench"
+	"github.com/kernbench/kernbench/internal/cli"
+	"github.com/kernbench/kernbench/internal/machineid"
+	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/tuning"
+)
+
+const tuneHelp = `Usage: opbench tune [flags]
+
+Searches the CPU backend's tunable kernel parameters on this machine and
+keeps the best value of each in results/<machine-id>/tuned.json, which
+the CPU backend loads when it opens ($KERNBENCH_TUNED=off runs with the
+defaults; $KERNBENCH_TUNED=FILE loads another file). Each parameter is
+measured on the op point it matters for (-list shows them): for every
+candidate value a CPU backend runs the point with that value, its output
+is validated against the float64 reference (a candidate that fails is
+left out), and it is timed as opbench sweep times it. The candidates
+alternate for -rounds rounds (increasing, then decreasing) and the one of
+least median time is kept. Stop other work on the machine while this
+runs: the choice is only as good as the timings.
+
+tuned.json holds each parameter's chosen value, its default, the point,
+and every candidate's times. Exits 1 when a parameter could not be
+tuned, 2 for a bad command line.
+
+Flags:
+`
+
+const tuneExamples = `
+Examples:
+
+	opbench tune                                   (every parameter, results/<machine-id>/tuned.json)
+	opbench tune -list
+	opbench tune -param cpu.mulmat.gemv_rows -rounds 5 -time 500ms
+	opbench tune -out /tmp/tuned && KERNBENCH_TUNED=/tmp/tuned/tuned.json go run ./cmd/run -m model.gguf -bench
+`
+
+// tunePoints are the op points each parameter is measured on, as sweep
+// entries: the sizes where the parameter matters.
+var tunePoints = map[string]bench.Entry{
+	cpu.GemvRows.Name: {Ops: []string{"mul_mat"}, Types: []string{"q4_0"}, Dims: map[string][]int64{"m": {4096}, "n": {1}, "k": {4096}}},
+}
+
+// tuneConfig is the parsed command line of tune.
+type tuneConfig struct {
+	params  []tuning.Param
+	threads int
+	rounds  int
+	time    time.Duration
+	m, k    int64 // overrides of the points' sizes (0: as listed)
+	out     string
+	list    bool
+	command string
+}
+
+// newTuneFlagSet returns tune's flags, filling cfg, and the -param value.
+func newTuneFlagSet(cfg *tuneConfig) (*flag.FlagSet, *string) {
+	fs := newFlagSet("tune")
+	param := fs.String("param", "", "comma-separated `names` of the parameters to tune (default every one; -list shows them)")
+	fs.IntVar(&cfg.threads, "t", runtime.NumCPU(), "threads")
+	fs.IntVar(&cfg.rounds, "rounds", 3, "rounds over the candidates")
+	fs.DurationVar(&cfg.time, "time", 300*time.Millisecond, "time to measure a candidate per round")
+	fs.Int64Var(&cfg.m, "m", 0, "the point's m instead of its listed one (0: as listed)")
+	fs.Int64Var(&cfg.k, "k", 0, "the point's k instead of its listed one (0: as listed)")
+	fs.StringVar(&cfg.out, "out", "", "`directory` for tuned.json (default results/<machine-id>)")
+	fs.BoolVar(&cfg.list, "list", false, "list the parameters, their candidates and points, and exit")
+	return fs, param
+}
+
+func parseTune(args []string) (cfg tuneConfig, help bool, err error) {
+	fs, param := newTuneFlagSet(&cfg)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, true, nil
+		}
+		return cfg, false, flagError(err)
+	}
+	if fs.NArg() > 0 {
+		return cfg, false, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	cfg.command = "opbench tune " + strings.Join(args, " ")
+	all := cpu.Tunables()
+	if *param == "" {
+		cfg.params = all
+	} else {
+		for _, name := range strings.Split(*param, ",") {
+			name = strings.TrimSpace(name)
+			found := false
+			for _, p := range all {
+				if p.Name == name {
+					cfg.params, found = append(cfg.params, p), true
+				}
+			}
+			if !found {
+				names := make([]string, len(all))
+				for i, p := range all {
+					names[i] = p.Name
+				}
+				return cfg, false, fmt.Errorf("-param: unknown parameter %q (known: %s)", name, strings.Join(names, ", "))
+			}
+		}
+	}
+	switch {
+	case cfg.threads < 1 || cfg.threads > 1024:
+		return cfg, false, fmt.Errorf("-t: %d is not in 1..1024", cfg.threads)
+	case cfg.rounds < 1 || cfg.rounds > 100:
+		return cfg, false, fmt.Errorf("-rounds: %d is not in 1..100", cfg.rounds)
+	case cfg.time <= 0:
+		return cfg, false, fmt.Errorf("-time: %v is not positive", cfg.time)
+	case cfg.m < 0 || cfg.k < 0:
+		return cfg, false, errors.New("-m, -k: sizes must be positive (0: as listed)")
+	}
+	return cfg, false, nil
+}
+
+func tuneUsage(w io.Writer) {
+	fmt.Fprint(w, tuneHelp)
+	var c tuneConfig
+	fs, _ := newTuneFlagSet(&c)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprint(w, tuneExamples)
+}
+
+// tunePoint returns the point p is measured on, with the size overrides.
+func tunePoint(cfg tuneConfig, p tuning.Param) (bench.PlannedPoint, error) {
+	e, ok := tunePoints[p.Name]
+	if !ok {
+		return bench.PlannedPoint{}, fmt.Errorf("%s has no point to measure it on", p.Name)
+	}
+	dims := map[string][]int64{}
+	for k, v := range e.Dims {
+		dims[k] = v
+	}
+	if cfg.m > 0 {
+		dims["m"] = []int64{cfg.m}
+	}
+	if cfg.k > 0 {
+		dims["k"] = []int64{cfg.k}
+	}
+	e.Dims = dims
+	pts, _, err := e.Expand()
+	if err != nil {
+		return bench.PlannedPoint{}, fmt.Errorf("%s: %w", p.Name, err)
+	}
+	if len(pts) != 1 {
+		return bench.PlannedPoint{}, fmt.Errorf("%s: %d points, want 1", p.Name, len(pts))
+	}
+	return pts[0], nil
+}
+
+// runTune is "opbench tune".
+func runTune(args []string, stdout, stderr io.Writer) int {
+	cfg, help, err := parseTune(args)
+	if help {
+		tuneUsage(stdout)
+		return exitOK
+	}
+	if err != nil {
+		return usageError(stderr, "tune", err)
+	}
+	if cfg.list {
+		rows := [][]string{}
+		for _, p := range cfg.params {
+			pt := "-"
+			if pp, err := tunePoint(cfg, p); err == nil {
+				pt = fmt.Sprintf("%v %v %s", pp.Op, pp.Type, pp.Shape())
+			}
+			rows = append(rows, []string{p.Name, strconv.Itoa(p.Default), fmt.Sprint(p.Candidates), pt, p.Doc})
+		}
+		if err := renderTable(stdout, []string{"parameter", "default", "candidates", "point", "what"}, rows); err != nil {
+			fmt.Fprintf(stderr, "opbench tune: %v\n", err)
+			return exitFailure
+		}
+		return exitOK
+	}
+	id := machineid.Here()
+	out := cfg.out
+	if out == "" {
+		out = filepath.Join("results", id)
+	}
+	if err := cli.CheckFolder("out", out); err != nil {
+		return usageError(stderr, "tune", err)
+	}
+	points := make([]bench.PlannedPoint, len(cfg.params))
+	for i, p := range cfg.params {
+		if points[i], err = tunePoint(cfg, p); err != nil {
+			return usageError(stderr, "tune", err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	prov := bench.DetectProvenance(cfg.command)
+	file := &tuning.File{Machine: id, Date: prov.Date, Commit: prov.Commit, Command: cfg.command}
+	// Parameters not searched keep their values from the file there.
+	if old, err := tuning.ReadFile(filepath.Join(out, tuning.FileName)); err == nil && old.Machine == id {
+		for _, r := range old.Params {
+			searched := false
+			for _, p := range cfg.params {
+				searched = searched || p.Name == r.Name
+			}
+			if !searched {
+				file.Params = append(file.Params, r)
+			}
+		}
+	}
+	code := exitOK
+	for i, p := range cfg.params {
+		pt := points[i]
+		desc := fmt.Sprintf("%v %v %s, %d threads", pt.Op, pt.Type, pt.Shape(), cfg.threads)
+		fmt.Fprintf(stderr, "tuning %s on %s: %d candidates x %d rounds\n", p.Name, desc, len(p.Candidates), cfg.rounds)
+		res, err := tuning.Search(p, cfg.rounds, func(v int) (float64, error) {
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			return tuneMeasure(cfg, p, v, pt)
+		})
+		res.Point = desc
+		writeTuneTable(stdout, p, res)
+		if err != nil {
+			fmt.Fprintf(stderr, "opbench tune: %v\n", err)
+			code = exitFailure
+			continue
+		}
+		file.Params = append(file.Params, res)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "opbench tune: interrupted; nothing written")
+		return exitFailure
+	}
+	if len(file.Params) == 0 {
+		return exitFailure
+	}
+	path := filepath.Join(out, tuning.FileName)
+	if err := tuning.WriteFile(path, file); err != nil {
+		fmt.Fprintf(stderr, "opbench tune: %v\n", err)
+		return exitFailure
+	}
+	if cfg.out == "" {
+		fmt.Fprintf(stdout, "wrote %s: the CPU backend loads it when run from this folder (%s=off for the defaults)\n", path, tuning.Env)
+	} else {
+		fmt.Fprintf(stdout, "wrote %s: %s=%s makes the CPU backend load it\n", path, tuning.Env, path)
+	}
+	return code
+}
+
+// tuneMeasure opens a CPU backend with p = v, validates and times pt on
+// it, and returns the median time.
+func tuneMeasure(cfg tuneConfig, p tuning.Param, v int, pt bench.PlannedPoint) (float64, error) {
+	be, err := cpu.NewWithOptions(cpu.Options{Threads: cfg.threads, Tuned: tuning.Values{p.Name: v}})
+	if err != nil {
+		return 0, err
+	}
+	defer be.Close()
+	ru := &bench.Runner{
+		Backends: []bench.Backend{{Name: "cpu-" + be.Tier().Name, Threads: be.Threads(), Backend: be}},
+		Protocol: bench.Protocol{Time: cfg.time},
+	}
+	recs := ru.Run([]bench.PlannedPoint{pt})
+	if len(recs) != 1 {
+		return 0, fmt.Errorf("%d records", len(recs))
+	}
+	r := recs[0]
+	switch {
+	case r.Validation == bench.ValidFail || r.Validation == bench.ValidError || r.Validation == bench.ValidUnsupported:
+		msg := r.Validation
+		if r.Error != "" {
+			msg += ": " + r.Error
+		}
+		return 0, fmt.Errorf("%s = %d: %s", p.Name, v, msg)
+	case !r.Timed():
+		return 0, fmt.Errorf("%s = %d: not timed", p.Name, v)
+	}
+	return r.Median, nil
+}
+
+// writeTuneTable prints a search's candidates: median time, time over
+// the chosen one's, and errors.
+func writeTuneTable(w io.Writer, p tuning.Param, res tuning.Result) {
+	var best float64
+	for _, c := range res.Candidates {
+		if c.Value == res.Value && c.Error == "" {
+			best = c.Median
+		}
+	}
+	rows := [][]string{}
+	for _, c := range res.Candidates {
+		mark := ""
+		switch {
+		case c.Value == res.Value && c.Error == "":
+			mark = "chosen"
+		case c.Value == p.Default:
+			mark = "default"
+		}
+		if c.Value == res.Value && c.Value == p.Default && c.Error == "" {
+			mark = "chosen, default"
+		}
+		rel, med := "-", "-"
+		if c.Error == "" {
+			med = seconds(c.Median)
+			if best > 0 {
+				rel = fmt.Sprintf("%.3f", c.Median/best)
+			}
+		}
+		rows = append(rows, []string{strconv.Itoa(c.Value), med, rel, mark, c.Error})
+	}
+	fmt.Fprintf(w, "%s on %s\n", p.Name, res.Point)
+	if err := renderTable(w, []string{"value", "median", "/chosen", "", "error"}, rows); err != nil {
+		fmt.Fprintf(w, "%v\n", err)
+	}
+}

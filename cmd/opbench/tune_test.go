@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops/cpu"
+	"github.com/kernbench/kernbench/ops/tuning"
+)
+
+func TestTuneFlagErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-param", "cpu.nope"}, `unknown parameter "cpu.nope"`},
+		{[]string{"-rounds", "0"}, "-rounds: 0"},
+		{[]string{"-t", "0"}, "-t: 0"},
+		{[]string{"-time", "0s"}, "-time"},
+		{[]string{"-m", "-3"}, "sizes must be positive"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"-out", filepath.Join(file, "sub")}, "is not a folder"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"tune"}, tt.args...), &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%q: exit %d, %q; want %d and %q", tt.args, code, stderr.String(), exitUsage, tt.want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"tune", "-list"}, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), cpu.GemvRows.Name) ||
+		!strings.Contains(stdout.String(), "MUL_MAT q4_0 m=4096,n=1,k=4096") {
+		t.Errorf("-list: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestTuneWritesWhatTheBackendLoads runs a small, short search (its
+// choice means nothing here: the test checks the plumbing, not the
+// timing) and checks that tuned.json holds every candidate validated and
+// timed, and that a CPU backend pointed at it runs with the chosen value.
+func TestTuneWritesWhatTheBackendLoads(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"tune", "-m", "64", "-k", "256", "-time", "2ms", "-rounds", "1", "-t", "2", "-out", dir}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	path := filepath.Join(dir, tuning.FileName)
+	f, err := tuning.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Params) != 1 || f.Params[0].Name != cpu.GemvRows.Name || !cpu.GemvRows.Allowed(f.Params[0].Value) {
+		t.Fatalf("tuned.json params %+v", f.Params)
+	}
+	res := f.Params[0]
+	if len(res.Candidates) != len(cpu.GemvRows.Candidates) || !strings.Contains(res.Point, "m=64,n=1,k=256") {
+		t.Errorf("result %+v", res)
+	}
+	for _, c := range res.Candidates {
+		if c.Error != "" || len(c.Costs) != 1 || !(c.Median > 0) {
+			t.Errorf("candidate %+v: want validated and timed once", c)
+		}
+	}
+	t.Setenv(tuning.Env, path)
+	be, err := cpu.New(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	if v, src := be.Tuned(); v[cpu.GemvRows.Name] != res.Value || src != path {
+		t.Errorf("backend runs %v from %q, want %d from %s", v, src, res.Value, path)
+	}
+}

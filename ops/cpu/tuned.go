@@ -1,0 +1,72 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/kernbench/kernbench/ops/tuning"
+)
+
+// GemvRows is the most weight rows one task of the matrix-vector path
+// takes (MUL_MAT with fewer than 4 activation rows): the cap on a tile's
+// rows before tileSizes shrinks tiles to give every thread several.
+// Fewer rows balance the threads better and hand out more tasks; more
+// rows hand out fewer.
+var GemvRows = tuning.Param{
+	Name:       "cpu.mulmat.gemv_rows",
+	Doc:        "weight rows per task of the matrix-vector MUL_MAT path (n < 4)",
+	Default:    tileRows,
+	Candidates: []int{4, 8, 16, 32, 64, 128},
+}
+
+// Tunables returns the CPU backend's tunable parameters.
+func Tunables() []tuning.Param { return []tuning.Param{GemvRows} }
+
+// tunedParams are a backend's resolved parameter values.
+type tunedParams struct {
+	values   tuning.Values
+	source   string
+	gemvRows int64
+}
+
+// resolveTuned returns the values for Options.Tuned v: v itself when not
+// nil, else what $KERNBENCH_TUNED selects (see tuning.Load).
+func resolveTuned(v tuning.Values) (tunedParams, error) {
+	src := "Options.Tuned"
+	if v == nil {
+		var err error
+		if v, src, err = tuning.Load(); err != nil {
+			return tunedParams{}, fmt.Errorf("cpu: tuned parameters: %w", err)
+		}
+	}
+	if err := v.Check(Tunables()); err != nil {
+		return tunedParams{}, fmt.Errorf("cpu: tuned parameters from %s: %w", src, err)
+	}
+	return tunedParams{values: v, source: src, gemvRows: int64(v.Get(GemvRows))}, nil
+}
+
+// Tuned returns the value of every tunable parameter the backend runs
+// with, and where the tuned ones came from ("" when all are defaults).
+func (b *Backend) Tuned() (tuning.Values, string) {
+	out := tuning.Values{}
+	for _, p := range Tunables() {
+		out[p.Name] = b.tuned.values.Get(p)
+	}
+	return out, b.tuned.source
+}
+
+// tileSizesCap is tileSizes with at most capRows rows a tile.
+func tileSizesCap(m, n, batches int64, threads int, capRows int64) (tm, tn int64) {
+	tm, tn = min(capRows, max(m, 1)), min(tileCols, max(n, 1))
+	want := 4 * int64(threads)
+	for batches*ceilDiv(m, tm)*ceilDiv(n, tn) < want {
+		switch {
+		case tn > 1 && tn >= tm:
+			tn = (tn + 1) / 2
+		case tm > 1:
+			tm = (tm + 1) / 2
+		default:
+			return tm, tn
+		}
+	}
+	return tm, tn
+}

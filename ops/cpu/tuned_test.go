@@ -1,0 +1,103 @@
+package cpu
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kernbench/kernbench/internal/machineid"
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/tuning"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// tunedMatVec computes a q4_0 matrix-vector product on b, checks it
+// against the reference, and returns the rows per task it ran with.
+func tunedMatVec(t *testing.T, b *Backend) int64 {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 6))
+	a := mxLeaf(t, b, rng, "a", quant.Q4_0, 256, 512)
+	x := mxLeaf(t, b, rng, "x", quant.F32, 256, 1)
+	node, err := ops.MulMat(a, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mxCheck(t, b, node, mxMatTol(quant.Q4_0))
+	return b.mm.tm
+}
+
+// TestTunedFile checks that the backend loads the rows per task of the
+// matrix-vector path from the tuned.json $KERNBENCH_TUNED names and runs
+// with it, that "off" restores the default, that Options.Tuned overrides
+// the environment, and that bad values are errors.
+func TestTunedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), tuning.FileName)
+	f := &tuning.File{Machine: machineid.Here(), Date: time.Now().UTC(),
+		Params: []tuning.Result{{Name: GemvRows.Name, Value: 4, Default: GemvRows.Default}}}
+	if err := tuning.WriteFile(path, f); err != nil {
+		t.Fatal(err)
+	}
+	open := func(o Options) *Backend {
+		t.Helper()
+		o.Threads = 2
+		b, err := NewWithOptions(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+
+	t.Setenv(tuning.Env, path)
+	b := open(Options{})
+	v, src := b.Tuned()
+	if v[GemvRows.Name] != 4 || src != path {
+		t.Errorf("KERNBENCH_TUNED=%s: values %v from %q", path, v, src)
+	}
+	if tm := tunedMatVec(t, b); tm != 4 {
+		t.Errorf("tuned: %d rows per task, want 4", tm)
+	}
+
+	t.Setenv(tuning.Env, "off")
+	b = open(Options{})
+	if v, src := b.Tuned(); v[GemvRows.Name] != GemvRows.Default || src != "" {
+		t.Errorf("off: values %v from %q", v, src)
+	}
+	if tm := tunedMatVec(t, b); tm != int64(GemvRows.Default) {
+		t.Errorf("off: %d rows per task, want the default %d", tm, GemvRows.Default)
+	}
+
+	t.Setenv(tuning.Env, path)
+	b = open(Options{Tuned: tuning.Values{GemvRows.Name: 32}})
+	if tm := tunedMatVec(t, b); tm != 32 {
+		t.Errorf("Options.Tuned 32 over the file's 4: %d rows per task", tm)
+	}
+
+	for _, o := range []Options{{Tuned: tuning.Values{GemvRows.Name: 5}}, {Tuned: tuning.Values{"cpu.nope": 1}}} {
+		if _, err := NewWithOptions(o); err == nil || !strings.Contains(err.Error(), "tuned parameters") {
+			t.Errorf("Options.Tuned %v: %v", o.Tuned, err)
+		}
+	}
+	t.Setenv(tuning.Env, filepath.Join(t.TempDir(), "missing.json"))
+	if _, err := New(1); err == nil || !strings.Contains(err.Error(), tuning.Env) {
+		t.Errorf("a missing $KERNBENCH_TUNED file: %v", err)
+	}
+}
+
+// TestTileSizesCap checks that the cap bounds the rows and that the
+// shrinking still gives every thread several tiles.
+func TestTileSizesCap(t *testing.T) {
+	for _, c := range []struct {
+		m, n, batches int64
+		threads       int
+		capRows       int64
+	}{{4096, 1, 1, 2, 128}, {4096, 1, 1, 2, 4}, {64, 1, 1, 8, 64}, {7, 2, 1, 1, 16}} {
+		tm, tn := tileSizesCap(c.m, c.n, c.batches, c.threads, c.capRows)
+		tiles := c.batches * ceilDiv(c.m, tm) * ceilDiv(c.n, tn)
+		if tm < 1 || tm > c.capRows || tn < 1 || (tiles < 4*int64(c.threads) && (tm > 1 || tn > 1)) {
+			t.Errorf("%+v: %d x %d tiles (%d)", c, tm, tn, tiles)
+		}
+	}
+}
