@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kernbench/kernbench/internal/procgroup"
 )
 
 // A Binary is a test-backend-ops program and the enums of the ggml it
@@ -96,7 +98,7 @@ func (b *Binary) Perf(ctx context.Context, cases []Case, dir string) ([]Result, 
 	cmd := exec.CommandContext(runCtx, b.Path, "perf", "-b", "CPU", "--output", "sql", "--test-file", path)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	ownGroup(cmd)
+	procgroup.Own(cmd)
 	runErr := cmd.Run()
 	results, perr := ParseSQL(&stdout)
 	if runErr != nil {

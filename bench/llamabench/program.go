@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kernbench/kernbench/internal/procgroup"
 )
 
 // Params are the settings both programs run a model with.
@@ -104,7 +106,7 @@ func (p *Program) Bench(ctx context.Context, model string, params Params) ([]Res
 	}
 	args := append(append([]string(nil), p.Args...), params.args(model)...)
 	cmd := exec.CommandContext(ctx, p.Path, args...)
-	inOwnGroup(cmd)
+	procgroup.Own(cmd)
 	// Once killed, do not wait for a grandchild that kept the pipes.
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
