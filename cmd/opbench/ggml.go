@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"github.com/kernbench/kernbench/bench"
 	"github.com/kernbench/kernbench/bench/chart"
 	"github.com/kernbench/kernbench/bench/ggmlperf"
-	"github.com/kernbench/kernbench/internal/cli"
 )
 
 const ggmlHelp = `Usage: opbench ggml -ggml PATH [sweep's flags]
@@ -165,27 +163,11 @@ func runGGML(args []string, stdout, stderr io.Writer) int {
 	if cfg.maxMem == 0 && machine.MemoryBytes > 0 {
 		cfg.maxMem = machine.MemoryBytes / 2
 	}
-	out := cfg.out
-	if out == "" {
-		out = filepath.Join("results", machine.ID)
+	place, exit := placeSet(stderr, "ggml", cfg.out, cfg.name, "ggml", machine.ID, cfg.inputs)
+	if exit >= 0 {
+		return exit
 	}
-	if err := cli.CheckFolder("out", out); err != nil {
-		return usageError(stderr, "ggml", err)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		fmt.Fprintf(stderr, "opbench ggml: -out: %v\n", err)
-		return exitFailure
-	}
-	name, unique := cfg.name, false
-	if name == "" {
-		name, unique = "ggml-"+now().Format("20060102-150405"), true
-	}
-	if !unique {
-		// A named run replaces its files, but never an input.
-		if err := cli.CheckOutputs(cfg.inputs, cli.Output{Flag: "name", Path: filepath.Join(out, name+".json")}, cli.Output{Flag: "name", Path: filepath.Join(out, name+".csv")}); err != nil {
-			return usageError(stderr, "ggml", err)
-		}
-	}
+	out, name, unique := place.dir, place.name, place.unique
 	side, sideNotes := ggmlperf.NewSide(bin, points, runtime.NumCPU(), "")
 	for _, n := range sideNotes {
 		fmt.Fprintf(stderr, "note: %s\n", n)

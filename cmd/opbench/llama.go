@@ -17,7 +17,6 @@ import (
 
 	"github.com/kernbench/kernbench/bench"
 	"github.com/kernbench/kernbench/bench/llamabench"
-	"github.com/kernbench/kernbench/internal/cli"
 )
 
 const llamaHelp = `Usage: opbench llama -llama-bench PATH -run PATH [flags] MODEL.gguf...
@@ -204,26 +203,11 @@ func runLlama(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "llama", err)
 	}
 	machine := bench.DetectMachine()
-	out := cfg.out
-	if out == "" {
-		out = filepath.Join("results", machine.ID)
+	place, exit := placeSet(stderr, "llama", cfg.out, cfg.name, "llama", machine.ID, nil)
+	if exit >= 0 {
+		return exit
 	}
-	if err := cli.CheckFolder("out", out); err != nil {
-		return usageError(stderr, "llama", err)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		fmt.Fprintf(stderr, "opbench llama: -out: %v\n", err)
-		return exitFailure
-	}
-	name, unique := cfg.name, false
-	if name == "" {
-		name, unique = "llama-"+now().Format("20060102-150405"), true
-	}
-	if !unique {
-		if err := cli.CheckOutputs(nil, cli.Output{Flag: "name", Path: filepath.Join(out, name+".json")}, cli.Output{Flag: "name", Path: filepath.Join(out, name+".csv")}); err != nil {
-			return usageError(stderr, "llama", err)
-		}
-	}
+	out, name, unique := place.dir, place.name, place.unique
 
 	llama := &llamabench.Program{Backend: llamaSide, Path: cfg.llamaBench, Limit: cfg.timeout}
 	kern := &llamabench.Program{Backend: kernbenchSide, Path: cfg.run, Args: append([]string{"-bench"}, cfg.runArgs...), Limit: cfg.timeout}

@@ -396,27 +396,11 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if cfg.maxMem == 0 && machine.MemoryBytes > 0 {
 		cfg.maxMem = machine.MemoryBytes / 2
 	}
-	out := cfg.out
-	if out == "" {
-		out = filepath.Join("results", machine.ID)
+	place, exit := placeSet(stderr, "sweep", cfg.out, cfg.name, "sweep", machine.ID, cfg.inputs)
+	if exit >= 0 {
+		return exit
 	}
-	if err := cli.CheckFolder("out", out); err != nil {
-		return usageError(stderr, "sweep", err)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		fmt.Fprintf(stderr, "opbench sweep: -out: %v\n", err)
-		return exitFailure
-	}
-	name, unique := cfg.name, false
-	if name == "" {
-		name, unique = "sweep-"+now().Format("20060102-150405"), true
-	}
-	if !unique {
-		// A named sweep replaces its files, but never an input.
-		if err := cli.CheckOutputs(cfg.inputs, cli.Output{Flag: "name", Path: filepath.Join(out, name+".json")}, cli.Output{Flag: "name", Path: filepath.Join(out, name+".csv")}); err != nil {
-			return usageError(stderr, "sweep", err)
-		}
-	}
+	out, name, unique := place.dir, place.name, place.unique
 
 	var backends []bench.Backend
 	defer func() {
@@ -590,6 +574,40 @@ func coversThreads(r bench.Roofline, threads []int) bool {
 
 // now is the clock that names sweeps (tests set it).
 var now = time.Now
+
+// setPlace is where a command writes its record set: the folder and the
+// base name of its .json and .csv, which writeSet makes unique when the
+// name was not given.
+type setPlace struct {
+	dir, name string
+	unique    bool
+}
+
+// placeSet settles cmd's -out and -name: the folder is -out, else
+// results/<machine ID>, made if missing; the name is -name, else
+// prefix-<date>-<time>. A named set replaces its files, but never one of
+// inputs. It returns the exit code to stop with, or -1 to go on.
+func placeSet(stderr io.Writer, cmd, out, name, prefix, machineID string, inputs []cli.Input) (setPlace, int) {
+	if out == "" {
+		out = filepath.Join("results", machineID)
+	}
+	if err := cli.CheckFolder("out", out); err != nil {
+		return setPlace{}, usageError(stderr, cmd, err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		fmt.Fprintf(stderr, "opbench %s: -out: %v\n", cmd, err)
+		return setPlace{}, exitFailure
+	}
+	p := setPlace{dir: out, name: name}
+	if name == "" {
+		p.name, p.unique = prefix+"-"+now().Format("20060102-150405"), true
+		return p, -1
+	}
+	if err := cli.CheckOutputs(inputs, cli.Output{Flag: "name", Path: filepath.Join(out, name+".json")}, cli.Output{Flag: "name", Path: filepath.Join(out, name+".csv")}); err != nil {
+		return setPlace{}, usageError(stderr, cmd, err)
+	}
+	return p, -1
+}
 
 // writeSet writes the set as DIR/NAME.json and DIR/NAME.csv, each
 // atomically, and returns their paths and the name used. With unique,
