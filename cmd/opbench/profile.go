@@ -358,25 +358,19 @@ func profileOne(dev *simt.Device, be bench.Backend, p bench.PlannedPoint, o prof
 
 // profileKernels extrapolates each launch's counters and estimates it:
 // the op's FLOPs that no counted matrix product does are charged, as FP32
-// work, to the launch with the most global sectors.
+// work, to the launch with the most global sectors (roofline.ChargeFP32).
 func profileKernels(profs []simt.KernelProfile, opFlops float64, regs int, gpus []roofline.GPU) []profileKernel {
 	ks := make([]profileKernel, len(profs))
-	var tensor float64
-	main, most := -1, uint64(0)
+	ext := make([]simt.KernelProfile, len(profs))
 	for i, p := range profs {
-		e := p.Extrapolate()
-		ks[i].KernelProfile = e
+		ext[i] = p.Extrapolate()
+		ks[i].KernelProfile = ext[i]
 		ks[i].Dialect = p.Dialect.String()
-		tensor += e.TensorFLOPs()
-		if s := e.GlobalLoads.Sectors + e.GlobalStores.Sectors + e.Atomics.Sectors; main < 0 || s > most {
-			main, most = i, s
-		}
 	}
+	charged := roofline.ChargeFP32(ext, opFlops)
 	for i := range ks {
 		k := &ks[i]
-		if i == main {
-			k.FP32Flops = max(0, opFlops-tensor)
-		}
+		k.FP32Flops = charged[i]
 		if opFlops > 0 {
 			k.TensorShare = k.TensorFLOPs() / opFlops
 		}
