@@ -117,6 +117,7 @@ Examples:
   trace -m model.gguf -dot layer3.dot -layer 3 -render svg,png
   trace -m model.gguf -dot attn.dot -layers 0-1 -match 'attn|kq|fattn'
   trace -op mul_mat -type q4_0 -m 4096 -n 1 -k 4096 -chrome mm.json -summary
+  trace -m stories260K.gguf -p "Once upon" -backend cuda-emu -counters -gpu h100
   go tool pprof -top p.pb.gz; go tool pprof -http=: p.pb.gz
 
 Flags:
