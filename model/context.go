@@ -225,6 +225,12 @@ func (c *Context) SetNodeHook(h graphs.NodeHook) { c.hook = h }
 // ("input", "attn", "ffn", "output").
 func (c *Context) SetRecorder(r graphs.Recorder) { c.rec = r }
 
+// SetStepwise makes the graphs of later decodes run stepwise
+// (graphs.Graph.Stepwise): each node alone, its record made once the
+// device is done with it. It is for inspecting a run (a profiler's counters
+// per node), not for timing one.
+func (c *Context) SetStepwise(on bool) { c.stepwise = on }
+
 // LastGraph returns the graph of the last micro-batch computed (nil before
 // the first); its Plan tells where each node ran and what memory the plan
 // took. The memory plan reuses the bytes of intermediates, so only its

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -114,13 +115,55 @@ type profileOccupancy struct {
 	RegistersAssumed int `json:"registers_assumed"`
 }
 
+// profileOptions are the profiler's settings, shared by opbench profile
+// and opbench sweep -profile.
+type profileOptions struct {
+	gpus   []roofline.GPU // estimate on these (none: each backend's default)
+	sample int            // blocks to sample of a larger launch; 0 every block
+	regs   int            // registers per thread assumed for occupancy
+}
+
+// profileFlags registers the profiler's flags -gpu, -sample and -regs on
+// fs; parse turns their values into options once fs is parsed.
+func profileFlags(fs *flag.FlagSet) (parse func() (profileOptions, error)) {
+	gpus := fs.String("gpu", "", "comma-separated `GPUs` to estimate for: "+gpuNames()+" (default h100 for cuda-emu, m2max for metal-emu)")
+	sample := fs.Int("sample", 16, "run about `N` blocks of a larger launch and extrapolate its counters; 0 every block")
+	regs := fs.Int("regs", 32, "registers per thread `assumed` for occupancy")
+	return func() (profileOptions, error) {
+		o := profileOptions{sample: *sample, regs: *regs}
+		for _, g := range splitList(*gpus) {
+			gpu, err := roofline.Lookup(g)
+			if err != nil {
+				return o, fmt.Errorf("-gpu: %w", err)
+			}
+			o.gpus = append(o.gpus, gpu)
+		}
+		if o.sample < 0 {
+			return o, fmt.Errorf("-sample: %d is negative", o.sample)
+		}
+		if o.regs < 1 || o.regs > 255 {
+			return o, fmt.Errorf("-regs: %d is not 1 to 255", o.regs)
+		}
+		return o, nil
+	}
+}
+
+// checkEmulated returns an error naming flag unless every target is an
+// emulated GPU backend: only the emulator counts.
+func checkEmulated(flag string, targets []registry.Target) error {
+	for _, t := range targets {
+		if !bench.EmulatedBackend(t.Name()) {
+			return fmt.Errorf("%s: %s is not an emulated backend (cuda-emu, metal-emu): only the emulator counts", flag, t.Name())
+		}
+	}
+	return nil
+}
+
 // profileConfig is the parsed command line of profile.
 type profileConfig struct {
+	profileOptions
 	entries   []bench.Entry
 	targets   []registry.Target
-	gpus      []roofline.GPU
-	sample    int
-	regs      int
 	json, csv string
 	command   string
 	fs        *flag.FlagSet
@@ -130,14 +173,12 @@ func parseProfile(args []string) (cfg profileConfig, help bool, err error) {
 	fs := newFlagSet("profile")
 	cfg.fs = fs
 	var be cli.BackendFlags
-	var opsFlag, types, presets, gpus string
+	var opsFlag, types, presets string
 	fs.StringVar(&opsFlag, "op", "", "comma-separated `ops`, such as mul_mat,flash_attn_ext")
 	fs.StringVar(&types, "type", "", "comma-separated `types` (as opbench sweep)")
 	fs.StringVar(&presets, "preset", "", "comma-separated model `presets` whose layer shapes to profile")
 	fs.StringVar(&be.Name, "backend", "cuda-emu", "comma-separated emulated `backends`: cuda-emu, metal-emu")
-	fs.StringVar(&gpus, "gpu", "", "comma-separated `GPUs` to estimate for: "+gpuNames()+" (default h100 for cuda-emu, m2max for metal-emu)")
-	fs.IntVar(&cfg.sample, "sample", 16, "run about `N` blocks of a larger launch and extrapolate its counters; 0 every block")
-	fs.IntVar(&cfg.regs, "regs", 32, "registers per thread `assumed` for occupancy")
+	parseOpts := profileFlags(fs)
 	fs.StringVar(&cfg.json, "json", "", "write the records as JSON to `file` (- for stdout)")
 	fs.StringVar(&cfg.csv, "csv", "", "write one row per kernel as CSV to `file`")
 	dims := map[string]*string{}
@@ -183,25 +224,11 @@ func parseProfile(args []string) (cfg profileConfig, help bool, err error) {
 	if cfg.targets, err = selectTargets(splitList(be.Name), nil); err != nil {
 		return cfg, false, err
 	}
-	for _, t := range cfg.targets {
-		if !strings.HasSuffix(t.Name(), "-emu") {
-			return cfg, false, fmt.Errorf("-backend: %s is not an emulated backend (cuda-emu, metal-emu): only the emulator counts", t.Name())
-		}
+	if err := checkEmulated("-backend", cfg.targets); err != nil {
+		return cfg, false, err
 	}
-	for _, g := range splitList(gpus) {
-		gpu, err := roofline.Lookup(g)
-		if err != nil {
-			return cfg, false, fmt.Errorf("-gpu: %w", err)
-		}
-		cfg.gpus = append(cfg.gpus, gpu)
-	}
-	if cfg.sample < 0 {
-		return cfg, false, fmt.Errorf("-sample: %d is negative", cfg.sample)
-	}
-	if cfg.regs < 1 || cfg.regs > 255 {
-		return cfg, false, fmt.Errorf("-regs: %d is not 1 to 255", cfg.regs)
-	}
-	return cfg, false, nil
+	cfg.profileOptions, err = parseOpts()
+	return cfg, false, err
 }
 
 func gpuNames() string {
@@ -232,48 +259,9 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "opbench profile: %s\n", n)
 	}
-	dev, err := simt.Open()
-	if err != nil {
-		fmt.Fprintf(stderr, "opbench profile: %v\n", err)
-		return exitFailure
-	}
-	set := profileSet{
-		Schema: ProfileSchema, Provenance: bench.DetectProvenance(cfg.command),
-		Note: "emulator counters per kernel launch and roofline estimates (lower bounds from published peaks): never measured times",
-	}
-	code := exitOK
-	for _, t := range cfg.targets {
-		be, err := openBackend(t, 1)
-		if err != nil {
-			fmt.Fprintf(stderr, "opbench profile: %s: %v\n", t.Name(), err)
-			code = exitFailure
-			continue
-		}
-		if !ops.IsEmulated(be.Backend) {
-			fmt.Fprintf(stderr, "opbench profile: %s is not emulated\n", t.Name())
-			be.Close()
-			code = exitFailure
-			continue
-		}
-		gpus := cfg.gpus
-		if len(gpus) == 0 {
-			def := "h100"
-			if strings.HasPrefix(t.Name(), "metal") {
-				def = "m2max"
-			}
-			g, _ := roofline.Lookup(def)
-			gpus = []roofline.GPU{g}
-		}
-		for _, p := range points {
-			pp := profileOne(dev, be, p, cfg, gpus)
-			if pp.Error != "" {
-				code = exitFailure
-			}
-			set.Points = append(set.Points, pp)
-			writeProfileText(stdout, pp, gpus, cfg)
-		}
-		be.Close()
-	}
+	set := newProfileSet(cfg.command)
+	var code int
+	set.Points, code = profileTargets("opbench profile", cfg.targets, points, cfg.profileOptions, stdout, stderr)
 	if err := writeProfileFiles(set, cfg, stdout); err != nil {
 		fmt.Fprintf(stderr, "opbench profile: %v\n", err)
 		return exitFailure
@@ -281,15 +269,76 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// newProfileSet returns an empty record set of the command.
+func newProfileSet(command string) profileSet {
+	return profileSet{
+		Schema: ProfileSchema, Provenance: bench.DetectProvenance(command),
+		Note: "emulator counters per kernel launch and roofline estimates (lower bounds from published peaks): never measured times",
+	}
+}
+
+// profileTargets runs each point once on each emulated target under the
+// profiler, prints each point's table to stdout as it completes, and
+// returns the points' records and the exit code (exitFailure when a
+// point failed); errors go to stderr after the command's name.
+func profileTargets(command string, targets []registry.Target, points []bench.PlannedPoint, o profileOptions, stdout, stderr io.Writer) ([]profilePoint, int) {
+	dev, err := simt.Open()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", command, err)
+		return nil, exitFailure
+	}
+	var out []profilePoint
+	code := exitOK
+	for _, t := range targets {
+		be, err := openBackend(t, 1)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %s: %v\n", command, t.Name(), err)
+			code = exitFailure
+			continue
+		}
+		if !ops.IsEmulated(be.Backend) {
+			fmt.Fprintf(stderr, "%s: %s is not emulated\n", command, t.Name())
+			be.Close()
+			code = exitFailure
+			continue
+		}
+		gpus := o.gpus
+		if len(gpus) == 0 {
+			gpus = []roofline.GPU{defaultGPU(t.Name())}
+		}
+		for _, p := range points {
+			pp := profileOne(dev, be, p, o, gpus)
+			if pp.Error != "" {
+				code = exitFailure
+			}
+			out = append(out, pp)
+			writeProfileText(stdout, pp)
+		}
+		be.Close()
+	}
+	return out, code
+}
+
+// defaultGPU is the GPU an emulated backend's estimates are for when none
+// is named: an Apple M2 Max for Metal, else an H100.
+func defaultGPU(backend string) roofline.GPU {
+	name := "h100"
+	if strings.HasPrefix(backend, "metal") {
+		name = "m2max"
+	}
+	g, _ := roofline.Lookup(name) // the table lists both
+	return g
+}
+
 // profileOne runs point p once on be under the profiler.
-func profileOne(dev *simt.Device, be bench.Backend, p bench.PlannedPoint, cfg profileConfig, gpus []roofline.GPU) profilePoint {
+func profileOne(dev *simt.Device, be bench.Backend, p bench.PlannedPoint, o profileOptions, gpus []roofline.GPU) profilePoint {
 	pp := profilePoint{Op: p.Op.String(), Type: p.Type.String(), Shape: p.Shape(), Label: p.Label, Backend: be.Name, Flops: p.Plan.Cost.Flops}
 	c, err := p.Case()
 	if err != nil {
 		pp.Error = err.Error()
 		return pp
 	}
-	if err := dev.StartProfile(simt.ProfileOptions{SampleBlocks: cfg.sample}); err != nil {
+	if err := dev.StartProfile(simt.ProfileOptions{SampleBlocks: o.sample}); err != nil {
 		pp.Error = err.Error()
 		return pp
 	}
@@ -303,31 +352,25 @@ func profileOne(dev *simt.Device, be bench.Backend, p bench.PlannedPoint, cfg pr
 			pp.Error += ": " + res.Err
 		}
 	}
-	pp.Kernels = profileKernels(profs, float64(pp.Flops), cfg.regs, gpus)
+	pp.Kernels = profileKernels(profs, float64(pp.Flops), o.regs, gpus)
 	return pp
 }
 
 // profileKernels extrapolates each launch's counters and estimates it:
 // the op's FLOPs that no counted matrix product does are charged, as FP32
-// work, to the launch with the most global sectors.
+// work, to the launch with the most global sectors (roofline.ChargeFP32).
 func profileKernels(profs []simt.KernelProfile, opFlops float64, regs int, gpus []roofline.GPU) []profileKernel {
 	ks := make([]profileKernel, len(profs))
-	var tensor float64
-	main, most := -1, uint64(0)
+	ext := make([]simt.KernelProfile, len(profs))
 	for i, p := range profs {
-		e := p.Extrapolate()
-		ks[i].KernelProfile = e
+		ext[i] = p.Extrapolate()
+		ks[i].KernelProfile = ext[i]
 		ks[i].Dialect = p.Dialect.String()
-		tensor += e.TensorFLOPs()
-		if s := e.GlobalLoads.Sectors + e.GlobalStores.Sectors + e.Atomics.Sectors; main < 0 || s > most {
-			main, most = i, s
-		}
 	}
+	charged := roofline.ChargeFP32(ext, opFlops)
 	for i := range ks {
 		k := &ks[i]
-		if i == main {
-			k.FP32Flops = max(0, opFlops-tensor)
-		}
+		k.FP32Flops = charged[i]
 		if opFlops > 0 {
 			k.TensorShare = k.TensorFLOPs() / opFlops
 		}
@@ -343,7 +386,7 @@ func profileKernels(profs []simt.KernelProfile, opFlops float64, regs int, gpus 
 }
 
 // writeProfileText prints one point's kernels.
-func writeProfileText(w io.Writer, pp profilePoint, gpus []roofline.GPU, cfg profileConfig) {
+func writeProfileText(w io.Writer, pp profilePoint) {
 	fmt.Fprintf(w, "%s %s %s on %s", pp.Op, pp.Type, pp.Shape, pp.Backend)
 	if pp.Label != "" {
 		fmt.Fprintf(w, " (%s)", pp.Label)
@@ -467,11 +510,10 @@ var profileCSVHeader = []string{
 // writeProfileFiles writes the JSON and CSV records cfg asks for.
 func writeProfileFiles(set profileSet, cfg profileConfig, stdout io.Writer) error {
 	if cfg.json != "" {
-		b, err := json.MarshalIndent(set, "", "  ")
+		b, err := profileJSON(set)
 		if err != nil {
 			return err
 		}
-		b = append(b, '\n')
 		if cfg.json == "-" {
 			if _, err := stdout.Write(b); err != nil {
 				return err
@@ -481,36 +523,48 @@ func writeProfileFiles(set profileSet, cfg profileConfig, stdout io.Writer) erro
 		}
 	}
 	if cfg.csv != "" {
-		f, err := os.Create(cfg.csv)
+		b, err := profileCSV(set)
 		if err != nil {
 			return fmt.Errorf("-csv: %w", err)
 		}
-		cw := csv.NewWriter(f)
-		cw.Write(profileCSVHeader)
-		u := func(v uint64) string { return strconv.FormatUint(v, 10) }
-		fl := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-		for _, p := range set.Points {
-			for _, k := range p.Kernels {
-				for _, e := range k.Estimates {
-					cw.Write([]string{p.Op, p.Type, p.Shape, p.Backend, k.Kernel, k.Grid.String(), k.Block.String(),
-						strconv.FormatInt(k.StaticShared, 10), strconv.FormatInt(k.DynShared, 10), u(k.Blocks), u(k.BlocksRun), strconv.FormatBool(k.Extrapolated),
-						u(k.GlobalLoads.Requests), u(k.GlobalLoads.Sectors), u(k.GlobalLoads.Bytes),
-						u(k.GlobalStores.Requests), u(k.GlobalStores.Sectors), u(k.GlobalStores.Bytes),
-						u(k.SharedLoads.Requests), u(k.SharedLoads.Wavefronts), u(k.SharedLoads.BankConflicts()),
-						u(k.SharedStores.Requests), u(k.SharedStores.Wavefronts), u(k.SharedStores.BankConflicts()),
-						fl(k.WarpEfficiency()), u(k.Barriers), u(k.Collectives), u(k.Atomics.Requests), u(k.Atomics.SameAddress),
-						fl(k.TensorFLOPs()), fl(k.TensorShare), fl(k.DRAMBytes()), e.GPU, fl(e.Seconds), e.Limiter})
-				}
-			}
-		}
-		cw.Flush()
-		if err := cw.Error(); err != nil {
-			f.Close()
-			return fmt.Errorf("-csv: %w", err)
-		}
-		if err := f.Close(); err != nil {
+		if err := os.WriteFile(cfg.csv, b, 0o644); err != nil {
 			return fmt.Errorf("-csv: %w", err)
 		}
 	}
 	return nil
+}
+
+// profileJSON encodes the records as indented JSON.
+func profileJSON(set profileSet) ([]byte, error) {
+	b, err := json.MarshalIndent(set, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// profileCSV encodes the records as CSV, one row per kernel launch and
+// GPU estimated.
+func profileCSV(set profileSet) ([]byte, error) {
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	cw.Write(profileCSVHeader)
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	fl := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for _, p := range set.Points {
+		for _, k := range p.Kernels {
+			for _, e := range k.Estimates {
+				cw.Write([]string{p.Op, p.Type, p.Shape, p.Backend, k.Kernel, k.Grid.String(), k.Block.String(),
+					strconv.FormatInt(k.StaticShared, 10), strconv.FormatInt(k.DynShared, 10), u(k.Blocks), u(k.BlocksRun), strconv.FormatBool(k.Extrapolated),
+					u(k.GlobalLoads.Requests), u(k.GlobalLoads.Sectors), u(k.GlobalLoads.Bytes),
+					u(k.GlobalStores.Requests), u(k.GlobalStores.Sectors), u(k.GlobalStores.Bytes),
+					u(k.SharedLoads.Requests), u(k.SharedLoads.Wavefronts), u(k.SharedLoads.BankConflicts()),
+					u(k.SharedStores.Requests), u(k.SharedStores.Wavefronts), u(k.SharedStores.BankConflicts()),
+					fl(k.WarpEfficiency()), u(k.Barriers), u(k.Collectives), u(k.Atomics.Requests), u(k.Atomics.SameAddress),
+					fl(k.TensorFLOPs()), fl(k.TensorShare), fl(k.DRAMBytes()), e.GPU, fl(e.Seconds), e.Limiter})
+			}
+		}
+	}
+	cw.Flush()
+	return buf.Bytes(), cw.Error()
 }

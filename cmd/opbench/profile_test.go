@@ -148,3 +148,88 @@ func TestProfileTensorShare(t *testing.T) {
 		t.Errorf("tensor-core share of the op's FLOPs %v, want 1", share)
 	}
 }
+
+func TestSweepProfileBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-backend", "cpu", "-profile"}, "-profile: cpu"},
+		{[]string{"-backend", "cpu", "-profile"}, "is not an emulated backend (cuda-emu, metal-emu)"},
+		{[]string{"-backend", "cuda-emu", "-gpu", "h100"}, "-gpu: only with -profile"},
+		{[]string{"-backend", "cuda-emu", "-sample", "4"}, "-sample: only with -profile"},
+		{[]string{"-backend", "cuda-emu", "-profile", "-gpu", "h1000"}, `-gpu: roofline: unknown GPU "h1000"`},
+		{[]string{"-backend", "cuda-emu", "-profile", "-sample", "-1"}, "-sample: -1 is negative"},
+		{[]string{"-backend", "cuda-emu", "-profile", "-plot"}, "-plot: a profile has no timings"},
+		{[]string{"-backend", "cuda-emu", "-profile", "-cpuprofile", t.TempDir()}, "-cpuprofile: a profile runs on the emulator"},
+	} {
+		args := append([]string{"sweep", "-op", "mul_mat", "-type", "q4_0"}, tc.args...)
+		code, _, errOut := runArgs(args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("opbench %q: code %d, stderr %q; want %d and %q", args, code, errOut, exitUsage, tc.want)
+		}
+	}
+	// The profiler's flags are sweep's own, not ggml's.
+	if code, _, errOut := runArgs("ggml", "-op", "mul_mat", "-profile"); code != exitUsage || !strings.Contains(errOut, "-profile") {
+		t.Errorf("ggml -profile: code %d, stderr %q", code, errOut)
+	}
+	code, out, _ := runArgs("sweep", "-h")
+	if code != exitOK || !strings.Contains(out, "-profile") || !strings.Contains(out, "NAME.profile.json") {
+		t.Errorf("sweep -h: code %d, lacks -profile", code)
+	}
+}
+
+// TestSweepProfile sweeps one small q4_0 mat-vec on cuda-emu with
+// -profile: the kernels' counters and H100 estimate are printed, no
+// timed record is written, and NAME.profile.json holds opbench profile's
+// records of the point with the weights read at least once.
+func TestSweepProfile(t *testing.T) {
+	if err := simt.Available(); err != nil {
+		require.Skip(t, "SIMT emulator unavailable: %v", err)
+	}
+	dir := t.TempDir()
+	code, out, errOut := runArgs("sweep", "-backend", "cuda-emu", "-profile", "-op", "mul_mat", "-type", "q4_0", "-m", "128", "-k", "256", "-n", "1", "-sample", "4", "-out", dir, "-name", "p")
+	if code != exitOK {
+		t.Fatalf("code %d, stdout %s, stderr %s", code, out, errOut)
+	}
+	for _, w := range []string{"MUL_MAT q4_0", "on cuda-emu", "kernel ", "sectors/req", "estimate on h100 (a lower bound, not a time)", "1 profiled points", "p.profile.json"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "p.json")); err == nil {
+		t.Errorf("-profile wrote a timing record p.json")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "p.profile.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set profileSet
+	if err := json.Unmarshal(b, &set); err != nil {
+		t.Fatal(err)
+	}
+	if set.Schema != ProfileSchema || len(set.Points) != 1 {
+		t.Fatalf("records: %s", b)
+	}
+	p := set.Points[0]
+	if p.Op != "MUL_MAT" || p.Type != "q4_0" || p.Backend != "cuda-emu" || p.Error != "" || len(p.Kernels) == 0 || !strings.Contains(set.Provenance.Command, "-profile") {
+		t.Fatalf("point: %+v", p)
+	}
+	const weights = 128 * 256 / 32 * 18 // q4_0: 18 bytes a block of 32
+	var read float64
+	for _, k := range p.Kernels {
+		if k.GlobalLoads.Requests == 0 || len(k.Estimates) != 1 || k.Estimates[0].GPU != "h100" || k.Estimates[0].Seconds <= 0 {
+			t.Errorf("kernel %s: %+v", k.Kernel, k)
+		}
+		for _, bt := range k.Buffers {
+			read = max(read, 32*float64(bt.ReadSectors))
+		}
+	}
+	if read < weights {
+		t.Errorf("largest buffer read %v bytes, want at least the weights' %v", read, weights)
+	}
+	csvb, err := os.ReadFile(filepath.Join(dir, "p.profile.csv"))
+	if err != nil || !strings.HasPrefix(string(csvb), strings.Join(profileCSVHeader, ",")) || strings.Count(string(csvb), "\n") < 2 {
+		t.Errorf("p.profile.csv: %v, %q", err, csvb)
+	}
+}

@@ -72,6 +72,14 @@ and kv (KV length, default max(512, n)); its types set the matrix
 products' weights (default q4_0). Flags -time, -t and -tier override
 the file.
 
+On an emulated GPU backend (cuda-emu, metal-emu) a point is validated,
+never timed. With -profile (emulated backends only), each point instead
+runs once under the SIMT emulator's profiler, as opbench profile runs it:
+the table of each kernel launch's counters and its roofline estimate on
+-gpu goes to stdout, and the records (opbench profile -json's schema) to
+NAME.profile.json and NAME.profile.csv under -out. A sampled launch's
+result is not computed, so a profiled point is not validated.
+
 The records are named NAME.json and NAME.csv under -out. Without -name,
 NAME is sweep-DATE-TIME, with -2, -3, ... added when a file of that name
 exists (two sweeps started in the same second into one folder), so a
@@ -96,6 +104,7 @@ Examples:
 	opbench sweep -op flash_attn_ext -type f16,q8_0 -kv 512,4096 -n 1
 	opbench sweep -f sweeps/mine.json -out /tmp/results -name try1 -plot
 	opbench sweep -op rms_norm,rope -n 1,512 -list
+	opbench sweep -backend cuda-emu -profile -op mul_mat -type q4_0,q8_0 -m 4096 -k 4096 -n 1,512 -gpu h100,l4
 	opbench sweep -op mul_mat -type q4_K -n 1 -cpuprofile /tmp/prof    (then go tool pprof -top /tmp/prof/MUL_MAT-q4_K-*.pprof)
 `
 
@@ -110,6 +119,10 @@ type sweepFlags struct {
 	minSamples                                         int
 	plot, list                                         bool
 	dims                                               map[string]*string
+	// profile and profileOpts are sweep's own (-profile, -gpu, -sample,
+	// -regs); commands built on sweep's flags leave them unset.
+	profile     bool
+	profileOpts func() (profileOptions, error)
 }
 
 // dimNames lists every size a benchmark op has, in op order.
@@ -153,6 +166,15 @@ func newSweepFlagSet() (*flag.FlagSet, *sweepFlags) {
 	return fs, f
 }
 
+// newSweepOnlyFlagSet is sweep's flag set with the flags only sweep has:
+// -profile and the profiler's settings.
+func newSweepOnlyFlagSet() (*flag.FlagSet, *sweepFlags) {
+	fs, f := newSweepFlagSet()
+	fs.BoolVar(&f.profile, "profile", false, "on an emulated backend (cuda-emu, metal-emu): run each point once under the emulator's profiler instead, print its kernels' counters and estimates (as opbench profile does) and write NAME.profile.json and NAME.profile.csv")
+	f.profileOpts = profileFlags(fs)
+	return fs, f
+}
+
 // sweepConfig is the parsed command line of sweep.
 type sweepConfig struct {
 	entries    []bench.Entry
@@ -165,15 +187,17 @@ type sweepConfig struct {
 	roofline   string
 	profileDir string
 	plot, list bool
-	command    string
-	inputs     []cli.Input // the sweep and roofline files read
-	warnings   []string    // deprecated spellings used
+	// profile, when set, profiles the points instead of measuring them.
+	profile  *profileOptions
+	command  string
+	inputs   []cli.Input // the sweep and roofline files read
+	warnings []string    // deprecated spellings used
 }
 
 // parseSweep parses sweep's command line into a config; err is one line
 // naming the flag at fault.
 func parseSweep(args []string) (cfg sweepConfig, help bool, err error) {
-	fs, f := newSweepFlagSet()
+	fs, f := newSweepOnlyFlagSet()
 	return parseSweepFlags(fs, f, "opbench sweep", args)
 }
 
@@ -315,8 +339,42 @@ func parseSweepFlags(fs *flag.FlagSet, f *sweepFlags, command string, args []str
 			return cfg, false, err
 		}
 	}
+	if err := parseSweepProfile(&cfg, f, set); err != nil {
+		return cfg, false, err
+	}
 	cfg.warnings = cli.Warnings(fs)
 	return cfg, false, nil
+}
+
+// parseSweepProfile checks -profile and the profiler's flags (set holds
+// the flags given) and fills cfg.profile.
+func parseSweepProfile(cfg *sweepConfig, f *sweepFlags, set map[string]bool) error {
+	if f.profileOpts == nil {
+		return nil
+	}
+	opts, err := f.profileOpts()
+	if err != nil {
+		return err
+	}
+	if !f.profile {
+		for _, name := range []string{"gpu", "sample", "regs"} {
+			if set[name] {
+				return fmt.Errorf("-%s: only with -profile", name)
+			}
+		}
+		return nil
+	}
+	if err := checkEmulated("-profile", cfg.targets); err != nil {
+		return err
+	}
+	switch {
+	case cfg.plot:
+		return errors.New("-plot: a profile has no timings to plot")
+	case cfg.profileDir != "":
+		return errors.New("-cpuprofile: a profile runs on the emulator: use one or the other")
+	}
+	cfg.profile = &opts
+	return nil
 }
 
 // flagErr shortens a flag package error to one line; nil stays nil.
@@ -348,7 +406,7 @@ func entryError(file string, n, i int, err error) error {
 
 func sweepUsage(w io.Writer) {
 	fmt.Fprint(w, sweepHelp)
-	fs, _ := newSweepFlagSet()
+	fs, _ := newSweepOnlyFlagSet()
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	var sizes strings.Builder
@@ -396,11 +454,18 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if cfg.maxMem == 0 && machine.MemoryBytes > 0 {
 		cfg.maxMem = machine.MemoryBytes / 2
 	}
-	place, exit := placeSet(stderr, "sweep", cfg.out, cfg.name, "sweep", machine.ID, cfg.inputs)
+	exts := []string{".json", ".csv"}
+	if cfg.profile != nil {
+		exts = []string{".profile.json", ".profile.csv"}
+	}
+	place, exit := placeSet(stderr, "sweep", cfg.out, cfg.name, "sweep", machine.ID, cfg.inputs, exts...)
 	if exit >= 0 {
 		return exit
 	}
 	out, name, unique := place.dir, place.name, place.unique
+	if cfg.profile != nil {
+		return runSweepProfile(cfg, points, out, name, unique, exts, stdout, stderr)
+	}
 
 	var backends []bench.Backend
 	defer func() {
@@ -490,6 +555,43 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		code = exitFailure
 	}
 	fmt.Fprintf(stdout, "%s; wrote %s\n", summary, strings.Join(paths, ", "))
+	return code
+}
+
+// runSweepProfile is "opbench sweep -profile": each point runs once on
+// each emulated backend under the profiler (opbench profile's code), its
+// kernels' table goes to stdout, and the records to DIR/NAME.profile.json
+// and .csv (opbench profile -json's schema).
+func runSweepProfile(cfg sweepConfig, points []bench.PlannedPoint, dir, name string, unique bool, exts []string, stdout, stderr io.Writer) int {
+	set := newProfileSet(cfg.command)
+	var code int
+	set.Points, code = profileTargets("opbench sweep", cfg.targets, points, *cfg.profile, stdout, stderr)
+	js, err := profileJSON(set)
+	if err != nil {
+		fmt.Fprintf(stderr, "opbench sweep: %v\n", err)
+		return exitFailure
+	}
+	cs, err := profileCSV(set)
+	if err != nil {
+		fmt.Fprintf(stderr, "opbench sweep: %v\n", err)
+		return exitFailure
+	}
+	paths, _, err := writeFiles(dir, name, unique, exts, map[string][]byte{exts[0]: js, exts[1]: cs})
+	if err != nil {
+		fmt.Fprintf(stderr, "opbench sweep: %v\n", err)
+		return exitFailure
+	}
+	failed := 0
+	for _, p := range set.Points {
+		if p.Error != "" {
+			failed++
+		}
+	}
+	summary := fmt.Sprintf("%d profiled points", len(set.Points))
+	if failed > 0 {
+		summary += fmt.Sprintf(", %d failed", failed)
+	}
+	fmt.Fprintf(stdout, "%s (counters and estimates, never times); wrote %s\n", summary, strings.Join(paths, ", "))
 	return code
 }
 
@@ -585,9 +687,10 @@ type setPlace struct {
 
 // placeSet settles cmd's -out and -name: the folder is -out, else
 // results/<machine ID>, made if missing; the name is -name, else
-// prefix-<date>-<time>. A named set replaces its files, but never one of
-// inputs. It returns the exit code to stop with, or -1 to go on.
-func placeSet(stderr io.Writer, cmd, out, name, prefix, machineID string, inputs []cli.Input) (setPlace, int) {
+// prefix-<date>-<time>. A named set replaces its files (name plus each of
+// exts, by default .json and .csv), but never one of inputs. It returns
+// the exit code to stop with, or -1 to go on.
+func placeSet(stderr io.Writer, cmd, out, name, prefix, machineID string, inputs []cli.Input, exts ...string) (setPlace, int) {
 	if out == "" {
 		out = filepath.Join("results", machineID)
 	}
@@ -603,7 +706,14 @@ func placeSet(stderr io.Writer, cmd, out, name, prefix, machineID string, inputs
 		p.name, p.unique = prefix+"-"+now().Format("20060102-150405"), true
 		return p, -1
 	}
-	if err := cli.CheckOutputs(inputs, cli.Output{Flag: "name", Path: filepath.Join(out, name+".json")}, cli.Output{Flag: "name", Path: filepath.Join(out, name+".csv")}); err != nil {
+	if len(exts) == 0 {
+		exts = []string{".json", ".csv"}
+	}
+	var outs []cli.Output
+	for _, e := range exts {
+		outs = append(outs, cli.Output{Flag: "name", Path: filepath.Join(out, name+e)})
+	}
+	if err := cli.CheckOutputs(inputs, outs...); err != nil {
 		return setPlace{}, usageError(stderr, cmd, err)
 	}
 	return p, -1
@@ -622,8 +732,13 @@ func writeSet(s *bench.Set, dir, name string, unique bool) (paths []string, used
 	if err := s.WriteCSV(&cs); err != nil {
 		return nil, "", err
 	}
-	data := map[string][]byte{".json": js.Bytes(), ".csv": cs.Bytes()}
-	exts := []string{".json", ".csv"}
+	return writeFiles(dir, name, unique, []string{".json", ".csv"}, map[string][]byte{".json": js.Bytes(), ".csv": cs.Bytes()})
+}
+
+// writeFiles writes DIR/NAME.EXT with data[EXT] for each of exts, each
+// atomically, and returns their paths and the name used; unique as for
+// writeSet.
+func writeFiles(dir, name string, unique bool, exts []string, data map[string][]byte) (paths []string, used string, err error) {
 	if !unique {
 		for _, ext := range exts {
 			path := filepath.Join(dir, name+ext)

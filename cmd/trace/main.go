@@ -16,6 +16,14 @@
 //	-pprof FILE    pprof profile (gzipped protobuf) of node times under
 //	               stacks forward;layer.N;attn;MUL_MAT(q4_0)
 //	-summary       tables of time by op and by layer with GFLOP/s and GB/s
+//	-counters      with an emulated GPU backend (cuda-emu, metal-emu): the
+//	               SIMT emulator's counters per node of the prompt's graph
+//	               (of the first traced run in -op mode): kernels launched,
+//	               global sectors per request, unique DRAM bytes, bank
+//	               conflicts, tensor-core share and a roofline estimate on
+//	               -gpu (h100 for cuda-emu, m2max for metal-emu), as
+//	               opbench profile counts them; the graph then runs a node
+//	               at a time
 //	-metal-capture FILE.gputrace
 //	               a Metal GPU capture (MTLCaptureManager, GPU trace
 //	               document) of the prompt's forward, or of the first
@@ -56,6 +64,7 @@ import (
 	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
+	"github.com/kernbench/kernbench/simt/roofline"
 )
 
 func main() {
@@ -83,6 +92,8 @@ type config struct {
 
 	dotFile, chromeFile, pprofFile string
 	summary                        bool
+	counters                       bool
+	gpu                            roofline.GPU // -gpu: estimates of -counters
 	render                         []string
 	filter                         dot.Filter
 	metalCapture                   string
@@ -106,6 +117,7 @@ Examples:
   trace -m model.gguf -dot layer3.dot -layer 3 -render svg,png
   trace -m model.gguf -dot attn.dot -layers 0-1 -match 'attn|kq|fattn'
   trace -op mul_mat -type q4_0 -m 4096 -n 1 -k 4096 -chrome mm.json -summary
+  trace -m stories260K.gguf -p "Once upon" -backend cuda-emu -counters -gpu h100
   go tool pprof -top p.pb.gz; go tool pprof -http=: p.pb.gz
 
 Flags:
@@ -147,6 +159,8 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	fs.StringVar(&c.chromeFile, "chrome", "", "write a Chrome/Perfetto trace JSON to `FILE`")
 	fs.StringVar(&c.pprofFile, "pprof", "", "write a pprof profile to `FILE`")
 	fs.BoolVar(&c.summary, "summary", false, "print time by op and by layer")
+	fs.BoolVar(&c.counters, "counters", false, "with -backend cuda-emu or metal-emu: print the emulator's counters per node (kernels, sectors per request, DRAM bytes, bank conflicts, tensor share) and an estimate on -gpu")
+	gpu := fs.String("gpu", "", "-counters: the `GPU` to estimate for: "+gpuNames()+" (default h100 for cuda-emu, m2max for metal-emu)")
 	fs.StringVar(&c.metalCapture, "metal-capture", "", "record the prompt's forward (in -op mode the first traced run) in a Metal GPU capture written to `FILE.gputrace`, a debug group per node named as in -dot (macOS with -backend metal; run with METAL_CAPTURE_ENABLED=1)")
 
 	if err := fs.Parse(args); err != nil {
@@ -219,6 +233,9 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 			return nil, err
 		}
 	}
+	if err := c.parseCounters(*gpu, set["gpu"]); err != nil {
+		return nil, err
+	}
 
 	if c.op == "" {
 		for _, f := range []string{"k", "type", "r"} {
@@ -272,6 +289,41 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// parseCounters checks -counters and -gpu.
+func (c *config) parseCounters(gpu string, gpuSet bool) error {
+	name := c.target.Name()
+	if !c.counters {
+		if gpuSet {
+			return usagef("-gpu is for -counters")
+		}
+		return nil
+	}
+	if !strings.HasSuffix(name, "-emu") {
+		return usagef("-counters: %s is not an emulated backend (cuda-emu, metal-emu): only the emulator counts", name)
+	}
+	if gpu == "" {
+		gpu = "h100"
+		if strings.HasPrefix(name, "metal") {
+			gpu = "m2max"
+		}
+	}
+	g, err := roofline.Lookup(gpu)
+	if err != nil {
+		return usagef("-gpu: %v", err)
+	}
+	c.gpu = g
+	return nil
+}
+
+// gpuNames lists the GPUs -gpu knows.
+func gpuNames() string {
+	var s []string
+	for _, g := range roofline.GPUs {
+		s = append(s, g.Name)
+	}
+	return strings.Join(s, ", ")
 }
 
 // checkOutputs checks the files the outputs write before any work: none

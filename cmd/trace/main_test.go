@@ -72,6 +72,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "-tier", "sse9"}, `flag -tier: backend cpu has no variant "sse9"`},
 		{[]string{"-m", "x.gguf", "-tier", "avx512"}, `flag -tier: backend cpu-avx512 is unavailable`},
 		{[]string{"-m", "x.gguf", "-backend", "cuda"}, "-backend: backend cuda is unavailable: "},
+		{[]string{"-m", "x.gguf", "-counters"}, "is not an emulated backend (cuda-emu, metal-emu)"},
+		{[]string{"-m", "x.gguf", "-gpu", "h100"}, "-gpu is for -counters"},
 	} {
 		rc, out, errs := trace(tc.args...)
 		if rc != 2 || out != "" || !strings.HasPrefix(errs, "trace: ") || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) {

@@ -114,10 +114,19 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 	// shows with its graph, are kept whole too.
 	res := &result{records: newStore()}
 	prompt := true
+	// -counters profiles the prompt's graph, run a node at a time.
+	var cnt *counters
+	if c.counters {
+		if cnt, err = newCounters(c.gpu); err != nil {
+			return nil, err
+		}
+		mc.SetStepwise(true)
+	}
 	mc.SetRecorder(func(r graphs.Record) {
 		res.records.Add(r)
 		if prompt {
 			res.graphRecs = append(res.graphRecs, r)
+			cnt.record(r)
 		}
 	})
 	seq := slices.Clip(ids) // the tokens decoded so far
@@ -137,9 +146,16 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 	// The prompt's forward is the one -metal-capture records.
 	var d time.Duration
 	err = capture(b, c.metalCapture, func() (err error) {
+		if err := cnt.start(); err != nil {
+			return err
+		}
 		d, err = decode(fmt.Sprintf("prompt (%d tokens)", len(ids)), ids, 0)
+		if serr := cnt.stop(); err == nil {
+			err = serr
+		}
 		return err
 	})
+	mc.SetStepwise(false)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +171,11 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 	}
 	fmt.Fprintf(out, "prompt: %d tokens in %.3f ms (%.1f tokens/s); %d nodes took %.3f ms of it\n",
 		len(ids), ms(d), float64(len(ids))/d.Seconds(), len(res.graph.Computed()), ms(nodes))
+	if cnt != nil {
+		if err := cnt.write(out, "the prompt's graph", res.graph); err != nil {
+			return nil, err
+		}
+	}
 	if plan := res.graph.Plan(); plan != nil {
 		for _, mem := range plan.Memory() {
 			fmt.Fprintf(out, "memory plan (%s): arena %s for %d intermediates of %s (peak live %s), %d computed in place\n",

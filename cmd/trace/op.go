@@ -64,9 +64,17 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	res := &result{graph: g, title: fmt.Sprintf("MUL_MAT %v m=%d n=%d k=%d", c.typ, c.m, c.n, c.k), records: newStore()}
+	// -counters profiles the first traced run, a node at a time.
+	var cnt *counters
+	if c.counters {
+		if cnt, err = newCounters(c.gpu); err != nil {
+			return nil, err
+		}
+	}
 	g.Recorder = func(rec graphs.Record) {
 		res.records.Add(rec)
 		res.graphRecs = append(res.graphRecs, rec)
+		cnt.record(rec)
 	}
 	var times []time.Duration
 	for i := range c.reps {
@@ -75,7 +83,22 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 		if i == 0 {
 			path = c.metalCapture // the first traced run is the one captured
 		}
-		if err := capture(b, path, func() error { return g.Compute(ctx, b) }); err != nil {
+		g.Stepwise = i == 0 && cnt != nil
+		err := capture(b, path, func() error {
+			if !g.Stepwise {
+				return g.Compute(ctx, b)
+			}
+			if err := cnt.start(); err != nil {
+				return err
+			}
+			err := g.Compute(ctx, b)
+			if serr := cnt.stop(); err == nil {
+				err = serr
+			}
+			return err
+		})
+		g.Stepwise = false
+		if err != nil {
 			return nil, err
 		}
 		end := time.Now()
@@ -84,6 +107,11 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 	}
 	if c.metalCapture != "" {
 		fmt.Fprintf(out, "GPU capture of run 1: %s\n", c.metalCapture)
+	}
+	if cnt != nil {
+		if err := cnt.write(out, "run 1", g); err != nil {
+			return nil, err
+		}
 	}
 	slices.Sort(times)
 	med := times[len(times)/2]

@@ -292,3 +292,24 @@ func (g GPU) Estimate(w Work) Estimate {
 	}
 	return e
 }
+
+// ChargeFP32 returns, for the launches of one op (counters extrapolated
+// to the grid), the FP32 FLOPs to charge each in its estimate: the
+// emulator does not count arithmetic, so the op's FLOPs that no counted
+// matrix product does all go to the launch with the most global sectors
+// (its main kernel), and none to the others.
+func ChargeFP32(launches []simt.KernelProfile, opFlops float64) []float64 {
+	out := make([]float64, len(launches))
+	var tensor float64
+	main, most := -1, uint64(0)
+	for i, p := range launches {
+		tensor += p.TensorFLOPs()
+		if s := p.GlobalLoads.Sectors + p.GlobalStores.Sectors + p.Atomics.Sectors; main < 0 || s > most {
+			main, most = i, s
+		}
+	}
+	if main >= 0 {
+		out[main] = max(0, opFlops-tensor)
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package roofline
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/kernbench/kernbench/internal/require"
@@ -123,5 +124,30 @@ func TestStreamingCopyEstimate(t *testing.T) {
 	// 16-byte lanes: 512 bytes a request, 16 sectors.
 	if s := ps[0].GlobalLoads.SectorsPerRequest(); s != 16 {
 		t.Errorf("float4 copy: %v sectors a request, want 16", s)
+	}
+}
+
+// TestChargeFP32: the op's FLOPs less its launches' matrix-product FLOPs
+// go to the launch with the most global sectors, none to the others.
+func TestChargeFP32(t *testing.T) {
+	small := simt.KernelProfile{GlobalLoads: simt.GlobalCounters{Requests: 1, Sectors: 4}}
+	big := simt.KernelProfile{GlobalLoads: simt.GlobalCounters{Requests: 10, Sectors: 40}, GlobalStores: simt.GlobalCounters{Requests: 1, Sectors: 4}}
+	mma := simt.KernelProfile{GlobalLoads: simt.GlobalCounters{Requests: 2, Sectors: 8}, MMA: []simt.MMACount{{Kind: "mma.m16n8k16.f16", Products: 1, FLOPs: 4096}}}
+	for _, tc := range []struct {
+		name     string
+		launches []simt.KernelProfile
+		flops    float64
+		want     []float64
+	}{
+		{"none", nil, 100, []float64{}},
+		{"main second", []simt.KernelProfile{small, big}, 1000, []float64{0, 1000}},
+		{"less tensor", []simt.KernelProfile{big, mma}, 5096, []float64{1000, 0}},
+		{"all tensor", []simt.KernelProfile{mma}, 4096, []float64{0}},
+		{"never negative", []simt.KernelProfile{mma}, 100, []float64{0}},
+	} {
+		got := ChargeFP32(tc.launches, tc.flops)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
