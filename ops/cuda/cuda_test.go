@@ -97,16 +97,26 @@ func f32of(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.U
 // bounds check reports the out-of-bounds access; the test fails with the
 // check off).
 func TestInjectedKernelBugs(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		file, old string
-		new       string
-		op        ops.Op
-		fault     simt.FaultKind
-	}{
+	checkInjectedBugs(t, []injectedBug{
 		{"missing barrier", "reduce.cuh", "if (lane == 0) scratch[warp] = v;\n\t__syncthreads();", "if (lane == 0) scratch[warp] = v;", ops.OpRMSNorm, simt.Race},
 		{"off-by-one bound", "elementwise.cu", "for (i64 i = kb_first(); i < n; i += kb_stride()) {\n\t\ti64 i0, i1, i2, i3;\n\t\tkb_unravel(td, i, i0, i1, i2, i3);\n\t\tfloat x = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3));\n\t\tfloat y = op", "for (i64 i = kb_first(); i <= n; i += kb_stride()) {\n\t\ti64 i0, i1, i2, i3;\n\t\tkb_unravel(td, i, i0, i1, i2, i3);\n\t\tfloat x = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3));\n\t\tfloat y = op", ops.OpScale, simt.OutOfBounds},
-	} {
+	})
+}
+
+// An injectedBug is a change to a kernel source that a kernel author
+// might make by mistake, and the fault the emulator must name for it.
+type injectedBug struct {
+	name, file, old, new string
+	op                   ops.Op
+	fault                simt.FaultKind
+}
+
+// checkInjectedBugs builds cuda-emu with each bug patched in and checks
+// that validation of the bug's op fails on at least one case, each
+// failure naming the bug's fault (the emulator's own report: cuda-emu's
+// tensors have no guard bytes), and that the patch applied.
+func checkInjectedBugs(t *testing.T, bugs []injectedBug) {
+	for _, tc := range bugs {
 		t.Run(tc.name, func(t *testing.T) {
 			b := emulated(t)
 			comp := b.comp.(emuCompiler)
@@ -132,12 +142,11 @@ func TestInjectedKernelBugs(t *testing.T) {
 					continue
 				}
 				failed++
-				// The emulator's checks must name the injected bug (not
-				// the harness's guard bytes: cuda-emu's tensors have none).
 				if why := r.Summary() + " " + r.Err; !faultSaid(why, tc.fault) {
 					t.Errorf("%s fails, but not for the injected bug: %s (%s)", c.ID(), r.Summary(), r.Err)
 				}
 			}
+			t.Logf("%d cases fail", failed)
 			if !applied || failed == 0 {
 				t.Errorf("the injected bug (applied %v) failed no case", applied)
 			}

@@ -1,10 +1,8 @@
 package cuda
 
 import (
-	"bytes"
 	"testing"
 
-	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/simt"
 )
@@ -17,11 +15,7 @@ import (
 // check reports the out-of-bounds access: cuda-emu's tensors have no
 // guard bytes, so these fail with the check off).
 func TestMiscInjectedBugs(t *testing.T) {
-	for _, tc := range []struct {
-		name, file, old, new string
-		op                   ops.Op
-		fault                simt.FaultKind
-	}{
+	checkInjectedBugs(t, []injectedBug{
 		{"rope: no barrier after the angles", "rope.cu",
 			"cs[half + i] = (float)(s * p.mscale);\n\t}\n\t__syncthreads();",
 			"cs[half + i] = (float)(s * p.mscale);\n\t}",
@@ -52,40 +46,5 @@ func TestMiscInjectedBugs(t *testing.T) {
 			"if (b0 + e / 256 < nblocks) xs[e] = kb_src_value(a, ta, st, b0 * 256 + e, packed);\n\t}\n\t__syncthreads();",
 			"if (b0 + e / 256 < nblocks) xs[e] = kb_src_value(a, ta, st, b0 * 256 + e, packed);\n\t}",
 			ops.OpCpy, simt.Race},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b := emulated(t)
-			comp := b.comp.(emuCompiler)
-			if comp.mode != simt.Checked {
-				t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
-			}
-			applied := false
-			comp.patch = func(name string, src []byte) []byte {
-				if name != tc.file {
-					return src
-				}
-				if !bytes.Contains(src, []byte(tc.old)) {
-					t.Fatalf("%s no longer contains the code the test breaks:\n%s", tc.file, tc.old)
-				}
-				applied = true
-				return bytes.Replace(src, []byte(tc.old), []byte(tc.new), 1)
-			}
-			b.comp = comp
-			failed := 0
-			for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{tc.op}}) {
-				r := harness.Run(b, c)
-				if r.Passed() {
-					continue
-				}
-				failed++
-				if why := r.Summary() + " " + r.Err; !faultSaid(why, tc.fault) {
-					t.Errorf("%s fails, but not for the injected bug: %s (%s)", c.ID(), r.Summary(), r.Err)
-				}
-			}
-			t.Logf("%d cases fail", failed)
-			if !applied || failed == 0 {
-				t.Errorf("the injected bug (applied %v) failed no case", applied)
-			}
-		})
-	}
+	})
 }
