@@ -14,24 +14,33 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// TestDecodedTokenDriverCalls decodes tokens of a small dense model on
-// cuda-emu and counts the driver calls of one token after a warm-up one:
-// no allocation of device memory, and at most two waits for the
-// device (the split's end, which reads the status words of the nodes
-// that check their ids, and the read of the logits).
+// TestDecodedTokenDriverCalls decodes tokens of small synthetic models on
+// cuda-emu (dense llama with flash attention on and off, MoE: Mixtral-style
+// and gpt-oss, Mamba and Mamba-2) and counts the driver calls of the third
+// token, after two that warm up the scratch memory and the graph: no
+// allocation of device memory, and at most two waits for the device (the
+// split's end, which reads the status words of the nodes that check their
+// ids, and the read of the logits).
 func TestDecodedTokenDriverCalls(t *testing.T) {
 	b := emulated(t)
-	path := filepath.Join(t.TempDir(), "llama.gguf")
-	if err := testmodel.Write(path, "llama", shareddata.Path(t, "stories260K.gguf")); err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	for _, flash := range []bool{false, true} {
-		t.Run(fmt.Sprintf("flash=%v", flash), func(t *testing.T) {
+	vocab := shareddata.Path(t, "stories260K.gguf")
+	for _, tc := range []struct {
+		arch  string
+		flash bool
+	}{
+		{"llama", false}, {"llama", true}, {"mixtral", false}, {"gpt-oss", true}, {"mamba", false}, {"mamba2", false},
+	} {
+		arch, flash := tc.arch, tc.flash
+		t.Run(fmt.Sprintf("%s,flash=%v", arch, flash), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), arch+".gguf")
+			if err := testmodel.Write(path, arch, vocab); err != nil {
+				t.Fatal(err)
+			}
+			m, err := model.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
 			ctx, err := m.NewContext(b, model.ContextParams{NCtx: 32, NBatch: 8, NUBatch: 8, KVType: quant.F16, FlashAttn: flash, NSeqMax: 1})
 			if err != nil {
 				t.Fatal(err)
