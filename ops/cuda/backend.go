@@ -41,9 +41,13 @@ type Backend struct {
 	// collected is device memory whose Buffer the program dropped,
 	// freed at the next call that holds the context.
 	collected []uint64
-	// status is a word pair kernels that check their input data write an
-	// error code and a detail to (see checkStatus).
-	status *deviceBuffer
+	// status holds statusSlots word pairs, one for each node queued since
+	// the last synchronization whose kernels check their input data (see
+	// statusFor); pending are those nodes, and statusHost the words' copy.
+	status     *deviceBuffer
+	pending    []pendingCheck
+	statusHost []byte
+	statusPin  runtime.Pinner
 	// scratch is device memory for kernels' intermediate data, by slot
 	// (see scratchBuffer): grown, never shrunk.
 	scratch map[int]*deviceBuffer
@@ -51,6 +55,9 @@ type Backend struct {
 	events   []uintptr
 	timed    int
 	timesErr error
+	// eventsQueued says the events of the last ComputeGraph may not have
+	// happened yet: no synchronization succeeded since it.
+	eventsQueued bool
 }
 
 // function is a loaded kernel.
@@ -79,36 +86,85 @@ func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info dev
 	if err := api.check("cuStreamCreate", api.cuStreamCreate(&b.strm, 0)); err != nil {
 		return nil, err
 	}
-	st, err := b.alloc(gpu.StatusBytes)
+	st, err := b.alloc(gpu.StatusBytes * statusSlots)
 	if err != nil {
 		return nil, err
 	}
 	b.status = st
+	b.statusHost = make([]byte, gpu.StatusBytes*statusSlots)
 	return b, nil
 }
 
-// checkStatus waits for the work queued so far and, when a kernel set the
-// status words (an error code, a detail such as a bad index), clears them
-// and returns describe's error for them. Ops whose input data can be bad
-// (ids out of range) call it after their launch: their Compute returns
-// the error, as the CPU backend's does.
-func (b *Backend) checkStatus(describe func(code, detail int32) error) error {
-	read := func(w []byte) error {
+// statusSlots is how many status word pairs the backend keeps: one for
+// each node that checks its input data (see statusFor) queued since the
+// last synchronization. A split with more checks than that waits once
+// for the slots in the middle.
+const statusSlots = 256
+
+// A pendingCheck is a queued node whose kernels report bad input data in
+// status slot i of the backend's pending checks.
+type pendingCheck struct {
+	t        *ops.Tensor
+	describe func(code, detail int32) error
+}
+
+// statusFor returns the device address of a status word pair for node t's
+// kernels (an error code and a detail such as a bad index; code 0 is no
+// error), which the next synchronization reads, with those of every node
+// queued since the last: describe makes the error of a code that is set,
+// which that synchronization returns. Ops whose input data can be bad (ids
+// out of range) call it, so that the check costs no wait of its own.
+func (b *Backend) statusFor(t *ops.Tensor, describe func(code, detail int32) error) (uint64, error) {
+	if len(b.pending) == statusSlots {
 		if err := b.sync(); err != nil {
-			return err
+			return 0, err
 		}
-		var pin runtime.Pinner
-		pin.Pin(&w[0])
-		defer pin.Unpin()
-		if err := b.api.check("cuMemcpyDtoHAsync_v2", b.api.cuMemcpyDtoHAsync(unsafe.Pointer(&w[0]), b.status.ptr, uint64(len(w)), b.strm)); err != nil {
-			return err
+	}
+	b.pending = append(b.pending, pendingCheck{t, describe})
+	return b.status.ptr + uint64(gpu.StatusBytes*(len(b.pending)-1)), nil
+}
+
+// readStatus queues the copy of the pending checks' status words to the
+// host; checkStatus reads it once the stream is done.
+func (b *Backend) readStatus() error {
+	n := len(b.pending)
+	if n == 0 {
+		return nil
+	}
+	w := b.statusHost[:gpu.StatusBytes*n]
+	b.statusPin.Pin(&w[0])
+	return b.api.check("cuMemcpyDtoHAsync_v2", b.api.cuMemcpyDtoHAsync(unsafe.Pointer(&w[0]), b.status.ptr, uint64(len(w)), b.strm))
+}
+
+// checkStatus, after the stream finished the copy readStatus queued,
+// returns the error of the first pending check whose kernels set their
+// status, clears the status words that are set, and forgets the checks.
+// ok false (the stream failed) forgets them without reading the words.
+func (b *Backend) checkStatus(ok bool) error {
+	b.statusPin.Unpin()
+	n := len(b.pending)
+	if n == 0 {
+		return nil
+	}
+	pending := b.pending
+	b.pending = b.pending[:0]
+	var first error
+	for i, c := range pending {
+		if !ok {
+			break
 		}
-		return b.sync()
+		code, detail := gpu.StatusAt(b.statusHost, i)
+		if code != 0 && first == nil {
+			first = fmt.Errorf("cuda: %s (%v): %w", c.t.Name, c.t.Op, c.describe(code, detail))
+		}
 	}
-	reset := func() error {
-		return b.api.check("cuMemsetD8Async", b.api.cuMemsetD8Async(b.status.ptr, 0, gpu.StatusBytes, b.strm))
+	clear(pending)
+	if first != nil || !ok {
+		if err := b.api.check("cuMemsetD8Async", b.api.cuMemsetD8Async(b.status.ptr, 0, uint64(gpu.StatusBytes*n), b.strm)); err != nil && first == nil {
+			first = err
+		}
 	}
-	return gpu.CheckStatus(read, reset, describe)
+	return first
 }
 
 // Name returns the backend's name: "cuda-0" for the first GPU, "cuda-emu"
@@ -250,16 +306,13 @@ func (d *deviceBuffer) ReadAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	defer leave()
-	if err := b.sync(); err != nil {
-		return 0, err
-	}
 	var pin runtime.Pinner
 	pin.Pin(&p[0])
 	defer pin.Unpin()
-	if err := b.api.check("cuMemcpyDtoHAsync_v2", b.api.cuMemcpyDtoHAsync(unsafe.Pointer(&p[0]), d.ptr+uint64(off), uint64(len(p)), b.strm)); err != nil {
-		return 0, err
-	}
-	if err := b.sync(); err != nil {
+	// One wait: the copy follows the queued work on the stream.
+	if err := b.syncAfter(func() error {
+		return b.api.check("cuMemcpyDtoHAsync_v2", b.api.cuMemcpyDtoHAsync(unsafe.Pointer(&p[0]), d.ptr+uint64(off), uint64(len(p)), b.strm))
+	}); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -402,7 +455,16 @@ func (b *Backend) Compute(t *ops.Tensor) error {
 	if err := b.Supports(t); err != nil {
 		return err
 	}
-	return gpu.Locked(b.enter, func() error { return b.compute(t) })
+	return gpu.Locked(b.enter, func() error {
+		if err := b.compute(t); err != nil {
+			return err
+		}
+		if len(b.pending) > 0 {
+			// A node alone is its own split: its checks are its error.
+			return b.sync()
+		}
+		return nil
+	})
 }
 
 func (b *Backend) compute(t *ops.Tensor) error {
@@ -433,7 +495,7 @@ func (b *Backend) computeGraph(nodes []*ops.Tensor) error {
 		}
 		b.events = append(b.events, ev)
 	}
-	b.timed, b.timesErr = 0, nil
+	b.timed, b.timesErr, b.eventsQueued = 0, nil, true
 	for i, t := range nodes {
 		if err := b.api.check("cuEventRecord", b.api.cuEventRecord(b.events[2*i], b.strm)); err != nil {
 			return err
@@ -457,8 +519,11 @@ func (b *Backend) NodeTimes() ([]time.Duration, error) {
 		return nil, err
 	}
 	defer leave()
-	if err := b.sync(); err != nil {
-		return nil, err
+	if b.eventsQueued {
+		// Not waited for yet (a split's Synchronize usually has).
+		if err := b.sync(); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]time.Duration, b.timed)
 	for i := range out {
@@ -476,12 +541,31 @@ func (b *Backend) Synchronize() error { return gpu.Locked(b.enter, b.sync) }
 
 // sync waits for the stream with the context held, then frees the
 // uploads made for the work.
-func (b *Backend) sync() error {
-	if err := b.api.check("cuStreamSynchronize", b.api.cuStreamSynchronize(b.strm)); err != nil {
+func (b *Backend) sync() error { return b.syncAfter(nil) }
+
+// syncAfter queues queue's work (nil for none), then the copy of the
+// pending checks' status words, and waits once for the stream: the
+// synchronization point of a split (see statusFor). It returns the first
+// error of queue, the stream or the checks, and frees the uploads made
+// for the work.
+func (b *Backend) syncAfter(queue func() error) error {
+	var err error
+	if queue != nil {
+		err = queue()
+	}
+	if err == nil {
+		err = b.readStatus()
+	}
+	if serr := b.api.check("cuStreamSynchronize", b.api.cuStreamSynchronize(b.strm)); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		b.checkStatus(false)
 		return b.fail(err)
 	}
 	b.res.ReleaseTemps()
-	return nil
+	b.eventsQueued = false
+	return b.checkStatus(true)
 }
 
 // ---------------------------------------------------------------------

@@ -18,7 +18,10 @@
 // Synchronize, and reading a buffer, wait. Tensors in host memory are
 // copied to the device when a kernel reads them: a read-only host buffer
 // (a model file's mapping) once, whole, and kept, so a model's weights go
-// to the device once; a writable one for each computation.
+// to the device once; a writable one for each computation. Kernels'
+// intermediate data live in scratch memory kept with the backend, and the
+// status words of ops that check their ids are read once, at the next
+// synchronization, so a split waits for the device only at its end.
 //
 // Each op's kernels are a file of kernels/ and a Go file, both named by
 // ggml's op name (op_mul_mat_id.go, kernels/mul_mat_id.cu; the

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -48,6 +49,83 @@ type driverAPI struct {
 	cuEventElapsedTime        func(ms *float32, start, end uintptr) int32
 	cuGetErrorName            func(e int32, s *unsafe.Pointer) int32
 	cuGetErrorString          func(e int32, s *unsafe.Pointer) int32
+
+	// calls counts the calls that synchronize the host, allocate or
+	// free device memory, and launch kernels (see countCalls).
+	calls [numCallKinds]atomic.Int64
+}
+
+// A callKind is a kind of driver call the binding counts.
+type callKind int
+
+// The counted kinds. The binding has no synchronous copies
+// (cuMemcpyHtoD/DtoH without Async) and no cuCtxSynchronize: those
+// counts stay zero, and are here so that a test states they are.
+const (
+	callLaunch     callKind = iota // cuLaunchKernel
+	callAlloc                      // cuMemAlloc_v2
+	callFree                       // cuMemFree_v2
+	callStreamSync                 // cuStreamSynchronize
+	callEventSync                  // cuEventSynchronize
+	callCtxSync                    // cuCtxSynchronize (not bound)
+	callSyncCopy                   // cuMemcpyHtoD/DtoH (not bound)
+	numCallKinds
+)
+
+// callCounts is a snapshot of the counted driver calls, by kind.
+type callCounts [numCallKinds]int64
+
+// counts returns the calls counted so far.
+func (d *driverAPI) counts() callCounts {
+	var c callCounts
+	for i := range c {
+		c[i] = d.calls[i].Load()
+	}
+	return c
+}
+
+// sub returns the calls counted in c and not in the earlier o.
+func (c callCounts) sub(o callCounts) callCounts {
+	for i := range c {
+		c[i] -= o[i]
+	}
+	return c
+}
+
+// syncs returns the calls that make the host wait for the device.
+func (c callCounts) syncs() int64 {
+	return c[callStreamSync] + c[callEventSync] + c[callCtxSync] + c[callSyncCopy]
+}
+
+func (c callCounts) String() string {
+	return fmt.Sprintf("%d launches, %d allocations, %d frees, %d stream syncs, %d event syncs, %d context syncs, %d synchronous copies",
+		c[callLaunch], c[callAlloc], c[callFree], c[callStreamSync], c[callEventSync], c[callCtxSync], c[callSyncCopy])
+}
+
+// countCalls wraps the bound functions of the counted kinds.
+func (d *driverAPI) countCalls() {
+	launch, alloc, free := d.cuLaunchKernel, d.cuMemAlloc, d.cuMemFree
+	streamSync, eventSync := d.cuStreamSynchronize, d.cuEventSynchronize
+	d.cuLaunchKernel = func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, s uintptr, params unsafe.Pointer, extra unsafe.Pointer) int32 {
+		d.calls[callLaunch].Add(1)
+		return launch(fn, gx, gy, gz, bx, by, bz, shared, s, params, extra)
+	}
+	d.cuMemAlloc = func(p *uint64, size uint64) int32 {
+		d.calls[callAlloc].Add(1)
+		return alloc(p, size)
+	}
+	d.cuMemFree = func(p uint64) int32 {
+		d.calls[callFree].Add(1)
+		return free(p)
+	}
+	d.cuStreamSynchronize = func(s uintptr) int32 {
+		d.calls[callStreamSync].Add(1)
+		return streamSync(s)
+	}
+	d.cuEventSynchronize = func(ev uintptr) int32 {
+		d.calls[callEventSync].Add(1)
+		return eventSync(ev)
+	}
 }
 
 // Device attributes the backend reads (CUdevice_attribute).
@@ -97,6 +175,7 @@ func loadDriver(path string) (*driverAPI, error) {
 		}
 		purego.RegisterFunc(f.ptr, sym)
 	}
+	d.countCalls()
 	return d, nil
 }
 

@@ -79,13 +79,11 @@ func launchArgsort(b *Backend, t *ops.Tensor) error {
 		return b.launch("argsort.cu", "kb_argsort_f32", dim3{uint32(blocks), 1, 1}, dim3{sortThreads(segs * n / 2), 1, 1}, int(8*segs*n),
 			u64(src[0]), tensorArg(a), u64(dst), tensorArg(t), i32(desc), i32(int32(n)), i32(int32(segs)))
 	}
-	scratch, err := b.alloc(8 * rows * n)
+	scratch, err := b.scratchBuffer(scratchSort, 8*rows*n)
 	if err != nil {
 		return err
 	}
-	// Freed at the next synchronization, after the queued kernels.
-	b.res.AddTemp(scratch)
-	sp := u64(scratch.ptr)
+	sp := u64(scratch)
 	grid, block := elementGrid(rows * n)
 	if err := b.launch("argsort.cu", "kb_argsort_keys", grid, block, 0, u64(src[0]), tensorArg(a), sp, i64(n), i32(desc)); err != nil {
 		return err

@@ -140,13 +140,11 @@ func launchFlashAttn(b *Backend, t *ops.Tensor) error {
 	rows := t.NumRows()
 	if g.splits > 1 {
 		// Per split and output row: dv partial sums, then (m, l) pairs
-		// after all of them. Freed at the next synchronization.
-		buf, err := b.alloc(int64(g.splits) * rows * (v.Ne[0] + 2) * 4)
-		if err != nil {
+		// after all of them, in the backend's scratch memory.
+		var err error
+		if part, err = b.scratchBuffer(scratchFAParts, int64(g.splits)*rows*(v.Ne[0]+2)*4); err != nil {
 			return err
 		}
-		b.res.AddTemp(buf)
-		part = buf.ptr
 	}
 	scale, softcap := p.Scale, p.Softcap
 	if softcap > 0 {

@@ -49,13 +49,13 @@ func launchGetRows(b *Backend, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	rows := t.Ne[1] * t.Ne[2] * t.Ne[3]
-	err = b.launch("get_rows.cu", "kb_get_rows_"+t.Src[0].Type.String(), dim3{uint32(rows), 1, 1}, dim3{rowBlock(t.Ne[0]), 1, 1}, 0,
-		u64(src[0]), tensorArg(t.Src[0]), u64(src[1]), tensorArg(t.Src[1]), u64(dst), tensorArg(t), u64(b.status.ptr))
+	status, err := b.statusFor(t, func(code, v int32) error {
+		return fmt.Errorf("GET_ROWS: row id %d outside the table's %d rows", v, t.Src[0].Ne[1])
+	})
 	if err != nil {
 		return err
 	}
-	return b.checkStatus(func(code, v int32) error {
-		return fmt.Errorf("GET_ROWS: row id %d outside the table's %d rows", v, t.Src[0].Ne[1])
-	})
+	rows := t.Ne[1] * t.Ne[2] * t.Ne[3]
+	return b.launch("get_rows.cu", "kb_get_rows_"+t.Src[0].Type.String(), dim3{uint32(rows), 1, 1}, dim3{rowBlock(t.Ne[0]), 1, 1}, 0,
+		u64(src[0]), tensorArg(t.Src[0]), u64(src[1]), tensorArg(t.Src[1]), u64(dst), tensorArg(t), u64(status))
 }

@@ -52,10 +52,13 @@ const (
 	mmvRows = 4 // weight rows (warps) per matrix-vector block
 )
 
-// Scratch slots.
+// Scratch slots (see scratchBuffer): one per kind of intermediate data,
+// so that one node's kernels never share a slot for two purposes.
 const (
-	scratchActs = iota
-	scratchGroups
+	scratchActs    = iota // MUL_MAT(_ID)'s converted activations
+	scratchGroups         // MUL_MAT_ID's pairs grouped by expert
+	scratchSort           // ARGSORT's keys of long rows
+	scratchFAParts        // FLASH_ATTN_EXT's partial results of KV splits
 )
 
 // intPath reports whether weights of type t take the integer dot products

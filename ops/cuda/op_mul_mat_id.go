@@ -56,13 +56,19 @@ func launchMulMatID(b *Backend, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
+	status, err := b.statusFor(t, func(code, v int32) error {
+		return fmt.Errorf("MUL_MAT_ID: expert id %d outside [0, %d)", v, nExp)
+	})
+	if err != nil {
+		return err
+	}
 	args := mmArgs{
 		w: src[0], wNb1: w.Nb[1], wNb2: w.Nb[2], wNb3: w.Nb[3],
 		x: act.x, xNb1: act.nb1, xNb2: act.nb2, xNb3: act.nb3,
 		d: dst, dNb1: t.Nb[1], dNb2: t.Nb[2], dNb3: t.Nb[3],
 		m: m, n: pairs, k: w.Ne[0], b2: 1, r2: 1, r3: 1,
 		ids: src[2], idsNb0: ids.Nb[0], idsNb1: ids.Nb[1], used: ids.Ne[0], b1: x.Ne[1], nExpert: nExp,
-		status: b.status.ptr,
+		status: status,
 	}
 	if tiled {
 		// The grouping: pairs, then 3 ints per tile, then the count.
@@ -77,15 +83,8 @@ func launchMulMatID(b *Backend, t *ops.Tensor) error {
 			return err
 		}
 		grid := dim3{uint32((m + tileM - 1) / tileM), uint32(nt), 1}
-		err = b.launch(file, name, grid, dim3{tileNT, 1, 1}, 0, args.bytes())
-	} else {
-		grid := dim3{uint32((m + mmvRows - 1) / mmvRows), uint32(pairs), 1}
-		err = b.launch(file, name, grid, dim3{32 * mmvRows, 1, 1}, 0, args.bytes())
+		return b.launch(file, name, grid, dim3{tileNT, 1, 1}, 0, args.bytes())
 	}
-	if err != nil {
-		return err
-	}
-	return b.checkStatus(func(code, v int32) error {
-		return fmt.Errorf("MUL_MAT_ID: expert id %d outside [0, %d)", v, nExp)
-	})
+	grid := dim3{uint32((m + mmvRows - 1) / mmvRows), uint32(pairs), 1}
+	return b.launch(file, name, grid, dim3{32 * mmvRows, 1, 1}, 0, args.bytes())
 }

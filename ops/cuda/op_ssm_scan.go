@@ -92,13 +92,13 @@ func launchSSMScan(b *Backend, t *ops.Tensor) error {
 	for i, x := range t.Src {
 		args = append(args, u64(src[i]), tensorArg(x))
 	}
-	args = append(args, u64(dst), i32(int32(lanes)), u64(b.status.ptr))
-	err = b.launch("ssm_scan.cu", fmt.Sprintf("kb_ssm_scan_f32_%d", ns), dim3{uint32(nGroup * blocksPerGroup), uint32(nSeqs), 1},
-		dim3{scanThreads, 1, 1}, int(16*dState), args...)
+	status, err := b.statusFor(t, func(_, v int32) error {
+		return fmt.Errorf("SSM_SCAN: state slot id %d outside the %d slots", v, s.Ne[3])
+	})
 	if err != nil {
 		return err
 	}
-	return b.checkStatus(func(_, v int32) error {
-		return fmt.Errorf("SSM_SCAN: state slot id %d outside the %d slots", v, s.Ne[3])
-	})
+	args = append(args, u64(dst), i32(int32(lanes)), u64(status))
+	return b.launch("ssm_scan.cu", fmt.Sprintf("kb_ssm_scan_f32_%d", ns), dim3{uint32(nGroup * blocksPerGroup), uint32(nSeqs), 1},
+		dim3{scanThreads, 1, 1}, int(16*dState), args...)
 }

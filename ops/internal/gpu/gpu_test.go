@@ -149,3 +149,15 @@ func TestResident(t *testing.T) {
 }
 
 func make8() []byte { return []byte{0, 1, 2, 3, 4, 5, 6, 7} }
+
+func TestStatusAt(t *testing.T) {
+	w := []byte{0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0xf9, 0xff, 0xff, 0xff}
+	for _, tc := range []struct {
+		i            int
+		code, detail int32
+	}{{0, 0, 0}, {1, 1, -7}} {
+		if code, detail := StatusAt(w, tc.i); code != tc.code || detail != tc.detail {
+			t.Errorf("slot %d: (%d, %d), want (%d, %d)", tc.i, code, detail, tc.code, tc.detail)
+		}
+	}
+}

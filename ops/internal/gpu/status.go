@@ -25,3 +25,10 @@ func CheckStatus(read func(w []byte) error, reset func() error, describe func(co
 	}
 	return describe(code, detail)
 }
+
+// StatusAt returns the code and detail of status word pair i in w, the
+// copy of a backend's status slots.
+func StatusAt(w []byte, i int) (code, detail int32) {
+	at := StatusBytes * i
+	return int32(binary.LittleEndian.Uint32(w[at:])), int32(binary.LittleEndian.Uint32(w[at+4:]))
+}
