@@ -234,11 +234,11 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	if c.target, err = c.be.Target(); err != nil {
 		return nil, usagef("%v", err)
 	}
+	if strings.TrimSpace(c.fb.Name) != "" && c.op != "" {
+		return nil, usagef("-fallback is for model mode (-m): -op runs one node, on -backend")
+	}
 	if c.fbTarget, c.useFB, err = c.fb.Resolve(c.target); err != nil {
 		return nil, usagef("%v", err)
-	}
-	if c.useFB && c.op != "" {
-		return nil, usagef("-fallback is for model mode (-m): -op runs one node, on -backend")
 	}
 	if c.metalCapture != "" {
 		if err := metalCaptureError(c.target, c.metalCapture); err != nil {
