@@ -376,12 +376,28 @@ func (s *Scheduler) assign(i int, n *ops.Tensor) (int, error) {
 			return be, nil
 		}
 		if len(s.backends) == 1 {
-			return 0, nodeErr(i, n, err)
+			return 0, &UnsupportedError{Index: i, Node: n, Err: err}
 		}
 		why = append(why, b.Name()+": "+err.Error())
 	}
-	return 0, nodeErr(i, n, fmt.Errorf("no backend supports it (%s)", strings.Join(why, "; ")))
+	return 0, &UnsupportedError{Index: i, Node: n, Err: fmt.Errorf("no backend supports it (%s)", strings.Join(why, "; "))}
 }
+
+// An UnsupportedError reports a node that no backend of a scheduler
+// supports, as when a model needs an op its one backend lacks.
+type UnsupportedError struct {
+	Index int         // the node's index in its graph
+	Node  *ops.Tensor // the node
+	Err   error       // why: the backend's Supports error, or every backend's
+}
+
+// Error names the node (index, label, op, type and shape) and the reason.
+func (e *UnsupportedError) Error() string {
+	return nodeErr(e.Index, e.Node, e.Err).Error()
+}
+
+// Unwrap returns the reason.
+func (e *UnsupportedError) Unwrap() error { return e.Err }
 
 // allocate gives each value an offset in its backend's arena, walking the
 // steps in order: values defined at a step are placed (in their source's

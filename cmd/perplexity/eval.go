@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/kernbench/kernbench/internal/cli"
 
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/model/kvcache"
@@ -21,10 +22,11 @@ import (
 // nothing in the chunk.
 type evaluator struct {
 	ctx    *model.Context
-	nCtx   int // chunk length
-	nSeq   int // chunks per batch
-	nBatch int // tokens per Decode of one chunk when nSeq == 1
-	first  int // first scored position
+	nCtx   int                // chunk length
+	nSeq   int                // chunks per batch
+	nBatch int                // tokens per Decode of one chunk when nSeq == 1
+	first  int                // first scored position
+	notes  *cli.FallbackNotes // names the nodes the fallback computes
 }
 
 // newEvaluator makes the context for chunks of nCtx tokens with at most
@@ -94,6 +96,7 @@ func (e *evaluator) run(cx context.Context, n int, chunk func(k int) []int32, sc
 			if err := e.ctx.DecodeContext(cx, b); err != nil {
 				return fmt.Errorf("chunk %d: %w", g+1, err)
 			}
+			e.notes.Note(e.ctx.LastGraph())
 			for s := range ns {
 				toks := chunk(g + s)
 				for p := max(j0, e.first); p < j1 && p <= last; p++ {

@@ -118,6 +118,9 @@ func (s *session) compare(cx context.Context, be ops.Backend, base model.Context
 		n = min(n, c.nChunks)
 	}
 	ev, err := newEvaluator(s.m, be, base, h.NCtx, c.nBatch, c.nUBatch, n)
+	if ev != nil {
+		ev.notes = s.notes
+	}
 	if err != nil {
 		return err
 	}

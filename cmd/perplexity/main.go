@@ -43,6 +43,11 @@ type config struct {
 	kvType quant.Type
 	ctxSet bool            // -c given
 	target registry.Target // resolved from backend and tier
+	fb     cli.FallbackFlag
+	// fbTarget, when useFB (-fallback), computes the nodes target does
+	// not support.
+	fbTarget registry.Target
+	useFB    bool
 }
 
 // newFlags defines the flags on a new FlagSet filling c.
@@ -62,6 +67,7 @@ func newFlags(c *config) *flag.FlagSet {
 	c.fa = cli.NewOnOff(true)
 	fs.Var(c.fa, "fa", "flash attention: on (FLASH_ATTN_EXT) or off (MUL_MAT + SOFT_MAX + MUL_MAT); auto = on")
 	c.be.Register(fs)
+	c.fb.Register(fs)
 	fs.BoolVar(&c.progress, "progress", true, "show progress on stderr (-progress=false: none)")
 	fs.Usage = func() {
 		w := fs.Output()
@@ -116,7 +122,7 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 		return cli.Report(stderr, "perplexity", err)
 	}
 	if err := execute(cx, &c, stdout, stderr); err != nil {
-		return cli.Report(stderr, "perplexity", err)
+		return cli.Report(stderr, "perplexity", cli.FallbackHint(err, c.useFB))
 	}
 	return cli.ExitOK
 }
@@ -153,6 +159,9 @@ func (c *config) check(fs *flag.FlagSet) error {
 	if c.target, err = c.be.Target(); err != nil {
 		return err
 	}
+	if c.fbTarget, c.useFB, err = c.fb.Resolve(c.target); err != nil {
+		return err
+	}
 	if c.kldBase != "" {
 		inputs := []cli.Input{{Flag: "m", Path: c.modelPath}, {Flag: "f", Path: c.textPath}}
 		if err := cli.CheckOutputs(inputs, cli.Output{Flag: "kld-base", Path: c.kldBase}); err != nil {
@@ -172,6 +181,7 @@ type session struct {
 	tok    tokenizer.Tokenizer
 	stdout io.Writer
 	stderr io.Writer
+	notes  *cli.FallbackNotes // names the nodes -fallback computes
 }
 
 // execute loads the model and the text and runs the mode the flags select.
@@ -195,7 +205,7 @@ func execute(cx context.Context, c *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	be, fallback, err := cli.OpenWithFallback(c.target, cli.ResolveThreads(c.threads))
+	be, fallback, err := cli.OpenWithFallback(c.target, c.fbTarget, c.useFB, cli.ResolveThreads(c.threads))
 	if err != nil {
 		return cli.Usagef("backend", "%v", err)
 	}
@@ -203,7 +213,7 @@ func execute(cx context.Context, c *config, stdout, stderr io.Writer) error {
 	if fallback != nil {
 		defer fallback.Close()
 	}
-	s := &session{c: c, m: m, tok: tok, stdout: stdout, stderr: stderr}
+	s := &session{c: c, m: m, tok: tok, stdout: stdout, stderr: stderr, notes: cli.NewFallbackNotes(stderr, "perplexity", fallback)}
 	fmt.Fprintf(stderr, "perplexity: model %s (%s, %d tokens vocabulary); backend %s; KV cache %v, flash attention %s\n",
 		c.modelPath, m.Hparams.Arch, m.Hparams.NVocab, cli.BackendDesc(be), c.kvType, onOff(c.fa.Value))
 	if c.ctxSet && c.nCtx > m.Hparams.NCtxTrain {

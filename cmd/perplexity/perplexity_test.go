@@ -96,6 +96,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "extra"}, `"extra"`},
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "-backend", "cuda"}, "-backend: backend cuda is unavailable: "},
 		{[]string{"-m", "x.gguf", "-f", "t.txt", "-backend", "cpu-sse9"}, `-backend: backend cpu has no variant "sse9"`},
+		{[]string{"-m", "x.gguf", "-f", "t.txt", "-fallback", "tpu"}, `-fallback: unknown backend "tpu"`},
 	} {
 		code, out, errs := runCmd(tc.args...)
 		if code != cli.ExitUsage {

@@ -101,6 +101,9 @@ func (s *session) perplexity(cx context.Context, be ops.Backend, base model.Cont
 	}
 	evTokens := s.chunkTokens(tokens, nCtx, n)
 	ev, err := newEvaluator(s.m, be, base, nCtx, c.nBatch, c.nUBatch, n)
+	if ev != nil {
+		ev.notes = s.notes
+	}
 	if err != nil {
 		return err
 	}

@@ -144,6 +144,7 @@ func runTest(cx context.Context, c *config, m *model.Model, be ops.Backend, cp m
 			if err := ctx.DecodeContext(cx, model.SimpleBatch(toks, int32(done), 0)); err != nil {
 				return err
 			}
+			c.notes.Note(ctx.LastGraph())
 			done += k
 		}
 		return nil
@@ -161,6 +162,7 @@ func runTest(cx context.Context, c *config, m *model.Model, be ops.Backend, cp m
 			if err := ctx.DecodeContext(cx, b); err != nil {
 				return err
 			}
+			c.notes.Note(ctx.LastGraph())
 			tok = randTok()
 		}
 		return nil

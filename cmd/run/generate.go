@@ -105,7 +105,7 @@ func generate(cx context.Context, c *config, m *model.Model, be ops.Backend, std
 	fmt.Fprintf(stderr, "run: backend %s; n_ctx %d, n_batch %d, n_ubatch %d, KV cache %v, flash attention %s\n",
 		cli.BackendDesc(be), cp.NCtx, cp.NBatch, cp.NUBatch, cp.KVType, onOff(cp.FlashAttn))
 	if cp.Fallback != nil {
-		fmt.Fprintf(stderr, "run: nodes %s does not support run on %s\n", be.Name(), cli.BackendDesc(cp.Fallback))
+		fmt.Fprintf(stderr, "run: -fallback: the nodes %s does not support run on %s\n", be.Name(), cli.BackendDesc(cp.Fallback))
 	}
 	seedText := ""
 	if sp.Temp > 0 {
@@ -179,6 +179,7 @@ func stream(cx context.Context, c *config, ctx *model.Context, tok tokenizer.Tok
 		if err := ctx.DecodeContext(cx, model.SimpleBatch(chunk, int32(p0), 0)); err != nil {
 			return fmt.Errorf("evaluating the prompt: %w", err)
 		}
+		c.notes.Note(ctx.LastGraph())
 	}
 	st.prompt, st.nPrompt = time.Since(t), len(tokens)
 
@@ -236,6 +237,7 @@ func stream(cx context.Context, c *config, ctx *model.Context, tok tokenizer.Tok
 			}
 			return fmt.Errorf("evaluating token %d: %w", i, err)
 		}
+		c.notes.Note(ctx.LastGraph())
 		st.eval += time.Since(t)
 		st.nEval++
 		pos++

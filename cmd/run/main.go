@@ -73,9 +73,13 @@ type config struct {
 	kvType  quant.Type      // resolved from kv
 	flash   bool            // resolved from fa
 	target  registry.Target // resolved from backend and tier
-	// fallback computes the nodes a partial backend (a GPU backend
-	// whose kernels are being written) does not support.
-	fallback ops.Backend
+	fb      cli.FallbackFlag
+	// fbTarget, when useFB (-fallback), is the backend that computes
+	// the nodes target does not support.
+	fbTarget registry.Target
+	useFB    bool
+	fallback ops.Backend        // fbTarget opened
+	notes    *cli.FallbackNotes // names the nodes fallback computes
 
 	// sampling
 	temp, topP, minP, typical, tfs       float64
@@ -113,6 +117,7 @@ func newFlags(c *config) *flag.FlagSet {
 	c.fa = cli.NewOnOff(true)
 	fs.Var(c.fa, "fa", "flash attention: on (FLASH_ATTN_EXT) or off (MUL_MAT + SOFT_MAX + MUL_MAT); auto = on")
 	c.be.Register(fs)
+	c.fb.Register(fs)
 
 	fs.Float64Var(&c.temp, "temp", cli.F32(d.Temp), "temperature; 0 or less is greedy decoding")
 	fs.IntVar(&c.topK, "top-k", d.TopK, "keep the k most likely tokens (0: off)")
@@ -184,7 +189,7 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 		return cli.Report(stderr, "run", err)
 	}
 	defer m.Close()
-	be, fallback, err := cli.OpenWithFallback(c.target, cli.ResolveThreads(c.threads))
+	be, fallback, err := cli.OpenWithFallback(c.target, c.fbTarget, c.useFB, cli.ResolveThreads(c.threads))
 	if err != nil {
 		return cli.Report(stderr, "run", cli.Usagef("backend", "%v", err))
 	}
@@ -195,6 +200,7 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 	if fallback != nil {
 		defer fallback.Close()
 		c.fallback = fallback
+		c.notes = cli.NewFallbackNotes(stderr, "run", fallback)
 	}
 	var prof *cli.AtomicFile
 	if c.cpuProfile != "" {
@@ -218,7 +224,7 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	if err != nil {
-		return cli.Report(stderr, "run", err)
+		return cli.Report(stderr, "run", cli.FallbackHint(err, c.useFB))
 	}
 	return cli.ExitOK
 }
@@ -246,6 +252,9 @@ func (c *config) check(fs *flag.FlagSet) error {
 		return cli.Usagef("ub", "want a micro-batch size >= 1, not %d", c.nUBatch)
 	}
 	if c.target, err = c.be.Target(); err != nil {
+		return err
+	}
+	if c.fbTarget, c.useFB, err = c.fb.Resolve(c.target); err != nil {
 		return err
 	}
 	if c.cpuProfile != "" {

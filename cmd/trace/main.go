@@ -84,9 +84,14 @@ type config struct {
 	threads int
 	be      cli.BackendFlags
 	target  registry.Target // resolved from be
-	flash   bool
-	kvType  quant.Type
-	nCtx    int
+	fb      cli.FallbackFlag
+	// fbTarget, when useFB (-fallback), computes the nodes target does
+	// not support.
+	fbTarget registry.Target
+	useFB    bool
+	flash    bool
+	kvType   quant.Type
+	nCtx     int
 	// warnings are the deprecated spellings used.
 	warnings []string
 
@@ -145,6 +150,7 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	fs.IntVar(&c.reps, "r", 10, "single-op mode: runs of the op, each traced")
 	cli.ThreadsVar(fs, &c.threads, "CPU threads")
 	c.be.Register(fs)
+	c.fb.Register(fs)
 	fa := cli.NewOnOff(true)
 	fs.Var(fa, "fa", "flash attention: on (FLASH_ATTN_EXT) or off (MUL_MAT + SOFT_MAX + MUL_MAT); auto = on")
 	var kv cli.KVFlags
@@ -226,6 +232,12 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 		return nil, usagef("-layer, -layers and -match filter the dot dump: give -dot FILE too")
 	}
 	if c.target, err = c.be.Target(); err != nil {
+		return nil, usagef("%v", err)
+	}
+	if strings.TrimSpace(c.fb.Name) != "" && c.op != "" {
+		return nil, usagef("-fallback is for model mode (-m): -op runs one node, on -backend")
+	}
+	if c.fbTarget, c.useFB, err = c.fb.Resolve(c.target); err != nil {
 		return nil, usagef("%v", err)
 	}
 	if c.metalCapture != "" {
@@ -429,7 +441,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if c.op != "" {
 		res, err = traceOp(ctx, c, stdout)
 	} else {
-		res, err = traceModel(ctx, c, stdout)
+		res, err = traceModel(ctx, c, stdout, stderr)
+		err = cli.FallbackHint(err, c.useFB)
 	}
 	if err == nil {
 		err = writeOutputs(ctx, c, res, stdout, stderr)

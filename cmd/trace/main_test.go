@@ -58,6 +58,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "-dot", "g.dot", "-match", "("}, "-match"},
 		{[]string{"-m", "x.gguf", "-layer", "1"}, "give -dot FILE too"},
 		{[]string{"-m", "x.gguf", "-render", "gif"}, `-render "gif"`},
+		{[]string{"-m", "x.gguf", "-fallback", "tpu"}, `flag -fallback: unknown backend "tpu"`},
+		{[]string{"-op", "add", "-fallback", "cpu"}, "-fallback is for model mode"},
 		{[]string{"-m", "x.gguf", "-p", " "}, "prompt is empty"},
 		{[]string{"-m", "x.gguf", "-k", "4"}, "single-op mode"},
 		{[]string{"-op", "softmax", "-m", "4", "-k", "4"}, "traces mul_mat"},

@@ -38,7 +38,7 @@ const ctxRound = 256
 
 // traceModel decodes the prompt and c.n greedy tokens, recording every
 // step of every graph.
-func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) {
+func traceModel(ctx context.Context, c *config, out, stderr io.Writer) (*result, error) {
 	m, err := model.Load(c.model)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		return nil, fmt.Errorf("the prompt (%d tokens) and %d generated tokens need %d cells; -c is %d", len(ids), c.n, need, nCtx)
 	}
 
-	b, fallback, err := cli.OpenWithFallback(c.target, cli.ResolveThreads(c.threads))
+	b, fallback, err := cli.OpenWithFallback(c.target, c.fbTarget, c.useFB, cli.ResolveThreads(c.threads))
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +130,13 @@ func traceModel(ctx context.Context, c *config, out io.Writer) (*result, error) 
 		}
 	})
 	seq := slices.Clip(ids) // the tokens decoded so far
+	notes := cli.NewFallbackNotes(stderr, "trace", fallback)
 	decode := func(name string, toks []int32, pos int) (time.Duration, error) {
 		start := time.Now()
 		if err := mc.DecodeContext(ctx, model.SimpleBatch(toks, int32(pos), 0)); err != nil {
 			return 0, err
 		}
+		notes.Note(mc.LastGraph())
 		end := time.Now()
 		res.spans = append(res.spans, timing.Span{Name: name, Start: start, End: end, Args: map[string]any{"tokens": len(toks), "pos": pos}})
 		if pos > 0 {

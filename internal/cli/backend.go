@@ -56,27 +56,6 @@ func OpenBackend(o BackendOptions) (ops.Backend, error) {
 	return t.Open(o.Threads)
 }
 
-// OpenWithFallback opens target with threads workers and, when its
-// backend does not declare itself complete (a GPU backend whose kernels
-// are still being written), the default CPU backend too, to compute the
-// nodes it does not support (model.ContextParams.Fallback); fallback is
-// nil for a complete backend. The caller closes both.
-func OpenWithFallback(t registry.Target, threads int) (be, fallback ops.Backend, err error) {
-	be, err = t.Open(threads)
-	if err != nil {
-		return nil, nil, err
-	}
-	if t.Entry.Complete {
-		return be, nil, nil
-	}
-	fallback, err = OpenBackend(BackendOptions{Name: DefaultBackend, Threads: threads})
-	if err != nil {
-		be.Close()
-		return nil, nil, fmt.Errorf("opening the CPU backend for the nodes %s does not compute: %w", t.Name(), err)
-	}
-	return be, fallback, nil
-}
-
 // BackendNames returns the registered backends' names, for help texts.
 func BackendNames() string {
 	var s []string
