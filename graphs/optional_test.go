@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernbench/kernbench/graphs/graphstest"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/cputest"
 )
@@ -18,7 +19,7 @@ import (
 // its memory), treats the work as queued until Synchronize, and reports a
 // device time per node. What it is asked to do goes to its log.
 type gpu struct {
-	*fake
+	*graphstest.Fake
 	log     []string
 	pending bool // work queued since the last Synchronize
 	graphs  int  // ComputeGraph calls
@@ -38,13 +39,13 @@ var (
 // whole.
 func (g *gpu) Compute(t *ops.Tensor) error {
 	g.log = append(g.log, "compute "+t.Label())
-	return g.fake.Compute(t)
+	return g.Fake.Compute(t)
 }
 
 func (g *gpu) ComputeGraph(nodes []*ops.Tensor) error {
 	var names []string
 	for _, n := range nodes {
-		if err := g.fake.Compute(n); err != nil {
+		if err := g.Fake.Compute(n); err != nil {
 			return err
 		}
 		names = append(names, n.Label())
@@ -104,8 +105,8 @@ func TestSchedulerUsesGPUInterfaces(t *testing.T) {
 	want := outputBytes(t, gw)
 
 	c1, c2 := cputest.New(t, 1), cputest.New(t, 1)
-	primary := &gpu{fake: newFake("fake", c1, true, ops.OpMulMat, ops.OpAdd)}
-	s, err := NewScheduler(Options{}, primary, newFake("cpu", c2, false))
+	primary := &gpu{Fake: graphstest.NewFake("fake", c1, true, ops.OpMulMat, ops.OpAdd)}
+	s, err := NewScheduler(Options{}, primary, graphstest.NewFake("cpu", c2, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestSchedulerUsesGPUInterfaces(t *testing.T) {
 
 	// On the GPU alone, the whole graph is one submission.
 	c3 := cputest.New(t, 1)
-	alone := &gpu{fake: newFake("fake", c3, true)}
+	alone := &gpu{Fake: graphstest.NewFake("fake", c3, true)}
 	ga, _ := fallbackGraph(t, ref)
 	if err := ga.Compute(context.Background(), alone); err != nil {
 		t.Fatal(err)
@@ -186,7 +187,7 @@ func TestSchedulerUsesGPUInterfaces(t *testing.T) {
 	}
 
 	// An error of the queued work names the split.
-	failing := &gpu{fake: newFake("fake", cputest.New(t, 1), true), syncErr: errors.New("launch failed")}
+	failing := &gpu{Fake: graphstest.NewFake("fake", cputest.New(t, 1), true), syncErr: errors.New("launch failed")}
 	gf, _ := fallbackGraph(t, ref)
 	err = gf.Compute(context.Background(), failing)
 	if err == nil || !strings.Contains(err.Error(), "launch failed") || !strings.Contains(err.Error(), "on fake") || !strings.Contains(err.Error(), " to ") {
@@ -279,7 +280,7 @@ func TestStepwise(t *testing.T) {
 	}
 
 	for _, stepwise := range []bool{false, true} {
-		dev := &gpu{fake: newFake("fake", cputest.New(t, 1), true)}
+		dev := &gpu{Fake: graphstest.NewFake("fake", cputest.New(t, 1), true)}
 		g, _ := fallbackGraph(t, ref)
 		g.Stepwise = stepwise
 		differ := 0

@@ -8,67 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernbench/kernbench/graphs/graphstest"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
 )
-
-// fake is a backend that computes with a CPU backend but supports only
-// some ops, and that checks every tensor a node touches lives in memory it
-// allocated, as a device backend would need: with leavesOK, leaves may be
-// anywhere (the scheduler keeps leaves in the first backend's memory).
-type fake struct {
-	name     string
-	inner    ops.Backend
-	only     map[ops.Op]bool // nil: every op the CPU has
-	leavesOK bool
-	mine     map[ops.Buffer]bool
-	computed map[ops.Op]int
-}
-
-func newFake(name string, inner ops.Backend, leavesOK bool, only ...ops.Op) *fake {
-	f := &fake{name: name, inner: inner, leavesOK: leavesOK, mine: map[ops.Buffer]bool{}, computed: map[ops.Op]int{}}
-	if len(only) > 0 {
-		f.only = map[ops.Op]bool{}
-		for _, o := range only {
-			f.only[o] = true
-		}
-	}
-	return f
-}
-
-func (f *fake) Name() string { return f.name }
-
-func (f *fake) Supports(t *ops.Tensor) error {
-	if computes(t) && f.only != nil && !f.only[t.Op] {
-		return fmt.Errorf("%s has no %v kernel", f.name, t.Op)
-	}
-	return f.inner.Supports(t)
-}
-
-func (f *fake) Alloc(size int64) (ops.Buffer, error) {
-	b, err := f.inner.Alloc(size)
-	if err == nil {
-		f.mine[b] = true
-	}
-	return b, err
-}
-
-func (f *fake) Compute(t *ops.Tensor) error {
-	for i, x := range append([]*ops.Tensor{t}, t.Src...) {
-		if x == nil {
-			continue
-		}
-		buf, _ := x.Storage()
-		if !f.mine[buf] && !(f.leavesOK && owner(x).Op == ops.OpNone) {
-			return fmt.Errorf("%s: operand %d (%s) of %s is not in its memory", f.name, i-1, x.Label(), t.Label())
-		}
-	}
-	f.computed[t.Op]++
-	return f.inner.Compute(t)
-}
-
-func (f *fake) Close() error { return nil }
 
 // fallbackGraph builds a graph mixing ops the fake has (MUL_MAT, ADD) and
 // ops it lacks, with a CPY into a cache leaf and readers of the cache on
@@ -121,8 +65,8 @@ func TestSchedulerFallback(t *testing.T) {
 	c1, c2 := cputest.New(t, 1), cputest.New(t, 1)
 	defer c1.Close()
 	defer c2.Close()
-	primary := newFake("fake", c1, true, ops.OpMulMat, ops.OpAdd)
-	fallback := newFake("cpu", c2, false)
+	primary := graphstest.NewFake("fake", c1, true, ops.OpMulMat, ops.OpAdd)
+	fallback := graphstest.NewFake("cpu", c2, false)
 	s, err := NewScheduler(Options{}, primary, fallback)
 	if err != nil {
 		t.Fatal(err)
@@ -153,8 +97,8 @@ func TestSchedulerFallback(t *testing.T) {
 			t.Errorf("run %d: the cache differs from the CPU's", run)
 		}
 	}
-	if primary.computed[ops.OpMulMat] != 2*3 || primary.computed[ops.OpAdd] != 2*2 {
-		t.Errorf("fake computed %v, want 3 MUL_MAT and 2 ADD per run", primary.computed)
+	if primary.Computed[ops.OpMulMat] != 2*3 || primary.Computed[ops.OpAdd] != 2*2 {
+		t.Errorf("fake computed %v, want 3 MUL_MAT and 2 ADD per run", primary.Computed)
 	}
 	for _, n := range g.Computed() {
 		wantB := ops.Backend(fallback)
@@ -225,8 +169,8 @@ func TestSchedulerRandomFallback(t *testing.T) {
 		{ops.OpSilu, ops.OpRMSNorm, ops.OpCpy},
 		{ops.OpMul, ops.OpScale, ops.OpCont, ops.OpSwiGLU},
 	} {
-		primary := newFake("fake", c1, true, only...)
-		s, err := NewScheduler(Options{}, primary, newFake("cpu", c2, false))
+		primary := graphstest.NewFake("fake", c1, true, only...)
+		s, err := NewScheduler(Options{}, primary, graphstest.NewFake("cpu", c2, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,8 +192,8 @@ func TestSchedulerRandomFallback(t *testing.T) {
 			}
 		}
 		n, _ := g.Plan().Copies()
-		if n == 0 || len(primary.computed) == 0 {
-			t.Errorf("fake with %v: %d copies, computed %v", only, n, primary.computed)
+		if n == 0 || len(primary.Computed) == 0 {
+			t.Errorf("fake with %v: %d copies, computed %v", only, n, primary.Computed)
 		}
 	}
 }
@@ -270,7 +214,7 @@ func TestSchedulerErrors(t *testing.T) {
 	m := must(t)
 	x := leaf(t, b, "x", quant.F32, []int64{4}, ramp(4, 1))
 	g := must3(t)(New(m(ops.Silu(x)).SetName("act")))
-	f1, f2 := newFake("f1", b, true, ops.OpAdd), newFake("f2", b, true, ops.OpMul)
+	f1, f2 := graphstest.NewFake("f1", b, true, ops.OpAdd), graphstest.NewFake("f2", b, true, ops.OpMul)
 	s, err := NewScheduler(Options{}, f1, f2)
 	if err != nil {
 		t.Fatal(err)
@@ -297,8 +241,8 @@ func TestSchedulerPreallocated(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf := out.Buffer
-	primary := newFake("fake", ref, true, ops.OpAdd)
-	fallback := newFake("cpu", ref, false)
+	primary := graphstest.NewFake("fake", ref, true, ops.OpAdd)
+	fallback := graphstest.NewFake("cpu", ref, false)
 	s, err := NewScheduler(Options{}, primary, fallback)
 	if err != nil {
 		t.Fatal(err)

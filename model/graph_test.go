@@ -5,12 +5,12 @@ package model_test
 // tests do not import model.
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"testing"
 
 	"github.com/kernbench/kernbench/graphs"
+	"github.com/kernbench/kernbench/graphs/graphstest"
 	shared "github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops"
@@ -106,8 +106,8 @@ func TestModelFallback(t *testing.T) {
 	for _, flash := range []bool{true, false} {
 		ref := cputest.New(t, 2)
 		c1, c2 := cputest.New(t, 2), cputest.New(t, 2)
-		primary := newFake("fake", c1, true, ops.OpMulMat, ops.OpAdd)
-		fallback := newFake("cpu", c2, false)
+		primary := graphstest.NewFake("fake", c1, true, ops.OpMulMat, ops.OpAdd)
+		fallback := graphstest.NewFake("cpu", c2, false)
 		want := prompt(t, "stories260K.gguf", promptText, ref, func(p *model.ContextParams) { p.FlashAttn = flash })
 		got := prompt(t, "stories260K.gguf", promptText, primary, func(p *model.ContextParams) {
 			p.FlashAttn, p.Fallback = flash, fallback
@@ -132,78 +132,19 @@ func TestModelFallback(t *testing.T) {
 			}
 		}
 		nl := want.Model.Hparams.NLayer
-		mm := primary.computed[ops.OpMulMat]
-		t.Logf("flash=%v: the fake computed %v; %d copies in the prompt's graph", flash, primary.computed, copies)
-		if mm == 0 || primary.computed[ops.OpAdd] != 4*2*nl || len(primary.computed) != 2 {
-			t.Errorf("flash=%v: the fake computed %v", flash, primary.computed)
+		mm := primary.Computed[ops.OpMulMat]
+		t.Logf("flash=%v: the fake computed %v; %d copies in the prompt's graph", flash, primary.Computed, copies)
+		if mm == 0 || primary.Computed[ops.OpAdd] != 4*2*nl || len(primary.Computed) != 2 {
+			t.Errorf("flash=%v: the fake computed %v", flash, primary.Computed)
 		}
-		if copies == 0 || fallback.computed[ops.OpRMSNorm] == 0 {
-			t.Errorf("flash=%v: %d copies, the CPU computed %v", flash, copies, fallback.computed)
+		if copies == 0 || fallback.Computed[ops.OpRMSNorm] == 0 {
+			t.Errorf("flash=%v: %d copies, the CPU computed %v", flash, copies, fallback.Computed)
 		}
 		for _, b := range []ops.Backend{ref, c1, c2} {
 			b.Close()
 		}
 	}
 }
-
-// fake computes with a CPU backend but supports only some ops, and fails
-// a node that touches memory it did not allocate (leaves excepted, with
-// leavesOK), as a device backend would.
-type fake struct {
-	name     string
-	inner    ops.Backend
-	only     map[ops.Op]bool
-	leavesOK bool
-	mine     map[ops.Buffer]bool
-	computed map[ops.Op]int
-}
-
-func newFake(name string, inner ops.Backend, leavesOK bool, only ...ops.Op) *fake {
-	f := &fake{name: name, inner: inner, leavesOK: leavesOK, mine: map[ops.Buffer]bool{}, computed: map[ops.Op]int{}}
-	if len(only) > 0 {
-		f.only = map[ops.Op]bool{}
-		for _, o := range only {
-			f.only[o] = true
-		}
-	}
-	return f
-}
-
-func (f *fake) Name() string { return f.name }
-
-func (f *fake) Supports(t *ops.Tensor) error {
-	if t.Op != ops.OpNone && !t.Op.IsView() && f.only != nil && !f.only[t.Op] {
-		return fmt.Errorf("%s has no %v kernel", f.name, t.Op)
-	}
-	return f.inner.Supports(t)
-}
-
-func (f *fake) Alloc(size int64) (ops.Buffer, error) {
-	b, err := f.inner.Alloc(size)
-	if err == nil {
-		f.mine[b] = true
-	}
-	return b, err
-}
-
-func (f *fake) Compute(t *ops.Tensor) error {
-	for _, x := range append([]*ops.Tensor{t}, t.Src...) {
-		if x == nil {
-			continue
-		}
-		o := x
-		for o.ViewOf != nil {
-			o = o.ViewOf
-		}
-		if buf, _ := x.Storage(); !f.mine[buf] && !(f.leavesOK && o.Op == ops.OpNone) {
-			return fmt.Errorf("%s: %s of %s is not in its memory", f.name, x.Label(), t.Label())
-		}
-	}
-	f.computed[t.Op]++
-	return f.inner.Compute(t)
-}
-
-func (f *fake) Close() error { return nil }
 
 // A promptRun is a context that has decoded a prompt, with the records of every
 // step of its graph.

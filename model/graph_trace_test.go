@@ -6,7 +6,6 @@ package model_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,38 +16,12 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/kernbench/kernbench/graphs/dot"
+	"github.com/kernbench/kernbench/graphs/graphstest"
 	"github.com/kernbench/kernbench/graphs/timing"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/cputest"
 )
-
-// nodeLine matches a node statement: its index, attributes and class.
-var nodeLine = regexp.MustCompile(`^\tn(\d+) \[class="(\w+)".*\];$`)
-
-// parse returns the classes of the nodes a dump declares, by graph index,
-// and its edges as "from->to" indices.
-func parse(t *testing.T, text string) (map[int]string, []string) {
-	t.Helper()
-	classes := map[int]string{}
-	var edges []string
-	edge := regexp.MustCompile(`^\tn(\d+) -> n(\d+)`)
-	for _, line := range strings.Split(text, "\n") {
-		if m := nodeLine.FindStringSubmatch(line); m != nil {
-			i, _ := strconv.Atoi(m[1])
-			if _, dup := classes[i]; dup {
-				t.Errorf("node %d declared twice", i)
-			}
-			classes[i] = m[2]
-		} else if m := edge.FindStringSubmatch(line); m != nil {
-			edges = append(edges, m[1]+"->"+m[2])
-		}
-	}
-	if !strings.HasPrefix(text, "digraph ") || !strings.HasSuffix(text, "}\n") {
-		t.Errorf("not a digraph:\n%.200s", text)
-	}
-	return classes, edges
-}
 
 // TestLayerFilter cuts stories260K's 5-layer graph to one layer: the dump
 // keeps exactly that layer's nodes, draws the nodes feeding it as
@@ -62,7 +35,7 @@ func TestLayerFilter(t *testing.T) {
 	if err := dot.Write(&all, g, dot.Options{Records: r.Records}); err != nil {
 		t.Fatal(err)
 	}
-	allClasses, _ := parse(t, all.String())
+	allClasses, _ := graphstest.ParseDot(t, all.String())
 	if len(allClasses) != g.Len() {
 		t.Fatalf("unfiltered dump has %d nodes, the graph %d", len(allClasses), g.Len())
 	}
@@ -75,7 +48,7 @@ func TestLayerFilter(t *testing.T) {
 		if err := dot.Write(&buf, g, dot.Options{Filter: dot.Filter{Layers: &lr}, Records: r.Records}); err != nil {
 			t.Fatal(err)
 		}
-		classes, edges := parse(t, buf.String())
+		classes, edges := graphstest.ParseDot(t, buf.String())
 		kept, computed := 0, 0
 		for i, n := range g.Nodes() {
 			layer, _ := g.Scope(n)
@@ -124,7 +97,7 @@ func TestMatchAndTimes(t *testing.T) {
 	if err := dot.Write(&buf, g, dot.Options{Filter: f, Records: r.Records, Title: `stories "260K"`}); err != nil {
 		t.Fatal(err)
 	}
-	classes, _ := parse(t, buf.String())
+	classes, _ := graphstest.ParseDot(t, buf.String())
 	n := 0
 	for i, c := range classes {
 		if c == "node" {
@@ -162,7 +135,7 @@ func TestRenderModel(t *testing.T) {
 	if err := dot.Write(&buf, r.Context.LastGraph(), dot.Options{Filter: f, Records: r.Records}); err != nil {
 		t.Fatal(err)
 	}
-	if classes, _ := parse(t, buf.String()); len(classes) == 0 {
+	if classes, _ := graphstest.ParseDot(t, buf.String()); len(classes) == 0 {
 		t.Fatal("the dump of layer 4 has no nodes")
 	}
 	if !dot.Available() {
@@ -192,7 +165,7 @@ func TestModelTrace(t *testing.T) {
 	if err := tr.WriteChrome(&buf); err != nil {
 		t.Fatal(err)
 	}
-	evs := decodeChrome(t, buf.Bytes())
+	evs := graphstest.DecodeChrome(t, buf.Bytes())
 	if len(evs) != len(r.Records) {
 		t.Errorf("%d slices for %d records", len(evs), len(r.Records))
 	}
@@ -227,39 +200,6 @@ func TestModelTrace(t *testing.T) {
 	if total != want {
 		t.Errorf("samples sum to %d ns, records to %d", total, want)
 	}
-}
-
-// decodeChrome checks a Chrome trace the way a viewer reads it: a
-// traceEvents array of events with ph, ts, dur (µs), pid, tid and args.
-func decodeChrome(t *testing.T, raw []byte) []map[string]any {
-	t.Helper()
-	var doc struct {
-		TraceEvents []map[string]any `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatalf("the trace is not JSON: %v", err)
-	}
-	var slicesX []map[string]any
-	for _, e := range doc.TraceEvents {
-		for _, k := range []string{"name", "ph", "pid", "tid"} {
-			if _, ok := e[k]; !ok {
-				t.Fatalf("event without %s: %v", k, e)
-			}
-		}
-		if e["ph"] != "X" {
-			if e["ph"] != "M" {
-				t.Errorf("event of phase %v", e["ph"])
-			}
-			continue
-		}
-		ts, ok1 := e["ts"].(float64)
-		d, ok2 := e["dur"].(float64)
-		if _, ok := e["args"].(map[string]any); !ok || !ok1 || !ok2 || ts < 0 || d < 0 {
-			t.Fatalf("bad complete event %v", e)
-		}
-		slicesX = append(slicesX, e)
-	}
-	return slicesX
 }
 
 func anyPrefix(set map[string]bool, prefix string) bool {

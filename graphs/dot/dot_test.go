@@ -6,13 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/kernbench/kernbench/graphs"
 	"github.com/kernbench/kernbench/graphs/dot"
+	"github.com/kernbench/kernbench/graphs/graphstest"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/cputest"
 	"github.com/kernbench/kernbench/quant"
@@ -45,33 +45,6 @@ func TestParseLayers(t *testing.T) {
 	}
 }
 
-// nodeLine matches a node statement: its index, attributes and class.
-var nodeLine = regexp.MustCompile(`^\tn(\d+) \[class="(\w+)".*\];$`)
-
-// parse returns the classes of the nodes a dump declares, by graph index,
-// and its edges as "from->to" indices.
-func parse(t *testing.T, text string) (map[int]string, []string) {
-	t.Helper()
-	classes := map[int]string{}
-	var edges []string
-	edge := regexp.MustCompile(`^\tn(\d+) -> n(\d+)`)
-	for _, line := range strings.Split(text, "\n") {
-		if m := nodeLine.FindStringSubmatch(line); m != nil {
-			i, _ := strconv.Atoi(m[1])
-			if _, dup := classes[i]; dup {
-				t.Errorf("node %d declared twice", i)
-			}
-			classes[i] = m[2]
-		} else if m := edge.FindStringSubmatch(line); m != nil {
-			edges = append(edges, m[1]+"->"+m[2])
-		}
-	}
-	if !strings.HasPrefix(text, "digraph ") || !strings.HasSuffix(text, "}\n") {
-		t.Errorf("not a digraph:\n%.200s", text)
-	}
-	return classes, edges
-}
-
 func TestWriteSmallGraph(t *testing.T) {
 	b := cputest.New(t, 1)
 	defer b.Close()
@@ -96,7 +69,7 @@ func TestWriteSmallGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := buf.String()
-	classes, edges := parse(t, text)
+	classes, edges := graphstest.ParseDot(t, text)
 	want := map[int]string{0: "leaf", 1: "leaf", 2: "node", 3: "view", 4: "node"}
 	for i, c := range want {
 		if classes[i] != c {

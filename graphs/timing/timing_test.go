@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/kernbench/kernbench/graphs"
+	"github.com/kernbench/kernbench/graphs/graphstest"
 	"github.com/kernbench/kernbench/graphs/timing"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
@@ -110,45 +111,12 @@ func TestSummary(t *testing.T) {
 	t.Logf("\n%s", text)
 }
 
-// decodeChrome checks a Chrome trace the way a viewer reads it: a
-// traceEvents array of events with ph, ts, dur (µs), pid, tid and args.
-func decodeChrome(t *testing.T, raw []byte) []map[string]any {
-	t.Helper()
-	var doc struct {
-		TraceEvents []map[string]any `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatalf("the trace is not JSON: %v", err)
-	}
-	var slicesX []map[string]any
-	for _, e := range doc.TraceEvents {
-		for _, k := range []string{"name", "ph", "pid", "tid"} {
-			if _, ok := e[k]; !ok {
-				t.Fatalf("event without %s: %v", k, e)
-			}
-		}
-		if e["ph"] != "X" {
-			if e["ph"] != "M" {
-				t.Errorf("event of phase %v", e["ph"])
-			}
-			continue
-		}
-		ts, ok1 := e["ts"].(float64)
-		d, ok2 := e["dur"].(float64)
-		if _, ok := e["args"].(map[string]any); !ok || !ok1 || !ok2 || ts < 0 || d < 0 {
-			t.Fatalf("bad complete event %v", e)
-		}
-		slicesX = append(slicesX, e)
-	}
-	return slicesX
-}
-
 func TestChromeSynthetic(t *testing.T) {
 	var buf bytes.Buffer
 	if err := synthetic(t).WriteChrome(&buf); err != nil {
 		t.Fatal(err)
 	}
-	evs := decodeChrome(t, buf.Bytes())
+	evs := graphstest.DecodeChrome(t, buf.Bytes())
 	if len(evs) != 9 {
 		t.Fatalf("%d slices, want 8 records and 1 span", len(evs))
 	}
