@@ -118,23 +118,7 @@ type injectedBug struct {
 func checkInjectedBugs(t *testing.T, bugs []injectedBug) {
 	for _, tc := range bugs {
 		t.Run(tc.name, func(t *testing.T) {
-			b := emulated(t)
-			comp := b.comp.(emuCompiler)
-			if comp.mode != simt.Checked {
-				t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
-			}
-			applied := false
-			comp.patch = func(name string, src []byte) []byte {
-				if name != tc.file {
-					return src
-				}
-				if !bytes.Contains(src, []byte(tc.old)) {
-					t.Fatalf("%s no longer contains the code the test breaks:\n%s", tc.file, tc.old)
-				}
-				applied = true
-				return bytes.Replace(src, []byte(tc.old), []byte(tc.new), 1)
-			}
-			b.comp = comp
+			b, patched := patchKernel(t, tc.file, tc.old, tc.new)
 			failed := 0
 			for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{tc.op}}) {
 				r := harness.Run(b, c)
@@ -147,9 +131,35 @@ func checkInjectedBugs(t *testing.T, bugs []injectedBug) {
 				}
 			}
 			t.Logf("%d cases fail", failed)
-			if !applied || failed == 0 {
-				t.Errorf("the injected bug (applied %v) failed no case", applied)
+			if !*patched || failed == 0 {
+				t.Errorf("the injected bug (applied %v) failed no case", *patched)
 			}
 		})
 	}
+}
+
+// patchKernel opens cuda-emu with the first old in kernel file replaced by
+// repl when the kernels are built, as a kernel author's mistake would be;
+// t is skipped where the emulator's memory checks are off. *patched says
+// whether a build found old (a source that no longer has it fails t).
+func patchKernel(t *testing.T, file, old, repl string) (b *Backend, patched *bool) {
+	t.Helper()
+	b = emulated(t)
+	comp := b.comp.(emuCompiler)
+	if comp.mode != simt.Checked {
+		t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
+	}
+	patched = new(bool)
+	comp.patch = func(name string, src []byte) []byte {
+		if name != file {
+			return src
+		}
+		if !bytes.Contains(src, []byte(old)) {
+			t.Fatalf("%s no longer contains the code the test changes:\n%s", file, old)
+		}
+		*patched = true
+		return bytes.Replace(src, []byte(old), []byte(repl), 1)
+	}
+	b.comp = comp
+	return b, patched
 }

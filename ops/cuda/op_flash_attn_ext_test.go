@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"bytes"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/reference"
-	"github.com/kernbench/kernbench/simt"
 )
 
 // The harness's SOFT_MAX and FLASH_ATTN_EXT cases run on cuda-emu in
@@ -254,27 +252,11 @@ func TestInjectedAttentionBugs(t *testing.T) {
 			old: "if (w[i] != 0.0f) acc[i][c] += w[i] * x;", new: "acc[i][c] += w[i] * x;", nan: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := emulated(t)
-			comp := b.comp.(emuCompiler)
-			if comp.mode != simt.Checked {
-				t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
-			}
-			applied := false
-			comp.patch = func(name string, src []byte) []byte {
-				if name != "flash_attn_ext.cu" {
-					return src
-				}
-				if !bytes.Contains(src, []byte(tc.old)) {
-					t.Fatalf("flash_attn_ext.cu no longer contains the code the test breaks:\n%s", tc.old)
-				}
-				applied = true
-				return bytes.Replace(src, []byte(tc.old), []byte(tc.new), 1)
-			}
-			b.comp = comp
+			b, patched := patchKernel(t, "flash_attn_ext.cu", tc.old, tc.new)
 			if tc.nan {
 				nmse, bad := flashAttnMaskedNaN(t, b, quant.F16, quant.F16)
-				if !applied || bad == 0 {
-					t.Errorf("the injected bug (applied %v) went unnoticed: %d non-finite outputs, NMSE %.3g", applied, bad, nmse)
+				if !*patched || bad == 0 {
+					t.Errorf("the injected bug (applied %v) went unnoticed: %d non-finite outputs, NMSE %.3g", *patched, bad, nmse)
 				}
 				return
 			}
@@ -289,8 +271,8 @@ func TestInjectedAttentionBugs(t *testing.T) {
 					t.Errorf("%s fails, but not for the injected bug: %s (%s)", c.ID(), r.Summary(), r.Err)
 				}
 			}
-			if !applied || failed == 0 {
-				t.Errorf("the injected bug (applied %v) failed no case", applied)
+			if !*patched || failed == 0 {
+				t.Errorf("the injected bug (applied %v) failed no case", *patched)
 			}
 			t.Logf("%d cases failed", failed)
 		})

@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
-	"github.com/kernbench/kernbench/simt"
 )
 
 // matmulCases returns the default MUL_MAT and MUL_MAT_ID cases of weight
@@ -148,23 +146,7 @@ func TestMatmulInjectedBugs(t *testing.T) {
 			true, []quant.Type{quant.BF16}, "NMSE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := emulated(t)
-			comp := b.comp.(emuCompiler)
-			if comp.mode != simt.Checked {
-				t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
-			}
-			applied := false
-			comp.patch = func(name string, src []byte) []byte {
-				if name != "mul_mat_f.cu" {
-					return src
-				}
-				if !bytes.Contains(src, []byte(tc.old)) {
-					t.Fatalf("mul_mat_f.cu no longer contains the code the test breaks:\n%s", tc.old)
-				}
-				applied = true
-				return bytes.Replace(src, []byte(tc.old), []byte(tc.new), 1)
-			}
-			b.comp = comp
+			b, patched := patchKernel(t, "mul_mat_f.cu", tc.old, tc.new)
 			failed := 0
 			withPaths(0, tc.mma, func() {
 				for _, c := range matmulCases(tc.types...) {
@@ -178,8 +160,8 @@ func TestMatmulInjectedBugs(t *testing.T) {
 					}
 				}
 			})
-			if !applied || failed == 0 {
-				t.Errorf("the injected bug (applied %v) failed no case", applied)
+			if !*patched || failed == 0 {
+				t.Errorf("the injected bug (applied %v) failed no case", *patched)
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -34,31 +33,15 @@ func faultSaid(why string, kind simt.FaultKind) bool {
 // red zone. With guard bytes inside the buffer, as before, every case
 // passed.
 func TestOverreadIsAFault(t *testing.T) {
-	b := emulated(t)
-	comp := b.comp.(emuCompiler)
-	if comp.mode != simt.Checked {
-		t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
-	}
-	if !b.ChecksBounds() {
-		t.Fatal("cuda-emu in Checked mode does not say it checks bounds")
-	}
 	const file = "elementwise.cu"
 	old := "float x = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3));\n\t\tfloat y = op == 0"
 	planted := "float x = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3));\n" +
 		"\t\tif (i == n - 1) { volatile float past = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3) + 4); (void)past; }\n" +
 		"\t\tfloat y = op == 0"
-	applied := false
-	comp.patch = func(name string, src []byte) []byte {
-		if name != file {
-			return src
-		}
-		if !bytes.Contains(src, []byte(old)) {
-			t.Fatalf("%s no longer contains the code the test changes:\n%s", file, old)
-		}
-		applied = true
-		return bytes.Replace(src, []byte(old), []byte(planted), 1)
+	b, patched := patchKernel(t, file, old, planted)
+	if !b.ChecksBounds() {
+		t.Fatal("cuda-emu in Checked mode does not say it checks bounds")
 	}
-	b.comp = comp
 	failed := 0
 	for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpScale}}) {
 		r := harness.Run(b, c)
@@ -71,7 +54,7 @@ func TestOverreadIsAFault(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases fail", failed)
-	if !applied || failed == 0 {
-		t.Errorf("the planted read past the input's end (applied %v) failed no case", applied)
+	if !*patched || failed == 0 {
+		t.Errorf("the planted read past the input's end (applied %v) failed no case", *patched)
 	}
 }
