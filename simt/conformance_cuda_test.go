@@ -335,9 +335,10 @@ func TestCUDAWarpSynchronousExchange(t *testing.T) {
 func TestCUDALocalArrayOnStack(t *testing.T) {
 	modes(t, func(t *testing.T, m Mode) {
 		k := kernel(t, load(t, "conformance.cu", m), "local_array")
-		out := alloc(t, 4*64)
+		out := alloc(t, 4*2*64)
 		launch(t, k, Launch{Grid: d1(2), Block: d1(64), Args: []any{out}})
-		for tid, g := range f32s(out) {
+		for i, g := range f32s(out) {
+			tid := i % 64
 			var want float32
 			for i := 0; i < 4096; i += 97 {
 				want += float32(i ^ tid)

@@ -144,13 +144,14 @@ extern "C" __global__ void warp_sync_exchange(int* out) {
 	out[t] = s[(t & ~31) + (31 - (t & 31))];
 }
 
-// A deep per-thread array on the fiber stack.
+// A deep per-thread array on the fiber stack; each block writes its own
+// row of out (two blocks writing one element would be a global race).
 extern "C" __global__ void local_array(float* out) {
 	float tmp[4096];
 	for (int i = 0; i < 4096; i++) tmp[i] = (float)(i ^ threadIdx.x);
 	float s = 0;
 	for (int i = 0; i < 4096; i += 97) s += tmp[i];
-	out[threadIdx.x] = s;
+	out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
 // A device function with inline assembly on the GPU and an emulator
