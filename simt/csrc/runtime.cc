@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +398,10 @@ struct GShadow {
 	uint32_t w, w_ep, r1, r1_ep, r2, r2_ep;
 	uint16_t w_wep, r1_wep, r2_wep;
 	uint8_t wmask, r1mask, r2mask, pad;
+	// The worker that ran the last write and its global-access count
+	// then: once that count moves on, the write's store has landed.
+	uint32_t w_worker;
+	uint64_t w_seq;
 };
 
 struct GPending {
@@ -437,6 +442,10 @@ struct Worker {
 	std::vector<std::pair<uint64_t, uint64_t>>* red;
 	uint32_t epoch;
 	uint64_t naccess;
+	// gseq counts the worker's global accesses under the race check, and
+	// its block ends: a write's store has landed once it moved past the
+	// count the write's hook took (the hook runs before the store).
+	std::atomic<uint64_t> gseq;
 	struct GPending* pend; // per thread of the block: a conflict awaiting its value check
 	uint32_t npend;
 	WorkerProf* prof; // the profiler's state, when the launch is profiled
@@ -936,6 +945,7 @@ static void run_block(Worker* w, Launch* L, uint64_t b) {
 		P->reqs.clear();
 	}
 	run_block_threads(w, L, b);
+	w->gseq.fetch_add(1);
 	if (w->npend) resolve_all_pending(w);
 	if (P && L->abort.load()) {
 		// A block cut short is not counted.
@@ -1545,12 +1555,13 @@ static void global_race(Worker* w, Fiber* f, int bi, uintptr_t a, size_t n, bool
 		}
 	}
 	uint32_t me = gtid_of(L, w, f);
+	uint64_t seq = w->gseq.fetch_add(1) + 1;
 	uint32_t ep = w->epoch;
 	uint16_t wep = (uint16_t)w->warps[f->t.warp].epoch;
 	uint64_t off = a - r.base;
 	bool conflict = false, cw = false;
-	uint32_t other = 0;
-	uint64_t opc = 0;
+	uint32_t other = 0, oworker = 0;
+	uint64_t opc = 0, oseq = 0;
 	for (uint64_t g = off / 4; g <= (off + n - 1) / 4; g++) {
 		uint64_t lo = std::max<uint64_t>(off, g * 4), hi = std::min<uint64_t>(off + n, g * 4 + 4);
 		uint8_t mask = (uint8_t)(((1u << (hi - lo)) - 1) << (lo - g * 4));
@@ -1559,7 +1570,7 @@ static void global_race(Worker* w, Fiber* f, int bi, uintptr_t a, size_t n, bool
 		}
 		GShadow* s = &sh[g];
 		if (!conflict && (s->wmask & mask) && !ordered(L, w, f, me, s->w, s->w_ep, s->w_wep)) {
-			conflict = true, cw = true, other = s->w, opc = 0;
+			conflict = true, cw = true, other = s->w, opc = 0, oworker = s->w_worker, oseq = s->w_seq;
 		}
 		if (write) {
 			if (!conflict && (s->r1mask & mask) && !ordered(L, w, f, me, s->r1, s->r1_ep, s->r1_wep))
@@ -1568,6 +1579,7 @@ static void global_race(Worker* w, Fiber* f, int bi, uintptr_t a, size_t n, bool
 				conflict = true, cw = false, other = s->r2;
 			if (s->w != me || s->w_ep != ep) s->wmask = 0;
 			s->w = me, s->w_ep = ep, s->w_wep = wep, s->wmask |= mask;
+			s->w_worker = (uint32_t)w->id, s->w_seq = seq;
 			s->r1 = s->r2 = 0, s->r1mask = s->r2mask = 0;
 		} else if (s->r1 == 0 || s->r1 == me) {
 			if (s->r1 != me || s->r1_ep != ep) s->r1mask = 0;
@@ -1584,7 +1596,20 @@ static void global_race(Worker* w, Fiber* f, int bi, uintptr_t a, size_t n, bool
 		report_global_race(w, f, bi, a, false, true, other, 0, pc);
 		return;
 	}
-	// Report the write once it is seen to change the bytes.
+	// Report the write once it is seen to change the bytes. The bytes
+	// before it are the other write's only once that store has landed:
+	// another worker's thread may sit between its hook and its store, so
+	// wait for that worker to move on (its next global access or block
+	// end; a worker never waits for another, and an aborted launch ends
+	// the wait). The same worker's fibers switch only after their stores.
+	// Two workers whose wide stores conflict in their current hooks would
+	// wait for each other: the wait is bounded (a thread preempted between
+	// hook and store is the case it covers).
+	if (cw && oworker != (uint32_t)w->id) {
+		Worker* ow = G.workers[oworker];
+		double until = now_s() + 0.05;
+		while (ow->gseq.load() == oseq && !L->abort.load() && now_s() < until) sched_yield();
+	}
 	GPending* p = &w->pend[f->t.linear];
 	if (p->active) return;
 	p->active = true;
