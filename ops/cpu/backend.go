@@ -19,16 +19,17 @@ type Backend struct {
 	mu      sync.Mutex // serializes Compute; guards the fields below
 	scratch scratch
 	// Reusable parallel jobs of the hot kernels.
-	mm  mulMatJob
-	act actJob
-	gj  gemmJob
-	sg  sgemmJob
-	sgp sgemmPackJob
-	pk  packJob
-	sm  softmaxJob
-	elt eltJob
-	gr  getRowsJob
-	cpy cpyRowsJob
+	mm   mulMatJob
+	act  actJob
+	gj   gemmJob
+	sg   sgemmJob
+	sgp  sgemmPackJob
+	pk   packJob
+	sm   softmaxJob
+	elt  eltJob
+	gr   getRowsJob
+	cpy  cpyRowsJob
+	same cpySameJob
 	// rope, ssm and ssmConv are ROPE's, SSM_SCAN's and SSM_CONV's.
 	rope    ropeJob
 	ssm     ssmJob

@@ -212,3 +212,59 @@ func BenchmarkGemmTile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCpy measures the copies of a decoded Mamba token (d_inner
+// 1536, d_conv 4, d_state 16): the conv state into the rows' first three
+// columns of a [4, 1536] scratch, the new input into its last column, and
+// the 96 KiB scan state back into the cache; and a K cache row write
+// (f32 to f16, 4096 elements). Bytes are the destination's.
+func BenchmarkCpy(b *testing.B) {
+	cases := []struct {
+		name     string
+		from, to quant.Type
+		srcNe    []int64
+		// dstRow, dstCols: the destination is columns [dstFirst,
+		// dstFirst+srcNe[0]) of a [dstRow, srcNe[1]] leaf; dstRow 0 is a
+		// leaf of the source's shape.
+		dstRow, dstFirst int64
+	}{
+		{"conv-state-load", quant.F32, quant.F32, []int64{3, 1536}, 4, 0},
+		{"conv-input-store", quant.F32, quant.F32, []int64{1, 1536}, 4, 3},
+		{"scan-state-store", quant.F32, quant.F32, []int64{24576}, 0, 0},
+		{"k-cache-row", quant.F32, quant.F16, []int64{4096, 1}, 0, 0},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			be, err := NewWithOptions(Options{Threads: 2})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Close()
+			rng := rand.New(rand.NewPCG(1, 1))
+			src := benchLeaf(b, be, rng, c.from, c.srcNe[0], ne1(c.srcNe))
+			var dst *ops.Tensor
+			if c.dstRow == 0 {
+				dst = benchLeaf(b, be, rng, c.to, c.srcNe[0], ne1(c.srcNe))
+			} else {
+				base := benchLeaf(b, be, rng, c.to, c.dstRow, c.srcNe[1])
+				if dst, err = ops.View(base, []int64{c.srcNe[0], c.srcNe[1]}, []int64{base.Nb[0], base.Nb[1]}, c.dstFirst*base.Nb[0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			node, err := ops.Cpy(src, dst)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(dst.NumElements() * int64(c.to.TypeSize()))
+			benchCompute(b, be, node, 0)
+		})
+	}
+}
+
+// ne1 is a shape's second dimension, 1 when it has one.
+func ne1(ne []int64) int64 {
+	if len(ne) < 2 {
+		return 1
+	}
+	return ne[1]
+}

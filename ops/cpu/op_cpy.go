@@ -56,6 +56,10 @@ func computeCpy(b *Backend, t *ops.Tensor) error {
 		return nil
 	}
 	a := t.Src[0]
+	if a.Type == t.Type && (a.Ne == t.Ne || a.IsContiguous()) {
+		b.cpySame(t)
+		return nil
+	}
 	if a.Type == quant.F32 && t.HasContiguousRows() && (a.Nb[0] == 4 && a.Ne == t.Ne || a.IsContiguous()) {
 		return b.cpyRows(t)
 	}
@@ -160,6 +164,116 @@ func (j *cpyRowsJob) do(w, lo, hi int) {
 			continue
 		}
 		j.errs.set(w, quant.QuantizeRow(t.Type, src, dst))
+	}
+}
+
+// cpySameBytes is the size below which a same-type copy runs on the
+// calling thread: handing it to the workers costs more than the copy
+// (the Mamba state copies of a decoded token are 6 to 200 KiB).
+const cpySameBytes = 256 << 10
+
+// cpySame is CPY's path between two tensors of one float type, where a
+// has t's shape or is contiguous (the logical order then is a's byte
+// order): the bytes move unchanged, a packed run at a time, with no
+// round trip through float32 (so a NaN keeps its payload) and no work per
+// row beyond the copy, since a decoded token copies thousands of rows of
+// one to three elements (Mamba's conv state). Both contiguous, it is one
+// memmove, split over the workers when large.
+func (b *Backend) cpySame(t *ops.Tensor) {
+	j := &b.same
+	*j = cpySameJob{t: t, am: mem(t.Src[0]), tm: mem(t)}
+	total := t.NumElements() * int64(t.Type.TypeSize())
+	a := t.Src[0]
+	if a.IsContiguous() && t.IsContiguous() {
+		j.flatBytes = total
+		chunks := int((total + cpySameChunk - 1) / cpySameChunk)
+		if total < cpySameBytes {
+			j.do(0, 0, chunks)
+			return
+		}
+		b.pool.run(chunks, 2, j)
+		return
+	}
+	rows := t.NumRows()
+	if total < cpySameBytes || rows < 2 {
+		j.do(0, 0, int(rows))
+		return
+	}
+	b.pool.run(int(rows), int(max(1, cpySameChunk/max(1, t.RowBytes()))), j)
+}
+
+// cpySameChunk is a work item of a large contiguous same-type copy.
+const cpySameChunk = 64 << 10
+
+// cpySameJob is one cpySame call's work, kept in the backend so that a
+// call allocates nothing. With flatBytes > 0 an item is a cpySameChunk
+// of one memmove; otherwise an item is a row of t.
+type cpySameJob struct {
+	t         *ops.Tensor
+	am, tm    []byte
+	flatBytes int64
+}
+
+func (j *cpySameJob) do(_, lo, hi int) {
+	if j.flatBytes > 0 {
+		from := min(int64(lo)*cpySameChunk, j.flatBytes)
+		to := min(int64(hi)*cpySameChunk, j.flatBytes)
+		copy(j.tm[from:to], j.am[from:to])
+		return
+	}
+	t, a := j.t, j.t.Src[0]
+	ts := int64(t.Type.TypeSize())
+	ne0, ne1 := t.Ne[0], t.Ne[1]
+	flat := a.Ne != t.Ne
+	// Rows lo..hi-1 in runs of one (i2, i3): each run is a 2-D copy.
+	for r := int64(lo); r < int64(hi); {
+		i1, i2, i3 := rowIndices(t.Ne, r)
+		n := min(ne1-i1, int64(hi)-r)
+		var from, srow, selem int64
+		if flat {
+			from, srow, selem = r*ne0*ts, ne0*ts, ts
+		} else {
+			from, srow, selem = i1*a.Nb[1]+i2*a.Nb[2]+i3*a.Nb[3], a.Nb[1], a.Nb[0]
+		}
+		to := i1*t.Nb[1] + i2*t.Nb[2] + i3*t.Nb[3]
+		copyGrid(j.tm, to, t.Nb[1], t.Nb[0], j.am, from, srow, selem, ts, ne0, n)
+		r += n
+	}
+}
+
+// copyGrid copies rows rows of n elements of size bytes: element (i, r)
+// from byte soff + r*srow + i*selem of src to byte doff + r*drow +
+// i*delem of dst; size is 2 or 4 (the float types) and strides are not
+// negative (ops.View refuses them). Packed rows of 64 bytes or more
+// are copied whole (a memmove call costs more than a short row);
+// otherwise the elements move one at a time, after one bounds check of
+// the grid's last element (the thousands of rows of one to three elements
+// of a Mamba state copy cost a few instructions each).
+func copyGrid(dst []byte, doff, drow, delem int64, src []byte, soff, srow, selem, size, n, rows int64) {
+	if n == 0 || rows == 0 {
+		return
+	}
+	if selem == size && delem == size && n*size >= 64 {
+		for r := range rows {
+			copy(dst[doff+r*drow:doff+r*drow+n*size], src[soff+r*srow:soff+r*srow+n*size])
+		}
+		return
+	}
+	_ = src[soff+(rows-1)*srow+(n-1)*selem+size-1]
+	_ = dst[doff+(rows-1)*drow+(n-1)*delem+size-1]
+	sp := unsafe.Pointer(&src[soff])
+	dp := unsafe.Pointer(&dst[doff])
+	for r := range rows {
+		s, d := unsafe.Add(sp, r*srow), unsafe.Add(dp, r*drow)
+		if size == 4 {
+			for i := range n {
+				*(*uint32)(unsafe.Add(d, i*delem)) = *(*uint32)(unsafe.Add(s, i*selem))
+			}
+			continue
+		}
+		for i := range n {
+			*(*uint16)(unsafe.Add(d, i*delem)) = *(*uint16)(unsafe.Add(s, i*selem))
+		}
 	}
 }
 

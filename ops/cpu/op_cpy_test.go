@@ -69,10 +69,30 @@ func TestCpy(t *testing.T) {
 			return mustNode(e.t)(ops.Transpose(e.leaf(typ, []int64{n1, n0}, nil)))
 		}
 	}
+	// colsView is a view of elements [first, first+n) of every row of a
+	// leaf of type typ and shape [ne0, rows] (Mamba's conv state window).
+	colsView := func(typ quant.Type, ne0, rows, first, n int64) build {
+		return func(e *rowOpEnv) *ops.Tensor {
+			base := e.leaf(typ, []int64{ne0, rows}, nil)
+			return mustNode(e.t)(ops.View(base, []int64{n, rows}, []int64{base.Nb[0], base.Nb[1]}, first*base.Nb[0]))
+		}
+	}
 	cases := []struct {
 		name string
 		a, b build
 	}{
+		// Same type: bytes move unchanged (cpySame), inline when small
+		// and over the workers past cpySameBytes.
+		{"same-into-row-tails", leaf(quant.F32, 3, 40), colsView(quant.F32, 4, 40, 1, 3)},
+		{"same-from-row-tails", colsView(quant.F32, 4, 40, 1, 3), leaf(quant.F32, 3, 40)},
+		{"same-one-column", colsView(quant.F16, 4, 300, 3, 1), colsView(quant.F16, 2, 300, 0, 1)},
+		{"f16-f16-transposed-reshape", transposed(quant.F16, 9, 13), leaf(quant.F16, 9, 13)},
+		{"same-bf16-into-transposed", leaf(quant.BF16, 6, 16), transposed(quant.BF16, 16, 6)},
+		{"same-permuted-large", func(e *rowOpEnv) *ops.Tensor { return e.permuted([]int64{64, 48, 24}, 1, 2, 0, 3) }, leaf(quant.F32, 24, 64, 48)},
+		{"f32-f32-strided-reshape", func(e *rowOpEnv) *ops.Tensor { return e.strided([4]int64{10, 3, 2, 1}, 2, 1) }, leaf(quant.F32, 20, 3)},
+		{"same-contiguous-large", leaf(quant.F32, 70001), leaf(quant.F32, 70001)},
+		{"same-contiguous-reshape-large", leaf(quant.F16, 500, 300), leaf(quant.F16, 300, 500)},
+		{"same-into-rows-large", leaf(quant.F32, 4096, 20), rowsView(quant.F32, 4096, 30, 7, 20)},
 		{"f32-f32", leaf(quant.F32, 7, 3, 2), leaf(quant.F32, 7, 3, 2)},
 		{"f32-f16", leaf(quant.F32, 33, 5), leaf(quant.F16, 33, 5)},
 		{"f32-bf16", leaf(quant.F32, 33, 5), leaf(quant.BF16, 33, 5)},
