@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"math"
 
 	"github.com/kernbench/kernbench/quant"
@@ -289,46 +291,94 @@ func SSMConv(sx, c *Tensor) (*Tensor, error) {
 // q's at position q (not at slot ids[q]).
 func SSMScan(s, x, dt, A, B, C, ids *Tensor) (*Tensor, error) {
 	const op = OpSSMScan
-	names := []string{"s", "x", "dt", "A", "B", "C", "ids"}
 	for i, t := range []*Tensor{s, x, dt, A, B, C, ids} {
-		if err := need(op, t, names[i]); err != nil {
+		if err := need(op, t, ssmScanSrcNames[i]); err != nil {
 			return nil, err
 		}
 		want := quant.F32
 		if i == 6 {
 			want = quant.I32
 		}
-		if err := wantType(op, t, names[i], want); err != nil {
+		if err := wantType(op, t, ssmScanSrcNames[i], want); err != nil {
 			return nil, err
 		}
 	}
+	if err := ssmScanShapes(s, x, dt, A, B, C, ids); err != nil {
+		return nil, shapeErr(op, "%v", err)
+	}
+	n := ssmScanLen(s, x)
+	return newNode(op, quant.F32, [MaxDims]int64{n, 1, 1, 1}, nil, s, x, dt, A, B, C, ids), nil
+}
+
+// ssmScanShapes checks SSM_SCAN's operand shapes (see SSMScan), for the
+// builder and, through CheckSSMScan, for the backends' Supports.
+func ssmScanShapes(s, x, dt, A, B, C, ids *Tensor) error {
 	dState, headDim, nHead := s.Ne[0], s.Ne[1], s.Ne[2]
 	nTok, nSeqs := x.Ne[2], x.Ne[3]
-	if x.Ne[0] != headDim || x.Ne[1] != nHead {
-		return nil, shapeErr(op, "x %v does not match s %v (head_dim, n_head)", x.Ne, s.Ne)
-	}
-	if dt.Ne[0] != nHead || dt.Ne[1] != nTok || dt.Ne[2] != nSeqs || dt.Ne[3] != 1 {
-		return nil, shapeErr(op, "dt %v, want [%d %d %d 1]", dt.Ne, nHead, nTok, nSeqs)
-	}
-	if (A.Ne[0] != dState && A.Ne[0] != 1) || A.Ne[1] != nHead || A.Ne[2] != 1 || A.Ne[3] != 1 {
-		return nil, shapeErr(op, "A %v, want [%d or 1, %d]", A.Ne, dState, nHead)
+	switch {
+	case x.Ne[0] != headDim || x.Ne[1] != nHead:
+		return fmt.Errorf("x %v does not match s %v (head_dim, n_head)", x.Ne, s.Ne)
+	case dt.Ne != [MaxDims]int64{nHead, nTok, nSeqs, 1}:
+		return fmt.Errorf("dt %v, want [%d %d %d 1]", dt.Ne, nHead, nTok, nSeqs)
+	case A.Ne[0] != dState && A.Ne[0] != 1 || A.Ne[1] != nHead || A.Ne[2] != 1 || A.Ne[3] != 1:
+		return fmt.Errorf("A %v, want [%d or 1, %d]", A.Ne, dState, nHead)
 	}
 	for i, bc := range []*Tensor{B, C} {
-		if bc.Ne[0] != dState || bc.Ne[1] == 0 || nHead%bc.Ne[1] != 0 || bc.Ne[2] != nTok || bc.Ne[3] != nSeqs {
-			return nil, shapeErr(op, "%s %v, want [%d, n_group | %d, %d, %d]", names[4+i], bc.Ne, dState, nHead, nTok, nSeqs)
+		if bc.Ne[0] != dState || bc.Ne[1] <= 0 || nHead%bc.Ne[1] != 0 || bc.Ne[2] != nTok || bc.Ne[3] != nSeqs {
+			return fmt.Errorf("%s %v, want [%d, n_group | %d, %d, %d]", [2]string{"B", "C"}[i], bc.Ne, dState, nHead, nTok, nSeqs)
 		}
 	}
-	if B.Ne[1] != C.Ne[1] {
-		return nil, shapeErr(op, "B and C have %d and %d groups", B.Ne[1], C.Ne[1])
+	switch {
+	case B.Ne[1] != C.Ne[1]:
+		return fmt.Errorf("B and C have %d and %d groups", B.Ne[1], C.Ne[1])
+	case ids.Ne[0] != nSeqs || ids.NumElements() != nSeqs:
+		return fmt.Errorf("ids %v, want [%d]", ids.Ne, nSeqs)
+	case s.Ne[3] < nSeqs:
+		return fmt.Errorf("%d state slots for %d sequences", s.Ne[3], nSeqs)
 	}
-	if ids.NumElements() != nSeqs || ids.Ne[0] != nSeqs {
-		return nil, shapeErr(op, "ids %v, want [%d]", ids.Ne, nSeqs)
+	return nil
+}
+
+// ssmScanLen is the element count of SSM_SCAN's result: y, then the
+// final states of the sequences.
+func ssmScanLen(s, x *Tensor) int64 {
+	return x.NumElements() + s.Ne[0]*s.Ne[1]*s.Ne[2]*x.Ne[3]
+}
+
+// ssmScanSrcNames name SSM_SCAN's sources in order (ScanState .. ScanIDs).
+var ssmScanSrcNames = [...]string{"s", "x", "dt", "A", "B", "C", "ids"}
+
+// CheckSSMScan checks an SSM_SCAN node as SSMScan built it: seven
+// sources of the types and shapes SSMScan takes and an f32 result of
+// their length. Backends call it from Supports, so a node assembled by
+// hand gets the builder's rules; it allocates only when it fails.
+func CheckSSMScan(t *Tensor) error {
+	if len(t.Src) != len(ssmScanSrcNames) {
+		return fmt.Errorf("%d sources, want %d", len(t.Src), len(ssmScanSrcNames))
 	}
-	if s.Ne[3] < nSeqs {
-		return nil, shapeErr(op, "%d state slots for %d sequences", s.Ne[3], nSeqs)
+	for i, x := range t.Src {
+		want := quant.F32
+		if i == ScanIDs {
+			want = quant.I32
+		}
+		if x == nil {
+			return fmt.Errorf("%s is missing", ssmScanSrcNames[i])
+		}
+		if x.Type != want {
+			return fmt.Errorf("%s has type %v, want %v", ssmScanSrcNames[i], x.Type, want)
+		}
 	}
-	n := x.NumElements() + dState*headDim*nHead*nSeqs
-	return newNode(op, quant.F32, [MaxDims]int64{n, 1, 1, 1}, nil, s, x, dt, A, B, C, ids), nil
+	sr := t.Src
+	if err := ssmScanShapes(sr[ScanState], sr[ScanX], sr[ScanDt], sr[ScanA], sr[ScanB], sr[ScanC], sr[ScanIDs]); err != nil {
+		return err
+	}
+	if t.Type != quant.F32 {
+		return fmt.Errorf("result type %v, want f32", t.Type)
+	}
+	if want := [MaxDims]int64{ssmScanLen(sr[ScanState], sr[ScanX]), 1, 1, 1}; t.Ne != want {
+		return fmt.Errorf("result shape %v, want %v", t.Ne, want)
+	}
+	return nil
 }
 
 // Rope rotates pairs of a's dimensions by position-dependent angles

@@ -311,3 +311,48 @@ func TestReadOnlyHostBuffer(t *testing.T) {
 		t.Errorf("WritableHostBytes of a writable tensor: %v", err)
 	}
 }
+
+// TestCheckSSMScan checks that the backends' shared SSM_SCAN check takes
+// what SSMScan builds and refuses a node whose operands were changed
+// afterwards (a node assembled by hand), naming the operand.
+func TestCheckSSMScan(t *testing.T) {
+	f32 := func(ne ...int64) *Tensor { return mustTensor(t, quant.F32, ne...) }
+	i32 := func(ne ...int64) *Tensor { return mustTensor(t, quant.I32, ne...) }
+	build := func() *Tensor {
+		n, err := SSMScan(f32(16, 4, 6, 3), f32(4, 6, 5, 2), f32(6, 5, 2), f32(16, 6), f32(16, 2, 5, 2), f32(16, 2, 5, 2), i32(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := CheckSSMScan(build()); err != nil {
+		t.Fatalf("a built node: %v", err)
+	}
+	tests := []struct {
+		name   string
+		change func(n *Tensor)
+		want   string
+	}{
+		{"missing source", func(n *Tensor) { n.Src = n.Src[:6] }, "6 sources"},
+		{"nil source", func(n *Tensor) { n.Src[ScanC] = nil }, "C is missing"},
+		{"ids type", func(n *Tensor) { n.Src[ScanIDs] = f32(2) }, "ids has type"},
+		{"x shape", func(n *Tensor) { n.Src[ScanX] = f32(4, 5, 5, 2) }, "x ["},
+		{"dt shape", func(n *Tensor) { n.Src[ScanDt] = f32(6, 4, 2) }, "dt ["},
+		{"A shape", func(n *Tensor) { n.Src[ScanA] = f32(8, 6) }, "A ["},
+		{"B groups", func(n *Tensor) { n.Src[ScanB] = f32(16, 4, 5, 2) }, "B ["},
+		{"C groups", func(n *Tensor) { n.Src[ScanC] = f32(16, 4, 5, 2) }, "C ["},
+		{"B and C groups", func(n *Tensor) { n.Src[ScanB], n.Src[ScanC] = f32(16, 1, 5, 2), f32(16, 2, 5, 2) }, "groups"},
+		{"ids length", func(n *Tensor) { n.Src[ScanIDs] = i32(3) }, "ids ["},
+		{"state slots", func(n *Tensor) { n.Src[ScanState] = f32(16, 4, 6, 1) }, "state slots"},
+		{"result type", func(n *Tensor) { n.Type = quant.F16 }, "result type"},
+		{"result shape", func(n *Tensor) { n.Ne[0]++ }, "result shape"},
+	}
+	for _, tt := range tests {
+		n := build()
+		tt.change(n)
+		err := CheckSSMScan(n)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: CheckSSMScan = %v, want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+}

@@ -36,60 +36,15 @@ func init() {
 var ssmScanSrcNames = [7]string{"s", "x", "dt", "A", "B", "C", "ids"}
 
 func supportsSSMScan(t *ops.Tensor) error {
-	// The sources are checked here rather than by checkSrcs and
-	// checkType, which allocate even when the checks pass: with seven
-	// sources SSM_SCAN is beyond the backend's Supports cache, so these
-	// checks run on every Compute.
-	if len(t.Src) < 7 {
-		return fmt.Errorf("%d sources, want 7", len(t.Src))
-	}
-	for _, x := range t.Src[7:] {
-		if x != nil {
-			return fmt.Errorf("%d sources, want at most 7", len(t.Src))
-		}
-	}
-	for i, x := range t.Src[:7] {
-		name := ssmScanSrcNames[i]
-		if x == nil {
-			return fmt.Errorf("%s is nil", name)
-		}
-		if err := checkDims(x, name); err != nil {
-			return err
-		}
-		want := quant.F32
-		if i == ops.ScanIDs {
-			want = quant.I32
-		}
-		if x.Type != want {
-			return fmt.Errorf("%s has type %v, want %v", name, x.Type, want)
-		}
-	}
-	if err := checkOut(t, quant.F32); err != nil {
+	if err := ops.CheckSSMScan(t); err != nil {
 		return err
 	}
-	s, x, dt, A, B, C, ids := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4], t.Src[5], t.Src[6]
-	dState, headDim, nHead := s.Ne[0], s.Ne[1], s.Ne[2]
-	nTok, nSeqs := x.Ne[2], x.Ne[3]
-	switch {
-	case x.Ne[0] != headDim || x.Ne[1] != nHead:
-		return fmt.Errorf("x %v does not match s %v", x.Ne, s.Ne)
-	case dt.Ne != [ops.MaxDims]int64{nHead, nTok, nSeqs, 1}:
-		return fmt.Errorf("dt %v, want [%d %d %d 1]", dt.Ne, nHead, nTok, nSeqs)
-	case A.Ne[0] != dState && A.Ne[0] != 1 || A.Ne[1] != nHead || A.Ne[2] != 1 || A.Ne[3] != 1:
-		return fmt.Errorf("operand A %v, want [%d or 1, %d]", A.Ne, dState, nHead)
-	case B.Ne != C.Ne:
-		return fmt.Errorf("operands B %v and C %v differ", B.Ne, C.Ne)
-	case B.Ne[0] != dState || B.Ne[1] <= 0 || nHead%B.Ne[1] != 0 || B.Ne[2] != nTok || B.Ne[3] != nSeqs:
-		return fmt.Errorf("operand B %v, want [%d, n_group | %d, %d, %d]", B.Ne, dState, nHead, nTok, nSeqs)
-	case ids.Ne[0] != nSeqs || ids.NumElements() != nSeqs:
-		return fmt.Errorf("ids %v, want [%d]", ids.Ne, nSeqs)
-	case s.Ne[3] < nSeqs:
-		return fmt.Errorf("%d state slots for %d sequences", s.Ne[3], nSeqs)
+	for i, x := range t.Src {
+		if err := checkDims(x, ssmScanSrcNames[i]); err != nil {
+			return err
+		}
 	}
-	if want := [ops.MaxDims]int64{x.NumElements() + dState*headDim*nHead*nSeqs, 1, 1, 1}; t.Ne != want {
-		return fmt.Errorf("result shape %v, want %v", t.Ne, want)
-	}
-	return nil
+	return checkOut(t, quant.F32)
 }
 
 // ssmKernels are one tier's SSM_SCAN kernels. ssm.Softplus sets dst =

@@ -20,6 +20,9 @@ func init() {
 const ssmMaxState = 1024
 
 func supportsSSMScan(t *ops.Tensor) error {
+	if err := ops.CheckSSMScan(t); err != nil {
+		return err
+	}
 	if t.Src[ops.ScanState].Ne[0] > ssmMaxState {
 		return fmt.Errorf("d_state %d: the kernel takes up to %d", t.Src[ops.ScanState].Ne[0], ssmMaxState)
 	}
