@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -247,5 +248,75 @@ func TestKLDLlamaFormat(t *testing.T) {
 	}
 	if code, _, errs := runCmd("-m", mp, "-f", text, "-kld-base", base+"2", "-kld-format", "gguf"); code != 2 || !strings.Contains(errs, "want kernbench or llama") {
 		t.Errorf("-kld-format gguf: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestLlamaPerplexityInterop runs llama-perplexity itself (the program
+// $KERNBENCH_LLAMA_PERPLEXITY names; skipped without it) on stories260K:
+// -kld reads the base file llama-perplexity --kl-divergence-base writes,
+// and llama-perplexity --kl-divergence reads the one -kld-base
+// -kld-format llama writes. The two implementations' logits differ only
+// by float rounding, so the KL divergence either way is noise (about
+// 5e-6 nats), and the two files' headers and tokens are the same bytes.
+func TestLlamaPerplexityInterop(t *testing.T) {
+	prog := os.Getenv("KERNBENCH_LLAMA_PERPLEXITY")
+	if prog == "" {
+		t.Skip("KERNBENCH_LLAMA_PERPLEXITY (the path of llama.cpp's llama-perplexity) is not set")
+	}
+	mp := testdata(t, "stories260K.gguf")
+	text, _ := wikiText(t, 1200)
+	dir := t.TempDir()
+	theirs, ours := filepath.Join(dir, "llama.logits"), filepath.Join(dir, "ours.logits")
+	llama := func(args ...string) string {
+		t.Helper()
+		args = append([]string{"-m", mp, "-c", "64", "-b", "64", "-t", "1"}, args...)
+		out, err := exec.Command(prog, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("llama-perplexity %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	llama("-f", text, "--chunks", "4", "--kl-divergence-base", theirs)
+	if code, _, errs := runCmd("-m", mp, "-f", text, "-c", "64", "--chunks", "4", "-t", "2", "-kld-base", ours, "-kld-format", "llama"); code != 0 {
+		t.Fatalf("-kld-base: exit %d: %s", code, errs)
+	}
+	a, err := os.ReadFile(theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := 20 + 4*4*64; len(a) != len(b) || !bytes.Equal(a[:n], b[:n]) {
+		t.Errorf("the files differ in size (%d, %d) or in their header and tokens", len(a), len(b))
+	}
+
+	code, out, errs := runCmd("-m", mp, "-kld", theirs, "-f", text, "-t", "2")
+	if code != 0 {
+		t.Fatalf("-kld of llama-perplexity's file: exit %d: %s", code, errs)
+	}
+	if k := field(t, meanKLDRe, out); math.Abs(k) > 1e-4 {
+		t.Errorf("-kld of llama-perplexity's file: mean KLD %v", k)
+	}
+	if p := field(t, sameTopRe, out); p < 95 {
+		t.Errorf("-kld of llama-perplexity's file: same top %v%%", p)
+	}
+	// llama-perplexity's log is written by a thread of its own, and its
+	// last lines are often lost when the program exits (about half the
+	// runs here end after the third chunk's line, with status 0): a run
+	// without the summary is run again, up to ten times.
+	for try := range 10 {
+		out = llama("--kl-divergence-base", ours, "--kl-divergence")
+		if meanKLDRe.MatchString(out) && sameTopRe.MatchString(out) {
+			break
+		}
+		t.Logf("llama-perplexity run %d printed no summary", try+1)
+	}
+	if k := field(t, meanKLDRe, out); math.Abs(k) > 1e-4 {
+		t.Errorf("llama-perplexity --kl-divergence of our file: mean KLD %v", k)
+	}
+	if p := field(t, sameTopRe, out); p < 95 {
+		t.Errorf("llama-perplexity --kl-divergence of our file: same top %v%%", p)
 	}
 }
