@@ -57,9 +57,11 @@
 // genericKernels in kernels.go, avx2Kernels in kernels_amd64.go (nil where
 // the assembly is not built: kernels_other.go). The avx2 table lists every
 // kernel it installs: dot products of f32, f16, bf16, q4_0, q4_1, q5_0,
-// q5_1, q8_0 and q2_K..q6_K (the other types, mxfp4, iq4_nl, iq4_xs,
-// tq1_0 and tq2_0 among them, keep the generic ones, and MUL_MAT computes
-// them with the dot product alone, GET_ROWS with quant's decoders);
+// q5_1, q8_0, q2_K..q6_K, iq4_nl, iq4_xs and mxfp4 (the last three with
+// their integer sums in AVX2, equal to the generic kernels bit for bit;
+// the other types, tq1_0 and tq2_0 among them, keep the generic ones;
+// MUL_MAT computes the five new formats with the dot product alone,
+// GET_ROWS with quant's decoders);
 // activation converters to q8_0, q8_1, q8_K and f16; gemm kernels (float
 // 4x3 tiles and the 6x16 packed micro-kernel for f32/f16/bf16, quad kernels
 // for the legacy and K types, with panel kernels for q4_0, q5_0, q8_0, q4_1,
