@@ -74,6 +74,11 @@ var allTensors = []tensorCase{
 	{"q4_k", quant.Q4_K, []int64{256, 2}},
 	{"q6_k", quant.Q6_K, []int64{512}},
 	{"i32", quant.I32, []int64{3}},
+	{"mxfp4", quant.MXFP4, []int64{64, 2}},
+	{"iq4_nl", quant.IQ4_NL, []int64{32, 3}},
+	{"iq4_xs", quant.IQ4_XS, []int64{256, 2}},
+	{"tq1_0", quant.TQ1_0, []int64{256}},
+	{"tq2_0", quant.TQ2_0, []int64{512}},
 }
 
 func tensorBytes(t testing.TB, i int, tc tensorCase) []byte {

@@ -77,4 +77,31 @@ var goldenDigests = map[Type]struct{ quant, dequant string }{
 	Q5_K: {"63ee5717854882a97e554a01753c84aeb010cb1529502fc4aa87f51435192512", "a575c26d66a049020543f712a94bcca2db23238c85683828f763836beeec8b81"},
 	Q6_K: {"aaf4c592aac18e71f6f3579ad57557b36a96feab219abbcbc711fd43d29e7841", "0b804fda000e77b20ac136db7f6b37fe7318c22e50871a05a8658e76411bf583"},
 	Q8_K: {"28f0941cb37bee63a0ee939c70a516532f72fa40e083870912e5ed45c95421fd", "0ae8c971867b88f5c80f398680299d34f9127555016d07b05aaf638ec8887b66"},
+
+	// These five come from ggml itself: a C program calling
+	// quantize_row_{iq4_nl,iq4_xs,tq1_0,tq2_0,mxfp4}_ref and their
+	// dequantize_row_* in libggml-base.so (llama.cpp built with gcc -O3
+	// for x86-64, no FMA) on goldenInput() in one call.
+	IQ4_NL: {"a1b1fca39e6fa617fc9ab93228cd23a614a3560eb387b6305192d44fe0504914", "9c6a9d0d438721b9adb4c892108bd19169d6559afb836c0cf986f37ba5b2c54e"},
+	IQ4_XS: {"59f02cc032394420acc998d1bed1b5bbdbffe22068daf794490173796b87c246", "2a26cc2d73fbfae704213f4ae8df7da29be5e361c6fd908002b8fa61715a2478"},
+	TQ1_0:  {"82b51187af0c40de189705a87db800208309bd0751016bdc8a90514b1bf5a856", "91c4c4ce6c86d1b183979fb91ded413af16dfb6098bb755662df049de49cbda2"},
+	TQ2_0:  {"3c63cde0a3bce31c8ee5badbc9c81a097cd15655f50d4f086914aa34482c0c05", "91c4c4ce6c86d1b183979fb91ded413af16dfb6098bb755662df049de49cbda2"},
+	MXFP4:  {"b9e568688bf857be9a771cea8247652ca8ddc8a7a78d32c7666fbabcceef4dcf", "03c2108df530da505b88e6a162c9f9244deaa2a19d745512085190891ca787fa"},
+}
+
+// TestGoldenIQ4_NLSearch pins the IQ4_NL quantizer llama-quantize runs
+// (ggml's quantize_iq4_nl without weights: 15 scales tried per block),
+// row by row of 512 as it is called per tensor row, to the SHA-256 of
+// ggml's bytes from the same C program.
+func TestGoldenIQ4_NLSearch(t *testing.T) {
+	x := goldenInput()
+	var q []byte
+	for r := 0; r < len(x); r += 512 {
+		b := make([]byte, 16*sizeIQ4_NL)
+		quantizeIQ4_NLWith(x[r:r+512], b, nil, 7)
+		q = append(q, b...)
+	}
+	if got, want := digest(q), "6ed417153dfa46c7d96b13975bf98c679251c0b4cfb0dbf5f0a5d4e0f6289e62"; got != want {
+		t.Errorf("digest = %s, want %s", got, want)
+	}
 }

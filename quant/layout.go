@@ -166,10 +166,78 @@ const (
 	// I32 is a signed 32-bit integer: 4 bytes per element.
 	I32 Type = 26
 
+	// IQ4_NL blocks hold 32 elements in 18 bytes:
+	//
+	//	[0:2)   d   f16 scale
+	//	[2:18)  qs  16 bytes of 4-bit codes, arranged as in Q4_0
+	//
+	// Value = d * IQ4NLValues[q]: the codes index a non-linear table.
+	IQ4_NL Type = 20
+
+	// IQ4_XS super-blocks hold 256 elements in 136 bytes, as 8 sub-blocks
+	// of 32 elements:
+	//
+	//	[0:2)    d         f16 super-block scale
+	//	[2:4)    scales_h  uint16: bits 2j, 2j+1 are the high 2 bits of
+	//	                   sub-block j's 6-bit scale code
+	//	[4:8)    scales_l  low 4 bits of the scale codes: the low nibble of
+	//	                   scales_l[j/2] for even j, the high nibble for odd j
+	//	[8:136)  qs        128 bytes of 4-bit codes, 16 per sub-block, each
+	//	                   sub-block arranged as a Q4_0 block
+	//
+	// With ls the 6-bit scale code of sub-block j = e/32, value =
+	// d * (ls - 32) * IQ4NLValues[q].
+	IQ4_XS Type = 23
+
 	// BF16 is bfloat16, the top 16 bits of an IEEE binary32: 2 bytes per
 	// element.
 	BF16 Type = 30
+
+	// TQ1_0 super-blocks hold 256 ternary elements in 54 bytes:
+	//
+	//	[0:48)   qs  base-3 codes, five elements a byte
+	//	[48:52)  qh  base-3 codes, four elements a byte
+	//	[52:54)  d   f16 scale
+	//
+	// A byte holds trits t0..t4 (t0 the most significant) as
+	// ceil((t0*81 + t1*27 + t2*9 + t3*3 + t4) * 256 / 243); trit n is
+	// read back as ((uint8(byte * 3^n)) * 3) >> 8. Elements 32n + m
+	// (n < 5, m < 32) are trit n of qs[m]; elements 160 + 16n + m (m < 16)
+	// trit n of qs[32+m]; elements 240 + 4n + j (n, j < 4) trit n of qh[j],
+	// whose fifth trit is zero. Value = (trit - 1) * d.
+	TQ1_0 Type = 34
+
+	// TQ2_0 super-blocks hold 256 ternary elements in 66 bytes:
+	//
+	//	[0:64)   qs  2-bit codes, arranged as in Q2_K
+	//	[64:66)  d   f16 scale
+	//
+	// Element e: h = e/128, r = e%128; q = (qs[32h + r%32] >> (2*(r/32))) & 3.
+	// Value = (q - 1) * d (q = 3 does not occur in ggml's output but
+	// decodes to 2d).
+	TQ2_0 Type = 35
+
+	// MXFP4 blocks hold 32 elements in 17 bytes (the OCP microscaling
+	// format with E2M1 elements):
+	//
+	//	[0:1)   e   E8M0 scale: 2^(e-127), 2^-127 for e = 0
+	//	[1:17)  qs  16 bytes of 4-bit E2M1 codes, arranged as in Q4_0
+	//
+	// Value = 2^(e-128) * MXFP4Values[q] (the table holds the E2M1
+	// values doubled, so the scale is halved). e = 255 is not NaN here:
+	// it decodes as 2^127, as ggml's CPU decoder does.
+	MXFP4 Type = 39
 )
+
+// IQ4NLValues is the non-linear code table of IQ4_NL and IQ4_XS (ggml's
+// kvalues_iq4nl).
+var IQ4NLValues = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// MXFP4Values are the E2M1 values of MXFP4's 4-bit codes, doubled so that
+// they are integers (ggml's kvalues_mxfp4): codes 0..7 are 0, 0.5, 1,
+// 1.5, 2, 3, 4, 6 and codes 8..15 their negatives (code 8 is 0, not
+// -0, as in ggml's table).
+var MXFP4Values = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
 
 // Block sizes in bytes (the Type constants' TypeSize).
 const (
@@ -185,4 +253,10 @@ const (
 	sizeQ5_K = 4 + 12 + QKK/8 + QKK/2
 	sizeQ6_K = QKK/2 + QKK/4 + QKK/16 + 2
 	sizeQ8_K = 4 + QKK + 2*QKK/16
+
+	sizeIQ4_NL = 2 + QK/2
+	sizeIQ4_XS = 2 + 2 + QKK/64 + QKK/2
+	sizeTQ1_0  = (QKK-4*QKK/64)/5 + QKK/64 + 2
+	sizeTQ2_0  = QKK/4 + 2
+	sizeMXFP4  = 1 + QK/2
 )

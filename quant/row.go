@@ -28,9 +28,15 @@ var codecs = map[Type]codec{
 	Q5_K: {quantizeQ5_K, dequantizeQ5_K},
 	Q6_K: {quantizeQ6_K, dequantizeQ6_K},
 	Q8_K: {quantizeQ8_K, dequantizeQ8_K},
-	I8:   {nil, dequantizeI8},
-	I16:  {nil, dequantizeI16},
-	I32:  {nil, dequantizeI32},
+
+	IQ4_NL: {quantizeIQ4_NL, dequantizeIQ4_NL},
+	IQ4_XS: {quantizeIQ4_XS, dequantizeIQ4_XS},
+	TQ1_0:  {quantizeTQ1_0, dequantizeTQ1_0},
+	TQ2_0:  {quantizeTQ2_0, dequantizeTQ2_0},
+	MXFP4:  {quantizeMXFP4, dequantizeMXFP4},
+	I8:     {nil, dequantizeI8},
+	I16:    {nil, dequantizeI16},
+	I32:    {nil, dequantizeI32},
 }
 
 // checkRow validates a row of n elements of type t stored in nbytes bytes.

@@ -46,6 +46,12 @@ var traitTable = [...]traits{
 	I16:  {name: "i16", blockSize: 1, typeSize: 2, vecDot: F32},
 	I32:  {name: "i32", blockSize: 1, typeSize: 4, vecDot: F32},
 	BF16: {name: "bf16", blockSize: 1, typeSize: 2, float: true, vecDot: BF16},
+
+	IQ4_NL: {name: "iq4_nl", blockSize: QK, typeSize: sizeIQ4_NL, quantized: true, vecDot: Q8_0},
+	IQ4_XS: {name: "iq4_xs", blockSize: QKK, typeSize: sizeIQ4_XS, quantized: true, vecDot: Q8_K},
+	TQ1_0:  {name: "tq1_0", blockSize: QKK, typeSize: sizeTQ1_0, quantized: true, vecDot: Q8_K},
+	TQ2_0:  {name: "tq2_0", blockSize: QKK, typeSize: sizeTQ2_0, quantized: true, vecDot: Q8_K},
+	MXFP4:  {name: "mxfp4", blockSize: QK, typeSize: sizeMXFP4, quantized: true, vecDot: Q8_0},
 }
 
 // info returns t's traits and whether t is valid.
@@ -72,8 +78,9 @@ func (t Type) Valid() bool {
 }
 
 // BlockSize returns the number of elements in one block of t: 1 for the
-// float and integer types, QK for the legacy quantized types and QKK for the
-// K types. It returns 0 for an invalid type.
+// float and integer types, QK for the legacy quantized types, IQ4_NL and
+// MXFP4, and QKK for the K types, IQ4_XS, TQ1_0 and TQ2_0. It returns 0
+// for an invalid type.
 func (t Type) BlockSize() int64 {
 	// Indexed in place rather than through info, which copies the
 	// traits: every kernel call asks, several times. Entries of invalid
@@ -132,11 +139,12 @@ func (t Type) rowSize(n int64) (int64, error) {
 }
 
 // VecDotType returns the type ggml converts the activation (src1) of a
-// matrix multiplication to when the weight has type t: Q8_0 for Q4_0, Q5_0
-// and Q8_0; Q8_1 for Q4_1 and Q5_1; Q8_K for Q2_K through Q6_K; t itself
+// matrix multiplication to when the weight has type t: Q8_0 for Q4_0, Q5_0,
+// Q8_0, IQ4_NL and MXFP4; Q8_1 for Q4_1 and Q5_1; Q8_K for Q2_K through Q6_K; t itself
 // for F32, F16 and BF16. Q8_1, Q8_K and the integer types have no dot
 // kernel in ggml, whose type table then leaves the field at its zero
-// value, F32; VecDotType returns F32 for them too. For an invalid type it
+// value, F32; VecDotType returns F32 for them too. IQ4_NL and MXFP4 pair
+// with Q8_0, IQ4_XS, TQ1_0 and TQ2_0 with Q8_K. For an invalid type it
 // returns t.
 func (t Type) VecDotType() Type {
 	tr, ok := t.info()

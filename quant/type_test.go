@@ -40,6 +40,11 @@ func TestTraits(t *testing.T) {
 		{I16, 25, "i16", 1, 2, false, false, F32},
 		{I32, 26, "i32", 1, 4, false, false, F32},
 		{BF16, 30, "bf16", 1, 2, false, true, BF16},
+		{IQ4_NL, 20, "iq4_nl", 32, 18, true, false, Q8_0},
+		{IQ4_XS, 23, "iq4_xs", 256, 136, true, false, Q8_K},
+		{TQ1_0, 34, "tq1_0", 256, 54, true, false, Q8_K},
+		{TQ2_0, 35, "tq2_0", 256, 66, true, false, Q8_K},
+		{MXFP4, 39, "mxfp4", 32, 17, true, false, Q8_0},
 	}
 	var all []Type
 	for _, tt := range tests {
@@ -69,6 +74,7 @@ func TestTraits(t *testing.T) {
 			t.Errorf("%v.VecDotType() = %v, want %v", tt.typ, got, tt.vecDot)
 		}
 	}
+	slices.Sort(all)
 	if got := Types(); !slices.Equal(got, all) {
 		t.Errorf("Types() = %v, want %v", got, all)
 	}
@@ -78,7 +84,7 @@ func TestTraits(t *testing.T) {
 }
 
 func TestInvalidType(t *testing.T) {
-	for _, typ := range []Type{4, 5, 16, 23, 27, 29, 31, 1000, 1 << 31} {
+	for _, typ := range []Type{4, 5, 16, 27, 29, 31, 36, 40, 1000, 1 << 31} {
 		if typ.Valid() {
 			t.Errorf("Type(%d).Valid() = true", uint32(typ))
 		}

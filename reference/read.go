@@ -18,7 +18,8 @@ import (
 //
 // Integer types come back exactly; f16 and bf16 are widened exactly;
 // block-quantized types are dequantized with quant.DequantizeRow, as ggml's
-// dequantizers do.
+// dequantizers do, except MXFP4, IQ4_NL, IQ4_XS, TQ1_0 and TQ2_0, which
+// are decoded in float64 here from their layouts (blocks.go).
 func Read(t *ops.Tensor) ([]float64, error) {
 	if t == nil {
 		return nil, fmt.Errorf("reference: read of a nil tensor")
@@ -141,20 +142,25 @@ func elementDecoder(typ quant.Type) (func([]byte) float64, error) {
 // a time so that any block stride Nb[0] is honoured.
 func decodeBlocks(t *ops.Tensor, raw []byte, out []float64) error {
 	bs, ts := t.Type.BlockSize(), t.Type.TypeSize()
-	block := make([]float32, bs)
+	decode := blockDecoders[t.Type]
+	if decode == nil {
+		block := make([]float32, bs)
+		decode = func(b []byte, out []float64) {
+			// The lengths are the type's block: DequantizeRow cannot fail.
+			_ = quant.DequantizeRow(t.Type, b, block)
+			for j, v := range block {
+				out[j] = float64(v)
+			}
+		}
+	}
 	i := 0
 	for i3 := int64(0); i3 < t.Ne[3]; i3++ {
 		for i2 := int64(0); i2 < t.Ne[2]; i2++ {
 			for i1 := int64(0); i1 < t.Ne[1]; i1++ {
 				for ib := int64(0); ib < t.Ne[0]/bs; ib++ {
 					off := ib*t.Nb[0] + i1*t.Nb[1] + i2*t.Nb[2] + i3*t.Nb[3]
-					if err := quant.DequantizeRow(t.Type, raw[off:off+ts], block); err != nil {
-						return fmt.Errorf("block (%d, %d, %d, %d): %w", ib, i1, i2, i3, err)
-					}
-					for _, v := range block {
-						out[i] = float64(v)
-						i++
-					}
+					decode(raw[off:off+ts], out[i:i+int(bs)])
+					i += int(bs)
 				}
 			}
 		}

@@ -6,6 +6,7 @@
 //	perplexity -m model.gguf -f text.txt [-c 512] [--chunks N]
 //	perplexity -m base.gguf -f text.txt -kld-base base.kld
 //	perplexity -m quantized.gguf -kld base.kld
+//	perplexity -m base.gguf -f text.txt -kld-base base.logits -kld-format llama
 //
 // # Perplexity
 //
@@ -108,4 +109,17 @@
 // log-probability, no argmax and no vocabulary hash, which kernbench stores
 // so that the base PPL and "same top" are exact and a file from another
 // vocabulary is refused.
+//
+// # llama-perplexity's file
+//
+// -kld also reads the file llama-perplexity --kl-divergence-base writes
+// (told apart by its magic "_logits_"; its layout is in llamakld.go), and
+// -kld-base FILE -kld-format llama writes one, its records computed in
+// llama-perplexity's float32 arithmetic, for llama-perplexity
+// --kl-divergence to read. With such a file the comparison follows
+// llama-perplexity: the tokens are the text's as tokenized (BOS goes in
+// at each chunk's start when evaluating), the base's target
+// log-probability and top token are read from the 16-bit codes, and the
+// KL divergence sums exp(lp) (lp - log Q) over the tokens with lp > -16,
+// without renormalizing; only the vocabulary's size can be checked.
 package main

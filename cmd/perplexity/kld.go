@@ -48,19 +48,30 @@ func openKLD(path string, nVocab int, hash uint64) (*kldBase, error) {
 // hashing to hash). The records follow in the returned reader.
 func readKLDStart(rd io.Reader, size int64, nVocab int, hash uint64) (*kldBase, error) {
 	r := bufio.NewReaderSize(rd, 1<<20)
+	// The magic says the format, and so the header's length.
 	hb := make([]byte, kldHeaderSize)
+	if m, err := r.Peek(len(llamaMagic)); err == nil && string(m) == llamaMagic {
+		hb = hb[:llamaHeaderSize]
+	}
 	nr, err := io.ReadFull(r, hb)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, err
 	}
-	h, err := parseKLDHeader(hb[:nr], size)
+	var h kldHeader
+	if len(hb) == llamaHeaderSize {
+		h, err = parseLlamaHeader(hb[:nr], size)
+	} else {
+		h, err = parseKLDHeader(hb[:nr], size)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if h.NVocab != nVocab {
 		return nil, fmt.Errorf("made with a vocabulary of %d tokens; this model has %d", h.NVocab, nVocab)
 	}
-	if h.VocabHash != hash {
+	// llama-perplexity's file holds no vocabulary hash: its size is all
+	// there is to check.
+	if !h.Llama && h.VocabHash != hash {
 		return nil, fmt.Errorf("made with another vocabulary (same size, %d tokens, but other token texts)", nVocab)
 	}
 	// The header's sizes match the file's, so this allocation is bounded
@@ -75,6 +86,14 @@ func readKLDStart(rd io.Reader, size int64, nVocab int, hash uint64) (*kldBase, 
 		}
 	}
 	return &kldBase{r: r, h: h, tokens: tokens}, nil
+}
+
+// readRecord reads the next record, whose position predicts target.
+func (kb *kldBase) readRecord(buf []byte, target int, r *kldRecord) error {
+	if kb.h.Llama {
+		return readLlamaRecord(kb.r, buf, kb.h.NVocab, target, r)
+	}
+	return readRecord(kb.r, buf, kb.h.NVocab, r)
 }
 
 // Close closes the file.
@@ -95,6 +114,15 @@ func (s *session) compare(cx context.Context, be ops.Backend, base model.Context
 	}
 	defer kb.Close()
 	h := kb.h
+	if h.Llama {
+		// llama-perplexity's file holds the tokens as tokenized; it puts
+		// BOS at each chunk's start when it evaluates them, as we do.
+		if v := s.tok.Vocab(); v.AddBOS && v.BOS >= 0 {
+			for k := range h.NChunks {
+				kb.tokens[k*h.NCtx] = v.BOS
+			}
+		}
+	}
 	if c.ctxSet && c.nCtx != h.NCtx {
 		return cli.Usagef("c", "the KLD file was made with -c %d, not %d (leave -c out to use the file's)", h.NCtx, c.nCtx)
 	}
@@ -138,7 +166,7 @@ func (s *session) compare(cx context.Context, be ops.Backend, base model.Context
 		if err := checkLogits(cx, ev, chunk(k), k, p, l); err != nil {
 			return err
 		}
-		if err := readRecord(kb.r, buf, nv, &rec); err != nil {
+		if err := kb.readRecord(buf, int(next), &rec); err != nil {
 			return fmt.Errorf("KLD base file %s: chunk %d, position %d: %w", c.kld, k+1, p, err)
 		}
 		lse, am := logSumExp(l)
@@ -167,7 +195,12 @@ func (s *session) compare(cx context.Context, be ops.Backend, base model.Context
 // the tokens it keeps, renormalized to sum to 1 over them. Renormalizing
 // makes the 16-bit quantization error second order: a model compared with
 // itself gets about 1e-8 nats rather than the ±1e-4 of the raw codes.
+//
+// A record of llama-perplexity's file gets its formula instead (llamaKLD).
 func klDivergence(rec *kldRecord, logits []float32, lse float64) float64 {
+	if rec.Llama {
+		return llamaKLD(rec, logits, lse)
+	}
 	// With w_i = exp(lp_i) for the kept tokens, Z = sum w_i and
 	// P_i = w_i / Z: KL = (sum w_i (lp_i - lq_i)) / Z - log Z.
 	lo, sc := float64(rec.Lo), float64(rec.Scale)

@@ -24,17 +24,32 @@ const (
 	maxKLDCtx   = 1 << 24
 )
 
-// kldHeader is the header of a KLD base file.
+// kldHeader is the header of a KLD base file, of either format.
 type kldHeader struct {
 	NVocab, NCtx, NChunks, First int
-	VocabHash                    uint64
+	VocabHash                    uint64 // kernbench's format only
+	// Llama marks llama-perplexity's format (llamakld.go).
+	Llama bool
 }
 
 // scored returns the scored positions per chunk.
 func (h kldHeader) scored() int { return h.NCtx - 1 - h.First }
 
 // recordSize returns the bytes of one position's record.
-func (h kldHeader) recordSize() int { return kldRecordHead + 2*h.NVocab }
+func (h kldHeader) recordSize() int {
+	if h.Llama {
+		return 2 * llamaRecordLen(h.NVocab)
+	}
+	return kldRecordHead + 2*h.NVocab
+}
+
+// headerSize returns the bytes of the header.
+func (h kldHeader) headerSize() int {
+	if h.Llama {
+		return llamaHeaderSize
+	}
+	return kldHeaderSize
+}
 
 // fileSize returns the size a file with header h must have, or an error
 // when it overflows an int64.
@@ -46,7 +61,7 @@ func (h kldHeader) fileSize() (int64, error) {
 	tok, ok1 := mul(uint64(h.NChunks), uint64(h.NCtx)*4)
 	pos, ok2 := mul(uint64(h.NChunks), uint64(h.scored()))
 	rec, ok3 := mul(pos, uint64(h.recordSize()))
-	total := uint64(kldHeaderSize) + tok + rec
+	total := uint64(h.headerSize()) + tok + rec
 	if !ok1 || !ok2 || !ok3 || total > math.MaxInt64 || total < rec {
 		return 0, errors.New("the sizes in the header overflow")
 	}
@@ -88,7 +103,7 @@ func parseKLDHeader(b []byte, size int64) (kldHeader, error) {
 		return h, fmt.Errorf("file of %d bytes is shorter than the %d-byte header", len(b), kldHeaderSize)
 	}
 	if string(b[:8]) != kldMagic {
-		return h, fmt.Errorf("not a kernbench KLD base file (magic %q, want %q)", b[:8], kldMagic)
+		return h, fmt.Errorf("not a KLD base file: magic %q is neither kernbench's %q nor llama-perplexity's %q", b[:8], kldMagic, llamaMagic)
 	}
 	le := binary.LittleEndian
 	if v := le.Uint32(b[8:]); v != kldVersion {
@@ -124,11 +139,17 @@ type kldRecord struct {
 	TargetLP  float32
 	Argmax    int32
 	Codes     []uint16
+	// Llama marks a record of llama-perplexity's format, whose codes
+	// read differently (see llamaLogProb).
+	Llama bool
 }
 
 // LogProb returns the base log-probability of token i, and false for a
 // token below the floor (probability 0).
 func (r *kldRecord) LogProb(i int) (float64, bool) {
+	if r.Llama {
+		return float64(r.llamaLogProb(i)), true
+	}
 	c := r.Codes[i]
 	if c == 0 {
 		return 0, false
@@ -149,6 +170,7 @@ func quantizeLogProbs(r *kldRecord, logits []float32, lse float64, argmax, targe
 	r.Scale = float32((maxLP - float64(r.Lo)) / kldCodes)
 	r.TargetLP = float32(float64(logits[target]) - lse)
 	r.Argmax = int32(argmax)
+	r.Llama = false
 	r.Codes = r.Codes[:0]
 	lo32, sc := float64(r.Lo), float64(r.Scale)
 	for _, l := range logits {
@@ -188,6 +210,7 @@ func readRecord(rd io.Reader, buf []byte, nVocab int, r *kldRecord) error {
 		return err
 	}
 	le := binary.LittleEndian
+	r.Llama = false
 	r.Scale = math.Float32frombits(le.Uint32(buf[0:]))
 	r.Lo = math.Float32frombits(le.Uint32(buf[4:]))
 	r.TargetLP = math.Float32frombits(le.Uint32(buf[8:]))

@@ -183,8 +183,8 @@ func TestParseKLDHeader(t *testing.T) {
 	}
 }
 
-// FuzzKLDFile reads arbitrary bytes as a KLD base file for a 4-token
-// vocabulary: it must return an error or records, never panic, and never
+// FuzzKLDFile reads arbitrary bytes as a KLD base file (either format)
+// for a 4-token vocabulary: it must return an error or records, never panic, and never
 // allocate more than the input's size for the tokens.
 func FuzzKLDFile(f *testing.F) {
 	var seed bytes.Buffer
@@ -197,6 +197,15 @@ func FuzzKLDFile(f *testing.F) {
 	f.Add(seed.Bytes())
 	f.Add([]byte(kldMagic))
 	f.Add([]byte{})
+	// A llama-perplexity file of the same run.
+	var lseed bytes.Buffer
+	lh := kldHeader{NVocab: 4, NCtx: 4, NChunks: 1, First: 2, Llama: true}
+	writeLlamaHeader(&lseed, lh)
+	binary.Write(&lseed, binary.LittleEndian, []int32{1, 2, 3, 0})
+	llamaLogProbs(&r, []float32{1, 2, 3, -40})
+	writeLlamaRecord(&lseed, make([]byte, lh.recordSize()), &r)
+	f.Add(lseed.Bytes())
+	f.Add([]byte(llamaMagic))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		kb, err := readKLDStart(bytes.NewReader(b), int64(len(b)), 4, h.VocabHash)
 		if err != nil {
@@ -209,7 +218,7 @@ func FuzzKLDFile(f *testing.F) {
 		var rec kldRecord
 		n := 0
 		for {
-			err := readRecord(kb.r, buf, 4, &rec)
+			err := kb.readRecord(buf, n%4, &rec)
 			if err == io.EOF {
 				break
 			}

@@ -35,6 +35,7 @@ type config struct {
 	lf        bool
 	kldBase   string
 	kld       string
+	kldFormat string
 	kv        cli.KVFlags
 	fa        *cli.OnOff
 	be        cli.BackendFlags
@@ -62,7 +63,8 @@ func newFlags(c *config) *flag.FlagSet {
 	cli.ThreadsVar(fs, &c.threads, "")
 	fs.BoolVar(&c.lf, "lf", false, "turn CRLF line endings of the text into LF before tokenizing (by default the text is used byte for byte)")
 	fs.StringVar(&c.kldBase, "kld-base", "", "save the model's log-probabilities at every scored position to `FILE`, as the base of a later -kld run (never -m's or -f's file)")
-	fs.StringVar(&c.kld, "kld", "", "compare the model with the base log-probabilities in FILE (written by -kld-base): KL divergence, PPL ratio, same top token")
+	fs.StringVar(&c.kldFormat, "kld-format", "kernbench", "the format -kld-base writes: kernbench, or llama (llama-perplexity's --kl-divergence-base file, magic _logits_)")
+	fs.StringVar(&c.kld, "kld", "", "compare the model with the base log-probabilities in FILE (written by -kld-base, or llama-perplexity's --kl-divergence-base file): KL divergence, PPL ratio, same top token")
 	c.kv.Register(fs)
 	c.fa = cli.NewOnOff(true)
 	fs.Var(c.fa, "fa", "flash attention: on (FLASH_ATTN_EXT) or off (MUL_MAT + SOFT_MAX + MUL_MAT); auto = on")
@@ -134,6 +136,12 @@ func (c *config) check(fs *flag.FlagSet) error {
 	}
 	if c.kld != "" && c.kldBase != "" {
 		return cli.Usagef("kld", "give -kld or -kld-base, not both")
+	}
+	if c.kldFormat != "kernbench" && c.kldFormat != "llama" {
+		return cli.Usagef("kld-format", "want kernbench or llama, not %q", c.kldFormat)
+	}
+	if cli.Visited(fs, "kld-format") && c.kldBase == "" {
+		return cli.Usagef("kld-format", "only -kld-base writes a file (-kld reads either format)")
 	}
 	if c.textPath == "" && c.kld == "" {
 		return cli.Usagef("f", "a text file is required")

@@ -391,7 +391,7 @@ func TestKLDRefused(t *testing.T) {
 		code  int
 		msg   string
 	}{
-		{"garbage", mp, write("garbage.kld", []byte("this is not a KLD file at all, not even close")), nil, 1, "not a kernbench KLD base file"},
+		{"garbage", mp, write("garbage.kld", []byte("this is not a KLD file at all, not even close")), nil, 1, "not a KLD base file"},
 		{"empty", mp, write("empty.kld", nil), nil, 1, "shorter than"},
 		{"truncated", mp, write("trunc.kld", raw[:len(raw)-10]), nil, 1, "truncated"},
 		{"longer", mp, write("long.kld", append(append([]byte(nil), raw...), 0)), nil, 1, "truncated or corrupt"},

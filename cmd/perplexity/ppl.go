@@ -114,7 +114,12 @@ func (s *session) perplexity(cx context.Context, be ops.Backend, base model.Cont
 	var kw *kldWriter
 	if c.kldBase != "" {
 		h := kldHeader{NVocab: s.m.Hparams.NVocab, NCtx: nCtx, NChunks: n, First: nCtx / 2, VocabHash: vocabHash(s.tok.Vocab().Tokens)}
-		if kw, err = createKLD(c.kldBase, h, evTokens); err != nil {
+		fileTokens := evTokens
+		if c.kldFormat == "llama" {
+			// llama-perplexity's file holds the tokens as tokenized.
+			h.Llama, h.VocabHash, fileTokens = true, 0, tokens[:n*nCtx]
+		}
+		if kw, err = createKLD(c.kldBase, h, fileTokens); err != nil {
 			return err
 		}
 		defer kw.abort()
@@ -169,16 +174,23 @@ type kldWriter struct {
 	w   *bufio.Writer
 	buf []byte
 	rec kldRecord
+	// llama selects llama-perplexity's format (llamakld.go).
+	llama bool
 }
 
-// createKLD starts the file at path with the header and the tokens.
+// createKLD starts the file at path with the header and the tokens, in
+// the format h says.
 func createKLD(path string, h kldHeader, tokens []int32) (*kldWriter, error) {
 	f, err := cli.CreateAtomic(path)
 	if err != nil {
 		return nil, fmt.Errorf("creating the KLD base file: %w", err)
 	}
-	kw := &kldWriter{f: f, w: bufio.NewWriterSize(f, 1<<20), buf: make([]byte, h.recordSize())}
-	err = h.write(kw.w)
+	kw := &kldWriter{f: f, w: bufio.NewWriterSize(f, 1<<20), buf: make([]byte, h.recordSize()), llama: h.Llama}
+	if h.Llama {
+		err = writeLlamaHeader(kw.w, h)
+	} else {
+		err = h.write(kw.w)
+	}
 	if err == nil {
 		err = binary.Write(kw.w, binary.LittleEndian, tokens)
 	}
@@ -191,8 +203,15 @@ func createKLD(path string, h kldHeader, tokens []int32) (*kldWriter, error) {
 
 // add writes one position's record.
 func (kw *kldWriter) add(l []float32, lse float64, argmax, target int) error {
-	quantizeLogProbs(&kw.rec, l, lse, argmax, target)
-	if err := writeRecord(kw.w, kw.buf, &kw.rec); err != nil {
+	var err error
+	if kw.llama {
+		llamaLogProbs(&kw.rec, l)
+		err = writeLlamaRecord(kw.w, kw.buf, &kw.rec)
+	} else {
+		quantizeLogProbs(&kw.rec, l, lse, argmax, target)
+		err = writeRecord(kw.w, kw.buf, &kw.rec)
+	}
+	if err != nil {
 		return fmt.Errorf("writing %s: %w", kw.f.Path(), err)
 	}
 	return nil

@@ -57,11 +57,15 @@
 // genericKernels in kernels.go, avx2Kernels in kernels_amd64.go (nil where
 // the assembly is not built: kernels_other.go). The avx2 table lists every
 // kernel it installs: dot products of f32, f16, bf16, q4_0, q4_1, q5_0,
-// q5_1, q8_0 and q2_K..q6_K (the other types keep the generic ones);
+// q5_1, q8_0, q2_K..q6_K, iq4_nl, iq4_xs and mxfp4 (the last three with
+// their integer sums in AVX2, equal to the generic kernels bit for bit;
+// the other types, tq1_0 and tq2_0 among them, keep the generic ones;
+// MUL_MAT computes the five new formats with the dot product alone,
+// GET_ROWS with quant's decoders);
 // activation converters to q8_0, q8_1, q8_K and f16; gemm kernels (float
 // 4x3 tiles and the 6x16 packed micro-kernel for f32/f16/bf16, quad kernels
-// for the quantized types, with panel kernels for q4_0, q5_0, q8_0, q4_1,
-// q5_1, q4_K, q5_K, q6_K); four-row gemv kernels for every type but q8_1 and q8_K, and the
+// for the legacy and K types, with panel kernels for q4_0, q5_0, q8_0, q4_1,
+// q5_1, q4_K, q5_K, q6_K); four-row gemv kernels for every legacy and K type but q8_1 and q8_K, and the
 // q4_0 side kernel; the row kernels of SOFT_MAX, RMS_NORM, flash attention
 // and the elementwise ops; GET_ROWS decoders for q4_0, q8_0, f16, bf16;
 // and the ROPE, SSM and FLASH_ATTN_EXT block kernels. Tests check entries

@@ -38,6 +38,12 @@ var dotKernels = map[quant.Type]dotKernel{
 	quant.Q5_K: {dot.Q5_K, quant.Q8_K},
 	quant.Q6_K: {dot.Q6_K, quant.Q8_K},
 	quant.Q8_K: {dot.Q8_K, quant.F32},
+
+	quant.IQ4_NL: {dot.IQ4_NL, quant.Q8_0},
+	quant.IQ4_XS: {dot.IQ4_XS, quant.Q8_K},
+	quant.TQ1_0:  {dot.TQ1_0, quant.Q8_K},
+	quant.TQ2_0:  {dot.TQ2_0, quant.Q8_K},
+	quant.MXFP4:  {dot.MXFP4, quant.Q8_0},
 }
 
 // dotKernelFor returns the dot kernel for weight type t.

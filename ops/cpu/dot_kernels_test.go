@@ -17,7 +17,8 @@ var vdScaleFields = map[quant.Type][]int{
 	quant.Q4_0: {0}, quant.Q4_1: {0, 2}, quant.Q5_0: {0}, quant.Q5_1: {0, 2},
 	quant.Q8_0: {0}, quant.Q8_1: {0, 2},
 	quant.Q2_K: {80, 82}, quant.Q3_K: {108}, quant.Q4_K: {0, 2}, quant.Q5_K: {0, 2},
-	quant.Q6_K: {208},
+	quant.Q6_K:   {208},
+	quant.IQ4_NL: {0}, quant.IQ4_XS: {0}, quant.TQ1_0: {52}, quant.TQ2_0: {64},
 }
 
 // vdRandomRow returns a row of n elements of type wt: random bytes with
@@ -43,6 +44,10 @@ func vdRandomRow(t testing.TB, rng *rand.Rand, wt quant.Type, n int) []byte {
 	for b := 0; b < len(row); b += bs {
 		if wt == quant.Q8_K {
 			binary.LittleEndian.PutUint32(row[b:], math.Float32bits(0.01+0.02*rng.Float32()))
+			continue
+		}
+		if wt == quant.MXFP4 {
+			row[b] = byte(118 + rng.IntN(8)) // E8M0 scales 2^-10 .. 2^-3
 			continue
 		}
 		for _, off := range vdScaleFields[wt] {

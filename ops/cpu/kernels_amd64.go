@@ -42,6 +42,11 @@ var avx2Kernels = &kernelSet{
 		quant.Q4_K: {dot.Q4_KAVX2, quant.Q8_K},
 		quant.Q5_K: {dot.Q5_KAVX2, quant.Q8_K},
 		quant.Q6_K: {dot.Q6_KAVX2, quant.Q8_K},
+		// The table-coded formats: integer sums in AVX2, the scaling as
+		// the generic kernels do it (equal to them bit for bit).
+		quant.IQ4_NL: {dot.IQ4_NLAVX2, quant.Q8_0},
+		quant.IQ4_XS: {dot.IQ4_XSAVX2, quant.Q8_K},
+		quant.MXFP4:  {dot.MXFP4AVX2, quant.Q8_0},
 	}),
 	act: map[quant.Type]func([]float32, []byte){
 		quant.Q8_0: quantize.Q8_0AVX2,

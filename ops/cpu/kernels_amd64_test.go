@@ -123,6 +123,10 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("gemm[q6_K].ktile.kernel", ks.gemm[quant.Q6_K].ktile.kernel, qgemm.Q6_KAVX2)
 	same("act[q8_K]", ks.act[quant.Q8_K], quantize.Q8_KAVX2)
 	same("deq[q4_0]", ks.deq[quant.Q4_0], getrows.DeqQ4_0AVX2)
+	same("dots[iq4_nl]", ks.dots[quant.IQ4_NL].dot, dot.IQ4_NLAVX2)
+	same("dots[iq4_xs]", ks.dots[quant.IQ4_XS].dot, dot.IQ4_XSAVX2)
+	same("dots[mxfp4]", ks.dots[quant.MXFP4].dot, dot.MXFP4AVX2)
 	// The generic dot products fill in the types the tier lacks.
 	same("dots[q8_K]", ks.dots[quant.Q8_K].dot, dotKernels[quant.Q8_K].dot)
+	same("dots[tq2_0]", ks.dots[quant.TQ2_0].dot, dotKernels[quant.TQ2_0].dot)
 }

@@ -193,6 +193,7 @@ var mxWeightTypes = []quant.Type{
 	quant.F32, quant.F16, quant.BF16,
 	quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.Q8_1,
 	quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_K,
+	quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4,
 }
 
 // mxMatTol is the NMSE a matrix product with weights of type wt may have

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
+	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/simt"
 )
 
@@ -28,6 +29,9 @@ func init() {
 		// Every case of the harness's matrix passes on metal-emu, as many
 		// as the CPU's: a case Supports refuses is a failure.
 		Complete: true,
+		// The formats of issue 26 have no kernels here yet: Supports
+		// refuses them, and validation counts those cases unsupported.
+		Pending: []quant.Type{quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4},
 	})
 }
 

@@ -28,6 +28,7 @@ import (
 	"sync"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
 )
 
 // An Entry is a backend as it registers itself.
@@ -66,6 +67,21 @@ type Entry struct {
 	// kernels are written) leaves it false: its unsupported cases are
 	// counted and listed, and every case it does support must pass.
 	Complete bool
+	// Pending lists element types a Complete backend has no kernels
+	// for yet (new formats land on the CPU first): validation counts a
+	// case of one of them that the backend does not support as
+	// unsupported, not as a failure. A case it does support must pass.
+	Pending []quant.Type
+}
+
+// IsPending reports whether any of types is one of e's Pending types.
+func (e Entry) IsPending(types []quant.Type) bool {
+	for _, t := range types {
+		if slices.Contains(e.Pending, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // A Variant is one configuration of a backend, such as a CPU tier.

@@ -87,6 +87,35 @@ func (e *blocksError) Error() string {
 	return "blocks.h disagrees with package quant: " + strings.Join(e.bad, "; ")
 }
 
+// TestTablesMatchQuant checks blocks.h's code tables against quant's.
+func TestTablesMatchQuant(t *testing.T) {
+	hs, err := SharedHeaders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		want [16]int8
+	}{{"KB_IQ4NL_VALUES", quant.IQ4NLValues}, {"KB_MXFP4_VALUES", quant.MXFP4Values}} {
+		m := regexp.MustCompile(`#define ` + tc.name + ` (.*)`).FindSubmatch(hs["blocks.h"])
+		if m == nil {
+			t.Errorf("blocks.h defines no %s", tc.name)
+			continue
+		}
+		var got []int8
+		for _, f := range strings.Split(string(m[1]), ",") {
+			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 8)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			got = append(got, int8(v))
+		}
+		if len(got) != 16 || [16]int8(got) != tc.want {
+			t.Errorf("%s = %v, quant says %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestCheckBlocksFails checks that a wrong number or size in blocks.h
 // would fail TestBlocksMatchQuant.
 func TestCheckBlocksFails(t *testing.T) {

@@ -50,6 +50,48 @@ func simdTwins() []simdTwin {
 		{"q4_K", quant.Q4_K, Q4_KAVX2, Q4_K},
 		{"q5_K", quant.Q5_K, Q5_KAVX2, Q5_K},
 		{"q6_K", quant.Q6_K, Q6_KAVX2, Q6_K},
+		// So does the table-coded formats' (integer sums in AVX2).
+		{"iq4_nl", quant.IQ4_NL, IQ4_NLAVX2, IQ4_NL},
+		{"iq4_xs", quant.IQ4_XS, IQ4_XSAVX2, IQ4_XS},
+		{"mxfp4", quant.MXFP4, MXFP4AVX2, MXFP4},
+	}
+}
+
+// TestTableSums checks tableSumsAVX2 against its twin on every code and
+// on activations at the int8 extremes (-128 included, which VPSIGNB
+// cannot negate), for both tables and several strides.
+func TestTableSums(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, table := range []*[16]int8{&quant.IQ4NLValues, &quant.MXFP4Values} {
+		for _, st := range []struct{ x, y int }{{16, 32}, {17, 34}, {18, 34}, {136, 292}} {
+			for trial := range 50 {
+				nb := 1 + rng.IntN(70)
+				x := make([]byte, (nb-1)*st.x+16)
+				y := make([]byte, (nb-1)*st.y+32)
+				for i := range x {
+					x[i] = byte(rng.Uint32())
+				}
+				for i := range y {
+					switch trial % 3 {
+					case 0:
+						y[i] = byte(rng.Uint32())
+					case 1:
+						y[i] = 0x80 // -128
+					default:
+						y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
+					}
+				}
+				got, want := make([]int32, nb), make([]int32, nb)
+				tableSums(table, x, st.x, y, st.y, got)
+				tableSumsTwin(table, x, st.x, y, st.y, want)
+				for b := range got {
+					if got[b] != want[b] {
+						t.Fatalf("strides %v nb=%d block %d: asm %d, twin %d", st, nb, b, got[b], want[b])
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -272,4 +314,22 @@ func FuzzLegacyQuad(f *testing.F) {
 		y := simdtest.FillRow(quant.I8, nb*c.block, int(yoff%64), data[len(data)/3:])
 		checkLegacyQuad(t, c.wt, c.twin, nb, x, y)
 	})
+}
+
+// TestTableKernelsLong checks the table-coded kernels on rows longer than
+// the 64 blocks one call of tableSums covers.
+func TestTableKernelsLong(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, tw := range simdTwins() {
+		if tw.wt != quant.IQ4_NL && tw.wt != quant.MXFP4 && tw.wt != quant.IQ4_XS {
+			continue
+		}
+		for _, blocks := range []int{63, 64, 65, 129, 200} {
+			n := blocks * int(tw.wt.BlockSize())
+			x := simdtest.Row(rng, tw.wt, n, 0, 0)
+			y := simdtest.Row(rng, tw.wt.VecDotType(), n, 0, 0)
+			checkTwin(t, tw, n, x, y)
+		}
+	}
 }

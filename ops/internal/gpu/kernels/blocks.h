@@ -21,6 +21,15 @@
 //   Q5_K d, dmin, scales[12], qh[32], qs[128]
 //   Q6_K ql[128], qh[64], scales[16] (int8), d
 //   Q8_K d (float32), qs[256] (int8), bsums[16] (int16)
+//   IQ4_NL d, qs[16] (codes index KB_IQ4NL_VALUES)
+//   IQ4_XS d, scales_h (uint16: 2 high bits per sub-block of 32),
+//          scales_l[4] (4 low bits per sub-block), qs[128]
+//   TQ1_0 qs[48] (5 trits a byte), qh[4] (4 trits a byte), d
+//   TQ2_0 qs[64] (2-bit codes, value code-1), d
+//   MXFP4 e (E8M0 scale), qs[16] (codes index KB_MXFP4_VALUES, the E2M1
+//          values doubled, so the scale is 2^(e-128))
+// (package quant's layout.go says where each element's bits are). No
+// kernel takes these five yet: the backends refuse them.
 #pragma once
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -46,10 +55,20 @@
 	X(Q5_K, 13, 256, 176)  \
 	X(Q6_K, 14, 256, 210)  \
 	X(Q8_K, 15, 256, 292)  \
+	X(IQ4_NL, 20, 32, 18)  \
+	X(IQ4_XS, 23, 256, 136) \
 	X(I8, 24, 1, 1)        \
 	X(I16, 25, 1, 2)       \
 	X(I32, 26, 1, 4)       \
-	X(BF16, 30, 1, 2)
+	X(BF16, 30, 1, 2)      \
+	X(TQ1_0, 34, 256, 54)  \
+	X(TQ2_0, 35, 256, 66)  \
+	X(MXFP4, 39, 32, 17)
+
+// The code tables of IQ4_NL/IQ4_XS and of MXFP4, as initializer lists
+// (ggml's kvalues_iq4nl and kvalues_mxfp4).
+#define KB_IQ4NL_VALUES -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
+#define KB_MXFP4_VALUES 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12
 
 // Type numbers: KB_F32, KB_Q4_0, ...
 enum {
