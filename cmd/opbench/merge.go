@@ -186,12 +186,11 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		var paths []string
 		var n int
 		if profiles != nil {
-			set := mergeProfiles(profiles, ins, g, args)
+			set := mergeProfiles(profiles, g, args)
 			n = len(set.Points)
 			paths, err = writeMergedProfile(set, cfg.out, name)
 		} else {
-			var set *bench.Set
-			set = mergeBench(benchs, ins, g, args)
+			set := mergeBench(benchs, g, args)
 			n = len(set.Records)
 			paths, err = writeMergedBench(set, filepath.Join(cfg.out, g.machine), name, cfg.plot, stderr)
 		}
@@ -367,7 +366,7 @@ func mergeProvenance(provs []bench.Provenance, args []string) bench.Provenance {
 
 // mergeBench joins a machine's sweep record sets, records in sweep
 // order.
-func mergeBench(sets []*bench.Set, ins []shardInput, g mergeGroup, args []string) *bench.Set {
+func mergeBench(sets []*bench.Set, g mergeGroup, args []string) *bench.Set {
 	ordered := make([]*bench.Set, 0, len(g.members))
 	for _, m := range g.members {
 		ordered = append(ordered, sets[m])
@@ -388,7 +387,7 @@ func mergeBench(sets []*bench.Set, ins []shardInput, g mergeGroup, args []string
 }
 
 // mergeProfiles joins profile record sets (one group: no machine).
-func mergeProfiles(sets []*profileSet, ins []shardInput, g mergeGroup, args []string) profileSet {
+func mergeProfiles(sets []*profileSet, g mergeGroup, args []string) profileSet {
 	ordered := make([]*profileSet, 0, len(g.members))
 	for _, m := range g.members {
 		ordered = append(ordered, sets[m])

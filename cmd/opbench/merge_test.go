@@ -284,3 +284,13 @@ func TestCompareCrossMachine(t *testing.T) {
 		t.Errorf("same machine:\n%s", out)
 	}
 }
+
+func TestMergeHelp(t *testing.T) {
+	code, out, errOut := runArgs("merge", "-h")
+	if code != exitOK || errOut != "" || !strings.Contains(out, "Usage: opbench merge") || !strings.Contains(out, "-name") || !strings.Contains(out, "OUT/<machine-id>/NAME.json") {
+		t.Errorf("merge -h: code %d, stderr %q\n%s", code, errOut, out)
+	}
+	if _, out, _ := runArgs("-h"); !strings.Contains(out, "\tmerge ") {
+		t.Errorf("opbench -h lacks merge:\n%s", out)
+	}
+}
