@@ -20,9 +20,15 @@ if [ "$(id -u)" != 0 ]; then
 	echo "slurm-test: needs root (slurmd runs the jobs as their user)" >&2
 	exit 1
 fi
+apt_updated=""
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v sbatch >/dev/null || ! command -v munged >/dev/null; then
 	apt-get update -qq
+	apt_updated=1
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge
+fi
+if ! command -v make >/dev/null; then
+	[ -n "$apt_updated" ] || apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends make
 fi
 slurmctld -V
 
@@ -83,7 +89,7 @@ for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "munged did not start"
 
 # slurm.conf: one node with this machine's CPUs, one partition.
-host=$(hostname -s)
+host=$(uname -n | cut -d. -f1)
 cpus=$(nproc)
 mkdir -p "$work/state" "$work/spool"
 cat >"$work/slurm.conf" <<CONF

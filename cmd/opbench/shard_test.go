@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -241,4 +244,82 @@ func caseCount(t *testing.T, out string) int {
 		n = 10*n + int(c-'0')
 	}
 	return n
+}
+
+// TestShardOtherCommands: ggml and profile split their points as sweep
+// does, into shards that hold each point once, and validate -json of a
+// shard says which shard of which run it is.
+func TestShardOtherCommands(t *testing.T) {
+	withEnv(t, nil)
+	// ggml: the shard line names a ggml sweep; -list lists its points.
+	total := 0
+	for i := 0; i < 2; i++ {
+		code, out, errOut := runArgs("ggml", "-op", "rms_norm,rope", "-n", "1,2,4", "-list", "-shard", shardArg(i, 2))
+		if code != exitOK || !strings.Contains(errOut, "opbench ggml: shard "+shardArg(i, 2)+" of ggml-") {
+			t.Fatalf("ggml shard %d: code %d, %s", i, code, errOut)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		var n int
+		if _, err := fmt.Sscanf(lines[len(lines)-1], "%d points", &n); err != nil {
+			t.Fatalf("ggml -list: last line %q", lines[len(lines)-1])
+		}
+		total += n
+	}
+	if total != 6 {
+		t.Errorf("ggml's two shards list %d points, want 6", total)
+	}
+
+	// profile: every point in exactly one shard.
+	count := map[string]int{}
+	var all []bench.PlannedPoint
+	for i := 0; i < 3; i++ {
+		cfg, _, err := parseProfile([]string{"-backend", "cuda-emu", "-preset", "llama-7b", "-shard", shardArg(i, 3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		points, _, err := bench.ExpandAll(cfg.entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = points
+		mine, info, err := shardProfile(cfg, points, io.Discard)
+		if err != nil || info == nil || !strings.HasPrefix(info.ID, "profile-") || info.Shard != i {
+			t.Fatalf("profile shard %d: %+v, %v", i, info, err)
+		}
+		for _, p := range mine {
+			count[p.String()]++
+		}
+	}
+	for _, p := range all {
+		if count[p.String()] != 1 {
+			t.Errorf("profile: %s in %d shards", p, count[p.String()])
+		}
+	}
+
+	// validate -json of a shard.
+	path := t.TempDir() + "/v.json"
+	code, _, errOut := runArgs("validate", "-op", "rope", "-tier", "generic", "-t", "1", "-shard", "1/4", "-json", path)
+	if code != exitOK {
+		t.Fatalf("validate shard: code %d, %s", code, errOut)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got shardedResults
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("validate -json of a shard: %v\n%s", err, b)
+	}
+	if got.Sweep == nil || got.Sweep.Shard != 1 || got.Sweep.Shards != 4 || !strings.HasPrefix(got.Sweep.ID, "validate-") {
+		t.Fatalf("validate shard record: %+v", got.Sweep)
+	}
+	want := 0
+	for _, p := range got.Sweep.Points {
+		if p.Shard == 1 {
+			want++
+		}
+	}
+	if want == 0 || len(got.Results) != want {
+		t.Errorf("validate shard 1/4: %d results, its split lists %d cases", len(got.Results), want)
+	}
 }
