@@ -42,7 +42,7 @@ array="" merge=""
 # and waits, bounded, until none is left, so that no job step outlives
 # the daemons.
 drain() {
-	[ -n "${SLURM_CONF:-}" ] || return 0
+	[ "${SLURM_CONF:-}" = "$work/slurm.conf" ] || return 0 # not before ours is up
 	scancel --partition=kb 2>/dev/null
 	for _ in $(seq 60); do
 		[ -z "$(squeue -h -p kb 2>/dev/null)" ] && return 0
