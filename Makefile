@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters ggml-side ggml-side-ops llama-models llama-side lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters ggml-side ggml-side-ops llama-models llama-side slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -19,6 +19,7 @@ help:
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
 	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
+	@echo "slurm-sweep  a sharded sweep as a Slurm job array, then a job that merges and plots (SWEEP='-preset llama-7b -n 1,32' SHARDS=3; see README)"
 	@echo "lint       gofmt -l, go vet and staticcheck"
 	@echo "fuzz       fuzz the quant dequantizers for 60 s"
 
@@ -90,6 +91,15 @@ llama-side: llama-models
 	@if [ ! -f "$(TESTDATA)/stories260K.gguf" ]; then echo "no shared/testdata/stories260K.gguf above this folder: set TESTDATA"; exit 2; fi
 	$(GO) build -o $(LLAMA_MODELS)/run ./cmd/run
 	$(GO) run ./cmd/opbench llama -llama-bench $(LLAMA_BENCH) -run $(LLAMA_MODELS)/run $(LLAMA_ARGS) -name $(LLAMA_NAME) $(LLAMA_FILES)
+
+# A sharded sweep on a Slurm cluster (README, "Sweeps on a cluster"):
+# SWEEP is opbench sweep's flags or a sweep file, SHARDS the array's size;
+# RUN_DIR, OUT, NAME, SBATCH_ARGS and OPBENCH are read by the script.
+SHARDS ?= 3
+
+slurm-sweep:
+	@if [ -z "$(SWEEP)" ]; then echo "set SWEEP to opbench sweep's flags or a sweep file, SHARDS to the number of shards (see README, Sweeps on a cluster)"; exit 2; fi
+	SWEEP='$(SWEEP)' SHARDS='$(SHARDS)' scripts/slurm-sweep.sh submit
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -174,7 +174,10 @@ type Set struct {
 	// Baseline, when present, is the other program the points were
 	// timed against in alternation (opbench ggml).
 	Baseline *Baseline `json:"baseline,omitempty"`
-	Records  []Record  `json:"records"`
+	// Sweep, when present, says which shard of which sweep the set is
+	// (opbench sweep -shard), or that it is a merge of all of them.
+	Sweep   *SweepShard `json:"sweep,omitempty"`
+	Records []Record    `json:"records"`
 }
 
 // A Baseline is another program whose times a set holds beside

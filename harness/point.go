@@ -92,13 +92,24 @@ func (p Point) Plan() (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	return c.plan(o.Name(), p.Shape())
+}
+
+// Plan builds the case's node as Point.Plan does, without data, and
+// returns what running it will cost (opbench validate -shard balances its
+// shards by it).
+func (c Case) Plan() (Plan, error) {
+	return c.plan(c.Op.String(), c.Name)
+}
+
+func (c Case) plan(op, shape string) (Plan, error) {
 	b := newPlanBuilder()
 	node, err := build(c, b)
 	if b.Err() != nil {
-		return Plan{}, fmt.Errorf("harness: %s: %w", o.Name(), err) // names the input
+		return Plan{}, fmt.Errorf("harness: %s: %w", op, err) // names the input
 	}
 	if err != nil {
-		return Plan{}, fmt.Errorf("harness: %s %s: %w", o.Name(), p.Shape(), err)
+		return Plan{}, fmt.Errorf("harness: %s %s: %w", op, shape, err)
 	}
 	pl := Plan{Cost: ops.CostOf(node), Memory: b.plan.memory, RefWork: b.plan.elements}
 	pl.Memory += node.Bytes() + 8*node.NumElements()

@@ -54,6 +54,11 @@ requests, bank conflicts, warp efficiency, DRAM bytes, tensor share and
 the first GPU's estimate, marked better or WORSE; -fail-on-regression
 exits 1 when one is worse.
 
+Sets from two different machines (machine IDs, as in results/<id>/) are
+labelled cross-machine: the speeds are shown, but no point gets a
+faster/slower verdict, since they compare two machines rather than two
+versions of the code (-fail-on-regression then exits 2).
+
 Exits 1 when -fail-on-regression is set and a point is slower, 2 for a bad
 command line or unreadable files.
 
@@ -162,6 +167,10 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "A: %s (%s, commit %s, %s)\n", cfg.a, a.Machine.Kind(), a.ShortCommit(), a.Date.Format("2006-01-02 15:04"))
 	fmt.Fprintf(stdout, "B: %s (%s, commit %s, %s)\n", cfg.b, b.Machine.Kind(), b.ShortCommit(), b.Date.Format("2006-01-02 15:04"))
+	cross := a.Machine.Kind() != b.Machine.Kind()
+	if cross {
+		fmt.Fprintf(stdout, "cross-machine: A ran on %s, B on %s: the speeds compare two machines, not two versions of the code, so no point gets a faster/slower verdict\n", a.Machine.Kind(), b.Machine.Kind())
+	}
 	if len(rep.Ignored) > 0 {
 		var parts []string
 		for _, f := range rep.Ignored {
@@ -173,7 +182,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "opbench compare: no point is in both sets")
 		return exitUsage
 	}
-	if err := writeCompareTable(stdout, rep); err != nil {
+	if err := writeCompareTable(stdout, rep, cross); err != nil {
 		fmt.Fprintf(stderr, "opbench compare: %v\n", err)
 		return exitFailure
 	}
@@ -185,6 +194,15 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	if n := len(rep.Untimed); n > 0 {
 		fmt.Fprintf(stdout, "%d record(s) without samples (failed or unsupported) left out\n", n)
+	}
+	if cross {
+		fmt.Fprintf(stdout, "cross-machine (%s against %s): geomean speed B/A %.3fx over %d points; no verdict\n",
+			b.Machine.Kind(), a.Machine.Kind(), rep.GeoMean, len(rep.Comparisons)-rep.Count(bench.Emulated))
+		if cfg.failOnRegr {
+			fmt.Fprintln(stderr, "opbench compare: -fail-on-regression: A and B ran on different machines; a cross-machine comparison has no verdict to fail on")
+			return exitUsage
+		}
+		return exitOK
 	}
 	slower := rep.Count(bench.Slower)
 	emulated := ""
@@ -216,7 +234,9 @@ func values(s *bench.Set, field string) string {
 	return strings.Join(out, ",")
 }
 
-func writeCompareTable(w io.Writer, rep bench.Report) error {
+// writeCompareTable prints the comparisons; cross (A and B of different
+// machines) shows "cross-machine" instead of each speed verdict.
+func writeCompareTable(w io.Writer, rep bench.Report, cross bool) error {
 	header := []string{"op", "type", "shape", "backend", "threads", "A median", "B median", "speed B/A", "p", "verdict"}
 	var rows [][]string
 	for _, c := range rep.Comparisons {
@@ -227,8 +247,12 @@ func writeCompareTable(w io.Writer, rep bench.Report) error {
 		if c.A.Threads != c.B.Threads {
 			threads += " / " + strconv.Itoa(c.B.Threads)
 		}
+		verdict := c.Verdict.String()
+		if cross && c.Verdict != bench.Emulated {
+			verdict = "cross-machine"
+		}
 		rows = append(rows, []string{c.A.Op, c.A.Type, c.A.Shape, backend, threads,
-			seconds(c.A.Median), seconds(c.B.Median), fmt.Sprintf("%.3fx", c.Speedup), fmt.Sprintf("%.3g", c.P), c.Verdict.String()})
+			seconds(c.A.Median), seconds(c.B.Median), fmt.Sprintf("%.3fx", c.Speedup), fmt.Sprintf("%.3g", c.P), verdict})
 	}
 	if len(rows) == 0 {
 		return errors.New("nothing to compare")

@@ -145,6 +145,11 @@ func runGGML(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "ggml", err)
 	}
+	extra := map[string]string{"ggml": cfg.binary, "rounds": strconv.Itoa(cfg.rounds)}
+	points, sweepShard, err := shardSweep(cfg.sweepConfig, "ggml", extra, points, stderr)
+	if err != nil {
+		return usageError(stderr, "ggml", err)
+	}
 	var bin *ggmlperf.Binary
 	if cfg.binary != "" {
 		if bin, err = ggmlperf.Open(cfg.binary, cfg.header); err != nil {
@@ -196,6 +201,7 @@ func runGGML(args []string, stdout, stderr io.Writer) int {
 		Protocol: bench.NewProtocolInfo(cfg.protocol, effectiveBudget(cfg.refBudget)), Roofline: roof,
 		Baseline: &bench.Baseline{Backend: side.Name(), Program: cfg.binary,
 			Notes: fmt.Sprintf("test-backend-ops perf -b CPU --test-file (one case per run), %d rounds alternating with kernbench, %d threads", cfg.rounds, side.Threads())},
+		Sweep: sweepShard,
 	}
 	runner := &bench.Runner{
 		Backends: backends, Protocol: cfg.protocol, RefBudget: cfg.refBudget, MaxMemory: cfg.maxMem,

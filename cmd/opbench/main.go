@@ -8,6 +8,7 @@
 //
 //	validate   run the case matrix on a backend against the float64 reference
 //	sweep      measure ops x types x sizes x backends x threads into JSON/CSV records
+//	merge      join the shards of a sharded sweep into one record set per machine
 //	compare    compare two record sets point by point, with a verdict from the samples
 //	plot       chart a record set: throughput vs size, and a roofline chart
 //	profile    count each GPU kernel's memory requests, bank conflicts and tensor work on the emulator, with a roofline estimate for named GPUs
@@ -47,6 +48,7 @@ type command struct {
 var commands = []command{
 	{name: "validate", summary: "run the case matrix on a backend against the float64 reference", run: runValidate},
 	{name: "sweep", summary: "measure ops x types x sizes x backends x threads into JSON/CSV records", run: runSweep},
+	{name: "merge", summary: "join the shards of a sharded sweep (-shard i/n) into one record set per machine, checked against the sweep's point list", run: runMerge},
 	{name: "compare", summary: "compare two record sets point by point: faster, slower or within noise", run: runCompare},
 	{name: "plot", summary: "chart a record set: throughput vs size, and a roofline chart (PNG, SVG)", run: runPlot},
 	{name: "profile", summary: "count each GPU kernel's memory requests, bank conflicts and tensor work on the emulator, with a roofline estimate for named GPUs", run: runProfile},
@@ -105,6 +107,8 @@ Examples:
 	opbench sweep -op mul_mat -type q4_0,q8_0 -m 4096 -n 1,512 -k 4096 -t 2
 	opbench plot results/<machine-id>/sweep-<date>.json
 	opbench compare base.json new.json -fail-on-regression
+	opbench sweep -preset llama-7b -shard 0/3 -name part0   # and 1/3, 2/3; or in a job array
+	opbench merge results part0.json part1.json part2.json
 	opbench roofline -t 1,2
 	opbench profile -backend cuda-emu -op mul_mat -type q4_0 -m 4096 -k 4096 -n 1,512
 	opbench backends                          # what -backend takes, and what can open here

@@ -203,15 +203,6 @@ func withBackends(t *testing.T, extra ...registry.Entry) {
 	t.Cleanup(func() { backends = saved })
 }
 
-// targetNames returns the targets' names.
-func targetNames(ts []registry.Target) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.Name())
-	}
-	return out
-}
-
 // supportedTiers returns "cpu-" and the name of each tier this CPU supports.
 func supportedTiers() []string {
 	var out []string

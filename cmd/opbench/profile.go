@@ -16,6 +16,7 @@ import (
 	"github.com/kernbench/kernbench/bench"
 	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/internal/cli"
+	"github.com/kernbench/kernbench/internal/shard"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/simt"
@@ -76,8 +77,11 @@ type profileSet struct {
 	Schema     string           `json:"schema"`
 	Provenance bench.Provenance `json:"provenance"`
 	// Note says what the numbers are.
-	Note   string         `json:"note"`
-	Points []profilePoint `json:"points"`
+	Note string `json:"note"`
+	// Sweep, when present, says which shard of which sweep the points
+	// are (-shard), or that they are a merge of all of them.
+	Sweep  *bench.SweepShard `json:"sweep,omitempty"`
+	Points []profilePoint    `json:"points"`
 }
 
 // profilePoint is one point on one backend.
@@ -167,6 +171,10 @@ type profileConfig struct {
 	json, csv string
 	command   string
 	fs        *flag.FlagSet
+	// shard is the shard of the points to profile (zero: all), and
+	// shardFrom the environment variables it came from, if any.
+	shard     shard.Spec
+	shardFrom string
 }
 
 func parseProfile(args []string) (cfg profileConfig, help bool, err error) {
@@ -181,6 +189,7 @@ func parseProfile(args []string) (cfg profileConfig, help bool, err error) {
 	parseOpts := profileFlags(fs)
 	fs.StringVar(&cfg.json, "json", "", "write the records as JSON to `file` (- for stdout)")
 	fs.StringVar(&cfg.csv, "csv", "", "write one row per kernel as CSV to `file`")
+	shardF := registerShardFlags(fs)
 	dims := map[string]*string{}
 	for _, d := range dimNames() {
 		dims[d] = fs.String(d, "", "comma-separated `values` of size "+d)
@@ -227,7 +236,10 @@ func parseProfile(args []string) (cfg profileConfig, help bool, err error) {
 	if err := checkEmulated("-backend", cfg.targets); err != nil {
 		return cfg, false, err
 	}
-	cfg.profileOptions, err = parseOpts()
+	if cfg.profileOptions, err = parseOpts(); err != nil {
+		return cfg, false, err
+	}
+	cfg.shard, cfg.shardFrom, err = shardF.parse()
 	return cfg, false, err
 }
 
@@ -260,6 +272,9 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "opbench profile: %s\n", n)
 	}
 	set := newProfileSet(cfg.command)
+	if points, set.Sweep, err = shardProfile(cfg, points, stderr); err != nil {
+		return usageError(stderr, "profile", err)
+	}
 	var code int
 	set.Points, code = profileTargets("opbench profile", cfg.targets, points, cfg.profileOptions, stdout, stderr)
 	if err := writeProfileFiles(set, cfg, stdout); err != nil {
@@ -267,6 +282,29 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	return code
+}
+
+// shardProfile keeps cfg's shard of points and returns them with the
+// record of the split (nil when not sharded).
+func shardProfile(cfg profileConfig, points []bench.PlannedPoint, stderr io.Writer) ([]bench.PlannedPoint, *bench.SweepShard, error) {
+	if !cfg.shard.Sharded() {
+		return points, nil, nil
+	}
+	costs := make([]float64, len(points))
+	for i, p := range points {
+		costs[i] = float64(len(cfg.targets)) * estimatePoint(p, bench.Protocol{}, -1, true, true)
+	}
+	def := sweepDef{Points: pointNames(points), Backends: targetNames(cfg.targets), Extra: profileExtra(cfg.profileOptions, nil)}
+	idx, info, err := shardPlan("profile", def, def.Points, costs, cfg.shard)
+	if err != nil {
+		return nil, nil, err
+	}
+	mine := make([]bench.PlannedPoint, len(idx))
+	for i, j := range idx {
+		mine[i] = points[j]
+	}
+	reportShard(stderr, "opbench profile", info, cfg.shardFrom, len(mine), len(points), "points")
+	return mine, info, nil
 }
 
 // newProfileSet returns an empty record set of the command.

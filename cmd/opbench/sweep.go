@@ -18,6 +18,7 @@ import (
 	"github.com/kernbench/kernbench/bench/chart"
 	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/internal/cli"
+	"github.com/kernbench/kernbench/internal/shard"
 	"github.com/kernbench/kernbench/ops/registry"
 )
 
@@ -117,6 +118,7 @@ type sweepFlags struct {
 	minSamples                                         int
 	plot, list                                         bool
 	dims                                               map[string]*string
+	shard                                              *shardFlags
 	// profile and profileOpts are sweep's own (-profile, -gpu, -sample,
 	// -regs); commands built on sweep's flags leave them unset.
 	profile     bool
@@ -158,6 +160,7 @@ func newSweepFlagSet() (*flag.FlagSet, *sweepFlags) {
 	fs.BoolVar(&f.plot, "plot", false, "also write the charts (as opbench plot does)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of each point's timed runs (not its set-up or validation) into `directory`, one file per point and backend: go tool pprof -top DIR/FILE")
 	fs.BoolVar(&f.list, "list", false, "list the points without measuring")
+	f.shard = registerShardFlags(fs)
 	for _, d := range dimNames() {
 		f.dims[d] = fs.String(d, "", "comma-separated `values` of size "+d+" (lo..hi doubles; see Sizes by op)")
 	}
@@ -186,10 +189,14 @@ type sweepConfig struct {
 	profileDir string
 	plot, list bool
 	// profile, when set, profiles the points instead of measuring them.
-	profile  *profileOptions
-	command  string
-	inputs   []cli.Input // the sweep and roofline files read
-	warnings []string    // deprecated spellings used
+	profile *profileOptions
+	command string
+	// shard is the shard of the points to run (zero: all), and
+	// shardFrom the environment variables it came from, if any.
+	shard     shard.Spec
+	shardFrom string
+	inputs    []cli.Input // the sweep and roofline files read
+	warnings  []string    // deprecated spellings used
 }
 
 // parseSweep parses sweep's command line into a config; err is one line
@@ -340,6 +347,9 @@ func parseSweepFlags(fs *flag.FlagSet, f *sweepFlags, command string, args []str
 	if err := parseSweepProfile(&cfg, f, set); err != nil {
 		return cfg, false, err
 	}
+	if cfg.shard, cfg.shardFrom, err = f.shard.parse(); err != nil {
+		return cfg, false, err
+	}
 	cfg.warnings = cli.Warnings(fs)
 	return cfg, false, nil
 }
@@ -439,6 +449,10 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "note: %s\n", n)
 	}
+	points, sweepShard, err := shardSweep(cfg, "sweep", nil, points, stderr)
+	if err != nil {
+		return usageError(stderr, "sweep", err)
+	}
 	if cfg.list {
 		if err := writePoints(stdout, points); err != nil {
 			fmt.Fprintf(stderr, "opbench sweep: %v\n", err)
@@ -462,7 +476,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	}
 	out, name, unique := place.dir, place.name, place.unique
 	if cfg.profile != nil {
-		return runSweepProfile(cfg, points, out, name, unique, exts, stdout, stderr)
+		return runSweepProfile(cfg, points, sweepShard, out, name, unique, exts, stdout, stderr)
 	}
 
 	var backends []bench.Backend
@@ -489,6 +503,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	set := &bench.Set{
 		Schema: bench.Schema, Machine: machine, Provenance: bench.DetectProvenance(cfg.command),
 		Protocol: bench.NewProtocolInfo(cfg.protocol, effectiveBudget(cfg.refBudget)), Roofline: roof,
+		Sweep: sweepShard,
 	}
 	runner := &bench.Runner{
 		Backends: backends, Protocol: cfg.protocol, RefBudget: cfg.refBudget, MaxMemory: cfg.maxMem,
@@ -560,8 +575,9 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 // each emulated backend under the profiler (opbench profile's code), its
 // kernels' table goes to stdout, and the records to DIR/NAME.profile.json
 // and .csv (opbench profile -json's schema).
-func runSweepProfile(cfg sweepConfig, points []bench.PlannedPoint, dir, name string, unique bool, exts []string, stdout, stderr io.Writer) int {
+func runSweepProfile(cfg sweepConfig, points []bench.PlannedPoint, sweepShard *bench.SweepShard, dir, name string, unique bool, exts []string, stdout, stderr io.Writer) int {
 	set := newProfileSet(cfg.command)
+	set.Sweep = sweepShard
 	var code int
 	set.Points, code = profileTargets("opbench sweep", cfg.targets, points, *cfg.profile, stdout, stderr)
 	js, err := profileJSON(set)

@@ -8,8 +8,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kernbench/kernbench/bench"
 	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/internal/cli"
+	"github.com/kernbench/kernbench/internal/shard"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
@@ -51,6 +53,10 @@ type validateConfig struct {
 	large    bool
 	list     bool
 	warnings []string // deprecated spellings used
+	// shard is the shard of the cases to run (zero: all), and shardFrom
+	// the environment variables it came from, if any.
+	shard     shard.Spec
+	shardFrom string
 }
 
 // validateFlags holds validate's raw flag values.
@@ -59,6 +65,7 @@ type validateFlags struct {
 	be                        cli.BackendFlags
 	threads                   int
 	verbose, large, list      bool
+	shard                     *shardFlags
 }
 
 // newValidateFlagSet declares validate's flags on a new FlagSet.
@@ -77,6 +84,7 @@ func newValidateFlagSet(out io.Writer) (*flag.FlagSet, *validateFlags) {
 	fs.BoolVar(&f.verbose, "v", false, "show tolerances and times, the errors refused cases got, the inputs of failed cases, and progress on stderr")
 	fs.BoolVar(&f.large, "large", false, "add the large (model-sized) cases")
 	fs.BoolVar(&f.list, "list", false, "list the selected cases without running them")
+	f.shard = registerShardFlags(fs)
 	return fs, f
 }
 
@@ -117,6 +125,9 @@ func parseValidate(args []string) (cfg validateConfig, help bool, err error) {
 		if err := cli.CheckOutputs(nil, cli.Output{Flag: "json", Path: f.json}); err != nil {
 			return cfg, false, err
 		}
+	}
+	if cfg.shard, cfg.shardFrom, err = f.shard.parse(); err != nil {
+		return cfg, false, err
 	}
 	cfg.warnings = cli.Warnings(fs)
 	cfg.filter.Name = f.caseSub
@@ -164,6 +175,10 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "opbench validate: no case matches the -op, -type and -case filters")
 		return exitUsage
 	}
+	cases, sweepShard, err := shardCases(cfg, cases, stderr)
+	if err != nil {
+		return usageError(stderr, "validate", err)
+	}
 	if cfg.list {
 		if err := writeCases(stdout, cases); err != nil {
 			fmt.Fprintf(stderr, "opbench validate: %v\n", err)
@@ -197,7 +212,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 
 	code := report(cfg, results, stdout, stderr)
 	if cfg.json != "" {
-		if err := writeJSON(cfg.json, results, stdout); err != nil {
+		if err := writeJSON(cfg.json, results, sweepShard, stdout); err != nil {
 			fmt.Fprintf(stderr, "opbench validate: %v\n", err)
 			return exitFailure
 		}
@@ -260,13 +275,48 @@ func report(cfg validateConfig, results []harness.Result, stdout, stderr io.Writ
 	return exitOK
 }
 
+// shardedResults is validate -json's record of a shard: which shard of
+// which run of the case matrix, and its results.
+type shardedResults struct {
+	Sweep   *bench.SweepShard `json:"sweep"`
+	Results []harness.Result  `json:"results"`
+}
+
+// shardCases keeps cfg's shard of cases and returns them with the record
+// of the split (nil when not sharded).
+func shardCases(cfg validateConfig, cases []harness.Case, stderr io.Writer) ([]harness.Case, *bench.SweepShard, error) {
+	if !cfg.shard.Sharded() {
+		return cases, nil, nil
+	}
+	names := make([]string, len(cases))
+	for i, c := range cases {
+		names[i] = c.ID()
+	}
+	def := sweepDef{Points: names, Backends: targetNames(cfg.backends), Threads: []int{cfg.threads}}
+	idx, info, err := shardPlan("validate", def, names, caseCosts(cases), cfg.shard)
+	if err != nil {
+		return nil, nil, err
+	}
+	mine := make([]harness.Case, len(idx))
+	for i, j := range idx {
+		mine[i] = cases[j]
+	}
+	reportShard(stderr, "opbench validate", info, cfg.shardFrom, len(mine), len(cases), "cases")
+	return mine, info, nil
+}
+
 // writeJSON writes results as an indented JSON array to path, or to stdout
-// for "-".
-func writeJSON(path string, results []harness.Result, stdout io.Writer) error {
+// for "-"; the results of a shard (sweepShard not nil) are an object that
+// says which shard they are, {"sweep": ..., "results": [...]}.
+func writeJSON(path string, results []harness.Result, sweepShard *bench.SweepShard, stdout io.Writer) error {
 	if results == nil {
 		results = []harness.Result{}
 	}
-	b, err := json.MarshalIndent(results, "", "  ")
+	var v any = results
+	if sweepShard != nil {
+		v = shardedResults{Sweep: sweepShard, Results: results}
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
