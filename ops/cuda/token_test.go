@@ -147,9 +147,10 @@ func (s *splitCounter) Synchronize() error {
 func head(v []float32) []float32 { return v[:min(len(v), 4)] }
 
 // TestStatusReadAtSplitEnd: GET_ROWS nodes queued by one ComputeGraph wait
-// for nothing; the split's Synchronize reads their status words in one
-// wait and returns the bad node's error, by name, and the words are clear
-// for the next split.
+// for nothing, also when they are more than a block of status words; the
+// split's Synchronize reads their status words in one wait and returns
+// the bad node's error, by name, and the words are clear for the next
+// split.
 func TestStatusReadAtSplitEnd(t *testing.T) {
 	b := emulated(t)
 	table, err := ops.NewTensor("table", quant.F32, 4, 3)
@@ -173,8 +174,15 @@ func TestStatusReadAtSplitEnd(t *testing.T) {
 	}
 	writeI32(good, 0, 2)
 	writeI32(bad, 1, 7)
+	// Three nodes, the second bad; then more nodes than a block of status
+	// words holds, the last bad.
+	idsOf := []*ops.Tensor{good, bad, good}
+	for range statusSlots + 40 {
+		idsOf = append(idsOf, good)
+	}
+	idsOf = append(idsOf, bad)
 	var nodes []*ops.Tensor
-	for i, ids := range []*ops.Tensor{good, bad, good} {
+	for i, ids := range idsOf {
 		n, err := ops.GetRows(table, ids)
 		if err != nil {
 			t.Fatal(err)
@@ -189,8 +197,10 @@ func TestStatusReadAtSplitEnd(t *testing.T) {
 		nodes   []*ops.Tensor
 		wantErr string
 	}{
-		{nodes, "rows1 (GET_ROWS): GET_ROWS: row id 7 outside the table's 3 rows"},
+		{nodes[:3], "rows1 (GET_ROWS): GET_ROWS: row id 7 outside the table's 3 rows"},
 		{[]*ops.Tensor{nodes[0], nodes[2]}, ""},
+		{nodes[2:], fmt.Sprintf("rows%d (GET_ROWS): GET_ROWS: row id 7", len(nodes)-1)},
+		{nodes[2 : len(nodes)-1], ""},
 	} {
 		before := b.api.counts()
 		if err := b.ComputeGraph(tc.nodes); err != nil {
