@@ -336,3 +336,84 @@ func TestHostInputsPooled(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphUpdateOrInstantiate runs splits of one op sequence (a MUL_MAT
+// then a SCALE) with other sizes: the same kernels update the kept graph,
+// other kernels (mat-vec for 2 columns, tiled for 40) make a new one, and
+// every run computes the product.
+func TestGraphUpdateOrInstantiate(t *testing.T) {
+	b := emulated(t)
+	const k, m = 64, 24
+	w := mustF32(t, b, "w", k, m)
+	fill := func(x *ops.Tensor, f func(i int) float32) {
+		p := make([]byte, x.NumElements()*4)
+		for i := range x.NumElements() {
+			binary.LittleEndian.PutUint32(p[4*i:], math.Float32bits(f(int(i))))
+		}
+		if _, err := x.Buffer.WriteAt(p, x.Offset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill(w, func(i int) float32 { return float32(i%7) - 3 })
+	for _, tc := range []struct {
+		n           int64
+		instantiate bool
+	}{
+		{2, true}, {3, false}, {40, true}, {48, false}, {2, true},
+	} {
+		x := mustF32(t, b, "x", k, tc.n)
+		fill(x, func(i int) float32 { return float32(i%5) - 2 })
+		y, err := ops.MulMat(w, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, err := ops.Scale(y, 0.5, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []*ops.Tensor{y, z} {
+			if err := ops.AllocTensor(b, n, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := b.api.counts()
+		if err := b.ComputeGraph([]*ops.Tensor{y, z}); err != nil {
+			t.Fatalf("n=%d: %v", tc.n, err)
+		}
+		if err := b.Synchronize(); err != nil {
+			t.Fatalf("n=%d: %v", tc.n, err)
+		}
+		c := b.api.counts().sub(before)
+		if got := c[callInstantiate] == 1 && c[callGraphUpdate] == 0; got != tc.instantiate || c[callInstantiate]+c[callGraphUpdate] != 1 || c[callGraphLaunch] != 1 {
+			t.Errorf("n=%d: want a new graph %v, else an update, and one graph launch: %v", tc.n, tc.instantiate, c)
+		}
+		out := make([]byte, 4*m*tc.n)
+		if _, err := z.Buffer.ReadAt(out, z.Offset); err != nil {
+			t.Fatal(err)
+		}
+		for j := range int(tc.n) {
+			for i := range m {
+				var want float32
+				for l := range k {
+					want += (float32((i*k+l)%7) - 3) * (float32((j*k+l)%5) - 2)
+				}
+				if got := f32of(out[4*(j*m+i):]); got != want/2 {
+					t.Fatalf("n=%d: z[%d, %d] = %v, want %v", tc.n, i, j, got, want/2)
+				}
+			}
+		}
+	}
+}
+
+// mustF32 returns an f32 tensor of shape ne in b's memory.
+func mustF32(t *testing.T, b *Backend, name string, ne ...int64) *ops.Tensor {
+	t.Helper()
+	x, err := ops.NewTensor(name, quant.F32, ne...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ops.AllocTensor(b, x, 0); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
