@@ -50,7 +50,8 @@
 // them: a split on an ops.GraphComputer is one ComputeGraph call (one
 // submission), a split on an ops.Synchronizer ends with Synchronize
 // before any bytes cross to another backend, per-node device times of an
-// ops.DeviceTimer go into the records, and a copy into an
+// ops.DeviceTimer go into the records (an ops.NodeTimingSwitch times
+// nodes only for a graph with a Hook or Recorder), and a copy into an
 // ops.BufferCopier moves device to device. A Stepwise graph gives that
 // up for inspection: each node is computed alone and waited for before
 // its record, so a Recorder reads each node's output before the memory

@@ -611,6 +611,9 @@ func (p *Plan) runBatch(gc ops.GraphComputer, b ops.Backend, split []step) error
 	for _, st := range split {
 		p.batch = append(p.batch, st.run)
 	}
+	if ts, ok := b.(ops.NodeTimingSwitch); ok {
+		ts.SetNodeTiming(p.g.Hook != nil || p.g.Recorder != nil)
+	}
 	start := time.Now()
 	if err := gc.ComputeGraph(p.batch); err != nil {
 		return p.splitErr(split, b, err)

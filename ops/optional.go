@@ -53,6 +53,18 @@ type DeviceTimer interface {
 	NodeTimes() ([]time.Duration, error)
 }
 
+// A NodeTimingSwitch is a DeviceTimer whose per-node times cost the
+// device something (CUDA events around each launch, and the launches one
+// by one rather than as one CUDA graph), so it times the nodes of
+// ComputeGraph only when asked. graphs.Scheduler asks for the runs whose
+// records someone reads: a graph with a Hook or a Recorder.
+type NodeTimingSwitch interface {
+	DeviceTimer
+	// SetNodeTiming turns the timing of later ComputeGraph calls on or
+	// off.
+	SetNodeTiming(on bool)
+}
+
 // A BufferCopier is a Buffer that can fill part of itself straight from
 // another buffer: device to device, or from host memory the device can
 // read, with no staging copy on the host.

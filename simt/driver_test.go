@@ -131,3 +131,201 @@ func TestEmulatedDriver(t *testing.T) {
 		t.Errorf("fault: %v (%+v)", err, fl)
 	}
 }
+
+// graphDrv is the emulated driver's stream capture and graph calls.
+type graphDrv struct {
+	streamCreate func(s *unsafe.Pointer, flags uint32) int32
+	streamSync   func(s unsafe.Pointer) int32
+	begin        func(s unsafe.Pointer, mode int32) int32
+	end          func(s unsafe.Pointer, g *unsafe.Pointer) int32
+	instantiate  func(e *unsafe.Pointer, g unsafe.Pointer, flags uint64) int32
+	update       func(e, g unsafe.Pointer, info *[3]uint64) int32
+	launch       func(e, s unsafe.Pointer) int32
+	destroy      func(g unsafe.Pointer) int32
+	execDestroy  func(e unsafe.Pointer) int32
+	hostAlloc    func(p *unsafe.Pointer, size uintptr, flags uint32) int32
+	freeHost     func(p unsafe.Pointer) int32
+	htodAsync    func(dst uint64, src unsafe.Pointer, n uintptr, s unsafe.Pointer) int32
+	memsetAsync  func(dst uint64, v uint8, n uintptr, s unsafe.Pointer) int32
+	lastNode     func() int32
+}
+
+// TestEmulatedDriverGraphs: a captured stream runs nothing; its graph,
+// instantiated, replays the launches, memsets and copies (a copy reads the
+// pinned memory as it is at the launch); an update changes parameters
+// but not the nodes' kinds or kernels; a capture refuses a wait, an
+// allocation outside relaxed mode and a copy from pageable memory, and
+// then ends without a graph; a graph's fault names its node.
+func TestEmulatedDriverGraphs(t *testing.T) {
+	d, f := loadDriver(t)
+	h, err := purego.Dlopen(d.DriverLibrary(), purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g graphDrv
+	for _, r := range []struct {
+		p    any
+		name string
+	}{
+		{&g.streamCreate, "cuStreamCreate"}, {&g.streamSync, "cuStreamSynchronize"},
+		{&g.begin, "cuStreamBeginCapture_v2"}, {&g.end, "cuStreamEndCapture"},
+		{&g.instantiate, "cuGraphInstantiateWithFlags"}, {&g.update, "cuGraphExecUpdate_v2"}, {&g.launch, "cuGraphLaunch"},
+		{&g.destroy, "cuGraphDestroy"}, {&g.execDestroy, "cuGraphExecDestroy"},
+		{&g.hostAlloc, "cuMemHostAlloc"}, {&g.freeHost, "cuMemFreeHost"},
+		{&g.htodAsync, "cuMemcpyHtoDAsync_v2"}, {&g.memsetAsync, "cuMemsetD8Async"},
+		{&g.lastNode, "kbs_driver_last_graph_node"},
+	} {
+		purego.RegisterLibFunc(r.p, h, r.name)
+	}
+	text := []byte(`extern "C" __global__ void scale(const float* x, float* y, float s, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i <= n) y[i] = s * x[i];
+}`)
+	img, err := d.ModuleImage(Program{Dialect: CUDA, Main: Source{Name: "scale.cu", Text: text}}, Checked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mod, fn, strm unsafe.Pointer
+	if f.loadData(&mod, unsafe.Pointer(&img[0])) != 0 || f.getFunc(&fn, mod, "scale") != 0 || g.streamCreate(&strm, 0) != 0 {
+		t.Fatal("loading the kernel or creating a stream failed")
+	}
+	const n = 256
+	var x, y uint64
+	if f.memAlloc(&x, 4*n) != 0 || f.memAlloc(&y, 4*n) != 0 {
+		t.Fatal("cuMemAlloc_v2 failed")
+	}
+	defer f.memFree(x)
+	defer f.memFree(y)
+	var pin unsafe.Pointer
+	if g.hostAlloc(&pin, 4*n, 0) != 0 {
+		t.Fatal("cuMemHostAlloc failed")
+	}
+	defer g.freeHost(pin)
+	host := unsafe.Slice((*float32)(pin), n)
+	set := func(v float32) {
+		for i := range host {
+			host[i] = v * float32(i)
+		}
+	}
+	yAt := func(i int) float32 {
+		var v float32
+		f.dtoh(unsafe.Pointer(&v), y+uint64(4*i), 4)
+		return v
+	}
+	launch := func(s float32, count int32) int32 {
+		params := []unsafe.Pointer{unsafe.Pointer(&x), unsafe.Pointer(&y), unsafe.Pointer(&s), unsafe.Pointer(&count)}
+		return f.launch(fn, 2, 1, 1, n, 1, 1, 0, strm, unsafe.Pointer(&params[0]), nil)
+	}
+	// capture records work, failing with the driver error name of the
+	// first call that fails.
+	capture := func(mode int32, work func() int32) (unsafe.Pointer, string) {
+		t.Helper()
+		if e := g.begin(strm, mode); e != 0 {
+			t.Fatalf("cuStreamBeginCapture_v2: %d", e)
+		}
+		e := work()
+		var gr unsafe.Pointer
+		if e2 := g.end(strm, &gr); e == 0 {
+			e = e2
+		}
+		var s unsafe.Pointer
+		f.errName(e, &s)
+		return gr, goString(s)
+	}
+	const relaxed, global = 2, 0
+	// y = 2x, x copied from pinned memory, in a graph.
+	set(1)
+	f.htod(y, unsafe.Pointer(&host[0]), 4*n) // y = 0, 1, 2, ...
+	gr, e := capture(relaxed, func() int32 {
+		if e := g.htodAsync(x, pin, 4*n, strm); e != 0 {
+			return e
+		}
+		if e := g.memsetAsync(y, 0, 4*n, strm); e != 0 {
+			return e
+		}
+		return launch(2, n-1)
+	})
+	if e != "CUDA_SUCCESS" || gr == nil {
+		t.Fatalf("capture: %s", e)
+	}
+	if v := yAt(3); v != 3 {
+		t.Errorf("y[3] = %v after the capture, want 3 (nothing run)", v)
+	}
+	var exec unsafe.Pointer
+	if g.instantiate(&exec, gr, 0) != 0 {
+		t.Fatal("cuGraphInstantiateWithFlags failed")
+	}
+	g.destroy(gr)
+	defer g.execDestroy(exec)
+	set(10) // the copy node reads the pinned memory at the launch
+	if e := g.launch(exec, strm); e != 0 || yAt(3) != 60 {
+		t.Errorf("cuGraphLaunch: %d, y[3] = %v, want 60", e, yAt(3))
+	}
+	// The same nodes with another scale: an update.
+	gr, e = capture(relaxed, func() int32 {
+		g.htodAsync(x, pin, 4*n, strm)
+		g.memsetAsync(y, 0, 4*n, strm)
+		return launch(3, n-1)
+	})
+	var info [3]uint64
+	if e != "CUDA_SUCCESS" || g.update(exec, gr, &info) != 0 || info[0] != 0 {
+		t.Errorf("updating with another scale: capture %s, result %d", e, info[0])
+	}
+	g.destroy(gr)
+	if e := g.launch(exec, strm); e != 0 || yAt(3) != 90 {
+		t.Errorf("the updated graph: %d, y[3] = %v, want 90", e, yAt(3))
+	}
+	// One node fewer: the update fails (topology changed, 2) and the
+	// graph is unchanged.
+	gr, _ = capture(relaxed, func() int32 { return launch(4, n-1) })
+	if r := g.update(exec, gr, &info); r != 910 || info[0] != 2 {
+		t.Errorf("update with another topology: %d, result %d; want 910, 2", r, info[0])
+	}
+	g.destroy(gr)
+	if g.launch(exec, strm); yAt(3) != 90 {
+		t.Errorf("after a failed update y[3] = %v, want 90", yAt(3))
+	}
+	// What a capture refuses.
+	var p uint64
+	for _, tc := range []struct {
+		name string
+		mode int32
+		work func() int32
+	}{
+		{"a wait", relaxed, func() int32 { return g.streamSync(strm) }},
+		{"a copy from pageable memory", relaxed, func() int32 {
+			v := make([]float32, n)
+			return g.htodAsync(x, unsafe.Pointer(&v[0]), 4*n, strm)
+		}},
+		{"an allocation in global mode", global, func() int32 { return f.memAlloc(&p, 64) }},
+	} {
+		gr, e := capture(tc.mode, tc.work)
+		if e != "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED" || gr != nil {
+			t.Errorf("%s in a capture: %s, graph %v; want CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and none", tc.name, e, gr)
+		}
+	}
+	if gr, e := capture(relaxed, func() int32 { return f.memAlloc(&p, 64) }); e != "CUDA_SUCCESS" {
+		t.Errorf("an allocation in relaxed mode: %s", e)
+	} else {
+		g.destroy(gr)
+		f.memFree(p)
+	}
+	// A fault in the graph's second node.
+	gr, _ = capture(relaxed, func() int32 {
+		g.memsetAsync(y, 0, 4*n, strm)
+		return launch(2, n)
+	})
+	var bad unsafe.Pointer
+	g.instantiate(&bad, gr, 0)
+	g.destroy(gr)
+	defer g.execDestroy(bad)
+	var name unsafe.Pointer
+	f.errName(g.launch(bad, strm), &name)
+	if goString(name) != "CUDA_ERROR_ILLEGAL_ADDRESS" || g.lastNode() != 1 {
+		t.Errorf("faulty graph: %s, node %d; want CUDA_ERROR_ILLEGAL_ADDRESS at node 1", goString(name), g.lastNode())
+	}
+	var fl *Fault
+	if err := d.LastDriverFault(); !errors.As(err, &fl) || fl.Kernel != "scale" {
+		t.Errorf("the graph's fault: %v", err)
+	}
+}

@@ -18,8 +18,9 @@ import (
 // through its driver, or the SIMT emulator through its emulated driver,
 // with the same host code. It implements ops.Backend, and for the GPU's
 // queued execution ops.Synchronizer, ops.GraphComputer (a split's nodes
-// launched in one go) and ops.DeviceTimer (CUDA events around each
-// launch). Calls on one backend are serialized.
+// captured into a CUDA graph and launched as one) and ops.DeviceTimer
+// with ops.NodeTimingSwitch (CUDA events around each launch, when asked).
+// Calls on one backend are serialized.
 type Backend struct {
 	name string
 	api  *driverAPI
@@ -36,28 +37,38 @@ type Backend struct {
 	// res holds the copies of read-only host buffers (weights in a model
 	// file's mapping), made once, and the temporaries released at the
 	// next synchronization (copies of writable host tensors for queued
-	// work, replaced scratch memory).
-	res gpu.Resident[*deviceBuffer]
+	// work, from copies; replaced scratch memory).
+	res    gpu.Resident[*deviceBuffer]
+	copies copyPool
+	// pinned is the pinned host memory uploads pass through.
+	pinned staging
 	// collected is device memory whose Buffer the program dropped,
 	// freed at the next call that holds the context.
 	collected []uint64
-	// status holds statusSlots word pairs, one for each node queued since
-	// the last synchronization whose kernels check their input data (see
-	// statusFor); pending are those nodes, and statusHost the words' copy.
-	status     *deviceBuffer
-	pending    []pendingCheck
-	statusHost []byte
-	statusPin  runtime.Pinner
+	// status holds the status word pairs, statusSlots a block, one for
+	// each node queued since the last synchronization whose kernels check
+	// their input data (see statusFor); pending are those nodes.
+	status  []statusBlock
+	pending []pendingCheck
 	// scratch is device memory for kernels' intermediate data, by slot
 	// (see scratchBuffer): grown, never shrunk.
 	scratch map[int]*deviceBuffer
-	// events of the last ComputeGraph: a start and an end per node.
-	events   []uintptr
-	timed    int
-	timesErr error
+	// timeNodes makes ComputeGraph time each node (SetNodeTiming).
+	timeNodes bool
+	// events of the last timed ComputeGraph: a start and an end per
+	// node; timed is how many nodes it timed (0: the last ComputeGraph
+	// was not timed).
+	events []uintptr
+	timed  int
 	// eventsQueued says the events of the last ComputeGraph may not have
 	// happened yet: no synchronization succeeded since it.
 	eventsQueued bool
+	// graphs makes ComputeGraph capture its nodes into a CUDA graph
+	// (SetGraphs; see graph.go), and capturing says a capture is under
+	// way.
+	graphs    bool
+	capturing bool
+	cap       captured
 }
 
 // function is a loaded kernel.
@@ -69,8 +80,8 @@ type function struct {
 // open creates a backend over api's device ordinal dev.
 func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info deviceInfo) (*Backend, error) {
 	b := &Backend{name: name, api: api, emu: emu, comp: comp, info: info,
-		modules: map[string]uintptr{}, funcs: map[string]*function{}}
-	b.res.Release = (*deviceBuffer).release
+		modules: map[string]uintptr{}, funcs: map[string]*function{}, graphs: graphsByDefault()}
+	b.res.Release = b.releaseBuffer
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var dev int32
@@ -86,20 +97,22 @@ func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info dev
 	if err := api.check("cuStreamCreate", api.cuStreamCreate(&b.strm, 0)); err != nil {
 		return nil, err
 	}
-	st, err := b.alloc(gpu.StatusBytes * statusSlots)
+	st, err := b.newStatusBlock()
 	if err != nil {
 		return nil, err
 	}
-	b.status = st
-	b.statusHost = make([]byte, gpu.StatusBytes*statusSlots)
+	b.status = append(b.status, st)
 	return b, nil
 }
 
-// statusSlots is how many status word pairs the backend keeps: one for
-// each node that checks its input data (see statusFor) queued since the
-// last synchronization. A split with more checks than that waits once
-// for the slots in the middle.
-const statusSlots = 256
+// statusSlots is how many status word pairs a block of them holds: one
+// for each node that checks its input data (see statusFor) queued since
+// the last synchronization. A split with more checks than that adds a
+// block.
+const (
+	statusSlots      = 256
+	statusBlockBytes = gpu.StatusBytes * statusSlots
+)
 
 // A pendingCheck is a queued node whose kernels report bad input data in
 // status slot i of the backend's pending checks.
@@ -115,25 +128,29 @@ type pendingCheck struct {
 // which that synchronization returns. Ops whose input data can be bad (ids
 // out of range) call it, so that the check costs no wait of its own.
 func (b *Backend) statusFor(t *ops.Tensor, describe func(code, detail int32) error) (uint64, error) {
-	if len(b.pending) == statusSlots {
-		if err := b.sync(); err != nil {
+	i := len(b.pending)
+	if i/statusSlots == len(b.status) {
+		st, err := b.newStatusBlock()
+		if err != nil {
 			return 0, err
 		}
+		b.status = append(b.status, st)
 	}
 	b.pending = append(b.pending, pendingCheck{t, describe})
-	return b.status.ptr + uint64(gpu.StatusBytes*(len(b.pending)-1)), nil
+	return b.status[i/statusSlots].dev.ptr + uint64(gpu.StatusBytes*(i%statusSlots)), nil
 }
 
 // readStatus queues the copy of the pending checks' status words to the
-// host; checkStatus reads it once the stream is done.
+// host, a copy per block; checkStatus reads them once the stream is done.
 func (b *Backend) readStatus() error {
-	n := len(b.pending)
-	if n == 0 {
-		return nil
+	for i := 0; i < len(b.pending); i += statusSlots {
+		st := b.status[i/statusSlots]
+		n := gpu.StatusBytes * min(statusSlots, len(b.pending)-i)
+		if err := b.api.check("cuMemcpyDtoHAsync_v2", b.api.cuMemcpyDtoHAsync(unsafe.Pointer(&st.host[0]), st.dev.ptr, uint64(n), b.strm)); err != nil {
+			return err
+		}
 	}
-	w := b.statusHost[:gpu.StatusBytes*n]
-	b.statusPin.Pin(&w[0])
-	return b.api.check("cuMemcpyDtoHAsync_v2", b.api.cuMemcpyDtoHAsync(unsafe.Pointer(&w[0]), b.status.ptr, uint64(len(w)), b.strm))
+	return nil
 }
 
 // checkStatus, after the stream finished the copy readStatus queued,
@@ -141,7 +158,6 @@ func (b *Backend) readStatus() error {
 // status, clears the status words that are set, and forgets the checks.
 // ok false (the stream failed) forgets them without reading the words.
 func (b *Backend) checkStatus(ok bool) error {
-	b.statusPin.Unpin()
 	n := len(b.pending)
 	if n == 0 {
 		return nil
@@ -153,15 +169,18 @@ func (b *Backend) checkStatus(ok bool) error {
 		if !ok {
 			break
 		}
-		code, detail := gpu.StatusAt(b.statusHost, i)
+		code, detail := gpu.StatusAt(b.status[i/statusSlots].host, i%statusSlots)
 		if code != 0 && first == nil {
 			first = fmt.Errorf("cuda: %s (%v): %w", c.t.Name, c.t.Op, c.describe(code, detail))
 		}
 	}
 	clear(pending)
 	if first != nil || !ok {
-		if err := b.api.check("cuMemsetD8Async", b.api.cuMemsetD8Async(b.status.ptr, 0, uint64(gpu.StatusBytes*n), b.strm)); err != nil && first == nil {
-			first = err
+		for i := 0; i < n; i += statusSlots {
+			st := b.status[i/statusSlots]
+			if err := b.api.check("cuMemsetD8Async", b.api.cuMemsetD8Async(st.dev.ptr, 0, uint64(gpu.StatusBytes*min(statusSlots, n-i)), b.strm)); err != nil && first == nil {
+				first = err
+			}
 		}
 	}
 	return first
@@ -223,14 +242,20 @@ func (b *Backend) Close() error {
 	}
 	defer leave()
 	b.api.cuStreamSynchronize(b.strm)
+	b.closed = true // releaseBuffer frees pooled copies now
 	b.res.ReleaseAll()
-	b.status.release()
+	b.copies.releaseAll()
+	b.freeStaging(true)
+	for _, st := range b.status {
+		st.free(b)
+	}
 	for _, d := range b.scratch {
 		d.release()
 	}
 	for _, ev := range b.events {
 		b.api.cuEventDestroy(ev)
 	}
+	b.cap.destroy(b)
 	b.api.cuStreamDestroy(b.strm)
 	b.api.cuDevicePrimaryCtxRelease(int32(b.info.Ordinal))
 	b.closed = true
@@ -246,6 +271,9 @@ type deviceBuffer struct {
 	ptr   uint64
 	size  int64
 	freed *atomic.Bool
+	// pooled marks a copy of a writable host tensor, which goes back to
+	// the backend's pool (see releaseBuffer).
+	pooled bool
 }
 
 // Alloc returns a zeroed buffer of size bytes in device memory.
@@ -338,16 +366,6 @@ func (d *deviceBuffer) WriteAt(p []byte, off int64) (int, error) {
 	return len(p), nil
 }
 
-// upload copies p to device address dst on the stream. From pageable
-// memory the copy is staged before the call returns, so p may change
-// afterwards.
-func (b *Backend) upload(dst uint64, p []byte) error {
-	var pin runtime.Pinner
-	pin.Pin(&p[0])
-	defer pin.Unpin()
-	return b.api.check("cuMemcpyHtoDAsync_v2", b.api.cuMemcpyHtoDAsync(dst, unsafe.Pointer(&p[0]), uint64(len(p)), b.strm))
-}
-
 // CopyFrom copies n bytes at srcOff of src to the buffer at off, device to
 // device, when src is memory of the same backend.
 func (d *deviceBuffer) CopyFrom(src ops.Buffer, srcOff, off, n int64) error {
@@ -368,7 +386,8 @@ func (d *deviceBuffer) CopyFrom(src ops.Buffer, srcOff, off, n int64) error {
 
 // ptr returns the device address of t's first byte. A tensor in host
 // memory is copied to the device: a read-only host buffer (a model's
-// weights) once, whole, and kept; a writable one for this computation.
+// weights) once, whole, and kept; a writable one for this computation,
+// into pooled memory (see hostCopy).
 func (b *Backend) ptr(t *ops.Tensor) (uint64, error) {
 	buf, off := t.Storage()
 	switch m := buf.(type) {
@@ -378,7 +397,7 @@ func (b *Backend) ptr(t *ops.Tensor) (uint64, error) {
 		}
 		return m.ptr + uint64(off), nil
 	case *ops.HostBuffer:
-		d, at, err := b.res.Host(m, off, t.Extent(), b.copyToDevice, b.copyToDevice)
+		d, at, err := b.res.Host(m, off, t.Extent(), b.copyToDevice, b.hostCopy)
 		if err != nil {
 			return 0, err
 		}
@@ -478,8 +497,10 @@ func (b *Backend) compute(t *ops.Tensor) error {
 	return nil
 }
 
-// ComputeGraph queues nodes in order, each timed by a pair of CUDA events
-// (NodeTimes reads them once the work is done).
+// ComputeGraph queues nodes in order: captured into a CUDA graph and
+// launched as one (see graph.go), or launched one by one when graphs are
+// off or nodes are timed (SetNodeTiming), each timed node between a pair
+// of CUDA events that NodeTimes reads once the work is done.
 func (b *Backend) ComputeGraph(nodes []*ops.Tensor) error {
 	if err := kernelsByOp.SupportsAll(nodes); err != nil {
 		return err
@@ -488,6 +509,25 @@ func (b *Backend) ComputeGraph(nodes []*ops.Tensor) error {
 }
 
 func (b *Backend) computeGraph(nodes []*ops.Tensor) error {
+	b.timed = 0
+	switch {
+	case len(nodes) == 0:
+		return nil
+	case b.timeNodes:
+		return b.computeTimed(nodes)
+	case b.graphs:
+		return b.computeCaptured(nodes)
+	}
+	for _, t := range nodes {
+		if err := b.compute(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// computeTimed queues nodes with a pair of events around each.
+func (b *Backend) computeTimed(nodes []*ops.Tensor) error {
 	for len(b.events) < 2*len(nodes) {
 		var ev uintptr
 		if err := b.api.check("cuEventCreate", b.api.cuEventCreate(&ev, 0)); err != nil {
@@ -495,7 +535,7 @@ func (b *Backend) computeGraph(nodes []*ops.Tensor) error {
 		}
 		b.events = append(b.events, ev)
 	}
-	b.timed, b.timesErr, b.eventsQueued = 0, nil, true
+	b.eventsQueued = true
 	for i, t := range nodes {
 		if err := b.api.check("cuEventRecord", b.api.cuEventRecord(b.events[2*i], b.strm)); err != nil {
 			return err
@@ -511,14 +551,37 @@ func (b *Backend) computeGraph(nodes []*ops.Tensor) error {
 	return nil
 }
 
+// SetNodeTiming turns the timing of each node of ComputeGraph on or off
+// (off when the backend opens). Timing records a pair of CUDA events
+// around each node and launches the nodes one by one, not as a graph:
+// graphs.Scheduler turns it on only for runs whose records are read.
+func (b *Backend) SetNodeTiming(on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.timeNodes = on
+}
+
+// SetGraphs turns the capture of ComputeGraph's nodes into CUDA graphs on
+// or off. It is on when the backend opens unless $KERNBENCH_CUDA_GRAPHS
+// is "off" (or "0", "false").
+func (b *Backend) SetGraphs(on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.graphs = on
+}
+
 // NodeTimes returns the device time of each node of the last
-// ComputeGraph, waiting for the work to finish.
+// ComputeGraph, waiting for the work to finish; nil when that
+// ComputeGraph was not timed (see SetNodeTiming).
 func (b *Backend) NodeTimes() ([]time.Duration, error) {
 	leave, err := b.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer leave()
+	if b.timed == 0 {
+		return nil, nil
+	}
 	if b.eventsQueued {
 		// Not waited for yet (a split's Synchronize usually has).
 		if err := b.sync(); err != nil {
@@ -559,11 +622,15 @@ func (b *Backend) syncAfter(queue func() error) error {
 	if serr := b.api.check("cuStreamSynchronize", b.api.cuStreamSynchronize(b.strm)); serr != nil && err == nil {
 		err = serr
 	}
+	// The stream is done (or failed): the staging memory is free.
+	b.resetStaging()
+	b.freeStaging(false)
 	if err != nil {
 		b.checkStatus(false)
 		return b.fail(err)
 	}
 	b.res.ReleaseTemps()
+	b.copies.age()
 	b.eventsQueued = false
 	return b.checkStatus(true)
 }

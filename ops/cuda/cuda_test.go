@@ -72,8 +72,26 @@ func TestEmulatedBackend(t *testing.T) {
 	zbuf, _ := b.Alloc(4 * 64)
 	z.Buffer = zbuf
 	nodes = append(nodes, y, z)
+	// Untimed (as the backend opens): a graph, no events.
+	before := b.api.counts()
 	if err := b.ComputeGraph(nodes); err != nil {
 		t.Fatal(err)
+	}
+	if c := b.api.counts().sub(before); c[callEventRecord] != 0 || c[callGraphLaunch] != 1 || c[callLaunch] != 0 {
+		t.Errorf("untimed ComputeGraph: want one graph launch and no event: %v", c)
+	}
+	if times, err := b.NodeTimes(); err != nil || times != nil {
+		t.Errorf("NodeTimes of an untimed ComputeGraph: %v, %v; want none", times, err)
+	}
+	// Timed: an event pair around each node, launched one by one.
+	b.SetNodeTiming(true)
+	defer b.SetNodeTiming(false)
+	before = b.api.counts()
+	if err := b.ComputeGraph(nodes); err != nil {
+		t.Fatal(err)
+	}
+	if c := b.api.counts().sub(before); c[callEventRecord] != 4 || c[callGraphLaunch] != 0 || c[callLaunch] != 2 {
+		t.Errorf("timed ComputeGraph of 2 nodes: want 4 event records and 2 launches: %v", c)
 	}
 	times, err := b.NodeTimes()
 	if err != nil || len(times) != 2 {

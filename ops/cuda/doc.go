@@ -18,10 +18,15 @@
 // Synchronize, and reading a buffer, wait. Tensors in host memory are
 // copied to the device when a kernel reads them: a read-only host buffer
 // (a model file's mapping) once, whole, and kept, so a model's weights go
-// to the device once; a writable one for each computation. Kernels'
-// intermediate data live in scratch memory kept with the backend, and the
-// status words of ops that check their ids are read once, at the next
-// synchronization, so a split waits for the device only at its end.
+// to the device once; a writable one for each computation, into device
+// memory pooled by size. Uploads pass through pinned staging memory.
+// Kernels' intermediate data live in scratch memory kept with the
+// backend, and the status words of ops that check their ids are read
+// once, at the next synchronization, so a split waits for the device only
+// at its end. ComputeGraph captures a split into a CUDA graph and
+// launches it as one (see graph.go; $KERNBENCH_CUDA_GRAPHS=off or
+// SetGraphs turns that off), and times each node with CUDA events only
+// after SetNodeTiming(true).
 //
 // Each op's kernels are a file of kernels/ and a Go file, both named by
 // ggml's op name (op_mul_mat_id.go, kernels/mul_mat_id.cu; the

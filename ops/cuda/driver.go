@@ -34,6 +34,8 @@ type driverAPI struct {
 	cuStreamSynchronize       func(s uintptr) int32
 	cuMemAlloc                func(p *uint64, size uint64) int32
 	cuMemFree                 func(p uint64) int32
+	cuMemHostAlloc            func(p *unsafe.Pointer, size uint64, flags uint32) int32
+	cuMemFreeHost             func(p unsafe.Pointer) int32
 	cuMemcpyHtoDAsync         func(dst uint64, src unsafe.Pointer, n uint64, s uintptr) int32
 	cuMemcpyDtoHAsync         func(dst unsafe.Pointer, src uint64, n uint64, s uintptr) int32
 	cuMemcpyDtoDAsync         func(dst, src uint64, n uint64, s uintptr) int32
@@ -47,13 +49,50 @@ type driverAPI struct {
 	cuEventRecord             func(ev, s uintptr) int32
 	cuEventSynchronize        func(ev uintptr) int32
 	cuEventElapsedTime        func(ms *float32, start, end uintptr) int32
+	cuStreamBeginCapture      func(s uintptr, mode int32) int32
+	cuStreamEndCapture        func(s uintptr, g *uintptr) int32
+	cuGraphInstantiate        func(e *uintptr, g uintptr, flags uint64) int32
+	cuGraphLaunch             func(e, s uintptr) int32
+	cuGraphDestroy            func(g uintptr) int32
+	cuGraphExecDestroy        func(e uintptr) int32
 	cuGetErrorName            func(e int32, s *unsafe.Pointer) int32
 	cuGetErrorString          func(e int32, s *unsafe.Pointer) int32
 
-	// calls counts the calls that synchronize the host, allocate or
-	// free device memory, and launch kernels (see countCalls).
+	// Optional: nil where the library lacks them.
+	//
+	// cuGraphExecUpdate (CUDA 12's _v2) gives an instantiated graph a
+	// captured graph's parameters; without it a changed graph is
+	// instantiated again.
+	cuGraphExecUpdate func(e, g uintptr, info *graphUpdateInfo) int32
+	// lastGraphNode is the emulated driver's index of the graph node
+	// whose replay failed in the last failed cuGraphLaunch (-1: none).
+	lastGraphNode func() int32
+
+	// calls counts the calls that synchronize the host, allocate memory,
+	// launch kernels and graphs, capture and record events (see
+	// countCalls).
 	calls [numCallKinds]atomic.Int64
+	// capturing is how many streams are being captured; captured counts
+	// the stream operations captured (launches, memsets, copies: a
+	// graph's nodes, in order).
+	capturing atomic.Int32
+	captured  atomic.Int64
 }
+
+// graphUpdateInfo is CUgraphExecUpdateResultInfo.
+type graphUpdateInfo struct {
+	result             int32
+	errorNode, errFrom uintptr
+}
+
+// captureModeRelaxed is CU_STREAM_CAPTURE_MODE_RELAXED: allocation (a
+// scratch slot that grows, a pooled copy's first use) may happen during a
+// capture.
+const captureModeRelaxed = 2
+
+// errCaptureInvalidated is CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: the
+// capture ended without a graph, a call during it having been refused.
+const errCaptureInvalidated = 901
 
 // A callKind is a kind of driver call the binding counts.
 type callKind int
@@ -62,13 +101,20 @@ type callKind int
 // (cuMemcpyHtoD/DtoH without Async) and no cuCtxSynchronize: those
 // counts stay zero, and are here so that a test states they are.
 const (
-	callLaunch     callKind = iota // cuLaunchKernel
-	callAlloc                      // cuMemAlloc_v2
-	callFree                       // cuMemFree_v2
-	callStreamSync                 // cuStreamSynchronize
-	callEventSync                  // cuEventSynchronize
-	callCtxSync                    // cuCtxSynchronize (not bound)
-	callSyncCopy                   // cuMemcpyHtoD/DtoH (not bound)
+	callLaunch         callKind = iota // cuLaunchKernel run at once (outside a capture)
+	callCapturedLaunch                 // cuLaunchKernel captured into a graph
+	callGraphLaunch                    // cuGraphLaunch
+	callCapture                        // cuStreamBeginCapture_v2
+	callInstantiate                    // cuGraphInstantiateWithFlags
+	callGraphUpdate                    // cuGraphExecUpdate_v2 that succeeded
+	callAlloc                          // cuMemAlloc_v2
+	callFree                           // cuMemFree_v2
+	callHostAlloc                      // cuMemHostAlloc
+	callEventRecord                    // cuEventRecord
+	callStreamSync                     // cuStreamSynchronize
+	callEventSync                      // cuEventSynchronize
+	callCtxSync                        // cuCtxSynchronize (not bound)
+	callSyncCopy                       // cuMemcpyHtoD/DtoH (not bound)
 	numCallKinds
 )
 
@@ -98,17 +144,81 @@ func (c callCounts) syncs() int64 {
 }
 
 func (c callCounts) String() string {
-	return fmt.Sprintf("%d launches, %d allocations, %d frees, %d stream syncs, %d event syncs, %d context syncs, %d synchronous copies",
-		c[callLaunch], c[callAlloc], c[callFree], c[callStreamSync], c[callEventSync], c[callCtxSync], c[callSyncCopy])
+	return fmt.Sprintf("%d launches (%d captured), %d graph launches (%d captures, %d instantiations, %d updates), "+
+		"%d allocations, %d frees, %d pinned allocations, %d event records, "+
+		"%d stream syncs, %d event syncs, %d context syncs, %d synchronous copies",
+		c[callLaunch], c[callCapturedLaunch], c[callGraphLaunch], c[callCapture], c[callInstantiate], c[callGraphUpdate],
+		c[callAlloc], c[callFree], c[callHostAlloc], c[callEventRecord],
+		c[callStreamSync], c[callEventSync], c[callCtxSync], c[callSyncCopy])
 }
 
-// countCalls wraps the bound functions of the counted kinds.
+// countCalls wraps the bound functions of the counted kinds, and the
+// stream operations a capture takes.
 func (d *driverAPI) countCalls() {
-	launch, alloc, free := d.cuLaunchKernel, d.cuMemAlloc, d.cuMemFree
-	streamSync, eventSync := d.cuStreamSynchronize, d.cuEventSynchronize
+	launch, alloc, free, hostAlloc := d.cuLaunchKernel, d.cuMemAlloc, d.cuMemFree, d.cuMemHostAlloc
+	streamSync, eventSync, record := d.cuStreamSynchronize, d.cuEventSynchronize, d.cuEventRecord
+	begin, end, inst, graphLaunch := d.cuStreamBeginCapture, d.cuStreamEndCapture, d.cuGraphInstantiate, d.cuGraphLaunch
+	htod, dtoh, dtod, memset := d.cuMemcpyHtoDAsync, d.cuMemcpyDtoHAsync, d.cuMemcpyDtoDAsync, d.cuMemsetD8Async
+	// op counts a stream operation that succeeded: a node of the graph
+	// if a capture is under way.
+	op := func(r int32) int32 {
+		if r == 0 && d.capturing.Load() > 0 {
+			d.captured.Add(1)
+		}
+		return r
+	}
 	d.cuLaunchKernel = func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, s uintptr, params unsafe.Pointer, extra unsafe.Pointer) int32 {
-		d.calls[callLaunch].Add(1)
-		return launch(fn, gx, gy, gz, bx, by, bz, shared, s, params, extra)
+		if d.capturing.Load() > 0 {
+			d.calls[callCapturedLaunch].Add(1)
+		} else {
+			d.calls[callLaunch].Add(1)
+		}
+		return op(launch(fn, gx, gy, gz, bx, by, bz, shared, s, params, extra))
+	}
+	d.cuMemcpyHtoDAsync = func(dst uint64, src unsafe.Pointer, n uint64, s uintptr) int32 { return op(htod(dst, src, n, s)) }
+	d.cuMemcpyDtoHAsync = func(dst unsafe.Pointer, src uint64, n uint64, s uintptr) int32 { return op(dtoh(dst, src, n, s)) }
+	d.cuMemcpyDtoDAsync = func(dst, src uint64, n uint64, s uintptr) int32 { return op(dtod(dst, src, n, s)) }
+	d.cuMemsetD8Async = func(dst uint64, v uint8, n uint64, s uintptr) int32 { return op(memset(dst, v, n, s)) }
+	d.cuStreamBeginCapture = func(s uintptr, mode int32) int32 {
+		d.calls[callCapture].Add(1)
+		r := begin(s, mode)
+		if r == 0 {
+			d.capturing.Add(1)
+		}
+		return r
+	}
+	d.cuStreamEndCapture = func(s uintptr, g *uintptr) int32 {
+		r := end(s, g)
+		if r == 0 || r == errCaptureInvalidated {
+			// Ended, with or without a graph.
+			d.capturing.Add(-1)
+		}
+		return r
+	}
+	d.cuGraphInstantiate = func(e *uintptr, g uintptr, flags uint64) int32 {
+		d.calls[callInstantiate].Add(1)
+		return inst(e, g, flags)
+	}
+	if update := d.cuGraphExecUpdate; update != nil {
+		d.cuGraphExecUpdate = func(e, g uintptr, info *graphUpdateInfo) int32 {
+			r := update(e, g, info)
+			if r == 0 {
+				d.calls[callGraphUpdate].Add(1)
+			}
+			return r
+		}
+	}
+	d.cuGraphLaunch = func(e, s uintptr) int32 {
+		d.calls[callGraphLaunch].Add(1)
+		return graphLaunch(e, s)
+	}
+	d.cuMemHostAlloc = func(p *unsafe.Pointer, size uint64, flags uint32) int32 {
+		d.calls[callHostAlloc].Add(1)
+		return hostAlloc(p, size, flags)
+	}
+	d.cuEventRecord = func(ev, s uintptr) int32 {
+		d.calls[callEventRecord].Add(1)
+		return record(ev, s)
 	}
 	d.cuMemAlloc = func(p *uint64, size uint64) int32 {
 		d.calls[callAlloc].Add(1)
@@ -160,6 +270,7 @@ func loadDriver(path string) (*driverAPI, error) {
 		{&d.cuCtxSetCurrent, "cuCtxSetCurrent"},
 		{&d.cuStreamCreate, "cuStreamCreate"}, {&d.cuStreamDestroy, "cuStreamDestroy_v2"}, {&d.cuStreamSynchronize, "cuStreamSynchronize"},
 		{&d.cuMemAlloc, "cuMemAlloc_v2"}, {&d.cuMemFree, "cuMemFree_v2"},
+		{&d.cuMemHostAlloc, "cuMemHostAlloc"}, {&d.cuMemFreeHost, "cuMemFreeHost"},
 		{&d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"}, {&d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
 		{&d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"}, {&d.cuMemsetD8Async, "cuMemsetD8Async"},
 		{&d.cuModuleLoadData, "cuModuleLoadData"}, {&d.cuModuleGetFunction, "cuModuleGetFunction"},
@@ -167,6 +278,9 @@ func loadDriver(path string) (*driverAPI, error) {
 		{&d.cuEventCreate, "cuEventCreate"}, {&d.cuEventDestroy, "cuEventDestroy_v2"},
 		{&d.cuEventRecord, "cuEventRecord"}, {&d.cuEventSynchronize, "cuEventSynchronize"},
 		{&d.cuEventElapsedTime, "cuEventElapsedTime"},
+		{&d.cuStreamBeginCapture, "cuStreamBeginCapture_v2"}, {&d.cuStreamEndCapture, "cuStreamEndCapture"},
+		{&d.cuGraphInstantiate, "cuGraphInstantiateWithFlags"}, {&d.cuGraphLaunch, "cuGraphLaunch"},
+		{&d.cuGraphDestroy, "cuGraphDestroy"}, {&d.cuGraphExecDestroy, "cuGraphExecDestroy"},
 		{&d.cuGetErrorName, "cuGetErrorName"}, {&d.cuGetErrorString, "cuGetErrorString"},
 	} {
 		sym, err := purego.Dlsym(h, f.name)
@@ -174,6 +288,16 @@ func loadDriver(path string) (*driverAPI, error) {
 			return nil, fmt.Errorf("%s lacks %s: %w", path, f.name, err)
 		}
 		purego.RegisterFunc(f.ptr, sym)
+	}
+	for _, f := range []struct {
+		ptr  any
+		name string
+	}{
+		{&d.cuGraphExecUpdate, "cuGraphExecUpdate_v2"}, {&d.lastGraphNode, "kbs_driver_last_graph_node"},
+	} {
+		if sym, err := purego.Dlsym(h, f.name); err == nil {
+			purego.RegisterFunc(f.ptr, sym)
+		}
 	}
 	d.countCalls()
 	return d, nil

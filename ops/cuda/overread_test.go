@@ -42,19 +42,26 @@ func TestOverreadIsAFault(t *testing.T) {
 	if !b.ChecksBounds() {
 		t.Fatal("cuda-emu in Checked mode does not say it checks bounds")
 	}
-	failed := 0
-	for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpScale}}) {
-		r := harness.Run(b, c)
-		if r.Passed() {
-			continue
+	// Launched at once, and as one-node graphs: a fault in a graph
+	// names its node too.
+	for _, bk := range []struct {
+		name string
+		b    ops.Backend
+	}{{"launches", b}, {"graphs", graphOnly{b, t}}} {
+		failed := 0
+		for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpScale}}) {
+			r := harness.Run(bk.b, c)
+			if r.Passed() {
+				continue
+			}
+			failed++
+			if why := r.Summary() + " " + r.Err; !faultSaid(why, simt.OutOfBounds) || !strings.Contains(why, "read of 4 bytes") || !strings.Contains(why, "(SCALE)") {
+				t.Errorf("%s: %s fails, but not for the planted read in its node: %s (%s)", bk.name, c.ID(), r.Summary(), r.Err)
+			}
 		}
-		failed++
-		if why := r.Summary() + " " + r.Err; !faultSaid(why, simt.OutOfBounds) || !strings.Contains(why, "read of 4 bytes") {
-			t.Errorf("%s fails, but not for the planted read: %s (%s)", c.ID(), r.Summary(), r.Err)
+		t.Logf("%s: %d cases fail", bk.name, failed)
+		if !*patched || failed == 0 {
+			t.Errorf("%s: the planted read past the input's end (applied %v) failed no case", bk.name, *patched)
 		}
-	}
-	t.Logf("%d cases fail", failed)
-	if !*patched || failed == 0 {
-		t.Errorf("the planted read past the input's end (applied %v) failed no case", *patched)
 	}
 }

@@ -3,10 +3,13 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/internal/testmodel"
 	"github.com/kernbench/kernbench/model"
@@ -16,13 +19,18 @@ import (
 
 // TestDecodedTokenDriverCalls decodes tokens of small synthetic models on
 // cuda-emu (dense llama with flash attention on and off, MoE: Mixtral-style
-// and gpt-oss, Mamba and Mamba-2) and counts the driver calls of the third
-// token, after two that warm up the scratch memory and the graph: no
-// allocation of device memory, and at most two waits for the device (the
-// split's end, which reads the status words of the nodes that check their
-// ids, and the read of the logits).
+// and gpt-oss, Mamba and Mamba-2), with CUDA graphs on (the default) and
+// off, and counts the driver calls of the third token, after two that warm
+// up the scratch memory and the graphs: no allocation of device or pinned
+// memory, no event recorded (nothing asked for node times), at most two
+// waits for the device (the split's end, which reads the status words of
+// the nodes that check their ids, and the read of the logits), none inside
+// a split; with graphs, each split is one capture and one cuGraphLaunch
+// and no kernel is launched outside a capture. The logits are the same
+// with graphs on and off.
 func TestDecodedTokenDriverCalls(t *testing.T) {
 	b := emulated(t)
+	defer b.SetGraphs(true)
 	vocab := shareddata.Path(t, "stories260K.gguf")
 	for _, tc := range []struct {
 		arch  string
@@ -41,41 +49,108 @@ func TestDecodedTokenDriverCalls(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			ctx, err := m.NewContext(b, model.ContextParams{NCtx: 32, NBatch: 8, NUBatch: 8, KVType: quant.F16, FlashAttn: flash, NSeqMax: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ctx.Close()
-			tokens := []int32{1, 30, 60}
-			var got callCounts
-			for i, tok := range tokens {
-				before := b.api.counts()
-				if err := ctx.Decode(model.SimpleBatch([]int32{tok}, int32(i), 0)); err != nil {
-					t.Fatalf("token %d: %v", i, err)
+			var logits [2][]float32
+			for gi, graphs := range []bool{true, false} {
+				b.SetGraphs(graphs)
+				sc := &splitCounter{Backend: b}
+				ctx, err := m.NewContext(sc, model.ContextParams{NCtx: 32, NBatch: 8, NUBatch: 8, KVType: quant.F16, FlashAttn: flash, NSeqMax: 1})
+				if err != nil {
+					t.Fatal(err)
 				}
-				got = b.api.counts().sub(before)
-				t.Logf("token %d: %v", i, got)
+				tokens := []int32{1, 30, 60}
+				var got callCounts
+				for i, tok := range tokens {
+					sc.splits = sc.splits[:0]
+					before := b.api.counts()
+					if err := ctx.Decode(model.SimpleBatch([]int32{tok}, int32(i), 0)); err != nil {
+						t.Fatalf("graphs=%v, token %d: %v", graphs, i, err)
+					}
+					got = b.api.counts().sub(before)
+					t.Logf("graphs=%v, token %d, %d splits: %v", graphs, i, len(sc.splits), got)
+				}
+				logits[gi] = append([]float32(nil), ctx.Logits(0)...)
+				ctx.Close()
+				checkTokenCalls(t, graphs, got, sc.splits)
 			}
-			if got[callLaunch] == 0 {
-				t.Errorf("no launches counted for a decoded token: %v", got)
-			}
-			// Frees are not asserted: the garbage collector's cleanups
-			// hand the backend memory of dropped buffers (another
-			// context's) to free at any later call.
-			if got[callAlloc] != 0 {
-				t.Errorf("device memory allocated while decoding a token after warm-up: %v", got)
-			}
-			if n := got.syncs(); n > 2 {
-				t.Errorf("%d waits for the device in one decoded token, want at most 2: %v", n, got)
+			if len(logits[0]) == 0 || !slices.Equal(logits[0], logits[1]) {
+				t.Errorf("logits with graphs differ from those without (or are missing): %v vs %v", head(logits[0]), head(logits[1]))
 			}
 		})
 	}
 }
 
+// checkTokenCalls checks the driver calls of a decoded token after
+// warm-up, in all (got) and by split.
+func checkTokenCalls(t *testing.T, graphs bool, got callCounts, splits []splitCalls) {
+	t.Helper()
+	if len(splits) == 0 {
+		t.Fatalf("graphs=%v: no split ran on the backend", graphs)
+	}
+	// Frees are not asserted: the garbage collector's cleanups hand the
+	// backend memory of dropped buffers (another context's) to free at
+	// any later call.
+	if got[callAlloc] != 0 || got[callHostAlloc] != 0 {
+		t.Errorf("graphs=%v: memory allocated while decoding a token after warm-up: %v", graphs, got)
+	}
+	if got[callEventRecord] != 0 {
+		t.Errorf("graphs=%v: events recorded although no node times were asked for: %v", graphs, got)
+	}
+	if n := got.syncs(); n > 2 {
+		t.Errorf("graphs=%v: %d waits for the device in one decoded token, want at most 2: %v", graphs, n, got)
+	}
+	if graphs {
+		if got[callLaunch] != 0 || got[callCapturedLaunch] == 0 {
+			t.Errorf("graphs on: want every launch captured, none outside a capture: %v", got)
+		}
+	} else if got[callLaunch] == 0 || got[callGraphLaunch] != 0 || got[callCapture] != 0 {
+		t.Errorf("graphs off: want launches and no graph: %v", got)
+	}
+	for i, sp := range splits {
+		in, end := sp.compute, sp.sync
+		if in.syncs() != 0 || in[callAlloc] != 0 {
+			t.Errorf("graphs=%v, split %d: ComputeGraph waited or allocated: %v", graphs, i, in)
+		}
+		if end.syncs() != 1 {
+			t.Errorf("graphs=%v, split %d: its Synchronize waited %d times, want 1: %v", graphs, i, end.syncs(), end)
+		}
+		if graphs && (in[callCapture] != 1 || in[callGraphLaunch] != 1 || in[callInstantiate]+in[callGraphUpdate] != 1) {
+			t.Errorf("graphs on, split %d: want one capture, one instantiation or update, one graph launch: %v", i, in)
+		}
+	}
+}
+
+// splitCounter is a backend that counts the driver calls of each split
+// (a ComputeGraph and the Synchronize that follows it).
+type splitCounter struct {
+	*Backend
+	splits []splitCalls
+}
+
+type splitCalls struct{ compute, sync callCounts }
+
+func (s *splitCounter) ComputeGraph(nodes []*ops.Tensor) error {
+	before := s.api.counts()
+	err := s.Backend.ComputeGraph(nodes)
+	s.splits = append(s.splits, splitCalls{compute: s.api.counts().sub(before)})
+	return err
+}
+
+func (s *splitCounter) Synchronize() error {
+	before := s.api.counts()
+	err := s.Backend.Synchronize()
+	if n := len(s.splits); n > 0 {
+		s.splits[n-1].sync = s.api.counts().sub(before)
+	}
+	return err
+}
+
+func head(v []float32) []float32 { return v[:min(len(v), 4)] }
+
 // TestStatusReadAtSplitEnd: GET_ROWS nodes queued by one ComputeGraph wait
-// for nothing; the split's Synchronize reads their status words in one
-// wait and returns the bad node's error, by name, and the words are clear
-// for the next split.
+// for nothing, also when they are more than a block of status words; the
+// split's Synchronize reads their status words in one wait and returns
+// the bad node's error, by name, and the words are clear for the next
+// split.
 func TestStatusReadAtSplitEnd(t *testing.T) {
 	b := emulated(t)
 	table, err := ops.NewTensor("table", quant.F32, 4, 3)
@@ -99,8 +174,15 @@ func TestStatusReadAtSplitEnd(t *testing.T) {
 	}
 	writeI32(good, 0, 2)
 	writeI32(bad, 1, 7)
+	// Three nodes, the second bad; then more nodes than a block of status
+	// words holds, the last bad.
+	idsOf := []*ops.Tensor{good, bad, good}
+	for range statusSlots + 40 {
+		idsOf = append(idsOf, good)
+	}
+	idsOf = append(idsOf, bad)
 	var nodes []*ops.Tensor
-	for i, ids := range []*ops.Tensor{good, bad, good} {
+	for i, ids := range idsOf {
 		n, err := ops.GetRows(table, ids)
 		if err != nil {
 			t.Fatal(err)
@@ -115,8 +197,10 @@ func TestStatusReadAtSplitEnd(t *testing.T) {
 		nodes   []*ops.Tensor
 		wantErr string
 	}{
-		{nodes, "rows1 (GET_ROWS): GET_ROWS: row id 7 outside the table's 3 rows"},
+		{nodes[:3], "rows1 (GET_ROWS): GET_ROWS: row id 7 outside the table's 3 rows"},
 		{[]*ops.Tensor{nodes[0], nodes[2]}, ""},
+		{nodes[2:], fmt.Sprintf("rows%d (GET_ROWS): GET_ROWS: row id 7", len(nodes)-1)},
+		{nodes[2 : len(nodes)-1], ""},
 	} {
 		before := b.api.counts()
 		if err := b.ComputeGraph(tc.nodes); err != nil {
@@ -142,6 +226,193 @@ func mustTensor(t *testing.T, name string, n int64) *ops.Tensor {
 	t.Helper()
 	x, err := ops.NewTensor(name, quant.I32, n)
 	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// graphOnly computes each node as a one-node CUDA graph (ComputeGraph,
+// then Synchronize), so that the harness's cases run through capture and
+// replay; it fails t if a kernel is launched outside a capture.
+type graphOnly struct {
+	*Backend
+	t *testing.T
+}
+
+func (g graphOnly) Compute(n *ops.Tensor) error {
+	before := g.api.counts()
+	if err := g.ComputeGraph([]*ops.Tensor{n}); err != nil {
+		return err
+	}
+	if err := g.Synchronize(); err != nil {
+		return err
+	}
+	if c := g.api.counts().sub(before); c[callLaunch] != 0 || c[callGraphLaunch] != 1 {
+		g.t.Errorf("%s (%v) as a graph: %v", n.Name, n.Op, c)
+	}
+	return nil
+}
+
+// TestCasesAsGraphs runs every case of the matrix on cuda-emu with each
+// node captured into a CUDA graph and replayed: the graphs compute what
+// the launches do.
+func TestCasesAsGraphs(t *testing.T) {
+	b := emulated(t)
+	g := graphOnly{b, t}
+	cases := harness.Cases()
+	if testing.Short() {
+		cases = cases[:0:0]
+		seen := map[ops.Op]int{}
+		for _, c := range harness.Cases() {
+			if seen[c.Op]++; seen[c.Op] <= 2 {
+				cases = append(cases, c)
+			}
+		}
+	}
+	for _, c := range cases {
+		if r := harness.Run(g, c); !r.Passed() {
+			t.Errorf("%s: %s (%s)", c.ID(), r.Summary(), r.Err)
+		}
+	}
+	t.Logf("%d cases", len(cases))
+}
+
+// TestHostInputsPooled computes a node whose input lives in writable host
+// memory, again and again with new values, through a CUDA graph, one by
+// one launches, and Compute: after the first round its copy to the
+// device comes from the pool and the staging memory, allocating nothing,
+// and each round sees the values written before it.
+func TestHostInputsPooled(t *testing.T) {
+	b := emulated(t)
+	defer b.SetGraphs(true)
+	const n = 300
+	hb, err := ops.NewHostBuffer(4 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := ops.NewTensor("x", quant.F32, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Buffer = hb
+	y, err := ops.Scale(x, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ops.AllocTensor(b, y, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		run  func() error
+	}{
+		{"graph", func() error { b.SetGraphs(true); return b.ComputeGraph([]*ops.Tensor{y}) }},
+		{"launches", func() error { b.SetGraphs(false); return b.ComputeGraph([]*ops.Tensor{y}) }},
+		{"Compute", func() error { return b.Compute(y) }},
+	} {
+		for round := range 3 {
+			for i := range n {
+				binary.LittleEndian.PutUint32(hb.Bytes()[4*i:], math.Float32bits(float32(round*n+i)))
+			}
+			before := b.api.counts()
+			if err := tc.run(); err != nil {
+				t.Fatalf("%s, round %d: %v", tc.name, round, err)
+			}
+			if err := b.Synchronize(); err != nil {
+				t.Fatalf("%s, round %d: %v", tc.name, round, err)
+			}
+			if c := b.api.counts().sub(before); round > 0 && (c[callAlloc] != 0 || c[callHostAlloc] != 0) {
+				t.Errorf("%s, round %d: memory allocated for a host input seen before: %v", tc.name, round, c)
+			}
+			out := make([]byte, 4*n)
+			if _, err := y.Buffer.ReadAt(out, y.Offset); err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if v, want := f32of(out[4*i:]), 2*float32(round*n+i); v != want {
+					t.Fatalf("%s, round %d: y[%d] = %v, want %v", tc.name, round, i, v, want)
+				}
+			}
+		}
+	}
+}
+
+// TestGraphUpdateOrInstantiate runs splits of one op sequence (a MUL_MAT
+// then a SCALE) with other sizes: the same kernels update the kept graph,
+// other kernels (mat-vec for 2 columns, tiled for 40) make a new one, and
+// every run computes the product.
+func TestGraphUpdateOrInstantiate(t *testing.T) {
+	b := emulated(t)
+	const k, m = 64, 24
+	w := mustF32(t, b, "w", k, m)
+	fill := func(x *ops.Tensor, f func(i int) float32) {
+		p := make([]byte, x.NumElements()*4)
+		for i := range x.NumElements() {
+			binary.LittleEndian.PutUint32(p[4*i:], math.Float32bits(f(int(i))))
+		}
+		if _, err := x.Buffer.WriteAt(p, x.Offset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill(w, func(i int) float32 { return float32(i%7) - 3 })
+	for _, tc := range []struct {
+		n           int64
+		instantiate bool
+	}{
+		{2, true}, {3, false}, {40, true}, {48, false}, {2, true},
+	} {
+		x := mustF32(t, b, "x", k, tc.n)
+		fill(x, func(i int) float32 { return float32(i%5) - 2 })
+		y, err := ops.MulMat(w, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, err := ops.Scale(y, 0.5, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []*ops.Tensor{y, z} {
+			if err := ops.AllocTensor(b, n, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := b.api.counts()
+		if err := b.ComputeGraph([]*ops.Tensor{y, z}); err != nil {
+			t.Fatalf("n=%d: %v", tc.n, err)
+		}
+		if err := b.Synchronize(); err != nil {
+			t.Fatalf("n=%d: %v", tc.n, err)
+		}
+		c := b.api.counts().sub(before)
+		if got := c[callInstantiate] == 1 && c[callGraphUpdate] == 0; got != tc.instantiate || c[callInstantiate]+c[callGraphUpdate] != 1 || c[callGraphLaunch] != 1 {
+			t.Errorf("n=%d: want a new graph %v, else an update, and one graph launch: %v", tc.n, tc.instantiate, c)
+		}
+		out := make([]byte, 4*m*tc.n)
+		if _, err := z.Buffer.ReadAt(out, z.Offset); err != nil {
+			t.Fatal(err)
+		}
+		for j := range int(tc.n) {
+			for i := range m {
+				var want float32
+				for l := range k {
+					want += (float32((i*k+l)%7) - 3) * (float32((j*k+l)%5) - 2)
+				}
+				if got := f32of(out[4*(j*m+i):]); got != want/2 {
+					t.Fatalf("n=%d: z[%d, %d] = %v, want %v", tc.n, i, j, got, want/2)
+				}
+			}
+		}
+	}
+}
+
+// mustF32 returns an f32 tensor of shape ne in b's memory.
+func mustF32(t *testing.T, b *Backend, name string, ne ...int64) *ops.Tensor {
+	t.Helper()
+	x, err := ops.NewTensor(name, quant.F32, ne...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ops.AllocTensor(b, x, 0); err != nil {
 		t.Fatal(err)
 	}
 	return x

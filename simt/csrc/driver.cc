@@ -2,10 +2,17 @@
 // exports the subset of the CUDA driver API that kernbench's CUDA backend
 // calls, with the driver's names and C signatures, so the backend's host
 // code loads this library in place of libcuda.so.1 and runs unchanged:
-// contexts, streams, device memory, copies, modules, launches and events.
+// contexts, streams, device memory, pinned host memory, copies, modules,
+// launches, events, and CUDA graphs made by stream capture.
 //
 // The emulated device runs each launch to completion before the call
-// returns (a stream is always idle). Device pointers are host addresses of
+// returns (a stream is always idle). A stream being captured runs nothing:
+// its launches, memsets and copies become the nodes of a graph, which
+// cuGraphLaunch replays in order. Capture refuses what a GPU's refuses
+// (waiting for the capturing stream, synchronous copies, allocation outside
+// relaxed mode, copies between the device and pageable host memory), and
+// also an event recorded on the capturing stream, which the backend never
+// needs. Device pointers are host addresses of
 // emulator buffers, so the bounds checks of checked modules apply. A
 // module image is not PTX or a cubin but "KBSIMT-MODULE\0" followed by the
 // path of a module the simt package built. A kernel's fault makes the
@@ -20,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -40,6 +48,7 @@ enum {
 	CUDA_ERROR_INVALID_IMAGE = 200,
 	CUDA_ERROR_INVALID_CONTEXT = 201,
 	CUDA_ERROR_INVALID_HANDLE = 400,
+	CUDA_ERROR_ILLEGAL_STATE = 401,
 	CUDA_ERROR_NOT_FOUND = 500,
 	CUDA_ERROR_ILLEGAL_ADDRESS = 700,
 	CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
@@ -47,6 +56,9 @@ enum {
 	CUDA_ERROR_ASSERT = 710,
 	CUDA_ERROR_LAUNCH_FAILED = 719,
 	CUDA_ERROR_NOT_SUPPORTED = 801,
+	CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+	CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+	CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
 	CUDA_ERROR_UNKNOWN = 999,
 };
 
@@ -85,10 +97,56 @@ struct Event {
 	bool recorded;
 };
 
+// A Node is one captured stream operation: a kernel launch with its
+// packed parameters, a memset, or a copy.
+enum NodeKind { NODE_KERNEL, NODE_MEMSET, NODE_MEMCPY };
+
+struct Node {
+	NodeKind kind;
+	Function* f;
+	kbs_dim3 grid, block;
+	unsigned shared;
+	std::vector<uint8_t> blob;
+	std::vector<uint32_t> offs;
+	void* dst;
+	const void* src;
+	size_t n;
+	unsigned char v;
+};
+
+// A Graph is the nodes of one capture, in stream order; a GraphExec is an
+// instantiated copy of them.
+struct Graph {
+	std::vector<Node> nodes;
+};
+struct GraphExec {
+	std::vector<Node> nodes;
+};
+
+// CUstreamCaptureMode.
+enum { CAPTURE_GLOBAL = 0, CAPTURE_THREAD_LOCAL = 1, CAPTURE_RELAXED = 2 };
+
+// A Stream is idle, or capturing into a graph. invalidated says a call
+// the capture refuses happened: cuStreamEndCapture then fails.
+struct Stream {
+	Graph* capture;
+	int mode;
+	bool invalidated;
+};
+
 static std::mutex g_mu;
 static bool g_init;
 static int g_workers;
-static int g_ctx_dummy, g_stream_dummy;
+static int g_ctx_dummy;
+// The NULL stream's state.
+static Stream g_null_stream;
+// Streams being captured (the backend captures one at a time), and the
+// mode of the last capture begun.
+static std::vector<Stream*> g_captures;
+static int g_capture_mode = CAPTURE_RELAXED;
+
+// Pinned host memory (cuMemHostAlloc): start address -> size.
+static std::map<uintptr_t, size_t> g_pinned;
 
 // The last fault of a launch or module load, with the module and kernel
 // (launches run one at a time; g_mu guards these).
@@ -96,6 +154,37 @@ static kbs_result g_fault;
 static bool g_has_fault;
 static void* g_fault_mod;
 static int g_fault_kernel = -1;
+// The node of the last failed cuGraphLaunch whose replay failed, or -1.
+static int g_fault_graph_node = -1;
+
+static Stream* stream_of(void* s) { return s ? (Stream*)s : &g_null_stream; }
+
+// refuse_in_capture marks stream s's capture invalid (every capture's, for
+// a call on no stream) and returns the error of a call that a capture does
+// not allow.
+static CUresult refuse_in_capture(Stream* s) {
+	if (s) {
+		s->invalidated = true;
+	} else {
+		for (Stream* c : g_captures) c->invalidated = true;
+	}
+	return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+// unsafe_in_capture reports whether a call that is not a stream operation
+// but is unsafe while a capture is under way (allocation) must be refused:
+// a capture in relaxed mode allows it.
+static bool unsafe_in_capture() { return !g_captures.empty() && g_capture_mode != CAPTURE_RELAXED; }
+
+// pinned reports whether the n bytes at p lie in pinned host memory.
+static bool pinned(const void* p, size_t n) {
+	std::lock_guard<std::mutex> lk(g_mu);
+	uintptr_t a = (uintptr_t)p;
+	auto it = g_pinned.upper_bound(a);
+	if (it == g_pinned.begin()) return false;
+	--it;
+	return a >= it->first && a + n <= it->first + it->second;
+}
 
 static double now_s() {
 	struct timespec ts;
@@ -207,29 +296,107 @@ KBS_API CUresult cuCtxSetCurrent(void* ctx) {
 
 KBS_API CUresult cuCtxSynchronize() {
 	CHECK_INIT();
+	if (!g_captures.empty()) return refuse_in_capture(nullptr);
 	return CUDA_SUCCESS;
 }
 
 KBS_API CUresult cuStreamCreate(void** s, unsigned int) {
 	CHECK_INIT();
 	if (!s) return CUDA_ERROR_INVALID_VALUE;
-	*s = &g_stream_dummy;
+	*s = new Stream{nullptr, 0, false};
 	return CUDA_SUCCESS;
 }
 
-KBS_API CUresult cuStreamDestroy_v2(void*) {
+KBS_API CUresult cuStreamDestroy_v2(void* s) {
 	CHECK_INIT();
+	if (!s) return CUDA_ERROR_INVALID_HANDLE;
+	Stream* st = (Stream*)s;
+	if (st->capture) return CUDA_ERROR_ILLEGAL_STATE;
+	delete st;
 	return CUDA_SUCCESS;
 }
 
-KBS_API CUresult cuStreamSynchronize(void*) {
+KBS_API CUresult cuStreamSynchronize(void* s) {
 	CHECK_INIT();
+	Stream* st = stream_of(s);
+	if (st->capture) return refuse_in_capture(st);
+	return CUDA_SUCCESS;
+}
+
+// cuStreamBeginCapture_v2 starts capturing stream s's work into a graph.
+KBS_API CUresult cuStreamBeginCapture_v2(void* s, int mode) {
+	CHECK_INIT();
+	if (!s) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; // the legacy NULL stream cannot be captured
+	if (mode < CAPTURE_GLOBAL || mode > CAPTURE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+	Stream* st = (Stream*)s;
+	if (st->capture) return CUDA_ERROR_ILLEGAL_STATE;
+	st->capture = new Graph;
+	st->mode = mode;
+	st->invalidated = false;
+	g_captures.push_back(st);
+	g_capture_mode = mode;
+	return CUDA_SUCCESS;
+}
+
+// cuStreamEndCapture ends stream s's capture and returns its graph, or
+// fails (and returns none) when a call during it was refused.
+KBS_API CUresult cuStreamEndCapture(void* s, void** graph) {
+	CHECK_INIT();
+	if (!graph) return CUDA_ERROR_INVALID_VALUE;
+	Stream* st = stream_of(s);
+	if (!st->capture) return CUDA_ERROR_ILLEGAL_STATE;
+	Graph* g = st->capture;
+	st->capture = nullptr;
+	for (size_t i = 0; i < g_captures.size(); i++) {
+		if (g_captures[i] == st) {
+			g_captures.erase(g_captures.begin() + i);
+			break;
+		}
+	}
+	*graph = nullptr;
+	if (st->invalidated) {
+		delete g;
+		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	}
+	*graph = g;
+	return CUDA_SUCCESS;
+}
+
+KBS_API CUresult cuStreamIsCapturing(void* s, int* status) {
+	CHECK_INIT();
+	if (!status) return CUDA_ERROR_INVALID_VALUE;
+	Stream* st = stream_of(s);
+	*status = st->capture ? (st->invalidated ? 2 : 1) : 0;
+	return CUDA_SUCCESS;
+}
+
+KBS_API CUresult cuMemHostAlloc(void** pp, size_t size, unsigned int) {
+	CHECK_INIT();
+	if (!pp || size == 0) return CUDA_ERROR_INVALID_VALUE;
+	if (unsafe_in_capture()) return refuse_in_capture(nullptr);
+	void* m = nullptr;
+	if (posix_memalign(&m, 4096, size) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+	std::lock_guard<std::mutex> lk(g_mu);
+	g_pinned[(uintptr_t)m] = size;
+	*pp = m;
+	return CUDA_SUCCESS;
+}
+
+KBS_API CUresult cuMemFreeHost(void* p) {
+	CHECK_INIT();
+	if (unsafe_in_capture()) return refuse_in_capture(nullptr);
+	std::lock_guard<std::mutex> lk(g_mu);
+	auto it = g_pinned.find((uintptr_t)p);
+	if (it == g_pinned.end()) return CUDA_ERROR_INVALID_VALUE;
+	g_pinned.erase(it);
+	free(p);
 	return CUDA_SUCCESS;
 }
 
 KBS_API CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t size) {
 	CHECK_INIT();
 	if (!p || size == 0) return CUDA_ERROR_INVALID_VALUE;
+	if (unsafe_in_capture()) return refuse_in_capture(nullptr);
 	void* m = kbs_alloc(size);
 	if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
 	*p = (CUdeviceptr)(uintptr_t)m;
@@ -238,41 +405,80 @@ KBS_API CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t size) {
 
 KBS_API CUresult cuMemFree_v2(CUdeviceptr p) {
 	CHECK_INIT();
+	if (unsafe_in_capture()) return refuse_in_capture(nullptr);
 	return kbs_free((void*)(uintptr_t)p) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 KBS_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) {
 	CHECK_INIT();
+	if (!g_captures.empty()) return refuse_in_capture(nullptr);
 	memcpy((void*)(uintptr_t)dst, src, n);
 	return CUDA_SUCCESS;
 }
 
 KBS_API CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
 	CHECK_INIT();
+	if (!g_captures.empty()) return refuse_in_capture(nullptr);
 	memcpy(dst, (const void*)(uintptr_t)src, n);
 	return CUDA_SUCCESS;
 }
 
 KBS_API CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
 	CHECK_INIT();
+	if (!g_captures.empty()) return refuse_in_capture(nullptr);
 	memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n);
 	return CUDA_SUCCESS;
 }
 
-KBS_API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, void*) {
-	return cuMemcpyHtoD_v2(dst, src, n);
+// capture_copy adds a copy to stream st's capture. A copy between the
+// device and host memory must use pinned host memory, as on a GPU.
+static CUresult capture_copy(Stream* st, void* dst, const void* src, size_t n, const void* host) {
+	if (host && !pinned(host, n)) return refuse_in_capture(st);
+	Node nd{};
+	nd.kind = NODE_MEMCPY;
+	nd.dst = dst;
+	nd.src = src;
+	nd.n = n;
+	st->capture->nodes.push_back(std::move(nd));
+	return CUDA_SUCCESS;
 }
 
-KBS_API CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, void*) {
-	return cuMemcpyDtoH_v2(dst, src, n);
-}
-
-KBS_API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void*) {
-	return cuMemcpyDtoD_v2(dst, src, n);
-}
-
-KBS_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void*) {
+KBS_API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, void* s) {
 	CHECK_INIT();
+	Stream* st = stream_of(s);
+	if (st->capture) return capture_copy(st, (void*)(uintptr_t)dst, src, n, src);
+	memcpy((void*)(uintptr_t)dst, src, n);
+	return CUDA_SUCCESS;
+}
+
+KBS_API CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, void* s) {
+	CHECK_INIT();
+	Stream* st = stream_of(s);
+	if (st->capture) return capture_copy(st, dst, (const void*)(uintptr_t)src, n, dst);
+	memcpy(dst, (const void*)(uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
+KBS_API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void* s) {
+	CHECK_INIT();
+	Stream* st = stream_of(s);
+	if (st->capture) return capture_copy(st, (void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n, nullptr);
+	memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
+KBS_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void* s) {
+	CHECK_INIT();
+	Stream* st = stream_of(s);
+	if (st->capture) {
+		Node nd{};
+		nd.kind = NODE_MEMSET;
+		nd.dst = (void*)(uintptr_t)dst;
+		nd.n = n;
+		nd.v = v;
+		st->capture->nodes.push_back(std::move(nd));
+		return CUDA_SUCCESS;
+	}
 	memset((void*)(uintptr_t)dst, v, n);
 	return CUDA_SUCCESS;
 }
@@ -293,6 +499,7 @@ KBS_API CUresult cuModuleLoadData(void** mod, const void* image) {
 		g_has_fault = true;
 		g_fault_mod = nullptr;
 		g_fault_kernel = -1;
+		g_fault_graph_node = -1;
 		return CUDA_ERROR_INVALID_IMAGE;
 	}
 	*mod = m;
@@ -342,33 +549,41 @@ static CUresult fault_code(int code) {
 	}
 }
 
-KBS_API CUresult cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                                unsigned shared, void*, void** params, void** extra) {
-	CHECK_INIT();
-	if (!fn) return CUDA_ERROR_INVALID_HANDLE;
-	Function* f = (Function*)fn;
+// pack_launch checks a launch and packs its parameters as the kernel lays
+// them out into a kernel node.
+static CUresult pack_launch(Function* f, kbs_dim3 grid, kbs_dim3 block, unsigned shared, void** params, void** extra,
+                            Node* nd) {
 	if (extra) return CUDA_ERROR_NOT_SUPPORTED; // kernelParams only
 	if ((int)shared > f->max_dyn_shared) return CUDA_ERROR_INVALID_VALUE;
 	const kbs_kernel_desc* d = f->desc;
 	if (d->nparams > 0 && !params) return CUDA_ERROR_INVALID_VALUE;
-	// Pack the parameters as the kernel lays them out.
-	std::vector<uint8_t> blob;
-	std::vector<uint32_t> offs(d->nparams);
+	nd->kind = NODE_KERNEL;
+	nd->f = f;
+	nd->grid = grid;
+	nd->block = block;
+	nd->shared = shared;
+	nd->offs.resize(d->nparams);
 	for (int i = 0; i < d->nparams; i++) {
 		uint32_t a = d->param_aligns[i] ? d->param_aligns[i] : 1;
-		while (blob.size() % a) blob.push_back(0);
-		offs[i] = (uint32_t)blob.size();
+		while (nd->blob.size() % a) nd->blob.push_back(0);
+		nd->offs[i] = (uint32_t)nd->blob.size();
 		const uint8_t* p = (const uint8_t*)params[i];
-		blob.insert(blob.end(), p, p + d->param_sizes[i]);
+		nd->blob.insert(nd->blob.end(), p, p + d->param_sizes[i]);
 	}
+	return CUDA_SUCCESS;
+}
+
+// run_kernel runs a kernel node; a fault is kept for kbs_driver_last_fault.
+static CUresult run_kernel(const Node& nd) {
+	Function* f = nd.f;
 	kbs_launch_desc ld;
 	memset(&ld, 0, sizeof ld);
-	ld.grid = kbs_dim3{gx, gy, gz};
-	ld.block = kbs_dim3{bx, by, bz};
-	ld.dyn_shared = shared;
-	ld.arg_blob = blob.data();
-	ld.arg_offsets = offs.data();
-	ld.nparams = d->nparams;
+	ld.grid = nd.grid;
+	ld.block = nd.block;
+	ld.dyn_shared = nd.shared;
+	ld.arg_blob = nd.blob.data();
+	ld.arg_offsets = nd.offs.data();
+	ld.nparams = f->desc->nparams;
 	ld.checks = kbs_module_checks(f->mod);
 	ld.timeout_s = ld.checks ? 60 : 0;
 	kbs_result r;
@@ -379,8 +594,107 @@ KBS_API CUresult cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz,
 		g_has_fault = true;
 		g_fault_mod = f->mod;
 		g_fault_kernel = f->index;
+		g_fault_graph_node = -1;
 		return fault_code(code);
 	}
+	return CUDA_SUCCESS;
+}
+
+KBS_API CUresult cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                unsigned shared, void* s, void** params, void** extra) {
+	CHECK_INIT();
+	if (!fn) return CUDA_ERROR_INVALID_HANDLE;
+	Node nd{};
+	CUresult e = pack_launch((Function*)fn, kbs_dim3{gx, gy, gz}, kbs_dim3{bx, by, bz}, shared, params, extra, &nd);
+	if (e != CUDA_SUCCESS) return e;
+	Stream* st = stream_of(s);
+	if (st->capture) {
+		st->capture->nodes.push_back(std::move(nd));
+		return CUDA_SUCCESS;
+	}
+	return run_kernel(nd);
+}
+
+KBS_API CUresult cuGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long flags) {
+	CHECK_INIT();
+	if (!exec || !graph) return CUDA_ERROR_INVALID_VALUE;
+	if (flags != 0) return CUDA_ERROR_NOT_SUPPORTED;
+	*exec = new GraphExec{((Graph*)graph)->nodes};
+	return CUDA_SUCCESS;
+}
+
+// CUgraphExecUpdateResult values.
+enum { UPDATE_SUCCESS = 0, UPDATE_TOPOLOGY_CHANGED = 2, UPDATE_NODE_TYPE_CHANGED = 3, UPDATE_FUNCTION_CHANGED = 4 };
+
+// CUgraphExecUpdateResultInfo.
+struct UpdateResultInfo {
+	int result;
+	void* error_node;
+	void* error_from_node;
+};
+
+// cuGraphExecUpdate_v2 gives exec graph's parameters when the two have the
+// same nodes, of the same kinds, launching the same kernels (grids,
+// parameters, sizes and addresses may change); else it fails and exec is
+// unchanged.
+KBS_API CUresult cuGraphExecUpdate_v2(void* exec, void* graph, UpdateResultInfo* info) {
+	CHECK_INIT();
+	if (!exec || !graph || !info) return CUDA_ERROR_INVALID_VALUE;
+	GraphExec* x = (GraphExec*)exec;
+	Graph* g = (Graph*)graph;
+	info->error_node = info->error_from_node = nullptr;
+	info->result = UPDATE_SUCCESS;
+	if (x->nodes.size() != g->nodes.size()) info->result = UPDATE_TOPOLOGY_CHANGED;
+	for (size_t i = 0; info->result == UPDATE_SUCCESS && i < g->nodes.size(); i++) {
+		if (x->nodes[i].kind != g->nodes[i].kind) {
+			info->result = UPDATE_NODE_TYPE_CHANGED;
+		} else if (g->nodes[i].kind == NODE_KERNEL && x->nodes[i].f != g->nodes[i].f) {
+			info->result = UPDATE_FUNCTION_CHANGED;
+		}
+	}
+	if (info->result != UPDATE_SUCCESS) return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+	x->nodes = g->nodes;
+	return CUDA_SUCCESS;
+}
+
+// cuGraphLaunch replays exec's nodes in order on the (idle) device; the
+// first that fails stops it, and kbs_driver_last_graph_node names it.
+KBS_API CUresult cuGraphLaunch(void* exec, void* s) {
+	CHECK_INIT();
+	if (!exec) return CUDA_ERROR_INVALID_HANDLE;
+	Stream* st = stream_of(s);
+	if (st->capture) return refuse_in_capture(st); // child graphs are not emulated
+	GraphExec* x = (GraphExec*)exec;
+	for (size_t i = 0; i < x->nodes.size(); i++) {
+		const Node& nd = x->nodes[i];
+		switch (nd.kind) {
+		case NODE_KERNEL: {
+			CUresult e = run_kernel(nd);
+			if (e != CUDA_SUCCESS) {
+				std::lock_guard<std::mutex> lk(g_mu);
+				g_fault_graph_node = (int)i;
+				return e;
+			}
+			break;
+		}
+		case NODE_MEMSET: memset(nd.dst, nd.v, nd.n); break;
+		case NODE_MEMCPY: memmove(nd.dst, nd.src, nd.n); break;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+KBS_API CUresult cuGraphDestroy(void* graph) {
+	CHECK_INIT();
+	if (!graph) return CUDA_ERROR_INVALID_VALUE;
+	delete (Graph*)graph;
+	return CUDA_SUCCESS;
+}
+
+KBS_API CUresult cuGraphExecDestroy(void* exec) {
+	CHECK_INIT();
+	if (!exec) return CUDA_ERROR_INVALID_VALUE;
+	delete (GraphExec*)exec;
 	return CUDA_SUCCESS;
 }
 
@@ -397,9 +711,11 @@ KBS_API CUresult cuEventDestroy_v2(void* ev) {
 	return CUDA_SUCCESS;
 }
 
-KBS_API CUresult cuEventRecord(void* ev, void*) {
+KBS_API CUresult cuEventRecord(void* ev, void* s) {
 	CHECK_INIT();
 	if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+	Stream* st = stream_of(s);
+	if (st->capture) return refuse_in_capture(st);
 	((Event*)ev)->t = now_s();
 	((Event*)ev)->recorded = true;
 	return CUDA_SUCCESS;
@@ -432,6 +748,7 @@ KBS_API CUresult cuGetErrorName(CUresult e, const char** s) {
 	case CUDA_ERROR_INVALID_IMAGE: *s = "CUDA_ERROR_INVALID_IMAGE"; break;
 	case CUDA_ERROR_INVALID_CONTEXT: *s = "CUDA_ERROR_INVALID_CONTEXT"; break;
 	case CUDA_ERROR_INVALID_HANDLE: *s = "CUDA_ERROR_INVALID_HANDLE"; break;
+	case CUDA_ERROR_ILLEGAL_STATE: *s = "CUDA_ERROR_ILLEGAL_STATE"; break;
 	case CUDA_ERROR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
 	case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
 	case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: *s = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; break;
@@ -439,6 +756,9 @@ KBS_API CUresult cuGetErrorName(CUresult e, const char** s) {
 	case CUDA_ERROR_ASSERT: *s = "CUDA_ERROR_ASSERT"; break;
 	case CUDA_ERROR_LAUNCH_FAILED: *s = "CUDA_ERROR_LAUNCH_FAILED"; break;
 	case CUDA_ERROR_NOT_SUPPORTED: *s = "CUDA_ERROR_NOT_SUPPORTED"; break;
+	case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *s = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"; break;
+	case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: *s = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"; break;
+	case CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: *s = "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE"; break;
 	default: *s = "CUDA_ERROR_UNKNOWN"; return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
@@ -456,6 +776,7 @@ KBS_API CUresult cuGetErrorString(CUresult e, const char** s) {
 	case CUDA_ERROR_INVALID_IMAGE: *s = "device kernel image is invalid"; break;
 	case CUDA_ERROR_INVALID_CONTEXT: *s = "invalid device context"; break;
 	case CUDA_ERROR_INVALID_HANDLE: *s = "invalid resource handle"; break;
+	case CUDA_ERROR_ILLEGAL_STATE: *s = "the operation is not valid in this state"; break;
 	case CUDA_ERROR_NOT_FOUND: *s = "named symbol not found"; break;
 	case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "an illegal memory access was encountered"; break;
 	case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: *s = "too many resources requested for launch"; break;
@@ -463,6 +784,9 @@ KBS_API CUresult cuGetErrorString(CUresult e, const char** s) {
 	case CUDA_ERROR_ASSERT: *s = "device-side assert triggered"; break;
 	case CUDA_ERROR_LAUNCH_FAILED: *s = "unspecified launch failure"; break;
 	case CUDA_ERROR_NOT_SUPPORTED: *s = "operation not supported"; break;
+	case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *s = "operation not permitted when stream is capturing"; break;
+	case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: *s = "operation failed due to a previous error during capture"; break;
+	case CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: *s = "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"; break;
 	default: *s = "unknown error"; return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
@@ -480,4 +804,13 @@ KBS_API int kbs_driver_last_fault(kbs_result* out, void** mod, int* kernel) {
 	*kernel = g_fault_kernel;
 	g_has_fault = false;
 	return 1;
+}
+
+// kbs_driver_last_graph_node returns the index of the graph node (in
+// capture order: launches, memsets and copies) whose replay failed in the
+// last cuGraphLaunch that failed, or -1 when the last failure was not a
+// graph's.
+KBS_API int kbs_driver_last_graph_node(void) {
+	std::lock_guard<std::mutex> lk(g_mu);
+	return g_fault_graph_node;
 }
