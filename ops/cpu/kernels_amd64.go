@@ -13,6 +13,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/quantize"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 
@@ -101,6 +102,12 @@ var avx2Kernels = &kernelSet{
 	// MUL_MAT and MUL_MAT_ID prefer to gemv.
 	gemvSide: map[quant.Type]*gemvSideKernel{
 		quant.Q4_0: {per: gemv.SideSlots, prep: gemv.Q4_0Prep, f: gemv.SideQ4_0AVX2},
+	},
+	// The x8 kernels (internal/gemv's x8.go): eight interleaved rows per
+	// call, for weights repacked once (mul_mat_x8.go).
+	x8: map[quant.Type]*x8Kernel{
+		quant.Q4_0: {bs: simd.BytesQ4_0, per: gemv.X8SlotsQ4_0, repack: gemv.RepackX8Q4_0, prep: gemv.X8Q4_0Prep, f: gemv.X8Q4_0AVX2},
+		quant.Q8_0: {bs: simd.BytesQ8_0, per: gemv.X8SlotsQ8_0, repack: gemv.RepackX8Q8_0, prep: gemv.X8Q8_0Prep, f: gemv.X8Q8_0AVX2},
 	},
 	vec: vecKernels{
 		smPrep:   vec.SMPrepAVX2,

@@ -104,6 +104,12 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 	if g := b.kern.gemm[a.Type]; g != nil && gemmUsable(g, j.k, j.n) && gemmStrides(g, a, acts) {
 		return b.gemm(g, j, x)
 	}
+	if xk := b.kern.x8[a.Type]; xk != nil && b.repack && j.n < 4 {
+		if x8 := b.x8Weights(a, xk); x8 != nil {
+			b.mulMatX8(j, xk, x8)
+			return nil
+		}
+	}
 	if sk := b.kern.gemvSide[a.Type]; sk != nil && j.n < 4 && j.k%quant.QK == 0 {
 		j.gemv, j.nb, j.per = sk.f, j.k/quant.QK, int64(sk.per)
 		j.dy = sk.prepare(&b.scratch.dy, acts, j.n, j.b2, j.b3, j.nb)
@@ -160,6 +166,9 @@ type mulMatJob struct {
 	nb, per int64
 	dy      []float32
 	wout    [][4]float32 // per worker
+	// x8 is the x8 kernel when aMem is an x8 copy of the weights
+	// (mul_mat_x8.go; tm then counts groups of eight rows).
+	x8 *x8Kernel
 	// home, when on, hands out the row tiles in home parts (see
 	// homeParts) instead of the pool's shared counter.
 	homeOn bool

@@ -1,0 +1,222 @@
+package cpu
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+	"github.com/kernbench/kernbench/reference"
+)
+
+// x8Types are the weight types with x8 kernels on some tier.
+var x8Types = []quant.Type{quant.Q4_0, quant.Q8_0}
+
+// x8Count returns how many repacked copies b holds.
+func x8Count(b *Backend) int {
+	n := 0
+	for _, m := range b.x8.copies {
+		n += len(m)
+	}
+	return n
+}
+
+// weightsLeaf is mxLeaf in a buffer marked as holding weights.
+func weightsLeaf(t *testing.T, b *Backend, rng *rand.Rand, typ quant.Type, ne ...int64) *ops.Tensor {
+	t.Helper()
+	a := mxLeaf(t, b, rng, "w", typ, ne...)
+	a.Buffer.(*ops.HostBuffer).MarkWeights()
+	return a
+}
+
+// TestMulMatX8 checks MUL_MAT with one to three activation rows on
+// weights in a buffer marked as holding them (the repacked x8 path where
+// the tier has a kernel) against the float64 reference, over row counts
+// with and without a tail of fewer than eight rows, several blocks, and
+// broadcast batches; and that the copy is made exactly where the tier
+// has an x8 kernel.
+func TestMulMatX8(t *testing.T) {
+	shapes := []struct {
+		name           string
+		blocks, m, n   int64
+		a2, b2, b3, a3 int64
+	}{
+		{"m8", 1, 8, 1, 1, 1, 1, 1},
+		{"tail", 3, 37, 1, 1, 1, 1, 1},
+		{"n2", 4, 64, 2, 1, 1, 1, 1},
+		{"n3-tail", 2, 203, 3, 1, 1, 1, 1},
+		{"long", 64, 96, 1, 1, 1, 1, 1},
+		{"broadcast", 2, 24, 1, 2, 4, 1, 1},
+	}
+	mxEachBackend(t, func(t *testing.T, b *Backend) {
+		rng := rand.New(rand.NewPCG(7, 8))
+		for _, wt := range x8Types {
+			for _, s := range shapes {
+				t.Run(wt.String()+"/"+s.name, func(t *testing.T) {
+					k := s.blocks * quant.QK
+					a := weightsLeaf(t, b, rng, wt, k, s.m, s.a2, s.a3)
+					x := mxLeaf(t, b, rng, "x", quant.F32, k, s.n, s.b2, s.b3)
+					node, err := ops.MulMat(a, x)
+					if err != nil {
+						t.Fatal(err)
+					}
+					before := x8Count(b)
+					mxCheck(t, b, node, mxMatTol(wt))
+					want := 0
+					if b.kern.x8[wt] != nil {
+						want = 1
+					}
+					if got := x8Count(b) - before; got != want {
+						t.Errorf("%d new repacked copies, want %d (tier %s)", got, want, b.kern.name)
+					}
+				})
+			}
+		}
+	})
+}
+
+// TestMulMatX8Rewrite checks that a weight rewritten after a compute
+// gives the new result: through WriteAt, through a Compute into the
+// weights' buffer, and through Bytes followed by Touch.
+func TestMulMatX8Rewrite(t *testing.T) {
+	mxEachBackend(t, func(t *testing.T, b *Backend) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		for _, wt := range x8Types {
+			t.Run(wt.String(), func(t *testing.T) {
+				const k, m = 4 * quant.QK, 40
+				// The weights and a second tensor of the same shape,
+				// both in one buffer of weights.
+				buf, err := ops.NewHostBuffer(2 * x8RowSize(t, wt, k) * m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				buf.MarkWeights()
+				a, err := ops.NewTensor("w", wt, k, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a.Buffer = buf
+				x := mxLeaf(t, b, rng, "x", quant.F32, k, 1)
+				node, err := ops.MulMat(a, x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mxFill(t, a, mxRandom(rng, k*m))
+				mxCheck(t, b, node, mxMatTol(wt))
+				firstOut, _ := reference.Read(node)
+
+				check := func(how string) {
+					t.Helper()
+					mxCheck(t, b, node, mxMatTol(wt))
+					got, _ := reference.Read(node)
+					if same(got, firstOut) {
+						t.Errorf("%s: the output did not change with the weights", how)
+					}
+				}
+
+				// WriteAt: new values for every row.
+				rs := x8RowSize(t, wt, k)
+				raw := make([]byte, rs*m)
+				for r := range int64(m) {
+					vals := mxRandom(rng, k)
+					if err := quant.QuantizeRow(wt, vals, raw[r*rs:(r+1)*rs]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := buf.WriteAt(raw, 0); err != nil {
+					t.Fatal(err)
+				}
+				check("WriteAt")
+
+				// Bytes and Touch.
+				firstOut, _ = reference.Read(node)
+				mxFill(t, a, mxRandom(rng, k*m))
+				buf.Touch()
+				check("Touch")
+
+				// A Compute writing the weights: CPY of other values
+				// into them.
+				firstOut, _ = reference.Read(node)
+				src := mxLeaf(t, b, rng, "src", quant.F32, k, m)
+				cpy, err := ops.Cpy(src, a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Compute(cpy); err != nil {
+					t.Fatal(err)
+				}
+				check("Compute into the weights")
+			})
+		}
+	})
+}
+
+// same reports whether a and b hold the same values.
+func same(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// x8RowSize returns the bytes of a row of n elements of typ.
+func x8RowSize(t *testing.T, typ quant.Type, n int64) int64 {
+	t.Helper()
+	s, err := typ.RowSize(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestMulMatX8Off checks that Options.NoRepack and unmarked buffers keep
+// the plain layout (no copy), and that $KERNBENCH_REPACK is validated.
+func TestMulMatX8Off(t *testing.T) {
+	forEachTier(t, func(t *testing.T, ks *kernelSet) {
+		rng := rand.New(rand.NewPCG(11, 12))
+		for _, c := range []struct {
+			name   string
+			no     bool
+			marked bool
+		}{{"NoRepack", true, true}, {"unmarked", false, false}} {
+			t.Run(c.name, func(t *testing.T) {
+				b, err := NewWithOptions(Options{Threads: 2, Tier: ks.name, NoRepack: c.no})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				a := mxLeaf(t, b, rng, "w", quant.Q4_0, 64, 16)
+				if c.marked {
+					a.Buffer.(*ops.HostBuffer).MarkWeights()
+				}
+				x := mxLeaf(t, b, rng, "x", quant.F32, 64, 1)
+				node, err := ops.MulMat(a, x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mxCheck(t, b, node, mxMatTol(quant.Q4_0))
+				if n := x8Count(b); n != 0 {
+					t.Errorf("%d repacked copies, want none", n)
+				}
+			})
+		}
+	})
+	t.Setenv(EnvRepack, "maybe")
+	if _, err := New(1); err == nil {
+		t.Errorf("$%s=maybe accepted", EnvRepack)
+	}
+	t.Setenv(EnvRepack, "0")
+	b, err := New(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.repack {
+		t.Errorf("$%s=0 left repacking on", EnvRepack)
+	}
+}
