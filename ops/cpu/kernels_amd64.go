@@ -56,7 +56,7 @@ var avx2Kernels = &kernelSet{
 		quant.BF16: {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenBF16AVX2, micro: sgemm.MicroAVX2},
 		quant.Q4_0: {kind: gemmQ8Quad, quad: dot.QuadQ4_0AVX2,
 			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ8Block, biased: true,
-				repack: qgemm.RepackQ4_0AVX2, kernel: qgemm.Q4_0AVX2}},
+				repack: qgemm.RepackQ4_0AVX2, kernel: qgemm.Q4_0AVX2, fromX8: qgemm.PanelQ4_0FromX8AVX2}},
 		quant.Q5_0: {kind: gemmQ8Quad, quad: dot.QuadQ5_0AVX2,
 			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ8Block, biased: true,
 				repack: qgemm.RepackQ5_0AVX2, kernel: qgemm.Q5_0AVX2}},
@@ -64,7 +64,7 @@ var avx2Kernels = &kernelSet{
 		// measured no faster than the quad kernel (BenchmarkQTile).
 		quant.Q8_0: {kind: gemmQ8Quad, quad: dot.QuadQ8_0AVX2,
 			qtile: &qTile{block: qgemm.PanelBlock8, gblock: dot.PackQ8Block, minN: 8,
-				repack: qgemm.RepackQ8_0AVX2, kernel: qgemm.Q8_0AVX2}},
+				repack: qgemm.RepackQ8_0AVX2, kernel: qgemm.Q8_0AVX2, fromX8: qgemm.PanelQ8_0FromX8AVX2}},
 		quant.Q4_1: {kind: gemmQ81Quad, quad: dot.QuadQ4_1AVX2,
 			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ81Block,
 				repack: qgemm.RepackQ4_1AVX2, kernel: qgemm.Q4_1AVX2}},

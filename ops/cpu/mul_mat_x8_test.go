@@ -29,12 +29,12 @@ func weightsLeaf(t *testing.T, b *Backend, rng *rand.Rand, typ quant.Type, ne ..
 	return a
 }
 
-// TestMulMatX8 checks MUL_MAT with one to three activation rows on
-// weights in a buffer marked as holding them (the repacked x8 path where
-// the tier has a kernel) against the float64 reference, over row counts
-// with and without a tail of fewer than eight rows, several blocks, and
-// broadcast batches; and that the copy is made exactly where the tier
-// has an x8 kernel.
+// TestMulMatX8 checks MUL_MAT on weights in a buffer marked as holding
+// them (the repacked x8 path where the tier has a kernel: one to three
+// activation rows, and the gemm path's panels) against the float64
+// reference, over row counts with and without a tail of fewer than eight
+// rows, several blocks, and broadcast batches; and that the copy is made
+// exactly where the tier has an x8 kernel.
 func TestMulMatX8(t *testing.T) {
 	shapes := []struct {
 		name           string
@@ -47,6 +47,11 @@ func TestMulMatX8(t *testing.T) {
 		{"n3-tail", 2, 203, 3, 1, 1, 1, 1},
 		{"long", 64, 96, 1, 1, 1, 1, 1},
 		{"broadcast", 2, 24, 1, 2, 4, 1, 1},
+		// The gemm path's panels from the copy: whole groups, a
+		// padded last panel, columns past a multiple of four.
+		{"gemm", 4, 48, 16, 1, 1, 1, 1},
+		{"gemm-edges", 3, 75, 10, 1, 1, 1, 1},
+		{"gemm-broadcast", 2, 40, 8, 2, 4, 1, 1},
 	}
 	mxEachBackend(t, func(t *testing.T, b *Backend) {
 		rng := rand.New(rand.NewPCG(7, 8))

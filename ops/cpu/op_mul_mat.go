@@ -102,6 +102,11 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 	}
 	j.r2, j.r3 = j.b2/a.Ne[2], j.b3/a.Ne[3]
 	if g := b.kern.gemm[a.Type]; g != nil && gemmUsable(g, j.k, j.n) && gemmStrides(g, a, acts) {
+		if xk := b.kern.x8[a.Type]; xk != nil && b.repack && g.qtile != nil && g.qtile.fromX8 != nil && j.n >= g.qtile.minN {
+			// The panels come from the weights' x8 copy (made here
+			// when the matrix-vector path has not made it yet).
+			j.x8mem = b.x8Weights(a, xk)
+		}
 		return b.gemm(g, j, x)
 	}
 	if xk := b.kern.x8[a.Type]; xk != nil && b.repack && j.n < 4 {
@@ -169,6 +174,10 @@ type mulMatJob struct {
 	// x8 is the x8 kernel when aMem is an x8 copy of the weights
 	// (mul_mat_x8.go; tm then counts groups of eight rows).
 	x8 *x8Kernel
+	// x8mem, on the gemm path, is the weights' x8 copy the panel
+	// kernel's panels are written from (aMem stays the original, which
+	// the rest of the gemm path reads).
+	x8mem []byte
 	// home, when on, hands out the row tiles in home parts (see
 	// homeParts) instead of the pool's shared counter.
 	homeOn bool
