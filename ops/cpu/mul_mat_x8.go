@@ -62,6 +62,8 @@ type x8Copy struct {
 // x8Cache holds a backend's repacked tensors by buffer.
 type x8Cache struct {
 	copies map[*ops.HostBuffer]map[x8Key]*x8Copy
+	// made counts the copies made (tests check that a copy is reused).
+	made int
 }
 
 // drop frees every copy.
@@ -113,6 +115,7 @@ func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
 		return nil // no memory for a copy: the plain layout still works
 	}
 	b.x8Repack(dst, src, a, xk)
+	b.x8.made++
 	if b.x8.copies == nil {
 		b.x8.copies = map[*ops.HostBuffer]map[x8Key]*x8Copy{}
 	}

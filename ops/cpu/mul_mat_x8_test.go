@@ -109,10 +109,25 @@ func TestMulMatX8Rewrite(t *testing.T) {
 				mxFill(t, a, mxRandom(rng, k*m))
 				mxCheck(t, b, node, mxMatTol(wt))
 				firstOut, _ := reference.Read(node)
+				// Computed again with nothing written: the copy is
+				// reused.
+				made := b.x8.made
+				for range 2 {
+					if err := b.Compute(node); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if b.x8.made != made {
+					t.Errorf("%d copies made by products of unchanged weights", b.x8.made-made)
+				}
 
 				check := func(how string) {
 					t.Helper()
+					made := b.x8.made
 					mxCheck(t, b, node, mxMatTol(wt))
+					if b.kern.x8[wt] != nil && b.x8.made != made+1 {
+						t.Errorf("%s: %d copies made, want 1", how, b.x8.made-made)
+					}
 					got, _ := reference.Read(node)
 					if same(got, firstOut) {
 						t.Errorf("%s: the output did not change with the weights", how)

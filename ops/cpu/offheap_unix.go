@@ -20,5 +20,8 @@ func allocOffHeap(n int64) ([]byte, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("cpu: map %d bytes: %w", n, err)
 	}
+	// Huge pages where the kernel offers them on request: fewer TLB
+	// misses while a kernel streams the copy (advice only).
+	adviseHuge(b)
 	return b, func() { _ = unix.Munmap(b) }, nil
 }
