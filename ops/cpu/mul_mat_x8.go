@@ -171,17 +171,7 @@ func (b *Backend) mulMatX8(j *mulMatJob, xk *x8Kernel, x8 []byte) {
 	j.x8, j.aMem = xk, x8
 	j.nb = j.k / quant.QK
 	j.per = xk.per
-	rows := j.n * j.b2 * j.b3
-	per := j.nb * xk.per
-	b.scratch.dy = growF32(b.scratch.dy, rows*per)
-	j.dy = b.scratch.dy
-	for i3 := range j.b3 {
-		for i2 := range j.b2 {
-			for c := range j.n {
-				xk.prep(j.acts.row(c, i2, i3), int(j.nb), j.dy[(c+j.n*(i2+j.b2*i3))*per:][:per])
-			}
-		}
-	}
+	j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, j.acts, j.n, j.b2, j.b3, j.nb)
 	groups := j.m / 8
 	// Items of up to x8MaxGroups groups, at least four per thread (the
 	// pool hands each thread contiguous runs of them).

@@ -240,3 +240,51 @@ func TestMulMatX8Off(t *testing.T) {
 		t.Errorf("$%s=0 left repacking on", EnvRepack)
 	}
 }
+
+// TestMulMatIDX8 checks MUL_MAT_ID on experts in a buffer marked as
+// holding weights (the x8 kernel for the pairs the tiled kernel leaves,
+// where the tier has one) against the float64 reference: one token
+// (decoding), several tokens (four-pair groups and leftovers), expert
+// rows with a tail of fewer than eight.
+func TestMulMatIDX8(t *testing.T) {
+	shapes := []struct {
+		name               string
+		blocks, m, nExpert int64
+		nUsed, nTokens, b1 int64
+		pick               []int32
+	}{
+		{"one-token", 2, 40, 8, 2, 1, 1, []int32{5, 2}},
+		{"one-token-tail", 1, 37, 4, 4, 1, 4, []int32{3, 0, 1, 2}},
+		{"tokens", 3, 64, 4, 2, 7, 2, []int32{0, 3, 1}},
+	}
+	mxEachBackend(t, func(t *testing.T, b *Backend) {
+		rng := rand.New(rand.NewPCG(13, 14))
+		for _, wt := range x8Types {
+			for _, s := range shapes {
+				t.Run(wt.String()+"/"+s.name, func(t *testing.T) {
+					k := s.blocks * quant.QK
+					w := weightsLeaf(t, b, rng, wt, k, s.m, s.nExpert)
+					x := mxLeaf(t, b, rng, "x", quant.F32, k, s.b1, s.nTokens)
+					vals := make([]int32, s.nUsed*s.nTokens)
+					for i := range vals {
+						vals[i] = s.pick[(i*5+i/3)%len(s.pick)]
+					}
+					ids := mxIDs(t, b, "ids", vals, s.nUsed, s.nTokens)
+					node, err := ops.MulMatID(w, x, ids)
+					if err != nil {
+						t.Fatal(err)
+					}
+					before := x8Count(b)
+					mxCheck(t, b, node, mxMatTol(wt))
+					want := 0
+					if b.kern.x8[wt] != nil {
+						want = 1
+					}
+					if got := x8Count(b) - before; got != want {
+						t.Errorf("%d new repacked copies, want %d (tier %s)", got, want, b.kern.name)
+					}
+				})
+			}
+		}
+	})
+}

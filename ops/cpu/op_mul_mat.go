@@ -394,13 +394,20 @@ type gemvSideKernel struct {
 // prepare returns the side data of every activation row in *buf (grown
 // when short): row (c, i2, i3) at index (c + n*(i2 + b2*i3))*nb*per.
 func (sk *gemvSideKernel) prepare(buf *[]float32, acts actRows, n, b2, b3, nb int64) []float32 {
-	per := nb * int64(sk.per)
+	return prepareSide(buf, sk.prep, int64(sk.per), acts, n, b2, b3, nb)
+}
+
+// prepareSide returns prep's side data (per slots per block) of every
+// activation row in *buf (grown when short): row (c, i2, i3) at index
+// (c + n*(i2 + b2*i3))*nb*per.
+func prepareSide(buf *[]float32, prep func(y []byte, nb int, side []float32), per int64, acts actRows, n, b2, b3, nb int64) []float32 {
+	per *= nb
 	*buf = growF32(*buf, n*b2*b3*per)
 	d := *buf
 	for i3 := range b3 {
 		for i2 := range b2 {
 			for c := range n {
-				sk.prep(acts.row(c, i2, i3), int(nb), d[(c+n*(i2+b2*i3))*per:][:per])
+				prep(acts.row(c, i2, i3), int(nb), d[(c+n*(i2+b2*i3))*per:][:per])
 			}
 		}
 	}
