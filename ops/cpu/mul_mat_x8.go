@@ -25,6 +25,11 @@ import (
 // resident once, not twice. Other readers of the original (the gemm
 // path, GET_ROWS) still read it in place and fault those pages back in.
 //
+// Each row keeps the lanes, FMAs and final sum of the plain layout's
+// four-row kernel, and the copy's tail rows go to that kernel and the
+// dot product as on the plain path: the outputs equal the plain path's
+// bit for bit, the copy changes speed and memory only.
+//
 // A copy is valid for one write generation of its buffer
 // (ops.HostBuffer.Gen): a WriteAt into the buffer, or a Compute whose
 // destination is in it, makes the next product repack. Options.NoRepack
@@ -41,6 +46,10 @@ type x8Kernel struct {
 	// prep writes an activation row's side data.
 	prep func(y []byte, nb int, side []float32)
 	f    gemv.X8Func
+	// tail is the plain layout's four-row kernel with the same side
+	// data and rounding, for the copy's plain tail rows: with it every
+	// output equals the plain path's bit for bit.
+	tail gemvFunc
 }
 
 // x8Key names a repacked tensor: where its bytes are and what they hold.
@@ -166,9 +175,10 @@ func touchWeights(t *ops.Tensor) {
 // mulMatX8 computes the product j describes (n < 4) from the x8 copy x8
 // of its weights: work items of whole groups per matrix batch, each
 // column's outputs of a group range written by one kernel call; the tail
-// rows (m % 8) go to the dot product.
+// rows (m % 8) go to the four-row kernel and the dot product, as on the
+// plain path.
 func (b *Backend) mulMatX8(j *mulMatJob, xk *x8Kernel, x8 []byte) {
-	j.x8, j.aMem = xk, x8
+	j.x8, j.aMem, j.wout = xk, x8, b.scratch.quad
 	j.nb = j.k / quant.QK
 	j.per = xk.per
 	j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, j.acts, j.n, j.b2, j.b3, j.nb)
@@ -188,7 +198,7 @@ const x8MaxGroups = 8
 // x8Job runs a mulMatJob's items on the x8 path.
 type x8Job struct{ j *mulMatJob }
 
-func (x x8Job) do(_, lo, hi int) {
+func (x x8Job) do(w, lo, hi int) {
 	j := x.j
 	groups := j.m / 8
 	gbytes := 8 * j.aRow
@@ -206,7 +216,21 @@ func (x x8Job) do(_, lo, hi int) {
 			j.x8.f(int(j.nb), int(g1-g0), x, j.acts.row(c, i2, i3), j.dy[col*per:][:per], j.out[o:o+8*(g1-g0)])
 		}
 		if g1 == groups && j.m%8 != 0 {
-			j.dotRange(8*groups, j.m, 0, j.n, i2, i3)
+			i := 8 * groups
+			if j.m-i >= 4 {
+				// Four plain rows: the four-row kernel, as the plain
+				// path computes them.
+				off := at(j.a, 0, i, i2/j.r2, i3/j.r3)
+				rows := j.aMem[off : off+4*j.aRow]
+				out := &j.wout[w]
+				for c := range j.n {
+					col := c + j.n*(i2+j.b2*i3)
+					j.x8.tail(int(j.nb), rows, int(j.aRow), j.acts.row(c, i2, i3), j.dy[col*per:][:per], out)
+					copy(j.out[j.m*col+i:][:4], out[:])
+				}
+				i += 4
+			}
+			j.dotRange(i, j.m, 0, j.n, i2, i3)
 		}
 	}
 }

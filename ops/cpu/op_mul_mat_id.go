@@ -20,8 +20,8 @@ import (
 // buffer) where it has one; the pairs left, one at a time, meet groups of
 // four weight rows through the four-row kernel (gemvSide, with its data
 // prepared once per call, or gemv) where it has one, or groups of eight
-// through the x8 kernel where the experts have an x8 copy
-// (mul_mat_x8.go), and the dot product otherwise. The grouping, the tiles and the job live
+// through the x8 kernel from the experts' x8 copy (mul_mat_x8.go) where
+// no expert has four pairs, and the dot product otherwise. The grouping, the tiles and the job live
 // in the backend and are reused, so a call allocates nothing once its
 // shapes have been seen.
 
@@ -151,6 +151,15 @@ func (j *mulMatIDJob) groupByExpert(ids *ops.Tensor, nExpert int64) error {
 // idTileRowsQuad is the row tile of MUL_MAT_ID's tiled-kernel path.
 const idTileRowsQuad = 64
 
+// maxPairs returns the most pairs one expert has.
+func (j *mulMatIDJob) maxPairs() int64 {
+	var n int64
+	for e := range len(j.start) - 1 {
+		n = max(n, j.start[e+1]-j.start[e])
+	}
+	return n
+}
+
 // expertTiles sets j.tiles to each expert's rows and pairs cut into
 // tiles, shrinking the row tiles until there are four items per thread
 // where possible.
@@ -242,9 +251,14 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 		}
 	}
 	j.x8, j.x8mem = nil, nil
-	if xk := b.kern.x8[w.Type]; xk != nil && b.repack {
+	if xk := b.kern.x8[w.Type]; xk != nil && b.repack && (b.kern.gemm[w.Type] == nil || j.maxPairs() < 4) {
+		// Only where the tiled kernel, which reads the original
+		// experts, has no four pairs of an expert to take (decoding):
+		// otherwise it would fault the released original back in.
 		if x8 := b.x8Weights(w, xk); x8 != nil {
-			j.gemv, j.x8, j.x8mem = nil, xk, x8
+			// The four-row kernel takes the tail rows, with the same
+			// side data.
+			j.gemv, j.x8, j.x8mem, j.wout = xk.tail, xk, x8, b.scratch.quad
 			j.nb, j.per = k/quant.QK, xk.per
 			j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, acts, j.b1, x.Ne[2], 1, j.nb)
 		}
@@ -301,10 +315,11 @@ func (j *mulMatIDJob) doTile(wk int, tile expertTile) {
 	}
 	if j.gemv != nil {
 		out := &j.wout[wk]
-		base := at(j.w, 0, i, tile.expert, 0) // at divides: once per tile
+		i0 := i
+		base := at(j.w, 0, i0, tile.expert, 0) // at divides: once per tile
 		for ; i+4 <= tile.i1; i += 4 {
-			off := base + (i-tile.i0)*ldx
-			rows := j.wMem[off : off+3*ldx+j.wRow]
+			off := base + (i-i0)*ldx
+			rows := wMem[off : off+3*ldx+j.wRow]
 			for _, p := range j.pairs[tile.p0:tile.p1] {
 				c := p.slot % j.b1
 				var dy []float32

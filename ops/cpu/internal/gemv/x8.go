@@ -1,8 +1,6 @@
 package gemv
 
 import (
-	"math"
-
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 )
 
@@ -36,9 +34,9 @@ const (
 )
 
 // Side data slots per block of the x8 kernels (float32 each): q4_0 takes
-// d_y and the int32 8*sum(y) (as its bits), q8_0 d_y alone.
+// Q4_0Prep's data (the side kernel's), q8_0 d_y alone (X8Q8_0Prep).
 const (
-	X8SlotsQ4_0 = 2
+	X8SlotsQ4_0 = SideSlots
 	X8SlotsQ8_0 = 1
 )
 
@@ -62,6 +60,9 @@ func RepackX8Q8_0(dst, src []byte, nb int) {
 // repackX8 interleaves eight rows of nb blocks of bs bytes (a 2-byte
 // scale and nq code bytes) into x8 blocks.
 func repackX8(dst, src []byte, nb, bs, nq int) {
+	if nb <= 0 {
+		return
+	}
 	row := nb * bs
 	_, _ = dst[8*row-1], src[8*row-1]
 	for b := range nb {
@@ -79,6 +80,9 @@ func repackX8(dst, src []byte, nb, bs, nq int) {
 // UnpackX8 undoes RepackX8Q4_0 (bs = 18) or RepackX8Q8_0 (bs = 34):
 // it writes the eight plain rows of the x8 group src into dst.
 func UnpackX8(dst, src []byte, nb, bs int) {
+	if nb <= 0 {
+		return
+	}
 	row := nb * bs
 	nq := bs - 2
 	_, _ = dst[8*row-1], src[8*row-1]
@@ -94,20 +98,6 @@ func UnpackX8(dst, src []byte, nb, bs int) {
 	}
 }
 
-// X8Q4_0Prep writes the q4_0 x8 kernel's side data of the q8_0 row y (nb
-// blocks) into side: per block d_y and 8*sum(y) as int32 bits.
-func X8Q4_0Prep(y []byte, nb int, side []float32) {
-	for ib := range nb {
-		by, s := y[ib*simd.BytesQ8_0:][:simd.BytesQ8_0], side[ib*X8SlotsQ4_0:][:X8SlotsQ4_0]
-		var sum int32
-		for _, c := range by[2:] {
-			sum += int32(int8(c))
-		}
-		s[0] = simd.HalfAt(by, 0)
-		s[1] = math.Float32frombits(uint32(8 * sum))
-	}
-}
-
 // X8Q8_0Prep writes the q8_0 x8 kernel's side data of the q8_0 row y (nb
 // blocks) into side: per block d_y.
 func X8Q8_0Prep(y []byte, nb int, side []float32) {
@@ -116,62 +106,36 @@ func X8Q8_0Prep(y []byte, nb int, side []float32) {
 	}
 }
 
+// The x8 kernels round as the plain layout's four-row kernels do, so a
+// product gives the same bits in either layout: each row keeps the same
+// lanes, FMAs and final sum, only eight rows share the instructions.
+
 // X8Q4_0Twin is the q4_0 x8 kernel in Go, the AVX2 kernel's twin bit for
-// bit: per block and row the exact integer sum(q*y) - 8*sum(y) (that is,
-// sum((q-8)*y), for every code, -128 included), converted to float32
-// and added by one FMA with d_x*d_y (a float32 product) into the row's
-// accumulator, blocks in order.
+// bit: each row as SideQ4_0Twin computes it (four int32 lanes per block,
+// lane l the exact sum of (q-8)*y over elements 4l..4l+3 and
+// 16+4l..16+4l+3, each FMA'd with d_x*d_y into its own accumulator, the
+// four summed as (v0+v1)+(v2+v3)). The side data must be Q4_0Prep's of y.
 func X8Q4_0Twin(nb, ng int, x, y []byte, side []float32, out []float32) {
-	for g := range ng {
-		var acc [8]float32
-		for ib := range nb {
-			xb := x[(g*nb+ib)*X8BytesQ4_0:][:X8BytesQ4_0]
-			by := y[ib*simd.BytesQ8_0:][:simd.BytesQ8_0]
-			dy := side[ib*X8SlotsQ4_0]
-			s8 := int32(math.Float32bits(side[ib*X8SlotsQ4_0+1]))
-			for r := range 8 {
-				var sum int32
-				for v := range 4 {
-					for i := range 4 {
-						q := xb[16+32*v+4*r+i]
-						sum += int32(q&15)*int32(int8(by[2+4*v+i])) + int32(q>>4)*int32(int8(by[18+4*v+i]))
-					}
-				}
-				d := simd.HalfAt(xb, 2*r) * dy
-				acc[r] = simd.FMA32(float32(sum-s8), d, acc[r])
-			}
-		}
-		copy(out[8*g:8*g+8], acc[:])
-	}
+	x8Twin(nb, ng, x, y, out, simd.BytesQ4_0, SideQ4_0Twin)
 }
 
 // X8Q8_0Twin is the q8_0 x8 kernel in Go, the AVX2 kernel's twin bit for
-// bit: per block and row the lanes of the sign trick (simd.SignedLanes:
-// |x| times y with x's sign, exact for activation codes in [-127, 127])
-// summed as int32, converted to float32 and added by one FMA with
-// d_x*d_y into the row's accumulator, blocks in order.
+// bit: each row as Q8_0Twin computes it (eight lanes of the sign trick
+// per block, each FMA'd with d_x*d_y into its own accumulator, reduced as
+// HSUM8). The side data must be X8Q8_0Prep's of y.
 func X8Q8_0Twin(nb, ng int, x, y []byte, side []float32, out []float32) {
+	x8Twin(nb, ng, x, y, out, simd.BytesQ8_0, Q8_0Twin)
+}
+
+// x8Twin computes every row of ng x8 groups of blocks of bs bytes with
+// the plain layout's twin, row by row.
+func x8Twin(nb, ng int, x, y []byte, out []float32, bs int, twin func(n int, x, y []byte) float32) {
+	rows := make([]byte, 8*nb*bs)
 	for g := range ng {
-		var acc [8]float32
-		for ib := range nb {
-			xb := x[(g*nb+ib)*X8BytesQ8_0:][:X8BytesQ8_0]
-			ys := simd.Codes8(y[ib*simd.BytesQ8_0+2:][:32])
-			for r := range 8 {
-				var xs [32]int8
-				for v := range 8 {
-					for i := range 4 {
-						xs[4*v+i] = int8(xb[16+32*v+4*r+i])
-					}
-				}
-				var sum int32
-				for _, l := range simd.SignedLanes(&xs, &ys) {
-					sum += l
-				}
-				d := simd.HalfAt(xb, 2*r) * side[ib]
-				acc[r] = simd.FMA32(float32(sum), d, acc[r])
-			}
+		UnpackX8(rows, x[g*8*nb*bs:(g+1)*8*nb*bs], nb, bs)
+		for r := range 8 {
+			out[8*g+r] = twin(nb*32, rows[r*nb*bs:(r+1)*nb*bs], y)
 		}
-		copy(out[8*g:8*g+8], acc[:])
 	}
 }
 

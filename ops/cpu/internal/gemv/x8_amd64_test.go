@@ -18,7 +18,7 @@ var x8Kernels = []struct {
 	prep      func(y []byte, nb int, side []float32)
 	asm, twin X8Func
 }{
-	{quant.Q4_0, X8BytesQ4_0, X8SlotsQ4_0, X8Q4_0Prep, X8Q4_0AVX2, X8Q4_0Twin},
+	{quant.Q4_0, X8BytesQ4_0, X8SlotsQ4_0, Q4_0Prep, X8Q4_0AVX2, X8Q4_0Twin},
 	{quant.Q8_0, X8BytesQ8_0, X8SlotsQ8_0, X8Q8_0Prep, X8Q8_0AVX2, X8Q8_0Twin},
 }
 
@@ -98,5 +98,43 @@ func TestX8Bounds(t *testing.T) {
 			}()
 			c.asm(nb, ng, x, y, side, out)
 		}()
+	}
+}
+
+// TestX8MatchesPlain checks the x8 kernels against the plain layout's
+// four-row kernels (SideQ4_0AVX2, Q8_0AVX2) on the same rows, bit for
+// bit: a product gives the same outputs in either layout.
+func TestX8MatchesPlain(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(83, 84))
+	for _, c := range []struct {
+		k     int
+		plain Func
+		bs    int
+	}{{0, SideQ4_0AVX2, 18}, {1, Q8_0AVX2, 34}} {
+		x8k := x8Kernels[c.k]
+		for trial := range 100 {
+			nb, ng := 1+rng.IntN(16), 1+rng.IntN(3)
+			x := simdtest.Row(rng, quant.I8, ng*nb*x8k.xb, rng.IntN(64), 0)
+			y := simdtest.Row(rng, quant.Q8_0, nb*quant.QK, rng.IntN(64), []float64{0, 0.05}[trial%2])
+			side := make([]float32, nb*x8k.per)
+			x8k.prep(y, nb, side)
+			got := make([]float32, 8*ng)
+			x8k.asm(nb, ng, x, y, side, got)
+			rows := make([]byte, 8*nb*c.bs)
+			for g := range ng {
+				UnpackX8(rows, x[g*nb*x8k.xb:(g+1)*nb*x8k.xb], nb, c.bs)
+				for h := range 2 {
+					var out [4]float32
+					c.plain(nb, rows[4*h*nb*c.bs:], nb*c.bs, y, side, &out)
+					for r := range 4 {
+						if i := 8*g + 4*h + r; !simdtest.SameFloat(got[i], out[r]) {
+							t.Fatalf("%v nb=%d output %d: x8 %g (%#x), plain %g (%#x)", x8k.wt, nb, i,
+								got[i], math.Float32bits(got[i]), out[r], math.Float32bits(out[r]))
+						}
+					}
+				}
+			}
+		}
 	}
 }

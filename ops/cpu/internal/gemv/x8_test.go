@@ -20,7 +20,7 @@ var x8Types = []struct {
 	prep   func(y []byte, nb int, side []float32)
 	twin   X8Func
 }{
-	{quant.Q4_0, simd.BytesQ4_0, X8SlotsQ4_0, RepackX8Q4_0, X8Q4_0Prep, X8Q4_0Twin},
+	{quant.Q4_0, simd.BytesQ4_0, X8SlotsQ4_0, RepackX8Q4_0, Q4_0Prep, X8Q4_0Twin},
 	{quant.Q8_0, simd.BytesQ8_0, X8SlotsQ8_0, RepackX8Q8_0, X8Q8_0Prep, X8Q8_0Twin},
 }
 
