@@ -293,3 +293,56 @@ func TestMulMatIDX8(t *testing.T) {
 		}
 	})
 }
+
+// TestX8SameBits checks that MUL_MAT (one to three activation rows) and
+// MUL_MAT_ID (one token) give the same bits from the x8 copy as from the
+// plain layout (Options.NoRepack), tail rows included.
+func TestX8SameBits(t *testing.T) {
+	forEachTier(t, func(t *testing.T, ks *kernelSet) {
+		for _, wt := range x8Types {
+			t.Run(wt.String(), func(t *testing.T) {
+				var outs [2][]float64
+				for i, no := range []bool{true, false} {
+					b, err := NewWithOptions(Options{Threads: 2, Tier: ks.name, NoRepack: no})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer b.Close()
+					rng := rand.New(rand.NewPCG(15, 16))
+					const k = 6 * quant.QK
+					a := weightsLeaf(t, b, rng, wt, k, 45)
+					x := mxLeaf(t, b, rng, "x", quant.F32, k, 3)
+					mm, err := ops.MulMat(a, x)
+					if err != nil {
+						t.Fatal(err)
+					}
+					w := weightsLeaf(t, b, rng, wt, k, 44, 4)
+					xe := mxLeaf(t, b, rng, "xe", quant.F32, k, 2, 1)
+					ids := mxIDs(t, b, "ids", []int32{3, 1}, 2, 1)
+					mid, err := ops.MulMatID(w, xe, ids)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, node := range []*ops.Tensor{mm, mid} {
+						if err := mxCompute(t, b, node); err != nil {
+							t.Fatal(err)
+						}
+						got, err := reference.Read(node)
+						if err != nil {
+							t.Fatal(err)
+						}
+						outs[i] = append(outs[i], got...)
+					}
+					if want := 2; !no && ks.x8[wt] != nil && x8Count(b) != want {
+						t.Fatalf("%d copies, want %d: the x8 path was not taken", x8Count(b), want)
+					}
+				}
+				for e := range outs[0] {
+					if outs[0][e] != outs[1][e] {
+						t.Fatalf("output %d: plain %v, x8 %v", e, outs[0][e], outs[1][e])
+					}
+				}
+			})
+		}
+	})
+}
