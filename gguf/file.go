@@ -88,6 +88,9 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f.unmap = unmap
+	if f.buf != nil && dropPages != nil {
+		f.buf.SetRelease(dropPages)
+	}
 	return f, nil
 }
 

@@ -16,3 +16,7 @@ func mapFile(f *os.File, size int) ([]byte, func() error, error) {
 	}
 	return b, func() error { return nil }, nil
 }
+
+// dropPages is nil where the file is read into memory: its bytes are the
+// only copy.
+var dropPages func(p []byte)

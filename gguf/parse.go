@@ -150,7 +150,9 @@ func Parse(b []byte) (*File, error) {
 		return nil, err
 	}
 	if len(f.Tensors) > 0 {
-		f.buf = ops.WrapHostBytesReadOnly(b[f.DataOffset:])
+		// Weights: a backend may keep its own layout of them (the file's
+		// bytes never change), and Open lets it drop the mapped pages.
+		f.buf = ops.WrapHostBytesReadOnly(b[f.DataOffset:]).MarkWeights()
 	}
 	return f, nil
 }

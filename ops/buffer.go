@@ -3,6 +3,7 @@ package ops
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -24,9 +25,18 @@ type Buffer interface {
 
 // HostBuffer is a Buffer in ordinary Go memory. Its bytes are 64-byte
 // aligned so that kernels may view them as []float32 or wider words.
+//
+// A buffer marked as holding weights (MarkWeights) lets a backend keep a
+// derived copy of a tensor in it, such as the CPU's repacked weight
+// layouts, valid while the buffer's write generation (Gen) is unchanged:
+// WriteAt advances it, and so must Touch after a write through Bytes.
 type HostBuffer struct {
 	b        []byte
 	readOnly bool
+	weights  bool
+	gen      atomic.Uint64
+	// release, when set, drops bytes from memory (see Release).
+	release func(p []byte)
 }
 
 // NewHostBuffer allocates a zeroed host buffer of size bytes.
@@ -65,7 +75,51 @@ func (h *HostBuffer) WriteAt(p []byte, off int64) (int, error) {
 	if off < 0 || off+int64(len(p)) > int64(len(h.b)) {
 		return 0, fmt.Errorf("ops: write of %d bytes at %d outside host buffer of %d", len(p), off, len(h.b))
 	}
-	return copy(h.b[off:], p), nil
+	n := copy(h.b[off:], p)
+	h.gen.Add(1)
+	return n, nil
+}
+
+// Gen returns the buffer's write generation, which changes with every
+// WriteAt and Touch: a copy derived from the buffer's bytes at one
+// generation is stale at another.
+func (h *HostBuffer) Gen() uint64 { return h.gen.Load() }
+
+// Touch advances the write generation; call it after writing the
+// buffer's memory through Bytes (or computing into it), so that copies
+// derived from the old bytes are not used.
+func (h *HostBuffer) Touch() { h.gen.Add(1) }
+
+// MarkWeights declares that the buffer holds weights: read by many
+// computations and written rarely, so that a backend may keep derived
+// copies of its tensors (revalidated by Gen). It returns h.
+func (h *HostBuffer) MarkWeights() *HostBuffer {
+	h.weights = true
+	return h
+}
+
+// Weights reports whether MarkWeights declared the buffer as holding
+// weights.
+func (h *HostBuffer) Weights() bool { return h.weights }
+
+// SetRelease installs the function Release calls (for a buffer over a
+// file mapping: one that drops the pages, which the file still holds).
+func (h *HostBuffer) SetRelease(f func(p []byte)) { h.release = f }
+
+// Release tells the buffer that bytes [off, off+n) will not be read for
+// a while, for instance because a backend now reads its own copy of
+// them: a buffer over a file mapping drops their pages from memory (a
+// later read faults them back in from the file); other buffers keep
+// them. Out-of-range requests are clipped.
+func (h *HostBuffer) Release(off, n int64) {
+	if h.release == nil {
+		return
+	}
+	off = max(off, 0)
+	end := min(off+n, int64(len(h.b)))
+	if end > off {
+		h.release(h.b[off:end])
+	}
 }
 
 // WrapHostBytes returns a HostBuffer over existing memory, such as a

@@ -40,6 +40,10 @@ type Backend struct {
 	mmid mulMatIDJob
 	// tuned are the tunable parameters' values (tuned.go).
 	tuned tunedParams
+	// repack turns on the repacked weight copies, held in x8
+	// (mul_mat_x8.go).
+	repack bool
+	x8     x8Cache
 }
 
 // New returns a CPU backend using threads workers (GOMAXPROCS when
@@ -66,8 +70,12 @@ func NewWithOptions(o Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	repack, err := resolveRepack(o.NoRepack)
+	if err != nil {
+		return nil, err
+	}
 	p := newPool(o.Threads, spin)
-	b := &Backend{pool: p, tier: t.Tier, kern: t.kernels, tuned: tp}
+	b := &Backend{pool: p, tier: t.Tier, kern: t.kernels, tuned: tp, repack: repack}
 	b.scratch.workers = make([]workerBuf, p.threads)
 	b.scratch.quad = make([][4]float32, p.threads)
 	return b, nil
@@ -93,9 +101,12 @@ func (b *Backend) Alloc(size int64) (ops.Buffer, error) {
 	return ops.NewHostBuffer(size)
 }
 
-// Close stops the worker threads.
+// Close stops the worker threads and frees the repacked weight copies.
 func (b *Backend) Close() error {
 	b.pool.close()
+	b.mu.Lock()
+	b.x8.drop()
+	b.mu.Unlock()
 	return nil
 }
 
@@ -152,7 +163,10 @@ func (b *Backend) Compute(t *ops.Tensor) error {
 	if err := hostCheck(t); err != nil {
 		return err
 	}
-	if err := kernels[t.Op].compute(b, t); err != nil {
+	err := kernels[t.Op].compute(b, t)
+	// Computing into a buffer of weights makes its copies stale.
+	touchWeights(t)
+	if err != nil {
 		return fmt.Errorf("cpu: %v %s: %w", t.Op, t.Label(), err)
 	}
 	return nil

@@ -268,3 +268,35 @@ func ne1(ne []int64) int64 {
 	}
 	return ne[1]
 }
+
+// BenchmarkMulMatX8 compares the matrix-vector product (n = 1, m = k =
+// 4096) on weights in the plain layout (the four-row kernels) and on
+// their x8 copy, per type with an x8 kernel, on the default tier:
+// alternate the two with -count and take the ratio of medians.
+func BenchmarkMulMatX8(b *testing.B) {
+	const m, k = 4096, 4096
+	for _, wt := range x8Types {
+		for _, layout := range []string{"plain", "x8"} {
+			b.Run(fmt.Sprintf("%v/%s", wt, layout), func(b *testing.B) {
+				be, err := NewWithOptions(Options{NoRepack: layout == "plain"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer be.Close()
+				if be.kern.x8[wt] == nil {
+					b.Skipf("tier %s has no x8 kernel for %v", be.kern.name, wt)
+				}
+				rng := rand.New(rand.NewPCG(1, 2))
+				a := mxLeaf(b, be, rng, "w", wt, k, m)
+				a.Buffer.(*ops.HostBuffer).MarkWeights()
+				x := mxLeaf(b, be, rng, "x", quant.F32, k, 1)
+				node, err := ops.MulMat(a, x)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(a.Bytes())
+				benchCompute(b, be, node, 2*m*k)
+			})
+		}
+	}
+}

@@ -41,6 +41,10 @@ type kernelSet struct {
 	// prepared once per call from each activation row (see
 	// gemvSideKernel); MUL_MAT and MUL_MAT_ID prefer it to gemv.
 	gemvSide map[quant.Type]*gemvSideKernel
+	// x8 maps a weight type to its matrix-vector kernel over weights
+	// repacked eight rows at a time (mul_mat_x8.go), which MUL_MAT
+	// prefers for weights in buffers marked as holding them.
+	x8 map[quant.Type]*x8Kernel
 	// vec holds the row kernels of softmax, RMS norm and flash
 	// attention (see vecKernels).
 	vec vecKernels

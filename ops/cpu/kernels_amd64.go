@@ -13,6 +13,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/quantize"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 
@@ -60,7 +61,7 @@ var avx2Kernels = &kernelSet{
 		quant.BF16: {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenBF16AVX2, micro: sgemm.MicroAVX2},
 		quant.Q4_0: {kind: gemmQ8Quad, quad: dot.QuadQ4_0AVX2,
 			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ8Block, biased: true,
-				repack: qgemm.RepackQ4_0AVX2, kernel: qgemm.Q4_0AVX2}},
+				repack: qgemm.RepackQ4_0AVX2, kernel: qgemm.Q4_0AVX2, fromX8: qgemm.PanelQ4_0FromX8AVX2}},
 		quant.Q5_0: {kind: gemmQ8Quad, quad: dot.QuadQ5_0AVX2,
 			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ8Block, biased: true,
 				repack: qgemm.RepackQ5_0AVX2, kernel: qgemm.Q5_0AVX2}},
@@ -68,7 +69,7 @@ var avx2Kernels = &kernelSet{
 		// measured no faster than the quad kernel (BenchmarkQTile).
 		quant.Q8_0: {kind: gemmQ8Quad, quad: dot.QuadQ8_0AVX2,
 			qtile: &qTile{block: qgemm.PanelBlock8, gblock: dot.PackQ8Block, minN: 8,
-				repack: qgemm.RepackQ8_0AVX2, kernel: qgemm.Q8_0AVX2}},
+				repack: qgemm.RepackQ8_0AVX2, kernel: qgemm.Q8_0AVX2, fromX8: qgemm.PanelQ8_0FromX8AVX2}},
 		quant.Q4_1: {kind: gemmQ81Quad, quad: dot.QuadQ4_1AVX2,
 			qtile: &qTile{block: qgemm.PanelBlock, gblock: dot.PackQ81Block,
 				repack: qgemm.RepackQ4_1AVX2, kernel: qgemm.Q4_1AVX2}},
@@ -106,6 +107,12 @@ var avx2Kernels = &kernelSet{
 	// MUL_MAT and MUL_MAT_ID prefer to gemv.
 	gemvSide: map[quant.Type]*gemvSideKernel{
 		quant.Q4_0: {per: gemv.SideSlots, prep: gemv.Q4_0Prep, f: gemv.SideQ4_0AVX2},
+	},
+	// The x8 kernels (internal/gemv's x8.go): eight interleaved rows per
+	// call, for weights repacked once (mul_mat_x8.go).
+	x8: map[quant.Type]*x8Kernel{
+		quant.Q4_0: {bs: simd.BytesQ4_0, per: gemv.X8SlotsQ4_0, repack: gemv.RepackX8Q4_0, prep: gemv.Q4_0Prep, f: gemv.X8Q4_0AVX2, tail: gemv.SideQ4_0AVX2},
+		quant.Q8_0: {bs: simd.BytesQ8_0, per: gemv.X8SlotsQ8_0, repack: gemv.RepackX8Q8_0, prep: gemv.X8Q8_0Prep, f: gemv.X8Q8_0AVX2, tail: gemv.Q8_0AVX2},
 	},
 	vec: vecKernels{
 		smPrep:   vec.SMPrepAVX2,

@@ -33,9 +33,10 @@ import (
 //     (mul_mat_ktile.go: q4_K, q5_K and q6_K on AVX2, the weights repacked per row
 //     block into panels of eight rows, the activations still in place).
 //
-// Outside the panel kernels weights are never repacked: their blocks
-// already are the kernels' input layout, and the weights dominate the
-// traffic only at n = 1, which takes the dot-product path. Outputs the
+// Outside the panel kernels weights are not repacked per call: their
+// blocks already are the kernels' input layout. (The matrix-vector path's
+// x8 copies, mul_mat_x8.go, are made once; the q4_0/q8_0 panels are
+// written from them where they exist.) Outputs the
 // tiles do not cover (rows or columns left over at the block edges) are
 // computed with the dot product (the panel kernels pad their rows).
 

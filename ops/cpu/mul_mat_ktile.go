@@ -52,7 +52,7 @@ func (j *gemmJob) kTileBlock(w int, t *kTile, i0, i1, c0, c1, i2, i3 int64) {
 	c4 := c0 + (c1-c0)/4*4
 	g0, g1 := c0/4, c4/4
 	np := ceilDiv(i1-i0, 8)
-	panels, accs := j.rowPanels(w, 2, t.repack, t.block, nb, np*(g1-g0)*32, i0, i1, i2, i3)
+	panels, accs := j.rowPanels(w, 2, t.repack, nil, t.block, nb, np*(g1-g0)*32, i0, i1, i2, i3)
 	panelBytes := nb * t.block
 	ldy := mm.acts.nb1
 	for k0 := int64(0); k0 < nb; k0 += kTileKC {

@@ -68,6 +68,9 @@ type qTile struct {
 	// block in one FMA chain per output: run over chunks of k with the
 	// same out, it computes what one run over all of k does.
 	kernel func(nb int, panel, grp []byte, out *[32]float32)
+	// fromX8, when set, writes the panel of an x8 group (the weights'
+	// repacked copy, mul_mat_x8.go): what repack writes for its rows.
+	fromX8 func(panel, x8 []byte, nb int64)
 }
 
 // qTileKC is the number of blocks per k chunk of the panel path: a
@@ -119,7 +122,7 @@ func (j *gemmJob) qTileBlock(w int, t *qTile, i0, i1, c0, c1, i2, i3 int64) {
 	nb := mm.k / quant.QK
 	g0, g1 := c0/4, ceilDiv(c1, 4)
 	np := ceilDiv(i1-i0, 8)
-	panels, accs := j.rowPanels(w, 1, t.repack, t.block, nb, np*(g1-g0)*32, i0, i1, i2, i3)
+	panels, accs := j.rowPanels(w, 1, t.repack, t.fromX8, t.block, nb, np*(g1-g0)*32, i0, i1, i2, i3)
 	// Chunks of qTileKC blocks keep a panel chunk and the groups' chunks
 	// in L1 while the kernel sweeps them; the accumulators of the
 	// block's tiles wait in scratch between chunks.
@@ -143,10 +146,12 @@ func (j *gemmJob) qTileBlock(w int, t *qTile, i0, i1, c0, c1, i2, i3 int64) {
 // eight rows and nb blocks of block bytes each, in worker w's scratch,
 // repacked by repack unless the scratch's header says it already holds
 // them (tag names the kind of panel: 1 for the q8 panels, 2 for the K
-// panels), and nacc cleared float32 accumulators. A last group of fewer
+// panels), and nacc cleared float32 accumulators. Where the weights have
+// an x8 copy (mm.x8mem) and fromX8 is set, a whole group of eight rows
+// is written from the copy instead, so the original is not read. A last group of fewer
 // than eight rows is copied into scratch padded with zero rows (scale 0)
 // and repacked as a whole panel, whose padding outputs storeTiles drops.
-func (j *gemmJob) rowPanels(w int, tag int64, repack func(panel, w []byte, ld, nb int64), block, nb, nacc, i0, i1, i2, i3 int64) ([]byte, []float32) {
+func (j *gemmJob) rowPanels(w int, tag int64, repack func(panel, w []byte, ld, nb int64), fromX8 func(panel, x8 []byte, nb int64), block, nb, nacc, i0, i1, i2, i3 int64) ([]byte, []float32) {
 	mm := j.mm
 	panelBytes := nb * block
 	np := ceilDiv(i1-i0, 8)
@@ -166,6 +171,10 @@ func (j *gemmJob) rowPanels(w int, tag int64, repack func(panel, w []byte, ld, n
 			panel := panels[p*panelBytes : (p+1)*panelBytes]
 			if r0+8 <= i1 {
 				off := at(mm.a, 0, r0, w2, w3)
+				if mm.x8mem != nil && fromX8 != nil && r0%8 == 0 {
+					fromX8(panel, mm.x8mem[off:off+8*mm.aRow], nb)
+					continue
+				}
 				repack(panel, mm.aMem[off:off+7*ld+mm.aRow], ld, nb)
 				continue
 			}

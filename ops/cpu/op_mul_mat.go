@@ -102,7 +102,18 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 	}
 	j.r2, j.r3 = j.b2/a.Ne[2], j.b3/a.Ne[3]
 	if g := b.kern.gemm[a.Type]; g != nil && gemmUsable(g, j.k, j.n) && gemmStrides(g, a, acts) {
+		if xk := b.kern.x8[a.Type]; xk != nil && b.repack && g.qtile != nil && g.qtile.fromX8 != nil && j.n >= g.qtile.minN {
+			// The panels come from the weights' x8 copy (made here
+			// when the matrix-vector path has not made it yet).
+			j.x8mem = b.x8Weights(a, xk)
+		}
 		return b.gemm(g, j, x)
+	}
+	if xk := b.kern.x8[a.Type]; xk != nil && b.repack && j.n < 4 {
+		if x8 := b.x8Weights(a, xk); x8 != nil {
+			b.mulMatX8(j, xk, x8)
+			return nil
+		}
 	}
 	if sk := b.kern.gemvSide[a.Type]; sk != nil && j.n < 4 && j.k%quant.QK == 0 {
 		j.gemv, j.nb, j.per = sk.f, j.k/quant.QK, int64(sk.per)
@@ -160,6 +171,13 @@ type mulMatJob struct {
 	nb, per int64
 	dy      []float32
 	wout    [][4]float32 // per worker
+	// x8 is the x8 kernel when aMem is an x8 copy of the weights
+	// (mul_mat_x8.go; tm then counts groups of eight rows).
+	x8 *x8Kernel
+	// x8mem, on the gemm path, is the weights' x8 copy the panel
+	// kernel's panels are written from (aMem stays the original, which
+	// the rest of the gemm path reads).
+	x8mem []byte
 	// home, when on, hands out the row tiles in home parts (see
 	// homeParts) instead of the pool's shared counter.
 	homeOn bool
@@ -376,13 +394,20 @@ type gemvSideKernel struct {
 // prepare returns the side data of every activation row in *buf (grown
 // when short): row (c, i2, i3) at index (c + n*(i2 + b2*i3))*nb*per.
 func (sk *gemvSideKernel) prepare(buf *[]float32, acts actRows, n, b2, b3, nb int64) []float32 {
-	per := nb * int64(sk.per)
+	return prepareSide(buf, sk.prep, int64(sk.per), acts, n, b2, b3, nb)
+}
+
+// prepareSide returns prep's side data (per slots per block) of every
+// activation row in *buf (grown when short): row (c, i2, i3) at index
+// (c + n*(i2 + b2*i3))*nb*per.
+func prepareSide(buf *[]float32, prep func(y []byte, nb int, side []float32), per int64, acts actRows, n, b2, b3, nb int64) []float32 {
+	per *= nb
 	*buf = growF32(*buf, n*b2*b3*per)
 	d := *buf
 	for i3 := range b3 {
 		for i2 := range b2 {
 			for c := range n {
-				sk.prep(acts.row(c, i2, i3), int(nb), d[(c+n*(i2+b2*i3))*per:][:per])
+				prep(acts.row(c, i2, i3), int(nb), d[(c+n*(i2+b2*i3))*per:][:per])
 			}
 		}
 	}

@@ -19,8 +19,9 @@ import (
 // (mul_mat_gemm.go: their activation rows gathered or packed into a worker's
 // buffer) where it has one; the pairs left, one at a time, meet groups of
 // four weight rows through the four-row kernel (gemvSide, with its data
-// prepared once per call, or gemv) where it has one, and the dot product
-// otherwise. The grouping, the tiles and the job live
+// prepared once per call, or gemv) where it has one, or groups of eight
+// through the x8 kernel from the experts' x8 copy (mul_mat_x8.go) where
+// no expert has four pairs, and the dot product otherwise. The grouping, the tiles and the job live
 // in the backend and are reused, so a call allocates nothing once its
 // shapes have been seen.
 
@@ -79,6 +80,11 @@ type mulMatIDJob struct {
 	nb, per int64
 	dy      []float32
 	wout    [][4]float32
+	// x8 is the x8 kernel, when the experts have an x8 copy x8mem
+	// (mul_mat_x8.go), in place of gemv: whole groups of eight rows
+	// of a tile per call and pair, dy then its side data.
+	x8    *x8Kernel
+	x8mem []byte
 	// The tier's tiled kernel (a quantized one), when it has one: four
 	// of a tile's pairs at a time, their activation rows gathered into a
 	// worker's buffer (groupBytes: four q8_K rows, or a packed q8 group),
@@ -145,6 +151,15 @@ func (j *mulMatIDJob) groupByExpert(ids *ops.Tensor, nExpert int64) error {
 // idTileRowsQuad is the row tile of MUL_MAT_ID's tiled-kernel path.
 const idTileRowsQuad = 64
 
+// maxPairs returns the most pairs one expert has.
+func (j *mulMatIDJob) maxPairs() int64 {
+	var n int64
+	for e := range len(j.start) - 1 {
+		n = max(n, j.start[e+1]-j.start[e])
+	}
+	return n
+}
+
 // expertTiles sets j.tiles to each expert's rows and pairs cut into
 // tiles, shrinking the row tiles until there are four items per thread
 // where possible.
@@ -168,13 +183,22 @@ func (j *mulMatIDJob) expertTiles(threads int) {
 		}
 		return c
 	}
-	// With the four-row kernel tiles keep whole groups of four rows.
+	// With the four-row kernel tiles keep whole groups of four rows,
+	// with the x8 kernel whole groups of eight (tm a multiple of 8, so
+	// every tile starts a group).
 	minRows := int64(1)
 	if j.gemv != nil {
 		minRows = 4
 	}
+	if j.x8 != nil {
+		minRows = 8
+		tm = (tm + 7) / 8 * 8
+	}
 	for tm > minRows && count(tm) < 4*int64(threads) {
 		tm = (tm + 1) / 2
+		if j.x8 != nil {
+			tm = (tm + 7) / 8 * 8
+		}
 	}
 	j.tiles = j.tiles[:0]
 	for e := range nExpert {
@@ -226,6 +250,19 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 			}
 		}
 	}
+	j.x8, j.x8mem = nil, nil
+	if xk := b.kern.x8[w.Type]; xk != nil && b.repack && (b.kern.gemm[w.Type] == nil || j.maxPairs() < 4) {
+		// Only where the tiled kernel, which reads the original
+		// experts, has no four pairs of an expert to take (decoding):
+		// otherwise it would fault the released original back in.
+		if x8 := b.x8Weights(w, xk); x8 != nil {
+			// The four-row kernel takes the tail rows, with the same
+			// side data.
+			j.gemv, j.x8, j.x8mem, j.wout = xk.tail, xk, x8, b.scratch.quad
+			j.nb, j.per = k/quant.QK, xk.per
+			j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, acts, j.b1, x.Ne[2], 1, j.nb)
+		}
+	}
 	j.g, j.sc = nil, &b.scratch
 	if g := b.kern.gemm[w.Type]; g != nil {
 		switch g.kind {
@@ -271,12 +308,18 @@ func (j *mulMatIDJob) doTile(wk int, tile expertTile) {
 		tile.p0 = j.quadPairs(wk, tile)
 	}
 	i := tile.i0
+	wMem := j.wMem
+	if j.x8 != nil {
+		i = j.x8Tile(tile)
+		wMem = j.x8mem // the rows left are its plain tail rows
+	}
 	if j.gemv != nil {
 		out := &j.wout[wk]
-		base := at(j.w, 0, i, tile.expert, 0) // at divides: once per tile
+		i0 := i
+		base := at(j.w, 0, i0, tile.expert, 0) // at divides: once per tile
 		for ; i+4 <= tile.i1; i += 4 {
-			off := base + (i-tile.i0)*ldx
-			rows := j.wMem[off : off+3*ldx+j.wRow]
+			off := base + (i-i0)*ldx
+			rows := wMem[off : off+3*ldx+j.wRow]
 			for _, p := range j.pairs[tile.p0:tile.p1] {
 				c := p.slot % j.b1
 				var dy []float32
@@ -291,12 +334,32 @@ func (j *mulMatIDJob) doTile(wk int, tile expertTile) {
 	}
 	for ; i < tile.i1; i++ {
 		off := at(j.w, 0, i, tile.expert, 0)
-		wr := j.wMem[off : off+j.wRow]
+		wr := wMem[off : off+j.wRow]
 		for _, p := range j.pairs[tile.p0:tile.p1] {
 			y := j.acts.row(p.slot%j.b1, p.token, 0)
 			j.out[i+j.m*(p.slot+j.nUsed*p.token)] = j.kern.dot(int(j.k), wr, y)
 		}
 	}
+}
+
+// x8Tile computes the tile's whole groups of eight rows (tile.i0 starts
+// one) for its pairs from p0 with the x8 kernel, one call per pair, and
+// returns the first row it left: the tail rows past the last group.
+func (j *mulMatIDJob) x8Tile(tile expertTile) int64 {
+	g0, g1 := tile.i0/8, min(tile.i1, j.m/8*8)/8
+	if g1 <= g0 {
+		return tile.i0
+	}
+	base := at(j.w, 0, 8*g0, tile.expert, 0)
+	x := j.x8mem[base : base+(g1-g0)*8*j.wRow]
+	per := j.nb * j.per
+	for _, p := range j.pairs[tile.p0:tile.p1] {
+		c := p.slot % j.b1
+		col := c + j.b1*p.token
+		o := j.m*(p.slot+j.nUsed*p.token) + 8*g0
+		j.x8.f(int(j.nb), int(g1-g0), x, j.acts.row(c, p.token, 0), j.dy[col*per:][:per], j.out[o:o+8*(g1-g0)])
+	}
+	return 8 * g1
 }
 
 // quadPairs computes the tile's pairs four at a time with the tiled

@@ -120,6 +120,29 @@ type Options struct {
 	// results/<machine-id>/tuned.json when there is one), and a value
 	// not among a parameter's candidates is an error.
 	Tuned tuning.Values
+	// NoRepack turns off the repacked weight copies of the
+	// matrix-vector path (mul_mat_x8.go), as $KERNBENCH_REPACK=0 does.
+	NoRepack bool
+}
+
+// EnvRepack is the environment variable that turns the repacked weight
+// copies off (0 or off) or on (1, on, or unset).
+const EnvRepack = "KERNBENCH_REPACK"
+
+// resolveRepack reports whether the backend keeps repacked weight
+// copies, for Options.NoRepack no.
+func resolveRepack(no bool) (bool, error) {
+	if no {
+		return false, nil
+	}
+	switch v := strings.TrimSpace(os.Getenv(EnvRepack)); v {
+	case "", "1", "on":
+		return true, nil
+	case "0", "off":
+		return false, nil
+	default:
+		return false, fmt.Errorf("cpu: $%s=%q is not 0, off, 1 or on", EnvRepack, v)
+	}
 }
 
 // EnvSpin is the environment variable that sets Options.Spin's default.

@@ -67,7 +67,42 @@ func repackQ5_0AVX2(panel, w *byte, ld, nb int)
 //go:noescape
 func repackQ8_0AVX2(panel, w *byte, ld, nb int)
 
+// panelQ4_0FromX8AVX2 writes the q4_0 panel of nb blocks of an x8
+// group (package gemv's layout of eight interleaved rows): the bytes
+// repackQ4_0AVX2 writes for the rows the group holds.
+//
+//go:noescape
+func panelQ4_0FromX8AVX2(panel, x8 *byte, nb int)
+
+// panelQ8_0FromX8AVX2 is panelQ4_0FromX8AVX2 for q8_0 (as
+// repackQ8_0AVX2).
+//
+//go:noescape
+func panelQ8_0FromX8AVX2(panel, x8 *byte, nb int)
+
 // The wrappers check the slice bounds the assembly relies on.
+
+// PanelQ4_0FromX8AVX2 runs panelQ4_0FromX8AVX2: the panel of an x8
+// group, byte for byte RepackQ4_0AVX2's of the group's rows.
+func PanelQ4_0FromX8AVX2(panel, x8 []byte, nb int64) {
+	fromX8(panelQ4_0FromX8AVX2, 8*simd.BytesQ4_0, PanelBlock, panel, x8, nb)
+}
+
+// PanelQ8_0FromX8AVX2 runs panelQ8_0FromX8AVX2 (as
+// PanelQ4_0FromX8AVX2, for q8_0).
+func PanelQ8_0FromX8AVX2(panel, x8 []byte, nb int64) {
+	fromX8(panelQ8_0FromX8AVX2, 8*simd.BytesQ8_0, PanelBlock8, panel, x8, nb)
+}
+
+// fromX8 runs an x8-to-panel conversion of xs x8 and ps panel bytes per
+// block.
+func fromX8(f func(panel, x8 *byte, nb int), xs, ps int64, panel, x8 []byte, nb int64) {
+	if nb <= 0 {
+		return
+	}
+	_, _ = panel[nb*ps-1], x8[nb*xs-1]
+	f(&panel[0], &x8[0], int(nb))
+}
 
 // Q4_0AVX2 runs qgemmQ4_0AVX2 on nb blocks of a panel and a packed q8
 // group (biased codes; twin: Twin).

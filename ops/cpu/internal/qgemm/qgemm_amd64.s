@@ -654,3 +654,89 @@ r51loop:
 r51done:
 	VZEROUPPER
 	RET
+
+// X8_NIB(XO, PO): the x8 code vector at XO(SI) (bytes 4v..4v+3 of each
+// row's q4_0 codes) split into panel vectors: its low nibbles less 8
+// (elements 4v..4v+3 of each row) to PO(DI), its high nibbles less 8
+// (elements 16+4v..) to 128+PO(DI). Y12 = 0x0f, Y13 = 0x08; clobbers
+// Y0, Y1.
+#define X8_NIB(XO, PO) \
+	VMOVDQU XO(SI), Y0; \
+	VPSRLW  $4, Y0, Y1; \
+	VPAND   Y12, Y0, Y0; \
+	VPAND   Y12, Y1, Y1; \
+	VPSUBB  Y13, Y0, Y0; \
+	VPSUBB  Y13, Y1, Y1; \
+	VMOVDQU Y0, PO(DI); \
+	VMOVDQU Y1, 128+PO(DI)
+
+// func panelQ4_0FromX8AVX2(panel, x8 *byte, nb int)
+//
+// Writes the q4_0 panel of the eight rows of the x8 group x8 (package
+// gemv's x8 layout): what repackQ4_0AVX2 writes for the plain rows.
+TEXT ·panelQ4_0FromX8AVX2(SB), NOSPLIT, $0-24
+	MOVQ         panel+0(FP), DI
+	MOVQ         x8+8(FP), SI
+	MOVQ         nb+16(FP), CX
+	VPBROADCASTQ qnib<>(SB), Y12
+	VPBROADCASTQ qeight<>(SB), Y13
+	VPCMPEQB     Y15, Y15, Y15
+	VPABSB       Y15, Y15
+	TESTQ        CX, CX
+	JEQ          x40done
+
+x40loop:
+	X8_NIB(16, 0)
+	X8_NIB(48, 32)
+	X8_NIB(80, 64)
+	X8_NIB(112, 96)
+	VCVTPH2PS (SI), Y8
+	VMOVUPS   Y8, QP_D(DI)
+	QR_CORR
+	ADDQ      $144, SI
+	ADDQ      $320, DI
+	DECQ      CX
+	JNE       x40loop
+
+x40done:
+	VZEROUPPER
+	RET
+
+// func panelQ8_0FromX8AVX2(panel, x8 *byte, nb int)
+//
+// Writes the q8_0 panel of the eight rows of the x8 group x8: its code
+// vectors are the panel's, and the scales are widened.
+TEXT ·panelQ8_0FromX8AVX2(SB), NOSPLIT, $0-24
+	MOVQ  panel+0(FP), DI
+	MOVQ  x8+8(FP), SI
+	MOVQ  nb+16(FP), CX
+	TESTQ CX, CX
+	JEQ   x80done
+
+x80loop:
+	VMOVDQU   16(SI), Y0
+	VMOVDQU   48(SI), Y1
+	VMOVDQU   80(SI), Y2
+	VMOVDQU   112(SI), Y3
+	VMOVDQU   144(SI), Y4
+	VMOVDQU   176(SI), Y5
+	VMOVDQU   208(SI), Y6
+	VMOVDQU   240(SI), Y7
+	VCVTPH2PS (SI), Y8
+	VMOVDQU   Y0, 0(DI)
+	VMOVDQU   Y1, 32(DI)
+	VMOVDQU   Y2, 64(DI)
+	VMOVDQU   Y3, 96(DI)
+	VMOVDQU   Y4, 128(DI)
+	VMOVDQU   Y5, 160(DI)
+	VMOVDQU   Y6, 192(DI)
+	VMOVDQU   Y7, 224(DI)
+	VMOVUPS   Y8, QP_D(DI)
+	ADDQ      $272, SI
+	ADDQ      $288, DI
+	DECQ      CX
+	JNE       x80loop
+
+x80done:
+	VZEROUPPER
+	RET

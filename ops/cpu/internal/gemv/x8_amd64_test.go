@@ -1,0 +1,140 @@
+//go:build amd64 && !purego
+
+package gemv
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// x8Kernels lists the AVX2 x8 kernels with their twins.
+var x8Kernels = []struct {
+	wt        quant.Type
+	xb, per   int
+	prep      func(y []byte, nb int, side []float32)
+	asm, twin X8Func
+}{
+	{quant.Q4_0, X8BytesQ4_0, X8SlotsQ4_0, Q4_0Prep, X8Q4_0AVX2, X8Q4_0Twin},
+	{quant.Q8_0, X8BytesQ8_0, X8SlotsQ8_0, X8Q8_0Prep, X8Q8_0AVX2, X8Q8_0Twin},
+}
+
+// x8Diff runs kernel c on ng groups of nb blocks x (any bytes: every
+// code, NaN, Inf and denormal scales) with the q8_0 row y, and fails t
+// unless every output equals the twin's bit for bit.
+func x8Diff(t *testing.T, k int, nb, ng int, x, y []byte) {
+	t.Helper()
+	c := x8Kernels[k]
+	side := make([]float32, max(nb*c.per, 1))
+	c.prep(y, nb, side)
+	got := make([]float32, 8*ng)
+	want := make([]float32, 8*ng)
+	for i := range got {
+		got[i] = float32(math.NaN())
+	}
+	c.asm(nb, ng, x, y, side, got)
+	c.twin(nb, ng, x, y, side, want)
+	for i := range got {
+		if !simdtest.SameFloat(got[i], want[i]) {
+			t.Fatalf("%v nb=%d ng=%d output %d: asm %g (%#x), twin %g (%#x)", c.wt, nb, ng, i,
+				got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	}
+}
+
+// TestX8Twins checks the AVX2 x8 kernels against their twins bit for
+// bit over random block and group counts, offsets and bytes.
+func TestX8Twins(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(81, 82))
+	for k, c := range x8Kernels {
+		t.Run(c.wt.String(), func(t *testing.T) {
+			for trial := range 300 {
+				nb, ng := rng.IntN(20), 1+rng.IntN(4)
+				special := []float64{0, 0.05}[trial%2]
+				// Random bytes as the weights: any code, any f16 scale.
+				x := simdtest.Row(rng, quant.I8, max(ng*nb*c.xb, 1), rng.IntN(64), 0)
+				y := simdtest.Row(rng, quant.Q8_0, nb*quant.QK, rng.IntN(64), special)
+				x8Diff(t, k, nb, ng, x, y)
+			}
+		})
+	}
+}
+
+// FuzzX8 is the fuzzing form of TestX8Twins: the fuzzer picks the
+// kernel, the sizes, the offsets and the bytes.
+func FuzzX8(f *testing.F) {
+	simdtest.NeedAVX2(f)
+	f.Add(uint8(0), uint8(3), uint8(2), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
+	f.Add(uint8(1), uint8(9), uint8(1), uint8(0), uint8(0), []byte{1})
+	f.Fuzz(func(t *testing.T, kind, blocks, groups, xoff, yoff uint8, data []byte) {
+		k := int(kind) % len(x8Kernels)
+		c := x8Kernels[k]
+		nb, ng := int(blocks)%24, 1+int(groups)%4
+		x := simdtest.FillRow(quant.I8, max(ng*nb*c.xb, 1), int(xoff%64), data)
+		y := simdtest.FillRow(quant.Q8_0, nb*quant.QK, int(yoff%64), data[len(data)/2:])
+		x8Diff(t, k, nb, ng, x, y)
+	})
+}
+
+// TestX8Bounds checks that the wrappers refuse slices too short for
+// what the assembly would read.
+func TestX8Bounds(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	for _, c := range x8Kernels {
+		nb, ng := 2, 2
+		x := make([]byte, ng*nb*c.xb-1)
+		y := make([]byte, nb*34)
+		side := make([]float32, nb*c.per)
+		out := make([]float32, 8*ng)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%v: a short weight slice did not panic", c.wt)
+				}
+			}()
+			c.asm(nb, ng, x, y, side, out)
+		}()
+	}
+}
+
+// TestX8MatchesPlain checks the x8 kernels against the plain layout's
+// four-row kernels (SideQ4_0AVX2, Q8_0AVX2) on the same rows, bit for
+// bit: a product gives the same outputs in either layout.
+func TestX8MatchesPlain(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(83, 84))
+	for _, c := range []struct {
+		k     int
+		plain Func
+		bs    int
+	}{{0, SideQ4_0AVX2, 18}, {1, Q8_0AVX2, 34}} {
+		x8k := x8Kernels[c.k]
+		for trial := range 100 {
+			nb, ng := 1+rng.IntN(16), 1+rng.IntN(3)
+			x := simdtest.Row(rng, quant.I8, ng*nb*x8k.xb, rng.IntN(64), 0)
+			y := simdtest.Row(rng, quant.Q8_0, nb*quant.QK, rng.IntN(64), []float64{0, 0.05}[trial%2])
+			side := make([]float32, nb*x8k.per)
+			x8k.prep(y, nb, side)
+			got := make([]float32, 8*ng)
+			x8k.asm(nb, ng, x, y, side, got)
+			rows := make([]byte, 8*nb*c.bs)
+			for g := range ng {
+				UnpackX8(rows, x[g*nb*x8k.xb:(g+1)*nb*x8k.xb], nb, c.bs)
+				for h := range 2 {
+					var out [4]float32
+					c.plain(nb, rows[4*h*nb*c.bs:], nb*c.bs, y, side, &out)
+					for r := range 4 {
+						if i := 8*g + 4*h + r; !simdtest.SameFloat(got[i], out[r]) {
+							t.Fatalf("%v nb=%d output %d: x8 %g (%#x), plain %g (%#x)", x8k.wt, nb, i,
+								got[i], math.Float32bits(got[i]), out[r], math.Float32bits(out[r]))
+						}
+					}
+				}
+			}
+		}
+	}
+}

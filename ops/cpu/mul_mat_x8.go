@@ -1,0 +1,236 @@
+package cpu
+
+import (
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// Repacked weights for the matrix-vector path (ggml's CPU repack). A
+// MUL_MAT of one to three activation rows whose weights are a leaf in a
+// host buffer marked as holding weights (ops.HostBuffer.MarkWeights: a
+// GGUF file's tensors are), of a type the tier has an x8 kernel for
+// (q4_0, q8_0 on avx2), reads a copy of the weights repacked once into
+// gemv's x8 layout: eight rows interleaved per block, one contiguous
+// stream per group, one activation broadcast serving eight rows (see
+// internal/gemv's x8.go). A group keeps its rows' plain byte offsets, and
+// rows past the last whole group stay plain, so the copy has the
+// tensor's extent and its tail rows go to the dot product as before.
+//
+// The copy lives outside the Go heap (an anonymous mapping where the
+// OS has one, so it does not raise the collector's heap goal) and is
+// made the first time a matrix-vector product reads the tensor; then the
+// buffer is told (ops.HostBuffer.Release) that the original bytes are
+// not needed, which for a file mapping drops its pages: the weights are
+// resident once, not twice. Other readers of the original (the gemm
+// path, GET_ROWS) still read it in place and fault those pages back in.
+//
+// Each row keeps the lanes, FMAs and final sum of the plain layout's
+// four-row kernel, and the copy's tail rows go to that kernel and the
+// dot product as on the plain path: the outputs equal the plain path's
+// bit for bit, the copy changes speed and memory only.
+//
+// A copy is valid for one write generation of its buffer
+// (ops.HostBuffer.Gen): a WriteAt into the buffer, or a Compute whose
+// destination is in it, makes the next product repack. Options.NoRepack
+// and $KERNBENCH_REPACK=0 turn the copies off (the plain layout's
+// four-row kernels then run, as for weights in unmarked buffers, which
+// the harness's cases use).
+
+// An x8Kernel is a tier's x8 matrix-vector kernel for one weight type.
+type x8Kernel struct {
+	// bs is the plain block size in bytes; per the side slots per block.
+	bs, per int64
+	// repack writes the x8 form of eight rows of nb blocks.
+	repack func(dst, src []byte, nb int)
+	// prep writes an activation row's side data.
+	prep func(y []byte, nb int, side []float32)
+	f    gemv.X8Func
+	// tail is the plain layout's four-row kernel with the same side
+	// data and rounding, for the copy's plain tail rows: with it every
+	// output equals the plain path's bit for bit.
+	tail gemvFunc
+}
+
+// x8Key names a repacked tensor: where its bytes are and what they hold.
+type x8Key struct {
+	buf *ops.HostBuffer
+	off int64
+	typ quant.Type
+	ne  [4]int64
+}
+
+// x8Copy is a repacked tensor, valid while its buffer's generation is
+// gen.
+type x8Copy struct {
+	gen  uint64
+	mem  []byte
+	free func()
+}
+
+// x8Cache holds a backend's repacked tensors by buffer.
+type x8Cache struct {
+	copies map[*ops.HostBuffer]map[x8Key]*x8Copy
+	// made counts the copies made (tests check that a copy is reused).
+	made int
+}
+
+// drop frees every copy.
+func (c *x8Cache) drop() {
+	for _, m := range c.copies {
+		for _, e := range m {
+			e.free()
+		}
+	}
+	c.copies = nil
+}
+
+// x8Source returns the host buffer and offset of a, when a is a leaf in
+// a buffer marked as holding weights, contiguous and of at least eight
+// rows of whole 32-element blocks; else nil.
+func x8Source(a *ops.Tensor) (*ops.HostBuffer, int64) {
+	if a.Op != ops.OpNone || a.ViewOf != nil || !a.IsContiguous() || a.Ne[1] < 8 || a.Ne[0]%quant.QK != 0 {
+		return nil, 0
+	}
+	buf, off := a.Storage()
+	hb, ok := buf.(*ops.HostBuffer)
+	if !ok || !hb.Weights() {
+		return nil, 0
+	}
+	return hb, off
+}
+
+// x8Weights returns the x8 copy of the weights a (repacking them when
+// there is none for the buffer's current generation), or nil when a does
+// not qualify.
+func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
+	hb, off := x8Source(a)
+	if hb == nil {
+		return nil
+	}
+	key := x8Key{buf: hb, off: off, typ: a.Type, ne: a.Ne}
+	gen := hb.Gen()
+	m := b.x8.copies[hb]
+	if e := m[key]; e != nil {
+		if e.gen == gen {
+			return e.mem
+		}
+		e.free()
+		delete(m, key)
+	}
+	src := mem(a)
+	dst, free, err := allocOffHeap(int64(len(src)))
+	if err != nil {
+		return nil // no memory for a copy: the plain layout still works
+	}
+	b.x8Repack(dst, src, a, xk)
+	b.x8.made++
+	if b.x8.copies == nil {
+		b.x8.copies = map[*ops.HostBuffer]map[x8Key]*x8Copy{}
+	}
+	if m == nil {
+		m = map[x8Key]*x8Copy{}
+		b.x8.copies[hb] = m
+	}
+	m[key] = &x8Copy{gen: gen, mem: dst, free: free}
+	hb.Release(off, int64(len(src)))
+	return dst
+}
+
+// x8Repack writes the x8 form of every matrix of a (plain bytes src)
+// into dst, groups split over the pool; tail rows are copied as they
+// are.
+func (b *Backend) x8Repack(dst, src []byte, a *ops.Tensor, xk *x8Kernel) {
+	nb := a.Ne[0] / quant.QK
+	row := nb * xk.bs
+	m := a.Ne[1]
+	groups := m / 8
+	mats := a.Ne[2] * a.Ne[3]
+	mat := m * row
+	b.pool.parallelFor(int(mats*groups), 16, func(_, lo, hi int) {
+		for i := int64(lo); i < int64(hi); i++ {
+			o := i/groups*mat + i%groups*8*row
+			xk.repack(dst[o:o+8*row], src[o:o+8*row], int(nb))
+		}
+	})
+	if tail := m % 8; tail > 0 {
+		for i := range mats {
+			o := i*mat + groups*8*row
+			copy(dst[o:o+tail*row], src[o:o+tail*row])
+		}
+	}
+}
+
+// touchWeights advances the write generation of t's buffer when it holds
+// weights, after a Compute wrote t (the copies of its tensors may be
+// stale).
+func touchWeights(t *ops.Tensor) {
+	if buf, _ := t.Storage(); buf != nil {
+		if hb, ok := buf.(*ops.HostBuffer); ok && hb.Weights() {
+			hb.Touch()
+		}
+	}
+}
+
+// mulMatX8 computes the product j describes (n < 4) from the x8 copy x8
+// of its weights: work items of whole groups per matrix batch, each
+// column's outputs of a group range written by one kernel call; the tail
+// rows (m % 8) go to the four-row kernel and the dot product, as on the
+// plain path.
+func (b *Backend) mulMatX8(j *mulMatJob, xk *x8Kernel, x8 []byte) {
+	j.x8, j.aMem, j.wout = xk, x8, b.scratch.quad
+	j.nb = j.k / quant.QK
+	j.per = xk.per
+	j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, j.acts, j.n, j.b2, j.b3, j.nb)
+	groups := j.m / 8
+	// Items of up to x8MaxGroups groups, at least four per thread (the
+	// pool hands each thread contiguous runs of them).
+	nt := int64(b.pool.threads)
+	j.tm = max(1, min(x8MaxGroups, groups/(4*nt)))
+	j.rowTiles = ceilDiv(groups, j.tm)
+	b.pool.run(int(j.b2*j.b3*j.rowTiles), 1, x8Job{j})
+}
+
+// x8MaxGroups is the most eight-row groups one work item of the x8
+// path takes.
+const x8MaxGroups = 8
+
+// x8Job runs a mulMatJob's items on the x8 path.
+type x8Job struct{ j *mulMatJob }
+
+func (x x8Job) do(w, lo, hi int) {
+	j := x.j
+	groups := j.m / 8
+	gbytes := 8 * j.aRow
+	for item := int64(lo); item < int64(hi); item++ {
+		batch, tile := item/j.rowTiles, item%j.rowTiles
+		i2, i3 := batch%j.b2, batch/j.b2
+		g0 := tile * j.tm
+		g1 := min(g0+j.tm, groups)
+		base := at(j.a, 0, 0, i2/j.r2, i3/j.r3) + g0*gbytes
+		x := j.aMem[base : base+(g1-g0)*gbytes]
+		per := j.nb * j.per
+		for c := range j.n {
+			col := c + j.n*(i2+j.b2*i3)
+			o := j.m*col + 8*g0
+			j.x8.f(int(j.nb), int(g1-g0), x, j.acts.row(c, i2, i3), j.dy[col*per:][:per], j.out[o:o+8*(g1-g0)])
+		}
+		if g1 == groups && j.m%8 != 0 {
+			i := 8 * groups
+			if j.m-i >= 4 {
+				// Four plain rows: the four-row kernel, as the plain
+				// path computes them.
+				off := at(j.a, 0, i, i2/j.r2, i3/j.r3)
+				rows := j.aMem[off : off+4*j.aRow]
+				out := &j.wout[w]
+				for c := range j.n {
+					col := c + j.n*(i2+j.b2*i3)
+					j.x8.tail(int(j.nb), rows, int(j.aRow), j.acts.row(c, i2, i3), j.dy[col*per:][:per], out)
+					copy(j.out[j.m*col+i:][:4], out[:])
+				}
+				i += 4
+			}
+			j.dotRange(i, j.m, 0, j.n, i2, i3)
+		}
+	}
+}
