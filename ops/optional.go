@@ -53,6 +53,17 @@ type DeviceTimer interface {
 	NodeTimes() ([]time.Duration, error)
 }
 
+// A NodeTimingSwitch is a DeviceTimer for which timing each node costs
+// the device something (Metal: a command buffer per node instead of a few
+// per split, with no concurrency between nodes), so it times nodes only
+// when asked; until then NodeTimes returns nil. Tools that show per-node
+// device times (timelines) turn it on.
+type NodeTimingSwitch interface {
+	// SetNodeTiming turns per-node device times on or off for later
+	// ComputeGraph calls.
+	SetNodeTiming(on bool)
+}
+
 // A BufferCopier is a Buffer that can fill part of itself straight from
 // another buffer: device to device, or from host memory the device can
 // read, with no staging copy on the host.

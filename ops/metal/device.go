@@ -36,7 +36,10 @@ type device interface {
 	// file (a .metal file of kernels/), building the file's library on
 	// first use; pipelines are cached by name.
 	pipeline(file, name string) (pipeline, error)
-	// newCommands starts a command buffer on the device's queue.
+	// newCommands starts a command buffer on the device's queue, with a
+	// compute encoder of concurrent dispatch type
+	// (MTLDispatchTypeConcurrent): its dispatches between two barriers
+	// may run at once and in any order.
 	newCommands() (commands, error)
 	// maxThreadgroupMemory is the most threadgroup memory a dispatch
 	// may use, in bytes.
@@ -83,14 +86,24 @@ type dispatch struct {
 	threads     [3]int
 }
 
-// commands is a command buffer with one compute encoder.
+// commands is a command buffer with one compute encoder of concurrent
+// dispatch type.
 type commands interface {
+	// enqueue reserves the command buffer's place in its queue: command
+	// buffers run in the order they were enqueued, whatever the order
+	// they are committed in (commit enqueues one not enqueued).
+	enqueue()
 	// pushGroup and popGroup bracket the dispatches of one node in a
 	// debug group named label (what a GPU capture shows).
 	pushGroup(label string)
 	popGroup()
 	// encode adds a dispatch.
 	encode(d dispatch) error
+	// barrier adds a memory barrier on buffers
+	// (memoryBarrierWithScope: MTLBarrierScopeBuffers): the dispatches
+	// after it start once those before it are done and see their
+	// writes.
+	barrier()
 	// commit ends encoding and submits the command buffer.
 	commit()
 	// wait waits for it to complete and returns the error its work met.

@@ -29,6 +29,8 @@ const (
 	mtlMathModeSafe              = 0
 	mtlCommandBufferStatusError  = 5
 	mtlGPUFamilyApple7           = 1007
+	mtlDispatchTypeConcurrent    = 1
+	mtlBarrierScopeBuffers       = 1
 	nsUTF8StringEncoding         = 4
 	// mslVersion names mtlLanguageVersion3_0 in reports.
 	mslVersion = "MSL 3.0"
@@ -356,7 +358,8 @@ func (g *gpuDevice) pipeline(file, name string) (pipeline, error) {
 	return p, nil
 }
 
-// gpuCommands is a command buffer with its compute encoder.
+// gpuCommands is a command buffer with its compute encoder, of
+// concurrent dispatch type.
 type gpuCommands struct {
 	g        *gpuDevice
 	cb, enc  objc.ID
@@ -372,7 +375,7 @@ func (g *gpuDevice) newCommands() (commands, error) {
 		c.cb = g.queue.Send(sel("commandBuffer"))
 		if c.cb != 0 {
 			c.cb.Send(sel("retain"))
-			c.enc = c.cb.Send(sel("computeCommandEncoder"))
+			c.enc = c.cb.Send(sel("computeCommandEncoderWithDispatchType:"), uint64(mtlDispatchTypeConcurrent))
 			if c.enc != 0 {
 				c.enc.Send(sel("retain"))
 			}
@@ -408,6 +411,14 @@ func (c *gpuCommands) releaseAll() {
 		}
 	})
 	c.enc, c.cb = 0, 0
+}
+
+func (c *gpuCommands) enqueue() {
+	inPool(c.g.api, func() { c.cb.Send(sel("enqueue")) })
+}
+
+func (c *gpuCommands) barrier() {
+	inPool(c.g.api, func() { c.enc.Send(sel("memoryBarrierWithScope:"), uint64(mtlBarrierScopeBuffers)) })
 }
 
 func (c *gpuCommands) pushGroup(label string) {
