@@ -34,7 +34,9 @@ type Backend struct {
 	// device can, else copied; and the temporaries released at the next
 	// synchronization (copies of writable host tensors for queued work,
 	// tables and scratch memory of a node's kernels).
-	res gpu.Resident[view]
+	res gpu.Resident[*mapping]
+	// viewsMade counts the views of read-only host buffers made.
+	viewsMade int
 	// pending are command buffers committed and not yet waited for.
 	pending []commands
 	// status holds statusSlots word pairs: kernels that check their
@@ -69,7 +71,7 @@ type view struct {
 
 func newBackend(name string, dev device, emu bool) (*Backend, error) {
 	b := &Backend{name: name, dev: dev, emu: emu}
-	b.res.Release = func(v view) { v.buf.release() }
+	b.res.Release = (*mapping).release
 	st, err := dev.newBuffer(statusSlots * gpu.StatusBytes)
 	if err != nil {
 		dev.close()
@@ -227,8 +229,9 @@ func (m *buffer) CopyFrom(src ops.Buffer, srcOff, off, n int64) error {
 
 // at returns where t's first byte is in device memory. A tensor in host
 // memory is made device memory: a read-only host buffer (a model's
-// weights) once, whole, wrapped without a copy where the device can, and
-// kept; a writable one copied for this computation.
+// weights) in views of at most the device's maxBufferLength, each wrapped
+// without a copy where the device can, made as tensors need them and
+// kept (hostmem.go); a writable one copied for this computation.
 func (b *Backend) at(t *ops.Tensor) (view, error) {
 	buf, off := t.Storage()
 	switch m := buf.(type) {
@@ -239,35 +242,20 @@ func (b *Backend) at(t *ops.Tensor) (view, error) {
 		return view{m.d, off}, nil
 	case *ops.HostBuffer:
 		b.resMu.Lock()
-		v, at, err := b.res.Host(m, off, t.Extent(), b.hostView, b.copyToDevice)
-		b.resMu.Unlock()
+		defer b.resMu.Unlock()
+		mp, at, err := b.res.Host(m, off, t.Extent(), b.hostMapping, b.hostCopy)
 		if err != nil {
-			return view{}, err
+			return view{}, fmt.Errorf("metal: %s: %w", t.Name, err)
 		}
-		return view{v.buf, v.off + at}, nil
+		v, err := b.viewOf(mp, at, t.Extent())
+		if err != nil {
+			return view{}, fmt.Errorf("metal: %s: %w", t.Name, err)
+		}
+		return v, nil
 	case nil:
 		return view{}, fmt.Errorf("metal: %s has no storage", t.Name)
 	}
 	return view{}, fmt.Errorf("metal: %s lives in %T memory, which the Metal backend cannot read", t.Name, buf)
-}
-
-// hostView makes host memory p device memory: wrapped where the device
-// can, else copied.
-func (b *Backend) hostView(p []byte) (view, error) {
-	if d, off, ok := b.dev.wrapHost(p); ok {
-		return view{d, off}, nil
-	}
-	return b.copyToDevice(p)
-}
-
-// copyToDevice returns new device memory holding a copy of p.
-func (b *Backend) copyToDevice(p []byte) (view, error) {
-	d, err := b.dev.newBuffer(max(int64(len(p)), 1))
-	if err != nil {
-		return view{}, err
-	}
-	copy(d.contents(), p)
-	return view{d, 0}, nil
 }
 
 // dst returns where the node's output is, which must be the backend's
@@ -536,7 +524,7 @@ func (e *encoder) newTemp(n int64) (devBuffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.b.res.AddTemp(view{buf: d})
+	e.b.res.AddTemp(&mapping{views: []mappedView{{buf: d}}})
 	return d, nil
 }
 

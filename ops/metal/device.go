@@ -25,8 +25,12 @@ type device interface {
 	// (language version, math mode), for reports.
 	describe() string
 	// newBuffer returns a zeroed buffer of size bytes in storage that
-	// the host sees (MTLResourceStorageModeShared).
+	// the host sees (MTLResourceStorageModeShared), at most
+	// maxBufferLength.
 	newBuffer(size int64) (devBuffer, error)
+	// maxBufferLength is the largest buffer the device makes or wraps
+	// (MTLDevice's maxBufferLength).
+	maxBufferLength() int64
 	// wrapHost returns a buffer over host memory without copying it
 	// (newBufferWithBytesNoCopy over whole pages) and the offset of
 	// p[0] in it; ok is false where the device cannot, and the caller

@@ -143,12 +143,13 @@ var gpuAvailable = sync.OnceValue(func() error {
 
 // gpuDevice is the Mac's default Metal device and a command queue on it.
 type gpuDevice struct {
-	api   *metalAPI
-	dev   objc.ID
-	queue objc.ID
-	name  string
-	tgMem int
-	math  string
+	api    *metalAPI
+	dev    objc.ID
+	queue  objc.ID
+	name   string
+	tgMem  int
+	maxBuf int64
+	math   string
 
 	mu    sync.Mutex
 	libs  map[string]objc.ID
@@ -174,6 +175,7 @@ func openGPU() (device, error) {
 		}
 		g.name = goString(g.dev.Send(sel("name")))
 		g.tgMem = int(objc.Send[uint64](g.dev, sel("maxThreadgroupMemoryLength")))
+		g.maxBuf = int64(objc.Send[uint64](g.dev, sel("maxBufferLength")))
 	})
 	if err != nil {
 		g.close()
@@ -239,7 +241,12 @@ func (b *gpuBuffer) release() {
 	}
 }
 
+func (g *gpuDevice) maxBufferLength() int64 { return g.maxBuf }
+
 func (g *gpuDevice) newBuffer(size int64) (devBuffer, error) {
+	if size > g.maxBuf {
+		return nil, fmt.Errorf("metal: a buffer of %d bytes is larger than the device's maxBufferLength (%d)", size, g.maxBuf)
+	}
 	var id objc.ID
 	inPool(g.api, func() {
 		id = g.dev.Send(sel("newBufferWithLength:options:"), uint64(max(size, 1)), uint64(mtlResourceStorageModeShared))
@@ -264,6 +271,9 @@ func (g *gpuDevice) wrapHost(p []byte) (devBuffer, int64, bool) {
 	start := uintptr(unsafe.Pointer(&p[0]))
 	base := start &^ (page - 1)
 	end := (start + uintptr(len(p)) + page - 1) &^ (page - 1)
+	if int64(end-base) > g.maxBuf {
+		return nil, 0, false
+	}
 	off := int64(start - base)
 	ptr := unsafe.Add(unsafe.Pointer(&p[0]), -off)
 	var id objc.ID

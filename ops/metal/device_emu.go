@@ -31,6 +31,10 @@ type emuDevice struct {
 	// seed orders the dispatches between two barriers
 	// ($KERNBENCH_METAL_EMU_SEED, default 1).
 	seed uint64
+	// maxBuf is the largest buffer it makes
+	// ($KERNBENCH_METAL_EMU_MAX_BUFFER, default emuMaxBufferLength), so
+	// that tests can spread weights over several views.
+	maxBuf int64
 
 	mu    sync.Mutex
 	libs  map[string]*simt.Module
@@ -52,9 +56,17 @@ const emuMaxThreads = 1024
 // fits a Mac.
 const emuThreadgroupMemory = 32 << 10
 
-// seedEnv names the environment variable that seeds metal-emu's order of
-// concurrent dispatches.
-const seedEnv = "KERNBENCH_METAL_EMU_SEED"
+// The environment variables that set metal-emu's order of concurrent
+// dispatches and its maxBufferLength.
+const (
+	seedEnv      = "KERNBENCH_METAL_EMU_SEED"
+	maxBufferEnv = "KERNBENCH_METAL_EMU_MAX_BUFFER"
+)
+
+// emuMaxBufferLength is metal-emu's maxBufferLength unless
+// $KERNBENCH_METAL_EMU_MAX_BUFFER says another: 16 GiB, more than any
+// test allocates.
+const emuMaxBufferLength = 16 << 30
 
 func openEmu(mode simt.Mode) (*emuDevice, error) {
 	seed := uint64(1)
@@ -65,11 +77,19 @@ func openEmu(mode simt.Mode) (*emuDevice, error) {
 		}
 		seed = n
 	}
+	maxBuf := int64(emuMaxBufferLength)
+	if v := os.Getenv(maxBufferEnv); v != "" {
+		n, err := strconv.ParseInt(v, 0, 64)
+		if err != nil || n < 2*pageSlack {
+			return nil, fmt.Errorf("$%s=%q: want a byte count of at least %d", maxBufferEnv, v, 2*pageSlack)
+		}
+		maxBuf = n
+	}
 	dev, err := simt.Open()
 	if err != nil {
 		return nil, err
 	}
-	return &emuDevice{dev: dev, mode: mode, seed: seed, libs: map[string]*simt.Module{}, pipes: map[string]*emuPipeline{}}, nil
+	return &emuDevice{dev: dev, mode: mode, seed: seed, maxBuf: maxBuf, libs: map[string]*simt.Module{}, pipes: map[string]*emuPipeline{}}, nil
 }
 
 func (d *emuDevice) describe() string {
@@ -83,7 +103,12 @@ func (d *emuDevice) close() {}
 // emuBuffer is emulator device memory.
 type emuBuffer struct{ b *simt.Buffer }
 
+func (d *emuDevice) maxBufferLength() int64 { return d.maxBuf }
+
 func (d *emuDevice) newBuffer(size int64) (devBuffer, error) {
+	if size > d.maxBuf {
+		return nil, fmt.Errorf("metal-emu: a buffer of %d bytes is larger than the device's maxBufferLength (%d)", size, d.maxBuf)
+	}
 	b, err := d.dev.Alloc(size)
 	if err != nil {
 		return nil, err

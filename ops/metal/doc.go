@@ -7,7 +7,8 @@
 // It registers as "metal" with two variants. "metal-gpu" (what "metal"
 // alone opens) is the Mac's default Metal device: buffers in shared
 // storage (read-only weights in a model file's mapping wrapped with
-// newBufferWithBytesNoCopy, page by page, as llama.cpp does), one library
+// newBufferWithBytesNoCopy, page by page, as llama.cpp does, in views of
+// at most maxBufferLength that each hold whole tensors), one library
 // per kernel file compiled by newLibraryWithSource with MSL 3.0 and safe
 // math (fast math off), a pipeline cache by kernel name, and command
 // buffers with concurrent-dispatch encoders. "metal-emu" runs
