@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/kernbench/kernbench/internal/shareddata"
@@ -332,5 +333,71 @@ func TestDecodedTokenEncoding(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("logit %d: %v concurrent, %v with a command buffer per node", i, got[i], want[i])
 		}
+	}
+}
+
+// TestStatusReadAtSplitEnd: GET_ROWS nodes of one ComputeGraph each
+// write a status slot of their own; the split's Synchronize returns the
+// bad node's error, by name, and the slots are clear for the next split.
+func TestStatusReadAtSplitEnd(t *testing.T) {
+	b := emulated(t)
+	table, err := ops.NewTensor("table", quant.F32, 4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := ops.NewTensor("good ids", quant.I32, 2)
+	bad, _ := ops.NewTensor("bad ids", quant.I32, 2)
+	for _, x := range []*ops.Tensor{table, good, bad} {
+		if err := ops.AllocTensor(b, x, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeI32 := func(x *ops.Tensor, v ...int32) {
+		p := make([]byte, 4*len(v))
+		for i, id := range v {
+			binary.LittleEndian.PutUint32(p[4*i:], uint32(id))
+		}
+		if _, err := x.Buffer.WriteAt(p, x.Offset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeI32(good, 0, 2)
+	writeI32(bad, 1, 7)
+	var nodes []*ops.Tensor
+	for i, ids := range []*ops.Tensor{good, bad, good} {
+		n, err := ops.GetRows(table, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Name = fmt.Sprintf("rows%d", i)
+		if err := ops.AllocTensor(b, n, 0); err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n)
+	}
+	for _, tc := range []struct {
+		nodes   []*ops.Tensor
+		wantErr string
+	}{
+		{nodes, "rows1 (GET_ROWS): GET_ROWS: row id 7 outside the table's 3 rows"},
+		{[]*ops.Tensor{nodes[0], nodes[2]}, ""},
+	} {
+		if err := b.ComputeGraph(tc.nodes); err != nil {
+			t.Fatalf("ComputeGraph: %v", err)
+		}
+		if len(b.checks) != len(tc.nodes) {
+			t.Errorf("%d pending checks after %d GET_ROWS, want one each", len(b.checks), len(tc.nodes))
+		}
+		err := b.Synchronize()
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("Synchronize after good ids: %v", err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("Synchronize: %v, want an error with %q", err, tc.wantErr)
+		}
+	}
+	// Compute of a checked node waits: a bad id is its error.
+	if err := b.Compute(nodes[1]); err == nil || !strings.Contains(err.Error(), "row id 7") {
+		t.Errorf("Compute of GET_ROWS with a bad id: %v", err)
 	}
 }
