@@ -27,6 +27,9 @@ const (
 	mtlResourceStorageModeShared = 0 << 4
 	mtlLanguageVersion3_0        = 3<<16 | 0
 	mtlMathModeSafe              = 0
+	mtlMathModeRelaxed           = 1
+	mtlMathFunctionsFast         = 0 // MTLMathFloatingPointFunctionsFast
+	mtlMathFunctionsPrecise      = 1
 	mtlCommandBufferStatusError  = 5
 	mtlGPUFamilyApple7           = 1007
 	mtlDispatchTypeConcurrent    = 1
@@ -188,8 +191,10 @@ func (g *gpuDevice) describe() string {
 	return fmt.Sprintf("%s, kernels compiled at run time as %s, %s", g.name, mslVersion, g.mathMode())
 }
 
-// mathMode says how libraries are compiled: MTLMathModeSafe where the OS
-// has math modes (macOS 15), else fastMathEnabled = NO.
+// mathMode says how libraries are compiled: where the OS has math modes
+// (macOS 15), MTLMathModeSafe with the precise functions, and for the
+// files of fastMath MTLMathModeRelaxed with the fast functions; else
+// fastMathEnabled = NO.
 func (g *gpuDevice) mathMode() string {
 	if g.math == "" {
 		g.math = "fast math off"
@@ -197,7 +202,7 @@ func (g *gpuDevice) mathMode() string {
 			opts := objc.ID(objc.GetClass("MTLCompileOptions")).Send(sel("alloc")).Send(sel("init"))
 			defer opts.Send(sel("release"))
 			if objc.Send[bool](opts, sel("respondsToSelector:"), sel("setMathMode:")) {
-				g.math = "math mode safe"
+				g.math = "math mode safe (relaxed with fast functions for " + fastMathNames() + ")"
 			}
 		})
 	}
@@ -318,7 +323,13 @@ func (g *gpuDevice) library(file string) (objc.ID, error) {
 		defer opts.Send(sel("release"))
 		opts.Send(sel("setLanguageVersion:"), uint64(mtlLanguageVersion3_0))
 		if objc.Send[bool](opts, sel("respondsToSelector:"), sel("setMathMode:")) {
-			opts.Send(sel("setMathMode:"), int64(mtlMathModeSafe))
+			if fastMath[file] {
+				opts.Send(sel("setMathMode:"), int64(mtlMathModeRelaxed))
+				opts.Send(sel("setMathFloatingPointFunctions:"), int64(mtlMathFunctionsFast))
+			} else {
+				opts.Send(sel("setMathMode:"), int64(mtlMathModeSafe))
+				opts.Send(sel("setMathFloatingPointFunctions:"), int64(mtlMathFunctionsPrecise))
+			}
 		} else {
 			opts.Send(sel("setFastMathEnabled:"), false)
 		}

@@ -93,7 +93,7 @@ func openEmu(mode simt.Mode) (*emuDevice, error) {
 }
 
 func (d *emuDevice) describe() string {
-	return fmt.Sprintf("SIMT emulator, Metal dialect, %s build (%s)", d.mode, d.dev.Toolchain().Version)
+	return fmt.Sprintf("SIMT emulator, Metal dialect, %s build (%s), fast math functions modeled at their worst for %s", d.mode, d.dev.Toolchain().Version, fastMathNames())
 }
 
 func (d *emuDevice) maxThreadgroupMemory() int { return emuThreadgroupMemory }
@@ -148,6 +148,9 @@ func (d *emuDevice) pipeline(file, name string) (pipeline, error) {
 			}
 		}
 		p := simt.Program{Dialect: simt.Metal, Main: simt.Source{Name: file, Text: main}}
+		if fastMath[file] {
+			p.Defines = append(p.Defines, "KBS_METAL_FAST_MATH")
+		}
 		for _, n := range gpu.SortedNames(headers) {
 			p.Headers = append(p.Headers, simt.Source{Name: n, Text: headers[n]})
 		}

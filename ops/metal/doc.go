@@ -10,7 +10,10 @@
 // newBufferWithBytesNoCopy, page by page, as llama.cpp does, in views of
 // at most maxBufferLength that each hold whole tensors), one library
 // per kernel file compiled by newLibraryWithSource with MSL 3.0 and safe
-// math (fast math off), a pipeline cache by kernel name, and command
+// math (fast math off; relaxed math with the fast functions on macOS 15
+// for the files of fastMath, whose cases pass on metal-emu with the fast
+// functions modeled at their worst: unverified on a Mac), a pipeline
+// cache by kernel name, and command
 // buffers with concurrent-dispatch encoders. "metal-emu" runs
 // the same host code against the SIMT emulator (package simt): buffers are
 // the emulator's device memory, a library is the module it builds from the
@@ -71,7 +74,9 @@
 //     reference quantizers, K formats included, so the bytes are
 //     quant.QuantizeRow's; CONT), elementwise.metal.
 //
-// What metal-emu cannot show: a real GPU's compiler and precision. The
+// What metal-emu cannot show: a real GPU's compiler and precision (it
+// models the fast functions of fastMath's files by their specified
+// worst error, not reassociation). The other
 // kernels assume MSL's precise math (fast math off) gives correctly
 // rounded division and square roots and that products are not contracted
 // into FMAs where cpy.metal turns contraction off; exp, sin and cos of a

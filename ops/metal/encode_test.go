@@ -401,3 +401,53 @@ func TestStatusReadAtSplitEnd(t *testing.T) {
 		t.Errorf("Compute of GET_ROWS with a bad id: %v", err)
 	}
 }
+
+// TestFastMathModeled: with elementwise.metal built as a fast math file,
+// metal-emu's SILU has the error Metal's fast exp may have (up to
+// 3 + floor(2|x|) ulp, modeled at its worst): for x in [-8, -1], where
+// 1 + exp(-x) passes exp's relative error on, results differ from the
+// correctly rounded ones by more than a precise exp and a division could
+// (a few ulp), and stay within 1e-5 relative. (elementwise.metal keeps
+// safe math: with fast exp SILU's NMSE passes its limit, see fastMath.)
+func TestFastMathModeled(t *testing.T) {
+	was := fastMath["elementwise.metal"]
+	fastMath["elementwise.metal"] = true
+	defer func() { fastMath["elementwise.metal"] = was }()
+	b := emulated(t)
+	const n = 256
+	x, _ := ops.NewTensor("x", quant.F32, n)
+	if err := ops.AllocTensor(b, x, 0); err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 4*n)
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = -8 + 7*float32(i)/n
+		binary.LittleEndian.PutUint32(p[4*i:], math.Float32bits(xs[i]))
+	}
+	if _, err := x.Buffer.WriteAt(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	y, _ := ops.Silu(x)
+	if err := ops.AllocTensor(b, y, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Compute(y); err != nil {
+		t.Fatal(err)
+	}
+	got := readF32(t, y)
+	worstUlps, worstRel := 0.0, 0.0
+	for i, v := range xs {
+		want := float64(v) / (1 + math.Exp(-float64(v)))
+		ulp := float64(math.Nextafter32(float32(math.Abs(want)), float32(math.Inf(1)))) - float64(float32(math.Abs(want)))
+		worstUlps = max(worstUlps, math.Abs(float64(got[i])-want)/ulp)
+		worstRel = max(worstRel, math.Abs(float64(got[i])-want)/math.Abs(want))
+	}
+	t.Logf("SILU on [-8, -1]: worst %.1f ulp, %.2g relative", worstUlps, worstRel)
+	if worstUlps < 6 {
+		t.Errorf("SILU is within %.1f ulp of the correctly rounded values: fast exp is not modeled", worstUlps)
+	}
+	if worstRel > 1e-5 {
+		t.Errorf("SILU's relative error %.2g is more than fast exp's bound allows", worstRel)
+	}
+}
