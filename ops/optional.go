@@ -54,9 +54,11 @@ type DeviceTimer interface {
 }
 
 // A NodeTimingSwitch is a DeviceTimer whose per-node times cost the
-// device something (CUDA events around each launch, and the launches one
-// by one rather than as one CUDA graph), so it times the nodes of
-// ComputeGraph only when asked. graphs.Scheduler asks for the runs whose
+// device something (CUDA: events around each launch, and the launches
+// one by one rather than as one CUDA graph; Metal: a command buffer per
+// node instead of a few per split, with no concurrency between nodes),
+// so it times the nodes of ComputeGraph only when asked; until then
+// NodeTimes returns nil. graphs.Scheduler asks for the runs whose
 // records someone reads: a graph with a Hook or a Recorder.
 type NodeTimingSwitch interface {
 	DeviceTimer

@@ -44,7 +44,15 @@
 //     [[threadgroup(i)]] arguments) is a thread-local array of 228 KiB;
 //   - atomics are GCC atomic builtins (blocks do run concurrently);
 //   - half and bfloat16 round to nearest even; arithmetic between two
-//     halves rounds each result to half.
+//     halves rounds each result to half;
+//   - math functions are libm's; a Metal source built with the define
+//     KBS_METAL_FAST_MATH gets Metal's fast single-precision functions
+//     (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh, pow) modeled at
+//     the worst error the Metal Shading Language specification's fast math
+//     table allows (the correctly rounded value moved by the whole bound,
+//     up or down by a hash of the argument; those the table defines by a
+//     formula, such as tanh, are computed by it), and precise:: keeps
+//     libm's. Reassociation is not modeled.
 //
 // Kernels are found by name: a CUDA kernel's extern "C" name, a Metal
 // kernel's function name or [[host_name]] (template instantiations such

@@ -15,9 +15,10 @@ import (
 // Backend computes ops with Metal kernels on one device: a Mac's GPU, or
 // the SIMT emulator, with the same host code. It implements ops.Backend
 // and, for the GPU's queued execution, ops.Synchronizer, ops.GraphComputer
-// (a split's nodes encoded in one go) and ops.DeviceTimer (the GPU start
-// and end times of each node's command buffer). Calls on one backend are
-// serialized.
+// (a split's nodes encoded into a few command buffers with concurrent
+// dispatch, see encode.go) and ops.DeviceTimer (when asked with
+// SetNodeTiming, the GPU start and end times of each node's command
+// buffer). Calls on one backend are serialized.
 type Backend struct {
 	name string
 	dev  device
@@ -25,20 +26,36 @@ type Backend struct {
 
 	mu     sync.Mutex
 	closed bool
+	// resMu guards res and the making of device memory while several
+	// goroutines encode a split.
+	resMu sync.Mutex
 	// res holds read-only host buffers (weights in a model file's
 	// mapping) made device memory once, wrapped without a copy where the
 	// device can, else copied; and the temporaries released at the next
 	// synchronization (copies of writable host tensors for queued work,
 	// tables and scratch memory of a node's kernels).
-	res gpu.Resident[view]
+	res gpu.Resident[*mapping]
+	// viewsMade counts the views of read-only host buffers made.
+	viewsMade int
 	// pending are command buffers committed and not yet waited for.
 	pending []commands
-	// status is a word pair kernels that check their input data write an
-	// error code and a detail to (see checkStatus).
+	// status holds statusSlots word pairs: kernels that check their
+	// input data write an error code and a detail to their node's slot;
+	// checks are the nodes queued with a slot, read at synchronization.
 	status devBuffer
-	// graph holds the command buffers of the last ComputeGraph, one per
-	// node, for NodeTimes.
+	checks []pendingCheck
+	// timeNodes asks ComputeGraph for a command buffer per node, so that
+	// each node has GPU times (SetNodeTiming).
+	timeNodes bool
+	// graph holds the command buffers of the last ComputeGraph when it
+	// timed its nodes, one per node, for NodeTimes; nil when it did not.
 	graph []commands
+	// encoded is what the command buffers of the last ComputeGraph or
+	// Compute hold, for tests.
+	encoded []encodedBuffer
+	// dropBarriers, for a test, leaves out the barriers between nodes
+	// (they are still recorded in encoded).
+	dropBarriers bool
 
 	gcMu sync.Mutex
 	// collected are buffers whose Buffer the program dropped, released
@@ -54,8 +71,8 @@ type view struct {
 
 func newBackend(name string, dev device, emu bool) (*Backend, error) {
 	b := &Backend{name: name, dev: dev, emu: emu}
-	b.res.Release = func(v view) { v.buf.release() }
-	st, err := dev.newBuffer(gpu.StatusBytes)
+	b.res.Release = (*mapping).release
+	st, err := dev.newBuffer(statusSlots * gpu.StatusBytes)
 	if err != nil {
 		dev.close()
 		return nil, err
@@ -212,8 +229,9 @@ func (m *buffer) CopyFrom(src ops.Buffer, srcOff, off, n int64) error {
 
 // at returns where t's first byte is in device memory. A tensor in host
 // memory is made device memory: a read-only host buffer (a model's
-// weights) once, whole, wrapped without a copy where the device can, and
-// kept; a writable one copied for this computation.
+// weights) in views of at most the device's maxBufferLength, each wrapped
+// without a copy where the device can, made as tensors need them and
+// kept (hostmem.go); a writable one copied for this computation.
 func (b *Backend) at(t *ops.Tensor) (view, error) {
 	buf, off := t.Storage()
 	switch m := buf.(type) {
@@ -223,34 +241,21 @@ func (b *Backend) at(t *ops.Tensor) (view, error) {
 		}
 		return view{m.d, off}, nil
 	case *ops.HostBuffer:
-		v, at, err := b.res.Host(m, off, t.Extent(), b.hostView, b.copyToDevice)
+		b.resMu.Lock()
+		defer b.resMu.Unlock()
+		mp, at, err := b.res.Host(m, off, t.Extent(), b.hostMapping, b.hostCopy)
 		if err != nil {
-			return view{}, err
+			return view{}, fmt.Errorf("metal: %s: %w", t.Name, err)
 		}
-		return view{v.buf, v.off + at}, nil
+		v, err := b.viewOf(mp, at, t.Extent())
+		if err != nil {
+			return view{}, fmt.Errorf("metal: %s: %w", t.Name, err)
+		}
+		return v, nil
 	case nil:
 		return view{}, fmt.Errorf("metal: %s has no storage", t.Name)
 	}
 	return view{}, fmt.Errorf("metal: %s lives in %T memory, which the Metal backend cannot read", t.Name, buf)
-}
-
-// hostView makes host memory p device memory: wrapped where the device
-// can, else copied.
-func (b *Backend) hostView(p []byte) (view, error) {
-	if d, off, ok := b.dev.wrapHost(p); ok {
-		return view{d, off}, nil
-	}
-	return b.copyToDevice(p)
-}
-
-// copyToDevice returns new device memory holding a copy of p.
-func (b *Backend) copyToDevice(p []byte) (view, error) {
-	d, err := b.dev.newBuffer(max(int64(len(p)), 1))
-	if err != nil {
-		return view{}, err
-	}
-	copy(d.contents(), p)
-	return view{d, 0}, nil
 }
 
 // dst returns where the node's output is, which must be the backend's
@@ -289,42 +294,13 @@ func (b *Backend) Compute(t *ops.Tensor) error {
 
 func (b *Backend) compute(t *ops.Tensor) error {
 	b.graph = nil
-	cmds, err := b.dev.newCommands()
-	if err != nil {
+	if _, err := b.submit([]*ops.Tensor{t}, true); err != nil {
 		return err
 	}
-	if err := b.encodeNode(cmds, t); err != nil {
-		return err
-	}
-	cmds.commit()
-	b.pending = append(b.pending, cmds)
-	return b.afterNode(t)
-}
-
-// encodeNode encodes t's dispatches into cmds, in a debug group named
-// after the node.
-func (b *Backend) encodeNode(cmds commands, t *ops.Tensor) error {
-	if t.NumElements() == 0 {
-		return nil
-	}
-	cmds.pushGroup(nodeLabel(t))
-	defer cmds.popGroup()
-	e := &encoder{b: b, cmds: cmds, node: t}
-	k, _ := kernelsByOp.Kernel(t.Op)
-	if err := k.Run(e, t); err != nil {
-		return fmt.Errorf("metal: %s (%v): %w", t.Name, t.Op, err)
+	if b.checked(t) != nil {
+		return b.sync()
 	}
 	return nil
-}
-
-// afterNode checks the status words after an op that checks its input.
-func (b *Backend) afterNode(t *ops.Tensor) error {
-	k, _ := kernelsByOp.Kernel(t.Op)
-	describe := k.Checked
-	if describe == nil || t.NumElements() == 0 {
-		return nil
-	}
-	return b.checkStatus(func(code, detail int32) error { return describe(t, code, detail) })
 }
 
 // nodeLabel names a node as the dot dumps do (graphs/dot): its label
@@ -340,27 +316,13 @@ func nodeLabel(t *ops.Tensor) string {
 	return fmt.Sprintf("%s %v(%s)", t.Label(), t.Op, typ)
 }
 
-// checkStatus waits for the queued work and, when a kernel set the status
-// words (an error code, a detail such as a bad index), clears them and
-// returns describe's error for them.
-func (b *Backend) checkStatus(describe func(code, detail int32) error) error {
-	read := func(w []byte) error {
-		if err := b.sync(); err != nil {
-			return err
-		}
-		copy(w, b.status.contents())
-		return nil
-	}
-	reset := func() error {
-		clear(b.status.contents()[:gpu.StatusBytes])
-		return nil
-	}
-	return gpu.CheckStatus(read, reset, describe)
-}
-
-// ComputeGraph encodes nodes in order, each in a command buffer of its
-// own committed in order, so that each node's GPU start and end times
-// time it (NodeTimes reads them once the work is done).
+// ComputeGraph encodes nodes in order into a few command buffers with
+// concurrent dispatch and barriers only between dependent nodes (see
+// encode.go), or, when SetNodeTiming asked for times, each node in a
+// command buffer of its own, so that each node's GPU start and end times
+// time it (NodeTimes reads them once the work is done). It returns once
+// the work is queued; the errors of nodes that check their input data
+// come from the next synchronization.
 func (b *Backend) ComputeGraph(nodes []*ops.Tensor) error {
 	if err := kernelsByOp.SupportsAll(nodes); err != nil {
 		return err
@@ -369,23 +331,22 @@ func (b *Backend) ComputeGraph(nodes []*ops.Tensor) error {
 }
 
 func (b *Backend) computeGraph(nodes []*ops.Tensor) error {
-	b.graph = b.graph[:0]
-	for _, t := range nodes {
-		cmds, err := b.dev.newCommands()
-		if err != nil {
-			return err
-		}
-		if err := b.encodeNode(cmds, t); err != nil {
-			return err
-		}
-		cmds.commit()
-		b.pending = append(b.pending, cmds)
-		b.graph = append(b.graph, cmds)
-		if err := b.afterNode(t); err != nil {
-			return err
-		}
+	cbs, err := b.submit(nodes, b.timeNodes)
+	b.graph = nil
+	if b.timeNodes && err == nil {
+		b.graph = cbs
 	}
-	return nil
+	return err
+}
+
+// SetNodeTiming asks later ComputeGraph calls for each node's GPU time
+// (on), which costs a command buffer per node, or for a split in a few
+// command buffers with concurrent dispatch (off, the default), whose
+// NodeTimes are nil (ops.NodeTimingSwitch).
+func (b *Backend) SetNodeTiming(on bool) {
+	b.mu.Lock()
+	b.timeNodes = on
+	b.mu.Unlock()
 }
 
 // NodeTimes returns the GPU time of each node of the last ComputeGraph,
@@ -413,8 +374,9 @@ func (b *Backend) NodeTimes() ([]time.Duration, error) {
 // Synchronize waits for the queued work and returns its first error.
 func (b *Backend) Synchronize() error { return gpu.Locked(b.enter, b.sync) }
 
-// sync waits for the committed command buffers, then releases the
-// copies made for their work and the buffers the program dropped.
+// sync waits for the committed command buffers, reads the status slots of
+// the nodes that check their input data, then releases the copies made
+// for their work and the buffers the program dropped.
 func (b *Backend) sync() error {
 	var first error
 	for _, c := range b.pending {
@@ -422,7 +384,11 @@ func (b *Backend) sync() error {
 			first = err
 		}
 	}
+	clear(b.pending)
 	b.pending = b.pending[:0]
+	if err := b.readChecks(first == nil); err != nil {
+		first = err
+	}
 	b.res.ReleaseTemps()
 	b.gcMu.Lock()
 	for _, d := range b.collected {
@@ -479,11 +445,16 @@ func (b *Backend) StartCapture(path string) (stop func() error, err error) {
 // ---------------------------------------------------------------------
 // Encoding.
 
-// An encoder encodes one node's dispatches.
+// An encoder encodes one node's dispatches, with a barrier between two
+// of them.
 type encoder struct {
 	b    *Backend
 	cmds commands
 	node *ops.Tensor
+	// slot is the node's status slot, -1 for a node that checks nothing.
+	slot int
+	// dispatches counts the node's dispatches so far.
+	dispatches int
 }
 
 // src returns a binding of t (a source) at buffer index i.
@@ -504,8 +475,10 @@ func (e *encoder) out(i int, t *ops.Tensor) (binding, error) {
 	return binding{index: i, buf: v.buf, off: v.off}, nil
 }
 
-// statusAt binds the status words at buffer index i.
-func (e *encoder) statusAt(i int) binding { return binding{index: i, buf: e.b.status} }
+// statusAt binds the node's status words at buffer index i.
+func (e *encoder) statusAt(i int) binding {
+	return binding{index: i, buf: e.b.status, off: int64(max(e.slot, 0) * gpu.StatusBytes)}
+}
 
 // args binds a kernel's argument struct at buffer index 0 (setBytes).
 func args(s *gpu.CStruct) binding { return binding{index: 0, bytes: s.Bytes()} }
@@ -534,7 +507,25 @@ func (e *encoder) dispatch(file, name string, groups, threads [3]int, tg []int, 
 			return fmt.Errorf("metal: %s over %v threadgroups", name, groups)
 		}
 	}
+	if e.dispatches > 0 {
+		// A node's dispatches pass data through memory in order.
+		e.cmds.barrier()
+	}
+	e.dispatches++
 	return e.cmds.encode(dispatch{pipe: p, buffers: bs, threadgroup: tg, groups: groups, threads: threads})
+}
+
+// newTemp returns device memory of n bytes released at the next
+// synchronization.
+func (e *encoder) newTemp(n int64) (devBuffer, error) {
+	e.b.resMu.Lock()
+	defer e.b.resMu.Unlock()
+	d, err := e.b.dev.newBuffer(max(n, 1))
+	if err != nil {
+		return nil, err
+	}
+	e.b.res.AddTemp(&mapping{views: []mappedView{{buf: d}}})
+	return d, nil
 }
 
 // table binds read-only data the host computed (a few KiB at most,
@@ -548,11 +539,10 @@ func (e *encoder) table(i int, p []byte) (binding, error) {
 	if len(p) <= 4096 {
 		return binding{index: i, bytes: p}, nil
 	}
-	d, err := e.b.dev.newBuffer(int64(len(p)))
+	d, err := e.newTemp(int64(len(p)))
 	if err != nil {
 		return binding{}, err
 	}
-	e.b.res.AddTemp(view{buf: d})
 	copy(d.contents(), p)
 	return binding{index: i, buf: d}, nil
 }
@@ -561,11 +551,10 @@ func (e *encoder) table(i int, p []byte) (binding, error) {
 // kernels to pass data between them, released at the next
 // synchronization; its index is the caller's to set.
 func (e *encoder) scratch(n int64) (binding, error) {
-	d, err := e.b.dev.newBuffer(max(n, 1))
+	d, err := e.newTemp(n)
 	if err != nil {
 		return binding{}, err
 	}
-	e.b.res.AddTemp(view{buf: d})
 	return binding{buf: d}, nil
 }
 
@@ -588,21 +577,13 @@ func (b *Backend) TimeRepeated(t *ops.Tensor, n int) (time.Duration, error) {
 		return 0, err
 	}
 	b.graph = nil
-	runs := make([]commands, 0, n)
-	for range n {
-		cmds, err := b.dev.newCommands()
-		if err != nil {
-			return 0, err
-		}
-		if err := b.encodeNode(cmds, t); err != nil {
-			return 0, err
-		}
-		cmds.commit()
-		b.pending = append(b.pending, cmds)
-		runs = append(runs, cmds)
-		if err := b.afterNode(t); err != nil {
-			return 0, err
-		}
+	nodes := make([]*ops.Tensor, n)
+	for i := range nodes {
+		nodes[i] = t
+	}
+	runs, err := b.submit(nodes, true)
+	if err != nil {
+		return 0, err
 	}
 	if err := b.sync(); err != nil {
 		return 0, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -25,8 +26,12 @@ type device interface {
 	// (language version, math mode), for reports.
 	describe() string
 	// newBuffer returns a zeroed buffer of size bytes in storage that
-	// the host sees (MTLResourceStorageModeShared).
+	// the host sees (MTLResourceStorageModeShared), at most
+	// maxBufferLength.
 	newBuffer(size int64) (devBuffer, error)
+	// maxBufferLength is the largest buffer the device makes or wraps
+	// (MTLDevice's maxBufferLength).
+	maxBufferLength() int64
 	// wrapHost returns a buffer over host memory without copying it
 	// (newBufferWithBytesNoCopy over whole pages) and the offset of
 	// p[0] in it; ok is false where the device cannot, and the caller
@@ -36,7 +41,10 @@ type device interface {
 	// file (a .metal file of kernels/), building the file's library on
 	// first use; pipelines are cached by name.
 	pipeline(file, name string) (pipeline, error)
-	// newCommands starts a command buffer on the device's queue.
+	// newCommands starts a command buffer on the device's queue, with a
+	// compute encoder of concurrent dispatch type
+	// (MTLDispatchTypeConcurrent): its dispatches between two barriers
+	// may run at once and in any order.
 	newCommands() (commands, error)
 	// maxThreadgroupMemory is the most threadgroup memory a dispatch
 	// may use, in bytes.
@@ -83,14 +91,24 @@ type dispatch struct {
 	threads     [3]int
 }
 
-// commands is a command buffer with one compute encoder.
+// commands is a command buffer with one compute encoder of concurrent
+// dispatch type.
 type commands interface {
+	// enqueue reserves the command buffer's place in its queue: command
+	// buffers run in the order they were enqueued, whatever the order
+	// they are committed in (commit enqueues one not enqueued).
+	enqueue()
 	// pushGroup and popGroup bracket the dispatches of one node in a
 	// debug group named label (what a GPU capture shows).
 	pushGroup(label string)
 	popGroup()
 	// encode adds a dispatch.
 	encode(d dispatch) error
+	// barrier adds a memory barrier on buffers
+	// (memoryBarrierWithScope: MTLBarrierScopeBuffers): the dispatches
+	// after it start once those before it are done and see their
+	// writes.
+	barrier()
 	// commit ends encoding and submits the command buffer.
 	commit()
 	// wait waits for it to complete and returns the error its work met.
@@ -98,6 +116,41 @@ type commands interface {
 	// gpuTime returns how long the GPU took to run it, from its GPU
 	// start and end times; valid after wait.
 	gpuTime() time.Duration
+}
+
+// ---------------------------------------------------------------------
+// Math modes.
+
+// fastMath lists the kernel files whose library is compiled with Metal's
+// fast single-precision math functions (exp, tanh, log, rsqrt, ... to the
+// accuracy of the Metal Shading Language specification's Table 8.2) in
+// relaxed math mode, which honors Inf and NaN: those whose every case
+// passes on metal-emu with the fast functions modeled at their worst
+// (-DKBS_METAL_FAST_MATH, package simt). That is rms_norm.metal (rsqrt
+// within 2 ulp) alone. With the model, the files that call exp fail
+// their tolerances: soft_max.metal (NMSE 1.1e-13 to 1.7e-13 against
+// 1e-13), flash_attn_ext.metal (4.5e-11 against 2e-11 at 256 keys, 1e-8
+// at 4096), ssm_scan.metal (up to 3.5e-12 against 5e-13) and
+// elementwise.metal (SILU 1.03e-13 against 1e-13; GELU's tanh, computed
+// as (t - 1)/(t + 1) with t = exp(2x), is NaN past x = 44). The others
+// keep safe math and the precise functions: cpy.metal's quantizers must
+// give quant's bytes, rope.metal and sum_rows.metal compute in
+// double-float, which reassociation would break, and the rest call no
+// function fast math changes. Safe math is the only mode before macOS 15
+// (fastMathEnabled there means fast math mode, which assumes no Inf or
+// NaN). On a Mac this is unverified: no Mac has run it.
+var fastMath = map[string]bool{
+	"rms_norm.metal": true,
+}
+
+// fastMathNames lists fastMath's files, sorted, for reports.
+func fastMathNames() string {
+	var names []string
+	for f := range fastMath {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
 
 // ---------------------------------------------------------------------

@@ -27,8 +27,13 @@ const (
 	mtlResourceStorageModeShared = 0 << 4
 	mtlLanguageVersion3_0        = 3<<16 | 0
 	mtlMathModeSafe              = 0
+	mtlMathModeRelaxed           = 1
+	mtlMathFunctionsFast         = 0 // MTLMathFloatingPointFunctionsFast
+	mtlMathFunctionsPrecise      = 1
 	mtlCommandBufferStatusError  = 5
 	mtlGPUFamilyApple7           = 1007
+	mtlDispatchTypeConcurrent    = 1
+	mtlBarrierScopeBuffers       = 1
 	nsUTF8StringEncoding         = 4
 	// mslVersion names mtlLanguageVersion3_0 in reports.
 	mslVersion = "MSL 3.0"
@@ -141,12 +146,13 @@ var gpuAvailable = sync.OnceValue(func() error {
 
 // gpuDevice is the Mac's default Metal device and a command queue on it.
 type gpuDevice struct {
-	api   *metalAPI
-	dev   objc.ID
-	queue objc.ID
-	name  string
-	tgMem int
-	math  string
+	api    *metalAPI
+	dev    objc.ID
+	queue  objc.ID
+	name   string
+	tgMem  int
+	maxBuf int64
+	math   string
 
 	mu    sync.Mutex
 	libs  map[string]objc.ID
@@ -172,6 +178,7 @@ func openGPU() (device, error) {
 		}
 		g.name = goString(g.dev.Send(sel("name")))
 		g.tgMem = int(objc.Send[uint64](g.dev, sel("maxThreadgroupMemoryLength")))
+		g.maxBuf = int64(objc.Send[uint64](g.dev, sel("maxBufferLength")))
 	})
 	if err != nil {
 		g.close()
@@ -184,8 +191,10 @@ func (g *gpuDevice) describe() string {
 	return fmt.Sprintf("%s, kernels compiled at run time as %s, %s", g.name, mslVersion, g.mathMode())
 }
 
-// mathMode says how libraries are compiled: MTLMathModeSafe where the OS
-// has math modes (macOS 15), else fastMathEnabled = NO.
+// mathMode says how libraries are compiled: where the OS has math modes
+// (macOS 15), MTLMathModeSafe with the precise functions, and for the
+// files of fastMath MTLMathModeRelaxed with the fast functions; else
+// fastMathEnabled = NO.
 func (g *gpuDevice) mathMode() string {
 	if g.math == "" {
 		g.math = "fast math off"
@@ -193,7 +202,7 @@ func (g *gpuDevice) mathMode() string {
 			opts := objc.ID(objc.GetClass("MTLCompileOptions")).Send(sel("alloc")).Send(sel("init"))
 			defer opts.Send(sel("release"))
 			if objc.Send[bool](opts, sel("respondsToSelector:"), sel("setMathMode:")) {
-				g.math = "math mode safe"
+				g.math = "math mode safe (relaxed with fast functions for " + fastMathNames() + ")"
 			}
 		})
 	}
@@ -237,7 +246,12 @@ func (b *gpuBuffer) release() {
 	}
 }
 
+func (g *gpuDevice) maxBufferLength() int64 { return g.maxBuf }
+
 func (g *gpuDevice) newBuffer(size int64) (devBuffer, error) {
+	if size > g.maxBuf {
+		return nil, fmt.Errorf("metal: a buffer of %d bytes is larger than the device's maxBufferLength (%d)", size, g.maxBuf)
+	}
 	var id objc.ID
 	inPool(g.api, func() {
 		id = g.dev.Send(sel("newBufferWithLength:options:"), uint64(max(size, 1)), uint64(mtlResourceStorageModeShared))
@@ -262,6 +276,9 @@ func (g *gpuDevice) wrapHost(p []byte) (devBuffer, int64, bool) {
 	start := uintptr(unsafe.Pointer(&p[0]))
 	base := start &^ (page - 1)
 	end := (start + uintptr(len(p)) + page - 1) &^ (page - 1)
+	if int64(end-base) > g.maxBuf {
+		return nil, 0, false
+	}
 	off := int64(start - base)
 	ptr := unsafe.Add(unsafe.Pointer(&p[0]), -off)
 	var id objc.ID
@@ -306,7 +323,13 @@ func (g *gpuDevice) library(file string) (objc.ID, error) {
 		defer opts.Send(sel("release"))
 		opts.Send(sel("setLanguageVersion:"), uint64(mtlLanguageVersion3_0))
 		if objc.Send[bool](opts, sel("respondsToSelector:"), sel("setMathMode:")) {
-			opts.Send(sel("setMathMode:"), int64(mtlMathModeSafe))
+			if fastMath[file] {
+				opts.Send(sel("setMathMode:"), int64(mtlMathModeRelaxed))
+				opts.Send(sel("setMathFloatingPointFunctions:"), int64(mtlMathFunctionsFast))
+			} else {
+				opts.Send(sel("setMathMode:"), int64(mtlMathModeSafe))
+				opts.Send(sel("setMathFloatingPointFunctions:"), int64(mtlMathFunctionsPrecise))
+			}
 		} else {
 			opts.Send(sel("setFastMathEnabled:"), false)
 		}
@@ -356,7 +379,8 @@ func (g *gpuDevice) pipeline(file, name string) (pipeline, error) {
 	return p, nil
 }
 
-// gpuCommands is a command buffer with its compute encoder.
+// gpuCommands is a command buffer with its compute encoder, of
+// concurrent dispatch type.
 type gpuCommands struct {
 	g        *gpuDevice
 	cb, enc  objc.ID
@@ -372,7 +396,7 @@ func (g *gpuDevice) newCommands() (commands, error) {
 		c.cb = g.queue.Send(sel("commandBuffer"))
 		if c.cb != 0 {
 			c.cb.Send(sel("retain"))
-			c.enc = c.cb.Send(sel("computeCommandEncoder"))
+			c.enc = c.cb.Send(sel("computeCommandEncoderWithDispatchType:"), uint64(mtlDispatchTypeConcurrent))
 			if c.enc != 0 {
 				c.enc.Send(sel("retain"))
 			}
@@ -408,6 +432,14 @@ func (c *gpuCommands) releaseAll() {
 		}
 	})
 	c.enc, c.cb = 0, 0
+}
+
+func (c *gpuCommands) enqueue() {
+	inPool(c.g.api, func() { c.cb.Send(sel("enqueue")) })
+}
+
+func (c *gpuCommands) barrier() {
+	inPool(c.g.api, func() { c.enc.Send(sel("memoryBarrierWithScope:"), uint64(mtlBarrierScopeBuffers)) })
 }
 
 func (c *gpuCommands) pushGroup(label string) {

@@ -7,10 +7,14 @@
 // It registers as "metal" with two variants. "metal-gpu" (what "metal"
 // alone opens) is the Mac's default Metal device: buffers in shared
 // storage (read-only weights in a model file's mapping wrapped with
-// newBufferWithBytesNoCopy, page by page, as llama.cpp does), one library
+// newBufferWithBytesNoCopy, page by page, as llama.cpp does, in views of
+// at most maxBufferLength that each hold whole tensors), one library
 // per kernel file compiled by newLibraryWithSource with MSL 3.0 and safe
-// math (fast math off), a pipeline cache by kernel name, and command
-// buffers whose GPU start and end times time each node. "metal-emu" runs
+// math (fast math off; relaxed math with the fast functions on macOS 15
+// for the files of fastMath, whose cases pass on metal-emu with the fast
+// functions modeled at their worst: unverified on a Mac), a pipeline
+// cache by kernel name, and command
+// buffers with concurrent-dispatch encoders. "metal-emu" runs
 // the same host code against the SIMT emulator (package simt): buffers are
 // the emulator's device memory, a library is the module it builds from the
 // same .metal file, a dispatch is a Kernel.Launch with the same buffer
@@ -23,9 +27,15 @@
 // (device.go): device_darwin.go implements it with Metal, device_emu.go
 // with the emulator. Compute encodes a node into a command buffer and
 // commits it; Synchronize, and reading a buffer, wait. ComputeGraph
-// (ops.GraphComputer) commits one command buffer per node, each with a
-// debug group named after the node, so NodeTimes (ops.DeviceTimer) gives
-// each node's GPU time.
+// (ops.GraphComputer) encodes a split as ggml-metal does (encode.go): a
+// few command buffers, enqueued in order and encoded at once by a
+// goroutine each, with concurrent-dispatch compute encoders and a memory
+// barrier only before a node that depends on one since the last barrier
+// (by the byte ranges it reads and writes); each node is a debug group
+// named after it. Per-node GPU times (NodeTimes, ops.DeviceTimer) need a
+// command buffer per node, which ComputeGraph uses only after
+// SetNodeTiming(true). metal-emu runs the dispatches between two barriers
+// in a seeded shuffled order, so a missing barrier shows there.
 //
 // Each op's kernels are a file of kernels/ and a Go file, both named by
 // ggml's op name (op_mul_mat_id.go, kernels/mul_mat_id.metal; the
@@ -64,7 +74,9 @@
 //     reference quantizers, K formats included, so the bytes are
 //     quant.QuantizeRow's; CONT), elementwise.metal.
 //
-// What metal-emu cannot show: a real GPU's compiler and precision. The
+// What metal-emu cannot show: a real GPU's compiler and precision (it
+// models the fast functions of fastMath's files by their specified
+// worst error, not reassociation). The other
 // kernels assume MSL's precise math (fast math off) gives correctly
 // rounded division and square roots and that products are not contracted
 // into FMAs where cpy.metal turns contraction off; exp, sin and cos of a

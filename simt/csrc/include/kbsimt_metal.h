@@ -346,18 +346,82 @@ using vec = ::vec<T, N>;
 		for (int i = 0; i < N; i++) r[i] = name(v[i]);                                 \
 		return r;                                                                      \
 	}
-KBS_UNARY(exp, ::expf(x))
-KBS_UNARY(exp2, ::exp2f(x))
-KBS_UNARY(exp10, ::powf(10.0f, x))
-KBS_UNARY(log, ::logf(x))
-KBS_UNARY(log2, ::log2f(x))
-KBS_UNARY(log10, ::log10f(x))
-KBS_UNARY(sqrt, ::sqrtf(x))
-KBS_UNARY(rsqrt, 1.0f / ::sqrtf(x))
-KBS_UNARY(sin, ::sinf(x))
-KBS_UNARY(cos, ::cosf(x))
+
+// Fast math. Built with -DKBS_METAL_FAST_MATH, a source is compiled as
+// Metal compiles with the single-precision fast math functions
+// (-fmetal-math-fp32-functions=fast): exp, exp2, exp10, log, log2, sqrt,
+// rsqrt, sin, cos and tanh without a namespace are modeled by their
+// accuracy in the Metal Shading Language specification's table of fast
+// math (Table 8.2), the correctly rounded value moved by the whole bound,
+// up or down by a hash of the argument, so a kernel is validated against
+// the worst the table allows, not against libm; functions the table gives
+// as implemented by others (tanh as (t - 1)/(t + 1) with t = exp(2x),
+// sqrt as x * rsqrt(x), exp10 as exp2(x * log2(10))) are composed so.
+// precise:: keeps the correctly rounded functions. Reassociation, which
+// the relaxed and fast math modes also allow, is not modeled.
+namespace fastmodel {
+KBS_INLINE uint32_t mix(uint32_t h) {
+	h ^= h >> 16;
+	h *= 0x7feb352du;
+	h ^= h >> 15;
+	h *= 0x846ca68bu;
+	h ^= h >> 16;
+	return h;
+}
+// up reports the direction an argument's error goes.
+KBS_INLINE bool up(float x, uint32_t salt) { return mix(kbs::bit_cast<uint32_t>(x) ^ salt) & 1; }
+// ulps moves y by n of its ulps.
+KBS_INLINE float ulps(float y, float x, float n, uint32_t salt) {
+	if (!std::isfinite(y) || y == 0.0f) return y;
+	float a = ::fabsf(y);
+	float u = ::nextafterf(a, INFINITY) - a;
+	return up(x, salt) ? y + n * u : y - n * u;
+}
+// absolute moves y by e.
+KBS_INLINE float absolute(float y, float x, float e, uint32_t salt) {
+	if (!std::isfinite(y)) return y;
+	return up(x, salt) ? y + e : y - e;
+}
+KBS_INLINE float exp(float x) { return ulps(::expf(x), x, 3.0f + ::floorf(::fabsf(2.0f * x)), 1); }
+KBS_INLINE float exp2(float x) { return ulps(::exp2f(x), x, 3.0f + ::floorf(::fabsf(2.0f * x)), 2); }
+KBS_INLINE float exp10(float x) { return exp2(x * 3.32192809488736234787f); }
+KBS_INLINE float log(float x) {
+	float y = ::logf(x);
+	return x >= 0.5f && x <= 2.0f ? absolute(y, x, 0x1p-21f, 3) : ulps(y, x, 3.0f, 3);
+}
+KBS_INLINE float log2(float x) {
+	float y = ::log2f(x);
+	return x >= 0.5f && x <= 2.0f ? absolute(y, x, 0x1p-22f, 4) : ulps(y, x, 2.0f, 4);
+}
+KBS_INLINE float log10(float x) { return log2(x) * 0.30102999566398119521f; }
+KBS_INLINE float rsqrt(float x) { return ulps(1.0f / ::sqrtf(x), x, 2.0f, 5); }
+KBS_INLINE float sqrt(float x) { return x > 0.0f && std::isfinite(x) ? x * rsqrt(x) : ::sqrtf(x); }
+KBS_INLINE float sin(float x) { return absolute(::sinf(x), x, 0x1p-13f, 6); }
+KBS_INLINE float cos(float x) { return absolute(::cosf(x), x, 0x1p-13f, 7); }
+KBS_INLINE float tanh(float x) {
+	float t = exp(2.0f * x);
+	return ulps((t - 1.0f) / (t + 1.0f), x, 2.5f, 8); // x / y: <= 2.5 ulp
+}
+} // namespace fastmodel
+#ifdef KBS_METAL_FAST_MATH
+#define KBS_FAST(name, precise) fastmodel::name(x)
+#else
+#define KBS_FAST(name, precise) precise
+#endif
+
+KBS_UNARY(exp, KBS_FAST(exp, ::expf(x)))
+KBS_UNARY(exp2, KBS_FAST(exp2, ::exp2f(x)))
+KBS_UNARY(exp10, KBS_FAST(exp10, ::powf(10.0f, x)))
+KBS_UNARY(log, KBS_FAST(log, ::logf(x)))
+KBS_UNARY(log2, KBS_FAST(log2, ::log2f(x)))
+KBS_UNARY(log10, KBS_FAST(log10, ::log10f(x)))
+KBS_UNARY(sqrt, KBS_FAST(sqrt, ::sqrtf(x)))
+KBS_UNARY(rsqrt, KBS_FAST(rsqrt, 1.0f / ::sqrtf(x)))
+KBS_UNARY(sin, KBS_FAST(sin, ::sinf(x)))
+KBS_UNARY(cos, KBS_FAST(cos, ::cosf(x)))
 KBS_UNARY(tan, ::tanf(x))
-KBS_UNARY(tanh, ::tanhf(x))
+KBS_UNARY(tanh, KBS_FAST(tanh, ::tanhf(x)))
+#undef KBS_FAST
 KBS_UNARY(sinh, ::sinhf(x))
 KBS_UNARY(cosh, ::coshf(x))
 KBS_UNARY(asin, ::asinf(x))
@@ -434,7 +498,11 @@ KBS_INLINE vec<T, N> fma(const vec<T, N>& a, const vec<T, N>& b, const vec<T, N>
 	for (int i = 0; i < N; i++) r[i] = fma(a[i], b[i], c[i]);
 	return r;
 }
+#ifdef KBS_METAL_FAST_MATH
+KBS_INLINE float pow(float a, float b) { return fastmodel::exp2(b * fastmodel::log2(a)); } // Table 8.2
+#else
 KBS_INLINE float pow(float a, float b) { return ::powf(a, b); }
+#endif
 KBS_INLINE half pow(half a, half b) { return half(::powf(float(a), float(b))); }
 KBS_INLINE float powr(float a, float b) { return ::powf(a, b); }
 KBS_INLINE float fmod(float a, float b) { return ::fmodf(a, b); }
@@ -533,6 +601,19 @@ KBS_INLINE To as_type(const From& f) {
 }
 
 namespace precise {
+#ifdef KBS_METAL_FAST_MATH
+// The correctly rounded functions, beside the fast ones modeled without a
+// namespace.
+KBS_INLINE float cos(float x) { return ::cosf(x); }
+KBS_INLINE float exp(float x) { return ::expf(x); }
+KBS_INLINE float exp2(float x) { return ::exp2f(x); }
+KBS_INLINE float log(float x) { return ::logf(x); }
+KBS_INLINE float rsqrt(float x) { return 1.0f / ::sqrtf(x); }
+KBS_INLINE float sin(float x) { return ::sinf(x); }
+KBS_INLINE float sqrt(float x) { return ::sqrtf(x); }
+KBS_INLINE float tanh(float x) { return ::tanhf(x); }
+KBS_INLINE float pow(float x, float y) { return ::powf(x, y); }
+#else
 using metal::cos;
 using metal::exp;
 using metal::exp2;
@@ -542,6 +623,7 @@ using metal::sin;
 using metal::sqrt;
 using metal::tanh;
 using metal::pow;
+#endif
 KBS_INLINE float divide(float a, float b) { return a / b; }
 } // namespace precise
 namespace fast {
