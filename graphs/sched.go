@@ -611,8 +611,11 @@ func (p *Plan) runBatch(gc ops.GraphComputer, b ops.Backend, split []step) error
 	for _, st := range split {
 		p.batch = append(p.batch, st.run)
 	}
-	if ts, ok := b.(ops.NodeTimingSwitch); ok {
-		ts.SetNodeTiming(p.g.Hook != nil || p.g.Recorder != nil)
+	// A run whose records someone reads times its nodes; otherwise the
+	// backend keeps the setting its owner gave it (off by default).
+	if ts, ok := b.(ops.NodeTimingSwitch); ok && (p.g.Hook != nil || p.g.Recorder != nil) {
+		ts.SetNodeTiming(true)
+		defer ts.SetNodeTiming(false)
 	}
 	start := time.Now()
 	if err := gc.ComputeGraph(p.batch); err != nil {

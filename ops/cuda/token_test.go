@@ -270,7 +270,11 @@ func TestCasesAsGraphs(t *testing.T) {
 		}
 	}
 	for _, c := range cases {
-		if r := harness.Run(g, c); !r.Passed() {
+		r := harness.Run(g, c)
+		if r.Status == harness.StatusSkipped && r.Reason == "unsupported" && slices.ContainsFunc(c.Types, func(t quant.Type) bool { return slices.Contains(pendingTypes, t) }) {
+			continue
+		}
+		if !r.Passed() {
 			t.Errorf("%s: %s (%s)", c.ID(), r.Summary(), r.Err)
 		}
 	}
