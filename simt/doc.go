@@ -51,7 +51,10 @@
 // as `template [[host_name("k_f16")]] kernel k_t k<half>;` are parsed).
 // Inline device assembly (PTX mma, ldmatrix, cp.async) must sit in a
 // device function with an emulator implementation under #ifdef
-// __KBSIMT__; bare asm is refused by the translator, as are other
+// __KBSIMT__ (kbsimt_cuda.h implements ldmatrix, cp.async with its
+// commit and wait groups, mma.sync m16n8k32 s8 and m16n8k8 tf32 and
+// cvt.rna.tf32 as __kbsimt_* functions for those branches to call);
+// bare asm is refused by the translator, as are other
 // unsupported constructs (textures, function constants, templates
 // launched by name, extern __shared__ at file scope), each with a message
 // naming the construct and its place.
