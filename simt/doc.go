@@ -91,6 +91,11 @@
 //     never race, and a conflicting store is reported only when it
 //     changes the bytes (threads storing the same value are benign).
 //     compute-sanitizer's racecheck covers shared memory only;
+//   - an access to shared memory a cp.async writes before the issuing
+//     thread's cp.async.wait_group has let the copy's group go, by any
+//     thread, the issuer included (the copy may land at any time until
+//     then); after the wait the bytes are the issuer's write, which other
+//     threads read after a barrier;
 //   - accesses outside a device buffer (each has 4 KiB red zones; the
 //     access is stopped before it happens), past a __shared__ or
 //     threadgroup array (a red zone follows each), outside the dynamic

@@ -1934,6 +1934,46 @@ static void report_race(Worker* w, Fiber* f, uintptr_t a, const Shadow* s, bool 
 	(void)s;
 }
 
+// report_async_race reports an access to a byte that a cp.async of the
+// block writes and whose wait_group has not come: the copy may land at
+// any time until then (compute-sanitizer's racecheck reports it too).
+static void report_async_race(Worker* w, Fiber* f, uintptr_t a, bool write, uint64_t pc) {
+	Launch* L = w->L;
+	if (L->races.fetch_add(1) != 0) return;
+	uint32_t issuer = 0;
+	uint64_t ipc = 0;
+	for (uint32_t i = 0; i < w->n && !ipc; i++) {
+		for (const AsyncCopy& c : w->acp[i]) {
+			if (a >= c.a && a < c.a + c.n) {
+				issuer = i;
+				ipc = c.pc;
+				break;
+			}
+		}
+	}
+	Fiber* o = fiber_at(w, issuer);
+	pthread_mutex_lock(&L->mu);
+	kbs_result* r = L->res;
+	if (r->code == KBS_OK) {
+		r->code = KBS_E_RACE;
+		r->addr = a;
+		r->smem_offset = (int64_t)(a - w->smem_lo);
+		r->aux = 1; // the first access is a cp.async not yet waited for
+		r->block = w->bid;
+		r->thread[0] = o->t.tid;
+		r->thread[1] = f->t.tid;
+		r->write[0] = true;
+		r->write[1] = write;
+		r->pc[0] = ipc;
+		r->pc[1] = pc;
+		snprintf(r->msg, sizeof r->msg,
+		         "shared-memory race in kernel %s, block (%u,%u,%u): cp.async write by thread (%u,%u,%u) and %s by thread (%u,%u,%u) before the copy's cp.async.wait_group",
+		         L->k->name, w->bid.x, w->bid.y, w->bid.z, o->t.tid.x, o->t.tid.y, o->t.tid.z, write ? "write" : "read",
+		         f->t.tid.x, f->t.tid.y, f->t.tid.z);
+	}
+	pthread_mutex_unlock(&L->mu);
+}
+
 static void shared_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, uint64_t pc) {
 	Launch* L = w->L;
 	if (a + n > w->smem_lo + w->smem_size) {
@@ -2008,6 +2048,7 @@ static void shared_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write
 	Shadow* sh = w->shadow + (a - w->smem_lo);
 	for (size_t i = 0; i < n; i++) {
 		Shadow* s = sh + i;
+		if (s->async) report_async_race(w, f, a + i, write, pc);
 		if (s->w_ep == E && s->w_tid != tid) {
 			bool synced = (uint32_t)s->w_tid / KBS_WARP == warp && s->w_wep != wep;
 			if (!synced) report_race(w, f, a + i, s, write, true, s->w_tid, s->w_pc, pc);
