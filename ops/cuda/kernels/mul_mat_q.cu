@@ -25,10 +25,20 @@
 
 // kb_qds is the head of a kb_q8a block: the scale and the halves' code
 // sums.
-struct kb_qds {
+struct __align__(8) kb_qds {
 	float d;
 	short s[2];
 };
+
+// kb_ld_qds reads a head from shared memory in one 8-byte load.
+__device__ __forceinline__ kb_qds kb_ld_qds(const kb_qds* p) {
+	uint2 v = kb_ld8(p);
+	kb_qds h;
+	h.d = __uint_as_float(v.x);
+	h.s[0] = (short)(v.y & 0xffffu);
+	h.s[1] = (short)(v.y >> 16);
+	return h;
+}
 
 // The tiles: the weights' int8 codes (four to an int) and per chunk the
 // (scale, offset) of each half, decoded per step; the raw weight blocks
@@ -68,6 +78,12 @@ __device__ __forceinline__ void kb_mmq_load_x(const kb_mm& p, const kb_qtiles& s
 	}
 }
 
+// kb_qraw is the stride of the raw weight rows of format T in the tile:
+// its KB_QC blocks rounded up to 8 bytes, so that a warp's 8-byte copies
+// of consecutive rows fill consecutive banks.
+template <int T>
+__device__ __forceinline__ int kb_qraw() { return (KB_QC * kb_type<T>::bytes + 7) & ~7; }
+
 // kb_mmq_load_w starts the copies of step c0's raw weight blocks (32-
 // element formats, rows and the tile 8-byte aligned): each row's blocks
 // are contiguous, copied in 8-byte pieces (the last one partial where the
@@ -79,7 +95,7 @@ __device__ __forceinline__ void kb_mmq_load_w(const kb_mm& p, const kb_qtiles& s
 	for (int i = threadIdx.x; i < KB_BM * np; i += KB_NT) {
 		const int r = i / np, q = i % np;
 		const i64 gr = min(row0 + r, p.m - 1);
-		kb_cp_async<8>(&s.wraw[r][8 * q], w + gr * p.w_nb1 + c0 * B + 8 * q, min(8, bytes - 8 * q));
+		kb_cp_async<8>(&s.wraw[0][0] + r * kb_qraw<T>() + 8 * q, w + gr * p.w_nb1 + c0 * B + 8 * q, min(8, bytes - 8 * q));
 	}
 }
 
@@ -133,7 +149,7 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 			if (ch < kc) {
 				const u8* blk;
 				if (raw) {
-					blk = &s.wraw[r][cc * kb_type<T>::bytes];
+					blk = &s.wraw[0][0] + r * kb_qraw<T>() + cc * kb_type<T>::bytes;
 				} else {
 					const i64 gr = min(row0 + r, p.m - 1);  // rows past m: any row, not stored
 					blk = (const u8*)(w + gr * p.w_nb1) + (ch / CPB) * kb_type<T>::bytes;
@@ -144,9 +160,9 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 				for (int i = 0; i < 8; i++) q[i] = 0;
 				dm[0] = dm[1] = make_float2(0.0f, 0.0f);
 			}
-			*(int4*)&wq[r][cc * 8] = make_int4(q[0], q[1], q[2], q[3]);
-			*(int4*)&wq[r][cc * 8 + 4] = make_int4(q[4], q[5], q[6], q[7]);
-			wdm[r][cc] = make_float4(dm[0].x, dm[0].y, dm[1].x, dm[1].y);
+			kb_st16(&wq[r][cc * 8], q[0], q[1], q[2], q[3]);
+			kb_st16(&wq[r][cc * 8 + 4], q[4], q[5], q[6], q[7]);
+			kb_st16(&wdm[r][cc], __float_as_int(dm[0].x), __float_as_int(dm[0].y), __float_as_int(dm[1].x), __float_as_int(dm[1].y));
 		}
 		__syncthreads();
 		// The next step's copies run while this one computes.
@@ -169,8 +185,8 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 					const int r0 = 32 * wm + 16 * mt;
 					if (r0 >= nrows) continue;  // warp-uniform: a sub-tile past the rows
 					kb_ldmatrix_x4(a[mt], &wq[r0 + (lane & 7) + 8 * ((lane >> 3) & 1)][cc * 8 + 4 * (lane >> 4)]);
-					dm[mt][0] = wdm[r0 + g][cc];
-					dm[mt][1] = wdm[r0 + g + 8][cc];
+					dm[mt][0] = kb_ld16f(&wdm[r0 + g][cc]);
+					dm[mt][1] = kb_ld16f(&wdm[r0 + g + 8][cc]);
 				}
 #pragma unroll
 				for (int np = 0; np < 2; np++) {
@@ -185,7 +201,7 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 						const int col = colp + 8 * h, nt = 2 * np + h;
 						if (col >= ncols) continue;
 						const int bk[2] = {(int)bf[2 * h], (int)bf[2 * h + 1]};
-						const kb_qds x0 = xds[col + 2 * t][cc], x1 = xds[col + 2 * t + 1][cc];
+						const kb_qds x0 = kb_ld_qds(&xds[col + 2 * t][cc]), x1 = kb_ld_qds(&xds[col + 2 * t + 1][cc]);
 #pragma unroll
 						for (int mt = 0; mt < 2; mt++) {
 							if (32 * wm + 16 * mt >= nrows) continue;
@@ -223,8 +239,9 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 					const int col = tx + 16 * j;
 #pragma unroll
 					for (int i = 0; i < 4; i++) xv[j][i] = xq[col][4 * hh + i];
-					xdv[j] = xds[col][cc].d;
-					xsv[j] = (float)xds[col][cc].s[h];
+					const kb_qds x = kb_ld_qds(&xds[col][cc]);
+					xdv[j] = x.d;
+					xsv[j] = (float)x.s[h];
 				}
 #pragma unroll
 				for (int i = 0; i < 8; i++) {
@@ -232,7 +249,7 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 					int wv[4];
 #pragma unroll
 					for (int e = 0; e < 4; e++) wv[e] = wq[r][4 * hh + e];
-					const float4 d4 = wdm[r][cc];
+					const float4 d4 = kb_ld16f(&wdm[r][cc]);
 					const float ds = h ? d4.z : d4.x, dof = h ? d4.w : d4.y;
 #pragma unroll
 					for (int j = 0; j < 4; j++)
