@@ -241,7 +241,7 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 					for (int i = 0; i < 4; i++) xv[j][i] = xq[col][4 * hh + i];
 					const kb_qds x = kb_ld_qds(&xds[col][cc]);
 					xdv[j] = x.d;
-					xsv[j] = (float)x.s[h];
+					xsv[j] = (float)(h ? x.s[1] : x.s[0]);
 				}
 #pragma unroll
 				for (int i = 0; i < 8; i++) {
