@@ -662,7 +662,13 @@ func (m *Module) fault(kernel string, r *cResult) error {
 			f.Where = m.where([]uint64{r.PC[1]}, []bool{r.Write[1] != 0})
 			break
 		}
-		f.Msg += " of " + m.sharedVar(r.SmemOffset) + ", with no barrier between"
+		if r.Aux == 1 {
+			// The first access is a cp.async whose wait_group had not
+			// come: no barrier orders it, only the issuer's wait.
+			f.Msg += ", in " + m.sharedVar(r.SmemOffset)
+		} else {
+			f.Msg += " of " + m.sharedVar(r.SmemOffset) + ", with no barrier between"
+		}
 		f.Where = m.where([]uint64{r.PC[0], r.PC[1]}, []bool{r.Write[0] != 0, r.Write[1] != 0})
 	case OutOfBounds, NullPointer:
 		f.Threads = []Dim3{r.Thread[0]}

@@ -59,7 +59,10 @@
 // as `template [[host_name("k_f16")]] kernel k_t k<half>;` are parsed).
 // Inline device assembly (PTX mma, ldmatrix, cp.async) must sit in a
 // device function with an emulator implementation under #ifdef
-// __KBSIMT__; bare asm is refused by the translator, as are other
+// __KBSIMT__ (kbsimt_cuda.h implements ldmatrix, cp.async with its
+// commit and wait groups, mma.sync m16n8k32 s8 and m16n8k8 tf32 and
+// cvt.rna.tf32 as __kbsimt_* functions for those branches to call);
+// bare asm is refused by the translator, as are other
 // unsupported constructs (textures, function constants, templates
 // launched by name, extern __shared__ at file scope), each with a message
 // naming the construct and its place.
@@ -96,6 +99,11 @@
 //     never race, and a conflicting store is reported only when it
 //     changes the bytes (threads storing the same value are benign).
 //     compute-sanitizer's racecheck covers shared memory only;
+//   - an access to shared memory a cp.async writes before the issuing
+//     thread's cp.async.wait_group has let the copy's group go, by any
+//     thread, the issuer included (the copy may land at any time until
+//     then); after the wait the bytes are the issuer's write, which other
+//     threads read after a barrier;
 //   - accesses outside a device buffer (each has 4 KiB red zones; the
 //     access is stopped before it happens), past a __shared__ or
 //     threadgroup array (a red zone follows each), outside the dynamic

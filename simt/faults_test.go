@@ -278,3 +278,32 @@ func TestFaultGlobalRace(t *testing.T) {
 		}
 	})
 }
+
+func TestFaultCpAsyncReadBeforeWait(t *testing.T) {
+	src := make([]float32, 256)
+	for _, tc := range []struct {
+		kernel   string
+		contains []string
+	}{
+		// wait_group 1 lets the older group go, not the newer one.
+		{"cp_async_early_read", []string{"cp.async write by thread", "and read by thread", "before the copy's cp.async.wait_group",
+			"shared variable new_tile of cp_async_early_read", "faults.cu:166 (write)", "faults.cu:170 (read)"}},
+		// The issuing thread itself may not read before its wait.
+		{"cp_async_own_read", []string{"cp.async write by thread (0,0,0) and read by thread (0,0,0)", "shared variable tile of cp_async_own_read",
+			"faults.cu:177 (write)", "faults.cu:179 (read)"}},
+	} {
+		t.Run(tc.kernel, func(t *testing.T) {
+			k := kernel(t, load(t, "faults.cu", Checked), tc.kernel)
+			_, err := k.Launch(Launch{Grid: d1(1), Block: d1(32), Args: []any{f32Buf(t, src), alloc(t, 4*32)}})
+			fault(t, err, Race, tc.contains...)
+		})
+	}
+}
+
+func TestFaultCpAsyncMisaligned(t *testing.T) {
+	modes(t, func(t *testing.T, m Mode) {
+		k := kernel(t, load(t, "faults.cu", m), "cp_async_misaligned")
+		_, err := k.Launch(Launch{Grid: d1(1), Block: d1(32), Args: []any{f32Buf(t, make([]float32, 128)), alloc(t, 4*32)}})
+		fault(t, err, Trap, "cp.async: an address is not aligned to the copy size", "faults.cu:187")
+	})
+}

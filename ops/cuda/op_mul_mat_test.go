@@ -127,26 +127,33 @@ func TestMatmulIDsChecked(t *testing.T) {
 // tile (the emulator reports the shared-memory overrun), a missing barrier
 // between a k step's products and the next step's loads (a race), and a
 // tensor-core fragment taking the wrong k half (wrong results, caught by
-// the comparison).
+// the comparison), and in the integer kernel a step's tiles read without
+// waiting for their cp.async copies (a race with the copies) and
+// ldmatrix rows of the wrong k half (wrong results).
 func TestMatmulInjectedBugs(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
+		file     string
 		old, new string
 		mma      bool
 		types    []quant.Type
 		want     string
 	}{
-		{"tile off by one", "for (int job = tid; job < KB_BN * KB_HK; job += KB_NT) {", "for (int job = tid; job <= KB_BN * KB_HK; job += KB_NT) {",
+		{"tile off by one", "mul_mat_f.cu", "for (int job = tid; job < KB_BN * KB_HK; job += KB_NT) {", "for (int job = tid; job <= KB_BN * KB_HK; job += KB_NT) {",
 			true, []quant.Type{quant.F16}, "out-of-bounds"},
-		{"missing barrier", "for (int i = 0; i < 32; i++) tot[i] += acc[i];\n\t\t__syncthreads();\n",
+		{"missing barrier", "mul_mat_f.cu", "for (int i = 0; i < 32; i++) tot[i] += acc[i];\n\t\t__syncthreads();\n",
 			"for (int i = 0; i < 32; i++) tot[i] += acc[i];\n",
 			false, []quant.Type{quant.F32}, "shared-memory race"},
-		{"fragment k half", "u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t + 8]};",
+		{"fragment k half", "mul_mat_f.cu", "u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t + 8]};",
 			"u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t]};",
 			true, []quant.Type{quant.BF16}, "NMSE"},
+		{"cp.async not waited for", "mul_mat_q.cu", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
+			true, []quant.Type{quant.Q4_0}, "before the copy's cp.async.wait_group"},
+		{"ldmatrix k half", "mul_mat_q.cu", "[cc * 8 + 4 * ((lane >> 3) & 1)]);", "[cc * 8]);",
+			true, []quant.Type{quant.Q8_0}, "NMSE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, patched := patchKernel(t, "mul_mat_f.cu", tc.old, tc.new)
+			b, patched := patchKernel(t, tc.file, tc.old, tc.new)
 			failed := 0
 			withPaths(0, tc.mma, func() {
 				for _, c := range matmulCases(tc.types...) {

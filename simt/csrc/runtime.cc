@@ -345,7 +345,7 @@ struct Shadow {
 	uint16_t w_tid, r_tid;  // the writer; the first reader
 	uint16_t r_tid2;        // another reader, when r_multi > 0
 	uint8_t r_multi;        // 0 one reader, 1 several of one warp, 2 of several warps
-	uint8_t pad;
+	uint8_t async;          // 1 while a cp.async that writes it waits for its wait_group
 	uint64_t w_pc, r_pc;
 };
 
@@ -413,6 +413,15 @@ struct GPending {
 	uint8_t old[16];
 };
 
+// A cp.async of one thread whose wait_group has not come: its shared
+// destination, the commit group it belongs to (the thread's count of
+// commits when it was issued) and its place.
+struct AsyncCopy {
+	uintptr_t a;
+	uint32_t n, group;
+	uint64_t pc;
+};
+
 struct Launch;
 
 struct Worker {
@@ -450,6 +459,12 @@ struct Worker {
 	uint32_t npend;
 	WorkerProf* prof; // the profiler's state, when the launch is profiled
 	WorkerProf* prof_store;
+	// cp.async (checked modules): per thread of the block, its copies not
+	// yet waited for and its count of commit_groups; nacp counts the
+	// block's pending copies.
+	std::vector<AsyncCopy>* acp;
+	uint32_t* acp_groups;
+	uint32_t nacp;
 	// Counters.
 	uint64_t blocks, switches, barriers, collectives;
 };
@@ -493,6 +508,7 @@ static __thread Worker* tls_worker;
 
 static void prof_flush(Worker* w, int warp);
 static void resolve_all_pending(Worker* w);
+static void acp_reset(Worker* w);
 
 static double now_s() {
 	struct timespec ts;
@@ -944,9 +960,11 @@ static void run_block(Worker* w, Launch* L, uint64_t b) {
 		P->open.clear();
 		P->reqs.clear();
 	}
+	if (w->acp_groups) memset(w->acp_groups, 0, KBS_MAX_THREADS * sizeof(uint32_t));
 	run_block_threads(w, L, b);
 	w->gseq.fetch_add(1);
 	if (w->npend) resolve_all_pending(w);
+	if (w->nacp) acp_reset(w);
 	if (P && L->abort.load()) {
 		// A block cut short is not counted.
 		P->reqs.clear();
@@ -1797,6 +1815,97 @@ KBS_API void kbs_prof_mma(int32_t kind) {
 // ---------------------------------------------------------------------
 // Checks: the thread-sanitizer hooks.
 
+static void shared_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, uint64_t pc);
+static inline void prof_static(Worker* w, uintptr_t a);
+
+// kbs_in_shared reports whether [p, p+n) lies in the calling block's
+// shared memory (ldmatrix and cp.async take only shared addresses).
+KBS_API int32_t kbs_in_shared(const void* p, uint64_t n) {
+	Worker* w = tls_worker;
+	if (!w || !w->cur) return 0;
+	uintptr_t a = (uintptr_t)p;
+	return a - w->smem_lo < w->smem_size && n <= w->smem_size - (a - w->smem_lo);
+}
+
+// Asynchronous copies (cp.async) in a checked module: the device code has
+// read the source (its global load is checked and counted there); the
+// copy writes the destination now, checked and counted as the store of
+// the calling place, and the destination's bytes are marked as pending
+// until the thread's cp.async.wait_group lets the copy's group go. Until
+// then any access to them, by any thread, the issuer included, is a race;
+// after it, the bytes are the issuer's write at that point (other threads
+// need a barrier). A block's pending copies are dropped at its end.
+
+static void acp_mark(Worker* w, uintptr_t a, uint32_t n, uint8_t v) {
+	Shadow* sh = w->shadow + (a - w->smem_lo);
+	for (uint32_t i = 0; i < n; i++) sh[i].async = v;
+}
+
+static void acp_reset(Worker* w) {
+	for (uint32_t i = 0; i < KBS_MAX_THREADS && w->nacp; i++) {
+		for (const AsyncCopy& c : w->acp[i]) {
+			acp_mark(w, c.a, c.n, 0);
+			w->nacp--;
+		}
+		w->acp[i].clear();
+	}
+	w->nacp = 0;
+}
+
+KBS_API void kbs_cp_async(void* dst, const void* data, uint32_t n) {
+	uint64_t pc = (uint64_t)__builtin_return_address(0);
+	Worker* w = tls_worker;
+	Fiber* f = w ? w->cur : nullptr;
+	uintptr_t a = (uintptr_t)dst;
+	if (!f || !w->shadow || a - w->smem_lo >= w->smem_size) {
+		memcpy(dst, data, n);
+		return;
+	}
+	if (!w->acp) {
+		w->acp = new std::vector<AsyncCopy>[KBS_MAX_THREADS];
+		w->acp_groups = new uint32_t[KBS_MAX_THREADS]();
+	}
+	shared_access(w, f, a, n, true, pc);
+	if (w->prof) {
+		prof_access(w, f, a, n, RK_SST, pc);
+		prof_static(w, a);
+	}
+	memcpy(dst, data, n);
+	uint32_t t = f->t.linear;
+	w->acp[t].push_back(AsyncCopy{a, n, w->acp_groups[t], pc});
+	acp_mark(w, a, n, 1);
+	w->nacp++;
+}
+
+// kbs_cp_async_commit closes the calling thread's open group of copies.
+KBS_API void kbs_cp_async_commit() {
+	Worker* w = tls_worker;
+	if (!w || !w->cur || !w->acp_groups) return;
+	w->acp_groups[w->cur->t.linear]++;
+}
+
+// kbs_cp_async_wait completes the calling thread's committed groups but
+// the newest keep ones.
+KBS_API void kbs_cp_async_wait(uint32_t keep) {
+	Worker* w = tls_worker;
+	if (!w || !w->cur || !w->acp) return;
+	Fiber* f = w->cur;
+	uint32_t t = f->t.linear, g = w->acp_groups[t];
+	std::vector<AsyncCopy>& v = w->acp[t];
+	size_t k = 0;
+	for (size_t i = 0; i < v.size(); i++) {
+		AsyncCopy c = v[i];
+		if ((uint64_t)c.group + keep < g) {
+			acp_mark(w, c.a, c.n, 0);
+			w->nacp--;
+			shared_access(w, f, c.a, c.n, true, c.pc);
+		} else {
+			v[k++] = c;
+		}
+	}
+	v.resize(k);
+}
+
 static void report_race(Worker* w, Fiber* f, uintptr_t a, const Shadow* s, bool write, bool other_write,
                         uint16_t other_tid, uint64_t other_pc, uint64_t pc) {
 	Launch* L = w->L;
@@ -1823,6 +1932,46 @@ static void report_race(Worker* w, Fiber* f, uintptr_t a, const Shadow* s, bool 
 	}
 	pthread_mutex_unlock(&L->mu);
 	(void)s;
+}
+
+// report_async_race reports an access to a byte that a cp.async of the
+// block writes and whose wait_group has not come: the copy may land at
+// any time until then (compute-sanitizer's racecheck reports it too).
+static void report_async_race(Worker* w, Fiber* f, uintptr_t a, bool write, uint64_t pc) {
+	Launch* L = w->L;
+	if (L->races.fetch_add(1) != 0) return;
+	uint32_t issuer = 0;
+	uint64_t ipc = 0;
+	for (uint32_t i = 0; i < w->n && !ipc; i++) {
+		for (const AsyncCopy& c : w->acp[i]) {
+			if (a >= c.a && a < c.a + c.n) {
+				issuer = i;
+				ipc = c.pc;
+				break;
+			}
+		}
+	}
+	Fiber* o = fiber_at(w, issuer);
+	pthread_mutex_lock(&L->mu);
+	kbs_result* r = L->res;
+	if (r->code == KBS_OK) {
+		r->code = KBS_E_RACE;
+		r->addr = a;
+		r->smem_offset = (int64_t)(a - w->smem_lo);
+		r->aux = 1; // the first access is a cp.async not yet waited for
+		r->block = w->bid;
+		r->thread[0] = o->t.tid;
+		r->thread[1] = f->t.tid;
+		r->write[0] = true;
+		r->write[1] = write;
+		r->pc[0] = ipc;
+		r->pc[1] = pc;
+		snprintf(r->msg, sizeof r->msg,
+		         "shared-memory race in kernel %s, block (%u,%u,%u): cp.async write by thread (%u,%u,%u) and %s by thread (%u,%u,%u) before the copy's cp.async.wait_group",
+		         L->k->name, w->bid.x, w->bid.y, w->bid.z, o->t.tid.x, o->t.tid.y, o->t.tid.z, write ? "write" : "read",
+		         f->t.tid.x, f->t.tid.y, f->t.tid.z);
+	}
+	pthread_mutex_unlock(&L->mu);
 }
 
 static void shared_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, uint64_t pc) {
@@ -1899,6 +2048,7 @@ static void shared_access(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write
 	Shadow* sh = w->shadow + (a - w->smem_lo);
 	for (size_t i = 0; i < n; i++) {
 		Shadow* s = sh + i;
+		if (s->async) report_async_race(w, f, a + i, write, pc);
 		if (s->w_ep == E && s->w_tid != tid) {
 			bool synced = (uint32_t)s->w_tid / KBS_WARP == warp && s->w_wep != wep;
 			if (!synced) report_race(w, f, a + i, s, write, true, s->w_tid, s->w_pc, pc);

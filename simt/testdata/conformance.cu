@@ -179,3 +179,82 @@ extern "C" __global__ void partial_warp(int* out) {
 	}
 	out[threadIdx.x] = v;
 }
+
+// ---------------------------------------------------------------------
+// The sm_75/sm_80 instructions' emulator implementations (kbsimt_cuda.h),
+// called as a kernel's device functions call them under __KBSIMT__.
+
+// Every ldmatrix variant over four 8x8 matrices of 16-bit values in
+// shared memory: lane (i, j) = (lane/8, lane%8) gives the address of row
+// 7-j of matrix i, so the matrices as read are the stored ones upside
+// down. out[((2*v + trans)*32 + lane)*4 + i] is register i of variant
+// v (x1, x2, x4).
+extern "C" __global__ void ldmatrix_all(const unsigned short* in, unsigned* out) {
+	__shared__ __align__(16) unsigned short tile[4][8][8];
+	int lane = threadIdx.x;
+	for (int e = lane; e < 256; e += 32) (&tile[0][0][0])[e] = in[e];
+	__syncwarp();
+	const void* row = &tile[lane / 8][7 - lane % 8][0];
+	for (int v = 0; v < 3; v++) {
+		for (int trans = 0; trans < 2; trans++) {
+			unsigned r[4] = {0, 0, 0, 0};
+			__kbsimt_ldmatrix(1 << v, trans != 0, row, r);
+			for (int i = 0; i < 4; i++) out[((2 * v + trans) * 32 + lane) * 4 + i] = r[i];
+		}
+	}
+}
+
+// Asynchronous copies through shared memory, 64 threads: group 0 copies
+// 16 bytes a thread into a (from src[0..256)), group 1 copies 8 bytes a
+// thread into b (from src[256..384)) and 4 bytes into c (from
+// src[384..448)), with thread t's 4-byte copy reading only t%5 bytes of
+// its source (the rest zero-filled); after wait_group 1 and a barrier the
+// block reads a (group 0) reversed, after wait_group 0 and a barrier b
+// and c. out: 256 + 128 + 64 ints.
+extern "C" __global__ void cp_async_groups(const int* src, int* out) {
+	__shared__ __align__(16) int a[256];
+	__shared__ __align__(16) int b[128];
+	__shared__ __align__(16) int c[64];
+	int t = threadIdx.x;
+	__kbsimt_cp_async(&a[4 * t], &src[4 * t], 16, 16);
+	__kbsimt_cp_async_commit();
+	__kbsimt_cp_async(&b[2 * t], &src[256 + 2 * t], 8, 8);
+	__kbsimt_cp_async(&c[t], &src[384 + t], 4, t % 5);
+	__kbsimt_cp_async_commit();
+	__kbsimt_cp_async_wait(1);
+	__syncthreads();
+	for (int i = t; i < 256; i += 64) out[i] = a[255 - i];
+	__kbsimt_cp_async_wait(0);
+	__syncthreads();
+	for (int i = t; i < 128; i += 64) out[256 + i] = b[127 - i];
+	out[384 + t] = c[63 - t];
+}
+
+// One tensor-core product per launch, a warp: each lane passes its
+// fragment registers as given and returns its D registers.
+extern "C" __global__ void mma_k32_s8(const int* fa, const int* fb, const int* fc, int* fd) {
+	int l = threadIdx.x;
+	int a[4], b[2], c[4], d[4];
+	for (int i = 0; i < 4; i++) a[i] = fa[4 * l + i], c[i] = fc[4 * l + i];
+	b[0] = fb[2 * l];
+	b[1] = fb[2 * l + 1];
+	__kbsimt_mma_m16n8k32_s8(d, a, b, c);
+	for (int i = 0; i < 4; i++) fd[4 * l + i] = d[i];
+}
+
+extern "C" __global__ void mma_k8_tf32(const unsigned* fa, const unsigned* fb, const float* fc, float* fd) {
+	int l = threadIdx.x;
+	unsigned a[4], b[2];
+	float c[4], d[4];
+	for (int i = 0; i < 4; i++) a[i] = fa[4 * l + i], c[i] = fc[4 * l + i];
+	b[0] = fb[2 * l];
+	b[1] = fb[2 * l + 1];
+	__kbsimt_mma_m16n8k8_tf32(d, a, b, c);
+	for (int i = 0; i < 4; i++) fd[4 * l + i] = d[i];
+}
+
+// cvt.rna.tf32.f32 of n floats.
+extern "C" __global__ void cvt_tf32(const float* in, unsigned* out, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) out[i] = __kbsimt_cvt_rna_tf32(in[i]);
+}

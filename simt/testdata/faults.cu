@@ -153,3 +153,39 @@ extern "C" __global__ void global_last_block(float* partial, unsigned* done, flo
 extern "C" __global__ void store_first(int* out, int v) {
 	if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = v;
 }
+
+// Each thread copies 16 bytes into a shared tile with cp.async and waits
+// for only the older of its two groups (wait_group 1) before the block
+// reads the newer group's tile: the copy may not have landed.
+extern "C" __global__ void cp_async_early_read(const int* src, int* out) {
+	__shared__ __align__(16) int old_tile[128];
+	__shared__ __align__(16) int new_tile[128];
+	int t = threadIdx.x;
+	__kbsimt_cp_async(&old_tile[4 * t], &src[4 * t], 16, 16);
+	__kbsimt_cp_async_commit();
+	__kbsimt_cp_async(&new_tile[4 * t], &src[128 + 4 * t], 16, 16);
+	__kbsimt_cp_async_commit();
+	__kbsimt_cp_async_wait(1);
+	__syncthreads();
+	out[t] = old_tile[127 - t] + new_tile[127 - t];
+}
+
+// A thread reads its own cp.async destination before any wait_group.
+extern "C" __global__ void cp_async_own_read(const int* src, int* out) {
+	__shared__ __align__(16) int tile[128];
+	int t = threadIdx.x;
+	__kbsimt_cp_async(&tile[4 * t], &src[4 * t], 16, 16);
+	__kbsimt_cp_async_commit();
+	out[t] = tile[4 * t];
+	__kbsimt_cp_async_wait(0);
+}
+
+// A cp.async whose destination is not aligned to its size.
+extern "C" __global__ void cp_async_misaligned(const int* src, int* out) {
+	__shared__ __align__(16) int tile[128];
+	int t = threadIdx.x;
+	__kbsimt_cp_async(&tile[4 * t + 1], &src[4 * t], 16, 16);
+	__kbsimt_cp_async_wait(0);
+	__syncthreads();
+	out[t] = tile[t];
+}

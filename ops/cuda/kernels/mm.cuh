@@ -338,6 +338,142 @@ __device__ __forceinline__ void kb_mma_s8(int d[4], const int a[2], int b) {
 #endif
 }
 
+// kb_mma_s8_k32: d = A * B in int32, int8 inputs, k = 32 (a fresh
+// product): a[0..1] are kb_mma_s8's a for k 0..15, a[2..3] for k 16..31;
+// b[0] and b[1] its b for the two halves.
+__device__ __forceinline__ void kb_mma_s8_k32(int d[4], const int a[4], const int b[2]) {
+#ifdef KB_MMA_PTX
+	asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+	             : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(0), "r"(0), "r"(0), "r"(0));
+#elif defined(__KBSIMT__)
+	const int zero[4] = {0, 0, 0, 0};
+	__kbsimt_mma_m16n8k32_s8(d, a, b, zero);
+#else
+	int d1[4];
+	kb_mma_s8(d, a, b[0]);
+	kb_mma_s8(d1, a + 2, b[1]);
+#pragma unroll
+	for (int i = 0; i < 4; i++) d[i] += d1[i];
+#endif
+}
+
+// ---------------------------------------------------------------------
+// Data movement of the tiled kernels (sm_80 PTX: cp.async, ldmatrix; the
+// emulator's implementations under __KBSIMT__; plain loads and shuffles
+// on older GPUs).
+
+#ifdef KB_MMA_PTX
+// kb_smem is the shared-window address of a generic pointer to shared
+// memory, as cp.async and ldmatrix take it.
+__device__ __forceinline__ u32 kb_smem(const void* p) {
+	u32 a;
+	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+	return a;
+}
+#endif
+
+// kb_cp_async<N> starts copying N bytes (4, 8 or 16; both addresses
+// aligned to N) from global src to shared dst, of which only the first
+// src_bytes are read and the rest zero-filled. The copy joins the
+// thread's open group (kb_cp_async_commit); it may be read after
+// kb_cp_async_wait<n> lets its group go, and by other threads after a
+// barrier following that.
+template <int N>
+__device__ __forceinline__ void kb_cp_async(void* dst, const void* src, int src_bytes) {
+#ifdef KB_MMA_PTX
+	if constexpr (N == 16)
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(kb_smem(dst)), "l"(src), "r"(src_bytes) : "memory");
+	else
+		asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(kb_smem(dst)), "l"(src), "n"(N), "r"(src_bytes) : "memory");
+#elif defined(__KBSIMT__)
+	__kbsimt_cp_async(dst, src, N, src_bytes);
+#else
+	for (int i = 0; i < N; i++) ((u8*)dst)[i] = i < src_bytes ? ((const u8*)src)[i] : 0;
+#endif
+}
+
+// kb_cp_async_commit closes the thread's open group of copies.
+__device__ __forceinline__ void kb_cp_async_commit() {
+#ifdef KB_MMA_PTX
+	asm volatile("cp.async.commit_group;" ::: "memory");
+#elif defined(__KBSIMT__)
+	__kbsimt_cp_async_commit();
+#endif
+}
+
+// kb_cp_async_wait<N> waits until at most the thread's newest N
+// committed groups are in flight.
+template <int N>
+__device__ __forceinline__ void kb_cp_async_wait() {
+#ifdef KB_MMA_PTX
+	asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#elif defined(__KBSIMT__)
+	__kbsimt_cp_async_wait(N);
+#endif
+}
+
+// kb_st16 stores four ints at a 16-byte aligned address as one 16-byte
+// access (STS.128 or STG.128; on the emulator one 16-byte store, as its
+// profiler must see it, where a struct's copy would be four).
+__device__ __forceinline__ void kb_st16(void* p, int a, int b, int c, int d) {
+#ifdef __KBSIMT__
+	typedef int v4 __attribute__((vector_size(16)));
+	*(v4*)p = v4{a, b, c, d};
+#else
+	*(int4*)p = make_int4(a, b, c, d);
+#endif
+}
+
+// kb_ld16f loads a float4 from a 16-byte aligned address as one access.
+__device__ __forceinline__ float4 kb_ld16f(const void* p) {
+#ifdef __KBSIMT__
+	typedef float v4 __attribute__((vector_size(16)));
+	v4 v = *(const v4*)p;
+	return make_float4(v[0], v[1], v[2], v[3]);
+#else
+	return *(const float4*)p;
+#endif
+}
+
+// kb_ld8 loads 8 bytes from an 8-byte aligned address as one access.
+__device__ __forceinline__ uint2 kb_ld8(const void* p) {
+#ifdef __KBSIMT__
+	typedef unsigned v2 __attribute__((vector_size(8)));
+	v2 v = *(const v2*)p;
+	return make_uint2(v[0], v[1]);
+#else
+	return *(const uint2*)p;
+#endif
+}
+
+// kb_ldmatrix_x4 loads four 8x8 matrices of 16-bit elements (here: 8x16
+// int8 codes) from shared memory, warp-wide: lanes 8i..8i+7 give the
+// 16-byte aligned rows of matrix i, and every lane gets r[i] = elements
+// 2(l%4), 2(l%4)+1 of row l/4 of matrix i: the fragment layout of the mma
+// operands (for int8, bytes 4(l%4)..4(l%4)+3 of row l/4).
+__device__ __forceinline__ void kb_ldmatrix_x4(u32 r[4], const void* row) {
+#ifdef KB_MMA_PTX
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+	             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+	             : "r"(kb_smem(row)));
+#elif defined(__KBSIMT__)
+	__kbsimt_ldmatrix(4, false, row, r);
+#else
+	const u32* w = (const u32*)row;
+	u32 mine[4] = {w[0], w[1], w[2], w[3]};
+	int lane = threadIdx.x & 31;
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			u32 v = __shfl_sync(0xffffffffu, mine[j], 8 * i + lane / 4);
+			if (j == (lane & 3)) r[i] = v;
+		}
+	}
+#endif
+}
+
 // ---------------------------------------------------------------------
 // The weight types of the integer paths (activations quantized to kb_q8a)
 // and of the float paths (f32 activations; q8_1 and q8_K dot products are

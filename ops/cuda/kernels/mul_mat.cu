@@ -13,9 +13,12 @@
 //   - kb_mmq*, kb_mmf*, kb_mmh* (mul_mat_q.cu, mul_mat_f.cu): tiled
 //     matrix-matrix, 64 weight rows by 64 columns per block of 128
 //     threads, weights (decoded) and activations staged in shared memory
-//     per k step: int8 codes with tensor-core s8 products (or __dp4a),
-//     f16/bf16 tensor-core products, or f32 FMAs with an 8x4 register tile
-//     per thread.
+//     per k step: int8 codes with tensor-core s8 products (m16n8k32, one
+//     float rescale per 32-element block, where the format has one scale
+//     per block; fragments by ldmatrix; the next step's activations, and
+//     raw weight blocks of the 32-element formats, copied by cp.async
+//     while a step computes) or __dp4a, f16/bf16 tensor-core products, or
+//     f32 FMAs with an 8x4 register tile per thread.
 // MUL_MAT_ID runs the same kernels: the matrix-vector ones with a pair
 // (slot, token) per grid row, the tiled ones over column tiles of the
 // pairs grouped by expert (kb_mmid_group, mul_mat_id.cu).

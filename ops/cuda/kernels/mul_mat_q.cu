@@ -1,6 +1,6 @@
 // mul_mat_q.cu: the tiled MUL_MAT and MUL_MAT_ID kernels of the integer
 // paths (see mul_mat.cu): 64 weight rows by 64 columns per block of 128
-// threads.
+// threads, k in steps of KB_QC chunks of 32.
 #include "common.cuh"
 #include "quants.cuh"
 #include "mm.cuh"
@@ -12,52 +12,118 @@
 // share them, out of the checker's sight.
 
 #define KB_QC 4
+// Ints per code row: KB_QC chunks of 32 int8 codes, padded by 16 bytes so
+// that ldmatrix's eight 16-byte rows (row stride 36 words) fall in 32
+// different banks.
 #define KB_QW (KB_QC * 8 + 4)
+// Raw weight bytes per row and step: KB_QC blocks of the largest
+// 32-element format (q8_0, 34 bytes).
+#define KB_QRAW (KB_QC * 34)
+// 8-byte pieces of a step's activations per column: KB_QC kb_q8a blocks
+// of 40 bytes (scale and half sums, then 32 codes).
+#define KB_QXP (KB_QC * 5)
 
-// The tiles of a k step of KB_QC chunks (32 weights each): int8 codes
-// four to an int, rows padded by 4 ints so that a warp's fragment loads
-// (rows g, ints t) fall in 32 different banks; per-16 (scale, offset) of
-// the weights; the activations' scales and per-16 code sums; and each
-// column's activation and output offsets.
+// kb_qds is the head of a kb_q8a block: the scale and the halves' code
+// sums.
+struct __align__(8) kb_qds {
+	float d;
+	short s[2];
+};
+
+// kb_ld_qds reads a head from shared memory in one 8-byte load.
+__device__ __forceinline__ kb_qds kb_ld_qds(const kb_qds* p) {
+	uint2 v = kb_ld8(p);
+	kb_qds h;
+	h.d = __uint_as_float(v.x);
+	h.s[0] = (short)(v.y & 0xffffu);
+	h.s[1] = (short)(v.y >> 16);
+	return h;
+}
+
+// The tiles: the weights' int8 codes (four to an int) and per chunk the
+// (scale, offset) of each half, decoded per step; the raw weight blocks
+// of a step, copied with cp.async where the rows allow; the activations'
+// codes and heads in two buffers (step s in buffer s%2, filled by
+// cp.async while step s-1 computes), their rows padded as the weights'
+// (and the heads' by one block, so that the four columns 2t a warp reads
+// fall in different banks); each column's activation and output offsets.
 struct kb_qtiles {
 	int (*wq)[KB_QW];
-	float2 (*wdm)[2 * KB_QC];
-	int (*xq)[KB_QW];
-	float (*xd)[KB_QC];
-	float (*xsum)[2 * KB_QC];
+	float4 (*wdm)[KB_QC];
+	u8 (*wraw)[KB_QRAW];
+	int (*xq)[KB_BN][KB_QW];
+	kb_qds (*xds)[KB_BN][KB_QC + 1];
 	i64 *xo, *dof;
 };
-#define KB_QTILES                               \
-	__shared__ int wq[KB_BM][KB_QW];              \
-	__shared__ float2 wdm[KB_BM][2 * KB_QC];      \
-	__shared__ int xq[KB_BN][KB_QW];              \
-	__shared__ float xd[KB_BN][KB_QC];            \
-	__shared__ float xsum[KB_BN][2 * KB_QC];      \
-	__shared__ i64 xo[KB_BN], dof[KB_BN];         \
-	kb_qtiles s = {wq, wdm, xq, xd, xsum, xo, dof};
+#define KB_QTILES                                            \
+	__shared__ __align__(16) int wq[KB_BM][KB_QW];           \
+	__shared__ __align__(16) float4 wdm[KB_BM][KB_QC];       \
+	__shared__ __align__(16) u8 wraw[KB_BM][KB_QRAW];        \
+	__shared__ __align__(16) int xq[2][KB_BN][KB_QW];        \
+	__shared__ __align__(16) kb_qds xds[2][KB_BN][KB_QC + 1]; \
+	__shared__ i64 xo[KB_BN], dof[KB_BN];                    \
+	kb_qtiles s = {wq, wdm, wraw, xq, xds, xo, dof};
+
+// kb_mmq_load_x starts the copies of step c0's activations into buffer b:
+// each column's KB_QC blocks are 160 contiguous bytes, copied in 8-byte
+// pieces by consecutive threads; pieces past the columns or k are zeros.
+__device__ __forceinline__ void kb_mmq_load_x(const kb_mm& p, const kb_qtiles& s, int b, i64 c0, i64 kc, int ncols) {
+	for (int i = threadIdx.x; i < KB_BN * KB_QXP; i += KB_NT) {
+		const int j = i / KB_QXP, cc = (i % KB_QXP) / 5, q = i % 5;
+		const i64 ch = c0 + cc;
+		const bool ok = j < ncols && ch < kc;
+		const char* src = ok ? p.x + s.xo[j] + ch * 40 + 8 * q : p.x;
+		void* dst = q == 0 ? (void*)&s.xds[b][j][cc] : (void*)&s.xq[b][j][cc * 8 + 2 * (q - 1)];
+		kb_cp_async<8>(dst, src, ok ? 8 : 0);
+	}
+}
+
+// kb_qraw is the stride of the raw weight rows of format T in the tile:
+// its KB_QC blocks rounded up to 8 bytes, so that a warp's 8-byte copies
+// of consecutive rows fill consecutive banks.
+template <int T>
+__device__ __forceinline__ int kb_qraw() { return (KB_QC * kb_type<T>::bytes + 7) & ~7; }
+
+// kb_mmq_load_w starts the copies of step c0's raw weight blocks (32-
+// element formats, rows and the tile 8-byte aligned): each row's blocks
+// are contiguous, copied in 8-byte pieces (the last one partial where the
+// step runs past k). Rows past m repeat the last row.
+template <int T>
+__device__ __forceinline__ void kb_mmq_load_w(const kb_mm& p, const kb_qtiles& s, const char* w, i64 row0, i64 c0, i64 kc) {
+	const int B = kb_type<T>::bytes;
+	const int bytes = (int)min((i64)KB_QC, kc - c0) * B, np = (bytes + 7) / 8;
+	for (int i = threadIdx.x; i < KB_BM * np; i += KB_NT) {
+		const int r = i / np, q = i % np;
+		const i64 gr = min(row0 + r, p.m - 1);
+		kb_cp_async<8>(&s.wraw[0][0] + r * kb_qraw<T>() + 8 * q, w + gr * p.w_nb1 + c0 * B + 8 * q, min(8, bytes - 8 * q));
+	}
+}
 
 // mmq: weights decoded to int8 codes and per-16 (scale, offset) pairs,
 // activations' q8a blocks, in shared memory; MMA: tensor-core s8 products
-// (4 warps of 32x32, 2x4 m16n8k16 tiles each, sub-tiles wholly past the
-// rows or columns skipped), else __dp4a with an 8x4 register tile per
-// thread. Each product of 16 codes is scaled in f32: out += xd * (s * dot
-// + o * xsum).
+// (4 warps of 32x32, 2x4 m16n8 tiles each, sub-tiles wholly past the rows
+// or columns skipped) on fragments loaded with ldmatrix: one m16n8k32
+// product per 32-element block and tile where the format has one scale
+// (and offset) per block, rescaled once: out += xd * (s * dot + o *
+// xsum); two m16n8k16 ones where it has one per 16 (q2_K, q3_K, q6_K).
+// Else __dp4a with an 8x4 register tile per thread, per 16. The
+// activations of step s+1 (and the raw weights, for the 32-element formats
+// on aligned rows) are copied with cp.async while step s computes.
 template <int T, bool MMA>
 __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 	int (*wq)[KB_QW] = s.wq;
-	float2 (*wdm)[2 * KB_QC] = s.wdm;
-	int (*xq)[KB_QW] = s.xq;
-	float (*xd)[KB_QC] = s.xd;
-	float (*xsum)[2 * KB_QC] = s.xsum;
-	i64 *xo = s.xo, *dof = s.dof;
+	float4 (*wdm)[KB_QC] = s.wdm;
 	const char* w;
-	int ncols = kb_tile_cols(p, w, xo, dof);
+	int ncols = kb_tile_cols(p, w, s.xo, s.dof);
 	if (ncols == 0) return;
 	__syncthreads();
 	const int CPB = kb_type<T>::block / 32;
+	// One scale (and offset) per 32-element chunk: one k32 product.
+	const bool K32 = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_Q4_K || T == KB_Q5_K;
 	const int tid = threadIdx.x;
 	const i64 row0 = (i64)blockIdx.x * KB_BM, kc = p.k / 32;
 	const int nrows = (int)min((i64)KB_BM, p.m - row0);
+	const bool raw = CPB == 1 && (((u64)w | (u64)p.w_nb1) & 7) == 0;
 	// MMA: warp (wm, wn) computes rows 32wm.., columns 32wn..; lane (g, t).
 	const int lane = tid & 31, warp = tid >> 5, wm = warp & 1, wn = warp >> 1, g = lane >> 2, t = lane & 3;
 	// dp4a: thread (tx, ty) computes rows ty + 8i, columns tx + 16j.
@@ -66,70 +132,106 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 #pragma unroll
 	for (int i = 0; i < 32; i++) acc[i] = 0.0f;
 
-	for (i64 c0 = 0; c0 < kc; c0 += KB_QC) {
+	kb_mmq_load_x(p, s, 0, 0, kc, ncols);
+	if (raw) kb_mmq_load_w<T>(p, s, w, row0, 0, kc);
+	kb_cp_async_commit();
+	for (i64 c0 = 0, step = 0; c0 < kc; c0 += KB_QC, step++) {
+		const int b = (int)(step & 1);
+		// Step c0's copies have landed, and every thread is done with
+		// the previous step's tiles.
+		kb_cp_async_wait<0>();
+		__syncthreads();
 		for (int job = tid; job < KB_BM * KB_QC; job += KB_NT) {
-			int r = job / KB_QC, cc = job % KB_QC;
-			i64 ch = c0 + cc;
+			const int r = job / KB_QC, cc = job % KB_QC;
+			const i64 ch = c0 + cc;
 			int q[8];
 			float2 dm[2];
 			if (ch < kc) {
-				i64 gr = min(row0 + r, p.m - 1);  // rows past m: any row, not stored
-				kb_decode<T>((const u8*)(w + gr * p.w_nb1) + (ch / CPB) * kb_type<T>::bytes, (int)(ch % CPB), q, dm);
+				const u8* blk;
+				if (raw) {
+					blk = &s.wraw[0][0] + r * kb_qraw<T>() + cc * kb_type<T>::bytes;
+				} else {
+					const i64 gr = min(row0 + r, p.m - 1);  // rows past m: any row, not stored
+					blk = (const u8*)(w + gr * p.w_nb1) + (ch / CPB) * kb_type<T>::bytes;
+				}
+				kb_decode<T>(blk, (int)(ch % CPB), q, dm);
 			} else {
 #pragma unroll
 				for (int i = 0; i < 8; i++) q[i] = 0;
 				dm[0] = dm[1] = make_float2(0.0f, 0.0f);
 			}
-#pragma unroll
-			for (int i = 0; i < 8; i++) wq[r][cc * 8 + i] = q[i];
-			wdm[r][2 * cc] = dm[0];
-			wdm[r][2 * cc + 1] = dm[1];
-		}
-		for (int job = tid; job < KB_BN * KB_QC; job += KB_NT) {
-			int j = job / KB_QC, cc = job % KB_QC;
-			i64 ch = c0 + cc;
-			if (j < ncols && ch < kc) {
-				const kb_q8a* a = (const kb_q8a*)(p.x + xo[j]) + ch;
-#pragma unroll
-				for (int i = 0; i < 8; i++) xq[j][cc * 8 + i] = a->qs[i];
-				xd[j][cc] = a->d;
-				xsum[j][2 * cc] = (float)a->s[0];
-				xsum[j][2 * cc + 1] = (float)a->s[1];
-			} else {
-#pragma unroll
-				for (int i = 0; i < 8; i++) xq[j][cc * 8 + i] = 0;
-				xd[j][cc] = 0.0f;
-				xsum[j][2 * cc] = xsum[j][2 * cc + 1] = 0.0f;
-			}
+			kb_st16(&wq[r][cc * 8], q[0], q[1], q[2], q[3]);
+			kb_st16(&wq[r][cc * 8 + 4], q[4], q[5], q[6], q[7]);
+			kb_st16(&wdm[r][cc], __float_as_int(dm[0].x), __float_as_int(dm[0].y), __float_as_int(dm[1].x), __float_as_int(dm[1].y));
 		}
 		__syncthreads();
-		const int nh = 2 * (int)min((i64)KB_QC, kc - c0);
-		for (int hh = 0; hh < nh; hh++) {
-			const int cc = hh >> 1;
-			if (MMA) {
+		// The next step's copies run while this one computes.
+		if (c0 + KB_QC < kc) {
+			kb_mmq_load_x(p, s, b ^ 1, c0 + KB_QC, kc, ncols);
+			if (raw) kb_mmq_load_w<T>(p, s, w, row0, c0 + KB_QC, kc);
+		}
+		kb_cp_async_commit();
+		int (*xq)[KB_QW] = s.xq[b];
+		kb_qds(*xds)[KB_QC + 1] = s.xds[b];
+		const int nc = (int)min((i64)KB_QC, kc - c0);
+		if (MMA) {
+			for (int cc = 0; cc < nc; cc++) {
+				// A fragments of both m16 tiles: matrix i of the x4 is rows
+				// 8(i&1).. and k 16(i>>1)..
+				u32 a[2][4];
+				float4 dm[2][2];
 #pragma unroll
 				for (int mt = 0; mt < 2; mt++) {
-					if (32 * wm + 16 * mt >= nrows) continue;  // warp-uniform: a sub-tile past the rows
-					const int r = 32 * wm + 16 * mt + g;
-					int a[2] = {wq[r][4 * hh + t], wq[r + 8][4 * hh + t]};
-					float2 dm0 = wdm[r][hh], dm1 = wdm[r + 8][hh];
+					const int r0 = 32 * wm + 16 * mt;
+					if (r0 >= nrows) continue;  // warp-uniform: a sub-tile past the rows
+					kb_ldmatrix_x4(a[mt], &wq[r0 + (lane & 7) + 8 * ((lane >> 3) & 1)][cc * 8 + 4 * (lane >> 4)]);
+					dm[mt][0] = kb_ld16f(&wdm[r0 + g][cc]);
+					dm[mt][1] = kb_ld16f(&wdm[r0 + g + 8][cc]);
+				}
 #pragma unroll
-					for (int nt = 0; nt < 4; nt++) {
-						const int col = 32 * wn + 8 * nt;
-						if (col >= ncols) continue;  // or past the columns
-						int d[4];
-						kb_mma_s8(d, a, xq[col + g][4 * hh + t]);
-						const int c0c = col + 2 * t;
-						float xd0 = xd[c0c][cc], xd1 = xd[c0c + 1][cc];
-						float xs0 = xsum[c0c][hh], xs1 = xsum[c0c + 1][hh];
-						float* o = acc + 16 * mt + 4 * nt;
-						o[0] += xd0 * (dm0.x * (float)d[0] + dm0.y * xs0);
-						o[1] += xd1 * (dm0.x * (float)d[1] + dm0.y * xs1);
-						o[2] += xd0 * (dm1.x * (float)d[2] + dm1.y * xs0);
-						o[3] += xd1 * (dm1.x * (float)d[3] + dm1.y * xs1);
+				for (int np = 0; np < 2; np++) {
+					const int colp = 32 * wn + 16 * np;
+					if (colp >= ncols) continue;  // or past the columns
+					// B fragments of two n8 tiles: matrix i is columns
+					// 8(i>>1).. and k 16(i&1)..
+					u32 bf[4];
+					kb_ldmatrix_x4(bf, &xq[colp + (lane & 7) + 8 * (lane >> 4)][cc * 8 + 4 * ((lane >> 3) & 1)]);
+#pragma unroll
+					for (int h = 0; h < 2; h++) {
+						const int col = colp + 8 * h, nt = 2 * np + h;
+						if (col >= ncols) continue;
+						const int bk[2] = {(int)bf[2 * h], (int)bf[2 * h + 1]};
+						const kb_qds x0 = kb_ld_qds(&xds[col + 2 * t][cc]), x1 = kb_ld_qds(&xds[col + 2 * t + 1][cc]);
+#pragma unroll
+						for (int mt = 0; mt < 2; mt++) {
+							if (32 * wm + 16 * mt >= nrows) continue;
+							const int* am = (const int*)a[mt];
+							float* o = acc + 16 * mt + 4 * nt;
+							const float4 d0 = dm[mt][0], d1 = dm[mt][1];
+							int d[4];
+							if (K32) {
+								kb_mma_s8_k32(d, am, bk);
+								const float xs0 = (float)(x0.s[0] + x0.s[1]), xs1 = (float)(x1.s[0] + x1.s[1]);
+								o[0] += x0.d * (d0.x * (float)d[0] + d0.y * xs0);
+								o[1] += x1.d * (d0.x * (float)d[1] + d0.y * xs1);
+								o[2] += x0.d * (d1.x * (float)d[2] + d1.y * xs0);
+								o[3] += x1.d * (d1.x * (float)d[3] + d1.y * xs1);
+							} else {
+								int e[4];
+								kb_mma_s8(d, am, bk[0]);
+								kb_mma_s8(e, am + 2, bk[1]);
+								o[0] += x0.d * (d0.x * (float)d[0] + d0.y * (float)x0.s[0] + (d0.z * (float)e[0] + d0.w * (float)x0.s[1]));
+								o[1] += x1.d * (d0.x * (float)d[1] + d0.y * (float)x1.s[0] + (d0.z * (float)e[1] + d0.w * (float)x1.s[1]));
+								o[2] += x0.d * (d1.x * (float)d[2] + d1.y * (float)x0.s[0] + (d1.z * (float)e[2] + d1.w * (float)x0.s[1]));
+								o[3] += x1.d * (d1.x * (float)d[3] + d1.y * (float)x1.s[0] + (d1.z * (float)e[3] + d1.w * (float)x1.s[1]));
+							}
+						}
 					}
 				}
-			} else {
+			}
+		} else {
+			for (int hh = 0; hh < 2 * nc; hh++) {
+				const int cc = hh >> 1, h = hh & 1;
 				int xv[4][4];
 				float xdv[4], xsv[4];
 #pragma unroll
@@ -137,31 +239,33 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 					const int col = tx + 16 * j;
 #pragma unroll
 					for (int i = 0; i < 4; i++) xv[j][i] = xq[col][4 * hh + i];
-					xdv[j] = xd[col][cc];
-					xsv[j] = xsum[col][hh];
+					const kb_qds x = kb_ld_qds(&xds[col][cc]);
+					xdv[j] = x.d;
+					xsv[j] = (float)(h ? x.s[1] : x.s[0]);
 				}
 #pragma unroll
 				for (int i = 0; i < 8; i++) {
 					const int r = ty + 8 * i;
 					int wv[4];
 #pragma unroll
-					for (int s = 0; s < 4; s++) wv[s] = wq[r][4 * hh + s];
-					float2 dm = wdm[r][hh];
+					for (int e = 0; e < 4; e++) wv[e] = wq[r][4 * hh + e];
+					const float4 d4 = kb_ld16f(&wdm[r][cc]);
+					const float ds = h ? d4.z : d4.x, dof = h ? d4.w : d4.y;
 #pragma unroll
 					for (int j = 0; j < 4; j++)
-						acc[4 * i + j] += xdv[j] * (dm.x * (float)kb_dot16(wv, xv[j]) + dm.y * xsv[j]);
+						acc[4 * i + j] += xdv[j] * (ds * (float)kb_dot16(wv, xv[j]) + dof * xsv[j]);
 				}
 			}
 		}
-		__syncthreads();
 	}
+	kb_cp_async_wait<0>();
 	if (MMA) {
 #pragma unroll
 		for (int i = 0; i < 32; i++) {
 			const int mt = i >> 4, nt = (i >> 2) & 3, e = i & 3;
 			const i64 r = row0 + 32 * wm + 16 * mt + g + 8 * (e >> 1);
 			const int j = 32 * wn + 8 * nt + 2 * t + (e & 1);
-			if (r < p.m && j < ncols) *(float*)(p.d + dof[j] + r * 4) = acc[i];
+			if (r < p.m && j < ncols) *(float*)(p.d + s.dof[j] + r * 4) = acc[i];
 		}
 	} else {
 #pragma unroll
@@ -170,7 +274,7 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
 				const int col = tx + 16 * j;
-				if (r < p.m && col < ncols) *(float*)(p.d + dof[col] + r * 4) = acc[4 * i + j];
+				if (r < p.m && col < ncols) *(float*)(p.d + s.dof[col] + r * 4) = acc[4 * i + j];
 			}
 		}
 	}

@@ -160,6 +160,18 @@ void kbs_prof_mma(int32_t kind);
 // reads a lane that does not take part) from its completion; the launch
 // stops with a warp-misuse fault naming the collective's place.
 void kbs_coll_misuse(const char* why);
+// kbs_in_shared reports whether [p, p+n) lies in the calling block's
+// shared memory.
+int32_t kbs_in_shared(const void* p, uint64_t n);
+// cp.async in checked modules: kbs_cp_async writes n bytes of data (the
+// source, already read) to dst in shared memory and marks them pending
+// until the calling thread's kbs_cp_async_wait lets the copy's group go
+// (an access to pending bytes is a race); kbs_cp_async_commit closes the
+// thread's open group; kbs_cp_async_wait(keep) completes its committed
+// groups but the newest keep.
+void kbs_cp_async(void* dst, const void* data, uint32_t n);
+void kbs_cp_async_commit(void);
+void kbs_cp_async_wait(uint32_t keep);
 // kbs_clock64 counts nanoseconds (clock64 in device code).
 uint64_t kbs_clock64(void);
 // kbs_trap stops the launch with an error naming the place and the reason.

@@ -130,6 +130,223 @@ KBS_INLINE void __kbsimt_mma(int kind) {
 	if (kbs::self()->lane == 0) kbs_prof_mma(kind);
 }
 
+// ---------------------------------------------------------------------
+// The emulator's implementations of the sm_75/sm_80 instructions that
+// kernels reach through inline PTX: a device function that uses the
+// instruction calls its __kbsimt_ counterpart under #ifdef __KBSIMT__.
+// Each checks what the PTX ISA requires (alignment, shared addresses,
+// the whole warp) and traps otherwise.
+
+namespace kbs {
+typedef unsigned int u32x4 __attribute__((vector_size(16)));
+
+// An ldmatrix's lane: the 16-byte row it read (lanes 8i..8i+7 read the
+// rows of matrix i) and, after the collective, its fragment registers.
+struct Ldsm {
+	uint32_t row[4];
+	int32_t n, trans;
+	uint32_t out[4];
+};
+
+// ldsm_done gives lane l element pair (l/4, 2(l%4)..+1) of each matrix:
+// of rows as read, or with .trans of the transposed matrix (the pair
+// comes from rows 2(l%4) and 2(l%4)+1, column l/4).
+inline void ldsm_done(void** d, uint32_t active) {
+	for (int l = 0; l < KBS_WARP; l++) {
+		if (!(active >> l & 1)) continue;
+		Ldsm* p = (Ldsm*)d[l];
+		for (int i = 0; i < p->n; i++) {
+			if (!p->trans) {
+				p->out[i] = ((Ldsm*)d[8 * i + l / 4])->row[l % 4];
+			} else {
+				int c = l / 4;
+				const Ldsm* r0 = (const Ldsm*)d[8 * i + 2 * (l % 4)];
+				const Ldsm* r1 = (const Ldsm*)d[8 * i + 2 * (l % 4) + 1];
+				uint32_t lo = (r0->row[c / 2] >> (16 * (c % 2))) & 0xffffu;
+				uint32_t hi = (r1->row[c / 2] >> (16 * (c % 2))) & 0xffffu;
+				p->out[i] = lo | hi << 16;
+			}
+		}
+	}
+}
+
+// The fragments of one lane of an m16n8k32 s8 or m16n8k8 tf32 product,
+// and its results after the collective (PTX's layouts; g = lane/4,
+// t = lane%4).
+struct MmaS8 {
+	int32_t a[4], b[2], c[4], d[4];
+};
+struct MmaTF32 {
+	uint32_t a[4], b[2];
+	float c[4], d[4];
+};
+
+KBS_INLINE int8_t byte_of(int32_t v, int i) { return (int8_t)(uint8_t)((uint32_t)v >> (8 * i)); }
+
+// mma_s8_done: A 16x32 (a0 = A[g][4t..4t+3], a1 = A[g+8][4t..], a2 =
+// A[g][16+4t..], a3 = A[g+8][16+4t..]), B 32x8 (b0 = B[4t..4t+3][g], b1 =
+// B[16+4t..][g]), C and D 16x8 (c0, c1 = C[g][2t..2t+1], c2, c3 =
+// C[g+8][2t..]); D = A*B + C in int32, wrapping.
+inline void mma_s8_done(void** d, uint32_t) {
+	int8_t A[16][32], B[32][8];
+	for (int l = 0; l < KBS_WARP; l++) {
+		const MmaS8* p = (const MmaS8*)d[l];
+		int g = l / 4, t = l % 4;
+		for (int i = 0; i < 4; i++) {
+			A[g][4 * t + i] = byte_of(p->a[0], i);
+			A[g + 8][4 * t + i] = byte_of(p->a[1], i);
+			A[g][16 + 4 * t + i] = byte_of(p->a[2], i);
+			A[g + 8][16 + 4 * t + i] = byte_of(p->a[3], i);
+			B[4 * t + i][g] = byte_of(p->b[0], i);
+			B[16 + 4 * t + i][g] = byte_of(p->b[1], i);
+		}
+	}
+	for (int l = 0; l < KBS_WARP; l++) {
+		MmaS8* p = (MmaS8*)d[l];
+		int g = l / 4, t = l % 4;
+		for (int e = 0; e < 4; e++) {
+			int r = g + 8 * (e >> 1), c = 2 * t + (e & 1);
+			uint32_t s = (uint32_t)p->c[e];
+			for (int k = 0; k < 32; k++) s += (uint32_t)((int32_t)A[r][k] * (int32_t)B[k][c]);
+			p->d[e] = (int32_t)s;
+		}
+	}
+}
+
+// tf32 keeps a float's sign, exponent and top 10 fraction bits; the
+// product ignores the other 13.
+KBS_INLINE float tf32(uint32_t x) { return bit_cast<float>(x & 0xffffe000u); }
+
+// mma_tf32_done: A 16x8 (a0 = A[g][t], a1 = A[g+8][t], a2 = A[g][t+4],
+// a3 = A[g+8][t+4]), B 8x8 (b0 = B[t][g], b1 = B[t+4][g]), C and D as
+// for s8 in f32; each product is exact, summed in k order onto C.
+inline void mma_tf32_done(void** d, uint32_t) {
+	float A[16][8], B[8][8];
+	for (int l = 0; l < KBS_WARP; l++) {
+		const MmaTF32* p = (const MmaTF32*)d[l];
+		int g = l / 4, t = l % 4;
+		A[g][t] = tf32(p->a[0]);
+		A[g + 8][t] = tf32(p->a[1]);
+		A[g][t + 4] = tf32(p->a[2]);
+		A[g + 8][t + 4] = tf32(p->a[3]);
+		B[t][g] = tf32(p->b[0]);
+		B[t + 4][g] = tf32(p->b[1]);
+	}
+	for (int l = 0; l < KBS_WARP; l++) {
+		MmaTF32* p = (MmaTF32*)d[l];
+		int g = l / 4, t = l % 4;
+		for (int e = 0; e < 4; e++) {
+			int r = g + 8 * (e >> 1), c = 2 * t + (e & 1);
+			float s = p->c[e];
+			for (int k = 0; k < 8; k++) s = fmaf(A[r][k], B[k][c], s);
+			p->d[e] = s;
+		}
+	}
+}
+} // namespace kbs
+
+// __kbsimt_ldmatrix is ldmatrix.sync.aligned.m8n8.x{n}[.trans].shared.b16
+// (n = 1, 2 or 4): lanes 8i..8i+7 give the 16-byte-aligned shared
+// addresses of the 8 rows (8 16-bit elements each) of matrix i, and every
+// lane receives r[i]: elements (l/4, 2(l%4)) and (l/4, 2(l%4)+1) of
+// matrix i, the first in the low half (of the transpose with trans).
+// Every lane of the warp calls it.
+KBS_INLINE void __kbsimt_ldmatrix(int n, bool trans, const void* row, unsigned* r, KBS_SITE) {
+	if (n != 1 && n != 2 && n != 4) kbs_trap("ldmatrix: .num must be .x1, .x2 or .x4", kbs_file, kbs_line);
+	kbs::Ldsm d;
+	d.n = n;
+	d.trans = trans;
+	if ((int)kbs::self()->lane < 8 * n) {
+		if ((uintptr_t)row & 15) kbs_trap("ldmatrix: a row address is not 16-byte aligned", kbs_file, kbs_line);
+		if (!kbs_in_shared(row, 16)) kbs_trap("ldmatrix: a row address is not in shared memory", kbs_file, kbs_line);
+		kbs::u32x4 v = *(const kbs::u32x4*)row;
+		memcpy(d.row, &v, 16);
+	} else {
+		memset(d.row, 0, 16);
+	}
+	kbs::collective("ldmatrix", 0xffffffffu, KBS_COLL_MASKED, &d, &kbs::ldsm_done, kbs_file, kbs_line);
+	for (int i = 0; i < n; i++) r[i] = d.out[i];
+}
+
+// __kbsimt_cp_async is cp.async.{ca,cg}.shared.global [dst], [src], bytes,
+// src_bytes: it copies src_bytes (0..bytes) of global src to shared dst
+// and zero-fills the rest of the bytes (4, 8 or 16; both addresses
+// aligned to them). The copy belongs to the thread's open group, which
+// __kbsimt_cp_async_commit closes; __kbsimt_cp_async_wait(n) waits until
+// at most the newest n committed groups are pending. In a checked module
+// the destination may not be touched until then (a race otherwise); the
+// global read happens here.
+KBS_INLINE void __kbsimt_cp_async(void* dst, const void* src, int bytes, int src_bytes, KBS_SITE) {
+	if (bytes != 4 && bytes != 8 && bytes != 16) kbs_trap("cp.async: the copy size must be 4, 8 or 16 bytes", kbs_file, kbs_line);
+	if (src_bytes < 0 || src_bytes > bytes) kbs_trap("cp.async: src-size is larger than the copy", kbs_file, kbs_line);
+	if (((uintptr_t)dst | (uintptr_t)src) & (uintptr_t)(bytes - 1))
+		kbs_trap("cp.async: an address is not aligned to the copy size", kbs_file, kbs_line);
+	if (!kbs_in_shared(dst, (uint64_t)bytes)) kbs_trap("cp.async: the destination is not in shared memory", kbs_file, kbs_line);
+	if (kbs_in_shared(src, 1)) kbs_trap("cp.async: the source is in shared memory, not global", kbs_file, kbs_line);
+	alignas(16) unsigned char data[16] = {0};
+	if (src_bytes == bytes) {
+		if (bytes == 16) {
+			kbs::u32x4 v = *(const kbs::u32x4*)src;
+			memcpy(data, &v, 16);
+		} else if (bytes == 8) {
+			uint64_t v = *(const uint64_t*)src;
+			memcpy(data, &v, 8);
+		} else {
+			uint32_t v = *(const uint32_t*)src;
+			memcpy(data, &v, 4);
+		}
+	} else {
+		for (int i = 0; i < src_bytes; i++) data[i] = ((const unsigned char*)src)[i];
+	}
+#ifdef KBS_CHECKED
+	kbs_cp_async(dst, data, (uint32_t)bytes);
+#else
+	memcpy(dst, data, (size_t)bytes);
+#endif
+}
+KBS_INLINE void __kbsimt_cp_async_commit() {
+#ifdef KBS_CHECKED
+	kbs_cp_async_commit();
+#endif
+}
+KBS_INLINE void __kbsimt_cp_async_wait(int n) {
+#ifdef KBS_CHECKED
+	kbs_cp_async_wait(n < 0 ? 0u : (uint32_t)n);
+#else
+	(void)n;
+#endif
+}
+
+// __kbsimt_mma_m16n8k32_s8 is mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
+// (fragments as in kbs::mma_s8_done); __kbsimt_mma_m16n8k8_tf32 is
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 (kbs::mma_tf32_done).
+// The whole warp calls them; the profiler counts one product.
+KBS_INLINE void __kbsimt_mma_m16n8k32_s8(int d[4], const int a[4], const int b[2], const int c[4], KBS_SITE) {
+	kbs::MmaS8 m;
+	for (int i = 0; i < 4; i++) m.a[i] = a[i], m.c[i] = c[i];
+	m.b[0] = b[0];
+	m.b[1] = b[1];
+	kbs::collective("mma.sync.m16n8k32.s8", 0xffffffffu, KBS_COLL_MASKED, &m, &kbs::mma_s8_done, kbs_file, kbs_line);
+	__kbsimt_mma(KBS_MMA_M16N8K32_S8);
+	for (int i = 0; i < 4; i++) d[i] = m.d[i];
+}
+KBS_INLINE void __kbsimt_mma_m16n8k8_tf32(float d[4], const unsigned a[4], const unsigned b[2], const float c[4], KBS_SITE) {
+	kbs::MmaTF32 m;
+	for (int i = 0; i < 4; i++) m.a[i] = a[i], m.c[i] = c[i];
+	m.b[0] = b[0];
+	m.b[1] = b[1];
+	kbs::collective("mma.sync.m16n8k8.tf32", 0xffffffffu, KBS_COLL_MASKED, &m, &kbs::mma_tf32_done, kbs_file, kbs_line);
+	__kbsimt_mma(KBS_MMA_M16N8K8_TF32);
+	for (int i = 0; i < 4; i++) d[i] = m.d[i];
+}
+// __kbsimt_cvt_rna_tf32 is cvt.rna.tf32.f32: f rounded to tf32, ties
+// away from zero (NaN and Inf kept).
+KBS_INLINE unsigned __kbsimt_cvt_rna_tf32(float f) {
+	uint32_t x = kbs::bit_cast<uint32_t>(f);
+	if ((x & 0x7f800000u) == 0x7f800000u) return (x & 0x7fffffffu) > 0x7f800000u ? (x | 0x400000u) & 0xffffe000u : x;
+	return (x + 0x1000u) & 0xffffe000u;
+}
+
 [[noreturn]] KBS_INLINE void __trap(KBS_SITE) { kbs_trap("__trap()", kbs_file, kbs_line); }
 KBS_INLINE void __brkpt(KBS_SITE) { kbs_trap("__brkpt()", kbs_file, kbs_line); }
 KBS_INLINE void __nanosleep(unsigned) {}
