@@ -79,12 +79,6 @@ func (c emuCompiler) String() string {
 // ---------------------------------------------------------------------
 // NVRTC.
 
-// nvrtcLibraries are the names NVRTC is looked for under.
-var nvrtcLibraries = []string{
-	"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so",
-	"/usr/local/cuda/lib64/libnvrtc.so",
-}
-
 // nvrtcAPI is the NVRTC subset the backend calls.
 type nvrtcAPI struct {
 	lib         string
@@ -99,16 +93,24 @@ type nvrtcAPI struct {
 	errorString func(r int32) unsafe.Pointer
 }
 
-// loadNVRTC binds NVRTC from the first library that loads.
+// loadNVRTC binds NVRTC from the first place of the search
+// (nvrtcSearch.candidates) where it loads.
 func loadNVRTC() (*nvrtcAPI, error) {
 	var errs []string
-	for _, lib := range nvrtcLibraries {
-		h, err := dlopen(lib)
+	for _, c := range defaultNVRTCSearch().candidates() {
+		if c.Builtins != "" {
+			// NVRTC opens its builtins by soname when it compiles; one
+			// loaded already is the one it gets.
+			if _, err := dlopenGlobal(c.Builtins); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
+		h, err := dlopen(c.Lib)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
-		n := &nvrtcAPI{lib: lib}
+		n := &nvrtcAPI{lib: c.Lib}
 		for _, f := range []struct {
 			ptr  any
 			name string
@@ -120,13 +122,13 @@ func loadNVRTC() (*nvrtcAPI, error) {
 		} {
 			sym, err := purego.Dlsym(h, f.name)
 			if err != nil {
-				return nil, fmt.Errorf("%s lacks %s: %w", lib, f.name, err)
+				return nil, fmt.Errorf("%s lacks %s: %w", c.Lib, f.name, err)
 			}
 			purego.RegisterFunc(f.ptr, sym)
 		}
 		return n, nil
 	}
-	return nil, fmt.Errorf("no NVRTC library found (%s)", strings.Join(errs, "; "))
+	return nil, fmt.Errorf("no NVRTC library found (set $KERNBENCH_NVRTC or $CUDA_HOME; %s)", strings.Join(errs, "; "))
 }
 
 // nvrtcCompiler compiles kernel files to cubins for one architecture,
