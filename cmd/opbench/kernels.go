@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/kernbench/kernbench/internal/cudatools"
@@ -38,6 +40,10 @@ NVIDIA's compiler says about it:
 
 An architecture with the "a" suffix (sm_90a: Hopper's wgmma and setmaxnreg,
 NVRTC 12 or later) gets the occupancy of its base architecture's GPU.
+"-arch device" is the architecture the cuda backend compiles for on GPU 0
+(sm_90a on an H100 or H200 with NVRTC 12; it needs the GPU's driver).
+Files compile in parallel, one per CPU; a build also serves the cuda
+backend's cache, so a report made first spares a GPU run its compiles.
 
 The report shape is llama-7b's: 4096-wide rows, 32 heads of 128, a
 512-token prompt, or one decoded token for the flash-attention r1
@@ -96,7 +102,7 @@ type kernelRecord struct {
 // runKernels is "opbench kernels".
 func runKernels(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kernels")
-	archs := fs.String("arch", "sm_80,sm_90", "architectures, comma-separated: sm_80 (A100), sm_90 (H100)")
+	archs := fs.String("arch", "sm_80,sm_90", "architectures, comma-separated: sm_80 (A100), sm_90 (H100), sm_90a, or device (what the cuda backend compiles for on GPU 0)")
 	fileList := fs.String("file", "", "kernel files, comma-separated (default every one)")
 	kernelRE := fs.String("kernel", "", "only kernels whose name matches this regexp")
 	jsonPath := fs.String("json", "", "also write the records as JSON to this file")
@@ -121,7 +127,16 @@ func runKernels(args []string, stdout, stderr io.Writer) int {
 	}
 	var gpus []cudatools.GPU
 	if err == nil {
-		gpus, err = gpusForArchs(splitList(*archs))
+		list := splitList(*archs)
+		for i, a := range list {
+			if a == "device" {
+				if list[i], err = cuda.GPUArch(0); err != nil {
+					fmt.Fprintf(stderr, "opbench kernels: -arch device: %v\n", err)
+					return exitFailure
+				}
+			}
+		}
+		gpus, err = gpusForArchs(list)
 	}
 	var files []string
 	if err == nil {
@@ -137,18 +152,14 @@ func runKernels(args []string, stdout, stderr io.Writer) int {
 		sassOK = false
 	}
 	var recs []kernelRecord
-	for _, g := range gpus {
-		for _, f := range files {
-			fmt.Fprintf(stderr, "compiling %s for %s\n", f, g.Arch)
-			rs, err := kernelReport(f, g, sassOK)
-			if err != nil {
-				fmt.Fprintf(stderr, "opbench kernels: %v\n", err)
-				return exitFailure
-			}
-			for _, r := range rs {
-				if re == nil || re.MatchString(r.Kernel) {
-					recs = append(recs, r)
-				}
+	for _, rs := range compileAll(gpus, files, sassOK, stderr) {
+		if rs.err != nil {
+			fmt.Fprintf(stderr, "opbench kernels: %v\n", rs.err)
+			return exitFailure
+		}
+		for _, r := range rs.recs {
+			if re == nil || re.MatchString(r.Kernel) {
+				recs = append(recs, r)
 			}
 		}
 	}
@@ -193,6 +204,40 @@ func writeNVRTC(stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "loaded: %s, NVRTC %s\n", lib, version)
 	return exitOK
+}
+
+// A fileReport is one file's records for one architecture, or why there
+// are none.
+type fileReport struct {
+	recs []kernelRecord
+	err  error
+}
+
+// compileAll compiles every file for every GPU's architecture, as many
+// at once as there are CPUs (NVRTC compiles programs in parallel), and
+// returns the reports in order: by GPU, then by file.
+func compileAll(gpus []cudatools.GPU, files []string, withSASS bool, stderr io.Writer) []fileReport {
+	out := make([]fileReport, len(gpus)*len(files))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for gi, g := range gpus {
+		for fi, f := range files {
+			wg.Add(1)
+			go func(i int, g cudatools.GPU, f string) {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				mu.Lock()
+				fmt.Fprintf(stderr, "compiling %s for %s\n", f, g.Arch)
+				mu.Unlock()
+				rs, err := kernelReport(f, g, withSASS)
+				out[i] = fileReport{rs, err}
+			}(gi*len(files)+fi, g, f)
+		}
+	}
+	wg.Wait()
+	return out
 }
 
 // gpusForArchs returns the GPU each architecture's occupancy is computed

@@ -25,6 +25,8 @@ func TestKernelsUsage(t *testing.T) {
 		{[]string{"kernels", "-kernel", "("}, exitUsage, "", "-kernel: error parsing regexp"},
 		{[]string{"kernels", "extra"}, exitUsage, "", `unexpected argument "extra"`},
 		{[]string{"kernels", "-arch", "sm_80a"}, exitUsage, "", `unknown architecture "sm_80a"`},
+		// No GPU here (as the other tests of -backend cuda assume).
+		{[]string{"kernels", "-arch", "device"}, exitFailure, "", "opbench kernels: -arch device: no libcuda.so.1 found"},
 	}
 	for _, tt := range tests {
 		code, out, errOut := runArgs(tt.args...)

@@ -1,11 +1,15 @@
 package cuda
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kernbench/kernbench/internal/require"
+	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // TestNVRTCSearchOrder lays out toolkits and pip wheels in a folder and
@@ -121,5 +125,54 @@ func TestCompareVersions(t *testing.T) {
 		if got := compareVersions(tc.a, tc.b); got != tc.want {
 			t.Errorf("compareVersions(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+func TestTargetArch(t *testing.T) {
+	for _, tc := range []struct{ arch, nvrtc, want string }{
+		{"sm_90", "12.4", "sm_90a"},
+		{"sm_90", "13.0", "sm_90a"},
+		{"sm_90", "11.8", "sm_90"},
+		{"sm_80", "12.4", "sm_80"},
+		{"sm_89", "12.4", "sm_89"},
+		{"sm_90", "", "sm_90"},
+	} {
+		if got := targetArch(tc.arch, tc.nvrtc); got != tc.want {
+			t.Errorf("targetArch(%q, %q) = %q, want %q", tc.arch, tc.nvrtc, got, tc.want)
+		}
+	}
+}
+
+// TestReportBuildServesBackend checks that a build with ptxas's report
+// (opbench kernels) leaves the cubin where the backend's compiler, whose
+// options lack the report, finds it: the same bytes, with no compile.
+func TestReportBuildServesBackend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	t.Setenv("KERNBENCH_CUDA_CACHE", t.TempDir())
+	c, err := newNVRTCCompiler("sm_80")
+	if err != nil {
+		require.Skip(t, "no NVRTC here: %v", err)
+	}
+	b, err := c.build("rms_norm.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, headers, err := programOf("rms_norm.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := c.cachePath("rms_norm.cu", main, headers, gpu.SortedNames(headers))
+	cached, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(cached, b.Cubin) {
+		t.Fatalf("the backend's cache entry %s: %d bytes, err %v; want the report build's %d bytes", path, len(cached), err, len(b.Cubin))
+	}
+	// A compiler whose NVRTC cannot run finds the cubin in the cache.
+	broken := *c
+	broken.api = nil
+	img, err := broken.image("rms_norm.cu")
+	if err != nil || !bytes.Equal(img, b.Cubin) {
+		t.Errorf("image from the cache: %d bytes, err %v", len(img), err)
 	}
 }
