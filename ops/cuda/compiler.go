@@ -94,18 +94,11 @@ type nvrtcAPI struct {
 }
 
 // loadNVRTC binds NVRTC from the first place of the search
-// (nvrtcSearch.candidates) where it loads.
+// (libSearch.candidates) where it loads.
 func loadNVRTC() (*nvrtcAPI, error) {
 	var errs []string
-	for _, c := range defaultNVRTCSearch().candidates() {
-		if c.Builtins != "" {
-			// NVRTC opens its builtins by soname when it compiles; one
-			// loaded already is the one it gets.
-			if _, err := dlopenGlobal(c.Builtins); err != nil {
-				errs = append(errs, err.Error())
-			}
-		}
-		h, err := dlopen(c.Lib)
+	for _, c := range defaultLibSearch().candidates(nvrtcLib) {
+		h, err := dlopenCandidate(c)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue

@@ -87,20 +87,20 @@ func TestNVRTCSearchOrder(t *testing.T) {
 		}, cat(sonames, system, []string{wheelUsr})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := nvrtcSearch{Root: root, Getenv: func(k string) string {
+			s := libSearch{Root: root, Getenv: func(k string) string {
 				if v, ok := tc.env[k]; ok {
 					return filepath.Join(root, v)
 				}
 				return ""
 			}}
 			var got []string
-			for _, c := range s.candidates() {
+			for _, c := range s.candidates(nvrtcLib) {
 				l := strings.TrimPrefix(c.Lib, root+"/") + " (" + c.From
-				if c.Builtins != "" {
-					if filepath.Dir(c.Builtins) != filepath.Dir(c.Lib) {
-						t.Errorf("%s: builtins %s from another folder", c.Lib, c.Builtins)
+				if c.Companion != "" {
+					if filepath.Dir(c.Companion) != filepath.Dir(c.Lib) {
+						t.Errorf("%s: builtins %s from another folder", c.Lib, c.Companion)
 					}
-					l += ", with " + filepath.Base(c.Builtins)
+					l += ", with " + filepath.Base(c.Companion)
 				}
 				got = append(got, l+")")
 			}
