@@ -19,7 +19,8 @@
 #              times on the same shapes beside ours
 #              (scripts/torch_baseline.py: torch.matmul,
 #              scaled_dot_product_attention, a device copy for the
-#              bandwidth roof); without torch it says so
+#              bandwidth roof) and cuBLAS's on the products (opbench
+#              cublas); without torch or cuBLAS they say so
 #   ncu        opbench ncu: Nsight Compute's counters of six kernels
 #
 # Records go to $OUT/results/<gpu>/gpu-check-DATE/ when $OUT is set (the
@@ -254,6 +255,8 @@ except Exception as e:
     print("no torch:", e)' 2>&1 || echo "no python3"
 		echo "== opbench kernels -nvrtc"
 		"$opbench" kernels -nvrtc 2>&1
+		echo "== opbench cublas -lib"
+		"$opbench" cublas -lib 2>&1
 		echo "== opbench backends"
 		"$opbench" backends 2>&1
 	} >"$dir/devinfo.txt"
@@ -363,16 +366,20 @@ stage_sweep() {
 		echo "the sweep wrote no records" >"$dir/sweep.note"
 		exit 1
 	fi
+	# cuBLAS on the products (opbench cublas; absent: it says so, exit 0).
+	timeout -k 5 20 "$opbench" cublas -f "$dir/sweep-llama-7b.json" -json "$dir/sweep-cublas.json" >"$dir/sweep-cublas.txt" 2>&1 || rc=1
+	cat "$dir/sweep-cublas.txt"
 	if ! command -v python3 >/dev/null; then
 		echo "no python3: no PyTorch times" >"$dir/sweep.note"
 		exit $rc
 	fi
 	if [ -n "$quick" ]; then python3 scripts/torch_baseline.py --self-test || rc=1; fi
-	local left=$((STAGE_LIMIT - ours - 10))
+	local left=$((STAGE_LIMIT - ours - 30))
 	python3 scripts/torch_baseline.py "$dir/sweep-llama-7b.json" "$dir/sweep-torch.json" --budget "$((left > 5 ? left : 5))" |
 		tee "$dir/sweep-torch.txt" || rc=1
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("error") or "torch %s on %s, copy %s GB/s" % (d["torch"], d["device"], d["copy_gbps"]))' \
 		"$dir/sweep-torch.json" >"$dir/sweep.note" 2>/dev/null || true
+	head -n 1 "$dir/sweep-cublas.txt" >>"$dir/sweep.note"
 	exit $rc
 }
 
