@@ -62,6 +62,10 @@
 # Exit status: 0 when every stage that ran passed, 1 when one failed or
 # ran out of time, 2 for a bad command line.
 set -uo pipefail
+# Paths on the command line are the caller's; the stages run at the
+# repository's root.
+here=$PWD
+abspath() { case "$1" in /*) echo "$1" ;; *) echo "$here/$1" ;; esac; }
 cd "$(dirname "$0")/.."
 
 # The stages, in order (run_stage calls at the end).
@@ -91,15 +95,16 @@ budget=${GPU_CHECK_BUDGET:-295}
 # Every stage's limit is multiplied by this: the dry run on the emulator
 # (make gpu-check-dry) needs minutes where a GPU needs seconds.
 scale=${GPU_CHECK_SCALE:-1}
-outroot=${OUT:-.}
+outroot=.
+if [ -n "${OUT:-}" ]; then outroot=$(abspath "$OUT"); fi
 bin=${GPU_CHECK_BIN:-build/gpu-check}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-emu) backend=cuda-emu ;;
 	-quick) quick=1 ;;
-	-out) outroot=${2:?-out wants a folder}; shift ;;
+	-out) outroot=$(abspath "${2:?-out wants a folder}"); shift ;;
 	-budget) budget=${2:?-budget wants seconds}; shift ;;
-	-check) check_summary "${2:?-check wants a summary.json}"; exit $? ;;
+	-check) check_summary "$(abspath "${2:?-check wants a summary.json}")"; exit $? ;;
 	-h | -help | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "gpu-check: unknown argument $1 (see -h)" >&2; exit 2 ;;
 	esac
