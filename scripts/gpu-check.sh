@@ -13,9 +13,10 @@
 #   sanitizer  compute-sanitizer memcheck, racecheck and synccheck over
 #              a small validation (tile products, flash attention,
 #              soft_max, argsort, rms_norm)
-#   sweep      the llama-7b preset (q4_0, q8_0, f16 weights; 1 and 512
-#              tokens) and the issue's target points (f16 4096^3, flash
-#              attention 4096x4096, q4_0/q8_0 mat-vec), with PyTorch's
+#   sweep      the issue's target points (q4_0/q8_0 mat-vec, f16
+#              4096^3, flash attention 4096x4096), then the llama-7b
+#              preset (q4_0, q8_0, f16 weights; 1 and 512 tokens), each
+#              sweep followed by its baselines: PyTorch's
 #              times on the same shapes beside ours
 #              (scripts/torch_baseline.py: torch.matmul,
 #              scaled_dot_product_attention, a device copy for the
@@ -237,7 +238,7 @@ run_stage() {
 	write_summary false "$(stage_line "$name" running -1 0 "$limit" "$note")"
 	echo "gpu-check: $name (limit ${limit}s) ..." >&2
 	start=$(date +%s)
-	STAGE_LIMIT=$limit timeout -k 5 "$limit" bash -c "$(declare -f "$fn"); $(declare -p opbench bin dir backend gpu arch quick emu smi); $fn" >"$dir/$name.log" 2>&1
+	STAGE_LIMIT=$limit STAGE_START=$start timeout -k 5 "$limit" bash -c "$(declare -f "$fn"); $(declare -p opbench bin dir backend gpu arch quick emu smi); $fn" >"$dir/$name.log" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - start))
 	status=ok
@@ -368,47 +369,63 @@ stage_sanitizer() {
 
 stage_sweep() {
 	set -u
-	local f=$dir/sweep-points.json rc=0
+	# Two sweeps, each with its baselines, so that one cut off leaves the
+	# other: the issue's target points first (q4_0 and q8_0 mat-vec, f16
+	# 4096^3, flash-attention prefill at 4096 queries and keys), then the
+	# llama-7b preset (q4_0, q8_0 and f16 weights; 1 and 512 tokens).
 	if [ -n "$quick" ]; then
-		cat >"$f" <<-'EOF'
+		cat >"$dir/sweep-targets-points.json" <<-'EOF'
 			{"sweeps": [
 			  {"ops": ["mul_mat"], "types": ["f16", "q4_0"], "dims": {"m": [64], "n": [1, 8], "k": [64]}},
-			  {"ops": ["flash_attn_ext"], "types": ["f16"], "dims": {"d": [64], "heads": [2], "kv_heads": [2], "n": [4], "kv": [32]}},
-			  {"ops": ["rms_norm"], "dims": {"k": [256], "n": [4]}}
+			  {"ops": ["flash_attn_ext"], "types": ["f16"], "dims": {"d": [64], "heads": [2], "kv_heads": [2], "n": [4], "kv": [32]}}
 			]}
 		EOF
+		cat >"$dir/sweep-llama-7b-points.json" <<-'EOF'
+			{"sweeps": [{"ops": ["rms_norm", "soft_max"], "dims": {"k": [256], "n": [4], "kv": [64], "heads": [2]}}]}
+		EOF
 	else
-		cat >"$f" <<-'EOF'
+		cat >"$dir/sweep-targets-points.json" <<-'EOF'
 			{"sweeps": [
-			  {"preset": "llama-7b", "types": ["q4_0", "q8_0", "f16"], "dims": {"n": [1, 512]}},
-			  {"ops": ["mul_mat"], "types": ["f16", "f32"], "dims": {"m": [4096], "n": [4096], "k": [4096]}},
+			  {"ops": ["mul_mat"], "types": ["q4_0", "q8_0"], "dims": {"m": [4096], "n": [1], "k": [4096]}},
+			  {"ops": ["mul_mat"], "types": ["f16"], "dims": {"m": [4096], "n": [4096], "k": [4096]}},
 			  {"ops": ["flash_attn_ext"], "types": ["f16"], "dims": {"d": [128], "heads": [32], "kv_heads": [32], "n": [4096], "kv": [4096]}}
 			]}
 		EOF
+		cat >"$dir/sweep-llama-7b-points.json" <<-'EOF'
+			{"sweeps": [{"preset": "llama-7b", "types": ["q4_0", "q8_0", "f16"], "dims": {"n": [1, 512]}}]}
+		EOF
 	fi
-	# Ours first, with 60% of the stage; PyTorch's on the same points
-	# with what is left.
-	local ours=$((STAGE_LIMIT * 6 / 10))
-	timeout -k 5 "$ours" "$opbench" sweep -backend "$backend" -f "$f" -time 100ms -min-samples 3 \
-		-out "$dir" -name sweep-llama-7b -roofline off || rc=1
-	if [ ! -f "$dir/sweep-llama-7b.json" ]; then
-		echo "the sweep wrote no records" >"$dir/sweep.note"
-		exit 1
-	fi
-	# cuBLAS on the products (opbench cublas; absent: it says so, exit 0).
-	timeout -k 5 20 "$opbench" cublas -f "$dir/sweep-llama-7b.json" -json "$dir/sweep-cublas.json" >"$dir/sweep-cublas.txt" 2>&1 || rc=1
-	cat "$dir/sweep-cublas.txt"
-	if ! command -v python3 >/dev/null; then
-		echo "no python3: no PyTorch times" >"$dir/sweep.note"
-		exit $rc
-	fi
-	if [ -n "$quick" ]; then python3 scripts/torch_baseline.py --self-test || rc=1; fi
-	local left=$((STAGE_LIMIT - ours - 30))
-	python3 scripts/torch_baseline.py "$dir/sweep-llama-7b.json" "$dir/sweep-torch.json" --budget "$((left > 5 ? left : 5))" |
-		tee "$dir/sweep-torch.txt" || rc=1
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("error") or "torch %s on %s, copy %s GB/s" % (d["torch"], d["device"], d["copy_gbps"]))' \
-		"$dir/sweep-torch.json" >"$dir/sweep.note" 2>/dev/null || true
-	head -n 1 "$dir/sweep-cublas.txt" >>"$dir/sweep.note"
+	local rc=0 name share notes=""
+	for name in targets llama-7b; do
+		# Of the stage: 25% and 40% for our sweeps, the rest for the
+		# baselines (cuBLAS 10 s at most, PyTorch what is left).
+		share=$((STAGE_LIMIT * 25 / 100))
+		if [ "$name" = llama-7b ]; then share=$((STAGE_LIMIT * 40 / 100)); fi
+		echo "== sweep $name (${share}s)"
+		timeout -k 5 "$share" "$opbench" sweep -backend "$backend" -f "$dir/sweep-$name-points.json" -time 100ms -min-samples 3 \
+			-out "$dir" -name "sweep-$name" -roofline off || rc=1
+		if [ ! -f "$dir/sweep-$name.json" ]; then
+			notes="$notes sweep-$name wrote no records;"
+			continue
+		fi
+		# cuBLAS on the products (opbench cublas; absent: it says so,
+		# exit 0).
+		timeout -k 5 10 "$opbench" cublas -f "$dir/sweep-$name.json" -json "$dir/sweep-$name-cublas.json" >"$dir/sweep-$name-cublas.txt" 2>&1 || rc=1
+		cat "$dir/sweep-$name-cublas.txt"
+		notes="$notes $(head -n 1 "$dir/sweep-$name-cublas.txt");"
+		if ! command -v python3 >/dev/null; then
+			notes="$notes no python3, no PyTorch times;"
+			continue
+		fi
+		local left=$((STAGE_LIMIT - ($(date +%s) - STAGE_START) - 5)) torch_budget
+		torch_budget=$left
+		if [ "$name" = targets ]; then torch_budget=$((left / 3)); fi
+		python3 scripts/torch_baseline.py "$dir/sweep-$name.json" "$dir/sweep-$name-torch.json" --budget "$((torch_budget > 5 ? torch_budget : 5))" |
+			tee "$dir/sweep-$name-torch.txt" || rc=1
+		notes="$notes $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("error") or "torch %s on %s, copy %.0f GB/s" % (d["torch"], d["device"], d["copy_gbps"] or 0))' "$dir/sweep-$name-torch.json" 2>&1);"
+	done
+	if [ -n "$quick" ] && command -v python3 >/dev/null; then python3 scripts/torch_baseline.py --self-test || rc=1; fi
+	echo "${notes# }" >"$dir/sweep.note"
 	exit $rc
 }
 

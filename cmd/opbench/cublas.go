@@ -210,9 +210,12 @@ func cublasBaseline(set *bench.Set, file, backend string) cublasReport {
 // writeCublasTable prints the report.
 func writeCublasTable(w io.Writer, rep cublasReport) error {
 	var b bytes.Buffer
-	if rep.Error != "" {
+	switch {
+	case rep.Error != "":
 		fmt.Fprintf(&b, "no cuBLAS baseline: %s\n", rep.Error)
-	} else {
+	case rep.Library == "":
+		fmt.Fprintf(&b, "no cuBLAS baseline: no MUL_MAT point was timed\n")
+	default:
 		fmt.Fprintf(&b, "cuBLAS %d (%s)\n", rep.Version, rep.Library)
 	}
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)

@@ -73,6 +73,15 @@ func TestCublasBaseline(t *testing.T) {
 		t.Errorf("a record without k: %+v", r)
 	}
 
+	var b strings.Builder
+	if err := writeCublasTable(&b, rep); err != nil || !strings.HasPrefix(b.String(), "cuBLAS 120304 (libcublas.so.12)\n") || !strings.Contains(b.String(), "0.50x") {
+		t.Errorf("table (%v):\n%s", err, b.String())
+	}
+	b.Reset()
+	if writeCublasTable(&b, cublasBaseline(&bench.Set{}, "s.json", "")); !strings.HasPrefix(b.String(), "no cuBLAS baseline: no MUL_MAT point was timed\n") {
+		t.Errorf("table of no MUL_MAT points:\n%s", b.String())
+	}
+
 	// No cuBLAS: the first call fails, nothing more is called.
 	calls = nil
 	cublasGemm = func(be string, m, n, k int, typ string) (cuda.GemmTiming, error) {
