@@ -423,6 +423,7 @@ stage_sweep() {
 		python3 scripts/torch_baseline.py "$dir/sweep-$name.json" "$dir/sweep-$name-torch.json" --budget "$((torch_budget > 5 ? torch_budget : 5))" |
 			tee "$dir/sweep-$name-torch.txt" || rc=1
 		notes="$notes $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("error") or "torch %s on %s, copy %.0f GB/s" % (d["torch"], d["device"], d["copy_gbps"] or 0))' "$dir/sweep-$name-torch.json" 2>&1);"
+		if [ "$name" = targets ]; then notes="$notes $(grep '^summary: ' "$dir/sweep-$name-torch.txt" | tail -n 1);"; fi
 	done
 	if [ -n "$quick" ] && command -v python3 >/dev/null; then python3 scripts/torch_baseline.py --self-test || rc=1; fi
 	echo "${notes# }" >"$dir/sweep.note"

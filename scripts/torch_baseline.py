@@ -268,7 +268,23 @@ def run(sweep_path, out_path, budget):
         print("%-15s %-5s %-42s %10s %10s %7s %6s  %s" % (out["op"], out["type"], out["shape"], fmt_s(out["ours_s"]),
                                                          fmt_s(out.get("torch_s")), vs, roof,
                                                          out.get("torch_error") or out["torch_op"]))
+    print(summary_line(doc))
     return 0
+
+
+def summary_line(doc):
+    """One line of each timed point's ratios: "summary: OP TYPE SHAPE
+    0.81x torch 72% roof; ..."."""
+    parts = []
+    for r in doc["records"]:
+        bits = []
+        if r.get("speed_vs_torch"):
+            bits.append("%.2fx torch" % r["speed_vs_torch"])
+        if r.get("roof_pct"):
+            bits.append("%.0f%% roof" % r["roof_pct"])
+        if bits:
+            parts.append("%s %s %s %s" % (r["op"], r["type"], r["shape"], " ".join(bits)))
+    return "summary: " + ("; ".join(parts) if parts else "no point timed by both")
 
 
 def self_test():
@@ -302,6 +318,12 @@ def self_test():
         if ours_seconds(rec) != want:
             print("self-test: ours_seconds(%r) = %r, want %r" % (rec, ours_seconds(rec), want))
             bad += 1
+    line = summary_line({"records": [
+        {"op": "MUL_MAT", "type": "q4_0", "shape": "m=4096,n=1,k=4096", "speed_vs_torch": 1.25, "roof_pct": 81.4},
+        {"op": "ROPE", "type": "f32", "shape": "d=128"}]})
+    if line != "summary: MUL_MAT q4_0 m=4096,n=1,k=4096 1.25x torch 81% roof":
+        print("self-test: summary_line: %r" % line)
+        bad += 1
     if fmt_s(2.5e-4) != "250 us" or fmt_s(None) != "-":
         print("self-test: fmt_s: %r %r" % (fmt_s(2.5e-4), fmt_s(None)))
         bad += 1
