@@ -185,7 +185,8 @@ json_str() {
 	s=${s//$'\n'/\\n}
 	s=${s//$'\t'/\\t}
 	s=${s//$'\r'/}
-	printf '"%s"' "$s"
+	# Other control characters (a terminal's escapes) are not JSON.
+	printf '"%s"' "$(printf '%s' "$s" | tr -d '\000-\010\013\014\016-\037')"
 }
 write_summary() { # complete [running-stage-line]
 	local tmp=$summary.tmp i
