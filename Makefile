@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters ggml-side ggml-side-ops llama-models llama-side slurm-sweep lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry ggml-side ggml-side-ops llama-models llama-side slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -15,6 +15,9 @@ help:
 	@echo "roofline   opbench roofline: this machine's peak GFLOP/s and GB/s at 1 and 2 threads"
 	@echo "baseline   the committed baseline sweeps in results/<machine>/ (see results/README.md)"
 	@echo "gpu-counters  emulator counters and roofline estimates of every CUDA and Metal kernel at the llama-7b preset, in results/gpu-counters/"
+	@echo "gpu-check-build  the binaries scripts/gpu-check.sh runs on a GPU machine without Go, in \$$(GPU_CHECK_BIN) (carry it)"
+	@echo "gpu-check  on a GPU: device info, NVRTC report, validate, compute-sanitizer, llama-7b sweep beside PyTorch, ncu (see README)"
+	@echo "gpu-check-dry  the same script against the emulated driver (cuda-emu), a tiny subset: the test of gpu-check without a GPU"
 	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side, every op (GGML=path/to/test-backend-ops; see README; about 2 h)"
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
@@ -50,6 +53,26 @@ GPU_COUNTERS_N ?= 1,512
 gpu-counters:
 	$(GO) run ./cmd/opbench profile -backend cuda-emu -preset llama-7b -n $(GPU_COUNTERS_N) -gpu h100,a100,l4 -json results/gpu-counters/llama-7b-cuda-emu.json -csv results/gpu-counters/llama-7b-cuda-emu.csv > results/gpu-counters/llama-7b-cuda-emu.txt
 	$(GO) run ./cmd/opbench profile -backend metal-emu -preset llama-7b -n $(GPU_COUNTERS_N) -gpu m2max,m3max -json results/gpu-counters/llama-7b-metal-emu.json -csv results/gpu-counters/llama-7b-metal-emu.csv > results/gpu-counters/llama-7b-metal-emu.txt
+
+# First contact with a GPU (README, "On a GPU"): the binaries are built
+# here, where Go is, and carried to the GPU machine, which has none.
+GPU_CHECK_BIN     ?= build/gpu-check
+GPU_CHECK_DRY_OUT ?= build/gpu-check-dry
+
+gpu-check-build:
+	@mkdir -p $(GPU_CHECK_BIN)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(GPU_CHECK_BIN)/opbench ./cmd/opbench
+	CGO_ENABLED=0 $(GO) test -c -trimpath -ldflags='-s -w' -o $(GPU_CHECK_BIN)/cuda.test ./ops/cuda
+	@du -sh $(GPU_CHECK_BIN)
+
+# No go here: the binaries must be in $(GPU_CHECK_BIN) already.
+gpu-check:
+	GPU_CHECK_BIN=$(GPU_CHECK_BIN) scripts/gpu-check.sh
+
+gpu-check-dry: gpu-check-build
+	rm -rf $(GPU_CHECK_DRY_OUT)
+	GPU_CHECK_BIN=$(GPU_CHECK_BIN) GPU_CHECK_BUDGET=3000 GPU_CHECK_SCALE=10 scripts/gpu-check.sh -emu -quick -out $(GPU_CHECK_DRY_OUT)
+	scripts/gpu-check.sh -check $(GPU_CHECK_DRY_OUT)/results/cuda-emu/gpu-check-*/summary.json
 
 GGML ?= $(KERNBENCH_GGML)
 

@@ -8,7 +8,10 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/kernbench/kernbench/internal/cudatools"
@@ -16,6 +19,7 @@ import (
 )
 
 const kernelsHelp = `Usage: opbench kernels [-arch sm_80,sm_90] [-file mul_mat.cu] [-kernel regexp] [-json out.json]
+       opbench kernels -nvrtc
 
 Compiles every CUDA kernel file with NVRTC, as the cuda backend does on a
 GPU (no GPU is needed), and prints per kernel and architecture what
@@ -34,6 +38,13 @@ NVIDIA's compiler says about it:
              (ldmatrix), global loads by width (LDG8 ... LDG128), IDP.4A
              (dp4a), FFMA, SHFL, BAR, LDL/STL (local memory), and the total
 
+An architecture with the "a" suffix (sm_90a: Hopper's wgmma and setmaxnreg,
+NVRTC 12 or later) gets the occupancy of its base architecture's GPU.
+"-arch device" is the architecture the cuda backend compiles for on GPU 0
+(sm_90a on an H100 or H200 with NVRTC 12; it needs the GPU's driver).
+Files compile in parallel, one per CPU; a build also serves the cuda
+backend's cache, so a report made first spares a GPU run its compiles.
+
 The report shape is llama-7b's: 4096-wide rows, 32 heads of 128, a
 512-token prompt, or one decoded token for the flash-attention r1
 kernels; the block sizes come from the cuda backend's launch code.
@@ -44,6 +55,13 @@ user cache's kernbench/cuda-tools, $CUDA_PATH/bin, /usr/local/cuda/bin
 and $PATH. Without cuobjdump the SASS columns are left out. Builds are
 cached ($KERNBENCH_CUDA_CACHE); the first run takes minutes.
 
+NVRTC is looked for in $KERNBENCH_NVRTC (a library or its folder), the
+toolkit $CUDA_HOME, $CUDA_PATH or $CUDA_ROOT names, the dynamic loader's
+path (libnvrtc.so.13, .12, .11.2), /usr/local/cuda, /usr/local/cuda-X.Y
+(newest first) and NVIDIA's pip wheels (nvidia/cuda_nvrtc/lib under a
+Python environment's site-packages); -nvrtc prints that order here and
+the library and version that load, and compiles nothing.
+
 Exits 1 when a kernel spills registers or its block does not fit the GPU.
 
 Examples:
@@ -51,6 +69,8 @@ Examples:
 	opbench kernels -arch sm_90
 	opbench kernels -file flash_attn_ext.cu -arch sm_80,sm_90
 	opbench kernels -kernel 'mmvq_q4_0|mmq_dp4a_q4_0' -json /tmp/k.json
+	opbench kernels -arch sm_90a -json /tmp/k.json   # NVRTC 12 or later
+	opbench kernels -nvrtc
 `
 
 // kernelMix are the SASS classes the table prints, in order.
@@ -82,10 +102,11 @@ type kernelRecord struct {
 // runKernels is "opbench kernels".
 func runKernels(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kernels")
-	archs := fs.String("arch", "sm_80,sm_90", "architectures, comma-separated: sm_80 (A100), sm_90 (H100)")
+	archs := fs.String("arch", "sm_80,sm_90", "architectures, comma-separated: sm_80 (A100), sm_90 (H100), sm_90a, or device (what the cuda backend compiles for on GPU 0)")
 	fileList := fs.String("file", "", "kernel files, comma-separated (default every one)")
 	kernelRE := fs.String("kernel", "", "only kernels whose name matches this regexp")
 	jsonPath := fs.String("json", "", "also write the records as JSON to this file")
+	which := fs.Bool("nvrtc", false, "print where NVRTC is looked for and which loads, and compile nothing")
 	pos, help, err := parseArgs(fs, args)
 	if help {
 		fmt.Fprint(stdout, kernelsHelp)
@@ -93,6 +114,9 @@ func runKernels(args []string, stdout, stderr io.Writer) int {
 	}
 	if err == nil && len(pos) > 0 {
 		err = fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	if err == nil && *which {
+		return writeNVRTC(stdout, stderr)
 	}
 	var re *regexp.Regexp
 	if err == nil && *kernelRE != "" {
@@ -103,7 +127,16 @@ func runKernels(args []string, stdout, stderr io.Writer) int {
 	}
 	var gpus []cudatools.GPU
 	if err == nil {
-		gpus, err = gpusForArchs(splitList(*archs))
+		list := splitList(*archs)
+		for i, a := range list {
+			if a == "device" {
+				if list[i], err = cuda.GPUArch(0); err != nil {
+					fmt.Fprintf(stderr, "opbench kernels: -arch device: %v\n", err)
+					return exitFailure
+				}
+			}
+		}
+		gpus, err = gpusForArchs(list)
 	}
 	var files []string
 	if err == nil {
@@ -119,18 +152,14 @@ func runKernels(args []string, stdout, stderr io.Writer) int {
 		sassOK = false
 	}
 	var recs []kernelRecord
-	for _, g := range gpus {
-		for _, f := range files {
-			fmt.Fprintf(stderr, "compiling %s for %s\n", f, g.Arch)
-			rs, err := kernelReport(f, g, sassOK)
-			if err != nil {
-				fmt.Fprintf(stderr, "opbench kernels: %v\n", err)
-				return exitFailure
-			}
-			for _, r := range rs {
-				if re == nil || re.MatchString(r.Kernel) {
-					recs = append(recs, r)
-				}
+	for _, rs := range compileAll(gpus, files, sassOK, stderr) {
+		if rs.err != nil {
+			fmt.Fprintf(stderr, "opbench kernels: %v\n", rs.err)
+			return exitFailure
+		}
+		for _, r := range rs.recs {
+			if re == nil || re.MatchString(r.Kernel) {
+				recs = append(recs, r)
 			}
 		}
 	}
@@ -161,8 +190,59 @@ func runKernels(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// writeNVRTC is "opbench kernels -nvrtc": the search order and what
+// loads.
+func writeNVRTC(stdout, stderr io.Writer) int {
+	fmt.Fprintln(stdout, "NVRTC is looked for in, in order:")
+	for _, p := range cuda.NVRTCSearchOrder() {
+		fmt.Fprintf(stdout, "  %s\n", p)
+	}
+	lib, version, err := cuda.NVRTCLibrary()
+	if err != nil {
+		fmt.Fprintf(stderr, "opbench kernels: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "loaded: %s, NVRTC %s\n", lib, version)
+	return exitOK
+}
+
+// A fileReport is one file's records for one architecture, or why there
+// are none.
+type fileReport struct {
+	recs []kernelRecord
+	err  error
+}
+
+// compileAll compiles every file for every GPU's architecture, as many
+// at once as there are CPUs (NVRTC compiles programs in parallel), and
+// returns the reports in order: by GPU, then by file.
+func compileAll(gpus []cudatools.GPU, files []string, withSASS bool, stderr io.Writer) []fileReport {
+	out := make([]fileReport, len(gpus)*len(files))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for gi, g := range gpus {
+		for fi, f := range files {
+			wg.Add(1)
+			go func(i int, g cudatools.GPU, f string) {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				mu.Lock()
+				fmt.Fprintf(stderr, "compiling %s for %s\n", f, g.Arch)
+				mu.Unlock()
+				rs, err := kernelReport(f, g, withSASS)
+				out[i] = fileReport{rs, err}
+			}(gi*len(files)+fi, g, f)
+		}
+	}
+	wg.Wait()
+	return out
+}
+
 // gpusForArchs returns the GPU each architecture's occupancy is computed
-// for.
+// for. An architecture-specific target (sm_90a) takes its base
+// architecture's GPU and keeps its own name.
 func gpusForArchs(archs []string) ([]cudatools.GPU, error) {
 	if len(archs) == 0 {
 		return nil, errors.New("-arch: no architecture")
@@ -171,7 +251,8 @@ func gpusForArchs(archs []string) ([]cudatools.GPU, error) {
 	for _, a := range archs {
 		found := false
 		for _, g := range cudatools.GPUs {
-			if g.Arch == a {
+			if g.Arch == a || g.Arch+"a" == a && hasArchSpecific(g.Arch) {
+				g.Arch = a
 				out, found = append(out, g), true
 				break
 			}
@@ -185,6 +266,13 @@ func gpusForArchs(archs []string) ([]cudatools.GPU, error) {
 		}
 	}
 	return out, nil
+}
+
+// hasArchSpecific reports whether an architecture has an
+// architecture-specific variant (the "a" suffix): sm_90 and later.
+func hasArchSpecific(arch string) bool {
+	n, err := strconv.Atoi(strings.TrimPrefix(arch, "sm_"))
+	return err == nil && n >= 90
 }
 
 // kernelFiles returns the named kernel files, or every one.

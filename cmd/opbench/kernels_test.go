@@ -24,12 +24,49 @@ func TestKernelsUsage(t *testing.T) {
 		{[]string{"kernels", "-file", "nosuch.cu"}, exitUsage, "", `no kernel file "nosuch.cu" (there are `},
 		{[]string{"kernels", "-kernel", "("}, exitUsage, "", "-kernel: error parsing regexp"},
 		{[]string{"kernels", "extra"}, exitUsage, "", `unexpected argument "extra"`},
+		{[]string{"kernels", "-arch", "sm_80a"}, exitUsage, "", `unknown architecture "sm_80a"`},
+		// No GPU here (as the other tests of -backend cuda assume).
+		{[]string{"kernels", "-arch", "device"}, exitFailure, "", "opbench kernels: -arch device: no libcuda.so.1 found"},
 	}
 	for _, tt := range tests {
 		code, out, errOut := runArgs(tt.args...)
 		if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errOut, tt.stderr) {
 			t.Errorf("opbench %q: code %d, stdout %q, stderr %q; want %d, %q, %q", tt.args, code, out, errOut, tt.code, tt.stdout, tt.stderr)
 		}
+	}
+}
+
+func TestGPUsForArchs(t *testing.T) {
+	gs, err := gpusForArchs([]string{"sm_90a", "sm_80", "sm_90"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range gs {
+		got = append(got, g.Arch+"="+g.Name)
+	}
+	if want := "sm_90a=H100 sm_80=A100 sm_90=H100"; strings.Join(got, " ") != want {
+		t.Errorf("gpusForArchs: %v, want %s", got, want)
+	}
+	if cudatools.GPUs[0].Arch != "sm_90" {
+		t.Errorf("gpusForArchs changed the table: %+v", cudatools.GPUs[0])
+	}
+}
+
+// TestKernelsNVRTC checks -nvrtc's report: the search order, and the
+// library that loads where NVRTC is installed.
+func TestKernelsNVRTC(t *testing.T) {
+	code, out, errOut := runArgs("kernels", "-nvrtc")
+	if !strings.Contains(out, "NVRTC is looked for in, in order:\n") || !strings.Contains(out, "libnvrtc.so.12 (the dynamic loader)") {
+		t.Errorf("stdout %q", out)
+	}
+	switch {
+	case code == exitOK && !strings.Contains(out, "loaded: "):
+		t.Errorf("exit 0 and no library named: %q", out)
+	case code == exitFailure && !strings.Contains(errOut, "no NVRTC library found"):
+		t.Errorf("exit 1 and stderr %q", errOut)
+	case code != exitOK && code != exitFailure:
+		t.Errorf("exit %d", code)
 	}
 }
 

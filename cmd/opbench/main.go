@@ -19,6 +19,7 @@
 //	backends   list the registered backends, with why one cannot open here
 //	kernels    NVRTC's view of each CUDA kernel: registers, spills, occupancy, SASS mix
 //	ncu        on a GPU: Nsight Compute's counters of six CUDA kernels, as JSON
+//	cublas     on a GPU: cuBLAS's times on a sweep's matrix products, beside ours
 //
 // Run "opbench <command> -h" for a command's flags.
 package main
@@ -59,6 +60,7 @@ var commands = []command{
 	{name: "backends", summary: "list the registered backends and their variants, with why one cannot open here", run: runBackends},
 	{name: "kernels", summary: "compile the CUDA kernels with NVRTC: registers, spills, shared memory, occupancy, SASS mix", run: runKernels},
 	{name: "ncu", summary: "on a GPU: Nsight Compute's memory and divergence counters of six cuda kernels, as JSON", run: runNCU},
+	{name: "cublas", summary: "on a GPU: cuBLAS's times on a sweep's MUL_MAT points, beside ours (the baseline)", run: runCublas},
 }
 
 func main() {

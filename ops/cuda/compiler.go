@@ -79,12 +79,6 @@ func (c emuCompiler) String() string {
 // ---------------------------------------------------------------------
 // NVRTC.
 
-// nvrtcLibraries are the names NVRTC is looked for under.
-var nvrtcLibraries = []string{
-	"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so",
-	"/usr/local/cuda/lib64/libnvrtc.so",
-}
-
 // nvrtcAPI is the NVRTC subset the backend calls.
 type nvrtcAPI struct {
 	lib         string
@@ -99,16 +93,17 @@ type nvrtcAPI struct {
 	errorString func(r int32) unsafe.Pointer
 }
 
-// loadNVRTC binds NVRTC from the first library that loads.
+// loadNVRTC binds NVRTC from the first place of the search
+// (libSearch.candidates) where it loads.
 func loadNVRTC() (*nvrtcAPI, error) {
 	var errs []string
-	for _, lib := range nvrtcLibraries {
-		h, err := dlopen(lib)
+	for _, c := range defaultLibSearch().candidates(nvrtcLib) {
+		h, err := dlopenCandidate(c)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
-		n := &nvrtcAPI{lib: lib}
+		n := &nvrtcAPI{lib: c.Lib}
 		for _, f := range []struct {
 			ptr  any
 			name string
@@ -120,13 +115,13 @@ func loadNVRTC() (*nvrtcAPI, error) {
 		} {
 			sym, err := purego.Dlsym(h, f.name)
 			if err != nil {
-				return nil, fmt.Errorf("%s lacks %s: %w", lib, f.name, err)
+				return nil, fmt.Errorf("%s lacks %s: %w", c.Lib, f.name, err)
 			}
 			purego.RegisterFunc(f.ptr, sym)
 		}
 		return n, nil
 	}
-	return nil, fmt.Errorf("no NVRTC library found (%s)", strings.Join(errs, "; "))
+	return nil, fmt.Errorf("no NVRTC library found (set $KERNBENCH_NVRTC or $CUDA_HOME; %s)", strings.Join(errs, "; "))
 }
 
 // nvrtcCompiler compiles kernel files to cubins for one architecture,
@@ -189,16 +184,7 @@ func (c *nvrtcCompiler) cachedCompile(file string) (cubin []byte, log string, er
 		return nil, "", err
 	}
 	names := gpu.SortedNames(headers)
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n", c.version, c.arch, strings.Join(c.opts, " "), file)
-	h.Write(main)
-	for _, n := range names {
-		fmt.Fprintf(h, "\n%s\n", n)
-		h.Write(headers[n])
-	}
-	key := hex.EncodeToString(h.Sum(nil))[:24]
-	cache := cubinCacheDir()
-	path := filepath.Join(cache, file+"-"+c.arch+"-"+key+".cubin")
+	path := c.cachePath(file, main, headers, names)
 	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
 		if l, err := os.ReadFile(path + ".log"); err == nil {
 			return b, string(l), nil
@@ -208,14 +194,35 @@ func (c *nvrtcCompiler) cachedCompile(file string) (cubin []byte, log string, er
 	if err != nil {
 		return nil, log, err
 	}
-	if err := os.MkdirAll(cache, 0o755); err == nil {
+	storeCubin(path, cubin, log)
+	return cubin, log, nil
+}
+
+// cachePath returns where c's build of a program is cached: a name
+// keyed by the NVRTC version, architecture, options and sources.
+func (c *nvrtcCompiler) cachePath(file string, main []byte, headers map[string][]byte, names []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n", c.version, c.arch, strings.Join(c.opts, " "), file)
+	h.Write(main)
+	for _, n := range names {
+		fmt.Fprintf(h, "\n%s\n", n)
+		h.Write(headers[n])
+	}
+	key := hex.EncodeToString(h.Sum(nil))[:24]
+	return filepath.Join(cubinCacheDir(), file+"-"+c.arch+"-"+key+".cubin")
+}
+
+// storeCubin writes a cubin and its log to the cache at path, each
+// through a rename, so that a reader sees whole files or none; a cache
+// that cannot be written is left alone.
+func storeCubin(path string, cubin []byte, log string) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
 		tmp := path + ".tmp" + fmt.Sprint(os.Getpid())
 		if os.WriteFile(tmp+".log", []byte(log), 0o644) == nil && os.Rename(tmp+".log", path+".log") == nil &&
 			os.WriteFile(tmp, cubin, 0o644) == nil {
 			os.Rename(tmp, path)
 		}
 	}
-	return cubin, log, nil
 }
 
 // cubinCacheDir is where compiled kernels are kept:

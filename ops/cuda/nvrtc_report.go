@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/kernbench/kernbench/ops"
@@ -48,6 +49,10 @@ func CompileNVRTC(file, arch string) (NVRTCBuild, error) {
 	return c.build(file)
 }
 
+// build compiles file with ptxas's report. The report does not change
+// the code, so the cubin is cached for the backend's options too: a
+// report made first (opbench kernels, as scripts/gpu-check.sh does)
+// spares the backend its compiles.
 func (c *nvrtcCompiler) build(file string) (NVRTCBuild, error) {
 	v := *c
 	v.opts = append(append([]string(nil), c.opts...), "--ptxas-options=-v")
@@ -55,7 +60,19 @@ func (c *nvrtcCompiler) build(file string) (NVRTCBuild, error) {
 	if err != nil {
 		return NVRTCBuild{}, err
 	}
+	if main, headers, err := programOf(file); err == nil {
+		names := gpu.SortedNames(headers)
+		if p := c.cachePath(file, main, headers, names); !fileExists(p) {
+			storeCubin(p, cubin, log)
+		}
+	}
 	return NVRTCBuild{File: file, Arch: c.arch, Compiler: v.String(), Cubin: cubin, Log: log}, nil
+}
+
+// fileExists reports whether path names a file.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 // A Launch is the block a kernel is launched with at the report shape

@@ -102,7 +102,7 @@ func openVariant(c registry.Config) (ops.Backend, error) {
 }
 
 // OpenGPU opens GPU ordinal (0 is the first) with kernels compiled by
-// NVRTC for its architecture.
+// NVRTC for its architecture (GPUArch: sm_90a on a Hopper GPU).
 func OpenGPU(ordinal int) (*Backend, error) {
 	api, infos, err := gpus()
 	if err != nil {
@@ -112,7 +112,7 @@ func OpenGPU(ordinal int) (*Backend, error) {
 		return nil, fmt.Errorf("cuda: no GPU %d (the driver finds %d)", ordinal, len(infos))
 	}
 	info := infos[ordinal]
-	comp, err := newNVRTCCompiler(info.Arch())
+	comp, err := nvrtcForDevice(info)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
