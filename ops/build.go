@@ -321,16 +321,16 @@ func ssmScanShapes(s, x, dt, A, B, C, ids *Tensor) error {
 	case dt.Ne != [MaxDims]int64{nHead, nTok, nSeqs, 1}:
 		return fmt.Errorf("dt %v, want [%d %d %d 1]", dt.Ne, nHead, nTok, nSeqs)
 	case A.Ne[0] != dState && A.Ne[0] != 1 || A.Ne[1] != nHead || A.Ne[2] != 1 || A.Ne[3] != 1:
-		return fmt.Errorf("A %v, want [%d or 1, %d]", A.Ne, dState, nHead)
+		return fmt.Errorf("operand A %v, want [%d or 1, %d]", A.Ne, dState, nHead)
 	}
 	for i, bc := range []*Tensor{B, C} {
 		if bc.Ne[0] != dState || bc.Ne[1] <= 0 || nHead%bc.Ne[1] != 0 || bc.Ne[2] != nTok || bc.Ne[3] != nSeqs {
-			return fmt.Errorf("%s %v, want [%d, n_group | %d, %d, %d]", [2]string{"B", "C"}[i], bc.Ne, dState, nHead, nTok, nSeqs)
+			return fmt.Errorf("operand %s %v, want [%d, n_group | %d, %d, %d]", [2]string{"B", "C"}[i], bc.Ne, dState, nHead, nTok, nSeqs)
 		}
 	}
 	switch {
 	case B.Ne[1] != C.Ne[1]:
-		return fmt.Errorf("B and C have %d and %d groups", B.Ne[1], C.Ne[1])
+		return fmt.Errorf("operands B and C have %d and %d groups", B.Ne[1], C.Ne[1])
 	case ids.Ne[0] != nSeqs || ids.NumElements() != nSeqs:
 		return fmt.Errorf("ids %v, want [%d]", ids.Ne, nSeqs)
 	case s.Ne[3] < nSeqs:

@@ -79,10 +79,14 @@ type driverAPI struct {
 	captured  atomic.Int64
 }
 
-// graphUpdateInfo is CUgraphExecUpdateResultInfo.
+// graphUpdateInfo is CUgraphExecUpdateResultInfo, which the driver
+// fills: the result (int32), the node that failed the update and the node
+// it came from (pointers). The backend reads only the call's status (a
+// failed update re-instantiates), so the fields are blank: the struct
+// gives the driver its memory.
 type graphUpdateInfo struct {
-	result             int32
-	errorNode, errFrom uintptr
+	_    int32
+	_, _ uintptr
 }
 
 // captureModeRelaxed is CU_STREAM_CAPTURE_MODE_RELAXED: allocation (a
