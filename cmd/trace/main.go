@@ -62,7 +62,6 @@ import (
 
 	"github.com/kernbench/kernbench/graphs/dot"
 	"github.com/kernbench/kernbench/internal/cli"
-	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/simt/roofline"
@@ -396,15 +395,6 @@ func metalCaptureError(target registry.Target, path string) error {
 		return usagef("-metal-capture %q exists: a GPU trace document must be new", path)
 	}
 	return nil
-}
-
-// timeNodes asks b for each node's device time where that costs
-// something and is off by default (ops.NodeTimingSwitch: Metal then puts
-// each node in a command buffer of its own): the timeline shows nodes.
-func timeNodes(b ops.Backend) {
-	if s, ok := b.(ops.NodeTimingSwitch); ok {
-		s.SetNodeTiming(true)
-	}
 }
 
 // A capturer is a backend that records its work in a GPU capture (the

@@ -74,7 +74,6 @@ func traceModel(ctx context.Context, c *config, out, stderr io.Writer) (*result,
 		return nil, err
 	}
 	defer b.Close()
-	timeNodes(b)
 	if fallback != nil {
 		defer fallback.Close()
 	}

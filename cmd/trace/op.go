@@ -47,7 +47,6 @@ func traceOp(ctx context.Context, c *config, out io.Writer) (*result, error) {
 		return nil, err
 	}
 	defer b.Close()
-	timeNodes(b)
 	r := rand.New(rand.NewPCG(1, uint64(c.k)))
 	for _, t := range []*ops.Tensor{w, x} {
 		if err := fill(b, t, r); err != nil {
