@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -98,7 +96,7 @@ func runCublas(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "cublas", flagErr(err))
 	}
-	set, err := readSet(*file)
+	set, err := bench.ReadFile(*file)
 	if err != nil {
 		fmt.Fprintf(stderr, "opbench cublas: %v\n", err)
 		return exitUsage
@@ -109,11 +107,7 @@ func runCublas(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	if *jsonPath != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err == nil {
-			err = os.WriteFile(*jsonPath, append(b, '\n'), 0o644)
-		}
-		if err != nil {
+		if err := writeJSONFile(*jsonPath, rep); err != nil {
 			fmt.Fprintf(stderr, "opbench cublas: %v\n", err)
 			return exitFailure
 		}
@@ -128,20 +122,6 @@ func runCublas(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
-}
-
-// readSet reads a record set file.
-func readSet(path string) (*bench.Set, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	s, err := bench.ReadJSON(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return s, nil
 }
 
 // cublasType returns the type cuBLAS computes a weight type's product

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -168,11 +166,7 @@ func runKernels(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	if *jsonPath != "" {
-		b, err := json.MarshalIndent(recs, "", "  ")
-		if err == nil {
-			err = os.WriteFile(*jsonPath, append(b, '\n'), 0o644)
-		}
-		if err != nil {
+		if err := writeJSONFile(*jsonPath, recs); err != nil {
 			fmt.Fprintf(stderr, "opbench kernels: %v\n", err)
 			return exitFailure
 		}

@@ -27,7 +27,7 @@ func runShard(t *testing.T, dir, name string, extra ...string) string {
 	return filepath.Join(dir, name+".json")
 }
 
-func readSetT(t *testing.T, path string) *bench.Set {
+func readSet(t *testing.T, path string) *bench.Set {
 	t.Helper()
 	s, err := bench.ReadFile(path)
 	if err != nil {
@@ -72,12 +72,12 @@ func onMachine(s *bench.Set, id string) *bench.Set {
 func TestMergeShards(t *testing.T) {
 	withEnv(t, nil)
 	dir := t.TempDir()
-	whole := readSetT(t, runShard(t, dir, "whole"))
+	whole := readSet(t, runShard(t, dir, "whole"))
 	var shards []string
 	for i := 0; i < 3; i++ {
 		shards = append(shards, runShard(t, dir, "s"+strconv.Itoa(i), "-shard", shardArg(i, 3)))
 	}
-	first := readSetT(t, shards[0])
+	first := readSet(t, shards[0])
 	if first.Sweep == nil || first.Sweep.Shards != 3 || first.Sweep.Shard != 0 || len(first.Sweep.Points) != 6 {
 		t.Fatalf("shard 0's sweep record: %+v", first.Sweep)
 	}
@@ -96,7 +96,7 @@ func TestMergeShards(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("merge: code %d\n%s\n%s", code, stdout, errOut)
 	}
-	merged := readSetT(t, filepath.Join(out, whole.Machine.Kind(), first.Sweep.ID+".json"))
+	merged := readSet(t, filepath.Join(out, whole.Machine.Kind(), first.Sweep.ID+".json"))
 	if got, want := recordKeys(merged), recordKeys(whole); !slices.Equal(got, want) {
 		t.Errorf("merged points\n%v\nunsharded\n%v", got, want)
 	}
@@ -120,14 +120,14 @@ func TestMergeShards(t *testing.T) {
 	// Two machines' shards: one set each, under each machine's folder.
 	var all []string
 	for i, p := range shards {
-		all = append(all, p, writeSetFile(t, onMachine(readSetT(t, p), "other-cpu-4c"), filepath.Join(dir, "other"+strconv.Itoa(i)+".json")))
+		all = append(all, p, writeSetFile(t, onMachine(readSet(t, p), "other-cpu-4c"), filepath.Join(dir, "other"+strconv.Itoa(i)+".json")))
 	}
 	out2 := filepath.Join(dir, "fleet")
 	if code, stdout, errOut := runArgs("merge", "-name", "fleet", out2, all[0], all[1], all[2], all[3], all[4], all[5]); code != exitOK {
 		t.Fatalf("fleet merge: code %d\n%s\n%s", code, stdout, errOut)
 	}
 	for _, m := range []string{whole.Machine.Kind(), "other-cpu-4c"} {
-		s := readSetT(t, filepath.Join(out2, m, "fleet.json"))
+		s := readSet(t, filepath.Join(out2, m, "fleet.json"))
 		if s.Machine.Kind() != m || !slices.Equal(recordKeys(s), recordKeys(whole)) {
 			t.Errorf("%s: machine %s, points %v", m, s.Machine.Kind(), recordKeys(s))
 		}
@@ -159,21 +159,21 @@ func TestMergeRefuses(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		s = append(s, runShard(t, dir, "s"+strconv.Itoa(i), "-shard", shardArg(i, 3)))
 	}
-	sw := readSetT(t, s[0]).Sweep
+	sw := readSet(t, s[0]).Sweep
 	other := runShard(t, dir, "other1", "-shard", "1/3", "-min-samples", "4")
-	otherID := readSetT(t, other).Sweep.ID
+	otherID := readSet(t, other).Sweep.ID
 	whole := runShard(t, dir, "whole")
 
 	// s0 with one record twice; s1 with one of s0's records.
-	s0 := readSetT(t, s[0])
+	s0 := readSet(t, s[0])
 	s0.Records = append(s0.Records, s0.Records[0])
 	dupIn := writeSetFile(t, s0, filepath.Join(dir, "dup0.json"))
-	s1 := readSetT(t, s[1])
-	stolen := readSetT(t, s[0]).Records[0]
+	s1 := readSet(t, s[1])
+	stolen := readSet(t, s[0]).Records[0]
 	s1.Records = append(s1.Records, stolen)
 	dupAcross := writeSetFile(t, s1, filepath.Join(dir, "dup1.json"))
 	// s2 interrupted: its last record gone.
-	s2 := readSetT(t, s[2])
+	s2 := readSet(t, s[2])
 	lost := s2.Records[len(s2.Records)-1]
 	s2.Records = s2.Records[:len(s2.Records)-1]
 	short := writeSetFile(t, s2, filepath.Join(dir, "short2.json"))
@@ -260,7 +260,7 @@ func TestCompareCrossMachine(t *testing.T) {
 	withEnv(t, nil)
 	dir := t.TempDir()
 	a := runShard(t, dir, "a")
-	b := writeSetFile(t, onMachine(readSetT(t, a), "other-cpu-4c"), filepath.Join(dir, "b.json"))
+	b := writeSetFile(t, onMachine(readSet(t, a), "other-cpu-4c"), filepath.Join(dir, "b.json"))
 	code, out, errOut := runArgs("compare", a, b)
 	if code != exitOK {
 		t.Fatalf("code %d\n%s\n%s", code, out, errOut)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -174,11 +173,7 @@ func runNCU(args []string, stdout, stderr io.Writer) int {
 		}
 		rep.Records = append(rep.Records, rec)
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err == nil {
-		err = os.WriteFile(base+".json", append(b, '\n'), 0o644)
-	}
-	if err != nil {
+	if err := writeJSONFile(base+".json", rep); err != nil {
 		fmt.Fprintf(stderr, "opbench ncu: %v\n", err)
 		return exitFailure
 	}

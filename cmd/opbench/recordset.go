@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -121,4 +122,17 @@ func commitNew(dir, name string, exts []string, data map[string][]byte) ([]strin
 		paths = append(paths, f.Path())
 	}
 	return paths, nil
+}
+
+// writeJSONFile writes v as indented JSON, with a final newline, to path
+// (replaced whole: a reader never sees half a file).
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return cli.WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
 }
