@@ -108,7 +108,7 @@ func (r targetRun) failures() []string {
 	var out []string
 	for i, res := range r.results {
 		e := r.target.Entry
-		if res.Passed() || isUnsupported(res) && (!e.Complete || e.IsPending(r.cases[i].Types)) {
+		if res.Passed() || res.Unsupported() && (!e.Complete || e.IsPending(r.cases[i].Types)) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s: %s (err: %s)", r.cases[i].ID(), res.Summary(), res.Err))
@@ -116,18 +116,12 @@ func (r targetRun) failures() []string {
 	return out
 }
 
-// isUnsupported reports whether res is a case the backend's Supports
-// refused.
-func isUnsupported(res Result) bool {
-	return res.Status == StatusSkipped && res.Reason == "unsupported"
-}
-
 // unsupported counts, per op, the cases the backend does not support, as
 // "MUL_MAT_ID: 41, SSM_SCAN: 12".
 func (r targetRun) unsupported() string {
 	n := map[string]int{}
 	for i, res := range r.results {
-		if isUnsupported(res) {
+		if res.Unsupported() {
 			n[r.cases[i].Op.String()]++
 		}
 	}

@@ -127,6 +127,12 @@ type Result struct {
 // Passed reports whether the case passed.
 func (r Result) Passed() bool { return r.Status.Passed() }
 
+// Unsupported reports whether the case was skipped because the backend's
+// Supports refused it.
+func (r Result) Unsupported() bool {
+	return r.Status == StatusSkipped && r.Reason == "unsupported"
+}
+
 // Summary returns the result column of opbench's table: "OK",
 // "REFUSED-OK", "FAIL: reason", ...
 func (r Result) Summary() string {
