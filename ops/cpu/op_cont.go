@@ -32,34 +32,10 @@ func supportsCont(t *ops.Tensor) error {
 	return nil
 }
 
-// computeCont copies a row by row: whole rows when a's rows are packed,
-// else element by element (1, 2, 4 or more bytes each).
+// computeCont copies a into t's packed rows as bytes (cpySame).
 func computeCont(b *Backend, t *ops.Tensor) error {
-	if t.NumElements() == 0 {
-		return nil
+	if t.NumElements() > 0 {
+		b.cpySame(t)
 	}
-	a := t.Src[0]
-	n, err := rowCount(t)
-	if err != nil {
-		return err
-	}
-	am, tm := mem(a), mem(t)
-	rowBytes := t.RowBytes()
-	ts := a.Type.TypeSize()
-	packed := a.HasContiguousRows()
-	ne0 := t.Ne[0]
-	b.pool.parallelFor(n, rowGrain(rowBytes/4), func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			i1, i2, i3 := rowIndices(t.Ne, int64(r))
-			to := i1*t.Nb[1] + i2*t.Nb[2] + i3*t.Nb[3]
-			from := i1*a.Nb[1] + i2*a.Nb[2] + i3*a.Nb[3]
-			out := tm[to : to+rowBytes]
-			if packed {
-				copy(out, am[from:from+rowBytes])
-				continue
-			}
-			copyStrided(out, am, from, a.Nb[0], ts, ne0)
-		}
-	})
 	return nil
 }

@@ -172,9 +172,10 @@ func (j *cpyRowsJob) do(w, lo, hi int) {
 // (the Mamba state copies of a decoded token are 6 to 200 KiB).
 const cpySameBytes = 256 << 10
 
-// cpySame is CPY's path between two tensors of one float type, where a
-// has t's shape or is contiguous (the logical order then is a's byte
-// order): the bytes move unchanged, a packed run at a time, with no
+// cpySame copies t.Src[0] into t where both have one type and the source
+// has t's shape or is contiguous (the logical order then is its byte
+// order): CPY between tensors of one float type, and CONT. The bytes
+// move unchanged, a packed run at a time, with no
 // round trip through float32 (so a NaN keeps its payload) and no work per
 // row beyond the copy, since a decoded token copies thousands of rows of
 // one to three elements (Mamba's conv state). Both contiguous, it is one
@@ -182,7 +183,7 @@ const cpySameBytes = 256 << 10
 func (b *Backend) cpySame(t *ops.Tensor) {
 	j := &b.same
 	*j = cpySameJob{t: t, am: mem(t.Src[0]), tm: mem(t)}
-	total := t.NumElements() * int64(t.Type.TypeSize())
+	total := t.Bytes()
 	a := t.Src[0]
 	if a.IsContiguous() && t.IsContiguous() {
 		j.flatBytes = total
@@ -222,8 +223,10 @@ func (j *cpySameJob) do(_, lo, hi int) {
 		return
 	}
 	t, a := j.t, j.t.Src[0]
+	// An element is a block of a block-quantized type (whose rows are
+	// packed: supportsCont).
 	ts := int64(t.Type.TypeSize())
-	ne0, ne1 := t.Ne[0], t.Ne[1]
+	ne0, ne1 := t.Ne[0]/int64(t.Type.BlockSize()), t.Ne[1]
 	flat := a.Ne != t.Ne
 	// Rows lo..hi-1 in runs of one (i2, i3): each run is a 2-D copy.
 	for r := int64(lo); r < int64(hi); {
@@ -243,12 +246,12 @@ func (j *cpySameJob) do(_, lo, hi int) {
 
 // copyGrid copies rows rows of n elements of size bytes: element (i, r)
 // from byte soff + r*srow + i*selem of src to byte doff + r*drow +
-// i*delem of dst; size is 2 or 4 (the float types) and strides are not
-// negative (ops.View refuses them). Packed rows of 64 bytes or more
-// are copied whole (a memmove call costs more than a short row);
-// otherwise the elements move one at a time, after one bounds check of
-// the grid's last element (the thousands of rows of one to three elements
-// of a Mamba state copy cost a few instructions each).
+// i*delem of dst; strides are not negative (ops.View refuses them).
+// Packed rows of 64 bytes or more are copied whole (a memmove call costs
+// more than a short row); otherwise the elements move one at a time,
+// 2- and 4-byte ones after one bounds check of the grid's last element
+// (the thousands of rows of one to three elements of a Mamba state copy
+// cost a few instructions each).
 func copyGrid(dst []byte, doff, drow, delem int64, src []byte, soff, srow, selem, size, n, rows int64) {
 	if n == 0 || rows == 0 {
 		return
@@ -256,6 +259,15 @@ func copyGrid(dst []byte, doff, drow, delem int64, src []byte, soff, srow, selem
 	if selem == size && delem == size && n*size >= 64 {
 		for r := range rows {
 			copy(dst[doff+r*drow:doff+r*drow+n*size], src[soff+r*srow:soff+r*srow+n*size])
+		}
+		return
+	}
+	if size != 2 && size != 4 {
+		for r := range rows {
+			for i := range n {
+				d, s := doff+r*drow+i*delem, soff+r*srow+i*selem
+				copy(dst[d:d+size], src[s:s+size])
+			}
 		}
 		return
 	}
@@ -295,34 +307,6 @@ func gatherLogical(t *ops.Tensor, m []byte, first int64, dst []float32) {
 				j2 = 0
 				j3++
 			}
-		}
-	}
-}
-
-// copyStrided copies n elements of size bytes, stride bytes apart from
-// byte off of src, packed into dst.
-func copyStrided(dst, src []byte, off, stride, size, n int64) {
-	if n == 0 {
-		return
-	}
-	_ = src[off+(n-1)*stride+size-1]
-	_ = dst[n*size-1]
-	switch size {
-	case 4:
-		for i := range n {
-			*(*uint32)(unsafe.Pointer(&dst[4*i])) = *(*uint32)(unsafe.Pointer(&src[off+i*stride]))
-		}
-	case 2:
-		for i := range n {
-			*(*uint16)(unsafe.Pointer(&dst[2*i])) = *(*uint16)(unsafe.Pointer(&src[off+i*stride]))
-		}
-	case 1:
-		for i := range n {
-			dst[i] = src[off+i*stride]
-		}
-	default:
-		for i := range n {
-			copy(dst[i*size:(i+1)*size], src[off+i*stride:])
 		}
 	}
 }
