@@ -10,6 +10,7 @@ import (
 	"github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/model"
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu/gputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -352,17 +353,8 @@ func TestStatusReadAtSplitEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeI32 := func(x *ops.Tensor, v ...int32) {
-		p := make([]byte, 4*len(v))
-		for i, id := range v {
-			binary.LittleEndian.PutUint32(p[4*i:], uint32(id))
-		}
-		if _, err := x.Buffer.WriteAt(p, x.Offset); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeI32(good, 0, 2)
-	writeI32(bad, 1, 7)
+	gputest.WriteI32(t, good, 0, 2)
+	gputest.WriteI32(t, bad, 1, 7)
 	var nodes []*ops.Tensor
 	for i, ids := range []*ops.Tensor{good, bad, good} {
 		n, err := ops.GetRows(table, ids)

@@ -2,9 +2,11 @@
 package gputest
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/kernbench/kernbench/internal/require"
+	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/simt"
 )
 
@@ -23,4 +25,17 @@ func Emulated[B interface{ Close() error }](tb testing.TB, open func() (B, error
 	}
 	tb.Cleanup(func() { b.Close() })
 	return b
+}
+
+// WriteI32 writes v into x's storage (ids for GET_ROWS, MUL_MAT_ID and
+// SSM_SCAN), little-endian, as a backend's buffer takes host bytes.
+func WriteI32(tb testing.TB, x *ops.Tensor, v ...int32) {
+	tb.Helper()
+	p := make([]byte, 4*len(v))
+	for i, id := range v {
+		binary.LittleEndian.PutUint32(p[4*i:], uint32(id))
+	}
+	if _, err := x.Buffer.WriteAt(p, x.Offset); err != nil {
+		tb.Fatal(err)
+	}
 }
