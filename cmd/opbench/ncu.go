@@ -299,6 +299,9 @@ type ncuKernel struct {
 	Kernel, Block, Grid string
 	Values              map[string]float64
 	Units               map[string]string
+	// Text holds the columns whose value is not a number (device and
+	// launch attributes such as device__attribute_display_name).
+	Text map[string]string
 }
 
 // parseNCURaw reads ncu's --csv --page raw output: a header row of
@@ -306,7 +309,10 @@ type ncuKernel struct {
 // --print-units base a row of units, then a row per profiled launch.
 // Lines ncu writes around it (==PROF==, ==WARNING==) are skipped.
 // Metric values are numbers, possibly with thousands separators; "n/a"
-// leaves a metric out.
+// leaves a metric out. The raw page also carries the device's and the
+// launch's attributes, some of them words ("No-CC", "PolicySpread",
+// "NVIDIA H200"): those go to Text. A word in a column of ncuMetrics is
+// an error.
 func parseNCURaw(text string) ([]ncuKernel, error) {
 	var lines []string
 	for _, l := range strings.Split(text, "\n") {
@@ -354,7 +360,7 @@ func parseNCURaw(text string) ([]ncuKernel, error) {
 			return nil, fmt.Errorf("ncu CSV: row %d has %d fields, the header %d", n+1, len(row), len(head))
 		}
 		k := ncuKernel{Kernel: row[col["Kernel Name"]], Block: row[col["Block Size"]], Grid: row[col["Grid Size"]],
-			Values: map[string]float64{}, Units: map[string]string{}}
+			Values: map[string]float64{}, Units: map[string]string{}, Text: map[string]string{}}
 		for i, h := range head {
 			if !strings.Contains(h, "__") { // metric names have a double underscore
 				continue
@@ -365,7 +371,11 @@ func parseNCURaw(text string) ([]ncuKernel, error) {
 			}
 			v, err := strconv.ParseFloat(s, 64)
 			if err != nil {
-				return nil, fmt.Errorf("ncu CSV: row %d, %s: %q is not a number", n+1, h, row[i])
+				if isNCUMetric(h) {
+					return nil, fmt.Errorf("ncu CSV: row %d, %s: %q is not a number", n+1, h, row[i])
+				}
+				k.Text[h] = strings.TrimSpace(row[i])
+				continue
 			}
 			k.Values[h] = v
 			if units != nil && i < len(units) {
@@ -375,6 +385,16 @@ func parseNCURaw(text string) ([]ncuKernel, error) {
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// isNCUMetric reports whether column h is one of ncuMetrics.
+func isNCUMetric(h string) bool {
+	for _, m := range ncuMetrics {
+		if m.metric == h {
+			return true
+		}
+	}
+	return false
 }
 
 // shellQuote joins argv for a shell, quoting where needed.

@@ -180,3 +180,35 @@ func TestNCURecords(t *testing.T) {
 		}
 	}
 }
+
+// testdata/ncu-raw-h200.csv is ncu 2025's real output for kb_mmvq_q4_0
+// on an H200 (gpu-check, 2026-11-27): besides the metrics, the raw page
+// carries the device's and the launch's attributes, some of them words.
+func TestParseNCURawH200(t *testing.T) {
+	b, err := os.ReadFile("testdata/ncu-raw-h200.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := parseNCURaw(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != 1 || !strings.HasPrefix(ks[0].Kernel, "kb_mmvq_q4_0") {
+		t.Fatalf("kernels %+v", ks)
+	}
+	k := ks[0]
+	for _, m := range ncuMetrics {
+		if _, ok := k.Values[m.metric]; !ok {
+			t.Errorf("no %s", m.metric)
+		}
+	}
+	if k.Values["gpu__time_duration.sum"] <= 0 || k.Values["dram__bytes_read.sum"] <= 0 {
+		t.Errorf("time %v, DRAM bytes read %v", k.Values["gpu__time_duration.sum"], k.Values["dram__bytes_read.sum"])
+	}
+	if got := k.Text["device__attribute_display_name"]; got != "NVIDIA H200" {
+		t.Errorf("display name %q", got)
+	}
+	if got := k.Text["device__attribute_confidential_computing_mode"]; got != "No-CC" {
+		t.Errorf("confidential computing mode %q", got)
+	}
+}

@@ -35,12 +35,19 @@ func TestParsePtxasReport(t *testing.T) {
 		// one function's expected report
 		want Resources
 	}{
-		{"softmax.sm_80.ptxas", 3, 0, Resources{Name: "kb_soft_max_f32", Arch: "sm_80", Registers: 28, SharedStatic: 128, Constant0: 660}},
-		{"matmul_q.sm_80.ptxas", 20, 0, Resources{Name: "kb_mmq_dp4a_q6_K", Arch: "sm_80", Registers: 96, SharedStatic: 26624, Constant0: 576}},
-		{"matmul_q.sm_80.ptxas", 20, 0, Resources{Name: "kb_mmq_q4_K", Arch: "sm_80", Registers: 75, SharedStatic: 26624, Constant0: 576}},
+		{"softmax.sm_80.ptxas", 3, 0, Resources{Name: "kb_soft_max_f32", Arch: "sm_80", Registers: 28, SharedStatic: 128, Constant0: 660, Barriers: -1}},
+		{"matmul_q.sm_80.ptxas", 20, 0, Resources{Name: "kb_mmq_dp4a_q6_K", Arch: "sm_80", Registers: 96, SharedStatic: 26624, Constant0: 576, Barriers: -1}},
+		{"matmul_q.sm_80.ptxas", 20, 0, Resources{Name: "kb_mmq_q4_K", Arch: "sm_80", Registers: 75, SharedStatic: 26624, Constant0: 576, Barriers: -1}},
 		// ptxas raised the register limit to 24 (a warning line) and spilled
 		// in two of the three kernels.
-		{"spill.sm_80.ptxas", 3, 2, Resources{Name: "kb_soft_max_f32_mask_f16", Arch: "sm_80", Registers: 24, StackFrame: 24, SpillStores: 48, SpillLoads: 28, SharedStatic: 128, Constant0: 660}},
+		// NVRTC 13's ptxas (CUDA 13.0, on an H200) adds "used N barriers"
+		// and no cmem line.
+		{"argsort.sm_90.nvrtc13.ptxas", 5, 0, Resources{Name: "kb_argsort_tiles", Arch: "sm_90", Registers: 24, Barriers: 1}},
+		{"argsort.sm_90.nvrtc13.ptxas", 5, 0, Resources{Name: "kb_argsort_keys", Arch: "sm_90", Registers: 38, Barriers: 0}},
+		// ... and "N bytes cumulative stack size" where a function uses the
+		// stack (rope's trigonometric slow path).
+		{"rope.sm_80.nvrtc13.ptxas", 1, 0, Resources{Name: "kb_rope_f32", Arch: "sm_80", Registers: 37, StackFrame: 40, Constant0: 704, Barriers: 1, CumulativeStack: 40}},
+		{"spill.sm_80.ptxas", 3, 2, Resources{Name: "kb_soft_max_f32_mask_f16", Arch: "sm_80", Registers: 24, StackFrame: 24, SpillStores: 48, SpillLoads: 28, SharedStatic: 128, Constant0: 660, Barriers: -1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file+"/"+tt.want.Name, func(t *testing.T) {
@@ -82,6 +89,7 @@ func TestParsePtxasReportErrors(t *testing.T) {
 		{"bad frame", strings.Replace(good, "0 bytes spill stores", "x bytes spill stores", 1), "cannot read"},
 		{"bad used", strings.Replace(good, "128 bytes smem", "128 kB smem", 1), "cannot read \"128 kB smem\""},
 		{"no frame", strings.Replace(good, "Function properties for kb_soft_max_f32_mask_f16", "Function properties for other", 1), "no stack frame"},
+		{"bad barriers", strings.Replace(readTestdata(t, "argsort.sm_90.nvrtc13.ptxas"), "used 1 barriers", "used some barriers", 1), "cannot read \"used some barriers\""},
 		{"used first", "ptxas info    : Used 4 registers\n", "before any entry function"},
 		{"fatal", "ptxas fatal   : Unresolved extern function 'f'\n", "Unresolved extern"},
 	}

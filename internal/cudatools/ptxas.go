@@ -30,6 +30,13 @@ type Resources struct {
 	// Constant0 is the bytes of constant bank 0 (kernel parameters and
 	// driver constants), where ptxas reports it.
 	Constant0 int
+	// Barriers is the named barriers the function uses (ptxas 12.x and
+	// later report "used N barriers"; -1 where it did not say).
+	Barriers int
+	// CumulativeStack is the bytes of stack the function and what it
+	// calls need per thread (ptxas 13 reports it where a function uses
+	// the stack).
+	CumulativeStack int
 }
 
 // Spills reports whether the function spills registers to local memory.
@@ -41,6 +48,9 @@ var (
 	reFrame      = regexp.MustCompile(`^ptxas\s+\.\s+(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads$`)
 	reUsed       = regexp.MustCompile(`^ptxas info\s*: Used (\d+) registers(.*)$`)
 	reUsedPart   = regexp.MustCompile(`^(\d+) bytes (smem|cmem\[0\]|cmem\[\d+\]|lmem|gmem)$`)
+	reBarriers   = regexp.MustCompile(`^used (\d+) barriers?$`)
+	reCumStack   = regexp.MustCompile(`^(\d+) bytes cumulative stack size$`)
+	reBindings   = regexp.MustCompile(`^(\d+) (textures?|samplers?|surfaces?)$`)
 )
 
 // ParsePtxasReport reads ptxas's verbose output (ptxas -v, or NVRTC's
@@ -77,7 +87,7 @@ func ParsePtxasReport(text string) ([]Resources, error) {
 			if err := finish(n); err != nil {
 				return nil, err
 			}
-			cur = &Resources{Name: m[1], Arch: m[2]}
+			cur = &Resources{Name: m[1], Arch: m[2], Barriers: -1}
 			inEntry = true
 			continue
 		}
@@ -106,6 +116,17 @@ func ParsePtxasReport(text string) ([]Resources, error) {
 			for _, part := range strings.Split(m[2], ",") {
 				part = strings.TrimSpace(part)
 				if part == "" {
+					continue
+				}
+				if bm := reBarriers.FindStringSubmatch(part); bm != nil {
+					cur.Barriers = atoi(bm[1])
+					continue
+				}
+				if sm := reCumStack.FindStringSubmatch(part); sm != nil {
+					cur.CumulativeStack = atoi(sm[1])
+					continue
+				}
+				if reBindings.MatchString(part) {
 					continue
 				}
 				pm := reUsedPart.FindStringSubmatch(part)

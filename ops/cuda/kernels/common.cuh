@@ -62,9 +62,15 @@ __device__ __forceinline__ u16 kb_f2h(float f) {
 #ifdef __KBSIMT__
 	return __half_as_ushort(__float2half_rn(f));
 #else
-	u16 h;
-	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-	return h;
+	// The half comes out widened to a 32-bit register: with a 16-bit
+	// ("=h") output, NVRTC 11.8 to 13.0 compile a later (u8)h as a
+	// conversion of the half's value (F2I.U8.F16), not a truncation of
+	// its bits, and kb_put16's low byte came out as 0 on an H200. The
+	// emulator takes the other branch, so TestNVRTCCompilesEveryKernel
+	// watches the SASS for that instruction where cuobjdump is.
+	u32 r;
+	asm("{\n\t.reg .b16 t;\n\tcvt.rn.f16.f32 t, %1;\n\tcvt.u32.u16 %0, t;\n\t}" : "=r"(r) : "f"(f));
+	return (u16)r;
 #endif
 }
 
