@@ -26,7 +26,11 @@
 #
 # Records go to $OUT/results/<gpu>/gpu-check-DATE/ when $OUT is set (the
 # lent machine's folder that comes back), else results/<gpu>/gpu-check-DATE/.
-# <gpu> is nvidia-smi's name with spaces as dashes.
+# <gpu> is nvidia-smi's name with spaces as dashes. With $OUT set, the
+# records are also packed into $OUT/gpu-check-<gpu>-DATE.tgz when the
+# script ends, or is stopped (TERM, INT): the device tool brings back at
+# most 8 files, none deeper than two folders under $OUT, so the tarball
+# is what comes back (tar xzf it under results/<gpu>/).
 #
 # The GPU machine has no Go: the binaries come from make gpu-check-build
 # (build/gpu-check/, carried with the tree). Where they are missing and go
@@ -462,6 +466,15 @@ stage_gotests() {
 
 # ---------------------------------------------------------------------
 
+# pack: the records as one tarball in $OUT (see the head of this file).
+pack() {
+	if [ -n "${OUT:-}" ] && [ -d "$dir" ]; then
+		tar czf "$(abspath "$OUT")/gpu-check-$gpu-${dir##*/gpu-check-}.tgz" -C "$(dirname "$dir")" "$(basename "$dir")" &&
+			echo "gpu-check: records packed into $OUT/gpu-check-$gpu-${dir##*/gpu-check-}.tgz" >&2
+	fi
+}
+trap 'pack; exit 1' TERM INT
+
 write_summary false
 run_stage devinfo 15 "device, driver, tools, NVRTC, backends" stage_devinfo
 run_stage kernels 45 "NVRTC: registers, spills, occupancy per kernel" stage_kernels
@@ -472,4 +485,5 @@ run_stage ncu 70 "Nsight Compute counters of six kernels" stage_ncu
 run_stage gotests 60 "ops/cuda's test binary" stage_gotests optional
 write_summary true
 echo "gpu-check: done in $(now)s; $summary" >&2
+pack
 exit $failed
