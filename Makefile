@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry ggml-side ggml-side-ops llama-models llama-side slurm-sweep lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops llama-models llama-side slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -18,6 +18,8 @@ help:
 	@echo "gpu-check-build  the binaries scripts/gpu-check.sh runs on a GPU machine without Go, in \$$(GPU_CHECK_BIN) (carry it)"
 	@echo "gpu-check  on a GPU: device info, NVRTC report, validate, compute-sanitizer, llama-7b sweep beside PyTorch, ncu (see README)"
 	@echo "gpu-check-dry  the same script against the emulated driver (cuda-emu), a tiny subset: the test of gpu-check without a GPU"
+	@echo "gpu-ab-build  two builds for an A/B on a GPU: A from \$$(AB_BASE) (a commit, default HEAD), B from the working tree, gzipped into build/gpu-ab/ (carry it)"
+	@echo "gpu-ab     on a GPU: validate B, sweep A and B, opbench compare, a 7B run -bench with each (scripts/gpu-ab.sh)"
 	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side, every op (GGML=path/to/test-backend-ops; see README; about 2 h)"
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
@@ -73,6 +75,24 @@ gpu-check-dry: gpu-check-build
 	rm -rf $(GPU_CHECK_DRY_OUT)
 	GPU_CHECK_BIN=$(GPU_CHECK_BIN) GPU_CHECK_BUDGET=3000 GPU_CHECK_SCALE=10 scripts/gpu-check.sh -emu -quick -out $(GPU_CHECK_DRY_OUT)
 	scripts/gpu-check.sh -check $(GPU_CHECK_DRY_OUT)/results/cuda-emu/gpu-check-*/summary.json
+
+# An A/B on a GPU (scripts/gpu-ab.sh): A is built from the commit AB_BASE
+# in a temporary worktree, B from this working tree; gzipped, since the
+# device tool carries at most 64 MiB.
+AB_BASE ?= HEAD
+AB_DIR  ?= build/gpu-ab
+
+gpu-ab-build:
+	rm -rf $(AB_DIR) && mkdir -p $(AB_DIR)/A $(AB_DIR)/B
+	tmp=$$(mktemp -d) && git worktree add -q --detach $$tmp/a $(AB_BASE) && \
+		(cd $$tmp/a && for c in opbench run; do CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(CURDIR)/$(AB_DIR)/A/$$c ./cmd/$$c || exit 1; done); \
+		st=$$?; git worktree remove --force $$tmp/a; rm -rf $$tmp; exit $$st
+	for c in opbench run mkmodel; do CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(AB_DIR)/B/$$c ./cmd/$$c || exit 1; done
+	gzip -9 $(AB_DIR)/A/* $(AB_DIR)/B/*
+	@du -sh $(AB_DIR)
+
+gpu-ab:
+	GPU_AB_A=$(AB_DIR)/A GPU_AB_B=$(AB_DIR)/B scripts/gpu-ab.sh
 
 GGML ?= $(KERNBENCH_GGML)
 
