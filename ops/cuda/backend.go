@@ -75,6 +75,11 @@ type Backend struct {
 	graphChunk int
 	// dry says the emulated device runs no kernels (DryRun).
 	dry bool
+	// argBytes, argOffs and argPtrs are launch's buffers for a kernel's
+	// parameters: their bytes, each one's offset, and their addresses.
+	argBytes []byte
+	argOffs  []int
+	argPtrs  []uintptr
 }
 
 // function is a loaded kernel.
@@ -717,15 +722,35 @@ func (b *Backend) launch(file, name string, grid, block dim3, shared int, args .
 		}
 		f.shared = shared
 	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	params := make([]unsafe.Pointer, len(args)+1)
-	for i, a := range args {
-		pin.Pin(&a[0])
-		params[i] = unsafe.Pointer(&a[0])
+	// The parameters' bytes go into one reused buffer, and their
+	// addresses into another, kept with the backend (launches are
+	// serialized); the driver copies the bytes before cuLaunchKernel
+	// returns. Neither holds Go pointers, so nothing is pinned, and both
+	// are heap memory, which does not move.
+	buf := b.argBytes[:0]
+	offs := b.argOffs[:0]
+	for _, a := range args {
+		for len(buf)%8 != 0 {
+			buf = append(buf, 0)
+		}
+		offs = append(offs, len(buf))
+		buf = append(buf, a...)
 	}
-	pin.Pin(&params[0])
-	err = b.api.check("cuLaunchKernel "+name, b.api.cuLaunchKernel(f.h, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-		uint32(shared), b.strm, unsafe.Pointer(&params[0]), nil))
-	return err
+	ptrs := b.argPtrs[:0]
+	var params unsafe.Pointer
+	if len(args) > 0 {
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+		for _, o := range offs {
+			ptrs = append(ptrs, base+uintptr(o))
+		}
+		params = unsafe.Pointer(unsafe.SliceData(ptrs))
+	}
+	b.argBytes, b.argOffs, b.argPtrs = buf, offs, ptrs
+	code := b.api.cuLaunchKernel(f.h, grid.x, grid.y, grid.z, block.x, block.y, block.z, uint32(shared), b.strm, params, nil)
+	runtime.KeepAlive(buf)
+	runtime.KeepAlive(ptrs)
+	if code != 0 {
+		return b.api.check("cuLaunchKernel "+name, code)
+	}
+	return nil
 }

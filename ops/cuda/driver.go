@@ -317,8 +317,47 @@ func loadDriver(path string) (*driverAPI, error) {
 			purego.RegisterFunc(f.ptr, sym)
 		}
 	}
+	if err := d.bindDirect(h); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	d.countCalls()
 	return d, nil
+}
+
+// bindDirect rebinds the calls made for every node (cuLaunchKernel) and
+// every chunk of a graph (cuStreamBeginCapture_v2, cuGraphLaunch) to call
+// the library through purego.SyscallN: purego.RegisterFunc's functions go
+// through reflection, which costs more than the call's own work in the
+// host path of a decoded token. Their arguments are words, and the
+// pointers among them point to memory that stays put for the call (the
+// backend's parameter buffers on the heap).
+func (d *driverAPI) bindDirect(h uintptr) error {
+	launch, err := purego.Dlsym(h, "cuLaunchKernel")
+	if err != nil {
+		return err
+	}
+	begin, err := purego.Dlsym(h, "cuStreamBeginCapture_v2")
+	if err != nil {
+		return err
+	}
+	graphLaunch, err := purego.Dlsym(h, "cuGraphLaunch")
+	if err != nil {
+		return err
+	}
+	d.cuLaunchKernel = func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, s uintptr, params unsafe.Pointer, extra unsafe.Pointer) int32 {
+		r, _, _ := purego.SyscallN(launch, fn, uintptr(gx), uintptr(gy), uintptr(gz), uintptr(bx), uintptr(by), uintptr(bz),
+			uintptr(shared), s, uintptr(params), uintptr(extra))
+		return int32(r)
+	}
+	d.cuStreamBeginCapture = func(s uintptr, mode int32) int32 {
+		r, _, _ := purego.SyscallN(begin, s, uintptr(mode))
+		return int32(r)
+	}
+	d.cuGraphLaunch = func(e, s uintptr) int32 {
+		r, _, _ := purego.SyscallN(graphLaunch, e, s)
+		return int32(r)
+	}
+	return nil
 }
 
 // dlopen loads a library on one OS thread, so that the loader's message,
