@@ -173,7 +173,10 @@ const emuExecEnv = "KERNBENCH_CUDA_EMU_EXEC"
 var dryWarning sync.Once
 
 // emuExecOff reads $KERNBENCH_CUDA_EMU_EXEC: "off" (or "0", "false",
-// "no") makes cuda-emu a dry run; empty or "on" runs the kernels.
+// "no") makes cuda-emu a dry run; empty or "on" runs the kernels. The
+// emulated driver's switch is the process's: OpenEmulated sets it for
+// every cuda-emu backend of the process, as the variable says when the
+// last one opens.
 func emuExecOff() (bool, error) {
 	switch v := strings.ToLower(os.Getenv(emuExecEnv)); v {
 	case "off", "0", "false", "no":
