@@ -21,6 +21,10 @@ func Run(be ops.Backend, c Case) Result { return run(be, c, runOptions{}) }
 // the cause is in Err, and no kernel ran.
 const KernelBuildReason = "kernels not built or loaded (not a kernel result)"
 
+// DryRunReason is the error of every case run on a backend that runs dry
+// (ops.IsDryRun): it computes nothing, so nothing is validated.
+const DryRunReason = "the backend runs dry (computes nothing: KERNBENCH_CUDA_EMU_EXEC=off), so its results are not validated"
+
 // runOptions adapt run to benchmarking (see Prepare); the zero value is
 // Run's behaviour.
 type runOptions struct {
@@ -54,6 +58,11 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 			res.fail("panic: %v", p)
 		}
 	}()
+	if ops.IsDryRun(be) {
+		res.fail("dry run")
+		res.Err = DryRunReason
+		return res
+	}
 	var tol Tolerance
 	if c.Expect == ExpectMatch {
 		var err error

@@ -105,6 +105,23 @@ func IsEmulated(b Backend) bool {
 	return ok && e.Emulated()
 }
 
+// A DryRunner is a backend that can run dry: it does the host's work of
+// each computation (its launches, captures and copies) but computes
+// nothing on its device (cuda-emu with $KERNBENCH_CUDA_EMU_EXEC=off), so
+// that the host path can be profiled and timed alone. Its results are
+// garbage: validation refuses it, and the tools that time it say that
+// the times are the host's alone.
+type DryRunner interface {
+	// DryRun reports whether the backend runs dry.
+	DryRun() bool
+}
+
+// IsDryRun reports whether b is a DryRunner that runs dry.
+func IsDryRun(b Backend) bool {
+	d, ok := b.(DryRunner)
+	return ok && d.DryRun()
+}
+
 // A RepeatTimer is a backend that times a node computed n times back to
 // back by the device's own clock (a GPU's timestamps of each command
 // buffer), leaving out the host's overhead and the queueing: the

@@ -124,7 +124,7 @@ func generate(cx context.Context, c *config, m *model.Model, be ops.Backend, std
 		fmt.Fprintln(stdout)
 		return err
 	}
-	if ops.IsEmulated(be) {
+	if ops.IsEmulated(be) && !ops.IsDryRun(be) {
 		fmt.Fprintf(stderr, "\nrun: stopped: %s\nrun: no timings: %s is emulated, and an emulator's times are not the device's performance\n", st.stopReason, be.Name())
 		return nil
 	}

@@ -26,6 +26,11 @@
 //
 // -cpuprofile FILE writes a CPU profile of the decoding, in either mode
 // (go tool pprof -top FILE), for finding where a token's time goes.
+//
+// A backend that runs dry (cuda-emu with KERNBENCH_CUDA_EMU_EXEC=off: it
+// launches but executes no kernel) is benchmarked too, so that -bench and
+// -cpuprofile measure the host's path alone; run warns on stderr that its
+// text is garbage and its speeds are not the device's.
 package main
 
 import (
@@ -194,7 +199,11 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 		return cli.Report(stderr, "run", cli.Usagef("backend", "%v", err))
 	}
 	defer be.Close()
-	if c.bench && ops.IsEmulated(be) {
+	dry := ops.IsDryRun(be)
+	if dry {
+		fmt.Fprintf(stderr, "run: WARNING: %s runs dry: no kernel is executed, the text is garbage, and times are the host's work alone (launching, capturing), not the device's\n", be.Name())
+	}
+	if c.bench && ops.IsEmulated(be) && !dry {
 		return cli.Report(stderr, "run", cli.Usagef("backend", "%s is emulated: -bench measures speed, and an emulator's times are not the device's performance (run without -bench to check its text)", c.target.Name()))
 	}
 	if fallback != nil {
@@ -214,6 +223,9 @@ func runContext(cx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if c.bench {
 		err = benchmark(cx, &c, m, be, stdout, stderr)
+		if dry {
+			fmt.Fprintf(stderr, "run: WARNING: %s ran dry: these speeds are the host path's alone (no kernel ran), never the device's\n", be.Name())
+		}
 	} else {
 		err = generate(cx, &c, m, be, stdout, stderr)
 	}

@@ -490,6 +490,33 @@ func TestMetalEmuGreedy(t *testing.T) {
 	}
 }
 
+// TestCudaEmuDryBench: -bench on cuda-emu is refused, unless it runs dry
+// ($KERNBENCH_CUDA_EMU_EXEC=off), where the host path is what is timed:
+// then the table comes, with warnings before and after it that the
+// speeds are the host's alone.
+func TestCudaEmuDryBench(t *testing.T) {
+	tg, err := registry.Resolve("cuda-emu", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := tg.Err(); why != nil {
+		require.Skip(t, "cuda-emu: %v", why)
+	}
+	path := testdata(t, "stories260K.gguf")
+	args := []string{"-m", path, "-bench", "-p", "0", "-n", "4", "-r", "1", "-backend", "cuda-emu"}
+	if code, _, errs := runCmd(args...); code != 2 || !strings.Contains(errs, "is emulated") {
+		t.Errorf("-bench on cuda-emu: exit %d, %s", code, errs)
+	}
+	t.Setenv("KERNBENCH_CUDA_EMU_EXEC", "off")
+	code, out, errs := runCmd(args...)
+	if code != 0 || !strings.Contains(out, "tg4") {
+		t.Fatalf("-bench on cuda-emu running dry: exit %d, %s\n%s", code, out, errs)
+	}
+	if strings.Count(errs, "WARNING: cuda-emu r") != 2 || !strings.Contains(errs, "host path's alone") {
+		t.Errorf("-bench on cuda-emu running dry does not warn before and after:\n%s", errs)
+	}
+}
+
 // TestNaNWeight: a NaN in a weight makes the logits NaN, which is an error
 // naming the first node that went non-finite (its layer and op), not
 // text sampled from NaNs.

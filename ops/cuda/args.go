@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/internal/gpu"
 )
 
 // Kernel parameters are passed as their bytes, laid out as the kernel's C
@@ -19,8 +18,13 @@ func i32(v int32) []byte   { return binary.LittleEndian.AppendUint32(nil, uint32
 func f32(v float32) []byte { return binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)) }
 
 // tensorArg is a kb_tensor (kernels/common.cuh): the element counts and
-// byte strides of t's four dimensions.
+// byte strides of t's four dimensions, as gpu.CStruct's Tensor lays them
+// out, in one allocation.
 func tensorArg(t *ops.Tensor) []byte {
-	var s gpu.CStruct
-	return s.Tensor(t).Bytes()
+	b := make([]byte, 64)
+	for i := range 4 {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(t.Ne[i]))
+		binary.LittleEndian.PutUint64(b[32+8*i:], uint64(t.Nb[i]))
+	}
+	return b
 }

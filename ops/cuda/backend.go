@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,16 @@ type Backend struct {
 	graphs    bool
 	capturing bool
 	cap       captured
+	// graphChunk is how a split is cut into graphs: chunkGrowing, 0 for
+	// the whole split, or a chunk size in nodes (see chunkEnd).
+	graphChunk int
+	// dry says the emulated device runs no kernels (DryRun).
+	dry bool
+	// argBytes, argOffs and argPtrs are launch's buffers for a kernel's
+	// parameters: their bytes, each one's offset, and their addresses.
+	argBytes []byte
+	argOffs  []int
+	argPtrs  []uintptr
 }
 
 // function is a loaded kernel.
@@ -79,8 +90,12 @@ type function struct {
 
 // open creates a backend over api's device ordinal dev.
 func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info deviceInfo) (*Backend, error) {
+	graphs, chunk, err := parseGraphMode(os.Getenv(graphsEnv))
+	if err != nil {
+		return nil, err
+	}
 	b := &Backend{name: name, api: api, emu: emu, comp: comp, info: info,
-		modules: map[string]uintptr{}, funcs: map[string]*function{}, graphs: graphsByDefault()}
+		modules: map[string]uintptr{}, funcs: map[string]*function{}, graphs: graphs, graphChunk: chunk}
 	b.res.Release = b.releaseBuffer
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -192,12 +207,24 @@ func (b *Backend) Name() string { return b.name }
 
 // Describe says what the backend runs on, for reports.
 func (b *Backend) Describe() string {
-	return fmt.Sprintf("%s (%s, %s, %d SMs; kernels by %s)", b.name, b.info.Name, b.info.Arch(), b.info.SMs, b.comp)
+	s := fmt.Sprintf("%s (%s, %s, %d SMs; kernels by %s)", b.name, b.info.Name, b.info.Arch(), b.info.SMs, b.comp)
+	if b.dry {
+		s += " DRY RUN: kernels not executed, results are garbage"
+	}
+	return s
 }
 
 // Emulated reports whether the backend runs on the SIMT emulator: its
 // results are validated like a GPU's, but its times are not a GPU's.
 func (b *Backend) Emulated() bool { return b.emu != nil }
+
+// DryRun reports whether the backend runs no kernels: cuda-emu opened
+// with $KERNBENCH_CUDA_EMU_EXEC=off, whose launches and graph launches do
+// the host's work (packing the parameters, capturing, instantiating) and
+// skip the kernels, so that a profile or a run's times show the host path
+// alone. Its results are garbage: validation refuses it
+// (ops.DryRunner).
+func (b *Backend) DryRun() bool { return b.dry }
 
 // enter locks the backend and makes its context current on this thread
 // (goroutines move between threads; the driver's current context does
@@ -570,6 +597,16 @@ func (b *Backend) SetGraphs(on bool) {
 	b.graphs = on
 }
 
+// SetGraphChunk sets how many nodes of a split each CUDA graph captures:
+// n > 0 nodes, 0 the whole split, a negative n chunks that grow from 8 to
+// 64 nodes (as the backend opens, unless $KERNBENCH_CUDA_GRAPHS says
+// otherwise).
+func (b *Backend) SetGraphChunk(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.graphChunk = max(n, chunkGrowing)
+}
+
 // NodeTimes returns the device time of each node of the last
 // ComputeGraph, waiting for the work to finish; nil when that
 // ComputeGraph was not timed (see SetNodeTiming).
@@ -685,15 +722,35 @@ func (b *Backend) launch(file, name string, grid, block dim3, shared int, args .
 		}
 		f.shared = shared
 	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	params := make([]unsafe.Pointer, len(args)+1)
-	for i, a := range args {
-		pin.Pin(&a[0])
-		params[i] = unsafe.Pointer(&a[0])
+	// The parameters' bytes go into one reused buffer, and their
+	// addresses into another, kept with the backend (launches are
+	// serialized); the driver copies the bytes before cuLaunchKernel
+	// returns. Neither holds Go pointers, so nothing is pinned, and both
+	// are heap memory, which does not move.
+	buf := b.argBytes[:0]
+	offs := b.argOffs[:0]
+	for _, a := range args {
+		for len(buf)%8 != 0 {
+			buf = append(buf, 0)
+		}
+		offs = append(offs, len(buf))
+		buf = append(buf, a...)
 	}
-	pin.Pin(&params[0])
-	err = b.api.check("cuLaunchKernel "+name, b.api.cuLaunchKernel(f.h, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-		uint32(shared), b.strm, unsafe.Pointer(&params[0]), nil))
-	return err
+	ptrs := b.argPtrs[:0]
+	var params unsafe.Pointer
+	if len(args) > 0 {
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+		for _, o := range offs {
+			ptrs = append(ptrs, base+uintptr(o))
+		}
+		params = unsafe.Pointer(unsafe.SliceData(ptrs))
+	}
+	b.argBytes, b.argOffs, b.argPtrs = buf, offs, ptrs
+	code := b.api.cuLaunchKernel(f.h, grid.x, grid.y, grid.z, block.x, block.y, block.z, uint32(shared), b.strm, params, nil)
+	runtime.KeepAlive(buf)
+	runtime.KeepAlive(ptrs)
+	if code != 0 {
+		return b.api.check("cuLaunchKernel "+name, code)
+	}
+	return nil
 }

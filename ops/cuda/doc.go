@@ -23,10 +23,13 @@
 // Kernels' intermediate data live in scratch memory kept with the
 // backend, and the status words of ops that check their ids are read
 // once, at the next synchronization, so a split waits for the device only
-// at its end. ComputeGraph captures a split into a CUDA graph and
-// launches it as one (see graph.go; $KERNBENCH_CUDA_GRAPHS=off or
-// SetGraphs turns that off), and times each node with CUDA events only
-// after SetNodeTiming(true).
+// at its end. ComputeGraph captures a split into CUDA graphs, a chunk of
+// nodes each, launching each chunk as soon as it is captured (see
+// graph.go; $KERNBENCH_CUDA_GRAPHS=off or SetGraphs turns that off,
+// "whole" or a chunk size changes the chunks), and times each node with
+// CUDA events only after SetNodeTiming(true). With
+// $KERNBENCH_CUDA_EMU_EXEC=off cuda-emu runs dry (Backend.DryRun): every
+// launch is made, no kernel runs, so the host path can be profiled alone.
 //
 // Each op's kernels are a file of kernels/ and a Go file, both named by
 // ggml's op name (op_mul_mat_id.go, kernels/mul_mat_id.cu; the

@@ -67,11 +67,16 @@ type driverAPI struct {
 	// lastGraphNode is the emulated driver's index of the graph node
 	// whose replay failed in the last failed cuGraphLaunch (-1: none).
 	lastGraphNode func() int32
+	// setExec is the emulated driver's switch of kernel execution
+	// (kbs_driver_set_exec; see emuExecOff).
+	setExec func(on int32)
 
 	// calls counts the calls that synchronize the host, allocate memory,
 	// launch kernels and graphs, capture and record events (see
 	// countCalls).
 	calls [numCallKinds]atomic.Int64
+	// trace, when set (by tests), is told of each counted call, in order.
+	trace func(callKind)
 	// capturing is how many streams are being captured; captured counts
 	// the stream operations captured (launches, memsets, copies: a
 	// graph's nodes, in order).
@@ -156,6 +161,14 @@ func (c callCounts) String() string {
 		c[callStreamSync], c[callEventSync], c[callCtxSync], c[callSyncCopy])
 }
 
+// count counts a call of kind k.
+func (d *driverAPI) count(k callKind) {
+	d.calls[k].Add(1)
+	if d.trace != nil {
+		d.trace(k)
+	}
+}
+
 // countCalls wraps the bound functions of the counted kinds, and the
 // stream operations a capture takes.
 func (d *driverAPI) countCalls() {
@@ -173,9 +186,9 @@ func (d *driverAPI) countCalls() {
 	}
 	d.cuLaunchKernel = func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, s uintptr, params unsafe.Pointer, extra unsafe.Pointer) int32 {
 		if d.capturing.Load() > 0 {
-			d.calls[callCapturedLaunch].Add(1)
+			d.count(callCapturedLaunch)
 		} else {
-			d.calls[callLaunch].Add(1)
+			d.count(callLaunch)
 		}
 		return op(launch(fn, gx, gy, gz, bx, by, bz, shared, s, params, extra))
 	}
@@ -184,7 +197,7 @@ func (d *driverAPI) countCalls() {
 	d.cuMemcpyDtoDAsync = func(dst, src uint64, n uint64, s uintptr) int32 { return op(dtod(dst, src, n, s)) }
 	d.cuMemsetD8Async = func(dst uint64, v uint8, n uint64, s uintptr) int32 { return op(memset(dst, v, n, s)) }
 	d.cuStreamBeginCapture = func(s uintptr, mode int32) int32 {
-		d.calls[callCapture].Add(1)
+		d.count(callCapture)
 		r := begin(s, mode)
 		if r == 0 {
 			d.capturing.Add(1)
@@ -200,44 +213,44 @@ func (d *driverAPI) countCalls() {
 		return r
 	}
 	d.cuGraphInstantiate = func(e *uintptr, g uintptr, flags uint64) int32 {
-		d.calls[callInstantiate].Add(1)
+		d.count(callInstantiate)
 		return inst(e, g, flags)
 	}
 	if update := d.cuGraphExecUpdate; update != nil {
 		d.cuGraphExecUpdate = func(e, g uintptr, info *graphUpdateInfo) int32 {
 			r := update(e, g, info)
 			if r == 0 {
-				d.calls[callGraphUpdate].Add(1)
+				d.count(callGraphUpdate)
 			}
 			return r
 		}
 	}
 	d.cuGraphLaunch = func(e, s uintptr) int32 {
-		d.calls[callGraphLaunch].Add(1)
+		d.count(callGraphLaunch)
 		return graphLaunch(e, s)
 	}
 	d.cuMemHostAlloc = func(p *unsafe.Pointer, size uint64, flags uint32) int32 {
-		d.calls[callHostAlloc].Add(1)
+		d.count(callHostAlloc)
 		return hostAlloc(p, size, flags)
 	}
 	d.cuEventRecord = func(ev, s uintptr) int32 {
-		d.calls[callEventRecord].Add(1)
+		d.count(callEventRecord)
 		return record(ev, s)
 	}
 	d.cuMemAlloc = func(p *uint64, size uint64) int32 {
-		d.calls[callAlloc].Add(1)
+		d.count(callAlloc)
 		return alloc(p, size)
 	}
 	d.cuMemFree = func(p uint64) int32 {
-		d.calls[callFree].Add(1)
+		d.count(callFree)
 		return free(p)
 	}
 	d.cuStreamSynchronize = func(s uintptr) int32 {
-		d.calls[callStreamSync].Add(1)
+		d.count(callStreamSync)
 		return streamSync(s)
 	}
 	d.cuEventSynchronize = func(ev uintptr) int32 {
-		d.calls[callEventSync].Add(1)
+		d.count(callEventSync)
 		return eventSync(ev)
 	}
 }
@@ -298,13 +311,53 @@ func loadDriver(path string) (*driverAPI, error) {
 		name string
 	}{
 		{&d.cuGraphExecUpdate, "cuGraphExecUpdate_v2"}, {&d.lastGraphNode, "kbs_driver_last_graph_node"},
+		{&d.setExec, "kbs_driver_set_exec"},
 	} {
 		if sym, err := purego.Dlsym(h, f.name); err == nil {
 			purego.RegisterFunc(f.ptr, sym)
 		}
 	}
+	if err := d.bindDirect(h); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	d.countCalls()
 	return d, nil
+}
+
+// bindDirect rebinds the calls made for every node (cuLaunchKernel) and
+// every chunk of a graph (cuStreamBeginCapture_v2, cuGraphLaunch) to call
+// the library through purego.SyscallN: purego.RegisterFunc's functions go
+// through reflection, which costs more than the call's own work in the
+// host path of a decoded token. Their arguments are words, and the
+// pointers among them point to memory that stays put for the call (the
+// backend's parameter buffers on the heap).
+func (d *driverAPI) bindDirect(h uintptr) error {
+	launch, err := purego.Dlsym(h, "cuLaunchKernel")
+	if err != nil {
+		return err
+	}
+	begin, err := purego.Dlsym(h, "cuStreamBeginCapture_v2")
+	if err != nil {
+		return err
+	}
+	graphLaunch, err := purego.Dlsym(h, "cuGraphLaunch")
+	if err != nil {
+		return err
+	}
+	d.cuLaunchKernel = func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, s uintptr, params unsafe.Pointer, extra unsafe.Pointer) int32 {
+		r, _, _ := purego.SyscallN(launch, fn, uintptr(gx), uintptr(gy), uintptr(gz), uintptr(bx), uintptr(by), uintptr(bz),
+			uintptr(shared), s, uintptr(params), uintptr(extra))
+		return int32(r)
+	}
+	d.cuStreamBeginCapture = func(s uintptr, mode int32) int32 {
+		r, _, _ := purego.SyscallN(begin, s, uintptr(mode))
+		return int32(r)
+	}
+	d.cuGraphLaunch = func(e, s uintptr) int32 {
+		r, _, _ := purego.SyscallN(graphLaunch, e, s)
+		return int32(r)
+	}
+	return nil
 }
 
 // dlopen loads a library on one OS thread, so that the loader's message,

@@ -2,8 +2,7 @@ package cuda
 
 import (
 	"fmt"
-	"hash/fnv"
-	"os"
+	"strconv"
 	"strings"
 
 	"github.com/kernbench/kernbench/ops"
@@ -11,28 +10,88 @@ import (
 
 // CUDA graphs: ComputeGraph captures a split's launches on the stream
 // (cuStreamBeginCapture in relaxed mode, so that a scratch slot may still
-// grow), then gives the graph to the instantiated graph kept for splits of
-// the same ops (cuGraphExecUpdate), or instantiates it when that fails
-// (the split changed shape: another kernel, another number of launches),
-// and launches it with one cuGraphLaunch. The capture runs the host code
-// of every node each time, so that the graph has this run's addresses and
-// sizes; what it saves is the GPU's per-launch overhead.
+// grow), then gives the graph to the instantiated graph kept for that part
+// of splits of the same ops (cuGraphExecUpdate), or instantiates it when
+// that fails (the split changed shape: another kernel, another number of
+// launches), and launches it with one cuGraphLaunch. The capture runs the
+// host code of every node each time, so that the graph has this run's
+// addresses and sizes; what it saves is the GPU's per-launch overhead.
+//
+// A split is captured and launched in chunks of nodes, so that the GPU
+// runs one chunk while the host captures the next: a split captured whole
+// keeps the GPU idle for all of the host's work, then the host idle while
+// the GPU runs it (host time plus GPU time, where launches one by one
+// give about the larger of the two). The chunks grow (chunkFirst nodes,
+// then twice as many, up to chunkMax), so that the GPU starts early and
+// the later chunks cost fewer graph launches; $KERNBENCH_CUDA_GRAPHS
+// selects a fixed size, or the whole split as one graph, for measuring
+// (see parseGraphMode).
+//
+// A graph whose capture would be the same as the last one's (the same
+// kernels with the same arguments) is not detected: knowing it takes the
+// nodes' host code, which is what a capture runs; and a decoded token's
+// arguments change (the KV cache's length, positions).
 
-// graphsByDefault says whether a backend captures graphs when it opens:
-// yes, unless $KERNBENCH_CUDA_GRAPHS turns them off.
-func graphsByDefault() bool {
-	switch strings.ToLower(os.Getenv("KERNBENCH_CUDA_GRAPHS")) {
+// The default chunks: chunkFirst nodes, then twice as many each time, up
+// to chunkMax.
+const (
+	chunkFirst = 8
+	chunkMax   = 64
+)
+
+// chunkGrowing is graphChunk's value for chunks that grow from
+// chunkFirst to chunkMax; 0 is the whole split, a positive size that
+// many nodes a chunk.
+const chunkGrowing = -1
+
+// graphsEnv selects the backend's CUDA graphs (parseGraphMode).
+const graphsEnv = "KERNBENCH_CUDA_GRAPHS"
+
+// parseGraphMode reads a $KERNBENCH_CUDA_GRAPHS value: "off" (or "0",
+// "false", "no") launches the nodes one by one; empty, "on" (or "true",
+// "yes", "chunked") captures each split in growing chunks; "whole"
+// captures each split as one graph; a number N > 0 captures chunks of N
+// nodes. It returns whether graphs are on and the chunk size
+// (graphChunk's values).
+func parseGraphMode(v string) (on bool, chunk int, err error) {
+	switch v = strings.ToLower(strings.TrimSpace(v)); v {
 	case "off", "0", "false", "no":
-		return false
+		return false, 0, nil
+	case "", "on", "true", "yes", "chunked":
+		return true, chunkGrowing, nil
+	case "whole":
+		return true, 0, nil
 	}
-	return true
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return false, 0, fmt.Errorf("cuda: $%s=%q: want off, on, whole or a chunk size in nodes", graphsEnv, v)
+	}
+	return true, n, nil
 }
 
-// maxExecs bounds the instantiated graphs a backend keeps.
-const maxExecs = 16
+// chunkEnd returns where the chunk of nodes starting at node i (of n)
+// ends, its k-th (from 0), for chunk size mode (graphChunk).
+func chunkEnd(mode, k, i, n int) int {
+	size := n // the whole split
+	switch {
+	case mode > 0:
+		size = mode
+	case mode == chunkGrowing:
+		size = chunkMax
+		if k < 4 && chunkFirst<<k < chunkMax {
+			size = chunkFirst << k
+		}
+	}
+	return min(i+size, n)
+}
 
-// captured is the backend's instantiated graphs, by the ops of their
-// splits, and the nodes of the last capture, by where each one's stream
+// maxExecs bounds the instantiated graphs a backend keeps: a split's
+// chunks each keep one (a 7B model's decoded token is about 580 nodes:
+// 13 growing chunks, 73 of 8 nodes).
+const maxExecs = 1024
+
+// captured is the backend's instantiated graphs, by their chunks' place
+// and ops, and the nodes of the last capture, by where each one's stream
 // operations start among the graph's nodes (to name the node of a fault).
 type captured struct {
 	execs map[uint64]uintptr
@@ -41,15 +100,26 @@ type captured struct {
 	start []int64
 }
 
-// graphKey identifies a split by its nodes' ops, in order.
-func graphKey(nodes []*ops.Tensor) uint64 {
-	h := fnv.New64a()
-	var b [2]byte
-	for _, t := range nodes {
-		b[0], b[1] = byte(t.Op), byte(t.Op>>8)
-		h.Write(b[:])
+// graphKey identifies a chunk by its first node's index in the split and
+// its nodes' ops, in order.
+func graphKey(first int, nodes []*ops.Tensor) uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	mix := func(v uint64) {
+		for range 8 {
+			h = (h ^ v&0xff) * prime
+			v >>= 8
+		}
 	}
-	return h.Sum64()
+	mix(uint64(first))
+	mix(uint64(len(nodes)))
+	for _, t := range nodes {
+		mix(uint64(t.Op))
+	}
+	return h
 }
 
 // destroy frees the instantiated graphs.
@@ -60,8 +130,22 @@ func (c *captured) destroy(b *Backend) {
 	c.execs, c.order = nil, nil
 }
 
-// computeCaptured queues nodes as one CUDA graph.
+// computeCaptured queues nodes as CUDA graphs, a chunk of nodes each
+// (see chunkEnd), each launched as soon as it is captured.
 func (b *Backend) computeCaptured(nodes []*ops.Tensor) error {
+	for k, i := 0, 0; i < len(nodes); k++ {
+		j := chunkEnd(b.graphChunk, k, i, len(nodes))
+		if err := b.computeChunk(i, nodes[i:j]); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// computeChunk captures the nodes of a split from its node first on,
+// and launches them as one graph.
+func (b *Backend) computeChunk(first int, nodes []*ops.Tensor) error {
 	// Read-only host buffers (weights) are copied before the capture: the
 	// first copy may wait for the staging memory, which a capture cannot.
 	for _, t := range nodes {
@@ -78,28 +162,32 @@ func (b *Backend) computeCaptured(nodes []*ops.Tensor) error {
 			}
 		}
 	}
-	g, err := b.capture(nodes)
+	g, n, err := b.capture(nodes)
 	if err != nil {
 		return err
 	}
 	defer b.api.cuGraphDestroy(g)
-	exec, err := b.instantiated(graphKey(nodes), g)
+	if n == 0 {
+		return nil // nothing to run (nodes without elements)
+	}
+	exec, err := b.instantiated(graphKey(first, nodes), g)
 	if err != nil {
 		return fmt.Errorf("cuda: a graph of %d nodes: %w", len(nodes), err)
 	}
-	if err := b.api.check("cuGraphLaunch", b.api.cuGraphLaunch(exec, b.strm)); err != nil {
-		return b.graphFault(err)
+	if code := b.api.cuGraphLaunch(exec, b.strm); code != 0 {
+		return b.graphFault(b.api.check("cuGraphLaunch", code))
 	}
 	return nil
 }
 
-// capture records the launches of nodes into a new graph.
-func (b *Backend) capture(nodes []*ops.Tensor) (uintptr, error) {
+// capture records the launches of nodes into a new graph, and returns it
+// with the number of stream operations it holds.
+func (b *Backend) capture(nodes []*ops.Tensor) (uintptr, int64, error) {
 	c := &b.cap
 	c.nodes = append(c.nodes[:0], nodes...)
 	c.start = c.start[:0]
 	if err := b.api.check("cuStreamBeginCapture_v2", b.api.cuStreamBeginCapture(b.strm, captureModeRelaxed)); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	b.capturing = true
 	base := b.api.captured.Load()
@@ -110,6 +198,7 @@ func (b *Backend) capture(nodes []*ops.Tensor) (uintptr, error) {
 			break
 		}
 	}
+	n := b.api.captured.Load() - base
 	var g uintptr
 	eerr := b.api.check("cuStreamEndCapture", b.api.cuStreamEndCapture(b.strm, &g))
 	b.capturing = false
@@ -120,9 +209,9 @@ func (b *Backend) capture(nodes []*ops.Tensor) (uintptr, error) {
 		if g != 0 {
 			b.api.cuGraphDestroy(g)
 		}
-		return 0, err
+		return 0, 0, err
 	}
-	return g, nil
+	return g, n, nil
 }
 
 // instantiated returns the instantiated graph for the splits of key with
@@ -163,7 +252,7 @@ func (b *Backend) instantiated(key uint64, g uintptr) (uintptr, error) {
 
 // graphFault wraps the error of a graph launch. The emulated driver says
 // which graph node failed, so the error names the split's node as a
-// launch's would; a GPU's names the split.
+// launch's would; a GPU's names the chunk.
 func (b *Backend) graphFault(err error) error {
 	err = b.fail(err)
 	c := &b.cap
@@ -177,6 +266,8 @@ func (b *Backend) graphFault(err error) error {
 			return fmt.Errorf("cuda: %s (%v): %w", t.Name, t.Op, err)
 		}
 	}
+	// A GPU reports a fault at a later call: this chunk's launch, or a
+	// later chunk's, so the fault is in this chunk or before it.
 	first, last := c.nodes[0], c.nodes[len(c.nodes)-1]
-	return fmt.Errorf("cuda: the graph of nodes %s to %s: %w", first.Name, last.Name, err)
+	return fmt.Errorf("cuda: the graph of nodes %s to %s, or a graph before it: %w", first.Name, last.Name, err)
 }

@@ -1,10 +1,10 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/kernbench/kernbench/ops"
-	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -132,18 +132,19 @@ type mmArgs struct {
 }
 
 func (a *mmArgs) bytes() []byte {
-	var s gpu.CStruct
-	for _, v := range []int64{
+	v := [...]int64{
 		int64(a.w), a.wNb1, a.wNb2, a.wNb3,
 		int64(a.x), a.xNb1, a.xNb2, a.xNb3,
 		int64(a.d), a.dNb1, a.dNb2, a.dNb3,
 		a.m, a.n, a.k, a.b2, a.r2, a.r3,
 		int64(a.ids), a.idsNb0, a.idsNb1, a.used, a.b1, a.nExpert,
 		int64(a.pairs), int64(a.tiles), int64(a.ntile), int64(a.status),
-	} {
-		s.I64(v)
 	}
-	return s.Bytes()
+	out := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(out[8*i:], uint64(x))
+	}
+	return out
 }
 
 // prepared is where the kernels read the activations and how.

@@ -3,8 +3,10 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/kernbench/kernbench/ops"
@@ -139,5 +141,49 @@ func OpenEmulated() (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda-emu: %w", err)
 	}
-	return open("cuda-emu", api, dev, emuCompiler{dev: dev, mode: mode}, infos[0])
+	dry, err := emuExecOff()
+	if err != nil {
+		return nil, fmt.Errorf("cuda-emu: %w", err)
+	}
+	if api.setExec == nil {
+		if dry {
+			return nil, fmt.Errorf("cuda-emu: %s=off, but the emulated driver %s cannot turn kernel execution off", emuExecEnv, api.lib)
+		}
+	} else if dry {
+		api.setExec(0)
+		dryWarning.Do(func() {
+			fmt.Fprintf(os.Stderr, "cuda-emu: WARNING: %s=off: kernels are NOT executed; every result is garbage and only the host's work is measured\n", emuExecEnv)
+		})
+	} else {
+		api.setExec(1)
+	}
+	b, err := open("cuda-emu", api, dev, emuCompiler{dev: dev, mode: mode}, infos[0])
+	if err != nil {
+		return nil, err
+	}
+	b.dry = dry
+	return b, nil
+}
+
+// emuExecEnv turns the emulated device's kernels off when "off": a dry
+// run (see Backend.DryRun).
+const emuExecEnv = "KERNBENCH_CUDA_EMU_EXEC"
+
+// dryWarning prints the dry run's warning once per process.
+var dryWarning sync.Once
+
+// emuExecOff reads $KERNBENCH_CUDA_EMU_EXEC: "off" (or "0", "false",
+// "no") makes cuda-emu a dry run; empty or "on" runs the kernels. The
+// emulated driver's switch is the process's: OpenEmulated sets it for
+// every cuda-emu backend of the process, as the variable says when the
+// last one opens.
+func emuExecOff() (bool, error) {
+	switch v := strings.ToLower(os.Getenv(emuExecEnv)); v {
+	case "off", "0", "false", "no":
+		return true, nil
+	case "", "on", "1", "true", "yes":
+		return false, nil
+	default:
+		return false, fmt.Errorf("%s=%q: want on or off", emuExecEnv, v)
+	}
 }

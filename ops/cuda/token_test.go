@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kernbench/kernbench/harness"
@@ -17,22 +19,26 @@ import (
 	"github.com/kernbench/kernbench/ops/internal/gpu/gputest"
 	"github.com/kernbench/kernbench/ops/registry"
 	"github.com/kernbench/kernbench/quant"
+	"github.com/kernbench/kernbench/simt"
 )
 
 // TestDecodedTokenDriverCalls decodes tokens of small synthetic models on
 // cuda-emu (dense llama with flash attention on and off, MoE: Mixtral-style
-// and gpt-oss, Mamba and Mamba-2), with CUDA graphs on (the default) and
-// off, and counts the driver calls of the third token, after two that warm
-// up the scratch memory and the graphs: no allocation of device or pinned
-// memory, no event recorded (nothing asked for node times), at most two
-// waits for the device (the split's end, which reads the status words of
-// the nodes that check their ids, and the read of the logits), none inside
-// a split; with graphs, each split is one capture and one cuGraphLaunch
-// and no kernel is launched outside a capture. The logits are the same
-// with graphs on and off.
+// and gpt-oss, Mamba and Mamba-2), with CUDA graphs in growing chunks (the
+// default), graphs of whole splits, and no graphs, and counts the driver
+// calls of the third token, after two that warm up the scratch memory and
+// the graphs: no allocation of device or pinned memory, no event recorded
+// (nothing asked for node times), at most two waits for the device (the
+// split's end, which reads the status words of the nodes that check their
+// ids, and the read of the logits), none inside a split; with graphs, each
+// chunk of a split (one for a whole split; 8, 16, 32, 64, 64 ... nodes in
+// growing chunks) is one capture, one update of its kept graph and one
+// cuGraphLaunch, and no kernel is launched outside a capture. The logits
+// are the same in every mode.
 func TestDecodedTokenDriverCalls(t *testing.T) {
 	b := emulated(t)
 	defer b.SetGraphs(true)
+	defer b.SetGraphChunk(chunkGrowing)
 	vocab := shareddata.Path(t, "stories260K.gguf")
 	for _, tc := range []struct {
 		arch  string
@@ -51,9 +57,14 @@ func TestDecodedTokenDriverCalls(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			var logits [2][]float32
-			for gi, graphs := range []bool{true, false} {
+			var logits [3][]float32
+			for gi, mode := range []struct {
+				graphs bool
+				chunk  int
+			}{{true, chunkGrowing}, {true, 0}, {false, 0}} {
+				graphs := mode.graphs
 				b.SetGraphs(graphs)
+				b.SetGraphChunk(mode.chunk)
 				sc := &splitCounter{Backend: b}
 				ctx, err := m.NewContext(sc, model.ContextParams{NCtx: 32, NBatch: 8, NUBatch: 8, KVType: quant.F16, FlashAttn: flash, NSeqMax: 1})
 				if err != nil {
@@ -68,22 +79,25 @@ func TestDecodedTokenDriverCalls(t *testing.T) {
 						t.Fatalf("graphs=%v, token %d: %v", graphs, i, err)
 					}
 					got = b.api.counts().sub(before)
-					t.Logf("graphs=%v, token %d, %d splits: %v", graphs, i, len(sc.splits), got)
+					t.Logf("graphs=%v, chunk %d, token %d, %d splits: %v", graphs, mode.chunk, i, len(sc.splits), got)
 				}
 				logits[gi] = append([]float32(nil), ctx.Logits(0)...)
 				ctx.Close()
-				checkTokenCalls(t, graphs, got, sc.splits)
+				checkTokenCalls(t, graphs, mode.chunk, got, sc.splits)
 			}
-			if len(logits[0]) == 0 || !slices.Equal(logits[0], logits[1]) {
-				t.Errorf("logits with graphs differ from those without (or are missing): %v vs %v", head(logits[0]), head(logits[1]))
+			for gi := range 2 {
+				if len(logits[gi]) == 0 || !slices.Equal(logits[gi], logits[2]) {
+					t.Errorf("logits with graphs (mode %d) differ from those without (or are missing): %v vs %v", gi, head(logits[gi]), head(logits[2]))
+				}
 			}
 		})
 	}
 }
 
 // checkTokenCalls checks the driver calls of a decoded token after
-// warm-up, in all (got) and by split.
-func checkTokenCalls(t *testing.T, graphs bool, got callCounts, splits []splitCalls) {
+// warm-up, in all (got) and by split, with graphs in chunks of chunk
+// nodes (graphChunk's values).
+func checkTokenCalls(t *testing.T, graphs bool, chunk int, got callCounts, splits []splitCalls) {
 	t.Helper()
 	if len(splits) == 0 {
 		t.Fatalf("graphs=%v: no split ran on the backend", graphs)
@@ -115,8 +129,15 @@ func checkTokenCalls(t *testing.T, graphs bool, got callCounts, splits []splitCa
 		if end.syncs() != 1 {
 			t.Errorf("graphs=%v, split %d: its Synchronize waited %d times, want 1: %v", graphs, i, end.syncs(), end)
 		}
-		if graphs && (in[callCapture] != 1 || in[callGraphLaunch] != 1 || in[callInstantiate]+in[callGraphUpdate] != 1) {
-			t.Errorf("graphs on, split %d: want one capture, one instantiation or update, one graph launch: %v", i, in)
+		if !graphs {
+			continue
+		}
+		// After warm-up every chunk's graph is kept: updated, never
+		// instantiated anew.
+		n := int64(len(chunkSizes(chunk, sp.nodes)))
+		if in[callCapture] != n || in[callGraphLaunch] != n || in[callGraphUpdate] != n || in[callInstantiate] != 0 {
+			t.Errorf("graphs on, split %d of %d nodes: want %d captures, updates and graph launches (chunks %v), no instantiation: %v",
+				i, sp.nodes, n, chunkSizes(chunk, sp.nodes), in)
 		}
 	}
 }
@@ -128,13 +149,37 @@ type splitCounter struct {
 	splits []splitCalls
 }
 
-type splitCalls struct{ compute, sync callCounts }
+type splitCalls struct {
+	compute, sync callCounts
+	nodes         int
+}
 
 func (s *splitCounter) ComputeGraph(nodes []*ops.Tensor) error {
 	before := s.api.counts()
 	err := s.Backend.ComputeGraph(nodes)
-	s.splits = append(s.splits, splitCalls{compute: s.api.counts().sub(before)})
+	s.splits = append(s.splits, splitCalls{compute: s.api.counts().sub(before), nodes: len(nodes)})
 	return err
+}
+
+// chunkSizes returns the sizes of the chunks a split of n nodes is
+// captured in, for graphChunk value chunk: growing from 8 (doubling) to
+// 64, all n, or chunk each.
+func chunkSizes(chunk, n int) []int {
+	var out []int
+	size := 8
+	for n > 0 {
+		s := n
+		switch {
+		case chunk > 0:
+			s = min(chunk, n)
+		case chunk < 0:
+			s = min(size, n)
+			size = min(2*size, 64)
+		}
+		out = append(out, s)
+		n -= s
+	}
+	return out
 }
 
 func (s *splitCounter) Synchronize() error {
@@ -226,7 +271,8 @@ func mustTensor(t *testing.T, name string, n int64) *ops.Tensor {
 
 // graphOnly computes each node as a one-node CUDA graph (ComputeGraph,
 // then Synchronize), so that the harness's cases run through capture and
-// replay; it fails t if a kernel is launched outside a capture.
+// replay; it fails t if a kernel is launched outside a capture, or the
+// graph is not launched.
 type graphOnly struct {
 	*Backend
 	t *testing.T
@@ -240,7 +286,13 @@ func (g graphOnly) Compute(n *ops.Tensor) error {
 	if err := g.Synchronize(); err != nil {
 		return err
 	}
-	if c := g.api.counts().sub(before); c[callLaunch] != 0 || c[callGraphLaunch] != 1 {
+	// A node without elements launches nothing: its empty graph is not
+	// launched.
+	want := int64(1)
+	if n.NumElements() == 0 {
+		want = 0
+	}
+	if c := g.api.counts().sub(before); c[callLaunch] != 0 || c[callGraphLaunch] != want || c[callCapture] != 1 {
 		g.t.Errorf("%s (%v) as a graph: %v", n.Name, n.Op, c)
 	}
 	return nil
@@ -414,4 +466,129 @@ func mustF32(t *testing.T, b *Backend, name string, ne ...int64) *ops.Tensor {
 		t.Fatal(err)
 	}
 	return x
+}
+
+// TestGraphChunks runs a split of 20 SCALE nodes, a chain, as CUDA graphs
+// in chunks: the driver calls interleave captures and graph launches (a
+// chunk is launched before the next is captured, so a GPU runs it while
+// the host captures the next), the first run instantiates each chunk's
+// graph and the next updates it, and the chain computes what it should.
+// Then a node whose input lies past its memory's end, in the second chunk,
+// fails the split with an error that names that node.
+func TestGraphChunks(t *testing.T) {
+	b := emulated(t)
+	defer b.SetGraphChunk(chunkGrowing)
+	defer func() { b.api.trace = nil }()
+	const n, length = 20, 64
+	x := mustF32(t, b, "x", length)
+	one := make([]byte, 4*length)
+	for i := range length {
+		binary.LittleEndian.PutUint32(one[4*i:], math.Float32bits(1))
+	}
+	if _, err := x.Buffer.WriteAt(one, x.Offset); err != nil {
+		t.Fatal(err)
+	}
+	nodes := make([]*ops.Tensor, n)
+	for i := range nodes {
+		src := x
+		if i > 0 {
+			src = nodes[i-1]
+		}
+		y, err := ops.Scale(src, 2, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y.Name = fmt.Sprintf("n%d", i)
+		if err := ops.AllocTensor(b, y, 0); err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = y
+	}
+	// calls spells the traced calls: C a capture, L a captured launch, I
+	// an instantiation, U an update, G a graph launch.
+	var calls strings.Builder
+	b.api.trace = func(k callKind) {
+		if c, ok := map[callKind]byte{callCapture: 'C', callCapturedLaunch: 'L', callInstantiate: 'I', callGraphUpdate: 'U', callGraphLaunch: 'G'}[k]; ok {
+			calls.WriteByte(c)
+		}
+	}
+	// spell is the calls of chunks of sizes, each graph instantiated (I)
+	// or updated (U) as how says, chunk by chunk.
+	spell := func(how string, sizes ...int) string {
+		var s string
+		for i, n := range sizes {
+			s += "C" + strings.Repeat("L", n) + how[i:i+1] + "G"
+		}
+		return s
+	}
+	// A chunk's graph is kept by its place and ops: the first chunk of 8
+	// SCALE nodes is the same for chunks of 8 and growing ones, a whole
+	// split the same for chunks of 1000.
+	for _, tc := range []struct {
+		chunk int
+		sizes []int
+		first string // the first run's instantiations and updates
+	}{
+		{8, []int{8, 8, 4}, "III"}, {chunkGrowing, []int{8, 12}, "UI"}, {0, []int{20}, "I"}, {1000, []int{20}, "U"},
+	} {
+		b.SetGraphChunk(tc.chunk)
+		for run, how := range []string{tc.first, "UUU"} {
+			calls.Reset()
+			if err := b.ComputeGraph(nodes); err != nil {
+				t.Fatalf("chunk %d, run %d: %v", tc.chunk, run, err)
+			}
+			if err := b.Synchronize(); err != nil {
+				t.Fatalf("chunk %d, run %d: %v", tc.chunk, run, err)
+			}
+			if want := spell(how, tc.sizes...); calls.String() != want {
+				t.Errorf("chunk %d, run %d: driver calls\n%s, want\n%s", tc.chunk, run, calls.String(), want)
+			}
+			out := make([]byte, 4*length)
+			if _, err := nodes[n-1].Buffer.ReadAt(out, nodes[n-1].Offset); err != nil {
+				t.Fatal(err)
+			}
+			for i := range length {
+				if v := f32of(out[4*i:]); v != 1<<n {
+					t.Fatalf("chunk %d, run %d: out[%d] = %v, want %v", tc.chunk, run, i, v, 1<<n)
+				}
+			}
+		}
+	}
+
+	if b.comp.(emuCompiler).mode != simt.Checked {
+		t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast): no fault to name")
+	}
+	// n13 reads 4096 bytes of which 16 are memory.
+	small, err := b.Alloc(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := ops.NewTensor("bad", quant.F32, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Buffer = &deviceBuffer{b: b, ptr: small.(*deviceBuffer).ptr, size: 4096, freed: new(atomic.Bool)}
+	faulty, err := ops.Scale(bad, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	faulty.Name = "n13"
+	if err := ops.AllocTensor(b, faulty, 0); err != nil {
+		t.Fatal(err)
+	}
+	split := slices.Clone(nodes)
+	split[13] = faulty
+	b.SetGraphChunk(8)
+	calls.Reset()
+	err = b.ComputeGraph(split)
+	b.Synchronize()
+	if err == nil || !strings.Contains(err.Error(), "n13 (SCALE)") || !strings.Contains(err.Error(), "out-of-bounds") {
+		t.Errorf("a split with an out-of-bounds read in n13: %v, want the fault named with n13 (SCALE)", err)
+	}
+	// The first chunk ran; the second failed at its launch; the third
+	// was never captured.
+	if want := spell("UU", 8, 8); calls.String() != want {
+		t.Errorf("driver calls of the faulty split\n%s, want\n%s", calls.String(), want)
+	}
+	runtime.KeepAlive(small)
 }

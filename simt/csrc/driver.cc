@@ -18,6 +18,11 @@
 // path of a module the simt package built. A kernel's fault makes the
 // launch fail with the error code a GPU would give (an illegal address, an
 // assert, a launch failure); kbs_driver_last_fault returns its details.
+//
+// kbs_driver_set_exec(0) turns kernel execution off: launches and graph
+// replays still check and pack their parameters (the host's work of a
+// launch) but run no kernel, so that a program's host path can be
+// profiled alone. Its results are then garbage.
 #include "kbsimt_host.h"
 
 #include <pthread.h>
@@ -27,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -156,6 +162,9 @@ static void* g_fault_mod;
 static int g_fault_kernel = -1;
 // The node of the last failed cuGraphLaunch whose replay failed, or -1.
 static int g_fault_graph_node = -1;
+
+// Whether kernel nodes run (kbs_driver_set_exec).
+static std::atomic<bool> g_exec{true};
 
 static Stream* stream_of(void* s) { return s ? (Stream*)s : &g_null_stream; }
 
@@ -575,6 +584,7 @@ static CUresult pack_launch(Function* f, kbs_dim3 grid, kbs_dim3 block, unsigned
 
 // run_kernel runs a kernel node; a fault is kept for kbs_driver_last_fault.
 static CUresult run_kernel(const Node& nd) {
+	if (!g_exec.load(std::memory_order_relaxed)) return CUDA_SUCCESS;
 	Function* f = nd.f;
 	kbs_launch_desc ld;
 	memset(&ld, 0, sizeof ld);
@@ -814,3 +824,11 @@ KBS_API int kbs_driver_last_graph_node(void) {
 	std::lock_guard<std::mutex> lk(g_mu);
 	return g_fault_graph_node;
 }
+
+// kbs_driver_set_exec turns the execution of kernels on (on != 0, the
+// default) or off for the process: off, cuLaunchKernel and cuGraphLaunch
+// check and pack each launch as always but run no kernel (copies and
+// memsets still happen), so the host's cost of launching can be measured
+// without the emulator's cost of running. Results are garbage while it is
+// off.
+KBS_API void kbs_driver_set_exec(int on) { g_exec.store(on != 0); }

@@ -19,6 +19,9 @@ type CStruct struct {
 }
 
 func (s *CStruct) field(size int) {
+	if s.b == nil {
+		s.b = make([]byte, 0, 128) // most structs: one allocation
+	}
 	for len(s.b)%size != 0 {
 		s.b = append(s.b, 0)
 	}
