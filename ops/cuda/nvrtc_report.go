@@ -97,6 +97,7 @@ var reportLaunches = func() map[string]Launch {
 	sm := softMaxGeometry(prompt, heads*prompt)
 	m := map[string]Launch{
 		"kb_mmq_":               {tileNT, 0, "tile product"},
+		"kb_mmq128_":            {2 * bigTileM, mmqShared(bigTileM), "tile product, 128 rows"},
 		"kb_mmf_":               {tileNT, 0, "tile product"},
 		"kb_mmh_":               {tileNT, 0, "tile product"},
 		"kb_mmvq_":              {32 * mmvRows, 0, "mat-vec"},

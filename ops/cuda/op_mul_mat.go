@@ -3,6 +3,8 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
@@ -51,6 +53,55 @@ const (
 	tileNT  = 128
 	mmvRows = 4 // weight rows (warps) per matrix-vector block
 )
+
+// bigTileM is the weight rows of kb_mmq128_*'s tile (KB_BM2): tileN
+// columns, 2*bigTileM threads, mmqShared(bigTileM) bytes of dynamic
+// shared memory.
+const bigTileM = 128
+
+// mmqShared is the bytes of kernels/mul_mat_q.cu's tiles of bm weight
+// rows but the column offsets (KB_QSMEM): per row 36 ints of codes, 5
+// float4 scale pairs and 140 raw bytes; per column and buffer 36 ints of
+// codes and 5 8-byte heads, two buffers.
+func mmqShared(bm int) int { return bm*(36*4+5*16+(4*34+4)) + 2*tileN*(36*4+5*8) }
+
+// Forcing the tile of the tensor-core integer kernels: tests set
+// forceTile to run every case through one of them; $KERNBENCH_CUDA_MMQ_TILE
+// (64 or 128) sets it when the package loads, to time both on a GPU.
+const (
+	tileAuto  = 0
+	tileSmall = tileM
+	tileBig   = bigTileM
+)
+
+var forceTile = tileFromEnv(os.Getenv("KERNBENCH_CUDA_MMQ_TILE"))
+
+// tileFromEnv reads $KERNBENCH_CUDA_MMQ_TILE: "64" or "128" force that
+// tile; anything else leaves the choice to mmqTileRows.
+func tileFromEnv(v string) int {
+	switch strings.TrimSpace(v) {
+	case "64":
+		return tileSmall
+	case "128":
+		return tileBig
+	}
+	return tileAuto
+}
+
+// mmqTileRows returns the weight rows per tile of the integer tensor-core
+// product of m rows over colTiles column tiles (of tileN; per batch
+// included) on a device of sms multiprocessors: bigTileM where its tiles
+// still give every SM a block, else tileM, whose twice as many blocks
+// keep more of the GPU busy. forceTile overrides the choice.
+func mmqTileRows(m, colTiles int64, sms int) int64 {
+	if forceTile != tileAuto {
+		return int64(forceTile)
+	}
+	if (m+bigTileM-1)/bigTileM*colTiles >= int64(sms) {
+		return bigTileM
+	}
+	return tileM
+}
 
 // Scratch slots (see scratchBuffer): one per kind of intermediate data,
 // so that one node's kernels never share a slot for two purposes.
@@ -190,6 +241,20 @@ func (b *Backend) prepare(x *ops.Tensor, px uint64, wt quant.Type, half bool) (p
 	return prepared{x: buf, nb1: row, nb2: n1 * row, nb3: n2 * n1 * row, halfs: half}, err
 }
 
+// launchTiled launches the tiled kernel name of file for weights of type
+// wt over m rows, colTiles column tiles and batches: the integer tensor-
+// core kernels with the tile mmqTileRows picks (kb_mmq128_* for the big
+// one, with its dynamic shared memory), the others with 64x64 tiles.
+func (b *Backend) launchTiled(wt quant.Type, file, name string, m, colTiles, batches int64, args mmArgs) error {
+	rows, shared := int64(tileM), 0
+	if intPath(wt) && b.mmaKernels() && mmqTileRows(m, colTiles*batches, b.info.SMs) == bigTileM {
+		rows, shared = bigTileM, mmqShared(bigTileM)
+		name = "kb_mmq128_" + wt.String()
+	}
+	grid := dim3{uint32((m + rows - 1) / rows), uint32(colTiles), uint32(batches)}
+	return b.launch(file, name, grid, dim3{uint32(2 * rows), 1, 1}, shared, args.bytes())
+}
+
 // mmaKernels reports whether the tensor-core kernels run here.
 func (b *Backend) mmaKernels() bool { return useMMA && b.info.Major >= 8 }
 
@@ -257,8 +322,7 @@ func launchMulMat(b *Backend, t *ops.Tensor) error {
 		used: 1, b1: 1,
 	}
 	if tiled {
-		grid := dim3{uint32((m + tileM - 1) / tileM), uint32((n + tileN - 1) / tileN), uint32(batches)}
-		return b.launch(file, name, grid, dim3{tileNT, 1, 1}, 0, args.bytes())
+		return b.launchTiled(w.Type, file, name, m, (n+tileN-1)/tileN, batches, args)
 	}
 	grid := dim3{uint32((m + mmvRows - 1) / mmvRows), uint32(batches), 1}
 	return b.launch(file, name, grid, dim3{32 * mmvRows, 1, 1}, 0, args.bytes())

@@ -82,8 +82,7 @@ func launchMulMatID(b *Backend, t *ops.Tensor) error {
 			args.bytes(), u64(args.pairs), u64(args.tiles), u64(args.ntile), i32(tileN)); err != nil {
 			return err
 		}
-		grid := dim3{uint32((m + tileM - 1) / tileM), uint32(nt), 1}
-		return b.launch(file, name, grid, dim3{tileNT, 1, 1}, 0, args.bytes())
+		return b.launchTiled(w.Type, file, name, m, nt, 1, args)
 	}
 	grid := dim3{uint32((m + mmvRows - 1) / mmvRows), uint32(pairs), 1}
 	return b.launch(file, name, grid, dim3{32 * mmvRows, 1, 1}, 0, args.bytes())

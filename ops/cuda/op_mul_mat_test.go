@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kernbench/kernbench/harness"
 	"github.com/kernbench/kernbench/ops"
@@ -32,6 +33,118 @@ func withPaths(mmv int64, mma bool, f func()) {
 	mmvMaxCols, useMMA = mmv, mma
 	defer func() { mmvMaxCols, useMMA = oldMMV, oldMMA }()
 	f()
+}
+
+// withTile runs f with the integer tensor-core kernels' tile forced
+// (tileSmall, tileBig, or tileAuto).
+func withTile(tile int, f func()) {
+	old := forceTile
+	forceTile = tile
+	defer func() { forceTile = old }()
+	f()
+}
+
+// TestMmqTileRows: the big tile where its blocks still cover the SMs,
+// the small one where they would leave SMs idle, and the forced choice.
+func TestMmqTileRows(t *testing.T) {
+	for _, tc := range []struct {
+		m, colTiles int64
+		sms, force  int
+		want        int64
+	}{
+		{4096, 8, 132, tileAuto, bigTileM},      // 32x8 = 256 big tiles
+		{4096, 4, 132, tileAuto, tileM},         // 128 big tiles on 132 SMs
+		{4096, 1, 132, tileAuto, tileM},         // 32 big tiles: 64 small ones
+		{4096, 4, 128, tileAuto, bigTileM},      // 128 on 128 SMs
+		{11008, 8, 132, tileAuto, bigTileM},     // 86x8
+		{100, 1, 132, tileAuto, tileM},          // one tile either way
+		{4096, 8, 132, tileSmall, tileM},        // forced
+		{100, 1, 132, tileBig, bigTileM},        // forced
+		{4096 + 64, 4, 132, tileAuto, bigTileM}, // 33x4
+	} {
+		var got int64
+		withTile(tc.force, func() { got = mmqTileRows(tc.m, tc.colTiles, tc.sms) })
+		if got != tc.want {
+			t.Errorf("mmqTileRows(%d, %d, %d) forced %d = %d, want %d", tc.m, tc.colTiles, tc.sms, tc.force, got, tc.want)
+		}
+	}
+}
+
+func TestTileFromEnv(t *testing.T) {
+	for v, want := range map[string]int{"": tileAuto, "64": tileSmall, " 128\n": tileBig, "96": tileAuto, "auto": tileAuto} {
+		if got := tileFromEnv(v); got != want {
+			t.Errorf("tileFromEnv(%q) = %d, want %d", v, got, want)
+		}
+	}
+}
+
+// TestMmqTiles runs the integer cases (every weight type the tensor-core
+// tiled kernels take, MUL_MAT and MUL_MAT_ID, the matrix-vector shapes
+// too) through each of the integer tensor-core kernels' tiles.
+func TestMmqTiles(t *testing.T) {
+	b := emulated(t)
+	var types []quant.Type
+	for _, ty := range quant.Types() {
+		if intPath(ty) {
+			types = append(types, ty)
+		}
+	}
+	if len(types) < 10 {
+		t.Fatalf("integer types %v: want the 10 the kernels take", types)
+	}
+	cases := matmulCases(types...)
+	for _, tile := range []int{tileSmall, tileBig} {
+		t.Run(fmt.Sprint(tile), func(t *testing.T) {
+			withPaths(0, true, func() {
+				withTile(tile, func() {
+					for _, c := range cases {
+						if r := harness.Run(b, c); !r.Passed() {
+							t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+						}
+					}
+				})
+			})
+			if tile != tileBig {
+				return
+			}
+			// The cases ran the big kernels, each with its dynamic
+			// shared memory allowed.
+			for _, ty := range types {
+				f, ok := b.funcs["kb_mmq128_"+ty.String()]
+				if !ok {
+					t.Errorf("kb_mmq128_%v never launched", ty)
+				} else if f.shared != mmqShared(bigTileM) {
+					t.Errorf("kb_mmq128_%v allowed %d bytes of dynamic shared memory, want %d", ty, f.shared, mmqShared(bigTileM))
+				}
+			}
+		})
+	}
+}
+
+// TestMmqSharedLimit: a launch with more dynamic shared memory than its
+// kernel's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (48 kB until
+// set) fails, on the emulated driver as on a GPU, and succeeds once the
+// attribute allows it (an empty product: no columns).
+func TestMmqSharedLimit(t *testing.T) {
+	b := emulated(t)
+	const name = "kb_mmq_q5_0" // launched with static shared memory only
+	f, err := b.function("mul_mat_q.cu", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mmArgs{m: 1, k: 32, b2: 1, r2: 1, r3: 1, used: 1, b1: 1}
+	args := a.bytes()
+	params := []unsafe.Pointer{unsafe.Pointer(&args[0])}
+	shared := uint32(mmqShared(bigTileM))
+	if rc := b.api.cuLaunchKernel(f.h, 1, 1, 1, tileNT, 1, 1, shared, b.strm, unsafe.Pointer(&params[0]), nil); rc == 0 {
+		t.Fatalf("%s launched with %d bytes of dynamic shared memory above its 48 kB limit", name, shared)
+	}
+	if err := b.launch("mul_mat_q.cu", name, dim3{1, 1, 1}, dim3{tileNT, 1, 1}, int(shared), args); err != nil {
+		t.Fatalf("%s with the attribute set: %v", name, err)
+	}
+	if err := b.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestMatmulPaths runs the cases the default choice gives the

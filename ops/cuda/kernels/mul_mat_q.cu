@@ -1,6 +1,9 @@
 // mul_mat_q.cu: the tiled MUL_MAT and MUL_MAT_ID kernels of the integer
-// paths (see mul_mat.cu): 64 weight rows by 64 columns per block of 128
-// threads, k in steps of KB_QC chunks of 32.
+// paths (see mul_mat.cu): BM weight rows by 64 columns per block of 2*BM
+// threads, k in steps of KB_QC chunks of 32. kb_mmq_* and kb_mmq_dp4a_*
+// have BM = 64 and static shared memory; kb_mmq128_* (tensor cores) BM =
+// 128, 8 warps, and KB_QSMEM(128) bytes of dynamic shared memory (above
+// the 48 kB a launch gets without cuFuncSetAttribute).
 #include "common.cuh"
 #include "quants.cuh"
 #include "mm.cuh"
@@ -12,16 +15,15 @@
 // share them, out of the checker's sight.
 
 #define KB_QC 4
+// KB_BM2 is the weight rows of kb_mmq128_*'s tile.
+#define KB_BM2 128
 // Ints per code row: KB_QC chunks of 32 int8 codes, padded by 16 bytes so
 // that ldmatrix's eight 16-byte rows (row stride 36 words) fall in 32
 // different banks.
 #define KB_QW (KB_QC * 8 + 4)
 // Raw weight bytes per row and step: KB_QC blocks of the largest
-// 32-element format (q8_0, 34 bytes).
-#define KB_QRAW (KB_QC * 34)
-// 8-byte pieces of a step's activations per column: KB_QC kb_q8a blocks
-// of 40 bytes (scale and half sums, then 32 codes).
-#define KB_QXP (KB_QC * 5)
+// 32-element format (q8_0, 34 bytes) and a 4-byte pad (see kb_qraw).
+#define KB_QRAW (KB_QC * 34 + 4)
 
 // kb_qds is the head of a kb_q8a block: the scale and the halves' code
 // sums.
@@ -41,15 +43,17 @@ __device__ __forceinline__ kb_qds kb_ld_qds(const kb_qds* p) {
 }
 
 // The tiles: the weights' int8 codes (four to an int) and per chunk the
-// (scale, offset) of each half, decoded per step; the raw weight blocks
-// of a step, copied with cp.async where the rows allow; the activations'
-// codes and heads in two buffers (step s in buffer s%2, filled by
-// cp.async while step s-1 computes), their rows padded as the weights'
-// (and the heads' by one block, so that the four columns 2t a warp reads
-// fall in different banks); each column's activation and output offsets.
+// (scale, offset) of each half, decoded per step (rows padded by one
+// float4, so that the eight rows a quarter-warp stores fall in different
+// banks); the raw weight blocks of a step, copied with cp.async where the
+// rows allow; the activations' codes and heads in two buffers (step s in
+// buffer s%2, filled by cp.async while step s-1 computes), their rows
+// padded as the weights' (and the heads' by one block, so that the four
+// columns 2t a warp reads fall in different banks); each column's
+// activation and output offsets.
 struct kb_qtiles {
 	int (*wq)[KB_QW];
-	float4 (*wdm)[KB_QC];
+	float4 (*wdm)[KB_QC + 1];
 	u8 (*wraw)[KB_QRAW];
 	int (*xq)[KB_BN][KB_QW];
 	kb_qds (*xds)[KB_BN][KB_QC + 1];
@@ -57,45 +61,85 @@ struct kb_qtiles {
 };
 #define KB_QTILES                                            \
 	__shared__ __align__(16) int wq[KB_BM][KB_QW];           \
-	__shared__ __align__(16) float4 wdm[KB_BM][KB_QC];       \
+	__shared__ __align__(16) float4 wdm[KB_BM][KB_QC + 1];   \
 	__shared__ __align__(16) u8 wraw[KB_BM][KB_QRAW];        \
 	__shared__ __align__(16) int xq[2][KB_BN][KB_QW];        \
 	__shared__ __align__(16) kb_qds xds[2][KB_BN][KB_QC + 1]; \
 	__shared__ i64 xo[KB_BN], dof[KB_BN];                    \
 	kb_qtiles s = {wq, wdm, wraw, xq, xds, xo, dof};
 
-// kb_mmq_load_x starts the copies of step c0's activations into buffer b:
-// each column's KB_QC blocks are 160 contiguous bytes, copied in 8-byte
-// pieces by consecutive threads; pieces past the columns or k are zeros.
+// KB_QSMEM(BM) is the bytes of the tiles but xo and dof for BM weight
+// rows: what kb_mmq128_* takes as dynamic shared memory (mmqShared in
+// op_mul_mat.go computes the same).
+#define KB_QSMEM(BM) ((BM) * (KB_QW * 4 + (KB_QC + 1) * 16 + KB_QRAW) + 2 * KB_BN * (KB_QW * 4 + (KB_QC + 1) * 8))
+
+// KB_QTILES_DYN carves the tiles of BM rows from dynamic shared memory
+// (every part a multiple of 16 bytes, so each stays 16-byte aligned).
+#define KB_QTILES_DYN(BM)                                                                       \
+	extern __shared__ __align__(16) int kb_mmq_smem[];                                          \
+	__shared__ i64 xo[KB_BN], dof[KB_BN];                                                       \
+	kb_qtiles s;                                                                                \
+	{                                                                                           \
+		char* sp = (char*)kb_mmq_smem;                                                          \
+		s.wq = (int (*)[KB_QW])sp;                                                              \
+		sp += (BM) * KB_QW * 4;                                                                 \
+		s.wdm = (float4 (*)[KB_QC + 1])sp;                                                      \
+		sp += (BM) * (KB_QC + 1) * 16;                                                          \
+		s.wraw = (u8 (*)[KB_QRAW])sp;                                                           \
+		sp += (BM) * KB_QRAW;                                                                   \
+		s.xq = (int (*)[KB_BN][KB_QW])sp;                                                       \
+		sp += 2 * KB_BN * KB_QW * 4;                                                            \
+		s.xds = (kb_qds (*)[KB_BN][KB_QC + 1])sp;                                               \
+		s.xo = xo;                                                                              \
+		s.dof = dof;                                                                            \
+	}
+
+// kb_mmq_load_x starts the copies of step c0's activations into buffer b
+// in 8-byte pieces (pieces past the columns or k are zeros), codes and
+// heads apart so that each half-warp's pieces fill the 32 banks once: a
+// column's KB_QC*32 codes by 16 consecutive threads (32 consecutive words
+// of its row); the KB_QC heads of four columns 4 apart by a half-warp
+// (head rows are 10 words apart: 8 consecutive words each, 0, 8, 16 and
+// 24 banks on).
+template <int NT>
 __device__ __forceinline__ void kb_mmq_load_x(const kb_mm& p, const kb_qtiles& s, int b, i64 c0, i64 kc, int ncols) {
-	for (int i = threadIdx.x; i < KB_BN * KB_QXP; i += KB_NT) {
-		const int j = i / KB_QXP, cc = (i % KB_QXP) / 5, q = i % 5;
+	for (int i = threadIdx.x; i < KB_BN * KB_QC * 4; i += NT) {
+		const int j = i / (KB_QC * 4), pc = i % (KB_QC * 4), cc = pc / 4;
 		const i64 ch = c0 + cc;
 		const bool ok = j < ncols && ch < kc;
-		const char* src = ok ? p.x + s.xo[j] + ch * 40 + 8 * q : p.x;
-		void* dst = q == 0 ? (void*)&s.xds[b][j][cc] : (void*)&s.xq[b][j][cc * 8 + 2 * (q - 1)];
-		kb_cp_async<8>(dst, src, ok ? 8 : 0);
+		kb_cp_async<8>(&s.xq[b][j][2 * pc], ok ? p.x + s.xo[j] + ch * 40 + 8 + 8 * (pc % 4) : p.x, ok ? 8 : 0);
+	}
+	for (int i = threadIdx.x; i < KB_BN * KB_QC; i += NT) {
+		const int l = i % 16, j = 16 * (i / 64) + (i / 16) % 4 + 4 * (l / 4), cc = l % 4;
+		const i64 ch = c0 + cc;
+		const bool ok = j < ncols && ch < kc;
+		kb_cp_async<8>(&s.xds[b][j][cc], ok ? p.x + s.xo[j] + ch * 40 : p.x, ok ? 8 : 0);
 	}
 }
 
 // kb_qraw is the stride of the raw weight rows of format T in the tile:
-// its KB_QC blocks rounded up to 8 bytes, so that a warp's 8-byte copies
-// of consecutive rows fill consecutive banks.
+// its KB_QC blocks (an even number of words: every 32-element format's
+// size is even) and one word more, an odd number of words, so that the
+// decoding warp's 32 lanes, 32 consecutive rows at one offset, read 32
+// different banks.
 template <int T>
-__device__ __forceinline__ int kb_qraw() { return (KB_QC * kb_type<T>::bytes + 7) & ~7; }
+__device__ __forceinline__ int kb_qraw() { return KB_QC * kb_type<T>::bytes + 4; }
 
 // kb_mmq_load_w starts the copies of step c0's raw weight blocks (32-
-// element formats, rows and the tile 8-byte aligned): each row's blocks
-// are contiguous, copied in 8-byte pieces (the last one partial where the
-// step runs past k). Rows past m repeat the last row.
-template <int T>
+// element formats, rows 4-byte aligned): each row's blocks are
+// contiguous, copied in 4-byte pieces (the last one partial where the
+// step runs past k). Thread i takes word i of the tile, the pad words
+// idle, so that a warp's 32 words fall in 32 banks. Rows past m repeat
+// the last row.
+template <int T, int BM, int NT>
 __device__ __forceinline__ void kb_mmq_load_w(const kb_mm& p, const kb_qtiles& s, const char* w, i64 row0, i64 c0, i64 kc) {
-	const int B = kb_type<T>::bytes;
-	const int bytes = (int)min((i64)KB_QC, kc - c0) * B, np = (bytes + 7) / 8;
-	for (int i = threadIdx.x; i < KB_BM * np; i += KB_NT) {
-		const int r = i / np, q = i % np;
+	const int B = kb_type<T>::bytes, RW = kb_qraw<T>() / 4;
+	const int bytes = (int)min((i64)KB_QC, kc - c0) * B, np = (bytes + 3) / 4;
+	for (int i = threadIdx.x; i < BM * RW; i += NT) {
+		const int r = i / RW, q = i % RW;
+		if (q >= np) continue;
 		const i64 gr = min(row0 + r, p.m - 1);
-		kb_cp_async<8>(&s.wraw[0][0] + r * kb_qraw<T>() + 8 * q, w + gr * p.w_nb1 + c0 * B + 8 * q, min(8, bytes - 8 * q));
+		kb_cp_async<4>(&s.wraw[0][0] + 4 * i, w + gr * p.w_nb1 + c0 * B + 4 * q, min(4, bytes - 4 * q));
 	}
 }
 
@@ -108,11 +152,13 @@ __device__ __forceinline__ void kb_mmq_load_w(const kb_mm& p, const kb_qtiles& s
 // xsum); two m16n8k16 ones where it has one per 16 (q2_K, q3_K, q6_K).
 // Else __dp4a with an 8x4 register tile per thread, per 16. The
 // activations of step s+1 (and the raw weights, for the 32-element formats
-// on aligned rows) are copied with cp.async while step s computes.
-template <int T, bool MMA>
+// on aligned rows) are copied with cp.async while step s computes. BM is
+// the tile's weight rows: 64 or 128, over 2*BM threads (BM/16 warps of
+// 32x32 for the MMA, 16 of them per row pair of the dp4a's).
+template <int T, bool MMA, int BM>
 __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 	int (*wq)[KB_QW] = s.wq;
-	float4 (*wdm)[KB_QC] = s.wdm;
+	float4 (*wdm)[KB_QC + 1] = s.wdm;
 	const char* w;
 	int ncols = kb_tile_cols(p, w, s.xo, s.dof);
 	if (ncols == 0) return;
@@ -121,19 +167,20 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 	// One scale (and offset) per 32-element chunk: one k32 product.
 	const bool K32 = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_Q4_K || T == KB_Q5_K;
 	const int tid = threadIdx.x;
-	const i64 row0 = (i64)blockIdx.x * KB_BM, kc = p.k / 32;
-	const int nrows = (int)min((i64)KB_BM, p.m - row0);
-	const bool raw = CPB == 1 && (((u64)w | (u64)p.w_nb1) & 7) == 0;
+	const int NT = 2 * BM;
+	const i64 row0 = (i64)blockIdx.x * BM, kc = p.k / 32;
+	const int nrows = (int)min((i64)BM, p.m - row0);
+	const bool raw = CPB == 1 && (((u64)w | (u64)p.w_nb1) & 3) == 0;
 	// MMA: warp (wm, wn) computes rows 32wm.., columns 32wn..; lane (g, t).
-	const int lane = tid & 31, warp = tid >> 5, wm = warp & 1, wn = warp >> 1, g = lane >> 2, t = lane & 3;
-	// dp4a: thread (tx, ty) computes rows ty + 8i, columns tx + 16j.
+	const int lane = tid & 31, warp = tid >> 5, wm = warp % (BM / 32), wn = warp / (BM / 32), g = lane >> 2, t = lane & 3;
+	// dp4a: thread (tx, ty) computes rows ty + (BM/8)i, columns tx + 16j.
 	const int tx = tid & 15, ty = tid >> 4;
 	float acc[32];
 #pragma unroll
 	for (int i = 0; i < 32; i++) acc[i] = 0.0f;
 
-	kb_mmq_load_x(p, s, 0, 0, kc, ncols);
-	if (raw) kb_mmq_load_w<T>(p, s, w, row0, 0, kc);
+	kb_mmq_load_x<NT>(p, s, 0, 0, kc, ncols);
+	if (raw) kb_mmq_load_w<T, BM, NT>(p, s, w, row0, 0, kc);
 	kb_cp_async_commit();
 	for (i64 c0 = 0, step = 0; c0 < kc; c0 += KB_QC, step++) {
 		const int b = (int)(step & 1);
@@ -141,8 +188,14 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 		// the previous step's tiles.
 		kb_cp_async_wait<0>();
 		__syncthreads();
-		for (int job = tid; job < KB_BM * KB_QC; job += KB_NT) {
-			const int r = job / KB_QC, cc = job % KB_QC;
+		// From the raw tile, a warp decodes one chunk of 32 consecutive
+		// rows: its reads of the raw rows (an odd number of words apart)
+		// and its stores of codes and scales (rows 36 and 20 words apart,
+		// quarter-warps of eight rows) fall in different banks. From
+		// global memory, KB_QC consecutive chunks of 8 rows (for fewer
+		// sectors), a quarter-warp per chunk (for the stores' banks).
+		for (int job = tid; job < BM * KB_QC; job += NT) {
+			const int r = raw ? job % BM : 8 * (job / (8 * KB_QC)) + job % 8, cc = raw ? job / BM : job / 8 % KB_QC;
 			const i64 ch = c0 + cc;
 			int q[8];
 			float2 dm[2];
@@ -167,8 +220,8 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 		__syncthreads();
 		// The next step's copies run while this one computes.
 		if (c0 + KB_QC < kc) {
-			kb_mmq_load_x(p, s, b ^ 1, c0 + KB_QC, kc, ncols);
-			if (raw) kb_mmq_load_w<T>(p, s, w, row0, c0 + KB_QC, kc);
+			kb_mmq_load_x<NT>(p, s, b ^ 1, c0 + KB_QC, kc, ncols);
+			if (raw) kb_mmq_load_w<T, BM, NT>(p, s, w, row0, c0 + KB_QC, kc);
 		}
 		kb_cp_async_commit();
 		int (*xq)[KB_QW] = s.xq[b];
@@ -185,8 +238,15 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 					const int r0 = 32 * wm + 16 * mt;
 					if (r0 >= nrows) continue;  // warp-uniform: a sub-tile past the rows
 					kb_ldmatrix_x4(a[mt], &wq[r0 + (lane & 7) + 8 * ((lane >> 3) & 1)][cc * 8 + 4 * (lane >> 4)]);
-					dm[mt][0] = kb_ld16f(&wdm[r0 + g][cc]);
-					dm[mt][1] = kb_ld16f(&wdm[r0 + g + 8][cc]);
+					if (K32) {
+						// One (scale, offset) per chunk: half the bytes.
+						const uint2 u0 = kb_ld8(&wdm[r0 + g][cc]), u1 = kb_ld8(&wdm[r0 + g + 8][cc]);
+						dm[mt][0] = make_float4(__uint_as_float(u0.x), __uint_as_float(u0.y), 0.0f, 0.0f);
+						dm[mt][1] = make_float4(__uint_as_float(u1.x), __uint_as_float(u1.y), 0.0f, 0.0f);
+					} else {
+						dm[mt][0] = kb_ld16f(&wdm[r0 + g][cc]);
+						dm[mt][1] = kb_ld16f(&wdm[r0 + g + 8][cc]);
+					}
 				}
 #pragma unroll
 				for (int np = 0; np < 2; np++) {
@@ -245,7 +305,7 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 				}
 #pragma unroll
 				for (int i = 0; i < 8; i++) {
-					const int r = ty + 8 * i;
+					const int r = ty + (BM / 8) * i;
 					int wv[4];
 #pragma unroll
 					for (int e = 0; e < 4; e++) wv[e] = wq[r][4 * hh + e];
@@ -270,7 +330,7 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 	} else {
 #pragma unroll
 		for (int i = 0; i < 8; i++) {
-			const i64 r = row0 + ty + 8 * i;
+			const i64 r = row0 + ty + (BM / 8) * i;
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
 				const int col = tx + 16 * j;
@@ -280,13 +340,17 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 	}
 }
 
-#define KB_MMQ(name, T)                                                               \
-	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_##name(kb_mm p) {      \
+#define KB_MMQ(name, T)                                                                   \
+	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_##name(kb_mm p) {          \
 		KB_QTILES                                                                         \
-		mmq<T, true>(p, s);                                                               \
-	}                                                                                 \
-	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_dp4a_##name(kb_mm p) { \
+		mmq<T, true, KB_BM>(p, s);                                                        \
+	}                                                                                     \
+	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_dp4a_##name(kb_mm p) {     \
 		KB_QTILES                                                                         \
-		mmq<T, false>(p, s);                                                              \
+		mmq<T, false, KB_BM>(p, s);                                                       \
+	}                                                                                     \
+	extern "C" __global__ void __launch_bounds__(2 * KB_BM2) kb_mmq128_##name(kb_mm p) { \
+		KB_QTILES_DYN(KB_BM2)                                                             \
+		mmq<T, true, KB_BM2>(p, s);                                                       \
 	}
 KB_INT_TYPES(KB_MMQ)
