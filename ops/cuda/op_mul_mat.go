@@ -251,9 +251,11 @@ var (
 
 // hTileFor picks MUL_MAT's f16/bf16 tile for an m x n product over
 // batches on a device of sms multiprocessors, whose rows are 16-byte
-// aligned or not (aligned): the largest tile that still gives every SM a
-// block (128x128), else 128x64 where that fills at least half of them,
-// else the small tile, which also takes unaligned rows. A variable:
+// aligned or not (aligned): 128x128 over 4 warps where that gives every
+// SM two blocks or more (8 warps an SM, half the ldmatrix loads per
+// product), over 8 warps where it keeps 7/8 of the SMs busy, else 128x64
+// where that fills at least half of them, else the small tile, which
+// also takes unaligned rows. A variable:
 // tests force each tile; $KERNBENCH_CUDA_HTILE (128x128, 128x128w4,
 // 128x64 or 64x64) forces one for measurements.
 var hTileFor = func(m, n, batches int64, sms int, aligned bool) hTile {
@@ -271,10 +273,12 @@ var hTileFor = func(m, n, batches int64, sms int, aligned bool) hTile {
 		return hTileSmall
 	}
 	blocks := func(t hTile) int64 { return (m + t.M - 1) / t.M * ((n + t.N - 1) / t.N) * batches }
-	switch {
-	case blocks(hTile128x128) >= int64(sms):
+	switch b, sm := blocks(hTile128x128), int64(sms); {
+	case b >= 2*sm:
+		return hTile128x128w4
+	case 8*b >= 7*sm:
 		return hTile128x128
-	case 2*blocks(hTile128x64) >= int64(sms):
+	case 2*blocks(hTile128x64) >= sm:
 		return hTile128x64
 	}
 	return hTileSmall

@@ -191,10 +191,11 @@ func TestHTileChoice(t *testing.T) {
 		aligned       bool
 		want          hTile
 	}{
-		{4096, 4096, 1, 132, true, hTile128x128},
-		{4096, 512, 1, 132, true, hTile128x64},
-		{11008, 512, 1, 132, true, hTile128x128},
-		{4096, 512, 1, 2, true, hTile128x128},
+		{4096, 4096, 1, 132, true, hTile128x128w4},
+		{4096, 512, 1, 132, true, hTile128x128},
+		{11008, 512, 1, 132, true, hTile128x128w4},
+		{4096, 512, 1, 2, true, hTile128x128w4},
+		{2048, 512, 1, 132, true, hTile128x64},
 		{512, 64, 1, 132, true, hTileSmall},
 		{4096, 512, 1, 132, false, hTileSmall},
 		{64, 64, 70, 132, true, hTile128x64},
