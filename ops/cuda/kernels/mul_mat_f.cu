@@ -218,27 +218,53 @@ struct kb_lcols {
 	int ncols;
 };
 
-// mmh_load starts the copies of k step k0 into stage buffers ws, xs:
-// rows past the matrix or the column block and chunks past k are zero
-// filled (the source address stays in the matrix, unread).
+// kb_lsrc is where a thread's copies of each k step read: the starts of
+// the rows of its weight chunks (a) and activation chunks (b), a row past
+// the matrix or the column block clamped into it and its bit in aok or
+// bok clear. Slot i of a thread is row (tid/4 + i*NT/4), chunk tid%4.
 template <int BN, int NT>
-__device__ __forceinline__ void mmh_load(const kb_mm& p, const kb_lcols& c, i64 row0, i64 k0, u16* ws, u16* xs) {
-	const int tid = threadIdx.x;
+struct kb_lsrc {
+	static constexpr int IA = KB_LM * (KB_LK / 8) / NT, IB = BN * (KB_LK / 8) / NT;
+	const char* a[IA];
+	const char* b[IB];
+	u32 aok, bok;
+};
+
+template <int BN, int NT>
+__device__ __forceinline__ void mmh_srcs(const kb_mm& p, const kb_lcols& c, i64 row0, kb_lsrc<BN, NT>& s) {
+	const int r0 = threadIdx.x >> 2;
+	s.aok = s.bok = 0;
 #pragma unroll
-	for (int i = 0; i < KB_LM * (KB_LK / 8) / NT; i++) {
-		const int job = tid + i * NT, r = job >> 2, ch = job & 3;
-		const i64 kk = k0 + 8 * ch;
-		const bool ok = row0 + r < p.m && kk < p.k;
-		const char* src = c.w + min(row0 + r, p.m - 1) * p.w_nb1 + (ok ? 2 * kk : 0);
-		kb_cp_async<16>(ws + kb_swz(r, ch), src, ok ? 16 : 0);
+	for (int i = 0; i < s.IA; i++) {
+		const i64 r = row0 + r0 + i * (NT / 4);
+		s.a[i] = c.w + min(r, p.m - 1) * p.w_nb1;
+		s.aok |= (u32)(r < p.m) << i;
 	}
 #pragma unroll
-	for (int i = 0; i < BN * (KB_LK / 8) / NT; i++) {
-		const int job = tid + i * NT, j = job >> 2, ch = job & 3;
-		const i64 kk = k0 + 8 * ch;
-		const bool ok = j < c.ncols && kk < p.k;
-		const char* src = c.x + (ok ? j * p.x_nb1 + 2 * kk : 0);
-		kb_cp_async<16>(xs + kb_swz(j, ch), src, ok ? 16 : 0);
+	for (int i = 0; i < s.IB; i++) {
+		const int j = r0 + i * (NT / 4);
+		s.b[i] = c.x + (j < c.ncols ? j : 0) * p.x_nb1;
+		s.bok |= (u32)(j < c.ncols) << i;
+	}
+}
+
+// mmh_load starts the copies of k step k0 into stage buffers ws, xs:
+// rows past the matrix or the column block and chunks past k are zero
+// filled (the source address stays at the row's start, unread).
+template <int BN, int NT>
+__device__ __forceinline__ void mmh_load(const kb_lsrc<BN, NT>& s, i64 k, i64 k0, u16* ws, u16* xs) {
+	const int r0 = threadIdx.x >> 2, ch = threadIdx.x & 3;
+	const i64 kk = k0 + 8 * ch;
+	const bool kin = kk < k;
+#pragma unroll
+	for (int i = 0; i < s.IA; i++) {
+		const bool ok = kin && (s.aok >> i & 1);
+		kb_cp_async<16>(ws + kb_swz(r0 + i * (NT / 4), ch), ok ? s.a[i] + 2 * kk : s.a[i], ok ? 16 : 0);
+	}
+#pragma unroll
+	for (int i = 0; i < s.IB; i++) {
+		const bool ok = kin && (s.bok >> i & 1);
+		kb_cp_async<16>(xs + kb_swz(r0 + i * (NT / 4), ch), ok ? s.b[i] + 2 * kk : s.b[i], ok ? 16 : 0);
 	}
 }
 
@@ -259,6 +285,8 @@ __device__ __forceinline__ void mmhl(const kb_mm& p, u16* ws0, u16* xs0) {
 	// A warp whose sub-tile lies wholly past the rows or the columns only
 	// copies and waits (warp-uniform).
 	const bool active = row0 + wm * WM < p.m && wn * WN < c.ncols;
+	kb_lsrc<BN, THREADS> src;
+	mmh_srcs(p, c, row0, src);
 	float acc[MT][NT][4];
 #pragma unroll
 	for (int i = 0; i < MT; i++)
@@ -269,7 +297,7 @@ __device__ __forceinline__ void mmhl(const kb_mm& p, u16* ws0, u16* xs0) {
 	const int nk = (int)((p.k + KB_LK - 1) / KB_LK);
 #pragma unroll
 	for (int s = 0; s < S - 1; s++) {
-		if (s < nk) mmh_load<BN, THREADS>(p, c, row0, (i64)s * KB_LK, ws0 + s * KB_LM * KB_LK, xs0 + s * BN * KB_LK);
+		if (s < nk) mmh_load(src, p.k, (i64)s * KB_LK, ws0 + s * KB_LM * KB_LK, xs0 + s * BN * KB_LK);
 		kb_cp_async_commit();
 	}
 	for (int s = 0; s < nk; s++) {
@@ -279,7 +307,7 @@ __device__ __forceinline__ void mmhl(const kb_mm& p, u16* ws0, u16* xs0) {
 		kb_cp_async_wait<S - 2>();
 		__syncthreads();
 		const int nxt = s + S - 1;
-		if (nxt < nk) mmh_load<BN, THREADS>(p, c, row0, (i64)nxt * KB_LK, ws0 + (nxt % S) * KB_LM * KB_LK, xs0 + (nxt % S) * BN * KB_LK);
+		if (nxt < nk) mmh_load(src, p.k, (i64)nxt * KB_LK, ws0 + (nxt % S) * KB_LM * KB_LK, xs0 + (nxt % S) * BN * KB_LK);
 		kb_cp_async_commit();
 		if (!active) continue;
 		const u16* ws = ws0 + (s % S) * KB_LM * KB_LK;
