@@ -138,7 +138,11 @@ func mulMatCases() []Case {
 			// each) and k short of one chunk; activation rows permuted.
 			cs = append(cs,
 				mulMat{m: 13, n: 130, k: k1, bType: f32}.Case(t),
-				mulMat{m: 12, n: 20, k: k1, a2: 1, a3: 1, b2: 2, b3: 1, layout: bPermuted, bType: f32}.Case(t))
+				mulMat{m: 12, n: 20, k: k1, a2: 1, a3: 1, b2: 2, b3: 1, layout: bPermuted, bType: f32}.Case(t),
+				// Rows of whole 16-byte chunks (k % 8 == 0), as models
+				// have them: the GPU kernels' wide loads and large tiles,
+				// partial in rows and columns.
+				mulMat{m: 130, n: 70, k: 256, bType: f32}.Case(t))
 		}
 		if t == quant.F32 || t == quant.Q4_0 {
 			cs = append(cs, mulMat{m: 8, n: 0, k: k1, bType: f32}.Case(t), mulMat{m: 0, n: 3, k: k1, bType: f32}.Case(t))
@@ -186,6 +190,10 @@ func mulMatNonFinite() []Case {
 				planted(mulMat{m: 8, n: 3, k: k, bType: f32}.Case(t), at("a", nan, 2, 5)),
 				planted(mulMat{m: 16, n: 9, k: k, bType: f32}.Case(t), at("a", ninf, 0, 3), at("a", nan, k-1, 12)),
 			)
+		}
+		if t == quant.F16 || t == quant.BF16 {
+			// 16-byte rows (the large tensor-core tiles on GPUs).
+			cs = append(cs, planted(mulMat{m: 16, n: 9, k: 64, bType: f32}.Case(t), at("a", nan, 63, 12), at("b", pinf, 8, 8)))
 		}
 	}
 	cs = append(cs,

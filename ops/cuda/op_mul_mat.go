@@ -297,6 +297,69 @@ func checkAligned(w *ops.Tensor, pw uint64) error {
 	return nil
 }
 
+// An hTile is the geometry of a tiled f16/bf16 tensor-core kernel.
+type hTile struct {
+	Name          string // kernel name less the weight type: kb_mmh_, kb_mmh128x128_ ...
+	M, N, Threads int64  // weight rows and columns per block, threads per block
+}
+
+// The f16/bf16 tiles: small (the MUL_MAT_ID kernel's, rows of any
+// alignment) and the two large ones of MUL_MAT.
+var (
+	hTileSmall   = hTile{"kb_mmh_", tileM, tileN, tileNT}
+	hTile128x64  = hTile{"kb_mmh128x64_", 128, 64, 256}
+	hTile128x128 = hTile{"kb_mmh128x128_", 128, 128, 256}
+	// hTile128x128w4 is 128x128 over 4 warps of 64x64: half the ldmatrix
+	// loads per product of 8 warps of 64x32, at twice the registers.
+	hTile128x128w4 = hTile{"kb_mmh128x128w4_", 128, 128, 128}
+)
+
+// hTileFor picks MUL_MAT's f16/bf16 tile for an m x n product over
+// batches on a device of sms multiprocessors, whose rows are 16-byte
+// aligned or not (aligned): 128x128 over 4 warps where that gives every
+// SM two blocks or more (8 warps an SM, half the ldmatrix loads per
+// product), over 8 warps where it keeps 7/8 of the SMs busy, else 128x64
+// where that fills at least half of them, else the small tile, which
+// also takes unaligned rows. A variable:
+// tests force each tile; $KERNBENCH_CUDA_HTILE (128x128, 128x128w4,
+// 128x64 or 64x64) forces one for measurements.
+var hTileFor = func(m, n, batches int64, sms int, aligned bool) hTile {
+	if !aligned {
+		return hTileSmall
+	}
+	switch os.Getenv("KERNBENCH_CUDA_HTILE") {
+	case "128x128":
+		return hTile128x128
+	case "128x128w4":
+		return hTile128x128w4
+	case "128x64":
+		return hTile128x64
+	case "64x64":
+		return hTileSmall
+	}
+	blocks := func(t hTile) int64 { return (m + t.M - 1) / t.M * ((n + t.N - 1) / t.N) * batches }
+	switch b, sm := blocks(hTile128x128), int64(sms); {
+	case b >= 2*sm:
+		return hTile128x128w4
+	case 8*b >= 7*sm:
+		return hTile128x128
+	case 2*blocks(hTile128x64) >= sm:
+		return hTile128x64
+	}
+	return hTileSmall
+}
+
+// rows16 reports whether a MUL_MAT's f16/bf16 weights w (at pw) and
+// prepared activations act are read whole as 16-byte chunks: k % 8 == 0
+// and every row 16-byte aligned.
+func rows16(w *ops.Tensor, pw uint64, act prepared) bool {
+	var or uint64
+	for _, v := range []int64{int64(pw), w.Nb[1], w.Nb[2], w.Nb[3], int64(act.x), act.nb1, act.nb2, act.nb3} {
+		or |= uint64(v)
+	}
+	return w.Ne[0]%8 == 0 && or%16 == 0
+}
+
 func launchMulMat(b *Backend, t *ops.Tensor) error {
 	src, dst, err := b.pointers(t)
 	if err != nil {
@@ -322,6 +385,12 @@ func launchMulMat(b *Backend, t *ops.Tensor) error {
 		used: 1, b1: 1,
 	}
 	if tiled {
+		if half {
+			tl := hTileFor(m, n, batches, b.info.SMs, rows16(w, src[0], act))
+			name = tl.Name + w.Type.String()
+			grid := dim3{uint32((m + tl.M - 1) / tl.M), uint32((n + tl.N - 1) / tl.N), uint32(batches)}
+			return b.launch(file, name, grid, dim3{uint32(tl.Threads), 1, 1}, 0, args.bytes())
+		}
 		return b.launchTiled(w.Type, file, name, m, (n+tileN-1)/tileN, batches, args)
 	}
 	grid := dim3{uint32((m + mmvRows - 1) / mmvRows), uint32(batches), 1}

@@ -242,7 +242,9 @@ func TestMatmulIDsChecked(t *testing.T) {
 // tensor-core fragment taking the wrong k half (wrong results, caught by
 // the comparison), and in the integer kernel a step's tiles read without
 // waiting for their cp.async copies (a race with the copies) and
-// ldmatrix rows of the wrong k half (wrong results).
+// ldmatrix rows of the wrong k half (wrong results), and the same two in
+// the large f16/bf16 tiles (the cases with 16-byte rows take them; want
+// lists the accepted reasons, |-separated).
 func TestMatmulInjectedBugs(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -262,6 +264,10 @@ func TestMatmulInjectedBugs(t *testing.T) {
 			true, []quant.Type{quant.BF16}, "NMSE"},
 		{"cp.async not waited for", "mul_mat_q.cu", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
 			true, []quant.Type{quant.Q4_0}, "before the copy's cp.async.wait_group"},
+		{"large tile cp.async not waited for", "mul_mat_f.cu", "kb_cp_async_wait<S - 2>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
+			true, []quant.Type{quant.F16}, "before the copy's cp.async.wait_group"},
+		{"large tile ldmatrix k half", "mul_mat_f.cu", "ks + ((lane >> 3) & 1)));", "ks));",
+			true, []quant.Type{quant.BF16}, "NMSE|NaN/Inf mismatches"},
 		{"ldmatrix k half", "mul_mat_q.cu", "[cc * 8 + 4 * ((lane >> 3) & 1)]);", "[cc * 8]);",
 			true, []quant.Type{quant.Q8_0}, "NMSE"},
 	} {
@@ -275,13 +281,92 @@ func TestMatmulInjectedBugs(t *testing.T) {
 						continue
 					}
 					failed++
-					if why := r.Summary() + " " + r.Err; !strings.Contains(why, tc.want) {
+					why := r.Summary() + " " + r.Err
+					if !slices.ContainsFunc(strings.Split(tc.want, "|"), func(w string) bool { return strings.Contains(why, w) }) {
 						t.Errorf("%s fails, but not for the injected bug: %s (%s)", c.ID(), r.Summary(), r.Err)
 					}
 				}
 			})
 			if !*patched || failed == 0 {
 				t.Errorf("the injected bug (applied %v) failed no case", *patched)
+			}
+		})
+	}
+}
+
+// TestHTileChoice: MUL_MAT's f16/bf16 tile for the shapes the lead
+// measures on an H200 (132 SMs), few tiles, and unaligned rows.
+func TestHTileChoice(t *testing.T) {
+	t.Setenv("KERNBENCH_CUDA_HTILE", "")
+	for _, tc := range []struct {
+		m, n, batches int64
+		sms           int
+		aligned       bool
+		want          hTile
+	}{
+		{4096, 4096, 1, 132, true, hTile128x128w4},
+		{4096, 512, 1, 132, true, hTile128x128},
+		{11008, 512, 1, 132, true, hTile128x128w4},
+		{4096, 512, 1, 2, true, hTile128x128w4},
+		{2048, 512, 1, 132, true, hTile128x64},
+		{512, 64, 1, 132, true, hTileSmall},
+		{4096, 512, 1, 132, false, hTileSmall},
+		{64, 64, 70, 132, true, hTile128x64},
+	} {
+		if got := hTileFor(tc.m, tc.n, tc.batches, tc.sms, tc.aligned); got != tc.want {
+			t.Errorf("m=%d n=%d batches=%d sms=%d aligned=%v: %s, want %s", tc.m, tc.n, tc.batches, tc.sms, tc.aligned, got.Name, tc.want.Name)
+		}
+	}
+	t.Setenv("KERNBENCH_CUDA_HTILE", "128x64")
+	if got := hTileFor(4096, 4096, 1, 132, true); got != hTile128x64 {
+		t.Errorf("KERNBENCH_CUDA_HTILE=128x64 gives %s", got.Name)
+	}
+}
+
+// TestMatmulHalfTiles runs f16 and bf16 products with 16-byte rows
+// through each tile forced: partial tiles in rows, columns and k (k a
+// multiple of 8, not of the 32-element step), fewer k steps than
+// pipeline stages, broadcast batches, f16 activations.
+func TestMatmulHalfTiles(t *testing.T) {
+	b := emulated(t)
+	uni := harness.Uniform(-1, 1)
+	var cases []harness.Case
+	for _, wt := range []quant.Type{quant.F16, quant.BF16} {
+		for _, s := range []struct {
+			m, n, k, a2, b2, b3 int64
+			xt                  quant.Type
+		}{
+			{200, 150, 256, 1, 1, 1, quant.F32},
+			{130, 70, 40, 1, 1, 1, quant.F32},
+			{16, 9, 8, 1, 1, 1, quant.F16},
+			{13, 20, 96, 2, 2, 3, quant.F32},
+		} {
+			cases = append(cases, harness.Case{
+				Name: fmt.Sprintf("m=%d,n=%d,k=%d,a=%dx1,b=%dx%d,x=%v", s.m, s.n, s.k, s.a2, s.b2, s.b3, s.xt), Op: ops.OpMulMat, Types: []quant.Type{wt, s.xt},
+				Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+					return ops.MulMat(bd.Leaf("a", wt, uni, s.k, s.m, s.a2, 1), bd.Leaf("b", s.xt, uni, s.k, s.n, s.b2, s.b3))
+				}})
+		}
+	}
+	choose := hTileFor
+	defer func() { hTileFor = choose }()
+	for _, tile := range []hTile{hTile128x128, hTile128x128w4, hTile128x64, hTileSmall} {
+		t.Run(tile.Name, func(t *testing.T) {
+			aligned := 0
+			hTileFor = func(m, n, batches int64, sms int, al bool) hTile {
+				if !al {
+					return hTileSmall
+				}
+				aligned++
+				return tile
+			}
+			for _, c := range cases {
+				if r := harness.Run(b, c); !r.Passed() {
+					t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+				}
+			}
+			if aligned < len(cases) {
+				t.Errorf("%d of %d cases took the forced tile (16-byte rows)", aligned, len(cases))
 			}
 		})
 	}

@@ -1,6 +1,9 @@
 // mul_mat_f.cu: the tiled MUL_MAT and MUL_MAT_ID kernels of the float
 // paths (see mul_mat.cu): 64 weight rows by 64 columns per block of 128
-// threads; f32 FMAs (kb_mmf_*) or f16/bf16 tensor cores (kb_mmh_*).
+// threads; f32 FMAs (kb_mmf_*) or f16/bf16 tensor cores (kb_mmh_*); and
+// MUL_MAT's large f16/bf16 tiles, 128 rows by 128 or 64 columns per block
+// of 256 threads, fed by cp.async and ldmatrix (kb_mmh128x128_*,
+// kb_mmh128x64_*).
 #include "common.cuh"
 #include "quants.cuh"
 #include "mm.cuh"
@@ -189,6 +192,169 @@ __device__ __forceinline__ void mmh(const kb_mm& p, const kb_htiles& s) {
 			}
 }
 
+// ---------------------------------------------------------------------
+// The large f16/bf16 tiles (kb_mmh128x*, MUL_MAT with 16-byte rows:
+// k % 8 == 0 and every row 16-byte aligned, which the host checks): 128
+// weight rows by BN (128 or 64) columns per block of WARPS_M x WARPS_N
+// warps (8 warps of 64x32 or 32x32, or 4 of 64x64), k in steps of KB_LK =
+// 32 halves through an S-stage cp.async pipeline, fragments by ldmatrix.
+#define KB_LM 128
+#define KB_LK 32
+
+// kb_swz is where element (r, 8c) of a tile of KB_LK-half rows is
+// stored, in halves: row r's 16-byte chunk c goes to chunk c ^ ((r/2)%4)
+// of the row. A row is 64 bytes, so two rows share a 128-byte line; the
+// XOR puts the 8 rows an ldmatrix matrix reads at one chunk, and the 8
+// chunks (2 rows) of a quarter-warp's 16-byte copies, in 8 distinct
+// 16-byte bank groups: neither the copies nor the fragment loads
+// conflict.
+__device__ __forceinline__ int kb_swz(int r, int c) { return r * KB_LK + 8 * (c ^ ((r >> 1) & 3)); }
+
+// kb_lcols is a large tile's column block: ncols activation rows from x
+// (x_nb1 apart), outputs to d (d_nb1 apart), weights w.
+struct kb_lcols {
+	const char *w, *x;
+	char* d;
+	int ncols;
+};
+
+// kb_lsrc is where a thread's copies of each k step read: the starts of
+// the rows of its weight chunks (a) and activation chunks (b), a row past
+// the matrix or the column block clamped into it and its bit in aok or
+// bok clear. Slot i of a thread is row (tid/4 + i*NT/4), chunk tid%4.
+template <int BN, int NT>
+struct kb_lsrc {
+	static constexpr int IA = KB_LM * (KB_LK / 8) / NT, IB = BN * (KB_LK / 8) / NT;
+	const char* a[IA];
+	const char* b[IB];
+	u32 aok, bok;
+};
+
+template <int BN, int NT>
+__device__ __forceinline__ void mmh_srcs(const kb_mm& p, const kb_lcols& c, i64 row0, kb_lsrc<BN, NT>& s) {
+	const int r0 = threadIdx.x >> 2;
+	s.aok = s.bok = 0;
+#pragma unroll
+	for (int i = 0; i < s.IA; i++) {
+		const i64 r = row0 + r0 + i * (NT / 4);
+		s.a[i] = c.w + min(r, p.m - 1) * p.w_nb1;
+		s.aok |= (u32)(r < p.m) << i;
+	}
+#pragma unroll
+	for (int i = 0; i < s.IB; i++) {
+		const int j = r0 + i * (NT / 4);
+		s.b[i] = c.x + (j < c.ncols ? j : 0) * p.x_nb1;
+		s.bok |= (u32)(j < c.ncols) << i;
+	}
+}
+
+// mmh_load starts the copies of k step k0 into stage buffers ws, xs:
+// rows past the matrix or the column block and chunks past k are zero
+// filled (the source address stays at the row's start, unread).
+template <int BN, int NT>
+__device__ __forceinline__ void mmh_load(const kb_lsrc<BN, NT>& s, i64 k, i64 k0, u16* ws, u16* xs) {
+	const int r0 = threadIdx.x >> 2, ch = threadIdx.x & 3;
+	const i64 kk = k0 + 8 * ch;
+	const bool kin = kk < k;
+#pragma unroll
+	for (int i = 0; i < s.IA; i++) {
+		const bool ok = kin && (s.aok >> i & 1);
+		kb_cp_async<16>(ws + kb_swz(r0 + i * (NT / 4), ch), ok ? s.a[i] + 2 * kk : s.a[i], ok ? 16 : 0);
+	}
+#pragma unroll
+	for (int i = 0; i < s.IB; i++) {
+		const bool ok = kin && (s.bok >> i & 1);
+		kb_cp_async<16>(xs + kb_swz(r0 + i * (NT / 4), ch), ok ? s.b[i] + 2 * kk : s.b[i], ok ? 16 : 0);
+	}
+}
+
+// mmhl: the large tile's product, S stages of ws (KB_LM x KB_LK) and xs
+// (BN x KB_LK) halves, f32 accumulators in registers.
+template <bool BF, int BN, int WARPS_M, int WARPS_N, int S>
+__device__ __forceinline__ void mmhl(const kb_mm& p, u16* ws0, u16* xs0) {
+	constexpr int WM = KB_LM / WARPS_M, WN = BN / WARPS_N, MT = WM / 16, NT = WN / 8, THREADS = 32 * WARPS_M * WARPS_N;
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp % WARPS_M, wn = warp / WARPS_M;
+	const int g = lane >> 2, t = lane & 3;
+	const i64 z = blockIdx.z, i2 = z % p.b2, i3 = z / p.b2, c0 = (i64)blockIdx.y * BN;
+	const i64 row0 = (i64)blockIdx.x * KB_LM;
+	kb_lcols c;
+	c.ncols = (int)min((i64)BN, p.n - c0);
+	c.w = p.w + (i2 / p.r2) * p.w_nb2 + (i3 / p.r3) * p.w_nb3;
+	c.x = p.x + c0 * p.x_nb1 + i2 * p.x_nb2 + i3 * p.x_nb3;
+	c.d = p.d + c0 * p.d_nb1 + i2 * p.d_nb2 + i3 * p.d_nb3;
+	// A warp whose sub-tile lies wholly past the rows or the columns only
+	// copies and waits (warp-uniform).
+	const bool active = row0 + wm * WM < p.m && wn * WN < c.ncols;
+	kb_lsrc<BN, THREADS> src;
+	mmh_srcs(p, c, row0, src);
+	float acc[MT][NT][4];
+#pragma unroll
+	for (int i = 0; i < MT; i++)
+#pragma unroll
+		for (int j = 0; j < NT; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+	const int nk = (int)((p.k + KB_LK - 1) / KB_LK);
+#pragma unroll
+	for (int s = 0; s < S - 1; s++) {
+		if (s < nk) mmh_load(src, p.k, (i64)s * KB_LK, ws0 + s * KB_LM * KB_LK, xs0 + s * BN * KB_LK);
+		kb_cp_async_commit();
+	}
+	for (int s = 0; s < nk; s++) {
+		// Step s's group is done once at most the S-2 newer ones are in
+		// flight; the barrier shows its copies to every thread and tells
+		// that step s-1's buffer, refilled next, has been read.
+		kb_cp_async_wait<S - 2>();
+		__syncthreads();
+		const int nxt = s + S - 1;
+		if (nxt < nk) mmh_load(src, p.k, (i64)nxt * KB_LK, ws0 + (nxt % S) * KB_LM * KB_LK, xs0 + (nxt % S) * BN * KB_LK);
+		kb_cp_async_commit();
+		if (!active) continue;
+		const u16* ws = ws0 + (s % S) * KB_LM * KB_LK;
+		const u16* xs = xs0 + (s % S) * BN * KB_LK;
+#pragma unroll
+		for (int ks = 0; ks < KB_LK / 8; ks += 2) {
+			// A: matrices (rows 0-7, chunk ks), (8-15, ks), (0-7, ks+1),
+			// (8-15, ks+1) of each 16-row sub-tile: a[0..3]. B: (columns
+			// 0-7, ks), (0-7, ks+1), (8-15, ks), (8-15, ks+1) of each
+			// 16 columns: b[nt][0..1], b[nt+1][0..1].
+			u32 a[MT][4], b[NT][2];
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++)
+				kb_ldmatrix_x4(a[mt], ws + kb_swz(wm * WM + 16 * mt + (lane & 15), ks + (lane >> 4)));
+#pragma unroll
+			for (int nt = 0; nt < NT; nt += 2) {
+				u32 r[4];
+				kb_ldmatrix_x4(r, xs + kb_swz(wn * WN + 8 * nt + (lane & 7) + 8 * (lane >> 4), ks + ((lane >> 3) & 1)));
+				b[nt][0] = r[0];
+				b[nt][1] = r[1];
+				b[nt + 1][0] = r[2];
+				b[nt + 1][1] = r[3];
+			}
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+				for (int nt = 0; nt < NT; nt++) {
+					if (BF)
+						kb_mma_bf16(acc[mt][nt], a[mt], b[nt]);
+					else
+						kb_mma_f16(acc[mt][nt], a[mt], b[nt]);
+				}
+		}
+	}
+	kb_cp_async_wait<0>();
+	if (!active) return;
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const i64 r = row0 + wm * WM + 16 * mt + g + 8 * (e >> 1);
+				const int j = wn * WN + 8 * nt + 2 * t + (e & 1);
+				if (r < p.m && j < c.ncols) *(float*)(c.d + j * p.d_nb1 + r * 4) = acc[mt][nt][e];
+			}
+}
 
 #define KB_MMF(name, T)                                                          \
 	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmf_##name(kb_mm p) { \
@@ -205,3 +371,19 @@ extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmh_bf16(kb_mm p) {
 	KB_HTILES
 	mmh<true>(p, s);
 }
+
+// The large tiles, 3 stages each: 128x128 over 8 warps of 64x32 or 4
+// warps of 64x64 (suffix w4), 48 kB of shared memory; 128x64 over 8 warps
+// of 32x32, 36 kB.
+#define KB_MMHL(tile, BN, WM, WN, S, name, BF)                                                      \
+	extern "C" __global__ void __launch_bounds__(32 * WM * WN) kb_mmh##tile##_##name(kb_mm p) { \
+		__shared__ __align__(128) u16 ws[S * KB_LM * KB_LK];                                         \
+		__shared__ __align__(128) u16 xs[S * BN * KB_LK];                                            \
+		mmhl<BF, BN, WM, WN, S>(p, ws, xs);                                                           \
+	}
+KB_MMHL(128x128, 128, 2, 4, 3, f16, false)
+KB_MMHL(128x128, 128, 2, 4, 3, bf16, true)
+KB_MMHL(128x128w4, 128, 2, 2, 3, f16, false)
+KB_MMHL(128x128w4, 128, 2, 2, 3, bf16, true)
+KB_MMHL(128x64, 64, 4, 2, 3, f16, false)
+KB_MMHL(128x64, 64, 4, 2, 3, bf16, true)
