@@ -48,8 +48,10 @@ const (
 // faKernelFor picks the kernel for t with K and V at device addresses
 // kPtr and vPtr: the vector kernel where each K/V head has at most
 // faVecMaxRows (query, head) rows per sequence (decode, GQA groups of up
-// to 8), K and V are f16 with rows of 64, 128 or 256 contiguous elements
-// (q·k and v alike), and every K and V row starts 16 bytes aligned; the
+// to 8), K and V are both f16 or both q8_0 with rows of 64, 128 or 256
+// contiguous elements (q·k and v alike), and every K and V row starts 16
+// bytes aligned for f16 (2 for q8_0, whose blocks are read in 2-byte
+// pieces); the
 // tiled kernel otherwise. faKernelOverride can ask for the tiled kernel
 // always, or for the vector kernel wherever it can run regardless of the
 // rows.
@@ -63,14 +65,18 @@ func faKernelFor(t *ops.Tensor, kPtr, vPtr uint64) faKernel {
 		return faTiled
 	}
 	d := q.Ne[0]
-	if k.Type != quant.F16 || v.Type != quant.F16 || v.Ne[0] != d || (d != 64 && d != 128 && d != 256) {
+	if (k.Type != quant.F16 && k.Type != quant.Q8_0) || v.Type != k.Type || v.Ne[0] != d || (d != 64 && d != 128 && d != 256) {
 		return faTiled
+	}
+	align := int64(16)
+	if k.Type == quant.Q8_0 {
+		align = 2
 	}
 	for _, x := range []struct {
 		t   *ops.Tensor
 		ptr uint64
 	}{{k, kPtr}, {v, vPtr}} {
-		if x.t.Nb[0] != 2 || x.ptr%16 != 0 || x.t.Nb[1]%16 != 0 || x.t.Nb[2]%16 != 0 || x.t.Nb[3]%16 != 0 {
+		if !x.t.HasContiguousRows() || int64(x.ptr)%align != 0 || x.t.Nb[1]%align != 0 || x.t.Nb[2]%align != 0 || x.t.Nb[3]%align != 0 {
 			return faTiled
 		}
 	}
@@ -86,7 +92,7 @@ func faVecGeometryFor(t *ops.Tensor, sms int) faGeometry {
 	q, k := t.Src[ops.FAQ], t.Src[ops.FAK]
 	d, nq, nh, nhk, nkv := q.Ne[0], q.Ne[1], q.Ne[2], k.Ne[2], k.Ne[1]
 	rows := nq * (nh / nhk)
-	g := faGeometry{vec: true, warps: faVecWarps, cols: int(d), rpw: 1}
+	g := faGeometry{vec: true, warps: faVecWarps, cols: int(d), rpw: 1, q8: k.Type == quant.Q8_0}
 	for int64(g.rpw) < min(rows, faVecMaxRows) {
 		g.rpw *= 2
 	}
@@ -110,7 +116,10 @@ func faVecGeometryFor(t *ops.Tensor, sms int) faGeometry {
 
 // name is the kernel's name.
 func (g faGeometry) name() string {
-	if g.vec {
+	switch {
+	case g.vec && g.q8:
+		return fmt.Sprintf("kb_flash_attn_vec_q8_0_d%d_r%d", g.cols, g.rpw)
+	case g.vec:
 		return fmt.Sprintf("kb_flash_attn_vec_d%d_r%d", g.cols, g.rpw)
 	}
 	return fmt.Sprintf("kb_flash_attn_ext_r%d_d%d", g.rpw, g.cols)
@@ -150,7 +159,7 @@ func supportsFlashAttn(t *ops.Tensor) error {
 
 // faGeometry is a FLASH_ATTN_EXT launch's shape.
 type faGeometry struct {
-	vec         bool  // the vector kernel (rpw is then its rows per block, cols its head size)
+	vec, q8     bool  // the vector kernel (rpw is then its rows per block, cols its head size); of q8_0 K/V
 	rpw, warps  int   // rows per warp, warps per block
 	rowBlocks   int64 // blocks over a K/V head's (query, head) rows
 	cols        int   // the kernel's largest dv: 64, 128 or 256

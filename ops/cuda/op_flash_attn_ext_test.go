@@ -219,8 +219,8 @@ func TestFlashAttnMaskedNaN(t *testing.T) {
 			kernel faKernel
 		}{{1, faTiled}, {3, faTiled}, {1, faVec}, {3, faVec}} {
 			splits := run.splits
-			if run.kernel == faVec && kv != [2]quant.Type{quant.F16, quant.F16} {
-				continue // the vector kernel takes f16 alone
+			if run.kernel == faVec && (kv[0] != kv[1] || (kv[0] != quant.F16 && kv[0] != quant.Q8_0)) {
+				continue // the vector kernel takes f16 and q8_0 alone
 			}
 			faSplitsOverride, faKernelOverride = splits, run.kernel
 			nmse, bad := flashAttnMaskedNaN(t, b, kv[0], kv[1])
@@ -324,7 +324,8 @@ func faTestTensor(t *testing.T, kv quant.Type, d, nq, heads, kvHeads, nkv int64)
 
 // TestFlashAttnKernelChoice checks which kernel faKernelFor picks: the
 // vector kernel for decode (up to 8 query rows per K/V head) with f16
-// K/V of head size 64, 128 or 256 on 16-byte aligned rows, the tiled
+// K/V of head size 64, 128 or 256 on 16-byte aligned rows (q8_0: 2-byte
+// aligned), the tiled
 // kernel for everything else and whenever the override asks for it; and
 // that the vector kernel's splits fill an H200 (132 multiprocessors)
 // several times over with at least 64 keys each.
@@ -346,7 +347,10 @@ func TestFlashAttnKernelChoice(t *testing.T) {
 		{"9 rows per K/V head", f16, 128, 9, 4, 4, 512, 0, faAuto, faTiled},
 		{"9 rows per K/V head, vector kernel asked for", f16, 128, 9, 4, 4, 512, 0, faVec, faVec},
 		{"prompt", f16, 128, 512, 32, 32, 512, 0, faAuto, faTiled},
-		{"q8_0 K/V", q8, 128, 1, 32, 32, 512, 0, faAuto, faTiled},
+		{"q8_0 K/V", q8, 128, 1, 32, 32, 512, 0, faAuto, faVec},
+		{"q8_0 K/V, 2-byte aligned", q8, 128, 1, 32, 32, 512, 2, faAuto, faVec},
+		{"q8_0 K/V, odd address", q8, 128, 1, 32, 32, 512, 1, faAuto, faTiled},
+		{"q4_0 K/V", quant.Q4_0, 128, 1, 32, 32, 512, 0, faAuto, faTiled},
 		{"f32 K/V", quant.F32, 128, 1, 32, 32, 512, 0, faAuto, faTiled},
 		{"head 40", f16, 40, 1, 4, 2, 17, 0, faAuto, faTiled},
 		{"head 96", f16, 96, 1, 4, 2, 17, 0, faAuto, faTiled},
@@ -434,7 +438,7 @@ func TestFlashAttnVecCases(t *testing.T) {
 		run(b, cases, fmt.Sprintf("vector kernel, %d splits", splits))
 	}
 	got := strings.Join(vecLoaded(b), " ")
-	for _, want := range []string{"kb_flash_attn_vec_d64_r8", "kb_flash_attn_vec_d128_r4"} {
+	for _, want := range []string{"kb_flash_attn_vec_d64_r8", "kb_flash_attn_vec_d128_r4", "kb_flash_attn_vec_q8_0_d64_r8", "kb_flash_attn_vec_q8_0_d128_r4"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the vector kernel asked for, the cases launched %s but not %s", got, want)
 		}

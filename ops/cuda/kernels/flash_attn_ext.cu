@@ -306,20 +306,22 @@ KB_FLASH_ATTN(4, 2, 64)
 KB_FLASH_ATTN(4, 4, 128)
 KB_FLASH_ATTN(4, 8, 256)
 
-// The vector (decode) kernel, kb_flash_attn_vec_d<D>_r<R>: f16 K and V
-// with rows of D = 64, 128 or 256 elements on 16-byte aligned addresses,
-// for a K/V head with at most R (1, 2, 4 or 8) query rows. A block of
+// The vector (decode) kernel, kb_flash_attn_vec_d<D>_r<R> (f16 K and V
+// on 16-byte aligned addresses) and kb_flash_attn_vec_q8_0_d<D>_r<R> (q8_0
+// K and V), with rows of D = 64, 128 or 256 elements, for a K/V head with
+// at most R (1, 2, 4 or 8) query rows. A block of
 // FV_WARPS warps takes the R rows of one (K/V head, sequence, split) and
 // reads each key of its split once, straight from global memory:
 //
 //   - a warp's lanes form 32 / LPK groups of LPK = D/8 lanes; a group takes
-//     one key, lane i of it dims 8i..8i+7 (one 16-byte load of K and one
-//     of V per key), so a warp request reads whole rows (D=128: two keys,
+//     one key, lane i of it dims 8i..8i+7 (f16: one 16-byte load of K and
+//     one of V per key), so a warp request reads whole rows (D=128: two keys,
 //     512 contiguous-row bytes); a warp takes U keys per group at a
 //     time (all its loads issued before any is used; U * 32/LPK * R is
 //     about FV_KEYS, U at most FV_MAXU);
-//   - q rows are converted as the tiled kernel converts them (f16 for the
-//     dot product), held in registers as floats, 8 per lane and row;
+//   - q rows are converted as the tiled kernel converts them (f16 or q8_0
+//     for the dot product), held in registers as floats, 8 per lane and
+//     row;
 //   - scores: 8 products per lane, summed over the group by shuffles;
 //     the chunk's maximum over the warp raises the running maximum m
 //     (the same in every lane), and each group keeps its own running sum
@@ -380,6 +382,39 @@ __device__ __forceinline__ void fv_h8(uint4 u, float f[8]) {
 	f[7] = kb_h2f((u16)(u.w >> 16));
 }
 
+// fv_raw<T> loads lane li's 8 elements (dims 8li..8li+7) of the K or V
+// row at row, undecoded; fv_dec<T> decodes them to floats. f16: one
+// 16-byte load. q8_0: the 8 codes (4 2-byte loads: blocks of 34 bytes
+// are 2-byte aligned) and the scale of their block, lanes 4b..4b+3
+// sharing block b.
+template <int T>
+__device__ __forceinline__ uint4 fv_raw(const char* row, int li);
+template <>
+__device__ __forceinline__ uint4 fv_raw<KB_F16>(const char* row, int li) {
+	return fv_ld16(row + 16 * li);
+}
+template <>
+__device__ __forceinline__ uint4 fv_raw<KB_Q8_0>(const char* row, int li) {
+	const char* b = row + 34 * (li / 4);
+	const u16* c = (const u16*)(b + 2 + 8 * (li % 4));
+	return make_uint4((u32)c[0] | (u32)c[1] << 16, (u32)c[2] | (u32)c[3] << 16, *(const u16*)b, 0);
+}
+template <int T>
+__device__ __forceinline__ void fv_dec(uint4 u, float f[8]);
+template <>
+__device__ __forceinline__ void fv_dec<KB_F16>(uint4 u, float f[8]) {
+	fv_h8(u, f);
+}
+template <>
+__device__ __forceinline__ void fv_dec<KB_Q8_0>(uint4 u, float f[8]) {
+	const float d = kb_h2f((u16)u.z);
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		f[i] = (float)(i8)((u.x >> (8 * i)) & 0xffu) * d;
+		f[4 + i] = (float)(i8)((u.y >> (8 * i)) & 0xffu) * d;
+	}
+}
+
 // fv_pos is where dim d of a row lies in shared memory (rows FV_LD(D)
 // floats apart): lane i's dims 8i..8i+3 at 4i and 8i+4..8i+7 at
 // D/2 + 16 + 4i, so that the lanes' float4 accesses are consecutive and
@@ -390,7 +425,7 @@ __device__ __forceinline__ int fv_pos(int d) {
 	return ((d >> 2) & 1) * (D / 2 + 16) + (d >> 3) * 4 + (d & 3);
 }
 
-template <int D, int R>
+template <int T, int D, int R>
 __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& tq, const char* k, const kb_tensor& tk,
                                                const char* v, const kb_tensor& tv, const char* mask,
                                                const kb_tensor& tm, const char* sinks, const kb_tensor& ts, char* dst,
@@ -430,7 +465,13 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 		const char* qr = rho < nq * G ? q + kb_offset(tq, 0, qi, hi, i3) : 0;
 		for (int d = lane; d < D; d += 32) {
 			const float x = qr ? *(const float*)(qr + d * tq.nb[0]) : 0.0f;
-			Qs[r * LD + fv_pos<D>(d)] = kb_h2f(kb_f2h(x));
+			float y = kb_h2f(kb_f2h(x));
+			if (T == KB_Q8_0) {  // q8_0 blocks of 32 dims, as the tiled kernel
+				const float amax = kb_warp_max(fabsf(x));
+				const float dq = amax / 127.0f, id = dq != 0.0f ? 1.0f / dq : 0.0f;
+				y = roundf(x * id) * kb_h2f(kb_f2h(dq));
+			}
+			Qs[r * LD + fv_pos<D>(d)] = y;
 		}
 	}
 	__syncthreads();
@@ -453,8 +494,8 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 		for (int i = 0; i < 8; i++) acc[r][i] = 0.0f;
 	}
 	const i64 nbk = tk.nb[1], nbv = tv.nb[1];
-	const char* kbase = k + hk * tk.nb[2] + i3k * tk.nb[3] + 16 * li;
-	const char* vbase = v + hk * tv.nb[2] + i3k * tv.nb[3] + 16 * li;
+	const char* kbase = k + hk * tk.nb[2] + i3k * tk.nb[3];
+	const char* vbase = v + hk * tv.nb[2] + i3k * tv.nb[3];
 	const i64 kbeg = split * (i64)p.tiles * FA_KT, kend = min(nkv, kbeg + (i64)p.tiles * FA_KT);
 	for (i64 kc = kbeg + warp * CK; kc < kend; kc += FV_WARPS * CK) {
 		// Mask terms (-Inf: left out): lane c reads row c / CK's of key
@@ -502,8 +543,8 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 			vr[u] = make_uint4(0, 0, 0, 0);
 			if (live[u]) {
 				const i64 j = kc + u * KPW + g;
-				kr[u] = fv_ld16(kbase + j * nbk);
-				vr[u] = fv_ld16(vbase + j * nbv);
+				kr[u] = fv_raw<T>(kbase + j * nbk, li);
+				vr[u] = fv_raw<T>(vbase + j * nbv, li);
 			}
 		}
 		// Scores, summed over the group's lanes.
@@ -511,7 +552,7 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 #pragma unroll
 		for (int u = 0; u < U; u++) {
 			float kf[8];
-			fv_h8(kr[u], kf);
+			fv_dec<T>(kr[u], kf);
 #pragma unroll
 			for (int r = 0; r < R; r++) {
 				float x = 0.0f;
@@ -556,7 +597,7 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 #pragma unroll
 		for (int u = 0; u < U; u++) {
 			float vf[8];
-			fv_h8(vr[u], vf);
+			fv_dec<T>(vr[u], vf);
 #pragma unroll
 			for (int r = 0; r < R; r++) {
 				const float w = s[u][r];
@@ -628,24 +669,36 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 	}
 }
 
-#define KB_FLASH_ATTN_VEC(D, R)                                                                                     \
-	extern "C" __global__ void kb_flash_attn_vec_d##D##_r##R(                                                      \
+#define KB_FLASH_ATTN_VEC(TN, T, D, R)                                                                              \
+	extern "C" __global__ void kb_flash_attn_vec_##TN##d##D##_r##R(                                                \
 	    const char* q, kb_tensor tq, const char* k, kb_tensor tk, const char* v, kb_tensor tv, const char* mask,   \
 	    kb_tensor tm, const char* sinks, kb_tensor ts, char* dst, kb_tensor td, float* part, kb_fa_params p) {   \
-		flash_attn_vec<D, R>(q, tq, k, tk, v, tv, mask, tm, sinks, ts, dst, td, part, p);                        \
+		flash_attn_vec<T, D, R>(q, tq, k, tk, v, tv, mask, tm, sinks, ts, dst, td, part, p);                     \
 	}
-KB_FLASH_ATTN_VEC(64, 1)
-KB_FLASH_ATTN_VEC(64, 2)
-KB_FLASH_ATTN_VEC(64, 4)
-KB_FLASH_ATTN_VEC(64, 8)
-KB_FLASH_ATTN_VEC(128, 1)
-KB_FLASH_ATTN_VEC(128, 2)
-KB_FLASH_ATTN_VEC(128, 4)
-KB_FLASH_ATTN_VEC(128, 8)
-KB_FLASH_ATTN_VEC(256, 1)
-KB_FLASH_ATTN_VEC(256, 2)
-KB_FLASH_ATTN_VEC(256, 4)
-KB_FLASH_ATTN_VEC(256, 8)
+KB_FLASH_ATTN_VEC(, KB_F16, 64, 1)
+KB_FLASH_ATTN_VEC(, KB_F16, 64, 2)
+KB_FLASH_ATTN_VEC(, KB_F16, 64, 4)
+KB_FLASH_ATTN_VEC(, KB_F16, 64, 8)
+KB_FLASH_ATTN_VEC(, KB_F16, 128, 1)
+KB_FLASH_ATTN_VEC(, KB_F16, 128, 2)
+KB_FLASH_ATTN_VEC(, KB_F16, 128, 4)
+KB_FLASH_ATTN_VEC(, KB_F16, 128, 8)
+KB_FLASH_ATTN_VEC(, KB_F16, 256, 1)
+KB_FLASH_ATTN_VEC(, KB_F16, 256, 2)
+KB_FLASH_ATTN_VEC(, KB_F16, 256, 4)
+KB_FLASH_ATTN_VEC(, KB_F16, 256, 8)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 64, 1)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 64, 2)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 64, 4)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 64, 8)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 128, 1)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 128, 2)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 128, 4)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 128, 8)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 256, 1)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 256, 2)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 256, 4)
+KB_FLASH_ATTN_VEC(q8_0_, KB_Q8_0, 256, 8)
 
 // kb_flash_attn_combine merges the splits' partial results of output row
 // blockIdx.x (head, query, sequence): with M the largest of the splits'
