@@ -7,6 +7,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/internal/gpu"
+	"github.com/kernbench/kernbench/quant"
 )
 
 // KernelFiles returns the kernel source files (.cu) of the embedded
@@ -142,6 +143,20 @@ var reportLaunches = func() map[string]Launch {
 			g := faGeometryOf(t)
 			shape := fmt.Sprintf("%d query rows, head %d", nq, d)
 			m[fmt.Sprintf("kb_flash_attn_ext_r%d_d%d", g.rpw, g.cols)] = Launch{32 * g.warps, g.sharedBytes, shape}
+		}
+	}
+	// The vector kernel, kb_flash_attn_vec_[q8_0_]d<head>_r<rows>: decode
+	// with 1, 2, 4 or 8 query rows per K/V head (GQA groups).
+	for _, typ := range []quant.Type{quant.F16, quant.Q8_0} {
+		for _, rows := range []int64{1, 2, 4, 8} {
+			for _, d := range []int64{64, 128, 256} {
+				q := &ops.Tensor{Ne: [ops.MaxDims]int64{d, 1, heads, 1}}
+				k := &ops.Tensor{Type: typ, Ne: [ops.MaxDims]int64{d, prompt, heads / rows, 1}}
+				t := &ops.Tensor{Src: []*ops.Tensor{ops.FAQ: q, ops.FAK: k, ops.FAV: k}}
+				g := faVecGeometryFor(t, 0)
+				shape := fmt.Sprintf("decode, %d query rows per K/V head, head %d, %v", rows, d, typ)
+				m[g.name()] = Launch{32 * g.warps, g.sharedBytes, shape}
+			}
 		}
 	}
 	return m

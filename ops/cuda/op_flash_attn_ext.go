@@ -26,6 +26,105 @@ const (
 // one per tile and faMaxSplits): tests take the split path with it.
 var faSplitsOverride int
 
+// faKernelOverride, when faTiled or faVec, makes faKernelFor pick that
+// kernel wherever it can run (tests take both paths with it).
+var faKernelOverride faKernel
+
+// A faKernel is one of FLASH_ATTN_EXT's kernels.
+type faKernel int
+
+const (
+	faAuto  faKernel = iota // no override
+	faTiled                 // kb_flash_attn_ext_r*: tiles of keys in shared memory
+	faVec                   // kb_flash_attn_vec_*: decode, K and V read once from global memory
+)
+
+const (
+	faVecWarps   = 4 // FV_WARPS
+	faVecMaxRows = 8 // the most query rows per K/V head the vector kernel takes
+	faVecMinKeys = 64
+)
+
+// faKernelFor picks the kernel for t with K and V at device addresses
+// kPtr and vPtr: the vector kernel where each K/V head has at most
+// faVecMaxRows (query, head) rows per sequence (decode, GQA groups of up
+// to 8), K and V are both f16 or both q8_0 with rows of 64, 128 or 256
+// contiguous elements (q·k and v alike), and every K and V row starts 16
+// bytes aligned for f16 (2 for q8_0, whose blocks are read in 2-byte
+// pieces); the
+// tiled kernel otherwise. faKernelOverride can ask for the tiled kernel
+// always, or for the vector kernel wherever it can run regardless of the
+// rows.
+func faKernelFor(t *ops.Tensor, kPtr, vPtr uint64) faKernel {
+	q, k, v := t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV]
+	if faKernelOverride == faTiled {
+		return faTiled
+	}
+	rows := q.Ne[1] * (q.Ne[2] / k.Ne[2])
+	if rows == 0 || (rows > faVecMaxRows && faKernelOverride != faVec) {
+		return faTiled
+	}
+	d := q.Ne[0]
+	if (k.Type != quant.F16 && k.Type != quant.Q8_0) || v.Type != k.Type || v.Ne[0] != d || (d != 64 && d != 128 && d != 256) {
+		return faTiled
+	}
+	align := int64(16)
+	if k.Type == quant.Q8_0 {
+		align = 2
+	}
+	for _, x := range []struct {
+		t   *ops.Tensor
+		ptr uint64
+	}{{k, kPtr}, {v, vPtr}} {
+		if !x.t.HasContiguousRows() || int64(x.ptr)%align != 0 || x.t.Nb[1]%align != 0 || x.t.Nb[2]%align != 0 || x.t.Nb[3]%align != 0 {
+			return faTiled
+		}
+	}
+	return faVec
+}
+
+// faVecGeometryFor is the vector kernel's launch for t on a device of sms
+// multiprocessors: blocks of faVecWarps warps over up to 8 rows (1, 2, 4
+// or 8 as the rows need), and the keys split so that the grid has about
+// four blocks per multiprocessor, each split at least faVecMinKeys keys
+// (tiles of faTile keys).
+func faVecGeometryFor(t *ops.Tensor, sms int) faGeometry {
+	q, k := t.Src[ops.FAQ], t.Src[ops.FAK]
+	d, nq, nh, nhk, nkv := q.Ne[0], q.Ne[1], q.Ne[2], k.Ne[2], k.Ne[1]
+	rows := nq * (nh / nhk)
+	g := faGeometry{vec: true, warps: faVecWarps, cols: int(d), rpw: 1, q8: k.Type == quant.Q8_0}
+	for int64(g.rpw) < min(rows, faVecMaxRows) {
+		g.rpw *= 2
+	}
+	g.rowBlocks = (rows + int64(g.rpw) - 1) / int64(g.rpw)
+	g.sharedBytes = 4 * (g.rpw*(g.cols+16)*(1+faVecWarps) + faVecWarps*g.rpw*2) // rows of FV_LD(D) floats
+	ntiles := int((nkv + faTile - 1) / faTile)
+	g.splits, g.tiles = 1, max(ntiles, 1)
+	blocks := g.rowBlocks * nhk * q.Ne[3]
+	want := 1
+	if faSplitsOverride > 0 {
+		want = min(faSplitsOverride, ntiles)
+	} else if sms > 0 && blocks < int64(4*sms) {
+		want = min(int((int64(4*sms)+blocks-1)/blocks), ntiles*faTile/faVecMinKeys)
+	}
+	if want = min(want, faMaxSplits); want > 1 {
+		g.tiles = (ntiles + want - 1) / want
+		g.splits = (ntiles + g.tiles - 1) / g.tiles
+	}
+	return g
+}
+
+// name is the kernel's name.
+func (g faGeometry) name() string {
+	switch {
+	case g.vec && g.q8:
+		return fmt.Sprintf("kb_flash_attn_vec_q8_0_d%d_r%d", g.cols, g.rpw)
+	case g.vec:
+		return fmt.Sprintf("kb_flash_attn_vec_d%d_r%d", g.cols, g.rpw)
+	}
+	return fmt.Sprintf("kb_flash_attn_ext_r%d_d%d", g.rpw, g.cols)
+}
+
 func supportsFlashAttn(t *ops.Tensor) error {
 	p, ok := t.Params.(ops.FlashAttnParams)
 	if !ok {
@@ -60,6 +159,7 @@ func supportsFlashAttn(t *ops.Tensor) error {
 
 // faGeometry is a FLASH_ATTN_EXT launch's shape.
 type faGeometry struct {
+	vec, q8     bool  // the vector kernel (rpw is then its rows per block, cols its head size); of q8_0 K/V
 	rpw, warps  int   // rows per warp, warps per block
 	rowBlocks   int64 // blocks over a K/V head's (query, head) rows
 	cols        int   // the kernel's largest dv: 64, 128 or 256
@@ -128,6 +228,9 @@ func launchFlashAttn(b *Backend, t *ops.Tensor) error {
 	q, k, v := t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV]
 	mask, sinks := srcAt(t, ops.FAMask), srcAt(t, ops.FASinks)
 	g := faGeometryFor(t, b.info.SMs)
+	if faKernelFor(t, src[ops.FAK], src[ops.FAV]) == faVec {
+		g = faVecGeometryFor(t, b.info.SMs)
+	}
 	var maskPtr, sinkPtr uint64
 	mtype := int32(-1)
 	if mask != nil {
@@ -163,8 +266,7 @@ func launchFlashAttn(b *Backend, t *ops.Tensor) error {
 	ps.I32(int32(q.Ne[2] / k.Ne[2]))
 	ps.I32(int32(g.splits))
 	ps.I32(int32(g.tiles))
-	name := fmt.Sprintf("kb_flash_attn_ext_r%d_d%d", g.rpw, g.cols)
-	err = b.launch("flash_attn_ext.cu", name,
+	err = b.launch("flash_attn_ext.cu", g.name(),
 		dim3{uint32(g.rowBlocks), uint32(k.Ne[2]) * uint32(g.splits), uint32(q.Ne[3])}, dim3{32, uint32(g.warps), 1}, g.sharedBytes,
 		u64(src[ops.FAQ]), tensorArg(q), u64(src[ops.FAK]), tensorArg(k), u64(src[ops.FAV]), tensorArg(v),
 		u64(maskPtr), optTensorArg(mask), u64(sinkPtr), optTensorArg(sinks), u64(dst), tensorArg(t), u64(part), ps.Bytes())

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -208,13 +209,20 @@ func flashAttnMaskedNaN(t *testing.T, b *Backend, kt, vt quant.Type) (float64, i
 // types (which no harness case has).
 func TestFlashAttnMaskedNaN(t *testing.T) {
 	b := emulated(t)
-	defer func() { faSplitsOverride = 0 }()
+	defer func() { faSplitsOverride, faKernelOverride = 0, faAuto }()
 	for _, kv := range [][2]quant.Type{
 		{quant.F32, quant.F32}, {quant.F16, quant.F16}, {quant.Q8_0, quant.Q8_0}, {quant.Q4_0, quant.Q4_0},
 		{quant.Q8_0, quant.F16}, {quant.F16, quant.Q4_0}, {quant.F32, quant.Q8_0},
 	} {
-		for _, splits := range []int{1, 3} {
-			faSplitsOverride = splits
+		for _, run := range []struct {
+			splits int
+			kernel faKernel
+		}{{1, faTiled}, {3, faTiled}, {1, faVec}, {3, faVec}} {
+			splits := run.splits
+			if run.kernel == faVec && (kv[0] != kv[1] || (kv[0] != quant.F16 && kv[0] != quant.Q8_0)) {
+				continue // the vector kernel takes f16 and q8_0 alone
+			}
+			faSplitsOverride, faKernelOverride = splits, run.kernel
 			nmse, bad := flashAttnMaskedNaN(t, b, kv[0], kv[1])
 			// The reference weights the same dequantized values in
 			// float64; q in K's dot type (f16, q8_0) and float32
@@ -224,7 +232,7 @@ func TestFlashAttnMaskedNaN(t *testing.T) {
 				t.Fatal(err)
 			}
 			if bad > 0 || !(nmse < tol.MaxNMSE) {
-				t.Errorf("K %v, V %v, %d splits: %d non-finite outputs where the reference has none, NMSE %.3g", kv[0], kv[1], splits, bad, nmse)
+				t.Errorf("K %v, V %v, kernel %d, %d splits: %d non-finite outputs where the reference has none, NMSE %.3g", kv[0], kv[1], run.kernel, splits, bad, nmse)
 			}
 		}
 	}
@@ -235,12 +243,15 @@ func TestFlashAttnMaskedNaN(t *testing.T) {
 // load (the emulator reports the race between the warp that stores a
 // row and the lanes of other warps that read it), the accumulator not
 // rescaled when a tile raises the running maximum (wrong values), and a
-// zero weight multiplied in (NaN from a masked key's V row).
+// zero weight multiplied in (NaN from a masked key's V row); and in the
+// vector kernel, a zero weight multiplied in, the lane groups' running
+// sums left unadded, and the barrier before the warps' merge missing.
 func TestInjectedAttentionBugs(t *testing.T) {
 	for _, tc := range []struct {
 		name, old, new string
 		want           string // what a failing case must say; "" for any wrong result
 		nan            bool   // check with TestFlashAttnMaskedNaN's data instead of the cases
+		kernel         faKernel
 	}{
 		{name: "missing barrier after the tile load",
 			old:  "fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV, DV);\n\t\t__syncthreads();",
@@ -250,9 +261,18 @@ func TestInjectedAttentionBugs(t *testing.T) {
 			old: "for (int c = 0; c < C; c++) acc[i][c] *= alpha;", new: ""},
 		{name: "zero weights multiplied in",
 			old: "if (w[i] != 0.0f) acc[i][c] += w[i] * x;", new: "acc[i][c] += w[i] * x;", nan: true},
+		{name: "vector kernel: zero weights multiplied in", kernel: faVec,
+			old: "acc[r][i] = w != 0.0f ? fmaf(w, vf[i], acc[r][i]) : acc[r][i];", new: "acc[r][i] = fmaf(w, vf[i], acc[r][i]);", nan: true},
+		{name: "vector kernel: groups' sums not added", kernel: faVec,
+			old: "l[r] += __shfl_xor_sync(0xffffffffu, l[r], o);", new: ""},
+		{name: "vector kernel: missing barrier before the merge", kernel: faVec,
+			old: "\t\t}\n\t}\n\t__syncthreads();\n\n\t// The warps' results merged", new: "\t\t}\n\t}\n\n\t// The warps' results merged",
+			want: "shared-memory race"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, patched := patchKernel(t, "flash_attn_ext.cu", tc.old, tc.new)
+			defer func() { faKernelOverride = faAuto }()
+			faKernelOverride = tc.kernel
 			if tc.nan {
 				nmse, bad := flashAttnMaskedNaN(t, b, quant.F16, quant.F16)
 				if !*patched || bad == 0 {
@@ -276,5 +296,151 @@ func TestInjectedAttentionBugs(t *testing.T) {
 			}
 			t.Logf("%d cases failed", failed)
 		})
+	}
+}
+
+// faTestTensor is a FLASH_ATTN_EXT node (not allocated) with q [d, nq,
+// heads, 1] f32 and K/V [d, nkv, kvHeads, 1] of type kv.
+func faTestTensor(t *testing.T, kv quant.Type, d, nq, heads, kvHeads, nkv int64) *ops.Tensor {
+	t.Helper()
+	q, err := ops.NewTensor("q", quant.F32, d, nq, heads, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ops.NewTensor("k", kv, d, nkv, kvHeads, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ops.NewTensor("v", kv, d, nkv, kvHeads, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := ops.FlashAttnExt(q, k, v, nil, nil, ops.FlashAttnParams{Scale: 0.125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node
+}
+
+// TestFlashAttnKernelChoice checks which kernel faKernelFor picks: the
+// vector kernel for decode (up to 8 query rows per K/V head) with f16
+// K/V of head size 64, 128 or 256 on 16-byte aligned rows (q8_0: 2-byte
+// aligned), the tiled
+// kernel for everything else and whenever the override asks for it; and
+// that the vector kernel's splits fill an H200 (132 multiprocessors)
+// several times over with at least 64 keys each.
+func TestFlashAttnKernelChoice(t *testing.T) {
+	defer func() { faKernelOverride = faAuto }()
+	f16, q8 := quant.F16, quant.Q8_0
+	for _, tc := range []struct {
+		name                       string
+		kv                         quant.Type
+		d, nq, heads, kvHeads, nkv int64
+		kPtr                       uint64
+		override                   faKernel
+		want                       faKernel
+	}{
+		{"llama-7b decode", f16, 128, 1, 32, 32, 512, 0, faAuto, faVec},
+		{"GQA 4 decode", f16, 128, 1, 32, 8, 4096, 0, faAuto, faVec},
+		{"GQA 8 decode", f16, 64, 1, 64, 8, 300, 0, faAuto, faVec},
+		{"head 256, 2 queries of GQA 4", f16, 256, 2, 8, 2, 100, 0, faAuto, faVec},
+		{"9 rows per K/V head", f16, 128, 9, 4, 4, 512, 0, faAuto, faTiled},
+		{"9 rows per K/V head, vector kernel asked for", f16, 128, 9, 4, 4, 512, 0, faVec, faVec},
+		{"prompt", f16, 128, 512, 32, 32, 512, 0, faAuto, faTiled},
+		{"q8_0 K/V", q8, 128, 1, 32, 32, 512, 0, faAuto, faVec},
+		{"q8_0 K/V, 2-byte aligned", q8, 128, 1, 32, 32, 512, 2, faAuto, faVec},
+		{"q8_0 K/V, odd address", q8, 128, 1, 32, 32, 512, 1, faAuto, faTiled},
+		{"q4_0 K/V", quant.Q4_0, 128, 1, 32, 32, 512, 0, faAuto, faTiled},
+		{"f32 K/V", quant.F32, 128, 1, 32, 32, 512, 0, faAuto, faTiled},
+		{"head 40", f16, 40, 1, 4, 2, 17, 0, faAuto, faTiled},
+		{"head 96", f16, 96, 1, 4, 2, 17, 0, faAuto, faTiled},
+		{"K 8-byte aligned", f16, 128, 1, 32, 32, 512, 8, faAuto, faTiled},
+		{"tiled kernel asked for", f16, 128, 1, 32, 32, 512, 0, faTiled, faTiled},
+		{"no queries", f16, 64, 0, 2, 1, 8, 0, faVec, faTiled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			faKernelOverride = tc.override
+			node := faTestTensor(t, tc.kv, tc.d, tc.nq, tc.heads, tc.kvHeads, tc.nkv)
+			got := faKernelFor(node, 1<<20+tc.kPtr, 2<<20)
+			if got != tc.want {
+				t.Fatalf("faKernelFor = %d, want %d", got, tc.want)
+			}
+			if got != faVec {
+				return
+			}
+			g := faVecGeometryFor(node, 132)
+			rows := tc.nq * (tc.heads / tc.kvHeads)
+			if int64(g.rpw) < min(rows, faVecMaxRows) || g.rpw > 2*int(rows) || g.rowBlocks*int64(g.rpw) < rows {
+				t.Errorf("%d rows per block, %d blocks for %d rows", g.rpw, g.rowBlocks, rows)
+			}
+			keys := int64(g.tiles * faTile)
+			if int64(g.splits)*keys < tc.nkv || int64(g.splits-1)*keys >= tc.nkv {
+				t.Errorf("%d splits of %d keys for %d keys", g.splits, keys, tc.nkv)
+			}
+			if g.splits > 1 && keys < faVecMinKeys {
+				t.Errorf("%d splits of %d keys: under %d keys each", g.splits, keys, faVecMinKeys)
+			}
+			blocks := g.rowBlocks * tc.kvHeads * int64(g.splits)
+			if full := tc.nkv / faVecMinKeys; blocks < min(2*132, tc.kvHeads*g.rowBlocks*min(full, faMaxSplits)) {
+				t.Errorf("%d blocks (%d splits) on 132 multiprocessors", blocks, g.splits)
+			}
+		})
+	}
+}
+
+// TestFlashAttnVecCases runs every FLASH_ATTN_EXT case with the vector
+// kernel wherever it can run (any number of rows per K/V head), with the
+// splits the emulated device picks and with 1 and 7 splits, and checks
+// that the decode cases took it by default and that the tiled kernel,
+// asked for, still passes them.
+func TestFlashAttnVecCases(t *testing.T) {
+	defer func() { faSplitsOverride, faKernelOverride = 0, faAuto }()
+	cases := harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpFlashAttnExt}})
+	var decode []harness.Case
+	for _, c := range cases {
+		if strings.Contains(c.Name, "heads=4,kv=1,d=128,nq=1,nkv=256") && c.Types[0] == quant.F16 {
+			decode = append(decode, c)
+		}
+	}
+	if len(decode) == 0 {
+		t.Fatal("no f16 decode case in the matrix")
+	}
+	vecLoaded := func(b *Backend) []string {
+		var names []string
+		for n := range b.funcs {
+			if strings.HasPrefix(n, "kb_flash_attn_vec_") {
+				names = append(names, n)
+			}
+		}
+		return names
+	}
+	run := func(b *Backend, cs []harness.Case, what string) {
+		for _, c := range cs {
+			if r := harness.Run(b, c); !r.Passed() {
+				t.Errorf("%s: %s: %s (%s)", what, c.ID(), r.Summary(), r.Err)
+			}
+		}
+	}
+	b := emulated(t)
+	run(b, decode, "by default")
+	if got := vecLoaded(b); len(got) != 1 || got[0] != "kb_flash_attn_vec_d128_r4" {
+		t.Errorf("the decode case launched %v, want kb_flash_attn_vec_d128_r4 alone", got)
+	}
+	faKernelOverride = faTiled
+	b = emulated(t)
+	run(b, decode, "tiled kernel")
+	if got := vecLoaded(b); len(got) != 0 {
+		t.Errorf("the tiled kernel asked for, the decode case launched %v", got)
+	}
+	faKernelOverride = faVec
+	for _, splits := range []int{0, 1, 7} {
+		faSplitsOverride = splits
+		run(b, cases, fmt.Sprintf("vector kernel, %d splits", splits))
+	}
+	got := strings.Join(vecLoaded(b), " ")
+	for _, want := range []string{"kb_flash_attn_vec_d64_r8", "kb_flash_attn_vec_d128_r4", "kb_flash_attn_vec_q8_0_d64_r8", "kb_flash_attn_vec_q8_0_d128_r4"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the vector kernel asked for, the cases launched %s but not %s", got, want)
+		}
 	}
 }
