@@ -160,8 +160,11 @@ __device__ __forceinline__ void kb_decode_s(const u8* b, int sub, int q[8], floa
 // kb_words_s reads the N ints at the 2-byte aligned shared address p.
 template <int N>
 __device__ __forceinline__ void kb_words_s(const u8* p, int q[N]) {
-	const u32* a = (const u32*)((u64)p & ~(u64)3);
-	u32 sh = ((u32)(u64)p & 2u) * 8u, w[N + 1];
+	// p less 0 or 2 bytes, as pointer arithmetic so that the compiler
+	// still knows the loads for shared ones.
+	const u32 off = (u32)(u64)p & 2u;
+	const u32* a = (const u32*)(p - off);
+	u32 sh = off * 8u, w[N + 1];
 #pragma unroll
 	for (int j = 0; j <= N; j++) w[j] = a[j];
 #pragma unroll
