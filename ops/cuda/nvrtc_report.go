@@ -96,6 +96,7 @@ var reportLaunches = func() map[string]Launch {
 	rope := &ops.Tensor{Ne: [ops.MaxDims]int64{head, heads, prompt, 1}, Params: ops.RopeParams{NDims: head}}
 	_, ropeThreads := ropeGeometry(rope)
 	sm := softMaxGeometry(prompt, heads*prompt)
+	_, mmvf, _ := mmvGeometry(quant.F16, n, 1)
 	m := map[string]Launch{
 		"kb_mmq_":               {tileNT, 0, "tile product"},
 		"kb_mmq128_":            {2 * bigTileM, mmqShared(bigTileM), "tile product, 128 rows"},
@@ -104,8 +105,8 @@ var reportLaunches = func() map[string]Launch {
 		"kb_mmh128x128_":        {int(hTile128x128.Threads), 0, "large tile product"},
 		"kb_mmh128x64_":         {int(hTile128x64.Threads), 0, "large tile product"},
 		"kb_mmh128x128w4_":      {int(hTile128x128w4.Threads), 0, "large tile product"},
-		"kb_mmvq_":              {32 * mmvRows, 0, "mat-vec"},
-		"kb_mmvf_":              {32 * mmvRows, 0, "mat-vec"},
+		"kb_mmvf_":              {int(mmvf.x * mmvf.y), 0, "mat-vec, 4096 rows"},
+		"kb_mmvf1_":             {int(mmvf.x * mmvf.y), 0, "mat-vec, 4096 rows"},
 		"kb_quantize_q8a":       {128, 0, "activations to q8"},
 		"kb_convert_act":        {int(elem.x), 0, "element grid"},
 		"kb_mmid_group":         {256, 8 * 8, "8 experts"},
@@ -130,6 +131,16 @@ var reportLaunches = func() map[string]Launch {
 		"kb_ssm_conv_f32":       {int(rowBlock(128)), 0, "128+ channels"},
 		"kb_ssm_scan_f32_":      {scanThreads, 16 * 128, "d_state 128"},
 		"kb_flash_attn_combine": {int(min(rowBlock(head), 256)), 0, "head 128"},
+	}
+	// The integer mat-vec kernels' shared memory depends on the type and
+	// the columns: 8 (kb_mmvq_), 1 (kb_mmvq1_).
+	for _, t := range weightTypes {
+		if intPath(t) {
+			_, block, shared := mmvGeometry(t, n, mmvMaxCols)
+			m["kb_mmvq_"+t.String()] = Launch{int(block.x), shared, "mat-vec, 8 columns"}
+			_, block, shared = mmvGeometry(t, n, 1)
+			m["kb_mmvq1_"+t.String()] = Launch{int(block.x), shared, "mat-vec, one column"}
+		}
 	}
 	// Flash attention: kb_flash_attn_ext_r<rows per warp>_d<head>, at the
 	// shape that picks each variant (r4 a prompt, r2 8 query rows per

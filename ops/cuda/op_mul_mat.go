@@ -51,7 +51,9 @@ const (
 	tileM   = 64
 	tileN   = 64
 	tileNT  = 128
-	mmvRows = 4 // weight rows (warps) per matrix-vector block
+	mmvRows = 4  // warps per matrix-vector block (KB_MMV_WARPS)
+	mmvqSeg = 64 // chunks of 32 weights per k step of kb_mmvq (KB_MMVQ_SEG)
+	q8aSize = 40 // sizeof(kb_q8a)
 )
 
 // bigTileM is the weight rows of kb_mmq128_*'s tile (KB_BM2): tileN
@@ -101,6 +103,30 @@ func mmqTileRows(m, colTiles int64, sms int) int64 {
 		return bigTileM
 	}
 	return tileM
+}
+
+// mmvGeometry is a matrix-vector launch over m weight rows of type wt with
+// ncols columns per grid row: the grid's x, the block, and the dynamic
+// shared memory. kb_mmvq: a warp per row, 4 rows a block, its shared
+// memory a step's activation blocks of every column and a step's weight
+// bytes per warp. kb_mmvf: W warps per row (threadIdx.x/32) and 4/W rows a
+// block (threadIdx.y), W growing as m shrinks so that short matrices
+// still fill the device.
+func mmvGeometry(wt quant.Type, m, ncols int64) (gx uint32, block dim3, shared int) {
+	if intPath(wt) {
+		step := mmvqSeg * 32 / wt.BlockSize() * wt.TypeSize()
+		shared = int(ncols*mmvqSeg*q8aSize + mmvRows*((step+15)/16*16+16))
+		return uint32((m + mmvRows - 1) / mmvRows), dim3{32 * mmvRows, 1, 1}, shared
+	}
+	w := int64(1)
+	switch {
+	case m < 2048:
+		w = 4
+	case m < 4096:
+		w = 2
+	}
+	rows := mmvRows / w
+	return uint32((m + rows - 1) / rows), dim3{uint32(32 * w), uint32(rows), 1}, 0
 }
 
 // Scratch slots (see scratchBuffer): one per kind of intermediate data,
@@ -273,15 +299,20 @@ func (b *Backend) tiledKernel(wt quant.Type) (string, string, bool) {
 }
 
 // kernelFor returns the file and name of the kernel for weights of type
-// wt: tiled or matrix-vector; and whether it wants f16/bf16 activations.
-func (b *Backend) kernelFor(wt quant.Type, tiled bool) (string, string, bool) {
+// wt: tiled, or matrix-vector over cols columns per grid row (the
+// one-column variants for 1); and whether it wants f16/bf16 activations.
+func (b *Backend) kernelFor(wt quant.Type, tiled bool, cols int64) (string, string, bool) {
+	one := ""
+	if cols == 1 {
+		one = "1"
+	}
 	switch {
 	case tiled:
 		return b.tiledKernel(wt)
 	case intPath(wt):
-		return "mul_mat.cu", "kb_mmvq_" + wt.String(), false
+		return "mul_mat.cu", "kb_mmvq" + one + "_" + wt.String(), false
 	}
-	return "mul_mat.cu", "kb_mmvf_" + wt.String(), false
+	return "mul_mat.cu", "kb_mmvf" + one + "_" + wt.String(), false
 }
 
 // checkAligned refuses weights the kernels' loads cannot read: 2-byte
@@ -372,7 +403,7 @@ func launchMulMat(b *Backend, t *ops.Tensor) error {
 	m, n := w.Ne[1], x.Ne[1]
 	batches := x.Ne[2] * x.Ne[3]
 	tiled := n > mmvMaxCols
-	file, name, half := b.kernelFor(w.Type, tiled)
+	file, name, half := b.kernelFor(w.Type, tiled, n)
 	act, err := b.prepare(x, src[1], w.Type, half)
 	if err != nil {
 		return err
@@ -393,6 +424,6 @@ func launchMulMat(b *Backend, t *ops.Tensor) error {
 		}
 		return b.launchTiled(w.Type, file, name, m, (n+tileN-1)/tileN, batches, args)
 	}
-	grid := dim3{uint32((m + mmvRows - 1) / mmvRows), uint32(batches), 1}
-	return b.launch(file, name, grid, dim3{32 * mmvRows, 1, 1}, 0, args.bytes())
+	gx, block, shared := mmvGeometry(w.Type, m, n)
+	return b.launch(file, name, dim3{gx, uint32(batches), 1}, block, shared, args.bytes())
 }

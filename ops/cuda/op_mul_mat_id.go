@@ -51,7 +51,7 @@ func launchMulMatID(b *Backend, t *ops.Tensor) error {
 	m, nExp := w.Ne[1], w.Ne[2]
 	pairs := ids.Ne[0] * ids.Ne[1]
 	tiled := pairs > mmvMaxCols
-	file, name, half := b.kernelFor(w.Type, tiled)
+	file, name, half := b.kernelFor(w.Type, tiled, 1) // the mat-vec kernels take a pair per grid row
 	act, err := b.prepare(x, src[1], w.Type, half)
 	if err != nil {
 		return err
@@ -84,6 +84,6 @@ func launchMulMatID(b *Backend, t *ops.Tensor) error {
 		}
 		return b.launchTiled(w.Type, file, name, m, nt, 1, args)
 	}
-	grid := dim3{uint32((m + mmvRows - 1) / mmvRows), uint32(pairs), 1}
-	return b.launch(file, name, grid, dim3{32 * mmvRows, 1, 1}, 0, args.bytes())
+	gx, block, shared := mmvGeometry(w.Type, m, 1) // a pair per grid row
+	return b.launch(file, name, dim3{gx, uint32(pairs), 1}, block, shared, args.bytes())
 }

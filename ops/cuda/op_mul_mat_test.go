@@ -206,6 +206,50 @@ func TestMatmulAlignedRows(t *testing.T) {
 	}
 }
 
+// TestMatmulVecLongRows runs the matrix-vector kernels over rows longer
+// than the default cases': kb_mmvq's several k steps (64 chunks each, the
+// last one short) with 16-byte aligned rows (k=4352 of q4_0, q8_0, q4_K)
+// and rows only 2-byte aligned (q4_0 and q8_0 at k=4160, q6_K at 4352);
+// kb_mmvf's 16-byte loads with 4, 2 and 1 warps per row (m=37, 2100,
+// 4101). Columns 1, 3 and 8; MUL_MAT_ID one pair per grid row.
+func TestMatmulVecLongRows(t *testing.T) {
+	b := emulated(t)
+	uni := harness.Uniform(-1, 1)
+	mm := func(wt quant.Type, m, n, k int64) harness.Case {
+		return harness.Case{
+			Name: fmt.Sprintf("m=%d,n=%d,k=%d", m, n, k), Op: ops.OpMulMat, Types: []quant.Type{wt, quant.F32},
+			Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+				return ops.MulMat(bd.Leaf("a", wt, uni, k, m, 1, 1), bd.Leaf("b", quant.F32, uni, k, n, 1, 1))
+			}}
+	}
+	var cases []harness.Case
+	for _, wt := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K} {
+		for _, n := range []int64{1, 3, 8} {
+			cases = append(cases, mm(wt, 37, n, 4352))
+		}
+	}
+	for _, wt := range []quant.Type{quant.Q4_0, quant.Q8_0} {
+		cases = append(cases, mm(wt, 9, 2, 4160))
+	}
+	for _, wt := range []quant.Type{quant.F16, quant.F32, quant.BF16} {
+		cases = append(cases, mm(wt, 37, 1, 4352), mm(wt, 37, 8, 2056))
+	}
+	cases = append(cases, mm(quant.F16, 2100, 2, 512), mm(quant.F16, 4101, 1, 256))
+	for _, wt := range []quant.Type{quant.Q4_0, quant.F16} {
+		cases = append(cases, harness.Case{
+			Name: "m=20,k=4352,experts=4,used=2,tokens=2", Op: ops.OpMulMatID, Types: []quant.Type{wt},
+			Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+				return ops.MulMatID(bd.Leaf("experts", wt, uni, 4352, 20, 4), bd.Leaf("b", quant.F32, uni, 4352, 2, 2),
+					bd.Leaf("ids", quant.I32, harness.DistinctInts(0, 4), 2, 2))
+			}})
+	}
+	for _, c := range cases {
+		if r := harness.Run(b, c); !r.Passed() {
+			t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+		}
+	}
+}
+
 // TestMatmulIDsChecked: an id out of range is Compute's error on both
 // MUL_MAT_ID paths, and the status is clear for the next product.
 func TestMatmulIDsChecked(t *testing.T) {

@@ -6,10 +6,13 @@
 // Activations are prepared once per product (kb_quantize_q8a: 32-element
 // int8 blocks for the integer paths; kb_convert_act: packed f32, f16 or
 // bf16 rows for the float paths). Then, over the prepared rows:
-//   - kb_mmv*: matrix-vector, for up to 8 columns: a warp per weight row,
-//     each lane decoding whole chunks of 32 weights in registers and
-//     dotting them with every column (__dp4a for the integer paths),
-//     reduced with warp shuffles;
+//   - kb_mmv*: matrix-vector, for up to 8 columns (kb_mmvq1_*, kb_mmvf1_*:
+//     one), the weights read in wide loads: the integer paths stage
+//     each warp's row (and the block's activation blocks) in shared memory
+//     per k step and decode whole chunks of 32 weights from there (__dp4a);
+//     the float paths read f32/f16/bf16 rows directly (16 or 8 bytes a
+//     load), 1, 2 or 4 warps a row; sums reduced with warp shuffles (see
+//     "Matrix-vector" below);
 //   - kb_mmq*, kb_mmf*, kb_mmh* (mul_mat_q.cu, mul_mat_f.cu): tiled
 //     matrix-matrix, 64 weight rows by 64 columns per block of 128
 //     threads, weights (decoded) and activations staged in shared memory
@@ -85,75 +88,278 @@ extern "C" __global__ void kb_convert_act(const char* x, kb_tensor tx, int xt, c
 }
 
 // ---------------------------------------------------------------------
-// Matrix-vector: grid (ceil(m/warps), groups), a warp per weight row.
+// Matrix-vector, for up to 8 columns.
+//
+// Integer paths (kb_mmvq_*): grid (ceil(m/4), groups), 128 threads, a warp
+// per weight row. The block walks k in steps of KB_MMVQ_SEG chunks (32
+// weights each): every warp copies its row's bytes of the step into shared
+// memory with 16-byte loads (all of a lane's loads issued before any
+// store), the block copies the step's kb_q8a activation blocks of every
+// column there once, and then each lane decodes whole chunks from shared
+// memory and dots them with every column (__dp4a). Rows whose bytes are
+// not 16-byte aligned are copied 2 bytes a load.
+//
+// Float paths (kb_mmvf_*): blocks of (32*W, 4/W) threads: W warps split a
+// row's k (threadIdx.x/32), 4/W rows per block (threadIdx.y). Aligned f32,
+// f16 and bf16 rows are read 4 elements a lane and load (16 bytes of f32,
+// 8 of f16/bf16, so that the float4 loads of the f32 activations beside
+// them are contiguous across the warp too), 2 KB a warp in flight before
+// the products; f32 accumulation throughout.
 
 #define KB_MMV_COLS 8
+#define KB_MMV_WARPS 4  // warps per block
+#define KB_MMVQ_SEG 64  // chunks per k step of kb_mmvq
 
-// kb_mmv_store reduces each column's partial sums over the warp and
-// writes them (lane j writes column j).
-__device__ __forceinline__ void kb_mmv_store(float acc[KB_MMV_COLS], const kb_cols& c, i64 row) {
+// kb_ld16u loads 16 bytes from a 16-byte aligned address as one access.
+__device__ __forceinline__ uint4 kb_ld16u(const void* p) {
+#ifdef __KBSIMT__
+	typedef unsigned v4 __attribute__((vector_size(16)));
+	v4 v = *(const v4*)p;
+	return make_uint4(v[0], v[1], v[2], v[3]);
+#else
+	return *(const uint4*)p;
+#endif
+}
+
+// kb_mmv_sum reduces each column's partial sums over the warp: lane j
+// returns column j's.
+template <int NC>
+__device__ __forceinline__ float kb_mmv_sum(const float acc[NC], int ncols) {
 	int lane = threadIdx.x & 31;
 	float mine = 0.0f;
 #pragma unroll
-	for (int j = 0; j < KB_MMV_COLS; j++) {
-		if (j < c.ncols) {
+	for (int j = 0; j < NC; j++) {
+		if (j < ncols) {
 			float s = kb_warp_sum(acc[j]);
 			if (lane == j) mine = s;
 		}
 	}
-	if (lane < c.ncols) *(float*)(c.d + lane * c.ds + row * 4) = mine;
+	return mine;
+}
+
+// kb_mmvq_geom<T>: the chunks per block, the bytes per k step, the shared
+// memory a warp of kb_mmvq<T> stages its weights in (a step's bytes rounded
+// up to 16, and 16 more), and the 16-byte loads per lane a step takes.
+template <int T>
+struct kb_mmvq_geom {
+	static constexpr int CPB = kb_type<T>::block / 32;                 // chunks per block
+	static constexpr int STEP = KB_MMVQ_SEG / CPB * kb_type<T>::bytes;  // bytes per step
+	static constexpr int WBYTES = (STEP + 15) / 16 * 16 + 16;  // kb_decode_s reads past a block
+	static constexpr int U = (STEP + 511) / 512;  // 16-byte loads per lane
+};
+
+// kb_decode_s<T> is kb_decode<T> of a block in shared memory that may be
+// read up to 4 bytes past its end: q4_0's and q8_0's codes, 2-byte
+// aligned, as 4-byte words shifted into place (5 or 9 shared loads for 4
+// or 8 ints, where kb_ld32 takes two 2-byte loads an int).
+template <int T>
+__device__ __forceinline__ void kb_decode_s(const u8* b, int sub, int q[8], float2 dm[2]) {
+	kb_decode<T>(b, sub, q, dm);
+}
+
+// kb_words_s reads the N ints at the 2-byte aligned shared address p.
+template <int N>
+__device__ __forceinline__ void kb_words_s(const u8* p, int q[N]) {
+	// p less 0 or 2 bytes, as pointer arithmetic so that the compiler
+	// still knows the loads for shared ones.
+	const u32 off = (u32)(u64)p & 2u;
+	const u32* a = (const u32*)(p - off);
+	u32 sh = off * 8u, w[N + 1];
+#pragma unroll
+	for (int j = 0; j <= N; j++) w[j] = a[j];
+#pragma unroll
+	for (int j = 0; j < N; j++) q[j] = (int)__funnelshift_r(w[j], w[j + 1], sh);
+}
+
+template <>
+__device__ __forceinline__ void kb_decode_s<KB_Q4_0>(const u8* b, int, int q[8], float2 dm[2]) {
+	int v[4];
+	kb_words_s<4>(b + 2, v);
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		q[j] = __vsub4(v[j] & 0x0f0f0f0f, 0x08080808);
+		q[j + 4] = __vsub4((v[j] >> 4) & 0x0f0f0f0f, 0x08080808);
+	}
+	float d = kb_ldh(b);
+	dm[0] = dm[1] = make_float2(d, 0.0f);
+}
+
+template <>
+__device__ __forceinline__ void kb_decode_s<KB_Q8_0>(const u8* b, int, int q[8], float2 dm[2]) {
+	kb_words_s<8>(b + 2, q);
+	float d = kb_ldh(b);
+	dm[0] = dm[1] = make_float2(d, 0.0f);
+}
+
+// kb_copy_block copies n bytes (a multiple of 8; both addresses 8-byte
+// aligned) from global src to shared dst with the block's threads, 16 bytes
+// a load where both allow it.
+__device__ __forceinline__ void kb_copy_block(u8* dst, const u8* src, int n, int tid, int nt) {
+	if ((((u64)src | (u64)n) & 15) == 0) {
+		for (int i = tid; i < n / 16; i += nt) {
+			uint4 v = kb_ld16u(src + 16 * i);
+			kb_st16(dst + 16 * i, (int)v.x, (int)v.y, (int)v.z, (int)v.w);
+		}
+	} else {
+		for (int i = tid; i < n / 8; i += nt) *(uint2*)(dst + 8 * i) = kb_ld8(src + 8 * i);
+	}
 }
 
 // mmvq: integer dot products of decoded weight chunks with q8a blocks.
-template <int T>
+// Dynamic shared memory: ncols*KB_MMVQ_SEG kb_q8a blocks, then a
+// kb_mmvq_geom<T>::WBYTES region per warp.
+template <int T, int NC>
 __device__ __forceinline__ void mmvq(const kb_mm& p) {
+	typedef kb_mmvq_geom<T> G;
+	extern __shared__ uint4 kb_mmv_smem[];
 	bool ok;
 	kb_cols c = kb_group_cols(p, blockIdx.y, ok);
-	i64 row = (i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-	if (!ok || row >= p.m) return;
-	const int CPB = kb_type<T>::block / 32;  // chunks per weight block
-	const u8* wr = (const u8*)(c.w + row * p.w_nb1);
-	i64 kc = p.k / 32;
-	float acc[KB_MMV_COLS];
+	if (!ok) return;  // the whole block's
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const i64 row = (i64)blockIdx.x * KB_MMV_WARPS + warp;
+	const bool valid = row < p.m;
+	u8* as = (u8*)kb_mmv_smem;
+	u8* ws = as + c.ncols * KB_MMVQ_SEG * (int)sizeof(kb_q8a) + warp * G::WBYTES;
+	const u8* wr = (const u8*)(c.w + (valid ? row : 0) * p.w_nb1);
+	const bool wide = ((u64)wr & 15) == 0;
+	const i64 kc = p.k / 32;
+	float acc[NC];
 #pragma unroll
-	for (int j = 0; j < KB_MMV_COLS; j++) acc[j] = 0.0f;
-	for (i64 ch = threadIdx.x & 31; ch < kc; ch += 32) {
-		int q[8];
-		float2 dm[2];
-		kb_decode<T>(wr + (ch / CPB) * kb_type<T>::bytes, (int)(ch % CPB), q, dm);
+	for (int j = 0; j < NC; j++) acc[j] = 0.0f;
+	for (i64 c0 = 0; c0 < kc; c0 += KB_MMVQ_SEG) {
+		const int nch = (int)min((i64)KB_MMVQ_SEG, kc - c0);
+		const u8* src = wr + c0 / G::CPB * kb_type<T>::bytes;
+		const int nb = nch / G::CPB * kb_type<T>::bytes, n16 = wide ? nb / 16 : 0;
+		// The weights' loads first, all in flight together ...
+		uint4 v[G::U];
 #pragma unroll
-		for (int j = 0; j < KB_MMV_COLS; j++) {
-			if (j < c.ncols) {
-				const kb_q8a* a = (const kb_q8a*)(c.x + j * c.xs) + ch;
-				int aq[8];
+		for (int u = 0; u < G::U; u++)
+			if (valid && lane + 32 * u < n16) v[u] = kb_ld16u(src + 16 * (lane + 32 * u));
+		// ... while the block copies the activations ...
+		for (int j = 0; j < c.ncols; j++)
+			kb_copy_block(as + j * KB_MMVQ_SEG * (int)sizeof(kb_q8a), (const u8*)(c.x + j * c.xs) + c0 * (i64)sizeof(kb_q8a),
+			              nch * (int)sizeof(kb_q8a), threadIdx.x, blockDim.x);
+		// ... then stored, with what 16-byte loads do not cover.
+		if (valid) {
 #pragma unroll
-				for (int i = 0; i < 8; i++) aq[i] = a->qs[i];
-				float s0 = dm[0].x * (float)kb_dot16(q, aq) + dm[0].y * (float)a->s[0];
-				float s1 = dm[1].x * (float)kb_dot16(q + 4, aq + 4) + dm[1].y * (float)a->s[1];
-				acc[j] += a->d * (s0 + s1);
+			for (int u = 0; u < G::U; u++) {
+				int i = lane + 32 * u;
+				if (i < n16) kb_st16(ws + 16 * i, (int)v[u].x, (int)v[u].y, (int)v[u].z, (int)v[u].w);
+			}
+			for (int i = 16 * n16 + 2 * lane; i < nb; i += 64) *(u16*)(ws + i) = *(const u16*)(src + i);
+		}
+		__syncthreads();
+		if (valid) {
+			for (int ch = lane; ch < nch; ch += 32) {
+				int q[8];
+				float2 dm[2];
+				kb_decode_s<T>(ws + (ch / G::CPB) * kb_type<T>::bytes, ch % G::CPB, q, dm);
+#pragma unroll
+				for (int j = 0; j < NC; j++) {
+					if (j < c.ncols) {
+						const u8* a = as + (j * KB_MMVQ_SEG + ch) * (int)sizeof(kb_q8a);
+						uint2 h = kb_ld8(a);
+						int aq[8];
+#pragma unroll
+						for (int i = 0; i < 4; i++) {
+							uint2 t = kb_ld8(a + 8 + 8 * i);
+							aq[2 * i] = (int)t.x;
+							aq[2 * i + 1] = (int)t.y;
+						}
+						float s0 = dm[0].x * (float)kb_dot16(q, aq) + dm[0].y * (float)(short)(h.y & 0xffffu);
+						float s1 = dm[1].x * (float)kb_dot16(q + 4, aq + 4) + dm[1].y * (float)(short)(h.y >> 16);
+						acc[j] += __uint_as_float(h.x) * (s0 + s1);
+					}
+				}
 			}
 		}
+		__syncthreads();
 	}
-	kb_mmv_store(acc, c, row);
+	float s = kb_mmv_sum<NC>(acc, c.ncols);
+	if (valid && lane < c.ncols) *(float*)(c.d + lane * c.ds + row * 4) = s;
 }
 
-// mmvf: float dot products of dequantized weights with f32 rows.
+// kb_mmvf_ld4 loads 4 elements of a plain float type T at the aligned
+// address p (16 bytes of f32, 8 of f16/bf16: the widths at which a warp's
+// weight loads and its loads of the matching f32 activations are both
+// contiguous) as one access each.
 template <int T>
+struct kb_mmvf_ld4 {
+	typedef uint2 V;
+	static __device__ __forceinline__ V load(const u8* p) { return kb_ld8(p); }
+	static __device__ __forceinline__ void unpack(const V& v, float w[4]) {
+		u32 e[2] = {v.x, v.y};
+#pragma unroll
+		for (int i = 0; i < 2; i++) {
+			w[2 * i] = T == KB_F16 ? kb_h2f((u16)e[i]) : kb_bf2f((u16)e[i]);
+			w[2 * i + 1] = T == KB_F16 ? kb_h2f((u16)(e[i] >> 16)) : kb_bf2f((u16)(e[i] >> 16));
+		}
+	}
+};
+
+template <>
+struct kb_mmvf_ld4<KB_F32> {
+	typedef uint4 V;
+	static __device__ __forceinline__ V load(const u8* p) { return kb_ld16u(p); }
+	static __device__ __forceinline__ void unpack(const V& v, float w[4]) {
+		w[0] = __uint_as_float(v.x);
+		w[1] = __uint_as_float(v.y);
+		w[2] = __uint_as_float(v.z);
+		w[3] = __uint_as_float(v.w);
+	}
+};
+
+// mmvf: float dot products of dequantized weights with f32 rows.
+template <int T, int NC>
 __device__ __forceinline__ void mmvf(const kb_mm& p) {
+	__shared__ float part[KB_MMV_WARPS][NC];
 	bool ok;
 	kb_cols c = kb_group_cols(p, blockIdx.y, ok);
-	i64 row = (i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-	if (!ok || row >= p.m) return;
-	const u8* wr = (const u8*)(c.w + row * p.w_nb1);
-	float acc[KB_MMV_COLS];
+	if (!ok) return;  // the whole block's
+	const int lane = threadIdx.x & 31, W = blockDim.x >> 5, wp = threadIdx.x >> 5;
+	const i64 row = (i64)blockIdx.x * blockDim.y + threadIdx.y;
+	const bool valid = row < p.m;
+	const u8* wr = (const u8*)(c.w + (valid ? row : 0) * p.w_nb1);
+	float acc[NC];
 #pragma unroll
-	for (int j = 0; j < KB_MMV_COLS; j++) acc[j] = 0.0f;
-	const int lane = threadIdx.x & 31;
+	for (int j = 0; j < NC; j++) acc[j] = 0.0f;
 	const bool plain = T == KB_F32 || T == KB_F16 || T == KB_BF16;
-	if (plain && p.k % 2 == 0 && (((u64)c.w | (u64)p.w_nb1) & (T == KB_F32 ? 7 : 3)) == 0 && (((u64)c.x | (u64)c.xs) & 7) == 0) {
-		// Two elements a load (a warp reads 128 bytes of f16 weights per
-		// instruction, 256 of f32), where the rows allow it.
-		for (i64 e2 = lane; e2 < p.k / 2; e2 += 32) {
+	const int ESZ = T == KB_F32 ? 4 : 2, U = T == KB_F32 ? 4 : 8;  // element size, loads in flight
+	const i64 first = wp * 32 + lane, stride = 32 * W;
+	if (!valid) {
+	} else if (plain && p.k % 4 == 0 && (((u64)wr & (ESZ * 4 - 1)) | (((u64)c.x | (u64)c.xs) & 15)) == 0) {
+		// 4 elements a load (16 bytes of f32 weights, 8 of f16/bf16) and
+		// a float4 of each column's activations: U loads per lane in
+		// flight (2 KB a warp), then their products.
+		typedef kb_mmvf_ld4<T> L;
+		const i64 n4 = p.k / 4;
+		for (i64 i0 = first; i0 < n4; i0 += U * stride) {
+			typename L::V v[U];
+#pragma unroll
+			for (int u = 0; u < U; u++)
+				if (i0 + u * stride < n4) v[u] = L::load(wr + ESZ * 4 * (i0 + u * stride));
+#pragma unroll
+			for (int u = 0; u < U; u++) {
+				i64 i = i0 + u * stride;
+				if (i < n4) {
+					float w[4];
+					L::unpack(v[u], w);
+#pragma unroll
+					for (int j = 0; j < NC; j++) {
+						if (j < c.ncols) {
+							float4 xv = kb_ld16f((const float*)(c.x + j * c.xs) + 4 * i);
+							acc[j] = fmaf(w[0], xv.x, acc[j]);
+							acc[j] = fmaf(w[1], xv.y, acc[j]);
+							acc[j] = fmaf(w[2], xv.z, acc[j]);
+							acc[j] = fmaf(w[3], xv.w, acc[j]);
+						}
+					}
+				}
+			}
+		}
+	} else if (plain && p.k % 2 == 0 && (((u64)c.w | (u64)p.w_nb1) & (T == KB_F32 ? 7 : 3)) == 0 && (((u64)c.x | (u64)c.xs) & 7) == 0) {
+		// Two elements a load, where the rows allow it.
+		for (i64 e2 = first; e2 < p.k / 2; e2 += stride) {
 			float w0, w1;
 			if (T == KB_F32) {
 				float2 v = ((const float2*)wr)[e2];
@@ -165,7 +371,7 @@ __device__ __forceinline__ void mmvf(const kb_mm& p) {
 				w1 = T == KB_F16 ? kb_h2f((u16)(v >> 16)) : kb_bf2f((u16)(v >> 16));
 			}
 #pragma unroll
-			for (int j = 0; j < KB_MMV_COLS; j++) {
+			for (int j = 0; j < NC; j++) {
 				if (j < c.ncols) {
 					float2 x = ((const float2*)(c.x + j * c.xs))[e2];
 					acc[j] = fmaf(w1, x.y, fmaf(w0, x.x, acc[j]));
@@ -173,23 +379,39 @@ __device__ __forceinline__ void mmvf(const kb_mm& p) {
 			}
 		}
 	} else {
-		for (i64 e = lane; e < p.k; e += 32) {
+		for (i64 e = first; e < p.k; e += stride) {
 			float w = kb_at<T>(wr, e);
 #pragma unroll
-			for (int j = 0; j < KB_MMV_COLS; j++)
+			for (int j = 0; j < NC; j++)
 				if (j < c.ncols) acc[j] = fmaf(w, ((const float*)(c.x + j * c.xs))[e], acc[j]);
 		}
 	}
-	kb_mmv_store(acc, c, row);
+	float s = kb_mmv_sum<NC>(acc, c.ncols);
+	if (W > 1) {
+		// The row's W warps' sums, added in warp order.
+		const int slot = threadIdx.y * W + wp;
+		if (lane < c.ncols) part[slot][lane] = s;
+		__syncthreads();
+		if (wp != 0) return;
+		for (int w = 1; w < W; w++)
+			if (lane < c.ncols) s += part[slot + w][lane];
+	}
+	if (valid && lane < c.ncols) *(float*)(c.d + lane * c.ds + row * 4) = s;
 }
 
 // ---------------------------------------------------------------------
 // Entry points.
 
-#define KB_MMVQ(name, T) \
-	extern "C" __global__ void kb_mmvq_##name(kb_mm p) { mmvq<T>(p); }
+// kb_mmvq_* and kb_mmvf_* take up to KB_MMV_COLS columns; kb_mmvq1_* and
+// kb_mmvf1_* one (decode, and MUL_MAT_ID's pair per grid row), with the
+// registers of one column's sums and activations, held to 64 so that 8
+// blocks fit an SM (a 4096-row matrix is then one wave on 132 SMs).
+#define KB_MMVQ(name, T)                                                           \
+	extern "C" __global__ void kb_mmvq_##name(kb_mm p) { mmvq<T, KB_MMV_COLS>(p); } \
+	extern "C" __global__ void __launch_bounds__(128, 8) kb_mmvq1_##name(kb_mm p) { mmvq<T, 1>(p); }
 KB_INT_TYPES(KB_MMVQ)
 
-#define KB_MMVF(name, T) \
-	extern "C" __global__ void kb_mmvf_##name(kb_mm p) { mmvf<T>(p); }
+#define KB_MMVF(name, T)                                                           \
+	extern "C" __global__ void kb_mmvf_##name(kb_mm p) { mmvf<T, KB_MMV_COLS>(p); } \
+	extern "C" __global__ void __launch_bounds__(128, 8) kb_mmvf1_##name(kb_mm p) { mmvf<T, 1>(p); }
 KB_FLOAT_TYPES(KB_MMVF)
