@@ -101,3 +101,40 @@ __device__ __forceinline__ u16 kb_f2bf(float f) {
 // kb_grid_stride: the first index and the stride of a 1-D grid-stride loop.
 __device__ __forceinline__ i64 kb_first() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ i64 kb_stride() { return (i64)gridDim.x * blockDim.x; }
+
+// Wide loads as one access each, on the emulator too (whose profiler
+// would see a struct's copy as several): 16 bytes from a 16-byte
+// aligned address as a uint4 or a float4, 8 bytes from an 8-byte
+// aligned one as a uint2; global or shared memory.
+// kb_ld16u loads 16 bytes from a 16-byte aligned address as one access.
+__device__ __forceinline__ uint4 kb_ld16u(const void* p) {
+#ifdef __KBSIMT__
+	typedef unsigned v4 __attribute__((vector_size(16)));
+	v4 v = *(const v4*)p;
+	return make_uint4(v[0], v[1], v[2], v[3]);
+#else
+	return *(const uint4*)p;
+#endif
+}
+
+// kb_ld16f loads a float4 from a 16-byte aligned address as one access.
+__device__ __forceinline__ float4 kb_ld16f(const void* p) {
+#ifdef __KBSIMT__
+	typedef float v4 __attribute__((vector_size(16)));
+	v4 v = *(const v4*)p;
+	return make_float4(v[0], v[1], v[2], v[3]);
+#else
+	return *(const float4*)p;
+#endif
+}
+
+// kb_ld8 loads 8 bytes from an 8-byte aligned address as one access.
+__device__ __forceinline__ uint2 kb_ld8(const void* p) {
+#ifdef __KBSIMT__
+	typedef unsigned v2 __attribute__((vector_size(8)));
+	v2 v = *(const v2*)p;
+	return make_uint2(v[0], v[1]);
+#else
+	return *(const uint2*)p;
+#endif
+}

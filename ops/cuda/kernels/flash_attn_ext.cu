@@ -338,29 +338,9 @@ KB_FLASH_ATTN(4, 8, 256)
 #define FV_KEYS 16  // keys a warp loads at a time for one row (fewer per row for more rows)
 #define FV_MAXU 4   // but at most 4 16-byte loads of K (and of V) per lane
 
-// fv_ld16 loads 16 bytes at a 16-byte aligned global address as one
-// access (on the emulator too, whose profiler would see a struct's copy
-// as four).
-__device__ __forceinline__ uint4 fv_ld16(const char* p) {
-#ifdef __KBSIMT__
-	typedef unsigned v4 __attribute__((vector_size(16)));
-	v4 v = *(const v4*)p;
-	return make_uint4(v[0], v[1], v[2], v[3]);
-#else
-	return *(const uint4*)p;
-#endif
-}
 
-// fv_lds/fv_sts read and write a float4 of shared memory as one access.
-__device__ __forceinline__ float4 fv_lds(const float* p) {
-#ifdef __KBSIMT__
-	typedef float v4 __attribute__((vector_size(16)));
-	v4 v = *(const v4*)p;
-	return make_float4(v[0], v[1], v[2], v[3]);
-#else
-	return *(const float4*)p;
-#endif
-}
+// fv_sts writes a float4 of shared memory as one access (kb_ld16f
+// reads one).
 __device__ __forceinline__ void fv_sts(float* p, float a, float b, float c, float d) {
 #ifdef __KBSIMT__
 	typedef float v4 __attribute__((vector_size(16)));
@@ -391,7 +371,7 @@ template <int T>
 __device__ __forceinline__ uint4 fv_raw(const char* row, int li);
 template <>
 __device__ __forceinline__ uint4 fv_raw<KB_F16>(const char* row, int li) {
-	return fv_ld16(row + 16 * li);
+	return kb_ld16u(row + 16 * li);
 }
 template <>
 __device__ __forceinline__ uint4 fv_raw<KB_Q8_0>(const char* row, int li) {
@@ -478,7 +458,7 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 	float qf[R][8];
 #pragma unroll
 	for (int r = 0; r < R; r++) {
-		const float4 a = fv_lds(Qs + r * LD + 4 * li), b = fv_lds(Qs + r * LD + D / 2 + 16 + 4 * li);
+		const float4 a = kb_ld16f(Qs + r * LD + 4 * li), b = kb_ld16f(Qs + r * LD + D / 2 + 16 + 4 * li);
 		qf[r][0] = a.x, qf[r][1] = a.y, qf[r][2] = a.z, qf[r][3] = a.w;
 		qf[r][4] = b.x, qf[r][5] = b.y, qf[r][6] = b.z, qf[r][7] = b.w;
 	}

@@ -425,27 +425,7 @@ __device__ __forceinline__ void kb_st16(void* p, int a, int b, int c, int d) {
 #endif
 }
 
-// kb_ld16f loads a float4 from a 16-byte aligned address as one access.
-__device__ __forceinline__ float4 kb_ld16f(const void* p) {
-#ifdef __KBSIMT__
-	typedef float v4 __attribute__((vector_size(16)));
-	v4 v = *(const v4*)p;
-	return make_float4(v[0], v[1], v[2], v[3]);
-#else
-	return *(const float4*)p;
-#endif
-}
 
-// kb_ld8 loads 8 bytes from an 8-byte aligned address as one access.
-__device__ __forceinline__ uint2 kb_ld8(const void* p) {
-#ifdef __KBSIMT__
-	typedef unsigned v2 __attribute__((vector_size(8)));
-	v2 v = *(const v2*)p;
-	return make_uint2(v[0], v[1]);
-#else
-	return *(const uint2*)p;
-#endif
-}
 
 // kb_ldmatrix_x4 loads four 8x8 matrices of 16-bit elements (here: 8x16
 // int8 codes) from shared memory, warp-wide: lanes 8i..8i+7 give the

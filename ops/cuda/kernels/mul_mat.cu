@@ -110,16 +110,6 @@ extern "C" __global__ void kb_convert_act(const char* x, kb_tensor tx, int xt, c
 #define KB_MMV_WARPS 4  // warps per block
 #define KB_MMVQ_SEG 64  // chunks per k step of kb_mmvq
 
-// kb_ld16u loads 16 bytes from a 16-byte aligned address as one access.
-__device__ __forceinline__ uint4 kb_ld16u(const void* p) {
-#ifdef __KBSIMT__
-	typedef unsigned v4 __attribute__((vector_size(16)));
-	v4 v = *(const v4*)p;
-	return make_uint4(v[0], v[1], v[2], v[3]);
-#else
-	return *(const uint4*)p;
-#endif
-}
 
 // kb_mmv_sum reduces each column's partial sums over the warp: lane j
 // returns column j's.
