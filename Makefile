@@ -63,7 +63,7 @@ GPU_CHECK_DRY_OUT ?= build/gpu-check-dry
 
 gpu-check-build:
 	@mkdir -p $(GPU_CHECK_BIN)
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(GPU_CHECK_BIN)/opbench ./cmd/opbench
+	CGO_ENABLED=0 $(GO) build -buildvcs=true -trimpath -ldflags='-s -w' -o $(GPU_CHECK_BIN)/opbench ./cmd/opbench
 	CGO_ENABLED=0 $(GO) test -c -trimpath -ldflags='-s -w' -o $(GPU_CHECK_BIN)/cuda.test ./ops/cuda
 	@du -sh $(GPU_CHECK_BIN)
 
@@ -85,9 +85,9 @@ AB_DIR  ?= build/gpu-ab
 gpu-ab-build:
 	rm -rf $(AB_DIR) && mkdir -p $(AB_DIR)/A $(AB_DIR)/B
 	tmp=$$(mktemp -d) && git worktree add -q --detach $$tmp/a $(AB_BASE) && \
-		(cd $$tmp/a && for c in opbench run; do CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(abspath $(AB_DIR))/A/$$c ./cmd/$$c || exit 1; done); \
+		(cd $$tmp/a && for c in opbench run; do CGO_ENABLED=0 $(GO) build -buildvcs=true -trimpath -ldflags='-s -w' -o $(abspath $(AB_DIR))/A/$$c ./cmd/$$c || exit 1; done); \
 		st=$$?; git worktree remove --force $$tmp/a; rm -rf $$tmp; exit $$st
-	for c in opbench run mkmodel; do CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(AB_DIR)/B/$$c ./cmd/$$c || exit 1; done
+	for c in opbench run mkmodel; do CGO_ENABLED=0 $(GO) build -buildvcs=true -trimpath -ldflags='-s -w' -o $(AB_DIR)/B/$$c ./cmd/$$c || exit 1; done
 	gzip -9 $(AB_DIR)/A/* $(AB_DIR)/B/*
 	@du -sh $(AB_DIR)
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -133,10 +134,22 @@ type Provenance struct {
 	Command string `json:"command"`
 }
 
-// DetectProvenance returns the Go version, the git commit of the working
-// directory (via git, with a short timeout) and the current time.
+// DetectProvenance returns the Go version, the commit of the running
+// binary's source and the current time. The commit is the one the Go
+// toolchain stamped into the binary (vcs.revision and vcs.modified, as
+// go build does in a git work tree): a binary carried to another machine,
+// or one of two builds timed side by side, names its own source, not the
+// tree it happens to run in. Without a stamp (go run, go test, a build
+// with -buildvcs=false) it asks git about the working directory, with a
+// short timeout.
 func DetectProvenance(command string) Provenance {
 	p := Provenance{GoVersion: runtime.Version(), Commit: "unknown", Date: time.Now().UTC().Truncate(time.Second), Command: command}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if c, dirty, ok := stampedCommit(bi.Settings); ok {
+			p.Commit, p.Dirty = c, dirty
+			return p
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
@@ -148,6 +161,20 @@ func DetectProvenance(command string) Provenance {
 		p.Dirty = len(strings.TrimSpace(string(st))) > 0
 	}
 	return p
+}
+
+// stampedCommit returns the commit and modified flag the Go toolchain
+// stamped into a binary's build settings, and whether there was one.
+func stampedCommit(settings []debug.BuildSetting) (commit string, dirty, ok bool) {
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	return commit, dirty, commit != ""
 }
 
 // ShortCommit returns the first 10 characters of the commit, with

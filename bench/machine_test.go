@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -71,5 +72,26 @@ func TestMachineKindOfOldRecords(t *testing.T) {
 	csv := Machine{ID: "amd-epyc-zen4-2c", CPU: "AMD EPYC"}
 	if got := csv.Kind(); got != "amd-epyc-zen4-2c" {
 		t.Errorf("CSV record: kind %q", got)
+	}
+}
+
+func TestStampedCommit(t *testing.T) {
+	const rev = "0123456789abcdef0123456789abcdef01234567"
+	tests := []struct {
+		name      string
+		settings  []debug.BuildSetting
+		commit    string
+		dirty, ok bool
+	}{
+		{"clean", []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "false"}}, rev, false, true},
+		{"modified", []debug.BuildSetting{{Key: "vcs.modified", Value: "true"}, {Key: "vcs.revision", Value: rev}}, rev, true, true},
+		{"no stamp", []debug.BuildSetting{{Key: "-trimpath", Value: "true"}, {Key: "GOARCH", Value: "amd64"}}, "", false, false},
+		{"nothing", nil, "", false, false},
+	}
+	for _, tt := range tests {
+		c, dirty, ok := stampedCommit(tt.settings)
+		if c != tt.commit || dirty != tt.dirty || ok != tt.ok {
+			t.Errorf("%s: got %q %v %v, want %q %v %v", tt.name, c, dirty, ok, tt.commit, tt.dirty, tt.ok)
+		}
 	}
 }

@@ -23,7 +23,15 @@
 # Records go to $OUT/gpu-ab-<gpu>-DATE/ packed as $OUT/gpu-ab-<gpu>-DATE.tgz
 # (the device tool brings back nothing deeper than two folders), or to
 # results/<gpu>/gpu-ab-DATE/ without $OUT. GPU_AB_STEPS picks steps
-# (default "validate sweep model ncu"); GPU_AB_BACKEND, cuda-0.
+# (default "validate sweep model ncu"); GPU_AB_BACKEND, cuda-0;
+# GPU_AB_TIME, each sweep point's measured time (default 100ms).
+#
+# Time on an H200 (2026-11-27): validate 5 s; each sweep of the default
+# file 40-75 s (the first points compile kernels); mkmodel 11 s; each
+# run -bench 10-15 s; ncu about 20 s. All steps with one variant: about
+# 200 s, plus the machine's start (about 40 s). Run the whole script under
+# `timeout -s TERM` a little inside the call's limit: a stopped run still
+# packs what it wrote.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 a=${GPU_AB_A:?set GPU_AB_A to the baseline binaries folder}
@@ -34,6 +42,7 @@ steps=${GPU_AB_STEPS:-validate sweep model ncu}
 preset=${GPU_AB_PRESET:-llama-7b}
 mtype=${GPU_AB_TYPE:-q4_0}
 variants=${GPU_AB_VARIANTS:-}
+ptime=${GPU_AB_TIME:-100ms}
 
 for d in "$a" "$b"; do
 	for f in "$d"/*.gz; do
@@ -84,7 +93,7 @@ if has sweep; then
 		bin=$a
 		[ "$side" = B ] && bin=$b
 		echo "== sweep ($side)" >&2
-		KERNBENCH_CUDA_CACHE=$(cache $side) "$bin/opbench" sweep -backend "$backend" -f "$sweep" -time 200ms -min-samples 5 \
+		KERNBENCH_CUDA_CACHE=$(cache $side) "$bin/opbench" sweep -backend "$backend" -f "$sweep" -time "$ptime" -min-samples 5 \
 			-roofline off -out "$dir" -name "sweep-$side" >"$dir/sweep-$side.txt" 2>&1 || rc=1
 	done
 	"$b/opbench" compare "$dir/sweep-A.json" "$dir/sweep-B.json" | tee "$dir/compare.txt" >&2 || rc=1
