@@ -33,33 +33,29 @@ const tableChunk = 64
 // MXFP4AVX2 is MXFP4 with the integer sums in AVX2; it equals MXFP4 bit
 // for bit.
 func MXFP4AVX2(n int, x, y []byte) float32 {
-	var sums [tableChunk]int32
-	var sum float32
-	nb := n / quant.QK
-	for b0 := 0; b0 < nb; b0 += tableChunk {
-		c := min(tableChunk, nb-b0)
-		tableSums(&quant.MXFP4Values, x[b0*bytesMXFP4+1:], bytesMXFP4, y[b0*simd.BytesQ8_0+2:], simd.BytesQ8_0, sums[:c])
-		for i, s := range sums[:c] {
-			bx, by := x[(b0+i)*bytesMXFP4:], y[(b0+i)*simd.BytesQ8_0:]
-			d := float32(simd.HalfAt(by, 0) * quant.E8M0Half(bx[0]))
-			sum += float32(d * float32(s))
-		}
-	}
-	return sum
+	return tableRowAVX2(n, x, y, &quant.MXFP4Values, bytesMXFP4, 1, func(bx []byte) float32 { return quant.E8M0Half(bx[0]) })
 }
 
 // IQ4_NLAVX2 is IQ4_NL with the integer sums in AVX2; it equals IQ4_NL
 // bit for bit.
 func IQ4_NLAVX2(n int, x, y []byte) float32 {
+	return tableRowAVX2(n, x, y, &quant.IQ4NLValues, bytesIQ4_NL, 2, func(bx []byte) float32 { return simd.HalfAt(bx, 0) })
+}
+
+// tableRowAVX2 dots a row of 32-element blocks of size bytes, each a
+// scale (read by scale) then at head its 16 bytes of 4-bit indexes into
+// table, with a q8_0 row: the integer sums in AVX2, tableChunk blocks a
+// call, then per block d_y*scale times its sum, in the order MXFP4 and
+// IQ4_NL add them.
+func tableRowAVX2(n int, x, y []byte, table *[16]int8, bytes, head int, scale func(bx []byte) float32) float32 {
 	var sums [tableChunk]int32
 	var sum float32
 	nb := n / quant.QK
 	for b0 := 0; b0 < nb; b0 += tableChunk {
 		c := min(tableChunk, nb-b0)
-		tableSums(&quant.IQ4NLValues, x[b0*bytesIQ4_NL+2:], bytesIQ4_NL, y[b0*simd.BytesQ8_0+2:], simd.BytesQ8_0, sums[:c])
+		tableSums(table, x[b0*bytes+head:], bytes, y[b0*simd.BytesQ8_0+2:], simd.BytesQ8_0, sums[:c])
 		for i, s := range sums[:c] {
-			bx, by := x[(b0+i)*bytesIQ4_NL:], y[(b0+i)*simd.BytesQ8_0:]
-			d := float32(simd.HalfAt(by, 0) * simd.HalfAt(bx, 0))
+			d := float32(simd.HalfAt(y[(b0+i)*simd.BytesQ8_0:], 0) * scale(x[(b0+i)*bytes:]))
 			sum += float32(d * float32(s))
 		}
 	}
