@@ -219,18 +219,7 @@ func TestStatusReadAtSplitEnd(t *testing.T) {
 		idsOf = append(idsOf, good)
 	}
 	idsOf = append(idsOf, bad)
-	var nodes []*ops.Tensor
-	for i, ids := range idsOf {
-		n, err := ops.GetRows(table, ids)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.Name = fmt.Sprintf("rows%d", i)
-		if err := ops.AllocTensor(b, n, 0); err != nil {
-			t.Fatal(err)
-		}
-		nodes = append(nodes, n)
-	}
+	nodes := gputest.GetRowsNodes(t, b, table, idsOf...)
 	for _, tc := range []struct {
 		nodes   []*ops.Tensor
 		wantErr string

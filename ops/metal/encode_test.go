@@ -355,18 +355,7 @@ func TestStatusReadAtSplitEnd(t *testing.T) {
 	}
 	gputest.WriteI32(t, good, 0, 2)
 	gputest.WriteI32(t, bad, 1, 7)
-	var nodes []*ops.Tensor
-	for i, ids := range []*ops.Tensor{good, bad, good} {
-		n, err := ops.GetRows(table, ids)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.Name = fmt.Sprintf("rows%d", i)
-		if err := ops.AllocTensor(b, n, 0); err != nil {
-			t.Fatal(err)
-		}
-		nodes = append(nodes, n)
-	}
+	nodes := gputest.GetRowsNodes(t, b, table, good, bad, good)
 	for _, tc := range []struct {
 		nodes   []*ops.Tensor
 		wantErr string

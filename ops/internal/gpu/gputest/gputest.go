@@ -3,6 +3,7 @@ package gputest
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/kernbench/kernbench/internal/require"
@@ -38,4 +39,24 @@ func WriteI32(tb testing.TB, x *ops.Tensor, v ...int32) {
 	if _, err := x.Buffer.WriteAt(p, x.Offset); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// GetRowsNodes returns a GET_ROWS node of table per ids tensor, named
+// rows0, rows1, ... and allocated on b: the node lists the status tests
+// run, each id tensor good or out of the table's range.
+func GetRowsNodes(tb testing.TB, b ops.Backend, table *ops.Tensor, ids ...*ops.Tensor) []*ops.Tensor {
+	tb.Helper()
+	nodes := make([]*ops.Tensor, 0, len(ids))
+	for i, id := range ids {
+		n, err := ops.GetRows(table, id)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n.Name = fmt.Sprintf("rows%d", i)
+		if err := ops.AllocTensor(b, n, 0); err != nil {
+			tb.Fatal(err)
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes
 }
