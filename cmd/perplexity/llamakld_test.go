@@ -218,18 +218,7 @@ func TestKLDLlamaFormat(t *testing.T) {
 		t.Errorf("PPL(base) %v, the base run's %v", b, basePPL)
 	}
 
-	write := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	mutate := func(off int, b ...byte) []byte {
-		c := append([]byte(nil), raw...)
-		copy(c[off:], b)
-		return c
-	}
+	write, mutate := fileWriter(t, dir), mutator(raw)
 	for _, tc := range []struct {
 		name, file, msg string
 	}{

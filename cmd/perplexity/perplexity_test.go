@@ -365,18 +365,7 @@ func TestKLDRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	mutate := func(off int, b ...byte) []byte {
-		c := append([]byte(nil), raw...)
-		copy(c[off:], b)
-		return c
-	}
+	write, mutate := fileWriter(t, dir), mutator(raw)
 	other, _ := wikiText(t, 1200)
 	otherText, err := os.ReadFile(other)
 	if err != nil {
@@ -532,5 +521,28 @@ func TestEveryBackendAgrees(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// fileWriter returns a function that writes b to dir/name and returns
+// the path, failing t on an error.
+func fileWriter(t *testing.T, dir string) func(name string, b []byte) string {
+	return func(name string, b []byte) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
+// mutator returns a function that copies raw with b written at off: a
+// file damaged in one place.
+func mutator(raw []byte) func(off int, b ...byte) []byte {
+	return func(off int, b ...byte) []byte {
+		c := append([]byte(nil), raw...)
+		copy(c[off:], b)
+		return c
 	}
 }
