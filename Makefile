@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops llama-models llama-side slurm-sweep lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops llama-models llama-side tier-check slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -24,6 +24,7 @@ help:
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
 	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
+	@echo "tier-check     the CPU fast paths vs the generic tier on those models: KL divergence, perplexity and greedy text (LLAMA_PERPLEXITY adds llama.cpp as a yardstick; scripts/tier-check.sh)"
 	@echo "slurm-sweep  a sharded sweep as a Slurm job array, then a job that merges and plots (SWEEP='-preset llama-7b -n 1,32' SHARDS=3; see README)"
 	@echo "lint       gofmt -l, go vet and staticcheck"
 	@echo "fuzz       fuzz the quant dequantizers for 60 s"
@@ -134,6 +135,19 @@ llama-side: llama-models
 	@if [ ! -f "$(TESTDATA)/stories260K.gguf" ]; then echo "no shared/testdata/stories260K.gguf above this folder: set TESTDATA"; exit 2; fi
 	$(GO) build -o $(LLAMA_MODELS)/run ./cmd/run
 	$(GO) run ./cmd/opbench llama -llama-bench $(LLAMA_BENCH) -run $(LLAMA_MODELS)/run $(LLAMA_ARGS) -name $(LLAMA_NAME) $(LLAMA_FILES)
+
+# The CPU's fast paths against its generic tier on the issue-25 models
+# (scripts/tier-check.sh): the KL divergence and perplexity.
+# LLAMA_PERPLEXITY (llama.cpp's llama-perplexity) adds its KL divergence
+# from the same reference as a yardstick.
+TIER_OUT ?= $(LLAMA_MODELS)/tier-check.md
+LLAMA_PERPLEXITY ?= $(KERNBENCH_LLAMA_PERPLEXITY)
+
+tier-check: llama-models
+	$(GO) build -o $(LLAMA_MODELS)/run ./cmd/run
+	$(GO) build -o $(LLAMA_MODELS)/perplexity ./cmd/perplexity
+	TIER_RUN=$(LLAMA_MODELS)/run TIER_PERPLEXITY=$(LLAMA_MODELS)/perplexity TIER_TEXT=$(TESTDATA)/wiki.test.raw TIER_OUT=$(TIER_OUT) TIER_LLAMA_PERPLEXITY=$(LLAMA_PERPLEXITY) \
+		scripts/tier-check.sh $(LLAMA_FILES)
 
 # A sharded sweep on a Slurm cluster (README, "Sweeps on a cluster"):
 # SWEEP is opbench sweep's flags or a sweep file, SHARDS the array's size;
