@@ -87,14 +87,15 @@ func encodeMulMat(e *encoder, t *ops.Tensor) error {
 // mmShared is the threadgroup memory of kb_mm_tile for weights of type t,
 // in bytes: the weight and activation tiles (rows of MM_LD = 40 elements
 // of kb_mm_elem's type: float for f32, bf16, q8_1 and q8_K, half for the
-// others), or the 64x32 float result tile where that is larger.
+// others), or the float result tile (32 columns of MM_LDC = 72) where
+// that is larger.
 func mmShared(t quant.Type) int {
 	elem := 2
 	switch t {
 	case quant.F32, quant.BF16, quant.Q8_1, quant.Q8_K:
 		elem = 4
 	}
-	return max((mmRows+mmCols)*40*elem, mmRows*mmCols*4)
+	return max((mmRows+mmCols)*40*elem, mmCols*(mmRows+8)*4)
 }
 
 // mmActVector says how kb_mm_tile may read the activations b, bound at

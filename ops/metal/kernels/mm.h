@@ -72,8 +72,9 @@ inline void kb_mv_rows(long k, long m, device const char *abase, long a_nb1, lon
 // threadgroup memory: 8 elements of padding, so the eight rows an 8x8
 // simdgroup load reads start on different banks.
 #define MM_LD (MM_BK + 8)
-// MM_LDC is the column stride of the result tile (column-major, float).
-#define MM_LDC MM_BM
+// MM_LDC is the column stride of the result tile (column-major, float):
+// 8 floats of padding, so a transposed 8x8 store spreads over the banks.
+#define MM_LDC (MM_BM + 8)
 
 // kb_mm_elem<T>::type (and type4, its 4-vector) is the element type of the tiles in threadgroup
 // memory, and so of the simdgroup matrices, for weights of type T: half,
@@ -115,21 +116,25 @@ struct kb_mm_elem<KB_Q8_K> {
 #define MM_B_F32X4 1
 #define MM_B_F16X4 2
 
-// kb_mm_act8 reads activations l .. l+7 of the column at bcol (zeros past
-// k, or for a column past the last, col_ok false).
+// kb_mm_act8 reads activations l .. l+3 and l+16 .. l+19 of the column at
+// bcol (zeros past k, or for a column past the last, col_ok false): the
+// four threads of a column read 64 contiguous bytes of f32 per load.
 inline void kb_mm_act8(device const char *bcol, bool col_ok, long l, long k, int btype, long b_nb0, int bvec,
 		thread float4 &x0, thread float4 &x1) {
-	if (col_ok && l + 8 <= k && bvec == MM_B_F32X4) {
+	if (col_ok && l + 20 <= k && bvec == MM_B_F32X4) {
 		device const float4 *p = (device const float4 *)(bcol + l * 4);
 		x0 = p[0];
-		x1 = p[1];
-	} else if (col_ok && l + 8 <= k && bvec == MM_B_F16X4) {
+		x1 = p[4];
+	} else if (col_ok && l + 20 <= k && bvec == MM_B_F16X4) {
 		device const half4 *p = (device const half4 *)(bcol + l * 2);
 		x0 = float4(p[0]);
-		x1 = float4(p[1]);
+		x1 = float4(p[4]);
 	} else {
 		float x[8];
-		for (int t = 0; t < 8; t++) x[t] = col_ok && l + t < k ? kb_act(btype, bcol + (l + t) * b_nb0) : 0.0f;
+		for (int t = 0; t < 8; t++) {
+			const long e = l + t % 4 + 16 * (t / 4);
+			x[t] = col_ok && e < k ? kb_act(btype, bcol + e * b_nb0) : 0.0f;
+		}
 		x0 = float4(x[0], x[1], x[2], x[3]);
 		x1 = float4(x[4], x[5], x[6], x[7]);
 	}
@@ -142,10 +147,10 @@ inline void kb_mm_act8(device const char *bcol, bool col_ok, long l, long k, int
 //
 // Per MM_BK step, thread t decodes 16 contiguous weights of row t/2 (a
 // whole-block decoder, kb_row16) and reads 8 activations of column t/4
-// (vectors where bvec allows; the caller gives that column as bcol, with
-// col_ok false past the last: zeros), both stored as rows of
-// threadgroup memory in kb_mm_elem<T>'s type (the activation tile as its
-// columns, loaded transposed by the simdgroups). Simdgroup s multiplies
+// (kb_mm_act8: two vectors where bvec allows; the caller gives that
+// column as bcol, with col_ok false past the last: zeros), both stored as
+// rows of threadgroup memory in kb_mm_elem<T>'s type (the activation tile
+// as its columns, loaded transposed by the simdgroups). Simdgroup s multiplies
 // rows 32*(s%2) .. +31 by columns 16*(s/2) .. +15 with 8x8 simdgroup
 // matrices of that type into 4x2 float accumulators.
 template <int T>
@@ -161,8 +166,8 @@ inline void kb_mm_tile(long k, long m, device const char *abase, long a_nb1, lon
 		for (int y = 0; y < 2; y++) acc[x][y] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
 	// What this thread loads: 16 weights of one row, 8 activations of
 	// one column.
-	const int lr = tpitg / 2, la = (tpitg % 2) * 16;
-	const int lc = tpitg / 4, lb = (tpitg % 4) * 8;
+	const int lr = tpitg / 2, la = (tpitg % 2) * 16, sw = tpitg % 2;
+	const int lc = tpitg / 4, lb = (tpitg % 4) * 4;
 	const long row = i0 + lr;
 	device const uchar *arow = (device const uchar *)(abase + kb_minl(row, m - 1) * a_nb1);
 	threadgroup S4 *wa = (threadgroup S4 *)(sa + lr * MM_LD + la);
@@ -177,11 +182,21 @@ inline void kb_mm_tile(long k, long m, device const char *abase, long a_nb1, lon
 			// blocks of 32 or 256).
 			for (int t = 0; t < 16; t++) w[t] = l + t < k ? kb_at<T>(arow, l + t) : 0.0f;
 		}
-		for (int v = 0; v < 4; v++) wa[v] = S4(float4(w[4 * v], w[4 * v + 1], w[4 * v + 2], w[4 * v + 3]));
+		// The second half of a row (la = 16) starts 8 words after the
+		// first, on the bank where the first half of row lr+2 starts; it
+		// stores its four vectors in the order 1, 0, 3, 2 (a select, not
+		// an indexed register), so that the 16 threads of each phase of
+		// an 8-byte store hit 32 distinct banks.
+		for (int v = 0; v < 4; v += 2) {
+			const float4 p = float4(w[4 * v], w[4 * v + 1], w[4 * v + 2], w[4 * v + 3]);
+			const float4 q = float4(w[4 * v + 4], w[4 * v + 5], w[4 * v + 6], w[4 * v + 7]);
+			wa[v + sw] = S4(sw ? q : p);
+			wa[v + 1 - sw] = S4(sw ? p : q);
+		}
 		float4 x0, x1;
 		kb_mm_act8(bcol, col_ok, k0 + lb, k, btype, b_nb0, bvec, x0, x1);
 		wb[0] = S4(x0);
-		wb[1] = S4(x1);
+		wb[4] = S4(x1);
 		threadgroup_barrier(mem_flags::mem_threadgroup);
 		for (int kk = 0; kk < MM_BK; kk += 8) {
 			simdgroup_matrix<S, 8, 8> ma[4], mb[2];
