@@ -23,6 +23,9 @@ inline void kb_dq16(device const uchar *b, int il, thread float *y);
 // kb_u16 is the pointer to the 16-bit words at b (2-byte aligned).
 inline device const ushort *kb_u16(device const uchar *b) { return (device const ushort *)b; }
 
+// kb_ldh is the f16 at b (2-byte aligned), in one load: kb_rdh's value.
+inline float kb_ldh(device const uchar *b) { return float(*(device const half *)b); }
+
 template <>
 inline void kb_dq16<KB_F32>(device const uchar *b, int, thread float *y) {
 	device const float *p = (device const float *)b;
@@ -43,7 +46,7 @@ inline void kb_dq16<KB_BF16>(device const uchar *b, int, thread float *y) {
 // the 16 code bytes, il = 1 the high ones.
 template <>
 inline void kb_dq16<KB_Q4_0>(device const uchar *b, int il, thread float *y) {
-	const float d = kb_rdh(b);
+	const float d = kb_ldh(b);
 	device const ushort *q = kb_u16(b + 2);
 	const int s = 4 * il;
 	for (int i = 0; i < 8; i++) {
@@ -54,7 +57,7 @@ inline void kb_dq16<KB_Q4_0>(device const uchar *b, int il, thread float *y) {
 }
 template <>
 inline void kb_dq16<KB_Q4_1>(device const uchar *b, int il, thread float *y) {
-	const float d = kb_rdh(b), m = kb_rdh(b + 2);
+	const float d = kb_ldh(b), m = kb_ldh(b + 2);
 	device const ushort *q = kb_u16(b + 4);
 	const int s = 4 * il;
 	for (int i = 0; i < 8; i++) {
@@ -65,7 +68,7 @@ inline void kb_dq16<KB_Q4_1>(device const uchar *b, int il, thread float *y) {
 }
 template <>
 inline void kb_dq16<KB_Q5_0>(device const uchar *b, int il, thread float *y) {
-	const float d = kb_rdh(b);
+	const float d = kb_ldh(b);
 	device const ushort *h = kb_u16(b + 2);
 	const uint qh = h[il]; // bits 16il .. 16il+15 of the 32-bit high mask
 	device const ushort *q = kb_u16(b + 6);
@@ -80,7 +83,7 @@ inline void kb_dq16<KB_Q5_0>(device const uchar *b, int il, thread float *y) {
 }
 template <>
 inline void kb_dq16<KB_Q5_1>(device const uchar *b, int il, thread float *y) {
-	const float d = kb_rdh(b), m = kb_rdh(b + 2);
+	const float d = kb_ldh(b), m = kb_ldh(b + 2);
 	device const ushort *h = kb_u16(b + 4);
 	const uint qh = h[il];
 	device const ushort *q = kb_u16(b + 8);
@@ -105,11 +108,11 @@ inline void kb_dq16_i8(device const uchar *q, float d, thread float *y) {
 }
 template <>
 inline void kb_dq16<KB_Q8_0>(device const uchar *b, int il, thread float *y) {
-	kb_dq16_i8(b + 2 + 16 * il, kb_rdh(b), y);
+	kb_dq16_i8(b + 2 + 16 * il, kb_ldh(b), y);
 }
 template <>
 inline void kb_dq16<KB_Q8_1>(device const uchar *b, int il, thread float *y) {
-	kb_dq16_i8(b + 4 + 16 * il, kb_rdh(b), y);
+	kb_dq16_i8(b + 4 + 16 * il, kb_ldh(b), y);
 }
 
 // The K formats of 256 elements: chunk il is elements 16il .. 16il+15,
@@ -132,15 +135,15 @@ inline void kb_q2codes(device const uchar *qs, int il, thread int *q) {
 template <>
 inline void kb_dq16<KB_Q2_K>(device const uchar *b, int il, thread float *y) {
 	const int sc = b[il];
-	const float dl = kb_rdh(b + 80) * float(sc & 15);
-	const float ml = kb_rdh(b + 82) * float(sc >> 4);
+	const float dl = kb_ldh(b + 80) * float(sc & 15);
+	const float ml = kb_ldh(b + 82) * float(sc >> 4);
 	int q[16];
 	kb_q2codes(b + 16, il, q);
 	for (int t = 0; t < 16; t++) y[t] = dl * float(q[t]) - ml;
 }
 template <>
 inline void kb_dq16<KB_Q3_K>(device const uchar *b, int il, thread float *y) {
-	const float dl = kb_rdh(b + 108) * float(kb_q3_scale(il, b + 96));
+	const float dl = kb_ldh(b + 108) * float(kb_q3_scale(il, b + 96));
 	int q[16];
 	kb_q2codes(b + 32, il, q);
 	// The high bit of element e is bit e/32 of hmask[e%32]; a clear bit
@@ -172,7 +175,7 @@ template <>
 inline void kb_dq16<KB_Q4_K>(device const uchar *b, int il, thread float *y) {
 	int sc, m;
 	kb_k4_scale_min(il / 2, b + 4, sc, m);
-	const float dj = kb_rdh(b) * float(sc), mj = kb_rdh(b + 2) * float(m);
+	const float dj = kb_ldh(b) * float(sc), mj = kb_ldh(b + 2) * float(m);
 	int q[16];
 	kb_q4codes(b + 16, il, q);
 	for (int t = 0; t < 16; t++) y[t] = dj * float(q[t]) - mj;
@@ -181,7 +184,7 @@ template <>
 inline void kb_dq16<KB_Q5_K>(device const uchar *b, int il, thread float *y) {
 	int sc, m;
 	kb_k4_scale_min(il / 2, b + 4, sc, m);
-	const float dj = kb_rdh(b) * float(sc), mj = kb_rdh(b + 2) * float(m);
+	const float dj = kb_ldh(b) * float(sc), mj = kb_ldh(b + 2) * float(m);
 	int q[16];
 	kb_q4codes(b + 48, il, q);
 	// The fifth bit of element e is bit e/32 of qh[e%32].
@@ -203,7 +206,7 @@ inline void kb_dq16<KB_Q6_K>(device const uchar *b, int il, thread float *y) {
 	device const ushort *lo = kb_u16(b + 64 * h + 32 * (g % 2) + l0);
 	device const ushort *hi = kb_u16(b + 128 + 32 * h + l0);
 	const int sl = g < 2 ? 0 : 4, sh = 2 * g;
-	const float d = kb_rdh(b + 208), s = float(kb_i8(b[192 + il]));
+	const float d = kb_ldh(b + 208), s = float(kb_i8(b[192 + il]));
 	for (int i = 0; i < 8; i++) {
 		const uint u = lo[i], v = hi[i];
 		const int q0 = int(((u >> sl) & 15) | (((v >> sh) & 3) << 4)) - 32;
