@@ -55,11 +55,15 @@
 //   - quants.h: a dequantizer per type (kb_value, kb_deq8), each
 //     element's value in package quant's float order, over the type
 //     numbers, block sizes and decoding helpers of the shared blocks.h;
+//   - dequant.h: whole-block decoders (kb_dq16, kb_row16), 16 contiguous
+//     values of a block per call, bit for bit quants.h's values;
 //   - mm.h, mul_mat.metal, mul_mat_id.metal: matrix-vector with four weight
-//     rows per simdgroup for up to four activation columns, else 32x32
-//     output tiles of 8x8 simdgroup_float8x8 products over dequantized
-//     tiles in threadgroup memory; MUL_MAT_ID per pair for few tokens,
-//     else grouped by expert (a map of each expert's pairs, then tiles);
+//     rows per simdgroup for up to four activation columns, else 64x32
+//     output tiles (four simdgroups of 32x16) of 8x8 simdgroup products,
+//     half (float for f32, bf16, q8_1, q8_K) with float accumulators,
+//     over weights decoded block-wise and activations read as vectors
+//     into threadgroup memory; MUL_MAT_ID per pair for few tokens, else
+//     grouped by expert (a map of each expert's pairs, then tiles);
 //   - flash_attn_ext.metal: tiles of 8 query rows with 8x8 simdgroup products
 //     for Q·K^T and P·V (from 4 queries per head, head sizes a multiple
 //     of 8), else a query row per threadgroup; the keys split over

@@ -18,7 +18,8 @@ func init() {
 const (
 	mvSimdgroups = 2  // MV_NSG
 	mvRows       = 4  // MV_R: weight rows per simdgroup
-	mmTile       = 32 // MM_BM = MM_BN = MM_BK
+	mmRows       = 64 // MM_BM: weight rows per threadgroup
+	mmCols       = 32 // MM_BN: activation columns per threadgroup
 	mmThreads    = 128
 	// mvMaxCols is the most activation columns the matrix-vector kernel
 	// takes; more go to the simdgroup-matrix kernel.
@@ -71,7 +72,7 @@ func encodeMulMat(e *encoder, t *ops.Tensor) error {
 	}
 	bt, _ := actType(b.Type)
 	var s gpu.CStruct
-	s.Tensor(a).Tensor(b).Tensor(t).I64(b.Ne[2] / a.Ne[2]).I64(b.Ne[3] / a.Ne[3]).I32(bt)
+	s.Tensor(a).Tensor(b).Tensor(t).I64(b.Ne[2] / a.Ne[2]).I64(b.Ne[3] / a.Ne[3]).I32(bt).I32(mmActVector(b, bb.off))
 	m, n, batches := t.Ne[0], t.Ne[1], int(t.Ne[2]*t.Ne[3])
 	if n <= mvMaxCols {
 		rows := int64(mvSimdgroups * mvRows)
@@ -79,6 +80,37 @@ func encodeMulMat(e *encoder, t *ops.Tensor) error {
 			[3]int{int((m + rows - 1) / rows), int(n), batches}, [3]int{32 * mvSimdgroups, 1, 1}, nil, args(&s), ab, bb, d)
 	}
 	return e.dispatch("mul_mat.metal", "kb_mul_mm_"+a.Type.String(),
-		[3]int{int((m + mmTile - 1) / mmTile), int((n + mmTile - 1) / mmTile), batches}, [3]int{mmThreads, 1, 1},
-		[]int{3 * mmTile * mmTile * 4}, args(&s), ab, bb, d)
+		[3]int{int((m + mmRows - 1) / mmRows), int((n + mmCols - 1) / mmCols), batches}, [3]int{mmThreads, 1, 1},
+		[]int{mmShared(a.Type)}, args(&s), ab, bb, d)
+}
+
+// mmShared is the threadgroup memory of kb_mm_tile for weights of type t,
+// in bytes: the weight and activation tiles (rows of MM_LD = 40 elements
+// of kb_mm_elem's type: float for f32, bf16, q8_1 and q8_K, half for the
+// others), or the float result tile (32 columns of MM_LDC = 72) where
+// that is larger.
+func mmShared(t quant.Type) int {
+	elem := 2
+	switch t {
+	case quant.F32, quant.BF16, quant.Q8_1, quant.Q8_K:
+		elem = 4
+	}
+	return max((mmRows+mmCols)*40*elem, mmCols*(mmRows+8)*4)
+}
+
+// mmActVector says how kb_mm_tile may read the activations b, bound at
+// byte offset off: MM_B_F32X4 (1) for f32 whose columns all start 16-byte
+// aligned with elements packed, MM_B_F16X4 (2) for f16 on 8 bytes, else
+// MM_B_SCALAR (0), one element at a time.
+func mmActVector(b *ops.Tensor, off int64) int32 {
+	aligned := func(a int64) bool {
+		return off%a == 0 && b.Nb[1]%a == 0 && b.Nb[2]%a == 0 && b.Nb[3]%a == 0
+	}
+	switch {
+	case b.Type == quant.F32 && b.Nb[0] == 4 && aligned(16):
+		return 1
+	case b.Type == quant.F16 && b.Nb[0] == 2 && aligned(8):
+		return 2
+	}
+	return 0
 }

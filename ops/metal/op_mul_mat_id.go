@@ -62,7 +62,7 @@ func encodeMulMatID(e *encoder, t *ops.Tensor) error {
 	used, tokens, nexp := ids.Ne[0], ids.Ne[1], w.Ne[2]
 	pairs := used * tokens
 	var s gpu.CStruct
-	s.Tensor(w).Tensor(b).Tensor(ids).Tensor(t).I32(bt).I32(int32(used)).I32(int32(b.Ne[1])).I32(int32(pairs))
+	s.Tensor(w).Tensor(b).Tensor(ids).Tensor(t).I32(bt).I32(int32(used)).I32(int32(b.Ne[1])).I32(int32(pairs)).I32(mmActVector(b, bb.off))
 	m := w.Ne[1]
 	if tokens <= mvIDMaxTokens {
 		rows := int64(mvSimdgroups * mvRows)
@@ -84,6 +84,6 @@ func encodeMulMatID(e *encoder, t *ops.Tensor) error {
 	}
 	mapBuf.index = 3
 	return e.dispatch("mul_mat_id.metal", "kb_mul_mm_id_"+w.Type.String(),
-		[3]int{int((m + mmTile - 1) / mmTile), int((pairs + mmTile - 1) / mmTile), int(nexp)}, [3]int{mmThreads, 1, 1},
-		[]int{3 * mmTile * mmTile * 4}, args(&s), wb, bb, mapBuf, d)
+		[3]int{int((m + mmRows - 1) / mmRows), int((pairs + mmCols - 1) / mmCols), int(nexp)}, [3]int{mmThreads, 1, 1},
+		[]int{mmShared(w.Type)}, args(&s), wb, bb, mapBuf, d)
 }

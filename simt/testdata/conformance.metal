@@ -141,7 +141,8 @@ kernel void vectors(
 		constant args_t & args [[buffer(3)]],
 		uint i [[thread_position_in_grid]]) {
 	float4 v = x[i];
-	float4 w = float4(v.zw, v.xy) * 2.0f + 1;
+	// MSL's generic spelling of float4, unqualified under using namespace metal.
+	vec<float, 4> w = vec<float, 4>(v.zw, v.xy) * 2.0f + 1;
 	float2 p = v.xy + w.zw;
 	out[2 * i] = w;
 	out[2 * i + 1] = float4(p, dot(v, w), max(v.x, v.w) * args.scale + kvals[i % 4]);

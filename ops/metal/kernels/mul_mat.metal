@@ -6,14 +6,16 @@
 //   - kb_mul_mv_<type>, matrix-vector, for few activation columns: a
 //     threadgroup of MV_NSG simdgroups takes MV_NSG*MV_R weight rows of
 //     one column, MV_R rows per simdgroup;
-//   - kb_mul_mm_<type>, matrix-matrix: a threadgroup computes a 32x32
-//     tile of dst with simdgroup matrices.
+//   - kb_mul_mm_<type>, matrix-matrix: a threadgroup computes a 64x32
+//     tile of dst (64 weight rows by 32 columns) with simdgroup matrices,
+//     half for most weight types (mm.h's kb_mm_tile).
 #include "mm.h"
 
 struct kb_mm_args {
 	kb_tensor a, b, d;
 	long r2, r3; // b2/a2 and b3/a3: the broadcast of a
 	int btype;   // the activations' type: KB_F32, KB_F16 or KB_BF16
+	int bvec;    // how kb_mm_tile reads them: MM_B_SCALAR, MM_B_F32X4 or MM_B_F16X4
 };
 
 template <int T>
@@ -54,13 +56,12 @@ kernel void kb_mul_mm(
 	device const char *abase = a + (i2 / args.r2) * args.a.nb[2] + (i3 / args.r3) * args.a.nb[3];
 	const long col = j0 + tpitg / 4;
 	device const char *bcol = b + kb_row(args.b, kb_minl(col, n - 1), i2, i3);
-	kb_mm_tile<T>(args.a.ne[0], m, abase, args.a.nb[1], i0, bcol, col < n, args.btype, args.b.nb[0], shmem, tpitg, sgitg);
-	threadgroup const float *sc = shmem + (MM_BM + MM_BN) * MM_BK;
+	kb_mm_tile<T>(args.a.ne[0], m, abase, args.a.nb[1], i0, bcol, col < n, args.btype, args.b.nb[0], args.bvec, shmem, tpitg, sgitg);
 	device char *dbase = d + i2 * args.d.nb[2] + i3 * args.d.nb[3];
 	for (int idx = tpitg; idx < MM_BM * MM_BN; idx += MM_THREADS) {
 		const int ii = idx % MM_BM, jj = idx / MM_BM;
 		if (i0 + ii < m && j0 + jj < n) {
-			*(device float *)(dbase + (i0 + ii) * args.d.nb[0] + (j0 + jj) * args.d.nb[1]) = sc[ii * MM_BN + jj];
+			*(device float *)(dbase + (i0 + ii) * args.d.nb[0] + (j0 + jj) * args.d.nb[1]) = shmem[jj * MM_LDC + ii];
 		}
 	}
 }

@@ -7,8 +7,10 @@
 //   - grouped by expert for more: kb_mmid_map lists, per expert, the
 //     pairs that use it (one simdgroup per expert, in pair order, by
 //     prefix sums of a ballot), then kb_mul_mm_id_<type> runs the
-//     simdgroup-matrix tile of MUL_MAT over each expert's rows times the
-//     activation columns of its pairs (gathered), scattering the results.
+//     simdgroup-matrix tile of MUL_MAT (64 expert rows by 32 pairs, half
+//     for most types) over each expert's rows times the activation
+//     columns of its pairs (gathered through the map), scattering the
+//     results.
 //     Threadgroups past an expert's count return at once.
 //
 // An id outside [0, n_expert) sets the status words (1, the id); its
@@ -19,6 +21,7 @@ struct kb_mmid_args {
 	kb_tensor a, b, ids, d;
 	int btype;
 	int used, b1, n_pairs;
+	int bvec; // how kb_mm_tile reads the activations (MM_B_*)
 };
 
 // kb_mmid_id reads the expert of pair p and checks it.
@@ -115,14 +118,14 @@ kernel void kb_mul_mm_id(
 	const int p = rows[kb_minl(col, long(count - 1))];
 	const long e = p % args.used, t = p / args.used;
 	device const char *bcol = b + (e % args.b1) * args.b.nb[1] + t * args.b.nb[2];
-	kb_mm_tile<T>(args.a.ne[0], m, a + x * args.a.nb[2], args.a.nb[1], i0, bcol, col < count, args.btype, args.b.nb[0], shmem, tpitg, sgitg);
-	threadgroup const float *sc = shmem + (MM_BM + MM_BN) * MM_BK;
+	kb_mm_tile<T>(args.a.ne[0], m, a + x * args.a.nb[2], args.a.nb[1], i0, bcol, col < count, args.btype, args.b.nb[0], args.bvec,
+			shmem, tpitg, sgitg);
 	for (int idx = tpitg; idx < MM_BM * MM_BN; idx += MM_THREADS) {
 		const int ii = idx % MM_BM, jj = idx / MM_BM;
 		if (i0 + ii < m && j0 + jj < count) {
 			const int q = rows[j0 + jj];
 			const long qe = q % args.used, qt = q / args.used;
-			*(device float *)(d + (i0 + ii) * args.d.nb[0] + qe * args.d.nb[1] + qt * args.d.nb[2]) = sc[ii * MM_BN + jj];
+			*(device float *)(d + (i0 + ii) * args.d.nb[0] + qe * args.d.nb[1] + qt * args.d.nb[2]) = shmem[jj * MM_LDC + ii];
 		}
 	}
 }

@@ -314,8 +314,9 @@ KBS_MAT_TYPES(half, half)
 
 namespace metal {
 
-template <class T, int N>
-using vec = ::vec<T, N>;
+// The same template as ::vec (a using-declaration, not an alias), so that
+// an unqualified vec<T, N> under `using namespace metal` names one entity.
+using ::vec;
 
 #define M_PI_F 3.14159265358979323846f
 #define M_PI_2_F 1.57079632679489661923f

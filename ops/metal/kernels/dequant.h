@@ -1,0 +1,233 @@
+// dequant.h: whole-block decoders. kb_dq16<T>(b, il, y) writes elements
+// 16*il .. 16*il+15 of the block of type T at b into y, as floats, with
+// the float operations (and their order) of quants.h's kb_value, so a
+// decoded value is the reference's (up to an FMA the compiler may
+// contract). A block's scales are read once for the 16, its code bytes two
+// at a time (every block size in bytes is even, so a block is 2-byte
+// aligned wherever its row is). For the float types (a "block" of one
+// element) the 16 are the elements at b onward.
+//
+// kb_row16<T>(row, c, y) is the same for elements 16c .. 16c+15 of a row
+// (a row starts on a block; its length, for a block type, is a multiple of
+// the block, so 16 elements never straddle two blocks).
+//
+// The simdgroup-matrix kernels give each thread 16 contiguous weights of a
+// tile to decode into threadgroup memory; the matrix-vector kernels may
+// use the same decoders.
+#pragma once
+#include "quants.h"
+
+template <int T>
+inline void kb_dq16(device const uchar *b, int il, thread float *y);
+
+// kb_u16 is the pointer to the 16-bit words at b (2-byte aligned).
+inline device const ushort *kb_u16(device const uchar *b) { return (device const ushort *)b; }
+
+// kb_ldh is the f16 at b (2-byte aligned), in one load: kb_rdh's value.
+inline float kb_ldh(device const uchar *b) { return float(*(device const half *)b); }
+
+template <>
+inline void kb_dq16<KB_F32>(device const uchar *b, int, thread float *y) {
+	device const float *p = (device const float *)b;
+	for (int t = 0; t < 16; t++) y[t] = p[t];
+}
+template <>
+inline void kb_dq16<KB_F16>(device const uchar *b, int, thread float *y) {
+	device const half *p = (device const half *)b;
+	for (int t = 0; t < 16; t++) y[t] = float(p[t]);
+}
+template <>
+inline void kb_dq16<KB_BF16>(device const uchar *b, int, thread float *y) {
+	device const ushort *p = kb_u16(b);
+	for (int t = 0; t < 16; t++) y[t] = kb_bf2f(p[t]);
+}
+
+// The legacy formats of 32 elements: chunk il = 0 is the low nibbles of
+// the 16 code bytes, il = 1 the high ones.
+template <>
+inline void kb_dq16<KB_Q4_0>(device const uchar *b, int il, thread float *y) {
+	const float d = kb_ldh(b);
+	device const ushort *q = kb_u16(b + 2);
+	const int s = 4 * il;
+	for (int i = 0; i < 8; i++) {
+		const uint u = q[i];
+		y[2 * i] = float(int((u >> s) & 15) - 8) * d;
+		y[2 * i + 1] = float(int((u >> (s + 8)) & 15) - 8) * d;
+	}
+}
+template <>
+inline void kb_dq16<KB_Q4_1>(device const uchar *b, int il, thread float *y) {
+	const float d = kb_ldh(b), m = kb_ldh(b + 2);
+	device const ushort *q = kb_u16(b + 4);
+	const int s = 4 * il;
+	for (int i = 0; i < 8; i++) {
+		const uint u = q[i];
+		y[2 * i] = float((u >> s) & 15) * d + m;
+		y[2 * i + 1] = float((u >> (s + 8)) & 15) * d + m;
+	}
+}
+template <>
+inline void kb_dq16<KB_Q5_0>(device const uchar *b, int il, thread float *y) {
+	const float d = kb_ldh(b);
+	device const ushort *h = kb_u16(b + 2);
+	const uint qh = h[il]; // bits 16il .. 16il+15 of the 32-bit high mask
+	device const ushort *q = kb_u16(b + 6);
+	const int s = 4 * il;
+	for (int i = 0; i < 8; i++) {
+		const uint u = q[i];
+		const int q0 = int(((u >> s) & 15) | (((qh >> (2 * i)) & 1) << 4));
+		const int q1 = int(((u >> (s + 8)) & 15) | (((qh >> (2 * i + 1)) & 1) << 4));
+		y[2 * i] = float(q0 - 16) * d;
+		y[2 * i + 1] = float(q1 - 16) * d;
+	}
+}
+template <>
+inline void kb_dq16<KB_Q5_1>(device const uchar *b, int il, thread float *y) {
+	const float d = kb_ldh(b), m = kb_ldh(b + 2);
+	device const ushort *h = kb_u16(b + 4);
+	const uint qh = h[il];
+	device const ushort *q = kb_u16(b + 8);
+	const int s = 4 * il;
+	for (int i = 0; i < 8; i++) {
+		const uint u = q[i];
+		const uint q0 = ((u >> s) & 15) | (((qh >> (2 * i)) & 1) << 4);
+		const uint q1 = ((u >> (s + 8)) & 15) | (((qh >> (2 * i + 1)) & 1) << 4);
+		y[2 * i] = float(q0) * d + m;
+		y[2 * i + 1] = float(q1) * d + m;
+	}
+}
+
+// kb_dq16_i8 writes 16 signed bytes at q (2-byte aligned) times d.
+inline void kb_dq16_i8(device const uchar *q, float d, thread float *y) {
+	device const ushort *p = kb_u16(q);
+	for (int i = 0; i < 8; i++) {
+		const uint u = p[i];
+		y[2 * i] = float(kb_i8(uchar(u & 255))) * d;
+		y[2 * i + 1] = float(kb_i8(uchar(u >> 8))) * d;
+	}
+}
+template <>
+inline void kb_dq16<KB_Q8_0>(device const uchar *b, int il, thread float *y) {
+	kb_dq16_i8(b + 2 + 16 * il, kb_ldh(b), y);
+}
+template <>
+inline void kb_dq16<KB_Q8_1>(device const uchar *b, int il, thread float *y) {
+	kb_dq16_i8(b + 4 + 16 * il, kb_ldh(b), y);
+}
+
+// The K formats of 256 elements: chunk il is elements 16il .. 16il+15,
+// one sub-block of 16 (Q2_K, Q3_K, Q6_K) or half of one of 32 (Q4_K,
+// Q5_K). The 2-bit codes of Q2_K and Q3_K: element e = 128h + 32g + l is
+// bits 2g of byte 32h + l; chunk il has h = il/8, g = (il%8)/2 and l from
+// 16*(il%2).
+
+// kb_q2codes reads chunk il's 2-bit codes of the 64 code bytes at qs.
+inline void kb_q2codes(device const uchar *qs, int il, thread int *q) {
+	device const ushort *p = kb_u16(qs + 32 * (il / 8) + 16 * (il % 2));
+	const int s = 2 * ((il % 8) / 2);
+	for (int i = 0; i < 8; i++) {
+		const uint u = p[i];
+		q[2 * i] = int((u >> s) & 3);
+		q[2 * i + 1] = int((u >> (s + 8)) & 3);
+	}
+}
+
+template <>
+inline void kb_dq16<KB_Q2_K>(device const uchar *b, int il, thread float *y) {
+	const int sc = b[il];
+	const float dl = kb_ldh(b + 80) * float(sc & 15);
+	const float ml = kb_ldh(b + 82) * float(sc >> 4);
+	int q[16];
+	kb_q2codes(b + 16, il, q);
+	for (int t = 0; t < 16; t++) y[t] = dl * float(q[t]) - ml;
+}
+template <>
+inline void kb_dq16<KB_Q3_K>(device const uchar *b, int il, thread float *y) {
+	const float dl = kb_ldh(b + 108) * float(kb_q3_scale(il, b + 96));
+	int q[16];
+	kb_q2codes(b + 32, il, q);
+	// The high bit of element e is bit e/32 of hmask[e%32]; a clear bit
+	// subtracts 4.
+	device const ushort *hm = kb_u16(b + 16 * (il % 2));
+	const int hb = il / 2;
+	for (int i = 0; i < 8; i++) {
+		const uint u = hm[i];
+		if (!((u >> hb) & 1)) q[2 * i] -= 4;
+		if (!((u >> (hb + 8)) & 1)) q[2 * i + 1] -= 4;
+	}
+	for (int t = 0; t < 16; t++) y[t] = dl * float(q[t]);
+}
+
+// kb_q4codes reads chunk il's 4-bit codes of the 128 code bytes at qs of
+// Q4_K and Q5_K: element e is the low nibble (e%64 < 32) or the high one
+// of byte 32*(e/64) + e%32.
+inline void kb_q4codes(device const uchar *qs, int il, thread int *q) {
+	device const ushort *p = kb_u16(qs + 32 * (il / 4) + 16 * (il % 2));
+	const int s = 4 * ((il / 2) % 2);
+	for (int i = 0; i < 8; i++) {
+		const uint u = p[i];
+		q[2 * i] = int((u >> s) & 15);
+		q[2 * i + 1] = int((u >> (s + 8)) & 15);
+	}
+}
+
+template <>
+inline void kb_dq16<KB_Q4_K>(device const uchar *b, int il, thread float *y) {
+	int sc, m;
+	kb_k4_scale_min(il / 2, b + 4, sc, m);
+	const float dj = kb_ldh(b) * float(sc), mj = kb_ldh(b + 2) * float(m);
+	int q[16];
+	kb_q4codes(b + 16, il, q);
+	for (int t = 0; t < 16; t++) y[t] = dj * float(q[t]) - mj;
+}
+template <>
+inline void kb_dq16<KB_Q5_K>(device const uchar *b, int il, thread float *y) {
+	int sc, m;
+	kb_k4_scale_min(il / 2, b + 4, sc, m);
+	const float dj = kb_ldh(b) * float(sc), mj = kb_ldh(b + 2) * float(m);
+	int q[16];
+	kb_q4codes(b + 48, il, q);
+	// The fifth bit of element e is bit e/32 of qh[e%32].
+	device const ushort *hm = kb_u16(b + 16 + 16 * (il % 2));
+	const int hb = il / 2;
+	for (int i = 0; i < 8; i++) {
+		const uint u = hm[i];
+		q[2 * i] += int((u >> hb) & 1) << 4;
+		q[2 * i + 1] += int((u >> (hb + 8)) & 1) << 4;
+	}
+	for (int t = 0; t < 16; t++) y[t] = dj * float(q[t]) - mj;
+}
+template <>
+inline void kb_dq16<KB_Q6_K>(device const uchar *b, int il, thread float *y) {
+	// Element e = 128h + 32g + l: the low 4 bits are the low (g < 2) or
+	// high nibble of ql[64h + 32*(g%2) + l], the high 2 bits are bits 2g
+	// of qh[32h + l].
+	const int h = il / 8, g = (il % 8) / 2, l0 = 16 * (il % 2);
+	device const ushort *lo = kb_u16(b + 64 * h + 32 * (g % 2) + l0);
+	device const ushort *hi = kb_u16(b + 128 + 32 * h + l0);
+	const int sl = g < 2 ? 0 : 4, sh = 2 * g;
+	const float d = kb_ldh(b + 208), s = float(kb_i8(b[192 + il]));
+	for (int i = 0; i < 8; i++) {
+		const uint u = lo[i], v = hi[i];
+		const int q0 = int(((u >> sl) & 15) | (((v >> sh) & 3) << 4)) - 32;
+		const int q1 = int(((u >> (sl + 8)) & 15) | (((v >> (sh + 8)) & 3) << 4)) - 32;
+		y[2 * i] = d * s * float(q0);
+		y[2 * i + 1] = d * s * float(q1);
+	}
+}
+template <>
+inline void kb_dq16<KB_Q8_K>(device const uchar *b, int il, thread float *y) {
+	const float d = as_type<float>(kb_rd32(b));
+	device const ushort *p = kb_u16(b + 4 + 16 * il);
+	for (int i = 0; i < 8; i++) {
+		const uint u = p[i];
+		y[2 * i] = d * float(kb_i8(uchar(u & 255)));
+		y[2 * i + 1] = d * float(kb_i8(uchar(u >> 8)));
+	}
+}
+
+template <int T>
+inline void kb_row16(device const uchar *row, long c, thread float *y) {
+	const long e = 16 * c;
+	kb_dq16<T>(row + (e / kb_block(T)) * kb_bytes(T), int((e % kb_block(T)) / 16), y);
+}

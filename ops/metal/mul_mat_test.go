@@ -1,0 +1,93 @@
+package metal
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// TestMMActVector checks which activations kb_mm_tile may read as vectors:
+// f32 and f16 with packed elements and every column aligned, at an
+// aligned offset, and nothing else.
+func TestMMActVector(t *testing.T) {
+	f32, err := ops.NewTensor("b", quant.F32, 64, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f16, _ := ops.NewTensor("b", quant.F16, 64, 40)
+	f16odd, _ := ops.NewTensor("b", quant.F16, 66, 40) // 132-byte columns
+	bf16, _ := ops.NewTensor("b", quant.BF16, 64, 40)
+	tr, _ := ops.NewTensor("b", quant.F32, 40, 64)
+	trv, err := ops.View(tr, []int64{64, 40, 1, 1}, []int64{160, 4, tr.Nb[2], tr.Nb[3]}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		b    *ops.Tensor
+		off  int64
+		want int32
+	}{
+		{"f32", f32, 0, 1},
+		{"f32 at offset 32", f32, 32, 1},
+		{"f32 at offset 4", f32, 4, 0},
+		{"f16", f16, 0, 2},
+		{"f16 at offset 2", f16, 2, 0},
+		{"f16 columns of 132 bytes", f16odd, 0, 0},
+		{"bf16", bf16, 0, 0},
+		{"f32 transposed", trv, 0, 0},
+	} {
+		if got := mmActVector(tc.b, tc.off); got != tc.want {
+			t.Errorf("%s: mmActVector = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestMulMmActivationReads runs the simdgroup-matrix kernel (n > 4) on
+// activations of each way kb_mm_tile reads them, which the harness's
+// cases do not all reach there: f16 as half4 vectors and one at a time,
+// bf16, and f32 whose columns are not 16-byte aligned (a view at an
+// offset of one element).
+func TestMulMmActivationReads(t *testing.T) {
+	be := emulated(t)
+	uni := harness.Uniform(-1, 1)
+	type variant struct {
+		name string
+		bt   quant.Type
+		k    int64
+		off  int64 // elements the activations start past their leaf's first
+	}
+	for _, wt := range []quant.Type{quant.F16, quant.Q4_K, quant.F32} {
+		for _, v := range []variant{
+			{"f16 half4", quant.F16, 256, 0},
+			{"f16 scalar", quant.F16, 256, 1},
+			{"bf16", quant.BF16, 256, 0},
+			{"f32 misaligned", quant.F32, 256, 1},
+		} {
+			m, n := int64(70), int64(37)
+			c := harness.Case{
+				Name: fmt.Sprintf("%s,%s", wt, v.name), Op: ops.OpMulMat, Types: []quant.Type{wt, v.bt},
+				Build: func(b *harness.Builder) (*ops.Tensor, error) {
+					a := b.Leaf("a", wt, uni, v.k, m)
+					x := b.Leaf("b", v.bt, uni, v.k*n+v.off)
+					if b.Err() != nil {
+						return nil, b.Err()
+					}
+					es := int64(v.bt.TypeSize())
+					xv, err := ops.View(x, []int64{v.k, n, 1, 1}, []int64{es, es * v.k, es * v.k * n, es * v.k * n}, v.off*es)
+					if err != nil {
+						return nil, err
+					}
+					return ops.MulMat(a, xv)
+				},
+			}
+			r := harness.Run(be, c)
+			if !r.Passed() {
+				t.Errorf("%s: %s %s", c.Name, r.Summary(), r.Err)
+			}
+		}
+	}
+}
