@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/kernbench/kernbench/internal/cli"
 	"github.com/kernbench/kernbench/internal/testmodel"
 	"github.com/kernbench/kernbench/quant"
+	"github.com/kernbench/kernbench/quantize"
 	"github.com/kernbench/kernbench/tokenizer"
 )
 
@@ -233,7 +235,8 @@ func TestImatrixFlags(t *testing.T) {
 // float32-level differences between the two implementations flip
 // roundings and the sums drift apart by up to about 1e-3 in the last
 // layers. With $KERNBENCH_LLAMA_QUANTIZE set too, llama-quantize reads
-// this command's file in both formats.
+// this command's file in both formats, and its q4_K_M and iq4_xs files
+// made with it hold the bytes package quantize gives with it.
 func TestLlamaImatrixInterop(t *testing.T) {
 	prog := os.Getenv("KERNBENCH_LLAMA_IMATRIX")
 	if prog == "" {
@@ -296,10 +299,58 @@ func TestLlamaImatrixInterop(t *testing.T) {
 	if code, _, errs := runCmd("-m", mp, "-f", text, "-c", "128", "--chunks", "4", "-t", "2", "-fa", "off", "-kv-type", "f32", "-imatrix-out", dat, "-imatrix-format", "dat", "-progress=false"); code != 0 {
 		t.Fatalf("dat: exit %d: %s", code, errs)
 	}
+	in, err := gguf.Open(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
 	for _, im := range []string{ours, dat} {
-		out, err := exec.Command(lq, "--imatrix", im, mp, filepath.Join(dir, "q.gguf"), "Q4_K_M", "1").CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "loaded 35 importance matrix entries") {
-			t.Errorf("llama-quantize --imatrix %s: %v\n%s", filepath.Base(im), err, out)
+		m, err := imatrix.Read(im)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, typ := range []string{"q4_K_M", "iq4_xs"} {
+			theirs, mine := filepath.Join(dir, "llama-"+typ+".gguf"), filepath.Join(dir, "ours-"+typ+".gguf")
+			out, err := exec.Command(lq, "--imatrix", im, mp, theirs, strings.ToUpper(typ), "1").CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "loaded 35 importance matrix entries") {
+				t.Errorf("llama-quantize --imatrix %s: %v\n%s", filepath.Base(im), err, out)
+				continue
+			}
+			s, err := quantize.ParseScheme(typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := quantize.Quantize(in, mine, quantize.Params{Scheme: s, Imatrix: m, ImatrixFile: im, Threads: 2}, nil); err != nil {
+				t.Fatal(err)
+			}
+			sameTensorData(t, mine, theirs)
+		}
+	}
+}
+
+// sameTensorData fails t unless the GGUF files a and b hold tensors of
+// the same names, types and bytes.
+func sameTensorData(t *testing.T, a, b string) {
+	t.Helper()
+	fa, err := gguf.Open(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fa.Close()
+	fb, err := gguf.Open(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fb.Close()
+	if len(fa.Tensors) != len(fb.Tensors) {
+		t.Fatalf("%s: %d tensors, %s %d", a, len(fa.Tensors), b, len(fb.Tensors))
+	}
+	for _, ti := range fa.Tensors {
+		tj, ok := fb.TensorInfo(ti.Name)
+		da, _ := fa.TensorData(ti.Name)
+		db, _ := fb.TensorData(ti.Name)
+		if !ok || tj.Type != ti.Type || !bytes.Equal(da, db) {
+			t.Errorf("%s: tensor %s (%v) differs from llama-quantize's (%v)", filepath.Base(a), ti.Name, ti.Type, tj.Type)
 		}
 	}
 }
