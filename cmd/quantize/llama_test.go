@@ -104,28 +104,45 @@ func sameTensors(t *testing.T, a, b string) map[string]int {
 }
 
 // TestLlamaQuantizeInterop quantizes stories260K-wide (every row 256
-// wide) with llama-quantize itself (the program $KERNBENCH_LLAMA_QUANTIZE
-// names; skipped without it) and with this command, with and without an
-// importance matrix, into each file type both write, and requires the
-// same tensors, byte for byte.
+// wide) and a Mixtral-style model from mkmodel with llama-quantize itself
+// (the program $KERNBENCH_LLAMA_QUANTIZE names; skipped without it) and
+// with this command, with and without an importance matrix, into the file
+// types both write, and requires the same tensors, byte for byte.
 func TestLlamaQuantizeInterop(t *testing.T) {
 	prog := os.Getenv("KERNBENCH_LLAMA_QUANTIZE")
 	if prog == "" {
 		t.Skip("KERNBENCH_LLAMA_QUANTIZE (the path of llama.cpp's llama-quantize) is not set")
 	}
-	mp := shareddata.Path(t, "stories260K-wide.gguf")
 	dir := t.TempDir()
-	im := filepath.Join(dir, "imatrix.gguf")
-	syntheticImatrix(t, mp, im)
+	// A Mixtral-style model of 16 layers (8 experts, GQA 4, rows of 64
+	// and 128) made by mkmodel, for the experts' types, the per-expert
+	// weights and the layer and GQA rules stories260K-wide does not reach.
+	moe := filepath.Join(dir, "moe.gguf")
+	mk := filepath.Join(dir, "mkmodel")
+	if out, err := exec.Command("go", "build", "-o", mk, "../mkmodel").CombinedOutput(); err != nil {
+		t.Fatalf("building mkmodel: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(mk, "-arch", "mixtral", "-heads", "8", "-kv-heads", "2", "-layers", "16", "-type", "f32", "-o", moe).CombinedOutput(); err != nil {
+		t.Fatalf("mkmodel: %v\n%s", err, out)
+	}
+	wide := shareddata.Path(t, "stories260K-wide.gguf")
+	ims := map[string]string{wide: filepath.Join(dir, "wide-imatrix.gguf"), moe: filepath.Join(dir, "moe-imatrix.gguf")}
+	for mp, im := range ims {
+		syntheticImatrix(t, mp, im)
+	}
 	for _, c := range []struct {
+		mp   string
 		typ  string
 		imat bool
 	}{
-		{"q4_K_M", true}, {"q4_0", true}, {"iq4_nl", true}, {"iq4_xs", true},
-		{"q4_1", true}, {"q5_0", true}, {"q5_1", true}, {"q2_K", true}, {"q3_K_M", true}, {"q5_K_M", true}, {"q6_K", true},
-		{"iq4_nl", false}, {"iq4_xs", false}, {"tq1_0", false}, {"tq2_0", false}, {"mxfp4_moe", false}, {"q4_0", false}, {"q4_K_M", false},
+		{wide, "q4_K_M", true}, {wide, "q4_0", true}, {wide, "iq4_nl", true}, {wide, "iq4_xs", true},
+		{wide, "q4_1", true}, {wide, "q5_0", true}, {wide, "q5_1", true}, {wide, "q2_K", true}, {wide, "q3_K_M", true}, {wide, "q5_K_M", true}, {wide, "q6_K", true},
+		{wide, "iq4_nl", false}, {wide, "iq4_xs", false}, {wide, "tq1_0", false}, {wide, "tq2_0", false}, {wide, "mxfp4_moe", false}, {wide, "q4_0", false}, {wide, "q4_K_M", false},
+		{moe, "mxfp4_moe", false}, {moe, "mxfp4_moe", true}, {moe, "iq4_xs", false}, {moe, "iq4_xs", true}, {moe, "iq4_nl", true},
+		{moe, "q4_0", true}, {moe, "q5_0", true}, {moe, "q4_K_M", true}, {moe, "q3_K_M", false},
 	} {
-		name := c.typ
+		mp, im := c.mp, ims[c.mp]
+		name := strings.TrimSuffix(filepath.Base(mp), ".gguf") + "-" + c.typ
 		if c.imat {
 			name += "-imatrix"
 		}
