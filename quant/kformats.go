@@ -98,7 +98,7 @@ func quantizeQ3_K(x []float32, y []byte) {
 	)
 	for len(x) > 0 {
 		xb, b := x[:QKK], y[:sizeQ3_K]
-		hmask, qs, sc := b[0:32], b[32:96], b[96:108]
+		sc := b[96:108]
 
 		var maxScale, amax float32
 		for j := range QKK / 16 {
@@ -129,31 +129,42 @@ func quantizeQ3_K(x []float32, y []byte) {
 			putF16(b[108:], 0)
 		}
 
-		// Requantize against the scales as stored.
-		dAll := getF16(b[108:])
-		for j := range QKK / 16 {
-			d := dAll * float32(int8(q3Scale(j, sc)))
-			if d == 0 {
-				continue
-			}
-			for i := 16 * j; i < 16*j+16; i++ {
-				L[i] = int8(clampInt(nearestInt(xb[i]/d), -4, 3) + 4)
-			}
-		}
-
-		// High bits: element e's goes to bit e/32 of hmask[e%32].
-		clear(hmask)
-		var low [QKK]uint8
-		for e, l := range L {
-			if l > 3 {
-				hmask[e%32] |= 1 << (e / 32)
-				l -= 4
-			}
-			low[e] = uint8(l)
-		}
-		packQ2Bits(qs, low[:])
+		finishQ3K(xb, b, &L)
 		x, y = x[QKK:], y[sizeQ3_K:]
 	}
+}
+
+// finishQ3K requantizes the super-block xb against the scales stored in
+// b (codes whose sub-block scale is zero keep their value in L) and packs
+// the codes.
+func finishQ3K(xb []float32, b []byte, L *[QKK]int8) {
+	hmask, qs, sc := b[0:32], b[32:96], b[96:108]
+	dAll := getF16(b[108:])
+	for j := range QKK / 16 {
+		d := dAll * float32(int8(q3Scale(j, sc)))
+		if d == 0 {
+			continue
+		}
+		for i := 16 * j; i < 16*j+16; i++ {
+			L[i] = int8(clampInt(nearestInt(xb[i]/d), -4, 3) + 4)
+		}
+	}
+	packQ3K(hmask, qs, L)
+}
+
+// packQ3K stores Q3_K's 3-bit codes L: the high bit of element e in bit
+// e/32 of hmask[e%32], the low two bits as Q2_K packs them.
+func packQ3K(hmask, qs []byte, L *[QKK]int8) {
+	clear(hmask)
+	var low [QKK]uint8
+	for e, l := range L {
+		if l > 3 {
+			hmask[e%32] |= 1 << (e / 32)
+			l -= 4
+		}
+		low[e] = uint8(l)
+	}
+	packQ2Bits(qs, low[:])
 }
 
 func dequantizeQ3_K(x []byte, y []float32) {
@@ -220,8 +231,14 @@ func quantizeQ45K(xb []float32, b []byte, L *[QKK]uint8, nmax int, rmin float32,
 	}
 	putF16(b[0:], maxScale/63)
 	putF16(b[2:], maxMin/63)
+	requantQ45K(xb, b, L, nmax)
+}
 
-	// Requantize against the scales as stored.
+// requantQ45K requantizes the Q4_K or Q5_K super-block xb to codes in
+// [0, nmax] against the scales and mins stored in b; codes of a sub-block
+// whose scale is zero keep their value in L.
+func requantQ45K(xb []float32, b []byte, L *[QKK]uint8, nmax int) {
+	sc := b[4:16]
 	d0, dmin0 := getF16(b[0:]), getF16(b[2:])
 	for j := range QKK / 32 {
 		s, m := scaleMinK4(j, sc)
@@ -244,6 +261,22 @@ func quantizeQ4_K(x []float32, y []byte) {
 		packNibbles(b[16:144], L[:])
 		x, y = x[QKK:], y[sizeQ4_K:]
 	}
+}
+
+// packQ5K stores Q5_K's 5-bit codes L into super-block b: the fifth bit
+// of element e in bit e/32 of qh[e%32], the low four as Q4_K's nibbles.
+func packQ5K(b []byte, L *[QKK]uint8) {
+	qh, qs := b[16:48], b[48:176]
+	clear(qh)
+	var low [QKK]uint8
+	for e, l := range L {
+		if l > 15 {
+			qh[e%32] |= 1 << (e / 32)
+			l -= 16
+		}
+		low[e] = l
+	}
+	packNibbles(qs, low[:])
 }
 
 // dequantizeQ45K expands one Q4_K or Q5_K super-block; qh is nil for Q4_K.
@@ -280,17 +313,7 @@ func quantizeQ5_K(x []float32, y []byte) {
 	for len(x) > 0 {
 		xb, b := x[:QKK], y[:sizeQ5_K]
 		quantizeQ45K(xb, b, &L, 31, -0.5, 15)
-		qh, qs := b[16:48], b[48:176]
-		clear(qh)
-		var low [QKK]uint8
-		for e, l := range L {
-			if l > 15 {
-				qh[e%32] |= 1 << (e / 32)
-				l -= 16
-			}
-			low[e] = l
-		}
-		packNibbles(qs, low[:])
+		packQ5K(b, &L)
 		x, y = x[QKK:], y[sizeQ5_K:]
 	}
 }
@@ -303,7 +326,12 @@ func dequantizeQ5_K(x []byte, y []float32) {
 	}
 }
 
-func quantizeQ6_K(x []float32, y []byte) {
+func quantizeQ6_K(x []float32, y []byte) { quantizeQ6_KWith(x, y, nil) }
+
+// quantizeQ6_KWith is quantize_row_q6_K_ref with qw nil, and
+// quantize_row_q6_K_impl with importance weights qw (one per element):
+// they only change the error weights of each 16-element group's search.
+func quantizeQ6_KWith(x []float32, y []byte, qw []float32) {
 	var (
 		L      [QKK]int8
 		scales [QKK / 16]float32
@@ -314,11 +342,18 @@ func quantizeQ6_K(x []float32, y []byte) {
 
 		var maxScale, maxAbsScale float32
 		for j := range QKK / 16 {
-			scales[j] = makeQXQuants(32, xb[16*j:16*j+16], L[16*j:16*j+16])
+			var w []float32
+			if qw != nil {
+				w = qw[16*j : 16*j+16]
+			}
+			scales[j] = makeQXQuants(32, xb[16*j:16*j+16], L[16*j:16*j+16], w)
 			if a := abs32(scales[j]); a > maxAbsScale {
 				maxAbsScale = a
 				maxScale = scales[j]
 			}
+		}
+		if qw != nil {
+			qw = qw[QKK:]
 		}
 		if maxAbsScale < groupMaxEps {
 			clear(b)

@@ -5,10 +5,10 @@ package quant
 // same order, so that the chosen codes and scales match ggml's bit for bit.
 
 // makeQXQuants picks codes in [-nmax, nmax) for a signed, min-free group
-// (ggml's make_qx_quants with rmse_type 1 and no importance weights, the
-// only way the reference quantizers call it). The codes, offset by nmax,
-// go to L; it returns the group scale. The error weights are x[i]^2.
-func makeQXQuants(nmax int, x []float32, L []int8) float32 {
+// (ggml's make_qx_quants with rmse_type 1, the only way its quantizers
+// call it). The codes, offset by nmax, go to L; it returns the group
+// scale. The error weights are qw, or x[i]^2 when qw is nil.
+func makeQXQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 	vmax, amax := absMaxSigned(x)
 	if amax < groupMaxEps {
 		clear(L[:len(x)])
@@ -16,10 +16,16 @@ func makeQXQuants(nmax int, x []float32, L []int8) float32 {
 	}
 	iscale := float32(-nmax) / vmax
 	var sumlx, suml2 float32
+	weight := func(i int, v float32) float32 {
+		if qw != nil {
+			return qw[i]
+		}
+		return v * v
+	}
 	for i, v := range x {
 		l := clampInt(nearestInt(iscale*v), -nmax, nmax-1)
 		L[i] = int8(l + nmax)
-		w := v * v
+		w := weight(i, v)
 		fl := float32(l)
 		sumlx += float32(w * v * fl)
 		suml2 += float32(w * fl * fl)
@@ -35,9 +41,9 @@ func makeQXQuants(nmax int, x []float32, L []int8) float32 {
 		}
 		iscale = -(float32(nmax) + float32(0.1*float32(is))) / vmax
 		sumlx, suml2 = 0, 0
-		for _, v := range x {
+		for i, v := range x {
 			l := clampInt(nearestInt(iscale*v), -nmax, nmax-1)
-			w := v * v
+			w := weight(i, v)
 			fl := float32(l)
 			sumlx += float32(w * v * fl)
 			suml2 += float32(w * fl * fl)

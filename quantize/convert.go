@@ -40,7 +40,7 @@ func (s Summary) BitsPerWeight() float64 {
 // general.quantization_version to QuantizationVersion: existing entries
 // are replaced where they are, missing ones appended; every other entry
 // is kept as it is.
-func Metadata(f *gguf.File, ft FileType) []Entry {
+func Metadata(f *gguf.File, ft FileType, extra ...Entry) []Entry {
 	md := make([]Entry, 0, len(f.KV)+2)
 	var hasFT, hasQV bool
 	for _, kv := range f.KV {
@@ -61,7 +61,75 @@ func Metadata(f *gguf.File, ft FileType) []Entry {
 	if !hasFT {
 		md = append(md, Entry{KeyFileType, uint32(ft)})
 	}
+	for _, e := range extra {
+		replaced := false
+		for i := range md {
+			if md[i].Key == e.Key {
+				md[i], replaced = e, true
+			}
+		}
+		if !replaced {
+			md = append(md, e)
+		}
+	}
 	return md
+}
+
+// Metadata keys llama-quantize adds when it uses an importance matrix.
+const (
+	KeyImatrixFile    = "quantize.imatrix.file"
+	KeyImatrixDataset = "quantize.imatrix.dataset"
+	KeyImatrixEntries = "quantize.imatrix.entries_count"
+	KeyImatrixChunks  = "quantize.imatrix.chunks_count"
+)
+
+// imatrixMetadata returns the entries llama-quantize records about the
+// importance matrix p uses (none without one): its file (at most 127
+// bytes, as llama-quantize truncates it), first dataset, entry count and,
+// when positive, chunk count.
+func imatrixMetadata(p Params) []Entry {
+	m := p.Imatrix
+	if m == nil {
+		return nil
+	}
+	trunc := func(s string) string {
+		if len(s) > 127 {
+			return s[:127]
+		}
+		return s
+	}
+	md := []Entry{{KeyImatrixFile, trunc(p.ImatrixFile)}}
+	if len(m.Datasets) > 0 {
+		md = append(md, Entry{KeyImatrixDataset, trunc(m.Datasets[0])})
+	}
+	md = append(md, Entry{KeyImatrixEntries, uint32(len(m.Entries))})
+	if m.ChunkCount > 0 {
+		md = append(md, Entry{KeyImatrixChunks, uint32(m.ChunkCount)})
+	}
+	return md
+}
+
+// weightsFor returns the importance weights for tensor d from p's matrix,
+// as llama-quantize picks them: nil without a matrix or an entry for the
+// tensor; the entry's weights when they number ne[0]*ne[2] (per column,
+// per expert); an error for any other size, except for
+// token_embd.weight, which then goes without (llama-quantize's rule). A
+// tensor whose type needs weights and gets none is an error.
+func weightsFor(d Decision, p Params) ([]float32, error) {
+	var w []float32
+	if p.Imatrix != nil {
+		w = p.Imatrix.Weights(d.Name)
+		if w != nil && int64(len(w)) != d.Ne[0]*d.Ne[2] {
+			if d.Name != "token_embd.weight" {
+				return nil, fmt.Errorf("quantize: the importance matrix has %d weights for tensor %s, which needs %d (ne[0] * ne[2])", len(w), d.Name, d.Ne[0]*d.Ne[2])
+			}
+			w = nil
+		}
+	}
+	if w == nil && d.NeedsImatrix {
+		return nil, fmt.Errorf("quantize: missing importance matrix for tensor %s, which %v %w", d.Name, d.To, ErrNeedsImatrix)
+	}
+	return w, nil
 }
 
 // Quantize rewrites the GGUF file in into a new file at outPath under p:
@@ -122,7 +190,10 @@ func quantize(in *gguf.File, p Params, log io.Writer, write func([]Entry, []Tens
 			return fmt.Errorf("quantize: %w", err)
 		}
 		if d.Convert() {
-			err = convert(d, src, buf, threads)
+			var w []float32
+			if w, err = weightsFor(d, p); err == nil {
+				err = convert(d, src, buf, threads, w)
+			}
 		} else if len(src) != len(buf) {
 			err = fmt.Errorf("quantize: tensor %s has %d bytes of data, want %d", d.Name, len(src), len(buf))
 		} else {
@@ -134,7 +205,10 @@ func quantize(in *gguf.File, p Params, log io.Writer, write func([]Entry, []Tens
 		printDecision(log, i, len(ds), d)
 		return nil
 	}
-	sum.FileSize, err = write(Metadata(in, p.Scheme.FileType), specs, fill)
+	if m := p.Imatrix; m != nil {
+		fmt.Fprintf(log, "quantize: importance matrix %s: %d entries, %d chunks of %d, datasets %q\n", p.ImatrixFile, len(m.Entries), m.ChunkCount, m.ChunkSize, m.Datasets)
+	}
+	sum.FileSize, err = write(Metadata(in, p.Scheme.FileType, imatrixMetadata(p)...), specs, fill)
 	if err != nil {
 		return sum, err
 	}
@@ -177,12 +251,13 @@ func human(n int64) string {
 }
 
 // convert decodes the rows of src (type d.Type) and encodes them into dst
-// (type d.To), splitting the rows over threads goroutines.
-func convert(d Decision, src, dst []byte, threads int) error {
+// (type d.To) with importance weights w (nil or d.Ne[0] per matrix),
+// splitting the rows over threads goroutines.
+func convert(d Decision, src, dst []byte, threads int, w []float32) error {
 	if want := d.Bytes(d.Type); int64(len(src)) != want {
 		return fmt.Errorf("quantize: tensor %s has %d bytes of data, want %d", d.Name, len(src), want)
 	}
-	return ConvertRows(d.Name, d.Type, d.To, d.Ne[0], src, dst, threads)
+	return ConvertRowsWeighted(d.Name, d.Type, d.To, d.Ne[0], src, dst, threads, w)
 }
 
 // ConvertRows converts rows of n elements from type from in src to type to
@@ -190,6 +265,14 @@ func convert(d Decision, src, dst []byte, threads int) error {
 // hold the same number of whole rows. A row with a NaN or infinity is an
 // error naming the tensor name and the row.
 func ConvertRows(name string, from, to quant.Type, n int64, src, dst []byte, threads int) error {
+	return ConvertRowsWeighted(name, from, to, n, src, dst, threads, nil)
+}
+
+// ConvertRowsWeighted is ConvertRows through quant.QuantizeRowWeighted,
+// as llama-quantize quantizes: w is nil or holds importance weights for
+// k matrices of the rows (n per matrix; the rows split evenly among them,
+// as an expert stack's), and each row gets its matrix's weights.
+func ConvertRowsWeighted(name string, from, to quant.Type, n int64, src, dst []byte, threads int, w []float32) error {
 	srs, err := from.RowSize(n)
 	if err != nil {
 		return fmt.Errorf("quantize: tensor %s: %w", name, err)
@@ -202,6 +285,13 @@ func ConvertRows(name string, from, to quant.Type, n int64, src, dst []byte, thr
 		return fmt.Errorf("quantize: tensor %s: %d source bytes and %d destination bytes are not the same whole number of rows", name, len(src), len(dst))
 	}
 	rows := int64(len(src)) / srs
+	var nmat int64
+	if w != nil {
+		nmat = int64(len(w)) / n
+		if nmat == 0 || int64(len(w))%n != 0 || rows%nmat != 0 {
+			return fmt.Errorf("quantize: tensor %s: %d importance weights do not fit %d rows of %d", name, len(w), rows, n)
+		}
+	}
 	return ParallelRows(rows, threads, func(r0, r1 int64) error {
 		row := make([]float32, n)
 		for r := r0; r < r1; r++ {
@@ -213,7 +303,12 @@ func ConvertRows(name string, from, to quant.Type, n int64, src, dst []byte, thr
 					return fmt.Errorf("quantize: tensor %s row %d column %d is %v: refusing to convert a non-finite value", name, r, j, v)
 				}
 			}
-			if err := quant.QuantizeRow(to, row, dst[r*drs:(r+1)*drs]); err != nil {
+			var qw []float32
+			if w != nil {
+				k := r / (rows / nmat)
+				qw = w[k*n : (k+1)*n]
+			}
+			if err := quant.QuantizeRowWeighted(to, row, dst[r*drs:(r+1)*drs], qw); err != nil {
 				return fmt.Errorf("quantize: tensor %s row %d: %w", name, r, err)
 			}
 		}

@@ -2,10 +2,13 @@
 // llama.cpp's llama-quantize does, and writes GGUF files tensor by tensor.
 //
 // A Scheme is the target: a weight type (f32, f16, bf16, q8_0, q4_0, q4_1,
-// q5_0, q5_1, q6_K) or one of llama.cpp's mixes (q2_K, q3_K_S, q3_K_M,
-// q3_K_L, q4_K_S, q4_K_M, q5_K_S, q5_K_M), each with the general.file_type
-// number llama.cpp records for it. Choose applies the scheme to one tensor,
-// in this order:
+// q5_0, q5_1, q6_K, iq4_nl, iq4_xs, tq1_0, tq2_0) or one of llama.cpp's
+// mixes (q2_K, q3_K_S, q3_K_M, q3_K_L, q4_K_S, q4_K_M, q5_K_S, q5_K_M,
+// mxfp4_moe), each with the general.file_type number llama.cpp records for
+// it. llama.cpp's IQ1/IQ2/IQ3 mixes are not written yet; those that
+// llama-quantize makes only with an importance matrix are refused without
+// one by name (CheckImatrix, RequiresImatrix). Choose applies the scheme
+// to one tensor, in this order:
 //
 //  1. Tensors that are not weight matrices are copied as they are: 1-D
 //     tensors (norms, biases, rope_freqs, attention sinks), names not
@@ -20,17 +23,21 @@
 //     type.
 //     -pure (Params.Pure) turns the rules off; Params.OutputType and
 //     Params.TokenEmbdType override them for those two tensors.
-//  3. When the type's block (256 elements for the K types, 32 for the
-//     legacy ones) does not divide the tensor's rows, the tensor falls back
-//     to a type whose block does: llama.cpp's table (q4_K to q5_0, q5_K to
-//     q5_1, q6_K to q8_0; q2_K and q3_K to q4_0, where llama.cpp has
-//     iq4_nl), then f16. The Decision records the reason.
+//  3. When the type's block (256 elements for the K types, iq4_xs and the
+//     ternary types, 32 for the others) does not divide the tensor's
+//     rows, the tensor falls back to a type whose block does: llama.cpp's
+//     table (q4_K to q5_0, q5_K to q5_1, q6_K to q8_0, q2_K, q3_K, tq1_0
+//     and tq2_0 to q4_0, iq4_xs to iq4_nl), then f16. The Decision records
+//     the reason.
 //
 // Quantize runs the plan over a file: each converted tensor is dequantized
-// to float32 a row at a time and encoded with quant.QuantizeRow (ggml's
-// reference quantizers, so the bytes are those llama-quantize writes without
-// an importance matrix), rows split over goroutines. Metadata is kept, with
-// general.file_type and general.quantization_version set.
+// to float32 a row at a time and encoded with quant.QuantizeRowWeighted,
+// rows split over goroutines: ggml's quantizers as llama-quantize calls
+// them, with the importance matrix's weights for the tensor (Params.Imatrix)
+// where it has an entry, so the bytes are those llama-quantize writes with
+// the same matrix or without one. Metadata is kept, with general.file_type
+// and general.quantization_version set, and the quantize.imatrix.* keys
+// llama-quantize adds when a matrix is used.
 //
 // WriteFile writes a GGUF file whose tensors are produced one at a time by a
 // callback, so a model never has to be in memory whole; Quantize and

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kernbench/kernbench/gguf"
+	"github.com/kernbench/kernbench/imatrix"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -29,6 +30,13 @@ type Params struct {
 	// Threads is the number of goroutines that convert rows (<= 0: one
 	// per CPU).
 	Threads int
+	// Imatrix, when not nil, is the importance matrix: its weights go to
+	// the quantizers that take them (quant.QuantizeRowWeighted), and the
+	// rules that depend on having one apply, as in llama-quantize.
+	Imatrix *imatrix.Matrix
+	// ImatrixFile is the importance matrix's path, recorded in the
+	// output's quantize.imatrix.file as llama-quantize records it.
+	ImatrixFile string
 }
 
 // Tensor describes a source tensor for the rules.
@@ -65,6 +73,26 @@ type Decision struct {
 	Rule string
 	// Fallback says why To differs from Chosen; "" when it does not.
 	Fallback string
+	// NeedsImatrix reports that llama-quantize quantizes this tensor to
+	// To only with an importance matrix (see RequiresImatrix).
+	NeedsImatrix bool
+}
+
+// imatrixTypes are the types llama-quantize refuses to quantize a tensor
+// to without importance weights (by ggml's names, so the check holds for
+// types quant adds later).
+var imatrixTypes = map[string]bool{"iq1_s": true, "iq1_m": true, "iq2_xxs": true, "iq2_xs": true, "iq2_s": true, "iq3_xxs": true}
+
+// RequiresImatrix reports whether llama-quantize needs importance weights
+// to quantize the tensor called name to type t in a file of type ft: the
+// lowest-bit IQ types (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS), and
+// q2_K in a Q2_K_S file, except for token_embd.weight and output.weight.
+func RequiresImatrix(name string, t quant.Type, ft FileType) bool {
+	if name == "token_embd.weight" || name == "output.weight" {
+		return false
+	}
+	const fileTypeQ2_K_S FileType = 21
+	return imatrixTypes[t.String()] || (t == quant.Q2_K && ft == fileTypeQ2_K_S)
 }
 
 // Convert reports whether the tensor's data is converted (false: copied).
@@ -158,12 +186,23 @@ func Choose(t Tensor, m Model, p Params) Decision {
 	case p.Pure || !s.Quantized():
 	case isOutput:
 		switch {
+		case s.FileType == FileTypeMXFP4_MOE:
+			d.Chosen, d.Rule = quant.Q8_0, "output rule (mxfp4_moe)"
 		case t.Ne[0]%s.Default.BlockSize() != 0:
 			d.Chosen, d.Rule = quant.Q8_0, "output rule (rows do not fit "+s.Default.String()+")"
 		case s.Default != quant.Q8_0:
 			d.Chosen, d.Rule = quant.Q6_K, "output rule"
 		}
+	case s.FileType == FileTypeMXFP4_MOE:
+		if t.Ne[2] > 1 {
+			d.Chosen, d.Rule = quant.MXFP4, "mxfp4_moe: experts"
+		} else {
+			d.Chosen, d.Rule = quant.Q8_0, "mxfp4_moe: not experts"
+		}
 	case t.Name == "token_embd.weight":
+		if s.FileType == FileTypeMostlyTQ1_0 || s.FileType == FileTypeMostlyTQ2_0 {
+			d.Chosen, d.Rule = quant.Q4_K, "token_embd rule (ternary)"
+		}
 	case m.NExpert == 8 && (strings.Contains(t.Name, "attn_v.weight") || strings.Contains(t.Name, "attn_k.weight")):
 		d.Chosen, d.Rule = quant.Q8_0, "8-expert rule: attn_v and attn_k to q8_0"
 	case m.NExpert == 8 && strings.Contains(t.Name, "attn_output.weight"):
@@ -173,7 +212,7 @@ func Choose(t Tensor, m Model, p Params) Decision {
 	default:
 		il := Layer(t.Name)
 		for _, r := range s.rules {
-			if strings.Contains(t.Name, r.match) && r.when.holds(il, m.NLayer, m.GQA) {
+			if strings.Contains(t.Name, r.match) && r.when.holds(il, m.NLayer, m.GQA, p.Imatrix != nil) {
 				d.Chosen, d.Rule = r.t, fmt.Sprintf("%s %s", tensorClass(r.match), r.when.describe())
 				break
 			}
@@ -183,13 +222,14 @@ func Choose(t Tensor, m Model, p Params) Decision {
 		d.Chosen, d.Rule = *p.TokenEmbdType, "-token-embd-type"
 	}
 	d.To, d.Fallback = fallback(d.Chosen, t.Ne[0])
+	d.NeedsImatrix = d.Convert() && RequiresImatrix(t.Name, d.To, s.FileType)
 	return d
 }
 
 // moeOutputBump lists the schemes whose attn_output.weight llama.cpp
 // raises to q5_K in 8-expert models (in place of their own attn_output
 // rule).
-var moeOutputBump = map[string]bool{"q2_K": true, "q3_K_S": true, "q3_K_M": true, "q4_K_S": true, "q4_K_M": true}
+var moeOutputBump = map[string]bool{"q2_K": true, "q3_K_S": true, "q3_K_M": true, "q4_K_S": true, "q4_K_M": true, "iq4_nl": true, "iq4_xs": true}
 
 // fallback returns the type a tensor whose rows have n elements gets
 // instead of t, with the reason, or t and "" when t fits.
@@ -269,6 +309,9 @@ func Plan(f *gguf.File, p Params) ([]Decision, error) {
 	ds := make([]Decision, len(f.Tensors))
 	for i, ti := range f.Tensors {
 		ds[i] = Choose(Tensor{Name: ti.Name, Type: ti.Type, Ne: ti.Ne, NDims: ti.NDims}, m, p)
+		if ds[i].NeedsImatrix && p.Imatrix == nil {
+			return nil, fmt.Errorf("quantize: %s to %v %w (tensor %s)", p.Scheme.Name, ds[i].To, ErrNeedsImatrix, ti.Name)
+		}
 	}
 	return ds, nil
 }

@@ -1,10 +1,12 @@
 package quantize
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/kernbench/kernbench/imatrix"
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -25,6 +27,9 @@ func shape(ne ...int64) ([ops.MaxDims]int64, int) {
 }
 
 func typePtr(t quant.Type) *quant.Type { return &t }
+
+// withImatrix gives a Params an (empty) importance matrix.
+func withImatrix(p *Params) { p.Imatrix = &imatrix.Matrix{Entries: map[string]*imatrix.Entry{}} }
 
 // TestChoose pins the rule decisions: tensor name, shape and scheme to the
 // type chosen by the rules and the type written after any fallback.
@@ -138,6 +143,33 @@ func TestChoose(t *testing.T) {
 		{"q4_K_S", "blk.3.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q5_K, quant.Q5_K, false},
 		{"q4_K_S", "blk.4.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
 
+		// With an importance matrix: q4_0/q5_0 ffn_down to q4_1/q5_1 in
+		// the first eighth; without one, iq4_nl/iq4_xs ffn_down to q5_K
+		// there.
+		{"q4_0", "blk.3.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.Q4_1, quant.Q4_1, false},
+		{"q4_0", "blk.4.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.Q4_0, quant.Q4_0, false},
+		{"q4_0", "blk.3.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q4_0, quant.Q4_0, false},
+		{"q5_0", "blk.0.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.Q5_1, quant.Q5_1, false},
+		{"q4_1", "blk.0.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.Q4_1, quant.Q4_1, false},
+		{"iq4_nl", "blk.3.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q5_K, quant.Q5_K, false},
+		{"iq4_xs", "blk.3.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.IQ4_XS, quant.IQ4_XS, false},
+		{"iq4_xs", "blk.4.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.IQ4_XS, quant.IQ4_XS, false},
+		// iq4: attn_v q5_K at GQA >= 4; 8 experts: attn_output q5_K.
+		{"iq4_xs", "blk.9.attn_v.weight", []int64{8192, 1024}, quant.F16, gqa8, nil, quant.Q5_K, quant.Q5_K, false},
+		{"iq4_nl", "blk.9.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.IQ4_NL, quant.IQ4_NL, false},
+		{"iq4_nl", "blk.1.attn_output.weight", []int64{4096, 4096}, quant.F16, mixtral, nil, quant.Q5_K, quant.Q5_K, false},
+		{"iq4_xs", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, nil, quant.Q6_K, quant.Q6_K, false},
+		{"iq4_xs", "blk.0.attn_q.weight", []int64{64, 64}, quant.F32, stories, nil, quant.IQ4_XS, quant.IQ4_NL, true},
+		// Ternary: token_embd q4_K; rows of 64 fall back to q4_0.
+		{"tq1_0", "token_embd.weight", []int64{4096, 32000}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"tq2_0", "blk.0.attn_q.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.TQ2_0, quant.TQ2_0, false},
+		{"tq1_0", "blk.0.attn_q.weight", []int64{64, 64}, quant.F32, stories, nil, quant.TQ1_0, quant.Q4_0, true},
+		// mxfp4_moe: experts mxfp4, every other matrix q8_0.
+		{"mxfp4_moe", "blk.1.ffn_up_exps.weight", []int64{4096, 14336, 8}, quant.F16, mixtral, nil, quant.MXFP4, quant.MXFP4, false},
+		{"mxfp4_moe", "blk.1.attn_q.weight", []int64{4096, 4096}, quant.F16, mixtral, nil, quant.Q8_0, quant.Q8_0, false},
+		{"mxfp4_moe", "token_embd.weight", []int64{4096, 32000}, quant.F16, mixtral, nil, quant.Q8_0, quant.Q8_0, false},
+		{"mxfp4_moe", "output.weight", []int64{4096, 32000}, quant.F16, mixtral, nil, quant.Q8_0, quant.Q8_0, false},
+
 		// -pure and the overrides.
 		{"q4_K_M", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, func(p *Params) { p.Pure = true }, quant.Q4_K, quant.Q4_K, false},
 		{"q4_K_M", "blk.0.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, func(p *Params) { p.Pure = true }, quant.Q4_K, quant.Q4_K, false},
@@ -177,6 +209,10 @@ func TestFallback(t *testing.T) {
 		{quant.Q4_K, 64, quant.Q5_0},
 		{quant.Q5_K, 64, quant.Q5_1},
 		{quant.Q6_K, 64, quant.Q8_0},
+		{quant.IQ4_XS, 64, quant.IQ4_NL},
+		{quant.TQ1_0, 64, quant.Q4_0},
+		{quant.TQ2_0, 96, quant.Q4_0},
+		{quant.IQ4_NL, 48, quant.F16},
 		{quant.Q4_K, 172, quant.F16},
 		{quant.Q6_K, 172, quant.F16},
 		{quant.Q4_0, 172, quant.F16},
@@ -248,6 +284,11 @@ func TestParseScheme(t *testing.T) {
 		{"q5_k", "q5_K_M", 17, quant.Q5_K},
 		{"q6_K", "q6_K", 18, quant.Q6_K},
 		{"bf16", "bf16", 32, quant.BF16},
+		{"IQ4_NL", "iq4_nl", 25, quant.IQ4_NL},
+		{"iq4_xs", "iq4_xs", 30, quant.IQ4_XS},
+		{"TQ1_0", "tq1_0", 36, quant.TQ1_0},
+		{"tq2_0", "tq2_0", 37, quant.TQ2_0},
+		{"MXFP4_MOE", "mxfp4_moe", 38, quant.MXFP4},
 	}
 	for _, tt := range tests {
 		s, err := ParseScheme(tt.name)
@@ -259,7 +300,7 @@ func TestParseScheme(t *testing.T) {
 			t.Errorf("ParseScheme(%q) = %s ft %d default %v, want %s ft %d default %v", tt.name, s.Name, s.FileType, s.Default, tt.want, tt.ft, tt.def)
 		}
 	}
-	for _, bad := range []string{"", "q4", "q8_K", "q8_1", "i32", "iq4_nl", "q4_K_X"} {
+	for _, bad := range []string{"", "q4", "q8_K", "q8_1", "i32", "mxfp4", "q4_K_X"} {
 		if _, err := ParseScheme(bad); err == nil {
 			t.Errorf("ParseScheme(%q) succeeded", bad)
 		} else if !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) {
@@ -330,4 +371,34 @@ func FuzzLayer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRequiresImatrix pins llama-quantize's rule: the lowest-bit IQ types
+// and q2_K in a Q2_K_S file need importance weights, except for the
+// embeddings and the output.
+func TestRequiresImatrix(t *testing.T) {
+	if !RequiresImatrix("blk.0.ffn_up.weight", quant.Q2_K, 21) || RequiresImatrix("blk.0.ffn_up.weight", quant.Q2_K, FileTypeMostlyQ2_K) {
+		t.Error("q2_K needs an imatrix in Q2_K_S files only")
+	}
+	if RequiresImatrix("output.weight", quant.Q2_K, 21) || RequiresImatrix("token_embd.weight", quant.Q2_K, 21) {
+		t.Error("the embeddings and output never need one")
+	}
+	for _, typ := range []quant.Type{quant.Q4_K, quant.IQ4_XS, quant.IQ4_NL, quant.TQ1_0, quant.MXFP4} {
+		if RequiresImatrix("blk.0.ffn_up.weight", typ, 0) {
+			t.Errorf("%v needs no imatrix", typ)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		have bool
+		want bool
+	}{{"iq2_xxs", false, true}, {"IQ1_S", false, true}, {"iq2_m", false, true}, {"q2_K_S", false, true}, {"iq2_xxs", true, false}, {"iq3_s", false, false}, {"q4_0", false, false}} {
+		err := CheckImatrix(c.name, c.have)
+		if (err != nil) != c.want || (err != nil && !errors.Is(err, ErrNeedsImatrix)) {
+			t.Errorf("CheckImatrix(%q, %v) = %v", c.name, c.have, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), strings.ToUpper(c.name)) {
+			t.Errorf("CheckImatrix(%q): %v does not name it", c.name, err)
+		}
+	}
 }

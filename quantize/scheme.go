@@ -1,6 +1,7 @@
 package quantize
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,26 +14,31 @@ import (
 type FileType uint32
 
 // File types, numbered as llama.cpp numbers them. The gaps are types
-// llama.cpp has removed (4-6) or that kernbench cannot write (the IQ, TQ and
-// MXFP4 families).
+// llama.cpp has removed (4-6) or that kernbench cannot write yet (the IQ1,
+// IQ2 and IQ3 mixes, Q2_K_S; see ParseScheme).
 const (
-	FileTypeAllF32     FileType = 0
-	FileTypeMostlyF16  FileType = 1
-	FileTypeMostlyQ4_0 FileType = 2
-	FileTypeMostlyQ4_1 FileType = 3
-	FileTypeMostlyQ8_0 FileType = 7
-	FileTypeMostlyQ5_0 FileType = 8
-	FileTypeMostlyQ5_1 FileType = 9
-	FileTypeMostlyQ2_K FileType = 10
-	FileTypeQ3_K_S     FileType = 11
-	FileTypeQ3_K_M     FileType = 12
-	FileTypeQ3_K_L     FileType = 13
-	FileTypeQ4_K_S     FileType = 14
-	FileTypeQ4_K_M     FileType = 15
-	FileTypeQ5_K_S     FileType = 16
-	FileTypeQ5_K_M     FileType = 17
-	FileTypeMostlyQ6_K FileType = 18
-	FileTypeMostlyBF16 FileType = 32
+	FileTypeAllF32       FileType = 0
+	FileTypeMostlyF16    FileType = 1
+	FileTypeMostlyQ4_0   FileType = 2
+	FileTypeMostlyQ4_1   FileType = 3
+	FileTypeMostlyQ8_0   FileType = 7
+	FileTypeMostlyQ5_0   FileType = 8
+	FileTypeMostlyQ5_1   FileType = 9
+	FileTypeMostlyQ2_K   FileType = 10
+	FileTypeQ3_K_S       FileType = 11
+	FileTypeQ3_K_M       FileType = 12
+	FileTypeQ3_K_L       FileType = 13
+	FileTypeQ4_K_S       FileType = 14
+	FileTypeQ4_K_M       FileType = 15
+	FileTypeQ5_K_S       FileType = 16
+	FileTypeQ5_K_M       FileType = 17
+	FileTypeMostlyQ6_K   FileType = 18
+	FileTypeMostlyIQ4_NL FileType = 25
+	FileTypeMostlyIQ4_XS FileType = 30
+	FileTypeMostlyBF16   FileType = 32
+	FileTypeMostlyTQ1_0  FileType = 36
+	FileTypeMostlyTQ2_0  FileType = 37
+	FileTypeMXFP4_MOE    FileType = 38
 )
 
 // QuantizationVersion is the value of general.quantization_version that
@@ -51,13 +57,15 @@ const (
 type cond int
 
 const (
-	always         cond = iota
-	moreBits            // useMoreBits(layer, nLayer)
-	first2              // layer < 2
-	first4              // layer < 4
-	firstEighth         // layer < nLayer/8
-	firstSixteenth      // layer < nLayer/16
-	gqa4                // n_head / n_head_kv >= 4 (any layer)
+	always            cond = iota
+	moreBits               // useMoreBits(layer, nLayer)
+	first2                 // layer < 2
+	first4                 // layer < 4
+	firstEighth            // layer < nLayer/8
+	firstSixteenth         // layer < nLayer/16
+	gqa4                   // n_head / n_head_kv >= 4 (any layer)
+	firstEighthImat        // layer < nLayer/8, with an importance matrix
+	firstEighthNoImat      // layer < nLayer/8, without one
 )
 
 // describe says in words which tensors c selects.
@@ -75,14 +83,19 @@ func (c cond) describe() string {
 		return "in the first n_layer/16 layers"
 	case gqa4:
 		return "when n_head/n_head_kv >= 4"
+	case firstEighthImat:
+		return "in the first n_layer/8 layers, with -imatrix"
+	case firstEighthNoImat:
+		return "in the first n_layer/8 layers, without -imatrix"
 	}
 	return "in every layer"
 }
 
 // holds reports whether c selects layer il of nLayer in a model whose
-// grouped-query factor is gqa. A tensor outside any layer (il < 0) is
-// selected only by the layer-independent conditions.
-func (c cond) holds(il, nLayer, gqa int) bool {
+// grouped-query factor is gqa, quantized with an importance matrix when
+// imat. A tensor outside any layer (il < 0) is selected only by the
+// layer-independent conditions.
+func (c cond) holds(il, nLayer, gqa int, imat bool) bool {
 	switch c {
 	case always:
 		return true
@@ -103,6 +116,10 @@ func (c cond) holds(il, nLayer, gqa int) bool {
 		return il < nLayer/8
 	case firstSixteenth:
 		return il < nLayer/16
+	case firstEighthImat:
+		return imat && il < nLayer/8
+	case firstEighthNoImat:
+		return !imat && il < nLayer/8
 	}
 	return false
 }
@@ -149,6 +166,10 @@ var (
 		{"attn_v.weight", moreBits, quant.Q6_K},
 		{"ffn_down", moreBits, quant.Q6_K},
 	}
+	rulesIQ4 = []rule{
+		{"attn_v.weight", gqa4, quant.Q5_K},
+		{"ffn_down", firstEighthNoImat, quant.Q5_K},
+	}
 )
 
 // schemes lists every scheme, in the order -rules prints them. The rules
@@ -159,9 +180,13 @@ var schemes = []Scheme{
 	{Name: "f16", FileType: FileTypeMostlyF16, Default: quant.F16, Summary: "weights f16"},
 	{Name: "bf16", FileType: FileTypeMostlyBF16, Default: quant.BF16, Summary: "weights bf16"},
 	{Name: "q8_0", FileType: FileTypeMostlyQ8_0, Default: quant.Q8_0, Summary: "8.5 bpw"},
-	{Name: "q4_0", FileType: FileTypeMostlyQ4_0, Default: quant.Q4_0, Summary: "4.5 bpw"},
+	{Name: "q4_0", FileType: FileTypeMostlyQ4_0, Default: quant.Q4_0, Summary: "4.5 bpw", rules: []rule{
+		{"ffn_down", firstEighthImat, quant.Q4_1},
+	}},
 	{Name: "q4_1", FileType: FileTypeMostlyQ4_1, Default: quant.Q4_1, Summary: "5.0 bpw"},
-	{Name: "q5_0", FileType: FileTypeMostlyQ5_0, Default: quant.Q5_0, Summary: "5.5 bpw"},
+	{Name: "q5_0", FileType: FileTypeMostlyQ5_0, Default: quant.Q5_0, Summary: "5.5 bpw", rules: []rule{
+		{"ffn_down", firstEighthImat, quant.Q5_1},
+	}},
 	{Name: "q5_1", FileType: FileTypeMostlyQ5_1, Default: quant.Q5_1, Summary: "6.0 bpw"},
 	{Name: "q2_K", FileType: FileTypeMostlyQ2_K, Default: quant.Q2_K, Summary: "q2_K with q3_K/q4_K where it matters", rules: []rule{
 		{"attn_v.weight", gqa4, quant.Q4_K},
@@ -190,6 +215,11 @@ var schemes = []Scheme{
 	{Name: "q5_K_S", FileType: FileTypeQ5_K_S, Default: quant.Q5_K, Summary: "q5_K everywhere but the output"},
 	{Name: "q5_K_M", FileType: FileTypeQ5_K_M, Default: quant.Q5_K, Summary: "q5_K with q6_K for half the attn_v and ffn_down", rules: rulesQ4KM},
 	{Name: "q6_K", FileType: FileTypeMostlyQ6_K, Default: quant.Q6_K, Summary: "6.56 bpw"},
+	{Name: "iq4_nl", FileType: FileTypeMostlyIQ4_NL, Default: quant.IQ4_NL, Summary: "4.50 bpw non-linear", rules: rulesIQ4},
+	{Name: "iq4_xs", FileType: FileTypeMostlyIQ4_XS, Default: quant.IQ4_XS, Summary: "4.25 bpw non-linear", rules: rulesIQ4},
+	{Name: "tq1_0", FileType: FileTypeMostlyTQ1_0, Default: quant.TQ1_0, Summary: "1.69 bpw ternary; token_embd q4_K"},
+	{Name: "tq2_0", FileType: FileTypeMostlyTQ2_0, Default: quant.TQ2_0, Summary: "2.06 bpw ternary; token_embd q4_K"},
+	{Name: "mxfp4_moe", FileType: FileTypeMXFP4_MOE, Default: quant.MXFP4, Summary: "experts (3-D) mxfp4, other matrices q8_0"},
 }
 
 // aliases are the short names llama-quantize accepts for the _M mixes.
@@ -198,11 +228,48 @@ var aliases = map[string]string{"q3_K": "q3_K_M", "q4_K": "q4_K_M", "q5_K": "q5_
 // Schemes returns every scheme ParseScheme knows, in a fixed order.
 func Schemes() []Scheme { return append([]Scheme(nil), schemes...) }
 
+// Unwritten lists llama.cpp's file types kernbench cannot write yet, by
+// llama-quantize's names, each with whether llama-quantize needs an
+// importance matrix for it (its low-bit IQ types, IQ1_S, IQ1_M, IQ2_XXS,
+// IQ2_XS, IQ2_S and IQ3_XXS, and Q2_K in Q2_K_S, refuse to quantize
+// without one).
+var Unwritten = []struct {
+	Name         string
+	NeedsImatrix bool
+}{
+	{"IQ2_XXS", true}, {"IQ2_XS", true}, {"IQ2_S", true}, {"IQ2_M", true},
+	{"IQ1_S", true}, {"IQ1_M", true}, {"IQ3_XXS", true}, {"IQ3_XS", true},
+	{"Q2_K_S", true}, {"IQ3_S", false}, {"IQ3_M", false},
+}
+
+// ErrNeedsImatrix marks a file type llama-quantize refuses to make without
+// an importance matrix.
+var ErrNeedsImatrix = errors.New("needs an importance matrix (-imatrix FILE), as llama-quantize does for IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S and IQ3_XXS tensors and Q2_K_S")
+
+// CheckImatrix returns an error wrapping ErrNeedsImatrix when the file
+// type called name (ignoring case) is one llama-quantize makes only with
+// an importance matrix and haveImatrix is false, nil otherwise.
+func CheckImatrix(name string, haveImatrix bool) error {
+	for _, u := range Unwritten {
+		if strings.EqualFold(name, u.Name) && u.NeedsImatrix && !haveImatrix {
+			return fmt.Errorf("quantize: %s %w", u.Name, ErrNeedsImatrix)
+		}
+	}
+	return nil
+}
+
 // ParseScheme returns the scheme called name, ignoring case: a weight type
-// (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q6_K), a K mix
-// (q3_K_S, q3_K_M, q3_K_L, q4_K_S, q4_K_M, q5_K_S, q5_K_M), or one of
-// llama-quantize's aliases q3_K, q4_K and q5_K for the _M mixes.
+// (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q6_K, iq4_nl,
+// iq4_xs, tq1_0, tq2_0), a K mix (q3_K_S, q3_K_M, q3_K_L, q4_K_S, q4_K_M,
+// q5_K_S, q5_K_M), mxfp4_moe, or one of llama-quantize's aliases q3_K,
+// q4_K and q5_K for the _M mixes. A file type of Unwritten is an error
+// that says kernbench cannot write it yet.
 func ParseScheme(name string) (Scheme, error) {
+	for _, u := range Unwritten {
+		if strings.EqualFold(name, u.Name) {
+			return Scheme{}, fmt.Errorf("quantize: %s is a llama.cpp file type kernbench cannot write yet", u.Name)
+		}
+	}
 	for a, target := range aliases {
 		if strings.EqualFold(name, a) {
 			name = target
@@ -229,7 +296,7 @@ func ParseWeightType(name string) (quant.Type, error) {
 		return 0, err
 	}
 	if !weightType(t) {
-		return 0, fmt.Errorf("quantize: %v is not a weight type (want f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0 or q2_K..q6_K)", t)
+		return 0, fmt.Errorf("quantize: %v is not a weight type (want f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K..q6_K, iq4_nl, iq4_xs, tq1_0, tq2_0 or mxfp4)", t)
 	}
 	return t, nil
 }
@@ -238,22 +305,25 @@ func ParseWeightType(name string) (quant.Type, error) {
 func weightType(t quant.Type) bool {
 	switch t {
 	case quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0,
-		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K:
+		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K,
+		quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4:
 		return true
 	}
 	return false
 }
 
-// fallbacks maps each K type to the type of 32-element blocks a tensor
-// gets when its rows are not a multiple of 256, as llama.cpp does, except
-// that llama.cpp sends q2_K and q3_K to iq4_nl, which kernbench does not
-// have: they go to q4_0, iq4_nl's legacy counterpart of the same size.
+// fallbacks maps each type of 256-element blocks to the type of
+// 32-element blocks a tensor gets when its rows are not a multiple of
+// 256, as llama.cpp does.
 var fallbacks = map[quant.Type]quant.Type{
-	quant.Q2_K: quant.Q4_0,
-	quant.Q3_K: quant.Q4_0,
-	quant.Q4_K: quant.Q5_0,
-	quant.Q5_K: quant.Q5_1,
-	quant.Q6_K: quant.Q8_0,
+	quant.Q2_K:   quant.Q4_0,
+	quant.Q3_K:   quant.Q4_0,
+	quant.TQ1_0:  quant.Q4_0,
+	quant.TQ2_0:  quant.Q4_0,
+	quant.IQ4_XS: quant.IQ4_NL,
+	quant.Q4_K:   quant.Q5_0,
+	quant.Q5_K:   quant.Q5_1,
+	quant.Q6_K:   quant.Q8_0,
 }
 
 // WriteRules writes the rule table: what each scheme does, the output
@@ -277,9 +347,16 @@ func WriteRules(w io.Writer) error {
 Output rule (every quantized scheme, -pure excepted):
   output.weight (token_embd.weight when the model has no output.weight)
   gets q6_K, or q8_0 when its rows are not a multiple of the default type's
-  block, or stays q8_0 in the q8_0 scheme. -output-type overrides it.
-  token_embd.weight otherwise gets the default type (-token-embd-type
-  overrides it).
+  block, or stays q8_0 in the q8_0 scheme, or q8_0 in mxfp4_moe.
+  -output-type overrides it. token_embd.weight otherwise gets the default
+  type (q4_K in tq1_0 and tq2_0; -token-embd-type overrides it).
+
+mxfp4_moe: every matrix but the experts' stacks (3-D: ffn_*_exps) gets
+  q8_0, token_embd.weight included; the experts get mxfp4.
+
+With an importance matrix (-imatrix), the types that take one (q4_0,
+  q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs) are quantized with its
+  weights by ggml's weighted search, and the rules marked -imatrix apply.
 
 use_more_bits(i, n): i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2,
   for layer i of n (so for n = 32: layers 0-3, 6, 9, ..., 27, 28-31).
@@ -287,8 +364,9 @@ use_more_bits(i, n): i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2,
 Mixtures of experts: the experts (ffn_gate_exps, ffn_up_exps,
   ffn_down_exps, 3-D) follow the rules of ffn_gate, ffn_up and ffn_down.
   In models of 8 experts (Mixtral), attn_v and attn_k get q8_0 in every
-  quantized scheme, and attn_output q5_K in q2_K, q3_K_S, q3_K_M, q4_K_S
-  and q4_K_M (in place of the scheme's attn_output rule), as llama.cpp.
+  quantized scheme, and attn_output q5_K in q2_K, q3_K_S, q3_K_M, q4_K_S,
+  q4_K_M, iq4_nl and iq4_xs (in place of the scheme's attn_output rule),
+  as llama.cpp.
 
 Tensors left as they are (copied, not converted): tensors of one dimension
 (norms, biases, rope_freqs, attention sinks, Mamba's D), names not ending
@@ -298,14 +376,18 @@ conv kernels), integer tensors, and output.weight with -leave-output. A
 tensor already of its target type is copied too.
 
 Fallbacks, when a tensor's rows are not a multiple of its type's block
-(256 for K types, 32 for the legacy types):
-  q2_K, q3_K -> q4_0   (llama.cpp uses iq4_nl, which kernbench lacks)
+(256 for K, IQ4_XS and TQ types, 32 for the legacy types, iq4_nl, mxfp4):
+  q2_K, q3_K, tq1_0, tq2_0 -> q4_0,  iq4_xs -> iq4_nl
   q4_K -> q5_0,  q5_K -> q5_1,  q6_K -> q8_0
-  any legacy type -> f16, and any fallback whose block still does not fit
-  -> f16. Every fallback is reported on the tensor's line.
+  any type of 32 -> f16 (llama.cpp refuses), and any fallback whose block
+  still does not fit -> f16. Every fallback is reported on the tensor's line.
 
-Left out of llama.cpp's rules: the IQ, TQ and MXFP4 types, the 70B attn_v
-bump, Falcon's special cases, and imatrix-only rules.
+Not yet written (llama.cpp's IQ1/IQ2/IQ3 mixes): IQ2_XXS, IQ2_XS, IQ2_S,
+IQ2_M, IQ1_S, IQ1_M, IQ3_XXS, IQ3_XS and Q2_K_S need an importance matrix
+in llama-quantize, and are refused without one, naming them.
+
+Left out of llama.cpp's rules: the 70B attn_v bump, Falcon's special
+cases, and manual per-tensor overrides.
 `)
 	_, err := io.WriteString(w, b.String())
 	return err

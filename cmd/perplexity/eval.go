@@ -27,6 +27,10 @@ type evaluator struct {
 	nBatch int                // tokens per Decode of one chunk when nSeq == 1
 	first  int                // first scored position
 	notes  *cli.FallbackNotes // names the nodes the fallback computes
+	// allLogits asks for logits at every position, as llama-imatrix does,
+	// so that the last layer computes every row (with only the scored
+	// positions' logits asked for, it computes those rows alone).
+	allLogits bool
 }
 
 // newEvaluator makes the context for chunks of nCtx tokens with at most
@@ -90,7 +94,7 @@ func (e *evaluator) run(cx context.Context, n int, chunk func(k int) []int32, sc
 					b.Tokens = append(b.Tokens, toks[p])
 					b.Pos = append(b.Pos, int32(p))
 					b.SeqIDs = append(b.SeqIDs, seq)
-					b.Logits = append(b.Logits, p >= e.first && p <= last)
+					b.Logits = append(b.Logits, e.allLogits || p >= e.first && p <= last)
 				}
 			}
 			if err := e.ctx.DecodeContext(cx, b); err != nil {

@@ -36,6 +36,9 @@ type config struct {
 	kldBase   string
 	kld       string
 	kldFormat string
+	imatrix   string // -imatrix-out
+	imatFmt   string // -imatrix-format
+	imatOut   bool   // -process-output
 	kv        cli.KVFlags
 	fa        *cli.OnOff
 	be        cli.BackendFlags
@@ -65,6 +68,9 @@ func newFlags(c *config) *flag.FlagSet {
 	fs.StringVar(&c.kldBase, "kld-base", "", "save the model's log-probabilities at every scored position to `FILE`, as the base of a later -kld run (never -m's or -f's file)")
 	fs.StringVar(&c.kldFormat, "kld-format", "kernbench", "the format -kld-base writes: kernbench, or llama (llama-perplexity's --kl-divergence-base file, magic _logits_)")
 	fs.StringVar(&c.kld, "kld", "", "compare the model with the base log-probabilities in FILE (written by -kld-base, or llama-perplexity's --kl-divergence-base file): KL divergence, PPL ratio, same top token")
+	fs.StringVar(&c.imatrix, "imatrix-out", "", "also compute an importance matrix over the chunks, as llama-imatrix does, and write it to `FILE` (quantize -imatrix and llama-quantize --imatrix read it)")
+	fs.StringVar(&c.imatFmt, "imatrix-format", "gguf", "the format -imatrix-out writes: gguf (llama-imatrix's default) or dat (its legacy format)")
+	fs.BoolVar(&c.imatOut, "process-output", false, "with -imatrix-out, collect output.weight's activations too (llama-imatrix's --process-output)")
 	c.kv.Register(fs)
 	c.fa = cli.NewOnOff(true)
 	fs.Var(c.fa, "fa", "flash attention: on (FLASH_ATTN_EXT) or off (MUL_MAT + SOFT_MAX + MUL_MAT); auto = on")
@@ -101,6 +107,7 @@ Examples:
 	perplexity -m model-f16.gguf -f wiki.test.raw -kld-base f16.kld
 	perplexity -m model-q4_0.gguf -kld f16.kld -t 4
 	perplexity -m model.gguf -f text.txt -lf -b 2048 -kv-type q8_0
+	perplexity -m model-f16.gguf -f calibration.txt -c 512 -imatrix-out imatrix.gguf
 `)
 	}
 	return fs
@@ -145,6 +152,25 @@ func (c *config) check(fs *flag.FlagSet) error {
 	}
 	if c.textPath == "" && c.kld == "" {
 		return cli.Usagef("f", "a text file is required")
+	}
+	if c.imatFmt != "gguf" && c.imatFmt != "dat" {
+		return cli.Usagef("imatrix-format", "want gguf or dat, not %q", c.imatFmt)
+	}
+	if c.imatrix == "" && (cli.Visited(fs, "imatrix-format") || c.imatOut) {
+		return cli.Usagef("imatrix-out", "-imatrix-format and -process-output go with -imatrix-out")
+	}
+	if c.imatrix != "" {
+		if c.kld != "" {
+			return cli.Usagef("imatrix-out", "an importance matrix is computed in the perplexity mode, not with -kld")
+		}
+		inputs := []cli.Input{{Flag: "m", Path: c.modelPath}, {Flag: "f", Path: c.textPath}}
+		outputs := []cli.Output{{Flag: "imatrix-out", Path: c.imatrix}}
+		if c.kldBase != "" {
+			outputs = append(outputs, cli.Output{Flag: "kld-base", Path: c.kldBase})
+		}
+		if err := cli.CheckOutputs(inputs, outputs...); err != nil {
+			return err
+		}
 	}
 	c.ctxSet = cli.Visited(fs, "c")
 	switch {

@@ -110,6 +110,10 @@ func (s *session) perplexity(cx context.Context, be ops.Backend, base model.Cont
 	defer ev.Close()
 	fmt.Fprintf(s.stderr, "perplexity: %s: %d tokens; %d of %d chunks of %d tokens, %d scored per chunk; %d chunk(s) per batch\n",
 		c.textPath, len(tokens), n, nMax, nCtx, ev.scored(), ev.nSeq)
+	var im *imatrixRun
+	if c.imatrix != "" {
+		im = startImatrix(ev, c)
+	}
 
 	var kw *kldWriter
 	if c.kldBase != "" {
@@ -139,6 +143,9 @@ func (s *session) perplexity(cx context.Context, be ops.Backend, base model.Cont
 		return nil
 	}
 	done := func(k int) error {
+		if err := im.err(); err != nil {
+			return err
+		}
 		ppl := st.ppl()
 		rep.running(fmt.Sprintf("[%d]%.4f,", k+1, ppl))
 		rep.update(k+1, fmt.Sprintf("[%d]%.4f", k+1, ppl))
@@ -163,6 +170,9 @@ func (s *session) perplexity(cx context.Context, be ops.Backend, base model.Cont
 			return err
 		}
 		fmt.Fprintf(s.stderr, "perplexity: saved the log-probabilities of %d positions to %s\n", st.n, c.kldBase)
+	}
+	if im != nil {
+		return im.write(s.stderr)
 	}
 	return nil
 }

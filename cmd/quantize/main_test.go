@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/gguf"
+	"github.com/kernbench/kernbench/imatrix"
 	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/quantize"
 )
@@ -142,7 +143,11 @@ func TestBadArgs(t *testing.T) {
 		{[]string{src, filepath.Join(t.TempDir(), "no", "dir", "out.gguf"), "q8_0"}, "does not exist"},
 		{[]string{src, t.TempDir(), "q8_0"}, "is a folder"},
 		{[]string{"-t", "x", src, out, "q4_0"}, `invalid value "x" for flag -t`},
-		{[]string{"-imatrix", "m.dat", src, out, "q4_0"}, "-imatrix: importance matrices are not supported"},
+		{[]string{src, out, "iq2_xxs"}, "TYPE: IQ2_XXS needs an importance matrix (-imatrix FILE)"},
+		{[]string{src, out, "IQ1_M"}, "IQ1_M needs an importance matrix"},
+		{[]string{src, out, "q2_K_S"}, "Q2_K_S needs an importance matrix"},
+		{[]string{"-imatrix", "m.dat", src, out, "iq2_xs"}, "IQ2_XS is a llama.cpp file type kernbench cannot write yet"},
+		{[]string{src, out, "iq3_s"}, "IQ3_S is a llama.cpp file type kernbench cannot write yet"},
 		{[]string{"-output-type", "q9", src, out, "q4_0"}, "-output-type"},
 		{[]string{"-token-embd-type", "q8_1", src, out, "q4_0"}, "-token-embd-type"},
 		{[]string{"-nosuch", src, out, "q4_0"}, "-nosuch"},
@@ -155,6 +160,37 @@ func TestBadArgs(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a bad command line wrote %s", out)
+	}
+}
+
+// TestImatrixFailures: a missing, corrupt or mismatched importance
+// matrix is exit 1 with the reason, and no file.
+func TestImatrixFailures(t *testing.T) {
+	src := source(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.gguf")
+	corrupt := filepath.Join(dir, "corrupt.dat")
+	os.WriteFile(corrupt, []byte{1, 0, 0, 0, 9, 0, 0, 0}, 0o644)
+	// An entry for blk.0.attn_q.weight of the wrong width (the model's is 64).
+	wrong := filepath.Join(dir, "wrong.gguf")
+	m := &imatrix.Matrix{Entries: map[string]*imatrix.Entry{"blk.0.attn_q.weight": {Sums: make([]float32, 32), Counts: []int64{1}}}, Datasets: []string{"x"}, ChunkSize: 1}
+	var b bytes.Buffer
+	if err := m.WriteGGUF(&b); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(wrong, b.Bytes(), 0o644)
+	for _, c := range []struct{ im, want string }{
+		{filepath.Join(dir, "missing.gguf"), "no such file"},
+		{corrupt, "legacy imatrix: 1 entries cannot fit in 8 bytes"},
+		{wrong, "the importance matrix has 32 weights for tensor blk.0.attn_q.weight, which needs 64"},
+	} {
+		code, _, stderr := runArgs("-imatrix", c.im, src, out, "q4_0")
+		if code != exitFailure || !strings.Contains(stderr, c.want) {
+			t.Errorf("-imatrix %s: exit %d, stderr %q; want 1 and %q", filepath.Base(c.im), code, stderr, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("-imatrix %s left %s", filepath.Base(c.im), out)
+		}
 	}
 }
 

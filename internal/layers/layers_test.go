@@ -39,7 +39,7 @@ var table = []layer{
 	{"vocabulary", []string{"ops"}, []int{0}},
 	{"backends and oracle", []string{"ops/...", "reference"}, []int{0, 1}},
 	{"graphs, files and ops' definitions", []string{"graphs", "graphs/...", "gguf", "tokenizer", "harness"}, []int{0, 1, 2}},
-	{"models and tools", []string{"model", "quantize", "bench", "bench/...", "internal/testmodel"}, []int{0, 1, 2, 3}},
+	{"models and tools", []string{"model", "quantize", "imatrix", "bench", "bench/...", "internal/testmodel"}, []int{0, 1, 2, 3}},
 	{"the commands' shared code", []string{"internal/cli"}, []int{0, 1, 2, 3, 4}},
 	{"commands", []string{"cmd/..."}, []int{0, 1, 2, 3, 4, 5}},
 }
