@@ -20,15 +20,17 @@
 #               correct implementations drift apart on this model
 #
 # A variant passes when its mean KLD is at most TIER_KLD_MAX (default
-# 1e-3) and its PPL within TIER_PPL_TOL (relative, default 0.01) of the
-# reference's; with TIER_STRICT_TEXT=1 its text must also be the same.
+# 1e-3) or, with the yardstick, at most llama.cpp's, and its PPL is
+# within TIER_PPL_TOL (relative, default 0.01) of the reference's; with
+# TIER_STRICT_TEXT=1 its text must also be the same.
 # Why not "same text, PPL within 0.1%": mkmodel's models have random
 # weights and amplify rounding. On 100m-q4_K_M (2026-11-27, Zen 3) the
 # AVX2 tier's outputs per MUL_MAT differ from the generic tier's only in
 # the last bit (float sums in another order), yet the PPL moves 0.33%,
 # the mean KLD is 2.3e-4 and greedy text parts after a few tokens;
 # llama.cpp against the same generic reference is further still (KLD
-# 3.5e-4, PPL 0.21%). A trained model (stories260K) agrees to 2e-5 in
+# 3.5e-4, PPL 0.21%). On the MoE model, where a near tie flips an expert, the AVX2
+# tier's KLD is 1.9e-3 and llama.cpp's 5.8e-3. A trained model (stories260K) agrees to 2e-5 in
 # PPL and 1e-6 in KLD with the same text. A wrong kernel shows as KLD of
 # 0.01 and more.
 #
@@ -87,7 +89,7 @@ table="| model | variant | text | PPL | PPL / $ref | mean KLD | same top | verdi
 status=0
 for model in "$@"; do
 	name=$(basename "$model" .gguf)
-	base=$tmp/$name.kld refText=""
+	base=$tmp/$name.kld refText="" yard=""
 	for v in "${variants[@]}"; do
 		read -r label be repack <<<"$v"
 		tlog="$tmp/$name.$label.text" plog="$tmp/$name.$label.ppl"
@@ -119,6 +121,21 @@ for model in "$@"; do
 				break
 			fi
 			table+=$'\n'"| $name | $label | reference | $(field "$plog" 'Final estimate: PPL =') | | | | |"
+			if [ -n "$llama" ] && [ -f "$base.llama" ]; then
+				# llama-perplexity sometimes exits 0 before printing its
+				# statistics (seen with 3f545bec): up to three tries.
+				llog=$tmp/$name.llama
+				for try in 1 2 3; do
+					"$llama" -m "$model" -c "$ctx" --chunks "$chunks" --kl-divergence-base "$base.llama" --kl-divergence >"$llog" 2>&1 || break
+					yard=$(field "$llog" 'Mean    KLD:')
+					[ -n "$yard" ] && break
+				done
+				if [ -n "$yard" ]; then
+					table+=$'\n'"| $name | llama.cpp (yardstick) | | | | $yard | $(field "$llog" 'Same top p:') % | |"
+				else
+					table+=$'\n'"| $name | llama.cpp (yardstick) | | llama-perplexity failed | | | | |"
+				fi
+			fi
 			continue
 		fi
 		if ! KERNBENCH_REPACK=$repack "$ppl" -m "$model" -backend "$be" -c "$ctx" --chunks "$chunks" -kld "$base" >"$plog" 2>&1; then
@@ -132,26 +149,20 @@ for model in "$@"; do
 		if ! cmp -s "$refText" "$tlog"; then same=differs; fi
 		row=$(awk -v p="$(field "$plog" 'Mean PPL(Q) *:')" -v r="$(field "$plog" 'Mean PPL(Q)\/PPL(base) *:')" \
 			-v k="$(field "$plog" 'Mean    KLD:')" -v top="$(field "$plog" 'Same top p:')" \
-			-v kmax="$kldMax" -v tol="$tol" -v same="$same" -v strict="$strict" 'BEGIN {
+			-v kmax="$kldMax" -v yard="$yard" -v tol="$tol" -v same="$same" -v strict="$strict" 'BEGIN {
 			if (p == "" || r == "" || k == "") { print "| | | no statistics | FAIL"; exit }
 			d = r - 1; if (d < 0) d = -d
-			ok = (k + 0 <= kmax + 0) && (d <= tol + 0) && !(strict == 1 && same != "same")
-			printf "%s | %.6f | %s | %s %% | %s", p, r, k, top, (ok ? "ok" : "FAIL")
+			limit = kmax + 0; by = ""
+			if (yard != "" && yard + 0 > limit) { limit = yard + 0; by = " (KLD within llama.cpp'"'"'s)" }
+			ok = (k + 0 <= limit) && (d <= tol + 0) && !(strict == 1 && same != "same")
+			printf "%s | %.6f | %s | %s %% | %s", p, r, k, top, (ok ? "ok" by : "FAIL")
 		}')
 		case $row in *FAIL) status=1 ;; esac
 		table+=$'\n'"| $name | $label | $same | $row |"
 	done
-	if [ -n "$llama" ] && [ -f "$base.llama" ]; then
-		llog=$tmp/$name.llama
-		if "$llama" -m "$model" -c "$ctx" --chunks "$chunks" --kl-divergence-base "$base.llama" --kl-divergence >"$llog" 2>&1; then
-			table+=$'\n'"| $name | llama.cpp (yardstick) | | | | $(field "$llog" 'Mean    KLD:') | $(field "$llog" 'Same top p:') % | |"
-		else
-			table+=$'\n'"| $name | llama.cpp (yardstick) | | llama-perplexity failed | | | | |"
-		fi
-	fi
 done
 
-summary="text: $tokens greedy tokens after \"$prompt\"; perplexity: -c $ctx --chunks $chunks of $(basename "$text"); a variant passes with mean KLD <= $kldMax and PPL within $tol of $ref's"
+summary="text: $tokens greedy tokens after \"$prompt\"; perplexity: -c $ctx --chunks $chunks of $(basename "$text"); a variant passes with mean KLD <= $kldMax (or <= llama.cpp's, when measured) and PPL within $tol of $ref's"
 [ "$strict" = 1 ] && summary+=", and the same text"
 printf '%s\n\n%s\n' "$table" "$summary"
 if [ -n "$out" ]; then
