@@ -55,8 +55,11 @@
 //   - quants.h: a dequantizer per type (kb_value, kb_deq8), each
 //     element's value in package quant's float order, over the type
 //     numbers, block sizes and decoding helpers of the shared blocks.h;
-//   - mm.h, mul_mat.metal, mul_mat_id.metal: matrix-vector with four weight
-//     rows per simdgroup for up to four activation columns, else 32x32
+//   - mm.h, mv.h, mul_mat.metal, mul_mat_id.metal: MUL_MAT's
+//     matrix-vector for up to eight activation columns (mv.h: two or four
+//     weight rows per simdgroup by type, each block decoded a piece a lane
+//     in registers and read once for all the columns; MUL_MAT_ID's, mm.h:
+//     four rows per simdgroup, a column at a time), else 32x32
 //     output tiles of 8x8 simdgroup_float8x8 products over dequantized
 //     tiles in threadgroup memory; MUL_MAT_ID per pair for few tokens,
 //     else grouped by expert (a map of each expert's pairs, then tiles);
