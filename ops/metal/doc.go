@@ -65,8 +65,13 @@
 //     else grouped by expert (a map of each expert's pairs, then tiles);
 //   - flash_attn_ext.metal: tiles of 8 query rows with 8x8 simdgroup products
 //     for Q·K^T and P·V (from 4 queries per head, head sizes a multiple
-//     of 8), else a query row per threadgroup; the keys split over
-//     simdgroups each with an online softmax, merged with the sink; f32,
+//     of 8), the keys split over simdgroups each with an online softmax,
+//     merged with the sink; else (decode) kb_fa_vec: the query rows of a
+//     K/V head's GQA group together (a simdgroup each), 32 keys a step
+//     through K/V tiles in threadgroup memory (half4/float4 loads, a
+//     lane per key for q·k, one simd_max and simd_sum per step), the
+//     keys split where the KV is long and kb_fa_combine merging the
+//     splits with the sink; f32,
 //     f16, q8_0 and q4_0 K and V in any pairing, head sizes up to 256,
 //     masks, ALiBi, softcap; keys masked for every row are never read;
 //   - soft_max.metal, rope.metal (angles in double-float, reduced mod 2*pi

@@ -54,15 +54,55 @@ func supportsFlashAttn(t *ops.Tensor) error {
 	return nil
 }
 
-// faSimdgroups is how many simdgroups share the keys of one query row.
-func faSimdgroups(nkv int64) int {
-	switch {
-	case nkv >= 256:
-		return 4
-	case nkv >= 64:
-		return 2
+// The decode kernel's geometry (kb_fa_vec): up to faVecRows rows
+// (simdgroups) per threadgroup, K/V chunks of faVecChunk head elements
+// in a tile of 32 rows padded by faVecPad, splits of at least
+// faMinSplit keys, and about faVecGroups threadgroups to aim for.
+const (
+	faVecRows   = 8   // FA_VNSG
+	faVecChunk  = 64  // FA_VCH
+	faVecPad    = 4   // FA_VPAD
+	faMinSplit  = 128 // keys
+	faVecGroups = 128
+)
+
+// faVecPlan is a decode launch: rows of the GQA group per threadgroup
+// (simdgroups), threadgroups per K/V head (chunks), keys per split and
+// splits.
+type faVecPlan struct {
+	nsg, chunks, split, nsplit int
+}
+
+// planFlashAttnVec plans the decode kernel for q against k: the GQA
+// group's query rows (heads of a K/V head times queries) in threadgroups
+// of up to faVecRows, and the keys split in multiples of 32, at least
+// faMinSplit each, until there are about faVecGroups threadgroups.
+func planFlashAttnVec(q, k *ops.Tensor) faVecPlan {
+	rows := int(q.Ne[2]/k.Ne[2]) * int(q.Ne[1])
+	p := faVecPlan{nsg: max(1, min(rows, faVecRows))}
+	p.chunks = (rows + p.nsg - 1) / p.nsg
+	groups := int(k.Ne[2]) * p.chunks * int(q.Ne[3])
+	want := (faVecGroups + groups - 1) / groups
+	nkv := int(k.Ne[1])
+	per := (nkv + want - 1) / want
+	p.split = max(faMinSplit, (per+31)/32*32)
+	p.nsplit = max(1, (nkv+p.split-1)/p.split)
+	return p
+}
+
+// kvVec reports whether rows of K or V (x, bound at b) take float4 or
+// half4 loads: f32 or f16 rows aligned to 16 or 8 bytes.
+func kvVec(b binding, x *ops.Tensor) bool {
+	if x.Nb[0] != x.Type.TypeSize() {
+		return false
 	}
-	return 1
+	switch x.Type {
+	case quant.F32:
+		return aligned(b, x, 16)
+	case quant.F16:
+		return aligned(b, x, 8)
+	}
+	return false
 }
 
 func encodeFlashAttn(e *encoder, t *ops.Tensor) error {
@@ -105,7 +145,13 @@ func encodeFlashAttn(e *encoder, t *ops.Tensor) error {
 	s.F32(p.Scale).F32(p.MaxBias).F32(p.Softcap).F32(m0).F32(m1)
 	s.I32(nl).I32(b32(mask != nil)).I32(b32(mask != nil && mask.Type == quant.F16)).I32(b32(sinks != nil))
 	dk, dv := int(k.Ne[0]), int(v.Ne[0])
-	if q.Ne[1] >= faMinTile && dk%8 == 0 && dv%8 == 0 {
+	tiled := q.Ne[1] >= faMinTile && dk%8 == 0 && dv%8 == 0
+	plan := planFlashAttnVec(q, k)
+	if tiled {
+		plan = faVecPlan{}
+	}
+	s.I32(int32(plan.split)).I32(int32(plan.nsplit)).I32(b32(kvVec(kb, k))).I32(b32(kvVec(vb, v))).I32(int32(plan.chunks))
+	if tiled {
 		// Query tiles with simdgroup matrices.
 		per := faKB*max(dk, dv) + faQB*dv + 2*faQB*faKB + 3*faQB
 		nsg := min(4, (e.b.dev.maxThreadgroupMemory()/4-faQB*dk)/per, int((k.Ne[1]+faKB-1)/faKB))
@@ -114,8 +160,26 @@ func encodeFlashAttn(e *encoder, t *ops.Tensor) error {
 		return e.dispatch("flash_attn_ext.metal", name, [3]int{int((q.Ne[1] + faQB - 1) / faQB), int(q.Ne[2]), int(q.Ne[3])},
 			[3]int{32 * nsg, 1, 1}, []int{4 * (faQB*dk + nsg*per)}, args(&s), qb, kb, vb, mb, sb, d)
 	}
-	nsg := faSimdgroups(k.Ne[1])
+	// The decode kernel, and kb_fa_combine where the keys are split.
+	part := d
+	part.index = 7
+	if plan.nsplit > 1 {
+		if part, err = e.scratch(4 * q.Ne[1] * q.Ne[2] * q.Ne[3] * int64(plan.nsplit) * int64(dv+2)); err != nil {
+			return err
+		}
+		part.index = 7
+	}
+	chunks := (max(dk, dv) + faVecChunk - 1) / faVecChunk
+	per := chunks*faVecChunk + 64
+	shmem := 32*(faVecChunk+faVecPad)*4 + 4*(plan.nsg*per+33)
 	name := fmt.Sprintf("kb_fa_vec_%v_%v", k.Type, v.Type)
-	return e.dispatch("flash_attn_ext.metal", name, [3]int{int(q.Ne[1]), int(q.Ne[2]), int(q.Ne[3])}, [3]int{32 * nsg, 1, 1},
-		[]int{4 * nsg * (2 + dv)}, args(&s), qb, kb, vb, mb, sb, d)
+	if err := e.dispatch("flash_attn_ext.metal", name, [3]int{plan.nsplit, int(k.Ne[2]) * plan.chunks, int(q.Ne[3])},
+		[3]int{32 * plan.nsg, 1, 1}, []int{shmem}, args(&s), qb, kb, vb, mb, sb, d, part); err != nil {
+		return err
+	}
+	if plan.nsplit == 1 {
+		return nil
+	}
+	return e.dispatch("flash_attn_ext.metal", "kb_fa_combine", [3]int{int(q.Ne[1]), int(q.Ne[2]), int(q.Ne[3])},
+		[3]int{32, 1, 1}, nil, args(&s), sb, d, part)
 }
