@@ -63,10 +63,14 @@
 //     output tiles of 8x8 simdgroup_float8x8 products over dequantized
 //     tiles in threadgroup memory; MUL_MAT_ID per pair for few tokens,
 //     else grouped by expert (a map of each expert's pairs, then tiles);
-//   - flash_attn_ext.metal: tiles of 8 query rows with 8x8 simdgroup products
-//     for Q·K^T and P·V (from 4 queries per head, head sizes a multiple
-//     of 8), the keys split over simdgroups each with an online softmax,
-//     merged with the sink; else (decode) kb_fa_vec: the query rows of a
+//   - flash_attn_ext.metal: from 4 queries per head (head sizes a
+//     multiple of 8) kb_fa_pre: 8 query rows a simdgroup, up to 4 a
+//     threadgroup, 32 keys a step through K/V tiles of half in
+//     threadgroup memory (float for f32; q8_0 and q4_0 dequantized into
+//     them), Q·K^T and P·V as simdgroup_half8x8 products into float,
+//     an online softmax per row (kb_fa_mm, 8x8 float tiles, where its
+//     threadgroup memory does not fit: f32 K/V of head size 256); else
+//     (decode) kb_fa_vec: the query rows of a
 //     K/V head's GQA group together (a simdgroup each), 32 keys a step
 //     through K/V tiles in threadgroup memory (half4/float4 loads, a
 //     lane per key for q·k, one simd_max and simd_sum per step), the

@@ -90,6 +90,52 @@ func planFlashAttnVec(q, k *ops.Tensor) faVecPlan {
 	return p
 }
 
+// The prefill kernel's geometry (kb_fa_pre): keys per step (FA_PKB) and
+// the most simdgroups (8 query rows each) per threadgroup.
+const (
+	faPreKeys = 32
+	faPreRows = 4
+)
+
+// faTileBytes is the bytes of an element of a K or V tile of type t in
+// threadgroup memory: float for f32, half for the others.
+func faTileBytes(t quant.Type) int {
+	if t == quant.F32 {
+		return 4
+	}
+	return 2
+}
+
+// faPreShared is kb_fa_pre's threadgroup memory for nsg simdgroups.
+func faPreShared(nsg, dk, dv int, kt, vt quant.Type) int {
+	tile := max(faPreKeys*dk*faTileBytes(kt), faPreKeys*dv*faTileBytes(vt))
+	per := 8*dk*faTileBytes(kt) + 8*dv*4 + 8*faPreKeys*4 + 8*faPreKeys*faTileBytes(vt) + 24*4
+	return tile + nsg*per + 3*nsg*4
+}
+
+// faPreSimdgroups is the simdgroups of a kb_fa_pre launch for nq queries:
+// a simdgroup per 8, up to faPreRows, fewer where the threadgroup memory
+// (at most limit bytes) takes fewer, 0 where it takes none.
+func faPreSimdgroups(nq int64, dk, dv int, kt, vt quant.Type, limit int) int {
+	nsg := min(faPreRows, int((nq+7)/8))
+	for nsg > 0 && faPreShared(nsg, dk, dv, kt, vt) > limit {
+		nsg--
+	}
+	return nsg
+}
+
+// maskVec reports whether the mask's rows (bound at b) take float4 or
+// half4 loads at every eighth key.
+func maskVec(b binding, m *ops.Tensor) bool {
+	switch {
+	case m.Nb[0] != m.Type.TypeSize():
+		return false
+	case m.Type == quant.F16:
+		return aligned(b, m, 8)
+	}
+	return aligned(b, m, 16)
+}
+
 // kvVec reports whether rows of K or V (x, bound at b) take float4 or
 // half4 loads: f32 or f16 rows aligned to 16 or 8 bytes.
 func kvVec(b binding, x *ops.Tensor) bool {
@@ -151,7 +197,16 @@ func encodeFlashAttn(e *encoder, t *ops.Tensor) error {
 		plan = faVecPlan{}
 	}
 	s.I32(int32(plan.split)).I32(int32(plan.nsplit)).I32(b32(kvVec(kb, k))).I32(b32(kvVec(vb, v))).I32(int32(plan.chunks))
+	s.I32(b32(mask != nil && maskVec(mb, mask)))
+	if nsg := faPreSimdgroups(q.Ne[1], dk, dv, k.Type, v.Type, e.b.dev.maxThreadgroupMemory()); tiled && nsg > 0 {
+		// Half simdgroup matrices, 32 keys a step.
+		name := fmt.Sprintf("kb_fa_pre_%v_%v", k.Type, v.Type)
+		return e.dispatch("flash_attn_ext.metal", name, [3]int{int((q.Ne[1] + 8*int64(nsg) - 1) / (8 * int64(nsg))), int(q.Ne[2]), int(q.Ne[3])},
+			[3]int{32 * nsg, 1, 1}, []int{faPreShared(nsg, dk, dv, k.Type, v.Type)}, args(&s), qb, kb, vb, mb, sb, d)
+	}
 	if tiled {
+		// Too large a head for kb_fa_pre's threadgroup memory (f32 K/V
+		// of 256): 8x8 float tiles.
 		// Query tiles with simdgroup matrices.
 		per := faKB*max(dk, dv) + faQB*dv + 2*faQB*faKB + 3*faQB
 		nsg := min(4, (e.b.dev.maxThreadgroupMemory()/4-faQB*dk)/per, int((k.Ne[1]+faKB-1)/faKB))

@@ -25,6 +25,10 @@
 // With a single split the threadgroup writes the rows (with the sink);
 // with several (long KV), each writes its unnormalized output, M and S
 // to a scratch buffer and kb_fa_combine merges them per row.
+//
+// kb_fa_pre_<k>_<v> is the prefill kernel (from 4 queries per head) on
+// half simdgroup matrices, and kb_fa_mm_<k>_<v> the prefill kernel where
+// kb_fa_pre's threadgroup memory does not fit; both are described below.
 #include "quants.h"
 
 #define FA_DMAX 256
@@ -41,6 +45,8 @@ struct kb_fa_args {
 	// splits, whether K and V rows take vector loads, and the rows'
 	// chunks per K/V head (grid y = K/V heads * chunks).
 	int split, nsplit, kvec, vvec, chunks;
+	// The prefill kernel's: whether the mask rows take vector loads.
+	int mvec;
 };
 
 inline float kb_fa_slope(constant kb_fa_args &args, long h) {
@@ -137,6 +143,18 @@ inline void kb_fa_finish(P st, int n, long stride, int dv, bool has_sink, float 
 		}
 		*(device float *)(dr + e * nb0) = acc * inv;
 	}
+}
+
+// kb_fa_out1 writes row dr of the output from one state (M, S and the
+// dv output elements at o), as kb_fa_finish does for n = 1.
+template <typename P>
+inline void kb_fa_out1(float M, float S, P o, int dv, bool has_sink, float sink, device char *dr, long nb0, ushort tiisg) {
+	const float Mt = has_sink ? max(sink, M) : M;
+	float St = has_sink && sink != -INFINITY ? exp(sink - Mt) : 0.0f;
+	St += S == 0.0f ? 0.0f : S * exp(M - Mt);
+	const float inv = St == 0.0f ? 0.0f : 1.0f / St;
+	const float w = S == 0.0f ? 0.0f : exp(M - Mt) * inv;
+	for (int e = tiisg; e < dv; e += 32) *(device float *)(dr + e * nb0) = S == 0.0f ? 0.0f : o[e] * w;
 }
 
 template <int TK, int TV>
@@ -312,7 +330,8 @@ kernel void kb_fa_combine(
 			args.has_sinks ? sinks[h] : 0.0f, d + kb_row(args.d, h, iq, i3), args.d.nb[0], tiisg);
 }
 
-// kb_fa_mm_<k>_<v> takes FA_QB query rows of one head per threadgroup with
+// kb_fa_mm_<k>_<v>, the prefill kernel where kb_fa_pre's threadgroup
+// memory does not fit (f32 K/V of head size 256), takes FA_QB query rows of one head per threadgroup with
 // simdgroup matrices (head sizes a multiple of 8): the query tile sits in
 // threadgroup memory, and each of nsg simdgroups takes blocks of FA_KB
 // keys in turn (block b goes to simdgroup b % nsg) with an online softmax
@@ -534,3 +553,235 @@ KB_FA_MM_V(f16, KB_F16)
 KB_FA_MM_V(q8_0, KB_Q8_0)
 KB_FA_MM_V(q4_0, KB_Q4_0)
 
+// kb_fa_pre_<k>_<v>, the prefill kernel (head sizes a multiple of 8, the
+// threadgroup memory permitting; else kb_fa_mm): a threadgroup takes 8*nsg
+// query rows of one head, a simdgroup 8 of them, over every key in steps
+// of FA_PKB = 32 keys:
+//
+//  1. lane l takes row l/4's mask terms for keys 8(l%4) .. +7 (a float4
+//     or half4 pair where the mask rows are aligned); a key no row of the
+//     threadgroup sees is never read, and a step they all mask is skipped;
+//  2. K comes into threadgroup memory as half (float for f32 K; q8_0 and
+//     q4_0 dequantized on the way), once for the threadgroup, and each
+//     simdgroup computes its 8x32 S = Q K^T with 8x8 simdgroup products
+//     (half Q and K, float accumulators);
+//  3. lane l turns row l/4's eight scores into weights P (half) with the
+//     row's running maximum and sum (shuffles over the row's four lanes),
+//     and the rows of the output accumulator O (float, threadgroup
+//     memory) are rescaled;
+//  4. V comes into threadgroup memory as K did, and O += P V with 8x8
+//     simdgroup products; where the tile holds a NaN or Inf, P V is summed
+//     without the zero weights instead (0 * NaN would reach rows the key
+//     is masked for).
+//
+// The rows are written with the sink at the end (kb_fa_out1).
+#define FA_PKB 32
+
+template <int TK, int TV>
+kernel void kb_fa_pre(
+		constant kb_fa_args &args [[buffer(0)]],
+		device const char *q [[buffer(1)]],
+		device const char *k [[buffer(2)]],
+		device const char *v [[buffer(3)]],
+		device const char *mask [[buffer(4)]],
+		device const float *sinks [[buffer(5)]],
+		device char *d [[buffer(6)]],
+		threadgroup char *shmem [[threadgroup(0)]],
+		uint3 tgpig [[threadgroup_position_in_grid]],
+		ushort tpitg [[thread_index_in_threadgroup]],
+		ushort ntg [[threads_per_threadgroup]],
+		ushort tiisg [[thread_index_in_simdgroup]],
+		ushort sgitg [[simdgroup_index_in_threadgroup]],
+		ushort nsg [[simdgroups_per_threadgroup]]) {
+	typedef typename kb_fa_tile<TK>::type TKT;
+	typedef typename kb_fa_tile<TK>::type4 TK4;
+	typedef typename kb_fa_tile<TV>::type TVT;
+	typedef typename kb_fa_tile<TV>::type4 TV4;
+	const long iq0 = long(tgpig.x) * 8 * nsg + 8 * sgitg, h = tgpig.y, i3 = tgpig.z;
+	const int dk = int(args.k.ne[0]), dv = int(args.v.ne[0]);
+	const long nq = args.q.ne[1], nkv = args.k.ne[1];
+	const long hk = h / (args.q.ne[2] / args.k.ne[2]);
+	const long i3k = i3 / (args.q.ne[3] / args.k.ne[3]);
+	device const char *kb = k + hk * args.k.nb[2] + i3k * args.k.nb[3];
+	device const char *vb = v + hk * args.v.nb[2] + i3k * args.v.nb[3];
+	const float slope = kb_fa_slope(args, h);
+
+	// Threadgroup memory: the K/V tile (FA_PKB rows of dk or dv), then per
+	// simdgroup its Q rows [8][dk], O [8][dv] (float), S [8][32] (float), P
+	// [8][32] and the rows' rescale factors, M and S [3][8]; then the
+	// simdgroups' live-key words (two sets, by the step's parity) and
+	// non-finite V flags.
+	const int tileb = max(FA_PKB * dk * int(sizeof(TKT)), FA_PKB * dv * int(sizeof(TVT)));
+	const int perb = 8 * dk * int(sizeof(TKT)) + 8 * dv * 4 + 8 * FA_PKB * 4 + 8 * FA_PKB * int(sizeof(TVT)) + 24 * 4;
+	threadgroup TKT *tk = (threadgroup TKT *)shmem;
+	threadgroup TVT *tv = (threadgroup TVT *)shmem;
+	threadgroup char *mine = shmem + tileb + sgitg * perb;
+	threadgroup TKT *sq = (threadgroup TKT *)mine;
+	threadgroup float *so = (threadgroup float *)(mine + 8 * dk * int(sizeof(TKT)));
+	threadgroup float *ss = so + 8 * dv;
+	threadgroup TVT *sp = (threadgroup TVT *)(ss + 8 * FA_PKB);
+	threadgroup float *sx = (threadgroup float *)(sp + 8 * FA_PKB);
+	threadgroup uint *flags = (threadgroup uint *)(shmem + tileb + nsg * perb);
+
+	for (int e = tiisg; e < 8 * dk; e += 32) {
+		const int r = e / dk, c = e % dk;
+		sq[e] = TKT(iq0 + r < nq ? *(device const float *)(q + kb_row(args.q, iq0 + r, h, i3) + c * args.q.nb[0]) : 0.0f);
+	}
+	for (int e = tiisg; e < 8 * dv; e += 32) so[e] = 0.0f;
+
+	// Lane tiisg: row r, keys 8*qd .. 8*qd+7 of a step.
+	const int r = tiisg / 4, qd = tiisg % 4;
+	const long iq = iq0 + r;
+	device const char *mr = mask + (args.has_mask && iq < nq ? kb_row(args.m, iq, h % args.m.ne[2], i3 % args.m.ne[3]) : 0);
+	float M = -INFINITY, S = 0.0f;
+	int step = 0;
+	for (long k0 = 0; k0 < nkv; k0 += FA_PKB, step ^= 1) {
+		// 1. Mask terms, and the keys some row sees.
+		float mv[8];
+		const long kq = k0 + 8 * qd;
+		if (args.has_mask && args.mvec && iq < nq && k0 + FA_PKB <= nkv) {
+			float4 a, b;
+			if (args.mask_f16) {
+				a = float4(((device const half4 *)mr)[kq / 4]);
+				b = float4(((device const half4 *)mr)[kq / 4 + 1]);
+			} else {
+				a = ((device const float4 *)mr)[kq / 4];
+				b = ((device const float4 *)mr)[kq / 4 + 1];
+			}
+			for (int t = 0; t < 4; t++) {
+				mv[t] = slope * a[t];
+				mv[4 + t] = slope * b[t];
+			}
+		} else {
+			for (int t = 0; t < 8; t++) {
+				mv[t] = -INFINITY;
+				if (iq < nq && kq + t < nkv) {
+					mv[t] = args.has_mask ? slope * (args.mask_f16 ? float(((device const half *)mr)[kq + t]) : ((device const float *)mr)[kq + t]) : 0.0f;
+				}
+			}
+		}
+		if (iq >= nq) {
+			for (int t = 0; t < 8; t++) mv[t] = -INFINITY;
+		}
+		uint lw = 0;
+		for (int t = 0; t < 8; t++) lw |= mv[t] != -INFINITY ? 1u << (8 * qd + t) : 0u;
+		lw = simd_or(lw);
+		if (tiisg == 0) flags[step * nsg + sgitg] = lw;
+		threadgroup_barrier(mem_flags::mem_threadgroup);
+		uint live = 0;
+		for (int g = 0; g < nsg; g++) live |= flags[step * nsg + g];
+		if (live == 0) continue; // every row masks every key of the step
+
+		// 2. The K tile, and S = Q K^T.
+		for (int g = tpitg; g < FA_PKB * dk / 4; g += ntg) {
+			const int c = g / (dk / 4), i = 4 * (g % (dk / 4));
+			float4 x = float4(0.0f);
+			if ((live >> c) & 1) x = kb_fa_ld4<TK>((device const uchar *)(kb + (k0 + c) * args.k.nb[1]), i, args.kvec != 0);
+			*(threadgroup TK4 *)(tk + c * dk + i) = TK4(x);
+		}
+		threadgroup_barrier(mem_flags::mem_threadgroup);
+		simdgroup_float8x8 ms[FA_PKB / 8];
+		for (int j = 0; j < FA_PKB / 8; j++) ms[j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+		for (int i = 0; i < dk; i += 8) {
+			simdgroup_matrix<TKT, 8, 8> mq;
+			simdgroup_load(mq, sq + i, dk);
+			for (int j = 0; j < FA_PKB / 8; j++) {
+				simdgroup_matrix<TKT, 8, 8> mk;
+				simdgroup_load(mk, tk + 8 * j * dk + i, dk, 0, true);
+				simdgroup_multiply_accumulate(ms[j], mq, mk, ms[j]);
+			}
+		}
+		for (int j = 0; j < FA_PKB / 8; j++) simdgroup_store(ms[j], ss + 8 * j, FA_PKB);
+		simdgroup_barrier(mem_flags::mem_threadgroup);
+
+		// 3. P and the running state of row r (its four lanes agree).
+		float sc[8], mx = -INFINITY;
+		for (int t = 0; t < 8; t++) {
+			float s = ss[r * FA_PKB + 8 * qd + t];
+			s = args.softcap > 0.0f ? args.softcap * tanh(args.scale * s / args.softcap) + mv[t] : args.scale * s + mv[t];
+			sc[t] = mv[t] == -INFINITY ? -INFINITY : s;
+			mx = max(mx, sc[t]);
+		}
+		mx = max(mx, simd_shuffle_xor(mx, 1));
+		mx = max(mx, simd_shuffle_xor(mx, 2));
+		const float Mn = max(M, mx);
+		float ps = 0.0f;
+		for (int t = 0; t < 8; t++) {
+			const float p = sc[t] == -INFINITY ? 0.0f : exp(sc[t] - Mn);
+			sp[r * FA_PKB + 8 * qd + t] = TVT(p);
+			ps += p;
+		}
+		ps += simd_shuffle_xor(ps, 1);
+		ps += simd_shuffle_xor(ps, 2);
+		const float f = Mn == -INFINITY ? 1.0f : exp(M - Mn);
+		S = S * f + ps;
+		M = Mn;
+		if (qd == 0) sx[r] = f;
+		simdgroup_barrier(mem_flags::mem_threadgroup);
+		for (int e = tiisg; e < 8 * dv; e += 32) so[e] *= sx[e / dv];
+		threadgroup_barrier(mem_flags::mem_threadgroup); // the K tile is done with
+
+		// 4. The V tile, and O += P V.
+		uint bad = 0;
+		for (int g = tpitg; g < FA_PKB * dv / 4; g += ntg) {
+			const int c = g / (dv / 4), i = 4 * (g % (dv / 4));
+			float4 x = float4(0.0f);
+			if ((live >> c) & 1) x = kb_fa_ld4<TV>((device const uchar *)(vb + (k0 + c) * args.v.nb[1]), i, args.vvec != 0);
+			const TV4 y = TV4(x);
+			*(threadgroup TV4 *)(tv + c * dv + i) = y;
+			for (int t = 0; t < 4; t++) bad |= isfinite(float(y[t])) ? 0u : 1u;
+		}
+		bad = simd_or(bad);
+		if (tiisg == 0) flags[2 * nsg + sgitg] = bad;
+		threadgroup_barrier(mem_flags::mem_threadgroup);
+		for (int g = 0; g < nsg; g++) bad |= flags[2 * nsg + g];
+		if (bad == 0) {
+			simdgroup_matrix<TVT, 8, 8> mp[FA_PKB / 8];
+			for (int j = 0; j < FA_PKB / 8; j++) simdgroup_load(mp[j], sp + 8 * j, FA_PKB);
+			for (int i = 0; i < dv; i += 8) {
+				simdgroup_float8x8 mo;
+				simdgroup_load(mo, so + i, dv);
+				for (int j = 0; j < FA_PKB / 8; j++) {
+					simdgroup_matrix<TVT, 8, 8> mvv;
+					simdgroup_load(mvv, tv + 8 * j * dv + i, dv);
+					simdgroup_multiply_accumulate(mo, mp[j], mvv, mo);
+				}
+				simdgroup_store(mo, so + i, dv);
+			}
+		} else {
+			for (int e = tiisg; e < 8 * dv; e += 32) {
+				const int rr = e / dv, i = e % dv;
+				float o = so[e];
+				for (int c = 0; c < FA_PKB; c++) {
+					const float pv = float(sp[rr * FA_PKB + c]);
+					if (pv != 0.0f) o += pv * float(tv[c * dv + i]);
+				}
+				so[e] = o;
+			}
+		}
+		simdgroup_barrier(mem_flags::mem_threadgroup);
+	}
+	// The rows, with the sink.
+	if (qd == 0) {
+		sx[8 + r] = M;
+		sx[16 + r] = S;
+	}
+	simdgroup_barrier(mem_flags::mem_threadgroup);
+	for (int rr = 0; rr < 8; rr++) {
+		if (iq0 + rr >= nq) break;
+		kb_fa_out1(sx[8 + rr], sx[16 + rr], (threadgroup const float *)(so + rr * dv), dv, args.has_sinks != 0,
+				args.has_sinks ? sinks[h] : 0.0f, d + kb_row(args.d, h, iq0 + rr, i3), args.d.nb[0], tiisg);
+	}
+}
+
+typedef decltype(kb_fa_pre<KB_F16, KB_F16>) kb_fa_pre_t;
+#define KB_FA_PRE(kn, K, vn, V) template [[host_name(KB_STR(kb_fa_pre_##kn##_##vn))]] kernel kb_fa_pre_t kb_fa_pre<K, V>;
+#define KB_FA_PRE_V(kn, K)      \
+	KB_FA_PRE(kn, K, f32, KB_F32) \
+	KB_FA_PRE(kn, K, f16, KB_F16) \
+	KB_FA_PRE(kn, K, q8_0, KB_Q8_0) \
+	KB_FA_PRE(kn, K, q4_0, KB_Q4_0)
+KB_FA_PRE_V(f32, KB_F32)
+KB_FA_PRE_V(f16, KB_F16)
+KB_FA_PRE_V(q8_0, KB_Q8_0)
+KB_FA_PRE_V(q4_0, KB_Q4_0)
