@@ -93,8 +93,9 @@ func planFlashAttnVec(q, k *ops.Tensor) faVecPlan {
 // The prefill kernel's geometry (kb_fa_pre): keys per step (FA_PKB) and
 // the most simdgroups (8 query rows each) per threadgroup.
 const (
-	faPreKeys = 32
+	faPreKeys = 32 // FA_PKB
 	faPreRows = 4
+	faPrePad  = 8 // FA_PPAD
 )
 
 // faTileBytes is the bytes of an element of a K or V tile of type t in
@@ -106,10 +107,12 @@ func faTileBytes(t quant.Type) int {
 	return 2
 }
 
-// faPreShared is kb_fa_pre's threadgroup memory for nsg simdgroups.
+// faPreShared is kb_fa_pre's threadgroup memory for nsg simdgroups (rows
+// padded by faPrePad elements).
 func faPreShared(nsg, dk, dv int, kt, vt quant.Type) int {
-	tile := max(faPreKeys*dk*faTileBytes(kt), faPreKeys*dv*faTileBytes(vt))
-	per := 8*dk*faTileBytes(kt) + 8*dv*4 + 8*faPreKeys*4 + 8*faPreKeys*faTileBytes(vt) + 24*4
+	dks, dvs := dk+faPrePad, dv+faPrePad
+	tile := max(faPreKeys*dks*faTileBytes(kt), faPreKeys*dvs*faTileBytes(vt))
+	per := 8*dks*faTileBytes(kt) + 8*dvs*4 + 8*(faPreKeys+faPrePad)*4 + 24*4
 	return tile + nsg*per + 3*nsg*4
 }
 

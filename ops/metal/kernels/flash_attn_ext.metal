@@ -576,6 +576,10 @@ KB_FA_MM_V(q4_0, KB_Q4_0)
 //
 // The rows are written with the sink at the end (kb_fa_out1).
 #define FA_PKB 32
+// FA_PPAD: the tiles' row padding (elements), so that the rows of an 8x8
+// load fall in different banks; FA_PSS: the S/P rows' length.
+#define FA_PPAD 8
+#define FA_PSS (FA_PKB + FA_PPAD)
 
 template <int TK, int TV>
 kernel void kb_fa_pre(
@@ -606,28 +610,30 @@ kernel void kb_fa_pre(
 	device const char *vb = v + hk * args.v.nb[2] + i3k * args.v.nb[3];
 	const float slope = kb_fa_slope(args, h);
 
-	// Threadgroup memory: the K/V tile (FA_PKB rows of dk or dv), then per
-	// simdgroup its Q rows [8][dk], O [8][dv] (float), S [8][32] (float), P
-	// [8][32] and the rows' rescale factors, M and S [3][8]; then the
-	// simdgroups' live-key words (two sets, by the step's parity) and
-	// non-finite V flags.
-	const int tileb = max(FA_PKB * dk * int(sizeof(TKT)), FA_PKB * dv * int(sizeof(TVT)));
-	const int perb = 8 * dk * int(sizeof(TKT)) + 8 * dv * 4 + 8 * FA_PKB * 4 + 8 * FA_PKB * int(sizeof(TVT)) + 24 * 4;
+	// Threadgroup memory (rows padded by FA_PPAD): the K/V tile (FA_PKB
+	// rows of dk or dv), then per simdgroup its Q rows [8][dk], O [8][dv]
+	// (float), S [8][FA_PSS] (float; P [8][FA_PSS] in its place once read)
+	// and the rows' rescale factors, M and S [3][8]; then the simdgroups'
+	// live-key words (two sets, by the step's parity) and non-finite V
+	// flags.
+	const int dks = dk + FA_PPAD, dvs = dv + FA_PPAD;
+	const int tileb = max(FA_PKB * dks * int(sizeof(TKT)), FA_PKB * dvs * int(sizeof(TVT)));
+	const int perb = 8 * dks * int(sizeof(TKT)) + 8 * dvs * 4 + 8 * FA_PSS * 4 + 24 * 4;
 	threadgroup TKT *tk = (threadgroup TKT *)shmem;
 	threadgroup TVT *tv = (threadgroup TVT *)shmem;
 	threadgroup char *mine = shmem + tileb + sgitg * perb;
 	threadgroup TKT *sq = (threadgroup TKT *)mine;
-	threadgroup float *so = (threadgroup float *)(mine + 8 * dk * int(sizeof(TKT)));
-	threadgroup float *ss = so + 8 * dv;
-	threadgroup TVT *sp = (threadgroup TVT *)(ss + 8 * FA_PKB);
-	threadgroup float *sx = (threadgroup float *)(sp + 8 * FA_PKB);
+	threadgroup float *so = (threadgroup float *)(mine + 8 * dks * int(sizeof(TKT)));
+	threadgroup float *ss = so + 8 * dvs;
+	threadgroup TVT *sp = (threadgroup TVT *)ss;
+	threadgroup float *sx = ss + 8 * FA_PSS;
 	threadgroup uint *flags = (threadgroup uint *)(shmem + tileb + nsg * perb);
 
 	for (int e = tiisg; e < 8 * dk; e += 32) {
 		const int r = e / dk, c = e % dk;
-		sq[e] = TKT(iq0 + r < nq ? *(device const float *)(q + kb_row(args.q, iq0 + r, h, i3) + c * args.q.nb[0]) : 0.0f);
+		sq[r * dks + c] = TKT(iq0 + r < nq ? *(device const float *)(q + kb_row(args.q, iq0 + r, h, i3) + c * args.q.nb[0]) : 0.0f);
 	}
-	for (int e = tiisg; e < 8 * dv; e += 32) so[e] = 0.0f;
+	for (int e = tiisg; e < 8 * dv; e += 32) so[(e / dv) * dvs + e % dv] = 0.0f;
 
 	// Lane tiisg: row r, keys 8*qd .. 8*qd+7 of a step.
 	const int r = tiisg / 4, qd = tiisg % 4;
@@ -677,27 +683,29 @@ kernel void kb_fa_pre(
 			const int c = g / (dk / 4), i = 4 * (g % (dk / 4));
 			float4 x = float4(0.0f);
 			if ((live >> c) & 1) x = kb_fa_ld4<TK>((device const uchar *)(kb + (k0 + c) * args.k.nb[1]), i, args.kvec != 0);
-			*(threadgroup TK4 *)(tk + c * dk + i) = TK4(x);
+			*(threadgroup TK4 *)(tk + c * dks + i) = TK4(x);
 		}
 		threadgroup_barrier(mem_flags::mem_threadgroup);
 		simdgroup_float8x8 ms[FA_PKB / 8];
 		for (int j = 0; j < FA_PKB / 8; j++) ms[j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
 		for (int i = 0; i < dk; i += 8) {
 			simdgroup_matrix<TKT, 8, 8> mq;
-			simdgroup_load(mq, sq + i, dk);
+			simdgroup_load(mq, sq + i, dks);
 			for (int j = 0; j < FA_PKB / 8; j++) {
 				simdgroup_matrix<TKT, 8, 8> mk;
-				simdgroup_load(mk, tk + 8 * j * dk + i, dk, 0, true);
+				simdgroup_load(mk, tk + 8 * j * dks + i, dks, 0, true);
 				simdgroup_multiply_accumulate(ms[j], mq, mk, ms[j]);
 			}
 		}
-		for (int j = 0; j < FA_PKB / 8; j++) simdgroup_store(ms[j], ss + 8 * j, FA_PKB);
+		for (int j = 0; j < FA_PKB / 8; j++) simdgroup_store(ms[j], ss + 8 * j, FA_PSS);
 		simdgroup_barrier(mem_flags::mem_threadgroup);
 
 		// 3. P and the running state of row r (its four lanes agree).
 		float sc[8], mx = -INFINITY;
+		const float4 s0 = *(threadgroup const float4 *)(ss + r * FA_PSS + 8 * qd);
+		const float4 s1 = *(threadgroup const float4 *)(ss + r * FA_PSS + 8 * qd + 4);
 		for (int t = 0; t < 8; t++) {
-			float s = ss[r * FA_PKB + 8 * qd + t];
+			float s = t < 4 ? s0[t] : s1[t - 4];
 			s = args.softcap > 0.0f ? args.softcap * tanh(args.scale * s / args.softcap) + mv[t] : args.scale * s + mv[t];
 			sc[t] = mv[t] == -INFINITY ? -INFINITY : s;
 			mx = max(mx, sc[t]);
@@ -705,12 +713,14 @@ kernel void kb_fa_pre(
 		mx = max(mx, simd_shuffle_xor(mx, 1));
 		mx = max(mx, simd_shuffle_xor(mx, 2));
 		const float Mn = max(M, mx);
-		float ps = 0.0f;
+		float ps = 0.0f, pr[8];
 		for (int t = 0; t < 8; t++) {
-			const float p = sc[t] == -INFINITY ? 0.0f : exp(sc[t] - Mn);
-			sp[r * FA_PKB + 8 * qd + t] = TVT(p);
-			ps += p;
+			pr[t] = sc[t] == -INFINITY ? 0.0f : exp(sc[t] - Mn);
+			ps += pr[t];
 		}
+		simdgroup_barrier(mem_flags::mem_threadgroup); // S is read: P takes its place
+		*(threadgroup TV4 *)(sp + r * FA_PSS + 8 * qd) = TV4(float4(pr[0], pr[1], pr[2], pr[3]));
+		*(threadgroup TV4 *)(sp + r * FA_PSS + 8 * qd + 4) = TV4(float4(pr[4], pr[5], pr[6], pr[7]));
 		ps += simd_shuffle_xor(ps, 1);
 		ps += simd_shuffle_xor(ps, 2);
 		const float f = Mn == -INFINITY ? 1.0f : exp(M - Mn);
@@ -718,7 +728,7 @@ kernel void kb_fa_pre(
 		M = Mn;
 		if (qd == 0) sx[r] = f;
 		simdgroup_barrier(mem_flags::mem_threadgroup);
-		for (int e = tiisg; e < 8 * dv; e += 32) so[e] *= sx[e / dv];
+		for (int e = tiisg; e < 8 * dv; e += 32) so[(e / dv) * dvs + e % dv] *= sx[e / dv];
 		threadgroup_barrier(mem_flags::mem_threadgroup); // the K tile is done with
 
 		// 4. The V tile, and O += P V.
@@ -728,7 +738,7 @@ kernel void kb_fa_pre(
 			float4 x = float4(0.0f);
 			if ((live >> c) & 1) x = kb_fa_ld4<TV>((device const uchar *)(vb + (k0 + c) * args.v.nb[1]), i, args.vvec != 0);
 			const TV4 y = TV4(x);
-			*(threadgroup TV4 *)(tv + c * dv + i) = y;
+			*(threadgroup TV4 *)(tv + c * dvs + i) = y;
 			for (int t = 0; t < 4; t++) bad |= isfinite(float(y[t])) ? 0u : 1u;
 		}
 		bad = simd_or(bad);
@@ -737,26 +747,26 @@ kernel void kb_fa_pre(
 		for (int g = 0; g < nsg; g++) bad |= flags[2 * nsg + g];
 		if (bad == 0) {
 			simdgroup_matrix<TVT, 8, 8> mp[FA_PKB / 8];
-			for (int j = 0; j < FA_PKB / 8; j++) simdgroup_load(mp[j], sp + 8 * j, FA_PKB);
+			for (int j = 0; j < FA_PKB / 8; j++) simdgroup_load(mp[j], sp + 8 * j, FA_PSS);
 			for (int i = 0; i < dv; i += 8) {
 				simdgroup_float8x8 mo;
-				simdgroup_load(mo, so + i, dv);
+				simdgroup_load(mo, so + i, dvs);
 				for (int j = 0; j < FA_PKB / 8; j++) {
 					simdgroup_matrix<TVT, 8, 8> mvv;
-					simdgroup_load(mvv, tv + 8 * j * dv + i, dv);
+					simdgroup_load(mvv, tv + 8 * j * dvs + i, dvs);
 					simdgroup_multiply_accumulate(mo, mp[j], mvv, mo);
 				}
-				simdgroup_store(mo, so + i, dv);
+				simdgroup_store(mo, so + i, dvs);
 			}
 		} else {
 			for (int e = tiisg; e < 8 * dv; e += 32) {
 				const int rr = e / dv, i = e % dv;
-				float o = so[e];
+				float o = so[rr * dvs + i];
 				for (int c = 0; c < FA_PKB; c++) {
-					const float pv = float(sp[rr * FA_PKB + c]);
-					if (pv != 0.0f) o += pv * float(tv[c * dv + i]);
+					const float pv = float(sp[rr * FA_PSS + c]);
+					if (pv != 0.0f) o += pv * float(tv[c * dvs + i]);
 				}
-				so[e] = o;
+				so[rr * dvs + i] = o;
 			}
 		}
 		simdgroup_barrier(mem_flags::mem_threadgroup);
@@ -769,7 +779,7 @@ kernel void kb_fa_pre(
 	simdgroup_barrier(mem_flags::mem_threadgroup);
 	for (int rr = 0; rr < 8; rr++) {
 		if (iq0 + rr >= nq) break;
-		kb_fa_out1(sx[8 + rr], sx[16 + rr], (threadgroup const float *)(so + rr * dv), dv, args.has_sinks != 0,
+		kb_fa_out1(sx[8 + rr], sx[16 + rr], (threadgroup const float *)(so + rr * dvs), dv, args.has_sinks != 0,
 				args.has_sinks ? sinks[h] : 0.0f, d + kb_row(args.d, h, iq0 + rr, i3), args.d.nb[0], tiisg);
 	}
 }
