@@ -134,9 +134,9 @@ func maskVec(b binding, m *ops.Tensor) bool {
 	case m.Nb[0] != m.Type.TypeSize():
 		return false
 	case m.Type == quant.F16:
-		return aligned(b, m, 8)
+		return bindingAligned(b, m, 8)
 	}
-	return aligned(b, m, 16)
+	return bindingAligned(b, m, 16)
 }
 
 // kvVec reports whether rows of K or V (x, bound at b) take float4 or
@@ -147,9 +147,9 @@ func kvVec(b binding, x *ops.Tensor) bool {
 	}
 	switch x.Type {
 	case quant.F32:
-		return aligned(b, x, 16)
+		return bindingAligned(b, x, 16)
 	case quant.F16:
-		return aligned(b, x, 8)
+		return bindingAligned(b, x, 8)
 	}
 	return false
 }

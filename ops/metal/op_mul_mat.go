@@ -51,9 +51,9 @@ func mvAlign(t quant.Type) int64 {
 	return 2
 }
 
-// aligned reports whether the binding's offset and the tensor's strides
+// bindingAligned reports whether the binding's offset and the tensor's strides
 // over dims 1-3 are multiples of n.
-func aligned(b binding, t *ops.Tensor, n int64) bool {
+func bindingAligned(b binding, t *ops.Tensor, n int64) bool {
 	if b.off%n != 0 {
 		return false
 	}
@@ -113,12 +113,12 @@ func encodeMulMat(e *encoder, t *ops.Tensor) error {
 	var s gpu.CStruct
 	s.Tensor(a).Tensor(b).Tensor(t).I64(b.Ne[2] / a.Ne[2]).I64(b.Ne[3] / a.Ne[3]).I32(bt)
 	m, n, batches := t.Ne[0], t.Ne[1], int(t.Ne[2]*t.Ne[3])
-	if n <= mvMaxCols && aligned(ab, a, mvAlign(a.Type)) {
+	if n <= mvMaxCols && bindingAligned(ab, a, mvAlign(a.Type)) {
 		// Vector loads: packed f32 or f16 columns (float4, half4) and
 		// float rows (float4, half4, ushort4 of bf16), 16- or 8-byte
 		// aligned at every eighth element.
-		bvec := b.Nb[0] == b.Type.TypeSize() && (b.Type == quant.F32 && aligned(bb, b, 16) || b.Type == quant.F16 && aligned(bb, b, 8))
-		avec := a.Type.BlockSize() == 1 && aligned(ab, a, 4*a.Type.TypeSize())
+		bvec := b.Nb[0] == b.Type.TypeSize() && (b.Type == quant.F32 && bindingAligned(bb, b, 16) || b.Type == quant.F16 && bindingAligned(bb, b, 8))
+		avec := a.Type.BlockSize() == 1 && bindingAligned(ab, a, 4*a.Type.TypeSize())
 		s.I32(b32(bvec)).I32(b32(avec))
 		rows := mvSimdgroups * mvTypeRows(a.Type)
 		return e.dispatch("mul_mat.metal", "kb_mul_mv_"+a.Type.String(),

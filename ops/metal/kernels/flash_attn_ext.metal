@@ -640,8 +640,8 @@ kernel void kb_fa_pre(
 	const long iq = iq0 + r;
 	device const char *mr = mask + (args.has_mask && iq < nq ? kb_row(args.m, iq, h % args.m.ne[2], i3 % args.m.ne[3]) : 0);
 	float M = -INFINITY, S = 0.0f;
-	int step = 0;
-	for (long k0 = 0; k0 < nkv; k0 += FA_PKB, step ^= 1) {
+	int par = 0; // the step's parity
+	for (long k0 = 0; k0 < nkv; k0 += FA_PKB, par ^= 1) {
 		// 1. Mask terms, and the keys some row sees.
 		float mv[8];
 		const long kq = k0 + 8 * qd;
@@ -672,10 +672,10 @@ kernel void kb_fa_pre(
 		uint lw = 0;
 		for (int t = 0; t < 8; t++) lw |= mv[t] != -INFINITY ? 1u << (8 * qd + t) : 0u;
 		lw = simd_or(lw);
-		if (tiisg == 0) flags[step * nsg + sgitg] = lw;
+		if (tiisg == 0) flags[par * nsg + sgitg] = lw;
 		threadgroup_barrier(mem_flags::mem_threadgroup);
 		uint live = 0;
-		for (int g = 0; g < nsg; g++) live |= flags[step * nsg + g];
+		for (int g = 0; g < nsg; g++) live |= flags[par * nsg + g];
 		if (live == 0) continue; // every row masks every key of the step
 
 		// 2. The K tile, and S = Q K^T.
