@@ -18,9 +18,9 @@ func init() {
 // faMaxHead is the largest head size the kernels take (FA_DMAX).
 const faMaxHead = 256
 
-// The query-tile kernel's geometry (FA_QB query rows by FA_KB keys), and
-// the fewest queries per head that take it (fewer take the vector
-// kernel, a query row per threadgroup).
+// kb_fa_mm's geometry (FA_QB query rows by FA_KB keys), and the fewest
+// queries per head that take a prefill kernel (kb_fa_pre, else kb_fa_mm;
+// fewer take the decode kernel, kb_fa_vec).
 const (
 	faQB      = 8
 	faKB      = 8

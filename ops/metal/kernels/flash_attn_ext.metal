@@ -521,7 +521,7 @@ kernel void kb_fa_mm(
 		float Mt = sink;
 		for (int g = 0; g < nsg; g++) Mt = max(Mt, (shmem + FA_QB * dk + g * per + FA_KB * dmax + FA_QB * dv + 2 * FA_QB * FA_KB)[FA_QB + r]);
 		device char *dr = d + kb_row(args.d, h, iq0 + r, i3);
-		// As kb_fa_vec: a simdgroup that saw no key counts for nothing, a
+		// As kb_fa_finish: a simdgroup that saw no key counts for nothing, a
 		// zero sum gives zeros and a NaN one NaN.
 		float St = args.has_sinks && sink != -INFINITY ? exp(sink - Mt) : 0.0f;
 		for (int g = 0; g < nsg; g++) {
@@ -564,7 +564,8 @@ KB_FA_MM_V(q4_0, KB_Q4_0)
 //  2. K comes into threadgroup memory as half (float for f32 K; q8_0 and
 //     q4_0 dequantized on the way), once for the threadgroup, and each
 //     simdgroup computes its 8x32 S = Q K^T with 8x8 simdgroup products
-//     (half Q and K, float accumulators);
+//     (half Q and K, float accumulators), leaving out the 8-key blocks
+//     its 8 rows all mask (as P V does: P is 0 there);
 //  3. lane l turns row l/4's eight scores into weights P (half) with the
 //     row's running maximum and sum (shuffles over the row's four lanes),
 //     and the rows of the output accumulator O (float, threadgroup
@@ -692,6 +693,7 @@ kernel void kb_fa_pre(
 			simdgroup_matrix<TKT, 8, 8> mq;
 			simdgroup_load(mq, sq + i, dks);
 			for (int j = 0; j < FA_PKB / 8; j++) {
+				if (((lw >> (8 * j)) & 255) == 0) continue; // this simdgroup's rows mask these 8 keys
 				simdgroup_matrix<TKT, 8, 8> mk;
 				simdgroup_load(mk, tk + 8 * j * dks + i, dks, 0, true);
 				simdgroup_multiply_accumulate(ms[j], mq, mk, ms[j]);
@@ -752,6 +754,7 @@ kernel void kb_fa_pre(
 				simdgroup_float8x8 mo;
 				simdgroup_load(mo, so + i, dvs);
 				for (int j = 0; j < FA_PKB / 8; j++) {
+					if (((lw >> (8 * j)) & 255) == 0) continue; // P is 0 there
 					simdgroup_matrix<TVT, 8, 8> mvv;
 					simdgroup_load(mvv, tv + 8 * j * dvs + i, dvs);
 					simdgroup_multiply_accumulate(mo, mp[j], mvv, mo);
