@@ -4,8 +4,8 @@
 // that each weight byte is read once for all the columns.
 //
 // A simdgroup takes kb_mv<T>::NR weight rows (per type, as ggml-metal's
-// N_R0: four for the legacy formats and Q2_K, two for the other K-quants
-// and Q8_0). A block of a type is cut into kb_mv<T>::UPB pieces, one a
+// N_R0: four for the legacy 4- and 5-bit formats, Q2_K and the floats,
+// two for the 8-bit formats and the other K-quants). A block of a type is cut into kb_mv<T>::UPB pieces, one a
 // lane: 16 values of a 32-value block, 32 values of a 256-value super-block
 // (a sub-block's or two sub-blocks' worth, their scales decoded once). A
 // lane reads its piece of each of the NR rows with 16- or 32-bit loads
@@ -26,7 +26,12 @@
 #define KB_MV_NSG 2
 #define KB_MV_NC 8
 
+// kb_mv_h, kb_mv_u16, kb_mv_u32: an f16, a 16-bit and a 32-bit field at an
+// aligned p.
 inline float kb_mv_h(device const uchar *p) { return float(*(device const half *)p); }
+inline ushort kb_mv_u16(device const uchar *p) { return *(device const ushort *)p; }
+inline uint kb_mv_u32(device const uchar *p) { return *(device const uint *)p; }
+
 // kb_mv_act returns the activation at p, of type btype (KB_F32, KB_F16 or
 // KB_BF16).
 inline float kb_mv_act(int btype, device const char *p) {
@@ -36,9 +41,6 @@ inline float kb_mv_act(int btype, device const char *p) {
 	default: return *(device const float *)p;
 	}
 }
-
-inline ushort kb_mv_u16(device const uchar *p) { return *(device const ushort *)p; }
-inline uint kb_mv_u32(device const uchar *p) { return *(device const uint *)p; }
 
 // kb_mv_x8 loads activations e .. e+7 of the column at col (type btype,
 // element stride nb0) into x; vec says the column is packed and 16-byte
