@@ -57,17 +57,29 @@
 //     numbers, block sizes and decoding helpers of the shared blocks.h;
 //   - dequant.h: whole-block decoders (kb_dq16, kb_row16), 16 contiguous
 //     values of a block per call, bit for bit quants.h's values;
-//   - mm.h, mul_mat.metal, mul_mat_id.metal: matrix-vector with four weight
-//     rows per simdgroup for up to four activation columns, else 64x32
-//     output tiles (four simdgroups of 32x16) of 8x8 simdgroup products,
-//     half (float for f32, bf16, q8_1, q8_K) with float accumulators,
-//     over weights decoded block-wise and activations read as vectors
-//     into threadgroup memory; MUL_MAT_ID per pair for few tokens, else
+//   - mm.h, mv.h, mul_mat.metal, mul_mat_id.metal: MUL_MAT's
+//     matrix-vector for up to eight activation columns (mv.h: two or four
+//     weight rows per simdgroup by type, each block decoded a piece a lane
+//     in registers and read once for all the columns; MUL_MAT_ID's, mm.h:
+//     four rows per simdgroup, a column at a time), else 64x32 output
+//     tiles (four simdgroups of 32x16) of 8x8 simdgroup products, half
+//     (float for f32, bf16, q8_1, q8_K) with float accumulators, over
+//     weights decoded block-wise and activations read as vectors into
+//     threadgroup memory; MUL_MAT_ID per pair for few tokens, else
 //     grouped by expert (a map of each expert's pairs, then tiles);
-//   - flash_attn_ext.metal: tiles of 8 query rows with 8x8 simdgroup products
-//     for Q·K^T and P·V (from 4 queries per head, head sizes a multiple
-//     of 8), else a query row per threadgroup; the keys split over
-//     simdgroups each with an online softmax, merged with the sink; f32,
+//   - flash_attn_ext.metal: from 4 queries per head (head sizes a
+//     multiple of 8) kb_fa_pre: 8 query rows a simdgroup, up to 4 a
+//     threadgroup, 32 keys a step through K/V tiles of half in
+//     threadgroup memory (float for f32; q8_0 and q4_0 dequantized into
+//     them), Q·K^T and P·V as simdgroup_half8x8 products into float,
+//     an online softmax per row (kb_fa_mm, 8x8 float tiles, where its
+//     threadgroup memory does not fit: f32 K/V of head size 256); else
+//     (decode) kb_fa_vec: the query rows of a
+//     K/V head's GQA group together (a simdgroup each), 32 keys a step
+//     through K/V tiles in threadgroup memory (half4/float4 loads, a
+//     lane per key for q·k, one simd_max and simd_sum per step), the
+//     keys split where the KV is long and kb_fa_combine merging the
+//     splits with the sink; f32,
 //     f16, q8_0 and q4_0 K and V in any pairing, head sizes up to 256,
 //     masks, ALiBi, softcap; keys masked for every row are never read;
 //   - soft_max.metal, rope.metal (angles in double-float, reduced mod 2*pi

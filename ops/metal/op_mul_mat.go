@@ -16,15 +16,55 @@ func init() {
 
 // Launch geometry of mul_mat.metal's kernels.
 const (
-	mvSimdgroups = 2  // MV_NSG
-	mvRows       = 4  // MV_R: weight rows per simdgroup
+	mvSimdgroups = 2  // KB_MV_NSG, and mm.h's MV_NSG
+	mvRows       = 4  // mm.h's MV_R: weight rows per simdgroup of kb_mv_rows (MUL_MAT_ID)
 	mmRows       = 64 // MM_BM: weight rows per threadgroup
 	mmCols       = 32 // MM_BN: activation columns per threadgroup
 	mmThreads    = 128
 	// mvMaxCols is the most activation columns the matrix-vector kernel
-	// takes; more go to the simdgroup-matrix kernel.
-	mvMaxCols = 4
+	// takes (KB_MV_NC); more go to the simdgroup-matrix kernel.
+	mvMaxCols = 8
 )
+
+// mvTypeRows is the weight rows a simdgroup of kb_mul_mv_<t> takes: mv.h's
+// kb_mv<T>::NR, as ggml-metal's N_R0 (four for the legacy 4- and 5-bit
+// formats and Q2_K, two for the 8-bit ones and the other K-quants).
+func mvTypeRows(t quant.Type) int64 {
+	switch t {
+	case quant.Q8_0, quant.Q8_1, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_K:
+		return 2
+	}
+	return 4
+}
+
+// mvAlign is the alignment kb_mul_mv_<t> reads the weight rows' block
+// fields at: 4 bytes for the blocks whose size is a multiple of 4 (32-bit
+// loads), 2 for the others (16-bit loads), 1 for the float types (scalar
+// loads; vector loads where encodeMulMat's avec says). Rows less
+// aligned take the simdgroup-matrix kernel, which reads bytes.
+func mvAlign(t quant.Type) int64 {
+	switch {
+	case t.BlockSize() == 1:
+		return 1
+	case t.TypeSize()%4 == 0:
+		return 4
+	}
+	return 2
+}
+
+// bindingAligned reports whether the binding's offset and the tensor's strides
+// over dims 1-3 are multiples of n.
+func bindingAligned(b binding, t *ops.Tensor, n int64) bool {
+	if b.off%n != 0 {
+		return false
+	}
+	for _, nb := range t.Nb[1:] {
+		if nb%n != 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // actType is the kernels' number for an activation type.
 func actType(t quant.Type) (int32, error) {
@@ -72,13 +112,20 @@ func encodeMulMat(e *encoder, t *ops.Tensor) error {
 	}
 	bt, _ := actType(b.Type)
 	var s gpu.CStruct
-	s.Tensor(a).Tensor(b).Tensor(t).I64(b.Ne[2] / a.Ne[2]).I64(b.Ne[3] / a.Ne[3]).I32(bt).I32(mmActVector(b, bb.off))
+	s.Tensor(a).Tensor(b).Tensor(t).I64(b.Ne[2] / a.Ne[2]).I64(b.Ne[3] / a.Ne[3]).I32(bt)
 	m, n, batches := t.Ne[0], t.Ne[1], int(t.Ne[2]*t.Ne[3])
-	if n <= mvMaxCols {
-		rows := int64(mvSimdgroups * mvRows)
+	if n <= mvMaxCols && bindingAligned(ab, a, mvAlign(a.Type)) {
+		// Vector loads: packed f32 or f16 columns (float4, half4) and
+		// float rows (float4, half4, ushort4 of bf16), 16- or 8-byte
+		// aligned at every eighth element.
+		bvec := b.Nb[0] == b.Type.TypeSize() && (b.Type == quant.F32 && bindingAligned(bb, b, 16) || b.Type == quant.F16 && bindingAligned(bb, b, 8))
+		avec := a.Type.BlockSize() == 1 && bindingAligned(ab, a, 4*a.Type.TypeSize())
+		s.I32(b32(bvec)).I32(b32(avec))
+		rows := mvSimdgroups * mvTypeRows(a.Type)
 		return e.dispatch("mul_mat.metal", "kb_mul_mv_"+a.Type.String(),
-			[3]int{int((m + rows - 1) / rows), int(n), batches}, [3]int{32 * mvSimdgroups, 1, 1}, nil, args(&s), ab, bb, d)
+			[3]int{int((m + rows - 1) / rows), 1, batches}, [3]int{32 * mvSimdgroups, 1, 1}, nil, args(&s), ab, bb, d)
 	}
+	s.I32(mmActVector(b, bb.off)) // kb_mm_args's bvec
 	return e.dispatch("mul_mat.metal", "kb_mul_mm_"+a.Type.String(),
 		[3]int{int((m + mmRows - 1) / mmRows), int((n + mmCols - 1) / mmCols), batches}, [3]int{mmThreads, 1, 1},
 		[]int{mmShared(a.Type)}, args(&s), ab, bb, d)

@@ -3,13 +3,15 @@
 // activations b of f32, f16 or bf16 at any strides, with a broadcast over
 // dims 2-3 (the cores are in mm.h):
 //
-//   - kb_mul_mv_<type>, matrix-vector, for few activation columns: a
-//     threadgroup of MV_NSG simdgroups takes MV_NSG*MV_R weight rows of
-//     one column, MV_R rows per simdgroup;
+//   - kb_mul_mv_<type>, matrix-vector, for up to KB_MV_NC (8) activation
+//     columns: a threadgroup of KB_MV_NSG simdgroups takes KB_MV_NSG*NR
+//     weight rows (NR per type: kb_mv<T>::NR, mv.h) against all the
+//     columns, each weight block read once for them;
 //   - kb_mul_mm_<type>, matrix-matrix: a threadgroup computes a 64x32
 //     tile of dst (64 weight rows by 32 columns) with simdgroup matrices,
 //     half for most weight types (mm.h's kb_mm_tile).
 #include "mm.h"
+#include "mv.h"
 
 struct kb_mm_args {
 	kb_tensor a, b, d;
@@ -18,25 +20,42 @@ struct kb_mm_args {
 	int bvec;    // how kb_mm_tile reads them: MM_B_SCALAR, MM_B_F32X4 or MM_B_F16X4
 };
 
+// kb_mv_args: kb_mul_mv's arguments, kb_mm_args's first fields and whether the
+// columns (bvec) and, for float weights, the rows (avec) take vector
+// loads.
+struct kb_mv_args {
+	kb_tensor a, b, d;
+	long r2, r3;
+	int btype, bvec, avec;
+};
+
 template <int T>
 kernel void kb_mul_mv(
-		constant kb_mm_args &args [[buffer(0)]],
+		constant kb_mv_args &args [[buffer(0)]],
 		device const char *a [[buffer(1)]],
 		device const char *b [[buffer(2)]],
 		device char *d [[buffer(3)]],
 		uint3 tgpig [[threadgroup_position_in_grid]],
 		ushort tiisg [[thread_index_in_simdgroup]],
 		ushort sgitg [[simdgroup_index_in_threadgroup]]) {
+	const int NR = kb_mv<T>::NR;
 	const long m = args.a.ne[1];
-	const long r0 = (long(tgpig.x) * MV_NSG + sgitg) * MV_R;
-	const long j = tgpig.y;
+	const long r0 = (long(tgpig.x) * KB_MV_NSG + sgitg) * NR;
+	if (r0 >= m) return;
+	const int n = int(args.b.ne[1]);
 	const long i2 = tgpig.z % args.d.ne[2], i3 = tgpig.z / args.d.ne[2];
-	device const char *abase = a + (i2 / args.r2) * args.a.nb[2] + (i3 / args.r3) * args.a.nb[3];
-	float sums[MV_R];
-	kb_mv_rows<T>(args.a.ne[0], m, abase, args.a.nb[1], r0, b + kb_row(args.b, j, i2, i3), args.btype, args.b.nb[0], tiisg, sums);
-	device char *dcol = d + kb_row(args.d, j, i2, i3);
-	for (int r = 0; r < MV_R; r++) {
-		if (tiisg == 0 && r0 + r < m) *(device float *)(dcol + (r0 + r) * args.d.nb[0]) = sums[r];
+	device const char *a0 = a + (i2 / args.r2) * args.a.nb[2] + (i3 / args.r3) * args.a.nb[3] + r0 * args.a.nb[1];
+	float acc[NR * KB_MV_NC];
+	for (int i = 0; i < NR * KB_MV_NC; i++) acc[i] = 0.0f;
+	kb_mv_rows_nc<T>(args.a.ne[0], a0, args.a.nb[1], int(kb_minl(m - r0, NR)), b + kb_row(args.b, 0, i2, i3),
+			args.b.nb[1], n, args.btype, args.b.nb[0], args.bvec != 0, args.avec != 0, tiisg, acc);
+	for (int c = 0; c < KB_MV_NC; c++) {
+		if (c >= n) break;
+		device char *dcol = d + kb_row(args.d, c, i2, i3);
+		for (int r = 0; r < NR; r++) {
+			const float s = simd_sum(acc[r * KB_MV_NC + c]);
+			if (tiisg == 0 && r0 + r < m) *(device float *)(dcol + (r0 + r) * args.d.nb[0]) = s;
+		}
 	}
 }
 
