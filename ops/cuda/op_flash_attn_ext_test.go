@@ -294,7 +294,13 @@ func TestInjectedAttentionBugs(t *testing.T) {
 				return
 			}
 			failed := 0
-			for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpFlashAttnExt}}) {
+			cases := harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpFlashAttnExt}})
+			if tc.kernel == faMMA {
+				// The matrix has no case of several tiles and more than
+				// 8 rows per K/V head below -large.
+				cases = append(cases, faMMAHeadCases()...)
+			}
+			for _, c := range cases {
 				r := harness.Run(b, c)
 				if r.Passed() {
 					continue
@@ -547,13 +553,9 @@ func faHeadCase(kv quant.Type, d, nq, heads, kvHeads, nkv int64, sinks, alibi bo
 		}}
 }
 
-// TestFlashAttnMMAHeads runs the tensor-core kernel on the head sizes the
-// case matrix lacks (80, 96, 112, 256) and on tiles of several warps'
-// rows, several tiles and a partial last one, against the reference.
-func TestFlashAttnMMAHeads(t *testing.T) {
-	defer func() { faSplitsOverride, faKernelOverride = 0, faAuto }()
-	b := emulated(t)
-	cs := []harness.Case{
+// faMMAHeadCases are TestFlashAttnMMAHeads's cases.
+func faMMAHeadCases() []harness.Case {
+	return []harness.Case{
 		faHeadCase(quant.F16, 80, 40, 4, 2, 150, true, false),
 		faHeadCase(quant.F16, 96, 33, 2, 1, 70, false, true),
 		faHeadCase(quant.Q8_0, 96, 33, 2, 1, 70, true, false),
@@ -562,9 +564,17 @@ func TestFlashAttnMMAHeads(t *testing.T) {
 		faHeadCase(quant.Q4_0, 256, 37, 2, 2, 100, false, false),
 		faHeadCase(quant.Q4_0, 128, 70, 4, 4, 200, true, false),
 	}
+}
+
+// TestFlashAttnMMAHeads runs the tensor-core kernel on the head sizes the
+// case matrix lacks (80, 96, 112, 256) and on tiles of several warps'
+// rows, several tiles and a partial last one, against the reference.
+func TestFlashAttnMMAHeads(t *testing.T) {
+	defer func() { faSplitsOverride, faKernelOverride = 0, faAuto }()
+	b := emulated(t)
 	for _, splits := range []int{0, 2} {
 		faSplitsOverride = splits
-		for _, c := range cs {
+		for _, c := range faMMAHeadCases() {
 			if r := harness.Run(b, c); !r.Passed() {
 				t.Errorf("%d splits: %s: %s (%s)", splits, c.ID(), r.Summary(), r.Err)
 			}
