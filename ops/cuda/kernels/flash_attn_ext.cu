@@ -448,6 +448,23 @@ __device__ __forceinline__ float fm_mask(const char* mr, const kb_tensor& tm, in
 	return mk == -INFINITY ? -INFINITY : sl * mk;
 }
 
+// fm_mask2 sets x0 and x1 to the mask terms of keys j and j+1 (j even)
+// for a valid row (fm_mask's mr and sl), -Inf for keys from nkv on: an f16
+// mask's two terms in one 4-byte load where they are aligned (a quarter
+// warp then reads 32 contiguous bytes of each of 8 rows).
+__device__ __forceinline__ void fm_mask2(const char* mr, const kb_tensor& tm, int mtype, float sl, i64 j, i64 nkv,
+                                         float& x0, float& x1) {
+	if (mr && mtype == KB_F16 && tm.nb[0] == 2 && j + 1 < nkv && ((u64)(mr + 2 * j) & 3) == 0) {
+		const u32 w = *(const u32*)(mr + 2 * j);
+		const float a = kb_h2f((u16)(w & 0xffffu)), b = kb_h2f((u16)(w >> 16));
+		x0 = a == -INFINITY ? -INFINITY : sl * a;
+		x1 = b == -INFINITY ? -INFINITY : sl * b;
+		return;
+	}
+	x0 = j < nkv ? fm_mask(mr, tm, mtype, sl, j) : -INFINITY;
+	x1 = j + 1 < nkv ? fm_mask(mr, tm, mtype, sl, j + 1) : -INFINITY;
+}
+
 // flash_attn_mma: grid (row blocks, n_head_kv * splits, q3); block (32,
 // FM_WARPS); fm_shape<D>'s shared memory.
 template <int D>
@@ -557,12 +574,12 @@ __device__ __forceinline__ void flash_attn_mma(const char* q, const kb_tensor& t
 #pragma unroll
 		for (int i = 0; i < NK; i++)
 #pragma unroll
-			for (int e = 0; e < 4; e++) {
-				const int h = e >> 1;
-				const i64 j = j0 + 8 * i + 2 * t + (e & 1);
-				const float x = valid[h] && j < nkv ? fm_mask(mrow[h], tm, p.mtype, slope[h], j) : -INFINITY;
-				mk[i][e] = x;
-				live |= x != -INFINITY;
+			for (int h = 0; h < 2; h++) {
+				float x0 = -INFINITY, x1 = -INFINITY;
+				if (valid[h]) fm_mask2(mrow[h], tm, p.mtype, slope[h], j0 + 8 * i + 2 * t, nkv, x0, x1);
+				mk[i][2 * h] = x0;
+				mk[i][2 * h + 1] = x1;
+				live |= x0 != -INFINITY || x1 != -INFINITY;
 			}
 		kb_cp_async_wait<0>();
 		if (p.vtype == KB_F16) vbad |= fm_check<D, KT>(Vs, n);
@@ -667,30 +684,29 @@ __device__ __forceinline__ void flash_attn_mma(const char* q, const kb_tensor& t
 			}
 		} else {
 			// A V value that is not finite: key by key, a zero weight
-			// never multiplied in. Key j's weights for rows g and g+8
-			// are in lane 4g + (j%8)/2.
-			for (int j = 0; j < n; j++) {
-				float w0 = 0.0f, w1 = 0.0f;
+			// never multiplied in. Key 8i + jj's weights for rows g and
+			// g+8 are in lane 4g + jj/2 (s indexed by constants alone,
+			// so that s stays in registers).
 #pragma unroll
-				for (int i = 0; i < NK; i++)
-					if (i == j >> 3) {
-						w0 = j & 1 ? s[i][1] : s[i][0];
-						w1 = j & 1 ? s[i][3] : s[i][2];
-					}
-				w0 = __shfl_sync(0xffffffffu, w0, 4 * g + ((j & 7) >> 1));
-				w1 = __shfl_sync(0xffffffffu, w1, 4 * g + ((j & 7) >> 1));
-				const u16* vr = Vs + j * LD + 2 * t;
+			for (int i = 0; i < NK; i++) {
+#pragma unroll 1
+				for (int jj = 0; jj < 8 && 8 * i + jj < n; jj++) {
+					float w0 = jj & 1 ? s[i][1] : s[i][0], w1 = jj & 1 ? s[i][3] : s[i][2];
+					w0 = __shfl_sync(0xffffffffu, w0, 4 * g + (jj >> 1));
+					w1 = __shfl_sync(0xffffffffu, w1, 4 * g + (jj >> 1));
+					const u16* vr = Vs + (8 * i + jj) * LD + 2 * t;
 #pragma unroll
-				for (int i = 0; i < ND; i++) {
-					const u32 v2 = *(const u32*)(vr + 8 * i);
-					const float v0 = kb_h2f((u16)(v2 & 0xffffu)), v1 = kb_h2f((u16)(v2 >> 16));
-					if (w0 != 0.0f) {
-						acc[i][0] = fmaf(w0, v0, acc[i][0]);
-						acc[i][1] = fmaf(w0, v1, acc[i][1]);
-					}
-					if (w1 != 0.0f) {
-						acc[i][2] = fmaf(w1, v0, acc[i][2]);
-						acc[i][3] = fmaf(w1, v1, acc[i][3]);
+					for (int c = 0; c < ND; c++) {
+						const u32 v2 = *(const u32*)(vr + 8 * c);
+						const float v0 = kb_h2f((u16)(v2 & 0xffffu)), v1 = kb_h2f((u16)(v2 >> 16));
+						if (w0 != 0.0f) {
+							acc[c][0] = fmaf(w0, v0, acc[c][0]);
+							acc[c][1] = fmaf(w0, v1, acc[c][1]);
+						}
+						if (w1 != 0.0f) {
+							acc[c][2] = fmaf(w1, v0, acc[c][2]);
+							acc[c][3] = fmaf(w1, v1, acc[c][3]);
+						}
 					}
 				}
 			}
