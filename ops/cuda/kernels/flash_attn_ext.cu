@@ -761,7 +761,7 @@ __device__ __forceinline__ void flash_attn_mma(const char* q, const kb_tensor& t
 }
 
 #define KB_FLASH_ATTN_MMA(D)                                                                                          \
-	extern "C" __global__ void __launch_bounds__(FM_THREADS) kb_flash_attn_mma_d##D(                                 \
+	extern "C" __global__ void __launch_bounds__(FM_THREADS, 1) kb_flash_attn_mma_d##D(                               \
 	    const char* q, kb_tensor tq, const char* k, kb_tensor tk, const char* v, kb_tensor tv, const char* mask,    \
 	    kb_tensor tm, const char* sinks, kb_tensor ts, char* dst, kb_tensor td, float* part, kb_fa_params p) {    \
 		flash_attn_mma<D>(q, tq, k, tk, v, tv, mask, tm, sinks, ts, dst, td, part, p);                            \
