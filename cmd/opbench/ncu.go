@@ -76,7 +76,7 @@ var ncuTargets = []ncuTarget{
 	{"mmvq", "quantized mat-vec", "kb_mmvq1?_q4_0", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "4096", "-n", "1"}},
 	{"mmq", "int8 tile product", "kb_mmq(128)?_", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "4096", "-n", "512"}},
 	{"mmf16", "f16 tile product", "kb_mm[hf](128x[0-9]+(w4)?)?_f16", []string{"-op", "mul_mat", "-type", "f16", "-m", "4096", "-k", "4096", "-n", "512"}},
-	{"fa_prefill", "flash attention prefill", "kb_flash_attn_ext_", []string{"-op", "flash_attn_ext", "-type", "f16", "-n", "512", "-kv", "512"}},
+	{"fa_prefill", "flash attention prefill", "kb_flash_attn_(mma|ext)_", []string{"-op", "flash_attn_ext", "-type", "f16", "-n", "512", "-kv", "512"}},
 	{"fa_decode", "flash attention decode", "kb_flash_attn_(ext|vec)_", []string{"-op", "flash_attn_ext", "-type", "f16", "-n", "1", "-kv", "4096"}},
 	{"soft_max", "soft_max", "kb_soft_max_f32", []string{"-op", "soft_max", "-n", "512", "-kv", "512"}},
 }

@@ -73,6 +73,9 @@ type Backend struct {
 	// graphChunk is how a split is cut into graphs: chunkGrowing, 0 for
 	// the whole split, or a chunk size in nodes (see chunkEnd).
 	graphChunk int
+	// faKernel is the FLASH_ATTN_EXT kernel $KERNBENCH_CUDA_FA asks for
+	// (faAuto: faKernelFor's choice).
+	faKernel faKernel
 	// dry says the emulated device runs no kernels (DryRun).
 	dry bool
 	// argBytes, argOffs and argPtrs are launch's buffers for a kernel's
@@ -94,8 +97,12 @@ func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info dev
 	if err != nil {
 		return nil, err
 	}
+	fa, err := parseFAKernel(os.Getenv(faKernelEnv))
+	if err != nil {
+		return nil, err
+	}
 	b := &Backend{name: name, api: api, emu: emu, comp: comp, info: info,
-		modules: map[string]uintptr{}, funcs: map[string]*function{}, graphs: graphs, graphChunk: chunk}
+		modules: map[string]uintptr{}, funcs: map[string]*function{}, graphs: graphs, graphChunk: chunk, faKernel: fa}
 	b.res.Release = b.releaseBuffer
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

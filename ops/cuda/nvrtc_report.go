@@ -156,6 +156,14 @@ var reportLaunches = func() map[string]Launch {
 			m[fmt.Sprintf("kb_flash_attn_ext_r%d_d%d", g.rpw, g.cols)] = Launch{32 * g.warps, g.sharedBytes, shape}
 		}
 	}
+	// The tensor-core kernel, kb_flash_attn_mma_d<head>: a prompt.
+	for _, d := range []int64{64, 80, 96, 112, 128, 256} {
+		q := &ops.Tensor{Ne: [ops.MaxDims]int64{d, prompt, heads, 1}}
+		k := &ops.Tensor{Type: quant.F16, Ne: [ops.MaxDims]int64{d, prompt, heads, 1}}
+		t := &ops.Tensor{Src: []*ops.Tensor{ops.FAQ: q, ops.FAK: k, ops.FAV: k}}
+		g := faMMAGeometryFor(t, 0)
+		m[g.name()] = Launch{32 * g.warps, g.sharedBytes, fmt.Sprintf("%d query rows, head %d", prompt, d)}
+	}
 	// The vector kernel, kb_flash_attn_vec_[q8_0_]d<head>_r<rows>: decode
 	// with 1, 2, 4 or 8 query rows per K/V head (GQA groups).
 	for _, typ := range []quant.Type{quant.F16, quant.Q8_0} {

@@ -26,8 +26,9 @@ const (
 // one per tile and faMaxSplits): tests take the split path with it.
 var faSplitsOverride int
 
-// faKernelOverride, when faTiled or faVec, makes faKernelFor pick that
-// kernel wherever it can run (tests take both paths with it).
+// faKernelOverride, when not faAuto, makes faKernelFor pick that kernel
+// wherever it can run (tests take every path with it); it wins over
+// $KERNBENCH_CUDA_FA (faKernelEnv).
 var faKernelOverride faKernel
 
 // A faKernel is one of FLASH_ATTN_EXT's kernels.
@@ -35,52 +36,145 @@ type faKernel int
 
 const (
 	faAuto  faKernel = iota // no override
-	faTiled                 // kb_flash_attn_ext_r*: tiles of keys in shared memory
+	faTiled                 // kb_flash_attn_ext_r*: f32 tiles of keys in shared memory, FMA
 	faVec                   // kb_flash_attn_vec_*: decode, K and V read once from global memory
+	faMMA                   // kb_flash_attn_mma_d*: prefill on tensor cores
 )
+
+// faKernelEnv names the environment variable that forces a
+// FLASH_ATTN_EXT kernel wherever it can run (parseFAKernel).
+const faKernelEnv = "KERNBENCH_CUDA_FA"
+
+// parseFAKernel reads $KERNBENCH_CUDA_FA: empty or auto, tiled, vec or
+// mma.
+func parseFAKernel(v string) (faKernel, error) {
+	switch v {
+	case "", "auto":
+		return faAuto, nil
+	case "tiled":
+		return faTiled, nil
+	case "vec":
+		return faVec, nil
+	case "mma":
+		return faMMA, nil
+	}
+	return faAuto, fmt.Errorf("cuda: $%s=%q: want auto, tiled, vec or mma", faKernelEnv, v)
+}
 
 const (
 	faVecWarps   = 4 // FV_WARPS
 	faVecMaxRows = 8 // the most query rows per K/V head the vector kernel takes
 	faVecMinKeys = 64
+
+	faMMARows = 64 // FM_ROWS: (query, head) rows per block of the tensor-core kernel
 )
 
 // faKernelFor picks the kernel for t with K and V at device addresses
-// kPtr and vPtr: the vector kernel where each K/V head has at most
-// faVecMaxRows (query, head) rows per sequence (decode, GQA groups of up
-// to 8), K and V are both f16 or both q8_0 with rows of 64, 128 or 256
-// contiguous elements (q·k and v alike), and every K and V row starts 16
-// bytes aligned for f16 (2 for q8_0, whose blocks are read in 2-byte
-// pieces); the
-// tiled kernel otherwise. faKernelOverride can ask for the tiled kernel
-// always, or for the vector kernel wherever it can run regardless of the
-// rows.
-func faKernelFor(t *ops.Tensor, kPtr, vPtr uint64) faKernel {
-	q, k, v := t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV]
-	if faKernelOverride == faTiled {
-		return faTiled
-	}
+// kPtr and vPtr, override (faAuto: none) asking for one wherever it can
+// run:
+//   - the vector kernel where each K/V head has at most faVecMaxRows
+//     (query, head) rows per sequence (decode, GQA groups of up to 8), K
+//     and V are both f16 or both q8_0 with rows of 64, 128 or 256
+//     contiguous elements (q·k and v alike), and every K and V row starts
+//     16 bytes aligned for f16 (2 for q8_0, whose blocks are read in
+//     2-byte pieces);
+//   - the tensor-core kernel for more rows (prefill) where faMMAFits;
+//   - the tiled kernel otherwise.
+func faKernelFor(t *ops.Tensor, kPtr, vPtr uint64, override faKernel) faKernel {
+	q, k := t.Src[ops.FAQ], t.Src[ops.FAK]
 	rows := q.Ne[1] * (q.Ne[2] / k.Ne[2])
-	if rows == 0 || (rows > faVecMaxRows && faKernelOverride != faVec) {
+	switch {
+	case override == faTiled || rows == 0:
 		return faTiled
+	case override == faMMA:
+		if faMMAFits(t, kPtr, vPtr) {
+			return faMMA
+		}
+		return faTiled
+	case override == faVec || rows <= faVecMaxRows:
+		if faVecFits(t, kPtr, vPtr) {
+			return faVec
+		}
+		return faTiled
+	case faMMAFits(t, kPtr, vPtr):
+		return faMMA
 	}
+	return faTiled
+}
+
+// faVecFits reports whether the vector kernel takes t's types, head
+// sizes and K/V addresses.
+func faVecFits(t *ops.Tensor, kPtr, vPtr uint64) bool {
+	q, k, v := t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV]
 	d := q.Ne[0]
 	if (k.Type != quant.F16 && k.Type != quant.Q8_0) || v.Type != k.Type || v.Ne[0] != d || (d != 64 && d != 128 && d != 256) {
-		return faTiled
+		return false
 	}
-	align := int64(16)
-	if k.Type == quant.Q8_0 {
-		align = 2
+	return faAligned(k, kPtr) && faAligned(v, vPtr)
+}
+
+// faMMAFits reports whether the tensor-core kernel takes t: head sizes
+// q·k = v of 64, 80, 96, 112, 128 or 256; K and V each f16 (rows 16-byte
+// aligned, copied by cp.async), q8_0 or q4_0 (2-byte aligned), with
+// contiguous rows.
+func faMMAFits(t *ops.Tensor, kPtr, vPtr uint64) bool {
+	q, k, v := t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV]
+	switch d := q.Ne[0]; {
+	case v.Ne[0] != d:
+		return false
+	case d != 64 && d != 80 && d != 96 && d != 112 && d != 128 && d != 256:
+		return false
 	}
-	for _, x := range []struct {
-		t   *ops.Tensor
-		ptr uint64
-	}{{k, kPtr}, {v, vPtr}} {
-		if !x.t.HasContiguousRows() || int64(x.ptr)%align != 0 || x.t.Nb[1]%align != 0 || x.t.Nb[2]%align != 0 || x.t.Nb[3]%align != 0 {
-			return faTiled
+	for _, x := range []*ops.Tensor{k, v} {
+		if x.Type != quant.F16 && x.Type != quant.Q8_0 && x.Type != quant.Q4_0 {
+			return false
 		}
 	}
-	return faVec
+	return faAligned(k, kPtr) && faAligned(v, vPtr)
+}
+
+// faAligned reports whether x at device address ptr has contiguous rows
+// that all start aligned as the vector and tensor-core kernels read
+// them: 16 bytes for f16, 2 for the block types.
+func faAligned(x *ops.Tensor, ptr uint64) bool {
+	align := int64(16)
+	if x.Type != quant.F16 {
+		align = 2
+	}
+	return x.HasContiguousRows() && int64(ptr)%align == 0 && x.Nb[1]%align == 0 && x.Nb[2]%align == 0 && x.Nb[3]%align == 0
+}
+
+// faMMAGeometryFor is the tensor-core kernel's launch for t on a device
+// of sms multiprocessors: blocks of 4 warps over faMMARows rows, tiles of
+// 64 keys (32 for head size 256) in two stages of f16 K and V rows of d+8
+// halves (and, for head size 256, the q rows in shared memory too), and
+// the keys split as faGeometryFor splits them when the blocks are few.
+func faMMAGeometryFor(t *ops.Tensor, sms int) faGeometry {
+	q, k := t.Src[ops.FAQ], t.Src[ops.FAK]
+	d, nq, nh, nhk, nkv := q.Ne[0], q.Ne[1], q.Ne[2], k.Ne[2], k.Ne[1]
+	rows := nq * (nh / nhk)
+	g := faGeometry{mma: true, warps: 4, cols: int(d), keys: 64}
+	ld := int(d) + 8
+	qs := 0
+	if d > 128 {
+		g.keys, qs = 32, faMMARows*ld
+	}
+	g.sharedBytes = 2 * (qs + 4*g.keys*ld)
+	g.rowBlocks = (rows + faMMARows - 1) / faMMARows
+	ntiles := int((nkv + int64(g.keys) - 1) / int64(g.keys))
+	g.splits, g.tiles = 1, max(ntiles, 1)
+	blocks := g.rowBlocks * nhk * q.Ne[3]
+	want := 1
+	if faSplitsOverride > 0 {
+		want = faSplitsOverride
+	} else if sms > 0 && blocks < int64(2*sms) {
+		want = int((int64(2*sms) + blocks - 1) / blocks)
+	}
+	if want = min(want, ntiles, faMaxSplits); want > 1 {
+		g.tiles = (ntiles + want - 1) / want
+		g.splits = (ntiles + g.tiles - 1) / g.tiles
+	}
+	return g
 }
 
 // faVecGeometryFor is the vector kernel's launch for t on a device of sms
@@ -121,6 +215,8 @@ func (g faGeometry) name() string {
 		return fmt.Sprintf("kb_flash_attn_vec_q8_0_d%d_r%d", g.cols, g.rpw)
 	case g.vec:
 		return fmt.Sprintf("kb_flash_attn_vec_d%d_r%d", g.cols, g.rpw)
+	case g.mma:
+		return fmt.Sprintf("kb_flash_attn_mma_d%d", g.cols)
 	}
 	return fmt.Sprintf("kb_flash_attn_ext_r%d_d%d", g.rpw, g.cols)
 }
@@ -160,6 +256,8 @@ func supportsFlashAttn(t *ops.Tensor) error {
 // faGeometry is a FLASH_ATTN_EXT launch's shape.
 type faGeometry struct {
 	vec, q8     bool  // the vector kernel (rpw is then its rows per block, cols its head size); of q8_0 K/V
+	mma         bool  // the tensor-core kernel (cols is its head size)
+	keys        int   // the tensor-core kernel's keys per tile (tiles counts those)
 	rpw, warps  int   // rows per warp, warps per block
 	rowBlocks   int64 // blocks over a K/V head's (query, head) rows
 	cols        int   // the kernel's largest dv: 64, 128 or 256
@@ -227,9 +325,18 @@ func launchFlashAttn(b *Backend, t *ops.Tensor) error {
 	p := t.Params.(ops.FlashAttnParams)
 	q, k, v := t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV]
 	mask, sinks := srcAt(t, ops.FAMask), srcAt(t, ops.FASinks)
-	g := faGeometryFor(t, b.info.SMs)
-	if faKernelFor(t, src[ops.FAK], src[ops.FAV]) == faVec {
+	override := faKernelOverride
+	if override == faAuto {
+		override = b.faKernel
+	}
+	var g faGeometry
+	switch faKernelFor(t, src[ops.FAK], src[ops.FAV], override) {
+	case faVec:
 		g = faVecGeometryFor(t, b.info.SMs)
+	case faMMA:
+		g = faMMAGeometryFor(t, b.info.SMs)
+	default:
+		g = faGeometryFor(t, b.info.SMs)
 	}
 	var maskPtr, sinkPtr uint64
 	mtype := int32(-1)

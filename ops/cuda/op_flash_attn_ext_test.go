@@ -217,10 +217,13 @@ func TestFlashAttnMaskedNaN(t *testing.T) {
 		for _, run := range []struct {
 			splits int
 			kernel faKernel
-		}{{1, faTiled}, {3, faTiled}, {1, faVec}, {3, faVec}} {
+		}{{1, faTiled}, {3, faTiled}, {1, faVec}, {3, faVec}, {1, faMMA}, {3, faMMA}} {
 			splits := run.splits
 			if run.kernel == faVec && (kv[0] != kv[1] || (kv[0] != quant.F16 && kv[0] != quant.Q8_0)) {
 				continue // the vector kernel takes f16 and q8_0 alone
+			}
+			if run.kernel == faMMA && (kv[0] == quant.F32 || kv[1] == quant.F32) {
+				continue // the tensor-core kernel takes no f32 K/V
 			}
 			faSplitsOverride, faKernelOverride = splits, run.kernel
 			nmse, bad := flashAttnMaskedNaN(t, b, kv[0], kv[1])
@@ -239,13 +242,16 @@ func TestFlashAttnMaskedNaN(t *testing.T) {
 }
 
 // TestInjectedAttentionBugs breaks flash_attn_ext.cu as a kernel author might
-// and checks that validation fails: a missing barrier after the K/V tile
-// load (the emulator reports the race between the warp that stores a
-// row and the lanes of other warps that read it), the accumulator not
-// rescaled when a tile raises the running maximum (wrong values), and a
-// zero weight multiplied in (NaN from a masked key's V row); and in the
-// vector kernel, a zero weight multiplied in, the lane groups' running
-// sums left unadded, and the barrier before the warps' merge missing.
+// and checks that validation fails: in the tiled kernel, a missing
+// barrier after the K/V tile load (the emulator reports the race between
+// the warp that stores a row and the lanes of other warps that read it),
+// the accumulator not rescaled when a tile raises the running maximum
+// (wrong values), and a zero weight multiplied in (NaN from a masked
+// key's V row); in the vector kernel, a zero weight multiplied in, the
+// lane groups' running sums left unadded, and the barrier before the
+// warps' merge missing; in the tensor-core kernel, the tile read before
+// its cp.async copies land (a race), half the accumulator not rescaled,
+// and a NaN V row weighed by the mma (0 * NaN).
 func TestInjectedAttentionBugs(t *testing.T) {
 	for _, tc := range []struct {
 		name, old, new string
@@ -253,14 +259,21 @@ func TestInjectedAttentionBugs(t *testing.T) {
 		nan            bool   // check with TestFlashAttnMaskedNaN's data instead of the cases
 		kernel         faKernel
 	}{
-		{name: "missing barrier after the tile load",
+		{name: "missing barrier after the tile load", kernel: faTiled,
 			old:  "fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV, DV);\n\t\t__syncthreads();",
 			new:  "fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV, DV);",
 			want: "shared-memory race"},
-		{name: "accumulator not rescaled",
+		{name: "accumulator not rescaled", kernel: faTiled,
 			old: "for (int c = 0; c < C; c++) acc[i][c] *= alpha;", new: ""},
-		{name: "zero weights multiplied in",
+		{name: "zero weights multiplied in", kernel: faTiled,
 			old: "if (w[i] != 0.0f) acc[i][c] += w[i] * x;", new: "acc[i][c] += w[i] * x;", nan: true},
+		{name: "tensor-core kernel: tile read before its copies land", kernel: faMMA,
+			old: "kb_cp_async_wait<0>();\n\t\tif (p.vtype == KB_F16) vbad |= fm_check<D, KT>(Vs, n);", new: "",
+			want: "shared-memory race"},
+		{name: "tensor-core kernel: accumulator rows g+8 not rescaled", kernel: faMMA,
+			old: "acc[i][2] *= alpha[1];\n\t\t\tacc[i][3] *= alpha[1];", new: ""},
+		{name: "tensor-core kernel: V not checked for NaN", kernel: faMMA,
+			old: "const bool bad = __syncthreads_or(vbad);", new: "const bool bad = __syncthreads_or(vbad) && false;", nan: true},
 		{name: "vector kernel: zero weights multiplied in", kernel: faVec,
 			old: "acc[r][i] = w != 0.0f ? fmaf(w, vf[i], acc[r][i]) : acc[r][i];", new: "acc[r][i] = fmaf(w, vf[i], acc[r][i]);", nan: true},
 		{name: "vector kernel: groups' sums not added", kernel: faVec,
@@ -281,7 +294,13 @@ func TestInjectedAttentionBugs(t *testing.T) {
 				return
 			}
 			failed := 0
-			for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpFlashAttnExt}}) {
+			cases := harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpFlashAttnExt}})
+			if tc.kernel == faMMA {
+				// The matrix has no case of several tiles and more than
+				// 8 rows per K/V head below -large.
+				cases = append(cases, faMMAHeadCases()...)
+			}
+			for _, c := range cases {
 				r := harness.Run(b, c)
 				if r.Passed() {
 					continue
@@ -325,8 +344,10 @@ func faTestTensor(t *testing.T, kv quant.Type, d, nq, heads, kvHeads, nkv int64)
 // TestFlashAttnKernelChoice checks which kernel faKernelFor picks: the
 // vector kernel for decode (up to 8 query rows per K/V head) with f16
 // K/V of head size 64, 128 or 256 on 16-byte aligned rows (q8_0: 2-byte
-// aligned), the tiled
-// kernel for everything else and whenever the override asks for it; and
+// aligned), the tensor-core kernel for more rows with f16, q8_0 or q4_0
+// K/V of head size 64 to 128 (multiples of 16) or 256 on aligned rows,
+// the tiled kernel for everything else and whenever the override asks
+// for it; and
 // that the vector kernel's splits fill an H200 (132 multiprocessors)
 // several times over with at least 64 keys each.
 func TestFlashAttnKernelChoice(t *testing.T) {
@@ -344,9 +365,22 @@ func TestFlashAttnKernelChoice(t *testing.T) {
 		{"GQA 4 decode", f16, 128, 1, 32, 8, 4096, 0, faAuto, faVec},
 		{"GQA 8 decode", f16, 64, 1, 64, 8, 300, 0, faAuto, faVec},
 		{"head 256, 2 queries of GQA 4", f16, 256, 2, 8, 2, 100, 0, faAuto, faVec},
-		{"9 rows per K/V head", f16, 128, 9, 4, 4, 512, 0, faAuto, faTiled},
+		{"9 rows per K/V head", f16, 128, 9, 4, 4, 512, 0, faAuto, faMMA},
 		{"9 rows per K/V head, vector kernel asked for", f16, 128, 9, 4, 4, 512, 0, faVec, faVec},
-		{"prompt", f16, 128, 512, 32, 32, 512, 0, faAuto, faTiled},
+		{"prompt", f16, 128, 512, 32, 32, 512, 0, faAuto, faMMA},
+		{"prompt, tiled kernel asked for", f16, 128, 512, 32, 32, 512, 0, faTiled, faTiled},
+		{"prompt, q8_0 K/V", q8, 128, 512, 32, 8, 512, 2, faAuto, faMMA},
+		{"prompt, q4_0 K/V", quant.Q4_0, 64, 64, 8, 8, 100, 0, faAuto, faMMA},
+		{"prompt, f32 K/V", quant.F32, 128, 512, 32, 32, 512, 0, faAuto, faTiled},
+		{"prompt, head 80", f16, 80, 32, 4, 2, 17, 0, faAuto, faMMA},
+		{"prompt, head 256", f16, 256, 32, 4, 2, 17, 0, faAuto, faMMA},
+		{"prompt, head 40", f16, 40, 32, 4, 2, 17, 0, faAuto, faTiled},
+		{"prompt, head 192", f16, 192, 32, 4, 2, 17, 0, faAuto, faTiled},
+		{"prompt, K 8-byte aligned", f16, 128, 512, 32, 32, 512, 8, faAuto, faTiled},
+		{"prompt, q8_0 K/V, odd address", q8, 128, 512, 32, 32, 512, 1, faAuto, faTiled},
+		{"decode, tensor-core kernel asked for", f16, 128, 1, 32, 32, 512, 0, faMMA, faMMA},
+		{"decode, q4_0, tensor-core kernel asked for", quant.Q4_0, 128, 1, 32, 32, 512, 0, faMMA, faMMA},
+		{"head 40, tensor-core kernel asked for", f16, 40, 1, 4, 2, 17, 0, faMMA, faTiled},
 		{"q8_0 K/V", q8, 128, 1, 32, 32, 512, 0, faAuto, faVec},
 		{"q8_0 K/V, 2-byte aligned", q8, 128, 1, 32, 32, 512, 2, faAuto, faVec},
 		{"q8_0 K/V, odd address", q8, 128, 1, 32, 32, 512, 1, faAuto, faTiled},
@@ -361,7 +395,7 @@ func TestFlashAttnKernelChoice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			faKernelOverride = tc.override
 			node := faTestTensor(t, tc.kv, tc.d, tc.nq, tc.heads, tc.kvHeads, tc.nkv)
-			got := faKernelFor(node, 1<<20+tc.kPtr, 2<<20)
+			got := faKernelFor(node, 1<<20+tc.kPtr, 2<<20, tc.override)
 			if got != tc.want {
 				t.Fatalf("faKernelFor = %d, want %d", got, tc.want)
 			}
@@ -441,6 +475,114 @@ func TestFlashAttnVecCases(t *testing.T) {
 	for _, want := range []string{"kb_flash_attn_vec_d64_r8", "kb_flash_attn_vec_d128_r4", "kb_flash_attn_vec_q8_0_d64_r8", "kb_flash_attn_vec_q8_0_d128_r4"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the vector kernel asked for, the cases launched %s but not %s", got, want)
+		}
+	}
+}
+
+// TestFlashAttnMMACases runs every FLASH_ATTN_EXT case with the
+// tensor-core kernel wherever it can run (decode included), with the
+// splits the emulated device picks and with 1 and 3 splits, and checks
+// that a prefill case took it by default.
+func TestFlashAttnMMACases(t *testing.T) {
+	defer func() { faSplitsOverride, faKernelOverride = 0, faAuto }()
+	cases := harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpFlashAttnExt}})
+	var prefill []harness.Case
+	for _, c := range cases {
+		if strings.HasPrefix(c.Name, "heads=8,kv=4,d=64,nq=7,nkv=33,mask") && c.Types[0] == quant.Q4_0 {
+			prefill = append(prefill, c)
+		}
+	}
+	if len(prefill) == 0 {
+		t.Fatal("no q4_0 prefill case in the matrix")
+	}
+	mmaLoaded := func(b *Backend) []string {
+		var names []string
+		for n := range b.funcs {
+			if strings.HasPrefix(n, "kb_flash_attn_mma_") {
+				names = append(names, n)
+			}
+		}
+		return names
+	}
+	run := func(b *Backend, cs []harness.Case, what string) {
+		for _, c := range cs {
+			if r := harness.Run(b, c); !r.Passed() {
+				t.Errorf("%s: %s: %s (%s)", what, c.ID(), r.Summary(), r.Err)
+			}
+		}
+	}
+	b := emulated(t)
+	run(b, prefill, "by default")
+	if got := mmaLoaded(b); len(got) != 1 || got[0] != "kb_flash_attn_mma_d64" {
+		t.Errorf("the prefill case launched %v, want kb_flash_attn_mma_d64 alone", got)
+	}
+	faKernelOverride = faMMA
+	for _, splits := range []int{0, 1, 3} {
+		faSplitsOverride = splits
+		run(b, cases, fmt.Sprintf("tensor-core kernel, %d splits", splits))
+	}
+	got := strings.Join(mmaLoaded(b), " ")
+	for _, want := range []string{"kb_flash_attn_mma_d64", "kb_flash_attn_mma_d128"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the tensor-core kernel asked for, the cases launched %s but not %s", got, want)
+		}
+	}
+}
+
+// faHeadCase is a causal FLASH_ATTN_EXT case of head size d (q·k and v)
+// with K/V of type kv, sinks and ALiBi or softcap by the flags.
+func faHeadCase(kv quant.Type, d, nq, heads, kvHeads, nkv int64, sinks, alibi bool) harness.Case {
+	name := fmt.Sprintf("d=%d,nq=%d,heads=%d,kv=%d,nkv=%d,sinks=%v,alibi=%v", d, nq, heads, kvHeads, nkv, sinks, alibi)
+	return harness.Case{Name: name, Op: ops.OpFlashAttnExt, Types: []quant.Type{kv},
+		Build: func(b *harness.Builder) (*ops.Tensor, error) {
+			q := b.Leaf("q", quant.F32, harness.Uniform(-1, 1), d, nq, heads)
+			k := b.Leaf("k", kv, harness.Uniform(-1, 1), d, nkv, kvHeads)
+			v := b.Leaf("v", kv, harness.Uniform(-1, 1), d, nkv, kvHeads)
+			m := b.Leaf("mask", quant.F16, harness.Causal(), nkv, nq)
+			var s *ops.Tensor
+			p := ops.FlashAttnParams{Scale: float32(1 / math.Sqrt(float64(d)))}
+			if sinks {
+				s = b.Leaf("sinks", quant.F32, harness.Normal(0, 2), heads)
+			}
+			if alibi {
+				p.MaxBias = 8
+			} else {
+				p.Softcap = 20
+			}
+			return ops.FlashAttnExt(q, k, v, m, s, p)
+		}}
+}
+
+// faMMAHeadCases are TestFlashAttnMMAHeads's cases.
+func faMMAHeadCases() []harness.Case {
+	return []harness.Case{
+		faHeadCase(quant.F16, 80, 40, 4, 2, 150, true, false),
+		faHeadCase(quant.F16, 96, 33, 2, 1, 70, false, true),
+		faHeadCase(quant.Q8_0, 96, 33, 2, 1, 70, true, false),
+		faHeadCase(quant.F16, 112, 20, 4, 1, 90, false, false),
+		faHeadCase(quant.F16, 256, 37, 2, 2, 100, true, true),
+		faHeadCase(quant.Q4_0, 256, 37, 2, 2, 100, false, false),
+		faHeadCase(quant.Q4_0, 128, 70, 4, 4, 200, true, false),
+	}
+}
+
+// TestFlashAttnMMAHeads runs the tensor-core kernel on the head sizes the
+// case matrix lacks (80, 96, 112, 256) and on tiles of several warps'
+// rows, several tiles and a partial last one, against the reference.
+func TestFlashAttnMMAHeads(t *testing.T) {
+	defer func() { faSplitsOverride, faKernelOverride = 0, faAuto }()
+	b := emulated(t)
+	for _, splits := range []int{0, 2} {
+		faSplitsOverride = splits
+		for _, c := range faMMAHeadCases() {
+			if r := harness.Run(b, c); !r.Passed() {
+				t.Errorf("%d splits: %s: %s (%s)", splits, c.ID(), r.Summary(), r.Err)
+			}
+		}
+	}
+	for _, d := range []int{80, 96, 112, 256} {
+		if b.funcs[fmt.Sprintf("kb_flash_attn_mma_d%d", d)] == nil {
+			t.Errorf("no case launched kb_flash_attn_mma_d%d", d)
 		}
 	}
 }

@@ -454,6 +454,39 @@ __device__ __forceinline__ void kb_ldmatrix_x4(u32 r[4], const void* row) {
 #endif
 }
 
+// kb_ldmatrix_x4_trans is kb_ldmatrix_x4 of the transposed matrices
+// (ldmatrix .trans): every lane gets r[i] = elements (2(l%4), l/4) and
+// (2(l%4)+1, l/4) of matrix i, the first in the low half: from 8x8
+// blocks stored row-major by k, the B fragment of an mma (the k pairs of
+// column l/4).
+__device__ __forceinline__ void kb_ldmatrix_x4_trans(u32 r[4], const void* row) {
+#ifdef KB_MMA_PTX
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+	             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+	             : "r"(kb_smem(row)));
+#elif defined(__KBSIMT__)
+	__kbsimt_ldmatrix(4, true, row, r);
+#else
+	const u32* w = (const u32*)row;
+	u32 mine[4] = {w[0], w[1], w[2], w[3]};
+	int lane = threadIdx.x & 31, c = lane >> 2, t = lane & 3;
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		u32 lo = 0, hi = 0;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			u32 v0 = __shfl_sync(0xffffffffu, mine[j], 8 * i + 2 * t);
+			u32 v1 = __shfl_sync(0xffffffffu, mine[j], 8 * i + 2 * t + 1);
+			if (j == c / 2) {
+				lo = (v0 >> (16 * (c % 2))) & 0xffffu;
+				hi = (v1 >> (16 * (c % 2))) & 0xffffu;
+			}
+		}
+		r[i] = lo | hi << 16;
+	}
+#endif
+}
+
 // ---------------------------------------------------------------------
 // The weight types of the integer paths (activations quantized to kb_q8a)
 // and of the float paths (f32 activations; q8_1 and q8_K dot products are
