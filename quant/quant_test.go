@@ -459,10 +459,19 @@ func TestRowErrors(t *testing.T) {
 		}
 	}
 
-	for _, typ := range []Type{I8, I16, I32} {
-		size, _ := typ.RowSize(4)
-		if err := QuantizeRow(typ, make([]float32, 4), make([]byte, size)); err == nil {
-			t.Errorf("QuantizeRow(%v): no error for an integer type", typ)
+	for _, typ := range []Type{I8, I16, I32, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M} {
+		n := int(typ.BlockSize())
+		size, _ := typ.RowSize(int64(n))
+		if err := QuantizeRow(typ, make([]float32, n), make([]byte, size)); !errors.Is(err, ErrNoQuantizer) {
+			t.Errorf("QuantizeRow(%v) = %v, want ErrNoQuantizer", typ, err)
+		}
+		if CanQuantize(typ) {
+			t.Errorf("CanQuantize(%v) = true", typ)
+		}
+	}
+	for _, typ := range quantTypes {
+		if !CanQuantize(typ) {
+			t.Errorf("CanQuantize(%v) = false", typ)
 		}
 	}
 
