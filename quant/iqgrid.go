@@ -204,13 +204,15 @@ func dequantizeIQ1_M(x []byte, y []float32) {
 
 // RandomBlocks fills dst, whole blocks of the codebook type t (IQ2_XXS,
 // IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S or IQ1_M), with pseudo-random
-// codes, signs and scale codes from seed, and gives each block a finite
-// f16 super-block scale of magnitude below 1 (zero and subnormals
-// included) with a random sign. Every such block is one ggml decodes to
-// finite values; they stand in for quantized weights where no quantizer
-// exists (CanQuantize). The bytes are a fixed function of seed (SplitMix64
-// draws, eight bytes each, little-endian, then one draw per block for its
-// scale), so tests can pin them.
+// codes, signs and scale codes from seed, and gives each block an f16
+// super-block scale of magnitude in [0.5, 1) with a random sign, so that
+// rows of such blocks have norms of one order (a product's error
+// statistics then do not hang on one row). Every such block is one ggml
+// decodes to finite values; they stand in for quantized weights where no
+// quantizer exists (CanQuantize). The bytes are a fixed function of seed
+// (SplitMix64 draws, eight bytes each, little-endian, then one draw r per
+// block for its scale, 0x3800 | r&0x3ff | (r>>32&1)<<15), so tests can pin
+// them.
 func RandomBlocks(t Type, dst []byte, seed uint64) error {
 	ts := int(t.TypeSize())
 	switch t {
@@ -237,7 +239,7 @@ func RandomBlocks(t Type, dst []byte, seed uint64) error {
 	}
 	for b := dst; len(b) > 0; b = b[ts:] {
 		r := next()
-		h := uint16(r%0x3c00) | uint16(r>>32&1)<<15
+		h := 0x3800 | uint16(r&0x3ff) | uint16(r>>32&1)<<15
 		if t != IQ1_M {
 			binary.LittleEndian.PutUint16(b, h)
 			continue
