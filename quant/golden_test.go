@@ -88,6 +88,31 @@ var goldenDigests = map[Type]struct{ quant, dequant string }{
 	TQ1_0:  {"82b51187af0c40de189705a87db800208309bd0751016bdc8a90514b1bf5a856", "91c4c4ce6c86d1b183979fb91ded413af16dfb6098bb755662df049de49cbda2"},
 	TQ2_0:  {"3c63cde0a3bce31c8ee5badbc9c81a097cd15655f50d4f086914aa34482c0c05", "91c4c4ce6c86d1b183979fb91ded413af16dfb6098bb755662df049de49cbda2"},
 	MXFP4:  {"b9e568688bf857be9a771cea8247652ca8ddc8a7a78d32c7666fbabcceef4dcf", "03c2108df530da505b88e6a162c9f9244deaa2a19d745512085190891ca787fa"},
+
+	// From ggml the same way: quantize_row_iq3_s_ref after
+	// iq3xs_init_impl(512), and dequantize_row_iq3_s.
+	IQ3_S: {"6d42963674af61ebe2a5cb6b395e360de6c8b686f4387a4d3b37c9bdf2010634", "12bcc7533d1d8dc2a17f56bc5b7f6874e38d692fbe0e08503fc3b4a71aad6ed8"},
+}
+
+// TestGoldenIQ3_SWeighted pins IQ3_S with importance weights to ggml's
+// quantize_iq3_s on goldenInput() as 48 rows of 512 sharing the weights
+// 0.5 + (i%7)/4 for column i (as llama-quantize passes one imatrix row
+// for every row of a tensor), from the same C program.
+func TestGoldenIQ3_SWeighted(t *testing.T) {
+	x := goldenInput()
+	qw := make([]float32, 512)
+	for i := range qw {
+		qw[i] = 0.5 + float32(i%7)*0.25
+	}
+	var q []byte
+	for r := 0; r < len(x); r += 512 {
+		b := make([]byte, 2*sizeIQ3_S)
+		quantizeIQ3_SWith(x[r:r+512], b, qw)
+		q = append(q, b...)
+	}
+	if got, want := digest(q), "54280a3e566cee120a143e862dba90bc1f5d0033ee89fd6cb9b8c6623d29811a"; got != want {
+		t.Errorf("digest = %s, want %s", got, want)
+	}
 }
 
 // TestGoldenIQ4_NLSearch pins the IQ4_NL quantizer llama-quantize runs
