@@ -92,26 +92,37 @@ var goldenDigests = map[Type]struct{ quant, dequant string }{
 	// From ggml the same way: quantize_row_iq3_s_ref after
 	// iq3xs_init_impl(512), and dequantize_row_iq3_s.
 	IQ3_S: {"6d42963674af61ebe2a5cb6b395e360de6c8b686f4387a4d3b37c9bdf2010634", "12bcc7533d1d8dc2a17f56bc5b7f6874e38d692fbe0e08503fc3b4a71aad6ed8"},
+	// quantize_row_iq3_xxs_ref after iq3xs_init_impl(256).
+	IQ3_XXS: {"bda8a2e7edd61e189a2de6229bebe032c106bf0c5065f52edde0a42889b7b761", "6a9470824f2aac0631cd76ba2746f5afe7f0d4b5ef766e509e0dcc375eb1d811"},
 }
 
-// TestGoldenIQ3_SWeighted pins IQ3_S with importance weights to ggml's
-// quantize_iq3_s on goldenInput() as 48 rows of 512 sharing the weights
-// 0.5 + (i%7)/4 for column i (as llama-quantize passes one imatrix row
-// for every row of a tensor), from the same C program.
-func TestGoldenIQ3_SWeighted(t *testing.T) {
+// TestGoldenWeighted pins the quantizers that take importance weights to
+// ggml's quantize_iq* on goldenInput() as 48 rows of 512 sharing the
+// weights 0.5 + (i%7)/4 for column i (as llama-quantize passes one
+// imatrix row for every row of a tensor), from the same C program.
+func TestGoldenWeighted(t *testing.T) {
 	x := goldenInput()
 	qw := make([]float32, 512)
 	for i := range qw {
 		qw[i] = 0.5 + float32(i%7)*0.25
 	}
-	var q []byte
-	for r := 0; r < len(x); r += 512 {
-		b := make([]byte, 2*sizeIQ3_S)
-		quantizeIQ3_SWith(x[r:r+512], b, qw)
-		q = append(q, b...)
-	}
-	if got, want := digest(q), "54280a3e566cee120a143e862dba90bc1f5d0033ee89fd6cb9b8c6623d29811a"; got != want {
-		t.Errorf("digest = %s, want %s", got, want)
+	for _, tc := range []struct {
+		typ      Type
+		quantize func(x []float32, y []byte, qw []float32)
+		want     string
+	}{
+		{IQ3_S, quantizeIQ3_SWith, "54280a3e566cee120a143e862dba90bc1f5d0033ee89fd6cb9b8c6623d29811a"},
+		{IQ3_XXS, quantizeIQ3_XXSWith, "03b390f207bf098c63e9dd5384f505e5097d216a57446533c43f76da6d2294fc"},
+	} {
+		var q []byte
+		for r := 0; r < len(x); r += 512 {
+			b := make([]byte, 2*tc.typ.TypeSize())
+			tc.quantize(x[r:r+512], b, qw)
+			q = append(q, b...)
+		}
+		if got := digest(q); got != tc.want {
+			t.Errorf("%v: digest = %s, want %s", tc.typ, got, tc.want)
+		}
 	}
 }
 

@@ -1,54 +1,60 @@
 package quant
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 	"sync"
 )
 
-// IQ3_S quantization, as ggml's quantize_iq3_s: per 32 elements the
+// IQ3_S and IQ3_XXS quantization, as ggml's quantize_iq3_s and
+// quantize_iq3_xxs: per 32 elements the
 // magnitudes are fitted to the grid (IQ3SGrid, four odd levels 1..15 an
-// entry) at 19 trial scales, a group of 4 whose nearest levels are not a
+// entry; IQ3XXSGrid's are searched as the same odd values, though it
+// stores 4, 12, ..., 62) at 19 (31) trial scales, a group of 4 whose nearest levels are not a
 // grid entry taking the best of its grid neighbours, then the scale is
 // refitted by least squares and coded in 4 bits against the super-block
 // scale.
 
 // iq3Grid is the search state ggml's iq3xs_init_impl builds for a grid:
-// for each of the 8^4 level combinations (3 bits a level, element i in
-// bits 3i..3i+2) its grid index, or for one not on the grid the grid
+// each entry's four 3-bit levels l (the value searched with is 2l+1, the
+// same for both grids: IQ3_S's table holds 2l+1, IQ3_XXS's 8l+4 with 62
+// for level 7) and, for each of the 8^4 level combinations (element i in
+// bits 3i..3i+2), its grid index, or for one not on the grid the grid
 // entries nearest to it.
 type iq3Grid struct {
-	grid *[512]uint32
+	lv [][4]uint8
 	// index[u] is the grid index of combination u, or -(o+1) where
 	// neighbours[o] is the count of u's neighbours, which follow it.
 	index      [4096]int32
 	neighbours []uint16
 }
 
+// iq3sSearch and iq3xxsSearch return IQ3_S's and IQ3_XXS's search
+// states, built on first use.
 var (
-	iq3sGridOnce  sync.Once
-	iq3sGridState *iq3Grid
+	iq3sSearch = sync.OnceValue(func() *iq3Grid {
+		return newIQ3Grid(IQ3SGrid[:], func(b uint8) uint8 { return (b - 1) / 2 }, 3)
+	})
+	iq3xxsSearch = sync.OnceValue(func() *iq3Grid {
+		return newIQ3Grid(IQ3XXSGrid[:], func(b uint8) uint8 { return (b - 4) / 8 }, 2)
+	})
 )
 
-// iq3sSearch returns IQ3_S's search state, built on first use.
-func iq3sSearch() *iq3Grid {
-	iq3sGridOnce.Do(func() { iq3sGridState = newIQ3Grid(&IQ3SGrid, 3) })
-	return iq3sGridState
-}
-
-// newIQ3Grid builds the search state of grid: each combination not on it
-// gets the grid entries at its nwant smallest squared distances (all
-// entries at each of those distances), ordered by distance and then by
-// index.
-func newIQ3Grid(grid *[512]uint32, nwant int) *iq3Grid {
-	g := &iq3Grid{grid: grid}
+// newIQ3Grid builds the search state of grid, whose bytes level reads as
+// 3-bit levels: each combination not on the grid gets the grid entries at
+// its nwant smallest squared distances (all entries at each of those
+// distances), ordered by distance and then by index.
+func newIQ3Grid(grid []uint32, level func(uint8) uint8, nwant int) *iq3Grid {
+	g := &iq3Grid{lv: make([][4]uint8, len(grid))}
 	for i := range g.index {
 		g.index[i] = -1
 	}
 	for i, e := range grid {
 		u := 0
 		for k := range 4 {
-			u |= (int(uint8(e>>(8*k))) - 1) / 2 << (3 * k)
+			g.lv[i][k] = level(uint8(e >> (8 * k)))
+			u |= int(g.lv[i][k]) << (3 * k)
 		}
 		g.index[u] = int32(i)
 	}
@@ -58,10 +64,10 @@ func newIQ3Grid(grid *[512]uint32, nwant int) *iq3Grid {
 		if g.index[u] >= 0 {
 			continue
 		}
-		for j, e := range grid {
+		for j, lv := range g.lv {
 			d2 := 0
 			for k := range 4 {
-				d := int(uint8(e>>(8*k))) - (2*(u>>(3*k)&7) + 1)
+				d := 2 * (int(lv[k]) - u>>(3*k)&7)
 				d2 += d * d
 			}
 			dist[j] = cand{d2, j}
@@ -91,28 +97,24 @@ func newIQ3Grid(grid *[512]uint32, nwant int) *iq3Grid {
 	return g
 }
 
-// levels returns the four levels (0..7) of grid entry i.
+// levels sets L to the four levels (0..7) of grid entry i.
 func (g *iq3Grid) levels(i int, L []uint8) {
-	e := g.grid[i]
-	for k := range 4 {
-		L[k] = (uint8(e>>(8*k)) - 1) / 2
-	}
+	copy(L[:4], g.lv[i][:])
 }
 
 // bestNeighbour returns the neighbour of combination u (not on the grid)
-// whose entry times scale is nearest to xval in the weighted squared
-// distance (the first on ties), and sets L to its levels. Where no
-// distance compares below the float32 maximum (NaN inputs), ggml aborts;
-// here the first neighbour is taken.
+// whose values 2l+1 times scale are nearest to xval in the weighted
+// squared distance (the first on ties), and sets L to its levels. Where
+// no distance compares below the float32 maximum (NaN inputs), ggml
+// aborts; here the first neighbour is taken.
 func (g *iq3Grid) bestNeighbour(u int, xval, w []float32, scale float32, L []uint8) int {
 	list := g.neighbours[-g.index[u]-1:]
 	n := int(list[0])
 	best, gi := float32(math.MaxFloat32), int(list[1])
 	for _, j := range list[1 : n+1] {
-		e := g.grid[j]
 		var d2 float32
-		for i := range 4 {
-			diff := float32(scale*float32(uint8(e>>(8*i)))) - xval[i]
+		for i, l := range g.lv[j] {
+			diff := float32(scale*float32(2*int(l)+1)) - xval[i]
 			d2 += float32(float32(w[i]*diff) * diff)
 		}
 		if d2 < best {
@@ -283,6 +285,177 @@ func quantizeIQ3_SWith(x []float32, y []byte, qw []float32) {
 			l1 := clampInt(nearestInt(float32(0.5*float32(float32(id*scales[ib])-1))), 0, 15)
 			l2 := clampInt(nearestInt(float32(0.5*float32(float32(id*scales[ib+1])-1))), 0, 15)
 			scaleCodes[ib/2] = uint8(l1 | l2<<4)
+		}
+	}
+}
+
+// groupMaxEpsIQ3XXS is the largest magnitude below which an IQ3_XXS
+// sub-block is stored as zeros (ggml's GROUP_MAX_EPS_IQ3_XXS).
+const groupMaxEpsIQ3XXS = 1e-8
+
+// quantizeIQ3_XXS is ggml's quantize_row_iq3_xxs_ref: quantize_iq3_xxs
+// without importance weights.
+func quantizeIQ3_XXS(x []float32, y []byte) {
+	quantizeIQ3_XXSWith(x, y, nil)
+}
+
+// quantizeIQ3_XXSWith quantizes a row to IQ3_XXS with importance weights
+// qw (nil, or one per element of the row), as ggml's quantize_iq3_xxs.
+// Signs are coded seven to a group of 8 with even parity: where a group
+// has an odd number of negative elements, the one of least weight*x²
+// (the first on ties) is fitted with the opposite sign.
+func quantizeIQ3_XXSWith(x []float32, y []byte, qw []float32) {
+	g := iq3xxsSearch()
+	const kMaxQ = 8
+	for ibl := 0; ibl < len(x)/QKK; ibl++ {
+		b := y[ibl*sizeIQ3_XXS : (ibl+1)*sizeIQ3_XXS]
+		clear(b)
+		qs := b[2:66]
+		var words [QKK / 32]uint32
+		xbl := x[QKK*ibl : QKK*(ibl+1)]
+		var sumx2 float32
+		for _, v := range xbl {
+			sumx2 += float32(v * v)
+		}
+		sigma2 := float32(2*sumx2) / QKK
+
+		var scales [QKK / 32]float32
+		var maxScale float32
+		for ib := range QKK / 32 {
+			xb := xbl[32*ib : 32*ib+32]
+			var weight, waux, xval [32]float32
+			var L, Laux [32]uint8
+			var onGrid, onGridAux [8]bool
+			var blockSigns [4]uint32
+			for i, v := range xb {
+				if qw != nil {
+					weight[i] = qw[QKK*ibl+32*ib+i] * sqrt32(sigma2+float32(v*v))
+				} else {
+					weight[i] = float32(v * v)
+				}
+				waux[i] = sqrt32(weight[i])
+			}
+			for k := range 4 {
+				var s uint32
+				nflip := 0
+				for i := range 8 {
+					if v := xb[8*k+i]; v >= 0 {
+						xval[8*k+i] = v
+					} else {
+						xval[8*k+i] = -v
+						nflip++
+						s |= 1 << i
+					}
+				}
+				if nflip%2 != 0 {
+					imin := 0
+					minv := float32(float32(weight[8*k]*xb[8*k]) * xb[8*k])
+					for i := 1; i < 8; i++ {
+						if ax := float32(float32(weight[8*k+i]*xb[8*k+i]) * xb[8*k+i]); ax < minv {
+							minv, imin = ax, i
+						}
+					}
+					xval[8*k+imin] = -xval[8*k+imin]
+					s ^= 1 << imin
+				}
+				blockSigns[k] = s & 127
+			}
+			maxv := xval[0]
+			for _, v := range xval[1:] {
+				if !(maxv > v) {
+					maxv = v
+				}
+			}
+			if maxv < groupMaxEpsIQ3XXS {
+				scales[ib] = 0
+				continue
+			}
+			var best float32
+			scale := maxv / (2*kMaxQ - 1)
+			for k := range onGrid {
+				onGrid[k] = true
+			}
+			for is := -15; is <= 15; is++ {
+				id := float32(2*kMaxQ-1+float32(float32(is)*0.2)) / maxv
+				thisScale := 1 / id
+				for k := range 8 {
+					u := 0
+					for i := range 4 {
+						Laux[4*k+i] = iq3Level(id, xval[4*k+i])
+						u |= int(Laux[4*k+i]) << (3 * i)
+					}
+					onGridAux[k] = g.index[u] >= 0
+					if !onGridAux[k] {
+						g.bestNeighbour(u, xval[4*k:], waux[4*k:], thisScale, Laux[4*k:])
+					}
+				}
+				var sumqx, sumq2 float32
+				for i, w := range weight {
+					q := float32(2*int(Laux[i]) + 1)
+					sumqx += float32(float32(w*xval[i]) * q)
+					sumq2 += float32(float32(w*q) * q)
+				}
+				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+					scale = sumqx / sumq2
+					best = float32(scale * sumqx)
+					L, onGrid = Laux, onGridAux
+				}
+			}
+			if slices.Contains(onGrid[:], false) && scale > 0 {
+				id := 1 / scale
+				for k := range 8 {
+					if onGrid[k] {
+						continue
+					}
+					u := 0
+					for i := range 4 {
+						u |= int(iq3Level(id, xval[4*k+i])) << (3 * i)
+					}
+					gi := int(g.index[u])
+					if gi < 0 {
+						gi = g.bestNeighbour(u, xval[4*k:], waux[4*k:], scale, L[4*k:])
+					}
+					g.levels(gi, L[4*k:])
+				}
+				var sumqx, sumq2 float32
+				for i, w := range weight {
+					q := float32(2*int(L[i]) + 1)
+					sumqx += float32(float32(w*xval[i]) * q)
+					sumq2 += float32(float32(w*q) * q)
+				}
+				if sumq2 > 0 {
+					scale = sumqx / sumq2
+				}
+			}
+			if scale < 0 {
+				// Only negative importance weights get here.
+				scale = -scale
+				for k := range blockSigns {
+					blockSigns[k] = ^blockSigns[k] & 127
+				}
+			}
+			for k := range 8 {
+				u := 0
+				for i := range 4 {
+					u |= int(L[4*k+i]) << (3 * i)
+				}
+				qs[8*ib+k] = uint8(max(int(g.index[u]), 0))
+			}
+			words[ib] = blockSigns[0] | blockSigns[1]<<7 | blockSigns[2]<<14 | blockSigns[3]<<21
+			scales[ib] = scale
+			if !(maxScale > scale) {
+				maxScale = scale
+			}
+		}
+		if maxScale == 0 {
+			continue
+		}
+		d := maxScale / 31
+		putF16(b[0:2], float32(d*1.0125))
+		id := 1 / d
+		for ib := range QKK / 32 {
+			l := clampInt(nearestInt(float32(0.5*float32(float32(id*scales[ib])-1))), 0, 15)
+			binary.LittleEndian.PutUint32(b[66+4*ib:], words[ib]|uint32(l)<<28)
 		}
 	}
 }

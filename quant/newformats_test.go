@@ -361,12 +361,13 @@ func TestQuantizeNewKnownAnswers(t *testing.T) {
 //   - TQ1_0, TQ2_0: every element within amax/2 (plus binary16 rounding
 //     of the scale), since -d, 0 and d are the only values;
 //   - MXFP4: every element within amax/4 (see TestRoundTripSpecialRows);
-//   - IQ3_S: RMS error per super-block at most amax/5 (levels 2/15 of a
-//     sub-block's range apart, coarser where a group of 4 falls off the
-//     grid, sub-block scales 4-bit against the super-block's: ggml's
-//     output reaches amax/6.3 on constant rows, amax/8.5 on "steps").
+//   - IQ3_S, IQ3_XXS: RMS error per super-block at most amax/5 (levels
+//     2/15 of a sub-block's range apart, coarser where a group of 4 falls
+//     off the grid, sub-block scales 4-bit against the super-block's:
+//     ggml's IQ3_S output reaches amax/6.3 on constant rows, amax/8.5 on
+//     "steps").
 func TestRoundTripNew(t *testing.T) {
-	for _, typ := range append(slices.Clone(newTypes), IQ3_S) {
+	for _, typ := range append(slices.Clone(newTypes), IQ3_S, IQ3_XXS) {
 		bs := int(typ.BlockSize())
 		for di, d := range dists {
 			r := &rng{s: uint64(77*di + 5)}
@@ -395,7 +396,7 @@ func TestRoundTripNew(t *testing.T) {
 					if lim := amax/2 + amax*0x1p-11; maxErr > lim {
 						t.Errorf("%v %s block %d: max error %g > %g", typ, d.name, b, maxErr, lim)
 					}
-				case IQ3_S:
+				case IQ3_S, IQ3_XXS:
 					if rmse := math.Sqrt(se / float64(bs)); rmse > amax/5 {
 						t.Errorf("%v %s block %d: RMS error %g > amax/5 = %g", typ, d.name, b, rmse, amax/5)
 					}

@@ -146,12 +146,12 @@ func ne2n(ne []int64) int64 {
 }
 
 // TestCpyRefusesCodebookTypes checks that CPY into a type quant cannot
-// encode (the IQ1, IQ2 and IQ3 codebook formats but IQ3_S) is refused by
-// Supports, naming the type, rather than failing in Compute.
+// encode (the IQ1 and IQ2 codebook formats) is refused by Supports,
+// naming the type, rather than failing in Compute.
 func TestCpyRefusesCodebookTypes(t *testing.T) {
 	b := newTestBackend(t, 1)
 	t.Cleanup(func() { b.Close() })
-	for _, typ := range []quant.Type{quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M} {
+	for _, typ := range []quant.Type{quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ1_S, quant.IQ1_M} {
 		a, err := ops.NewTensor("a", quant.F32, 256, 2)
 		if err != nil {
 			t.Fatal(err)
