@@ -94,6 +94,8 @@ var goldenDigests = map[Type]struct{ quant, dequant string }{
 	IQ3_S: {"6d42963674af61ebe2a5cb6b395e360de6c8b686f4387a4d3b37c9bdf2010634", "12bcc7533d1d8dc2a17f56bc5b7f6874e38d692fbe0e08503fc3b4a71aad6ed8"},
 	// quantize_row_iq3_xxs_ref after iq3xs_init_impl(256).
 	IQ3_XXS: {"bda8a2e7edd61e189a2de6229bebe032c106bf0c5065f52edde0a42889b7b761", "6a9470824f2aac0631cd76ba2746f5afe7f0d4b5ef766e509e0dcc375eb1d811"},
+	// quantize_row_iq2_s_ref after iq2xs_init_impl(GGML_TYPE_IQ2_S).
+	IQ2_S: {"cfff41f6a63cd1eb95546254f79cbbfa8ab51a8dcd193b7dbd5bcd1ab1966533", "be3bf23b43fe4e6e1af636030fa3a4738c08dfda1ad8ff632ee04b300b476320"},
 }
 
 // TestGoldenWeighted pins the quantizers that take importance weights to
@@ -113,6 +115,7 @@ func TestGoldenWeighted(t *testing.T) {
 	}{
 		{IQ3_S, quantizeIQ3_SWith, "54280a3e566cee120a143e862dba90bc1f5d0033ee89fd6cb9b8c6623d29811a"},
 		{IQ3_XXS, quantizeIQ3_XXSWith, "03b390f207bf098c63e9dd5384f505e5097d216a57446533c43f76da6d2294fc"},
+		{IQ2_S, quantizeIQ2_SWith, "dfd53a5a1023666ae50d896f8e02a4797e1b2488c73786351560ceef2aa0ae82"},
 	} {
 		var q []byte
 		for r := 0; r < len(x); r += 512 {

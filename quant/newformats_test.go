@@ -361,13 +361,16 @@ func TestQuantizeNewKnownAnswers(t *testing.T) {
 //   - TQ1_0, TQ2_0: every element within amax/2 (plus binary16 rounding
 //     of the scale), since -d, 0 and d are the only values;
 //   - MXFP4: every element within amax/4 (see TestRoundTripSpecialRows);
+//   - IQ2_S: RMS error per super-block at most amax/4 (three levels a
+//     sub-block of 16, fewer where a group of 8 falls off the grid;
+//     ggml's output reaches amax/5.3 on "steps");
 //   - IQ3_S, IQ3_XXS: RMS error per super-block at most amax/5 (levels
 //     2/15 of a sub-block's range apart, coarser where a group of 4 falls
 //     off the grid, sub-block scales 4-bit against the super-block's:
 //     ggml's IQ3_S output reaches amax/6.3 on constant rows, amax/8.5 on
-//     "steps").
+//     "steps", IQ3_XXS amax/5.8 on constant rows).
 func TestRoundTripNew(t *testing.T) {
-	for _, typ := range append(slices.Clone(newTypes), IQ3_S, IQ3_XXS) {
+	for _, typ := range append(slices.Clone(newTypes), IQ2_S, IQ3_S, IQ3_XXS) {
 		bs := int(typ.BlockSize())
 		for di, d := range dists {
 			r := &rng{s: uint64(77*di + 5)}
@@ -395,6 +398,10 @@ func TestRoundTripNew(t *testing.T) {
 				case TQ1_0, TQ2_0:
 					if lim := amax/2 + amax*0x1p-11; maxErr > lim {
 						t.Errorf("%v %s block %d: max error %g > %g", typ, d.name, b, maxErr, lim)
+					}
+				case IQ2_S:
+					if rmse := math.Sqrt(se / float64(bs)); rmse > amax/4 {
+						t.Errorf("%v %s block %d: RMS error %g > amax/4 = %g", typ, d.name, b, rmse, amax/4)
 					}
 				case IQ3_S, IQ3_XXS:
 					if rmse := math.Sqrt(se / float64(bs)); rmse > amax/5 {

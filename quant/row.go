@@ -30,12 +30,12 @@ var codecs = map[Type]codec{
 	Q6_K: {quantizeQ6_K, dequantizeQ6_K},
 	Q8_K: {quantizeQ8_K, dequantizeQ8_K},
 
-	// The IQ1 and IQ2 codebook formats decode only: their quantizers
-	// (ggml's quantize_iq*, with a search of the grids) are not written
-	// yet.
+	// IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M decode only: their quantizers
+	// (ggml's quantize_iq*, with a search of the grids; llama-quantize
+	// asks an importance matrix for them) are not written yet.
 	IQ2_XXS: {nil, dequantizeIQ2_XXS},
 	IQ2_XS:  {nil, dequantizeIQ2_XS},
-	IQ2_S:   {nil, dequantizeIQ2_S},
+	IQ2_S:   {quantizeIQ2_S, dequantizeIQ2_S},
 	IQ3_XXS: {quantizeIQ3_XXS, dequantizeIQ3_XXS},
 	IQ3_S:   {quantizeIQ3_S, dequantizeIQ3_S},
 	IQ1_S:   {nil, dequantizeIQ1_S},
@@ -84,7 +84,7 @@ func DequantizeRow(t Type, src []byte, dst []float32) error {
 
 // CanQuantize reports whether QuantizeRow encodes type t: every valid
 // type but the integer types and the codebook formats IQ2_XXS, IQ2_XS,
-// IQ2_S, IQ1_S and IQ1_M, which only decode so far (IQ3_XXS and IQ3_S
+// IQ1_S and IQ1_M, which only decode so far (IQ2_S, IQ3_XXS and IQ3_S
 // encode).
 func CanQuantize(t Type) bool {
 	return t.Valid() && codecs[t].quantize != nil
