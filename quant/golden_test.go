@@ -116,6 +116,8 @@ func TestGoldenWeighted(t *testing.T) {
 		{IQ3_S, quantizeIQ3_SWith, "54280a3e566cee120a143e862dba90bc1f5d0033ee89fd6cb9b8c6623d29811a"},
 		{IQ3_XXS, quantizeIQ3_XXSWith, "03b390f207bf098c63e9dd5384f505e5097d216a57446533c43f76da6d2294fc"},
 		{IQ2_S, quantizeIQ2_SWith, "dfd53a5a1023666ae50d896f8e02a4797e1b2488c73786351560ceef2aa0ae82"},
+		// After iq2xs_init_impl(GGML_TYPE_IQ2_XS); ggml requires weights.
+		{IQ2_XS, quantizeIQ2_XSWith, "3aafb3722bc2db6e0f2a417d9aeeb99daf97df962bc84c47c90f1f721499940a"},
 	} {
 		var q []byte
 		for r := 0; r < len(x); r += 512 {

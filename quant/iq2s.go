@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 	"sync"
@@ -133,7 +134,6 @@ func quantizeIQ2_S(x []float32, y []byte) {
 // mean square.
 func quantizeIQ2_SWith(x []float32, y []byte, qw []float32) {
 	g := iq2sSearch()
-	const kMaxQ = 3
 	for ibl := 0; ibl < len(x)/QKK; ibl++ {
 		b := y[ibl*sizeIQ2_S : (ibl+1)*sizeIQ2_S]
 		clear(b)
@@ -150,8 +150,6 @@ func quantizeIQ2_SWith(x []float32, y []byte, qw []float32) {
 		for ib := range QKK / 16 {
 			xb := xbl[16*ib : 16*ib+16]
 			var weight, waux, xval [16]float32
-			var L, Laux [16]uint8
-			onGrid, onGridAux := [2]bool{true, true}, [2]bool{}
 			var blockSigns [2]uint8
 			for i, v := range xb {
 				if qw != nil {
@@ -183,63 +181,7 @@ func quantizeIQ2_SWith(x []float32, y []byte, qw []float32) {
 				scales[ib] = 0
 				continue
 			}
-			var best float32
-			scale := maxv / (2*kMaxQ - 1)
-			level := func(id, x float32) uint8 {
-				return uint8(clampInt(nearestInt(float32(0.5*float32(float32(id*x)-1))), 0, kMaxQ-1))
-			}
-			for is := -9; is <= 9; is++ {
-				id := float32(2*kMaxQ-1+float32(float32(is)*0.1)) / maxv
-				thisScale := 1 / id
-				for k := range 2 {
-					u := 0
-					for i := range 8 {
-						Laux[8*k+i] = level(id, xval[8*k+i])
-						u |= int(Laux[8*k+i]) << (2 * i)
-					}
-					onGridAux[k] = g.index[u] >= 0
-					if !onGridAux[k] {
-						g.bestNeighbour(u, xval[8*k:], waux[8*k:], thisScale, Laux[8*k:])
-					}
-				}
-				var sumqx, sumq2 float32
-				for i, w := range weight {
-					q := float32(2*int(Laux[i]) + 1)
-					sumqx += float32(float32(w*xval[i]) * q)
-					sumq2 += float32(float32(w*q) * q)
-				}
-				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
-					scale = sumqx / sumq2
-					best = float32(scale * sumqx)
-					L, onGrid = Laux, onGridAux
-				}
-			}
-			if (!onGrid[0] || !onGrid[1]) && scale > 0 {
-				id := 1 / scale
-				for k := range 2 {
-					if onGrid[k] {
-						continue
-					}
-					u := 0
-					for i := range 8 {
-						l := level(id, xval[8*k+i])
-						u |= int(l) << (2 * i)
-						L[8*k+i] = l
-					}
-					if g.index[u] < 0 {
-						g.bestNeighbour(u, xval[8*k:], waux[8*k:], scale, L[8*k:])
-					}
-				}
-				var sumqx, sumq2 float32
-				for i, w := range weight {
-					q := float32(2*int(L[i]) + 1)
-					sumqx += float32(float32(w*xval[i]) * q)
-					sumq2 += float32(float32(w*q) * q)
-				}
-				if sumq2 > 0 {
-					scale = sumqx / sumq2
-				}
-			}
+			L, scale := g.fit16(&xval, &weight, &waux, maxv)
 			if scale < 0 {
 				// Only negative importance weights get here.
 				scale = -scale
@@ -274,4 +216,185 @@ func quantizeIQ2_SWith(x []float32, y []byte, qw []float32) {
 			scaleCodes[ib/2] |= uint8(l) << (4 * (ib % 2))
 		}
 	}
+}
+
+// fit16 fits 16 magnitudes xval (largest maxv > 0) with weights weight
+// (waux their square roots) to two grid entries and one scale, as the
+// IQ2_S and IQ2_XS quantizers do: 19 trial scales (levels
+// nearest_int((id*x - 1)/2) in 0..2, a group off the grid replaced by its
+// best neighbour at that scale), the best by weighted least squares, then
+// groups still off the grid refitted at that scale and the scale refitted.
+// Every group of L is a grid entry's levels, or all zeros.
+func (g *iq2Grid) fit16(xval, weight, waux *[16]float32, maxv float32) (L [16]uint8, scale float32) {
+	const kMaxQ = 3
+	level := func(id, x float32) uint8 {
+		return uint8(clampInt(nearestInt(float32(0.5*float32(float32(id*x)-1))), 0, kMaxQ-1))
+	}
+	var Laux [16]uint8
+	onGrid, onGridAux := [2]bool{true, true}, [2]bool{}
+	var best float32
+	scale = maxv / (2*kMaxQ - 1)
+	for is := -9; is <= 9; is++ {
+		id := float32(2*kMaxQ-1+float32(float32(is)*0.1)) / maxv
+		thisScale := 1 / id
+		for k := range 2 {
+			u := 0
+			for i := range 8 {
+				Laux[8*k+i] = level(id, xval[8*k+i])
+				u |= int(Laux[8*k+i]) << (2 * i)
+			}
+			onGridAux[k] = g.index[u] >= 0
+			if !onGridAux[k] {
+				g.bestNeighbour(u, xval[8*k:], waux[8*k:], thisScale, Laux[8*k:])
+			}
+		}
+		var sumqx, sumq2 float32
+		for i, w := range weight {
+			q := float32(2*int(Laux[i]) + 1)
+			sumqx += float32(float32(w*xval[i]) * q)
+			sumq2 += float32(float32(w*q) * q)
+		}
+		if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+			scale = sumqx / sumq2
+			best = float32(scale * sumqx)
+			L, onGrid = Laux, onGridAux
+		}
+	}
+	if (!onGrid[0] || !onGrid[1]) && scale > 0 {
+		id := 1 / scale
+		for k := range 2 {
+			if onGrid[k] {
+				continue
+			}
+			u := 0
+			for i := range 8 {
+				l := level(id, xval[8*k+i])
+				u |= int(l) << (2 * i)
+				L[8*k+i] = l
+			}
+			if g.index[u] < 0 {
+				g.bestNeighbour(u, xval[8*k:], waux[8*k:], scale, L[8*k:])
+			}
+		}
+		var sumqx, sumq2 float32
+		for i, w := range weight {
+			q := float32(2*int(L[i]) + 1)
+			sumqx += float32(float32(w*xval[i]) * q)
+			sumq2 += float32(float32(w*q) * q)
+		}
+		if sumq2 > 0 {
+			scale = sumqx / sumq2
+		}
+	}
+	return L, scale
+}
+
+// iq2XSSearch returns IQ2_XS's search state, built on first use.
+var iq2XSSearch = sync.OnceValue(func() *iq2Grid { return newIQ2Grid(IQ2XSGrid[:], 3, 2) })
+
+// quantizeIQ2_XSWith quantizes a row to IQ2_XS with importance weights qw
+// (one per element of the row), as ggml's quantize_iq2_xs, which
+// requires them (llama-quantize asks an importance matrix for IQ2_XS).
+// An element weighs qw*sqrt(sigma² + x²), sigma² the super-block's mean
+// square; signs are coded seven to a group of 8 with even parity, as
+// IQ3_XXS's.
+func quantizeIQ2_XSWith(x []float32, y []byte, qw []float32) {
+	g := iq2XSSearch()
+	for ibl := 0; ibl < len(x)/QKK; ibl++ {
+		b := y[ibl*sizeIQ2_XS : (ibl+1)*sizeIQ2_XS]
+		clear(b)
+		var q2 [QKK / 8]uint16
+		xbl := x[QKK*ibl : QKK*(ibl+1)]
+		var sumx2 float32
+		for _, v := range xbl {
+			sumx2 += float32(v * v)
+		}
+		sigma2 := sumx2 / QKK
+
+		var scales [QKK / 16]float32
+		var maxScale float32
+		for ib := range QKK / 16 {
+			xb := xbl[16*ib : 16*ib+16]
+			var weight, waux, xval [16]float32
+			for i, v := range xb {
+				weight[i] = qw[QKK*ibl+16*ib+i] * sqrt32(sigma2+float32(v*v))
+				waux[i] = sqrt32(weight[i])
+			}
+			var blockSigns [2]uint16
+			for k := range 2 {
+				blockSigns[k] = uint16(paritySigns(xb[8*k:8*k+8], weight[8*k:8*k+8], xval[8*k:8*k+8]))
+			}
+			maxv := xval[0]
+			for _, v := range xval[1:] {
+				if !(maxv > v) {
+					maxv = v
+				}
+			}
+			if maxv < groupMaxEps {
+				scales[ib] = 0
+				continue
+			}
+			L, scale := g.fit16(&xval, &weight, &waux, maxv)
+			if scale < 0 {
+				// Only negative importance weights get here.
+				scale = -scale
+				blockSigns[0], blockSigns[1] = ^blockSigns[0]&127, ^blockSigns[1]&127
+			}
+			for k := range 2 {
+				u := 0
+				for i := range 8 {
+					u |= int(L[8*k+i]) << (2 * i)
+				}
+				q2[2*ib+k] = uint16(max(int(g.index[u]), 0)) | blockSigns[k]<<9
+			}
+			scales[ib] = scale
+			if !(maxScale > scale) {
+				maxScale = scale
+			}
+		}
+		if maxScale == 0 {
+			continue
+		}
+		d := maxScale / 31
+		putF16(b[0:2], d)
+		id := 1 / d
+		for ib := range QKK / 16 {
+			l := clampInt(nearestInt(float32(0.5*float32(float32(id*scales[ib])-1))), 0, 15)
+			b[66+ib/2] |= uint8(l) << (4 * (ib % 2))
+		}
+		for i, v := range q2 {
+			binary.LittleEndian.PutUint16(b[2+2*i:], v)
+		}
+	}
+}
+
+// paritySigns sets xval to the magnitudes of the 8 elements xb and
+// returns their 7-bit sign code: where an odd number are negative, the one
+// of least weight*x² (the first on ties) is fitted with the opposite sign
+// (its xval negative), so that the signs have the even parity the code
+// implies.
+func paritySigns(xb, weight, xval []float32) uint8 {
+	var s uint8
+	nflip := 0
+	for i, v := range xb[:8] {
+		if v >= 0 {
+			xval[i] = v
+		} else {
+			xval[i] = -v
+			nflip++
+			s |= 1 << i
+		}
+	}
+	if nflip%2 != 0 {
+		imin := 0
+		minv := float32(float32(weight[0]*xb[0]) * xb[0])
+		for i := 1; i < 8; i++ {
+			if ax := float32(float32(weight[i]*xb[i]) * xb[i]); ax < minv {
+				minv, imin = ax, i
+			}
+		}
+		xval[imin] = -xval[imin]
+		s ^= 1 << imin
+	}
+	return s & 127
 }

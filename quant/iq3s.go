@@ -301,9 +301,7 @@ func quantizeIQ3_XXS(x []float32, y []byte) {
 
 // quantizeIQ3_XXSWith quantizes a row to IQ3_XXS with importance weights
 // qw (nil, or one per element of the row), as ggml's quantize_iq3_xxs.
-// Signs are coded seven to a group of 8 with even parity: where a group
-// has an odd number of negative elements, the one of least weight*x²
-// (the first on ties) is fitted with the opposite sign.
+// Signs are coded seven to a group of 8 with even parity (paritySigns).
 func quantizeIQ3_XXSWith(x []float32, y []byte, qw []float32) {
 	g := iq3xxsSearch()
 	const kMaxQ = 8
@@ -336,29 +334,7 @@ func quantizeIQ3_XXSWith(x []float32, y []byte, qw []float32) {
 				waux[i] = sqrt32(weight[i])
 			}
 			for k := range 4 {
-				var s uint32
-				nflip := 0
-				for i := range 8 {
-					if v := xb[8*k+i]; v >= 0 {
-						xval[8*k+i] = v
-					} else {
-						xval[8*k+i] = -v
-						nflip++
-						s |= 1 << i
-					}
-				}
-				if nflip%2 != 0 {
-					imin := 0
-					minv := float32(float32(weight[8*k]*xb[8*k]) * xb[8*k])
-					for i := 1; i < 8; i++ {
-						if ax := float32(float32(weight[8*k+i]*xb[8*k+i]) * xb[8*k+i]); ax < minv {
-							minv, imin = ax, i
-						}
-					}
-					xval[8*k+imin] = -xval[8*k+imin]
-					s ^= 1 << imin
-				}
-				blockSigns[k] = s & 127
+				blockSigns[k] = uint32(paritySigns(xb[8*k:8*k+8], weight[8*k:8*k+8], xval[8*k:8*k+8]))
 			}
 			maxv := xval[0]
 			for _, v := range xval[1:] {

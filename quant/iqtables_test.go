@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"math/bits"
@@ -100,4 +101,78 @@ func TestRandomBlocksRefuses(t *testing.T) {
 			}
 		}
 	}
+}
+
+// weightedGrid are the codebook quantizers that take importance weights,
+// with the per-super-block RMS bound (relative to amax) each keeps on the
+// test distributions with unit weights.
+var weightedGrid = []struct {
+	typ      Type
+	quantize func(x []float32, y []byte, qw []float32)
+	rmsFrac  float64
+}{
+	{IQ2_XS, quantizeIQ2_XSWith, 1.0 / 4},
+	{IQ2_S, quantizeIQ2_SWith, 1.0 / 4},
+	{IQ3_XXS, quantizeIQ3_XXSWith, 1.0 / 5},
+	{IQ3_S, quantizeIQ3_SWith, 1.0 / 5},
+}
+
+// TestWeightedRoundTrip bounds the round-trip error of the weighted
+// codebook quantizers with unit weights (the bounds of TestRoundTripNew;
+// IQ2_XS as IQ2_S).
+func TestWeightedRoundTrip(t *testing.T) {
+	for _, wq := range weightedGrid {
+		for di, d := range dists {
+			r := &rng{s: uint64(31*di + 2)}
+			x := make([]float32, 2*QKK)
+			d.gen(r, x)
+			qw := make([]float32, len(x))
+			for i := range qw {
+				qw[i] = 1
+			}
+			y := make([]byte, 2*wq.typ.TypeSize())
+			wq.quantize(x, y, qw)
+			got := make([]float32, len(x))
+			if err := DequantizeRow(wq.typ, y, got); err != nil {
+				t.Fatal(err)
+			}
+			for b := range 2 {
+				var amax, se float64
+				for i := QKK * b; i < QKK*(b+1); i++ {
+					amax = math.Max(amax, math.Abs(float64(x[i])))
+					e := float64(x[i] - got[i])
+					se += e * e
+				}
+				if rmse := math.Sqrt(se / QKK); rmse > amax*wq.rmsFrac {
+					t.Errorf("%v %s block %d: RMS error %g > %g", wq.typ, d.name, b, rmse, amax*wq.rmsFrac)
+				}
+			}
+		}
+	}
+}
+
+// FuzzQuantizeWeighted runs the weighted codebook quantizers on arbitrary
+// values and weights (NaN, infinities, negative weights among them):
+// they must not panic, and the blocks must decode.
+func FuzzQuantizeWeighted(f *testing.F) {
+	f.Add(bytes.Repeat([]byte{0, 0, 0xc0, 0x7f, 0, 0, 0x80, 0x3f, 0, 0, 0x80, 0xbf}, 50), uint8(0), int8(1))
+	f.Add(bytes.Repeat([]byte{0x12, 0x34, 0x56, 0x3f}, 300), uint8(1), int8(-1))
+	f.Fuzz(func(t *testing.T, data []byte, ti uint8, w int8) {
+		wq := weightedGrid[int(ti)%len(weightedGrid)]
+		x := make([]float32, QKK)
+		for i := range x {
+			if 4*i+4 <= len(data) {
+				x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+			}
+		}
+		qw := make([]float32, QKK)
+		for i := range qw {
+			qw[i] = float32(w) * float32(1+i%3)
+		}
+		y := make([]byte, wq.typ.TypeSize())
+		wq.quantize(x, y, qw)
+		if err := DequantizeRow(wq.typ, y, x); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
