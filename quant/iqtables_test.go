@@ -111,6 +111,9 @@ var weightedGrid = []struct {
 	quantize func(x []float32, y []byte, qw []float32)
 	rmsFrac  float64
 }{
+	// 256 grid entries: a constant group of 8 lands on a mix of levels
+	// (amax/3.06 RMS on "constant").
+	{IQ2_XXS, quantizeIQ2_XXSWith, 0.35},
 	{IQ2_XS, quantizeIQ2_XSWith, 1.0 / 4},
 	{IQ2_S, quantizeIQ2_SWith, 1.0 / 4},
 	{IQ3_XXS, quantizeIQ3_XXSWith, 1.0 / 5},
