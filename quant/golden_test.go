@@ -119,6 +119,7 @@ func TestGoldenWeighted(t *testing.T) {
 		// After iq2xs_init_impl(GGML_TYPE_IQ2_XS); ggml requires weights.
 		{IQ2_XS, quantizeIQ2_XSWith, "3aafb3722bc2db6e0f2a417d9aeeb99daf97df962bc84c47c90f1f721499940a"},
 		{IQ2_XXS, quantizeIQ2_XXSWith, "a3bd2f472b9ad99ce347c91441e79df182a5294cba7222841f930e0a8c895f62"},
+		{IQ1_S, quantizeIQ1_SWith, "bac061283368b51b6130fee830332bd44a383aa23933305be1216d59bf1a5adc"},
 	} {
 		var q []byte
 		for r := 0; r < len(x); r += 512 {

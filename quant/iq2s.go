@@ -28,16 +28,19 @@ type iq2Grid struct {
 }
 
 // iq2sSearch returns IQ2_S's search state, built on first use.
-var iq2sSearch = sync.OnceValue(func() *iq2Grid { return newIQ2Grid(IQ2SGrid[:], 3, 1) })
+var iq2sSearch = sync.OnceValue(func() *iq2Grid { return newIQ2Grid(IQ2SGrid[:], iq2Level, 3, 1) })
 
-// newIQ2Grid builds the search state of grid, whose bytes 8, 25, 43 are
+// iq2Level reads a magnitude of the IQ2 grids (8, 25, 43) as its level.
+func iq2Level(b uint8) uint8 { return (b - 8) / 17 }
+
+// newIQ2Grid builds the search state of grid, whose bytes level reads as
 // levels 0, 1, 2: each combination of levels below nlevels that is not
 // on the grid gets the grid entries at its nwant smallest squared
 // distances (all entries at each of those distances), ordered by distance
 // and then by index, as ggml's sort of (distance, index) pairs orders
 // them. Combinations with a level of nlevels or more get no list (ggml
 // makes one): the quantizer never forms them.
-func newIQ2Grid(grid []uint64, nlevels, nwant int) *iq2Grid {
+func newIQ2Grid(grid []uint64, level func(uint8) uint8, nlevels, nwant int) *iq2Grid {
 	g := &iq2Grid{lv: make([][8]uint8, len(grid)), index: make([]int32, 1<<16)}
 	for i := range g.index {
 		g.index[i] = -1
@@ -45,7 +48,7 @@ func newIQ2Grid(grid []uint64, nlevels, nwant int) *iq2Grid {
 	for i, e := range grid {
 		u := 0
 		for k := range 8 {
-			g.lv[i][k] = (uint8(e>>(8*k)) - 8) / 17
+			g.lv[i][k] = level(uint8(e >> (8 * k)))
 			u |= int(g.lv[i][k]) << (2 * k)
 		}
 		g.index[u] = int32(i)
@@ -290,7 +293,7 @@ func (g *iq2Grid) fit16(xval, weight, waux *[16]float32, maxv float32) (L [16]ui
 }
 
 // iq2XSSearch returns IQ2_XS's search state, built on first use.
-var iq2XSSearch = sync.OnceValue(func() *iq2Grid { return newIQ2Grid(IQ2XSGrid[:], 3, 2) })
+var iq2XSSearch = sync.OnceValue(func() *iq2Grid { return newIQ2Grid(IQ2XSGrid[:], iq2Level, 3, 2) })
 
 // quantizeIQ2_XSWith quantizes a row to IQ2_XS with importance weights qw
 // (one per element of the row), as ggml's quantize_iq2_xs, which

@@ -10,7 +10,7 @@ import (
 // importance matrix for IQ2_XXS).
 
 // iq2XXSSearch returns IQ2_XXS's search state, built on first use.
-var iq2XXSSearch = sync.OnceValue(func() *iq2Grid { return newIQ2Grid(IQ2XXSGrid[:], 3, 2) })
+var iq2XXSSearch = sync.OnceValue(func() *iq2Grid { return newIQ2Grid(IQ2XXSGrid[:], iq2Level, 3, 2) })
 
 // iq2QPScale is ggml's make_qp_quants as IQ2_XXS calls it: a scale for
 // the magnitudes x (levels 0..nmax, weights w) from nine trial scales and
