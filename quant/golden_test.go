@@ -120,6 +120,7 @@ func TestGoldenWeighted(t *testing.T) {
 		{IQ2_XS, quantizeIQ2_XSWith, "3aafb3722bc2db6e0f2a417d9aeeb99daf97df962bc84c47c90f1f721499940a"},
 		{IQ2_XXS, quantizeIQ2_XXSWith, "a3bd2f472b9ad99ce347c91441e79df182a5294cba7222841f930e0a8c895f62"},
 		{IQ1_S, quantizeIQ1_SWith, "bac061283368b51b6130fee830332bd44a383aa23933305be1216d59bf1a5adc"},
+		{IQ1_M, quantizeIQ1_MWith, "3dc9faa81f7dc58fc06fdfb29b0fe6185bfd9dfe64aae05583f1487d329fc0b6"},
 	} {
 		var q []byte
 		for r := 0; r < len(x); r += 512 {
@@ -130,6 +131,20 @@ func TestGoldenWeighted(t *testing.T) {
 		if got := digest(q); got != tc.want {
 			t.Errorf("%v: digest = %s, want %s", tc.typ, got, tc.want)
 		}
+	}
+}
+
+// TestGoldenIQ1_MUnweighted pins IQ1_M without importance weights (ggml's
+// quantize_iq1_m takes NULL, weighing elements by x²) to the same C
+// program's bytes, 48 rows of 512.
+func TestGoldenIQ1_MUnweighted(t *testing.T) {
+	x := goldenInput()
+	q := make([]byte, len(x)/QKK*sizeIQ1_M)
+	for r := 0; r < len(x); r += 512 {
+		quantizeIQ1_MWith(x[r:r+512], q[r/QKK*sizeIQ1_M:], nil)
+	}
+	if got, want := digest(q), "b5c39aafcf303eed1265f9a7fbbce097f39299475e452a1f241e4bb3f7d60c60"; got != want {
+		t.Errorf("digest = %s, want %s", got, want)
 	}
 }
 

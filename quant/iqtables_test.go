@@ -115,8 +115,9 @@ var weightedGrid = []struct {
 	// (amax/3.06 RMS on "constant").
 	{IQ2_XXS, quantizeIQ2_XXSWith, 0.35},
 	{IQ2_XS, quantizeIQ2_XSWith, 1.0 / 4},
-	// Three values a sub-block of 32 (amax/3.6 RMS on "steps").
+	// Three values a sub-block (amax/3.6 RMS on "steps" for both).
 	{IQ1_S, quantizeIQ1_SWith, 0.32},
+	{IQ1_M, quantizeIQ1_MWith, 0.32},
 	{IQ2_S, quantizeIQ2_SWith, 1.0 / 4},
 	{IQ3_XXS, quantizeIQ3_XXSWith, 1.0 / 5},
 	{IQ3_S, quantizeIQ3_SWith, 1.0 / 5},
