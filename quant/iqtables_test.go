@@ -2,6 +2,7 @@ package quant
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"math"
 	"math/bits"
@@ -181,4 +182,29 @@ func FuzzQuantizeWeighted(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestSortPairs checks the merge order IQ1_S and IQ1_M take from glibc's
+// qsort: ascending by value, equal values in their original order (a
+// stable sort), on inputs with many ties.
+func TestSortPairs(t *testing.T) {
+	r := &rng{s: 17}
+	for _, n := range []int{16, 32} {
+		for range 50 {
+			xb := make([]float32, n)
+			for i := range xb {
+				xb[i] = float32(r.next()%5) - 2
+			}
+			idx, tmp := make([]int, n), make([]int, n)
+			sortPairs(xb, idx, tmp)
+			want := make([]int, n)
+			for i := range want {
+				want[i] = i
+			}
+			slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(xb[a], xb[b]) })
+			if !slices.Equal(idx, want) {
+				t.Fatalf("sortPairs(%v) = %v, want %v", xb, idx, want)
+			}
+		}
+	}
 }
