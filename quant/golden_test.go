@@ -98,11 +98,11 @@ var goldenDigests = map[Type]struct{ quant, dequant string }{
 	IQ2_S: {"cfff41f6a63cd1eb95546254f79cbbfa8ab51a8dcd193b7dbd5bcd1ab1966533", "be3bf23b43fe4e6e1af636030fa3a4738c08dfda1ad8ff632ee04b300b476320"},
 }
 
-// TestGoldenWeighted pins the quantizers that take importance weights to
+// TestGoldenGridWeighted pins the quantizers that take importance weights to
 // ggml's quantize_iq* on goldenInput() as 48 rows of 512 sharing the
 // weights 0.5 + (i%7)/4 for column i (as llama-quantize passes one
 // imatrix row for every row of a tensor), from the same C program.
-func TestGoldenWeighted(t *testing.T) {
+func TestGoldenGridWeighted(t *testing.T) {
 	x := goldenInput()
 	qw := make([]float32, 512)
 	for i := range qw {
