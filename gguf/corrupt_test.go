@@ -221,7 +221,7 @@ func corruptCases() []corruptCase {
 		{"ne overflowing", tensorFile(nil, uint32(quant.F32), 0, 16, 1<<40, 1<<40), []string{"shape [1099511627776 1099511627776] has more than"}, nil},
 		{"ne negative as int64", tensorFile(nil, uint32(quant.F32), 0, 16, 1<<63), []string{"ne[0] is 9223372036854775808"}, nil},
 		{"unknown tensor type", tensorFile(nil, 99, 0, 16, 4), []string{"unsupported tensor type 99 (unknown)"}, nil},
-		{"unsupported ggml type", tensorFile(nil, 16, 0, 16, 256), []string{"unsupported tensor type 16 (ggml's iq2_xxs)"}, nil},
+		{"unsupported ggml type", tensorFile(nil, 27, 0, 16, 256), []string{"unsupported tensor type 27 (ggml's i64)"}, nil},
 		{"row not a multiple of the block", tensorFile(nil, uint32(quant.Q4_0), 0, 64, 48, 2), []string{"shape [48 2]", "block size"}, quant.ErrRowLength},
 		{"offset not aligned", tensorFile(nil, uint32(quant.F32), 16, 64, 4), []string{"data offset 16 is not a multiple of the alignment 32"}, nil},
 		{"offset huge", tensorFile(nil, uint32(quant.F32), 1<<63, 64, 4), []string{"data offset 9223372036854775808 is out of range"}, nil},

@@ -79,6 +79,13 @@ var allTensors = []tensorCase{
 	{"iq4_xs", quant.IQ4_XS, []int64{256, 2}},
 	{"tq1_0", quant.TQ1_0, []int64{256}},
 	{"tq2_0", quant.TQ2_0, []int64{512}},
+	{"iq2_xxs", quant.IQ2_XXS, []int64{256, 2}},
+	{"iq2_xs", quant.IQ2_XS, []int64{512}},
+	{"iq2_s", quant.IQ2_S, []int64{256}},
+	{"iq3_xxs", quant.IQ3_XXS, []int64{256, 3}},
+	{"iq3_s", quant.IQ3_S, []int64{256}},
+	{"iq1_s", quant.IQ1_S, []int64{256, 2}},
+	{"iq1_m", quant.IQ1_M, []int64{256}},
 }
 
 func tensorBytes(t testing.TB, i int, tc tensorCase) []byte {
@@ -331,7 +338,7 @@ func TestWriterErrors(t *testing.T) {
 		{"zero", quant.F32, []int64{0}, nil, "positive", nil},
 		{"neg", quant.F32, []int64{4, -1}, nil, "positive", nil},
 		{"huge", quant.F32, []int64{1 << 40, 1 << 40}, nil, "element count", nil},
-		{"type", quant.Type(16), []int64{4}, f32, "invalid type", nil},
+		{"type", quant.Type(27), []int64{4}, f32, "invalid type", nil},
 	}
 	for _, c := range tensorCases {
 		err := w.AddTensor(c.name, c.typ, c.ne, c.data)

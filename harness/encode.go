@@ -10,7 +10,13 @@ import (
 
 // encode stores values (logical row-major order, rows of ne0 elements) as
 // packed rows of type t: float and quantized types through
-// quant.QuantizeRow, integer types directly.
+// quant.QuantizeRow, integer types directly. Types quant cannot encode
+// (the IQ1, IQ2 and IQ3 codebook formats, quant.CanQuantize) get random
+// valid blocks instead (quant.RandomBlocks), seeded from the row's values
+// and index: a case's weights are then not its distribution's values,
+// but the reference reads the bytes stored, so what is validated (the
+// backend's result against the reference's on the same bytes) is not
+// changed.
 func encode(t quant.Type, ne0 int64, values []float64) ([]byte, error) {
 	if ne0 <= 0 {
 		return nil, nil
@@ -29,6 +35,16 @@ func encode(t quant.Type, ne0 int64, values []float64) ([]byte, error) {
 		case quant.I8, quant.I16, quant.I32:
 			if err := encodeInts(t, src, dst); err != nil {
 				return nil, err
+			}
+			continue
+		}
+		if t.IsQuantized() && !quant.CanQuantize(t) {
+			seed := uint64(r) * 0x9e3779b97f4a7c15
+			for _, v := range src {
+				seed = (seed ^ math.Float64bits(v)) * 0x100000001b3
+			}
+			if err := quant.RandomBlocks(t, dst, seed); err != nil {
+				return nil, fmt.Errorf("harness: encode row %d as %v: %w", r, t, err)
 			}
 			continue
 		}

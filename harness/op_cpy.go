@@ -27,11 +27,12 @@ var cpyDef = OpDef{
 }
 
 // cpyDstTypes are the types CPY writes: every float and quantized type
-// that is not an activation-only format.
+// that is not an activation-only format and that quant can encode (not
+// the IQ1, IQ2 and IQ3 codebook formats, quant.CanQuantize).
 func cpyDstTypes() []quant.Type {
 	var out []quant.Type
 	for _, t := range weightTypes() {
-		if t != quant.Q8_K && t != quant.Q8_1 {
+		if t != quant.Q8_K && t != quant.Q8_1 && quant.CanQuantize(t) {
 			out = append(out, t)
 		}
 	}

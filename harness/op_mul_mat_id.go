@@ -78,12 +78,14 @@ func (s mulMatID) Case(t quant.Type) Case {
 }
 
 // mulMatIDCases covers a representative set of expert types (MXFP4 for
-// gpt-oss's experts, IQ4_XS for the IQ-quantized MoE files): routing with
+// gpt-oss's experts, IQ4_XS and the IQ1, IQ2 and IQ3 codebook formats for
+// the IQ-quantized MoE files): routing with
 // one b row per used expert or one shared, a single token, experts that no
 // token uses, ids out of range, and shapes the op refuses.
 func mulMatIDCases() []Case {
 	var cs []Case
-	for _, t := range []quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q8_0, quant.Q4_K, quant.Q6_K, quant.MXFP4, quant.IQ4_XS} {
+	for _, t := range []quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q8_0, quant.Q4_K, quant.Q6_K, quant.MXFP4, quant.IQ4_XS,
+		quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S, quant.IQ1_S, quant.IQ1_M} {
 		k := rowLen(t, 3)
 		if t.BlockSize() == quant.QKK {
 			k = quant.QKK

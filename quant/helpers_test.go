@@ -120,7 +120,7 @@ var dists = []dist{
 
 // quantTypes are the types QuantizeRow accepts.
 var quantTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K,
-	IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4}
+	IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, IQ2_S, IQ3_S, IQ3_XXS}
 
 // roundTrip quantizes x as t and decodes it again.
 func roundTrip(tb testing.TB, t Type, x []float32) ([]byte, []float32) {

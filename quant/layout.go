@@ -166,6 +166,56 @@ const (
 	// I32 is a signed 32-bit integer: 4 bytes per element.
 	I32 Type = 26
 
+	// IQ2_XXS super-blocks hold 256 elements in 66 bytes, as 8 sub-blocks
+	// of 32 elements, each of four groups of 8:
+	//
+	//	[0:2)   d   f16 super-block scale
+	//	[2:66)  qs  8 bytes per sub-block j: bytes 0..3 index IQ2XXSGrid
+	//	            for groups 0..3; bytes 4..7, as a uint32 w, hold group
+	//	            l's 7-bit sign code in bits 7l..7l+6 and the sub-block's
+	//	            4-bit scale code ls in bits 28..31
+	//
+	// Element 8l+i of sub-block j: g = byte i of IQ2XXSGrid[index],
+	// s = KSignsIQ2XS[code] bit i; value = d * (0.5 + ls) / 4 * g, negated
+	// when s is set.
+	IQ2_XXS Type = 16
+
+	// IQ2_XS super-blocks hold 256 elements in 74 bytes:
+	//
+	//	[0:2)    d       f16 super-block scale
+	//	[2:66)   qs      32 uint16, one per group of 8 (4 per sub-block):
+	//	                 bits 0..8 index IQ2XSGrid, bits 9..15 are the
+	//	                 group's 7-bit sign code (KSignsIQ2XS)
+	//	[66:74)  scales  a byte per sub-block j of 32: the low nibble ls is
+	//	                 the scale code of its groups 0, 1, the high nibble
+	//	                 that of groups 2, 3
+	//
+	// Value = d * (0.5 + ls) / 4 * g, negated by the sign bit, as IQ2_XXS.
+	IQ2_XS Type = 17
+
+	// IQ3_XXS super-blocks hold 256 elements in 98 bytes:
+	//
+	//	[0:2)    d   f16 super-block scale
+	//	[2:66)   qs  one byte per group of 4 elements, indexing IQ3XXSGrid
+	//	[66:98)  ss  a uint32 w per sub-block of 32: group of 8 l's 7-bit
+	//	             sign code in bits 7l..7l+6 (KSignsIQ2XS), the 4-bit
+	//	             scale code ls in bits 28..31
+	//
+	// Value = d * (0.5 + ls) / 2 * g, negated by the sign bit.
+	IQ3_XXS Type = 18
+
+	// IQ1_S super-blocks hold 256 elements in 50 bytes:
+	//
+	//	[0:2)    d   f16 super-block scale
+	//	[2:34)   qs  low 8 bits of the IQ1SGrid index of each group of 8
+	//	[34:50)  qh  a uint16 per sub-block of 32: bits 3l..3l+2 are the
+	//	             high 3 bits of group l's index, bits 12..14 the scale
+	//	             code ls, bit 15 the sign of the shift delta
+	//
+	// Value = d * (2*ls + 1) * (g + delta), g the grid's int8 (-1, 0, 1),
+	// delta = -0.125 when bit 15 is set, else +0.125.
+	IQ1_S Type = 19
+
 	// IQ4_NL blocks hold 32 elements in 18 bytes:
 	//
 	//	[0:2)   d   f16 scale
@@ -188,6 +238,31 @@ const (
 	// With ls the 6-bit scale code of sub-block j = e/32, value =
 	// d * (ls - 32) * IQ4NLValues[q].
 	IQ4_XS Type = 23
+
+	// IQ3_S super-blocks hold 256 elements in 110 bytes:
+	//
+	//	[0:2)     d       f16 super-block scale
+	//	[2:66)    qs      low 8 bits of the IQ3SGrid index of each group of 4
+	//	[66:74)   qh      a byte per sub-block of 32: bit k is bit 8 of
+	//	                  the index of its group of 4 k
+	//	[74:106)  signs   a byte per group of 8: bit i negates element i
+	//	[106:110) scales  a nibble ls per sub-block j (the low nibble of
+	//	                  scales[j/2] for even j)
+	//
+	// Value = d * (1 + 2*ls) * g, negated by the sign bit.
+	IQ3_S Type = 21
+
+	// IQ2_S super-blocks hold 256 elements in 82 bytes:
+	//
+	//	[0:2)    d       f16 super-block scale
+	//	[2:34)   qs      low 8 bits of the IQ2SGrid index of each group of 8
+	//	[34:66)  signs   a byte per group of 8: bit i negates element i
+	//	[66:74)  qh      a byte per sub-block of 32: bits 2l, 2l+1 are bits
+	//	                 8, 9 of group l's index
+	//	[74:82)  scales  as in IQ2_XS
+	//
+	// Value = d * (0.5 + ls) / 4 * g, negated by the sign bit.
+	IQ2_S Type = 22
 
 	// BF16 is bfloat16, the top 16 bits of an IEEE binary32: 2 bytes per
 	// element.
@@ -216,6 +291,22 @@ const (
 	// Value = (q - 1) * d (q = 3 does not occur in ggml's output but
 	// decodes to 2d).
 	TQ2_0 Type = 35
+
+	// IQ1_M super-blocks hold 256 elements in 56 bytes, with no separate
+	// scale field:
+	//
+	//	[0:32)   qs      low 8 bits of the IQ1SGrid index of each group of 8
+	//	[32:48)  qh      a byte per pair of groups: bits 0..2 are the high
+	//	                 bits of the first group's index, bit 3 its delta's
+	//	                 sign, bits 4..6 and 7 the same for the second
+	//	[48:56)  scales  four uint16 s0..s3: bits 0..11 of s(j/2) hold 3-bit
+	//	                 scale codes, for sub-block j's groups 0, 1 at bit
+	//	                 6*(j%2) and for groups 2, 3 at bit 6*(j%2)+3; bits
+	//	                 12..15 of s0..s3 are bits 0..3, 4..7, 8..11, 12..15
+	//	                 of the f16 super-block scale d
+	//
+	// Value = d * (2*ls + 1) * (g + delta) as in IQ1_S.
+	IQ1_M Type = 29
 
 	// MXFP4 blocks hold 32 elements in 17 bytes (the OCP microscaling
 	// format with E2M1 elements):
@@ -253,6 +344,14 @@ const (
 	sizeQ5_K = 4 + 12 + QKK/8 + QKK/2
 	sizeQ6_K = QKK/2 + QKK/4 + QKK/16 + 2
 	sizeQ8_K = 4 + QKK + 2*QKK/16
+
+	sizeIQ2_XXS = 2 + QKK/4
+	sizeIQ2_XS  = 2 + QKK/4 + QKK/32
+	sizeIQ2_S   = 2 + QKK/4 + QKK/16
+	sizeIQ3_XXS = 2 + 3*QKK/8
+	sizeIQ3_S   = 2 + 13*QKK/32 + QKK/64
+	sizeIQ1_S   = 2 + QKK/8 + QKK/16
+	sizeIQ1_M   = QKK/8 + QKK/16 + QKK/32
 
 	sizeIQ4_NL = 2 + QK/2
 	sizeIQ4_XS = 2 + 2 + QKK/64 + QKK/2

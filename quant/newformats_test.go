@@ -4,11 +4,18 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 	"testing"
 )
 
 // newTypes are the formats of issue 26 this package codes so far.
 var newTypes = []Type{IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4}
+
+// gridTypes are the codebook formats of issue 26, which decode only.
+var gridTypes = []Type{IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M}
+
+// decodedTypes are every format decodeElement knows.
+var decodedTypes = append(append([]Type{}, newTypes...), gridTypes...)
 
 // decodeElement returns element e of block b of type t as the layout
 // comments in layout.go describe it, written independently of the codecs
@@ -63,6 +70,70 @@ func decodeElement(t Type, b []byte, e int) float64 {
 		q := int(b[32*h+r%32]) >> (2 * (r / 32)) & 3
 		return float64(q-1) * f16(64)
 	}
+	u16 := func(off int) int { return int(binary.LittleEndian.Uint16(b[off:])) }
+	u32 := func(off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+	// gridByte is byte i of entry idx of a grid of 8- or 4-byte entries.
+	gridByte := func(entry uint64, i int) float64 { return float64(uint8(entry >> (8 * i))) }
+	// signed negates v when bit i of the sign byte s is set.
+	signed := func(v float64, s uint8, i int) float64 {
+		if s>>i&1 == 1 {
+			return -v
+		}
+		return v
+	}
+	// Sign codes: seven bits, the eighth sign the parity that makes the
+	// count of negative elements even.
+	ksign := func(code uint32) uint8 {
+		c := uint8(code & 127)
+		n := 0
+		for i := range 7 {
+			n += int(c >> i & 1)
+		}
+		return c | uint8(n%2)<<7
+	}
+	j, g, i := e/32, e%32/8, e%8 // sub-block, group of 8, element in it
+	iq1 := func(d, ls float64, idx int, neg bool) float64 {
+		delta := 0.125
+		if neg {
+			delta = -delta
+		}
+		return d * (2*ls + 1) * (float64(int8(IQ1SGrid[idx]>>(8*i))) + delta)
+	}
+	switch t {
+	case IQ2_XXS:
+		w := u32(2 + 8*j + 4)
+		idx := b[2+8*j+g]
+		return signed(f16(0)*(0.5+float64(w>>28))/4*gridByte(IQ2XXSGrid[idx], i), ksign(w>>(7*g)), i)
+	case IQ2_XS:
+		q := u16(2 + 2*(4*j+g))
+		ls := float64(int(b[66+j]) >> (4 * (g / 2)) & 15)
+		return signed(f16(0)*(0.5+ls)/4*gridByte(IQ2XSGrid[q%512], i), ksign(uint32(q>>9)), i)
+	case IQ2_S:
+		idx := int(b[2+4*j+g]) + 256*(int(b[66+j])>>(2*g)&3)
+		ls := float64(int(b[74+j]) >> (4 * (g / 2)) & 15)
+		return signed(f16(0)*(0.5+ls)/4*gridByte(IQ2SGrid[idx], i), b[34+4*j+g], i)
+	case IQ3_XXS:
+		w := u32(66 + 4*j)
+		idx := b[2+e/4]
+		return signed(f16(0)*(0.5+float64(w>>28))/2*gridByte(uint64(IQ3XXSGrid[idx]), e%4), ksign(w>>(7*g)), i)
+	case IQ3_S:
+		k := e % 32 / 4 // group of 4 in the sub-block
+		idx := int(b[2+e/4]) + 256*(int(b[66+j])>>k&1)
+		ls := float64(int(b[106+j/2]) >> (4 * (j % 2)) & 15)
+		return signed(f16(0)*(1+2*ls)*gridByte(uint64(IQ3SGrid[idx]), e%4), b[74+e/8], i)
+	case IQ1_S:
+		h := u16(34 + 2*j)
+		return iq1(f16(0), float64(h>>12&7), int(b[2+e/8])+256*(h>>(3*g)&7), h>>15 == 1)
+	case IQ1_M:
+		var dbits uint16
+		for n := range 4 {
+			dbits |= uint16(u16(48+2*n)>>12) << (4 * n)
+		}
+		d := float64(FP16ToFP32(dbits))
+		sc := u16(48+2*(j/2)) >> (6*(j%2) + 3*(g/2)) & 7
+		h := int(b[32+e/16]) >> (4 * (g % 2))
+		return iq1(d, float64(sc), int(b[e/8])+256*(h&7), h&8 != 0)
+	}
 	panic("decodeElement: " + t.String())
 }
 
@@ -75,7 +146,7 @@ func FuzzDequantizeNew(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{0x7c, 0x00, 0x13}, 100), uint8(4))
 	f.Add(seq(300, 37, 11), uint8(2))
 	f.Fuzz(func(t *testing.T, data []byte, ti uint8) {
-		typ := newTypes[int(ti)%len(newTypes)]
+		typ := decodedTypes[int(ti)%len(decodedTypes)]
 		ts, bs := int(typ.TypeSize()), int(typ.BlockSize())
 		for len(data) < ts {
 			data = append(data, byte(len(data)*29+7))
@@ -97,7 +168,7 @@ func FuzzDequantizeNew(f *testing.F) {
 // TestDequantizeNewFormats runs FuzzDequantizeNew's check on fixed
 // blocks: a byte ramp, all ones and all zeros, per type.
 func TestDequantizeNewFormats(t *testing.T) {
-	for _, typ := range newTypes {
+	for _, typ := range decodedTypes {
 		ts, bs := int(typ.TypeSize()), int(typ.BlockSize())
 		for _, b := range [][]byte{seq(ts, 37, 11), seq(ts, 0, 0x3c), bytes.Repeat([]byte{0x55}, ts), make([]byte, ts)} {
 			y := make([]float32, bs)
@@ -289,9 +360,17 @@ func TestQuantizeNewKnownAnswers(t *testing.T) {
 //     levels ("steps") reach amax/16.6: its bound is amax/14;
 //   - TQ1_0, TQ2_0: every element within amax/2 (plus binary16 rounding
 //     of the scale), since -d, 0 and d are the only values;
-//   - MXFP4: every element within amax/4 (see TestRoundTripSpecialRows).
+//   - MXFP4: every element within amax/4 (see TestRoundTripSpecialRows);
+//   - IQ2_S: RMS error per super-block at most amax/4 (three levels a
+//     sub-block of 16, fewer where a group of 8 falls off the grid;
+//     ggml's output reaches amax/5.3 on "steps");
+//   - IQ3_S, IQ3_XXS: RMS error per super-block at most amax/5 (levels
+//     2/15 of a sub-block's range apart, coarser where a group of 4 falls
+//     off the grid, sub-block scales 4-bit against the super-block's:
+//     ggml's IQ3_S output reaches amax/6.3 on constant rows, amax/8.5 on
+//     "steps", IQ3_XXS amax/5.8 on constant rows).
 func TestRoundTripNew(t *testing.T) {
-	for _, typ := range newTypes {
+	for _, typ := range append(slices.Clone(newTypes), IQ2_S, IQ3_S, IQ3_XXS) {
 		bs := int(typ.BlockSize())
 		for di, d := range dists {
 			r := &rng{s: uint64(77*di + 5)}
@@ -319,6 +398,14 @@ func TestRoundTripNew(t *testing.T) {
 				case TQ1_0, TQ2_0:
 					if lim := amax/2 + amax*0x1p-11; maxErr > lim {
 						t.Errorf("%v %s block %d: max error %g > %g", typ, d.name, b, maxErr, lim)
+					}
+				case IQ2_S:
+					if rmse := math.Sqrt(se / float64(bs)); rmse > amax/4 {
+						t.Errorf("%v %s block %d: RMS error %g > amax/4 = %g", typ, d.name, b, rmse, amax/4)
+					}
+				case IQ3_S, IQ3_XXS:
+					if rmse := math.Sqrt(se / float64(bs)); rmse > amax/5 {
+						t.Errorf("%v %s block %d: RMS error %g > amax/5 = %g", typ, d.name, b, rmse, amax/5)
 					}
 				case MXFP4:
 					if maxErr > amax/4 {

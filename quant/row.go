@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 )
@@ -29,6 +30,17 @@ var codecs = map[Type]codec{
 	Q6_K: {quantizeQ6_K, dequantizeQ6_K},
 	Q8_K: {quantizeQ8_K, dequantizeQ8_K},
 
+	// IQ2_XXS, IQ2_XS, IQ1_S and IQ1_M decode only: their quantizers
+	// (ggml's quantize_iq*, with a search of the grids; llama-quantize
+	// asks an importance matrix for them) are not written yet.
+	IQ2_XXS: {nil, dequantizeIQ2_XXS},
+	IQ2_XS:  {nil, dequantizeIQ2_XS},
+	IQ2_S:   {quantizeIQ2_S, dequantizeIQ2_S},
+	IQ3_XXS: {quantizeIQ3_XXS, dequantizeIQ3_XXS},
+	IQ3_S:   {quantizeIQ3_S, dequantizeIQ3_S},
+	IQ1_S:   {nil, dequantizeIQ1_S},
+	IQ1_M:   {nil, dequantizeIQ1_M},
+
 	IQ4_NL: {quantizeIQ4_NL, dequantizeIQ4_NL},
 	IQ4_XS: {quantizeIQ4_XS, dequantizeIQ4_XS},
 	TQ1_0:  {quantizeTQ1_0, dequantizeTQ1_0},
@@ -38,6 +50,10 @@ var codecs = map[Type]codec{
 	I16:    {nil, dequantizeI16},
 	I32:    {nil, dequantizeI32},
 }
+
+// ErrNoQuantizer reports a type QuantizeRow cannot encode (see
+// CanQuantize).
+var ErrNoQuantizer = errors.New("no quantizer for this type")
 
 // checkRow validates a row of n elements of type t stored in nbytes bytes.
 func checkRow(op string, t Type, n, nbytes int) error {
@@ -66,10 +82,18 @@ func DequantizeRow(t Type, src []byte, dst []float32) error {
 	return nil
 }
 
+// CanQuantize reports whether QuantizeRow encodes type t: every valid
+// type but the integer types and the codebook formats IQ2_XXS, IQ2_XS,
+// IQ1_S and IQ1_M, which only decode so far (IQ2_S, IQ3_XXS and IQ3_S
+// encode).
+func CanQuantize(t Type) bool {
+	return t.Valid() && codecs[t].quantize != nil
+}
+
 // QuantizeRow encodes the row src as type t into dst. len(src) must be a
 // multiple of t.BlockSize() and len(dst) exactly t.RowSize(len(src));
-// other lengths, an invalid type or an integer type give an error and
-// leave dst untouched. Quantized types use ggml's reference algorithms
+// other lengths, an invalid type or a type CanQuantize refuses give an
+// error and leave dst untouched. Quantized types use ggml's reference algorithms
 // and produce the bytes ggml's quantize_row_*_ref functions produce; F16
 // and BF16 round to nearest even; F32 is copied.
 func QuantizeRow(t Type, src []float32, dst []byte) error {
@@ -78,7 +102,7 @@ func QuantizeRow(t Type, src []float32, dst []byte) error {
 	}
 	q := codecs[t].quantize
 	if q == nil {
-		return fmt.Errorf("quant: quantize: cannot quantize to integer type %v", t)
+		return fmt.Errorf("quant: quantize: cannot quantize to %v (%w)", t, ErrNoQuantizer)
 	}
 	q(src, dst)
 	return nil

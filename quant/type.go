@@ -47,11 +47,18 @@ var traitTable = [...]traits{
 	I32:  {name: "i32", blockSize: 1, typeSize: 4, vecDot: F32},
 	BF16: {name: "bf16", blockSize: 1, typeSize: 2, float: true, vecDot: BF16},
 
-	IQ4_NL: {name: "iq4_nl", blockSize: QK, typeSize: sizeIQ4_NL, quantized: true, vecDot: Q8_0},
-	IQ4_XS: {name: "iq4_xs", blockSize: QKK, typeSize: sizeIQ4_XS, quantized: true, vecDot: Q8_K},
-	TQ1_0:  {name: "tq1_0", blockSize: QKK, typeSize: sizeTQ1_0, quantized: true, vecDot: Q8_K},
-	TQ2_0:  {name: "tq2_0", blockSize: QKK, typeSize: sizeTQ2_0, quantized: true, vecDot: Q8_K},
-	MXFP4:  {name: "mxfp4", blockSize: QK, typeSize: sizeMXFP4, quantized: true, vecDot: Q8_0},
+	IQ2_XXS: {name: "iq2_xxs", blockSize: QKK, typeSize: sizeIQ2_XXS, quantized: true, vecDot: Q8_K},
+	IQ2_XS:  {name: "iq2_xs", blockSize: QKK, typeSize: sizeIQ2_XS, quantized: true, vecDot: Q8_K},
+	IQ3_XXS: {name: "iq3_xxs", blockSize: QKK, typeSize: sizeIQ3_XXS, quantized: true, vecDot: Q8_K},
+	IQ1_S:   {name: "iq1_s", blockSize: QKK, typeSize: sizeIQ1_S, quantized: true, vecDot: Q8_K},
+	IQ3_S:   {name: "iq3_s", blockSize: QKK, typeSize: sizeIQ3_S, quantized: true, vecDot: Q8_K},
+	IQ2_S:   {name: "iq2_s", blockSize: QKK, typeSize: sizeIQ2_S, quantized: true, vecDot: Q8_K},
+	IQ1_M:   {name: "iq1_m", blockSize: QKK, typeSize: sizeIQ1_M, quantized: true, vecDot: Q8_K},
+	IQ4_NL:  {name: "iq4_nl", blockSize: QK, typeSize: sizeIQ4_NL, quantized: true, vecDot: Q8_0},
+	IQ4_XS:  {name: "iq4_xs", blockSize: QKK, typeSize: sizeIQ4_XS, quantized: true, vecDot: Q8_K},
+	TQ1_0:   {name: "tq1_0", blockSize: QKK, typeSize: sizeTQ1_0, quantized: true, vecDot: Q8_K},
+	TQ2_0:   {name: "tq2_0", blockSize: QKK, typeSize: sizeTQ2_0, quantized: true, vecDot: Q8_K},
+	MXFP4:   {name: "mxfp4", blockSize: QK, typeSize: sizeMXFP4, quantized: true, vecDot: Q8_0},
 }
 
 // info returns t's traits and whether t is valid.
@@ -79,7 +86,8 @@ func (t Type) Valid() bool {
 
 // BlockSize returns the number of elements in one block of t: 1 for the
 // float and integer types, QK for the legacy quantized types, IQ4_NL and
-// MXFP4, and QKK for the K types, IQ4_XS, TQ1_0 and TQ2_0. It returns 0
+// MXFP4, and QKK for the K types, the IQ1, IQ2 and IQ3 types, IQ4_XS,
+// TQ1_0 and TQ2_0. It returns 0
 // for an invalid type.
 func (t Type) BlockSize() int64 {
 	// Indexed in place rather than through info, which copies the
@@ -144,7 +152,8 @@ func (t Type) rowSize(n int64) (int64, error) {
 // for F32, F16 and BF16. Q8_1, Q8_K and the integer types have no dot
 // kernel in ggml, whose type table then leaves the field at its zero
 // value, F32; VecDotType returns F32 for them too. IQ4_NL and MXFP4 pair
-// with Q8_0, IQ4_XS, TQ1_0 and TQ2_0 with Q8_K. For an invalid type it
+// with Q8_0; IQ4_XS, TQ1_0, TQ2_0 and the IQ1, IQ2 and IQ3 types with
+// Q8_K. For an invalid type it
 // returns t.
 func (t Type) VecDotType() Type {
 	tr, ok := t.info()

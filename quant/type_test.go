@@ -40,6 +40,13 @@ func TestTraits(t *testing.T) {
 		{I16, 25, "i16", 1, 2, false, false, F32},
 		{I32, 26, "i32", 1, 4, false, false, F32},
 		{BF16, 30, "bf16", 1, 2, false, true, BF16},
+		{IQ2_XXS, 16, "iq2_xxs", 256, 66, true, false, Q8_K},
+		{IQ2_XS, 17, "iq2_xs", 256, 74, true, false, Q8_K},
+		{IQ3_XXS, 18, "iq3_xxs", 256, 98, true, false, Q8_K},
+		{IQ1_S, 19, "iq1_s", 256, 50, true, false, Q8_K},
+		{IQ3_S, 21, "iq3_s", 256, 110, true, false, Q8_K},
+		{IQ2_S, 22, "iq2_s", 256, 82, true, false, Q8_K},
+		{IQ1_M, 29, "iq1_m", 256, 56, true, false, Q8_K},
 		{IQ4_NL, 20, "iq4_nl", 32, 18, true, false, Q8_0},
 		{IQ4_XS, 23, "iq4_xs", 256, 136, true, false, Q8_K},
 		{TQ1_0, 34, "tq1_0", 256, 54, true, false, Q8_K},
@@ -84,7 +91,7 @@ func TestTraits(t *testing.T) {
 }
 
 func TestInvalidType(t *testing.T) {
-	for _, typ := range []Type{4, 5, 16, 27, 29, 31, 36, 40, 1000, 1 << 31} {
+	for _, typ := range []Type{4, 5, 27, 28, 31, 36, 40, 1000, 1 << 31} {
 		if typ.Valid() {
 			t.Errorf("Type(%d).Valid() = true", uint32(typ))
 		}

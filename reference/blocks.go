@@ -18,6 +18,14 @@ var blockDecoders = map[quant.Type]func(b []byte, out []float64){
 	quant.IQ4_XS: decodeIQ4_XS,
 	quant.TQ1_0:  decodeTQ1_0,
 	quant.TQ2_0:  decodeTQ2_0,
+
+	quant.IQ2_XXS: decodeIQ2_XXS,
+	quant.IQ2_XS:  decodeIQ2_XS,
+	quant.IQ2_S:   decodeIQ2_S,
+	quant.IQ3_XXS: decodeIQ3_XXS,
+	quant.IQ3_S:   decodeIQ3_S,
+	quant.IQ1_S:   decodeIQ1_S,
+	quant.IQ1_M:   decodeIQ1_M,
 }
 
 // f16At returns the binary16 at b[off:off+2] as float64.
@@ -104,5 +112,132 @@ func decodeTQ2_0(b []byte, out []float64) {
 		h, r := e/128, e%128
 		q := int(b[32*h+r%32]>>(2*(r/32))) & 3
 		out[e] = float64(q-1) * d
+	}
+}
+
+// The codebook formats: groups of 8 (or 4) elements are one entry of a
+// grid (quant's tables, one byte an element), signs are bits, scales are
+// codes against one f16 super-block scale.
+
+// signs7 expands a 7-bit sign code: the eighth sign is the parity that
+// makes the number of negative elements even.
+func signs7(code uint32) uint8 {
+	c := uint8(code & 127)
+	par := uint8(0)
+	for i := range 7 {
+		par ^= c >> i & 1
+	}
+	return c | par<<7
+}
+
+// gridEntry writes n magnitudes of a grid entry times scale into out,
+// negating element i where bit i of signs is set.
+func gridEntry(out []float64, entry uint64, n int, scale float64, signs uint8) {
+	for i := range n {
+		v := scale * float64(uint8(entry>>(8*i)))
+		if signs>>i&1 == 1 {
+			v = -v
+		}
+		out[i] = v
+	}
+}
+
+func decodeIQ2_XXS(b []byte, out []float64) {
+	d := f16At(b, 0)
+	for j := range 8 {
+		w := binary.LittleEndian.Uint32(b[2+8*j+4:])
+		scale := d * (float64(w>>28) + 0.5) / 4
+		for g := range 4 {
+			gridEntry(out[32*j+8*g:], quant.IQ2XXSGrid[b[2+8*j+g]], 8, scale, signs7(w>>(7*g)))
+		}
+	}
+}
+
+func decodeIQ2_XS(b []byte, out []float64) {
+	d := f16At(b, 0)
+	for j := range 8 {
+		for g := range 4 {
+			q := binary.LittleEndian.Uint16(b[2+8*j+2*g:])
+			ls := float64(b[66+j] >> (4 * (g / 2)) & 15)
+			gridEntry(out[32*j+8*g:], quant.IQ2XSGrid[q&511], 8, d*(ls+0.5)/4, signs7(uint32(q>>9)))
+		}
+	}
+}
+
+func decodeIQ2_S(b []byte, out []float64) {
+	d := f16At(b, 0)
+	for j := range 8 {
+		for g := range 4 {
+			idx := int(b[2+4*j+g]) + 256*int(b[66+j]>>(2*g)&3)
+			ls := float64(b[74+j] >> (4 * (g / 2)) & 15)
+			gridEntry(out[32*j+8*g:], quant.IQ2SGrid[idx], 8, d*(ls+0.5)/4, b[34+4*j+g])
+		}
+	}
+}
+
+func decodeIQ3_XXS(b []byte, out []float64) {
+	d := f16At(b, 0)
+	for j := range 8 {
+		w := binary.LittleEndian.Uint32(b[66+4*j:])
+		scale := d * (float64(w>>28) + 0.5) / 2
+		for g := range 4 {
+			s := signs7(w >> (7 * g))
+			e := 32*j + 8*g
+			gridEntry(out[e:], uint64(quant.IQ3XXSGrid[b[2+e/4]]), 4, scale, s)
+			gridEntry(out[e+4:], uint64(quant.IQ3XXSGrid[b[2+e/4+1]]), 4, scale, s>>4)
+		}
+	}
+}
+
+func decodeIQ3_S(b []byte, out []float64) {
+	d := f16At(b, 0)
+	for j := range 8 {
+		scale := d * float64(1+2*int(b[106+j/2]>>(4*(j%2))&15))
+		for k := range 8 {
+			e := 32*j + 4*k
+			idx := int(b[2+e/4]) + 256*int(b[66+j]>>k&1)
+			gridEntry(out[e:], uint64(quant.IQ3SGrid[idx]), 4, scale, b[74+e/8]>>(4*(k%2)))
+		}
+	}
+}
+
+// iq1Group writes the eight values scale * (g + delta) of IQ1SGrid entry
+// idx, delta = -1/8 when neg, else 1/8.
+func iq1Group(out []float64, idx int, scale float64, neg bool) {
+	delta := 0.125
+	if neg {
+		delta = -0.125
+	}
+	entry := quant.IQ1SGrid[idx]
+	for i := range 8 {
+		out[i] = scale * (float64(int8(entry>>(8*i))) + delta)
+	}
+}
+
+func decodeIQ1_S(b []byte, out []float64) {
+	d := f16At(b, 0)
+	for j := range 8 {
+		h := int(binary.LittleEndian.Uint16(b[34+2*j:]))
+		scale := d * float64(2*(h>>12&7)+1)
+		for g := range 4 {
+			iq1Group(out[32*j+8*g:], int(b[2+4*j+g])+256*(h>>(3*g)&7), scale, h&0x8000 != 0)
+		}
+	}
+}
+
+func decodeIQ1_M(b []byte, out []float64) {
+	var sc [4]int
+	var dbits uint16
+	for n := range 4 {
+		sc[n] = int(binary.LittleEndian.Uint16(b[48+2*n:]))
+		dbits |= uint16(sc[n]>>12) << (4 * n)
+	}
+	d := float64(quant.FP16ToFP32(dbits))
+	for j := range 8 {
+		for g := range 4 {
+			ls := sc[j/2] >> (6*(j%2) + 3*(g/2)) & 7
+			h := int(b[32+2*j+g/2]) >> (4 * (g % 2))
+			iq1Group(out[32*j+8*g:], int(b[4*j+g])+256*(h&7), d*float64(2*ls+1), h&8 != 0)
+		}
 	}
 }

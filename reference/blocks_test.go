@@ -30,7 +30,8 @@ func checkBlockDecoder(t *testing.T, typ quant.Type, b []byte) {
 }
 
 // TestBlockDecoders checks the reference's own decoders against quant's
-// on random blocks and on blocks of every byte value.
+// on random blocks, on blocks of every byte value and, for the codebook
+// formats, on quant.RandomBlocks' (finite scales).
 func TestBlockDecoders(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for typ := range blockDecoders {
@@ -45,6 +46,16 @@ func TestBlockDecoders(t *testing.T) {
 		for v := range 256 {
 			checkBlockDecoder(t, typ, bytes.Repeat([]byte{byte(v)}, ts))
 		}
+		if quant.CanQuantize(typ) {
+			continue
+		}
+		b := make([]byte, 100*ts)
+		if err := quant.RandomBlocks(typ, b, 11); err != nil {
+			t.Fatal(err)
+		}
+		for ; len(b) > 0; b = b[ts:] {
+			checkBlockDecoder(t, typ, b[:ts])
+		}
 	}
 }
 
@@ -58,7 +69,11 @@ func TestReadNewFormats(t *testing.T) {
 	for typ := range blockDecoders {
 		size, _ := typ.RowSize(512)
 		raw := make([]byte, size)
-		if err := quant.QuantizeRow(typ, x, raw); err != nil {
+		if quant.CanQuantize(typ) {
+			if err := quant.QuantizeRow(typ, x, raw); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := quant.RandomBlocks(typ, raw, 3); err != nil {
 			t.Fatal(err)
 		}
 		want := make([]float32, 512)
@@ -81,7 +96,8 @@ func TestReadNewFormats(t *testing.T) {
 func FuzzBlockDecoders(f *testing.F) {
 	f.Add([]byte{0xff, 0x7c, 0x00}, uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, ti uint8) {
-		typs := []quant.Type{quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0}
+		typs := []quant.Type{quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0,
+			quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S, quant.IQ1_S, quant.IQ1_M}
 		typ := typs[int(ti)%len(typs)]
 		ts := int(typ.TypeSize())
 		b := make([]byte, ts)

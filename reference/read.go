@@ -18,8 +18,9 @@ import (
 //
 // Integer types come back exactly; f16 and bf16 are widened exactly;
 // block-quantized types are dequantized with quant.DequantizeRow, as ggml's
-// dequantizers do, except MXFP4, IQ4_NL, IQ4_XS, TQ1_0 and TQ2_0, which
-// are decoded in float64 here from their layouts (blocks.go).
+// dequantizers do, except MXFP4, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0 and the
+// IQ1, IQ2 and IQ3 codebook formats, which are decoded in float64 here
+// from their layouts (blocks.go).
 func Read(t *ops.Tensor) ([]float64, error) {
 	if t == nil {
 		return nil, fmt.Errorf("reference: read of a nil tensor")

@@ -59,9 +59,11 @@
 // kernel it installs: dot products of f32, f16, bf16, q4_0, q4_1, q5_0,
 // q5_1, q8_0, q2_K..q6_K, iq4_nl, iq4_xs and mxfp4 (the last three with
 // their integer sums in AVX2, equal to the generic kernels bit for bit;
-// the other types, tq1_0 and tq2_0 among them, keep the generic ones;
-// MUL_MAT computes the five new formats with the dot product alone,
-// GET_ROWS with quant's decoders);
+// the other types, tq1_0, tq2_0 and the IQ1/IQ2/IQ3 codebook formats
+// among them, keep the generic ones; MUL_MAT and MUL_MAT_ID compute the
+// formats of issue 26 with the dot product alone, GET_ROWS with quant's
+// decoders; CPY refuses the codebook formats, which quant cannot encode
+// yet);
 // activation converters to q8_0, q8_1, q8_K and f16; gemm kernels (float
 // 4x3 tiles and the 6x16 packed micro-kernel for f32/f16/bf16, quad kernels
 // for the legacy and K types, with panel kernels for q4_0, q5_0, q8_0, q4_1,

@@ -44,6 +44,14 @@ var dotKernels = map[quant.Type]dotKernel{
 	quant.TQ1_0:  {dot.TQ1_0, quant.Q8_K},
 	quant.TQ2_0:  {dot.TQ2_0, quant.Q8_K},
 	quant.MXFP4:  {dot.MXFP4, quant.Q8_0},
+
+	quant.IQ2_XXS: {dot.IQ2_XXS, quant.Q8_K},
+	quant.IQ2_XS:  {dot.IQ2_XS, quant.Q8_K},
+	quant.IQ2_S:   {dot.IQ2_S, quant.Q8_K},
+	quant.IQ3_XXS: {dot.IQ3_XXS, quant.Q8_K},
+	quant.IQ3_S:   {dot.IQ3_S, quant.Q8_K},
+	quant.IQ1_S:   {dot.IQ1_S, quant.Q8_K},
+	quant.IQ1_M:   {dot.IQ1_M, quant.Q8_K},
 }
 
 // dotKernelFor returns the dot kernel for weight type t.

@@ -40,6 +40,13 @@ func vdRandomRow(t testing.TB, rng *rand.Rand, wt quant.Type, n int) []byte {
 	for i := range row {
 		row[i] = byte(rng.Uint32())
 	}
+	if !quant.CanQuantize(wt) {
+		// The codebook types: random codes, finite scales below 1.
+		if err := quant.RandomBlocks(wt, row, rng.Uint64()); err != nil {
+			t.Fatal(err)
+		}
+		return row
+	}
 	bs := int(wt.TypeSize())
 	for b := 0; b < len(row); b += bs {
 		if wt == quant.Q8_K {

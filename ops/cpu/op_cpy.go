@@ -37,6 +37,8 @@ func supportsCpy(t *ops.Tensor) error {
 	case t.Type.IsFloat():
 	case t.Type == quant.Q8_K || t.Type == quant.Q8_1:
 		return fmt.Errorf("%v is an activation format, not a copy destination", t.Type)
+	case t.Type.IsQuantized() && !quant.CanQuantize(t.Type):
+		return fmt.Errorf("no quantizer for %v", t.Type)
 	case t.Type.IsQuantized():
 		if !t.IsContiguous() {
 			return fmt.Errorf("quantized destination must be contiguous")

@@ -3,6 +3,7 @@ package cpu
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
@@ -120,7 +121,7 @@ func TestCpy(t *testing.T) {
 		{"quantized-from-f16", leaf(quant.F16, 32, 16), leaf(quant.Q8_0, 256, 2)},
 	}
 	for _, typ := range quant.Types() {
-		if typ.IsQuantized() && typ != quant.Q8_K && typ != quant.Q8_1 {
+		if typ.IsQuantized() && typ != quant.Q8_K && typ != quant.Q8_1 && quant.CanQuantize(typ) {
 			cases = append(cases, struct {
 				name string
 				a, b build
@@ -142,4 +143,29 @@ func ne2n(ne []int64) int64 {
 		n *= x
 	}
 	return n
+}
+
+// TestCpyRefusesCodebookTypes checks that CPY into a type quant cannot
+// encode (IQ2_XXS, IQ2_XS, IQ1_S, IQ1_M) is refused by Supports,
+// naming the type, rather than failing in Compute.
+func TestCpyRefusesCodebookTypes(t *testing.T) {
+	b := newTestBackend(t, 1)
+	t.Cleanup(func() { b.Close() })
+	for _, typ := range []quant.Type{quant.IQ2_XXS, quant.IQ2_XS, quant.IQ1_S, quant.IQ1_M} {
+		a, err := ops.NewTensor("a", quant.F32, 256, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, err := ops.NewTensor("dst", typ, 256, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, err := ops.Cpy(a, dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Supports(node); err == nil || !strings.Contains(err.Error(), typ.String()) {
+			t.Errorf("Supports(CPY f32 -> %v) = %v, want a refusal naming the type", typ, err)
+		}
+	}
 }

@@ -71,6 +71,15 @@ func mxFill(t testing.TB, x *ops.Tensor, vals []float32) {
 						copy(buf[4*i:], i32Bytes(int32(v)))
 					}
 				default:
+					if !quant.CanQuantize(x.Type) {
+						// The codebook types decode only: random valid
+						// blocks, seeded by the row and its first value.
+						seed := uint64(r)<<32 ^ uint64(math.Float32bits(row[0]))
+						if err := quant.RandomBlocks(x.Type, buf, seed); err != nil {
+							t.Fatalf("fill %s: %v", x.Label(), err)
+						}
+						break
+					}
 					if err := quant.QuantizeRow(x.Type, row, buf); err != nil {
 						t.Fatalf("fill %s: %v", x.Label(), err)
 					}
@@ -194,6 +203,7 @@ var mxWeightTypes = []quant.Type{
 	quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.Q8_1,
 	quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_K,
 	quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4,
+	quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S, quant.IQ1_S, quant.IQ1_M,
 }
 
 // mxMatTol is the NMSE a matrix product with weights of type wt may have

@@ -39,7 +39,8 @@ func init() {
 // pendingTypes are the formats of issue 26, which have no kernels here
 // yet: Supports refuses them, and validation counts those cases
 // unsupported.
-var pendingTypes = []quant.Type{quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4}
+var pendingTypes = []quant.Type{quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4,
+	quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S, quant.IQ1_S, quant.IQ1_M}
 
 // gpuDriver is the NVIDIA driver with its devices, found once per process.
 type gpuDriver struct {

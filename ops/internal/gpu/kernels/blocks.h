@@ -28,8 +28,11 @@
 //   TQ2_0 qs[64] (2-bit codes, value code-1), d
 //   MXFP4 e (E8M0 scale), qs[16] (codes index KB_MXFP4_VALUES, the E2M1
 //          values doubled, so the scale is 2^(e-128))
+//   IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M: codebook
+//          formats (grid indices, sign bits, scale codes; the grids are
+//          quant's IQ2XXSGrid ... IQ1SGrid, not yet here)
 // (package quant's layout.go says where each element's bits are). No
-// kernel takes these five yet: the backends refuse them.
+// kernel takes these twelve yet: the backends refuse them.
 #pragma once
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -55,11 +58,18 @@
 	X(Q5_K, 13, 256, 176)  \
 	X(Q6_K, 14, 256, 210)  \
 	X(Q8_K, 15, 256, 292)  \
+	X(IQ2_XXS, 16, 256, 66) \
+	X(IQ2_XS, 17, 256, 74) \
+	X(IQ3_XXS, 18, 256, 98) \
+	X(IQ1_S, 19, 256, 50)  \
 	X(IQ4_NL, 20, 32, 18)  \
+	X(IQ3_S, 21, 256, 110) \
+	X(IQ2_S, 22, 256, 82)  \
 	X(IQ4_XS, 23, 256, 136) \
 	X(I8, 24, 1, 1)        \
 	X(I16, 25, 1, 2)       \
 	X(I32, 26, 1, 4)       \
+	X(IQ1_M, 29, 256, 56)  \
 	X(BF16, 30, 1, 2)      \
 	X(TQ1_0, 34, 256, 54)  \
 	X(TQ2_0, 35, 256, 66)  \
