@@ -26,6 +26,15 @@ var weightedCodecs = map[Type]func(x []float32, y []byte, qw []float32){
 	Q6_K:   quantizeQ6_KWith,
 	IQ4_NL: func(x []float32, y []byte, qw []float32) { quantizeIQ4_NLWith(x, y, qw, 7) },
 	IQ4_XS: quantizeIQ4_XSWith,
+	// The codebook formats (iq2xxs.go, iq2s.go, iq3s.go, iq1s.go,
+	// iq1m.go), pinned to ggml's quantize_iq* by TestGoldenGridWeighted.
+	IQ2_XXS: quantizeIQ2_XXSWith,
+	IQ2_XS:  quantizeIQ2_XSWith,
+	IQ2_S:   quantizeIQ2_SWith,
+	IQ3_XXS: quantizeIQ3_XXSWith,
+	IQ3_S:   quantizeIQ3_SWith,
+	IQ1_S:   quantizeIQ1_SWith,
+	IQ1_M:   quantizeIQ1_MWith,
 }
 
 // unweighted lists the types whose ggml quantizer ignores importance
