@@ -75,6 +75,9 @@ type Backend struct {
 	graphChunk int
 	// dry says the emulated device runs no kernels (DryRun).
 	dry bool
+	// tiles is the tiled products' forced tiles, read from the
+	// environment when the backend opens.
+	tiles tileForce
 	// argBytes, argOffs and argPtrs are launch's buffers for a kernel's
 	// parameters: their bytes, each one's offset, and their addresses.
 	argBytes []byte
@@ -95,7 +98,8 @@ func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info dev
 		return nil, err
 	}
 	b := &Backend{name: name, api: api, emu: emu, comp: comp, info: info,
-		modules: map[string]uintptr{}, funcs: map[string]*function{}, graphs: graphs, graphChunk: chunk}
+		modules: map[string]uintptr{}, funcs: map[string]*function{}, graphs: graphs, graphChunk: chunk,
+		tiles: tileForceFromEnv(os.Getenv)}
 	b.res.Release = b.releaseBuffer
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -3,7 +3,6 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/kernbench/kernbench/ops"
@@ -67,16 +66,36 @@ const bigTileM = 128
 // codes and 5 8-byte heads, two buffers.
 func mmqShared(bm int) int { return bm*(36*4+5*16+(4*34+4)) + 2*tileN*(36*4+5*8) }
 
-// Forcing the tile of the tensor-core integer kernels: tests set
-// forceTile to run every case through one of them; $KERNBENCH_CUDA_MMQ_TILE
-// (64 or 128) sets it when the package loads, to time both on a GPU.
+// The tile of the tensor-core integer kernels, forced or chosen
+// (tileAuto).
 const (
 	tileAuto  = 0
 	tileSmall = tileM
 	tileBig   = bigTileM
 )
 
-var forceTile = tileFromEnv(os.Getenv("KERNBENCH_CUDA_MMQ_TILE"))
+// Environment variables that force a tiled product's tile, read when a
+// backend opens (tileForce), to time each tile on a GPU.
+const (
+	mmqTileEnv = "KERNBENCH_CUDA_MMQ_TILE" // 64 or 128
+	hTileEnv   = "KERNBENCH_CUDA_HTILE"    // 128x128, 128x128w4, 128x64 or 64x64
+)
+
+// tileForce is the tiles a backend's tiled products are forced to: mmq
+// (tileSmall or tileBig) for the integer tensor-core kernels, half (a
+// named hTile) for the f16/bf16 ones; tileAuto and the zero hTile leave
+// the choice to mmqTileRows and hTileFor. Tests set a backend's to run
+// every case through one tile.
+type tileForce struct {
+	mmq  int
+	half hTile
+}
+
+// tileForceFromEnv reads $KERNBENCH_CUDA_MMQ_TILE and $KERNBENCH_CUDA_HTILE
+// through getenv; a value that names no tile leaves the choice.
+func tileForceFromEnv(getenv func(string) string) tileForce {
+	return tileForce{mmq: tileFromEnv(getenv(mmqTileEnv)), half: hTileFromEnv(getenv(hTileEnv))}
+}
 
 // tileFromEnv reads $KERNBENCH_CUDA_MMQ_TILE: "64" or "128" force that
 // tile; anything else leaves the choice to mmqTileRows.
@@ -90,14 +109,31 @@ func tileFromEnv(v string) int {
 	return tileAuto
 }
 
+// hTileFromEnv reads $KERNBENCH_CUDA_HTILE: the tile it names, or the
+// zero hTile.
+func hTileFromEnv(v string) hTile {
+	switch strings.TrimSpace(v) {
+	case "128x128":
+		return hTile128x128
+	case "128x128w4":
+		return hTile128x128w4
+	case "128x64":
+		return hTile128x64
+	case "64x64":
+		return hTileSmall
+	}
+	return hTile{}
+}
+
 // mmqTileRows returns the weight rows per tile of the integer tensor-core
 // product of m rows over colTiles column tiles (of tileN; per batch
 // included) on a device of sms multiprocessors: bigTileM where its tiles
 // still give every SM a block, else tileM, whose twice as many blocks
-// keep more of the GPU busy. forceTile overrides the choice.
-func mmqTileRows(m, colTiles int64, sms int) int64 {
-	if forceTile != tileAuto {
-		return int64(forceTile)
+// keep more of the GPU busy. force (tileSmall or tileBig) overrides the
+// choice.
+func mmqTileRows(m, colTiles int64, sms, force int) int64 {
+	if force != tileAuto {
+		return int64(force)
 	}
 	if (m+bigTileM-1)/bigTileM*colTiles >= int64(sms) {
 		return bigTileM
@@ -273,7 +309,7 @@ func (b *Backend) prepare(x *ops.Tensor, px uint64, wt quant.Type, half bool) (p
 // one, with its dynamic shared memory), the others with 64x64 tiles.
 func (b *Backend) launchTiled(wt quant.Type, file, name string, m, colTiles, batches int64, args mmArgs) error {
 	rows, shared := int64(tileM), 0
-	if intPath(wt) && b.mmaKernels() && mmqTileRows(m, colTiles*batches, b.info.SMs) == bigTileM {
+	if intPath(wt) && b.mmaKernels() && mmqTileRows(m, colTiles*batches, b.info.SMs, b.tiles.mmq) == bigTileM {
 		rows, shared = bigTileM, mmqShared(bigTileM)
 		name = "kb_mmq128_" + wt.String()
 	}
@@ -351,21 +387,10 @@ var (
 // SM two blocks or more (8 warps an SM, half the ldmatrix loads per
 // product), over 8 warps where it keeps 7/8 of the SMs busy, else 128x64
 // where that fills at least half of them, else the small tile, which
-// also takes unaligned rows. A variable:
-// tests force each tile; $KERNBENCH_CUDA_HTILE (128x128, 128x128w4,
-// 128x64 or 64x64) forces one for measurements.
+// also takes unaligned rows. A variable: tests count its calls. The
+// backend's tileForce overrides it (Backend.halfTile).
 var hTileFor = func(m, n, batches int64, sms int, aligned bool) hTile {
 	if !aligned {
-		return hTileSmall
-	}
-	switch os.Getenv("KERNBENCH_CUDA_HTILE") {
-	case "128x128":
-		return hTile128x128
-	case "128x128w4":
-		return hTile128x128w4
-	case "128x64":
-		return hTile128x64
-	case "64x64":
 		return hTileSmall
 	}
 	blocks := func(t hTile) int64 { return (m + t.M - 1) / t.M * ((n + t.N - 1) / t.N) * batches }
@@ -378,6 +403,16 @@ var hTileFor = func(m, n, batches int64, sms int, aligned bool) hTile {
 		return hTile128x64
 	}
 	return hTileSmall
+}
+
+// halfTile is the f16/bf16 tile of an m x n product over batches whose
+// rows are 16-byte aligned or not: the backend's forced tile where it has
+// one (a large one only for aligned rows), else hTileFor's.
+func (b *Backend) halfTile(m, n, batches int64, aligned bool) hTile {
+	if f := b.tiles.half; f.Name != "" && (aligned || f == hTileSmall) {
+		return f
+	}
+	return hTileFor(m, n, batches, b.info.SMs, aligned)
 }
 
 // rows16 reports whether a MUL_MAT's f16/bf16 weights w (at pw) and
@@ -417,7 +452,7 @@ func launchMulMat(b *Backend, t *ops.Tensor) error {
 	}
 	if tiled {
 		if half {
-			tl := hTileFor(m, n, batches, b.info.SMs, rows16(w, src[0], act))
+			tl := b.halfTile(m, n, batches, rows16(w, src[0], act))
 			name = tl.Name + w.Type.String()
 			grid := dim3{uint32((m + tl.M - 1) / tl.M), uint32((n + tl.N - 1) / tl.N), uint32(batches)}
 			return b.launch(file, name, grid, dim3{uint32(tl.Threads), 1, 1}, 0, args.bytes())

@@ -35,12 +35,12 @@ func withPaths(mmv int64, mma bool, f func()) {
 	f()
 }
 
-// withTile runs f with the integer tensor-core kernels' tile forced
+// withTile runs f with b's integer tensor-core kernels' tile forced
 // (tileSmall, tileBig, or tileAuto).
-func withTile(tile int, f func()) {
-	old := forceTile
-	forceTile = tile
-	defer func() { forceTile = old }()
+func withTile(b *Backend, tile int, f func()) {
+	old := b.tiles.mmq
+	b.tiles.mmq = tile
+	defer func() { b.tiles.mmq = old }()
 	f()
 }
 
@@ -62,19 +62,31 @@ func TestMmqTileRows(t *testing.T) {
 		{100, 1, 132, tileBig, bigTileM},        // forced
 		{4096 + 64, 4, 132, tileAuto, bigTileM}, // 33x4
 	} {
-		var got int64
-		withTile(tc.force, func() { got = mmqTileRows(tc.m, tc.colTiles, tc.sms) })
-		if got != tc.want {
+		if got := mmqTileRows(tc.m, tc.colTiles, tc.sms, tc.force); got != tc.want {
 			t.Errorf("mmqTileRows(%d, %d, %d) forced %d = %d, want %d", tc.m, tc.colTiles, tc.sms, tc.force, got, tc.want)
 		}
 	}
 }
 
+// TestTileFromEnv: the values of $KERNBENCH_CUDA_MMQ_TILE and
+// $KERNBENCH_CUDA_HTILE that force a tile, and those that leave the
+// choice.
 func TestTileFromEnv(t *testing.T) {
 	for v, want := range map[string]int{"": tileAuto, "64": tileSmall, " 128\n": tileBig, "96": tileAuto, "auto": tileAuto} {
 		if got := tileFromEnv(v); got != want {
 			t.Errorf("tileFromEnv(%q) = %d, want %d", v, got, want)
 		}
+	}
+	for v, want := range map[string]hTile{"": {}, "128x128": hTile128x128, "128x128w4 ": hTile128x128w4, "128x64": hTile128x64,
+		"64x64": hTileSmall, "64x128": {}, "auto": {}} {
+		if got := hTileFromEnv(v); got != want {
+			t.Errorf("hTileFromEnv(%q) = %+v, want %+v", v, got, want)
+		}
+	}
+	env := map[string]string{mmqTileEnv: "128", hTileEnv: "128x64"}
+	want := tileForce{mmq: tileBig, half: hTile128x64}
+	if got := tileForceFromEnv(func(k string) string { return env[k] }); got != want {
+		t.Errorf("tileForceFromEnv(%v) = %+v, want %+v", env, got, want)
 	}
 }
 
@@ -96,7 +108,7 @@ func TestMmqTiles(t *testing.T) {
 	for _, tile := range []int{tileSmall, tileBig} {
 		t.Run(fmt.Sprint(tile), func(t *testing.T) {
 			withPaths(0, true, func() {
-				withTile(tile, func() {
+				withTile(b, tile, func() {
 					for _, c := range cases {
 						if r := harness.Run(b, c); !r.Passed() {
 							t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
@@ -339,9 +351,10 @@ func TestMatmulInjectedBugs(t *testing.T) {
 }
 
 // TestHTileChoice: MUL_MAT's f16/bf16 tile for the shapes the lead
-// measures on an H200 (132 SMs), few tiles, and unaligned rows.
+// measures on an H200 (132 SMs), few tiles, and unaligned rows; and a
+// backend's forced tile, which unaligned rows take only where it is the
+// small one.
 func TestHTileChoice(t *testing.T) {
-	t.Setenv("KERNBENCH_CUDA_HTILE", "")
 	for _, tc := range []struct {
 		m, n, batches int64
 		sms           int
@@ -361,9 +374,21 @@ func TestHTileChoice(t *testing.T) {
 			t.Errorf("m=%d n=%d batches=%d sms=%d aligned=%v: %s, want %s", tc.m, tc.n, tc.batches, tc.sms, tc.aligned, got.Name, tc.want.Name)
 		}
 	}
-	t.Setenv("KERNBENCH_CUDA_HTILE", "128x64")
-	if got := hTileFor(4096, 4096, 1, 132, true); got != hTile128x64 {
-		t.Errorf("KERNBENCH_CUDA_HTILE=128x64 gives %s", got.Name)
+	for _, tc := range []struct {
+		force   hTile
+		aligned bool
+		want    hTile
+	}{
+		{hTile{}, true, hTile128x128w4},
+		{hTile128x64, true, hTile128x64},
+		{hTile128x64, false, hTileSmall},
+		{hTileSmall, true, hTileSmall},
+		{hTileSmall, false, hTileSmall},
+	} {
+		b := &Backend{info: deviceInfo{SMs: 132}, tiles: tileForce{half: tc.force}}
+		if got := b.halfTile(4096, 4096, 1, tc.aligned); got != tc.want {
+			t.Errorf("forced %q, aligned %v: %s, want %s", tc.force.Name, tc.aligned, got.Name, tc.want.Name)
+		}
 	}
 }
 
