@@ -89,6 +89,8 @@ type Backend struct {
 type function struct {
 	h      uintptr
 	shared int // the dynamic shared memory it is allowed
+	// launches counts its launches (tests check which kernels ran).
+	launches int
 }
 
 // open creates a backend over api's device ordinal dev.
@@ -751,6 +753,7 @@ func (b *Backend) launch(file, name string, grid, block dim3, shared int, args .
 	}
 	b.argBytes, b.argOffs, b.argPtrs = buf, offs, ptrs
 	code := b.api.cuLaunchKernel(f.h, grid.x, grid.y, grid.z, block.x, block.y, block.z, uint32(shared), b.strm, params, nil)
+	f.launches++
 	runtime.KeepAlive(buf)
 	runtime.KeepAlive(ptrs)
 	if code != 0 {

@@ -27,9 +27,12 @@ import (
 // MUL_MAT_ID with up to mmvMaxCols (slot, token) pairs runs the
 // matrix-vector kernels with a pair per grid row, reading its expert from
 // ids; with more, kb_mmid_group groups the pairs by expert on the device
-// (and lists the column tiles: 64 pairs of one expert each), and the tiled
-// kernels run over that list, so each expert's weights are read once per
-// 64 of its pairs. Both check the ids: one out of range is Compute's error.
+// (and lists the column tiles: up to the tile's columns of pairs of one
+// expert each), and the tiled kernels MUL_MAT would run (the same tiles,
+// see mmidHalfTile) run over that list, reading each column's activation
+// row and output through its pair, so each expert's weights are read
+// once per tile of its pairs. Both check the ids: one out of range is
+// Compute's error.
 
 func init() {
 	kernelsByOp.Add(ops.OpMulMat, supportsMulMat, launchMulMat)
@@ -303,18 +306,35 @@ func (b *Backend) prepare(x *ops.Tensor, px uint64, wt quant.Type, half bool) (p
 	return prepared{x: buf, nb1: row, nb2: n1 * row, nb3: n2 * n1 * row, halfs: half}, err
 }
 
-// launchTiled launches the tiled kernel name of file for weights of type
-// wt over m rows, colTiles column tiles and batches: the integer tensor-
-// core kernels with the tile mmqTileRows picks (kb_mmq128_* for the big
-// one, with its dynamic shared memory), the others with 64x64 tiles.
-func (b *Backend) launchTiled(wt quant.Type, file, name string, m, colTiles, batches int64, args mmArgs) error {
-	rows, shared := int64(tileM), 0
-	if intPath(wt) && b.mmaKernels() && mmqTileRows(m, colTiles*batches, b.info.SMs, b.tiles.mmq) == bigTileM {
-		rows, shared = bigTileM, mmqShared(bigTileM)
-		name = "kb_mmq128_" + wt.String()
+// A tileLaunch is a tiled kernel and its geometry: weight rows and
+// columns per block, threads, dynamic shared memory.
+type tileLaunch struct {
+	name            string
+	rows, cols      int64
+	threads, shared int
+}
+
+// tileFor picks the tiled kernel for weights of type wt, name being
+// tiledKernel's (half: it reads f16/bf16 rows, 16-byte aligned or not),
+// for m weight rows over colTiles column tiles of tileN: the integer
+// tensor-core kernels with the tile mmqTileRows picks (kb_mmq128_* for
+// the big one, with its dynamic shared memory); f16/bf16 ones with the
+// tile h (Backend.halfTile's; the zero hTile where !half); the others
+// 64x64 tiles.
+func (b *Backend) tileFor(wt quant.Type, name string, half bool, h hTile, m, colTiles int64) tileLaunch {
+	switch {
+	case half:
+		return tileLaunch{h.Name + wt.String(), h.M, h.N, int(h.Threads), 0}
+	case intPath(wt) && b.mmaKernels() && mmqTileRows(m, colTiles, b.info.SMs, b.tiles.mmq) == bigTileM:
+		return tileLaunch{"kb_mmq128_" + wt.String(), bigTileM, tileN, 2 * bigTileM, mmqShared(bigTileM)}
 	}
-	grid := dim3{uint32((m + rows - 1) / rows), uint32(colTiles), uint32(batches)}
-	return b.launch(file, name, grid, dim3{uint32(2 * rows), 1, 1}, shared, args.bytes())
+	return tileLaunch{name, tileM, tileN, tileNT, 0}
+}
+
+// launchTiled launches tl over m rows, colTiles column tiles and batches.
+func (b *Backend) launchTiled(file string, tl tileLaunch, m, colTiles, batches int64, args mmArgs) error {
+	grid := dim3{uint32((m + tl.rows - 1) / tl.rows), uint32(colTiles), uint32(batches)}
+	return b.launch(file, tl.name, grid, dim3{uint32(tl.threads), 1, 1}, tl.shared, args.bytes())
 }
 
 // mmaKernels reports whether the tensor-core kernels run here.
@@ -387,9 +407,9 @@ var (
 // SM two blocks or more (8 warps an SM, half the ldmatrix loads per
 // product), over 8 warps where it keeps 7/8 of the SMs busy, else 128x64
 // where that fills at least half of them, else the small tile, which
-// also takes unaligned rows. A variable: tests count its calls. The
-// backend's tileForce overrides it (Backend.halfTile).
-var hTileFor = func(m, n, batches int64, sms int, aligned bool) hTile {
+// also takes unaligned rows. The backend's tileForce overrides it
+// (Backend.halfTile).
+func hTileFor(m, n, batches int64, sms int, aligned bool) hTile {
 	if !aligned {
 		return hTileSmall
 	}
@@ -451,13 +471,12 @@ func launchMulMat(b *Backend, t *ops.Tensor) error {
 		used: 1, b1: 1,
 	}
 	if tiled {
+		var h hTile
 		if half {
-			tl := b.halfTile(m, n, batches, rows16(w, src[0], act))
-			name = tl.Name + w.Type.String()
-			grid := dim3{uint32((m + tl.M - 1) / tl.M), uint32((n + tl.N - 1) / tl.N), uint32(batches)}
-			return b.launch(file, name, grid, dim3{uint32(tl.Threads), 1, 1}, 0, args.bytes())
+			h = b.halfTile(m, n, batches, rows16(w, src[0], act))
 		}
-		return b.launchTiled(w.Type, file, name, m, (n+tileN-1)/tileN, batches, args)
+		tl := b.tileFor(w.Type, name, half, h, m, (n+tileN-1)/tileN*batches)
+		return b.launchTiled(file, tl, m, (n+tl.cols-1)/tl.cols, batches, args)
 	}
 	gx, block, shared := mmvGeometry(w.Type, m, n)
 	return b.launch(file, name, dim3{gx, uint32(batches), 1}, block, shared, args.bytes())

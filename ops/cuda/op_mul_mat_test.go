@@ -395,7 +395,9 @@ func TestHTileChoice(t *testing.T) {
 // TestMatmulHalfTiles runs f16 and bf16 products with 16-byte rows
 // through each tile forced: partial tiles in rows, columns and k (k a
 // multiple of 8, not of the 32-element step), fewer k steps than
-// pipeline stages, broadcast batches, f16 activations.
+// pipeline stages, broadcast batches, f16 activations; and MUL_MAT_ID
+// over them: experts with more pairs than one tile's columns, one
+// activation row per used expert or one shared, experts no token uses.
 func TestMatmulHalfTiles(t *testing.T) {
 	b := emulated(t)
 	uni := harness.Uniform(-1, 1)
@@ -416,26 +418,42 @@ func TestMatmulHalfTiles(t *testing.T) {
 					return ops.MulMat(bd.Leaf("a", wt, uni, s.k, s.m, s.a2, 1), bd.Leaf("b", s.xt, uni, s.k, s.n, s.b2, s.b3))
 				}})
 		}
+		for _, s := range []struct{ m, k, nExp, used, b1, tokens, pool int64 }{
+			{130, 40, 3, 2, 2, 150, 3}, // 100 pairs an expert
+			{70, 96, 8, 2, 1, 140, 3},  // 3 of 8 experts, one shared row
+			{16, 8, 4, 4, 4, 9, 4},
+		} {
+			cases = append(cases, harness.Case{
+				Name: fmt.Sprintf("m=%d,k=%d,experts=%d,used=%d,b1=%d,tokens=%d,pool=%d", s.m, s.k, s.nExp, s.used, s.b1, s.tokens, s.pool),
+				Op:   ops.OpMulMatID, Types: []quant.Type{wt},
+				Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+					return ops.MulMatID(bd.Leaf("experts", wt, uni, s.k, s.m, s.nExp), bd.Leaf("b", quant.F32, uni, s.k, s.b1, s.tokens),
+						bd.Leaf("ids", quant.I32, harness.DistinctInts(0, s.pool), s.used, s.tokens))
+				}})
+		}
 	}
-	choose := hTileFor
-	defer func() { hTileFor = choose }()
 	for _, tile := range []hTile{hTile128x128, hTile128x128w4, hTile128x64, hTileSmall} {
 		t.Run(tile.Name, func(t *testing.T) {
-			aligned := 0
-			hTileFor = func(m, n, batches int64, sms int, al bool) hTile {
-				if !al {
-					return hTileSmall
+			old := b.tiles.half
+			b.tiles.half = tile
+			defer func() { b.tiles.half = old }()
+			launches := func() int {
+				n := 0
+				for _, wt := range []quant.Type{quant.F16, quant.BF16} {
+					if f := b.funcs[tile.Name+wt.String()]; f != nil {
+						n += f.launches
+					}
 				}
-				aligned++
-				return tile
+				return n
 			}
+			before := launches()
 			for _, c := range cases {
 				if r := harness.Run(b, c); !r.Passed() {
 					t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
 				}
 			}
-			if aligned < len(cases) {
-				t.Errorf("%d of %d cases took the forced tile (16-byte rows)", aligned, len(cases))
+			if n := launches() - before; n < len(cases) {
+				t.Errorf("%d launches of the forced tile for %d cases (16-byte rows)", n, len(cases))
 			}
 		})
 	}

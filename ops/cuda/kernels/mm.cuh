@@ -507,6 +507,17 @@ __device__ __forceinline__ i64 kb_pair_id(const kb_mm& p, i64 pair, bool report)
 	return id;
 }
 
+// kb_pair_xo and kb_pair_do are the offsets of pair q's activation row
+// in p.x and its output column in p.d.
+__device__ __forceinline__ i64 kb_pair_xo(const kb_mm& p, i64 q) {
+	const i64 slot = q % p.used, token = q / p.used;
+	return (slot % p.b1) * p.x_nb1 + token * p.x_nb2;
+}
+__device__ __forceinline__ i64 kb_pair_do(const kb_mm& p, i64 q) {
+	const i64 slot = q % p.used, token = q / p.used;
+	return slot * p.d_nb1 + token * p.d_nb2;
+}
+
 // kb_group_cols: MUL_MAT's grid row y is batch y (all n columns, n <= 8);
 // MUL_MAT_ID's is pair y (one column). ok is false for a bad id.
 __device__ __forceinline__ kb_cols kb_group_cols(const kb_mm& p, i64 y, bool& ok) {
@@ -555,10 +566,9 @@ __device__ __forceinline__ int kb_tile_cols(const kb_mm& p, const char*& w, i64*
 		ncols = p.tiles[3 * t + 2];
 		w = p.w + e * p.w_nb2;
 		for (int j = threadIdx.x; j < ncols; j += blockDim.x) {
-			i64 pair = p.pairs[first + j];
-			i64 slot = pair % p.used, token = pair / p.used;
-			xo[j] = (slot % p.b1) * p.x_nb1 + token * p.x_nb2;
-			dof[j] = slot * p.d_nb1 + token * p.d_nb2;
+			const i64 pair = p.pairs[first + j];
+			xo[j] = kb_pair_xo(p, pair);
+			dof[j] = kb_pair_do(p, pair);
 		}
 	} else {
 		i64 z = blockIdx.z, i2 = z % p.b2, i3 = z / p.b2, c0 = (i64)blockIdx.y * KB_BN;
