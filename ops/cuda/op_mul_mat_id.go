@@ -89,7 +89,7 @@ func launchMulMatID(b *Backend, t *ops.Tensor) error {
 		if half {
 			h = b.mmidHalfTile(m, pairs, nExp, rows16(w, src[0], act))
 		}
-		tl := b.tileFor(w.Type, name, half, h, m, maxTiles(pairs, nExp, tileN))
+		tl := b.tileFor(w.Type, name, half, h, m, maxTiles(pairs, nExp, tileN), w.Ne[0]/32, false)
 		// The grouping: pairs, then 3 ints per tile, then the count.
 		nt := maxTiles(pairs, nExp, tl.cols)
 		var buf uint64

@@ -458,3 +458,141 @@ func TestMatmulHalfTiles(t *testing.T) {
 		})
 	}
 }
+
+// TestKSplits: the integer MUL_MAT's k splits: as many as fill the SMs
+// in one wave, a split four steps or more, none where the blocks fill
+// the SMs or k is short; forced counts up to one split a step; and each
+// split's run of whole steps, none empty.
+func TestKSplits(t *testing.T) {
+	for _, tc := range []struct {
+		blocks, kc int64
+		sms        int
+		force      int64
+		want       int64
+	}{
+		{32, 448, 132, 0, 4},  // m=4096 n=64 k=14336 on 128-row tiles
+		{64, 448, 132, 0, 2},  // on 64-row tiles
+		{256, 448, 132, 0, 1}, // the SMs are full
+		{2, 32, 132, 0, 2},    // k=1024: 8 steps
+		{1, 8, 132, 0, 1},     // k=256: 2 steps
+		{1, 4096, 132, 0, 132},
+		{1000, 448, 132, 3, 3}, // forced
+		{1, 3, 132, 8, 1},      // forced, one step
+		{1, 448, 132, 1, 1},    // forced off
+	} {
+		if got := kSplits(tc.blocks, tc.kc, tc.sms, tc.force); got != tc.want {
+			t.Errorf("kSplits(%d, %d, %d, %d) = %d, want %d", tc.blocks, tc.kc, tc.sms, tc.force, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ kc, n, chunks, runs int64 }{
+		{448, 4, 112, 4},
+		{33, 3, 12, 3},
+		{20, 4, 8, 3}, // 5 steps in runs of 2: 3 runs
+		{40, 4, 12, 4},
+		{3, 1, 4, 1},
+	} {
+		chunks, runs := kRun(tc.kc, tc.n)
+		if chunks != tc.chunks || runs != tc.runs {
+			t.Errorf("kRun(%d, %d) = %d, %d, want %d, %d", tc.kc, tc.n, chunks, runs, tc.chunks, tc.runs)
+		}
+		if chunks%kStep != 0 || (runs-1)*chunks >= tc.kc || runs*chunks < tc.kc {
+			t.Errorf("kRun(%d, %d) = %d, %d: not whole steps, or an empty or missing run", tc.kc, tc.n, chunks, runs)
+		}
+	}
+}
+
+// TestTileForSplit: the integer MUL_MAT's tile and split on an H100's
+// 132 SMs: the big tile split where its blocks are few, unsplit where
+// they fill the SMs; no split for MUL_MAT_ID, nor with the split forced
+// off (then the small tile, as before split-k).
+func TestTileForSplit(t *testing.T) {
+	for _, tc := range []struct {
+		m, colTiles, kc int64
+		split           bool
+		force           tileForce
+		name            string
+		splits          int64
+	}{
+		{4096, 1, 448, true, tileForce{}, "kb_mmq128_q4_0", 4},
+		{4096, 8, 448, true, tileForce{}, "kb_mmq128_q4_0", 1},
+		{4096, 1, 448, false, tileForce{}, "kb_mmq_q4_0", 1},
+		{4096, 1, 448, true, tileForce{split: 1}, "kb_mmq_q4_0", 1},
+		{4096, 1, 448, true, tileForce{mmq: tileSmall}, "kb_mmq_q4_0", 2},
+		{4096, 1, 8, true, tileForce{}, "kb_mmq_q4_0", 1}, // k=256
+		{200, 1, 32, true, tileForce{}, "kb_mmq128_q4_0", 2},
+	} {
+		b := &Backend{info: deviceInfo{Major: 9, SMs: 132}, tiles: tc.force}
+		tl := b.tileFor(quant.Q4_0, "kb_mmq_q4_0", false, hTile{}, tc.m, tc.colTiles, tc.kc, tc.split)
+		if tl.name != tc.name || tl.splits != tc.splits {
+			t.Errorf("m=%d colTiles=%d kc=%d split=%v forced %+v: %s split %d, want %s split %d",
+				tc.m, tc.colTiles, tc.kc, tc.split, tc.force, tl.name, tl.splits, tc.name, tc.splits)
+		}
+	}
+}
+
+// TestMmqSplitK runs integer MUL_MAT products split over k on the
+// emulator: every integer type through both tensor-core tiles and the
+// dp4a kernels with 4 splits forced (runs ending inside a 256-element
+// block, the last one short, partial tiles, batches), and shapes whose
+// few blocks split by themselves on an H100 (a long k, and a short one);
+// each sums its partials with kb_mmq_splitk_sum.
+func TestMmqSplitK(t *testing.T) {
+	b := emulated(t)
+	uni := harness.Uniform(-1, 1)
+	mm := func(wt quant.Type, m, n, k, b2 int64) harness.Case {
+		return harness.Case{
+			Name: fmt.Sprintf("m=%d,n=%d,k=%d,b=%dx1", m, n, k, b2), Op: ops.OpMulMat, Types: []quant.Type{wt, quant.F32},
+			Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+				return ops.MulMat(bd.Leaf("a", wt, uni, k, m, 1, 1), bd.Leaf("b", quant.F32, uni, k, n, b2, 1))
+			}}
+	}
+	var forced []harness.Case
+	for _, ty := range quant.Types() {
+		if !intPath(ty) {
+			continue
+		}
+		k := int64(800)
+		if ty.BlockSize() == 256 {
+			k = 1280 // 40 chunks: runs of 12
+		}
+		forced = append(forced, mm(ty, 70, 20, k, 2))
+	}
+	sums := func() int {
+		if f := b.funcs["kb_mmq_splitk_sum"]; f != nil {
+			return f.launches
+		}
+		return 0
+	}
+	run := func(t *testing.T, cases []harness.Case) {
+		t.Helper()
+		before := sums()
+		for _, c := range cases {
+			if r := harness.Run(b, c); !r.Passed() {
+				t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+			}
+		}
+		if n := sums() - before; n < len(cases) {
+			t.Errorf("%d split-k sums for %d cases", n, len(cases))
+		}
+	}
+	for _, p := range []struct {
+		name string
+		mma  bool
+		tile int
+	}{{"small", true, tileSmall}, {"big", true, tileBig}, {"dp4a", false, tileAuto}} {
+		t.Run("forced "+p.name, func(t *testing.T) {
+			old := b.tiles
+			b.tiles.mmq, b.tiles.split = p.tile, 4
+			defer func() { b.tiles = old }()
+			withPaths(8, p.mma, func() { run(t, forced) })
+		})
+	}
+	// The emulated device reports its worker threads as SMs: the choice
+	// is made for an H100's 132.
+	t.Run("auto", func(t *testing.T) {
+		sms := b.info.SMs
+		b.info.SMs = 132
+		defer func() { b.info.SMs = sms }()
+		run(t, []harness.Case{mm(quant.Q4_0, 256, 16, 4096, 1), mm(quant.Q8_0, 128, 24, 1024, 1)})
+	})
+}

@@ -28,6 +28,13 @@ struct kb_mm {
 	const int* tiles;   // (expert, first pair, pairs) per column tile
 	const int* ntiles;  // the tiles' count
 	int* status;        // an id out of range: (1, the id)
+	// Split-k (the integer tiled kernels, MUL_MAT): nsplit > 1 splits the
+	// k chunks of 32 in runs of kspl (a multiple of KB_QC), grid z being
+	// split * batches + batch; split s writes its partial products where
+	// d would have them, but at part + s * part_nb, and kb_mmq_splitk_sum
+	// adds them up into d.
+	char* part;
+	i64 part_nb, kspl, nsplit;
 };
 
 // kb_q8a is a block of 32 activations quantized for the integer dot
@@ -555,9 +562,9 @@ __device__ __forceinline__ kb_cols kb_group_cols(const kb_mm& p, i64 y, bool& ok
 
 // kb_tile_cols sets the tile's weight matrix, its columns' activation and
 // output offsets (xo, dof: shared, KB_BN each) and returns the number of
-// columns, or 0 for a tile slot past the list. Thread-uniform; the caller
-// synchronizes before reading xo and dof.
-__device__ __forceinline__ int kb_tile_cols(const kb_mm& p, const char*& w, i64* xo, i64* dof) {
+// columns, or 0 for a tile slot past the list; z is MUL_MAT's batch.
+// Thread-uniform; the caller synchronizes before reading xo and dof.
+__device__ __forceinline__ int kb_tile_cols(const kb_mm& p, const char*& w, i64* xo, i64* dof, i64 z) {
 	int ncols;
 	if (p.ids) {
 		int t = blockIdx.y;
@@ -571,7 +578,7 @@ __device__ __forceinline__ int kb_tile_cols(const kb_mm& p, const char*& w, i64*
 			dof[j] = kb_pair_do(p, pair);
 		}
 	} else {
-		i64 z = blockIdx.z, i2 = z % p.b2, i3 = z / p.b2, c0 = (i64)blockIdx.y * KB_BN;
+		i64 i2 = z % p.b2, i3 = z / p.b2, c0 = (i64)blockIdx.y * KB_BN;
 		ncols = (int)min((i64)KB_BN, p.n - c0);
 		w = p.w + (i2 / p.r2) * p.w_nb2 + (i3 / p.r3) * p.w_nb3;
 		for (int j = threadIdx.x; j < ncols; j += blockDim.x) {

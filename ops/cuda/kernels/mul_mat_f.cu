@@ -37,7 +37,7 @@ __device__ __forceinline__ void mmf(const kb_mm& p, const kb_ftiles& s) {
 	float (*xs)[KB_BN + 1] = s.xs;
 	i64 *xo = s.xo, *dof = s.dof;
 	const char* w;
-	int ncols = kb_tile_cols(p, w, xo, dof);
+	int ncols = kb_tile_cols(p, w, xo, dof, blockIdx.z);
 	if (ncols == 0) return;
 	__syncthreads();
 	const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
@@ -116,7 +116,7 @@ __device__ __forceinline__ void mmh(const kb_mm& p, const kb_htiles& s) {
 	u16 (*xs)[KB_HW] = s.xs;
 	i64 *xo = s.xo, *dof = s.dof;
 	const char* w;
-	int ncols = kb_tile_cols(p, w, xo, dof);
+	int ncols = kb_tile_cols(p, w, xo, dof, blockIdx.z);
 	if (ncols == 0) return;
 	__syncthreads();
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wm = warp & 1, wn = warp >> 1, g = lane >> 2, t = lane & 3;
