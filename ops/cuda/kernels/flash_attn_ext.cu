@@ -382,10 +382,13 @@ __device__ __forceinline__ uint4 fv_raw<KB_Q8_0>(const char* row, int li) {
 	const char* b = row + 34 * (li / 4);
 	const char* cp = b + 2 + 8 * (li % 4);
 	if (((u64)row & 3) == 0) {
-		const u32* w = (const u32*)((u64)cp & ~(u64)3);
-		const u32 sh = ((u32)(u64)cp & 2u) * 8u;  // 0 or 16 bits
+		// Stepping back by pointer arithmetic keeps the loads global ones
+		// (LDG; through an integer they would be generic).
+		const u32 off = (u32)(u64)cp & 2u;
+		const u32* w = (const u32*)(cp - off);
+		const u32 sh = off * 8u;  // 0 or 16 bits
 		const u32 w0 = w[0], w1 = w[1], w2 = sh ? w[2] : 0u;
-		const u32 dw = *(const u32*)((u64)b & ~(u64)3);
+		const u32 dw = *(const u32*)(b - ((u64)b & 2));
 		const u64 lo = (u64)w1 << 32 | w0, hi = (u64)w2 << 32 | w1;
 		return make_uint4((u32)(lo >> sh), (u32)(hi >> sh), ((u64)b & 2) ? dw >> 16 : dw & 0xffffu, 0);
 	}
