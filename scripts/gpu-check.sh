@@ -22,7 +22,7 @@
 #              scaled_dot_product_attention, a device copy for the
 #              bandwidth roof) and cuBLAS's on the products (opbench
 #              cublas); without torch or cuBLAS they say so
-#   ncu        opbench ncu: Nsight Compute's counters of six kernels
+#   ncu        opbench ncu: Nsight Compute's counters of ten kernels
 #
 # Records go to $OUT/results/<gpu>/gpu-check-DATE/ when $OUT is set (the
 # lent machine's folder that comes back), else results/<gpu>/gpu-check-DATE/.
@@ -481,7 +481,7 @@ run_stage kernels 45 "NVRTC: registers, spills, occupancy per kernel" stage_kern
 run_stage validate 45 "opbench validate -backend $backend" stage_validate
 run_stage sanitizer 40 "compute-sanitizer memcheck, racecheck, synccheck" stage_sanitizer
 run_stage sweep 80 "llama-7b preset and target points, PyTorch beside" stage_sweep
-run_stage ncu 70 "Nsight Compute counters of six kernels" stage_ncu
+run_stage ncu 70 "Nsight Compute counters of ten kernels" stage_ncu
 run_stage gotests 60 "ops/cuda's test binary" stage_gotests optional
 write_summary true
 echo "gpu-check: done in $(now)s; $summary" >&2

@@ -18,7 +18,7 @@
 //	tune       search the CPU backend's tunable parameters into results/<machine-id>/tuned.json
 //	backends   list the registered backends, with why one cannot open here
 //	kernels    NVRTC's view of each CUDA kernel: registers, spills, occupancy, SASS mix
-//	ncu        on a GPU: Nsight Compute's counters of six CUDA kernels, as JSON
+//	ncu        on a GPU: Nsight Compute's counters of ten CUDA kernels, as JSON
 //	cublas     on a GPU: cuBLAS's times on a sweep's matrix products, beside ours
 //
 // Run "opbench <command> -h" for a command's flags.
@@ -59,7 +59,7 @@ var commands = []command{
 	{name: "tune", summary: "search the CPU backend's tunable kernel parameters and keep the best in results/<machine>/tuned.json", run: runTune},
 	{name: "backends", summary: "list the registered backends and their variants, with why one cannot open here", run: runBackends},
 	{name: "kernels", summary: "compile the CUDA kernels with NVRTC: registers, spills, shared memory, occupancy, SASS mix", run: runKernels},
-	{name: "ncu", summary: "on a GPU: Nsight Compute's memory and divergence counters of six cuda kernels, as JSON", run: runNCU},
+	{name: "ncu", summary: "on a GPU: Nsight Compute's memory and divergence counters of ten cuda kernels, as JSON", run: runNCU},
 	{name: "cublas", summary: "on a GPU: cuBLAS's times on a sweep's MUL_MAT points, beside ours (the baseline)", run: runCublas},
 }
 

@@ -18,7 +18,7 @@ import (
 
 const ncuHelp = `Usage: opbench ncu -gpu NAME [-out DIR] [-ncu PATH] [-only targets] [-dry-run]
 
-On a machine with an NVIDIA GPU and Nsight Compute, profiles six kernels
+On a machine with an NVIDIA GPU and Nsight Compute, profiles ten kernels
 of the cuda backend, each in its own "opbench sweep" run under ncu (the
 first launch of the kernel, all counters replayed):
 
@@ -28,6 +28,11 @@ first launch of the kernel, all counters replayed):
   fa_prefill  flash attention prefill  flash_attn_ext f16, n=512, kv=512
   fa_decode   flash attention decode   flash_attn_ext f16, n=1, kv=4096
   soft_max    soft_max                 soft_max, n=512, kv=512
+  mmq_splitk      int8 product split over k  mul_mat q4_0 4096x14336, n=64
+  mmq_splitk_sum  its partials' sum          the same
+  fa_decode_q8_0  decode, q8_0 K/V           flash_attn_ext q8_0, n=1, kv=4096
+  mmid_f16        f16 MoE tile product       mul_mat_id f16 4096x4096, n=512,
+                                             8 experts, 2 used
 
 and records for each: global load and store requests and 32-byte sectors
 (and sectors per request), shared-memory wavefronts and bank conflicts
@@ -79,6 +84,10 @@ var ncuTargets = []ncuTarget{
 	{"fa_prefill", "flash attention prefill", "kb_flash_attn_(mma|ext)_", []string{"-op", "flash_attn_ext", "-type", "f16", "-n", "512", "-kv", "512"}},
 	{"fa_decode", "flash attention decode", "kb_flash_attn_(ext|vec)_", []string{"-op", "flash_attn_ext", "-type", "f16", "-n", "1", "-kv", "4096"}},
 	{"soft_max", "soft_max", "kb_soft_max_f32", []string{"-op", "soft_max", "-n", "512", "-kv", "512"}},
+	{"mmq_splitk", "int8 tile product split over k", "kb_mmq(128)?_q4_0", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "14336", "-n", "64"}},
+	{"mmq_splitk_sum", "split-k partials' sum", "kb_mmq_splitk_sum", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "14336", "-n", "64"}},
+	{"fa_decode_q8_0", "flash attention decode, q8_0 K/V", "kb_flash_attn_vec_q8_0_", []string{"-op", "flash_attn_ext", "-type", "q8_0", "-n", "1", "-kv", "4096"}},
+	{"mmid_f16", "f16 MoE tile product", "kb_mmh(128x[0-9]+(w4)?)?_f16", []string{"-op", "mul_mat_id", "-type", "f16", "-m", "4096", "-k", "4096", "-n", "512", "-experts", "8", "-used", "2"}},
 }
 
 // ncuRecord is one target's result.
@@ -117,7 +126,7 @@ func runNCU(args []string, stdout, stderr io.Writer) int {
 	gpu := fs.String("gpu", "", "the GPU's name for the records (such as H100); required")
 	out := fs.String("out", "", "directory for the records (default results/<gpu>)")
 	ncuPath := fs.String("ncu", "ncu", "the Nsight Compute command line")
-	only := fs.String("only", "", "comma-separated targets (default all six)")
+	only := fs.String("only", "", "comma-separated targets (default all)")
 	dry := fs.Bool("dry-run", false, "print the ncu command lines and run nothing")
 	timeout := fs.Duration("timeout", 10*time.Minute, "limit per target")
 	pos, help, err := parseArgs(fs, args)

@@ -78,7 +78,7 @@ func TestNCUUsage(t *testing.T) {
 		{[]string{"ncu", "-h"}, exitOK, "ERR_NVGPUCTRPERM", ""},
 		{[]string{"ncu"}, exitUsage, "", "-gpu: want a name"},
 		{[]string{"ncu", "-gpu", "H 100"}, exitUsage, "", "-gpu: want a name"},
-		{[]string{"ncu", "-gpu", "H100", "-only", "mmvq,nope"}, exitUsage, "", `unknown target "nope" (known: mmvq, mmq, mmf16, fa_prefill, fa_decode, soft_max)`},
+		{[]string{"ncu", "-gpu", "H100", "-only", "mmvq,nope"}, exitUsage, "", `unknown target "nope" (known: mmvq, mmq, mmf16, fa_prefill, fa_decode, soft_max, mmq_splitk, mmq_splitk_sum, fa_decode_q8_0, mmid_f16)`},
 		{[]string{"ncu", "-gpu", "H100", "x"}, exitUsage, "", `unexpected argument "x"`},
 	}
 	for _, tt := range tests {

@@ -29,9 +29,9 @@ func TestArgBytes(t *testing.T) {
 	}
 	a := mmArgs{w: 1, wNb1: -2, wNb2: 3, wNb3: 4, x: 5, xNb1: 6, xNb2: 7, xNb3: 8, d: 9, dNb1: 10, dNb2: 11, dNb3: 12,
 		m: 13, n: 14, k: 15, b2: 16, r2: 17, r3: 18, ids: 19, idsNb0: 20, idsNb1: 21, used: 22, b1: 23, nExpert: 24,
-		pairs: 25, tiles: 26, ntile: 27, status: 1 << 60}
+		pairs: 25, tiles: 26, ntile: 27, status: 1 << 60, part: 28, partNb: 29, kspl: 30, nspl: 31}
 	var s gpu.CStruct
-	for _, f := range []int64{1, -2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 1 << 60} {
+	for _, f := range []int64{1, -2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 1 << 60, 28, 29, 30, 31} {
 		s.I64(f)
 	}
 	if got, want := a.bytes(), s.Bytes(); !bytes.Equal(got, want) {

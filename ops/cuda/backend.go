@@ -78,6 +78,9 @@ type Backend struct {
 	faKernel faKernel
 	// dry says the emulated device runs no kernels (DryRun).
 	dry bool
+	// tiles is the tiled products' forced tiles, read from the
+	// environment when the backend opens.
+	tiles tileForce
 	// argBytes, argOffs and argPtrs are launch's buffers for a kernel's
 	// parameters: their bytes, each one's offset, and their addresses.
 	argBytes []byte
@@ -89,6 +92,8 @@ type Backend struct {
 type function struct {
 	h      uintptr
 	shared int // the dynamic shared memory it is allowed
+	// launches counts its launches (tests check which kernels ran).
+	launches int
 }
 
 // open creates a backend over api's device ordinal dev.
@@ -102,7 +107,8 @@ func open(name string, api *driverAPI, emu *simt.Device, comp compiler, info dev
 		return nil, err
 	}
 	b := &Backend{name: name, api: api, emu: emu, comp: comp, info: info,
-		modules: map[string]uintptr{}, funcs: map[string]*function{}, graphs: graphs, graphChunk: chunk, faKernel: fa}
+		modules: map[string]uintptr{}, funcs: map[string]*function{}, graphs: graphs, graphChunk: chunk, faKernel: fa,
+		tiles: tileForceFromEnv(os.Getenv)}
 	b.res.Release = b.releaseBuffer
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -754,6 +760,7 @@ func (b *Backend) launch(file, name string, grid, block dim3, shared int, args .
 	}
 	b.argBytes, b.argOffs, b.argPtrs = buf, offs, ptrs
 	code := b.api.cuLaunchKernel(f.h, grid.x, grid.y, grid.z, block.x, block.y, block.z, uint32(shared), b.strm, params, nil)
+	f.launches++
 	runtime.KeepAlive(buf)
 	runtime.KeepAlive(ptrs)
 	if code != 0 {

@@ -100,6 +100,7 @@ var reportLaunches = func() map[string]Launch {
 	m := map[string]Launch{
 		"kb_mmq_":               {tileNT, 0, "tile product"},
 		"kb_mmq128_":            {2 * bigTileM, mmqShared(bigTileM), "tile product, 128 rows"},
+		"kb_mmq_splitk_sum":     {int(elem.x), 0, "element grid"},
 		"kb_mmf_":               {tileNT, 0, "tile product"},
 		"kb_mmh_":               {tileNT, 0, "tile product"},
 		"kb_mmh128x128_":        {int(hTile128x128.Threads), 0, "large tile product"},

@@ -3,7 +3,7 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
+	"strconv"
 	"strings"
 
 	"github.com/kernbench/kernbench/ops"
@@ -28,9 +28,12 @@ import (
 // MUL_MAT_ID with up to mmvMaxCols (slot, token) pairs runs the
 // matrix-vector kernels with a pair per grid row, reading its expert from
 // ids; with more, kb_mmid_group groups the pairs by expert on the device
-// (and lists the column tiles: 64 pairs of one expert each), and the tiled
-// kernels run over that list, so each expert's weights are read once per
-// 64 of its pairs. Both check the ids: one out of range is Compute's error.
+// (and lists the column tiles: up to the tile's columns of pairs of one
+// expert each), and the tiled kernels MUL_MAT would run (the same tiles,
+// see mmidHalfTile) run over that list, reading each column's activation
+// row and output through its pair, so each expert's weights are read
+// once per tile of its pairs. Both check the ids: one out of range is
+// Compute's error.
 
 func init() {
 	kernelsByOp.Add(ops.OpMulMat, supportsMulMat, launchMulMat)
@@ -67,16 +70,80 @@ const bigTileM = 128
 // codes and 5 8-byte heads, two buffers.
 func mmqShared(bm int) int { return bm*(36*4+5*16+(4*34+4)) + 2*tileN*(36*4+5*8) }
 
-// Forcing the tile of the tensor-core integer kernels: tests set
-// forceTile to run every case through one of them; $KERNBENCH_CUDA_MMQ_TILE
-// (64 or 128) sets it when the package loads, to time both on a GPU.
+// The tile of the tensor-core integer kernels, forced or chosen
+// (tileAuto).
 const (
 	tileAuto  = 0
 	tileSmall = tileM
 	tileBig   = bigTileM
 )
 
-var forceTile = tileFromEnv(os.Getenv("KERNBENCH_CUDA_MMQ_TILE"))
+// Environment variables that force a tiled product's tile or split, read
+// when a backend opens (tileForce), to time each choice on a GPU.
+const (
+	mmqTileEnv  = "KERNBENCH_CUDA_MMQ_TILE"  // 64 or 128
+	hTileEnv    = "KERNBENCH_CUDA_HTILE"     // 128x128, 128x128w4, 128x64 or 64x64
+	mmqSplitEnv = "KERNBENCH_CUDA_MMQ_SPLIT" // the k splits: 1 (none) or more
+)
+
+// tileForce is the tiles a backend's tiled products are forced to: mmq
+// (tileSmall or tileBig) for the integer tensor-core kernels, half (a
+// named hTile) for the f16/bf16 ones, split (1 or more) the integer
+// MUL_MAT's k splits; tileAuto, the zero hTile and split 0 leave the
+// choice to mmqTileRows, hTileFor and kSplits. Tests set a backend's to
+// run every case through one tile or split.
+type tileForce struct {
+	mmq   int
+	half  hTile
+	split int64
+}
+
+// tileForceFromEnv reads $KERNBENCH_CUDA_MMQ_TILE, $KERNBENCH_CUDA_HTILE
+// and $KERNBENCH_CUDA_MMQ_SPLIT through getenv; a value that names no
+// tile or count leaves the choice.
+func tileForceFromEnv(getenv func(string) string) tileForce {
+	f := tileForce{mmq: tileFromEnv(getenv(mmqTileEnv)), half: hTileFromEnv(getenv(hTileEnv))}
+	if n, err := strconv.ParseInt(strings.TrimSpace(getenv(mmqSplitEnv)), 10, 64); err == nil && n > 0 {
+		f.split = n
+	}
+	return f
+}
+
+// Split-k of the integer tiled MUL_MAT: where its blocks are fewer than
+// the SMs, the k chunks (of 32) are split into runs of whole k steps
+// (kStep chunks, KB_QC), each block computing one run of one tile into a
+// partial copy of the output (scratchSplitK), and kb_mmq_splitk_sum adds
+// them up. A split gets minSplitSteps steps or more, so that the
+// partials' writes and reads stay small against the weights'.
+const (
+	kStep         = 4
+	minSplitSteps = 4
+)
+
+// kSplits returns into how many runs to split kc chunks of k for a
+// product of blocks blocks on sms SMs: as many as fit the SMs in one
+// wave (sms/blocks), at most one per minSplitSteps steps; 1 where the
+// blocks already fill the SMs. force (> 0) overrides the count, up to one
+// run per step.
+func kSplits(blocks, kc int64, sms int, force int64) int64 {
+	steps := (kc + kStep - 1) / kStep
+	n := int64(1)
+	switch {
+	case force > 0:
+		n = force
+	case blocks < int64(sms):
+		n = min(int64(sms)/max(blocks, 1), steps/minSplitSteps)
+	}
+	return max(1, min(n, steps))
+}
+
+// kRun returns the chunks of each of n runs over kc chunks (whole steps)
+// and the runs that then hold chunks: n or fewer, none empty.
+func kRun(kc, n int64) (chunks, runs int64) {
+	steps := (kc + kStep - 1) / kStep
+	chunks = (steps + n - 1) / n * kStep
+	return chunks, (kc + chunks - 1) / chunks
+}
 
 // tileFromEnv reads $KERNBENCH_CUDA_MMQ_TILE: "64" or "128" force that
 // tile; anything else leaves the choice to mmqTileRows.
@@ -90,14 +157,31 @@ func tileFromEnv(v string) int {
 	return tileAuto
 }
 
+// hTileFromEnv reads $KERNBENCH_CUDA_HTILE: the tile it names, or the
+// zero hTile.
+func hTileFromEnv(v string) hTile {
+	switch strings.TrimSpace(v) {
+	case "128x128":
+		return hTile128x128
+	case "128x128w4":
+		return hTile128x128w4
+	case "128x64":
+		return hTile128x64
+	case "64x64":
+		return hTileSmall
+	}
+	return hTile{}
+}
+
 // mmqTileRows returns the weight rows per tile of the integer tensor-core
 // product of m rows over colTiles column tiles (of tileN; per batch
 // included) on a device of sms multiprocessors: bigTileM where its tiles
 // still give every SM a block, else tileM, whose twice as many blocks
-// keep more of the GPU busy. forceTile overrides the choice.
-func mmqTileRows(m, colTiles int64, sms int) int64 {
-	if forceTile != tileAuto {
-		return int64(forceTile)
+// keep more of the GPU busy. force (tileSmall or tileBig) overrides the
+// choice.
+func mmqTileRows(m, colTiles int64, sms, force int) int64 {
+	if force != tileAuto {
+		return int64(force)
 	}
 	if (m+bigTileM-1)/bigTileM*colTiles >= int64(sms) {
 		return bigTileM
@@ -136,6 +220,7 @@ const (
 	scratchGroups         // MUL_MAT_ID's pairs grouped by expert
 	scratchSort           // ARGSORT's keys of long rows
 	scratchFAParts        // FLASH_ATTN_EXT's partial results of KV splits
+	scratchSplitK         // MUL_MAT's partial products of k splits
 )
 
 // intPath reports whether weights of type t take the integer dot products
@@ -206,6 +291,8 @@ type mmArgs struct {
 	used, b1, nExpert   int64
 	pairs, tiles, ntile uint64
 	status              uint64
+	part                uint64
+	partNb, kspl, nspl  int64
 }
 
 func (a *mmArgs) bytes() []byte {
@@ -216,6 +303,7 @@ func (a *mmArgs) bytes() []byte {
 		a.m, a.n, a.k, a.b2, a.r2, a.r3,
 		int64(a.ids), a.idsNb0, a.idsNb1, a.used, a.b1, a.nExpert,
 		int64(a.pairs), int64(a.tiles), int64(a.ntile), int64(a.status),
+		int64(a.part), a.partNb, a.kspl, a.nspl,
 	}
 	out := make([]byte, 8*len(v))
 	for i, x := range v {
@@ -267,18 +355,78 @@ func (b *Backend) prepare(x *ops.Tensor, px uint64, wt quant.Type, half bool) (p
 	return prepared{x: buf, nb1: row, nb2: n1 * row, nb3: n2 * n1 * row, halfs: half}, err
 }
 
-// launchTiled launches the tiled kernel name of file for weights of type
-// wt over m rows, colTiles column tiles and batches: the integer tensor-
-// core kernels with the tile mmqTileRows picks (kb_mmq128_* for the big
-// one, with its dynamic shared memory), the others with 64x64 tiles.
-func (b *Backend) launchTiled(wt quant.Type, file, name string, m, colTiles, batches int64, args mmArgs) error {
-	rows, shared := int64(tileM), 0
-	if intPath(wt) && b.mmaKernels() && mmqTileRows(m, colTiles*batches, b.info.SMs) == bigTileM {
-		rows, shared = bigTileM, mmqShared(bigTileM)
-		name = "kb_mmq128_" + wt.String()
+// A tileLaunch is a tiled kernel and its geometry: weight rows and
+// columns per block, threads, dynamic shared memory, and the k splits
+// (1: none) of kspl chunks of 32 each.
+type tileLaunch struct {
+	name            string
+	rows, cols      int64
+	threads, shared int
+	splits, kspl    int64
+}
+
+// tileFor picks the tiled kernel for weights of type wt, name being
+// tiledKernel's (half: it reads f16/bf16 rows, 16-byte aligned or not),
+// for m weight rows over colTiles column tiles of tileN and k of kc
+// chunks of 32: the integer tensor-core kernels with the tile
+// mmqTileRows picks (kb_mmq128_* for the big one, with its dynamic
+// shared memory), but the big one split over k where split allows it
+// and the big tiles split fill the SMs better than the small ones
+// unsplit; f16/bf16 ones with the tile h (Backend.halfTile's; the zero
+// hTile where !half); the others 64x64 tiles. The integer kernels split
+// k (kSplits) where split allows.
+func (b *Backend) tileFor(wt quant.Type, name string, half bool, h hTile, m, colTiles, kc int64, split bool) tileLaunch {
+	blocks := func(rows int64) int64 { return (m + rows - 1) / rows * colTiles }
+	tl := tileLaunch{name, tileM, tileN, tileNT, 0, 1, 0}
+	switch {
+	case half:
+		return tileLaunch{h.Name + wt.String(), h.M, h.N, int(h.Threads), 0, 1, 0}
+	case !intPath(wt):
+		return tl
 	}
-	grid := dim3{uint32((m + rows - 1) / rows), uint32(colTiles), uint32(batches)}
-	return b.launch(file, name, grid, dim3{uint32(2 * rows), 1, 1}, shared, args.bytes())
+	if b.mmaKernels() {
+		rows := mmqTileRows(m, colTiles, b.info.SMs, b.tiles.mmq)
+		if split && b.tiles.mmq == tileAuto && rows == tileM && kSplits(blocks(bigTileM), kc, b.info.SMs, b.tiles.split) > 1 {
+			rows = bigTileM
+		}
+		if rows == bigTileM {
+			tl = tileLaunch{"kb_mmq128_" + wt.String(), bigTileM, tileN, 2 * bigTileM, mmqShared(bigTileM), 1, 0}
+		}
+	}
+	if split {
+		tl.kspl, tl.splits = kRun(kc, kSplits(blocks(tl.rows), kc, b.info.SMs, b.tiles.split))
+	}
+	return tl
+}
+
+// launchTiled launches tl over m rows, colTiles column tiles and batches
+// (its k splits too: args' kspl and nspl set, the partials in part).
+func (b *Backend) launchTiled(file string, tl tileLaunch, m, colTiles, batches int64, args mmArgs) error {
+	grid := dim3{uint32((m + tl.rows - 1) / tl.rows), uint32(colTiles), uint32(batches * args.nspl)}
+	if args.nspl <= 1 {
+		grid.z = uint32(batches)
+	}
+	return b.launch(file, tl.name, grid, dim3{uint32(tl.threads), 1, 1}, tl.shared, args.bytes())
+}
+
+// launchSplit launches tl as launchTiled does, k split into tl.splits
+// runs: the partials into a scratch copy of the output's layout per run
+// (its extent: m rows of n columns over b2 x b3 batches at args' d
+// strides), then kb_mmq_splitk_sum.
+func (b *Backend) launchSplit(file string, tl tileLaunch, colTiles, b2, b3 int64, args mmArgs) error {
+	ext := (args.m-1)*4 + (args.n-1)*args.dNb1 + (b2-1)*args.dNb2 + (b3-1)*args.dNb3 + 4
+	ext = (ext + 255) / 256 * 256
+	part, err := b.scratchBuffer(scratchSplitK, tl.splits*ext)
+	if err != nil {
+		return err
+	}
+	args.part, args.partNb, args.kspl, args.nspl = part, ext, tl.kspl, tl.splits
+	if err := b.launchTiled(file, tl, args.m, colTiles, b2*b3, args); err != nil {
+		return err
+	}
+	total := args.m * args.n * b2 * b3
+	grid, block := elementGrid(total)
+	return b.launch(file, "kb_mmq_splitk_sum", grid, block, 0, args.bytes(), i64(total))
 }
 
 // mmaKernels reports whether the tensor-core kernels run here.
@@ -351,21 +499,10 @@ var (
 // SM two blocks or more (8 warps an SM, half the ldmatrix loads per
 // product), over 8 warps where it keeps 7/8 of the SMs busy, else 128x64
 // where that fills at least half of them, else the small tile, which
-// also takes unaligned rows. A variable:
-// tests force each tile; $KERNBENCH_CUDA_HTILE (128x128, 128x128w4,
-// 128x64 or 64x64) forces one for measurements.
-var hTileFor = func(m, n, batches int64, sms int, aligned bool) hTile {
+// also takes unaligned rows. The backend's tileForce overrides it
+// (Backend.halfTile).
+func hTileFor(m, n, batches int64, sms int, aligned bool) hTile {
 	if !aligned {
-		return hTileSmall
-	}
-	switch os.Getenv("KERNBENCH_CUDA_HTILE") {
-	case "128x128":
-		return hTile128x128
-	case "128x128w4":
-		return hTile128x128w4
-	case "128x64":
-		return hTile128x64
-	case "64x64":
 		return hTileSmall
 	}
 	blocks := func(t hTile) int64 { return (m + t.M - 1) / t.M * ((n + t.N - 1) / t.N) * batches }
@@ -378,6 +515,16 @@ var hTileFor = func(m, n, batches int64, sms int, aligned bool) hTile {
 		return hTile128x64
 	}
 	return hTileSmall
+}
+
+// halfTile is the f16/bf16 tile of an m x n product over batches whose
+// rows are 16-byte aligned or not: the backend's forced tile where it has
+// one (a large one only for aligned rows), else hTileFor's.
+func (b *Backend) halfTile(m, n, batches int64, aligned bool) hTile {
+	if f := b.tiles.half; f.Name != "" && (aligned || f == hTileSmall) {
+		return f
+	}
+	return hTileFor(m, n, batches, b.info.SMs, aligned)
 }
 
 // rows16 reports whether a MUL_MAT's f16/bf16 weights w (at pw) and
@@ -416,13 +563,15 @@ func launchMulMat(b *Backend, t *ops.Tensor) error {
 		used: 1, b1: 1,
 	}
 	if tiled {
+		var h hTile
 		if half {
-			tl := hTileFor(m, n, batches, b.info.SMs, rows16(w, src[0], act))
-			name = tl.Name + w.Type.String()
-			grid := dim3{uint32((m + tl.M - 1) / tl.M), uint32((n + tl.N - 1) / tl.N), uint32(batches)}
-			return b.launch(file, name, grid, dim3{uint32(tl.Threads), 1, 1}, 0, args.bytes())
+			h = b.halfTile(m, n, batches, rows16(w, src[0], act))
 		}
-		return b.launchTiled(w.Type, file, name, m, (n+tileN-1)/tileN, batches, args)
+		tl := b.tileFor(w.Type, name, half, h, m, (n+tileN-1)/tileN*batches, w.Ne[0]/32, true)
+		if tl.splits > 1 && batches*tl.splits <= 65535 { // grid z: split x batches + batch
+			return b.launchSplit(file, tl, (n+tl.cols-1)/tl.cols, x.Ne[2], x.Ne[3], args)
+		}
+		return b.launchTiled(file, tl, m, (n+tl.cols-1)/tl.cols, batches, args)
 	}
 	gx, block, shared := mmvGeometry(w.Type, m, n)
 	return b.launch(file, name, dim3{gx, uint32(batches), 1}, block, shared, args.bytes())

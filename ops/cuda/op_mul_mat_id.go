@@ -27,16 +27,30 @@ func supportsMulMatID(t *ops.Tensor) error {
 		return err
 	}
 	pairs := ids.Ne[0] * ids.Ne[1]
-	if pairs > 1<<31-1 || maxTiles(pairs, w.Ne[2]) > 65535 {
+	if pairs > 1<<31-1 || maxTiles(pairs, w.Ne[2], tileN) > 65535 {
 		return fmt.Errorf("%d (slot, token) pairs, more than a grid takes", pairs)
 	}
 	return nil
 }
 
-// maxTiles bounds the column tiles of pairs grouped by nExpert experts:
-// each expert's pairs fill whole tiles but the last, and no tile is empty.
-func maxTiles(pairs, nExpert int64) int64 {
-	return min(pairs, pairs/tileN+min(nExpert, pairs))
+// maxTiles bounds the column tiles of cols columns of pairs grouped by
+// nExpert experts: each expert's pairs fill whole tiles but the last, and
+// no tile is empty.
+func maxTiles(pairs, nExpert, cols int64) int64 {
+	return min(pairs, pairs/cols+min(nExpert, pairs))
+}
+
+// mmidHalfTile is MUL_MAT_ID's f16/bf16 tile for pairs (slot, token)
+// pairs over nExp experts of m rows: the backend's forced one, else
+// MUL_MAT's for an m x pairs product, but 128x64 for 128x128 where the
+// pairs of an expert (on average over the experts the pairs can reach)
+// are fewer than 128, as each expert's last tile is partly empty.
+func (b *Backend) mmidHalfTile(m, pairs, nExp int64, aligned bool) hTile {
+	h := b.halfTile(m, pairs, 1, aligned)
+	if b.tiles.half.Name == "" && h.N > hTile128x64.N && pairs < h.N*min(nExp, pairs) {
+		return hTile128x64
+	}
+	return h
 }
 
 func launchMulMatID(b *Backend, t *ops.Tensor) error {
@@ -71,18 +85,23 @@ func launchMulMatID(b *Backend, t *ops.Tensor) error {
 		status: status,
 	}
 	if tiled {
+		var h hTile
+		if half {
+			h = b.mmidHalfTile(m, pairs, nExp, rows16(w, src[0], act))
+		}
+		tl := b.tileFor(w.Type, name, half, h, m, maxTiles(pairs, nExp, tileN), w.Ne[0]/32, false)
 		// The grouping: pairs, then 3 ints per tile, then the count.
-		nt := maxTiles(pairs, nExp)
+		nt := maxTiles(pairs, nExp, tl.cols)
 		var buf uint64
 		if buf, err = b.scratchBuffer(scratchGroups, 4*(pairs+3*nt+1)); err != nil {
 			return err
 		}
 		args.pairs, args.tiles, args.ntile = buf, buf+uint64(4*pairs), buf+uint64(4*(pairs+3*nt))
 		if err := b.launch("mul_mat_id.cu", "kb_mmid_group", dim3{1, 1, 1}, dim3{256, 1, 1}, int(8*nExp),
-			args.bytes(), u64(args.pairs), u64(args.tiles), u64(args.ntile), i32(tileN)); err != nil {
+			args.bytes(), u64(args.pairs), u64(args.tiles), u64(args.ntile), i32(int32(tl.cols))); err != nil {
 			return err
 		}
-		return b.launchTiled(w.Type, file, name, m, nt, 1, args)
+		return b.launchTiled(file, tl, m, nt, 1, args)
 	}
 	gx, block, shared := mmvGeometry(w.Type, m, 1) // a pair per grid row
 	return b.launch(file, name, dim3{gx, uint32(pairs), 1}, block, shared, args.bytes())

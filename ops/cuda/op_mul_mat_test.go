@@ -35,12 +35,12 @@ func withPaths(mmv int64, mma bool, f func()) {
 	f()
 }
 
-// withTile runs f with the integer tensor-core kernels' tile forced
+// withTile runs f with b's integer tensor-core kernels' tile forced
 // (tileSmall, tileBig, or tileAuto).
-func withTile(tile int, f func()) {
-	old := forceTile
-	forceTile = tile
-	defer func() { forceTile = old }()
+func withTile(b *Backend, tile int, f func()) {
+	old := b.tiles.mmq
+	b.tiles.mmq = tile
+	defer func() { b.tiles.mmq = old }()
 	f()
 }
 
@@ -62,19 +62,31 @@ func TestMmqTileRows(t *testing.T) {
 		{100, 1, 132, tileBig, bigTileM},        // forced
 		{4096 + 64, 4, 132, tileAuto, bigTileM}, // 33x4
 	} {
-		var got int64
-		withTile(tc.force, func() { got = mmqTileRows(tc.m, tc.colTiles, tc.sms) })
-		if got != tc.want {
+		if got := mmqTileRows(tc.m, tc.colTiles, tc.sms, tc.force); got != tc.want {
 			t.Errorf("mmqTileRows(%d, %d, %d) forced %d = %d, want %d", tc.m, tc.colTiles, tc.sms, tc.force, got, tc.want)
 		}
 	}
 }
 
+// TestTileFromEnv: the values of $KERNBENCH_CUDA_MMQ_TILE and
+// $KERNBENCH_CUDA_HTILE that force a tile, and those that leave the
+// choice.
 func TestTileFromEnv(t *testing.T) {
 	for v, want := range map[string]int{"": tileAuto, "64": tileSmall, " 128\n": tileBig, "96": tileAuto, "auto": tileAuto} {
 		if got := tileFromEnv(v); got != want {
 			t.Errorf("tileFromEnv(%q) = %d, want %d", v, got, want)
 		}
+	}
+	for v, want := range map[string]hTile{"": {}, "128x128": hTile128x128, "128x128w4 ": hTile128x128w4, "128x64": hTile128x64,
+		"64x64": hTileSmall, "64x128": {}, "auto": {}} {
+		if got := hTileFromEnv(v); got != want {
+			t.Errorf("hTileFromEnv(%q) = %+v, want %+v", v, got, want)
+		}
+	}
+	env := map[string]string{mmqTileEnv: "128", hTileEnv: "128x64"}
+	want := tileForce{mmq: tileBig, half: hTile128x64}
+	if got := tileForceFromEnv(func(k string) string { return env[k] }); got != want {
+		t.Errorf("tileForceFromEnv(%v) = %+v, want %+v", env, got, want)
 	}
 }
 
@@ -96,7 +108,7 @@ func TestMmqTiles(t *testing.T) {
 	for _, tile := range []int{tileSmall, tileBig} {
 		t.Run(fmt.Sprint(tile), func(t *testing.T) {
 			withPaths(0, true, func() {
-				withTile(tile, func() {
+				withTile(b, tile, func() {
 					for _, c := range cases {
 						if r := harness.Run(b, c); !r.Passed() {
 							t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
@@ -339,9 +351,10 @@ func TestMatmulInjectedBugs(t *testing.T) {
 }
 
 // TestHTileChoice: MUL_MAT's f16/bf16 tile for the shapes the lead
-// measures on an H200 (132 SMs), few tiles, and unaligned rows.
+// measures on an H200 (132 SMs), few tiles, and unaligned rows; and a
+// backend's forced tile, which unaligned rows take only where it is the
+// small one.
 func TestHTileChoice(t *testing.T) {
-	t.Setenv("KERNBENCH_CUDA_HTILE", "")
 	for _, tc := range []struct {
 		m, n, batches int64
 		sms           int
@@ -361,16 +374,30 @@ func TestHTileChoice(t *testing.T) {
 			t.Errorf("m=%d n=%d batches=%d sms=%d aligned=%v: %s, want %s", tc.m, tc.n, tc.batches, tc.sms, tc.aligned, got.Name, tc.want.Name)
 		}
 	}
-	t.Setenv("KERNBENCH_CUDA_HTILE", "128x64")
-	if got := hTileFor(4096, 4096, 1, 132, true); got != hTile128x64 {
-		t.Errorf("KERNBENCH_CUDA_HTILE=128x64 gives %s", got.Name)
+	for _, tc := range []struct {
+		force   hTile
+		aligned bool
+		want    hTile
+	}{
+		{hTile{}, true, hTile128x128w4},
+		{hTile128x64, true, hTile128x64},
+		{hTile128x64, false, hTileSmall},
+		{hTileSmall, true, hTileSmall},
+		{hTileSmall, false, hTileSmall},
+	} {
+		b := &Backend{info: deviceInfo{SMs: 132}, tiles: tileForce{half: tc.force}}
+		if got := b.halfTile(4096, 4096, 1, tc.aligned); got != tc.want {
+			t.Errorf("forced %q, aligned %v: %s, want %s", tc.force.Name, tc.aligned, got.Name, tc.want.Name)
+		}
 	}
 }
 
 // TestMatmulHalfTiles runs f16 and bf16 products with 16-byte rows
 // through each tile forced: partial tiles in rows, columns and k (k a
 // multiple of 8, not of the 32-element step), fewer k steps than
-// pipeline stages, broadcast batches, f16 activations.
+// pipeline stages, broadcast batches, f16 activations; and MUL_MAT_ID
+// over them: experts with more pairs than one tile's columns, one
+// activation row per used expert or one shared, experts no token uses.
 func TestMatmulHalfTiles(t *testing.T) {
 	b := emulated(t)
 	uni := harness.Uniform(-1, 1)
@@ -391,27 +418,181 @@ func TestMatmulHalfTiles(t *testing.T) {
 					return ops.MulMat(bd.Leaf("a", wt, uni, s.k, s.m, s.a2, 1), bd.Leaf("b", s.xt, uni, s.k, s.n, s.b2, s.b3))
 				}})
 		}
+		for _, s := range []struct{ m, k, nExp, used, b1, tokens, pool int64 }{
+			{130, 40, 3, 2, 2, 150, 3}, // 100 pairs an expert
+			{70, 96, 8, 2, 1, 140, 3},  // 3 of 8 experts, one shared row
+			{16, 8, 4, 4, 4, 9, 4},
+		} {
+			cases = append(cases, harness.Case{
+				Name: fmt.Sprintf("m=%d,k=%d,experts=%d,used=%d,b1=%d,tokens=%d,pool=%d", s.m, s.k, s.nExp, s.used, s.b1, s.tokens, s.pool),
+				Op:   ops.OpMulMatID, Types: []quant.Type{wt},
+				Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+					return ops.MulMatID(bd.Leaf("experts", wt, uni, s.k, s.m, s.nExp), bd.Leaf("b", quant.F32, uni, s.k, s.b1, s.tokens),
+						bd.Leaf("ids", quant.I32, harness.DistinctInts(0, s.pool), s.used, s.tokens))
+				}})
+		}
 	}
-	choose := hTileFor
-	defer func() { hTileFor = choose }()
 	for _, tile := range []hTile{hTile128x128, hTile128x128w4, hTile128x64, hTileSmall} {
 		t.Run(tile.Name, func(t *testing.T) {
-			aligned := 0
-			hTileFor = func(m, n, batches int64, sms int, al bool) hTile {
-				if !al {
-					return hTileSmall
+			old := b.tiles.half
+			b.tiles.half = tile
+			defer func() { b.tiles.half = old }()
+			launches := func() int {
+				n := 0
+				for _, wt := range []quant.Type{quant.F16, quant.BF16} {
+					if f := b.funcs[tile.Name+wt.String()]; f != nil {
+						n += f.launches
+					}
 				}
-				aligned++
-				return tile
+				return n
 			}
+			before := launches()
 			for _, c := range cases {
 				if r := harness.Run(b, c); !r.Passed() {
 					t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
 				}
 			}
-			if aligned < len(cases) {
-				t.Errorf("%d of %d cases took the forced tile (16-byte rows)", aligned, len(cases))
+			if n := launches() - before; n < len(cases) {
+				t.Errorf("%d launches of the forced tile for %d cases (16-byte rows)", n, len(cases))
 			}
 		})
 	}
+}
+
+// TestKSplits: the integer MUL_MAT's k splits: as many as fill the SMs
+// in one wave, a split four steps or more, none where the blocks fill
+// the SMs or k is short; forced counts up to one split a step; and each
+// split's run of whole steps, none empty.
+func TestKSplits(t *testing.T) {
+	for _, tc := range []struct {
+		blocks, kc int64
+		sms        int
+		force      int64
+		want       int64
+	}{
+		{32, 448, 132, 0, 4},  // m=4096 n=64 k=14336 on 128-row tiles
+		{64, 448, 132, 0, 2},  // on 64-row tiles
+		{256, 448, 132, 0, 1}, // the SMs are full
+		{2, 32, 132, 0, 2},    // k=1024: 8 steps
+		{1, 8, 132, 0, 1},     // k=256: 2 steps
+		{1, 4096, 132, 0, 132},
+		{1000, 448, 132, 3, 3}, // forced
+		{1, 3, 132, 8, 1},      // forced, one step
+		{1, 448, 132, 1, 1},    // forced off
+	} {
+		if got := kSplits(tc.blocks, tc.kc, tc.sms, tc.force); got != tc.want {
+			t.Errorf("kSplits(%d, %d, %d, %d) = %d, want %d", tc.blocks, tc.kc, tc.sms, tc.force, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ kc, n, chunks, runs int64 }{
+		{448, 4, 112, 4},
+		{33, 3, 12, 3},
+		{20, 4, 8, 3}, // 5 steps in runs of 2: 3 runs
+		{40, 4, 12, 4},
+		{3, 1, 4, 1},
+	} {
+		chunks, runs := kRun(tc.kc, tc.n)
+		if chunks != tc.chunks || runs != tc.runs {
+			t.Errorf("kRun(%d, %d) = %d, %d, want %d, %d", tc.kc, tc.n, chunks, runs, tc.chunks, tc.runs)
+		}
+		if chunks%kStep != 0 || (runs-1)*chunks >= tc.kc || runs*chunks < tc.kc {
+			t.Errorf("kRun(%d, %d) = %d, %d: not whole steps, or an empty or missing run", tc.kc, tc.n, chunks, runs)
+		}
+	}
+}
+
+// TestTileForSplit: the integer MUL_MAT's tile and split on an H100's
+// 132 SMs: the big tile split where its blocks are few, unsplit where
+// they fill the SMs; no split for MUL_MAT_ID, nor with the split forced
+// off (then the small tile, as before split-k).
+func TestTileForSplit(t *testing.T) {
+	for _, tc := range []struct {
+		m, colTiles, kc int64
+		split           bool
+		force           tileForce
+		name            string
+		splits          int64
+	}{
+		{4096, 1, 448, true, tileForce{}, "kb_mmq128_q4_0", 4},
+		{4096, 8, 448, true, tileForce{}, "kb_mmq128_q4_0", 1},
+		{4096, 1, 448, false, tileForce{}, "kb_mmq_q4_0", 1},
+		{4096, 1, 448, true, tileForce{split: 1}, "kb_mmq_q4_0", 1},
+		{4096, 1, 448, true, tileForce{mmq: tileSmall}, "kb_mmq_q4_0", 2},
+		{4096, 1, 8, true, tileForce{}, "kb_mmq_q4_0", 1}, // k=256
+		{200, 1, 32, true, tileForce{}, "kb_mmq128_q4_0", 2},
+	} {
+		b := &Backend{info: deviceInfo{Major: 9, SMs: 132}, tiles: tc.force}
+		tl := b.tileFor(quant.Q4_0, "kb_mmq_q4_0", false, hTile{}, tc.m, tc.colTiles, tc.kc, tc.split)
+		if tl.name != tc.name || tl.splits != tc.splits {
+			t.Errorf("m=%d colTiles=%d kc=%d split=%v forced %+v: %s split %d, want %s split %d",
+				tc.m, tc.colTiles, tc.kc, tc.split, tc.force, tl.name, tl.splits, tc.name, tc.splits)
+		}
+	}
+}
+
+// TestMmqSplitK runs integer MUL_MAT products split over k on the
+// emulator: every integer type through both tensor-core tiles and the
+// dp4a kernels with 4 splits forced (runs ending inside a 256-element
+// block, the last one short, partial tiles, batches), and shapes whose
+// few blocks split by themselves on an H100 (a long k, and a short one);
+// each sums its partials with kb_mmq_splitk_sum.
+func TestMmqSplitK(t *testing.T) {
+	b := emulated(t)
+	uni := harness.Uniform(-1, 1)
+	mm := func(wt quant.Type, m, n, k, b2 int64) harness.Case {
+		return harness.Case{
+			Name: fmt.Sprintf("m=%d,n=%d,k=%d,b=%dx1", m, n, k, b2), Op: ops.OpMulMat, Types: []quant.Type{wt, quant.F32},
+			Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+				return ops.MulMat(bd.Leaf("a", wt, uni, k, m, 1, 1), bd.Leaf("b", quant.F32, uni, k, n, b2, 1))
+			}}
+	}
+	var forced []harness.Case
+	for _, ty := range quant.Types() {
+		if !intPath(ty) {
+			continue
+		}
+		k := int64(800)
+		if ty.BlockSize() == 256 {
+			k = 1280 // 40 chunks: runs of 12
+		}
+		forced = append(forced, mm(ty, 70, 20, k, 2))
+	}
+	sums := func() int {
+		if f := b.funcs["kb_mmq_splitk_sum"]; f != nil {
+			return f.launches
+		}
+		return 0
+	}
+	run := func(t *testing.T, cases []harness.Case) {
+		t.Helper()
+		before := sums()
+		for _, c := range cases {
+			if r := harness.Run(b, c); !r.Passed() {
+				t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+			}
+		}
+		if n := sums() - before; n < len(cases) {
+			t.Errorf("%d split-k sums for %d cases", n, len(cases))
+		}
+	}
+	for _, p := range []struct {
+		name string
+		mma  bool
+		tile int
+	}{{"small", true, tileSmall}, {"big", true, tileBig}, {"dp4a", false, tileAuto}} {
+		t.Run("forced "+p.name, func(t *testing.T) {
+			old := b.tiles
+			b.tiles.mmq, b.tiles.split = p.tile, 4
+			defer func() { b.tiles = old }()
+			withPaths(8, p.mma, func() { run(t, forced) })
+		})
+	}
+	// The emulated device reports its worker threads as SMs: the choice
+	// is made for an H100's 132.
+	t.Run("auto", func(t *testing.T) {
+		sms := b.info.SMs
+		b.info.SMs = 132
+		defer func() { b.info.SMs = sms }()
+		run(t, []harness.Case{mm(quant.Q4_0, 256, 16, 4096, 1), mm(quant.Q8_0, 128, 24, 1024, 1)})
+	})
 }

@@ -831,9 +831,13 @@ __device__ __forceinline__ void fv_h8(uint4 u, float f[8]) {
 
 // fv_raw<T> loads lane li's 8 elements (dims 8li..8li+7) of the K or V
 // row at row, undecoded; fv_dec<T> decodes them to floats. f16: one
-// 16-byte load. q8_0: the 8 codes (4 2-byte loads: blocks of 34 bytes
-// are 2-byte aligned) and the scale of their block, lanes 4b..4b+3
-// sharing block b.
+// 16-byte load. q8_0: the 8 codes and the scale of their block, lanes
+// 4b..4b+3 sharing block b. Blocks are 34 bytes, so in a 4-byte aligned
+// row (of an even number of blocks, as D/32 is) an even block starts at
+// a word and an odd one 2 bytes into one: the lane reads the words that
+// hold its codes (two, or three 2 bytes off, shifted together; never
+// past the row, whose last block is odd) and the word that holds the
+// scale, 4-byte loads only; rows only 2-byte aligned take 2-byte loads.
 template <int T>
 __device__ __forceinline__ uint4 fv_raw(const char* row, int li);
 template <>
@@ -843,7 +847,19 @@ __device__ __forceinline__ uint4 fv_raw<KB_F16>(const char* row, int li) {
 template <>
 __device__ __forceinline__ uint4 fv_raw<KB_Q8_0>(const char* row, int li) {
 	const char* b = row + 34 * (li / 4);
-	const u16* c = (const u16*)(b + 2 + 8 * (li % 4));
+	const char* cp = b + 2 + 8 * (li % 4);
+	if (((u64)row & 3) == 0) {
+		// Stepping back by pointer arithmetic keeps the loads global ones
+		// (LDG; through an integer they would be generic).
+		const u32 off = (u32)(u64)cp & 2u;
+		const u32* w = (const u32*)(cp - off);
+		const u32 sh = off * 8u;  // 0 or 16 bits
+		const u32 w0 = w[0], w1 = w[1], w2 = sh ? w[2] : 0u;
+		const u32 dw = *(const u32*)(b - ((u64)b & 2));
+		const u64 lo = (u64)w1 << 32 | w0, hi = (u64)w2 << 32 | w1;
+		return make_uint4((u32)(lo >> sh), (u32)(hi >> sh), ((u64)b & 2) ? dw >> 16 : dw & 0xffffu, 0);
+	}
+	const u16* c = (const u16*)cp;
 	return make_uint4((u32)c[0] | (u32)c[1] << 16, (u32)c[2] | (u32)c[3] << 16, *(const u16*)b, 0);
 }
 template <int T>

@@ -28,6 +28,13 @@ struct kb_mm {
 	const int* tiles;   // (expert, first pair, pairs) per column tile
 	const int* ntiles;  // the tiles' count
 	int* status;        // an id out of range: (1, the id)
+	// Split-k (the integer tiled kernels, MUL_MAT): nsplit > 1 splits the
+	// k chunks of 32 in runs of kspl (a multiple of KB_QC), grid z being
+	// split * batches + batch; split s writes its partial products where
+	// d would have them, but at part + s * part_nb, and kb_mmq_splitk_sum
+	// adds them up into d.
+	char* part;
+	i64 part_nb, kspl, nsplit;
 };
 
 // kb_q8a is a block of 32 activations quantized for the integer dot
@@ -540,6 +547,17 @@ __device__ __forceinline__ i64 kb_pair_id(const kb_mm& p, i64 pair, bool report)
 	return id;
 }
 
+// kb_pair_xo and kb_pair_do are the offsets of pair q's activation row
+// in p.x and its output column in p.d.
+__device__ __forceinline__ i64 kb_pair_xo(const kb_mm& p, i64 q) {
+	const i64 slot = q % p.used, token = q / p.used;
+	return (slot % p.b1) * p.x_nb1 + token * p.x_nb2;
+}
+__device__ __forceinline__ i64 kb_pair_do(const kb_mm& p, i64 q) {
+	const i64 slot = q % p.used, token = q / p.used;
+	return slot * p.d_nb1 + token * p.d_nb2;
+}
+
 // kb_group_cols: MUL_MAT's grid row y is batch y (all n columns, n <= 8);
 // MUL_MAT_ID's is pair y (one column). ok is false for a bad id.
 __device__ __forceinline__ kb_cols kb_group_cols(const kb_mm& p, i64 y, bool& ok) {
@@ -577,9 +595,9 @@ __device__ __forceinline__ kb_cols kb_group_cols(const kb_mm& p, i64 y, bool& ok
 
 // kb_tile_cols sets the tile's weight matrix, its columns' activation and
 // output offsets (xo, dof: shared, KB_BN each) and returns the number of
-// columns, or 0 for a tile slot past the list. Thread-uniform; the caller
-// synchronizes before reading xo and dof.
-__device__ __forceinline__ int kb_tile_cols(const kb_mm& p, const char*& w, i64* xo, i64* dof) {
+// columns, or 0 for a tile slot past the list; z is MUL_MAT's batch.
+// Thread-uniform; the caller synchronizes before reading xo and dof.
+__device__ __forceinline__ int kb_tile_cols(const kb_mm& p, const char*& w, i64* xo, i64* dof, i64 z) {
 	int ncols;
 	if (p.ids) {
 		int t = blockIdx.y;
@@ -588,13 +606,12 @@ __device__ __forceinline__ int kb_tile_cols(const kb_mm& p, const char*& w, i64*
 		ncols = p.tiles[3 * t + 2];
 		w = p.w + e * p.w_nb2;
 		for (int j = threadIdx.x; j < ncols; j += blockDim.x) {
-			i64 pair = p.pairs[first + j];
-			i64 slot = pair % p.used, token = pair / p.used;
-			xo[j] = (slot % p.b1) * p.x_nb1 + token * p.x_nb2;
-			dof[j] = slot * p.d_nb1 + token * p.d_nb2;
+			const i64 pair = p.pairs[first + j];
+			xo[j] = kb_pair_xo(p, pair);
+			dof[j] = kb_pair_do(p, pair);
 		}
 	} else {
-		i64 z = blockIdx.z, i2 = z % p.b2, i3 = z / p.b2, c0 = (i64)blockIdx.y * KB_BN;
+		i64 i2 = z % p.b2, i3 = z / p.b2, c0 = (i64)blockIdx.y * KB_BN;
 		ncols = (int)min((i64)KB_BN, p.n - c0);
 		w = p.w + (i2 / p.r2) * p.w_nb2 + (i3 / p.r3) * p.w_nb3;
 		for (int j = threadIdx.x; j < ncols; j += blockDim.x) {

@@ -1,9 +1,9 @@
 // mul_mat_f.cu: the tiled MUL_MAT and MUL_MAT_ID kernels of the float
 // paths (see mul_mat.cu): 64 weight rows by 64 columns per block of 128
 // threads; f32 FMAs (kb_mmf_*) or f16/bf16 tensor cores (kb_mmh_*); and
-// MUL_MAT's large f16/bf16 tiles, 128 rows by 128 or 64 columns per block
+// the large f16/bf16 tiles, 128 rows by 128 or 64 columns per block
 // of 256 threads, fed by cp.async and ldmatrix (kb_mmh128x128_*,
-// kb_mmh128x64_*).
+// kb_mmh128x64_*; MUL_MAT_ID's column tiles too, where rows allow).
 #include "common.cuh"
 #include "quants.cuh"
 #include "mm.cuh"
@@ -37,7 +37,7 @@ __device__ __forceinline__ void mmf(const kb_mm& p, const kb_ftiles& s) {
 	float (*xs)[KB_BN + 1] = s.xs;
 	i64 *xo = s.xo, *dof = s.dof;
 	const char* w;
-	int ncols = kb_tile_cols(p, w, xo, dof);
+	int ncols = kb_tile_cols(p, w, xo, dof, blockIdx.z);
 	if (ncols == 0) return;
 	__syncthreads();
 	const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
@@ -116,7 +116,7 @@ __device__ __forceinline__ void mmh(const kb_mm& p, const kb_htiles& s) {
 	u16 (*xs)[KB_HW] = s.xs;
 	i64 *xo = s.xo, *dof = s.dof;
 	const char* w;
-	int ncols = kb_tile_cols(p, w, xo, dof);
+	int ncols = kb_tile_cols(p, w, xo, dof, blockIdx.z);
 	if (ncols == 0) return;
 	__syncthreads();
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wm = warp & 1, wn = warp >> 1, g = lane >> 2, t = lane & 3;
@@ -193,8 +193,9 @@ __device__ __forceinline__ void mmh(const kb_mm& p, const kb_htiles& s) {
 }
 
 // ---------------------------------------------------------------------
-// The large f16/bf16 tiles (kb_mmh128x*, MUL_MAT with 16-byte rows:
-// k % 8 == 0 and every row 16-byte aligned, which the host checks): 128
+// The large f16/bf16 tiles (kb_mmh128x*, MUL_MAT and MUL_MAT_ID with
+// 16-byte rows: k % 8 == 0 and every row 16-byte aligned, which the host
+// checks): 128
 // weight rows by BN (128 or 64) columns per block of WARPS_M x WARPS_N
 // warps (8 warps of 64x32 or 32x32, or 4 of 64x64), k in steps of KB_LK =
 // 32 halves through an S-stage cp.async pipeline, fragments by ldmatrix.
@@ -211,10 +212,13 @@ __device__ __forceinline__ void mmh(const kb_mm& p, const kb_htiles& s) {
 __device__ __forceinline__ int kb_swz(int r, int c) { return r * KB_LK + 8 * (c ^ ((r >> 1) & 3)); }
 
 // kb_lcols is a large tile's column block: ncols activation rows from x
-// (x_nb1 apart), outputs to d (d_nb1 apart), weights w.
+// (x_nb1 apart), outputs to d (d_nb1 apart), weights w; for MUL_MAT_ID
+// (pairs non-null) column j is pair pairs[j] of kb_mmid_group's list,
+// its row and output at kb_pair_xo and kb_pair_do from x and d.
 struct kb_lcols {
 	const char *w, *x;
 	char* d;
+	const int* pairs;
 	int ncols;
 };
 
@@ -243,7 +247,10 @@ __device__ __forceinline__ void mmh_srcs(const kb_mm& p, const kb_lcols& c, i64 
 #pragma unroll
 	for (int i = 0; i < s.IB; i++) {
 		const int j = r0 + i * (NT / 4);
-		s.b[i] = c.x + (j < c.ncols ? j : 0) * p.x_nb1;
+		if (c.pairs)
+			s.b[i] = c.x + (j < c.ncols ? kb_pair_xo(p, c.pairs[j]) : 0);
+		else
+			s.b[i] = c.x + (j < c.ncols ? j : 0) * p.x_nb1;
 		s.bok |= (u32)(j < c.ncols) << i;
 	}
 }
@@ -275,13 +282,26 @@ __device__ __forceinline__ void mmhl(const kb_mm& p, u16* ws0, u16* xs0) {
 	constexpr int WM = KB_LM / WARPS_M, WN = BN / WARPS_N, MT = WM / 16, NT = WN / 8, THREADS = 32 * WARPS_M * WARPS_N;
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp % WARPS_M, wn = warp / WARPS_M;
 	const int g = lane >> 2, t = lane & 3;
-	const i64 z = blockIdx.z, i2 = z % p.b2, i3 = z / p.b2, c0 = (i64)blockIdx.y * BN;
 	const i64 row0 = (i64)blockIdx.x * KB_LM;
 	kb_lcols c;
-	c.ncols = (int)min((i64)BN, p.n - c0);
-	c.w = p.w + (i2 / p.r2) * p.w_nb2 + (i3 / p.r3) * p.w_nb3;
-	c.x = p.x + c0 * p.x_nb1 + i2 * p.x_nb2 + i3 * p.x_nb3;
-	c.d = p.d + c0 * p.d_nb1 + i2 * p.d_nb2 + i3 * p.d_nb3;
+	if (p.ids) {
+		// MUL_MAT_ID: column tile blockIdx.y of kb_mmid_group's list (a
+		// slot past the list has nothing to do).
+		const int tl = blockIdx.y;
+		if (tl >= *p.ntiles) return;
+		c.w = p.w + p.tiles[3 * tl] * p.w_nb2;
+		c.pairs = p.pairs + p.tiles[3 * tl + 1];
+		c.ncols = p.tiles[3 * tl + 2];
+		c.x = p.x;
+		c.d = p.d;
+	} else {
+		const i64 z = blockIdx.z, i2 = z % p.b2, i3 = z / p.b2, c0 = (i64)blockIdx.y * BN;
+		c.ncols = (int)min((i64)BN, p.n - c0);
+		c.w = p.w + (i2 / p.r2) * p.w_nb2 + (i3 / p.r3) * p.w_nb3;
+		c.x = p.x + c0 * p.x_nb1 + i2 * p.x_nb2 + i3 * p.x_nb3;
+		c.d = p.d + c0 * p.d_nb1 + i2 * p.d_nb2 + i3 * p.d_nb3;
+		c.pairs = nullptr;
+	}
 	// A warp whose sub-tile lies wholly past the rows or the columns only
 	// copies and waits (warp-uniform).
 	const bool active = row0 + wm * WM < p.m && wn * WN < c.ncols;
@@ -343,6 +363,14 @@ __device__ __forceinline__ void mmhl(const kb_mm& p, u16* ws0, u16* xs0) {
 		}
 	}
 	kb_cp_async_wait<0>();
+	// MUL_MAT_ID: the columns' output offsets, in the spent stage
+	// buffers once every warp is done reading them (block-uniform).
+	i64* dof = (i64*)ws0;
+	if (c.pairs) {
+		__syncthreads();
+		for (int j = threadIdx.x; j < c.ncols; j += THREADS) dof[j] = kb_pair_do(p, c.pairs[j]);
+		__syncthreads();
+	}
 	if (!active) return;
 #pragma unroll
 	for (int mt = 0; mt < MT; mt++)
@@ -352,7 +380,7 @@ __device__ __forceinline__ void mmhl(const kb_mm& p, u16* ws0, u16* xs0) {
 			for (int e = 0; e < 4; e++) {
 				const i64 r = row0 + wm * WM + 16 * mt + g + 8 * (e >> 1);
 				const int j = wn * WN + 8 * nt + 2 * t + (e & 1);
-				if (r < p.m && j < c.ncols) *(float*)(c.d + j * p.d_nb1 + r * 4) = acc[mt][nt][e];
+				if (r < p.m && j < c.ncols) *(float*)(c.d + (c.pairs ? dof[j] : j * p.d_nb1) + r * 4) = acc[mt][nt][e];
 			}
 }
 

@@ -159,8 +159,10 @@ template <int T, bool MMA, int BM>
 __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 	int (*wq)[KB_QW] = s.wq;
 	float4 (*wdm)[KB_QC + 1] = s.wdm;
+	// Split-k: this block's run of k chunks, [kb, kc).
+	const i64 batches = p.nsplit > 1 ? gridDim.z / p.nsplit : gridDim.z, split = blockIdx.z / batches;
 	const char* w;
-	int ncols = kb_tile_cols(p, w, s.xo, s.dof);
+	int ncols = kb_tile_cols(p, w, s.xo, s.dof, blockIdx.z % batches);
 	if (ncols == 0) return;
 	__syncthreads();
 	const int CPB = kb_type<T>::block / 32;
@@ -168,7 +170,7 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 	const bool K32 = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_Q4_K || T == KB_Q5_K;
 	const int tid = threadIdx.x;
 	const int NT = 2 * BM;
-	const i64 row0 = (i64)blockIdx.x * BM, kc = p.k / 32;
+	const i64 row0 = (i64)blockIdx.x * BM, kb = p.nsplit > 1 ? split * p.kspl : 0, kc = p.nsplit > 1 ? min(p.k / 32, kb + p.kspl) : p.k / 32;
 	const int nrows = (int)min((i64)BM, p.m - row0);
 	const bool raw = CPB == 1 && (((u64)w | (u64)p.w_nb1) & 3) == 0;
 	// MMA: warp (wm, wn) computes rows 32wm.., columns 32wn..; lane (g, t).
@@ -179,10 +181,10 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 #pragma unroll
 	for (int i = 0; i < 32; i++) acc[i] = 0.0f;
 
-	kb_mmq_load_x<NT>(p, s, 0, 0, kc, ncols);
-	if (raw) kb_mmq_load_w<T, BM, NT>(p, s, w, row0, 0, kc);
+	kb_mmq_load_x<NT>(p, s, 0, kb, kc, ncols);
+	if (raw) kb_mmq_load_w<T, BM, NT>(p, s, w, row0, kb, kc);
 	kb_cp_async_commit();
-	for (i64 c0 = 0, step = 0; c0 < kc; c0 += KB_QC, step++) {
+	for (i64 c0 = kb, step = 0; c0 < kc; c0 += KB_QC, step++) {
 		const int b = (int)(step & 1);
 		// Step c0's copies have landed, and every thread is done with
 		// the previous step's tiles.
@@ -319,13 +321,15 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 		}
 	}
 	kb_cp_async_wait<0>();
+	// A split's partial products go to its copy of the output's layout.
+	char* out = p.nsplit > 1 ? p.part + split * p.part_nb : p.d;
 	if (MMA) {
 #pragma unroll
 		for (int i = 0; i < 32; i++) {
 			const int mt = i >> 4, nt = (i >> 2) & 3, e = i & 3;
 			const i64 r = row0 + 32 * wm + 16 * mt + g + 8 * (e >> 1);
 			const int j = 32 * wn + 8 * nt + 2 * t + (e & 1);
-			if (r < p.m && j < ncols) *(float*)(p.d + s.dof[j] + r * 4) = acc[i];
+			if (r < p.m && j < ncols) *(float*)(out + s.dof[j] + r * 4) = acc[i];
 		}
 	} else {
 #pragma unroll
@@ -334,7 +338,7 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
 				const int col = tx + 16 * j;
-				if (r < p.m && col < ncols) *(float*)(p.d + s.dof[col] + r * 4) = acc[4 * i + j];
+				if (r < p.m && col < ncols) *(float*)(out + s.dof[col] + r * 4) = acc[4 * i + j];
 			}
 		}
 	}
@@ -354,3 +358,16 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 		mmq<T, true, KB_BM2>(p, s);                                                       \
 	}
 KB_INT_TYPES(KB_MMQ)
+
+// kb_mmq_splitk_sum adds the nsplit partial products of a split-k
+// MUL_MAT (see kb_mm) into d, in split order: total elements, m by n by
+// the batches, over a grid-stride loop.
+extern "C" __global__ void kb_mmq_splitk_sum(kb_mm p, i64 total) {
+	for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (i64)gridDim.x * blockDim.x) {
+		const i64 r = e % p.m, j = e / p.m % p.n, z = e / (p.m * p.n), i2 = z % p.b2, i3 = z / p.b2;
+		const i64 off = j * p.d_nb1 + i2 * p.d_nb2 + i3 * p.d_nb3 + r * 4;
+		float sum = 0.0f;
+		for (i64 sp = 0; sp < p.nsplit; sp++) sum += *(const float*)(p.part + sp * p.part_nb + off);
+		*(float*)(p.d + off) = sum;
+	}
+}
