@@ -54,13 +54,19 @@ var benchTypes = []quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quan
 // benchTiers returns the supported tiers' kernel sets.
 func benchTiers() []*kernelSet { return kernelSets() }
 
+// vecDotTypes are the weight types BenchmarkVecDot covers: benchTypes
+// and the formats whose dot products have AVX2 kernels but no tiled
+// MUL_MAT path yet.
+var vecDotTypes = append(benchTypes[:len(benchTypes):len(benchTypes)],
+	quant.IQ4_NL, quant.IQ4_XS, quant.MXFP4, quant.TQ1_0, quant.TQ2_0)
+
 // BenchmarkVecDot measures one dot product of k = 4096 elements: a weight
 // row of each type against an activation row of its vec-dot type, both in
 // cache. GFLOP/s counts 2k per dot; bytes are both rows.
 func BenchmarkVecDot(b *testing.B) {
 	const k = 4096
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, wt := range benchTypes {
+	for _, wt := range vecDotTypes {
 		x := vdRandomRow(b, rng, wt, k)
 		for _, ks := range benchTiers() {
 			kern, err := ks.dot(wt)

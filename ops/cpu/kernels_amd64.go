@@ -48,6 +48,11 @@ var avx2Kernels = &kernelSet{
 		quant.IQ4_NL: {dot.IQ4_NLAVX2, quant.Q8_0},
 		quant.IQ4_XS: {dot.IQ4_XSAVX2, quant.Q8_K},
 		quant.MXFP4:  {dot.MXFP4AVX2, quant.Q8_0},
+		// The ternary formats: integer sums in AVX2 (trits decoded by
+		// multiplying by powers of 3 for tq1_0), scaled as the generic
+		// kernels do (equal to them bit for bit).
+		quant.TQ1_0: {dot.TQ1_0AVX2, quant.Q8_K},
+		quant.TQ2_0: {dot.TQ2_0AVX2, quant.Q8_K},
 	}),
 	act: map[quant.Type]func([]float32, []byte){
 		quant.Q8_0: quantize.Q8_0AVX2,

@@ -126,7 +126,9 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("dots[iq4_nl]", ks.dots[quant.IQ4_NL].dot, dot.IQ4_NLAVX2)
 	same("dots[iq4_xs]", ks.dots[quant.IQ4_XS].dot, dot.IQ4_XSAVX2)
 	same("dots[mxfp4]", ks.dots[quant.MXFP4].dot, dot.MXFP4AVX2)
+	same("dots[tq1_0]", ks.dots[quant.TQ1_0].dot, dot.TQ1_0AVX2)
+	same("dots[tq2_0]", ks.dots[quant.TQ2_0].dot, dot.TQ2_0AVX2)
 	// The generic dot products fill in the types the tier lacks.
 	same("dots[q8_K]", ks.dots[quant.Q8_K].dot, dotKernels[quant.Q8_K].dot)
-	same("dots[tq2_0]", ks.dots[quant.TQ2_0].dot, dotKernels[quant.TQ2_0].dot)
+	same("dots[iq2_xxs]", ks.dots[quant.IQ2_XXS].dot, dotKernels[quant.IQ2_XXS].dot)
 }

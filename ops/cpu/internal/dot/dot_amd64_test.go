@@ -54,6 +54,9 @@ func simdTwins() []simdTwin {
 		{"iq4_nl", quant.IQ4_NL, IQ4_NLAVX2, IQ4_NL},
 		{"iq4_xs", quant.IQ4_XS, IQ4_XSAVX2, IQ4_XS},
 		{"mxfp4", quant.MXFP4, MXFP4AVX2, MXFP4},
+		// And the ternary formats'.
+		{"tq1_0", quant.TQ1_0, TQ1_0AVX2, TQ1_0},
+		{"tq2_0", quant.TQ2_0, TQ2_0AVX2, TQ2_0},
 	}
 }
 
@@ -89,6 +92,57 @@ func TestTableSums(t *testing.T) {
 					if got[b] != want[b] {
 						t.Fatalf("strides %v nb=%d block %d: asm %d, twin %d", st, nb, b, got[b], want[b])
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestTernarySums checks tq1SumsAVX2 and tq2SumsAVX2 against their twins
+// on random blocks (every code byte, the ones above 242 that ggml never
+// writes included) and on activations at the int8 extremes, where the
+// int16 lanes come closest to saturating (TestTwins checks the row
+// kernels built on them against the generic ones).
+func TestTernarySums(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, c := range []struct {
+		name   string
+		bytes  int
+		kernel func(x, y *byte, nb int, out *int32)
+		twin   func(x, y []byte, out []int32)
+	}{
+		{"tq1_0", bytesTQ1_0, tq1SumsAVX2, tq1SumsTwin},
+		{"tq2_0", bytesTQ2_0, tq2SumsAVX2, tq2SumsTwin},
+	} {
+		for trial := range 200 {
+			nb := 1 + rng.IntN(9)
+			x := make([]byte, nb*c.bytes)
+			y := make([]byte, nb*simd.BytesQ8_K)
+			for i := range x {
+				switch trial % 4 {
+				case 3:
+					x[i] = 0xff // tq2_0: every code 3
+				default:
+					x[i] = byte(rng.Uint32())
+				}
+			}
+			for i := range y {
+				switch trial % 3 {
+				case 0:
+					y[i] = byte(rng.Uint32())
+				case 1:
+					y[i] = 0x80 // -128
+				default:
+					y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
+				}
+			}
+			got, want := make([]int32, nb), make([]int32, nb)
+			tqSums(c.kernel, c.bytes, x, y, got)
+			c.twin(x, y, want)
+			for b := range got {
+				if got[b] != want[b] {
+					t.Fatalf("%s trial %d nb=%d block %d: asm %d, twin %d", c.name, trial, nb, b, got[b], want[b])
 				}
 			}
 		}
@@ -322,7 +376,9 @@ func TestTableKernelsLong(t *testing.T) {
 	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, tw := range simdTwins() {
-		if tw.wt != quant.IQ4_NL && tw.wt != quant.MXFP4 && tw.wt != quant.IQ4_XS {
+		switch tw.wt {
+		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0:
+		default:
 			continue
 		}
 		for _, blocks := range []int{63, 64, 65, 129, 200} {

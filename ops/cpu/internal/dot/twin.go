@@ -230,3 +230,71 @@ func quadQ81Twin(nb int, x, y []byte, xs int, codes func(bx []byte) [32]uint8) [
 	}
 	return out
 }
+
+// tqLanesTwin is the twin of the ternary kernels' block step
+// (tq_amd64.s): the eight 32-byte vectors of unsigned codes c[v] paired
+// with the q8_K codes q8[32v:32v+32], each VPMADDUBSW pair of c*y and of
+// 1*y saturated to int16 and added into sixteen wrapping int16 lanes,
+// the y lanes subtracted, and the lanes summed in int32.
+func tqLanesTwin(c *[8][32]uint8, q8 []byte) int32 {
+	var acc, accy [16]int16
+	for v := range c {
+		for l := range acc {
+			a, b := int32(int8(q8[32*v+2*l])), int32(int8(q8[32*v+2*l+1]))
+			acc[l] += int16(simd.Sat16(int32(c[v][2*l])*a + int32(c[v][2*l+1])*b))
+			accy[l] += int16(simd.Sat16(a + b))
+		}
+	}
+	var s int32
+	for l := range acc {
+		s += int32(acc[l] - accy[l])
+	}
+	return s
+}
+
+// tq2SumsTwin is the twin of tq2SumsAVX2: out[b] for the tq2_0 block at
+// x[66b:] and the q8_K block at y[292b:], vector 4h+l holding bits 2l of
+// the bytes x[32h:32h+32].
+func tq2SumsTwin(x, y []byte, out []int32) {
+	for b := range out {
+		bx := x[b*bytesTQ2_0:]
+		var c [8][32]uint8
+		for v := range c {
+			for i := range c[v] {
+				c[v][i] = bx[32*(v/4)+i] >> (2 * (v % 4)) & 3
+			}
+		}
+		out[b] = tqLanesTwin(&c, y[b*simd.BytesQ8_K+4:])
+	}
+}
+
+// tq1SumsTwin is the twin of tq1SumsAVX2: out[b] for the tq1_0 block at
+// x[54b:] and the q8_K block at y[292b:], each code decoded as the
+// kernel decodes it, from its source byte q and its word's multiplier k
+// (tq1mul in tq_amd64.s): the high word of
+// ((uint16(q)<<8) * k mod 2^16) * 3.
+func tq1SumsTwin(x, y []byte, out []int32) {
+	pow3 := [5]uint16{1, 3, 9, 27, 81}
+	for b := range out {
+		bx := x[b*bytesTQ1_0:]
+		var c [8][32]uint8
+		for v := range c {
+			for i := range c[v] {
+				var q byte
+				var k uint16
+				switch {
+				case v < 5: // qs[0:32], trit v
+					q, k = bx[i], pow3[v]
+				case v < 7: // qs[32:48] twice, trits 2(v-5) and 2(v-5)+1
+					q, k = bx[32+i%16], pow3[2*(v-5)+i/16]
+				case i < 16: // qs[32:48], trit 4
+					q, k = bx[32+i], pow3[4]
+				default: // qh[i%4], trit (i-16)/4
+					q, k = bx[48+i%4], pow3[(i-16)/4]
+				}
+				c[v][i] = uint8(uint32(uint16(q)<<8*k) * 3 >> 16)
+			}
+		}
+		out[b] = tqLanesTwin(&c, y[b*simd.BytesQ8_K+4:])
+	}
+}
