@@ -53,6 +53,10 @@ var avx2Kernels = &kernelSet{
 		// kernels do (equal to them bit for bit).
 		quant.TQ1_0: {dot.TQ1_0AVX2, quant.Q8_K},
 		quant.TQ2_0: {dot.TQ2_0AVX2, quant.Q8_K},
+		// IQ2_XXS: grid entries and sign bytes looked up per 8 elements,
+		// the signed products and scales in AVX2 (equal to the generic
+		// kernel bit for bit).
+		quant.IQ2_XXS: {dot.IQ2_XXSAVX2, quant.Q8_K},
 	}),
 	act: map[quant.Type]func([]float32, []byte){
 		quant.Q8_0: quantize.Q8_0AVX2,

@@ -57,6 +57,8 @@ func simdTwins() []simdTwin {
 		// And the ternary formats'.
 		{"tq1_0", quant.TQ1_0, TQ1_0AVX2, TQ1_0},
 		{"tq2_0", quant.TQ2_0, TQ2_0AVX2, TQ2_0},
+		// And IQ2_XXS's.
+		{"iq2_xxs", quant.IQ2_XXS, IQ2_XXSAVX2, IQ2_XXS},
 	}
 }
 
@@ -98,22 +100,24 @@ func TestTableSums(t *testing.T) {
 	}
 }
 
-// TestTernarySums checks tq1SumsAVX2 and tq2SumsAVX2 against their twins
-// on random blocks (every code byte, the ones above 242 that ggml never
-// writes included) and on activations at the int8 extremes, where the
-// int16 lanes come closest to saturating (TestTwins checks the row
-// kernels built on them against the generic ones).
-func TestTernarySums(t *testing.T) {
+// TestBlockSums checks the integer kernels of the ternary formats and
+// IQ2_XXS (tq1SumsAVX2, tq2SumsAVX2, iq2xxsSumsAVX2) against their twins
+// on random blocks (every code byte, the tq1_0 bytes above 242 that ggml
+// never writes included), on blocks of all-ones bits (every code, sign
+// and scale at its maximum) and on activations at the int8 extremes,
+// where the int16 lanes come closest to saturating (TestTwins checks the
+// row kernels built on them against the generic ones).
+func TestBlockSums(t *testing.T) {
 	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, c := range []struct {
-		name   string
-		bytes  int
-		kernel func(x, y *byte, nb int, out *int32)
-		twin   func(x, y []byte, out []int32)
+		name      string
+		bytes     int
+		asm, twin func(x, y []byte, out []int32)
 	}{
-		{"tq1_0", bytesTQ1_0, tq1SumsAVX2, tq1SumsTwin},
-		{"tq2_0", bytesTQ2_0, tq2SumsAVX2, tq2SumsTwin},
+		{"tq1_0", bytesTQ1_0, func(x, y []byte, out []int32) { tqSums(tq1SumsAVX2, bytesTQ1_0, x, y, out) }, tq1SumsTwin},
+		{"tq2_0", bytesTQ2_0, func(x, y []byte, out []int32) { tqSums(tq2SumsAVX2, bytesTQ2_0, x, y, out) }, tq2SumsTwin},
+		{"iq2_xxs", bytesIQ2_XXS, iq2xxsSums, iq2xxsSumsTwin},
 	} {
 		for trial := range 200 {
 			nb := 1 + rng.IntN(9)
@@ -122,7 +126,7 @@ func TestTernarySums(t *testing.T) {
 			for i := range x {
 				switch trial % 4 {
 				case 3:
-					x[i] = 0xff // tq2_0: every code 3
+					x[i] = 0xff
 				default:
 					x[i] = byte(rng.Uint32())
 				}
@@ -138,7 +142,7 @@ func TestTernarySums(t *testing.T) {
 				}
 			}
 			got, want := make([]int32, nb), make([]int32, nb)
-			tqSums(c.kernel, c.bytes, x, y, got)
+			c.asm(x, y, got)
 			c.twin(x, y, want)
 			for b := range got {
 				if got[b] != want[b] {
@@ -377,7 +381,7 @@ func TestTableKernelsLong(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, tw := range simdTwins() {
 		switch tw.wt {
-		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0:
+		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS:
 		default:
 			continue
 		}

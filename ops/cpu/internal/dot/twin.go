@@ -298,3 +298,53 @@ func tq1SumsTwin(x, y []byte, out []int32) {
 		out[b] = tqLanesTwin(&c, y[b*simd.BytesQ8_K+4:])
 	}
 }
+
+// iq2xxsSumsTwin is the twin of iq2xxsSumsAVX2: per block and sub-block
+// j, the grid magnitudes g negated (two's complement, in int8) where the
+// sign bit is set, then VPSIGNB by y and VPMADDUBSW with |y| (read
+// unsigned), each pair saturated to int16 and multiplied by 2*ls_j+1 in
+// VPMADDWD's int32 pairs, all summed.
+func iq2xxsSumsTwin(x, y []byte, out []int32) {
+	for b := range out {
+		bx, q8 := x[b*bytesIQ2_XXS:], y[b*simd.BytesQ8_K+4:]
+		var s int32
+		for j := range 8 {
+			q := bx[2+8*j:]
+			w := binary.LittleEndian.Uint32(q[4:])
+			var g, ys [32]int8
+			for l := range 4 {
+				signs := quant.KSignsIQ2XS[w>>(7*l)&127]
+				for i := range 8 {
+					v := int8(uint8(quant.IQ2XXSGrid[q[l]] >> (8 * i)))
+					if signs>>i&1 != 0 {
+						v = -v
+					}
+					g[8*l+i] = v
+				}
+			}
+			ys = simd.Codes8(q8[32*j : 32*j+32])
+			sc := int32(2*(w>>28) + 1)
+			for p := range 16 {
+				var pair int32
+				for k := 2 * p; k < 2*p+2; k++ {
+					a := int32(uint8(psignb(ys[k], ys[k])))
+					pair += a * int32(psignb(g[k], ys[k]))
+				}
+				s += simd.Sat16(pair) * sc
+			}
+		}
+		out[b] = s
+	}
+}
+
+// psignb is VPSIGNB on one byte: v negated (wrapping) where s < 0, zero
+// where s = 0.
+func psignb(v, s int8) int8 {
+	switch {
+	case s < 0:
+		return -v
+	case s == 0:
+		return 0
+	}
+	return v
+}
