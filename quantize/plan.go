@@ -91,8 +91,7 @@ func RequiresImatrix(name string, t quant.Type, ft FileType) bool {
 	if name == "token_embd.weight" || name == "output.weight" {
 		return false
 	}
-	const fileTypeQ2_K_S FileType = 21
-	return imatrixTypes[t.String()] || (t == quant.Q2_K && ft == fileTypeQ2_K_S)
+	return imatrixTypes[t.String()] || (t == quant.Q2_K && ft == FileTypeQ2_K_S)
 }
 
 // Convert reports whether the tensor's data is converted (false: copied).
@@ -190,6 +189,8 @@ func Choose(t Tensor, m Model, p Params) Decision {
 			d.Chosen, d.Rule = quant.Q8_0, "output rule (mxfp4_moe)"
 		case t.Ne[0]%s.Default.BlockSize() != 0:
 			d.Chosen, d.Rule = quant.Q8_0, "output rule (rows do not fit "+s.Default.String()+")"
+		case s.output != 0:
+			d.Chosen, d.Rule = s.output, "output rule"
 		case s.Default != quant.Q8_0:
 			d.Chosen, d.Rule = quant.Q6_K, "output rule"
 		}
@@ -200,9 +201,11 @@ func Choose(t Tensor, m Model, p Params) Decision {
 			d.Chosen, d.Rule = quant.Q8_0, "mxfp4_moe: not experts"
 		}
 	case t.Name == "token_embd.weight":
-		if s.FileType == FileTypeMostlyTQ1_0 || s.FileType == FileTypeMostlyTQ2_0 {
-			d.Chosen, d.Rule = quant.Q4_K, "token_embd rule (ternary)"
+		if s.embd != 0 {
+			d.Chosen, d.Rule = s.embd, "token_embd rule"
 		}
+	case s.ownMoE:
+		d.Chosen, d.Rule = s.choose(t.Name, m, p)
 	case m.NExpert == 8 && (strings.Contains(t.Name, "attn_v.weight") || strings.Contains(t.Name, "attn_k.weight")):
 		d.Chosen, d.Rule = quant.Q8_0, "8-expert rule: attn_v and attn_k to q8_0"
 	case m.NExpert == 8 && strings.Contains(t.Name, "attn_output.weight"):
@@ -210,13 +213,7 @@ func Choose(t Tensor, m Model, p Params) Decision {
 			d.Chosen, d.Rule = quant.Q5_K, "8-expert rule: attn_output to q5_K"
 		}
 	default:
-		il := Layer(t.Name)
-		for _, r := range s.rules {
-			if strings.Contains(t.Name, r.match) && r.when.holds(il, m.NLayer, m.GQA, p.Imatrix != nil) {
-				d.Chosen, d.Rule = r.t, fmt.Sprintf("%s %s", tensorClass(r.match), r.when.describe())
-				break
-			}
-		}
+		d.Chosen, d.Rule = s.choose(t.Name, m, p)
 	}
 	if t.Name == "token_embd.weight" && p.TokenEmbdType != nil {
 		d.Chosen, d.Rule = *p.TokenEmbdType, "-token-embd-type"
@@ -226,10 +223,23 @@ func Choose(t Tensor, m Model, p Params) Decision {
 	return d
 }
 
+// choose applies s's rules to the tensor called name: the first rule that
+// holds gives its type, else the default.
+func (s Scheme) choose(name string, m Model, p Params) (quant.Type, string) {
+	il := Layer(name)
+	for _, r := range s.rules {
+		if strings.Contains(name, r.match) && r.when.holds(il, m, p.Imatrix != nil) {
+			return r.t, fmt.Sprintf("%s %s", tensorClass(r.match), r.when.describe())
+		}
+	}
+	return s.Default, "default"
+}
+
 // moeOutputBump lists the schemes whose attn_output.weight llama.cpp
 // raises to q5_K in 8-expert models (in place of their own attn_output
 // rule).
-var moeOutputBump = map[string]bool{"q2_K": true, "q3_K_S": true, "q3_K_M": true, "q4_K_S": true, "q4_K_M": true, "iq4_nl": true, "iq4_xs": true}
+var moeOutputBump = map[string]bool{"q2_K": true, "q3_K_S": true, "q3_K_M": true, "q4_K_S": true, "q4_K_M": true, "iq4_nl": true, "iq4_xs": true,
+	"iq3_xxs": true, "iq3_xs": true, "iq3_s": true, "iq3_m": true}
 
 // fallback returns the type a tensor whose rows have n elements gets
 // instead of t, with the reason, or t and "" when t fits.

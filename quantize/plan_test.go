@@ -170,6 +170,70 @@ func TestChoose(t *testing.T) {
 		{"mxfp4_moe", "token_embd.weight", []int64{4096, 32000}, quant.F16, mixtral, nil, quant.Q8_0, quant.Q8_0, false},
 		{"mxfp4_moe", "output.weight", []int64{4096, 32000}, quant.F16, mixtral, nil, quant.Q8_0, quant.Q8_0, false},
 
+		// The IQ3 mixes. iq3_m: attn_v, attn_output q4_K, ffn_down q4_K
+		// in the first eighth (and use_more_bits layers with 8 experts).
+		{"iq3_m", "blk.9.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"iq3_m", "blk.9.attn_output.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"iq3_m", "blk.3.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"iq3_m", "blk.6.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.IQ3_S, quant.IQ3_S, false},
+		{"iq3_m", "blk.6.ffn_down_exps.weight", []int64{14336, 4096, 8}, quant.F16, mixtral, nil, quant.Q4_K, quant.Q4_K, false},
+		{"iq3_m", "blk.7.ffn_down_exps.weight", []int64{14336, 4096, 8}, quant.F16, mixtral, nil, quant.IQ3_S, quant.IQ3_S, false},
+		{"iq3_m", "blk.1.attn_v.weight", []int64{4096, 1024}, quant.F16, mixtral, nil, quant.Q8_0, quant.Q8_0, false},
+		{"iq3_m", "blk.1.attn_output.weight", []int64{4096, 4096}, quant.F16, mixtral, nil, quant.Q5_K, quant.Q5_K, false},
+		{"iq3_m", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, nil, quant.Q6_K, quant.Q6_K, false},
+		{"iq3_s", "blk.9.attn_v.weight", []int64{8192, 1024}, quant.F16, gqa8, nil, quant.Q4_K, quant.Q4_K, false},
+		{"iq3_s", "blk.9.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.IQ3_S, quant.IQ3_S, false},
+		{"iq3_s", "blk.0.attn_q.weight", []int64{64, 64}, quant.F32, stories, nil, quant.IQ3_S, quant.IQ4_NL, true},
+		// iq3_xxs: attn_q/attn_k iq2_s, attn_output and token_embd iq3_s,
+		// output q5_K; without a matrix attn_v iq3_s, ffn_down q4_K/q3_K.
+		{"iq3_xxs", "blk.2.attn_k.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.IQ2_S, quant.IQ2_S, false},
+		{"iq3_xxs", "blk.2.attn_q.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.IQ2_S, quant.IQ2_S, false},
+		{"iq3_xxs", "blk.2.attn_output.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.IQ3_S, quant.IQ3_S, false},
+		{"iq3_xxs", "token_embd.weight", []int64{4096, 32000}, quant.F16, llama7B, withImatrix, quant.IQ3_S, quant.IQ3_S, false},
+		{"iq3_xxs", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, withImatrix, quant.Q5_K, quant.Q5_K, false},
+		{"iq3_xxs", "blk.2.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.IQ3_XXS, quant.IQ3_XXS, false},
+		{"iq3_xxs", "blk.2.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, nil, quant.IQ3_S, quant.IQ3_S, false},
+		{"iq3_xxs", "blk.2.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.IQ3_XXS, quant.IQ3_XXS, false},
+		{"iq3_xxs", "blk.2.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q4_K, quant.Q4_K, false},
+		{"iq3_xxs", "blk.9.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, nil, quant.Q3_K, quant.Q3_K, false},
+		// iq3_xs: attn_q/attn_k and the middle layers' ffn_up/ffn_gate iq3_xxs.
+		{"iq3_xs", "blk.3.attn_k.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.IQ3_XXS, quant.IQ3_XXS, false},
+		{"iq3_xs", "blk.3.ffn_up.weight", []int64{4096, 11008}, quant.F16, llama7B, withImatrix, quant.IQ3_S, quant.IQ3_S, false},
+		{"iq3_xs", "blk.4.ffn_up.weight", []int64{4096, 11008}, quant.F16, llama7B, withImatrix, quant.IQ3_XXS, quant.IQ3_XXS, false},
+		{"iq3_xs", "blk.27.ffn_gate.weight", []int64{4096, 11008}, quant.F16, llama7B, withImatrix, quant.IQ3_XXS, quant.IQ3_XXS, false},
+		{"iq3_xs", "blk.28.ffn_gate.weight", []int64{4096, 11008}, quant.F16, llama7B, withImatrix, quant.IQ3_S, quant.IQ3_S, false},
+		// The IQ1/IQ2 mixes: attn_v and the first eighth of ffn_down q2_K
+		// (iq3_s in iq2_s, iq2_m), attn_v q4_K with GQA >= 4 or experts,
+		// output q5_K, token_embd q2_K (iq3_s); 8 experts: attn_k q4_K,
+		// attn_output q5_K, not the common q8_0.
+		{"iq2_xxs", "blk.2.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.Q2_K, quant.Q2_K, false},
+		{"iq2_xxs", "blk.2.attn_v.weight", []int64{8192, 1024}, quant.F16, gqa8, withImatrix, quant.Q4_K, quant.Q4_K, false},
+		{"iq2_xxs", "blk.2.attn_v.weight", []int64{4096, 1024}, quant.F16, mixtral, withImatrix, quant.Q4_K, quant.Q4_K, false},
+		{"iq2_xxs", "blk.2.attn_k.weight", []int64{4096, 1024}, quant.F16, mixtral, withImatrix, quant.Q4_K, quant.Q4_K, false},
+		{"iq2_xxs", "blk.2.attn_k.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.IQ2_XXS, quant.IQ2_XXS, false},
+		{"iq2_xxs", "blk.2.attn_output.weight", []int64{4096, 4096}, quant.F16, mixtral, withImatrix, quant.Q5_K, quant.Q5_K, false},
+		{"iq2_xxs", "blk.2.attn_output.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.IQ2_XXS, quant.IQ2_XXS, false},
+		{"iq2_xxs", "blk.3.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.Q2_K, quant.Q2_K, false},
+		{"iq2_xxs", "blk.4.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.IQ2_XXS, quant.IQ2_XXS, false},
+		{"iq2_xxs", "token_embd.weight", []int64{4096, 32000}, quant.F16, llama7B, withImatrix, quant.Q2_K, quant.Q2_K, false},
+		{"iq2_xxs", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, withImatrix, quant.Q5_K, quant.Q5_K, false},
+		{"iq2_xxs", "token_embd.weight", []int64{4096, 32000}, quant.F16, tied, withImatrix, quant.Q5_K, quant.Q5_K, false},
+		{"iq2_xs", "blk.0.attn_q.weight", []int64{4096 + 32, 4096}, quant.F16, llama7B, withImatrix, quant.IQ2_XS, quant.IQ4_NL, true},
+		{"iq2_s", "blk.9.ffn_up.weight", []int64{4096, 11008}, quant.F16, llama7B, withImatrix, quant.IQ2_XS, quant.IQ2_XS, false},
+		{"iq2_s", "blk.2.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.IQ3_S, quant.IQ3_S, false},
+		{"iq2_m", "blk.3.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.IQ3_S, quant.IQ3_S, false},
+		{"iq2_m", "blk.9.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.IQ2_S, quant.IQ2_S, false},
+		{"iq2_m", "blk.9.attn_output.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.IQ3_S, quant.IQ3_S, false},
+		{"iq2_m", "token_embd.weight", []int64{4096, 32000}, quant.F16, llama7B, withImatrix, quant.IQ3_S, quant.IQ3_S, false},
+		{"iq1_s", "blk.9.attn_output.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.IQ2_XXS, quant.IQ2_XXS, false},
+		{"iq1_m", "blk.9.attn_q.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.IQ1_M, quant.IQ1_M, false},
+		{"iq1_m", "token_embd.weight", []int64{4096, 32000}, quant.F16, llama7B, withImatrix, quant.Q2_K, quant.Q2_K, false},
+		// q2_K_S: ffn_down q4_K in the first eighth, attn_v q4_K at GQA >= 4.
+		{"q2_K_S", "blk.3.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.Q4_K, quant.Q4_K, false},
+		{"q2_K_S", "blk.4.ffn_down.weight", []int64{11008, 4096}, quant.F16, llama7B, withImatrix, quant.Q2_K, quant.Q2_K, false},
+		{"q2_K_S", "blk.4.attn_v.weight", []int64{8192, 1024}, quant.F16, gqa8, withImatrix, quant.Q4_K, quant.Q4_K, false},
+		{"q2_K_S", "blk.4.attn_output.weight", []int64{4096, 4096}, quant.F16, llama7B, withImatrix, quant.Q2_K, quant.Q2_K, false},
+
 		// -pure and the overrides.
 		{"q4_K_M", "output.weight", []int64{4096, 32000}, quant.F16, llama7B, func(p *Params) { p.Pure = true }, quant.Q4_K, quant.Q4_K, false},
 		{"q4_K_M", "blk.0.attn_v.weight", []int64{4096, 4096}, quant.F16, llama7B, func(p *Params) { p.Pure = true }, quant.Q4_K, quant.Q4_K, false},
@@ -289,6 +353,17 @@ func TestParseScheme(t *testing.T) {
 		{"TQ1_0", "tq1_0", 36, quant.TQ1_0},
 		{"tq2_0", "tq2_0", 37, quant.TQ2_0},
 		{"MXFP4_MOE", "mxfp4_moe", 38, quant.MXFP4},
+		{"IQ2_XXS", "iq2_xxs", 19, quant.IQ2_XXS},
+		{"iq2_xs", "iq2_xs", 20, quant.IQ2_XS},
+		{"Q2_K_S", "q2_K_S", 21, quant.Q2_K},
+		{"IQ3_XS", "iq3_xs", 22, quant.IQ3_S},
+		{"iq3_xxs", "iq3_xxs", 23, quant.IQ3_XXS},
+		{"IQ1_S", "iq1_s", 24, quant.IQ1_S},
+		{"iq3_s", "iq3_s", 26, quant.IQ3_S},
+		{"IQ3_M", "iq3_m", 27, quant.IQ3_S},
+		{"iq2_s", "iq2_s", 28, quant.IQ2_XS},
+		{"IQ2_M", "iq2_m", 29, quant.IQ2_S},
+		{"iq1_m", "iq1_m", 31, quant.IQ1_M},
 	}
 	for _, tt := range tests {
 		s, err := ParseScheme(tt.name)
@@ -392,13 +467,51 @@ func TestRequiresImatrix(t *testing.T) {
 		name string
 		have bool
 		want bool
-	}{{"iq2_xxs", false, true}, {"IQ1_S", false, true}, {"iq2_m", false, true}, {"q2_K_S", false, true}, {"iq2_xxs", true, false}, {"iq3_s", false, false}, {"q4_0", false, false}} {
+	}{
+		{"iq2_xxs", false, true}, {"IQ1_S", false, true}, {"iq1_m", false, true}, {"iq2_xs", false, true}, {"iq2_s", false, true},
+		{"iq2_m", false, true}, {"q2_K_S", false, true}, {"iq3_xxs", false, true}, {"iq3_xs", false, true},
+		{"iq2_xxs", true, false}, {"iq3_s", false, false}, {"iq3_m", false, false}, {"q4_0", false, false}, {"q2_K", false, false},
+	} {
 		err := CheckImatrix(c.name, c.have)
 		if (err != nil) != c.want || (err != nil && !errors.Is(err, ErrNeedsImatrix)) {
 			t.Errorf("CheckImatrix(%q, %v) = %v", c.name, c.have, err)
 		}
 		if err != nil && !strings.Contains(err.Error(), strings.ToUpper(c.name)) {
 			t.Errorf("CheckImatrix(%q): %v does not name it", c.name, err)
+		}
+	}
+}
+
+// TestNeedsImatrixAgrees: a scheme is marked NeedsImatrix exactly when
+// Plan, without a matrix, gives some tensor of a llama model with rows of
+// 256 a type RequiresImatrix names (so CheckImatrix's refusal by name and
+// Plan's refusal by tensor agree), and with one, Plan succeeds.
+func TestNeedsImatrixAgrees(t *testing.T) {
+	m := Model{NLayer: 8, GQA: 1, HasOutput: true}
+	names := []string{"token_embd.weight", "output.weight"}
+	for il := 0; il < m.NLayer; il++ {
+		for _, n := range []string{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"} {
+			names = append(names, fmt.Sprintf("blk.%d.%s.weight", il, n))
+		}
+	}
+	for _, s := range Schemes() {
+		for _, imat := range []bool{false, true} {
+			p := Params{Scheme: s}
+			if imat {
+				withImatrix(&p)
+			}
+			need := false
+			for _, n := range names {
+				ne, nd := shape(256, 256)
+				d := Choose(Tensor{Name: n, Type: quant.F32, Ne: ne, NDims: nd}, m, p)
+				need = need || d.NeedsImatrix
+			}
+			if !imat && need != s.NeedsImatrix {
+				t.Errorf("%s: NeedsImatrix %v, but a tensor needing one is planned: %v", s.Name, s.NeedsImatrix, need)
+			}
+			if got := CheckImatrix(s.Name, imat) != nil; got != (s.NeedsImatrix && !imat) {
+				t.Errorf("CheckImatrix(%s, %v) refused: %v", s.Name, imat, got)
+			}
 		}
 	}
 }

@@ -13,9 +13,8 @@ import (
 // which names the type most of a file's weights have.
 type FileType uint32
 
-// File types, numbered as llama.cpp numbers them. The gaps are types
-// llama.cpp has removed (4-6) or that kernbench cannot write yet (the IQ1,
-// IQ2 and IQ3 mixes, Q2_K_S; see ParseScheme).
+// File types, numbered as llama.cpp numbers them. The gap 4-6 is types
+// llama.cpp has removed.
 const (
 	FileTypeAllF32       FileType = 0
 	FileTypeMostlyF16    FileType = 1
@@ -33,8 +32,19 @@ const (
 	FileTypeQ5_K_S       FileType = 16
 	FileTypeQ5_K_M       FileType = 17
 	FileTypeMostlyQ6_K   FileType = 18
+	FileTypeIQ2_XXS      FileType = 19
+	FileTypeIQ2_XS       FileType = 20
+	FileTypeQ2_K_S       FileType = 21
+	FileTypeIQ3_XS       FileType = 22
+	FileTypeIQ3_XXS      FileType = 23
+	FileTypeIQ1_S        FileType = 24
 	FileTypeMostlyIQ4_NL FileType = 25
+	FileTypeIQ3_S        FileType = 26
+	FileTypeIQ3_M        FileType = 27
+	FileTypeIQ2_S        FileType = 28
+	FileTypeIQ2_M        FileType = 29
 	FileTypeMostlyIQ4_XS FileType = 30
+	FileTypeIQ1_M        FileType = 31
 	FileTypeMostlyBF16   FileType = 32
 	FileTypeMostlyTQ1_0  FileType = 36
 	FileTypeMostlyTQ2_0  FileType = 37
@@ -57,15 +67,20 @@ const (
 type cond int
 
 const (
-	always            cond = iota
-	moreBits               // useMoreBits(layer, nLayer)
-	first2                 // layer < 2
-	first4                 // layer < 4
-	firstEighth            // layer < nLayer/8
-	firstSixteenth         // layer < nLayer/16
-	gqa4                   // n_head / n_head_kv >= 4 (any layer)
-	firstEighthImat        // layer < nLayer/8, with an importance matrix
-	firstEighthNoImat      // layer < nLayer/8, without one
+	always             cond = iota
+	moreBits                // useMoreBits(layer, nLayer)
+	first2                  // layer < 2
+	first4                  // layer < 4
+	firstEighth             // layer < nLayer/8
+	firstSixteenth          // layer < nLayer/16
+	gqa4                    // n_head / n_head_kv >= 4 (any layer)
+	firstEighthImat         // layer < nLayer/8, with an importance matrix
+	firstEighthNoImat       // layer < nLayer/8, without one
+	noImat                  // without an importance matrix (any layer)
+	gqaOrExperts4           // n_head / n_head_kv >= 4 or n_expert >= 4 (any layer)
+	experts8                // n_expert == 8 (any layer)
+	firstEighthOrMore8      // layer < nLayer/8, or useMoreBits with 8 experts
+	middleLayers            // nLayer/8 <= layer < 7*nLayer/8
 )
 
 // describe says in words which tensors c selects.
@@ -87,25 +102,45 @@ func (c cond) describe() string {
 		return "in the first n_layer/8 layers, with -imatrix"
 	case firstEighthNoImat:
 		return "in the first n_layer/8 layers, without -imatrix"
+	case noImat:
+		return "without -imatrix"
+	case gqaOrExperts4:
+		return "when n_head/n_head_kv >= 4 or n_expert >= 4"
+	case experts8:
+		return "in models of 8 experts"
+	case firstEighthOrMore8:
+		return "in the first n_layer/8 layers (use_more_bits ones with 8 experts)"
+	case middleLayers:
+		return "in layers n_layer/8 .. 7*n_layer/8-1"
 	}
 	return "in every layer"
 }
 
-// holds reports whether c selects layer il of nLayer in a model whose
-// grouped-query factor is gqa, quantized with an importance matrix when
-// imat. A tensor outside any layer (il < 0) is selected only by the
-// layer-independent conditions.
-func (c cond) holds(il, nLayer, gqa int, imat bool) bool {
+// holds reports whether c selects layer il of model m, quantized with an
+// importance matrix when imat. A tensor outside any layer (il < 0) is
+// selected only by the layer-independent conditions.
+func (c cond) holds(il int, m Model, imat bool) bool {
+	nLayer := m.NLayer
 	switch c {
 	case always:
 		return true
 	case gqa4:
-		return gqa >= 4
+		return m.GQA >= 4
+	case noImat:
+		return !imat
+	case gqaOrExperts4:
+		return m.GQA >= 4 || m.NExpert >= 4
+	case experts8:
+		return m.NExpert == 8
 	}
 	if il < 0 {
 		return false
 	}
 	switch c {
+	case firstEighthOrMore8:
+		return il < nLayer/8 || (m.NExpert == 8 && useMoreBits(il, nLayer))
+	case middleLayers:
+		return il >= nLayer/8 && il < 7*nLayer/8
 	case moreBits:
 		return useMoreBits(il, nLayer)
 	case first2:
@@ -152,7 +187,20 @@ type Scheme struct {
 	Default quant.Type
 	// Summary describes the scheme in a few words.
 	Summary string
-	rules   []rule
+	// NeedsImatrix reports that llama-quantize makes this file type only
+	// with an importance matrix (some of its tensors get a type that
+	// RequiresImatrix names).
+	NeedsImatrix bool
+	rules        []rule
+	// output is the output rule's type (zero: q6_K).
+	output quant.Type
+	// embd, when not zero, is token_embd.weight's type (in a model with
+	// an output.weight).
+	embd quant.Type
+	// ownMoE marks the schemes whose rules give 8-expert models'
+	// attention its types (llama.cpp's IQ1/IQ2 branch) in place of the
+	// common 8-expert rule.
+	ownMoE bool
 }
 
 // Quantized reports whether s's default type is a block-quantized type.
@@ -171,6 +219,24 @@ var (
 		{"ffn_down", firstEighthNoImat, quant.Q5_K},
 	}
 )
+
+// rulesIQ2 are llama.cpp's rules for the IQ1 and IQ2 mixes: attn_v and
+// the first eighth of ffn_down get low (q2_K, or iq3_s in IQ2_S and
+// IQ2_M), attn_v q4_K with grouped-query attention or experts, and
+// attn_output the type out (none: the default).
+func rulesIQ2(low, out quant.Type) []rule {
+	r := []rule{
+		{"attn_v.weight", gqaOrExperts4, quant.Q4_K},
+		{"attn_v.weight", always, low},
+		{"attn_k.weight", experts8, quant.Q4_K},
+		{"ffn_down", firstEighth, low},
+		{"attn_output.weight", experts8, quant.Q5_K},
+	}
+	if out != 0 {
+		r = append(r, rule{"attn_output.weight", always, out})
+	}
+	return r
+}
 
 // schemes lists every scheme, in the order -rules prints them. The rules
 // are llama.cpp's llama_tensor_get_type (Choose adds its 8-expert rules);
@@ -217,8 +283,43 @@ var schemes = []Scheme{
 	{Name: "q6_K", FileType: FileTypeMostlyQ6_K, Default: quant.Q6_K, Summary: "6.56 bpw"},
 	{Name: "iq4_nl", FileType: FileTypeMostlyIQ4_NL, Default: quant.IQ4_NL, Summary: "4.50 bpw non-linear", rules: rulesIQ4},
 	{Name: "iq4_xs", FileType: FileTypeMostlyIQ4_XS, Default: quant.IQ4_XS, Summary: "4.25 bpw non-linear", rules: rulesIQ4},
-	{Name: "tq1_0", FileType: FileTypeMostlyTQ1_0, Default: quant.TQ1_0, Summary: "1.69 bpw ternary; token_embd q4_K"},
-	{Name: "tq2_0", FileType: FileTypeMostlyTQ2_0, Default: quant.TQ2_0, Summary: "2.06 bpw ternary; token_embd q4_K"},
+	{Name: "iq3_m", FileType: FileTypeIQ3_M, Default: quant.IQ3_S, Summary: "3.66 bpw iq3_s mix", rules: []rule{
+		{"attn_v.weight", always, quant.Q4_K},
+		{"ffn_down", firstEighthOrMore8, quant.Q4_K},
+		{"attn_output.weight", always, quant.Q4_K},
+		{"attn_qkv.weight", always, quant.Q4_K},
+	}},
+	{Name: "iq3_s", FileType: FileTypeIQ3_S, Default: quant.IQ3_S, Summary: "3.44 bpw", rules: []rule{
+		{"attn_v.weight", gqa4, quant.Q4_K},
+	}},
+	{Name: "iq3_xs", FileType: FileTypeIQ3_XS, Default: quant.IQ3_S, Summary: "3.3 bpw iq3_s/iq3_xxs mix", NeedsImatrix: true, rules: []rule{
+		{"attn_v.weight", gqa4, quant.Q4_K},
+		{"attn_k.weight", always, quant.IQ3_XXS},
+		{"attn_q.weight", always, quant.IQ3_XXS},
+		{"ffn_up", middleLayers, quant.IQ3_XXS},
+		{"ffn_gate", middleLayers, quant.IQ3_XXS},
+	}},
+	{Name: "iq3_xxs", FileType: FileTypeIQ3_XXS, Default: quant.IQ3_XXS, Summary: "3.06 bpw", NeedsImatrix: true, output: quant.Q5_K, embd: quant.IQ3_S, rules: []rule{
+		{"attn_v.weight", gqa4, quant.Q4_K},
+		{"attn_v.weight", noImat, quant.IQ3_S},
+		{"attn_k.weight", always, quant.IQ2_S},
+		{"attn_q.weight", always, quant.IQ2_S},
+		{"ffn_down", firstEighthNoImat, quant.Q4_K},
+		{"ffn_down", noImat, quant.Q3_K},
+		{"attn_output.weight", always, quant.IQ3_S},
+	}},
+	{Name: "iq2_m", FileType: FileTypeIQ2_M, Default: quant.IQ2_S, Summary: "2.7 bpw iq2_s mix", NeedsImatrix: true, output: quant.Q5_K, embd: quant.IQ3_S, ownMoE: true, rules: rulesIQ2(quant.IQ3_S, quant.IQ3_S)},
+	{Name: "iq2_s", FileType: FileTypeIQ2_S, Default: quant.IQ2_XS, Summary: "2.5 bpw iq2_xs mix", NeedsImatrix: true, output: quant.Q5_K, embd: quant.IQ3_S, ownMoE: true, rules: rulesIQ2(quant.IQ3_S, quant.IQ3_S)},
+	{Name: "iq2_xs", FileType: FileTypeIQ2_XS, Default: quant.IQ2_XS, Summary: "2.31 bpw", NeedsImatrix: true, output: quant.Q5_K, embd: quant.Q2_K, ownMoE: true, rules: rulesIQ2(quant.Q2_K, 0)},
+	{Name: "iq2_xxs", FileType: FileTypeIQ2_XXS, Default: quant.IQ2_XXS, Summary: "2.06 bpw", NeedsImatrix: true, output: quant.Q5_K, embd: quant.Q2_K, ownMoE: true, rules: rulesIQ2(quant.Q2_K, 0)},
+	{Name: "iq1_m", FileType: FileTypeIQ1_M, Default: quant.IQ1_M, Summary: "1.75 bpw", NeedsImatrix: true, output: quant.Q5_K, embd: quant.Q2_K, ownMoE: true, rules: rulesIQ2(quant.Q2_K, quant.IQ2_XXS)},
+	{Name: "iq1_s", FileType: FileTypeIQ1_S, Default: quant.IQ1_S, Summary: "1.56 bpw", NeedsImatrix: true, output: quant.Q5_K, embd: quant.Q2_K, ownMoE: true, rules: rulesIQ2(quant.Q2_K, quant.IQ2_XXS)},
+	{Name: "q2_K_S", FileType: FileTypeQ2_K_S, Default: quant.Q2_K, Summary: "q2_K with q4_K in the first layers' ffn_down", NeedsImatrix: true, rules: []rule{
+		{"attn_v.weight", gqa4, quant.Q4_K},
+		{"ffn_down", firstEighth, quant.Q4_K},
+	}},
+	{Name: "tq1_0", FileType: FileTypeMostlyTQ1_0, Default: quant.TQ1_0, Summary: "1.69 bpw ternary; token_embd q4_K", embd: quant.Q4_K},
+	{Name: "tq2_0", FileType: FileTypeMostlyTQ2_0, Default: quant.TQ2_0, Summary: "2.06 bpw ternary; token_embd q4_K", embd: quant.Q4_K},
 	{Name: "mxfp4_moe", FileType: FileTypeMXFP4_MOE, Default: quant.MXFP4, Summary: "experts (3-D) mxfp4, other matrices q8_0"},
 }
 
@@ -230,17 +331,12 @@ func Schemes() []Scheme { return append([]Scheme(nil), schemes...) }
 
 // Unwritten lists llama.cpp's file types kernbench cannot write yet, by
 // llama-quantize's names, each with whether llama-quantize needs an
-// importance matrix for it (its low-bit IQ types, IQ1_S, IQ1_M, IQ2_XXS,
-// IQ2_XS, IQ2_S and IQ3_XXS, and Q2_K in Q2_K_S, refuse to quantize
-// without one).
+// importance matrix for it. It is empty now that the IQ1, IQ2 and IQ3
+// mixes and Q2_K_S are schemes; ParseScheme refuses any name it holds.
 var Unwritten = []struct {
 	Name         string
 	NeedsImatrix bool
-}{
-	{"IQ2_XXS", true}, {"IQ2_XS", true}, {"IQ2_S", true}, {"IQ2_M", true},
-	{"IQ1_S", true}, {"IQ1_M", true}, {"IQ3_XXS", true}, {"IQ3_XS", true},
-	{"Q2_K_S", true}, {"IQ3_S", false}, {"IQ3_M", false},
-}
+}{}
 
 // ErrNeedsImatrix marks a file type llama-quantize refuses to make without
 // an importance matrix.
@@ -248,11 +344,20 @@ var ErrNeedsImatrix = errors.New("needs an importance matrix (-imatrix FILE), as
 
 // CheckImatrix returns an error wrapping ErrNeedsImatrix when the file
 // type called name (ignoring case) is one llama-quantize makes only with
-// an importance matrix and haveImatrix is false, nil otherwise.
+// an importance matrix (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M,
+// IQ3_XXS, IQ3_XS, Q2_K_S) and haveImatrix is false, nil otherwise.
 func CheckImatrix(name string, haveImatrix bool) error {
+	if haveImatrix {
+		return nil
+	}
 	for _, u := range Unwritten {
-		if strings.EqualFold(name, u.Name) && u.NeedsImatrix && !haveImatrix {
+		if strings.EqualFold(name, u.Name) && u.NeedsImatrix {
 			return fmt.Errorf("quantize: %s %w", u.Name, ErrNeedsImatrix)
+		}
+	}
+	for _, s := range schemes {
+		if strings.EqualFold(name, s.Name) && s.NeedsImatrix {
+			return fmt.Errorf("quantize: %s %w", strings.ToUpper(s.Name), ErrNeedsImatrix)
 		}
 	}
 	return nil
@@ -260,8 +365,9 @@ func CheckImatrix(name string, haveImatrix bool) error {
 
 // ParseScheme returns the scheme called name, ignoring case: a weight type
 // (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q6_K, iq4_nl,
-// iq4_xs, tq1_0, tq2_0), a K mix (q3_K_S, q3_K_M, q3_K_L, q4_K_S, q4_K_M,
-// q5_K_S, q5_K_M), mxfp4_moe, or one of llama-quantize's aliases q3_K,
+// iq4_xs, iq3_s, iq3_xxs, iq2_xxs, iq2_xs, iq1_s, iq1_m, tq1_0, tq2_0), a
+// K mix (q2_K_S, q3_K_S, q3_K_M, q3_K_L, q4_K_S, q4_K_M, q5_K_S, q5_K_M),
+// an IQ mix (iq3_m, iq3_xs, iq2_s, iq2_m), mxfp4_moe, or one of llama-quantize's aliases q3_K,
 // q4_K and q5_K for the _M mixes. A file type of Unwritten is an error
 // that says kernbench cannot write it yet.
 func ParseScheme(name string) (Scheme, error) {
@@ -288,15 +394,16 @@ func ParseScheme(name string) (Scheme, error) {
 }
 
 // ParseWeightType returns the element type called name, which must be one a
-// weight matrix can have: f32, f16, bf16, a legacy type or a K type (not
-// q8_1, q8_K or an integer type, which no matrix product takes as weights).
+// weight matrix can have: f32, f16, bf16, a legacy type, a K type, an IQ
+// type, a ternary type or mxfp4 (not q8_1, q8_K or an integer type, which
+// no matrix product takes as weights).
 func ParseWeightType(name string) (quant.Type, error) {
 	t, err := quant.ParseType(name)
 	if err != nil {
 		return 0, err
 	}
 	if !weightType(t) {
-		return 0, fmt.Errorf("quantize: %v is not a weight type (want f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K..q6_K, iq4_nl, iq4_xs, tq1_0, tq2_0 or mxfp4)", t)
+		return 0, fmt.Errorf("quantize: %v is not a weight type (want f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K..q6_K, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq4_nl, iq4_xs, tq1_0, tq2_0 or mxfp4)", t)
 	}
 	return t, nil
 }
@@ -306,7 +413,8 @@ func weightType(t quant.Type) bool {
 	switch t {
 	case quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0,
 		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K,
-		quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4:
+		quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4,
+		quant.IQ1_S, quant.IQ1_M, quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S:
 		return true
 	}
 	return false
@@ -321,9 +429,17 @@ var fallbacks = map[quant.Type]quant.Type{
 	quant.TQ1_0:  quant.Q4_0,
 	quant.TQ2_0:  quant.Q4_0,
 	quant.IQ4_XS: quant.IQ4_NL,
-	quant.Q4_K:   quant.Q5_0,
-	quant.Q5_K:   quant.Q5_1,
-	quant.Q6_K:   quant.Q8_0,
+	// The codebook formats too, as llama.cpp.
+	quant.IQ1_S:   quant.IQ4_NL,
+	quant.IQ1_M:   quant.IQ4_NL,
+	quant.IQ2_XXS: quant.IQ4_NL,
+	quant.IQ2_XS:  quant.IQ4_NL,
+	quant.IQ2_S:   quant.IQ4_NL,
+	quant.IQ3_XXS: quant.IQ4_NL,
+	quant.IQ3_S:   quant.IQ4_NL,
+	quant.Q4_K:    quant.Q5_0,
+	quant.Q5_K:    quant.Q5_1,
+	quant.Q6_K:    quant.Q8_0,
 }
 
 // WriteRules writes the rule table: what each scheme does, the output
@@ -346,16 +462,18 @@ func WriteRules(w io.Writer) error {
 
 Output rule (every quantized scheme, -pure excepted):
   output.weight (token_embd.weight when the model has no output.weight)
-  gets q6_K, or q8_0 when its rows are not a multiple of the default type's
+  gets q6_K (q5_K in iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq2_m and
+  iq3_xxs), or q8_0 when its rows are not a multiple of the default type's
   block, or stays q8_0 in the q8_0 scheme, or q8_0 in mxfp4_moe.
   -output-type overrides it. token_embd.weight otherwise gets the default
-  type (q4_K in tq1_0 and tq2_0; -token-embd-type overrides it).
+  type (q4_K in tq1_0 and tq2_0, q2_K in iq1_s, iq1_m, iq2_xxs and iq2_xs,
+  iq3_s in iq2_s, iq2_m and iq3_xxs; -token-embd-type overrides it).
 
 mxfp4_moe: every matrix but the experts' stacks (3-D: ffn_*_exps) gets
   q8_0, token_embd.weight included; the experts get mxfp4.
 
 With an importance matrix (-imatrix), the types that take one (q4_0,
-  q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs) are quantized with its
+  q4_1, q5_0, q5_1, q2_K..q6_K, the iq types) are quantized with its
   weights by ggml's weighted search, and the rules marked -imatrix apply.
 
 use_more_bits(i, n): i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2,
@@ -364,9 +482,10 @@ use_more_bits(i, n): i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2,
 Mixtures of experts: the experts (ffn_gate_exps, ffn_up_exps,
   ffn_down_exps, 3-D) follow the rules of ffn_gate, ffn_up and ffn_down.
   In models of 8 experts (Mixtral), attn_v and attn_k get q8_0 in every
-  quantized scheme, and attn_output q5_K in q2_K, q3_K_S, q3_K_M, q4_K_S,
-  q4_K_M, iq4_nl and iq4_xs (in place of the scheme's attn_output rule),
-  as llama.cpp.
+  quantized scheme but the iq1/iq2 mixes (whose rules above say it), and
+  attn_output q5_K in q2_K, q3_K_S, q3_K_M, q4_K_S, q4_K_M, iq3_xxs,
+  iq3_xs, iq3_s, iq3_m, iq4_nl and iq4_xs (in place of the scheme's
+  attn_output rule), as llama.cpp.
 
 Tensors left as they are (copied, not converted): tensors of one dimension
 (norms, biases, rope_freqs, attention sinks, Mamba's D), names not ending
@@ -376,18 +495,20 @@ conv kernels), integer tensors, and output.weight with -leave-output. A
 tensor already of its target type is copied too.
 
 Fallbacks, when a tensor's rows are not a multiple of its type's block
-(256 for K, IQ4_XS and TQ types, 32 for the legacy types, iq4_nl, mxfp4):
-  q2_K, q3_K, tq1_0, tq2_0 -> q4_0,  iq4_xs -> iq4_nl
+(256 for K, IQ1/IQ2/IQ3, IQ4_XS and TQ types, 32 for the legacy types,
+iq4_nl, mxfp4):
+  q2_K, q3_K, tq1_0, tq2_0 -> q4_0,  iq1_*, iq2_*, iq3_*, iq4_xs -> iq4_nl
   q4_K -> q5_0,  q5_K -> q5_1,  q6_K -> q8_0
   any type of 32 -> f16 (llama.cpp refuses), and any fallback whose block
   still does not fit -> f16. Every fallback is reported on the tensor's line.
 
-Not yet written (llama.cpp's IQ1/IQ2/IQ3 mixes): IQ2_XXS, IQ2_XS, IQ2_S,
-IQ2_M, IQ1_S, IQ1_M, IQ3_XXS, IQ3_XS and Q2_K_S need an importance matrix
-in llama-quantize, and are refused without one, naming them.
+Importance matrix required (as llama-quantize): iq2_xxs, iq2_xs, iq2_s,
+iq2_m, iq1_s, iq1_m, iq3_xxs, iq3_xs and q2_K_S are refused without
+-imatrix, naming them.
 
 Left out of llama.cpp's rules: the 70B attn_v bump, Falcon's special
-cases, and manual per-tensor overrides.
+cases, the fused attn_qkv rules of the K mixes, and manual per-tensor
+overrides.
 `)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -21,7 +21,8 @@
 // Flags given explicitly override the preset's values. -type takes what
 // quantize takes (a weight type such as f16 or q4_0, or a mix such as
 // q4_K_M), and the same rules decide each tensor's type, fallbacks
-// included.
+// included; the mixes quantize makes only with an importance matrix
+// (iq1_*, iq2_*, iq3_xxs, iq3_xs, q2_K_S) are refused.
 //
 // Weights: every matrix W[n_in, n_out] is drawn from N(0, 1/n_in) (so it
 // maps an input of RMS 1 to outputs of RMS about 1: attention scores and
@@ -195,6 +196,9 @@ func parse(args []string) (config, error) {
 	s, err := quantize.ParseScheme(c.typ)
 	if err != nil {
 		return c, usagef("-type: unknown type %q (quantize -rules lists them)", c.typ)
+	}
+	if s.NeedsImatrix {
+		return c, usagef("-type: %s needs an importance matrix: write f32 and run quantize -imatrix", s.Name)
 	}
 	c.Params.Scheme = s
 	c.Params.OutputType = fs.Lookup("output-type").Value.(*quantize.TypeFlag).T

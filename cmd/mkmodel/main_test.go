@@ -365,6 +365,7 @@ func TestBadArgs(t *testing.T) {
 		{[]string{"-o", "x", "-vocab", "100"}, "-vocab: 100 is less than"},
 		{[]string{"-o", "x", "-vocab", "99999999"}, "-vocab: 99999999 is outside"},
 		{[]string{"-o", "x", "-type", "q9_9"}, `-type: unknown type "q9_9"`},
+		{[]string{"-o", "x", "-type", "iq2_xxs"}, "-type: iq2_xxs needs an importance matrix"},
 		{[]string{"-o", "x", "-preset", "huge"}, `-preset: unknown preset "huge"`},
 		{[]string{"-o", "x", "-t", "-2"}, `invalid value "-2" for flag -t: want 0 (one per CPU) to 4096 threads`},
 		{[]string{"-o", filepath.Join(t.TempDir(), "no", "such", "dir", "m.gguf")}, "-o: folder"},

@@ -130,21 +130,48 @@ func TestLlamaQuantizeInterop(t *testing.T) {
 	for mp, im := range ims {
 		syntheticImatrix(t, mp, im)
 	}
+	// An importance matrix made here, by perplexity -imatrix-out over
+	// wiki.test.raw, for the IQ mixes.
+	made := filepath.Join(dir, "wide-made-imatrix.gguf")
+	ppl := filepath.Join(dir, "perplexity")
+	if out, err := exec.Command("go", "build", "-o", ppl, "../perplexity").CombinedOutput(); err != nil {
+		t.Fatalf("building perplexity: %v\n%s", err, out)
+	}
+	text := shareddata.Path(t, "wiki.test.raw")
+	if out, err := exec.Command(ppl, "-m", wide, "-f", text, "-c", "64", "--chunks", "4", "-t", "2", "-imatrix-out", made, "-progress=false").CombinedOutput(); err != nil {
+		t.Fatalf("perplexity -imatrix-out: %v\n%s", err, out)
+	}
 	for _, c := range []struct {
 		mp   string
 		typ  string
 		imat bool
+		made bool // with the matrix perplexity made, not the synthetic one
 	}{
-		{wide, "q4_K_M", true}, {wide, "q4_0", true}, {wide, "iq4_nl", true}, {wide, "iq4_xs", true},
-		{wide, "q4_1", true}, {wide, "q5_0", true}, {wide, "q5_1", true}, {wide, "q2_K", true}, {wide, "q3_K_M", true}, {wide, "q5_K_M", true}, {wide, "q6_K", true},
-		{wide, "iq4_nl", false}, {wide, "iq4_xs", false}, {wide, "tq1_0", false}, {wide, "tq2_0", false}, {wide, "mxfp4_moe", false}, {wide, "q4_0", false}, {wide, "q4_K_M", false},
-		{moe, "mxfp4_moe", false}, {moe, "mxfp4_moe", true}, {moe, "iq4_xs", false}, {moe, "iq4_xs", true}, {moe, "iq4_nl", true},
-		{moe, "q4_0", true}, {moe, "q5_0", true}, {moe, "q4_K_M", true}, {moe, "q3_K_M", false},
+		// The IQ mixes, most used first; iq3_m and iq3_s also without a
+		// matrix (the others need one).
+		{wide, "iq3_m", true, true}, {wide, "iq3_s", true, true}, {wide, "iq3_xxs", true, true},
+		{wide, "iq2_m", true, true}, {wide, "iq2_xs", true, true}, {wide, "iq2_xxs", true, true},
+		{wide, "iq2_s", true, true}, {wide, "iq1_m", true, true}, {wide, "iq1_s", true, true},
+		{wide, "iq3_xs", true, true}, {wide, "q2_K_S", true, true},
+		{wide, "iq3_m", false, false}, {wide, "iq3_s", false, false}, {wide, "iq2_xxs", true, false},
+		{moe, "iq2_m", true, false}, {moe, "iq1_s", true, false}, {moe, "iq3_xs", true, false}, {moe, "iq3_m", false, false},
+
+		{wide, "q4_K_M", true, false}, {wide, "q4_0", true, false}, {wide, "iq4_nl", true, false}, {wide, "iq4_xs", true, false},
+		{wide, "q4_1", true, false}, {wide, "q5_0", true, false}, {wide, "q5_1", true, false}, {wide, "q2_K", true, false},
+		{wide, "q3_K_M", true, false}, {wide, "q5_K_M", true, false}, {wide, "q6_K", true, false},
+		{wide, "iq4_nl", false, false}, {wide, "iq4_xs", false, false}, {wide, "tq1_0", false, false}, {wide, "tq2_0", false, false},
+		{wide, "mxfp4_moe", false, false}, {wide, "q4_0", false, false}, {wide, "q4_K_M", false, false},
+		{moe, "mxfp4_moe", false, false}, {moe, "mxfp4_moe", true, false}, {moe, "iq4_xs", false, false}, {moe, "iq4_xs", true, false},
+		{moe, "iq4_nl", true, false}, {moe, "q4_0", true, false}, {moe, "q5_0", true, false}, {moe, "q4_K_M", true, false}, {moe, "q3_K_M", false, false},
 	} {
 		mp, im := c.mp, ims[c.mp]
 		name := strings.TrimSuffix(filepath.Base(mp), ".gguf") + "-" + c.typ
 		if c.imat {
 			name += "-imatrix"
+		}
+		if c.made {
+			im = made
+			name += "-made"
 		}
 		t.Run(name, func(t *testing.T) {
 			theirs, ours := filepath.Join(dir, name+"-llama.gguf"), filepath.Join(dir, name+"-ours.gguf")

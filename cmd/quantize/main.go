@@ -1,14 +1,16 @@
-// Command quantize rewrites a GGUF model into another tensor type or a K
-// mix, as llama.cpp's llama-quantize does.
+// Command quantize rewrites a GGUF model into another tensor type or one
+// of llama.cpp's mixes, as llama.cpp's llama-quantize does.
 //
 // Usage:
 //
 //	quantize [flags] in.gguf out.gguf TYPE
 //
 // TYPE is a weight type (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1,
-// q2_K, q6_K, iq4_nl, iq4_xs, tq1_0, tq2_0) or a mix (q3_K_S, q3_K_M,
-// q3_K_L, q4_K_S, q4_K_M, q5_K_S, q5_K_M, mxfp4_moe; q3_K, q4_K and q5_K
-// are aliases of the _M mixes). "quantize -rules" prints what each does.
+// q2_K, q6_K, iq4_nl, iq4_xs, iq3_s, iq3_xxs, iq2_xs, iq2_xxs, iq1_s,
+// iq1_m, tq1_0, tq2_0) or a mix (q2_K_S, q3_K_S, q3_K_M, q3_K_L, q4_K_S,
+// q4_K_M, q5_K_S, q5_K_M, iq3_m, iq3_xs, iq2_s, iq2_m, mxfp4_moe; q3_K,
+// q4_K and q5_K are aliases of the _M mixes); each applies llama-quantize's
+// per-tensor rules for it. "quantize -rules" prints what each does.
 // Flags may come before or after the arguments.
 //
 // -imatrix FILE reads an importance matrix (llama-imatrix's GGUF or
@@ -18,7 +20,7 @@
 // the output records quantize.imatrix.* as llama-quantize's does. The
 // file types llama-quantize makes only with one (IQ1_S, IQ1_M, IQ2_XXS,
 // IQ2_XS, IQ2_S, IQ2_M, IQ3_XXS, IQ3_XS, Q2_K_S) are refused without it,
-// by name (kernbench cannot write them yet in any case).
+// by name.
 //
 // It prints a line per tensor (name, shape, old and new type, sizes, the
 // rule that chose the type, and any fallback to another type where the
