@@ -12,85 +12,6 @@ import (
 // iq2XXSSearch returns IQ2_XXS's search state, built on first use.
 var iq2XXSSearch = sync.OnceValue(func() *iq2Grid { return newIQ2Grid(IQ2XXSGrid[:], iq2Level, 3, 2) })
 
-// iq2QPScale is ggml's make_qp_quants as IQ2_XXS calls it: a scale for
-// the magnitudes x (levels 0..nmax, weights w) from nine trial scales and
-// up to five rounds of single-level changes that raise the weighted
-// correlation. L holds the levels as ggml's uint8_t array does: a
-// negative level (from a negative x, which IQ2_XXS's sign parity makes)
-// wraps to 256 plus it, and later rounds read it back so.
-func iq2QPScale(nmax int, x []float32, L []uint8, w []float32) float32 {
-	var maxv float32
-	for _, v := range x {
-		if !(maxv > v) {
-			maxv = v
-		}
-	}
-	if maxv < groupMaxEps {
-		clear(L)
-		return 0
-	}
-	iscale := float32(nmax) / maxv
-	for i, v := range x {
-		L[i] = uint8(nearestInt(float32(iscale * v)))
-	}
-	scale := 1 / iscale
-	var bestMSE float32
-	for i, v := range x {
-		diff := v - float32(scale*float32(L[i]))
-		bestMSE += float32(float32(w[i]*diff) * diff)
-	}
-	for is := -4; is <= 4; is++ {
-		if is == 0 {
-			continue
-		}
-		iscaleIs := float32(float32(0.1*float32(is))+float32(nmax)) / maxv
-		scaleIs := 1 / iscaleIs
-		var mse float32
-		for i, v := range x {
-			l := min(nmax, nearestInt(float32(iscaleIs*v)))
-			diff := v - float32(scaleIs*float32(l))
-			mse += float32(float32(w[i]*diff) * diff)
-		}
-		if mse < bestMSE {
-			bestMSE, iscale = mse, iscaleIs
-		}
-	}
-	var sumlx, suml2 float32
-	for i, v := range x {
-		l := min(nmax, nearestInt(float32(iscale*v)))
-		L[i] = uint8(l)
-		sumlx += float32(float32(w[i]*v) * float32(l))
-		suml2 += float32(float32(w[i]*float32(l)) * float32(l))
-	}
-	for range 5 {
-		changed := false
-		for i, v := range x {
-			li := float32(L[i])
-			slx := sumlx - float32(float32(w[i]*v)*li)
-			sl2 := suml2 - float32(float32(w[i]*li)*li)
-			if slx > 0 && sl2 > 0 {
-				newL := min(nmax, nearestInt(float32(float32(v*sl2)/slx)))
-				if newL != int(L[i]) {
-					slx += float32(float32(w[i]*v) * float32(newL))
-					sl2 += float32(float32(w[i]*float32(newL)) * float32(newL))
-					if float32(float32(slx*slx)*suml2) > float32(float32(sumlx*sumlx)*sl2) {
-						L[i] = uint8(newL)
-						sumlx, suml2 = slx, sl2
-						changed = true
-					}
-				}
-			}
-		}
-		if !changed {
-			break
-		}
-	}
-	if suml2 > 0 {
-		return sumlx / suml2
-	}
-	return 0
-}
-
 // quantizeIQ2_XXSWith quantizes a row to IQ2_XXS with importance weights
 // qw (one per element of the row), as ggml's quantize_iq2_xxs: per 32
 // elements a first scale from iq2QPScale, 13 trial scales around it
@@ -138,7 +59,7 @@ func quantizeIQ2_XXSWith(x []float32, y []byte, qw []float32) {
 				continue
 			}
 			var L, Laux [32]uint8
-			scale := iq2QPScale(kMaxQ+1, xval[:], L[:], weight[:])
+			scale := makeQPQuants(kMaxQ+1, xval[:], L[:], weight[:]) // negative levels wrap in L as in ggml
 			effMax := float32(scale * kMaxQ)
 			if effMax <= 0 {
 				scales[ib] = 0
