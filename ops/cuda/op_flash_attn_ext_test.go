@@ -258,6 +258,7 @@ func TestInjectedAttentionBugs(t *testing.T) {
 		want           string // what a failing case must say; "" for any wrong result
 		nan            bool   // check with TestFlashAttnMaskedNaN's data instead of the cases
 		kernel         faKernel
+		file           string // the source the bug goes into; "" for flash_attn_ext.cu
 	}{
 		{name: "missing barrier after the tile load", kernel: faTiled,
 			old:  "fa_load_type(p.vtype, Vs, DV, vbase + j0 * tv.nb[1], tv.nb[1], n, DV, DV);\n\t\t__syncthreads();",
@@ -267,23 +268,27 @@ func TestInjectedAttentionBugs(t *testing.T) {
 			old: "for (int c = 0; c < C; c++) acc[i][c] *= alpha;", new: ""},
 		{name: "zero weights multiplied in", kernel: faTiled,
 			old: "if (w[i] != 0.0f) acc[i][c] += w[i] * x;", new: "acc[i][c] += w[i] * x;", nan: true},
-		{name: "tensor-core kernel: tile read before its copies land", kernel: faMMA,
+		{name: "tensor-core kernel: tile read before its copies land", kernel: faMMA, file: "fa_mma.cuh",
 			old: "kb_cp_async_wait<0>();\n\t\tif (p.vtype == KB_F16) vbad |= fm_check<D, KT>(Vs, n);", new: "",
 			want: "shared-memory race"},
-		{name: "tensor-core kernel: accumulator rows g+8 not rescaled", kernel: faMMA,
+		{name: "tensor-core kernel: accumulator rows g+8 not rescaled", kernel: faMMA, file: "fa_mma.cuh",
 			old: "acc[i][2] *= alpha[1];\n\t\t\tacc[i][3] *= alpha[1];", new: ""},
-		{name: "tensor-core kernel: V not checked for NaN", kernel: faMMA,
+		{name: "tensor-core kernel: V not checked for NaN", kernel: faMMA, file: "fa_mma.cuh",
 			old: "const bool bad = __syncthreads_or(vbad);", new: "const bool bad = __syncthreads_or(vbad) && false;", nan: true},
-		{name: "vector kernel: zero weights multiplied in", kernel: faVec,
+		{name: "vector kernel: zero weights multiplied in", kernel: faVec, file: "fa_vec.cuh",
 			old: "acc[r][i] = w != 0.0f ? fmaf(w, vf[i], acc[r][i]) : acc[r][i];", new: "acc[r][i] = fmaf(w, vf[i], acc[r][i]);", nan: true},
-		{name: "vector kernel: groups' sums not added", kernel: faVec,
+		{name: "vector kernel: groups' sums not added", kernel: faVec, file: "fa_vec.cuh",
 			old: "l[r] += __shfl_xor_sync(0xffffffffu, l[r], o);", new: ""},
-		{name: "vector kernel: missing barrier before the merge", kernel: faVec,
+		{name: "vector kernel: missing barrier before the merge", kernel: faVec, file: "fa_vec.cuh",
 			old: "\t\t}\n\t}\n\t__syncthreads();\n\n\t// The warps' results merged", new: "\t\t}\n\t}\n\n\t// The warps' results merged",
 			want: "shared-memory race"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, patched := patchKernel(t, "flash_attn_ext.cu", tc.old, tc.new)
+			file := tc.file
+			if file == "" {
+				file = "flash_attn_ext.cu"
+			}
+			b, patched := patchKernel(t, file, tc.old, tc.new)
 			defer func() { faKernelOverride = faAuto }()
 			faKernelOverride = tc.kernel
 			if tc.nan {
