@@ -79,16 +79,18 @@ gpu-check-dry: gpu-check-build
 	scripts/gpu-check.sh -check $(GPU_CHECK_DRY_OUT)/results/cuda-emu/gpu-check-*/summary.json
 
 # An A/B on a GPU (scripts/gpu-ab.sh): A is built from the commit AB_BASE
-# in a temporary worktree, B from this working tree; gzipped, since the
-# device tool carries at most 64 MiB.
+# in a temporary shared clone (go build stamped no commit into a binary
+# built in a git worktree here, so its records named the device's tree),
+# B from this working tree; gzipped, since the device tool carries at
+# most 64 MiB.
 AB_BASE ?= HEAD
 AB_DIR  ?= build/gpu-ab
 
 gpu-ab-build:
 	rm -rf $(AB_DIR) && mkdir -p $(AB_DIR)/A $(AB_DIR)/B
-	tmp=$$(mktemp -d) && git worktree add -q --detach $$tmp/a $(AB_BASE) && \
+	tmp=$$(mktemp -d) && git clone -q --shared --no-checkout . $$tmp/a && git -C $$tmp/a checkout -q --detach $(AB_BASE) && \
 		(cd $$tmp/a && for c in opbench run; do CGO_ENABLED=0 $(GO) build -buildvcs=true -trimpath -ldflags='-s -w' -o $(abspath $(AB_DIR))/A/$$c ./cmd/$$c || exit 1; done); \
-		st=$$?; git worktree remove --force $$tmp/a; rm -rf $$tmp; exit $$st
+		st=$$?; rm -rf $$tmp; exit $$st
 	for c in opbench run mkmodel; do CGO_ENABLED=0 $(GO) build -buildvcs=true -trimpath -ldflags='-s -w' -o $(AB_DIR)/B/$$c ./cmd/$$c || exit 1; done
 	gzip -9 $(AB_DIR)/A/* $(AB_DIR)/B/*
 	@du -sh $(AB_DIR)
