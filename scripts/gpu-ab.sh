@@ -24,7 +24,9 @@
 # (the device tool brings back nothing deeper than two folders), or to
 # results/<gpu>/gpu-ab-DATE/ without $OUT. GPU_AB_STEPS picks steps
 # (default "validate sweep model ncu"); GPU_AB_BACKEND, cuda-0;
-# GPU_AB_TIME, each sweep point's measured time (default 100ms).
+# GPU_AB_TIME, each sweep point's measured time (default 100ms);
+# GPU_AB_NCU_ARGS, more flags for opbench ncu (e.g. "-details -only
+# mmq,fa_prefill": the sections and the instructions per mma).
 #
 # Time on an H200 (2026-11-27): validate 5 s; each sweep of the default
 # file 40-75 s (the first points compile kernels); mkmodel 11 s; each
@@ -128,7 +130,8 @@ if has ncu; then
 	ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
 	if [ -n "$ncu" ]; then
 		echo "== ncu (B)" >&2
-		KERNBENCH_CUDA_CACHE=$(cache B) "$b/opbench" ncu -gpu "$gpu" -ncu "$ncu" -out "$dir" -timeout 20s >"$dir/ncu.txt" 2>&1 || rc=1
+		# shellcheck disable=SC2086 # GPU_AB_NCU_ARGS is a list of flags
+		KERNBENCH_CUDA_CACHE=$(cache B) "$b/opbench" ncu -gpu "$gpu" -ncu "$ncu" -out "$dir" -timeout 60s ${GPU_AB_NCU_ARGS:-} >"$dir/ncu.txt" 2>&1 || rc=1
 		tail -n 3 "$dir/ncu.txt" >&2
 	else
 		echo "gpu-ab: no ncu: skipped" >&2

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-const ncuHelp = `Usage: opbench ncu -gpu NAME [-out DIR] [-ncu PATH] [-only targets] [-dry-run]
+const ncuHelp = `Usage: opbench ncu -gpu NAME [-out DIR] [-ncu PATH] [-only targets] [-details] [-dry-run]
 
 On a machine with an NVIDIA GPU and Nsight Compute, profiles ten kernels
 of the cuda backend, each in its own "opbench sweep" run under ncu (the
@@ -40,6 +40,18 @@ and records for each: global load and store requests and 32-byte sectors
 divergence), DRAM bytes read and written, and the duration. They go to
 DIR/ncu-DATE.json (DIR defaults to results/<gpu>), with ncu's raw CSV of
 each target beside it (ncu-DATE-TARGET.csv).
+
+-details profiles each target a second time with ncu's sections
+(SpeedOfLight, Occupancy, LaunchStats, WarpStateStats,
+ComputeWorkloadAnalysis, MemoryWorkloadAnalysis, SchedulerStats,
+InstructionStats) and adds to its record every number of the details page
+by "Section/Metric Name", ncu's rules (OPT ones with their estimated
+speedup), the warp instructions executed and, for the targets with a
+tensor-core product (mmq, mmf16, fa_prefill, mmq_splitk, mmid_f16), the
+instructions per mma the product needs when dense; a line per target says
+what limits it: time, instructions per mma, registers, shared memory,
+blocks per SM, occupancy, issue and waves. The details page goes beside
+the raw one (ncu-DATE-TARGET-details.csv).
 
 When ncu may not read the counters (ERR_NVGPUCTRPERM: profiling needs
 root or the driver's NVreg_RestrictProfilingAtAdminOnly=0), the record
@@ -75,19 +87,23 @@ var ncuMetrics = []struct{ short, metric string }{
 type ncuTarget struct {
 	Name, What, Kernel string
 	Sweep              []string
+	// MMAs are the tensor-core instructions the point's product needs
+	// when dense: int8 m16n8k32 (8192 ops) or f16 m16n8k16 (4096 FLOPs);
+	// zero for kernels without one.
+	MMAs float64
 }
 
 var ncuTargets = []ncuTarget{
-	{"mmvq", "quantized mat-vec", "kb_mmvq1?_q4_0", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "4096", "-n", "1"}},
-	{"mmq", "int8 tile product", "kb_mmq(128)?_", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "4096", "-n", "512"}},
-	{"mmf16", "f16 tile product", "kb_mm[hf](128x[0-9]+(w4)?)?_f16", []string{"-op", "mul_mat", "-type", "f16", "-m", "4096", "-k", "4096", "-n", "512"}},
-	{"fa_prefill", "flash attention prefill", "kb_flash_attn_(mma|ext)_", []string{"-op", "flash_attn_ext", "-type", "f16", "-n", "512", "-kv", "512"}},
-	{"fa_decode", "flash attention decode", "kb_flash_attn_(ext|vec)_", []string{"-op", "flash_attn_ext", "-type", "f16", "-n", "1", "-kv", "4096"}},
-	{"soft_max", "soft_max", "kb_soft_max_f32", []string{"-op", "soft_max", "-n", "512", "-kv", "512"}},
-	{"mmq_splitk", "int8 tile product split over k", "kb_mmq(128)?_q4_0", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "14336", "-n", "64"}},
-	{"mmq_splitk_sum", "split-k partials' sum", "kb_mmq_splitk_sum", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "14336", "-n", "64"}},
-	{"fa_decode_q8_0", "flash attention decode, q8_0 K/V", "kb_flash_attn_vec_q8_0_", []string{"-op", "flash_attn_ext", "-type", "q8_0", "-n", "1", "-kv", "4096"}},
-	{"mmid_f16", "f16 MoE tile product", "kb_mmh(128x[0-9]+(w4)?)?_f16", []string{"-op", "mul_mat_id", "-type", "f16", "-m", "4096", "-k", "4096", "-n", "512", "-experts", "8", "-used", "2"}},
+	{"mmvq", "quantized mat-vec", "kb_mmvq1?_q4_0", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "4096", "-n", "1"}, 0},
+	{"mmq", "int8 tile product", "kb_mmq(128)?_", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "4096", "-n", "512"}, 2 * 4096 * 4096 * 512 / 8192},
+	{"mmf16", "f16 tile product", "kb_mm[hf](128x[0-9]+(w4)?)?_f16", []string{"-op", "mul_mat", "-type", "f16", "-m", "4096", "-k", "4096", "-n", "512"}, 2 * 4096 * 4096 * 512 / 4096},
+	{"fa_prefill", "flash attention prefill", "kb_flash_attn_(mma|ext)_", []string{"-op", "flash_attn_ext", "-type", "f16", "-n", "512", "-kv", "512"}, 4 * 512 * 512 * 128 * 32 / 4096},
+	{"fa_decode", "flash attention decode", "kb_flash_attn_(ext|vec)_", []string{"-op", "flash_attn_ext", "-type", "f16", "-n", "1", "-kv", "4096"}, 0},
+	{"soft_max", "soft_max", "kb_soft_max_f32", []string{"-op", "soft_max", "-n", "512", "-kv", "512"}, 0},
+	{"mmq_splitk", "int8 tile product split over k", "kb_mmq(128)?_q4_0", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "14336", "-n", "64"}, 2 * 4096 * 14336 * 64 / 8192},
+	{"mmq_splitk_sum", "split-k partials' sum", "kb_mmq_splitk_sum", []string{"-op", "mul_mat", "-type", "q4_0", "-m", "4096", "-k", "14336", "-n", "64"}, 0},
+	{"fa_decode_q8_0", "flash attention decode, q8_0 K/V", "kb_flash_attn_vec_q8_0_", []string{"-op", "flash_attn_ext", "-type", "q8_0", "-n", "1", "-kv", "4096"}, 0},
+	{"mmid_f16", "f16 MoE tile product", "kb_mmh(128x[0-9]+(w4)?)?_f16", []string{"-op", "mul_mat_id", "-type", "f16", "-m", "4096", "-k", "4096", "-n", "512", "-experts", "8", "-used", "2"}, 2 * 4096 * 4096 * 512 * 2 / 4096},
 }
 
 // ncuRecord is one target's result.
@@ -105,6 +121,8 @@ type ncuRecord struct {
 	// Derived: sectors per request of global loads and stores.
 	LoadSectorsPerRequest  float64 `json:"gld_sectors_per_request,omitempty"`
 	StoreSectorsPerRequest float64 `json:"gst_sectors_per_request,omitempty"`
+	// Details is the details page (-details only).
+	Details *ncuDetails `json:"details,omitempty"`
 	// Error is "ERR_NVGPUCTRPERM" when ncu could not read the counters,
 	// else what went wrong; Message is ncu's line.
 	Error   string `json:"error,omitempty"`
@@ -129,6 +147,7 @@ func runNCU(args []string, stdout, stderr io.Writer) int {
 	only := fs.String("only", "", "comma-separated targets (default all)")
 	dry := fs.Bool("dry-run", false, "print the ncu command lines and run nothing")
 	timeout := fs.Duration("timeout", 10*time.Minute, "limit per target")
+	details := fs.Bool("details", false, "also collect ncu's details page (sections, rules) per target")
 	pos, help, err := parseArgs(fs, args)
 	if help {
 		fmt.Fprint(stdout, ncuHelp)
@@ -160,6 +179,9 @@ func runNCU(args []string, stdout, stderr io.Writer) int {
 	if *dry {
 		for _, tg := range targets {
 			fmt.Fprintln(stdout, shellQuote(ncuCommand(*ncuPath, self, tg, base+"-"+tg.Name+".csv", filepath.Join(os.TempDir(), "ncu-sweep"))))
+			if *details {
+				fmt.Fprintln(stdout, shellQuote(ncuDetailsCommand(*ncuPath, self, tg, base+"-"+tg.Name+"-details.csv", filepath.Join(os.TempDir(), "ncu-sweep"))))
+			}
 		}
 		return exitOK
 	}
@@ -176,6 +198,12 @@ func runNCU(args []string, stdout, stderr io.Writer) int {
 	for _, tg := range targets {
 		fmt.Fprintf(stderr, "ncu: %s (%s)\n", tg.Name, tg.What)
 		rec := profileTarget(*ncuPath, self, tg, base+"-"+tg.Name+".csv", *timeout)
+		if *details && rec.Error == "" {
+			rec.Details, rec.Error, rec.Message = profileDetails(*ncuPath, self, tg, base+"-"+tg.Name+"-details.csv", *timeout)
+			if rec.Details != nil {
+				fmt.Fprintf(stdout, "%-15s %s\n", tg.Name, ncuDetailsSummary(*rec.Details))
+			}
+		}
 		if rec.Error != "" {
 			failed++
 			fmt.Fprintf(stderr, "ncu: %s: %s %s\n", tg.Name, rec.Error, rec.Message)
@@ -226,10 +254,49 @@ func ncuCommand(ncu, opbench string, tg ncuTarget, logFile, sweepDir string) []s
 		metrics[i] = m.metric
 	}
 	cmd := []string{ncu, "--csv", "--page", "raw", "--print-units", "base", "--log-file", logFile,
-		"--kernel-name", "regex:" + tg.Kernel, "--launch-count", "1", "--metrics", strings.Join(metrics, ","),
-		opbench, "sweep", "-backend", "cuda", "-time", "1ms", "-min-samples", "3", "-ref-budget", "-1",
+		"--kernel-name", "regex:" + tg.Kernel, "--launch-count", "1", "--metrics", strings.Join(metrics, ",")}
+	return append(cmd, ncuSweepArgs(opbench, tg, sweepDir)...)
+}
+
+// ncuSweepArgs is the opbench sweep ncu runs for tg: one short point on
+// the cuda backend, not validated (the counters are the point).
+func ncuSweepArgs(opbench string, tg ncuTarget, sweepDir string) []string {
+	cmd := []string{opbench, "sweep", "-backend", "cuda", "-time", "1ms", "-min-samples", "3", "-ref-budget", "-1",
 		"-roofline", "off", "-out", sweepDir, "-name", "ncu-" + tg.Name}
 	return append(cmd, tg.Sweep...)
+}
+
+// profileDetails runs ncu's sections on tg and reads its details page;
+// on failure it returns the record's error and message.
+func profileDetails(ncu, opbench string, tg ncuTarget, csvFile string, timeout time.Duration) (*ncuDetails, string, string) {
+	sweepDir, err := os.MkdirTemp("", "ncu-sweep")
+	if err != nil {
+		return nil, "setup", err.Error()
+	}
+	defer os.RemoveAll(sweepDir)
+	argv := ncuDetailsCommand(ncu, opbench, tg, csvFile, sweepDir)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	runErr := cmd.Run()
+	logText, _ := os.ReadFile(csvFile)
+	if code, line := ncuError(string(logText) + "\n" + output.String()); code != "" {
+		return nil, code, "details: " + line
+	}
+	kernels, err := parseNCUDetails(string(logText))
+	if err != nil {
+		if runErr != nil {
+			return nil, "ncu failed", fmt.Sprintf("details: %v: %s", runErr, lastLine(output.String()))
+		}
+		return nil, "unreadable ncu details", err.Error()
+	}
+	d := kernels[0].Details
+	if tg.MMAs > 0 && d.WarpInstructions > 0 {
+		d.InstructionsPerMMA = d.WarpInstructions / tg.MMAs
+	}
+	return &d, "", ""
 }
 
 // profileTarget runs ncu on tg and reads its CSV.

@@ -107,7 +107,8 @@ func TestNCUUsage(t *testing.T) {
 }
 
 // fakeNCU writes a shell script that stands in for ncu: it writes the
-// sample CSV to the --log-file path (or, with perm, prints ncu's
+// sample CSV to the --log-file path, the real details page of
+// kb_mmq128_q4_0 for --page details (or, with perm, prints ncu's
 // ERR_NVGPUCTRPERM error and exits 1).
 func fakeNCU(t *testing.T, perm bool) string {
 	t.Helper()
@@ -118,13 +119,20 @@ func fakeNCU(t *testing.T, perm bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	details, err := filepath.Abs("testdata/ncu-details-h200-mmq.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
 	body := `#!/bin/sh
 if [ "$1" = --version ]; then echo "NVIDIA (R) Nsight Compute Command Line Profiler"; echo "Version 2099.1.0.0 (fake)"; exit 0; fi
 log=""
+page=""
 while [ $# -gt 0 ]; do
 	if [ "$1" = --log-file ]; then log="$2"; fi
+	if [ "$1" = --page ]; then page="$2"; fi
 	shift
 done
+if [ "$page" = details ]; then cp "` + details + `" "$log"; exit 0; fi
 `
 	if perm {
 		body += `echo "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0." >"$log"
@@ -210,5 +218,108 @@ func TestParseNCURawH200(t *testing.T) {
 	}
 	if got := k.Text["device__attribute_confidential_computing_mode"]; got != "No-CC" {
 		t.Errorf("confidential computing mode %q", got)
+	}
+}
+
+// testdata/ncu-details-h200-mmq.csv is ncu 2025's real details page
+// (eight sections) of kb_mmq128_q4_0, q4_0 4096x4096 n=512, on an H200
+// (2026-11-27).
+func TestParseNCUDetails(t *testing.T) {
+	b, err := os.ReadFile("testdata/ncu-details-h200-mmq.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := parseNCUDetails(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != 1 || ks[0].Kernel != "kb_mmq128_q4_0" || ks[0].Block != "(256, 1, 1)" || ks[0].Grid != "(32, 8, 1)" {
+		t.Fatalf("kernels %+v", ks)
+	}
+	d := ks[0].Details
+	for key, want := range map[string]ncuValue{
+		"GPU Speed Of Light Throughput/Duration":            {330.34, "us"},
+		"Instruction Statistics/Executed Instructions":      {155756544, "inst"},
+		"Launch Statistics/Registers Per Thread":            {128, "register/thread"},
+		"Launch Statistics/Dynamic Shared Memory Per Block": {70.14, "Kbyte/block"},
+		"Occupancy/Achieved Occupancy":                      {22.72, "%"},
+		"Memory Workload Analysis/Memory Throughput":        {37.05, "Gbyte/s"},
+		"GPU Speed Of Light Throughput/Memory Throughput":   {35.73, "%"},
+	} {
+		if got := d.Values[key]; got != want {
+			t.Errorf("%s = %+v, want %+v", key, got, want)
+		}
+	}
+	for _, word := range []string{"Launch Statistics/Cluster Scheduling Policy", "Memory Workload Analysis/Local Memory Spilling Request Overhead"} {
+		if _, ok := d.Values[word]; ok {
+			t.Errorf("%s: a word read as a number", word)
+		}
+	}
+	if d.WarpInstructions != 155756544 {
+		t.Errorf("warp instructions %v", d.WarpInstructions)
+	}
+	opt := 0
+	for _, r := range d.Rules {
+		if r.Type == "OPT" {
+			opt++
+		}
+		if r.Name == "TheoreticalOccupancy" && (r.Speedup != 75 || !strings.Contains(r.Description, "limited by the number of required registers")) {
+			t.Errorf("rule %+v", r)
+		}
+	}
+	if len(d.Rules) != 8 || opt != 5 {
+		t.Errorf("%d rules, %d OPT; want 8, 5", len(d.Rules), opt)
+	}
+	text := string(b)
+	for _, tt := range []struct{ name, text, want string }{
+		{"empty", "", "no header row"},
+		{"no rows", text[:strings.Index(text, "\n")+1], "no profiled kernel"},
+		{"no section column", strings.Replace(text, `"Section Name"`, `"Section"`, 1), `no "Section Name" column`},
+	} {
+		if _, err := parseNCUDetails(tt.text); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestNCUDetailsRecords runs opbench ncu -details with a stand-in ncu:
+// the record carries the details page and the instructions per mma, and
+// stdout a line per target saying what limits it.
+func TestNCUDetailsRecords(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runArgs("ncu", "-gpu", "H200", "-out", dir, "-ncu", fakeNCU(t, false), "-only", "mmq", "-details")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"mmq", "330.3 us", "74.3 instr/mma", "128 regs", "70.14 Kbyte smem", "blocks/SM by regs 2, by smem 2", "occupancy 22.7%", "issue busy 65.8%", "0.97 waves"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "ncu-*-mmq-details.csv"))
+	if len(files) != 1 {
+		t.Errorf("details pages %v", files)
+	}
+	files, _ = filepath.Glob(filepath.Join(dir, "ncu-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("records %v", files)
+	}
+	var rep ncuReport
+	b, err := os.ReadFile(files[0])
+	if err == nil {
+		err = json.Unmarshal(b, &rep)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Records[0]
+	if r.Details == nil || r.Details.InstructionsPerMMA < 74.2 || r.Details.InstructionsPerMMA > 74.3 || r.Metrics["duration_ns"] == 0 {
+		t.Fatalf("record %+v", r)
+	}
+	// -dry-run prints both command lines per target.
+	_, out, _ = runArgs("ncu", "-gpu", "H200", "-dry-run", "-only", "mmq,mmvq", "-details")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[1], "--page details") || !strings.Contains(lines[1], "--section InstructionStats") || !strings.Contains(lines[1], "-n 512") {
+		t.Errorf("-dry-run -details:\n%s", out)
 	}
 }
