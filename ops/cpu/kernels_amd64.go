@@ -57,6 +57,10 @@ var avx2Kernels = &kernelSet{
 		// the signed products and scales in AVX2 (equal to the generic
 		// kernel bit for bit).
 		quant.IQ2_XXS: {dot.IQ2_XXSAVX2, quant.Q8_K},
+		// The other codebook formats likewise, their grid entries
+		// gathered (VPGATHERDD/VPGATHERDQ, AVX2) where the indices are
+		// wider than a byte or there are eight per sub-block.
+		quant.IQ3_XXS: {dot.IQ3_XXSAVX2, quant.Q8_K},
 	}),
 	act: map[quant.Type]func([]float32, []byte){
 		quant.Q8_0: quantize.Q8_0AVX2,

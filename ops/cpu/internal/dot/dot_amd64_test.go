@@ -57,8 +57,9 @@ func simdTwins() []simdTwin {
 		// And the ternary formats'.
 		{"tq1_0", quant.TQ1_0, TQ1_0AVX2, TQ1_0},
 		{"tq2_0", quant.TQ2_0, TQ2_0AVX2, TQ2_0},
-		// And IQ2_XXS's.
+		// And the codebook formats'.
 		{"iq2_xxs", quant.IQ2_XXS, IQ2_XXSAVX2, IQ2_XXS},
+		{"iq3_xxs", quant.IQ3_XXS, IQ3_XXSAVX2, IQ3_XXS},
 	}
 }
 
@@ -100,13 +101,16 @@ func TestTableSums(t *testing.T) {
 	}
 }
 
-// TestBlockSums checks the integer kernels of the ternary formats and
-// IQ2_XXS (tq1SumsAVX2, tq2SumsAVX2, iq2xxsSumsAVX2) against their twins
-// on random blocks (every code byte, the tq1_0 bytes above 242 that ggml
-// never writes included), on blocks of all-ones bits (every code, sign
-// and scale at its maximum) and on activations at the int8 extremes,
-// where the int16 lanes come closest to saturating (TestTwins checks the
-// row kernels built on them against the generic ones).
+// TestBlockSums checks the integer kernels of the ternary and codebook
+// formats (tq1SumsAVX2, tq2SumsAVX2, iq2xxsSumsAVX2, iq3xxsSumsAVX2, ...)
+// against their twins on random blocks (every code byte, the tq1_0 bytes
+// above 242 that ggml never writes included; 600 random trials of about
+// five blocks draw each of IQ1_S's 2048 grid indices about 47 times, so
+// every grid index, sign code and scale code occurs), on all-zero blocks,
+// on blocks of all-ones bits (every code, sign and scale at its maximum)
+// and on activations at the int8 extremes, where the int16 lanes come
+// closest to saturating (TestTwins checks the row kernels built on them
+// against the generic ones, scales at NaN, Inf and denormals included).
 func TestBlockSums(t *testing.T) {
 	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -118,15 +122,18 @@ func TestBlockSums(t *testing.T) {
 		{"tq1_0", bytesTQ1_0, func(x, y []byte, out []int32) { tqSums(tq1SumsAVX2, bytesTQ1_0, x, y, out) }, tq1SumsTwin},
 		{"tq2_0", bytesTQ2_0, func(x, y []byte, out []int32) { tqSums(tq2SumsAVX2, bytesTQ2_0, x, y, out) }, tq2SumsTwin},
 		{"iq2_xxs", bytesIQ2_XXS, iq2xxsSums, iq2xxsSumsTwin},
+		{"iq3_xxs", bytesIQ3_XXS, iq3xxsSums, iq3xxsSumsTwin},
 	} {
-		for trial := range 200 {
+		for trial := range 1000 {
 			nb := 1 + rng.IntN(9)
 			x := make([]byte, nb*c.bytes)
 			y := make([]byte, nb*simd.BytesQ8_K)
 			for i := range x {
-				switch trial % 4 {
+				switch trial % 5 {
 				case 3:
 					x[i] = 0xff
+				case 4:
+					x[i] = 0
 				default:
 					x[i] = byte(rng.Uint32())
 				}
@@ -381,7 +388,8 @@ func TestTableKernelsLong(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, tw := range simdTwins() {
 		switch tw.wt {
-		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS:
+		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS,
+			quant.IQ3_XXS:
 		default:
 			continue
 		}

@@ -1,0 +1,70 @@
+package dot
+
+import (
+	"encoding/binary"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// Twins of the AVX2 codebook kernels of iqgrid_amd64.go: each builds the
+// 32 signed grid values of a sub-block as its assembly does and hands
+// them to gdotTwin, the lane model of the shared GDOT macro.
+
+// gdotTwin is GDOT of iqgrid_amd64.h: the 32 int8 values g take the
+// signs of the q8_K codes y (VPSIGNB) and multiply |y| read unsigned
+// (VPMADDUBSW), each int16 pair saturated, the pairs of elements 0..15
+// times lo and those of 16..31 times hi (VPMADDWD), all summed.
+func gdotTwin(g *[32]int8, y []byte, lo, hi int32) int32 {
+	ys := simd.Codes8(y[:32])
+	var s int32
+	for p := range 16 {
+		var pair int32
+		for k := 2 * p; k < 2*p+2; k++ {
+			a := int32(uint8(psignb(ys[k], ys[k])))
+			pair += a * int32(psignb(g[k], ys[k]))
+		}
+		sc := lo
+		if p >= 8 {
+			sc = hi
+		}
+		s += simd.Sat16(pair) * sc
+	}
+	return s
+}
+
+// signBytes sets g[8l+i] to -g[8l+i] (wrapping) where bit i of byte l of
+// signs is set.
+func signBytes(g *[32]int8, signs uint32) {
+	for e := range g {
+		if signs>>(8*(e/8)+e%8)&1 != 0 {
+			g[e] = -g[e]
+		}
+	}
+}
+
+// iq3xxsSumsTwin is the twin of iq3xxsSumsAVX2.
+func iq3xxsSumsTwin(x, y []byte, out []int32) {
+	for b := range out {
+		bx, q8 := x[b*bytesIQ3_XXS:], y[b*simd.BytesQ8_K+4:]
+		var s int32
+		for j := range 8 {
+			w := binary.LittleEndian.Uint32(bx[66+4*j:])
+			var g [32]int8
+			for k := range 8 {
+				e := quant.IQ3XXSGrid[bx[2+8*j+k]]
+				for i := range 4 {
+					g[4*k+i] = int8(uint8(e >> (8 * i)))
+				}
+			}
+			var signs uint32
+			for l := range 4 {
+				signs |= uint32(quant.KSignsIQ2XS[w>>(7*l)&127]) << (8 * l)
+			}
+			signBytes(&g, signs)
+			sc := int32(2*(w>>28) + 1)
+			s += gdotTwin(&g, q8[32*j:], sc, sc)
+		}
+		out[b] = s
+	}
+}

@@ -1,0 +1,51 @@
+//go:build amd64 && !purego
+
+package dot
+
+import (
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// The AVX2 codebook kernels beside IQ2_XXS's (iq3xxs_amd64.s and the
+// files like it, sharing iqgrid_amd64.h): the assembly reduces each
+// super-block to exact integers, and the Go here scales them as the
+// generic functions in iqgrid.go do, so each equals its generic kernel
+// bit for bit. The twins of the integer kernels are in gridtwin.go.
+
+// iq3xxsSumsAVX2 sets out[b], for b < nb, to the integer sum
+// sum_j (2*ls_j+1) * sum(g*s*y) of the iq3_xxs block at x + 98b with the
+// q8_K block at y + 292b (twin: iq3xxsSumsTwin).
+//
+//go:noescape
+func iq3xxsSumsAVX2(grid *[256]uint32, signs *[128]uint8, x, y *byte, nb int, out *int32)
+
+// iq3xxsSums is iq3xxsSumsAVX2 over len(out) blocks, with its reads
+// checked against the slices.
+func iq3xxsSums(x, y []byte, out []int32) {
+	nb := len(out)
+	if nb == 0 {
+		return
+	}
+	_ = x[nb*bytesIQ3_XXS-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	iq3xxsSumsAVX2(&quant.IQ3XXSGrid, &quant.KSignsIQ2XS, &x[0], &y[0], nb, &out[0])
+}
+
+// IQ3_XXSAVX2 is IQ3_XXS with the integer sums in AVX2; it equals
+// IQ3_XXS bit for bit.
+func IQ3_XXSAVX2(n int, x, y []byte) float32 {
+	var sums [tableChunk]int32
+	var sum float32
+	nb := n / quant.QKK
+	for b0 := 0; b0 < nb; b0 += tableChunk {
+		c := min(tableChunk, nb-b0)
+		iq3xxsSums(x[b0*bytesIQ3_XXS:], y[b0*simd.BytesQ8_K:], sums[:c])
+		for i, s := range sums[:c] {
+			yd := simd.Float32At(y[(b0+i)*simd.BytesQ8_K:], 0)
+			d := float32(simd.HalfAt(x[(b0+i)*bytesIQ3_XXS:], 0) * yd)
+			sum += float32(d * float32(s))
+		}
+	}
+	return float32(0.25 * sum)
+}
