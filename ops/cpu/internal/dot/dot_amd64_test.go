@@ -60,6 +60,7 @@ func simdTwins() []simdTwin {
 		// And the codebook formats'.
 		{"iq2_xxs", quant.IQ2_XXS, IQ2_XXSAVX2, IQ2_XXS},
 		{"iq3_xxs", quant.IQ3_XXS, IQ3_XXSAVX2, IQ3_XXS},
+		{"iq3_s", quant.IQ3_S, IQ3_SAVX2, IQ3_S},
 	}
 }
 
@@ -123,6 +124,7 @@ func TestBlockSums(t *testing.T) {
 		{"tq2_0", bytesTQ2_0, func(x, y []byte, out []int32) { tqSums(tq2SumsAVX2, bytesTQ2_0, x, y, out) }, tq2SumsTwin},
 		{"iq2_xxs", bytesIQ2_XXS, iq2xxsSums, iq2xxsSumsTwin},
 		{"iq3_xxs", bytesIQ3_XXS, iq3xxsSums, iq3xxsSumsTwin},
+		{"iq3_s", bytesIQ3_S, iq3sSums, iq3sSumsTwin},
 	} {
 		for trial := range 1000 {
 			nb := 1 + rng.IntN(9)
@@ -389,7 +391,7 @@ func TestTableKernelsLong(t *testing.T) {
 	for _, tw := range simdTwins() {
 		switch tw.wt {
 		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS,
-			quant.IQ3_XXS:
+			quant.IQ3_XXS, quant.IQ3_S:
 		default:
 			continue
 		}

@@ -68,3 +68,25 @@ func iq3xxsSumsTwin(x, y []byte, out []int32) {
 		out[b] = s
 	}
 }
+
+// iq3sSumsTwin is the twin of iq3sSumsAVX2.
+func iq3sSumsTwin(x, y []byte, out []int32) {
+	for b := range out {
+		bx, q8 := x[b*bytesIQ3_S:], y[b*simd.BytesQ8_K+4:]
+		qs, qh, signs, scales := bx[2:66], bx[66:74], bx[74:106], bx[106:110]
+		var s int32
+		for j := range 8 {
+			var g [32]int8
+			for k := range 8 {
+				e := quant.IQ3SGrid[int(qs[8*j+k])|int(qh[j])>>k&1<<8]
+				for i := range 4 {
+					g[4*k+i] = int8(uint8(e >> (8 * i)))
+				}
+			}
+			signBytes(&g, binary.LittleEndian.Uint32(signs[4*j:]))
+			sc := int32(2*(scales[j/2]>>(4*(j%2))&15) + 1)
+			s += gdotTwin(&g, q8[32*j:], sc, sc)
+		}
+		out[b] = s
+	}
+}

@@ -49,3 +49,40 @@ func IQ3_XXSAVX2(n int, x, y []byte) float32 {
 	}
 	return float32(0.25 * sum)
 }
+
+// iq3sSumsAVX2 sets out[b], for b < nb, to the integer sum
+// sum_j (2*ls_j+1) * sum(g*s*y) of the iq3_s block at x + 110b with the
+// q8_K block at y + 292b (twin: iq3sSumsTwin).
+//
+//go:noescape
+func iq3sSumsAVX2(grid *[512]uint32, x, y *byte, nb int, out *int32)
+
+// iq3sSums is iq3sSumsAVX2 over len(out) blocks, with its reads checked
+// against the slices.
+func iq3sSums(x, y []byte, out []int32) {
+	nb := len(out)
+	if nb == 0 {
+		return
+	}
+	_ = x[nb*bytesIQ3_S-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	iq3sSumsAVX2(&quant.IQ3SGrid, &x[0], &y[0], nb, &out[0])
+}
+
+// IQ3_SAVX2 is IQ3_S with the integer sums in AVX2; it equals IQ3_S bit
+// for bit.
+func IQ3_SAVX2(n int, x, y []byte) float32 {
+	var sums [tableChunk]int32
+	var sum float32
+	nb := n / quant.QKK
+	for b0 := 0; b0 < nb; b0 += tableChunk {
+		c := min(tableChunk, nb-b0)
+		iq3sSums(x[b0*bytesIQ3_S:], y[b0*simd.BytesQ8_K:], sums[:c])
+		for i, s := range sums[:c] {
+			yd := simd.Float32At(y[(b0+i)*simd.BytesQ8_K:], 0)
+			d := float32(simd.HalfAt(x[(b0+i)*bytesIQ3_S:], 0) * yd)
+			sum += float32(d * float32(s))
+		}
+	}
+	return sum
+}
