@@ -61,6 +61,7 @@ func simdTwins() []simdTwin {
 		{"iq2_xxs", quant.IQ2_XXS, IQ2_XXSAVX2, IQ2_XXS},
 		{"iq3_xxs", quant.IQ3_XXS, IQ3_XXSAVX2, IQ3_XXS},
 		{"iq3_s", quant.IQ3_S, IQ3_SAVX2, IQ3_S},
+		{"iq2_xs", quant.IQ2_XS, IQ2_XSAVX2, IQ2_XS},
 	}
 }
 
@@ -125,6 +126,7 @@ func TestBlockSums(t *testing.T) {
 		{"iq2_xxs", bytesIQ2_XXS, iq2xxsSums, iq2xxsSumsTwin},
 		{"iq3_xxs", bytesIQ3_XXS, iq3xxsSums, iq3xxsSumsTwin},
 		{"iq3_s", bytesIQ3_S, iq3sSums, iq3sSumsTwin},
+		{"iq2_xs", bytesIQ2_XS, iq2xsSums, iq2xsSumsTwin},
 	} {
 		for trial := range 1000 {
 			nb := 1 + rng.IntN(9)
@@ -391,7 +393,7 @@ func TestTableKernelsLong(t *testing.T) {
 	for _, tw := range simdTwins() {
 		switch tw.wt {
 		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS,
-			quant.IQ3_XXS, quant.IQ3_S:
+			quant.IQ3_XXS, quant.IQ3_S, quant.IQ2_XS:
 		default:
 			continue
 		}

@@ -90,3 +90,27 @@ func iq3sSumsTwin(x, y []byte, out []int32) {
 		out[b] = s
 	}
 }
+
+// iq2xsSumsTwin is the twin of iq2xsSumsAVX2.
+func iq2xsSumsTwin(x, y []byte, out []int32) {
+	for b := range out {
+		bx, q8 := x[b*bytesIQ2_XS:], y[b*simd.BytesQ8_K+4:]
+		var s int32
+		for j := range 8 {
+			var g [32]int8
+			var signs uint32
+			for l := range 4 {
+				q := binary.LittleEndian.Uint16(bx[2+8*j+2*l:])
+				e := quant.IQ2XSGrid[q&511]
+				for i := range 8 {
+					g[8*l+i] = int8(uint8(e >> (8 * i)))
+				}
+				signs |= uint32(quant.KSignsIQ2XS[q>>9]) << (8 * l)
+			}
+			signBytes(&g, signs)
+			sc := bx[66+j]
+			s += gdotTwin(&g, q8[32*j:], int32(2*(sc&15)+1), int32(2*(sc>>4)+1))
+		}
+		out[b] = s
+	}
+}

@@ -32,22 +32,29 @@ func iq3xxsSums(x, y []byte, out []int32) {
 	iq3xxsSumsAVX2(&quant.IQ3XXSGrid, &quant.KSignsIQ2XS, &x[0], &y[0], nb, &out[0])
 }
 
-// IQ3_XXSAVX2 is IQ3_XXS with the integer sums in AVX2; it equals
-// IQ3_XXS bit for bit.
-func IQ3_XXSAVX2(n int, x, y []byte) float32 {
-	var sums [tableChunk]int32
+// gridRowAVX2 returns the sum over the super-blocks of a row of n
+// elements (the weight blocks size bytes each) of d_x*d_y times the
+// block's integer sum from sums, in the generic kernels' order.
+func gridRowAVX2(n int, x, y []byte, size int, sums func(x, y []byte, out []int32)) float32 {
+	var buf [tableChunk]int32
 	var sum float32
 	nb := n / quant.QKK
 	for b0 := 0; b0 < nb; b0 += tableChunk {
 		c := min(tableChunk, nb-b0)
-		iq3xxsSums(x[b0*bytesIQ3_XXS:], y[b0*simd.BytesQ8_K:], sums[:c])
-		for i, s := range sums[:c] {
+		sums(x[b0*size:], y[b0*simd.BytesQ8_K:], buf[:c])
+		for i, s := range buf[:c] {
 			yd := simd.Float32At(y[(b0+i)*simd.BytesQ8_K:], 0)
-			d := float32(simd.HalfAt(x[(b0+i)*bytesIQ3_XXS:], 0) * yd)
+			d := float32(simd.HalfAt(x[(b0+i)*size:], 0) * yd)
 			sum += float32(d * float32(s))
 		}
 	}
-	return float32(0.25 * sum)
+	return sum
+}
+
+// IQ3_XXSAVX2 is IQ3_XXS with the integer sums in AVX2; it equals
+// IQ3_XXS bit for bit.
+func IQ3_XXSAVX2(n int, x, y []byte) float32 {
+	return float32(0.25 * gridRowAVX2(n, x, y, bytesIQ3_XXS, iq3xxsSums))
 }
 
 // iq3sSumsAVX2 sets out[b], for b < nb, to the integer sum
@@ -72,17 +79,31 @@ func iq3sSums(x, y []byte, out []int32) {
 // IQ3_SAVX2 is IQ3_S with the integer sums in AVX2; it equals IQ3_S bit
 // for bit.
 func IQ3_SAVX2(n int, x, y []byte) float32 {
-	var sums [tableChunk]int32
-	var sum float32
-	nb := n / quant.QKK
-	for b0 := 0; b0 < nb; b0 += tableChunk {
-		c := min(tableChunk, nb-b0)
-		iq3sSums(x[b0*bytesIQ3_S:], y[b0*simd.BytesQ8_K:], sums[:c])
-		for i, s := range sums[:c] {
-			yd := simd.Float32At(y[(b0+i)*simd.BytesQ8_K:], 0)
-			d := float32(simd.HalfAt(x[(b0+i)*bytesIQ3_S:], 0) * yd)
-			sum += float32(d * float32(s))
-		}
+	return gridRowAVX2(n, x, y, bytesIQ3_S, iq3sSums)
+}
+
+// iq2xsSumsAVX2 sets out[b], for b < nb, to the integer sum over the
+// sub-blocks j of the iq2_xs block at x + 74b with the q8_K block at
+// y + 292b of (2*lo_j+1) * sum(g*s*y) over elements 0..15 plus
+// (2*hi_j+1) times that of 16..31 (twin: iq2xsSumsTwin).
+//
+//go:noescape
+func iq2xsSumsAVX2(grid *[512]uint64, signs *[128]uint8, x, y *byte, nb int, out *int32)
+
+// iq2xsSums is iq2xsSumsAVX2 over len(out) blocks, with its reads
+// checked against the slices.
+func iq2xsSums(x, y []byte, out []int32) {
+	nb := len(out)
+	if nb == 0 {
+		return
 	}
-	return sum
+	_ = x[nb*bytesIQ2_XS-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	iq2xsSumsAVX2(&quant.IQ2XSGrid, &quant.KSignsIQ2XS, &x[0], &y[0], nb, &out[0])
+}
+
+// IQ2_XSAVX2 is IQ2_XS with the integer sums in AVX2; it equals IQ2_XS
+// bit for bit.
+func IQ2_XSAVX2(n int, x, y []byte) float32 {
+	return float32(0.125 * gridRowAVX2(n, x, y, bytesIQ2_XS, iq2xsSums))
 }
