@@ -62,6 +62,7 @@ func simdTwins() []simdTwin {
 		{"iq3_xxs", quant.IQ3_XXS, IQ3_XXSAVX2, IQ3_XXS},
 		{"iq3_s", quant.IQ3_S, IQ3_SAVX2, IQ3_S},
 		{"iq2_xs", quant.IQ2_XS, IQ2_XSAVX2, IQ2_XS},
+		{"iq2_s", quant.IQ2_S, IQ2_SAVX2, IQ2_S},
 	}
 }
 
@@ -127,6 +128,7 @@ func TestBlockSums(t *testing.T) {
 		{"iq3_xxs", bytesIQ3_XXS, iq3xxsSums, iq3xxsSumsTwin},
 		{"iq3_s", bytesIQ3_S, iq3sSums, iq3sSumsTwin},
 		{"iq2_xs", bytesIQ2_XS, iq2xsSums, iq2xsSumsTwin},
+		{"iq2_s", bytesIQ2_S, iq2sSums, iq2sSumsTwin},
 	} {
 		for trial := range 1000 {
 			nb := 1 + rng.IntN(9)
@@ -393,7 +395,7 @@ func TestTableKernelsLong(t *testing.T) {
 	for _, tw := range simdTwins() {
 		switch tw.wt {
 		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS,
-			quant.IQ3_XXS, quant.IQ3_S, quant.IQ2_XS:
+			quant.IQ3_XXS, quant.IQ3_S, quant.IQ2_XS, quant.IQ2_S:
 		default:
 			continue
 		}

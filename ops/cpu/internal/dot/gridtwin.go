@@ -114,3 +114,25 @@ func iq2xsSumsTwin(x, y []byte, out []int32) {
 		out[b] = s
 	}
 }
+
+// iq2sSumsTwin is the twin of iq2sSumsAVX2.
+func iq2sSumsTwin(x, y []byte, out []int32) {
+	for b := range out {
+		bx, q8 := x[b*bytesIQ2_S:], y[b*simd.BytesQ8_K+4:]
+		qs, signs, qh, scales := bx[2:34], bx[34:66], bx[66:74], bx[74:82]
+		var s int32
+		for j := range 8 {
+			var g [32]int8
+			for l := range 4 {
+				e := quant.IQ2SGrid[int(qs[4*j+l])|int(qh[j])>>(2*l)&3<<8]
+				for i := range 8 {
+					g[8*l+i] = int8(uint8(e >> (8 * i)))
+				}
+			}
+			signBytes(&g, binary.LittleEndian.Uint32(signs[4*j:]))
+			sc := scales[j]
+			s += gdotTwin(&g, q8[32*j:], int32(2*(sc&15)+1), int32(2*(sc>>4)+1))
+		}
+		out[b] = s
+	}
+}

@@ -107,3 +107,28 @@ func iq2xsSums(x, y []byte, out []int32) {
 func IQ2_XSAVX2(n int, x, y []byte) float32 {
 	return float32(0.125 * gridRowAVX2(n, x, y, bytesIQ2_XS, iq2xsSums))
 }
+
+// iq2sSumsAVX2 sets out[b], for b < nb, to the integer sum of the iq2_s
+// block at x + 82b with the q8_K block at y + 292b, scaled per half
+// sub-block as iq2xsSumsAVX2 (twin: iq2sSumsTwin).
+//
+//go:noescape
+func iq2sSumsAVX2(grid *[1024]uint64, x, y *byte, nb int, out *int32)
+
+// iq2sSums is iq2sSumsAVX2 over len(out) blocks, with its reads checked
+// against the slices.
+func iq2sSums(x, y []byte, out []int32) {
+	nb := len(out)
+	if nb == 0 {
+		return
+	}
+	_ = x[nb*bytesIQ2_S-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	iq2sSumsAVX2(&quant.IQ2SGrid, &x[0], &y[0], nb, &out[0])
+}
+
+// IQ2_SAVX2 is IQ2_S with the integer sums in AVX2; it equals IQ2_S bit
+// for bit.
+func IQ2_SAVX2(n int, x, y []byte) float32 {
+	return float32(0.125 * gridRowAVX2(n, x, y, bytesIQ2_S, iq2sSums))
+}
