@@ -63,6 +63,7 @@ func simdTwins() []simdTwin {
 		{"iq3_s", quant.IQ3_S, IQ3_SAVX2, IQ3_S},
 		{"iq2_xs", quant.IQ2_XS, IQ2_XSAVX2, IQ2_XS},
 		{"iq2_s", quant.IQ2_S, IQ2_SAVX2, IQ2_S},
+		{"iq1_s", quant.IQ1_S, IQ1_SAVX2, IQ1_S},
 	}
 }
 
@@ -120,15 +121,17 @@ func TestBlockSums(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		bytes     int
+		per       int // sums per block
 		asm, twin func(x, y []byte, out []int32)
 	}{
-		{"tq1_0", bytesTQ1_0, func(x, y []byte, out []int32) { tqSums(tq1SumsAVX2, bytesTQ1_0, x, y, out) }, tq1SumsTwin},
-		{"tq2_0", bytesTQ2_0, func(x, y []byte, out []int32) { tqSums(tq2SumsAVX2, bytesTQ2_0, x, y, out) }, tq2SumsTwin},
-		{"iq2_xxs", bytesIQ2_XXS, iq2xxsSums, iq2xxsSumsTwin},
-		{"iq3_xxs", bytesIQ3_XXS, iq3xxsSums, iq3xxsSumsTwin},
-		{"iq3_s", bytesIQ3_S, iq3sSums, iq3sSumsTwin},
-		{"iq2_xs", bytesIQ2_XS, iq2xsSums, iq2xsSumsTwin},
-		{"iq2_s", bytesIQ2_S, iq2sSums, iq2sSumsTwin},
+		{"tq1_0", bytesTQ1_0, 1, func(x, y []byte, out []int32) { tqSums(tq1SumsAVX2, bytesTQ1_0, x, y, out) }, tq1SumsTwin},
+		{"tq2_0", bytesTQ2_0, 1, func(x, y []byte, out []int32) { tqSums(tq2SumsAVX2, bytesTQ2_0, x, y, out) }, tq2SumsTwin},
+		{"iq2_xxs", bytesIQ2_XXS, 1, iq2xxsSums, iq2xxsSumsTwin},
+		{"iq3_xxs", bytesIQ3_XXS, 1, iq3xxsSums, iq3xxsSumsTwin},
+		{"iq3_s", bytesIQ3_S, 1, iq3sSums, iq3sSumsTwin},
+		{"iq2_xs", bytesIQ2_XS, 1, iq2xsSums, iq2xsSumsTwin},
+		{"iq2_s", bytesIQ2_S, 1, iq2sSums, iq2sSumsTwin},
+		{"iq1_s", bytesIQ1_S, 2, iq1sSums, iq1sSumsTwin},
 	} {
 		for trial := range 1000 {
 			nb := 1 + rng.IntN(9)
@@ -154,12 +157,12 @@ func TestBlockSums(t *testing.T) {
 					y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
 				}
 			}
-			got, want := make([]int32, nb), make([]int32, nb)
+			got, want := make([]int32, c.per*nb), make([]int32, c.per*nb)
 			c.asm(x, y, got)
 			c.twin(x, y, want)
-			for b := range got {
-				if got[b] != want[b] {
-					t.Fatalf("%s trial %d nb=%d block %d: asm %d, twin %d", c.name, trial, nb, b, got[b], want[b])
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%s trial %d nb=%d block %d sum %d: asm %d, twin %d", c.name, trial, nb, i/c.per, i%c.per, got[i], want[i])
 				}
 			}
 		}
@@ -395,7 +398,7 @@ func TestTableKernelsLong(t *testing.T) {
 	for _, tw := range simdTwins() {
 		switch tw.wt {
 		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS,
-			quant.IQ3_XXS, quant.IQ3_S, quant.IQ2_XS, quant.IQ2_S:
+			quant.IQ3_XXS, quant.IQ3_S, quant.IQ2_XS, quant.IQ2_S, quant.IQ1_S:
 		default:
 			continue
 		}

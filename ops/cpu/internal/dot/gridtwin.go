@@ -136,3 +136,30 @@ func iq2sSumsTwin(x, y []byte, out []int32) {
 		out[b] = s
 	}
 }
+
+// iq1sSumsTwin is the twin of iq1sSumsAVX2.
+func iq1sSumsTwin(x, y []byte, out []int32) {
+	for b := range out[:len(out)/2] {
+		bx, q8 := x[b*bytesIQ1_S:], y[b*simd.BytesQ8_K+4:]
+		sums := y[b*simd.BytesQ8_K+260:]
+		var grid, shift int32
+		for j := range 8 {
+			h := int(binary.LittleEndian.Uint16(bx[34+2*j:]))
+			var g [32]int8
+			for l := range 4 {
+				e := quant.IQ1SGrid[int(bx[2+4*j+l])|(h>>(3*l)&7)<<8]
+				for i := range 8 {
+					g[8*l+i] = int8(uint8(e >> (8 * i)))
+				}
+			}
+			ls := int32(2*(h>>12&7) + 1)
+			grid += gdotTwin(&g, q8[32*j:], ls, ls)
+			v := ls * (bsum(sums, 2*j) + bsum(sums, 2*j+1))
+			if h&0x8000 != 0 {
+				v = -v
+			}
+			shift += v
+		}
+		out[2*b], out[2*b+1] = grid, shift
+	}
+}

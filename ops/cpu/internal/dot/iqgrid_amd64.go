@@ -132,3 +132,42 @@ func iq2sSums(x, y []byte, out []int32) {
 func IQ2_SAVX2(n int, x, y []byte) float32 {
 	return float32(0.125 * gridRowAVX2(n, x, y, bytesIQ2_S, iq2sSums))
 }
+
+// iq1sSumsAVX2 sets out[2b] and out[2b+1], for b < nb, to the integer
+// sums sum_j (2*ls_j+1) * sum(g*y) and sum_j (2*ls_j+1) * delta_j *
+// sum(y) of the iq1_s block at x + 50b with the q8_K block at y + 292b
+// (twin: iq1sSumsTwin).
+//
+//go:noescape
+func iq1sSumsAVX2(grid *[2048]uint64, x, y *byte, nb int, out *int32)
+
+// iq1sSums is iq1sSumsAVX2 over len(out)/2 blocks, with its reads
+// checked against the slices.
+func iq1sSums(x, y []byte, out []int32) {
+	nb := len(out) / 2
+	if nb == 0 {
+		return
+	}
+	_ = x[nb*bytesIQ1_S-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	iq1sSumsAVX2(&quant.IQ1SGrid, &x[0], &y[0], nb, &out[0])
+}
+
+// IQ1_SAVX2 is IQ1_S with the integer sums in AVX2; it equals IQ1_S bit
+// for bit.
+func IQ1_SAVX2(n int, x, y []byte) float32 {
+	var buf [2 * tableChunk]int32
+	var sum float32
+	nb := n / quant.QKK
+	for b0 := 0; b0 < nb; b0 += tableChunk {
+		c := min(tableChunk, nb-b0)
+		iq1sSums(x[b0*bytesIQ1_S:], y[b0*simd.BytesQ8_K:], buf[:2*c])
+		for i := range c {
+			sumi, sumi1 := buf[2*i], buf[2*i+1]
+			yd := simd.Float32At(y[(b0+i)*simd.BytesQ8_K:], 0)
+			d := float32(simd.HalfAt(x[(b0+i)*bytesIQ1_S:], 0) * yd)
+			sum += float32(d * float32(float32(sumi)+float32(0.125*float32(sumi1))))
+		}
+	}
+	return sum
+}
