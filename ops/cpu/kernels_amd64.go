@@ -65,6 +65,7 @@ var avx2Kernels = &kernelSet{
 		quant.IQ2_XS:  {dot.IQ2_XSAVX2, quant.Q8_K},
 		quant.IQ2_S:   {dot.IQ2_SAVX2, quant.Q8_K},
 		quant.IQ1_S:   {dot.IQ1_SAVX2, quant.Q8_K},
+		quant.IQ1_M:   {dot.IQ1_MAVX2, quant.Q8_K},
 	}),
 	act: map[quant.Type]func([]float32, []byte){
 		quant.Q8_0: quantize.Q8_0AVX2,

@@ -134,6 +134,7 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("dots[iq2_xs]", ks.dots[quant.IQ2_XS].dot, dot.IQ2_XSAVX2)
 	same("dots[iq2_s]", ks.dots[quant.IQ2_S].dot, dot.IQ2_SAVX2)
 	same("dots[iq1_s]", ks.dots[quant.IQ1_S].dot, dot.IQ1_SAVX2)
+	same("dots[iq1_m]", ks.dots[quant.IQ1_M].dot, dot.IQ1_MAVX2)
 	// The generic dot products fill in the types the tier lacks.
 	same("dots[q8_K]", ks.dots[quant.Q8_K].dot, dotKernels[quant.Q8_K].dot)
 	same("dots[q8_1]", ks.dots[quant.Q8_1].dot, dotKernels[quant.Q8_1].dot)

@@ -64,6 +64,7 @@ func simdTwins() []simdTwin {
 		{"iq2_xs", quant.IQ2_XS, IQ2_XSAVX2, IQ2_XS},
 		{"iq2_s", quant.IQ2_S, IQ2_SAVX2, IQ2_S},
 		{"iq1_s", quant.IQ1_S, IQ1_SAVX2, IQ1_S},
+		{"iq1_m", quant.IQ1_M, IQ1_MAVX2, IQ1_M},
 	}
 }
 
@@ -132,6 +133,7 @@ func TestBlockSums(t *testing.T) {
 		{"iq2_xs", bytesIQ2_XS, 1, iq2xsSums, iq2xsSumsTwin},
 		{"iq2_s", bytesIQ2_S, 1, iq2sSums, iq2sSumsTwin},
 		{"iq1_s", bytesIQ1_S, 2, iq1sSums, iq1sSumsTwin},
+		{"iq1_m", bytesIQ1_M, 2, iq1mSums, iq1mSumsTwin},
 	} {
 		for trial := range 1000 {
 			nb := 1 + rng.IntN(9)
@@ -398,7 +400,7 @@ func TestTableKernelsLong(t *testing.T) {
 	for _, tw := range simdTwins() {
 		switch tw.wt {
 		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS,
-			quant.IQ3_XXS, quant.IQ3_S, quant.IQ2_XS, quant.IQ2_S, quant.IQ1_S:
+			quant.IQ3_XXS, quant.IQ3_S, quant.IQ2_XS, quant.IQ2_S, quant.IQ1_S, quant.IQ1_M:
 		default:
 			continue
 		}

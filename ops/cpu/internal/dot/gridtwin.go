@@ -163,3 +163,33 @@ func iq1sSumsTwin(x, y []byte, out []int32) {
 		out[2*b], out[2*b+1] = grid, shift
 	}
 }
+
+// iq1mSumsTwin is the twin of iq1mSumsAVX2: the shift part is the delta
+// vector (-1 or +1 per group of 8) through gdotTwin, as the assembly
+// does it.
+func iq1mSumsTwin(x, y []byte, out []int32) {
+	for b := range out[:len(out)/2] {
+		bx, q8 := x[b*bytesIQ1_M:], y[b*simd.BytesQ8_K+4:]
+		var grid, shift int32
+		for j := range 8 {
+			h := int(binary.LittleEndian.Uint16(bx[32+2*j:]))
+			var g, delta [32]int8
+			for l := range 4 {
+				nib := h >> (4 * l)
+				e := quant.IQ1SGrid[int(bx[4*j+l])|(nib&7)<<8]
+				for i := range 8 {
+					g[8*l+i] = int8(uint8(e >> (8 * i)))
+					delta[8*l+i] = 1
+					if nib&8 != 0 {
+						delta[8*l+i] = -1
+					}
+				}
+			}
+			sc := int32(binary.LittleEndian.Uint16(bx[48+2*(j/2):]) >> (6 * (j % 2)))
+			lo, hi := 2*(sc&7)+1, 2*(sc>>3&7)+1
+			grid += gdotTwin(&g, q8[32*j:], lo, hi)
+			shift += gdotTwin(&delta, q8[32*j:], lo, hi)
+		}
+		out[2*b], out[2*b+1] = grid, shift
+	}
+}

@@ -171,3 +171,41 @@ func IQ1_SAVX2(n int, x, y []byte) float32 {
 	}
 	return sum
 }
+
+// iq1mSumsAVX2 sets out[2b] and out[2b+1], for b < nb, to the integer
+// sums sum(ls * sum(g*y)) and sum(ls * delta * sum(y)) of the iq1_m
+// block at x + 56b with the q8_K block at y + 292b (twin: iq1mSumsTwin).
+//
+//go:noescape
+func iq1mSumsAVX2(grid *[2048]uint64, x, y *byte, nb int, out *int32)
+
+// iq1mSums is iq1mSumsAVX2 over len(out)/2 blocks, with its reads
+// checked against the slices.
+func iq1mSums(x, y []byte, out []int32) {
+	nb := len(out) / 2
+	if nb == 0 {
+		return
+	}
+	_ = x[nb*bytesIQ1_M-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	iq1mSumsAVX2(&quant.IQ1SGrid, &x[0], &y[0], nb, &out[0])
+}
+
+// IQ1_MAVX2 is IQ1_M with the integer sums in AVX2; it equals IQ1_M bit
+// for bit.
+func IQ1_MAVX2(n int, x, y []byte) float32 {
+	var buf [2 * tableChunk]int32
+	var sum float32
+	nb := n / quant.QKK
+	for b0 := 0; b0 < nb; b0 += tableChunk {
+		c := min(tableChunk, nb-b0)
+		iq1mSums(x[b0*bytesIQ1_M:], y[b0*simd.BytesQ8_K:], buf[:2*c])
+		for i := range c {
+			sumi1, sumi2 := buf[2*i], buf[2*i+1]
+			yd := simd.Float32At(y[(b0+i)*simd.BytesQ8_K:], 0)
+			d := float32(quant.FP16ToFP32(quant.IQ1MScale(x[(b0+i)*bytesIQ1_M:])) * yd)
+			sum += float32(d * float32(float32(sumi1)+float32(0.125*float32(sumi2))))
+		}
+	}
+	return sum
+}
