@@ -58,8 +58,8 @@ var avx2Kernels = &kernelSet{
 		// kernel bit for bit).
 		quant.IQ2_XXS: {dot.IQ2_XXSAVX2, quant.Q8_K},
 		// The other codebook formats likewise, their grid entries
-		// gathered (VPGATHERDD/VPGATHERDQ, AVX2) where the indices are
-		// wider than a byte or there are eight per sub-block.
+		// gathered (VPGATHERDD, VPGATHERDQ: AVX2, as is every other
+		// instruction they use).
 		quant.IQ3_XXS: {dot.IQ3_XXSAVX2, quant.Q8_K},
 		quant.IQ3_S:   {dot.IQ3_SAVX2, quant.Q8_K},
 		quant.IQ2_XS:  {dot.IQ2_XSAVX2, quant.Q8_K},
