@@ -58,7 +58,8 @@ func benchTiers() []*kernelSet { return kernelSets() }
 // and the formats whose dot products have AVX2 kernels but no tiled
 // MUL_MAT path yet.
 var vecDotTypes = append(benchTypes[:len(benchTypes):len(benchTypes)],
-	quant.IQ4_NL, quant.IQ4_XS, quant.MXFP4, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS)
+	quant.IQ4_NL, quant.IQ4_XS, quant.MXFP4, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS,
+	quant.IQ3_XXS, quant.IQ3_S, quant.IQ2_XS, quant.IQ2_S, quant.IQ1_S, quant.IQ1_M)
 
 // BenchmarkVecDot measures one dot product of k = 4096 elements: a weight
 // row of each type against an activation row of its vec-dot type, both in

@@ -19,6 +19,7 @@ var vdScaleFields = map[quant.Type][]int{
 	quant.Q2_K: {80, 82}, quant.Q3_K: {108}, quant.Q4_K: {0, 2}, quant.Q5_K: {0, 2},
 	quant.Q6_K:   {208},
 	quant.IQ4_NL: {0}, quant.IQ4_XS: {0}, quant.TQ1_0: {52}, quant.TQ2_0: {64},
+	quant.IQ3_XXS: {0}, quant.IQ3_S: {0}, quant.IQ2_S: {0},
 }
 
 // vdRandomRow returns a row of n elements of type wt: random bytes with

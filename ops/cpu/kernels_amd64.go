@@ -57,6 +57,15 @@ var avx2Kernels = &kernelSet{
 		// the signed products and scales in AVX2 (equal to the generic
 		// kernel bit for bit).
 		quant.IQ2_XXS: {dot.IQ2_XXSAVX2, quant.Q8_K},
+		// The other codebook formats likewise, their grid entries
+		// gathered (VPGATHERDD, VPGATHERDQ: AVX2, as is every other
+		// instruction they use).
+		quant.IQ3_XXS: {dot.IQ3_XXSAVX2, quant.Q8_K},
+		quant.IQ3_S:   {dot.IQ3_SAVX2, quant.Q8_K},
+		quant.IQ2_XS:  {dot.IQ2_XSAVX2, quant.Q8_K},
+		quant.IQ2_S:   {dot.IQ2_SAVX2, quant.Q8_K},
+		quant.IQ1_S:   {dot.IQ1_SAVX2, quant.Q8_K},
+		quant.IQ1_M:   {dot.IQ1_MAVX2, quant.Q8_K},
 	}),
 	act: map[quant.Type]func([]float32, []byte){
 		quant.Q8_0: quantize.Q8_0AVX2,

@@ -129,7 +129,13 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("dots[tq1_0]", ks.dots[quant.TQ1_0].dot, dot.TQ1_0AVX2)
 	same("dots[tq2_0]", ks.dots[quant.TQ2_0].dot, dot.TQ2_0AVX2)
 	same("dots[iq2_xxs]", ks.dots[quant.IQ2_XXS].dot, dot.IQ2_XXSAVX2)
+	same("dots[iq3_xxs]", ks.dots[quant.IQ3_XXS].dot, dot.IQ3_XXSAVX2)
+	same("dots[iq3_s]", ks.dots[quant.IQ3_S].dot, dot.IQ3_SAVX2)
+	same("dots[iq2_xs]", ks.dots[quant.IQ2_XS].dot, dot.IQ2_XSAVX2)
+	same("dots[iq2_s]", ks.dots[quant.IQ2_S].dot, dot.IQ2_SAVX2)
+	same("dots[iq1_s]", ks.dots[quant.IQ1_S].dot, dot.IQ1_SAVX2)
+	same("dots[iq1_m]", ks.dots[quant.IQ1_M].dot, dot.IQ1_MAVX2)
 	// The generic dot products fill in the types the tier lacks.
 	same("dots[q8_K]", ks.dots[quant.Q8_K].dot, dotKernels[quant.Q8_K].dot)
-	same("dots[iq2_xs]", ks.dots[quant.IQ2_XS].dot, dotKernels[quant.IQ2_XS].dot)
+	same("dots[q8_1]", ks.dots[quant.Q8_1].dot, dotKernels[quant.Q8_1].dot)
 }

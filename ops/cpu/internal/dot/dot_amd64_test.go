@@ -57,8 +57,14 @@ func simdTwins() []simdTwin {
 		// And the ternary formats'.
 		{"tq1_0", quant.TQ1_0, TQ1_0AVX2, TQ1_0},
 		{"tq2_0", quant.TQ2_0, TQ2_0AVX2, TQ2_0},
-		// And IQ2_XXS's.
+		// And the codebook formats'.
 		{"iq2_xxs", quant.IQ2_XXS, IQ2_XXSAVX2, IQ2_XXS},
+		{"iq3_xxs", quant.IQ3_XXS, IQ3_XXSAVX2, IQ3_XXS},
+		{"iq3_s", quant.IQ3_S, IQ3_SAVX2, IQ3_S},
+		{"iq2_xs", quant.IQ2_XS, IQ2_XSAVX2, IQ2_XS},
+		{"iq2_s", quant.IQ2_S, IQ2_SAVX2, IQ2_S},
+		{"iq1_s", quant.IQ1_S, IQ1_SAVX2, IQ1_S},
+		{"iq1_m", quant.IQ1_M, IQ1_MAVX2, IQ1_M},
 	}
 }
 
@@ -100,33 +106,45 @@ func TestTableSums(t *testing.T) {
 	}
 }
 
-// TestBlockSums checks the integer kernels of the ternary formats and
-// IQ2_XXS (tq1SumsAVX2, tq2SumsAVX2, iq2xxsSumsAVX2) against their twins
-// on random blocks (every code byte, the tq1_0 bytes above 242 that ggml
-// never writes included), on blocks of all-ones bits (every code, sign
-// and scale at its maximum) and on activations at the int8 extremes,
-// where the int16 lanes come closest to saturating (TestTwins checks the
-// row kernels built on them against the generic ones).
+// TestBlockSums checks the integer kernels of the ternary and codebook
+// formats (tq1SumsAVX2, tq2SumsAVX2, iq2xxsSumsAVX2, iq3xxsSumsAVX2, ...)
+// against their twins on random blocks (every code byte, the tq1_0 bytes
+// above 242 that ggml never writes included; 600 random trials of about
+// five blocks draw each of IQ1_S's 2048 grid indices about 47 times, so
+// every grid index, sign code and scale code occurs), on all-zero blocks,
+// on blocks of all-ones bits (every code, sign and scale at its maximum)
+// and on activations at the int8 extremes, where the int16 lanes come
+// closest to saturating (TestTwins checks the row kernels built on them
+// against the generic ones, scales at NaN, Inf and denormals included).
 func TestBlockSums(t *testing.T) {
 	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, c := range []struct {
 		name      string
 		bytes     int
+		per       int // sums per block
 		asm, twin func(x, y []byte, out []int32)
 	}{
-		{"tq1_0", bytesTQ1_0, func(x, y []byte, out []int32) { tqSums(tq1SumsAVX2, bytesTQ1_0, x, y, out) }, tq1SumsTwin},
-		{"tq2_0", bytesTQ2_0, func(x, y []byte, out []int32) { tqSums(tq2SumsAVX2, bytesTQ2_0, x, y, out) }, tq2SumsTwin},
-		{"iq2_xxs", bytesIQ2_XXS, iq2xxsSums, iq2xxsSumsTwin},
+		{"tq1_0", bytesTQ1_0, 1, func(x, y []byte, out []int32) { tqSums(tq1SumsAVX2, bytesTQ1_0, x, y, out) }, tq1SumsTwin},
+		{"tq2_0", bytesTQ2_0, 1, func(x, y []byte, out []int32) { tqSums(tq2SumsAVX2, bytesTQ2_0, x, y, out) }, tq2SumsTwin},
+		{"iq2_xxs", bytesIQ2_XXS, 1, iq2xxsSums, iq2xxsSumsTwin},
+		{"iq3_xxs", bytesIQ3_XXS, 1, iq3xxsSums, iq3xxsSumsTwin},
+		{"iq3_s", bytesIQ3_S, 1, iq3sSums, iq3sSumsTwin},
+		{"iq2_xs", bytesIQ2_XS, 1, iq2xsSums, iq2xsSumsTwin},
+		{"iq2_s", bytesIQ2_S, 1, iq2sSums, iq2sSumsTwin},
+		{"iq1_s", bytesIQ1_S, 2, iq1sSums, iq1sSumsTwin},
+		{"iq1_m", bytesIQ1_M, 2, iq1mSums, iq1mSumsTwin},
 	} {
-		for trial := range 200 {
+		for trial := range 1000 {
 			nb := 1 + rng.IntN(9)
 			x := make([]byte, nb*c.bytes)
 			y := make([]byte, nb*simd.BytesQ8_K)
 			for i := range x {
-				switch trial % 4 {
+				switch trial % 5 {
 				case 3:
 					x[i] = 0xff
+				case 4:
+					x[i] = 0
 				default:
 					x[i] = byte(rng.Uint32())
 				}
@@ -141,12 +159,12 @@ func TestBlockSums(t *testing.T) {
 					y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
 				}
 			}
-			got, want := make([]int32, nb), make([]int32, nb)
+			got, want := make([]int32, c.per*nb), make([]int32, c.per*nb)
 			c.asm(x, y, got)
 			c.twin(x, y, want)
-			for b := range got {
-				if got[b] != want[b] {
-					t.Fatalf("%s trial %d nb=%d block %d: asm %d, twin %d", c.name, trial, nb, b, got[b], want[b])
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%s trial %d nb=%d block %d sum %d: asm %d, twin %d", c.name, trial, nb, i/c.per, i%c.per, got[i], want[i])
 				}
 			}
 		}
@@ -381,7 +399,8 @@ func TestTableKernelsLong(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, tw := range simdTwins() {
 		switch tw.wt {
-		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS:
+		case quant.IQ4_NL, quant.MXFP4, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.IQ2_XXS,
+			quant.IQ3_XXS, quant.IQ3_S, quant.IQ2_XS, quant.IQ2_S, quant.IQ1_S, quant.IQ1_M:
 		default:
 			continue
 		}

@@ -1,0 +1,124 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "iqgrid_amd64.h"
+
+// AVX2 integer sums of IQ1_M against q8_K (iqgrid.go's IQ1_M, block by
+// block): the grid part sum(ls * sum(g*y)) and the shift part
+// sum(ls * delta * sum(y)), ls = 2*code+1 per 16 elements and delta = -1
+// or +1 per 8. A group of 8's 11-bit grid index is its qs byte with the
+// low 3 bits of its qh nibble as bits 8..10 (VPSRLVD; the four entries of
+// a sub-block come in one VPGATHERDQ); the nibble's bit 3 is delta's
+// sign, expanded to a vector of -1 and +1 bytes that goes through the
+// same multiply-add as the grid values. The float32 scaling (the
+// super-block scale assembled from the scale words' top nibbles) stays
+// in Go (iqgrid_amd64.go).
+
+// iq1mShift: the VPSRLVD counts that move bits 4l..4l+2 of a dword to
+// bits 0..2 in lane l.
+DATA iq1mShift<>+0x00(SB)/8, $0x0000000400000000
+DATA iq1mShift<>+0x08(SB)/8, $0x0000000c00000008
+GLOBL iq1mShift<>(SB), RODATA|NOPTR, $16
+
+DATA iq1mSeven<>+0(SB)/4, $7
+GLOBL iq1mSeven<>(SB), RODATA|NOPTR, $4
+
+// iq1mExpand: VPSHUFB indexes that copy byte 0 of a broadcast dword to
+// elements 0..15 and byte 1 to 16..31 (the qh bytes of groups 0, 1 and
+// 2, 3).
+DATA iq1mExpand<>+0x00(SB)/8, $0x0000000000000000
+DATA iq1mExpand<>+0x08(SB)/8, $0x0000000000000000
+DATA iq1mExpand<>+0x10(SB)/8, $0x0101010101010101
+DATA iq1mExpand<>+0x18(SB)/8, $0x0101010101010101
+GLOBL iq1mExpand<>(SB), RODATA|NOPTR, $32
+
+// iq1mSign: the delta sign bit of each element's group: bit 3 of its qh
+// byte for groups 0 and 2, bit 7 for groups 1 and 3.
+DATA iq1mSign<>+0x00(SB)/8, $0x0808080808080808
+DATA iq1mSign<>+0x08(SB)/8, $0x8080808080808080
+DATA iq1mSign<>+0x10(SB)/8, $0x0808080808080808
+DATA iq1mSign<>+0x18(SB)/8, $0x8080808080808080
+GLOBL iq1mSign<>(SB), RODATA|NOPTR, $32
+
+// IQ1MSUB adds sub-block's sums to Y0 (grid) and Y14 (shift): its qs at
+// qsoff(R12), its qh word at qhoff(R14), its codes at yoff(R13), its
+// scale codes in bits shift..shift+5 of R11. Clobbers AX, BX.
+#define IQ1MSUB(qsoff, qhoff, yoff, shift) \
+	VPMOVZXBD qsoff(R12), X1; \
+	MOVWLZX qhoff(R14), AX; \
+	VMOVD AX, X4; \
+	VPBROADCASTD X4, Y4; \
+	VPSRLVD X12, X4, X3; \
+	VPAND X13, X3, X3; \
+	VPSLLD $8, X3, X3; \
+	VPOR X3, X1, X1; \
+	VPCMPEQQ Y3, Y3, Y3; \
+	VPXOR Y2, Y2, Y2; \
+	VPGATHERDQ Y3, (R8)(X1*8), Y2; \
+	VPSHUFB Y9, Y4, Y4; \
+	VPAND Y10, Y4, Y4; \
+	VPCMPEQB Y10, Y4, Y4; \
+	VPOR Y15, Y4, Y4; \
+	VMOVDQU yoff(R13), Y5; \
+	VPSIGNB Y5, Y5, Y6; \
+	MOVL R11, AX; \
+	SHRL $shift, AX; \
+	MOVL AX, BX; \
+	ANDL $7, AX; \
+	SHRL $3, BX; \
+	ANDL $7, BX; \
+	SCALE2(AX, BX); \
+	GDOT(Y2, Y0); \
+	GDOT(Y4, Y14)
+
+// func iq1mSumsAVX2(grid *[2048]uint64, x, y *byte, nb int, out *int32)
+//
+// For b < nb: out[2b] = the grid part and out[2b+1] the shift part of the
+// iq1_m block at x + 56b with the q8_K block at y + 292b.
+TEXT ·iq1mSumsAVX2(SB), NOSPLIT, $0-40
+	MOVQ grid+0(FP), R8
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ nb+24(FP), CX
+	MOVQ out+32(FP), DX
+	VMOVDQU iq1mShift<>(SB), X12
+	VPBROADCASTD iq1mSeven<>(SB), X13
+	VMOVDQU iq1mExpand<>(SB), Y9
+	VMOVDQU iq1mSign<>(SB), Y10
+	VPCMPEQB Y15, Y15, Y15
+	VPABSB Y15, Y15 // bytes 1
+
+iq1mblock:
+	TESTQ CX, CX
+	JZ    iq1mdone
+	VPXOR Y0, Y0, Y0
+	VPXOR Y14, Y14, Y14
+	MOVQ  SI, R12
+	LEAQ  32(SI), R14
+	LEAQ  48(SI), R9
+	LEAQ  4(DI), R13
+	MOVQ  $4, R10
+
+iq1mpair:
+	// Sub-blocks 2p and 2p+1 share scale word p.
+	MOVWLZX (R9), R11
+	IQ1MSUB(0, 0, 0, 0)
+	IQ1MSUB(4, 2, 32, 6)
+	ADDQ $8, R12
+	ADDQ $4, R14
+	ADDQ $2, R9
+	ADDQ $64, R13
+	DECQ R10
+	JNZ  iq1mpair
+
+	HSUM(Y0, X0, (DX))
+	HSUM(Y14, X14, 4(DX))
+	ADDQ $56, SI
+	ADDQ $292, DI
+	ADDQ $8, DX
+	DECQ CX
+	JMP  iq1mblock
+
+iq1mdone:
+	VZEROUPPER
+	RET

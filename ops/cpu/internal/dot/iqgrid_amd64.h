@@ -1,0 +1,80 @@
+// Shared pieces of the AVX2 codebook kernels (iq3xxs_amd64.s and the
+// others beside it): the sign masks and the signed multiply-add of 32
+// grid values with 32 q8_K codes. Each file that includes this one gets
+// its own copy of the constants.
+
+// gexpand: VPSHUFB indexes that copy byte l of a broadcast dword to bytes
+// 8l..8l+7.
+DATA gexpand<>+0x00(SB)/8, $0x0000000000000000
+DATA gexpand<>+0x08(SB)/8, $0x0101010101010101
+DATA gexpand<>+0x10(SB)/8, $0x0202020202020202
+DATA gexpand<>+0x18(SB)/8, $0x0303030303030303
+GLOBL gexpand<>(SB), RODATA|NOPTR, $32
+
+// gbits: byte k holds bit k%8.
+DATA gbits<>+0(SB)/8, $0x8040201008040201
+GLOBL gbits<>(SB), RODATA|NOPTR, $8
+
+// GSETUP loads the constants of SIGNMASK: Y9 = gexpand, Y10 = gbits
+// broadcast.
+#define GSETUP \
+	VMOVDQU gexpand<>(SB), Y9; \
+	VPBROADCASTQ gbits<>(SB), Y10
+
+// SIGNMASK sets Y4 to 0xff at element e where bit e%8 of byte e/8 of the
+// dword in X4 is set (the four sign bytes of 32 elements).
+#define SIGNMASK \
+	VPBROADCASTD X4, Y4; \
+	VPSHUFB Y9, Y4, Y4; \
+	VPAND Y10, Y4, Y4; \
+	VPCMPEQB Y10, Y4, Y4
+
+// NEGATE negates (two's complement) the bytes of g where Y4 is 0xff.
+#define NEGATE(g) \
+	VPXOR Y4, g, g; \
+	VPSUBB Y4, g, g
+
+// LOADY loads 32 q8_K codes from mem into Y5 and their magnitudes into
+// Y6 (-128 reads as 128 when Y6 is taken as unsigned).
+#define LOADY(mem) \
+	VMOVDQU mem, Y5; \
+	VPSIGNB Y5, Y5, Y6
+
+// GDOT adds to acc the int32 lanes of sum(g*y) over the 32 elements, the
+// int16 pairs times the words of Y7 (the scales): g takes y's signs
+// (VPSIGNB) and multiplies |y| (VPMADDUBSW), so a pair is at most
+// 2*|g|*128 and does not saturate for |g| < 128. Clobbers g.
+#define GDOT(g, acc) \
+	VPSIGNB Y5, g, g; \
+	VPMADDUBSW g, Y6, g; \
+	VPMADDWD Y7, g, g; \
+	VPADDD g, acc, acc
+
+// SCALE1 sets the 16 words of Y7 to 2*r+1 (r a 32-bit register, which
+// it clobbers).
+#define SCALE1(r) \
+	LEAL 1(r)(r*1), r; \
+	VMOVD r, X7; \
+	VPBROADCASTW X7, Y7
+
+// SCALE2 sets the low 8 words of Y7 to 2*lo+1 and the high 8 to 2*hi+1
+// (the scales of elements 0..15 and 16..31). Clobbers lo, hi and X8.
+#define SCALE2(lo, hi) \
+	LEAL 1(lo)(lo*1), lo; \
+	LEAL 1(hi)(hi*1), hi; \
+	VMOVD lo, X7; \
+	VPBROADCASTW X7, X7; \
+	VMOVD hi, X8; \
+	VPBROADCASTW X8, X8; \
+	VINSERTI128 $1, X8, Y7, Y7
+
+// HSUM stores the sum of the eight int32 lanes of Y(acc) (X(acc) names
+// its low half) at dst, using X3.
+#define HSUM(yacc, xacc, dst) \
+	VEXTRACTI128 $1, yacc, X3; \
+	VPADDD X3, xacc, xacc; \
+	VPSHUFD $0x4e, xacc, X3; \
+	VPADDD X3, xacc, xacc; \
+	VPSHUFD $0xb1, xacc, X3; \
+	VPADDD X3, xacc, xacc; \
+	VMOVD xacc, dst
