@@ -432,3 +432,31 @@ func TestFlashAttnHeadSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestFlashAttnPrefillGQA validates the prefill kernel where one
+// threadgroup takes the query heads of a GQA group together: groups of 4
+// and 3 heads (12 and 6 heads over 3 and 2 K/V heads, so ALiBi's two
+// slope series both occur), query counts whose rows (heads times
+// queries) do not fill whole simdgroups, with ALiBi over a random f32
+// mask, softcap and sinks, each head's own.
+func TestFlashAttnPrefillGQA(t *testing.T) {
+	b := emulated(t)
+	for _, kv := range []quant.Type{quant.F16, quant.Q8_0, quant.F32} {
+		for _, s := range []struct{ heads, kvHeads, nq int64 }{{12, 3, 5}, {6, 2, 9}, {12, 3, 4}} {
+			c := harness.Case{
+				Name: fmt.Sprintf("heads=%d/%d,nq=%d", s.heads, s.kvHeads, s.nq), Op: ops.OpFlashAttnExt, Types: []quant.Type{kv},
+				Build: func(hb *harness.Builder) (*ops.Tensor, error) {
+					q := hb.Leaf("q", quant.F32, harness.Uniform(-1, 1), 64, s.nq, s.heads)
+					k := hb.Leaf("k", kv, harness.Uniform(-1, 1), 64, 45, s.kvHeads)
+					v := hb.Leaf("v", kv, harness.Uniform(-1, 1), 64, 45, s.kvHeads)
+					m := hb.Leaf("mask", quant.F32, harness.Mask(0.2, -4, 0), 45, s.nq)
+					sk := hb.Leaf("sinks", quant.F32, harness.Normal(0, 2), s.heads)
+					return ops.FlashAttnExt(q, k, v, m, sk, ops.FlashAttnParams{Scale: 0.125, Softcap: 20, MaxBias: 8})
+				},
+			}
+			if r := harness.Run(b, c); !r.Passed() {
+				t.Errorf("%v %s: %s (%s)", kv, c.Name, r.Summary(), r.Err)
+			}
+		}
+	}
+}

@@ -91,10 +91,10 @@ func planFlashAttnVec(q, k *ops.Tensor) faVecPlan {
 }
 
 // The prefill kernel's geometry (kb_fa_pre): keys per step (FA_PKB) and
-// the most simdgroups (8 query rows each) per threadgroup.
+// the most simdgroups (8 rows of a GQA group each) per threadgroup.
 const (
 	faPreKeys = 32 // FA_PKB
-	faPreRows = 4
+	faPreRows = 8
 	faPrePad  = 8 // FA_PPAD
 )
 
@@ -116,11 +116,12 @@ func faPreShared(nsg, dk, dv int, kt, vt quant.Type) int {
 	return tile + nsg*per + 3*nsg*4
 }
 
-// faPreSimdgroups is the simdgroups of a kb_fa_pre launch for nq queries:
-// a simdgroup per 8, up to faPreRows, fewer where the threadgroup memory
-// (at most limit bytes) takes fewer, 0 where it takes none.
-func faPreSimdgroups(nq int64, dk, dv int, kt, vt quant.Type, limit int) int {
-	nsg := min(faPreRows, int((nq+7)/8))
+// faPreSimdgroups is the simdgroups of a kb_fa_pre launch for nr rows
+// (a GQA group's query heads times the queries): a simdgroup per 8, up to
+// faPreRows, fewer where the threadgroup memory (at most limit bytes)
+// takes fewer, 0 where it takes none.
+func faPreSimdgroups(nr int64, dk, dv int, kt, vt quant.Type, limit int) int {
+	nsg := min(faPreRows, int((nr+7)/8))
 	for nsg > 0 && faPreShared(nsg, dk, dv, kt, vt) > limit {
 		nsg--
 	}
@@ -201,10 +202,12 @@ func encodeFlashAttn(e *encoder, t *ops.Tensor) error {
 	}
 	s.I32(int32(plan.split)).I32(int32(plan.nsplit)).I32(b32(kvVec(kb, k))).I32(b32(kvVec(vb, v))).I32(int32(plan.chunks))
 	s.I32(b32(mask != nil && maskVec(mb, mask)))
-	if nsg := faPreSimdgroups(q.Ne[1], dk, dv, k.Type, v.Type, e.b.dev.maxThreadgroupMemory()); tiled && nsg > 0 {
-		// Half simdgroup matrices, 32 keys a step.
+	rows := q.Ne[2] / k.Ne[2] * q.Ne[1] // a GQA group's rows
+	if nsg := faPreSimdgroups(rows, dk, dv, k.Type, v.Type, e.b.dev.maxThreadgroupMemory()); tiled && nsg > 0 {
+		// Half simdgroup matrices, 32 keys a step; a threadgroup takes
+		// rows of one K/V head's group of query heads.
 		name := fmt.Sprintf("kb_fa_pre_%v_%v", k.Type, v.Type)
-		return e.dispatch("flash_attn_ext.metal", name, [3]int{int((q.Ne[1] + 8*int64(nsg) - 1) / (8 * int64(nsg))), int(q.Ne[2]), int(q.Ne[3])},
+		return e.dispatch("flash_attn_ext.metal", name, [3]int{int((rows + 8*int64(nsg) - 1) / (8 * int64(nsg))), int(k.Ne[2]), int(q.Ne[3])},
 			[3]int{32 * nsg, 1, 1}, []int{faPreShared(nsg, dk, dv, k.Type, v.Type)}, args(&s), qb, kb, vb, mb, sb, d)
 	}
 	if tiled {

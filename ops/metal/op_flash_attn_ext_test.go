@@ -39,8 +39,8 @@ func TestPlanFlashAttnVec(t *testing.T) {
 }
 
 // TestFaPreSimdgroups checks the prefill kernel's threadgroups against
-// the emulator's threadgroup memory: a simdgroup per 8 queries up to 4,
-// as many as fit, none for f32 K/V of head size 256 (kb_fa_mm takes
+// the emulator's threadgroup memory: a simdgroup per 8 rows (a GQA
+// group's heads times its queries) up to 8, as many as fit, none for f32 K/V of head size 256 (kb_fa_mm takes
 // those).
 func TestFaPreSimdgroups(t *testing.T) {
 	for _, c := range []struct {
@@ -50,9 +50,11 @@ func TestFaPreSimdgroups(t *testing.T) {
 		want   int
 		reason string
 	}{
-		{4, 128, quant.F16, 1, "4 queries: one simdgroup"},
-		{17, 64, quant.F16, 3, "17 queries: three"},
-		{512, 64, quant.F16, 4, "at most four"},
+		{4, 128, quant.F16, 1, "4 rows: one simdgroup"},
+		{17, 64, quant.F16, 3, "17 rows: three"},
+		{4 * 4, 64, quant.F16, 2, "4 queries of a group of 4 heads: two"},
+		{512, 64, quant.F16, 5, "five fit d=64"},
+		{512, 32, quant.F16, 8, "at most eight"},
 		{512, 128, quant.F16, 3, "three fit d=128"},
 		{512, 256, quant.F16, 1, "one fits d=256"},
 		{512, 128, quant.F32, 1, "one fits f32 d=128"},

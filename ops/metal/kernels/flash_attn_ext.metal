@@ -555,8 +555,13 @@ KB_FA_MM_V(q4_0, KB_Q4_0)
 
 // kb_fa_pre_<k>_<v>, the prefill kernel (head sizes a multiple of 8, the
 // threadgroup memory permitting; else kb_fa_mm): a threadgroup takes 8*nsg
-// query rows of one head, a simdgroup 8 of them, over every key in steps
-// of FA_PKB = 32 keys:
+// rows of one K/V head's GQA group, a simdgroup 8 of them, over every key
+// in steps of FA_PKB = 32 keys. The group's rows are its query heads
+// interleaved by query: row R is query R/G of head hk*G + R%G (G query
+// heads per K/V head), so the heads of a query, which see the same keys
+// under a mask shared by the heads, sit side by side, and each K/V tile
+// comes into threadgroup memory once for all the group's heads the
+// threadgroup holds (with G = 1, rows are the queries of one head):
 //
 //  1. lane l takes row l/4's mask terms for keys 8(l%4) .. +7 (a float4
 //     or half4 pair where the mask rows are aligned); a key no row of the
@@ -602,14 +607,14 @@ kernel void kb_fa_pre(
 	typedef typename kb_fa_tile<TK>::type4 TK4;
 	typedef typename kb_fa_tile<TV>::type TVT;
 	typedef typename kb_fa_tile<TV>::type4 TV4;
-	const long iq0 = long(tgpig.x) * 8 * nsg + 8 * sgitg, h = tgpig.y, i3 = tgpig.z;
+	const long hk = tgpig.y, i3 = tgpig.z;
 	const int dk = int(args.k.ne[0]), dv = int(args.v.ne[0]);
 	const long nq = args.q.ne[1], nkv = args.k.ne[1];
-	const long hk = h / (args.q.ne[2] / args.k.ne[2]);
+	const long G = args.q.ne[2] / args.k.ne[2], nr = G * nq; // the group's heads and rows
+	const long r0 = long(tgpig.x) * 8 * nsg + 8 * sgitg;      // this simdgroup's first row
 	const long i3k = i3 / (args.q.ne[3] / args.k.ne[3]);
 	device const char *kb = k + hk * args.k.nb[2] + i3k * args.k.nb[3];
 	device const char *vb = v + hk * args.v.nb[2] + i3k * args.v.nb[3];
-	const float slope = kb_fa_slope(args, h);
 
 	// Threadgroup memory (rows padded by FA_PPAD): the K/V tile (FA_PKB
 	// rows of dk or dv), then per simdgroup its Q rows [8][dk], O [8][dv]
@@ -631,22 +636,26 @@ kernel void kb_fa_pre(
 	threadgroup uint *flags = (threadgroup uint *)(shmem + tileb + nsg * perb);
 
 	for (int e = tiisg; e < 8 * dk; e += 32) {
-		const int r = e / dk, c = e % dk;
-		sq[r * dks + c] = TKT(iq0 + r < nq ? *(device const float *)(q + kb_row(args.q, iq0 + r, h, i3) + c * args.q.nb[0]) : 0.0f);
+		const long R = r0 + e / dk;
+		const int c = e % dk;
+		sq[(e / dk) * dks + c] = TKT(R < nr ? *(device const float *)(q + kb_row(args.q, R / G, hk * G + R % G, i3) + c * args.q.nb[0]) : 0.0f);
 	}
 	for (int e = tiisg; e < 8 * dv; e += 32) so[(e / dv) * dvs + e % dv] = 0.0f;
 
-	// Lane tiisg: row r, keys 8*qd .. 8*qd+7 of a step.
+	// Lane tiisg: row r (query iq of head h; in the group where ok),
+	// keys 8*qd .. 8*qd+7 of a step.
 	const int r = tiisg / 4, qd = tiisg % 4;
-	const long iq = iq0 + r;
-	device const char *mr = mask + (args.has_mask && iq < nq ? kb_row(args.m, iq, h % args.m.ne[2], i3 % args.m.ne[3]) : 0);
+	const bool ok = r0 + r < nr;
+	const long iq = (r0 + r) / G, h = hk * G + (r0 + r) % G;
+	const float slope = kb_fa_slope(args, h);
+	device const char *mr = mask + (args.has_mask && ok ? kb_row(args.m, iq, h % args.m.ne[2], i3 % args.m.ne[3]) : 0);
 	float M = -INFINITY, S = 0.0f;
 	int par = 0; // the step's parity
 	for (long k0 = 0; k0 < nkv; k0 += FA_PKB, par ^= 1) {
 		// 1. Mask terms, and the keys some row sees.
 		float mv[8];
 		const long kq = k0 + 8 * qd;
-		if (args.has_mask && args.mvec && iq < nq && k0 + FA_PKB <= nkv) {
+		if (args.has_mask && args.mvec && ok && k0 + FA_PKB <= nkv) {
 			float4 a, b;
 			if (args.mask_f16) {
 				a = float4(((device const half4 *)mr)[kq / 4]);
@@ -662,12 +671,12 @@ kernel void kb_fa_pre(
 		} else {
 			for (int t = 0; t < 8; t++) {
 				mv[t] = -INFINITY;
-				if (iq < nq && kq + t < nkv) {
+				if (ok && kq + t < nkv) {
 					mv[t] = args.has_mask ? slope * (args.mask_f16 ? float(((device const half *)mr)[kq + t]) : ((device const float *)mr)[kq + t]) : 0.0f;
 				}
 			}
 		}
-		if (iq >= nq) {
+		if (!ok) {
 			for (int t = 0; t < 8; t++) mv[t] = -INFINITY;
 		}
 		uint lw = 0;
@@ -781,9 +790,10 @@ kernel void kb_fa_pre(
 	}
 	simdgroup_barrier(mem_flags::mem_threadgroup);
 	for (int rr = 0; rr < 8; rr++) {
-		if (iq0 + rr >= nq) break;
+		const long R = r0 + rr, hr = hk * G + R % G;
+		if (R >= nr) break;
 		kb_fa_out1(sx[8 + rr], sx[16 + rr], (threadgroup const float *)(so + rr * dvs), dv, args.has_sinks != 0,
-				args.has_sinks ? sinks[h] : 0.0f, d + kb_row(args.d, h, iq0 + rr, i3), args.d.nb[0], tiisg);
+				args.has_sinks ? sinks[hr] : 0.0f, d + kb_row(args.d, hr, R / G, i3), args.d.nb[0], tiisg);
 	}
 }
 
