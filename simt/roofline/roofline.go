@@ -28,8 +28,22 @@ type GPU struct {
 	// 2). TensorF16, TensorTF32 and TensorInt8 are the dense tensor-core
 	// peaks (f16/bf16 inputs with f32 accumulation, tf32, int8 in OP/s);
 	// 0 where the device has none (Apple: simdgroup products run on the
-	// FP32 ALUs and are charged at FP32).
+	// ALUs, at SimdgroupF32 and SimdgroupF16).
 	FP32, TensorF16, TensorTF32, TensorInt8 float64
+	// SimdgroupF32 and SimdgroupF16 are the peaks of simdgroup matrix
+	// products (Apple) with float inputs and with half or bfloat inputs
+	// (float accumulators either way), in FLOP/s; 0 charges them at FP32.
+	// They run on the same ALUs as the FP32 work, and their times add to
+	// its time, except that where F16Pipe is set, f16 work issues on a
+	// pipeline of its own beside the FP32 one and its time overlaps the
+	// FP32 work's instead (a bound of its own, "fp16").
+	SimdgroupF32, SimdgroupF16 float64
+	F16Pipe                    bool
+	// Cores (Apple GPU cores) and the per-core, per-clock rates the
+	// Apple peaks above are derived from (FLOPs per core per clock: a
+	// multiply-add is 2); 0 for NVIDIA.
+	Cores                              int
+	CoreFP32, CoreSimdF32, CoreSimdF16 float64
 	// SMs and ClockHz give the shared-memory bandwidth: 32 banks of 4
 	// bytes, one wavefront (128 bytes) per SM per clock. 0 where not
 	// published (Apple).
@@ -109,27 +123,52 @@ var GPUs = []GPU{
 		MaxThreadsPerBlock: 1024, MaxSharedPerBlock: 99 << 10,
 		Source: "NVIDIA L4 datasheet, Ada whitepaper, CUDA C Programming Guide compute capability 8.9",
 	},
-	{
+	apple(GPU{
 		// Apple's M2 Max announcement (January 2023: 38-core GPU, 400
-		// GB/s unified memory) and its 13.6 TFLOPS FP32 figure; Metal
+		// GB/s unified memory, 13.6 TFLOPS FP32: 38 cores x 256 FLOPs a
+		// clock at about 1.4 GHz, a clock Apple does not publish); Metal
 		// feature set tables (1024 threads and 32 KB threadgroup memory
-		// per threadgroup). Threadgroup-memory bandwidth and occupancy
-		// rules are not published.
+		// per threadgroup). Per core and clock (Apple8, as Apple7): 128
+		// FP32 lanes, 256 FLOPs. Half is no faster: Philip Turner's
+		// metal-benchmarks measured an FP16/FP32 ratio of 1 on Apple7
+		// (M1: "F16 is neither faster nor slower than F32", its table of
+		// GOPS16 equal to GOPS32 for the M1 family); that Apple8 (M2)
+		// keeps the ratio, and that simdgroup matrix products of either
+		// type reach the ALUs' rate, are assumptions. So half tiles do
+		// not move an M2 Max estimate's matrix bound; they move its
+		// threadgroup-memory traffic, whose bandwidth is not published.
+		// Occupancy rules are not published either.
 		Name: "m2max", Title: "Apple M2 Max (38-core GPU)", Vendor: "apple",
 		DRAMBandwidth: 400e9, FP32: 13.6e12,
+		Cores: 38, CoreFP32: 256, CoreSimdF32: 256, CoreSimdF16: 256,
 		MaxThreadsPerBlock: 1024, MaxSharedPerBlock: 32 << 10,
-		Source: "Apple M2 Max announcement (Jan 2023), Metal feature set tables",
-	},
-	{
+		Source: "Apple M2 Max announcement (Jan 2023), Metal feature set tables; FP16 and simdgroup rates per core from metal-benchmarks (M1, measured; M2 assumed equal)",
+	}),
+	apple(GPU{
 		// Apple's M3 Max announcement (October 2023: 40-core GPU, 400
 		// GB/s unified memory). Apple publishes no FLOPS figure: 16.4
 		// TFLOPS FP32 is 40 cores x 128 FP32 lanes x 2 x 1.6 GHz, an
-		// estimate; Metal feature set tables as for M2 Max.
+		// estimate; Metal feature set tables as for M2 Max. Apple's
+		// "Explore GPU advancements in M3 and A17 Pro" (Apple9) says the
+		// FP32, FP16 and integer pipelines issue instructions in
+		// parallel: f16 simdgroup products overlap the FP32 work
+		// (F16Pipe). Their per-core rate equal to FP32's (256 FLOPs a
+		// clock) is an assumption (no figure is published).
 		Name: "m3max", Title: "Apple M3 Max (40-core GPU)", Vendor: "apple",
 		DRAMBandwidth: 400e9, FP32: 16.4e12,
+		Cores: 40, CoreFP32: 256, CoreSimdF32: 256, CoreSimdF16: 256, F16Pipe: true,
 		MaxThreadsPerBlock: 1024, MaxSharedPerBlock: 32 << 10,
-		Source: "Apple M3 Max announcement (Oct 2023); FP32 peak derived from cores x lanes x clock (not published)",
-	},
+		Source: "Apple M3 Max announcement (Oct 2023); FP32 peak derived from cores x lanes x clock (not published); FP16 pipeline beside FP32 from Apple's M3 GPU tech talk; simdgroup rates assumed",
+	}),
+}
+
+// apple fills an Apple GPU's simdgroup peaks from its per-core rates,
+// at the clock its FP32 peak implies (FP32 / (Cores x CoreFP32)).
+func apple(g GPU) GPU {
+	clock := g.FP32 / (float64(g.Cores) * g.CoreFP32)
+	g.SimdgroupF32 = float64(g.Cores) * g.CoreSimdF32 * clock
+	g.SimdgroupF16 = float64(g.Cores) * g.CoreSimdF16 * clock
+	return g
 }
 
 // Lookup returns the GPU called name (case-insensitive), or an error
@@ -201,8 +240,11 @@ type Work struct {
 	// SharedWavefronts is its shared-memory wavefronts (128 bytes each).
 	SharedWavefronts float64
 	// Tensor FLOPs (OPs for int8) by input type: "f16" (and bf16),
-	// "tf32", "int8", "simdgroup" (Apple; charged at FP32).
-	TensorF16, TensorTF32, TensorInt8, Simdgroup float64
+	// "tf32", "int8".
+	TensorF16, TensorTF32, TensorInt8 float64
+	// SimdgroupF32 and SimdgroupF16 are the FLOPs of simdgroup matrix
+	// products (Apple) with float inputs, and with half or bfloat ones.
+	SimdgroupF32, SimdgroupF16 float64
 	// FP32FLOPs is the FLOPs done outside the tensor cores.
 	FP32FLOPs float64
 }
@@ -215,19 +257,20 @@ func FromProfile(p simt.KernelProfile, fp32 float64) Work {
 	e := p.Extrapolate()
 	w := Work{DRAMBytes: e.DRAMBytes(), SharedWavefronts: float64(e.SharedLoads.Wavefronts + e.SharedStores.Wavefronts), FP32FLOPs: fp32}
 	for _, m := range e.MMA {
+		sg := strings.HasPrefix(m.Kind, "simdgroup")
 		switch {
+		case sg && (strings.HasSuffix(m.Kind, ".f16") || strings.HasSuffix(m.Kind, ".bf16")):
+			w.SimdgroupF16 += m.FLOPs
+		case sg:
+			w.SimdgroupF32 += m.FLOPs
 		case strings.HasSuffix(m.Kind, ".f16"), strings.HasSuffix(m.Kind, ".bf16"):
-			if strings.HasPrefix(m.Kind, "simdgroup") {
-				w.Simdgroup += m.FLOPs
-			} else {
-				w.TensorF16 += m.FLOPs
-			}
+			w.TensorF16 += m.FLOPs
 		case strings.HasSuffix(m.Kind, ".tf32"):
 			w.TensorTF32 += m.FLOPs
 		case strings.HasSuffix(m.Kind, ".s8"):
 			w.TensorInt8 += m.FLOPs
 		default:
-			w.Simdgroup += m.FLOPs
+			w.SimdgroupF32 += m.FLOPs
 		}
 	}
 	return w
@@ -235,7 +278,7 @@ func FromProfile(p simt.KernelProfile, fp32 float64) Work {
 
 // A Bound is the time one resource needs at its peak.
 type Bound struct {
-	Resource string  `json:"resource"` // "dram", "fp32", "tensor", "shared"
+	Resource string  `json:"resource"` // "dram", "fp32", "fp16", "tensor", "shared"
 	Seconds  float64 `json:"seconds"`
 }
 
@@ -278,9 +321,21 @@ func (g GPU) Estimate(w Work) Estimate {
 		}
 		tensor += t.flops / t.peak
 	}
-	fp32 += w.Simdgroup
+	peak := func(p float64) float64 {
+		if p == 0 {
+			return g.FP32
+		}
+		return p
+	}
+	alu := fp32/g.FP32 + w.SimdgroupF32/peak(g.SimdgroupF32)
+	f16 := w.SimdgroupF16 / peak(g.SimdgroupF16)
+	if g.F16Pipe {
+		add("fp16", f16)
+	} else {
+		alu += f16
+	}
 	add("tensor", tensor)
-	add("fp32", fp32/g.FP32)
+	add("fp32", alu)
 	if bw := g.SharedBandwidth(); bw > 0 {
 		add("shared", w.SharedWavefronts*128/bw)
 	} else if w.SharedWavefronts > 0 {

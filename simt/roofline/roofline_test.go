@@ -79,7 +79,7 @@ func TestEstimateBounds(t *testing.T) {
 		}
 	}
 	m2, _ := Lookup("m2max")
-	e := m2.Estimate(Work{Simdgroup: 13.6e12, TensorF16: 13.6e12, SharedWavefronts: 1e6})
+	e := m2.Estimate(Work{SimdgroupF32: 13.6e12, TensorF16: 13.6e12, SharedWavefronts: 1e6})
 	if e.Limiter != "fp32" || math.Abs(e.Seconds-2) > 1e-12 || len(e.Unpriced) != 1 {
 		t.Errorf("M2 Max: %+v, want 2 s of fp32 and threadgroup memory unpriced", e)
 	}
@@ -148,6 +148,116 @@ func TestChargeFP32(t *testing.T) {
 		got := ChargeFP32(tc.launches, tc.flops)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestAppleSimdgroupRates checks the Apple peaks against the per-core
+// rates they come from: cores x FLOPs a core a clock x the clock the
+// FP32 peak implies; on M1/M2-class cores half and float products run at
+// the same rate on the same ALUs.
+func TestAppleSimdgroupRates(t *testing.T) {
+	for _, name := range []string{"m2max", "m3max"} {
+		g, _ := Lookup(name)
+		clock := g.FP32 / (float64(g.Cores) * g.CoreFP32)
+		if clock < 1e9 || clock > 2e9 {
+			t.Errorf("%s: %v Hz implied by %v FLOP/s over %d cores", name, clock, g.FP32, g.Cores)
+		}
+		for _, c := range []struct{ peak, core float64 }{{g.SimdgroupF32, g.CoreSimdF32}, {g.SimdgroupF16, g.CoreSimdF16}} {
+			if want := float64(g.Cores) * c.core * clock; c.peak == 0 || math.Abs(c.peak-want) > 1e-6*want {
+				t.Errorf("%s: simdgroup peak %v, want %v", name, c.peak, want)
+			}
+		}
+	}
+}
+
+// sgTile is a Metal kernel of simdgroup products on 8x8 tiles of T (half
+// or float), float accumulators: each simdgroup does 16 of them.
+const sgTile = `#include <metal_stdlib>
+using namespace metal;
+template <typename T>
+kernel void tile(device const T* A [[buffer(0)]], device const T* B [[buffer(1)]],
+                 device float* C [[buffer(2)]], uint sg [[simdgroup_index_in_threadgroup]]) {
+	simdgroup_matrix<T, 8, 8> a, b;
+	simdgroup_float8x8 c = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+	for (int i = 0; i < 16; i++) {
+		simdgroup_load(a, A + 64 * (i % 4), 8);
+		simdgroup_load(b, B + 64 * (i / 4), 8);
+		simdgroup_multiply_accumulate(c, a, b, c);
+	}
+	simdgroup_store(c, C + 64 * sg, 8);
+}
+typedef decltype(tile<half>) tile_half_t;
+typedef decltype(tile<float>) tile_float_t;
+template [[host_name("tile_half")]] kernel tile_half_t tile<half>;
+template [[host_name("tile_float")]] kernel tile_float_t tile<float>;
+`
+
+// TestHalfTileEstimate profiles the same simdgroup products on half and
+// on float tiles on metal-emu: the emulator counts them by type, and the
+// estimates follow each GPU's rates. On an M2 Max (half at the FP32 rate,
+// on the same ALUs) the matrix bound is the same; on an M3 Max (an FP16
+// pipeline beside the FP32 one) the half products overlap the op's other
+// FP32 work, so the half kernel's estimate is below the float one's; on a
+// GPU with double-rate half (as Apple GPUs before M1 had), half products
+// take half the time.
+func TestHalfTileEstimate(t *testing.T) {
+	d, err := simt.Open()
+	if err != nil {
+		require.Skip(t, "SIMT emulator unavailable: %v", err)
+	}
+	mod, err := d.Load(simt.Program{Dialect: simt.Metal, Main: simt.Source{Name: "tile.metal", Text: []byte(sgTile)}}, simt.Checked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sgs = 4
+	work := map[string]Work{}
+	for _, name := range []string{"tile_half", "tile_float"} {
+		k, err := mod.Kernel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := d.Alloc(4 * 64 * 4)
+		b, _ := d.Alloc(4 * 64 * 4)
+		c, _ := d.Alloc(4 * 64 * sgs)
+		d.StartProfile(simt.ProfileOptions{})
+		_, err = k.Launch(simt.Launch{Grid: simt.Dim3{X: 1, Y: 1, Z: 1}, Block: simt.Dim3{X: 32 * sgs, Y: 1, Z: 1},
+			Buffers: []simt.Binding{{Index: 0, Buf: a}, {Index: 1, Buf: b}, {Index: 2, Buf: c}}})
+		ps := d.StopProfile()
+		a.Free()
+		b.Free()
+		c.Free()
+		if err != nil || len(ps) != 1 {
+			t.Fatalf("%s: %v, %d profiles", name, err, len(ps))
+		}
+		kind := map[string]string{"tile_half": "simdgroup8x8x8.f16", "tile_float": "simdgroup8x8x8.f32"}[name]
+		if len(ps[0].MMA) != 1 || ps[0].MMA[0].Kind != kind || ps[0].MMA[0].Products != 16*sgs {
+			t.Fatalf("%s: products %+v, want %d of %s", name, ps[0].MMA, 16*sgs, kind)
+		}
+		// The op's other work: as many FP32 FLOPs as the products'.
+		w := FromProfile(ps[0], ps[0].TensorFLOPs())
+		w.DRAMBytes = 0 // compare the compute bounds alone
+		work[name] = w
+	}
+	half, float := work["tile_half"], work["tile_float"]
+	if half.SimdgroupF16 == 0 || half.SimdgroupF32 != 0 || float.SimdgroupF32 != half.SimdgroupF16 || float.SimdgroupF16 != 0 {
+		t.Fatalf("work: half %+v, float %+v", half, float)
+	}
+	m2, _ := Lookup("m2max")
+	m3, _ := Lookup("m3max")
+	x2 := m2
+	x2.SimdgroupF16 = 2 * x2.SimdgroupF32
+	for _, c := range []struct {
+		gpu   GPU
+		ratio float64 // half's estimate over float's
+	}{
+		{m2, 1},    // (f + p) / (f + p), f = p
+		{m3, 0.5},  // max(f, p) / (f + p)
+		{x2, 0.75}, // (f + p/2) / (f + p)
+	} {
+		eh, ef := c.gpu.Estimate(half), c.gpu.Estimate(float)
+		if got := eh.Seconds / ef.Seconds; math.Abs(got-c.ratio) > 1e-9 {
+			t.Errorf("%s: half %+v, float %+v: ratio %v, want %v", c.gpu.Name, eh, ef, got, c.ratio)
 		}
 	}
 }
