@@ -108,11 +108,11 @@ func faTileBytes(t quant.Type) int {
 }
 
 // faPreShared is kb_fa_pre's threadgroup memory for nsg simdgroups (rows
-// padded by faPrePad elements).
+// padded by faPrePad elements; O is in simdgroup matrices, not here).
 func faPreShared(nsg, dk, dv int, kt, vt quant.Type) int {
 	dks, dvs := dk+faPrePad, dv+faPrePad
 	tile := max(faPreKeys*dks*faTileBytes(kt), faPreKeys*dvs*faTileBytes(vt))
-	per := 8*dks*faTileBytes(kt) + 8*dvs*4 + 8*(faPreKeys+faPrePad)*4 + 24*4
+	per := 8*dks*faTileBytes(kt) + 8*(faPreKeys+faPrePad)*4 + 24*4 + 64*4
 	return tile + nsg*per + 3*nsg*4
 }
 

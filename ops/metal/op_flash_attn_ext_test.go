@@ -53,11 +53,10 @@ func TestFaPreSimdgroups(t *testing.T) {
 		{4, 128, quant.F16, 1, "4 rows: one simdgroup"},
 		{17, 64, quant.F16, 3, "17 rows: three"},
 		{4 * 4, 64, quant.F16, 2, "4 queries of a group of 4 heads: two"},
-		{512, 64, quant.F16, 5, "five fit d=64"},
-		{512, 32, quant.F16, 8, "at most eight"},
-		{512, 128, quant.F16, 3, "three fit d=128"},
-		{512, 256, quant.F16, 1, "one fits d=256"},
-		{512, 128, quant.F32, 1, "one fits f32 d=128"},
+		{512, 64, quant.F16, 8, "at most eight"},
+		{512, 128, quant.F16, 6, "six fit d=128"},
+		{512, 256, quant.F16, 2, "two fit d=256"},
+		{512, 128, quant.F32, 2, "two fit f32 d=128"},
 		{512, 256, quant.F32, 0, "f32 d=256 does not fit"},
 	} {
 		got := faPreSimdgroups(c.nq, c.d, c.d, c.kv, c.kv, emuThreadgroupMemory)

@@ -573,14 +573,17 @@ KB_FA_MM_V(q4_0, KB_Q4_0)
 //     its 8 rows all mask (as P V does: P is 0 there);
 //  3. lane l turns row l/4's eight scores into weights P (half) with the
 //     row's running maximum and sum (shuffles over the row's four lanes),
-//     and the rows of the output accumulator O (float, threadgroup
-//     memory) are rescaled;
+//     and the output accumulator O (float simdgroup matrices, dv/8 of
+//     them, kept out of threadgroup memory so that more rows fit) is
+//     rescaled 8 columns at a time through threadgroup memory (left out
+//     where every row's factor is 1);
 //  4. V comes into threadgroup memory as K did, and O += P V with 8x8
 //     simdgroup products; where the tile holds a NaN or Inf, P V is summed
 //     without the zero weights instead (0 * NaN would reach rows the key
-//     is masked for).
+//     is masked for), 8 columns of O at a time through threadgroup memory.
 //
-// The rows are written with the sink at the end (kb_fa_out1).
+// The rows are written with the sink at the end, 8 columns at a time
+// through threadgroup memory (as kb_fa_out1 does).
 #define FA_PKB 32
 // FA_PPAD: the tiles' row padding (elements), so that the rows of an 8x8
 // load fall in different banks; FA_PSS: the S/P rows' length.
@@ -617,22 +620,23 @@ kernel void kb_fa_pre(
 	device const char *vb = v + hk * args.v.nb[2] + i3k * args.v.nb[3];
 
 	// Threadgroup memory (rows padded by FA_PPAD): the K/V tile (FA_PKB
-	// rows of dk or dv), then per simdgroup its Q rows [8][dk], O [8][dv]
-	// (float), S [8][FA_PSS] (float; P [8][FA_PSS] in its place once read)
-	// and the rows' rescale factors, M and S [3][8]; then the simdgroups'
-	// live-key words (two sets, by the step's parity) and non-finite V
-	// flags.
+	// rows of dk or dv), then per simdgroup its Q rows [8][dk], S
+	// [8][FA_PSS] (float; P [8][FA_PSS] in its place once read), the
+	// rows' rescale factors and output weights and S [3][8], and an 8x8
+	// float scratch (8 columns of O); then the
+	// simdgroups' live-key words (two sets, by the step's parity) and
+	// non-finite V flags.
 	const int dks = dk + FA_PPAD, dvs = dv + FA_PPAD;
 	const int tileb = max(FA_PKB * dks * int(sizeof(TKT)), FA_PKB * dvs * int(sizeof(TVT)));
-	const int perb = 8 * dks * int(sizeof(TKT)) + 8 * dvs * 4 + 8 * FA_PSS * 4 + 24 * 4;
+	const int perb = 8 * dks * int(sizeof(TKT)) + 8 * FA_PSS * 4 + 24 * 4 + 64 * 4;
 	threadgroup TKT *tk = (threadgroup TKT *)shmem;
 	threadgroup TVT *tv = (threadgroup TVT *)shmem;
 	threadgroup char *mine = shmem + tileb + sgitg * perb;
 	threadgroup TKT *sq = (threadgroup TKT *)mine;
-	threadgroup float *so = (threadgroup float *)(mine + 8 * dks * int(sizeof(TKT)));
-	threadgroup float *ss = so + 8 * dvs;
+	threadgroup float *ss = (threadgroup float *)(mine + 8 * dks * int(sizeof(TKT)));
 	threadgroup TVT *sp = (threadgroup TVT *)ss;
 	threadgroup float *sx = ss + 8 * FA_PSS;
+	threadgroup float *sd = sx + 24;
 	threadgroup uint *flags = (threadgroup uint *)(shmem + tileb + nsg * perb);
 
 	for (int e = tiisg; e < 8 * dk; e += 32) {
@@ -640,7 +644,8 @@ kernel void kb_fa_pre(
 		const int c = e % dk;
 		sq[(e / dk) * dks + c] = TKT(R < nr ? *(device const float *)(q + kb_row(args.q, R / G, hk * G + R % G, i3) + c * args.q.nb[0]) : 0.0f);
 	}
-	for (int e = tiisg; e < 8 * dv; e += 32) so[(e / dv) * dvs + e % dv] = 0.0f;
+	simdgroup_float8x8 mo[FA_DMAX / 8];
+	for (int i = 0; i < dv / 8; i++) mo[i] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
 
 	// Lane tiisg: row r (query iq of head h; in the group where ok),
 	// keys 8*qd .. 8*qd+7 of a step.
@@ -737,9 +742,20 @@ kernel void kb_fa_pre(
 		const float f = Mn == -INFINITY ? 1.0f : exp(M - Mn);
 		S = S * f + ps;
 		M = Mn;
-		if (qd == 0) sx[r] = f;
-		simdgroup_barrier(mem_flags::mem_threadgroup);
-		for (int e = tiisg; e < 8 * dv; e += 32) so[(e / dv) * dvs + e % dv] *= sx[e / dv];
+		if (!simd_all(f == 1.0f)) {
+			// O's rows times their factors, 8 columns at a time (a
+			// product with diag(f) would add 0 * Inf of one row to
+			// another).
+			if (qd == 0) sx[r] = f;
+			for (int i = 0; i < dv / 8; i++) {
+				simdgroup_store(mo[i], sd, 8);
+				simdgroup_barrier(mem_flags::mem_threadgroup);
+				for (int e = tiisg; e < 64; e += 32) sd[e] *= sx[e / 8];
+				simdgroup_barrier(mem_flags::mem_threadgroup);
+				simdgroup_load(mo[i], sd, 8);
+				simdgroup_barrier(mem_flags::mem_threadgroup);
+			}
+		}
 		threadgroup_barrier(mem_flags::mem_threadgroup); // the K tile is done with
 
 		// 4. The V tile, and O += P V.
@@ -759,41 +775,58 @@ kernel void kb_fa_pre(
 		if (bad == 0) {
 			simdgroup_matrix<TVT, 8, 8> mp[FA_PKB / 8];
 			for (int j = 0; j < FA_PKB / 8; j++) simdgroup_load(mp[j], sp + 8 * j, FA_PSS);
-			for (int i = 0; i < dv; i += 8) {
-				simdgroup_float8x8 mo;
-				simdgroup_load(mo, so + i, dvs);
+			for (int i = 0; i < dv / 8; i++) {
 				for (int j = 0; j < FA_PKB / 8; j++) {
 					if (((lw >> (8 * j)) & 255) == 0) continue; // P is 0 there
 					simdgroup_matrix<TVT, 8, 8> mvv;
-					simdgroup_load(mvv, tv + 8 * j * dvs + i, dvs);
-					simdgroup_multiply_accumulate(mo, mp[j], mvv, mo);
+					simdgroup_load(mvv, tv + 8 * j * dvs + 8 * i, dvs);
+					simdgroup_multiply_accumulate(mo[i], mp[j], mvv, mo[i]);
 				}
-				simdgroup_store(mo, so + i, dvs);
 			}
 		} else {
-			for (int e = tiisg; e < 8 * dv; e += 32) {
-				const int rr = e / dv, i = e % dv;
-				float o = so[rr * dvs + i];
-				for (int c = 0; c < FA_PKB; c++) {
-					const float pv = float(sp[rr * FA_PSS + c]);
-					if (pv != 0.0f) o += pv * float(tv[c * dvs + i]);
+			for (int i = 0; i < dv / 8; i++) {
+				simdgroup_store(mo[i], sd, 8);
+				simdgroup_barrier(mem_flags::mem_threadgroup);
+				for (int e = tiisg; e < 64; e += 32) {
+					const int rr = e / 8, c8 = 8 * i + e % 8;
+					float o = sd[e];
+					for (int c = 0; c < FA_PKB; c++) {
+						const float pv = float(sp[rr * FA_PSS + c]);
+						if (pv != 0.0f) o += pv * float(tv[c * dvs + c8]);
+					}
+					sd[e] = o;
 				}
-				so[rr * dvs + i] = o;
+				simdgroup_barrier(mem_flags::mem_threadgroup);
+				simdgroup_load(mo[i], sd, 8);
+				simdgroup_barrier(mem_flags::mem_threadgroup);
 			}
 		}
 		simdgroup_barrier(mem_flags::mem_threadgroup);
 	}
-	// The rows, with the sink.
-	if (qd == 0) {
-		sx[8 + r] = M;
-		sx[16 + r] = S;
+	// The rows, with the sink (as kb_fa_out1): lane tiisg takes row
+	// tiisg/4's weight, and elements e = tiisg, tiisg+32 of each 8
+	// columns (row e/8).
+	{
+		const float sink = args.has_sinks && ok ? sinks[h] : 0.0f;
+		const float Mt = args.has_sinks ? max(sink, M) : M;
+		float St = args.has_sinks && sink != -INFINITY ? exp(sink - Mt) : 0.0f;
+		St += S == 0.0f ? 0.0f : S * exp(M - Mt);
+		const float inv = St == 0.0f ? 0.0f : 1.0f / St;
+		if (qd == 0) sx[r] = S == 0.0f ? 0.0f : exp(M - Mt) * inv;
+		if (qd == 0) sx[8 + r] = S;
 	}
 	simdgroup_barrier(mem_flags::mem_threadgroup);
-	for (int rr = 0; rr < 8; rr++) {
-		const long R = r0 + rr, hr = hk * G + R % G;
-		if (R >= nr) break;
-		kb_fa_out1(sx[8 + rr], sx[16 + rr], (threadgroup const float *)(so + rr * dvs), dv, args.has_sinks != 0,
-				args.has_sinks ? sinks[hr] : 0.0f, d + kb_row(args.d, hr, R / G, i3), args.d.nb[0], tiisg);
+	for (int i = 0; i < dv / 8; i++) {
+		simdgroup_store(mo[i], sd, 8);
+		simdgroup_barrier(mem_flags::mem_threadgroup);
+		for (int e = tiisg; e < 64; e += 32) {
+			const int rr = e / 8;
+			const long R = r0 + rr;
+			if (R >= nr) continue;
+			const float o = sx[8 + rr] == 0.0f ? 0.0f : sd[e] * sx[rr];
+			*(device float *)(d + kb_row(args.d, hk * G + R % G, R / G, i3) + (8 * i + e % 8) * args.d.nb[0]) = o;
+		}
+		simdgroup_barrier(mem_flags::mem_threadgroup);
 	}
 }
 
