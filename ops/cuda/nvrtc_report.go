@@ -111,6 +111,7 @@ var reportLaunches = func() map[string]Launch {
 		"kb_mmvi_":              {32 * mmvRows, 0, "mat-vec, 4096 rows"},
 		"kb_mmvi1_":             {32 * mmvRows, 0, "mat-vec, 4096 rows"},
 		"kb_dequant_f16_":       {int(elem.x), 0, "element grid"},
+		"kb_iq_used_experts":    {256, 0, "one block"},
 		"kb_quantize_q8a":       {128, 0, "activations to q8"},
 		"kb_convert_act":        {int(elem.x), 0, "element grid"},
 		"kb_mmid_group":         {256, 8 * 8, "8 experts"},

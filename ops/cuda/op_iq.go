@@ -17,7 +17,8 @@ import (
 //     a warp per weight row over f32 activation rows, through kernelFor
 //     and mmvGeometry like the other matrix-vector kernels;
 //   - more: the weights are decoded to packed f16 rows in scratch memory
-//     (kb_dequant_f16_*, every matrix, all of MUL_MAT_ID's experts), and
+//     (kb_dequant_f16_*: every matrix; of MUL_MAT_ID's experts those its
+//     ids name, which kb_iq_used_experts marks first), and
 //     the node is computed as if its weights were those f16 rows
 //     (viaF16), by the f16 tensor-core tiled kernels (kb_mmh*; kb_mmf_f16
 //     without tensor cores). These types' codes are not int8 values with
@@ -38,7 +39,8 @@ const scratchIQWeights = 64
 
 // viaF16 computes node t, whose source wi holds weights of an iqTypes
 // type, with launch on a copy of t whose source wi is those weights
-// decoded to packed f16 rows in scratch memory.
+// decoded to packed f16 rows in scratch memory (a MUL_MAT_ID's experts
+// that no pair names are left undecoded: no product reads them).
 func (b *Backend) viaF16(t *ops.Tensor, wi int, launch func(*Backend, *ops.Tensor) error) error {
 	w := t.Src[wi]
 	pw, err := b.ptr(w)
@@ -46,13 +48,27 @@ func (b *Backend) viaF16(t *ops.Tensor, wi int, launch func(*Backend, *ops.Tenso
 		return err
 	}
 	n := w.Ne[0] * w.Ne[1] * w.Ne[2] * w.Ne[3]
-	out, err := b.scratchBuffer(scratchIQWeights, 2*n)
+	size := (2*n + 255) / 256 * 256 // the copy, then MUL_MAT_ID's expert flags
+	out, err := b.scratchBuffer(scratchIQWeights, size+4*w.Ne[2])
 	if err != nil {
 		return err
 	}
+	var used uint64
+	if t.Op == ops.OpMulMatID {
+		ids := t.Src[ops.MMIDIDs]
+		pid, err := b.ptr(ids)
+		if err != nil {
+			return err
+		}
+		used = out + uint64(size)
+		if err := b.launch("iq.cu", "kb_iq_used_experts", dim3{1, 1, 1}, dim3{256, 1, 1}, 0,
+			u64(pid), i64(ids.Nb[0]), i64(ids.Nb[1]), i64(ids.Ne[0]), i64(ids.Ne[1]), i64(w.Ne[2]), u64(used)); err != nil {
+			return err
+		}
+	}
 	grid, block := elementGrid(n / 8)
 	if err := b.launch("iq.cu", "kb_dequant_f16_"+w.Type.String(), grid, block, 0,
-		u64(pw), i64(w.Nb[1]), i64(w.Nb[2]), i64(w.Nb[3]), i64(w.Ne[0]), i64(w.Ne[1]), i64(w.Ne[2]), i64(w.Ne[3]), u64(out)); err != nil {
+		u64(pw), i64(w.Nb[1]), i64(w.Nb[2]), i64(w.Nb[3]), i64(w.Ne[0]), i64(w.Ne[1]), i64(w.Ne[2]), i64(w.Ne[3]), u64(used), u64(out)); err != nil {
 		return err
 	}
 	w16 := &ops.Tensor{Name: w.Name + " (as f16)", Type: quant.F16, Ne: w.Ne,

@@ -9,9 +9,10 @@
 //     block, or eight blocks of 32, per step; 16-byte activation loads
 //     where the rows are aligned) with f32 FMAs, the sums reduced by
 //     shuffles;
-//   - kb_dequant_f16_*: the weights decoded to packed f16 rows, which the
-//     f16 tensor-core tiled product (mul_mat_f.cu's kb_mmh*) then takes
-//     for more columns (op_iq.go).
+//   - kb_dequant_f16_*: the weights decoded to packed f16 rows (MUL_MAT_ID:
+//     the experts kb_iq_used_experts marks), which the f16 tensor-core
+//     tiled product (mul_mat_f.cu's kb_mmh*) then takes for more columns
+//     (op_iq.go).
 #include "common.cuh"
 #include "quants.cuh"
 #include "quants_iq.cuh"
@@ -89,14 +90,16 @@ __device__ __forceinline__ void mmvi(const kb_mm& p) {
 
 // dequant_f16: the rows of w (k elements each; m rows a matrix, n2 x n3
 // matrices, at strides nb1, nb2, nb3) decoded to packed f16 rows at out,
-// a thread per group of eight (one 16-byte store).
+// a thread per group of eight (one 16-byte store); where used is not
+// null, only the matrices i2 (MUL_MAT_ID's experts) with used[i2] set.
 template <int T>
-__device__ __forceinline__ void dequant_f16(const char* w, i64 nb1, i64 nb2, i64 nb3, i64 k, i64 m, i64 n2, i64 n3, uint4* out) {
+__device__ __forceinline__ void dequant_f16(const char* w, i64 nb1, i64 nb2, i64 nb3, i64 k, i64 m, i64 n2, i64 n3, const int* used, uint4* out) {
 	const int G = kb_type<T>::block / 8;
 	const i64 rg = k / 8, total = rg * m * n2 * n3;
 	for (i64 i = kb_first(); i < total; i += kb_stride()) {
 		const i64 g = i % rg, r = i / rg;
 		const i64 i1 = r % m, i2 = (r / m) % n2, i3 = r / (m * n2);
+		if (used && !used[i2]) continue;
 		const u8* row = (const u8*)(w + i1 * nb1 + i2 * nb2 + i3 * nb3);
 		float v[8];
 		kb_iq8<T>(row + (g / G) * kb_type<T>::bytes, (int)(g % G), v);
@@ -104,6 +107,19 @@ __device__ __forceinline__ void dequant_f16(const char* w, i64 nb1, i64 nb2, i64
 #pragma unroll
 		for (int j = 0; j < 4; j++) h[j] = (u32)kb_f2h(v[2 * j]) | ((u32)kb_f2h(v[2 * j + 1]) << 16);
 		out[i] = make_uint4(h[0], h[1], h[2], h[3]);
+	}
+}
+
+// kb_iq_used_experts sets used[e] to 1 for each expert e that a (slot,
+// token) pair of ids (i32, [n_used, tokens] at strides nb0, nb1) names,
+// 0 for the others, so that MUL_MAT_ID's f16 copy decodes only those. One
+// block; ids out of range are left to the product's check.
+extern "C" __global__ void kb_iq_used_experts(const char* ids, i64 nb0, i64 nb1, i64 n_used, i64 tokens, i64 n_expert, int* used) {
+	for (i64 e = threadIdx.x; e < n_expert; e += blockDim.x) used[e] = 0;
+	__syncthreads();
+	for (i64 q = threadIdx.x; q < n_used * tokens; q += blockDim.x) {
+		const i64 id = *(const i32*)(ids + (q % n_used) * nb0 + (q / n_used) * nb1);
+		if (id >= 0 && id < n_expert) used[id] = 1;
 	}
 }
 
@@ -115,7 +131,7 @@ __device__ __forceinline__ void dequant_f16(const char* w, i64 nb1, i64 nb2, i64
 	extern "C" __global__ void __launch_bounds__(128) kb_mmvi_##name(kb_mm p) { mmvi<T, KB_MMVI_COLS>(p); }             \
 	extern "C" __global__ void __launch_bounds__(128, 8) kb_mmvi1_##name(kb_mm p) { mmvi<T, 1>(p); }                    \
 	extern "C" __global__ void kb_dequant_f16_##name(const char* w, i64 nb1, i64 nb2, i64 nb3, i64 k, i64 m, i64 n2, i64 n3, \
-	                                                 uint4* out) {                                                         \
-		dequant_f16<T>(w, nb1, nb2, nb3, k, m, n2, n3, out);                                                             \
+	                                                 const int* used, uint4* out) {                                        \
+		dequant_f16<T>(w, nb1, nb2, nb3, k, m, n2, n3, used, out);                                                       \
 	}
 KB_FOR_IQ_TYPES(KB_IQ_KERNELS)
