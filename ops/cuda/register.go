@@ -38,8 +38,9 @@ func init() {
 
 // pendingTypes are the formats of issue 26 that some op still lacks here:
 // GET_ROWS, MUL_MAT and MUL_MAT_ID take all of them (kernels/iq.cu), but
-// CPY from f32 to these five (the ones quant can encode) has no kernel
-// yet, and validation counts those cases unsupported. The codebook
+// CPY from f32 to these five (the ones quant can encode; CPY's op
+// declares them, though the case matrix copies into none) has no kernel
+// yet, and validation counts such cases unsupported. The codebook
 // formats, which CPY does not write, are not pending: every case of
 // theirs must pass.
 var pendingTypes = []quant.Type{quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4}
