@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops llama-models llama-side tier-check nvrtc-check slurm-sweep lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops llama-models llama-side tier-check nvrtc-check cuda-iq-check slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -24,6 +24,7 @@ help:
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
 	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
+	@echo "cuda-iq-check  every case of the MXFP4, IQ and TQ formats on cuda-emu down every kernel path (go test ./ops/cuda runs a sample)"
 	@echo "nvrtc-check    every CUDA kernel through the real NVRTC for sm_80 and sm_90 (go test ./... does sm_90 only): no spills, no half-to-int conversions, blocks that fit"
 	@echo "tier-check     the CPU fast paths vs the generic tier on those models: KL divergence, perplexity and greedy text (LLAMA_PERPLEXITY adds llama.cpp as a yardstick; scripts/tier-check.sh)"
 	@echo "slurm-sweep  a sharded sweep as a Slurm job array, then a job that merges and plots (SWEEP='-preset llama-7b -n 1,32' SHARDS=3; see README)"
@@ -156,6 +157,11 @@ tier-check: llama-models
 # compiles for sm_90 alone, to keep go test ./... short).
 nvrtc-check:
 	KERNBENCH_NVRTC_ARCHS=sm_80,sm_90 KERNBENCH_STRICT=1 $(GO) test -count=1 -timeout 30m -run '^TestNVRTCCompilesEveryKernel$$' ./ops/cuda
+
+# Every GET_ROWS, MUL_MAT and MUL_MAT_ID case of the issue-26 formats on
+# cuda-emu, down every path (go test runs a sample).
+cuda-iq-check:
+	KERNBENCH_CUDA_IQ_FULL=1 $(GO) test -count=1 -timeout 30m -run '^TestIQKernels$$' ./ops/cuda
 
 # A sharded sweep on a Slurm cluster (README, "Sweeps on a cluster"):
 # SWEEP is opbench sweep's flags or a sweep file, SHARDS the array's size;

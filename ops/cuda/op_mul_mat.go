@@ -197,6 +197,9 @@ func mmqTileRows(m, colTiles int64, sms, force int) int64 {
 // block (threadIdx.y), W growing as m shrinks so that short matrices
 // still fill the device.
 func mmvGeometry(wt quant.Type, m, ncols int64) (gx uint32, block dim3, shared int) {
+	if isIQType(wt) { // kb_mmvi: a warp per row, 4 rows a block (op_iq.go)
+		return uint32((m + mmvRows - 1) / mmvRows), dim3{32 * mmvRows, 1, 1}, 0
+	}
 	if intPath(wt) {
 		step := mmvqSeg * 32 / wt.BlockSize() * wt.TypeSize()
 		shared = int(ncols*mmvqSeg*q8aSize + mmvRows*((step+15)/16*16+16))
@@ -457,6 +460,8 @@ func (b *Backend) kernelFor(wt quant.Type, tiled bool, cols int64) (string, stri
 	switch {
 	case tiled:
 		return b.tiledKernel(wt)
+	case isIQType(wt):
+		return "iq.cu", "kb_mmvi" + one + "_" + wt.String(), false
 	case intPath(wt):
 		return "mul_mat.cu", "kb_mmvq" + one + "_" + wt.String(), false
 	}
@@ -466,6 +471,9 @@ func (b *Backend) kernelFor(wt quant.Type, tiled bool, cols int64) (string, stri
 // checkAligned refuses weights the kernels' loads cannot read: 2-byte
 // (4-byte for f32) alignment of the data and its strides.
 func checkAligned(w *ops.Tensor, pw uint64) error {
+	if isIQType(w.Type) {
+		return nil // kernels/iq.cu reads bytes
+	}
 	al := int64(2)
 	if w.Type == quant.F32 {
 		al = 4
@@ -539,6 +547,9 @@ func rows16(w *ops.Tensor, pw uint64, act prepared) bool {
 }
 
 func launchMulMat(b *Backend, t *ops.Tensor) error {
+	if isIQType(t.Src[0].Type) && t.Src[1].Ne[1] > mmvMaxCols {
+		return b.viaF16(t, 0, launchMulMat) // op_iq.go
+	}
 	src, dst, err := b.pointers(t)
 	if err != nil {
 		return err

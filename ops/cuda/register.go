@@ -36,11 +36,14 @@ func init() {
 	})
 }
 
-// pendingTypes are the formats of issue 26, which have no kernels here
-// yet: Supports refuses them, and validation counts those cases
-// unsupported.
-var pendingTypes = []quant.Type{quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4,
-	quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S, quant.IQ1_S, quant.IQ1_M}
+// pendingTypes are the formats of issue 26 that some op still lacks here:
+// GET_ROWS, MUL_MAT and MUL_MAT_ID take all of them (kernels/iq.cu), but
+// CPY from f32 to these five (the ones quant can encode; CPY's op
+// declares them, though the case matrix copies into none) has no kernel
+// yet, and validation counts such cases unsupported. The codebook
+// formats, which CPY does not write, are not pending: every case of
+// theirs must pass.
+var pendingTypes = []quant.Type{quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4}
 
 // gpuDriver is the NVIDIA driver with its devices, found once per process.
 type gpuDriver struct {

@@ -29,10 +29,11 @@
 //   MXFP4 e (E8M0 scale), qs[16] (codes index KB_MXFP4_VALUES, the E2M1
 //          values doubled, so the scale is 2^(e-128))
 //   IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M: codebook
-//          formats (grid indices, sign bits, scale codes; the grids are
-//          quant's IQ2XXSGrid ... IQ1SGrid, not yet here)
-// (package quant's layout.go says where each element's bits are). No
-// kernel takes these twelve yet: the backends refuse them.
+//          formats (grid indices, sign bits, scale codes), their fields
+//          in KB_IQ_FIELDS below; the grids are quant's IQ2XXSGrid ...
+//          IQ1SGrid, which each backend keeps in its own dialect (CUDA:
+//          ops/cuda/kernels/iq_grids.cuh, generated from quant)
+// (package quant's layout.go says where each element's bits are).
 #pragma once
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -79,6 +80,56 @@
 // (ggml's kvalues_iq4nl and kvalues_mxfp4).
 #define KB_IQ4NL_VALUES -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
 #define KB_MXFP4_VALUES 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12
+
+// KB_IQ_FIELDS(X) applies X(type, field, first byte, end byte) to every
+// field of the blocks of MXFP4, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0 and the
+// codebook formats, in the order of their bytes, as quant's layout.go
+// gives them (its tests compare them); KB_<type>_<field> is the first
+// byte (KB_IQ2_S_signs = 34).
+#define KB_IQ_FIELDS(X)             \
+	X(MXFP4, e, 0, 1)               \
+	X(MXFP4, qs, 1, 17)             \
+	X(IQ4_NL, d, 0, 2)              \
+	X(IQ4_NL, qs, 2, 18)            \
+	X(IQ4_XS, d, 0, 2)              \
+	X(IQ4_XS, scales_h, 2, 4)       \
+	X(IQ4_XS, scales_l, 4, 8)       \
+	X(IQ4_XS, qs, 8, 136)           \
+	X(TQ1_0, qs, 0, 48)             \
+	X(TQ1_0, qh, 48, 52)            \
+	X(TQ1_0, d, 52, 54)             \
+	X(TQ2_0, qs, 0, 64)             \
+	X(TQ2_0, d, 64, 66)             \
+	X(IQ2_XXS, d, 0, 2)             \
+	X(IQ2_XXS, qs, 2, 66)           \
+	X(IQ2_XS, d, 0, 2)              \
+	X(IQ2_XS, qs, 2, 66)            \
+	X(IQ2_XS, scales, 66, 74)       \
+	X(IQ2_S, d, 0, 2)               \
+	X(IQ2_S, qs, 2, 34)             \
+	X(IQ2_S, signs, 34, 66)         \
+	X(IQ2_S, qh, 66, 74)            \
+	X(IQ2_S, scales, 74, 82)        \
+	X(IQ3_XXS, d, 0, 2)             \
+	X(IQ3_XXS, qs, 2, 66)           \
+	X(IQ3_XXS, ss, 66, 98)          \
+	X(IQ3_S, d, 0, 2)               \
+	X(IQ3_S, qs, 2, 66)             \
+	X(IQ3_S, qh, 66, 74)            \
+	X(IQ3_S, signs, 74, 106)        \
+	X(IQ3_S, scales, 106, 110)      \
+	X(IQ1_S, d, 0, 2)               \
+	X(IQ1_S, qs, 2, 34)             \
+	X(IQ1_S, qh, 34, 50)            \
+	X(IQ1_M, qs, 0, 32)             \
+	X(IQ1_M, qh, 32, 48)            \
+	X(IQ1_M, scales, 48, 56)
+
+enum {
+#define KB_FIELDS_ENUM(type, field, first, end) KB_##type##_##field = first,
+	KB_IQ_FIELDS(KB_FIELDS_ENUM)
+#undef KB_FIELDS_ENUM
+};
 
 // Type numbers: KB_F32, KB_Q4_0, ...
 enum {

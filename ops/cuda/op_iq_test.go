@@ -1,0 +1,93 @@
+package cuda
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kernbench/kernbench/harness"
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// iqFullEnv set to 1 makes TestIQKernels run every GET_ROWS, MUL_MAT and
+// MUL_MAT_ID case of every iqTypes type down every path (make
+// cuda-iq-check); by default it runs a sample (see TestIQKernels), as the package's tests are
+// near their time limit.
+const iqFullEnv = "KERNBENCH_CUDA_IQ_FULL"
+
+// iqCases returns the default GET_ROWS, MUL_MAT and MUL_MAT_ID cases of
+// type t.
+func iqCases(t quant.Type) []harness.Case {
+	var out []harness.Case
+	for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpGetRows, ops.OpMulMat, ops.OpMulMatID}}) {
+		if c.Types[0] == t {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TestIQKernels runs the formats of kernels/iq.cu against the reference:
+// each case must be supported and pass. The paths: the default choice
+// (matrix-vector kernels up to 8 columns, the f16 copy and the tensor-core
+// tiles above), and every case through the f16 copy with tensor cores
+// ("tiled mma") and without ("tiled simt"). harness's TestBackends runs
+// every default case on the default path already, so by default type i
+// runs path i%3 on every fourth of its cases (from the (i%4)th); with
+// $KERNBENCH_CUDA_IQ_FULL=1 every type runs every case down every path.
+func TestIQKernels(t *testing.T) {
+	b := emulated(t)
+	full := os.Getenv(iqFullEnv) == "1"
+	paths := []struct {
+		name string
+		mmv  int64
+		mma  bool
+	}{{"default", mmvMaxCols, true}, {"tiled mma", 0, true}, {"tiled simt", 0, false}}
+	for ti, typ := range iqTypes {
+		cases := iqCases(typ)
+		if len(cases) == 0 {
+			t.Errorf("%v: no cases", typ)
+		}
+		for pi, p := range paths {
+			if !full && ti%3 != pi {
+				continue
+			}
+			t.Run(typ.String()+"/"+p.name, func(t *testing.T) {
+				withPaths(p.mmv, p.mma, func() {
+					for ci, c := range cases {
+						if !full && ci%4 != ti%4 {
+							continue
+						}
+						r := harness.Run(b, c)
+						if !r.Passed() || r.Unsupported() {
+							t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestIQTypesSupported: the backend takes the formats of kernels/iq.cu
+// for GET_ROWS, MUL_MAT and MUL_MAT_ID (whose cases TestIQKernels runs),
+// and every one of them has kernels: iqTypes is quants_iq.cuh's list.
+func TestIQTypesSupported(t *testing.T) {
+	srcs, err := kernelSources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(srcs["quants_iq.cuh"])
+	for _, typ := range quant.Types() {
+		in := slices.Contains(iqTypes, typ)
+		x := "X(" + typ.String() + ", KB_" + strings.ToUpper(typ.String()) + ")"
+		if has := strings.Contains(src, x); has != in {
+			t.Errorf("%v: in iqTypes %v, in KB_FOR_IQ_TYPES %v", typ, in, has)
+		}
+		if in && !isWeightType(typ) {
+			t.Errorf("%v: the supports checks refuse it", typ)
+		}
+	}
+}
