@@ -105,7 +105,8 @@ type profileKernel struct {
 	// FP32Flops is the op's FLOPs outside matrix products charged to this
 	// launch (the emulator does not count arithmetic).
 	FP32Flops float64 `json:"fp32_flops_charged"`
-	// TensorShare is the launch's matrix-product FLOPs over the op's.
+	// TensorShare is the launch's matrix-product FLOPs over the op's as
+	// executed (executedFlops).
 	TensorShare float64             `json:"tensor_share"`
 	Occupancy   []profileOccupancy  `json:"occupancy,omitempty"`
 	Estimates   []roofline.Estimate `json:"estimates"`
@@ -390,27 +391,64 @@ func profileOne(dev *simt.Device, be bench.Backend, p bench.PlannedPoint, o prof
 			pp.Error += ": " + res.Err
 		}
 	}
-	pp.Kernels = profileKernels(profs, float64(pp.Flops), o.regs, gpus)
+	var matrix float64
+	if prep != nil {
+		matrix = float64(matrixFlops(prep.Node))
+	}
+	pp.Kernels = profileKernels(profs, float64(pp.Flops), matrix, o.regs, gpus)
 	return pp
 }
 
+// matrixFlops is the part of t's FLOPs (ops.CostOf) in matrix products:
+// all of MUL_MAT's and MUL_MAT_ID's, FLASH_ATTN_EXT's q·k and weights·v
+// (not its softmax), none of the other ops'.
+func matrixFlops(t *ops.Tensor) int64 {
+	switch t.Op {
+	case ops.OpMulMat, ops.OpMulMatID:
+		return ops.CostOf(t).Flops
+	case ops.OpFlashAttnExt:
+		q, k, v := t.Src[ops.FAQ], t.Src[ops.FAK], t.Src[ops.FAV]
+		return 2 * q.Ne[1] * q.Ne[2] * q.Ne[3] * k.Ne[1] * (q.Ne[0] + v.Ne[0])
+	}
+	return 0
+}
+
+// executedFlops is the op's FLOPs as its launches did them, from its cost
+// model's opFlops of which matrix are in matrix products and the counted
+// matrix products' tensor: where those do only part of the matrix work (a
+// kernel that skips the tiles every row masks, as causal flash attention
+// does), the rest of the op (the softmax) is taken in the same proportion;
+// otherwise all of opFlops (the emulator does not count other arithmetic).
+func executedFlops(opFlops, matrix, tensor float64) float64 {
+	if tensor <= 0 || matrix <= 0 || tensor >= matrix || matrix > opFlops {
+		return opFlops
+	}
+	return tensor + (opFlops-matrix)*tensor/matrix
+}
+
 // profileKernels extrapolates each launch's counters and estimates it:
-// the op's FLOPs that no counted matrix product does are charged, as FP32
-// work, to the launch with the most global sectors (roofline.ChargeFP32).
-func profileKernels(profs []simt.KernelProfile, opFlops float64, regs int, gpus []roofline.GPU) []profileKernel {
+// the op's FLOPs as executed (executedFlops; opFlops by the cost model,
+// matrix of them in matrix products) that no counted matrix product does
+// are charged, as FP32 work, to the launch with the most global sectors
+// (roofline.ChargeFP32), and a launch's tensor share is its matrix-product
+// FLOPs over the executed ones.
+func profileKernels(profs []simt.KernelProfile, opFlops, matrix float64, regs int, gpus []roofline.GPU) []profileKernel {
 	ks := make([]profileKernel, len(profs))
 	ext := make([]simt.KernelProfile, len(profs))
+	var tensor float64
 	for i, p := range profs {
 		ext[i] = p.Extrapolate()
 		ks[i].KernelProfile = ext[i]
 		ks[i].Dialect = p.Dialect.String()
+		tensor += ext[i].TensorFLOPs()
 	}
-	charged := roofline.ChargeFP32(ext, opFlops)
+	exec := executedFlops(opFlops, matrix, tensor)
+	charged := roofline.ChargeFP32(ext, exec)
 	for i := range ks {
 		k := &ks[i]
 		k.FP32Flops = charged[i]
-		if opFlops > 0 {
-			k.TensorShare = k.TensorFLOPs() / opFlops
+		if exec > 0 {
+			k.TensorShare = k.TensorFLOPs() / exec
 		}
 		threads := int(k.Block.X * k.Block.Y * k.Block.Z)
 		for _, g := range gpus {
@@ -466,7 +504,7 @@ func writeProfileText(w io.Writer, pp profilePoint) {
 		if len(mma) == 0 {
 			mma = []string{"none"}
 		}
-		fmt.Fprintf(w, "    matrix products: %s; %s tensor FLOPs = %.1f%% of the op's\n", strings.Join(mma, ", "), si(k.TensorFLOPs()), 100*k.TensorShare)
+		fmt.Fprintf(w, "    matrix products: %s; %s tensor FLOPs = %.1f%% of the op's as executed\n", strings.Join(mma, ", "), si(k.TensorFLOPs()), 100*k.TensorShare)
 		fmt.Fprintf(w, "    unique DRAM bytes (lower bound): %s", siB(k.DRAMBytes()))
 		var bufs []string
 		for _, b := range k.Buffers {

@@ -147,6 +147,48 @@ func TestProfileTensorShare(t *testing.T) {
 	if math.Abs(share-1) > 1e-9 {
 		t.Errorf("tensor-core share of the op's FLOPs %v, want 1", share)
 	}
+
+	// Causal prefill on the tensor-core kernel skips the tiles every row
+	// masks: the share counts the work it did, q·k and weights·v on
+	// tensor cores, the softmax (5 of every 261 FLOPs at head 64) not.
+	code, _, errOut = runArgs("profile", "-backend", "cuda-emu", "-op", "flash_attn_ext", "-type", "f16", "-d", "64", "-heads", "2", "-kv_heads", "2", "-n", "128", "-kv", "128", "-sample", "0", "-json", js)
+	if code != exitOK {
+		t.Fatalf("flash attention: code %d, stderr %s", code, errOut)
+	}
+	if b, err = os.ReadFile(js); err != nil {
+		t.Fatal(err)
+	}
+	set = profileSet{}
+	if err := json.Unmarshal(b, &set); err != nil {
+		t.Fatal(err)
+	}
+	share = 0
+	for _, p := range set.Points {
+		for _, k := range p.Kernels {
+			share += k.TensorShare
+		}
+	}
+	if want := 256.0 / 261; math.Abs(share-want) > 1e-6 {
+		t.Errorf("flash attention: tensor-core share %v, want %v", share, want)
+	}
+}
+
+func TestExecutedFlops(t *testing.T) {
+	for _, tc := range []struct {
+		name                          string
+		opFlops, matrix, tensor, want float64
+	}{
+		{"no matrix products counted", 100, 90, 0, 100},
+		{"every matrix product counted", 100, 90, 90, 100},
+		{"half skipped", 100, 90, 45, 50},
+		{"a quarter skipped", 200, 160, 120, 150},
+		{"op without matrix products", 100, 0, 0, 100},
+		{"more counted than the model", 100, 90, 120, 100},
+	} {
+		if got := executedFlops(tc.opFlops, tc.matrix, tc.tensor); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: executedFlops(%v, %v, %v) = %v, want %v", tc.name, tc.opFlops, tc.matrix, tc.tensor, got, tc.want)
+		}
+	}
 }
 
 func TestSweepProfileBadFlags(t *testing.T) {

@@ -144,20 +144,30 @@ func faAligned(x *ops.Tensor, ptr uint64) bool {
 	return x.HasContiguousRows() && int64(ptr)%align == 0 && x.Nb[1]%align == 0 && x.Nb[2]%align == 0 && x.Nb[3]%align == 0
 }
 
+// faMMAKeys is the tensor-core kernel's keys per tile for head size d
+// (FM_KT in kernels/fa_mma.cuh): 32 for the heads built for three blocks
+// per multiprocessor with 32 keys (80, 96) and for 256, 64 otherwise.
+func faMMAKeys(d int64) int {
+	if d == 80 || d == 96 || d > 128 {
+		return 32
+	}
+	return 64
+}
+
 // faMMAGeometryFor is the tensor-core kernel's launch for t on a device
 // of sms multiprocessors: blocks of 4 warps over faMMARows rows, tiles of
-// 64 keys (32 for head size 256) in two stages of f16 K and V rows of d+8
-// halves (and, for head size 256, the q rows in shared memory too), and
-// the keys split as faGeometryFor splits them when the blocks are few.
+// faMMAKeys keys in two stages of f16 K and V rows of d+8 halves (and,
+// for head size 256, the q rows in shared memory too), and the keys split
+// as faGeometryFor splits them when the blocks are few.
 func faMMAGeometryFor(t *ops.Tensor, sms int) faGeometry {
 	q, k := t.Src[ops.FAQ], t.Src[ops.FAK]
 	d, nq, nh, nhk, nkv := q.Ne[0], q.Ne[1], q.Ne[2], k.Ne[2], k.Ne[1]
 	rows := nq * (nh / nhk)
-	g := faGeometry{mma: true, warps: 4, cols: int(d), keys: 64}
+	g := faGeometry{mma: true, warps: 4, cols: int(d), keys: faMMAKeys(d)}
 	ld := int(d) + 8
 	qs := 0
 	if d > 128 {
-		g.keys, qs = 32, faMMARows*ld
+		qs = faMMARows * ld
 	}
 	g.sharedBytes = 2 * (qs + 4*g.keys*ld)
 	g.rowBlocks = (rows + faMMARows - 1) / faMMARows
