@@ -3,6 +3,7 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -218,8 +219,18 @@ func mmvqStep(wt quant.Type, ncols int64) (seg, step int64) {
 // block (threadIdx.y), W growing as m shrinks so that short matrices
 // still fill the device.
 func mmvGeometry(wt quant.Type, m, ncols int64) (gx uint32, block dim3, shared int) {
+	return mmvGeometryK(wt, m, ncols, math.MaxInt64)
+}
+
+// mmvGeometryK is mmvGeometry for rows of k weights: kb_mmvq lays its
+// shared memory out for steps no longer than the row (mmvGeometry's,
+// for any k, is enough for every row).
+func mmvGeometryK(wt quant.Type, m, ncols, k int64) (gx uint32, block dim3, shared int) {
 	if intPath(wt) {
 		seg, step := mmvqStep(wt, ncols)
+		if k/32 < seg {
+			seg, step = k/32, k/32/(wt.BlockSize()/32)*wt.TypeSize()
+		}
 		shared = int(ncols*seg*q8aSize + mmvRows*((step+15)/16*16+16))
 		return uint32((m + mmvRows - 1) / mmvRows), dim3{32 * mmvRows, 1, 1}, shared
 	}
@@ -594,6 +605,6 @@ func launchMulMat(b *Backend, t *ops.Tensor) error {
 		}
 		return b.launchTiled(file, tl, m, (n+tl.cols-1)/tl.cols, batches, args)
 	}
-	gx, block, shared := mmvGeometry(w.Type, m, n)
+	gx, block, shared := mmvGeometryK(w.Type, m, n, w.Ne[0])
 	return b.launch(file, name, dim3{gx, uint32(batches), 1}, block, shared, args.bytes())
 }

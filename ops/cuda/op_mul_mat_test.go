@@ -287,6 +287,15 @@ func TestMmvqStep(t *testing.T) {
 			if ncols == 1 && (step > mmvq1Bytes || step < mmvq1Bytes/2) {
 				t.Errorf("%v, one column: %d bytes a step", wt, step)
 			}
+			// A row shorter than a step: the shared memory of that row.
+			if _, _, full := mmvGeometry(wt, 4096, ncols); ncols == 1 && seg > 8*cpb {
+				short := 8 * wt.BlockSize()
+				_, _, got := mmvGeometryK(wt, 4096, ncols, short)
+				want := int(ncols*(short/32)*q8aSize + mmvRows*((8*wt.TypeSize()+15)/16*16+16))
+				if got != want || got >= full {
+					t.Errorf("%v, one column, k=%d: %d bytes of shared memory, want %d (under %d)", wt, short, got, want, full)
+				}
+			}
 			switch wt {
 			case quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K:
 				if ncols == 1 && seg < 4096/32 {

@@ -229,8 +229,9 @@ __device__ __forceinline__ void kb_copy_block_async(u8* dst, const u8* src, int 
 }
 
 // mmvq: integer dot products of decoded weight chunks with q8a blocks.
-// Dynamic shared memory: ncols*kb_mmvq_geom<T, NC>::SEG kb_q8a blocks,
-// then a kb_mmvq_geom<T, NC>::WBYTES region per warp.
+// Dynamic shared memory: ncols*seg kb_q8a blocks, then a region per warp
+// of a step's weights (seg chunks, rounded up to 16 bytes, and 16 more),
+// seg the chunks of kb_mmvq_geom<T, NC>::SEG or of a shorter row.
 template <int T, int NC>
 __device__ __forceinline__ void mmvq(const kb_mm& p) {
 	typedef kb_mmvq_geom<T, NC> G;
@@ -242,7 +243,10 @@ __device__ __forceinline__ void mmvq(const kb_mm& p) {
 	const i64 row = (i64)blockIdx.x * KB_MMV_WARPS + warp;
 	const bool valid = row < p.m;
 	u8* as = (u8*)kb_mmv_smem;
-	u8* ws = as + c.ncols * G::SEG * (int)sizeof(kb_q8a) + warp * G::WBYTES;
+	// The shared layout's steps: G::SEG chunks, or the whole row if it is
+	// shorter (the host sizes the memory alike, mmvGeometryK).
+	const int seg = (int)min((i64)G::SEG, p.k / 32);
+	u8* ws = as + c.ncols * seg * (int)sizeof(kb_q8a) + warp * ((seg / G::CPB * kb_type<T>::bytes + 15) / 16 * 16 + 16);
 	const u8* wr = (const u8*)(c.w + (valid ? row : 0) * p.w_nb1);
 	const bool wide = ((u64)wr & 15) == 0;
 	const i64 kc = p.k / 32;
@@ -271,7 +275,7 @@ __device__ __forceinline__ void mmvq(const kb_mm& p) {
 				if (valid && lane + 32 * u < n16) v[u] = kb_ld16u(src + 16 * (lane + 32 * u));
 			// ... while the block copies the activations ...
 			for (int j = 0; j < c.ncols; j++)
-				kb_copy_block(as + j * G::SEG * (int)sizeof(kb_q8a), (const u8*)(c.x + j * c.xs) + c0 * (i64)sizeof(kb_q8a),
+				kb_copy_block(as + j * seg * (int)sizeof(kb_q8a), (const u8*)(c.x + j * c.xs) + c0 * (i64)sizeof(kb_q8a),
 				              nch * (int)sizeof(kb_q8a), threadIdx.x, blockDim.x);
 			// ... then stored, with what 16-byte loads do not cover.
 			if (valid) {
@@ -292,7 +296,7 @@ __device__ __forceinline__ void mmvq(const kb_mm& p) {
 #pragma unroll
 				for (int j = 0; j < NC; j++) {
 					if (j < c.ncols) {
-						const u8* a = as + (j * G::SEG + ch) * (int)sizeof(kb_q8a);
+						const u8* a = as + (j * seg + ch) * (int)sizeof(kb_q8a);
 						uint2 h = kb_ld8(a);
 						int aq[8];
 #pragma unroll
