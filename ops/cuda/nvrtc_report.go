@@ -138,12 +138,12 @@ var reportLaunches = func() map[string]Launch {
 		"kb_flash_attn_combine": {int(min(rowBlock(head), 256)), 0, "head 128"},
 	}
 	// The integer mat-vec kernels' shared memory depends on the type and
-	// the columns: 8 (kb_mmvq_), 1 (kb_mmvq1_).
+	// the columns: 8 (kb_mmvq_), 1 (kb_mmvq1_); and on k, n here.
 	for _, t := range weightTypes {
 		if intPath(t) {
-			_, block, shared := mmvGeometry(t, n, mmvMaxCols)
+			_, block, shared := mmvGeometryK(t, n, mmvMaxCols, n)
 			m["kb_mmvq_"+t.String()] = Launch{int(block.x), shared, "mat-vec, 8 columns"}
-			_, block, shared = mmvGeometry(t, n, 1)
+			_, block, shared = mmvGeometryK(t, n, 1, n)
 			m["kb_mmvq1_"+t.String()] = Launch{int(block.x), shared, "mat-vec, one column"}
 		}
 	}

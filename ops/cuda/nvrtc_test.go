@@ -130,13 +130,14 @@ func TestReportLaunch(t *testing.T) {
 		threads, shared int
 	}{
 		{"kb_mmq_dp4a_q4_0", tileNT, 0},
-		// A step's q8a blocks (64 x 40 bytes) per column and 64 weight
-		// blocks and 16 bytes per warp (1152 bytes of q4_0, 2176 of q8_0;
-		// 8 of q6_K: 1680).
-		{"kb_mmvq1_q4_0", 32 * mmvRows, 64*40 + 4*(1152+16)},
+		// A step's q8a blocks (40 bytes each) per column and its weight
+		// bytes and 16 per warp: 8 columns, 64 chunks (1152 bytes of
+		// q4_0); one column, the whole 4096-wide row (mmvqStep: 128
+		// chunks, 2304 bytes of q4_0, 4352 of q8_0, 3360 of q6_K).
+		{"kb_mmvq1_q4_0", 32 * mmvRows, 128*40 + 4*(2304+16)},
 		{"kb_mmvq_q4_0", 32 * mmvRows, 8*64*40 + 4*(1152+16)},
-		{"kb_mmvq1_q8_0", 32 * mmvRows, 64*40 + 4*(2176+16)},
-		{"kb_mmvq1_q6_K", 32 * mmvRows, 64*40 + 4*(1680+16)},
+		{"kb_mmvq1_q8_0", 32 * mmvRows, 128*40 + 4*(4352+16)},
+		{"kb_mmvq1_q6_K", 32 * mmvRows, 128*40 + 4*(3360+16)},
 		{"kb_mmvf1_f16", 32 * mmvRows, 0},
 		{"kb_rms_norm_f32", 1024, 0},
 		// 4 rows of 512 floats in shared memory.

@@ -17,7 +17,7 @@ func init() {
 
 const (
 	faTile      = 32  // keys per tile (FA_KT)
-	faMaxSplits = 32  // FA_MAX_SPLITS
+	faMaxSplits = 32  // the tiled and tensor-core kernels' most KV splits (FA_MAX_SPLITS is the vector kernel's)
 	faMaxHead   = 256 // the largest head size (q·k and v)
 	faMaxWarps  = 4
 )
@@ -65,6 +65,15 @@ const (
 	faVecWarps   = 4 // FV_WARPS
 	faVecMaxRows = 8 // the most query rows per K/V head the vector kernel takes
 	faVecMinKeys = 64
+	// faVecMaxSplits is the vector kernel's most KV splits
+	// (FA_MAX_SPLITS; the other kernels stop at faMaxSplits).
+	faVecMaxSplits = 64
+	// faVecBlocksPerSM is how many of the vector kernel's blocks an SM
+	// holds (__launch_bounds__(128, 4) in fa_vec.cuh: at most 128
+	// registers a thread); faVecGeometryFor splits the keys for
+	// faVecWaves waves of them.
+	faVecBlocksPerSM = 4
+	faVecWaves       = 2
 
 	faMMARows = 64 // FM_ROWS: (query, head) rows per block of the tensor-core kernel
 )
@@ -189,9 +198,12 @@ func faMMAGeometryFor(t *ops.Tensor, sms int) faGeometry {
 
 // faVecGeometryFor is the vector kernel's launch for t on a device of sms
 // multiprocessors: blocks of faVecWarps warps over up to 8 rows (1, 2, 4
-// or 8 as the rows need), and the keys split so that the grid has about
-// four blocks per multiprocessor, each split at least faVecMinKeys keys
-// (tiles of faTile keys).
+// or 8 as the rows need), and the keys split so that the grid is
+// faVecWaves waves of faVecBlocksPerSM blocks per multiprocessor (a
+// decoded token of a GQA model has only a block per K/V head, 8 on
+// llama-3-8b: the loads in flight, not the load width, bound the kernel),
+// each split at least faVecMinKeys keys (tiles of faTile keys) and at
+// most faVecMaxSplits splits.
 func faVecGeometryFor(t *ops.Tensor, sms int) faGeometry {
 	q, k := t.Src[ops.FAQ], t.Src[ops.FAK]
 	d, nq, nh, nhk, nkv := q.Ne[0], q.Ne[1], q.Ne[2], k.Ne[2], k.Ne[1]
@@ -201,17 +213,19 @@ func faVecGeometryFor(t *ops.Tensor, sms int) faGeometry {
 		g.rpw *= 2
 	}
 	g.rowBlocks = (rows + int64(g.rpw) - 1) / int64(g.rpw)
-	g.sharedBytes = 4 * (g.rpw*(g.cols+16)*(1+faVecWarps) + faVecWarps*g.rpw*2) // rows of FV_LD(D) floats
+	// Rows of FV_LD(D) floats (q, the warps' accumulators), the warps'
+	// (m, l) pairs and q's q8_0 block scales.
+	g.sharedBytes = 4 * (g.rpw*(g.cols+16)*(1+faVecWarps) + faVecWarps*g.rpw*2 + g.rpw*g.cols/32)
 	ntiles := int((nkv + faTile - 1) / faTile)
 	g.splits, g.tiles = 1, max(ntiles, 1)
 	blocks := g.rowBlocks * nhk * q.Ne[3]
 	want := 1
 	if faSplitsOverride > 0 {
 		want = min(faSplitsOverride, ntiles)
-	} else if sms > 0 && blocks < int64(4*sms) {
-		want = min(int((int64(4*sms)+blocks-1)/blocks), ntiles*faTile/faVecMinKeys)
+	} else if target := int64(faVecWaves * faVecBlocksPerSM * sms); sms > 0 && blocks < target {
+		want = min(int((target+blocks-1)/blocks), ntiles*faTile/faVecMinKeys)
 	}
-	if want = min(want, faMaxSplits); want > 1 {
+	if want = min(want, faVecMaxSplits); want > 1 {
 		g.tiles = (ntiles + want - 1) / want
 		g.splits = (ntiles + g.tiles - 1) / g.tiles
 	}
@@ -253,7 +267,7 @@ func supportsFlashAttn(t *ops.Tensor) error {
 	if q.Ne[0] > faMaxHead || v.Ne[0] > faMaxHead {
 		return fmt.Errorf("head sizes %d (q·k) and %d (v), the kernels take up to %d", q.Ne[0], v.Ne[0], faMaxHead)
 	}
-	if q.Ne[3] > math.MaxUint16 || k.Ne[2] > math.MaxUint16/faMaxSplits {
+	if q.Ne[3] > math.MaxUint16 || k.Ne[2] > math.MaxUint16/faVecMaxSplits {
 		return fmt.Errorf("%d sequences and %d K/V heads, more than a grid takes", q.Ne[3], k.Ne[2])
 	}
 	g := faGeometryOf(t)

@@ -420,10 +420,45 @@ func TestFlashAttnKernelChoice(t *testing.T) {
 				t.Errorf("%d splits of %d keys: under %d keys each", g.splits, keys, faVecMinKeys)
 			}
 			blocks := g.rowBlocks * tc.kvHeads * int64(g.splits)
-			if full := tc.nkv / faVecMinKeys; blocks < min(2*132, tc.kvHeads*g.rowBlocks*min(full, faMaxSplits)) {
+			target := int64(faVecWaves * faVecBlocksPerSM * 132) // GQA 4 at 4096 keys: 8 heads x 64 splits
+			if full := tc.nkv / faVecMinKeys; blocks < min(target, tc.kvHeads*g.rowBlocks*min(full, faVecMaxSplits)) {
 				t.Errorf("%d blocks (%d splits) on 132 multiprocessors", blocks, g.splits)
 			}
+			if g.splits > faVecMaxSplits {
+				t.Errorf("%d splits, more than %d", g.splits, faVecMaxSplits)
+			}
 		})
+	}
+}
+
+// TestFlashAttnVecManySplits runs the vector kernel with the most splits
+// it takes (faVecMaxSplits of 64 keys, as a GQA decode of 4096 keys gets
+// on an H200), f16 and q8_0 K/V with a mask and sinks, so that
+// kb_flash_attn_combine merges that many.
+func TestFlashAttnVecManySplits(t *testing.T) {
+	defer func() { faSplitsOverride, faKernelOverride = 0, faAuto }()
+	faSplitsOverride, faKernelOverride = faVecMaxSplits, faVec
+	const d, nh, nhk, nkv = 64, 4, 1, faVecMaxSplits * faVecMinKeys
+	b := emulated(t)
+	for _, kv := range []quant.Type{quant.F16, quant.Q8_0} {
+		node := faTestTensor(t, kv, d, 1, nh, nhk, nkv)
+		if g := faVecGeometryFor(node, 0); g.splits != faVecMaxSplits || g.tiles*faTile != faVecMinKeys {
+			t.Fatalf("%v: %d splits of %d tiles, want %d of %d keys", kv, g.splits, g.tiles, faVecMaxSplits, faVecMinKeys)
+		}
+		uni := harness.Uniform(-1, 1)
+		c := harness.Case{
+			Name: fmt.Sprintf("d=%d,heads=%d,kv_heads=%d,nq=1,nkv=%d", d, nh, nhk, nkv), Op: ops.OpFlashAttnExt, Types: []quant.Type{kv},
+			Build: func(bd *harness.Builder) (*ops.Tensor, error) {
+				return ops.FlashAttnExt(bd.Leaf("q", quant.F32, uni, d, 1, nh, 1), bd.Leaf("k", kv, uni, d, nkv, nhk, 1),
+					bd.Leaf("v", kv, uni, d, nkv, nhk, 1), bd.Leaf("mask", quant.F16, uni, nkv, 1, 1, 1),
+					bd.Leaf("sinks", quant.F32, uni, nh, 1, 1, 1), ops.FlashAttnParams{Scale: 0.125})
+			}}
+		if r := harness.Run(b, c); !r.Passed() {
+			t.Errorf("%s: %s (%s)", c.ID(), r.Summary(), r.Err)
+		}
+	}
+	if _, ok := b.funcs["kb_flash_attn_vec_q8_0_d64_r4"]; !ok {
+		t.Error("the q8_0 case did not launch kb_flash_attn_vec_q8_0_d64_r4")
 	}
 }
 

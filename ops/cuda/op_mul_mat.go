@@ -3,6 +3,7 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -56,7 +57,12 @@ const (
 	tileNT  = 128
 	mmvRows = 4  // warps per matrix-vector block (KB_MMV_WARPS)
 	mmvqSeg = 64 // chunks of 32 weights per k step of kb_mmvq (KB_MMVQ_SEG)
-	q8aSize = 40 // sizeof(kb_q8a)
+	// mmvq1Bytes is about how many bytes of a row kb_mmvq1 copies per
+	// warp and k step by cp.async (KB_MMVQ1_BYTES; mmvqStep): a whole
+	// 4096-wide row of q8_0 or a smaller type. (Before sm_80 the kernel
+	// takes steps of 2560 bytes, within the shared memory sized for these.)
+	mmvq1Bytes = 4352
+	q8aSize    = 40 // sizeof(kb_q8a)
 )
 
 // bigTileM is the weight rows of kb_mmq128_*'s tile (KB_BM2): tileN
@@ -189,6 +195,22 @@ func mmqTileRows(m, colTiles int64, sms, force int) int64 {
 	return tileM
 }
 
+// mmvqStep is kb_mmvq's k step for weights of type wt and ncols columns
+// (kb_mmvq_geom): chunks of 32 weights and bytes of a row. Several
+// columns: mmvqSeg chunks. One column (kb_mmvq1): the whole blocks that
+// fit in mmvq1Bytes, in multiples of the blocks whose bytes are a
+// multiple of 16, so that every step of a 16-byte aligned row starts
+// 16-byte aligned.
+func mmvqStep(wt quant.Type, ncols int64) (seg, step int64) {
+	cpb, bytes := wt.BlockSize()/32, wt.TypeSize()
+	if ncols > 1 {
+		return mmvqSeg, mmvqSeg / cpb * bytes
+	}
+	align := 16 / min(bytes&-bytes, 16) // bytes&-bytes: the largest power of 2 dividing bytes
+	nb := max(mmvq1Bytes/bytes/align*align, align)
+	return nb * cpb, nb * bytes
+}
+
 // mmvGeometry is a matrix-vector launch over m weight rows of type wt with
 // ncols columns per grid row: the grid's x, the block, and the dynamic
 // shared memory. kb_mmvq: a warp per row, 4 rows a block, its shared
@@ -197,12 +219,22 @@ func mmqTileRows(m, colTiles int64, sms, force int) int64 {
 // block (threadIdx.y), W growing as m shrinks so that short matrices
 // still fill the device.
 func mmvGeometry(wt quant.Type, m, ncols int64) (gx uint32, block dim3, shared int) {
+	return mmvGeometryK(wt, m, ncols, math.MaxInt64)
+}
+
+// mmvGeometryK is mmvGeometry for rows of k weights: kb_mmvq lays its
+// shared memory out for steps no longer than the row (mmvGeometry's,
+// for any k, is enough for every row).
+func mmvGeometryK(wt quant.Type, m, ncols, k int64) (gx uint32, block dim3, shared int) {
 	if isIQType(wt) { // kb_mmvi: a warp per row, 4 rows a block (op_iq.go)
 		return uint32((m + mmvRows - 1) / mmvRows), dim3{32 * mmvRows, 1, 1}, 0
 	}
 	if intPath(wt) {
-		step := mmvqSeg * 32 / wt.BlockSize() * wt.TypeSize()
-		shared = int(ncols*mmvqSeg*q8aSize + mmvRows*((step+15)/16*16+16))
+		seg, step := mmvqStep(wt, ncols)
+		if k/32 < seg {
+			seg, step = k/32, k/32/(wt.BlockSize()/32)*wt.TypeSize()
+		}
+		shared = int(ncols*seg*q8aSize + mmvRows*((step+15)/16*16+16))
 		return uint32((m + mmvRows - 1) / mmvRows), dim3{32 * mmvRows, 1, 1}, shared
 	}
 	w := int64(1)
@@ -584,6 +616,6 @@ func launchMulMat(b *Backend, t *ops.Tensor) error {
 		}
 		return b.launchTiled(file, tl, m, (n+tl.cols-1)/tl.cols, batches, args)
 	}
-	gx, block, shared := mmvGeometry(w.Type, m, n)
+	gx, block, shared := mmvGeometryK(w.Type, m, n, w.Ne[0])
 	return b.launch(file, name, dim3{gx, uint32(batches), 1}, block, shared, args.bytes())
 }

@@ -220,8 +220,10 @@ func TestMatmulAlignedRows(t *testing.T) {
 
 // TestMatmulVecLongRows runs the matrix-vector kernels over rows longer
 // than the default cases': kb_mmvq's several k steps (64 chunks each, the
-// last one short) with 16-byte aligned rows (k=4352 of q4_0, q8_0, q4_K)
-// and rows only 2-byte aligned (q4_0 and q8_0 at k=4160, q6_K at 4352);
+// last one short; one column: mmvqStep's, 128 to 384 chunks by type)
+// with 16-byte aligned rows (k=4352 of q4_0, q8_0, q4_K; one column of
+// q4_0 at k=9024 and q5_K at 8192) and rows only 2-byte aligned (q4_0 and
+// q8_0 at k=4160, q6_K at 4352);
 // kb_mmvf's 16-byte loads with 4, 2 and 1 warps per row (m=37, 2100,
 // 4101). Columns 1, 3 and 8; MUL_MAT_ID one pair per grid row.
 func TestMatmulVecLongRows(t *testing.T) {
@@ -243,6 +245,7 @@ func TestMatmulVecLongRows(t *testing.T) {
 	for _, wt := range []quant.Type{quant.Q4_0, quant.Q8_0} {
 		cases = append(cases, mm(wt, 9, 2, 4160))
 	}
+	cases = append(cases, mm(quant.Q4_0, 37, 1, 9024), mm(quant.Q5_K, 9, 1, 8192))
 	for _, wt := range []quant.Type{quant.F16, quant.F32, quant.BF16} {
 		cases = append(cases, mm(wt, 37, 1, 4352), mm(wt, 37, 8, 2056))
 	}
@@ -258,6 +261,47 @@ func TestMatmulVecLongRows(t *testing.T) {
 	for _, c := range cases {
 		if r := harness.Run(b, c); !r.Passed() {
 			t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+		}
+	}
+}
+
+// TestMmvqStep checks kb_mmvq's k steps for every integer type: whole
+// blocks, a multiple of 16 bytes (a step of a 16-byte aligned row starts
+// 16-byte aligned), and for one column at most mmvq1Bytes and, for the
+// 7B files' types, a whole 4096-wide row.
+func TestMmvqStep(t *testing.T) {
+	for _, wt := range []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0,
+		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
+		if !intPath(wt) {
+			t.Fatalf("%v: not an integer path", wt)
+		}
+		cpb := wt.BlockSize() / 32
+		for _, ncols := range []int64{1, 2, 8} {
+			seg, step := mmvqStep(wt, ncols)
+			if seg%cpb != 0 || step != seg/cpb*wt.TypeSize() || step%16 != 0 {
+				t.Errorf("%v, %d columns: %d chunks, %d bytes a step", wt, ncols, seg, step)
+			}
+			if ncols > 1 && seg != mmvqSeg {
+				t.Errorf("%v, %d columns: %d chunks a step, want %d", wt, ncols, seg, mmvqSeg)
+			}
+			if ncols == 1 && (step > mmvq1Bytes || step < mmvq1Bytes/2) {
+				t.Errorf("%v, one column: %d bytes a step", wt, step)
+			}
+			// A row shorter than a step: the shared memory of that row.
+			if _, _, full := mmvGeometry(wt, 4096, ncols); ncols == 1 && seg > 8*cpb {
+				short := 8 * wt.BlockSize()
+				_, _, got := mmvGeometryK(wt, 4096, ncols, short)
+				want := int(ncols*(short/32)*q8aSize + mmvRows*((8*wt.TypeSize()+15)/16*16+16))
+				if got != want || got >= full {
+					t.Errorf("%v, one column, k=%d: %d bytes of shared memory, want %d (under %d)", wt, short, got, want, full)
+				}
+			}
+			switch wt {
+			case quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K:
+				if ncols == 1 && seg < 4096/32 {
+					t.Errorf("%v, one column: %d chunks a step, under a 4096-wide row's", wt, seg)
+				}
+			}
 		}
 	}
 }

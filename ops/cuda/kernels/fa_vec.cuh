@@ -17,9 +17,11 @@
 //     time (all its loads issued before any is used; U * 32/LPK * R is
 //     about FV_KEYS, U at most FV_MAXU);
 //   - q rows are converted as the tiled kernel converts them (f16 or q8_0
-//     for the dot product), held in registers as floats, 8 per lane and
-//     row;
-//   - scores: 8 products per lane, summed over the group by shuffles;
+//     for the dot product) and held in registers, 8 dims per lane and
+//     row: f16 K, as floats; q8_0 K, as codes packed in two ints and the
+//     scale of their block (3 registers, not 8, a row);
+//   - scores: 8 products per lane (q8_0: two __dp4a of the codes, times
+//     the two scales), summed over the group by shuffles;
 //     the chunk's maximum over the warp raises the running maximum m
 //     (the same in every lane), and each group keeps its own running sum
 //     l and accumulator of its dims, all rescaled alike;
@@ -31,6 +33,12 @@
 // Masks, sinks, softcap, ALiBi, NaN and fully masked rows follow the tiled
 // kernel: a key masked for every row of the block is not read, a masked
 // key's weight is 0 and a 0 weight is never multiplied in.
+//
+// Decode is bound by the loads in flight, not by their width: a token of
+// a GQA model has one block per K/V head unless the keys are split (the
+// host splits them for two waves of blocks, op_flash_attn_ext.go), and
+// __launch_bounds__ (FV_MINB) holds the registers so that 3 or 4 blocks
+// of 4 warps fit an SM.
 #define FV_WARPS 4
 #define FV_KEYS 16  // keys a warp loads at a time for one row (fewer per row for more rows)
 #define FV_MAXU 4   // but at most 4 16-byte loads of K (and of V) per lane
@@ -61,13 +69,12 @@ __device__ __forceinline__ void fv_h8(uint4 u, float f[8]) {
 
 // fv_raw<T> loads lane li's 8 elements (dims 8li..8li+7) of the K or V
 // row at row, undecoded; fv_dec<T> decodes them to floats. f16: one
-// 16-byte load. q8_0: the 8 codes and the scale of their block, lanes
-// 4b..4b+3 sharing block b. Blocks are 34 bytes, so in a 4-byte aligned
-// row (of an even number of blocks, as D/32 is) an even block starts at
-// a word and an odd one 2 bytes into one: the lane reads the words that
-// hold its codes (two, or three 2 bytes off, shifted together; never
-// past the row, whose last block is odd) and the word that holds the
-// scale, 4-byte loads only; rows only 2-byte aligned take 2-byte loads.
+// 16-byte load. q8_0: the 8 codes (x, y) and the scale (z) of their block,
+// lanes 4b..4b+3 sharing block b, in five 2-byte loads: blocks are 34
+// bytes, so codes and scale are only 2-byte aligned. (Reading the words
+// that hold them, 4-byte loads shifted together, was measured on an H200
+// at 0.90-0.93x of this: more instructions and registers for a kernel
+// that is bound by the warps it has in flight, not by load width.)
 template <int T>
 __device__ __forceinline__ uint4 fv_raw(const char* row, int li);
 template <>
@@ -77,19 +84,7 @@ __device__ __forceinline__ uint4 fv_raw<KB_F16>(const char* row, int li) {
 template <>
 __device__ __forceinline__ uint4 fv_raw<KB_Q8_0>(const char* row, int li) {
 	const char* b = row + 34 * (li / 4);
-	const char* cp = b + 2 + 8 * (li % 4);
-	if (((u64)row & 3) == 0) {
-		// Stepping back by pointer arithmetic keeps the loads global ones
-		// (LDG; through an integer they would be generic).
-		const u32 off = (u32)(u64)cp & 2u;
-		const u32* w = (const u32*)(cp - off);
-		const u32 sh = off * 8u;  // 0 or 16 bits
-		const u32 w0 = w[0], w1 = w[1], w2 = sh ? w[2] : 0u;
-		const u32 dw = *(const u32*)(b - ((u64)b & 2));
-		const u64 lo = (u64)w1 << 32 | w0, hi = (u64)w2 << 32 | w1;
-		return make_uint4((u32)(lo >> sh), (u32)(hi >> sh), ((u64)b & 2) ? dw >> 16 : dw & 0xffffu, 0);
-	}
-	const u16* c = (const u16*)cp;
+	const u16* c = (const u16*)(b + 2 + 8 * (li % 4));
 	return make_uint4((u32)c[0] | (u32)c[1] << 16, (u32)c[2] | (u32)c[3] << 16, *(const u16*)b, 0);
 }
 template <int T>
@@ -133,6 +128,7 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 	float* Qs = kb_fa_smem;               // [R][LD], dims at fv_pos
 	float* As = Qs + R * LD;              // [FV_WARPS][R][LD], dims at fv_pos
 	float* MLs = As + FV_WARPS * R * LD;  // [FV_WARPS][R][2]
+	float* Qd = MLs + FV_WARPS * R * 2;   // [R][D/32]: q8_0 q's block scales
 	const int lane = threadIdx.x, warp = threadIdx.y;
 	const int g = lane / LPK, li = lane % LPK;
 	const i64 nq = tq.ne[1], nh = tq.ne[2], nkv = tk.ne[1], nhk = tk.ne[2];
@@ -152,28 +148,45 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 		mrow[r] = mask && valid[r] ? mask + qi * tm.nb[1] + (hi % tm.ne[2]) * tm.nb[2] + (i3 % tm.ne[3]) * tm.nb[3] : 0;
 	}
 	// q rows to shared memory, converted to f16 values (a warp per row,
-	// a lane per dim), then 8 dims per lane into registers.
+	// a lane per dim), then 8 dims per lane into registers. For q8_0 K,
+	// q is quantized to q8_0 blocks of 32 dims as the tiled kernel and
+	// the reference quantize it (the scale rounded to f16): Qs holds the
+	// codes, Qd the blocks' scales (NaN for a block with a NaN or an
+	// infinity, whose scores are then NaN as the float products made
+	// them), and a lane keeps its 8 codes packed in two ints and its
+	// block's scale, for __dp4a with K's codes.
 	for (int r = warp; r < R; r += FV_WARPS) {
 		const i64 rho = row0 + r, qi = rho / G, hi = hk * G + rho % G;
 		const char* qr = rho < nq * G ? q + kb_offset(tq, 0, qi, hi, i3) : 0;
 		for (int d = lane; d < D; d += 32) {
 			const float x = qr ? *(const float*)(qr + d * tq.nb[0]) : 0.0f;
 			float y = kb_h2f(kb_f2h(x));
-			if (T == KB_Q8_0) {  // q8_0 blocks of 32 dims, as the tiled kernel
+			if (T == KB_Q8_0) {
 				const float amax = kb_warp_max(fabsf(x));
 				const float dq = amax / 127.0f, id = dq != 0.0f ? 1.0f / dq : 0.0f;
-				y = roundf(x * id) * kb_h2f(kb_f2h(dq));
+				const bool bad = __any_sync(0xffffffffu, !(fabsf(x) <= 3.402823466e38f));
+				y = bad ? 0.0f : roundf(x * id);
+				if (lane == 0) Qd[r * (D / 32) + d / 32] = bad ? NAN : kb_h2f(kb_f2h(dq));
 			}
 			Qs[r * LD + fv_pos<D>(d)] = y;
 		}
 	}
 	__syncthreads();
-	float qf[R][8];
+	constexpr int NQF = T == KB_Q8_0 ? 1 : 8;  // q as floats (f16 K) ...
+	constexpr int NQC = T == KB_Q8_0 ? 2 : 1;  // ... or as packed codes (q8_0 K)
+	float qf[R][NQF], qd[R];
+	int qc[R][NQC];
 #pragma unroll
 	for (int r = 0; r < R; r++) {
 		const float4 a = kb_ld16f(Qs + r * LD + 4 * li), b = kb_ld16f(Qs + r * LD + D / 2 + 16 + 4 * li);
-		qf[r][0] = a.x, qf[r][1] = a.y, qf[r][2] = a.z, qf[r][3] = a.w;
-		qf[r][4] = b.x, qf[r][5] = b.y, qf[r][6] = b.z, qf[r][7] = b.w;
+		if (T == KB_Q8_0) {
+			qc[r][0] = (int)(((u32)(int)a.x & 0xffu) | ((u32)(int)a.y & 0xffu) << 8 | ((u32)(int)a.z & 0xffu) << 16 | (u32)(int)a.w << 24);
+			qc[r][NQC - 1] = (int)(((u32)(int)b.x & 0xffu) | ((u32)(int)b.y & 0xffu) << 8 | ((u32)(int)b.z & 0xffu) << 16 | (u32)(int)b.w << 24);
+			qd[r] = Qd[r * (D / 32) + li / 4];
+		} else {
+			qf[r][0] = a.x, qf[r][1 % NQF] = a.y, qf[r][2 % NQF] = a.z, qf[r][3 % NQF] = a.w;
+			qf[r][4 % NQF] = b.x, qf[r][5 % NQF] = b.y, qf[r][6 % NQF] = b.z, qf[r][7 % NQF] = b.w;
+		}
 	}
 
 	float m[R], l[R], acc[R][8];
@@ -245,12 +258,16 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 #pragma unroll
 		for (int u = 0; u < U; u++) {
 			float kf[8];
-			fv_dec<T>(kr[u], kf);
+			if (T != KB_Q8_0) fv_dec<T>(kr[u], kf);
 #pragma unroll
 			for (int r = 0; r < R; r++) {
 				float x = 0.0f;
+				if (T == KB_Q8_0)
+					x = (float)kb_dp4a(qc[r][NQC - 1], (int)kr[u].y, kb_dp4a(qc[r][0], (int)kr[u].x, 0)) * (qd[r] * kb_h2f((u16)kr[u].z));
+				else {
 #pragma unroll
-				for (int i = 0; i < 8; i++) x = fmaf(qf[r][i], kf[i], x);
+					for (int i = 0; i < 8; i++) x = fmaf(qf[r][i % NQF], kf[i], x);
+				}
 #pragma unroll
 				for (int o = LPK / 2; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
 				s[u][r] = x;
@@ -362,8 +379,15 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 	}
 }
 
+// FV_MINB(T, D, R): the blocks an SM is to hold, the registers a thread
+// may take held to 128 (4 blocks) where that does not spill (NVRTC 11.8,
+// sm_90): up to 2 rows, and 4 rows of q8_0 K/V (q kept as packed codes)
+// with rows of 64 or 128; 168 (3 blocks) for the other 4-row kernels
+// (f16 q as 32 floats a lane); 255 for 8 rows (two blocks: 64
+// accumulators a lane).
+#define FV_MINB(T, D, R) ((R) <= 2 || ((R) == 4 && (T) == KB_Q8_0 && (D) <= 128) ? 4 : (R) == 4 ? 3 : 2)
 #define KB_FLASH_ATTN_VEC(TN, T, D, R)                                                                              \
-	extern "C" __global__ void kb_flash_attn_vec_##TN##d##D##_r##R(                                                \
+	extern "C" __global__ void __launch_bounds__(128, FV_MINB(T, D, R)) kb_flash_attn_vec_##TN##d##D##_r##R(                                              \
 	    const char* q, kb_tensor tq, const char* k, kb_tensor tk, const char* v, kb_tensor tv, const char* mask,   \
 	    kb_tensor tm, const char* sinks, kb_tensor ts, char* dst, kb_tensor td, float* part, kb_fa_params p) {   \
 		flash_attn_vec<T, D, R>(q, tq, k, tk, v, tv, mask, tm, sinks, ts, dst, td, part, p);                     \

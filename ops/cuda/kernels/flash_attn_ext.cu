@@ -40,7 +40,7 @@
 #include "mm.cuh"
 
 #define FA_KT 32          // keys per tile: one per lane
-#define FA_MAX_SPLITS 32  // the most KV splits (kb_flash_attn_combine)
+#define FA_MAX_SPLITS 64  // the most KV splits (kb_flash_attn_combine; the vector kernel's, 32 for the others)
 
 // The kernel's parameters (the host's cstruct lays them out alike).
 struct kb_fa_params {
@@ -327,9 +327,9 @@ extern "C" __global__ void kb_flash_attn_combine(const float* part, i32 splits, 
 	const float* ml = part + (i64)splits * nrows * DV;
 	float mx = sinks ? *(const float*)(sinks + h * ts.nb[0]) : -INFINITY;
 	for (int s = 0; s < splits; s++) mx = fmaxf(mx, ml[(s * nrows + orow) * 2]);
-	if (threadIdx.x < splits) {
-		const float ms = ml[(threadIdx.x * nrows + orow) * 2];
-		w[threadIdx.x] = ms == -INFINITY ? 0.0f : expf(ms - mx);
+	for (int s = threadIdx.x; s < splits; s += blockDim.x) {  // any block size
+		const float ms = ml[(s * nrows + orow) * 2];
+		w[s] = ms == -INFINITY ? 0.0f : expf(ms - mx);
 	}
 	__syncthreads();
 	const float sk = sinks ? *(const float*)(sinks + h * ts.nb[0]) : -INFINITY;
