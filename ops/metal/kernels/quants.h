@@ -317,4 +317,11 @@ inline void kb_deq8<KB_Q8_0>(device const uchar *row, long c, thread float *out)
 	X(iq4_nl, KB_IQ4_NL)           \
 	X(iq4_xs, KB_IQ4_XS)           \
 	X(tq2_0, KB_TQ2_0)             \
-	X(tq1_0, KB_TQ1_0)
+	X(tq1_0, KB_TQ1_0)             \
+	X(iq2_xxs, KB_IQ2_XXS)         \
+	X(iq2_xs, KB_IQ2_XS)           \
+	X(iq2_s, KB_IQ2_S)             \
+	X(iq3_xxs, KB_IQ3_XXS)         \
+	X(iq3_s, KB_IQ3_S)             \
+	X(iq1_s, KB_IQ1_S)             \
+	X(iq1_m, KB_IQ1_M)

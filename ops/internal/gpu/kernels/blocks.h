@@ -30,9 +30,10 @@
 //          values doubled, so the scale is 2^(e-128))
 //   IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M: codebook
 //          formats (grid indices, sign bits, scale codes; the grids are
-//          quant's IQ2XXSGrid ... IQ1SGrid, not yet here)
-// (package quant's layout.go says where each element's bits are). No
-// kernel takes these twelve yet: the backends refuse them.
+//          quant's IQ2XXSGrid ... IQ1SGrid; Metal's copy is
+//          ops/metal's kernels/iqgrids.h)
+// (package quant's layout.go says where each element's bits are).
+// Metal's kernels take these twelve (ops/metal's quants.h).
 #pragma once
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
