@@ -15,24 +15,33 @@ import (
 // matrix for the formats of issue 26 (make metal-newtypes), not a sample.
 const newTypesAllEnv = "KERNBENCH_METAL_NEWTYPES_ALL"
 
-// newTypeSample returns the sample of cases of type typ that TestNewTypes
-// runs by default: the first case of each op, and the first MUL_MAT case
-// with more columns than the matrix-vector kernel takes (the tiled
-// product).
+// tiledCase reports whether c is a MUL_MAT case with more activation
+// columns than the matrix-vector kernel takes, so that the tiled product
+// computes it.
+func tiledCase(c harness.Case) bool {
+	if c.Op != ops.OpMulMat {
+		return false
+	}
+	m := regexp.MustCompile(`\bn=(\d+)`).FindStringSubmatch(c.Name)
+	if m == nil {
+		return false
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n > mvMaxCols
+}
+
+// newTypeSample returns the sample of a type's cases that TestNewTypes
+// runs by default: the first case of each op, and the first tiled
+// MUL_MAT case.
 func newTypeSample(cases []harness.Case) []harness.Case {
-	cols := regexp.MustCompile(`\bn=(\d+)`)
 	var out []harness.Case
 	seen := map[ops.Op]bool{}
 	tiled := false
 	for _, c := range cases {
 		keep := !seen[c.Op]
 		seen[c.Op] = true
-		if c.Op == ops.OpMulMat && !tiled {
-			if m := cols.FindStringSubmatch(c.Name); m != nil {
-				if n, _ := strconv.Atoi(m[1]); n > mvMaxCols {
-					keep, tiled = true, true
-				}
-			}
+		if !tiled && tiledCase(c) {
+			keep, tiled = true, true
 		}
 		if keep {
 			out = append(out, c)
@@ -45,7 +54,8 @@ func newTypeSample(cases []harness.Case) []harness.Case {
 // (GET_ROWS, MUL_MAT's matrix-vector and tiled kernels, MUL_MAT_ID) on
 // metal-emu against the float64 reference: a sample per type by default,
 // all of them with $KERNBENCH_METAL_NEWTYPES_ALL=1. Every case must pass:
-// none may be refused.
+// Supports may refuse only those the matrix expects refused (rows that
+// are no whole number of blocks).
 func TestNewTypes(t *testing.T) {
 	b := emulated(t)
 	all := os.Getenv(newTypesAllEnv) == "1"
@@ -58,8 +68,11 @@ func TestNewTypes(t *testing.T) {
 			if !all {
 				cases = newTypeSample(cases)
 			}
-			ran := map[ops.Op]int{}
+			ran, tiled := map[ops.Op]int{}, 0
 			for _, c := range cases {
+				if tiledCase(c) {
+					tiled++
+				}
 				r := harness.Run(b, c)
 				if !r.Passed() {
 					t.Errorf("%s: %s (%s)", c.ID(), r.Summary(), r.Err)
@@ -70,6 +83,9 @@ func TestNewTypes(t *testing.T) {
 				if ran[op] == 0 {
 					t.Errorf("no %v case ran", op)
 				}
+			}
+			if tiled == 0 {
+				t.Error("no MUL_MAT case for the tiled product ran")
 			}
 		})
 	}
