@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops llama-models llama-side tier-check nvrtc-check cuda-iq-check slurm-sweep lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops llama-models llama-side tier-check nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -26,6 +26,7 @@ help:
 	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
 	@echo "cuda-iq-check  every case of the MXFP4, IQ and TQ formats on cuda-emu down every kernel path (go test ./ops/cuda runs a sample)"
 	@echo "nvrtc-check    every CUDA kernel through the real NVRTC for sm_80 and sm_90 (go test ./... does sm_90 only): no spills, no half-to-int conversions, blocks that fit"
+	@echo "metal-newtypes every case of the issue-26 formats (mxfp4, iq4_nl, ..., iq1_m) on metal-emu (go test ./ops/metal runs a sample of them)"
 	@echo "tier-check     the CPU fast paths vs the generic tier on those models: KL divergence, perplexity and greedy text (LLAMA_PERPLEXITY adds llama.cpp as a yardstick; scripts/tier-check.sh)"
 	@echo "slurm-sweep  a sharded sweep as a Slurm job array, then a job that merges and plots (SWEEP='-preset llama-7b -n 1,32' SHARDS=3; see README)"
 	@echo "lint       gofmt -l, go vet and staticcheck"
@@ -42,6 +43,9 @@ test-race:
 
 validate:
 	$(GO) run ./cmd/opbench validate
+
+metal-newtypes:
+	KERNBENCH_METAL_NEWTYPES_ALL=1 $(GO) test -run 'TestNewTypes|TestWholeBlockDecoders' -count=1 -v ./ops/metal
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) $(PKGS)

@@ -18,9 +18,15 @@ func init() {
 }
 
 // weightTypes are the table and weight types the kernels take (quants.h's
-// KB_FOR_WEIGHT_TYPES).
-var weightTypes = []quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1,
-	quant.Q8_0, quant.Q8_1, quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_K}
+// KB_FOR_WEIGHT_TYPES), newWeightTypes among them.
+var weightTypes = append([]quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1,
+	quant.Q8_0, quant.Q8_1, quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_K}, newWeightTypes...)
+
+// newWeightTypes are the formats of issue 26 (quants.h's
+// KB_FOR_NEW_WEIGHT_TYPES), which the kernels decode with their
+// whole-block decoders (dequant.h) and the codebooks of iqgrids.h.
+var newWeightTypes = []quant.Type{quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS, quant.TQ2_0, quant.TQ1_0,
+	quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S, quant.IQ1_S, quant.IQ1_M}
 
 func isWeightType(t quant.Type) bool { return slices.Contains(weightTypes, t) }
 

@@ -2,6 +2,7 @@ package metal
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/internal/gpu"
@@ -28,10 +29,14 @@ const (
 
 // mvTypeRows is the weight rows a simdgroup of kb_mul_mv_<t> takes: mv.h's
 // kb_mv<T>::NR, as ggml-metal's N_R0 (four for the legacy 4- and 5-bit
-// formats and Q2_K, two for the 8-bit ones and the other K-quants).
+// formats and Q2_K, two for the 8-bit ones, the other K-quants and the
+// formats of issue 26, kb_mv_dq).
 func mvTypeRows(t quant.Type) int64 {
 	switch t {
 	case quant.Q8_0, quant.Q8_1, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_K:
+		return 2
+	}
+	if slices.Contains(newWeightTypes, t) {
 		return 2
 	}
 	return 4
@@ -40,11 +45,12 @@ func mvTypeRows(t quant.Type) int64 {
 // mvAlign is the alignment kb_mul_mv_<t> reads the weight rows' block
 // fields at: 4 bytes for the blocks whose size is a multiple of 4 (32-bit
 // loads), 2 for the others (16-bit loads), 1 for the float types (scalar
-// loads; vector loads where encodeMulMat's avec says). Rows less
-// aligned take the simdgroup-matrix kernel, which reads bytes.
+// loads; vector loads where encodeMulMat's avec says) and MXFP4 (17-byte
+// blocks, read a byte at a time). Rows less aligned take the
+// simdgroup-matrix kernel, which reads bytes.
 func mvAlign(t quant.Type) int64 {
 	switch {
-	case t.BlockSize() == 1:
+	case t.BlockSize() == 1, t.TypeSize()%2 != 0:
 		return 1
 	case t.TypeSize()%4 == 0:
 		return 4

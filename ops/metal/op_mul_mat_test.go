@@ -3,6 +3,7 @@ package metal
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/kernbench/kernbench/quant"
@@ -32,6 +33,17 @@ func TestMatVecRows(t *testing.T) {
 	for _, name := range regexp.MustCompile(`struct kb_mv<KB_(\w+)> : kb_mv_flt`).FindAllStringSubmatch(mv, -1) {
 		nr[name[1]] = fn
 	}
+	// The formats of issue 26: kb_mv_dq's NR, for KB_FOR_NEW_WEIGHT_TYPES.
+	dq := regexp.MustCompile(`struct kb_mv_dq \{\n\tenum \{ NR = (\d+)`).FindStringSubmatch(mv)
+	if dq == nil || !regexp.MustCompile(`KB_FOR_NEW_WEIGHT_TYPES\(KB_MV_DQ\)`).MatchString(mv) {
+		t.Fatal("mv.h: no kb_mv_dq with its NR for KB_FOR_NEW_WEIGHT_TYPES")
+	}
+	dn, _ := strconv.ParseInt(dq[1], 10, 64)
+	quants := string(srcs["quants.h"])
+	newTypes := quants[strings.Index(quants, "#define KB_FOR_NEW_WEIGHT_TYPES"):]
+	for _, m := range regexp.MustCompile(`X\((\w+), KB_(\w+)\)`).FindAllStringSubmatch(newTypes, -1) {
+		nr[m[2]] = dn
+	}
 	inst := regexp.MustCompile(`X\((\w+), KB_\w+\)`).FindAllStringSubmatch(string(srcs["quants.h"]), -1)
 	if len(inst) == 0 {
 		t.Fatal("quants.h: no KB_FOR_WEIGHT_TYPES entries")
@@ -41,10 +53,7 @@ func TestMatVecRows(t *testing.T) {
 		if err != nil {
 			t.Fatalf("KB_FOR_WEIGHT_TYPES names %q: %v", m[1], err)
 		}
-		key := map[quant.Type]string{quant.F32: "F32", quant.F16: "F16", quant.BF16: "BF16"}[typ]
-		if key == "" {
-			key = regexp.MustCompile(`^q`).ReplaceAllString(m[1], "Q")
-		}
+		key := strings.ToUpper(m[1])
 		want, ok := nr[key]
 		if !ok {
 			t.Errorf("%v: mv.h has no kb_mv<KB_%s>", typ, key)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
-	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/simt"
 )
 
@@ -29,10 +28,6 @@ func init() {
 		// Every case of the harness's matrix passes on metal-emu, as many
 		// as the CPU's: a case Supports refuses is a failure.
 		Complete: true,
-		// The formats of issue 26 have no kernels here yet: Supports
-		// refuses them, and validation counts those cases unsupported.
-		Pending: []quant.Type{quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4,
-			quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S, quant.IQ1_S, quant.IQ1_M},
 	})
 }
 

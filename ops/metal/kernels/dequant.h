@@ -3,9 +3,10 @@
 // the float operations (and their order) of quants.h's kb_value, so a
 // decoded value is the reference's (up to an FMA the compiler may
 // contract). A block's scales are read once for the 16, its code bytes two
-// at a time (every block size in bytes is even, so a block is 2-byte
-// aligned wherever its row is). For the float types (a "block" of one
-// element) the 16 are the elements at b onward.
+// at a time (every block size in bytes but MXFP4's 17 is even, so a block
+// is 2-byte aligned wherever its row is; MXFP4's decoder reads bytes).
+// For the float types (a "block" of one element) the 16 are the elements
+// at b onward.
 //
 // kb_row16<T>(row, c, y) is the same for elements 16c .. 16c+15 of a row
 // (a row starts on a block; its length, for a block type, is a multiple of
@@ -223,6 +224,166 @@ inline void kb_dq16<KB_Q8_K>(device const uchar *b, int il, thread float *y) {
 		const uint u = p[i];
 		y[2 * i] = d * float(kb_i8(uchar(u & 255)));
 		y[2 * i + 1] = d * float(kb_i8(uchar(u >> 8)));
+	}
+}
+
+// The formats of issue 26, with the float operations of quants.h's
+// kb_value for them. MXFP4's block is 17 bytes, so its fields are read a
+// byte at a time; the others read bytes too where a field may sit on an
+// odd address, 16-bit words where it may not.
+//
+// MXFP4 and IQ4_NL (32 elements): chunk il = 0 is the low nibbles of the
+// 16 code bytes, il = 1 the high ones.
+template <>
+inline void kb_dq16<KB_MXFP4>(device const uchar *b, int il, thread float *y) {
+	const float d = kb_e8m0_half(b[0]);
+	for (int t = 0; t < 16; t++) y[t] = float(kb_mxfp4_values[(b[1 + t] >> (4 * il)) & 15]) * d;
+}
+template <>
+inline void kb_dq16<KB_IQ4_NL>(device const uchar *b, int il, thread float *y) {
+	const float d = kb_ldh(b);
+	device const ushort *q = kb_u16(b + 2);
+	const int s = 4 * il;
+	for (int i = 0; i < 8; i++) {
+		const uint u = q[i];
+		y[2 * i] = d * float(kb_iq4nl_values[(u >> s) & 15]);
+		y[2 * i + 1] = d * float(kb_iq4nl_values[(u >> (s + 8)) & 15]);
+	}
+}
+// IQ4_XS: chunk il is the low (il even) or high nibbles of the 16 code
+// bytes of sub-block il/2.
+template <>
+inline void kb_dq16<KB_IQ4_XS>(device const uchar *b, int il, thread float *y) {
+	const int ib = il / 2;
+	const float dl = kb_ldh(b) * float(kb_iq4xs_scale(b, ib) - 32);
+	device const ushort *q = kb_u16(b + 8 + 16 * ib);
+	const int s = 4 * (il % 2);
+	for (int i = 0; i < 8; i++) {
+		const uint u = q[i];
+		y[2 * i] = dl * float(kb_iq4nl_values[(u >> s) & 15]);
+		y[2 * i + 1] = dl * float(kb_iq4nl_values[(u >> (s + 8)) & 15]);
+	}
+}
+// TQ2_0: element 128h + 32n + m is bits 2n of byte 32h + m.
+template <>
+inline void kb_dq16<KB_TQ2_0>(device const uchar *b, int il, thread float *y) {
+	const float d = kb_ldh(b + 64);
+	device const ushort *q = kb_u16(b + 32 * (il / 8) + 16 * (il % 2));
+	const int s = 2 * ((il % 8) / 2);
+	for (int i = 0; i < 8; i++) {
+		const uint u = q[i];
+		y[2 * i] = float(int((u >> s) & 3) - 1) * d;
+		y[2 * i + 1] = float(int((u >> (s + 8)) & 3) - 1) * d;
+	}
+}
+// TQ1_0: chunks 0..9 are trit il/2 of qs[16(il%2) ..], 10..14 trit il-10
+// of qs[32 ..], 15 the four trits of each of the four qh bytes.
+template <>
+inline void kb_dq16<KB_TQ1_0>(device const uchar *b, int il, thread float *y) {
+	const float d = kb_ldh(b + 52);
+	if (il < 15) {
+		device const uchar *q = il < 10 ? b + 16 * (il % 2) : b + 32;
+		const int n = il < 10 ? il / 2 : il - 10;
+		for (int t = 0; t < 16; t++) y[t] = float(kb_trit(q[t], n) - 1) * d;
+	} else {
+		for (int t = 0; t < 16; t++) y[t] = float(kb_trit(b[48 + t % 4], t / 4) - 1) * d;
+	}
+}
+
+// The codebook formats: chunk il is half of sub-block ib = il/2 of 32,
+// two groups of eight (IQ2, IQ1: l = 2(il%2), +1) or four of four (IQ3:
+// k = 4(il%2) .. +3).
+
+// kb_dq8_signed writes the eight magnitudes of grid times db, negated
+// where bits of signs are set.
+inline void kb_dq8_signed(float db, ulong grid, uint signs, thread float *y) {
+	for (int i = 0; i < 8; i++) y[i] = kb_signed(db, uint(grid >> (8 * i)) & 255, (signs >> i) & 1);
+}
+inline void kb_dq4_signed(float db, uint grid, uint signs, thread float *y) {
+	for (int i = 0; i < 4; i++) y[i] = kb_signed(db, (grid >> (8 * i)) & 255, (signs >> i) & 1);
+}
+
+template <>
+inline void kb_dq16<KB_IQ2_XXS>(device const uchar *b, int il, thread float *y) {
+	const int ib = il / 2;
+	device const ushort *p = kb_u16(b + 2 + 8 * ib);
+	const uint w = uint(p[2]) | uint(p[3]) << 16;
+	const float db = kb_iq2_db(kb_ldh(b), w >> 28, 0.25f);
+	for (int j = 0; j < 2; j++) {
+		const int l = 2 * (il % 2) + j;
+		const uint q = (uint(p[l / 2]) >> (8 * (l % 2))) & 255;
+		kb_dq8_signed(db, kb_iq2xxs_grid[q], kb_ksigns_iq2xs[(w >> (7 * l)) & 127], y + 8 * j);
+	}
+}
+template <>
+inline void kb_dq16<KB_IQ2_XS>(device const uchar *b, int il, thread float *y) {
+	const int ib = il / 2;
+	const uint sc = b[66 + ib];
+	const float db = kb_iq2_db(kb_ldh(b), il % 2 == 0 ? sc & 15 : sc >> 4, 0.25f);
+	device const ushort *p = kb_u16(b + 2 + 8 * ib);
+	for (int j = 0; j < 2; j++) {
+		const uint q = p[2 * (il % 2) + j];
+		kb_dq8_signed(db, kb_iq2xs_grid[q & 511], kb_ksigns_iq2xs[q >> 9], y + 8 * j);
+	}
+}
+template <>
+inline void kb_dq16<KB_IQ2_S>(device const uchar *b, int il, thread float *y) {
+	const int ib = il / 2;
+	const uint sc = b[74 + ib], qh = b[66 + ib];
+	const float db = kb_iq2_db(kb_ldh(b), il % 2 == 0 ? sc & 15 : sc >> 4, 0.25f);
+	for (int j = 0; j < 2; j++) {
+		const int l = 2 * (il % 2) + j;
+		const uint idx = b[2 + 4 * ib + l] | ((qh >> (2 * l)) & 3) << 8;
+		kb_dq8_signed(db, kb_iq2s_grid[idx], b[34 + 4 * ib + l], y + 8 * j);
+	}
+}
+template <>
+inline void kb_dq16<KB_IQ3_XXS>(device const uchar *b, int il, thread float *y) {
+	const int ib = il / 2;
+	device const ushort *p = kb_u16(b + 66 + 4 * ib);
+	const uint w = uint(p[0]) | uint(p[1]) << 16;
+	const float db = kb_iq2_db(kb_ldh(b), w >> 28, 0.5f);
+	for (int j = 0; j < 4; j++) {
+		const int k = 4 * (il % 2) + j;
+		const uint s = uint(kb_ksigns_iq2xs[(w >> (7 * (k / 2))) & 127]) >> (4 * (k % 2));
+		kb_dq4_signed(db, kb_iq3xxs_grid[b[2 + 8 * ib + k]], s, y + 4 * j);
+	}
+}
+template <>
+inline void kb_dq16<KB_IQ3_S>(device const uchar *b, int il, thread float *y) {
+	const int ib = il / 2;
+	const float db = kb_ldh(b) * float(1 + 2 * int((b[106 + ib / 2] >> (4 * (ib % 2))) & 15));
+	const uint qh = b[66 + ib];
+	for (int j = 0; j < 4; j++) {
+		const int k = 4 * (il % 2) + j;
+		const uint idx = b[2 + 8 * ib + k] | ((qh >> k) & 1) << 8;
+		kb_dq4_signed(db, kb_iq3s_grid[idx], uint(b[74 + 4 * ib + k / 2]) >> (4 * (k % 2)), y + 4 * j);
+	}
+}
+template <>
+inline void kb_dq16<KB_IQ1_S>(device const uchar *b, int il, thread float *y) {
+	const int ib = il / 2;
+	const uint h = kb_u16(b + 34)[ib];
+	const float dl = kb_ldh(b) * float(2 * int((h >> 12) & 7) + 1);
+	const float delta = h & 0x8000 ? -0.125f : 0.125f;
+	for (int j = 0; j < 2; j++) {
+		const int l = 2 * (il % 2) + j;
+		const ulong grid = kb_iq1s_grid[b[2 + 4 * ib + l] | ((h >> (3 * l)) & 7) << 8];
+		for (int i = 0; i < 8; i++) y[8 * j + i] = kb_iq1(dl, grid, i, delta);
+	}
+}
+template <>
+inline void kb_dq16<KB_IQ1_M>(device const uchar *b, int il, thread float *y) {
+	const int ib = il / 2;
+	const uint sc = uint(kb_u16(b + 48)[ib / 2]) >> (6 * (ib % 2));
+	const float dl = kb_iq1m_d(b) * float(2 * int(il % 2 == 0 ? sc & 7 : (sc >> 3) & 7) + 1);
+	const uint hb = b[32 + 2 * ib + il % 2];
+	for (int j = 0; j < 2; j++) {
+		const int l = 2 * (il % 2) + j;
+		const uint h = hb >> (4 * j);
+		const float delta = h & 8 ? -0.125f : 0.125f;
+		const ulong grid = kb_iq1s_grid[b[4 * ib + l] | (h & 7) << 8];
+		for (int i = 0; i < 8; i++) y[8 * j + i] = kb_iq1(dl, grid, i, delta);
 	}
 }
 

@@ -20,7 +20,7 @@
 // blocks are a multiple of four bytes) fields are aligned, as ggml's
 // buffers guarantee; the host checks it (op_mul_mat.go).
 #pragma once
-#include "quants.h"
+#include "dequant.h"
 
 // KB_MV_NSG simdgroups per threadgroup; KB_MV_NC columns at most.
 #define KB_MV_NSG 2
@@ -437,6 +437,32 @@ struct kb_mv<KB_Q8_K> {
 		return d * s;
 	}
 };
+
+// The formats of issue 26 (MXFP4, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0 and the
+// codebook formats) through their whole-block decoders (dequant.h's
+// kb_dq16): a piece is 16 values of a 32-value block (UPB 2) or 32 of a
+// 256-value super-block (UPB 8: one sub-block of 32, decoded as two
+// chunks of 16), decoded once for all the columns and dotted as floats.
+// Two rows a simdgroup, as ggml-metal's N_R0 for most of these.
+template <int T>
+struct kb_mv_dq {
+	enum { NR = 2, UPB = kb_block(T) == 32 ? 2 : 8, RUNS = kb_block(T) == 32 ? 2 : 4 };
+	static int start(int u, int s) { return 8 * RUNS * u + 8 * s; }
+	float w[8 * RUNS];
+	void load(device const uchar *b, int u) {
+		for (int i = 0; i < RUNS / 2; i++) kb_dq16<T>(b, RUNS / 2 * u + i, w + 16 * i);
+	}
+	float dot(thread const float *x) const {
+		float s = 0.0f;
+		for (int t = 0; t < 8 * RUNS; t++) s = fma(w[t], x[t], s);
+		return s;
+	}
+};
+#define KB_MV_DQ(name, T) \
+	template <>           \
+	struct kb_mv<T> : kb_mv_dq<T> {};
+KB_FOR_NEW_WEIGHT_TYPES(KB_MV_DQ)
+#undef KB_MV_DQ
 
 // The float types: a lane's piece is eight consecutive elements, read as
 // two float4, half4 or ushort4 (bf16) where vec says the rows are

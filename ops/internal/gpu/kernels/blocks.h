@@ -32,8 +32,10 @@
 //          formats (grid indices, sign bits, scale codes), their fields
 //          in KB_IQ_FIELDS below; the grids are quant's IQ2XXSGrid ...
 //          IQ1SGrid, which each backend keeps in its own dialect (CUDA:
-//          ops/cuda/kernels/iq_grids.cuh, generated from quant)
+//          ops/cuda/kernels/iq_grids.cuh; Metal: ops/metal's
+//          kernels/iqgrids.h; both generated from quant)
 // (package quant's layout.go says where each element's bits are).
+// CUDA's and Metal's kernels take these twelve.
 #pragma once
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
