@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/internal/cudatools"
-	"github.com/kernbench/kernbench/internal/require"
 )
 
 // sassInstr is one instruction of a cuobjdump -sass listing: its offset,
@@ -91,31 +90,22 @@ func mmaLoop(fn []sassInstr, min int) (body []sassInstr, ok bool) {
 	return body, body != nil
 }
 
-// TestMmqSASSBudget pins the integer tensor-core kernels' main loop in
-// the SASS NVIDIA's compiler makes of them for an H100 (sm_90; where NVRTC
-// and cuobjdump are installed): the loop over a step's chunks issues at
-// most a budget of instructions per IMMA m16n8k32 product (20 where the
-// format has no offset, 24 with the offset's FFMA per output), loop and
-// addressing included, and converts no integer to float with I2F (the
-// products' C input makes their int32 results the bits of floats).
-// Before the budget, kb_mmq128_q4_0's loop issued 42 per product (and
-// the kernel as a whole 74, as Nsight Compute counted on an H200).
-func TestMmqSASSBudget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
+// checkMmqBudget pins the integer tensor-core kernels' main loop in the
+// SASS NVIDIA's compiler makes of mul_mat_q.cu for an H100 (sm_90; where
+// cuobjdump is installed; TestNVRTCCompilesEveryKernel calls it with its
+// cubin): the loop over a step's chunks issues at most a budget of
+// instructions per IMMA m16n8k32 product (20 where the format has no
+// offset, 24 with the offset's FFMA per output), loop and addressing
+// included, and converts no integer to float with I2F (the products' C
+// input makes their int32 results the bits of floats). Before the
+// budget, kb_mmq128_q4_0's loop issued 42 per product (and the kernel as
+// a whole 74, as Nsight Compute counted on an H200).
+func checkMmqBudget(t *testing.T, cubin []byte) {
+	t.Helper()
 	if _, err := cudatools.Tool("cuobjdump"); err != nil {
-		require.Skip(t, "no cuobjdump here: %v", err)
+		return
 	}
-	c, err := newNVRTCCompiler("sm_90")
-	if err != nil {
-		require.Skip(t, "no NVRTC here: %v", err)
-	}
-	b, err := c.build("mul_mat_q.cu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := cudatools.DisassembleCubin(b.Cubin)
+	text, err := cudatools.DisassembleCubin(cubin)
 	if err != nil {
 		t.Fatal(err)
 	}

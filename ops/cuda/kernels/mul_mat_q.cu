@@ -356,8 +356,8 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 //     masks per word of nibbles;
 //   - C also adds 0x4B400000, the bits of 1.5 * 2^23: the product's int32
 //     is then the bits of the float 1.5 * 2^23 + dot (|dot| < 2^22 for
-//     every format here), and one FADD converts it exactly (an FP32-pipe
-//     instruction where I2F runs at a quarter of the rate);
+//     every format here), and one FADD, on the FP32 pipe, converts it
+//     exactly;
 //   - per step, the activations' heads become (scale, C) pairs (or
 //     (scale, scale * code sum) for the formats with an offset) once, in
 //     shared memory, read as 16 bytes per two columns;
