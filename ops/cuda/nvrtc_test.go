@@ -19,8 +19,10 @@ import (
 // NVRTC) is checked wherever NVRTC is installed, with or without a GPU.
 // ptxas's report on each kernel must show no register spills, and the
 // kernel's block at the report shape (ReportLaunch) must fit the GPU's
-// multiprocessor. It is skipped where there is no NVRTC (a failure under
-// $KERNBENCH_STRICT=1, as CI sets it).
+// multiprocessor; mul_mat_q.cu's tensor-core kernels must keep their
+// main loop's instruction budget (checkMmqBudget). It is skipped where
+// there is no NVRTC (a failure under $KERNBENCH_STRICT=1, as CI sets
+// it).
 func TestNVRTCCompilesEveryKernel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -65,6 +67,9 @@ func TestNVRTCCompilesEveryKernel(t *testing.T) {
 					t.Fatalf("ptxas reported no kernels; NVRTC's log:\n%s", b.Log)
 				}
 				checkNoHalfToInt(t, name, arch, b.Cubin)
+				if name == "mul_mat_q.cu" && arch == "sm_90" {
+					checkMmqBudget(t, b.Cubin)
+				}
 				for _, f := range fns {
 					if f.Arch != arch {
 						t.Errorf("%s: built for %s, want %s", f.Name, f.Arch, arch)

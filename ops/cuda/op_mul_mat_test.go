@@ -342,7 +342,9 @@ func TestMatmulIDsChecked(t *testing.T) {
 // tensor-core fragment taking the wrong k half (wrong results, caught by
 // the comparison), and in the integer kernel a step's tiles read without
 // waiting for their cp.async copies (a race with the copies) and
-// ldmatrix rows of the wrong k half (wrong results), and the same two in
+// ldmatrix rows of the wrong k half (wrong results), in both of its
+// templates (mmq, which q6_K takes, and mmq32, q4_0's and q8_0's), and
+// the same two in
 // the large f16/bf16 tiles (the cases with 16-byte rows take them; want
 // lists the accepted reasons, |-separated).
 func TestMatmulInjectedBugs(t *testing.T) {
@@ -363,12 +365,16 @@ func TestMatmulInjectedBugs(t *testing.T) {
 			"u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t]};",
 			true, []quant.Type{quant.BF16}, "NMSE"},
 		{"cp.async not waited for", "mul_mat_q.cu", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
+			true, []quant.Type{quant.Q6_K}, "before the copy's cp.async.wait_group"},
+		{"k32 cp.async not waited for", "mul_mat_q.cu", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr", "__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr",
 			true, []quant.Type{quant.Q4_0}, "before the copy's cp.async.wait_group"},
 		{"large tile cp.async not waited for", "mul_mat_f.cu", "kb_cp_async_wait<S - 2>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
 			true, []quant.Type{quant.F16}, "before the copy's cp.async.wait_group"},
 		{"large tile ldmatrix k half", "mul_mat_f.cu", "ks + ((lane >> 3) & 1)));", "ks));",
 			true, []quant.Type{quant.BF16}, "NMSE|NaN/Inf mismatches"},
 		{"ldmatrix k half", "mul_mat_q.cu", "[cc * 8 + 4 * ((lane >> 3) & 1)]);", "[cc * 8]);",
+			true, []quant.Type{quant.Q6_K}, "NMSE"},
+		{"k32 ldmatrix k half", "mul_mat_q.cu", "(lane >> 4)][4 * ((lane >> 3) & 1)];", "(lane >> 4)][0];",
 			true, []quant.Type{quant.Q8_0}, "NMSE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

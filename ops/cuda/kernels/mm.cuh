@@ -345,24 +345,29 @@ __device__ __forceinline__ void kb_mma_s8(int d[4], const int a[2], int b) {
 #endif
 }
 
-// kb_mma_s8_k32: d = A * B in int32, int8 inputs, k = 32 (a fresh
-// product): a[0..1] are kb_mma_s8's a for k 0..15, a[2..3] for k 16..31;
-// b[0] and b[1] its b for the two halves.
-__device__ __forceinline__ void kb_mma_s8_k32(int d[4], const int a[4], const int b[2]) {
+// kb_mma_s8_k32c: d = A * B + C in int32, int8 inputs, k = 32: a[0..1]
+// are kb_mma_s8's a for k 0..15, a[2..3] for k 16..31; b[0] and b[1]
+// its b for the two halves; c in the C/D layout.
+__device__ __forceinline__ void kb_mma_s8_k32c(int d[4], const int a[4], const int b[2], const int c[4]) {
 #ifdef KB_MMA_PTX
 	asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
 	             : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(0), "r"(0), "r"(0), "r"(0));
+	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
 #elif defined(__KBSIMT__)
-	const int zero[4] = {0, 0, 0, 0};
-	__kbsimt_mma_m16n8k32_s8(d, a, b, zero);
+	__kbsimt_mma_m16n8k32_s8(d, a, b, c);
 #else
 	int d1[4];
 	kb_mma_s8(d, a, b[0]);
 	kb_mma_s8(d1, a + 2, b[1]);
 #pragma unroll
-	for (int i = 0; i < 4; i++) d[i] += d1[i];
+	for (int i = 0; i < 4; i++) d[i] += d1[i] + c[i];
 #endif
+}
+
+// kb_mma_s8_k32: kb_mma_s8_k32c with C = 0 (a fresh product).
+__device__ __forceinline__ void kb_mma_s8_k32(int d[4], const int a[4], const int b[2]) {
+	const int zero[4] = {0, 0, 0, 0};
+	kb_mma_s8_k32c(d, a, b, zero);
 }
 
 // ---------------------------------------------------------------------

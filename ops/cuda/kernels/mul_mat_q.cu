@@ -344,18 +344,441 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 	}
 }
 
+// ---------------------------------------------------------------------
+// The tensor-core path of the formats with one scale (and offset) per 32
+// elements (q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K): one m16n8k32
+// product per chunk and 16x8 tile, rescaled once, with every per-element
+// cost of the epilogue taken out of the loop:
+//
+//   - codes are stored unsigned where the format has a zero point (q4_0's
+//     c - 8, q5_0's c - 16): the zero point times the activations' code
+//     sum is the product's C input, per column, so the decoding is two
+//     masks per word of nibbles;
+//   - C also adds 0x4B400000, the bits of 1.5 * 2^23: the product's int32
+//     is then the bits of the float 1.5 * 2^23 + dot (|dot| < 2^22 for
+//     every format here), and one FADD, on the FP32 pipe, converts it
+//     exactly;
+//   - per step, the activations' heads become (scale, C) pairs (or
+//     (scale, scale * code sum) for the formats with an offset) once, in
+//     shared memory, read as 16 bytes per two columns;
+//   - the chunk loop is unrolled (a step past k is zero codes and zero
+//     scales), and a warp's column halves past the tile's columns are
+//     skipped per step, not per product.
+//
+// The epilogue is then FADD, FMUL (the weight scale times the activation
+// scale) and FFMA per output element, one FFMA more with an offset.
+
+#define KB_MAGIC 0x4B400000
+#define KB_MAGICF 12582912.0f
+
+// kb_k32<T> describes format T on this path: ofs, an offset per block
+// (the q4_1 kind); zp, the zero point its unsigned codes carry; rw, the
+// words of a raw weight row of the tile: at least the KB_QC blocks, 2
+// mod 4, so that a warp's 8-byte reads of 32 consecutive rows at one
+// offset take the two wavefronts 256 bytes need.
+template <int T>
+struct kb_k32 {
+	static constexpr bool ok = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_Q4_K || T == KB_Q5_K;
+	static constexpr bool ofs = T == KB_Q4_1 || T == KB_Q5_1 || T == KB_Q4_K || T == KB_Q5_K;
+	static constexpr int zp = T == KB_Q4_0 ? 8 : T == KB_Q5_0 ? 16 : 0;
+	static constexpr int words = KB_QC * kb_type<T>::bytes / 4;
+	static constexpr int rw = words + (6 - words % 4) % 4;
+};
+
+// kb_wv<O> is the little-endian 32 bits at byte O (even) of words v;
+// kb_wh<O> the f16 at byte O, as a float.
+template <int O>
+__device__ __forceinline__ u32 kb_wv(const u32* v) {
+	if constexpr (O % 4 == 0)
+		return v[O / 4];
+	else
+		return __funnelshift_r(v[O / 4], v[O / 4 + 1], 16);
+}
+template <int O>
+__device__ __forceinline__ float kb_wh(const u32* v) {
+	return kb_h2f((u16)(v[O / 4] >> (8 * (O % 4))));
+}
+
+// kb_hi4x is bit 4 of each byte of an int from the 4 bits n & 15 (a
+// multiply places bit i at bit 8i+4, the partial products not
+// overlapping).
+__device__ __forceinline__ int kb_hi4x(u32 n) {
+	return (int)(((n & 15u) * 0x02040810u) & 0x10101010u);
+}
+
+// kb_decode32<T, O> decodes the 32-element block at byte O of words v:
+// 32 codes (unsigned where kb_k32<T>::zp is set), the scale d and the
+// offset m (w = d * c + m, or d * (c - zp)).
+template <int T, int O>
+__device__ __forceinline__ void kb_decode32(const u32* v, int q[8], float& d, float& m) {
+	m = 0.0f;
+	if constexpr (T == KB_Q4_0 || T == KB_Q4_1) {
+		constexpr int Q = T == KB_Q4_0 ? O + 2 : O + 4;
+		d = kb_wh<O>(v);
+		if constexpr (T == KB_Q4_1) m = kb_wh<O + 2>(v);
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const u32 x = j == 0 ? kb_wv<Q>(v) : j == 1 ? kb_wv<Q + 4>(v) : j == 2 ? kb_wv<Q + 8>(v) : kb_wv<Q + 12>(v);
+			q[j] = (int)(x & 0x0f0f0f0fu);
+			q[j + 4] = (int)((x >> 4) & 0x0f0f0f0fu);
+		}
+	} else if constexpr (T == KB_Q5_0 || T == KB_Q5_1) {
+		constexpr int H = T == KB_Q5_0 ? O + 2 : O + 4, Q = H + 4;
+		d = kb_wh<O>(v);
+		if constexpr (T == KB_Q5_1) m = kb_wh<O + 2>(v);
+		const u32 qh = kb_wv<H>(v);
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const u32 x = j == 0 ? kb_wv<Q>(v) : j == 1 ? kb_wv<Q + 4>(v) : j == 2 ? kb_wv<Q + 8>(v) : kb_wv<Q + 12>(v);
+			q[j] = (int)(x & 0x0f0f0f0fu) | kb_hi4x(qh >> (4 * j));
+			q[j + 4] = (int)((x >> 4) & 0x0f0f0f0fu) | kb_hi4x(qh >> (16 + 4 * j));
+		}
+	} else {
+		static_assert(T == KB_Q8_0, "kb_decode32: a 32-element format");
+		d = kb_wh<O>(v);
+		q[0] = (int)kb_wv<O + 2>(v);
+		q[1] = (int)kb_wv<O + 6>(v);
+		q[2] = (int)kb_wv<O + 10>(v);
+		q[3] = (int)kb_wv<O + 14>(v);
+		q[4] = (int)kb_wv<O + 18>(v);
+		q[5] = (int)kb_wv<O + 22>(v);
+		q[6] = (int)kb_wv<O + 26>(v);
+		q[7] = (int)kb_wv<O + 30>(v);
+	}
+}
+
+// kb_decode_k32 decodes chunk sub of the block at blk in global memory
+// (2-byte aligned) as kb_decode32 does.
+template <int T>
+__device__ __forceinline__ void kb_decode_k32(const u8* blk, int sub, int q[8], float& d, float& m) {
+	if constexpr (kb_type<T>::block == 32) {
+		constexpr int NW = (kb_type<T>::bytes + 3) / 4;
+		u32 v[NW + 1];
+#pragma unroll
+		for (int j = 0; j < NW; j++) v[j] = 4 * j + 4 <= kb_type<T>::bytes ? (u32)kb_ld32(blk + 4 * j) : (u32) * (const u16*)(blk + 4 * j);
+		v[NW] = 0;
+		kb_decode32<T, 0>(v, q, d, m);
+	} else {
+		float2 dm[2];
+		kb_decode<T>(blk, sub, q, dm);
+		d = dm[0].x;
+		m = dm[0].y;
+	}
+}
+
+// kb_mmq32_decode<T, H> decodes chunks 2H and 2H+1 of raw row r (words
+// at wr) into the code tile and the row's scales (and offsets): 8-byte
+// reads of the words that hold the two blocks, each block's fields at
+// offsets known here. Chunks past k were copied as zero bytes: zero
+// codes, scales and offsets.
+template <int T, int H>
+__device__ __forceinline__ void kb_mmq32_decode(const u32* wr, int* qr, float* dr, float* mr) {
+	constexpr int B = kb_type<T>::bytes;
+	constexpr int W0 = (H * 2 * B / 4) & ~1, OFF = H * 2 * B - 4 * W0, NW = ((OFF + 2 * B + 3) / 4 + 1) & ~1;
+	static_assert(W0 + NW <= kb_k32<T>::words, "kb_mmq32_decode reads the tile's data words only");
+	u32 v[NW];
+#pragma unroll
+	for (int j = 0; j < NW; j += 2) {
+		const uint2 x = kb_ld8(wr + W0 + j);
+		v[j] = x.x;
+		v[j + 1] = x.y;
+	}
+	float d[2], m[2];
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		int q[8];
+		if (i == 0)
+			kb_decode32<T, OFF>(v, q, d[0], m[0]);
+		else
+			kb_decode32<T, OFF + B>(v, q, d[1], m[1]);
+		kb_st16(qr + (2 * H + i) * 8, q[0], q[1], q[2], q[3]);
+		kb_st16(qr + (2 * H + i) * 8 + 4, q[4], q[5], q[6], q[7]);
+	}
+	*(float2*)(dr + 2 * H) = make_float2(d[0], d[1]);
+	if (kb_k32<T>::ofs) *(float2*)(mr + 2 * H) = make_float2(m[0], m[1]);
+}
+
+// kb_mmq32_mma<T, NP> is one step's products of warp (wm, wn): rows
+// 32wm.., columns 32wn..32wn+16NP-1 (NP column halves of 16), KB_QC
+// chunks; acc as mmq's.
+template <int T, int NP>
+__device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float4* wd4, const float4* wm4, const int (*xq)[KB_QW], const float (*xd)[KB_BN], const int4 (*xc)[KB_BN / 2], int wm, int wn, int lane, float acc[32]) {
+	constexpr bool OFS = kb_k32<T>::ofs;
+	const int g = lane >> 2, t = lane & 3;
+	const int* ab[2];
+	const float *wdr[2][2], *wmr[2][2];
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++) {
+		const int r0 = 32 * wm + 16 * mt;
+		ab[mt] = &wq[r0 + (lane & 7) + 8 * ((lane >> 3) & 1)][4 * (lane >> 4)];
+		wdr[mt][0] = (const float*)(wd4 + r0 + g);
+		wdr[mt][1] = (const float*)(wd4 + r0 + g + 8);
+		wmr[mt][0] = (const float*)(wm4 + r0 + g);
+		wmr[mt][1] = (const float*)(wm4 + r0 + g + 8);
+	}
+	const int* bb[NP];
+#pragma unroll
+	for (int np = 0; np < NP; np++) bb[np] = &xq[32 * wn + 16 * np + (lane & 7) + 8 * (lane >> 4)][4 * ((lane >> 3) & 1)];
+	// (Not unrolled: with the chunks' loads hoisted, the kernel would
+	// spill at 128 registers, the most that lets two blocks of 256
+	// threads share an SM.)
+#pragma unroll 1
+	for (int cc = 0; cc < KB_QC; cc++) {
+		// A fragments of both m16 tiles: matrix i of the x4 is rows
+		// 8(i&1).. and k 16(i>>1)..
+		u32 a[2][4];
+		float wd[2][2], wo[2][2];
+#pragma unroll
+		for (int mt = 0; mt < 2; mt++) {
+			kb_ldmatrix_x4(a[mt], ab[mt] + cc * 8);
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				wd[mt][e] = wdr[mt][e][cc];
+				wo[mt][e] = OFS ? wmr[mt][e][cc] : 0.0f;
+			}
+		}
+#pragma unroll
+		for (int np = 0; np < NP; np++) {
+			// B fragments of two n8 tiles: matrix i is columns 8(i>>1)..
+			// and k 16(i&1)..
+			u32 bf[4];
+			kb_ldmatrix_x4(bf, bb[np] + cc * 8);
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int nt = 2 * np + h, col = 32 * wn + 8 * nt + 2 * t;
+				// The scales of columns col and col+1, and C (their zero
+				// point terms) or their scales times their code sums.
+				const uint2 xv = kb_ld8(&xd[cc][col]);
+				const float xd0 = __uint_as_float(xv.x), xd1 = __uint_as_float(xv.y);
+				uint4 cv = make_uint4(KB_MAGIC, KB_MAGIC, KB_MAGIC, KB_MAGIC);
+				if (OFS) {
+					const uint2 sv = kb_ld8((const float*)xc[cc] + col);
+					cv.x = sv.x;
+					cv.y = sv.y;
+				} else {
+					cv = kb_ld16u(&xc[cc][col / 2]);
+				}
+				const int c[4] = {OFS ? KB_MAGIC : (int)cv.x, OFS ? KB_MAGIC : (int)cv.y, OFS ? KB_MAGIC : (int)cv.z, OFS ? KB_MAGIC : (int)cv.w};
+				const int bk[2] = {(int)bf[2 * h], (int)bf[2 * h + 1]};
+#pragma unroll
+				for (int mt = 0; mt < 2; mt++) {
+					int d[4];
+					kb_mma_s8_k32c(d, (const int*)a[mt], bk, c);
+					float* o = acc + 16 * mt + 4 * nt;
+					o[0] = fmaf(__int_as_float(d[0]) - KB_MAGICF, wd[mt][0] * xd0, o[0]);
+					o[1] = fmaf(__int_as_float(d[1]) - KB_MAGICF, wd[mt][0] * xd1, o[1]);
+					o[2] = fmaf(__int_as_float(d[2]) - KB_MAGICF, wd[mt][1] * xd0, o[2]);
+					o[3] = fmaf(__int_as_float(d[3]) - KB_MAGICF, wd[mt][1] * xd1, o[3]);
+					if (OFS) {
+						const float xs0 = __uint_as_float(cv.x), xs1 = __uint_as_float(cv.y);
+						o[0] = fmaf(wo[mt][0], xs0, o[0]);
+						o[1] = fmaf(wo[mt][0], xs1, o[1]);
+						o[2] = fmaf(wo[mt][1], xs0, o[2]);
+						o[3] = fmaf(wo[mt][1], xs1, o[3]);
+					}
+				}
+			}
+		}
+	}
+}
+
+// mmq32 is mmq's tensor-core kernel for the kb_k32 formats (see above):
+// BM weight rows by KB_BN columns, 2*BM threads, split-k as mmq. Per
+// step: the activations' codes and heads are copied with cp.async into
+// buffer step%2 while the previous step computes; the raw weight blocks
+// (32-element formats on 8-byte aligned rows) are copied into the raw
+// tile in 8-byte pieces, each thread's pieces' offsets computed once;
+// then thread (r, h) decodes chunks 2h, 2h+1 of row r. Other rows (the
+// K formats, unaligned rows) are decoded from global memory, a chunk per
+// job, as mmq does.
+template <int T, int BM>
+__device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
+	static_assert(KB_QC == 4, "mmq32: a float4 of scales per row and step");
+	constexpr int NT = 2 * BM, B = kb_type<T>::bytes, CPB = kb_type<T>::block / 32, RW = kb_k32<T>::rw;
+	constexpr bool OFS = kb_k32<T>::ofs;
+	constexpr int ZP = kb_k32<T>::zp;
+	// The raw tile's 8-byte pieces: per row, per thread.
+	constexpr bool RAW = CPB == 1;
+	// PR pieces per row; a pass of NT threads copies RP whole rows (the
+	// last NT % PR threads idle), NU passes.
+	constexpr int PR = RAW ? KB_QC * B / 8 : 1, RP = NT / PR, NU = (BM + RP - 1) / RP;
+	static_assert(!RAW || (KB_QC * B % 8 == 0 && RW * 4 <= KB_QRAW), "mmq32: the raw tile");
+	const i64 batches = p.nsplit > 1 ? gridDim.z / p.nsplit : gridDim.z, split = blockIdx.z / batches;
+	const char* w;
+	const int ncols = kb_tile_cols(p, w, s.xo, s.dof, blockIdx.z % batches);
+	if (ncols == 0) return;
+	__syncthreads();
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wm = warp % (BM / 32), wn = warp / (BM / 32), g = lane >> 2, t = lane & 3;
+	const i64 row0 = (i64)blockIdx.x * BM, kb = p.nsplit > 1 ? split * p.kspl : 0, kc = p.nsplit > 1 ? min(p.k / 32, kb + p.kspl) : p.k / 32;
+	// Raw copies: 8-byte aligned rows, BM rows' offsets within 31 bits.
+	const bool raw = RAW && (((u64)w | (u64)p.w_nb1) & 7) == 0 && p.w_nb1 < (((i64)1 << 31) / BM);
+	// The scales (and offsets) of the step's chunks, a float4 per row;
+	// per chunk, the activations' scales (xd) and their C quads (xc: C
+	// of columns 2i and 2i+1 as the C/D layout has them, (c, c', c, c'))
+	// or, with offsets, their scales times their code sums (xc as
+	// floats): carved from wdm (BM * (KB_QC + 1) float4s).
+	static_assert(2 * BM + KB_QC * KB_BN * 3 / 4 <= BM * (KB_QC + 1), "mmq32: the scales' tiles");
+	float4* wd4 = &s.wdm[0][0];
+	float4* wm4 = wd4 + BM;
+	int4(*xc)[KB_BN / 2] = (int4(*)[KB_BN / 2])(wd4 + 2 * BM);
+	float(*xd)[KB_BN] = (float(*)[KB_BN])(wd4 + 2 * BM + KB_QC * KB_BN / 2);
+	u32* wraw = (u32*)&s.wraw[0][0];
+	// This thread's raw pieces: piece q of rows r, r + RP, ... (a warp's
+	// 32 pieces consecutive in memory, as far as rows allow); rows past m
+	// (and an idle thread's) are zeros.
+	const int wq8 = 8 * (tid % PR), wr0 = tid < RP * PR ? tid / PR : BM;
+	const int nrows = (int)min((i64)BM, p.m - row0);
+	const char* wsrc = w + (row0 + min(wr0, BM - 1)) * p.w_nb1 + kb * B + wq8;
+	const int wdst = wr0 * RW * 4 + wq8;
+	const i64 wstride = RP * p.w_nb1;
+	float acc[32];
+#pragma unroll
+	for (int i = 0; i < 32; i++) acc[i] = 0.0f;
+
+	// This thread's activation pieces: codes (16 threads per column, 8
+	// bytes each, chunk pc/4) and heads (a half-warp takes four columns
+	// 4 apart, see kb_mmq_load_x); columns past the tile's read its last
+	// column (their products are not stored).
+	constexpr int NX = KB_BN * KB_QC * 4 / NT, NH = KB_BN * KB_QC / NT;
+	const int pc = tid % 16;
+	const char* xk = p.x + kb * 40;
+
+	// load starts step c0's copies into buffer b: chunks past k are
+	// zeros (read from the last chunk, 0 bytes).
+	auto load = [&](int b, i64 c0) {
+		// (Offsets within a row of activations: 32 bits.)
+		const int c0i = (int)(c0 - kb), kci = (int)(kc - kb);
+		{
+			const int ch = c0i + pc / 4, off = min(ch, kci - 1) * 40 + 8 + 8 * (pc % 4);
+			int* dst = &s.xq[b][tid / 16][2 * pc];
+			const int n = ch < kci ? 8 : 0;
+#pragma unroll
+			for (int u = 0; u < NX; u++) kb_cp_async<8>(dst + (NT / 16) * u * KB_QW, xk + s.xo[min(tid / 16 + (NT / 16) * u, ncols - 1)] + off, n);
+		}
+#pragma unroll
+		for (int u = 0; u < NH; u++) {
+			const int i = tid + NT * u, l = i % 16, j = 16 * (i / 64) + (i / 16) % 4 + 4 * (l / 4), ch = c0i + l % 4;
+			kb_cp_async<8>(&s.xds[b][j][l % 4], xk + s.xo[min(j, ncols - 1)] + min(ch, kci - 1) * 40, ch < kci ? 8 : 0);
+		}
+		if (raw) {
+			char* dst = (char*)wraw + wdst;
+			const char* src = wsrc + c0i * B;
+			if (c0 + KB_QC <= kc && nrows == BM) {
+				if (wr0 < BM) {
+#pragma unroll
+					for (int u = 0; u < NU; u++)
+						if (u < NU - 1 || wr0 + RP * u < BM) kb_cp_async<8>(dst + u * RP * RW * 4, src + u * wstride, 8);
+				}
+			} else {
+				// Pieces past k (the last step, short) and rows past m
+				// are zeros.
+				const int rem = (kci - c0i) * B - wq8, n = rem >= 8 ? 8 : max(rem, 0);
+#pragma unroll
+				for (int u = 0; u < NU; u++) {
+					const int r = wr0 + RP * u;
+					if (r < BM) kb_cp_async<8>(dst + u * RP * RW * 4, r < nrows && n > 0 ? src + u * wstride : w, r < nrows ? n : 0);
+				}
+			}
+		}
+	};
+
+	load(0, kb);
+	kb_cp_async_commit();
+	for (i64 c0 = kb, step = 0; c0 < kc; c0 += KB_QC, step++) {
+		const int b = (int)(step & 1);
+		// Step c0's copies have landed, and every thread is done with
+		// the previous step's tiles.
+		kb_cp_async_wait<0>();
+		__syncthreads();
+		if (raw) {
+			if constexpr (RAW) {
+				// A warp decodes 32 consecutive rows' chunk pair h.
+				const int r = tid % BM, h = tid / BM;
+				const u32* wr = wraw + r * RW;
+				if (h == 0)
+					kb_mmq32_decode<T, 0>(wr, s.wq[r], (float*)(wd4 + r), (float*)(wm4 + r));
+				else
+					kb_mmq32_decode<T, 1>(wr, s.wq[r], (float*)(wd4 + r), (float*)(wm4 + r));
+			}
+		} else {
+			// KB_QC consecutive chunks of 8 rows, a quarter-warp per
+			// chunk (for the stores' banks), as mmq.
+			for (int job = tid; job < BM * KB_QC; job += NT) {
+				const int r = 8 * (job / (8 * KB_QC)) + job % 8, cc = job / 8 % KB_QC;
+				const i64 ch = c0 + cc;
+				int q[8];
+				float d = 0.0f, m = 0.0f;
+				if (ch < kc) {
+					const i64 gr = min(row0 + r, p.m - 1);
+					kb_decode_k32<T>((const u8*)(w + gr * p.w_nb1) + (ch / CPB) * B, (int)(ch % CPB), q, d, m);
+				} else {
+#pragma unroll
+					for (int i = 0; i < 8; i++) q[i] = 0;
+				}
+				kb_st16(&s.wq[r][cc * 8], q[0], q[1], q[2], q[3]);
+				kb_st16(&s.wq[r][cc * 8 + 4], q[4], q[5], q[6], q[7]);
+				((float*)(wd4 + r))[cc] = d;
+				if (OFS) ((float*)(wm4 + r))[cc] = m;
+			}
+		}
+		// The activations' heads: scales, and C or scale * sum.
+#pragma unroll
+		for (int u = 0; u < KB_QC * KB_BN / NT; u++) {
+			const int i = tid + NT * u, cc = i / KB_BN, col = i % KB_BN;
+			const kb_qds x = kb_ld_qds(&s.xds[b][col][cc]);
+			const int sum = x.s[0] + x.s[1];
+			xd[cc][col] = x.d;
+			if (OFS) {
+				((float*)xc[cc])[col] = x.d * (float)sum;
+			} else {
+				int* cq = (int*)&xc[cc][col / 2] + col % 2;
+				cq[0] = cq[2] = KB_MAGIC - ZP * sum;
+			}
+		}
+		__syncthreads();
+		// The next step's copies run while this one computes.
+		if (c0 + KB_QC < kc) load(b ^ 1, c0 + KB_QC);
+		kb_cp_async_commit();
+		const int ncw = ncols - 32 * wn;
+		if (ncw > 16)
+			kb_mmq32_mma<T, 2>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, lane, acc);
+		else if (ncw > 0)
+			kb_mmq32_mma<T, 1>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, lane, acc);
+	}
+	kb_cp_async_wait<0>();
+	// A split's partial products go to its copy of the output's layout.
+	char* out = p.nsplit > 1 ? p.part + split * p.part_nb : p.d;
+#pragma unroll
+	for (int i = 0; i < 32; i++) {
+		const int mt = i >> 4, nt = (i >> 2) & 3, e = i & 3;
+		const i64 r = row0 + 32 * wm + 16 * mt + g + 8 * (e >> 1);
+		const int j = 32 * wn + 8 * nt + 2 * t + (e & 1);
+		if (r < p.m && j < ncols) *(float*)(out + s.dof[j] + r * 4) = acc[i];
+	}
+}
+
+// mmq_mma is the tensor-core kernels' body: mmq32 where the format has
+// one scale per 32 elements, else mmq's.
+template <int T, int BM>
+__device__ __forceinline__ void mmq_mma(const kb_mm& p, const kb_qtiles& s) {
+	if constexpr (kb_k32<T>::ok)
+		mmq32<T, BM>(p, s);
+	else
+		mmq<T, true, BM>(p, s);
+}
+
 #define KB_MMQ(name, T)                                                                   \
 	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_##name(kb_mm p) {          \
 		KB_QTILES                                                                         \
-		mmq<T, true, KB_BM>(p, s);                                                        \
+		mmq_mma<T, KB_BM>(p, s);                                                          \
 	}                                                                                     \
 	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_dp4a_##name(kb_mm p) {     \
 		KB_QTILES                                                                         \
 		mmq<T, false, KB_BM>(p, s);                                                       \
 	}                                                                                     \
-	extern "C" __global__ void __launch_bounds__(2 * KB_BM2) kb_mmq128_##name(kb_mm p) { \
+	extern "C" __global__ void __launch_bounds__(2 * KB_BM2, 2) kb_mmq128_##name(kb_mm p) { \
 		KB_QTILES_DYN(KB_BM2)                                                             \
-		mmq<T, true, KB_BM2>(p, s);                                                       \
+		mmq_mma<T, KB_BM2>(p, s);                                                         \
 	}
 KB_INT_TYPES(KB_MMQ)
 

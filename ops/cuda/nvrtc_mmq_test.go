@@ -1,0 +1,180 @@
+package cuda
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kernbench/kernbench/internal/cudatools"
+)
+
+// sassInstr is one instruction of a cuobjdump -sass listing: its offset,
+// opcode (modifiers included) and, for a branch, its target.
+type sassInstr struct {
+	addr, target int
+	op           string
+}
+
+var (
+	reSASSFunc  = regexp.MustCompile(`^\s*Function : (\S+)\s*$`)
+	reSASSInstr = regexp.MustCompile(`^\s*/\*([0-9a-f]{4,})\*/\s+(?:\{\s*)?(?:@!?U?P(?:T|\d+)\s+)?([A-Z][A-Z0-9_.]*)([^;]*);`)
+	reSASSTo    = regexp.MustCompile(`\b0x([0-9a-f]+)\b`)
+)
+
+// sassFunctions splits a listing into each function's instructions.
+func sassFunctions(text string) map[string][]sassInstr {
+	out := map[string][]sassInstr{}
+	cur := ""
+	for _, line := range strings.Split(text, "\n") {
+		if m := reSASSFunc.FindStringSubmatch(line); m != nil {
+			cur = m[1]
+			continue
+		}
+		m := reSASSInstr.FindStringSubmatch(line)
+		if m == nil || cur == "" {
+			continue
+		}
+		addr, _ := strconv.ParseInt(m[1], 16, 64)
+		in := sassInstr{addr: int(addr), target: -1, op: m[2]}
+		if strings.HasPrefix(in.op, "BRA") {
+			if t := reSASSTo.FindStringSubmatch(m[3]); t != nil {
+				v, _ := strconv.ParseInt(t[1], 16, 64)
+				in.target = int(v)
+			}
+		}
+		out[cur] = append(out[cur], in)
+	}
+	return out
+}
+
+// mmaLoop returns the innermost loop (a backward branch and the
+// instructions from its target to it) that holds at least min IMMA
+// products, or, where the products are not in a loop, the longest run
+// of instructions between two branches with the most of them.
+func mmaLoop(fn []sassInstr, min int) (body []sassInstr, ok bool) {
+	count := func(b []sassInstr) (n int) {
+		for _, in := range b {
+			if strings.HasPrefix(in.op, "IMMA") {
+				n++
+			}
+		}
+		return n
+	}
+	for i, in := range fn {
+		if in.target < 0 || in.target >= in.addr {
+			continue
+		}
+		var b []sassInstr
+		for _, x := range fn[:i+1] {
+			if x.addr >= in.target {
+				b = append(b, x)
+			}
+		}
+		if count(b) >= min && (body == nil || len(b) < len(body)) {
+			body = b
+		}
+	}
+	if body != nil {
+		return body, true
+	}
+	start := 0
+	for i, in := range fn {
+		if strings.HasPrefix(in.op, "BRA") || i == len(fn)-1 {
+			if b := fn[start : i+1]; count(b) >= min && count(b) > count(body) {
+				body = b
+			}
+			start = i + 1
+		}
+	}
+	return body, body != nil
+}
+
+// checkMmqBudget pins the integer tensor-core kernels' main loop in the
+// SASS NVIDIA's compiler makes of mul_mat_q.cu for an H100 (sm_90; where
+// cuobjdump is installed; TestNVRTCCompilesEveryKernel calls it with its
+// cubin): the loop over a step's chunks issues at most a budget of
+// instructions per IMMA m16n8k32 product (20 where the format has no
+// offset, 24 with the offset's FFMA per output), loop and addressing
+// included, and converts no integer to float with I2F (the products' C
+// input makes their int32 results the bits of floats). Before the
+// budget, kb_mmq128_q4_0's loop issued 42 per product (and the kernel as
+// a whole 74, as Nsight Compute counted on an H200).
+func checkMmqBudget(t *testing.T, cubin []byte) {
+	t.Helper()
+	if _, err := cudatools.Tool("cuobjdump"); err != nil {
+		return
+	}
+	text, err := cudatools.DisassembleCubin(cubin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns := sassFunctions(text)
+	for _, tc := range []struct {
+		kernel string
+		budget float64
+	}{
+		{"kb_mmq128_q4_0", 20},
+		{"kb_mmq_q4_0", 20},
+		{"kb_mmq128_q5_0", 20},
+		{"kb_mmq128_q8_0", 20},
+		{"kb_mmq128_q4_1", 24},
+		{"kb_mmq128_q4_K", 24},
+	} {
+		fn, ok := fns[tc.kernel]
+		if !ok {
+			t.Errorf("%s: not in the listing", tc.kernel)
+			continue
+		}
+		// A chunk of both column halves: 2 m16 by 4 n8 tiles.
+		body, ok := mmaLoop(fn, 8)
+		if !ok {
+			t.Errorf("%s: no run of instructions with 8 IMMA products", tc.kernel)
+			continue
+		}
+		n, conv := 0, 0
+		for _, in := range body {
+			if strings.HasPrefix(in.op, "IMMA") {
+				n++
+				if !strings.HasPrefix(in.op, "IMMA.16832") {
+					t.Errorf("%s: %s in the main loop, want m16n8k32 products", tc.kernel, in.op)
+				}
+			}
+			if strings.HasPrefix(in.op, "I2F") {
+				conv++
+			}
+		}
+		per := float64(len(body)) / float64(n)
+		t.Logf("%s: main loop %#x-%#x, %d instructions, %d IMMA: %.1f per product", tc.kernel, body[0].addr, body[len(body)-1].addr, len(body), n, per)
+		if per > tc.budget {
+			t.Errorf("%s: %.1f instructions per IMMA in the main loop (%d for %d), want at most %v", tc.kernel, per, len(body), n, tc.budget)
+		}
+		if conv > 0 {
+			t.Errorf("%s: %d I2F conversions in the main loop", tc.kernel, conv)
+		}
+	}
+}
+
+// TestMmaLoop: the loop finder on a made-up listing.
+func TestMmaLoop(t *testing.T) {
+	var fn []sassInstr
+	add := func(op string, target int) {
+		fn = append(fn, sassInstr{addr: 16 * len(fn), target: target, op: op})
+	}
+	add("MOV", -1)   // 0x00
+	add("IMMA", -1)  // 0x10: outer loop
+	add("LDS", -1)   // 0x20: inner loop from here
+	add("IMMA", -1)  // 0x30
+	add("IMMA", -1)  // 0x40
+	add("BRA", 0x20) // 0x50
+	add("BRA", 0x10) // 0x60
+	add("EXIT", -1)
+	for _, tc := range []struct {
+		min, want int
+	}{{2, 4}, {3, 6}, {4, 0}} {
+		body, ok := mmaLoop(fn, tc.min)
+		if ok != (tc.want > 0) || len(body) != tc.want {
+			t.Errorf("min %d: %d instructions (ok %v), want %d", tc.min, len(body), ok, tc.want)
+		}
+	}
+}
