@@ -234,7 +234,7 @@ func mmvGeometryK(wt quant.Type, m, ncols, k int64) (gx uint32, block dim3, shar
 		if k/32 < seg {
 			seg, step = k/32, k/32/(wt.BlockSize()/32)*wt.TypeSize()
 		}
-		shared = int(ncols*seg*q8aSize + mmvRows*((step+15)/16*16+16))
+		shared = int((ncols*seg*q8aSize+15)/16*16 + mmvRows*((step+15)/16*16+16))
 		return uint32((m + mmvRows - 1) / mmvRows), dim3{32 * mmvRows, 1, 1}, shared
 	}
 	w := int64(1)

@@ -291,9 +291,19 @@ func TestMmvqStep(t *testing.T) {
 			if _, _, full := mmvGeometry(wt, 4096, ncols); ncols == 1 && seg > 8*cpb {
 				short := 8 * wt.BlockSize()
 				_, _, got := mmvGeometryK(wt, 4096, ncols, short)
-				want := int(ncols*(short/32)*q8aSize + mmvRows*((8*wt.TypeSize()+15)/16*16+16))
+				want := int((ncols*(short/32)*q8aSize+15)/16*16 + mmvRows*((8*wt.TypeSize()+15)/16*16+16))
 				if got != want || got >= full {
 					t.Errorf("%v, one column, k=%d: %d bytes of shared memory, want %d (under %d)", wt, short, got, want, full)
+				}
+			}
+			// A row of an odd number of chunks (k=96): the activations'
+			// region is rounded up to 16 bytes, so the weights' 16-byte
+			// copies after it land aligned (an H200 faulted with
+			// CUDA_ERROR_MISALIGNED_ADDRESS on q4_0 m=16 k=96 before).
+			if wt.BlockSize() == 32 {
+				_, _, got := mmvGeometryK(wt, 16, ncols, 96)
+				if act := got - int(mmvRows*((3*wt.TypeSize()+15)/16*16+16)); act%16 != 0 || act < int(ncols*3*q8aSize) {
+					t.Errorf("%v, %d columns, k=96: the activations take %d bytes of shared memory", wt, ncols, act)
 				}
 			}
 			switch wt {

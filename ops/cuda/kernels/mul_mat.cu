@@ -229,7 +229,8 @@ __device__ __forceinline__ void kb_copy_block_async(u8* dst, const u8* src, int 
 }
 
 // mmvq: integer dot products of decoded weight chunks with q8a blocks.
-// Dynamic shared memory: ncols*seg kb_q8a blocks, then a region per warp
+// Dynamic shared memory: ncols*seg kb_q8a blocks (rounded up to 16 bytes,
+// so that the weights' 16-byte copies land aligned whatever seg is), then a region per warp
 // of a step's weights (seg chunks, rounded up to 16 bytes, and 16 more),
 // seg the chunks of kb_mmvq_geom<T, NC>::SEG or of a shorter row.
 template <int T, int NC>
@@ -246,7 +247,7 @@ __device__ __forceinline__ void mmvq(const kb_mm& p) {
 	// The shared layout's steps: G::SEG chunks, or the whole row if it is
 	// shorter (the host sizes the memory alike, mmvGeometryK).
 	const int seg = (int)min((i64)G::SEG, p.k / 32);
-	u8* ws = as + c.ncols * seg * (int)sizeof(kb_q8a) + warp * ((seg / G::CPB * kb_type<T>::bytes + 15) / 16 * 16 + 16);
+	u8* ws = as + (c.ncols * seg * (int)sizeof(kb_q8a) + 15) / 16 * 16 + warp * ((seg / G::CPB * kb_type<T>::bytes + 15) / 16 * 16 + 16);
 	const u8* wr = (const u8*)(c.w + (valid ? row : 0) * p.w_nb1);
 	const bool wide = ((u64)wr & 15) == 0;
 	const i64 kc = p.k / 32;
