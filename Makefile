@@ -8,7 +8,7 @@ BENCHTIME ?= 1s
 
 help:
 	@echo "build      compile every package and command"
-	@echo "test       go test ./... (the CI test command)"
+	@echo "test       go test -timeout 30m ./... (the CI test command)"
 	@echo "test-race  go test -race on the CPU backend and harness"
 	@echo "validate   opbench validate: every op case on the CPU vs the float64 reference"
 	@echo "bench      go test -bench \$$(BENCH) (BENCH=Op/MUL_MAT/q4_0 BENCHTIME=2s make bench)"
@@ -36,7 +36,7 @@ build:
 	$(GO) build $(PKGS)
 
 test:
-	$(GO) test $(PKGS)
+	$(GO) test -timeout 30m $(PKGS)
 
 test-race:
 	$(GO) test -race ./ops/... ./harness/...

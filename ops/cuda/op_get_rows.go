@@ -16,7 +16,7 @@ func init() {
 
 // weightTypes are the table and weight types of get_rows.cu and the
 // mul_mat kernels (quants.cuh's KB_FOR_WEIGHT_TYPES); iqTypes are
-// kernels/iq.cu's (op_iq.go).
+// kernels/mul_mat_iq.cu's (op_mul_mat_iq.go).
 var weightTypes = []quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1,
 	quant.Q8_0, quant.Q8_1, quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_K}
 
@@ -55,7 +55,7 @@ func launchGetRows(b *Backend, t *ops.Tensor) error {
 	rows := t.Ne[1] * t.Ne[2] * t.Ne[3]
 	file, threads := "get_rows.cu", rowBlock(t.Ne[0])
 	if isIQType(t.Src[0].Type) {
-		file, threads = "iq.cu", rowBlock(t.Ne[0]/8) // a thread per 8 elements
+		file, threads = "mul_mat_iq.cu", rowBlock(t.Ne[0]/8) // a thread per 8 elements
 	}
 	return b.launch(file, "kb_get_rows_"+t.Src[0].Type.String(), dim3{uint32(rows), 1, 1}, dim3{threads, 1, 1}, 0,
 		u64(src[0]), tensorArg(t.Src[0]), u64(src[1]), tensorArg(t.Src[1]), u64(dst), tensorArg(t), u64(status))

@@ -226,7 +226,7 @@ func mmvGeometry(wt quant.Type, m, ncols int64) (gx uint32, block dim3, shared i
 // shared memory out for steps no longer than the row (mmvGeometry's,
 // for any k, is enough for every row).
 func mmvGeometryK(wt quant.Type, m, ncols, k int64) (gx uint32, block dim3, shared int) {
-	if isIQType(wt) { // kb_mmvi: a warp per row, 4 rows a block (op_iq.go)
+	if isIQType(wt) { // kb_mmvi: a warp per row, 4 rows a block (op_mul_mat_iq.go)
 		return uint32((m + mmvRows - 1) / mmvRows), dim3{32 * mmvRows, 1, 1}, 0
 	}
 	if intPath(wt) {
@@ -493,7 +493,7 @@ func (b *Backend) kernelFor(wt quant.Type, tiled bool, cols int64) (string, stri
 	case tiled:
 		return b.tiledKernel(wt)
 	case isIQType(wt):
-		return "iq.cu", "kb_mmvi" + one + "_" + wt.String(), false
+		return "mul_mat_iq.cu", "kb_mmvi" + one + "_" + wt.String(), false
 	case intPath(wt):
 		return "mul_mat.cu", "kb_mmvq" + one + "_" + wt.String(), false
 	}
@@ -504,7 +504,7 @@ func (b *Backend) kernelFor(wt quant.Type, tiled bool, cols int64) (string, stri
 // (4-byte for f32) alignment of the data and its strides.
 func checkAligned(w *ops.Tensor, pw uint64) error {
 	if isIQType(w.Type) {
-		return nil // kernels/iq.cu reads bytes
+		return nil // kernels/mul_mat_iq.cu reads bytes
 	}
 	al := int64(2)
 	if w.Type == quant.F32 {
@@ -580,7 +580,7 @@ func rows16(w *ops.Tensor, pw uint64, act prepared) bool {
 
 func launchMulMat(b *Backend, t *ops.Tensor) error {
 	if isIQType(t.Src[0].Type) && t.Src[1].Ne[1] > mmvMaxCols {
-		return b.viaF16(t, 0, launchMulMat) // op_iq.go
+		return b.viaF16(t, 0, launchMulMat) // op_mul_mat_iq.go
 	}
 	src, dst, err := b.pointers(t)
 	if err != nil {

@@ -37,7 +37,7 @@ func init() {
 }
 
 // pendingTypes are the formats of issue 26 that some op still lacks here:
-// GET_ROWS, MUL_MAT and MUL_MAT_ID take all of them (kernels/iq.cu), but
+// GET_ROWS, MUL_MAT and MUL_MAT_ID take all of them (kernels/mul_mat_iq.cu), but
 // CPY from f32 to these five (the ones quant can encode; CPY's op
 // declares them, though the case matrix copies into none) has no kernel
 // yet, and validation counts such cases unsupported. The codebook

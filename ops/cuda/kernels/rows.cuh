@@ -1,4 +1,4 @@
-// rows.cuh: what the GET_ROWS kernels (get_rows.cu, iq.cu) share.
+// rows.cuh: what the GET_ROWS kernels (get_rows.cu, mul_mat_iq.cu) share.
 #pragma once
 #include "common.cuh"
 

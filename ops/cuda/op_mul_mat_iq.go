@@ -8,7 +8,7 @@ import (
 )
 
 // The formats of issue 26 (MXFP4, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0 and the
-// IQ1/IQ2/IQ3 codebook formats): kernels/iq.cu, decoding eight elements
+// IQ1/IQ2/IQ3 codebook formats): kernels/mul_mat_iq.cu, decoding eight elements
 // at a time (quants_iq.cuh; the grids in iq_grids.cuh, generated from
 // package quant's tables). GET_ROWS takes them in launchGetRows, MUL_MAT
 // and MUL_MAT_ID in their launch functions:
@@ -27,7 +27,7 @@ import (
 //     rounding of the weights (2^-11 relative) is below that of the q8
 //     activations the CPU's dot products use.
 
-// iqTypes are the types of kernels/iq.cu (quants_iq.cuh's KB_FOR_IQ_TYPES).
+// iqTypes are the types of kernels/mul_mat_iq.cu (quants_iq.cuh's KB_FOR_IQ_TYPES).
 var iqTypes = []quant.Type{quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0,
 	quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S, quant.IQ1_S, quant.IQ1_M}
 
@@ -61,13 +61,13 @@ func (b *Backend) viaF16(t *ops.Tensor, wi int, launch func(*Backend, *ops.Tenso
 			return err
 		}
 		used = out + uint64(size)
-		if err := b.launch("iq.cu", "kb_iq_used_experts", dim3{1, 1, 1}, dim3{256, 1, 1}, 0,
+		if err := b.launch("mul_mat_iq.cu", "kb_iq_used_experts", dim3{1, 1, 1}, dim3{256, 1, 1}, 0,
 			u64(pid), i64(ids.Nb[0]), i64(ids.Nb[1]), i64(ids.Ne[0]), i64(ids.Ne[1]), i64(w.Ne[2]), u64(used)); err != nil {
 			return err
 		}
 	}
 	grid, block := elementGrid(n / 8)
-	if err := b.launch("iq.cu", "kb_dequant_f16_"+w.Type.String(), grid, block, 0,
+	if err := b.launch("mul_mat_iq.cu", "kb_dequant_f16_"+w.Type.String(), grid, block, 0,
 		u64(pw), i64(w.Nb[1]), i64(w.Nb[2]), i64(w.Nb[3]), i64(w.Ne[0]), i64(w.Ne[1]), i64(w.Ne[2]), i64(w.Ne[3]), u64(used), u64(out)); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-// iq.cu: the formats of issue 26 (quants_iq.cuh's KB_FOR_IQ_TYPES: MXFP4,
+// mul_mat_iq.cu: the formats of issue 26 (quants_iq.cuh's KB_FOR_IQ_TYPES: MXFP4,
 // IQ4_NL, IQ4_XS, TQ1_0, TQ2_0 and the IQ1/IQ2/IQ3 codebook formats):
 //   - kb_get_rows_*: GET_ROWS, one output row per block, a thread per
 //     group of eight elements;
@@ -12,7 +12,7 @@
 //   - kb_dequant_f16_*: the weights decoded to packed f16 rows (MUL_MAT_ID:
 //     the experts kb_iq_used_experts marks), which the f16 tensor-core
 //     tiled product (mul_mat_f.cu's kb_mmh*) then takes for more columns
-//     (op_iq.go).
+//     (op_mul_mat_iq.go).
 #include "common.cuh"
 #include "quants.cuh"
 #include "quants_iq.cuh"

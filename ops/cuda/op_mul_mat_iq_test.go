@@ -29,7 +29,7 @@ func iqCases(t quant.Type) []harness.Case {
 	return out
 }
 
-// TestIQKernels runs the formats of kernels/iq.cu against the reference:
+// TestIQKernels runs the formats of kernels/mul_mat_iq.cu against the reference:
 // each case must be supported and pass. The paths: the default choice
 // (matrix-vector kernels up to 8 columns, the f16 copy and the tensor-core
 // tiles above), and every case through the f16 copy with tensor cores
@@ -71,7 +71,7 @@ func TestIQKernels(t *testing.T) {
 	}
 }
 
-// TestIQTypesSupported: the backend takes the formats of kernels/iq.cu
+// TestIQTypesSupported: the backend takes the formats of kernels/mul_mat_iq.cu
 // for GET_ROWS, MUL_MAT and MUL_MAT_ID (whose cases TestIQKernels runs),
 // and every one of them has kernels: iqTypes is quants_iq.cuh's list.
 func TestIQTypesSupported(t *testing.T) {
