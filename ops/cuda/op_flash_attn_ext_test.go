@@ -479,39 +479,23 @@ func TestFlashAttnVecCases(t *testing.T) {
 	if len(decode) == 0 {
 		t.Fatal("no f16 decode case in the matrix")
 	}
-	vecLoaded := func(b *Backend) []string {
-		var names []string
-		for n := range b.funcs {
-			if strings.HasPrefix(n, "kb_flash_attn_vec_") {
-				names = append(names, n)
-			}
-		}
-		return names
-	}
-	run := func(b *Backend, cs []harness.Case, what string) {
-		for _, c := range cs {
-			if r := harness.Run(b, c); !r.Passed() {
-				t.Errorf("%s: %s: %s (%s)", what, c.ID(), r.Summary(), r.Err)
-			}
-		}
-	}
 	b := emulated(t)
-	run(b, decode, "by default")
-	if got := vecLoaded(b); len(got) != 1 || got[0] != "kb_flash_attn_vec_d128_r4" {
+	runCases(t, b, decode, "by default")
+	if got := loadedKernels(b, "kb_flash_attn_vec_"); len(got) != 1 || got[0] != "kb_flash_attn_vec_d128_r4" {
 		t.Errorf("the decode case launched %v, want kb_flash_attn_vec_d128_r4 alone", got)
 	}
 	faKernelOverride = faTiled
 	b = emulated(t)
-	run(b, decode, "tiled kernel")
-	if got := vecLoaded(b); len(got) != 0 {
+	runCases(t, b, decode, "tiled kernel")
+	if got := loadedKernels(b, "kb_flash_attn_vec_"); len(got) != 0 {
 		t.Errorf("the tiled kernel asked for, the decode case launched %v", got)
 	}
 	faKernelOverride = faVec
 	for _, splits := range []int{0, 1, 7} {
 		faSplitsOverride = splits
-		run(b, cases, fmt.Sprintf("vector kernel, %d splits", splits))
+		runCases(t, b, cases, fmt.Sprintf("vector kernel, %d splits", splits))
 	}
-	got := strings.Join(vecLoaded(b), " ")
+	got := strings.Join(loadedKernels(b, "kb_flash_attn_vec_"), " ")
 	for _, want := range []string{"kb_flash_attn_vec_d64_r8", "kb_flash_attn_vec_d128_r4", "kb_flash_attn_vec_q8_0_d64_r8", "kb_flash_attn_vec_q8_0_d128_r4"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the vector kernel asked for, the cases launched %s but not %s", got, want)
@@ -535,33 +519,17 @@ func TestFlashAttnMMACases(t *testing.T) {
 	if len(prefill) == 0 {
 		t.Fatal("no q4_0 prefill case in the matrix")
 	}
-	mmaLoaded := func(b *Backend) []string {
-		var names []string
-		for n := range b.funcs {
-			if strings.HasPrefix(n, "kb_flash_attn_mma_") {
-				names = append(names, n)
-			}
-		}
-		return names
-	}
-	run := func(b *Backend, cs []harness.Case, what string) {
-		for _, c := range cs {
-			if r := harness.Run(b, c); !r.Passed() {
-				t.Errorf("%s: %s: %s (%s)", what, c.ID(), r.Summary(), r.Err)
-			}
-		}
-	}
 	b := emulated(t)
-	run(b, prefill, "by default")
-	if got := mmaLoaded(b); len(got) != 1 || got[0] != "kb_flash_attn_mma_d64" {
+	runCases(t, b, prefill, "by default")
+	if got := loadedKernels(b, "kb_flash_attn_mma_"); len(got) != 1 || got[0] != "kb_flash_attn_mma_d64" {
 		t.Errorf("the prefill case launched %v, want kb_flash_attn_mma_d64 alone", got)
 	}
 	faKernelOverride = faMMA
 	for _, splits := range []int{0, 1, 3} {
 		faSplitsOverride = splits
-		run(b, cases, fmt.Sprintf("tensor-core kernel, %d splits", splits))
+		runCases(t, b, cases, fmt.Sprintf("tensor-core kernel, %d splits", splits))
 	}
-	got := strings.Join(mmaLoaded(b), " ")
+	got := strings.Join(loadedKernels(b, "kb_flash_attn_mma_"), " ")
 	for _, want := range []string{"kb_flash_attn_mma_d64", "kb_flash_attn_mma_d128"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the tensor-core kernel asked for, the cases launched %s but not %s", got, want)
@@ -623,6 +591,29 @@ func TestFlashAttnMMAHeads(t *testing.T) {
 	for _, d := range []int{80, 96, 112, 256} {
 		if b.funcs[fmt.Sprintf("kb_flash_attn_mma_d%d", d)] == nil {
 			t.Errorf("no case launched kb_flash_attn_mma_d%d", d)
+		}
+	}
+}
+
+// loadedKernels returns the names of the kernels b has loaded that start
+// with prefix.
+func loadedKernels(b *Backend, prefix string) []string {
+	var names []string
+	for n := range b.funcs {
+		if strings.HasPrefix(n, prefix) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// runCases runs cs on b and reports each failure, saying what was asked
+// for (what).
+func runCases(t *testing.T, b *Backend, cs []harness.Case, what string) {
+	t.Helper()
+	for _, c := range cs {
+		if r := harness.Run(b, c); !r.Passed() {
+			t.Errorf("%s: %s: %s (%s)", what, c.ID(), r.Summary(), r.Err)
 		}
 	}
 }
