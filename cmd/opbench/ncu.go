@@ -266,6 +266,19 @@ func ncuSweepArgs(opbench string, tg ncuTarget, sweepDir string) []string {
 	return append(cmd, tg.Sweep...)
 }
 
+// runNCU1 runs one ncu command line within timeout and returns the CSV
+// it wrote to csvFile (empty if none), what it printed, and how it ended.
+func runNCU1(argv []string, csvFile string, timeout time.Duration) (logText, output string, runErr error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr = cmd.Run()
+	b, _ := os.ReadFile(csvFile)
+	return string(b), out.String(), runErr
+}
+
 // profileDetails runs ncu's sections on tg and reads its details page;
 // on failure it returns the record's error and message.
 func profileDetails(ncu, opbench string, tg ncuTarget, csvFile string, timeout time.Duration) (*ncuDetails, string, string) {
@@ -274,21 +287,14 @@ func profileDetails(ncu, opbench string, tg ncuTarget, csvFile string, timeout t
 		return nil, "setup", err.Error()
 	}
 	defer os.RemoveAll(sweepDir)
-	argv := ncuDetailsCommand(ncu, opbench, tg, csvFile, sweepDir)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var output bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	runErr := cmd.Run()
-	logText, _ := os.ReadFile(csvFile)
-	if code, line := ncuError(string(logText) + "\n" + output.String()); code != "" {
+	logText, output, runErr := runNCU1(ncuDetailsCommand(ncu, opbench, tg, csvFile, sweepDir), csvFile, timeout)
+	if code, line := ncuError(logText + "\n" + output); code != "" {
 		return nil, code, "details: " + line
 	}
-	kernels, err := parseNCUDetails(string(logText))
+	kernels, err := parseNCUDetails(logText)
 	if err != nil {
 		if runErr != nil {
-			return nil, "ncu failed", fmt.Sprintf("details: %v: %s", runErr, lastLine(output.String()))
+			return nil, "ncu failed", fmt.Sprintf("details: %v: %s", runErr, lastLine(output))
 		}
 		return nil, "unreadable ncu details", err.Error()
 	}
@@ -308,22 +314,15 @@ func profileTarget(ncu, opbench string, tg ncuTarget, csvFile string, timeout ti
 	defer os.RemoveAll(sweepDir)
 	argv := ncuCommand(ncu, opbench, tg, csvFile, sweepDir)
 	rec := ncuRecord{Target: tg.Name, What: tg.What, Command: shellQuote(argv)}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var output bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	runErr := cmd.Run()
-	logText, _ := os.ReadFile(csvFile)
-	all := string(logText) + "\n" + output.String()
-	if code, line := ncuError(all); code != "" {
+	logText, output, runErr := runNCU1(argv, csvFile, timeout)
+	if code, line := ncuError(logText + "\n" + output); code != "" {
 		rec.Error, rec.Message = code, line
 		return rec
 	}
-	kernels, err := parseNCURaw(string(logText))
+	kernels, err := parseNCURaw(logText)
 	switch {
 	case err != nil && runErr != nil:
-		rec.Error, rec.Message = "ncu failed", fmt.Sprintf("%v: %s", runErr, lastLine(output.String()))
+		rec.Error, rec.Message = "ncu failed", fmt.Sprintf("%v: %s", runErr, lastLine(output))
 		return rec
 	case err != nil:
 		rec.Error, rec.Message = "unreadable ncu output", err.Error()
