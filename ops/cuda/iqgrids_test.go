@@ -28,50 +28,29 @@ func iqGridsHeader() []byte {
 #pragma once
 #include "common.cuh"
 `)
-	u8s := func(name string, v []uint8) {
-		fmt.Fprintf(&b, "\nstatic __device__ const u8 %s[%d] = {", name, len(v))
-		for i, x := range v {
-			if i%16 == 0 {
-				b.WriteString("\n\t")
-			} else {
-				b.WriteString(" ")
-			}
-			fmt.Fprintf(&b, "%d,", x)
-		}
-		b.WriteString("\n};\n")
-	}
-	u64s := func(name string, v []uint64) {
-		fmt.Fprintf(&b, "\nstatic __device__ const u64 %s[%d] = {", name, len(v))
-		for i, x := range v {
-			if i%4 == 0 {
-				b.WriteString("\n\t")
-			} else {
-				b.WriteString(" ")
-			}
-			fmt.Fprintf(&b, "0x%016xull,", x)
-		}
-		b.WriteString("\n};\n")
-	}
-	u32s := func(name string, v []uint32) {
-		fmt.Fprintf(&b, "\nstatic __device__ const u32 %s[%d] = {", name, len(v))
-		for i, x := range v {
-			if i%8 == 0 {
-				b.WriteString("\n\t")
-			} else {
-				b.WriteString(" ")
-			}
-			fmt.Fprintf(&b, "0x%08xu,", x)
-		}
-		b.WriteString("\n};\n")
-	}
-	u8s("kb_ksigns_iq2xs", quant.KSignsIQ2XS[:])
-	u64s("kb_iq2xxs_grid", quant.IQ2XXSGrid[:])
-	u64s("kb_iq2xs_grid", quant.IQ2XSGrid[:])
-	u64s("kb_iq2s_grid", quant.IQ2SGrid[:])
-	u32s("kb_iq3xxs_grid", quant.IQ3XXSGrid[:])
-	u32s("kb_iq3s_grid", quant.IQ3SGrid[:])
-	u64s("kb_iq1s_grid", quant.IQ1SGrid[:])
+	writeDeviceArray(&b, "u8", "kb_ksigns_iq2xs", quant.KSignsIQ2XS[:], 16, "%d,")
+	writeDeviceArray(&b, "u64", "kb_iq2xxs_grid", quant.IQ2XXSGrid[:], 4, "0x%016xull,")
+	writeDeviceArray(&b, "u64", "kb_iq2xs_grid", quant.IQ2XSGrid[:], 4, "0x%016xull,")
+	writeDeviceArray(&b, "u64", "kb_iq2s_grid", quant.IQ2SGrid[:], 4, "0x%016xull,")
+	writeDeviceArray(&b, "u32", "kb_iq3xxs_grid", quant.IQ3XXSGrid[:], 8, "0x%08xu,")
+	writeDeviceArray(&b, "u32", "kb_iq3s_grid", quant.IQ3SGrid[:], 8, "0x%08xu,")
+	writeDeviceArray(&b, "u64", "kb_iq1s_grid", quant.IQ1SGrid[:], 4, "0x%016xull,")
 	return b.Bytes()
+}
+
+// writeDeviceArray writes v as a CUDA device array of ctype named name,
+// perLine entries a line, each in format.
+func writeDeviceArray[T uint8 | uint32 | uint64](b *bytes.Buffer, ctype, name string, v []T, perLine int, format string) {
+	fmt.Fprintf(b, "\nstatic __device__ const %s %s[%d] = {", ctype, name, len(v))
+	for i, x := range v {
+		if i%perLine == 0 {
+			b.WriteString("\n\t")
+		} else {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(b, format, x)
+	}
+	b.WriteString("\n};\n")
 }
 
 // TestIQGridsHeader checks kernels/iq_grids.cuh byte for byte against
