@@ -307,3 +307,58 @@ func BenchmarkMulMatX8(b *testing.B) {
 		}
 	}
 }
+
+// coldShapes are decode-sized products (one activation row) of the
+// issue-25 models: gpt-oss-100m's attention and output matrices and
+// 100m's feed-forward.
+var coldShapes = []struct{ m, k int64 }{{768, 768}, {256, 768}, {2048, 768}, {768, 2048}, {32000, 768}}
+
+// BenchmarkMulMatCold measures one-row MUL_MAT nodes whose weights come
+// from DRAM, as in decoding: it cycles through enough distinct weight
+// tensors (at least 128 MiB together, four times a 32 MiB L3) that none is
+// in cache when read again. Bytes are one weight tensor's, so MB/s is the
+// weight stream's bandwidth including each node's start-up and hand-off
+// costs, which small matrices expose.
+func BenchmarkMulMatCold(b *testing.B) {
+	const total = 128 << 20
+	for _, wt := range []quant.Type{quant.F16, quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K} {
+		for _, s := range coldShapes {
+			name := fmt.Sprintf("%v/m%d_k%d", wt, s.m, s.k)
+			b.Run(name, func(b *testing.B) {
+				be, err := NewWithOptions(Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer be.Close()
+				rowBytes, err := wt.RowSize(s.k)
+				if err != nil {
+					b.Skip(err)
+				}
+				copies := max(2, total/(rowBytes*s.m))
+				rng := rand.New(rand.NewPCG(1, 3))
+				x := benchLeaf(b, be, rng, quant.F32, s.k, 1)
+				nodes := make([]*ops.Tensor, copies)
+				for i := range nodes {
+					a := benchLeaf(b, be, rng, wt, s.k, s.m)
+					a.Buffer.(*ops.HostBuffer).MarkWeights()
+					if nodes[i], err = ops.MulMat(a, x); err != nil {
+						b.Fatal(err)
+					}
+					mxAlloc(b, be, nodes[i], 0)
+					if err := be.Compute(nodes[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.SetBytes(rowBytes * s.m)
+				b.ResetTimer()
+				i := 0
+				for b.Loop() {
+					if err := be.Compute(nodes[i]); err != nil {
+						b.Fatal(err)
+					}
+					i = (i + 1) % len(nodes)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package gemv
+
+// The f16 x8 layout: a group of eight binary16 weight rows (nb 32-element
+// blocks each) is stored as two halves of four rows, rows 0-3 then 4-7,
+// each half run by run: run j (elements 16j..16j+15, 32 bytes) of its
+// four rows together, row r at byte 32r of the 128 bytes of run j. A
+// group so takes the bytes of its eight plain rows, and a half is one
+// contiguous stream where the plain layout's four-row kernel reads four
+// streams a row apart; the activations stay a plain binary16 row, with
+// no side data. Each row keeps the plain four-row kernel's loads, FMAs
+// and final sum (F16Twin), so a product gives the same bits in either
+// layout.
+
+// X8BytesF16 is the bytes of one f16 x8 block: eight rows by one
+// 32-element block.
+const X8BytesF16 = 8 * 2 * 32
+
+// X8SlotsF16 is the f16 x8 kernel's side data per block: none.
+const X8SlotsF16 = 0
+
+// RepackX8F16 writes the x8 form of the eight binary16 rows in src (nb
+// 32-element blocks each, rows contiguous) into dst.
+func RepackX8F16(dst, src []byte, nb int) {
+	x8F16Move(dst, src, nb, true)
+}
+
+// UnpackX8F16 undoes RepackX8F16: it writes the eight plain rows of the
+// x8 group src into dst.
+func UnpackX8F16(dst, src []byte, nb int) {
+	x8F16Move(dst, src, nb, false)
+}
+
+// x8F16Move copies the 32-byte runs of eight rows of nb blocks between
+// the plain layout and the x8 layout (pack: plain src to x8 dst).
+func x8F16Move(dst, src []byte, nb int, pack bool) {
+	if nb <= 0 {
+		return
+	}
+	row := 64 * nb
+	_, _ = dst[8*row-1], src[8*row-1]
+	for h := range 2 {
+		half := 4 * row * h
+		for j := range 2 * nb {
+			for r := range 4 {
+				x8 := half + 128*j + 32*r
+				plain := (4*h+r)*row + 32*j
+				if pack {
+					copy(dst[x8:x8+32], src[plain:plain+32])
+				} else {
+					copy(dst[plain:plain+32], src[x8:x8+32])
+				}
+			}
+		}
+	}
+}
+
+// X8F16Prep is the f16 x8 kernel's side data preparation: there is
+// none.
+func X8F16Prep([]byte, int, []float32) {}
+
+// X8F16Twin is the f16 x8 kernel in Go, the AVX2 kernel's twin bit for
+// bit: each row as F16Twin computes it, y a binary16 row of nb 32-element
+// blocks. It takes no side data.
+func X8F16Twin(nb, ng int, x, y []byte, _ []float32, out []float32) {
+	rows := make([]byte, X8BytesF16*nb)
+	for g := range ng {
+		UnpackX8F16(rows, x[g*nb*X8BytesF16:(g+1)*nb*X8BytesF16], nb)
+		for r := range 8 {
+			out[8*g+r] = F16Twin(32*nb, rows[r*64*nb:(r+1)*64*nb], y)
+		}
+	}
+}
+
+// x8F16Check panics unless the slices hold what the f16 x8 kernel reads:
+// ng groups of nb blocks, a binary16 row of nb blocks and 8*ng outputs.
+func x8F16Check(nb, ng int, x, y []byte, out []float32) {
+	_, _, _ = x[ng*nb*X8BytesF16-1], y[nb*64-1], out[8*ng-1]
+}

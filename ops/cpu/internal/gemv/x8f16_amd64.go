@@ -1,0 +1,33 @@
+//go:build amd64 && !purego
+
+package gemv
+
+// f16x4iAVX2 sets out[r] to the dot product of nb runs of 16 binary16
+// values of row r of a half of an f16 x8 group (rows interleaved run by
+// run) with the binary16 row y (gemv_x8f16_amd64.s; twin: F16Twin per
+// row).
+//
+//go:noescape
+func f16x4iAVX2(x *byte, y *byte, nb int, out *[4]float32)
+
+// X8F16AVX2 is the f16 x8 kernel: f16x4iAVX2 on each half of each of
+// ng groups, after checking the slice bounds it relies on; it is an
+// X8Func (twin: X8F16Twin).
+func X8F16AVX2(nb, ng int, x, y []byte, _ []float32, out []float32) {
+	if nb <= 0 || ng <= 0 {
+		clear(out[:8*max(ng, 0)])
+		return
+	}
+	x8F16Check(nb, ng, x, y, out)
+	half := X8BytesF16 / 2 * nb
+	for h := range 2 * ng {
+		f16x4iAVX2(&x[h*half], &y[0], 2*nb, (*[4]float32)(out[4*h:4*h+4]))
+	}
+}
+
+// F16BlocksAVX2 is F16AVX2 with nb counting 32-element blocks (the x8
+// path's unit) instead of runs of 16: the f16 x8 kernel's tail, for the
+// rows past a matrix's last whole group.
+func F16BlocksAVX2(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32) {
+	F16AVX2(2*nb, x, ldx, y, dy, out)
+}
