@@ -362,3 +362,23 @@ func BenchmarkMulMatCold(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMulBroadcast measures MUL of [768, 2, 512] by one value per
+// row ([1, 2, 512]: a MoE layer weighting its two experts' outputs for a
+// 512-token batch).
+func BenchmarkMulBroadcast(b *testing.B) {
+	be, err := NewWithOptions(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	rng := rand.New(rand.NewPCG(1, 4))
+	x := benchLeaf(b, be, rng, quant.F32, 768, 2*512)
+	w := benchLeaf(b, be, rng, quant.F32, 1, 2*512)
+	node, err := ops.Mul(x, w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(2 * 4 * 768 * 2 * 512)
+	benchCompute(b, be, node, 768*2*512)
+}

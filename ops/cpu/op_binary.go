@@ -117,6 +117,14 @@ func (j *eltJob) do(w, lo, hi int) {
 			if j.op == ops.OpMul {
 				f = j.k.mul
 			}
+			if len(y) == 1 {
+				// One b value per row (MoE's expert weights): one
+				// loop, not a kernel call per element. IEEE products
+				// and sums are exact-rounded, so the bits are the
+				// kernels'.
+				broadcastScalar(out, x, y[0], j.op)
+				break
+			}
 			// Each repeat of b's row covers len(y) elements of a's.
 			for k := 0; k < len(out); k += len(y) {
 				f(out[k:k+len(y)], x[k:k+len(y)], y)
@@ -152,4 +160,18 @@ func (j *eltJob) do(w, lo, hi int) {
 // packedF32 reports whether t's rows are packed float32, read in place.
 func packedF32(t *ops.Tensor) bool {
 	return t.Type == quant.F32 && t.Nb[0] == 4
+}
+
+// broadcastScalar sets out = x op s for ADD or MUL.
+func broadcastScalar(out, x []float32, s float32, op ops.Op) {
+	x = x[:len(out)]
+	if op == ops.OpMul {
+		for i, v := range x {
+			out[i] = v * s
+		}
+		return
+	}
+	for i, v := range x {
+		out[i] = v + s
+	}
 }

@@ -46,6 +46,7 @@ func TestBinary(t *testing.T) {
 		{"same", f32(7, 3, 2, 1), f32(7, 3, 2, 1)},
 		{"row", f32(16, 5, 3, 2), f32(16)},
 		{"scalar", f32(16, 5, 3, 2), f32(1)},
+		{"scalar-per-row", f32(16, 5, 3, 2), f32(1, 5, 3, 2)}, // MoE expert weights
 		{"repeat-dim0", f32(16, 5, 3, 2), f32(4, 5, 1, 2)},
 		{"repeat-all", f32(12, 6, 4, 2), f32(3, 2, 2, 1)},
 		{"b-f16", f32(33, 4, 2), func(e *rowOpEnv) *ops.Tensor { return e.leaf(quant.F16, []int64{33, 1, 2}, nil) }},
