@@ -38,6 +38,8 @@ type Backend struct {
 	fa      flashAttnJob
 	// mmid is MUL_MAT_ID's job, with its grouping buffers.
 	mmid mulMatIDJob
+	// idg holds MUL_MAT_ID by expert's gathered rows (mul_mat_id_gemm.go).
+	idg idGemm
 	// tuned are the tunable parameters' values (tuned.go).
 	tuned tunedParams
 	// repack turns on the repacked weight copies, held in x8

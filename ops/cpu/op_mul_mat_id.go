@@ -223,6 +223,9 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 	if t.NumElements() == 0 {
 		return nil
 	}
+	if done, err := b.mulMatIDByExpert(t, j); done || err != nil {
+		return err
+	}
 	kern, err := b.kern.dot(w.Type)
 	if err != nil {
 		return err

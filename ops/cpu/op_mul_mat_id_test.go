@@ -45,6 +45,10 @@ func TestMulMatID(t *testing.T) {
 		{name: "b1=1", blocks: 1, m: 5, nExpert: 4, nUsed: 2, nTokens: 3, b1: 1, pick: []int32{3, 0, 2, 1}, bType: quant.F32},
 		{name: "one-token", blocks: 1, m: 33, nExpert: 8, nUsed: 4, nTokens: 1, b1: 4, pick: []int32{7, 1, 4, 5}, bType: quant.F32},
 		{name: "many-tokens", blocks: 1, m: 9, nExpert: 3, nUsed: 2, nTokens: 40, b1: 2, pick: []int32{0, 1, 2}, bType: quant.F16},
+		// By expert (mul_mat_id_gemm.go): experts 0-2 have idGemmMinPairs
+		// pairs or more, expert 3 fewer; f32 input rows, b1 = 1 and 2.
+		{name: "by-expert", blocks: 2, m: 19, nExpert: 5, nUsed: 2, nTokens: 40, b1: 2, pick: []int32{0, 1, 2, 0, 1, 2, 3}, bType: quant.F32},
+		{name: "by-expert-b1=1", blocks: 1, m: 8, nExpert: 4, nUsed: 2, nTokens: 24, b1: 1, pick: []int32{2, 0, 1}, bType: quant.F32},
 	}
 	mxEachBackend(t, func(t *testing.T, b *Backend) {
 		rng := rand.New(rand.NewPCG(11, 12))
@@ -165,7 +169,8 @@ func TestMulMatIDNoAllocs(t *testing.T) {
 		defer b.Close()
 		rng := rand.New(rand.NewPCG(61, 62))
 		for _, wt := range []quant.Type{quant.F32, quant.F16, quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K} {
-			for _, nTok := range []int64{1, 8} {
+			// 40 tokens: by expert (mul_mat_id_gemm.go).
+			for _, nTok := range []int64{1, 8, 40} {
 				w := mxLeaf(t, b, rng, "experts", wt, 512, 36, 4)
 				x := mxLeaf(t, b, rng, "b", quant.F32, 512, 2, nTok)
 				vals := make([]int32, 2*nTok)

@@ -1,0 +1,94 @@
+package cpu
+
+import (
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// MUL_MAT_ID by expert: with many (slot, token) pairs per expert
+// (prefill), each expert's product is a MUL_MAT of its weight matrix by
+// its pairs' activation rows gathered into one packed matrix, computed
+// by computeMulMat, so it takes the same gemm path as a dense matrix of
+// that shape (the panel kernels, or sgemm for the float types), and its
+// outputs are scattered back to their (slot, token) places. The tiled
+// path of mulMatIDJob meets four pairs with one weight row at a time,
+// and for the float types it has no tiled kernel at all; ggml computes
+// MoE prefill the same way (gathered rows, the dense product).
+
+// idGemmMinPairs is the fewest pairs of one expert for which MUL_MAT_ID
+// goes by expert: below it (decoding, small batches) the tiled and
+// matrix-vector paths of mulMatIDJob, which need no gathering, are
+// taken.
+const idGemmMinPairs = 16
+
+// idGemm holds the backend's gathered activations and outputs for
+// MUL_MAT_ID by expert, grown as needed and reused.
+type idGemm struct {
+	xs, out *ops.HostBuffer
+	// The MUL_MAT node of one expert and its sources, rewritten for
+	// each (kept here so that a call allocates nothing).
+	we, xe, node ops.Tensor
+	src          [2]*ops.Tensor
+}
+
+// buffer returns *h with at least n bytes, replacing it when short.
+func (g *idGemm) buffer(h **ops.HostBuffer, n int64) (*ops.HostBuffer, error) {
+	if *h == nil || (*h).Size() < n {
+		nb, err := ops.NewHostBuffer(max(n, 1<<16))
+		if err != nil {
+			return nil, err
+		}
+		*h = nb
+	}
+	return *h, nil
+}
+
+// mulMatIDByExpert computes t by expert when its weights have a gemm
+// kernel, its input rows are packed float32 and some expert has at least
+// idGemmMinPairs pairs (j's grouping made); it reports whether it did.
+func (b *Backend) mulMatIDByExpert(t *ops.Tensor, j *mulMatIDJob) (bool, error) {
+	w, x := t.Src[ops.MMIDExperts], t.Src[ops.MMIDInput]
+	if b.kern.gemm[w.Type] == nil || x.Type != quant.F32 || x.Nb[0] != 4 || j.maxPairs() < idGemmMinPairs {
+		return false, nil
+	}
+	k, m, nExpert := w.Ne[0], w.Ne[1], w.Ne[2]
+	b1, nUsed := x.Ne[1], t.Ne[1]
+	xs, err := b.idg.buffer(&b.idg.xs, 4*k*j.maxPairs())
+	if err != nil {
+		return false, err
+	}
+	outs, err := b.idg.buffer(&b.idg.out, 4*m*j.maxPairs())
+	if err != nil {
+		return false, err
+	}
+	xm, dst := mem(x), f32s(mem(t), 0, t.NumElements())
+	for e := range nExpert {
+		pairs := j.pairs[j.start[e]:j.start[e+1]]
+		np := int64(len(pairs))
+		if np == 0 {
+			continue
+		}
+		g := f32s(xs.Bytes(), 0, k*np)
+		for i, p := range pairs {
+			off := at(x, 0, p.slot%b1, p.token, 0)
+			copy(g[int64(i)*k:][:k], f32s(xm, off, k))
+		}
+		we, xe, node := &b.idg.we, &b.idg.xe, &b.idg.node
+		*we = ops.Tensor{Name: w.Name, Type: w.Type, Ne: [4]int64{k, m, 1, 1},
+			Nb: [4]int64{w.Nb[0], w.Nb[1], m * w.Nb[1], m * w.Nb[1]}, ViewOf: w, Offset: e * w.Nb[2]}
+		*xe = ops.Tensor{Name: x.Name, Type: quant.F32, Ne: [4]int64{k, np, 1, 1}, Buffer: xs}
+		xe.Nb = ops.ContiguousStrides(quant.F32, xe.Ne)
+		b.idg.src = [2]*ops.Tensor{we, xe}
+		*node = ops.Tensor{Name: t.Name, Op: ops.OpMulMat, Type: quant.F32, Ne: [4]int64{m, np, 1, 1},
+			Src: b.idg.src[:], Buffer: outs}
+		node.Nb = ops.ContiguousStrides(quant.F32, node.Ne)
+		if err := computeMulMat(b, node); err != nil {
+			return true, err
+		}
+		o := f32s(outs.Bytes(), 0, m*np)
+		for i, p := range pairs {
+			copy(dst[m*(p.slot+nUsed*p.token):][:m], o[int64(i)*m:][:m])
+		}
+	}
+	return true, nil
+}
