@@ -91,11 +91,12 @@ var genericKernels = &kernelSet{
 	},
 	// The elementwise kernels with float64 exp and tanh.
 	elt: eltKernels{
-		add:    vec.Add,
-		mul:    vec.Mul,
-		silu:   vec.SiLU,
-		gelu:   vec.GELU,
-		swiglu: vec.SwiGLU,
+		add:       vec.Add,
+		mul:       vec.Mul,
+		silu:      vec.SiLU,
+		gelu:      vec.GELU,
+		swiglu:    vec.SwiGLU,
+		swigluOAI: swigluOAIRow,
 	},
 	deq: map[quant.Type]func([]byte, []float32){},
 	// ROPE: float64 math.Sincos for the cache and the rotation loops of

@@ -147,11 +147,12 @@ var avx2Kernels = &kernelSet{
 		f16ToF32: vec.F16ToF32AVX2,
 	},
 	elt: eltKernels{
-		add:    vec.AddAVX2,
-		mul:    vec.MulAVX2,
-		silu:   vec.SiLUAVX2,
-		gelu:   vec.GELUAVX2,
-		swiglu: vec.SwiGLUAVX2,
+		add:       vec.AddAVX2,
+		mul:       vec.MulAVX2,
+		silu:      vec.SiLUAVX2,
+		gelu:      vec.GELUAVX2,
+		swiglu:    vec.SwiGLUAVX2,
+		swigluOAI: vec.SwiGLUOAIAVX2,
 	},
 	deq: map[quant.Type]func([]byte, []float32){
 		quant.Q4_0: getrows.DeqQ4_0AVX2,

@@ -20,6 +20,8 @@ type eltKernels struct {
 	silu     func(out, x []float32)
 	gelu     func(out, x []float32)
 	swiglu   func(out, g, v []float32)
+	// swigluOAI is SWIGLU_OAI's row with its alpha and limit.
+	swigluOAI func(out, g, v []float32, alpha, limit float32)
 }
 
 func init() {
@@ -152,7 +154,7 @@ func (j *eltJob) do(w, lo, hi int) {
 		case ops.OpSwiGLUOAI:
 			g := floatRow(a, j.am, i1, i2, i3, sa)
 			v := floatRow(u, j.um, i1, i2, i3, su)
-			swigluOAIRow(out, g, v, j.alpha, j.limit)
+			j.k.swigluOAI(out, g, v, j.alpha, j.limit)
 		}
 	}
 }

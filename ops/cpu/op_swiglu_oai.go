@@ -37,8 +37,9 @@ func supportsSwiGLUOAI(t *ops.Tensor) error {
 	return nil
 }
 
-// computeSwiGLUOAI computes gpt-oss's clamped SwiGLU row by row (the
-// generic kernel on every tier).
+// computeSwiGLUOAI computes gpt-oss's clamped SwiGLU row by row with the
+// tier's kernel (generic: swigluOAIRow; avx2: internal/vec's, with its
+// vector exp).
 func computeSwiGLUOAI(b *Backend, t *ops.Tensor) error {
 	if t.NumElements() == 0 {
 		return nil

@@ -22,6 +22,11 @@ func mulAVX2(out, x, y *float32, n int)
 //go:noescape
 func siluAVX2(out, x *float32, n int)
 
+// swigluOAIAVX2 is SwiGLUOAITwin for n (a multiple of 8) elements.
+//
+//go:noescape
+func swigluOAIAVX2(out, gate, v *float32, n int, alpha, limit float32)
+
 // swigluAVX2 is SwiGLUTwin for n (a multiple of 8) elements.
 //
 //go:noescape
@@ -80,4 +85,16 @@ func GELUAVX2(out, x []float32) {
 		geluAVX2(&out[0], &x[0], n8)
 	}
 	GELUTwin(out[n8:], x[n8:])
+}
+
+// SwiGLUOAIAVX2 is gpt-oss's clamped SwiGLU over a row (twin:
+// SwiGLUOAITwin, which also finishes the last n % 8 elements).
+func SwiGLUOAIAVX2(out, g, v []float32, alpha, limit float32) {
+	n := len(out)
+	g, v = g[:n], v[:n]
+	n8 := n &^ 7
+	if n8 > 0 {
+		swigluOAIAVX2(&out[0], &g[0], &v[0], n8, alpha, limit)
+	}
+	SwiGLUOAITwin(out[n8:], g[n8:], v[n8:], alpha, limit)
 }

@@ -161,3 +161,47 @@ gelu_loop:
 gelu_done:
 	VZEROUPPER
 	RET
+
+// func swigluOAIAVX2(out, g, u *float32, n int, alpha, limit float32)
+// gpt-oss's clamped SwiGLU: x = min(g, limit), y = max(min(v, limit),
+// -limit), out = x / (1 + exp(-alpha * x)) * (y + 1), exp as EXP8; g and
+// v are the second sources of VMINPS/VMAXPS, so a NaN passes through
+// (twin: SwiGLUOAITwin).
+TEXT ·swigluOAIAVX2(SB), NOSPLIT, $0-40
+	MOVQ         out+0(FP), DI
+	MOVQ         gate+8(FP), SI
+	MOVQ         v+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS alpha+32(FP), Y10
+	VBROADCASTSS limit+36(FP), Y11
+	VMOVUPS      explo<>(SB), Y8
+	VMOVUPS      exphi<>(SB), Y9
+	VMOVUPS      expone<>(SB), Y6
+	VXORPS       Y7, Y7, Y7
+	VSUBPS       Y10, Y7, Y10 // -alpha
+	VSUBPS       Y11, Y7, Y12 // -limit
+
+oai_loop:
+	CMPQ    CX, $8
+	JL      oai_done
+	VMOVUPS (SI), Y5
+	VMINPS  Y5, Y11, Y5  // x = min(g, limit)
+	VMOVUPS (R8), Y13
+	VMINPS  Y13, Y11, Y13
+	VMAXPS  Y13, Y12, Y13 // y = max(min(v, limit), -limit)
+	VMULPS  Y5, Y10, Y0   // -alpha * x
+	EXP8
+	VADDPS  Y6, Y0, Y0
+	VDIVPS  Y0, Y5, Y0
+	VADDPS  Y6, Y13, Y13  // y + 1
+	VMULPS  Y13, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, R8
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     oai_loop
+
+oai_done:
+	VZEROUPPER
+	RET

@@ -56,6 +56,11 @@ func TestEltTwins(t *testing.T) {
 		GELUAVX2(got, x)
 		GELUTwin(want, x)
 		same("Gelu", n, got, want)
+		for _, p := range [][2]float32{{1.702, 7}, {1, 0.5}, {-0.3, 100}} {
+			SwiGLUOAIAVX2(got, x, y, p[0], p[1])
+			SwiGLUOAITwin(want, x, y, p[0], p[1])
+			same("swiglu_oai", n, got, want)
+		}
 		// In place.
 		inPlace := append([]float32(nil), x...)
 		SiLUAVX2(inPlace, inPlace)
@@ -87,6 +92,16 @@ func TestEltTwins(t *testing.T) {
 		xf := float64(x)
 		SiLUTwin(one, []float32{x})
 		near("Silu", x, one[0], xf/(1+math.Exp(-xf)), xf)
+		// SWIGLU_OAI with gpt-oss's alpha and limit, y = 0.5: x*sigmoid(alpha*x)*1.5
+		// for x below the limit.
+		SwiGLUOAITwin(one, []float32{x}, []float32{0.5}, 1.702, 7)
+		if x < 7 {
+			z := -1.702 * xf
+			oai := xf / (1 + math.Exp(z)) * 1.5
+			if math.Abs(float64(one[0])-oai) > (6+3*math.Abs(z))*float64(ulp32(float32(oai)))+1e-38 {
+				t.Errorf("SwiGLUOAI(%g) = %g, want %g", x, one[0], oai)
+			}
+		}
 		GELUTwin(one, []float32{x})
 		// The sigmoid form of the tanh formula: no cancellation for
 		// large negative x.

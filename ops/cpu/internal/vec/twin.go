@@ -216,3 +216,24 @@ func GELUTwin(out, x []float32) {
 		out[i] = v / (1 + ExpTwin(z))
 	}
 }
+
+// SwiGLUOAITwin is the AVX2 SWIGLU_OAI kernel's twin: x = min(g, limit),
+// y = max(min(v, limit), -limit) with NaN passing through (as VMINPS and
+// VMAXPS with the value second), then x / (1 + ExpTwin(-alpha*x)) *
+// (y + 1).
+func SwiGLUOAITwin(out, g, v []float32, alpha, limit float32) {
+	g, v = g[:len(out)], v[:len(out)]
+	for i, x := range g {
+		if limit < x {
+			x = limit
+		}
+		y := v[i]
+		if limit < y {
+			y = limit
+		}
+		if -limit > y {
+			y = -limit
+		}
+		out[i] = x / (1 + ExpTwin((0-alpha)*x)) * (y + 1)
+	}
+}
