@@ -44,10 +44,11 @@ func x8F16Move(dst, src []byte, nb int, pack bool) {
 			for r := range 4 {
 				x8 := half + 128*j + 32*r
 				plain := (4*h+r)*row + 32*j
+				// Array copies: no memmove call per 32 bytes.
 				if pack {
-					copy(dst[x8:x8+32], src[plain:plain+32])
+					*(*[32]byte)(dst[x8:]) = *(*[32]byte)(src[plain:])
 				} else {
-					copy(dst[plain:plain+32], src[x8:x8+32])
+					*(*[32]byte)(dst[plain:]) = *(*[32]byte)(src[x8:])
 				}
 			}
 		}
