@@ -108,7 +108,11 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 	if !inPlace {
 		wbA = padRows * sgemmKC
 	}
-	wb := j.sc.worker(w, wbA, padRows*ldc, 0)
+	var gatherBytes int64
+	if mm.x8gather != nil {
+		gatherBytes = 2 * sgemmKC
+	}
+	wb := j.sc.worker(w, wbA, padRows*ldc, gatherBytes)
 	cb := wb.f32b[:padRows*ldc]
 	clear(cb)
 	first := at(mm.a, 0, i0, i2/mm.r2, i3/mm.r3)
@@ -131,7 +135,9 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 			for r := range rows {
 				off := first + r*stride + elem*k0
 				dst := ap[r*kl : (r+1)*kl]
-				if j.g.widen != nil {
+				if mm.x8gather != nil {
+					j.g.widen(j.x8Row(wb.bytes, i0+r, i2, i3, k0, kl), dst)
+				} else if j.g.widen != nil {
 					j.g.widen(mm.aMem[off:off+2*kl], dst)
 				} else {
 					copy(dst, f32s(mm.aMem, off, kl))
@@ -197,4 +203,20 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 // activation rows with kernel g.
 func sgemmUsable(g *gemmKernel, n int64) bool {
 	return g.micro != nil && n >= sgemmMinN
+}
+
+// x8Row returns elements [k0, k0+kl) of weight row i (of the matrix of
+// batch (i2, i3)) as 2-byte values, from the weights' x8 copy: gathered
+// into buf for a row of a whole group of eight, in place for the plain
+// tail rows (k0 and kl multiples of 32).
+func (j *sgemmJob) x8Row(buf []byte, i, i2, i3, k0, kl int64) []byte {
+	mm := j.mm
+	mat := at(mm.a, 0, 0, i2/mm.r2, i3/mm.r3)
+	if i >= mm.m/8*8 {
+		off := mat + i*mm.aRow + 2*k0
+		return mm.x8mem[off : off+2*kl]
+	}
+	group := mm.x8mem[mat+i/8*8*mm.aRow:][:8*mm.aRow]
+	mm.x8gather(buf[:2*kl], group, int(mm.k/32), int(i%8), int(k0/16), int(kl/16))
+	return buf[:2*kl]
 }

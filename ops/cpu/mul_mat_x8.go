@@ -50,6 +50,11 @@ type x8Kernel struct {
 	// data and rounding, for the copy's plain tail rows: with it every
 	// output equals the plain path's bit for bit.
 	tail gemvFunc
+	// gather, where set (f16), writes runs of 16 elements of one row of
+	// an x8 group as they are in the plain row (gemv.GatherX8F16Row), so
+	// that the float gemm reads its rows from the copy too (sgemm's
+	// widening), and the original, released, stays out of memory.
+	gather func(dst, group []byte, nb, r, j0, nj int)
 }
 
 // x8Key names a repacked tensor: where its bytes are and what they hold.
@@ -104,6 +109,21 @@ func x8Source(a *ops.Tensor) (*ops.HostBuffer, int64) {
 // there is none for the buffer's current generation), or nil when a does
 // not qualify.
 func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
+	if p := a.ViewOf; p != nil {
+		// A view of whole matrices of a weight tensor (MUL_MAT_ID by
+		// expert's expert): the copy keeps every matrix at its plain
+		// offset, so the view's bytes are the parent copy's at the
+		// view's offset.
+		if p.ViewOf != nil || a.Type != p.Type || a.Ne[0] != p.Ne[0] || a.Ne[1] != p.Ne[1] ||
+			!a.IsContiguous() || !p.IsContiguous() || p.Nb[2] == 0 || a.Offset%p.Nb[2] != 0 {
+			return nil
+		}
+		c := b.x8Weights(p, xk)
+		if c == nil || a.Offset+a.Extent() > int64(len(c)) {
+			return nil
+		}
+		return c[a.Offset : a.Offset+a.Extent()]
+	}
 	hb, off := x8Source(a)
 	if hb == nil {
 		return nil

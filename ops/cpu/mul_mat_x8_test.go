@@ -52,6 +52,10 @@ func TestMulMatX8(t *testing.T) {
 		{"gemm", 4, 48, 16, 1, 1, 1, 1},
 		{"gemm-edges", 3, 75, 10, 1, 1, 1, 1},
 		{"gemm-broadcast", 2, 40, 8, 2, 4, 1, 1},
+		// sgemm widening f16 rows from the copy: several k chunks,
+		// tail rows, broadcast batches.
+		{"sgemm", 20, 45, 17, 1, 1, 1, 1},
+		{"sgemm-broadcast", 9, 30, 16, 2, 4, 1, 1},
 	}
 	mxEachBackend(t, func(t *testing.T, b *Backend) {
 		rng := rand.New(rand.NewPCG(7, 8))
@@ -70,7 +74,10 @@ func TestMulMatX8(t *testing.T) {
 					// The matrix-vector path makes the copy; the gemm
 					// path only where its panels come from one.
 					want := 0
-					if g := b.kern.gemm[wt]; b.kern.x8[wt] != nil && (s.n < 4 || g != nil && g.qtile != nil && g.qtile.fromX8 != nil) {
+					g, xk := b.kern.gemm[wt], b.kern.x8[wt]
+					panels := g != nil && g.qtile != nil && g.qtile.fromX8 != nil
+					widened := g != nil && xk != nil && xk.gather != nil && g.kind == gemmFloat && sgemmUsable(g, s.n)
+					if xk != nil && (s.n < 4 || panels || widened) {
 						want = 1
 					}
 					if got := x8Count(b) - before; got != want {
@@ -297,8 +304,9 @@ func TestMulMatIDX8(t *testing.T) {
 }
 
 // TestX8SameBits checks that MUL_MAT (one to three activation rows) and
-// MUL_MAT_ID (one token) give the same bits from the x8 copy as from the
-// plain layout (Options.NoRepack), tail rows included.
+// MUL_MAT_ID (one token, and 40 tokens by expert) give the same bits from
+// the x8 copy as from the plain layout (Options.NoRepack), tail rows
+// included, and that prefill makes no copy beside the decode's.
 func TestX8SameBits(t *testing.T) {
 	forEachTier(t, func(t *testing.T, ks *kernelSet) {
 		for _, wt := range x8Types {
@@ -325,7 +333,19 @@ func TestX8SameBits(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					for _, node := range []*ops.Tensor{mm, mid} {
+					// Prefill: 40 tokens, 20 pairs an expert, so MUL_MAT_ID
+					// goes by expert (mul_mat_id_gemm.go), each expert a
+					// view whose rows come from the same copy.
+					xp := mxLeaf(t, b, rng, "xp", quant.F32, k, 2, 40)
+					vals := make([]int32, 80)
+					for v := range vals {
+						vals[v] = int32((v + v/4) % 4)
+					}
+					pre, err := ops.MulMatID(w, xp, mxIDs(t, b, "idp", vals, 2, 40))
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, node := range []*ops.Tensor{mm, mid, pre} {
 						if err := mxCompute(t, b, node); err != nil {
 							t.Fatal(err)
 						}
@@ -347,4 +367,41 @@ func TestX8SameBits(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestX8WeightsView checks that a view of whole matrices of a weight
+// tensor (MUL_MAT_ID by expert's expert) reads the parent's copy at its
+// offset, making no copy of its own, and that other views get none.
+func TestX8WeightsView(t *testing.T) {
+	b, err := NewWithOptions(Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, wt := range x8Types {
+		xk := b.kern.x8[wt]
+		if xk == nil {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(17, 18))
+		const k, m = 4 * quant.QK, 24
+		w := weightsLeaf(t, b, rng, wt, k, m, 3)
+		whole := b.x8Weights(w, xk)
+		if whole == nil {
+			t.Fatalf("%v: no copy of the whole tensor", wt)
+		}
+		before := x8Count(b)
+		expert := &ops.Tensor{Type: wt, Ne: [4]int64{k, m, 1, 1}, Nb: [4]int64{w.Nb[0], w.Nb[1], w.Nb[2], w.Nb[2]}, ViewOf: w, Offset: 2 * w.Nb[2]}
+		got := b.x8Weights(expert, xk)
+		if len(got) != int(w.Nb[2]) || &got[0] != &whole[2*w.Nb[2]] {
+			t.Errorf("%v: the expert view does not read the parent's copy at its offset", wt)
+		}
+		if x8Count(b) != before {
+			t.Errorf("%v: the view made a copy of its own", wt)
+		}
+		rows := &ops.Tensor{Type: wt, Ne: [4]int64{k, 8, 1, 1}, Nb: [4]int64{w.Nb[0], w.Nb[1], 8 * w.Nb[1], 8 * w.Nb[1]}, ViewOf: w, Offset: w.Nb[1]}
+		if b.x8Weights(rows, xk) != nil {
+			t.Errorf("%v: a view of some rows got a copy", wt)
+		}
+	}
 }

@@ -106,6 +106,11 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 			// The panels come from the weights' x8 copy (made here
 			// when the matrix-vector path has not made it yet).
 			j.x8mem = b.x8Weights(a, xk)
+		} else if xk != nil && b.repack && xk.gather != nil && g.kind == gemmFloat && sgemmUsable(g, j.n) {
+			// sgemm widens its rows from the copy (f16).
+			if j.x8mem = b.x8Weights(a, xk); j.x8mem != nil {
+				j.x8gather = xk.gather
+			}
 		}
 		return b.gemm(g, j, x)
 	}
@@ -178,6 +183,9 @@ type mulMatJob struct {
 	// kernel's panels are written from (aMem stays the original, which
 	// the rest of the gemm path reads).
 	x8mem []byte
+	// x8gather, with x8mem on the sgemm path, reads a row's runs from
+	// the copy (x8Kernel.gather).
+	x8gather func(dst, group []byte, nb, r, j0, nj int)
 	// home, when on, hands out the row tiles in home parts (see
 	// homeParts) instead of the pool's shared counter.
 	homeOn bool

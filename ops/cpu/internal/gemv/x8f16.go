@@ -55,6 +55,18 @@ func x8F16Move(dst, src []byte, nb int, pack bool) {
 	}
 }
 
+// GatherX8F16Row writes runs j0 .. j0+nj-1 (16 elements, 32 bytes
+// each) of row r (0-7) of the f16 x8 group x (nb blocks a row) into dst,
+// as they are in the plain row: the readers of a plain row (the float
+// gemm's widening) take rows from the copy through it.
+func GatherX8F16Row(dst, x []byte, nb, r, j0, nj int) {
+	base := (r/4)*4*64*nb + 32*(r%4) + 128*j0
+	_, _ = dst[32*nj-1], x[base+128*(nj-1)+31]
+	for j := range nj {
+		*(*[32]byte)(dst[32*j:]) = *(*[32]byte)(x[base+128*j:])
+	}
+}
+
 // X8F16Prep is the f16 x8 kernel's side data preparation: there is
 // none.
 func X8F16Prep([]byte, int, []float32) {}

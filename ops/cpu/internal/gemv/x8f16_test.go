@@ -27,6 +27,13 @@ func TestX8F16RoundTrip(t *testing.T) {
 		if !bytes.Equal(x8[32:64], src[row:row+32]) || !bytes.Equal(x8[128:160], src[32:64]) {
 			t.Fatalf("nb=%d: runs not interleaved as documented", nb)
 		}
+		for r := range 8 {
+			got := make([]byte, row-32)
+			GatherX8F16Row(got, x8, nb, r, 1, 2*nb-1)
+			if !bytes.Equal(got, src[r*row+32:(r+1)*row]) {
+				t.Fatalf("nb=%d: GatherX8F16Row of row %d differs from the plain row", nb, r)
+			}
+		}
 		back := make([]byte, len(src))
 		UnpackX8F16(back, x8, nb)
 		if !bytes.Equal(back, src) {
