@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops llama-models llama-side tier-check nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops ggml-side-newtypes llama-models llama-side tier-check nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -22,6 +22,7 @@ help:
 	@echo "gpu-ab     on a GPU: validate B, sweep A and B, opbench compare, a 7B run -bench with each (scripts/gpu-ab.sh)"
 	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side, every op (GGML=path/to/test-backend-ops; see README; about 2 h)"
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
+	@echo "ggml-side-newtypes  issue 26's formats (MXFP4, IQ*, TQ*), MUL_MAT n=1 and 512 (about 10 min)"
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
 	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
 	@echo "cuda-iq-check  every case of the MXFP4, IQ and TQ formats on cuda-emu down every kernel path (go test ./ops/cuda runs a sample)"
@@ -108,6 +109,10 @@ GGML ?= $(KERNBENCH_GGML)
 ggml-side:
 	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
 	$(GO) run ./cmd/opbench ggml -ggml $(GGML) -f results/sweeps/ggml-side-by-side.json -name ggml-side-by-side -plot
+
+ggml-side-newtypes:
+	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
+	$(GO) run ./cmd/opbench ggml -ggml $(GGML) -f results/sweeps/ggml-side-by-side-newtypes.json -rounds 3 -name ggml-side-by-side-newtypes
 
 ggml-side-ops:
 	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
