@@ -132,6 +132,7 @@ var avx2Kernels = &kernelSet{
 		quant.Q4_0: {bs: simd.BytesQ4_0, per: gemv.X8SlotsQ4_0, repack: gemv.RepackX8Q4_0, prep: gemv.Q4_0Prep, f: gemv.X8Q4_0AVX2, tail: gemv.SideQ4_0AVX2},
 		quant.Q8_0: {bs: simd.BytesQ8_0, per: gemv.X8SlotsQ8_0, repack: gemv.RepackX8Q8_0, prep: gemv.X8Q8_0Prep, f: gemv.X8Q8_0AVX2, tail: gemv.Q8_0AVX2},
 		quant.F16:  {bs: 64, per: gemv.X8SlotsF16, repack: gemv.RepackX8F16, prep: gemv.X8F16Prep, f: gemv.X8F16AVX2, tail: gemv.F16BlocksAVX2, gather: gemv.GatherX8F16Row},
+		quant.BF16: {bs: 64, per: gemv.X8SlotsF16, repack: gemv.RepackX8F16, prep: gemv.X8F16Prep, f: gemv.X8BF16AVX2, tail: gemv.BF16BlocksAVX2, gather: gemv.GatherX8F16Row},
 	},
 	vec: vecKernels{
 		smPrep:   vec.SMPrepAVX2,

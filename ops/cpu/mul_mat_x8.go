@@ -10,7 +10,7 @@ import (
 // MUL_MAT of one to three activation rows whose weights are a leaf in a
 // host buffer marked as holding weights (ops.HostBuffer.MarkWeights: a
 // GGUF file's tensors are), of a type the tier has an x8 kernel for
-// (q4_0, q8_0 and f16 on avx2), reads a copy of the weights repacked once into
+// (q4_0, q8_0, f16 and bf16 on avx2), reads a copy of the weights repacked once into
 // gemv's x8 layout: eight rows interleaved per block, one contiguous
 // stream per group, one activation broadcast serving eight rows (see
 // internal/gemv's x8.go). A group keeps its rows' plain byte offsets, and

@@ -10,7 +10,7 @@ import (
 )
 
 // x8Types are the weight types with x8 kernels on some tier.
-var x8Types = []quant.Type{quant.Q4_0, quant.Q8_0, quant.F16}
+var x8Types = []quant.Type{quant.Q4_0, quant.Q8_0, quant.F16, quant.BF16}
 
 // x8Count returns how many repacked copies b holds.
 func x8Count(b *Backend) int {

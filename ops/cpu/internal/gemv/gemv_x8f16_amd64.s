@@ -3,8 +3,8 @@
 #include "textflag.h"
 #include "gemv_amd64.h"
 
-// The f16 x8 kernel's half (see x8f16.go): four rows stored interleaved
-// run by run, so that they are one contiguous stream.
+// The f16 and bf16 x8 kernels' halves (see x8f16.go): four rows stored
+// interleaved run by run, so that they are one contiguous stream.
 
 // func f16x4iAVX2(x *byte, y *byte, nb int, out *[4]float32)
 //
@@ -57,6 +57,70 @@ x4f16loop:
 	JNE         x4f16loop
 
 x4f16done:
+	VADDPS Y1, Y0, Y0
+	GV2_HSUM8(Y0, X0, X1)
+	VMOVSS X0, (DX)
+	VADDPS Y3, Y2, Y2
+	GV2_HSUM8(Y2, X2, X3)
+	VMOVSS X2, 4(DX)
+	VADDPS Y5, Y4, Y4
+	GV2_HSUM8(Y4, X4, X5)
+	VMOVSS X4, 8(DX)
+	VADDPS Y7, Y6, Y6
+	GV2_HSUM8(Y6, X6, X7)
+	VMOVSS X6, 12(DX)
+	VZEROUPPER
+	RET
+
+// X8BF16ROW(LO, HI, A0, A1): the run of 16 bfloat16 values at LO (0-7)
+// and HI (8-15) widened (zero-extended and shifted into the high half:
+// exact) and multiplied into A0 and A1 with the activation run in Y8,
+// Y9, as bf16x4AVX2 does.
+#define X8BF16ROW(LO, HI, A0, A1) \
+	VPMOVZXWD   LO, Y10; \
+	VPSLLD      $16, Y10, Y10; \
+	VPMOVZXWD   HI, Y11; \
+	VPSLLD      $16, Y11, Y11; \
+	VFMADD231PS Y8, Y10, A0; \
+	VFMADD231PS Y9, Y11, A1
+
+// func bf16x4iAVX2(x *byte, y *byte, nb int, out *[4]float32)
+//
+// bf16x4AVX2 over four rows interleaved run by run, as f16x4iAVX2 (twin:
+// BF16Twin per row).
+TEXT ·bf16x4iAVX2(SB), NOSPLIT, $0-32
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	MOVQ   out+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ  CX, CX
+	JEQ    x4bf16done
+
+x4bf16loop:
+	PREFETCHT0 1024(SI)
+	PREFETCHT0 1088(SI)
+	VPMOVZXWD  (DI), Y8
+	VPSLLD     $16, Y8, Y8
+	VPMOVZXWD  16(DI), Y9
+	VPSLLD     $16, Y9, Y9
+	X8BF16ROW((SI), 16(SI), Y0, Y1)
+	X8BF16ROW(32(SI), 48(SI), Y2, Y3)
+	X8BF16ROW(64(SI), 80(SI), Y4, Y5)
+	X8BF16ROW(96(SI), 112(SI), Y6, Y7)
+	ADDQ       $128, SI
+	ADDQ       $32, DI
+	DECQ       CX
+	JNE        x4bf16loop
+
+x4bf16done:
 	VADDPS Y1, Y0, Y0
 	GV2_HSUM8(Y0, X0, X1)
 	VMOVSS X0, (DX)

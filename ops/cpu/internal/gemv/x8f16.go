@@ -1,6 +1,7 @@
 package gemv
 
-// The f16 x8 layout: a group of eight binary16 weight rows (nb 32-element
+// The f16 x8 layout (bf16 weights take it too: any 2-byte elements): a
+// group of eight binary16 weight rows (nb 32-element
 // blocks each) is stored as two halves of four rows, rows 0-3 then 4-7,
 // each half run by run: run j (elements 16j..16j+15, 32 bytes) of its
 // four rows together, row r at byte 32r of the 128 bytes of run j. A
@@ -75,11 +76,23 @@ func X8F16Prep([]byte, int, []float32) {}
 // bit: each row as F16Twin computes it, y a binary16 row of nb 32-element
 // blocks. It takes no side data.
 func X8F16Twin(nb, ng int, x, y []byte, _ []float32, out []float32) {
+	x8HalfTwin(nb, ng, x, y, out, F16Twin)
+}
+
+// X8BF16Twin is X8F16Twin for bfloat16 weights and activations (each row
+// as BF16Twin computes it).
+func X8BF16Twin(nb, ng int, x, y []byte, _ []float32, out []float32) {
+	x8HalfTwin(nb, ng, x, y, out, BF16Twin)
+}
+
+// x8HalfTwin computes every row of ng groups of the 2-byte x8 layout with
+// the plain row's twin.
+func x8HalfTwin(nb, ng int, x, y []byte, out []float32, twin func(n int, x, y []byte) float32) {
 	rows := make([]byte, X8BytesF16*nb)
 	for g := range ng {
 		UnpackX8F16(rows, x[g*nb*X8BytesF16:(g+1)*nb*X8BytesF16], nb)
 		for r := range 8 {
-			out[8*g+r] = F16Twin(32*nb, rows[r*64*nb:(r+1)*64*nb], y)
+			out[8*g+r] = twin(32*nb, rows[r*64*nb:(r+1)*64*nb], y)
 		}
 	}
 }

@@ -17,23 +17,41 @@ import (
 // bit for bit.
 func x8F16Diff(t *testing.T, nb, ng int, x, y []byte) {
 	t.Helper()
+	for _, k := range x8HalfKernels {
+		x8HalfDiff(t, k.name, k.asm, k.twin, k.plain, nb, ng, x, y)
+	}
+}
+
+// x8HalfKernels are the 2-byte float x8 kernels with their twins and the
+// plain layout's four-row kernels.
+var x8HalfKernels = []struct {
+	name      string
+	asm, twin X8Func
+	plain     Func
+}{
+	{"f16", X8F16AVX2, X8F16Twin, F16BlocksAVX2},
+	{"bf16", X8BF16AVX2, X8BF16Twin, BF16BlocksAVX2},
+}
+
+func x8HalfDiff(t *testing.T, name string, asm, twin X8Func, plainF Func, nb, ng int, x, y []byte) {
+	t.Helper()
 	got := make([]float32, 8*ng)
 	want := make([]float32, 8*ng)
 	for i := range got {
 		got[i] = float32(math.NaN())
 	}
-	X8F16AVX2(nb, ng, x, y, nil, got)
-	X8F16Twin(nb, ng, x, y, nil, want)
+	asm(nb, ng, x, y, nil, got)
+	twin(nb, ng, x, y, nil, want)
 	rows := make([]byte, X8BytesF16*nb)
 	for g := range ng {
 		UnpackX8F16(rows, x[g*nb*X8BytesF16:(g+1)*nb*X8BytesF16], nb)
 		for h := range 2 {
 			var plain [4]float32
-			F16BlocksAVX2(nb, rows[4*h*64*nb:], 64*nb, y, nil, &plain)
+			plainF(nb, rows[4*h*64*nb:], 64*nb, y, nil, &plain)
 			for r := range 4 {
 				i := 8*g + 4*h + r
 				if !simdtest.SameFloat(got[i], want[i]) || !simdtest.SameFloat(got[i], plain[r]) {
-					t.Fatalf("nb=%d ng=%d output %d: asm %g (%#x), twin %g (%#x), plain %g (%#x)", nb, ng, i,
+					t.Fatalf("%s nb=%d ng=%d output %d: asm %g (%#x), twin %g (%#x), plain %g (%#x)", name, nb, ng, i,
 						got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]),
 						plain[r], math.Float32bits(plain[r]))
 				}
