@@ -17,11 +17,19 @@ var x8Types = []struct {
 	bs     int
 	per    int
 	repack func(dst, src []byte, nb int)
+	unpack func(dst, src []byte, nb int)
 	prep   func(y []byte, nb int, side []float32)
 	twin   X8Func
 }{
-	{quant.Q4_0, simd.BytesQ4_0, X8SlotsQ4_0, RepackX8Q4_0, Q4_0Prep, X8Q4_0Twin},
-	{quant.Q8_0, simd.BytesQ8_0, X8SlotsQ8_0, RepackX8Q8_0, X8Q8_0Prep, X8Q8_0Twin},
+	{quant.Q4_0, simd.BytesQ4_0, X8SlotsQ4_0, RepackX8Q4_0, unpackX8(simd.BytesQ4_0), Q4_0Prep, X8Q4_0Twin},
+	{quant.Q8_0, simd.BytesQ8_0, X8SlotsQ8_0, RepackX8Q8_0, unpackX8(simd.BytesQ8_0), X8Q8_0Prep, X8Q8_0Twin},
+	{quant.Q6_K, simd.BytesQ6_K, X8SlotsK, RepackX8Q6_K, UnpackX8Q6_K, X8Q8_KPrep, X8Q6_KTwin},
+	{quant.Q4_K, simd.BytesQ4_K, X8SlotsK, RepackX8Q4_K, UnpackX8Q4_K, X8Q8_KPrep, X8Q4_KTwin},
+}
+
+// unpackX8 is UnpackX8 for blocks of bs bytes.
+func unpackX8(bs int) func(dst, src []byte, nb int) {
+	return func(dst, src []byte, nb int) { UnpackX8(dst, src, nb, bs) }
 }
 
 // quantRows returns rows of n elements of t quantized from random
@@ -51,7 +59,8 @@ func quantRows(t *testing.T, rng *rand.Rand, wt quant.Type, rows, n int) ([]byte
 	return out, dec
 }
 
-// TestX8RoundTrip checks that UnpackX8 restores what RepackX8* packed,
+// TestX8RoundTrip checks that the UnpackX8 functions restore what
+// RepackX8* packed, for any bytes,
 // and that a repacked group keeps its size.
 func TestX8RoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -67,7 +76,7 @@ func TestX8RoundTrip(t *testing.T) {
 				t.Fatalf("%v nb=%d: repacking changed nothing", c.wt, nb)
 			}
 			back := make([]byte, len(src))
-			UnpackX8(back, x8, nb, c.bs)
+			c.unpack(back, x8, nb)
 			if !bytes.Equal(back, src) {
 				t.Fatalf("%v nb=%d: unpacked rows differ from the originals", c.wt, nb)
 			}
@@ -83,10 +92,10 @@ func TestX8TwinsReference(t *testing.T) {
 	for _, c := range x8Types {
 		for _, shape := range [][2]int{{1, 1}, {3, 2}, {16, 3}} {
 			nb, ng := shape[0], shape[1]
-			n := nb * quant.QK
+			n := nb * int(c.wt.BlockSize())
 			t.Run(fmt.Sprintf("%v/nb=%d/ng=%d", c.wt, nb, ng), func(t *testing.T) {
 				w, wdec := quantRows(t, rng, c.wt, 8*ng, n)
-				y, ydec := quantRows(t, rng, quant.Q8_0, 1, n)
+				y, ydec := quantRows(t, rng, c.wt.VecDotType(), 1, n)
 				x := make([]byte, len(w))
 				for g := range ng {
 					grp := 8 * nb * c.bs
