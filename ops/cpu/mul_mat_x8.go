@@ -39,8 +39,9 @@ import (
 
 // An x8Kernel is a tier's x8 matrix-vector kernel for one weight type.
 type x8Kernel struct {
-	// bs is the plain block size in bytes; per the side slots per block.
-	bs, per int64
+	// qk is the block size in elements (quant.QK or quant.QKK), bs in
+	// bytes; per is the side slots per block.
+	qk, bs, per int64
 	// repack writes the x8 form of eight rows of nb blocks.
 	repack func(dst, src []byte, nb int)
 	// prep writes an activation row's side data.
@@ -92,9 +93,9 @@ func (c *x8Cache) drop() {
 
 // x8Source returns the host buffer and offset of a, when a is a leaf in
 // a buffer marked as holding weights, contiguous and of at least eight
-// rows of whole 32-element blocks; else nil.
-func x8Source(a *ops.Tensor) (*ops.HostBuffer, int64) {
-	if a.Op != ops.OpNone || a.ViewOf != nil || !a.IsContiguous() || a.Ne[1] < 8 || a.Ne[0]%quant.QK != 0 {
+// rows of whole blocks of qk elements; else nil.
+func x8Source(a *ops.Tensor, qk int64) (*ops.HostBuffer, int64) {
+	if a.Op != ops.OpNone || a.ViewOf != nil || !a.IsContiguous() || a.Ne[1] < 8 || a.Ne[0]%qk != 0 {
 		return nil, 0
 	}
 	buf, off := a.Storage()
@@ -124,7 +125,7 @@ func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
 		}
 		return c[a.Offset : a.Offset+a.Extent()]
 	}
-	hb, off := x8Source(a)
+	hb, off := x8Source(a, xk.qk)
 	if hb == nil {
 		return nil
 	}
@@ -161,7 +162,7 @@ func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
 // into dst, groups split over the pool; tail rows are copied as they
 // are.
 func (b *Backend) x8Repack(dst, src []byte, a *ops.Tensor, xk *x8Kernel) {
-	nb := a.Ne[0] / quant.QK
+	nb := a.Ne[0] / xk.qk
 	row := nb * xk.bs
 	m := a.Ne[1]
 	groups := m / 8
@@ -199,7 +200,7 @@ func touchWeights(t *ops.Tensor) {
 // plain path.
 func (b *Backend) mulMatX8(j *mulMatJob, xk *x8Kernel, x8 []byte) {
 	j.x8, j.aMem, j.wout = xk, x8, b.scratch.quad
-	j.nb = j.k / quant.QK
+	j.nb = j.k / xk.qk
 	j.per = xk.per
 	j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, j.acts, j.n, j.b2, j.b3, j.nb)
 	groups := j.m / 8

@@ -10,7 +10,7 @@ import (
 )
 
 // x8Types are the weight types with x8 kernels on some tier.
-var x8Types = []quant.Type{quant.Q4_0, quant.Q8_0, quant.F16}
+var x8Types = []quant.Type{quant.Q4_0, quant.Q8_0, quant.F16, quant.Q6_K, quant.Q4_K}
 
 // x8Count returns how many repacked copies b holds.
 func x8Count(b *Backend) int {
@@ -62,7 +62,7 @@ func TestMulMatX8(t *testing.T) {
 		for _, wt := range x8Types {
 			for _, s := range shapes {
 				t.Run(wt.String()+"/"+s.name, func(t *testing.T) {
-					k := s.blocks * quant.QK
+					k := s.blocks * x8Block(wt)
 					a := weightsLeaf(t, b, rng, wt, k, s.m, s.a2, s.a3)
 					x := mxLeaf(t, b, rng, "x", quant.F32, k, s.n, s.b2, s.b3)
 					node, err := ops.MulMat(a, x)
@@ -89,6 +89,10 @@ func TestMulMatX8(t *testing.T) {
 	})
 }
 
+// x8Block returns the elements of a block of an x8 layout of wt: 256
+// for the K formats, 32 for the others (f16's runs included).
+func x8Block(wt quant.Type) int64 { return max(quant.QK, wt.BlockSize()) }
+
 // TestMulMatX8Rewrite checks that a weight rewritten after a compute
 // gives the new result: through WriteAt, through a Compute into the
 // weights' buffer, and through Bytes followed by Touch.
@@ -97,7 +101,7 @@ func TestMulMatX8Rewrite(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, 10))
 		for _, wt := range x8Types {
 			t.Run(wt.String(), func(t *testing.T) {
-				const k, m = 4 * quant.QK, 40
+				k, m := 4*x8Block(wt), int64(40)
 				// The weights and a second tensor of the same shape,
 				// both in one buffer of weights.
 				buf, err := ops.NewHostBuffer(2 * x8RowSize(t, wt, k) * m)
@@ -146,7 +150,7 @@ func TestMulMatX8Rewrite(t *testing.T) {
 				// WriteAt: new values for every row.
 				rs := x8RowSize(t, wt, k)
 				raw := make([]byte, rs*m)
-				for r := range int64(m) {
+				for r := range m {
 					vals := mxRandom(rng, k)
 					if err := quant.QuantizeRow(wt, vals, raw[r*rs:(r+1)*rs]); err != nil {
 						t.Fatal(err)
@@ -276,7 +280,7 @@ func TestMulMatIDX8(t *testing.T) {
 		for _, wt := range x8Types {
 			for _, s := range shapes {
 				t.Run(wt.String()+"/"+s.name, func(t *testing.T) {
-					k := s.blocks * quant.QK
+					k := s.blocks * x8Block(wt)
 					w := weightsLeaf(t, b, rng, wt, k, s.m, s.nExpert)
 					x := mxLeaf(t, b, rng, "x", quant.F32, k, s.b1, s.nTokens)
 					vals := make([]int32, s.nUsed*s.nTokens)
@@ -319,7 +323,7 @@ func TestX8SameBits(t *testing.T) {
 					}
 					defer b.Close()
 					rng := rand.New(rand.NewPCG(15, 16))
-					const k = 6 * quant.QK
+					k := 6 * x8Block(wt)
 					a := weightsLeaf(t, b, rng, wt, k, 45)
 					x := mxLeaf(t, b, rng, "x", quant.F32, k, 3)
 					mm, err := ops.MulMat(a, x)
@@ -384,7 +388,7 @@ func TestX8WeightsView(t *testing.T) {
 			continue
 		}
 		rng := rand.New(rand.NewPCG(17, 18))
-		const k, m = 4 * quant.QK, 24
+		k, m := 4*x8Block(wt), int64(24)
 		w := weightsLeaf(t, b, rng, wt, k, m, 3)
 		whole := b.x8Weights(w, xk)
 		if whole == nil {
