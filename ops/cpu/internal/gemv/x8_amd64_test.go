@@ -196,3 +196,54 @@ func TestX8MatchesPlain(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkX8 compares, per x8 format, one thread's matrix-vector
+// product (m = k = 4096, one activation row) on the plain layout with
+// the four-row kernel (plain) and on the x8 copy with the x8 kernel
+// (x8): alternate the two with -count and take the ratio of medians.
+func BenchmarkX8(b *testing.B) {
+	simdtest.NeedAVX2(b)
+	const m, k = 4096, 4096
+	plains := map[quant.Type]Func{
+		quant.Q4_0: SideQ4_0AVX2, quant.Q8_0: Q8_0AVX2,
+		quant.Q6_K: Q6_KAVX2, quant.Q4_K: Q4_KAVX2,
+	}
+	rng := rand.New(rand.NewPCG(85, 86))
+	for _, c := range x8Kernels {
+		qk := int(c.wt.BlockSize())
+		nb := k / qk
+		bs := c.xb / 8
+		// 64 quantized rows repeated: real scales, no NaNs.
+		few, _ := quantRows(b, rng, c.wt, 64, k)
+		w := bytes.Repeat(few, m/64)
+		y, _ := quantRows(b, rng, c.wt.VecDotType(), 1, k)
+		side := make([]float32, nb*c.per)
+		c.prep(y, nb, side)
+		x8 := make([]byte, len(w))
+		var repack func(dst, src []byte, nb int)
+		for _, t := range x8Types {
+			if t.wt == c.wt {
+				repack = t.repack
+			}
+		}
+		for g := range m / 8 {
+			repack(x8[g*nb*c.xb:(g+1)*nb*c.xb], w[g*nb*c.xb:(g+1)*nb*c.xb], nb)
+		}
+		out := make([]float32, m)
+		b.Run(c.wt.String()+"/plain", func(b *testing.B) {
+			plain := plains[c.wt]
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				for r := 0; r < m; r += 4 {
+					plain(nb, w[r*nb*bs:], nb*bs, y, side, (*[4]float32)(out[r:r+4]))
+				}
+			}
+		})
+		b.Run(c.wt.String()+"/x8", func(b *testing.B) {
+			b.SetBytes(int64(len(x8)))
+			for b.Loop() {
+				c.asm(nb, m/8, x8, y, side, out)
+			}
+		})
+	}
+}

@@ -34,7 +34,7 @@ func unpackX8(bs int) func(dst, src []byte, nb int) {
 
 // quantRows returns rows of n elements of t quantized from random
 // values, and the values the rows decode to.
-func quantRows(t *testing.T, rng *rand.Rand, wt quant.Type, rows, n int) ([]byte, [][]float32) {
+func quantRows(t testing.TB, rng *rand.Rand, wt quant.Type, rows, n int) ([]byte, [][]float32) {
 	t.Helper()
 	size, err := wt.RowSize(int64(n))
 	if err != nil {
