@@ -10,12 +10,14 @@ import (
 // MUL_MAT of one to three activation rows whose weights are a leaf in a
 // host buffer marked as holding weights (ops.HostBuffer.MarkWeights: a
 // GGUF file's tensors are), of a type the tier has an x8 kernel for
-// (q4_0, q8_0 and f16 on avx2), reads a copy of the weights repacked once into
-// gemv's x8 layout: eight rows interleaved per block, one contiguous
-// stream per group, one activation broadcast serving eight rows (see
-// internal/gemv's x8.go). A group keeps its rows' plain byte offsets, and
-// rows past the last whole group stay plain, so the copy has the
-// tensor's extent and its tail rows go to the dot product as before.
+// (q4_0, q8_0, q6_K, q4_K and f16 on avx2), reads a copy of the weights
+// repacked once into gemv's x8 layout: eight rows interleaved per block
+// (per 256-element super-block for the K formats), one contiguous stream
+// per group, one activation broadcast serving eight rows (see
+// internal/gemv's x8.go, x8k.go and x8f16.go). A group keeps its rows'
+// plain byte offsets, and rows past the last whole group stay plain, so
+// the copy has the tensor's extent and its tail rows go to the dot
+// product as before.
 //
 // The copy lives outside the Go heap (an anonymous mapping where the
 // OS has one, so it does not raise the collector's heap goal) and is
@@ -23,12 +25,19 @@ import (
 // buffer is told (ops.HostBuffer.Release) that the original bytes are
 // not needed, which for a file mapping drops its pages: the weights are
 // resident once, not twice. Other readers of the original (the gemm
-// path, GET_ROWS) still read it in place and fault those pages back in.
+// path, GET_ROWS) still read it in place and fault those pages back in;
+// the gemm path's q4_0 and q8_0 panels are written from the copy
+// instead, but the K formats' panels (mul_mat_ktile.go) read the
+// original, so a q4_K or q6_K model's prefill after decoding makes its
+// weights resident twice.
 //
-// Each row keeps the lanes, FMAs and final sum of the plain layout's
-// four-row kernel, and the copy's tail rows go to that kernel and the
-// dot product as on the plain path: the outputs equal the plain path's
-// bit for bit, the copy changes speed and memory only.
+// For q4_0, q8_0 and f16 each row keeps the lanes, FMAs and final sum of
+// the plain layout's four-row kernel; for q6_K and q4_K each row's integer
+// sums per super-block are exact (in any order) and its float32 step is
+// the dot product's, which the plain four-row kernels equal too. The
+// copy's tail rows go to the four-row kernel and the dot product as on
+// the plain path: the outputs equal the plain path's bit for bit, the
+// copy changes speed and memory only.
 //
 // A copy is valid for one write generation of its buffer
 // (ops.HostBuffer.Gen): a WriteAt into the buffer, or a Compute whose
