@@ -56,11 +56,19 @@ func mappedRSS(t *testing.T, path string) int64 {
 // TestRepackReleasesMapping checks that when the CPU backend repacks a
 // mapped weight for its matrix-vector kernels, the mapped original stops
 // being resident (the weights are held once, not twice), that products
-// on the copy leave it so, and that the result is the plain layout's.
+// on the copy leave it so, and that the result is the plain layout's,
+// for each type with an x8 kernel.
 func TestRepackReleasesMapping(t *testing.T) {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q6_K, quant.Q4_K} {
+		t.Run(typ.String(), func(t *testing.T) { testRepackReleases(t, typ) })
+	}
+}
+
+// testRepackReleases is TestRepackReleasesMapping for weights of typ.
+func testRepackReleases(t *testing.T, typ quant.Type) {
 	const k, m = 2048, 1024
 	rng := rand.New(rand.NewPCG(1, 2))
-	rs, err := quant.Q4_0.RowSize(k)
+	rs, err := typ.RowSize(k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +78,12 @@ func TestRepackReleasesMapping(t *testing.T) {
 		for i := range vals {
 			vals[i] = 2*rng.Float32() - 1
 		}
-		if err := quant.QuantizeRow(quant.Q4_0, vals, data[r*rs:(r+1)*rs]); err != nil {
+		if err := quant.QuantizeRow(typ, vals, data[r*rs:(r+1)*rs]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	w := gguf.NewWriter()
-	if err := w.AddTensor("w", quant.Q4_0, []int64{k, m}, data); err != nil {
+	if err := w.AddTensor("w", typ, []int64{k, m}, data); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "w.gguf")
@@ -146,9 +154,9 @@ func TestRepackReleasesMapping(t *testing.T) {
 	if tier == "avx2" && after > 64 {
 		t.Errorf("the mapped original keeps %d KiB resident beside its repacked copy", after)
 	}
+	// The x8 kernels equal the plain layout's bit for bit.
 	for i := range plain {
-		d := float64(plain[i] - repacked[i])
-		if d*d > 1e-6*(1+float64(plain[i])*float64(plain[i])) {
+		if math.Float32bits(plain[i]) != math.Float32bits(repacked[i]) {
 			t.Fatalf("row %d: repacked %g, plain %g", i, repacked[i], plain[i])
 		}
 	}
