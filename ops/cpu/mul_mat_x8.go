@@ -27,9 +27,11 @@ import (
 // resident once, not twice. Other readers of the original (the gemm
 // path, GET_ROWS) still read it in place and fault those pages back in;
 // the gemm path's q4_0 and q8_0 panels are written from the copy
-// instead, but the K formats' panels (mul_mat_ktile.go) read the
-// original, so a q4_K or q6_K model's prefill after decoding makes its
-// weights resident twice.
+// instead, and after a gemm product or MUL_MAT_ID that read the original
+// of weights with a current copy (the K formats' panels,
+// mul_mat_ktile.go; the tiled expert kernel) the original is released
+// again (x8Rerelease), so prefill between decodes holds one tensor's
+// original at a time beside the copies, not all of them.
 //
 // For q4_0, q8_0 and f16 each row keeps the lanes, FMAs and final sum of
 // the plain layout's four-row kernel; for q6_K and q4_K each row's integer
@@ -165,6 +167,27 @@ func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
 	m[key] = &x8Copy{gen: gen, mem: dst, free: free}
 	hb.Release(off, int64(len(src)))
 	return dst
+}
+
+// x8Rerelease tells a's buffer again that the original bytes of a are
+// not needed, when a has an x8 copy for the buffer's current generation:
+// after a path that reads the original in place (the gemm path's K
+// panels, MUL_MAT_ID's tiled kernel) faulted its pages back in, so that
+// prefill between decodes keeps the weights resident about once (the
+// original of one tensor at a time beside the copies), not twice.
+func (b *Backend) x8Rerelease(a *ops.Tensor) {
+	xk := b.kern.x8[a.Type]
+	if xk == nil || !b.repack {
+		return
+	}
+	hb, off := x8Source(a, xk.qk)
+	if hb == nil {
+		return
+	}
+	key := x8Key{buf: hb, off: off, typ: a.Type, ne: a.Ne}
+	if e := b.x8.copies[hb][key]; e != nil && e.gen == hb.Gen() {
+		hb.Release(off, int64(len(e.mem)))
+	}
 }
 
 // x8Repack writes the x8 form of every matrix of a (plain bytes src)

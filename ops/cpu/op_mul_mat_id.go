@@ -288,6 +288,10 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 		return nil
 	}
 	b.pool.run(len(j.tiles), 1, j)
+	if j.x8 == nil {
+		// The tiled kernel or the plain rows read the original experts.
+		b.x8Rerelease(w)
+	}
 	return nil
 }
 
