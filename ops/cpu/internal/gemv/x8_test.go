@@ -120,3 +120,62 @@ func TestX8TwinsReference(t *testing.T) {
 		}
 	}
 }
+
+// TestX8Q6_KLayout checks RepackX8Q6_K against the layout x8k.go
+// documents, element by element: the 6-bit triple of half h and chunk c
+// holds element 128h + 32i + 4c + e of row r as value i at byte 4r+e,
+// and the scale chunks hold each row's scales where the kernel reads
+// them.
+func TestX8Q6_KLayout(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const nb = 2
+	src := make([]byte, 8*nb*simd.BytesQ6_K)
+	for i := range src {
+		src[i] = byte(rng.Uint32())
+	}
+	x8 := make([]byte, len(src))
+	RepackX8Q6_K(x8, src, nb)
+	for b := range nb {
+		xb := x8[b*X8BytesQ6_K:][:X8BytesQ6_K]
+		for r := range 8 {
+			blk := src[(r*nb+b)*simd.BytesQ6_K:][:simd.BytesQ6_K]
+			if xb[2*r] != blk[208] || xb[2*r+1] != blk[209] {
+				t.Fatalf("block %d row %d: d differs", b, r)
+			}
+			for h := range 2 {
+				for c := range 8 {
+					o := 144 + 96*(8*h+c) + 4*r
+					for e := range 4 {
+						v := make([]byte, 4)
+						v[0], v[1], v[2], v[3] = unpack6(xb[o+e], xb[o+32+e], xb[o+64+e])
+						for i := range 4 {
+							if want := q6KCode(blk, 128*h+32*i+4*c+e); v[i] != want {
+								t.Fatalf("block %d row %d element %d: x8 code %d, plain %d", b, r, 128*h+32*i+4*c+e, v[i], want)
+							}
+						}
+					}
+				}
+			}
+			// Chunk t = 4h+2k+u: sub-blocks j = 8h+k+4u and j+2, rows
+			// 0-3 then 4-7.
+			for tc := range 8 {
+				h, k, u := tc/4, tc/2%2, tc%2
+				for hi := range 2 {
+					j := 8*h + k + 4*u + 2*hi
+					if got := xb[16+16*tc+8*(r/4)+4*hi+r%4]; got != blk[192+j] {
+						t.Fatalf("block %d row %d scale %d: x8 %d, plain %d", b, r, j, got, blk[192+j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// q6KCode returns the 6-bit code of element e of the plain q6_K block
+// blk.
+func q6KCode(blk []byte, e int) byte {
+	h, i, l := e/128, e%128/32, e%32
+	low := blk[64*h+32*(i%2)+l] >> (4 * uint(i/2)) & 15
+	high := blk[128+32*h+l] >> (2 * uint(i)) & 3
+	return low | high<<4
+}

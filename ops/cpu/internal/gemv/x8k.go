@@ -69,15 +69,6 @@ func unpack6(a, b, c byte) (v0, v1, v2, v3 byte) {
 	return a & 63, b & 63, c & 63, a>>6 | (b>>6)<<2 | (c>>6)<<4
 }
 
-// q6KCode returns the 6-bit code of element e of the plain q6_K block
-// blk.
-func q6KCode(blk []byte, e int) byte {
-	h, i, l := e/128, e%128/32, e%32
-	low := blk[64*h+32*(i%2)+l] >> (4 * uint(i/2)) & 15
-	high := blk[128+32*h+l] >> (2 * uint(i)) & 3
-	return low | high<<4
-}
-
 // setQ6KCode sets the 6-bit code of element e of the plain q6_K block
 // blk (whose code bytes must start zeroed).
 func setQ6KCode(blk []byte, e int, q byte) {
@@ -111,9 +102,11 @@ func RepackX8Q6_K(dst, src []byte, nb int) {
 				xbk[q6KScaleChunk(j, r)] = blk[192+j]
 			}
 			for h := range 2 {
+				ql0, ql1, qh := blk[64*h:][:32], blk[64*h+32:][:32], blk[128+32*h:][:32]
 				for l := range 32 {
-					e := 128*h + l
-					a, bb, c := pack6(q6KCode(blk, e), q6KCode(blk, e+32), q6KCode(blk, e+64), q6KCode(blk, e+96))
+					// Elements 128h+l, +32, +64, +96 (q6KCode's).
+					lo, hi, q := ql0[l], ql1[l], qh[l]
+					a, bb, c := pack6(lo&15|(q&3)<<4, hi&15|(q>>2&3)<<4, lo>>4|(q>>4&3)<<4, hi>>4|(q>>6)<<4)
 					o := 144 + 96*(8*h+l/4) + 4*r + l%4
 					xbk[o], xbk[o+32], xbk[o+64] = a, bb, c
 				}
