@@ -126,8 +126,7 @@ func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
 		// expert's expert): the copy keeps every matrix at its plain
 		// offset, so the view's bytes are the parent copy's at the
 		// view's offset.
-		if p.ViewOf != nil || a.Type != p.Type || a.Ne[0] != p.Ne[0] || a.Ne[1] != p.Ne[1] ||
-			!a.IsContiguous() || !p.IsContiguous() || p.Nb[2] == 0 || a.Offset%p.Nb[2] != 0 {
+		if !wholeMatrices(a) {
 			return nil
 		}
 		c := b.x8Weights(p, xk)
@@ -175,19 +174,40 @@ func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
 // panels, MUL_MAT_ID's tiled kernel) faulted its pages back in, so that
 // prefill between decodes keeps the weights resident about once (the
 // original of one tensor at a time beside the copies), not twice.
+// For a view of whole matrices (an expert of MUL_MAT_ID by expert) it
+// releases the view's bytes when the parent has a copy.
 func (b *Backend) x8Rerelease(a *ops.Tensor) {
 	xk := b.kern.x8[a.Type]
 	if xk == nil || !b.repack {
 		return
 	}
-	hb, off := x8Source(a, xk.qk)
+	p, at, n := a, int64(0), int64(-1)
+	if a.ViewOf != nil {
+		if !wholeMatrices(a) {
+			return
+		}
+		p, at, n = a.ViewOf, a.Offset, a.Extent()
+	}
+	hb, off := x8Source(p, xk.qk)
 	if hb == nil {
 		return
 	}
-	key := x8Key{buf: hb, off: off, typ: a.Type, ne: a.Ne}
+	key := x8Key{buf: hb, off: off, typ: p.Type, ne: p.Ne}
 	if e := b.x8.copies[hb][key]; e != nil && e.gen == hb.Gen() {
-		hb.Release(off, int64(len(e.mem)))
+		if n < 0 {
+			n = int64(len(e.mem))
+		}
+		hb.Release(off+at, min(n, int64(len(e.mem))-at))
 	}
+}
+
+// wholeMatrices reports whether the view a holds whole matrices of its
+// parent, a tensor that is no view: contiguous, of the parent's type and
+// rows, at a multiple of the parent's matrix stride.
+func wholeMatrices(a *ops.Tensor) bool {
+	p := a.ViewOf
+	return p != nil && p.ViewOf == nil && a.Type == p.Type && a.Ne[0] == p.Ne[0] && a.Ne[1] == p.Ne[1] &&
+		a.IsContiguous() && p.IsContiguous() && p.Nb[2] != 0 && a.Offset%p.Nb[2] == 0
 }
 
 // x8Repack writes the x8 form of every matrix of a (plain bytes src)

@@ -409,3 +409,72 @@ func TestX8WeightsView(t *testing.T) {
 		}
 	}
 }
+
+// TestX8Rerelease checks that the original of weights with an x8 copy
+// is released again after a product that read it in place (the K
+// formats' gemm panels: MUL_MAT of 16 rows, MUL_MAT_ID by expert of 20
+// tokens), and not after one that read the copy (the q4_0/q8_0 panels,
+// f16's sgemm): Release is counted through the buffer's release hook.
+func TestX8Rerelease(t *testing.T) {
+	b, err := NewWithOptions(Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, wt := range x8Types {
+		if b.kern.x8[wt] == nil {
+			continue
+		}
+		t.Run(wt.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(19, 20))
+			k, m := 2*x8Block(wt), int64(24)
+			// In place: the gemm path reads the original (no panels or
+			// rows from the copy).
+			g := b.kern.gemm[wt]
+			inPlace := g.ktile != nil
+			for _, moe := range []bool{false, true} {
+				var w *ops.Tensor
+				if moe {
+					w = weightsLeaf(t, b, rng, wt, k, m, 2)
+				} else {
+					w = weightsLeaf(t, b, rng, wt, k, m)
+				}
+				releases := 0
+				w.Buffer.(*ops.HostBuffer).SetRelease(func([]byte) { releases++ })
+				var one, many *ops.Tensor
+				if moe {
+					x1 := mxLeaf(t, b, rng, "x1", quant.F32, k, 1, 1)
+					one, err = ops.MulMatID(w, x1, mxIDs(t, b, "ids1", []int32{1}, 1, 1))
+					if err != nil {
+						t.Fatal(err)
+					}
+					const tokens = 20
+					xs := mxLeaf(t, b, rng, "xs", quant.F32, k, 1, tokens)
+					ids := make([]int32, tokens)
+					many, err = ops.MulMatID(w, xs, mxIDs(t, b, "ids", ids, 1, tokens))
+				} else {
+					one, err = ops.MulMat(w, mxLeaf(t, b, rng, "x1", quant.F32, k, 1))
+					if err != nil {
+						t.Fatal(err)
+					}
+					many, err = ops.MulMat(w, mxLeaf(t, b, rng, "xs", quant.F32, k, 16))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				mxCheck(t, b, one, mxMatTol(wt))
+				if releases != 1 {
+					t.Fatalf("moe=%v: %d releases after the copy was made, want 1", moe, releases)
+				}
+				mxCheck(t, b, many, mxMatTol(wt))
+				want := 1
+				if inPlace {
+					want = 2
+				}
+				if releases != want {
+					t.Errorf("moe=%v: %d releases after the product of many rows, want %d", moe, releases, want)
+				}
+			}
+		})
+	}
+}
