@@ -27,7 +27,9 @@
 //     the quad kernels that share their macros (one weight row against
 //     four activation rows), the f32 4x3 tile, f16/bf16 widening;
 //   - internal/gemv: four weight rows against one activation row
-//     (MUL_MAT with one to three activation rows);
+//     (MUL_MAT with one to three activation rows), and the x8 kernels:
+//     eight rows interleaved per block for q4_0, q8_0, q6_K and q4_K
+//     weights repacked once (mul_mat_x8.go);
 //   - internal/qgemm: the panel kernels of q4_0, q5_0, q8_0, q4_1, q5_1,
 //     q4_K, q5_K and q6_K gemm (eight repacked weight rows by four
 //     activation rows);
@@ -67,8 +69,8 @@
 // activation converters to q8_0, q8_1, q8_K and f16; gemm kernels (float
 // 4x3 tiles and the 6x16 packed micro-kernel for f32/f16/bf16, quad kernels
 // for the legacy and K types, with panel kernels for q4_0, q5_0, q8_0, q4_1,
-// q5_1, q4_K, q5_K, q6_K); four-row gemv kernels for every legacy and K type but q8_1 and q8_K, and the
-// q4_0 side kernel; the row kernels of SOFT_MAX, RMS_NORM, flash attention
+// q5_1, q4_K, q5_K, q6_K); four-row gemv kernels for every legacy and K type but q8_1 and q8_K, the
+// q4_0 side kernel, and x8 kernels for q4_0, q8_0, q6_K and q4_K; the row kernels of SOFT_MAX, RMS_NORM, flash attention
 // and the elementwise ops; GET_ROWS decoders for q4_0, q8_0, f16, bf16;
 // and the ROPE, SSM and FLASH_ATTN_EXT block kernels. Tests check entries
 // by function identity and by result (kernels_amd64_test.go).

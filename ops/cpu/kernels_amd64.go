@@ -129,10 +129,15 @@ var avx2Kernels = &kernelSet{
 	// The x8 kernels (internal/gemv's x8.go): eight interleaved rows per
 	// call, for weights repacked once (mul_mat_x8.go).
 	x8: map[quant.Type]*x8Kernel{
-		quant.Q4_0: {bs: simd.BytesQ4_0, per: gemv.X8SlotsQ4_0, repack: gemv.RepackX8Q4_0, prep: gemv.Q4_0Prep, f: gemv.X8Q4_0AVX2, tail: gemv.SideQ4_0AVX2},
-		quant.Q8_0: {bs: simd.BytesQ8_0, per: gemv.X8SlotsQ8_0, repack: gemv.RepackX8Q8_0, prep: gemv.X8Q8_0Prep, f: gemv.X8Q8_0AVX2, tail: gemv.Q8_0AVX2},
-		quant.F16:  {bs: 64, per: gemv.X8SlotsF16, repack: gemv.RepackX8F16, prep: gemv.X8F16Prep, f: gemv.X8F16AVX2, tail: gemv.F16BlocksAVX2, gather: gemv.GatherX8F16Row},
-		quant.BF16: {bs: 64, per: gemv.X8SlotsF16, repack: gemv.RepackX8F16, prep: gemv.X8F16Prep, f: gemv.X8BF16AVX2, tail: gemv.BF16BlocksAVX2, gather: gemv.GatherX8F16Row},
+		quant.Q4_0: {qk: quant.QK, bs: simd.BytesQ4_0, per: gemv.X8SlotsQ4_0, repack: gemv.RepackX8Q4_0, prep: gemv.Q4_0Prep, f: gemv.X8Q4_0AVX2, tail: gemv.SideQ4_0AVX2},
+		quant.Q8_0: {qk: quant.QK, bs: simd.BytesQ8_0, per: gemv.X8SlotsQ8_0, repack: gemv.RepackX8Q8_0, prep: gemv.X8Q8_0Prep, f: gemv.X8Q8_0AVX2, tail: gemv.Q8_0AVX2},
+		quant.F16:  {qk: quant.QK, bs: 64, per: gemv.X8SlotsF16, repack: gemv.RepackX8F16, prep: gemv.X8F16Prep, f: gemv.X8F16AVX2, tail: gemv.F16BlocksAVX2, gather: gemv.GatherX8F16Row},
+		quant.BF16: {qk: quant.QK, bs: 64, per: gemv.X8SlotsF16, repack: gemv.RepackX8F16, prep: gemv.X8F16Prep, f: gemv.X8BF16AVX2, tail: gemv.BF16BlocksAVX2, gather: gemv.GatherX8F16Row},
+		// The K formats' x8 layouts regroup the 6-bit codes (x8k.go);
+		// their tail rows go to the four-row kernels, equal to the dot
+		// product bit for bit, as the x8 kernels are.
+		quant.Q6_K: {qk: quant.QKK, bs: simd.BytesQ6_K, per: gemv.X8SlotsK, repack: gemv.RepackX8Q6_K, prep: gemv.X8Q8_KPrep, f: gemv.X8Q6_KAVX2, tail: gemv.Q6_KAVX2},
+		quant.Q4_K: {qk: quant.QKK, bs: simd.BytesQ4_K, per: gemv.X8SlotsK, repack: gemv.RepackX8Q4_K, prep: gemv.X8Q8_KPrep, f: gemv.X8Q4_KAVX2, tail: gemv.Q4_KAVX2},
 	},
 	vec: vecKernels{
 		smPrep:   vec.SMPrepAVX2,

@@ -10,12 +10,14 @@ import (
 // MUL_MAT of one to three activation rows whose weights are a leaf in a
 // host buffer marked as holding weights (ops.HostBuffer.MarkWeights: a
 // GGUF file's tensors are), of a type the tier has an x8 kernel for
-// (q4_0, q8_0, f16 and bf16 on avx2), reads a copy of the weights repacked once into
-// gemv's x8 layout: eight rows interleaved per block, one contiguous
-// stream per group, one activation broadcast serving eight rows (see
-// internal/gemv's x8.go). A group keeps its rows' plain byte offsets, and
-// rows past the last whole group stay plain, so the copy has the
-// tensor's extent and its tail rows go to the dot product as before.
+// (q4_0, q8_0, q6_K, q4_K, f16 and bf16 on avx2), reads a copy of the weights
+// repacked once into gemv's x8 layout: eight rows interleaved per block
+// (per 256-element super-block for the K formats), one contiguous stream
+// per group, one activation broadcast serving eight rows (see
+// internal/gemv's x8.go, x8k.go and x8f16.go). A group keeps its rows'
+// plain byte offsets, and rows past the last whole group stay plain, so
+// the copy has the tensor's extent and its tail rows go to the dot
+// product as before.
 //
 // The copy lives outside the Go heap (an anonymous mapping where the
 // OS has one, so it does not raise the collector's heap goal) and is
@@ -23,12 +25,21 @@ import (
 // buffer is told (ops.HostBuffer.Release) that the original bytes are
 // not needed, which for a file mapping drops its pages: the weights are
 // resident once, not twice. Other readers of the original (the gemm
-// path, GET_ROWS) still read it in place and fault those pages back in.
+// path, GET_ROWS) still read it in place and fault those pages back in;
+// the gemm path's q4_0 and q8_0 panels are written from the copy
+// instead, and after a gemm product or MUL_MAT_ID that read the original
+// of weights with a current copy (the K formats' panels,
+// mul_mat_ktile.go; the tiled expert kernel) the original is released
+// again (x8Rerelease), so prefill between decodes holds one tensor's
+// original at a time beside the copies, not all of them.
 //
-// Each row keeps the lanes, FMAs and final sum of the plain layout's
-// four-row kernel, and the copy's tail rows go to that kernel and the
-// dot product as on the plain path: the outputs equal the plain path's
-// bit for bit, the copy changes speed and memory only.
+// For q4_0, q8_0 and f16 each row keeps the lanes, FMAs and final sum of
+// the plain layout's four-row kernel; for q6_K and q4_K each row's integer
+// sums per super-block are exact (in any order) and its float32 step is
+// the dot product's, which the plain four-row kernels equal too. The
+// copy's tail rows go to the four-row kernel and the dot product as on
+// the plain path: the outputs equal the plain path's bit for bit, the
+// copy changes speed and memory only.
 //
 // A copy is valid for one write generation of its buffer
 // (ops.HostBuffer.Gen): a WriteAt into the buffer, or a Compute whose
@@ -39,8 +50,9 @@ import (
 
 // An x8Kernel is a tier's x8 matrix-vector kernel for one weight type.
 type x8Kernel struct {
-	// bs is the plain block size in bytes; per the side slots per block.
-	bs, per int64
+	// qk is the block size in elements (quant.QK or quant.QKK), bs in
+	// bytes; per is the side slots per block.
+	qk, bs, per int64
 	// repack writes the x8 form of eight rows of nb blocks.
 	repack func(dst, src []byte, nb int)
 	// prep writes an activation row's side data.
@@ -92,9 +104,9 @@ func (c *x8Cache) drop() {
 
 // x8Source returns the host buffer and offset of a, when a is a leaf in
 // a buffer marked as holding weights, contiguous and of at least eight
-// rows of whole 32-element blocks; else nil.
-func x8Source(a *ops.Tensor) (*ops.HostBuffer, int64) {
-	if a.Op != ops.OpNone || a.ViewOf != nil || !a.IsContiguous() || a.Ne[1] < 8 || a.Ne[0]%quant.QK != 0 {
+// rows of whole blocks of qk elements; else nil.
+func x8Source(a *ops.Tensor, qk int64) (*ops.HostBuffer, int64) {
+	if a.Op != ops.OpNone || a.ViewOf != nil || !a.IsContiguous() || a.Ne[1] < 8 || a.Ne[0]%qk != 0 {
 		return nil, 0
 	}
 	buf, off := a.Storage()
@@ -114,8 +126,7 @@ func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
 		// expert's expert): the copy keeps every matrix at its plain
 		// offset, so the view's bytes are the parent copy's at the
 		// view's offset.
-		if p.ViewOf != nil || a.Type != p.Type || a.Ne[0] != p.Ne[0] || a.Ne[1] != p.Ne[1] ||
-			!a.IsContiguous() || !p.IsContiguous() || p.Nb[2] == 0 || a.Offset%p.Nb[2] != 0 {
+		if !wholeMatrices(a) {
 			return nil
 		}
 		c := b.x8Weights(p, xk)
@@ -124,7 +135,7 @@ func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
 		}
 		return c[a.Offset : a.Offset+a.Extent()]
 	}
-	hb, off := x8Source(a)
+	hb, off := x8Source(a, xk.qk)
 	if hb == nil {
 		return nil
 	}
@@ -157,11 +168,53 @@ func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
 	return dst
 }
 
+// x8Rerelease tells a's buffer again that the original bytes of a are
+// not needed, when a has an x8 copy for the buffer's current generation:
+// after a path that reads the original in place (the gemm path's K
+// panels, MUL_MAT_ID's tiled kernel) faulted its pages back in, so that
+// prefill between decodes keeps the weights resident about once (the
+// original of one tensor at a time beside the copies), not twice.
+// For a view of whole matrices (an expert of MUL_MAT_ID by expert) it
+// releases the view's bytes when the parent has a copy.
+func (b *Backend) x8Rerelease(a *ops.Tensor) {
+	xk := b.kern.x8[a.Type]
+	if xk == nil || !b.repack {
+		return
+	}
+	p, at, n := a, int64(0), int64(-1)
+	if a.ViewOf != nil {
+		if !wholeMatrices(a) {
+			return
+		}
+		p, at, n = a.ViewOf, a.Offset, a.Extent()
+	}
+	hb, off := x8Source(p, xk.qk)
+	if hb == nil {
+		return
+	}
+	key := x8Key{buf: hb, off: off, typ: p.Type, ne: p.Ne}
+	if e := b.x8.copies[hb][key]; e != nil && e.gen == hb.Gen() {
+		if n < 0 {
+			n = int64(len(e.mem))
+		}
+		hb.Release(off+at, min(n, int64(len(e.mem))-at))
+	}
+}
+
+// wholeMatrices reports whether the view a holds whole matrices of its
+// parent, a tensor that is no view: contiguous, of the parent's type and
+// rows, at a multiple of the parent's matrix stride.
+func wholeMatrices(a *ops.Tensor) bool {
+	p := a.ViewOf
+	return p != nil && p.ViewOf == nil && a.Type == p.Type && a.Ne[0] == p.Ne[0] && a.Ne[1] == p.Ne[1] &&
+		a.IsContiguous() && p.IsContiguous() && p.Nb[2] != 0 && a.Offset%p.Nb[2] == 0
+}
+
 // x8Repack writes the x8 form of every matrix of a (plain bytes src)
 // into dst, groups split over the pool; tail rows are copied as they
 // are.
 func (b *Backend) x8Repack(dst, src []byte, a *ops.Tensor, xk *x8Kernel) {
-	nb := a.Ne[0] / quant.QK
+	nb := a.Ne[0] / xk.qk
 	row := nb * xk.bs
 	m := a.Ne[1]
 	groups := m / 8
@@ -199,7 +252,7 @@ func touchWeights(t *ops.Tensor) {
 // plain path.
 func (b *Backend) mulMatX8(j *mulMatJob, xk *x8Kernel, x8 []byte) {
 	j.x8, j.aMem, j.wout = xk, x8, b.scratch.quad
-	j.nb = j.k / quant.QK
+	j.nb = j.k / xk.qk
 	j.per = xk.per
 	j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, j.acts, j.n, j.b2, j.b3, j.nb)
 	groups := j.m / 8

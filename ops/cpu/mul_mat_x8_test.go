@@ -10,7 +10,7 @@ import (
 )
 
 // x8Types are the weight types with x8 kernels on some tier.
-var x8Types = []quant.Type{quant.Q4_0, quant.Q8_0, quant.F16, quant.BF16}
+var x8Types = []quant.Type{quant.Q4_0, quant.Q8_0, quant.F16, quant.BF16, quant.Q6_K, quant.Q4_K}
 
 // x8Count returns how many repacked copies b holds.
 func x8Count(b *Backend) int {
@@ -62,7 +62,7 @@ func TestMulMatX8(t *testing.T) {
 		for _, wt := range x8Types {
 			for _, s := range shapes {
 				t.Run(wt.String()+"/"+s.name, func(t *testing.T) {
-					k := s.blocks * quant.QK
+					k := s.blocks * x8Block(wt)
 					a := weightsLeaf(t, b, rng, wt, k, s.m, s.a2, s.a3)
 					x := mxLeaf(t, b, rng, "x", quant.F32, k, s.n, s.b2, s.b3)
 					node, err := ops.MulMat(a, x)
@@ -89,6 +89,10 @@ func TestMulMatX8(t *testing.T) {
 	})
 }
 
+// x8Block returns the elements of a block of an x8 layout of wt: 256
+// for the K formats, 32 for the others (f16's runs included).
+func x8Block(wt quant.Type) int64 { return max(quant.QK, wt.BlockSize()) }
+
 // TestMulMatX8Rewrite checks that a weight rewritten after a compute
 // gives the new result: through WriteAt, through a Compute into the
 // weights' buffer, and through Bytes followed by Touch.
@@ -97,7 +101,7 @@ func TestMulMatX8Rewrite(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, 10))
 		for _, wt := range x8Types {
 			t.Run(wt.String(), func(t *testing.T) {
-				const k, m = 4 * quant.QK, 40
+				k, m := 4*x8Block(wt), int64(40)
 				// The weights and a second tensor of the same shape,
 				// both in one buffer of weights.
 				buf, err := ops.NewHostBuffer(2 * x8RowSize(t, wt, k) * m)
@@ -146,7 +150,7 @@ func TestMulMatX8Rewrite(t *testing.T) {
 				// WriteAt: new values for every row.
 				rs := x8RowSize(t, wt, k)
 				raw := make([]byte, rs*m)
-				for r := range int64(m) {
+				for r := range m {
 					vals := mxRandom(rng, k)
 					if err := quant.QuantizeRow(wt, vals, raw[r*rs:(r+1)*rs]); err != nil {
 						t.Fatal(err)
@@ -276,7 +280,7 @@ func TestMulMatIDX8(t *testing.T) {
 		for _, wt := range x8Types {
 			for _, s := range shapes {
 				t.Run(wt.String()+"/"+s.name, func(t *testing.T) {
-					k := s.blocks * quant.QK
+					k := s.blocks * x8Block(wt)
 					w := weightsLeaf(t, b, rng, wt, k, s.m, s.nExpert)
 					x := mxLeaf(t, b, rng, "x", quant.F32, k, s.b1, s.nTokens)
 					vals := make([]int32, s.nUsed*s.nTokens)
@@ -319,7 +323,7 @@ func TestX8SameBits(t *testing.T) {
 					}
 					defer b.Close()
 					rng := rand.New(rand.NewPCG(15, 16))
-					const k = 6 * quant.QK
+					k := 6 * x8Block(wt)
 					a := weightsLeaf(t, b, rng, wt, k, 45)
 					x := mxLeaf(t, b, rng, "x", quant.F32, k, 3)
 					mm, err := ops.MulMat(a, x)
@@ -384,7 +388,7 @@ func TestX8WeightsView(t *testing.T) {
 			continue
 		}
 		rng := rand.New(rand.NewPCG(17, 18))
-		const k, m = 4 * quant.QK, 24
+		k, m := 4*x8Block(wt), int64(24)
 		w := weightsLeaf(t, b, rng, wt, k, m, 3)
 		whole := b.x8Weights(w, xk)
 		if whole == nil {
@@ -403,5 +407,74 @@ func TestX8WeightsView(t *testing.T) {
 		if b.x8Weights(rows, xk) != nil {
 			t.Errorf("%v: a view of some rows got a copy", wt)
 		}
+	}
+}
+
+// TestX8Rerelease checks that the original of weights with an x8 copy
+// is released again after a product that read it in place (the K
+// formats' gemm panels: MUL_MAT of 16 rows, MUL_MAT_ID by expert of 20
+// tokens), and not after one that read the copy (the q4_0/q8_0 panels,
+// f16's sgemm): Release is counted through the buffer's release hook.
+func TestX8Rerelease(t *testing.T) {
+	b, err := NewWithOptions(Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, wt := range x8Types {
+		if b.kern.x8[wt] == nil {
+			continue
+		}
+		t.Run(wt.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(19, 20))
+			k, m := 2*x8Block(wt), int64(24)
+			// In place: the gemm path reads the original (no panels or
+			// rows from the copy).
+			g := b.kern.gemm[wt]
+			inPlace := g.ktile != nil
+			for _, moe := range []bool{false, true} {
+				var w *ops.Tensor
+				if moe {
+					w = weightsLeaf(t, b, rng, wt, k, m, 2)
+				} else {
+					w = weightsLeaf(t, b, rng, wt, k, m)
+				}
+				releases := 0
+				w.Buffer.(*ops.HostBuffer).SetRelease(func([]byte) { releases++ })
+				var one, many *ops.Tensor
+				if moe {
+					x1 := mxLeaf(t, b, rng, "x1", quant.F32, k, 1, 1)
+					one, err = ops.MulMatID(w, x1, mxIDs(t, b, "ids1", []int32{1}, 1, 1))
+					if err != nil {
+						t.Fatal(err)
+					}
+					const tokens = 20
+					xs := mxLeaf(t, b, rng, "xs", quant.F32, k, 1, tokens)
+					ids := make([]int32, tokens)
+					many, err = ops.MulMatID(w, xs, mxIDs(t, b, "ids", ids, 1, tokens))
+				} else {
+					one, err = ops.MulMat(w, mxLeaf(t, b, rng, "x1", quant.F32, k, 1))
+					if err != nil {
+						t.Fatal(err)
+					}
+					many, err = ops.MulMat(w, mxLeaf(t, b, rng, "xs", quant.F32, k, 16))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				mxCheck(t, b, one, mxMatTol(wt))
+				if releases != 1 {
+					t.Fatalf("moe=%v: %d releases after the copy was made, want 1", moe, releases)
+				}
+				mxCheck(t, b, many, mxMatTol(wt))
+				want := 1
+				if inPlace {
+					want = 2
+				}
+				if releases != want {
+					t.Errorf("moe=%v: %d releases after the product of many rows, want %d", moe, releases, want)
+				}
+			}
+		})
 	}
 }

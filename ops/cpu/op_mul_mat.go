@@ -112,7 +112,11 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 				j.x8gather = xk.gather
 			}
 		}
-		return b.gemm(g, j, x)
+		err := b.gemm(g, j, x)
+		if j.x8mem == nil {
+			b.x8Rerelease(a)
+		}
+		return err
 	}
 	if xk := b.kern.x8[a.Type]; xk != nil && b.repack && j.n < 4 {
 		if x8 := b.x8Weights(a, xk); x8 != nil {

@@ -262,7 +262,7 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 			// The four-row kernel takes the tail rows, with the same
 			// side data.
 			j.gemv, j.x8, j.x8mem, j.wout = xk.tail, xk, x8, b.scratch.quad
-			j.nb, j.per = k/quant.QK, xk.per
+			j.nb, j.per = k/xk.qk, xk.per
 			j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, acts, j.b1, x.Ne[2], 1, j.nb)
 		}
 	}
@@ -288,6 +288,10 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 		return nil
 	}
 	b.pool.run(len(j.tiles), 1, j)
+	if j.x8 == nil {
+		// The tiled kernel or the plain rows read the original experts.
+		b.x8Rerelease(w)
+	}
 	return nil
 }
 

@@ -2,9 +2,11 @@
 // activation rows: four weight rows against one activation row per call,
 // for every weight type the avx2 tier covers (gemv_*_amd64.s), with their
 // pure-Go twins (twin.go; the K formats' twins are the generic dot
-// products, in package cpu) and the side-data kernel of q4_0 (SideQ4_0AVX2
+// products of internal/dot) and the side-data kernel of q4_0 (SideQ4_0AVX2
 // with Q4_0Prep), which prepares what depends on the activation row alone
-// once per call. The backend's avx2 table (package cpu) installs them.
+// once per call, and the x8 kernels (x8.go, x8k.go): eight rows
+// interleaved per block, for q4_0, q8_0, q6_K and q4_K weights repacked
+// once. The backend's avx2 table (package cpu) installs them.
 package gemv
 
 import (

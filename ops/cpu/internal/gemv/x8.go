@@ -25,7 +25,7 @@ import (
 // one contiguous stream per group, and one broadcast of four activation
 // codes multiplies eight rows' codes at once, each row in its own
 // int32 lane of the sums: no horizontal sums, and one FMA per block for
-// all eight rows.
+// all eight rows. The K formats' x8 layouts (q6_K, q4_K) are in x8k.go.
 
 // Bytes of one x8 block (eight rows by one 32-element block).
 const (
