@@ -216,9 +216,10 @@ __device__ __forceinline__ int kb_iq4xs_code(const float* sc, float id, int j) {
 template <int T>
 __device__ __forceinline__ void kb_encode(const float* x, u8* L, const float* sc, const float* mn, int j, u8* b) {
 	if constexpr (T == KB_IQ4_XS) {
-		// The scale of largest magnitude (the first on ties) over 32 is
-		// the super-block's, unrounded: the codes are fitted against
-		// the float32 scale, not the stored f16.
+		// The super-block scale is the sub-block scale of largest
+		// magnitude (the first on ties) over -32; the 6-bit codes and
+		// then the 4-bit ones are fitted against it as a float32, not
+		// as the f16 stored.
 		float max_scale = 0.0f, amax_scale = 0.0f;
 		for (int k = 0; k < 8; k++) {
 			if (fabsf(sc[k]) > amax_scale) {
