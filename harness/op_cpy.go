@@ -95,7 +95,10 @@ func (s cpy) Case() Case {
 func cpyCases() []Case {
 	f32 := quant.F32
 	var cs []Case
-	dsts := []quant.Type{f32, quant.F16, quant.BF16, quant.Q8_0, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q4_K, quant.Q6_K}
+	dsts := []quant.Type{f32, quant.F16, quant.BF16, quant.Q8_0, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q4_K, quant.Q6_K,
+		// Issue 26's formats that quant encodes without importance
+		// weights.
+		quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0}
 	for _, to := range dsts {
 		k := int64(quant.QKK)
 		cs = append(cs,

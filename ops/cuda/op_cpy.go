@@ -13,9 +13,14 @@ func init() {
 	kernelsByOp.Add(ops.OpCpy, supportsCpy, launchCpy)
 }
 
-// quantizeTypes are the quantized types CPY writes (kb_quantize_*).
+// quantizeTypes are the quantized types CPY writes (kb_quantize_*): the
+// legacy and K formats, MXFP4, IQ4_NL, IQ4_XS, TQ1_0 and TQ2_0. Of the
+// codebook formats quant encodes IQ2_S, IQ3_XXS and IQ3_S without
+// importance weights too, by grid searches that have no kernel here (nor
+// any case of the harness's CPY matrix); the others need weights.
 var quantizeTypes = []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0,
-	quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K}
+	quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K,
+	quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0}
 
 // kernelTypeNumber is t's number in the kernels (ggml_type, quants.cuh).
 var kernelTypeNumber = map[quant.Type]int32{quant.F32: 0, quant.F16: 1, quant.BF16: 30}
@@ -61,8 +66,8 @@ func isQuantizeType(t quant.Type) bool {
 }
 
 // launchCpy converts between float types in a grid-stride loop over the
-// elements, or quantizes whole blocks: 64 legacy blocks or 4 to 8 K
-// super-blocks to a block of 64 threads.
+// elements, or quantizes whole blocks: 64 blocks of 32 elements or 4 to
+// 8 super-blocks of 256 to a block of 64 threads.
 func launchCpy(b *Backend, t *ops.Tensor) error {
 	a := t.Src[0]
 	src, err := b.ptr(a)
@@ -95,6 +100,11 @@ func launchCpy(b *Backend, t *ops.Tensor) error {
 	if a.IsContiguous() {
 		packed = 1
 	}
-	return b.launch("cpy.cu", "kb_quantize_"+t.Type.String(), dim3{uint32(grid), 1, 1}, dim3{64, 1, 1}, 0,
-		u64(src), tensorArg(a), i32(kernelTypeNumber[a.Type]), i32(packed), u64(dst), i64(nblocks))
+	args := [][]byte{u64(src), tensorArg(a), i32(kernelTypeNumber[a.Type]), i32(packed), u64(dst), i64(nblocks)}
+	if t.Type == quant.IQ4_NL {
+		// The blocks of a row: a block of zeros takes the codes of an
+		// earlier block of its row (kb_quantize_iq4nl).
+		args = append(args, i64(t.Ne[0]/bs))
+	}
+	return b.launch("cpy.cu", "kb_quantize_"+t.Type.String(), dim3{uint32(grid), 1, 1}, dim3{64, 1, 1}, 0, args...)
 }

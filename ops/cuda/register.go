@@ -11,7 +11,6 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
-	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/simt"
 )
 
@@ -29,21 +28,13 @@ func init() {
 		Variants:       variants,
 		DefaultVariant: defaultVariant,
 		Open:           openVariant,
-		// Every op and type the reference computes has a kernel: a case
-		// the backend refuses is a failure.
+		// Every op and type the reference computes has a kernel (issue
+		// 26's formats included: CPY writes MXFP4, IQ4_NL, IQ4_XS, TQ1_0
+		// and TQ2_0, op_cpy.go): a case the backend refuses is a
+		// failure.
 		Complete: true,
-		Pending:  pendingTypes,
 	})
 }
-
-// pendingTypes are the formats of issue 26 that some op still lacks here:
-// GET_ROWS, MUL_MAT and MUL_MAT_ID take all of them (kernels/mul_mat_iq.cu), but
-// CPY from f32 to these five (the ones quant can encode; CPY's op
-// declares them, though the case matrix copies into none) has no kernel
-// yet, and validation counts such cases unsupported. The codebook
-// formats, which CPY does not write, are not pending: every case of
-// theirs must pass.
-var pendingTypes = []quant.Type{quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0, quant.MXFP4}
 
 // gpuDriver is the NVIDIA driver with its devices, found once per process.
 type gpuDriver struct {

@@ -1,6 +1,7 @@
 // cpy.cu: CPY (f32, f16 or bf16 into any float type over any strides,
 // or quantized into a packed destination with package quant's reference
-// quantizers, bit for bit) and CONT (a packed copy of any type, whole
+// quantizers, bit for bit: the legacy and K formats, MXFP4, IQ4_NL,
+// IQ4_XS, TQ1_0 and TQ2_0) and CONT (a packed copy of any type, whole
 // blocks for the quantized ones).
 #include "common.cuh"
 #include "quants.cuh"
@@ -84,6 +85,41 @@ __device__ __forceinline__ void kb_quantize_legacy(const char* a, const kb_tenso
 	if (T == KB_Q5_0) kb_q5_0_block(x, out);
 	if (T == KB_Q5_1) kb_q5_1_block(x, out);
 	if (T == KB_Q8_0) kb_q8_0_block(x, out);
+	if (T == KB_MXFP4) kb_mxfp4_block(x, out);
+}
+
+// CPY into IQ4_NL: as the legacy formats, a block per thread. The
+// reference keeps one code buffer for a row, so a block whose largest
+// magnitude is below 1e-15 (scale 0: it decodes to zeros whatever its
+// codes) keeps the codes of the latest earlier block of its row that is
+// not, or all 8 when there is none: such a thread refits that block from
+// a (in global memory) to find them. A row is ne0 of the destination
+// (rowblocks blocks): the CPU quantizes each row in one QuantizeRow call
+// (its runs of 4096 elements split rows longer than that when the source
+// is not packed f32, which changes only such blocks' codes).
+__device__ __forceinline__ void kb_quantize_iq4nl(const char* a, const kb_tensor& ta, int st, int packed, u8* d, i64 nblocks, i64 rowblocks,
+                                                  float* xs) {
+	i64 b0 = (i64)blockIdx.x * 64;
+	for (int e = threadIdx.x; e < 64 * 32; e += blockDim.x) {
+		if (b0 + e / 32 < nblocks) xs[(e / 32) * 33 + e % 32] = kb_src_value(a, ta, st, b0 * 32 + e, packed);
+	}
+	__syncthreads();
+	i64 b = b0 + threadIdx.x;
+	if (b >= nblocks) return;
+	const float* x = xs + threadIdx.x * 33;
+	u8* out = d + b * kb_type<KB_IQ4_NL>::bytes;
+	u8 L[32];
+	float dl;
+	if (!kb_iq4_fit(x, -1, L, dl)) {
+		for (int j = 0; j < 32; j++) L[j] = 8;
+		float y[32], unused;
+		for (i64 p = b - 1; p >= b - b % rowblocks; p--) {
+			for (int j = 0; j < 32; j++) y[j] = kb_src_value(a, ta, st, p * 32 + j, packed);
+			if (kb_iq4_fit(y, -1, L, unused)) break;
+		}
+	}
+	kb_put_f16(out, dl);
+	kb_iq4_pack(L, out + KB_IQ4_NL_qs);
 }
 
 // ---------------------------------------------------------------------
@@ -118,6 +154,10 @@ template <>
 struct kb_kformat<KB_Q6_K> {
 	static constexpr int nsb = 16;
 };
+template <>
+struct kb_kformat<KB_IQ4_XS> {
+	static constexpr int nsb = 8;
+};
 
 // kb_fit fits sub-block j (x, W elements) of a super-block of T: the
 // codes to L, the scale to *sc, the min to *mn where the format has one.
@@ -140,6 +180,8 @@ __device__ __forceinline__ void kb_fit(const float* x, u8* L, float* sc, float* 
 		*sc = kb_make_qkx2(16, 3, x, w, L, -0.5f, 0.1f, 15, true, *mn);
 	} else if constexpr (T == KB_Q3_K) {
 		*sc = kb_make_q3(16, 4, x, (i8*)L);
+	} else if constexpr (T == KB_IQ4_XS) {
+		kb_iq4_fit(x, 7, L, *sc);
 	} else {
 		*sc = kb_make_qx(16, 32, x, (i8*)L);
 	}
@@ -165,11 +207,45 @@ __device__ __forceinline__ int kb_q3_code(const float* sc, float iscale, int j) 
 // and sets amax to its magnitude (Q3_K, Q6_K).
 __device__ __forceinline__ float kb_signed_max(const float* sc, int n, float& amax) { return kb_abs_max_signed(sc, n, amax); }
 
+// kb_iq4xs_code returns sub-block j's scale code in [-32, 31] against
+// the super-block scale's inverse id (IQ4_XS).
+__device__ __forceinline__ int kb_iq4xs_code(const float* sc, float id, int j) { return kb_clamp(kb_nearest(kb_mul(id, sc[j])), -32, 31); }
+
 // kb_encode writes super-block b's header (scales, d) for sub-block j's
 // share and requantizes sub-block j (x, L) against the stored scales.
 template <int T>
 __device__ __forceinline__ void kb_encode(const float* x, u8* L, const float* sc, const float* mn, int j, u8* b) {
-	if constexpr (T == KB_Q4_K || T == KB_Q5_K) {
+	if constexpr (T == KB_IQ4_XS) {
+		// The super-block scale is the sub-block scale of largest
+		// magnitude (the first on ties) over -32; the 6-bit codes and
+		// then the 4-bit ones are fitted against it as a float32, not
+		// as the f16 stored.
+		float max_scale = 0.0f, amax_scale = 0.0f;
+		for (int k = 0; k < 8; k++) {
+			if (fabsf(sc[k]) > amax_scale) {
+				amax_scale = fabsf(sc[k]);
+				max_scale = sc[k];
+			}
+		}
+		const float ds = -max_scale / 32.0f;
+		const float id = kb_inverse(ds);
+		if (j == 0) {
+			kb_put_f16(b + KB_IQ4_XS_d, ds);
+			u32 h = 0;
+			for (int k = 0; k < 8; k++) {
+				const int l = kb_iq4xs_code(sc, id, k) + 32;
+				if (k % 2 == 0) {
+					b[KB_IQ4_XS_scales_l + k / 2] = (u8)(l & 15);
+				} else {
+					b[KB_IQ4_XS_scales_l + k / 2] |= (u8)((l & 15) << 4);
+				}
+				h |= (u32)(l >> 4) << (2 * k);
+			}
+			kb_put16(b + KB_IQ4_XS_scales_h, (u16)h);
+		}
+		const float idl = kb_inverse(kb_mul(ds, (float)kb_iq4xs_code(sc, id, j)));
+		for (int i = 0; i < 32; i++) L[i] = (u8)kb_iq4_index(kb_mul(idl, x[i]));
+	} else if constexpr (T == KB_Q4_K || T == KB_Q5_K) {
 		const int nmax = T == KB_Q4_K ? 15 : 31;
 		float max_scale = 0.0f, max_min = 0.0f;
 		for (int k = 0; k < 8; k++) {
@@ -277,7 +353,9 @@ __device__ __forceinline__ u8 kb_pack2(const u8* L, int k, bool q3) {
 // super-block (its codes in L).
 template <int T>
 __device__ __forceinline__ void kb_pack(const u8* L, const float* sc, int j, u8* b) {
-	if constexpr (T == KB_Q4_K || T == KB_Q5_K) {
+	if constexpr (T == KB_IQ4_XS) {
+		kb_iq4_pack(L + 32 * j, b + KB_IQ4_XS_qs + 16 * j);
+	} else if constexpr (T == KB_Q4_K || T == KB_Q5_K) {
 		u8* qs = b + (T == KB_Q4_K ? 16 : 48);
 		for (int k = 16 * j; k < 16 * j + 16; k++) {
 			int e = 64 * (k / 32) + k % 32;
@@ -343,6 +421,52 @@ __device__ __forceinline__ void kb_quantize_k(const char* a, const kb_tensor& ta
 	if (valid) kb_pack<T>(Ls + s * 256, scs + s * NSB, j, out);
 }
 
+// ---------------------------------------------------------------------
+// CPY into TQ1_0 or TQ2_0: a block of 64 threads stages 8 super-blocks;
+// 8 threads share each, every one finding the scale (a sequential scan,
+// as the reference's, for its NaN handling) and writing every eighth
+// code byte; the first writes d.
+
+template <int T>
+__device__ __forceinline__ void kb_quantize_tq(const char* a, const kb_tensor& ta, int st, int packed, u8* d, i64 nblocks, float* xs) {
+	const i64 b0 = (i64)blockIdx.x * 8;
+	for (int e = threadIdx.x; e < 8 * 256; e += blockDim.x) {
+		if (b0 + e / 256 < nblocks) xs[e] = kb_src_value(a, ta, st, b0 * 256 + e, packed);
+	}
+	__syncthreads();
+	const int s = threadIdx.x / 8, j = threadIdx.x % 8;
+	const i64 b = b0 + s;
+	if (b >= nblocks) return;
+	const float* x = xs + 256 * s;
+	u8* out = d + b * kb_type<T>::bytes;
+	float id;
+	const float scale = kb_ternary_scale(x, id);
+	if constexpr (T == KB_TQ1_0) {
+		// Bytes 0..31: five trits of elements m + 32n; 32..47: of
+		// 160 + m + 16n; 48..51 (qh): four of 240 + m + 4n.
+		for (int k = j; k < 52; k += 8) {
+			if (k < 32) {
+				out[k] = kb_pack_trits(x + k, 32, 5, id);
+			} else if (k < 48) {
+				out[k] = kb_pack_trits(x + 160 + (k - 32), 16, 5, id);
+			} else {
+				out[k] = kb_pack_trits(x + 240 + (k - 48), 4, 4, id);
+			}
+		}
+		if (j == 0) kb_put_f16(out + KB_TQ1_0_d, scale);
+	} else {
+		// Byte 32h + m: the 2-bit codes of elements 128h + 32n + m in
+		// bit pair n.
+		for (int k = 8 * j; k < 8 * j + 8; k++) {
+			const int h = k / 32, m = k % 32;
+			u8 q = 0;
+			for (int n = 0; n < 4; n++) q = (u8)(q + (u8)((kb_lround_trit(kb_mul(x[128 * h + 32 * n + m], id)) & 3) << (2 * n)));
+			out[k] = q;
+		}
+		if (j == 0) kb_put_f16(out + KB_TQ2_0_d, scale);
+	}
+}
+
 // One kernel per destination format: a (of type st) is read in logical
 // order; d is the packed destination of nblocks blocks. The shared arrays
 // are the kernels' own, not static locals of the templates: those would
@@ -371,6 +495,20 @@ KB_QUANTIZE_K(q3_K, KB_Q3_K)
 KB_QUANTIZE_K(q4_K, KB_Q4_K)
 KB_QUANTIZE_K(q5_K, KB_Q5_K)
 KB_QUANTIZE_K(q6_K, KB_Q6_K)
+KB_QUANTIZE_LEGACY(mxfp4, KB_MXFP4)
+KB_QUANTIZE_K(iq4_xs, KB_IQ4_XS)
+#define KB_QUANTIZE_TQ(name, T)                                                                                             \
+	extern "C" __global__ void kb_quantize_##name(const char* a, kb_tensor ta, int st, int packed, u8* d, i64 nblocks) { \
+		__shared__ float xs[8 * 256];                                                                                   \
+		kb_quantize_tq<T>(a, ta, st, packed, d, nblocks, xs);                                                           \
+	}
+KB_QUANTIZE_TQ(tq1_0, KB_TQ1_0)
+KB_QUANTIZE_TQ(tq2_0, KB_TQ2_0)
+// IQ4_NL takes the blocks per row too (kb_quantize_iq4nl).
+extern "C" __global__ void kb_quantize_iq4_nl(const char* a, kb_tensor ta, int st, int packed, u8* d, i64 nblocks, i64 rowblocks) {
+	__shared__ float xs[64 * 33];
+	kb_quantize_iq4nl(a, ta, st, packed, d, nblocks, rowblocks, xs);
+}
 
 // ---------------------------------------------------------------------
 // CONT: a's elements (blocks, for the quantized types: ne0 counts blocks

@@ -320,3 +320,157 @@ __device__ __forceinline__ float kb_make_qkx2(int n, int nmax, const float* x, c
 	neg_min = -lo;
 	return scale;
 }
+
+// ---------------------------------------------------------------------
+// The formats of issue 26 that quant can encode without importance
+// weights: MXFP4 and IQ4_NL (32-element blocks, a block per thread),
+// IQ4_XS (a thread per 32 elements of a super-block, as the K formats)
+// and TQ1_0, TQ2_0 (ternary; a super-block's bytes shared among its
+// threads). Every one is deterministic float32 arithmetic, so the bytes
+// are quant.QuantizeRow's (quant/mxfp4.go, iq4.go, ternary.go).
+
+// kb_mxfp4_exponent is the E8M0 code of a block whose largest magnitude
+// is amax (quant's mxfp4Exponent): floor(log2(amax)) - 2 + 127 with the
+// log rounded to float32 first (ggml's log2f; a value a few ulps below a
+// power of two counts as that power), converted as x86 does and cut to
+// its low byte. The log is taken in double and rounded, as quant does.
+__device__ __forceinline__ u8 kb_mxfp4_exponent(float amax) {
+	if (!(amax > 0.0f)) return 0;
+	const float l = floorf((float)log2((double)amax));
+	return (u8)kb_trunc_i32(__fadd_rn(__fsub_rn(l, 2.0f), 127.0f));
+}
+
+// kb_mxfp4_index is the code whose value times d is nearest to x, the
+// first on ties (quant's bestIndexMXFP4).
+__device__ __forceinline__ int kb_mxfp4_index(float x, float d) {
+	int best = 0;
+	float best_err = fabsf(__fsub_rn(kb_mul((float)kb_mxfp4_values[0], d), x));
+	for (int i = 1; i < 16; i++) {
+		const float err = fabsf(__fsub_rn(kb_mul((float)kb_mxfp4_values[i], d), x));
+		if (err < best_err) {
+			best = i;
+			best_err = err;
+		}
+	}
+	return best;
+}
+
+__device__ __forceinline__ void kb_mxfp4_block(const float* x, u8* b) {
+	float amax = 0.0f;
+	for (int j = 0; j < 32; j++) {
+		const float a = fabsf(x[j]);
+		if (amax < a) amax = a;
+	}
+	const u8 e = kb_mxfp4_exponent(amax);
+	const float d = kb_e8m0_half(e);
+	b[0] = e;
+	for (int j = 0; j < 16; j++) b[1 + j] = (u8)(kb_mxfp4_index(x[j], d) | (kb_mxfp4_index(x[j + 16], d) << 4));
+}
+
+// kb_iq4_index is the index of the IQ4_NL value nearest to x, the upper
+// on ties, by the reference's bisection (quant's bestIndexIQ4; a NaN
+// gives 15).
+__device__ __forceinline__ int kb_iq4_index(float x) {
+	const i8* v = kb_iq4nl_values;
+	if (x <= (float)v[0]) return 0;
+	if (x >= (float)v[15]) return 15;
+	int lo = 0, hi = 15;
+	while (hi - lo > 1) {
+		const int mid = (lo + hi) / 2;
+		if (x < (float)v[mid]) {
+			hi = mid;
+		} else {
+			lo = mid;
+		}
+	}
+	return __fsub_rn(x, (float)v[hi - 1]) < __fsub_rn((float)v[hi], x) ? hi - 1 : hi;
+}
+
+// kb_iq4_fit fits 32 elements of IQ4_NL or IQ4_XS without importance
+// weights (quant's quantizeIQ4, one ib of its first loop, weights x²): a
+// scale from the element of largest magnitude, refined by least squares,
+// then 2*ntry+1 scales tried around it when ntry > 0. It writes the codes
+// of the first fit to L and returns the scale in dl, or returns false
+// with dl 0 and L untouched when the largest magnitude is below 1e-15.
+__device__ __forceinline__ bool kb_iq4_fit(const float* x, int ntry, u8* L, float& dl) {
+	const float v0 = (float)kb_iq4nl_values[0];
+	float w[32];
+	float amax = 0.0f, vmax = 0.0f;
+	for (int j = 0; j < 32; j++) {
+		w[j] = kb_mul(x[j], x[j]);
+		const float a = fabsf(x[j]);
+		if (a > amax) {
+			amax = a;
+			vmax = x[j];
+		}
+	}
+	dl = 0.0f;
+	if (amax < 1e-15f) return false;
+	float d = ntry > 0 ? -vmax / v0 : vmax / v0;
+	float id = 1.0f / d;
+	float sumqx = 0.0f, sumq2 = 0.0f;
+	for (int j = 0; j < 32; j++) {
+		const int l = kb_iq4_index(kb_mul(id, x[j]));
+		L[j] = (u8)l;
+		const float q = (float)kb_iq4nl_values[l];
+		const float wq = kb_mul(w[j], q);
+		sumqx = __fadd_rn(sumqx, kb_mul(wq, x[j]));
+		sumq2 = __fadd_rn(sumq2, kb_mul(wq, q));
+	}
+	d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
+	float best = kb_mul(d, sumqx);
+	for (int itry = -ntry; itry <= ntry; itry++) {
+		id = (float)(itry + (int)kb_iq4nl_values[0]) / vmax;
+		sumqx = 0.0f;
+		sumq2 = 0.0f;
+		for (int j = 0; j < 32; j++) {
+			const float q = (float)kb_iq4nl_values[kb_iq4_index(kb_mul(id, x[j]))];
+			const float wq = kb_mul(w[j], q);
+			sumqx = __fadd_rn(sumqx, kb_mul(wq, x[j]));
+			sumq2 = __fadd_rn(sumq2, kb_mul(wq, q));
+		}
+		if (sumq2 > 0.0f && kb_mul(sumqx, sumqx) > kb_mul(best, sumq2)) {
+			d = sumqx / sumq2;
+			best = kb_mul(d, sumqx);
+		}
+	}
+	dl = d;
+	return true;
+}
+
+// kb_iq4_pack packs 32 codes into 16 bytes: element j in the low nibble
+// of byte j, element j+16 in the high one.
+__device__ __forceinline__ void kb_iq4_pack(const u8* L, u8* qs) {
+	for (int j = 0; j < 16; j++) qs[j] = (u8)(L[j] | (L[16 + j] << 4));
+}
+
+// kb_lround_trit is lroundf(f) + 1 as the ternary quantizers compute it
+// on x86-64 (quant's lroundTrit): halves away from zero; NaN and
+// magnitudes of 2^63 or more give 1; the sum is cut to 32 bits.
+__device__ __forceinline__ int kb_lround_trit(float f) {
+	if (f != f || fabsf(f) >= 9.223372036854775808e18f) return 1;
+	return (int)(u32)(unsigned long long)((long long)roundf(f) + 1);
+}
+
+// kb_ternary_scale returns a TQ super-block's largest magnitude, found as
+// the reference finds it (a NaN is taken and replaced by the next
+// element; quant's ternaryScale), and sets id to its inverse (0 for 0).
+__device__ __forceinline__ float kb_ternary_scale(const float* x, float& id) {
+	float d = 0.0f;
+	for (int i = 0; i < 256; i++) {
+		const float a = fabsf(x[i]);
+		if (!(d > a)) d = a;
+	}
+	id = kb_inverse(d);
+	return d;
+}
+
+// kb_pack_trits is the TQ1_0 byte of the trits of x[k*stride]*id, k < n,
+// the first most significant, scaled to 256/243 (rounded up); four trits
+// take a zero fifth (quant's packTrits).
+__device__ __forceinline__ u8 kb_pack_trits(const float* x, int stride, int n, float id) {
+	u8 q = 0;
+	for (int k = 0; k < n; k++) q = (u8)(q * 3 + (u8)kb_lround_trit(kb_mul(x[k * stride], id)));
+	if (n == 4) q = (u8)(q * 3);
+	return (u8)(((u32)q * 256 + 242) / 243);
+}

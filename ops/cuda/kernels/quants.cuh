@@ -17,6 +17,18 @@ struct kb_type {
 	static constexpr int block = kb_block(T), bytes = kb_bytes(T);
 };
 
+// The value tables of IQ4_NL/IQ4_XS and MXFP4 (MXFP4's doubled E2M1
+// values), shared by their decoders (quants_iq.cuh) and quantizers
+// (quantize.cuh).
+static __device__ const i8 kb_iq4nl_values[16] = {KB_IQ4NL_VALUES};
+static __device__ const i8 kb_mxfp4_values[16] = {KB_MXFP4_VALUES};
+
+// kb_e8m0_half is half the value of an E8M0 scale, 2^(e-128) (quant's
+// E8M0Half): subnormal for e < 2.
+__device__ __forceinline__ float kb_e8m0_half(u32 e) {
+	return __uint_as_float(e < 2 ? 0x00200000u << e : (e - 1) << 23);
+}
+
 // The reads and the codes' and scales' decoding (kb_rd16, kb_rdh,
 // kb_nibble, kb_k4_scale_min, kb_q3_scale) are blocks.h's too.
 

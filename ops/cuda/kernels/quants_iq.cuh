@@ -27,14 +27,8 @@
 	X(iq1_s, KB_IQ1_S)     \
 	X(iq1_m, KB_IQ1_M)
 
-static __device__ const i8 kb_iq4nl_values[16] = {KB_IQ4NL_VALUES};
-static __device__ const i8 kb_mxfp4_values[16] = {KB_MXFP4_VALUES};
-
-// kb_e8m0_half is half the value of an E8M0 scale, 2^(e-128) (quant's
-// E8M0Half): subnormal for e < 2.
-__device__ __forceinline__ float kb_e8m0_half(u32 e) {
-	return __uint_as_float(e < 2 ? 0x00200000u << e : (e - 1) << 23);
-}
+// kb_iq4nl_values, kb_mxfp4_values and kb_e8m0_half are quants.cuh's
+// (CPY's quantizers use them too).
 
 // kb_code4 is the 4-bit code of element e (0..31) of 16 code bytes: the
 // low nibble of qs[e] below 16, the high nibble of qs[e-16] above.
