@@ -68,7 +68,7 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		var err error
 		if tol, err = LookupTolerance(c.Op, primaryType(c), c.Tag); err != nil {
 			res.fail("no tolerance")
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 			return res
 		}
 		res.Tol = tol
@@ -84,32 +84,32 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 			res.fail("built a node the op must refuse: %v", node)
 		case errors.Is(err, ops.ErrShape) || errors.Is(err, quant.ErrRowLength):
 			res.Status = StatusRefused
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 		default:
 			res.fail("refused with an error that wraps neither ops.ErrShape nor quant.ErrRowLength")
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 		}
 		return res
 	}
 	if err != nil {
 		res.fail("build")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 	if err := singleOp(node); err != nil {
 		res.fail("bad case")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 	if err := be.Supports(node); err != nil {
 		res.Status = StatusSkipped
 		res.Reason = "unsupported"
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 	if err := allocOutput(be, node); err != nil {
 		res.fail("alloc output")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 
@@ -121,7 +121,7 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		want, err = reference.Compute(node)
 		if err != nil {
 			res.fail("reference failed")
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 			return res
 		}
 		if int64(len(want)) != node.NumElements() {
@@ -130,7 +130,7 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		}
 		if want, err = expected(node, want); err != nil {
 			res.fail("expected values")
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 			return res
 		}
 		o.cache.setReference(want)
@@ -144,12 +144,12 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 	// whatever it computed, and whether or not it returned an error.
 	if reason, err := checkMemory(b, node); err != nil {
 		res.fail("read back")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	} else if reason != "" {
 		res.fail("%s", reason)
 		if cerr != nil {
-			res.Err = cerr.Error()
+			res.Err = res.noteErr(cerr)
 		}
 		return res
 	}
@@ -159,8 +159,14 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 			res.fail("computed input the op must reject")
 			return res
 		}
+		if errors.Is(cerr, ops.ErrContextLost) {
+			// A fault, not the op's rejection of its input.
+			res.fail("compute")
+			res.Err = res.noteErr(cerr)
+			return res
+		}
 		res.Status = StatusRejected
-		res.Err = cerr.Error()
+		res.Err = res.noteErr(cerr)
 		return res
 	}
 	if cerr != nil {
@@ -170,14 +176,14 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		} else {
 			res.fail("compute")
 		}
-		res.Err = cerr.Error()
+		res.Err = res.noteErr(cerr)
 		return res
 	}
 	if skipRef && o.sample {
 		idx, want, ok, err := sampledReference(node, c.seed())
 		if err != nil {
 			res.fail("sampled reference")
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 			return res
 		}
 		if ok {
@@ -196,7 +202,7 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 	got, err := reference.Read(node)
 	if err != nil {
 		res.fail("read output")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 	if len(got) != len(want) {
@@ -359,7 +365,7 @@ func judgeSample(node *ops.Tensor, b *Builder, tol Tolerance, idx []int64, want 
 	all, err := reference.Read(node)
 	if err != nil {
 		res.fail("read output")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 	got := make([]float64, len(idx))
