@@ -140,7 +140,14 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 	cerr := be.Compute(node)
 	res.Compute = time.Since(start)
 
-	// Memory safety comes first: a kernel that wrote out of bounds fails
+	// A lost device context (a sticky fault) comes first: nothing can be
+	// read back to check, and the node's error names the fault.
+	if cerr != nil && errors.Is(cerr, ops.ErrContextLost) {
+		res.fail("compute")
+		res.Err = res.noteErr(cerr)
+		return res
+	}
+	// Memory safety comes next: a kernel that wrote out of bounds fails
 	// whatever it computed, and whether or not it returned an error.
 	if reason, err := checkMemory(b, node); err != nil {
 		res.fail("read back")
@@ -157,12 +164,6 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 	if c.Expect == ExpectReject {
 		if cerr == nil {
 			res.fail("computed input the op must reject")
-			return res
-		}
-		if errors.Is(cerr, ops.ErrContextLost) {
-			// A fault, not the op's rejection of its input.
-			res.fail("compute")
-			res.Err = res.noteErr(cerr)
 			return res
 		}
 		res.Status = StatusRejected
