@@ -80,18 +80,25 @@ type targetRun struct {
 	elapsed time.Duration
 }
 
-// validateTarget opens tg with threads workers and runs cases on it.
+// validateTarget opens tg with threads workers and runs cases on it, in a
+// Session: a case that loses the device context fails, and the cases
+// after it run on a new backend.
 func validateTarget(tg registry.Target, cases []Case, threads int) targetRun {
 	run := targetRun{target: tg, cases: cases}
-	be, err := tg.Open(threads)
+	s, err := OpenSession(tg.Name(), func() (ops.Backend, error) { return tg.Open(threads) })
 	if err != nil {
 		run.err = err
 		return run
 	}
-	defer be.Close()
+	defer s.Close()
 	start := time.Now()
 	for _, c := range cases {
-		run.results = append(run.results, Run(be, c))
+		r, err := s.Run(c)
+		run.results = append(run.results, r)
+		if err != nil {
+			run.err = err
+			break
+		}
 	}
 	run.elapsed = time.Since(start)
 	return run

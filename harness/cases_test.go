@@ -24,6 +24,25 @@ func TestCaseIDsUnique(t *testing.T) {
 	}
 }
 
+// TestMatVecOddRowCases pins the mat-vec cases whose rows are an odd
+// number of 32-element blocks (k=96, one column), for the quantized types
+// of 32-element blocks: a GPU's one-column kernel (CUDA's kb_mmvq1) stages
+// such a row in shared memory at offsets that are not multiples of 16
+// bytes, where an H200 faulted with CUDA_ERROR_MISALIGNED_ADDRESS.
+// TestBackends runs them on every backend, the emulated ones included,
+// whose alignment checks report the fault.
+func TestMatVecOddRowCases(t *testing.T) {
+	for _, ty := range []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.IQ4_NL, quant.MXFP4} {
+		found := false
+		for _, c := range Cases() {
+			found = found || c.Op == ops.OpMulMat && c.Types[0] == ty && c.Name == "m=16,n=1,k=96" && c.Expect == ExpectMatch
+		}
+		if !found {
+			t.Errorf("no MUL_MAT %v case m=16,n=1,k=96 in the default set", ty)
+		}
+	}
+}
+
 // TestCoverage pins what the default set must hold: every compute op with
 // cases that compute and cases that must be refused; every weight type for
 // MUL_MAT and GET_ROWS; the named types of MUL_MAT_ID, FLASH_ATTN_EXT and

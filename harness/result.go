@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -122,6 +123,24 @@ type Result struct {
 	// Compute is the time the backend's Compute took (wall clock, one
 	// run, cold: not a benchmark).
 	Compute time.Duration `json:"compute_ns,omitempty"`
+	// ContextLost names the sticky fault that left the backend's device
+	// context unusable during the case (its error wraps
+	// ops.ErrContextLost): "CUDA_ERROR_MISALIGNED_ADDRESS". The backend
+	// can run nothing more; a Session replaces it.
+	ContextLost string `json:"context_lost,omitempty"`
+}
+
+// noteErr returns err's text, and records in r a lost device context
+// that err reports.
+func (r *Result) noteErr(err error) string {
+	if errors.Is(err, ops.ErrContextLost) && r.ContextLost == "" {
+		r.ContextLost = "context lost"
+		var named interface{ LostReason() string }
+		if errors.As(err, &named) {
+			r.ContextLost = named.LostReason()
+		}
+	}
+	return err.Error()
 }
 
 // Passed reports whether the case passed.

@@ -68,7 +68,7 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		var err error
 		if tol, err = LookupTolerance(c.Op, primaryType(c), c.Tag); err != nil {
 			res.fail("no tolerance")
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 			return res
 		}
 		res.Tol = tol
@@ -84,32 +84,32 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 			res.fail("built a node the op must refuse: %v", node)
 		case errors.Is(err, ops.ErrShape) || errors.Is(err, quant.ErrRowLength):
 			res.Status = StatusRefused
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 		default:
 			res.fail("refused with an error that wraps neither ops.ErrShape nor quant.ErrRowLength")
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 		}
 		return res
 	}
 	if err != nil {
 		res.fail("build")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 	if err := singleOp(node); err != nil {
 		res.fail("bad case")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 	if err := be.Supports(node); err != nil {
 		res.Status = StatusSkipped
 		res.Reason = "unsupported"
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 	if err := allocOutput(be, node); err != nil {
 		res.fail("alloc output")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 
@@ -121,7 +121,7 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		want, err = reference.Compute(node)
 		if err != nil {
 			res.fail("reference failed")
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 			return res
 		}
 		if int64(len(want)) != node.NumElements() {
@@ -130,7 +130,7 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		}
 		if want, err = expected(node, want); err != nil {
 			res.fail("expected values")
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 			return res
 		}
 		o.cache.setReference(want)
@@ -140,16 +140,23 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 	cerr := be.Compute(node)
 	res.Compute = time.Since(start)
 
-	// Memory safety comes first: a kernel that wrote out of bounds fails
+	// A lost device context (a sticky fault) comes first: nothing can be
+	// read back to check, and the node's error names the fault.
+	if cerr != nil && errors.Is(cerr, ops.ErrContextLost) {
+		res.fail("compute")
+		res.Err = res.noteErr(cerr)
+		return res
+	}
+	// Memory safety comes next: a kernel that wrote out of bounds fails
 	// whatever it computed, and whether or not it returned an error.
 	if reason, err := checkMemory(b, node); err != nil {
 		res.fail("read back")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	} else if reason != "" {
 		res.fail("%s", reason)
 		if cerr != nil {
-			res.Err = cerr.Error()
+			res.Err = res.noteErr(cerr)
 		}
 		return res
 	}
@@ -160,7 +167,7 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 			return res
 		}
 		res.Status = StatusRejected
-		res.Err = cerr.Error()
+		res.Err = res.noteErr(cerr)
 		return res
 	}
 	if cerr != nil {
@@ -170,14 +177,14 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		} else {
 			res.fail("compute")
 		}
-		res.Err = cerr.Error()
+		res.Err = res.noteErr(cerr)
 		return res
 	}
 	if skipRef && o.sample {
 		idx, want, ok, err := sampledReference(node, c.seed())
 		if err != nil {
 			res.fail("sampled reference")
-			res.Err = err.Error()
+			res.Err = res.noteErr(err)
 			return res
 		}
 		if ok {
@@ -196,7 +203,7 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 	got, err := reference.Read(node)
 	if err != nil {
 		res.fail("read output")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 	if len(got) != len(want) {
@@ -359,7 +366,7 @@ func judgeSample(node *ops.Tensor, b *Builder, tol Tolerance, idx []int64, want 
 	all, err := reference.Read(node)
 	if err != nil {
 		res.fail("read output")
-		res.Err = err.Error()
+		res.Err = res.noteErr(err)
 		return res
 	}
 	got := make([]float64, len(idx))

@@ -88,6 +88,14 @@ var ErrCopyUnsupported = errors.New("ops: buffer cannot copy from this source di
 // not in what a kernel computed, and reports say so.
 var ErrKernelBuild = errors.New("the kernels could not be built or loaded")
 
+// ErrContextLost is wrapped by a backend's error when the device can
+// compute nothing more: a CUDA context after a sticky fault (a kernel's
+// illegal or misaligned address, a device-side assert, a launch failure),
+// which fails every later call on it. The backend must be closed and a
+// new one opened (harness.Session does so); the node that failed is not
+// the only one whose results are lost.
+var ErrContextLost = errors.New("the device context is lost")
+
 // An Emulator is a backend that runs a device's kernels on an emulator
 // rather than the device (cuda-emu, metal-emu: package simt). Its results
 // are validated like the device's, but its times are the emulator's on

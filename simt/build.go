@@ -569,6 +569,10 @@ func compileModule(ctx context.Context, tc Toolchain, rtLib, dir string, p Progr
 	// watch for all but the first.
 	cc := []string{"-std=c++17", "-fPIC", "-fno-strict-aliasing", "-fno-math-errno", "-Wno-attributes", "-Wno-unknown-pragmas",
 		"-fvisibility=hidden", "-fvisibility-inlines-hidden", "-fno-gnu-unique"}
+	// Every access through a pointer tests its address against its
+	// type's alignment (runtime.cc's __ubsan_handle_type_mismatch_v1):
+	// a GPU faults on a misaligned access, which the CPU would take.
+	cc = append(cc, "-fsanitize=alignment", "-fno-sanitize-recover=alignment")
 	if m == Checked {
 		// -O1 keeps variables where the race checker can see each access
 		// as the source wrote it; -g lets faults name source lines.

@@ -586,12 +586,17 @@ const (
 	Timeout          FaultKind = 8
 	StackOverflow    FaultKind = 9
 	NullPointer      FaultKind = 10
+	// Misaligned is an access at an address that is not a multiple of
+	// its width (a type's alignment, a cp.async's or ldmatrix's size):
+	// a GPU's CUDA_ERROR_MISALIGNED_ADDRESS.
+	Misaligned FaultKind = 11
 )
 
 var faultNames = map[FaultKind]string{
 	BadLaunch: "bad launch", OutOfBounds: "out of bounds", Race: "shared-memory race",
 	DivergentBarrier: "divergent barrier", WarpMisuse: "warp collective misuse", Deadlock: "deadlock",
 	Trap: "trap", Timeout: "timeout", StackOverflow: "stack overflow", NullPointer: "null pointer",
+	Misaligned: "misaligned address",
 }
 
 func (k FaultKind) String() string {
@@ -619,6 +624,10 @@ type Fault struct {
 	Threads []Dim3
 	// Races counts the racing accesses the launch made.
 	Races uint64
+	// Addr and Width are a misaligned access's address and the
+	// alignment it needed (16 for a 16-byte load or cp.async).
+	Addr  uint64
+	Width int
 }
 
 func (f *Fault) Error() string {
@@ -680,6 +689,9 @@ func (m *Module) fault(kernel string, r *cResult) error {
 			f.Buffer = m.dev.buffer(uintptr(r.BufBase))
 			f.Offset = int64(r.Addr - r.BufBase)
 		}
+	case Misaligned:
+		f.Threads = []Dim3{r.Thread[0]}
+		f.Addr, f.Width = r.Addr, int(r.Size)
 	default:
 		f.Threads = []Dim3{r.Thread[0]}
 	}

@@ -27,6 +27,8 @@ type drv struct {
 	eventNew   func(ev *unsafe.Pointer, flags uint32) int32
 	eventRec   func(ev, stream unsafe.Pointer) int32
 	eventSince func(ms *float32, a, b unsafe.Pointer) int32
+	retain     func(ctx *unsafe.Pointer, d int32) int32
+	release    func(d int32) int32
 }
 
 func loadDriver(t *testing.T) (*Device, *drv) {
@@ -44,13 +46,28 @@ func loadDriver(t *testing.T) (*Device, *drv) {
 		{&f.memAlloc, "cuMemAlloc_v2"}, {&f.memFree, "cuMemFree_v2"}, {&f.htod, "cuMemcpyHtoD_v2"}, {&f.dtoh, "cuMemcpyDtoH_v2"},
 		{&f.loadData, "cuModuleLoadData"}, {&f.getFunc, "cuModuleGetFunction"}, {&f.launch, "cuLaunchKernel"},
 		{&f.errName, "cuGetErrorName"}, {&f.eventNew, "cuEventCreate"}, {&f.eventRec, "cuEventRecord"}, {&f.eventSince, "cuEventElapsedTime"},
+		{&f.retain, "cuDevicePrimaryCtxRetain"}, {&f.release, "cuDevicePrimaryCtxRelease_v2"},
 	} {
 		purego.RegisterLibFunc(r.p, h, r.name)
 	}
 	if e := f.init(0); e != 0 {
 		t.Fatalf("cuInit: %d", e)
 	}
+	// A context of the test's own, as a backend retains one: a sticky
+	// fault in it ends with the test.
+	var ctx unsafe.Pointer
+	if e := f.retain(&ctx, 0); e != 0 {
+		t.Fatalf("cuDevicePrimaryCtxRetain: %d", e)
+	}
+	t.Cleanup(func() { f.release(0) })
 	return d, &f
+}
+
+// name is the name of a CUresult.
+func (f *drv) name(e int32) string {
+	var s unsafe.Pointer
+	f.errName(e, &s)
+	return goString(s)
 }
 
 func TestEmulatedDriver(t *testing.T) {
@@ -129,6 +146,35 @@ func TestEmulatedDriver(t *testing.T) {
 	var fl *Fault
 	if !errors.As(err, &fl) || fl.Kind != OutOfBounds || fl.Kernel != "scale" || len(fl.Where) != 1 || fl.Where[0] != "scale.cu:3 (read) in scale" {
 		t.Errorf("fault: %v (%+v)", err, fl)
+	}
+	// The illegal address is sticky, as on a GPU: every later call on the
+	// context fails with it, naming the same fault, until the context is
+	// destroyed (its last retain released); a new one works.
+	var z uint64
+	if e := f.memAlloc(&z, 64); f.name(e) != "CUDA_ERROR_ILLEGAL_ADDRESS" {
+		t.Errorf("cuMemAlloc after the fault: %s, want CUDA_ERROR_ILLEGAL_ADDRESS", f.name(e))
+	}
+	if e := launch(n - 1); f.name(e) != "CUDA_ERROR_ILLEGAL_ADDRESS" {
+		t.Errorf("a good launch after the fault: %s, want CUDA_ERROR_ILLEGAL_ADDRESS", f.name(e))
+	}
+	if err := d.LastDriverFault(); !errors.As(err, &fl) || fl.Kind != OutOfBounds || fl.Kernel != "scale" {
+		t.Errorf("the sticky error's fault: %v", err)
+	}
+	if e := f.release(0); e != 0 {
+		t.Fatalf("cuDevicePrimaryCtxRelease_v2: %d", e)
+	}
+	var ctx unsafe.Pointer
+	if e := f.retain(&ctx, 0); e != 0 {
+		t.Fatalf("cuDevicePrimaryCtxRetain: %d", e)
+	}
+	if f.memAlloc(&x, 4*n) != 0 || f.memAlloc(&y, 4*n) != 0 || f.htod(x, unsafe.Pointer(&host[0]), 4*n) != 0 {
+		t.Fatal("a new context after the fault: cuMemAlloc_v2 or cuMemcpyHtoD_v2 failed")
+	}
+	if e := launch(n - 1); e != 0 {
+		t.Errorf("a good launch in a new context: %s (%v)", f.name(e), d.LastDriverFault())
+	}
+	if d.LastDriverFault() != nil {
+		t.Error("the destroyed context's fault is still reported")
 	}
 }
 

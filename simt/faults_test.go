@@ -304,6 +304,33 @@ func TestFaultCpAsyncMisaligned(t *testing.T) {
 	modes(t, func(t *testing.T, m Mode) {
 		k := kernel(t, load(t, "faults.cu", m), "cp_async_misaligned")
 		_, err := k.Launch(Launch{Grid: d1(1), Block: d1(32), Args: []any{f32Buf(t, make([]float32, 128)), alloc(t, 4*32)}})
-		fault(t, err, Trap, "cp.async: an address is not aligned to the copy size", "faults.cu:187")
+		f := fault(t, err, Misaligned, "misaligned address: cp.async destination of 16 bytes", "4 bytes past a multiple of 16", "in kernel cp_async_misaligned at faults.cu:187")
+		if f.Width != 16 || f.Addr%16 != 4 {
+			t.Errorf("fault at %#x, width %d: want 4 bytes past a 16-byte boundary, width 16", f.Addr, f.Width)
+		}
+	})
+}
+
+// TestFaultMisalignedVector: a kernel's misaligned 16-byte load, 8-byte
+// store and 4-byte load are each a misaligned-address fault naming the
+// kernel, the address and the alignment, in both modes (every access
+// through a pointer tests its address), never a crash of the process or
+// a silent pass.
+func TestFaultMisalignedVector(t *testing.T) {
+	modes(t, func(t *testing.T, m Mode) {
+		mod := load(t, "faults.cu", m)
+		src := f32Buf(t, make([]float32, 256))
+		_, err := kernel(t, mod, "misaligned_ld16").Launch(Launch{Grid: d1(1), Block: d1(32), Args: []any{src, alloc(t, 4*32)}})
+		f := fault(t, err, Misaligned, "misaligned address: load of", "int4", "8 bytes past a multiple of 16", "in kernel misaligned_ld16 at faults.cu:196")
+		if f.Width != 16 || f.Addr%16 != 8 || f.Addr < src.Addr() || f.Addr >= src.Addr()+1024 {
+			t.Errorf("fault at %#x, width %d: want 8 bytes past a 16-byte boundary in the source (%#x), width 16", f.Addr, f.Width, src.Addr())
+		}
+		_, err = kernel(t, mod, "misaligned_st8").Launch(Launch{Grid: d1(1), Block: d1(32), Args: []any{alloc(t, 4*64), int32(0)}})
+		f = fault(t, err, Misaligned, "misaligned address: ", "int2", "4 bytes past a multiple of 8", "faults.cu:205")
+		if f.Width != 8 {
+			t.Errorf("the 8-byte store's fault names width %d", f.Width)
+		}
+		_, err = kernel(t, mod, "misaligned_st8").Launch(Launch{Grid: d1(1), Block: d1(32), Args: []any{alloc(t, 4*64), int32(1)}})
+		fault(t, err, Misaligned, "misaligned address: load of", "2 bytes past a multiple of 4", "faults.cu:207")
 	})
 }

@@ -189,28 +189,44 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	}
 
 	var results []harness.Result
+	var lost error // a backend that lost its context and could not be reopened
 	for _, target := range cfg.backends {
-		be, err := target.Open(cfg.threads)
+		// A session replaces the backend after a case that lost its
+		// device context (a GPU's sticky fault), so that one faulting
+		// kernel does not fail every later case.
+		sess, err := harness.OpenSession(target.Name(), func() (ops.Backend, error) { return target.Open(cfg.threads) })
 		if err != nil {
 			fmt.Fprintf(stderr, "opbench validate: %v\n", err)
 			return exitUsage
 		}
-		threads := cli.Threads(be)
+		sess.Notice = func(line string) { fmt.Fprintf(stderr, "opbench validate: %s\n", line) }
+		threads := cli.Threads(sess.Backend())
 		for i, c := range cases {
-			r := harness.Run(be, c)
+			r, err := sess.Run(c)
 			r.Threads = threads
 			r.Backend = target.Name()
 			if cfg.verbose {
 				fmt.Fprintf(stderr, "[%d/%d] %s %s: %s\n", i+1, len(cases), target.Name(), c.ID(), r.Summary())
 			}
 			results = append(results, r)
+			if err != nil {
+				lost = err
+				break
+			}
 		}
-		if err := be.Close(); err != nil {
+		if err := sess.Close(); err != nil {
 			fmt.Fprintf(stderr, "opbench validate: closing backend %s: %v\n", target.Name(), err)
+		}
+		if lost != nil {
+			break
 		}
 	}
 
 	code := report(cfg, results, stdout, stderr)
+	if lost != nil {
+		fmt.Fprintf(stderr, "opbench validate: stopped: %v\n", lost)
+		code = exitFailure
+	}
 	if cfg.json != "" {
 		if err := writeJSON(cfg.json, results, sweepShard, stdout); err != nil {
 			fmt.Fprintf(stderr, "opbench validate: %v\n", err)

@@ -136,10 +136,10 @@ type injectedBug struct {
 func checkInjectedBugs(t *testing.T, bugs []injectedBug) {
 	for _, tc := range bugs {
 		t.Run(tc.name, func(t *testing.T) {
-			b, patched := patchKernel(t, tc.file, tc.old, tc.new)
+			s, patched := patchedSession(t, tc.file, tc.old, tc.new, nil)
 			failed := 0
 			for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{tc.op}}) {
-				r := harness.Run(b, c)
+				r := runSession(t, s, c)
 				if r.Passed() {
 					continue
 				}
@@ -162,12 +162,18 @@ func checkInjectedBugs(t *testing.T, bugs []injectedBug) {
 // whether a build found old (a source that no longer has it fails t).
 func patchKernel(t *testing.T, file, old, repl string) (b *Backend, patched *bool) {
 	t.Helper()
-	b = emulated(t)
+	patched = new(bool)
+	return patchKernelInto(t, file, old, repl, patched), patched
+}
+
+// patchKernelInto is patchKernel setting *patched.
+func patchKernelInto(t *testing.T, file, old, repl string, patched *bool) *Backend {
+	t.Helper()
+	b := emulated(t)
 	comp := b.comp.(emuCompiler)
 	if comp.mode != simt.Checked {
 		t.Skip("the emulator's memory checks are off ($KERNBENCH_SIMT_MODE=fast)")
 	}
-	patched = new(bool)
 	comp.patch = func(name string, src []byte) []byte {
 		if name != file {
 			return src
@@ -179,5 +185,37 @@ func patchKernel(t *testing.T, file, old, repl string) (b *Backend, patched *boo
 		return bytes.Replace(src, []byte(old), []byte(repl), 1)
 	}
 	b.comp = comp
-	return b, patched
+	return b
+}
+
+// patchedSession is patchKernel as a harness.Session: a case whose fault
+// loses the context (an illegal or misaligned address is sticky on the
+// emulated driver, as on a GPU) is followed by a new patched backend, so
+// that each later case still runs the bug rather than failing for the
+// lost context. wrap, when not nil, wraps each backend.
+func patchedSession(t *testing.T, file, old, repl string, wrap func(*Backend) ops.Backend) (s *harness.Session, patched *bool) {
+	t.Helper()
+	patched = new(bool)
+	s, err := harness.OpenSession("cuda-emu", func() (ops.Backend, error) {
+		b := patchKernelInto(t, file, old, repl, patched)
+		if wrap != nil {
+			return wrap(b), nil
+		}
+		return b, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, patched
+}
+
+// runSession runs c in s, failing t if the backend could not be reopened.
+func runSession(t *testing.T, s *harness.Session, c harness.Case) harness.Result {
+	t.Helper()
+	r, err := s.Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/kernbench/kernbench/ops"
 )
 
 // DriverLibrary is the NVIDIA driver library the backend loads on a GPU.
@@ -18,6 +20,9 @@ const DriverLibrary = "libcuda.so.1"
 // (contexts, streams, modules, functions, events) are opaque words.
 type driverAPI struct {
 	lib string
+	// emulated marks the SIMT emulator's driver, whose contexts are lost
+	// only to an illegal or misaligned address (see stickyCode).
+	emulated bool
 
 	cuInit                    func(flags uint32) int32
 	cuDriverGetVersion        func(v *int32) int32
@@ -377,6 +382,9 @@ type DriverError struct {
 	// Fault is the emulator's account of a failed launch (which thread,
 	// which access, which source line), on the emulated device.
 	Fault error
+	// Sticky says the error left the context unusable (stickyCode):
+	// errors.Is(err, ops.ErrContextLost) is then true.
+	Sticky bool
 }
 
 func (e *DriverError) Error() string {
@@ -389,12 +397,37 @@ func (e *DriverError) Error() string {
 
 func (e *DriverError) Unwrap() error { return e.Fault }
 
+// Is makes errors.Is(err, ops.ErrContextLost) true for an error that left
+// the context unusable (Sticky).
+func (e *DriverError) Is(target error) bool { return target == ops.ErrContextLost && e.Sticky }
+
+// LostReason names the sticky error for reports of the lost context
+// (harness.Result.ContextLost): "CUDA_ERROR_MISALIGNED_ADDRESS".
+func (e *DriverError) LostReason() string { return e.Name }
+
+// stickyCode reports whether a CUresult is one of the driver's sticky
+// errors, after which every call on the context fails with it until the
+// context is destroyed: an illegal or misaligned address, a device-side
+// assert, an illegal instruction, a hardware stack error, an invalid
+// address space or program counter, a launch failure or timeout. The
+// emulated driver makes only the two address faults sticky (its own
+// findings, races and traps, leave the context usable).
+func stickyCode(code int32, emulated bool) bool {
+	switch code {
+	case 700, 716: // CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_MISALIGNED_ADDRESS
+		return true
+	case 702, 710, 714, 715, 717, 718, 719: // LAUNCH_TIMEOUT, ASSERT, HARDWARE_STACK_ERROR, ILLEGAL_INSTRUCTION, INVALID_ADDRESS_SPACE, INVALID_PC, LAUNCH_FAILED
+		return !emulated
+	}
+	return false
+}
+
 // check turns a CUresult into nil or a *DriverError.
 func (d *driverAPI) check(call string, code int32) error {
 	if code == 0 {
 		return nil
 	}
-	e := &DriverError{Call: call, Code: code, Name: "CUDA_ERROR_UNKNOWN", Msg: "unknown error"}
+	e := &DriverError{Call: call, Code: code, Name: "CUDA_ERROR_UNKNOWN", Msg: "unknown error", Sticky: stickyCode(code, d.emulated)}
 	var s unsafe.Pointer
 	if d.cuGetErrorName(code, &s) == 0 {
 		e.Name = cString(s)

@@ -305,8 +305,16 @@ func TestInjectedAttentionBugs(t *testing.T) {
 				// 8 rows per K/V head below -large.
 				cases = append(cases, faMMAHeadCases()...)
 			}
+			// A sticky fault (an illegal address) loses the context: a
+			// session reopens the backend, with the bug, after it.
+			s, err := harness.OpenSession("cuda-emu", func() (ops.Backend, error) { return patchKernelInto(t, file, tc.old, tc.new, patched), nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			b.Close()
 			for _, c := range cases {
-				r := harness.Run(b, c)
+				r := runSession(t, s, c)
 				if r.Passed() {
 					continue
 				}

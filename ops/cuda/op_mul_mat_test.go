@@ -344,6 +344,53 @@ func TestMatmulIDsChecked(t *testing.T) {
 	}
 }
 
+// TestMmvqMisalignedIsCaught puts back the bug an H200 found in kb_mmvq1
+// (q4_0, m=16, n=1, k=96: the weights' 16-byte cp.async copies landed 8
+// bytes past a 16-byte boundary, after an activation region of 3 q8a
+// blocks, CUDA_ERROR_MISALIGNED_ADDRESS) and checks that cuda-emu reports
+// it as the GPU did, naming the kernel, the copy and the address, and
+// that the context is lost as a GPU's is: a harness.Session reopens the
+// backend and the cases after the faulting one pass.
+func TestMmvqMisalignedIsCaught(t *testing.T) {
+	s, patched := patchedSession(t, "mul_mat.cu",
+		"u8* ws = as + (c.ncols * seg * (int)sizeof(kb_q8a) + 15) / 16 * 16 + warp",
+		"u8* ws = as + c.ncols * seg * (int)sizeof(kb_q8a) + warp", nil)
+	var cases []harness.Case
+	for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpMulMat}, Types: []quant.Type{quant.Q4_0}}) {
+		if c.Name == "m=16,n=1,k=96" && c.Types[0] == quant.Q4_0 {
+			cases = append(cases, c)
+		}
+	}
+	if len(cases) != 1 {
+		t.Fatalf("%d q4_0 cases m=16,n=1,k=96 in the matrix, want 1", len(cases))
+	}
+	after := harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpRMSNorm}})[:3]
+	for _, c := range harness.Cases() {
+		if c.Op == ops.OpMulMat && c.Types[0] == quant.F32 && strings.Contains(c.Name, "n=1,") {
+			after = append(after, c) // the patched module's other kernels
+			break
+		}
+	}
+	r := runSession(t, s, cases[0])
+	if !*patched {
+		t.Fatal("the patch did not apply")
+	}
+	why := r.Summary() + " " + r.Err
+	for _, want := range []string{"CUDA_ERROR_MISALIGNED_ADDRESS", "kb_mmvq1_q4_0", "misaligned address: cp.async destination of 16 bytes", "8 bytes past a multiple of 16"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("%s: %s, want %q", cases[0].ID(), why, want)
+		}
+	}
+	if r.ContextLost != "CUDA_ERROR_MISALIGNED_ADDRESS" || s.Reopened != 1 {
+		t.Errorf("context lost %q, %d backends reopened; want CUDA_ERROR_MISALIGNED_ADDRESS and 1", r.ContextLost, s.Reopened)
+	}
+	for _, c := range after {
+		if r := runSession(t, s, c); !r.Passed() {
+			t.Errorf("%s after the lost context: %s (%s)", c.ID(), r.Summary(), r.Err)
+		}
+	}
+}
+
 // TestMatmulInjectedBugs breaks the tiled float kernels (mul_mat_f.cu, the
 // smallest module to rebuild) the way a kernel author might and checks
 // that validation fails, for the injected bug: a tile loop one past its
@@ -388,11 +435,11 @@ func TestMatmulInjectedBugs(t *testing.T) {
 			true, []quant.Type{quant.Q8_0}, "NMSE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, patched := patchKernel(t, tc.file, tc.old, tc.new)
+			s, patched := patchedSession(t, tc.file, tc.old, tc.new, nil)
 			failed := 0
 			withPaths(0, tc.mma, func() {
 				for _, c := range matmulCases(tc.types...) {
-					r := harness.Run(b, c)
+					r := runSession(t, s, c)
 					if r.Passed() {
 						continue
 					}

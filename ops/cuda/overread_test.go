@@ -38,19 +38,25 @@ func TestOverreadIsAFault(t *testing.T) {
 	planted := "float x = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3));\n" +
 		"\t\tif (i == n - 1) { volatile float past = *(const float*)(a + kb_offset(ta, i0, i1, i2, i3) + 4); (void)past; }\n" +
 		"\t\tfloat y = op == 0"
-	b, patched := patchKernel(t, file, old, planted)
-	if !b.ChecksBounds() {
-		t.Fatal("cuda-emu in Checked mode does not say it checks bounds")
-	}
 	// Launched at once, and as one-node graphs: a fault in a graph
-	// names its node too.
+	// names its node too. The read is an illegal address, which loses
+	// the context: a session reopens the backend after each such case.
 	for _, bk := range []struct {
 		name string
-		b    ops.Backend
-	}{{"launches", b}, {"graphs", graphOnly{b, t}}} {
+		wrap func(*Backend) ops.Backend
+	}{{"launches", nil}, {"graphs", func(b *Backend) ops.Backend { return graphOnly{b, t} }}} {
+		s, patched := patchedSession(t, file, old, planted, func(b *Backend) ops.Backend {
+			if !b.ChecksBounds() {
+				t.Fatal("cuda-emu in Checked mode does not say it checks bounds")
+			}
+			if bk.wrap != nil {
+				return bk.wrap(b)
+			}
+			return b
+		})
 		failed := 0
 		for _, c := range harness.Select(harness.Cases(), harness.Filter{Ops: []ops.Op{ops.OpScale}}) {
-			r := harness.Run(bk.b, c)
+			r := runSession(t, s, c)
 			if r.Passed() {
 				continue
 			}
@@ -59,6 +65,10 @@ func TestOverreadIsAFault(t *testing.T) {
 				t.Errorf("%s: %s fails, but not for the planted read in its node: %s (%s)", bk.name, c.ID(), r.Summary(), r.Err)
 			}
 		}
+		if s.Reopened != failed {
+			t.Errorf("%s: %d cases lost the context, %d backends reopened", bk.name, failed, s.Reopened)
+		}
+		s.Close() // the context goes with its last backend
 		t.Logf("%s: %d cases fail", bk.name, failed)
 		if !*patched || failed == 0 {
 			t.Errorf("%s: the planted read past the input's end (applied %v) failed no case", bk.name, *patched)

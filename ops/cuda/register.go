@@ -132,6 +132,7 @@ func OpenEmulated() (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda-emu: %w", err)
 	}
+	api.emulated = true
 	infos, err := api.devices()
 	if err != nil {
 		return nil, fmt.Errorf("cuda-emu: %w", err)

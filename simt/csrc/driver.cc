@@ -16,8 +16,13 @@
 // emulator buffers, so the bounds checks of checked modules apply. A
 // module image is not PTX or a cubin but "KBSIMT-MODULE\0" followed by the
 // path of a module the simt package built. A kernel's fault makes the
-// launch fail with the error code a GPU would give (an illegal address, an
-// assert, a launch failure); kbs_driver_last_fault returns its details.
+// launch fail with the error code a GPU would give (an illegal address, a
+// misaligned address, an assert, a launch failure); kbs_driver_last_fault
+// returns its details. An illegal or misaligned address is sticky, as on a
+// GPU: every later call on the context fails with the same error until
+// the primary context's last retain is released (the context destroyed),
+// which frees the device memory left in it; the next retain makes a new
+// context.
 //
 // kbs_driver_set_exec(0) turns kernel execution off: launches and graph
 // replays still check and pack their parameters (the host's work of a
@@ -34,6 +39,7 @@
 
 #include <atomic>
 #include <map>
+#include <set>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -60,6 +66,7 @@ enum {
 	CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
 	CUDA_ERROR_LAUNCH_TIMEOUT = 702,
 	CUDA_ERROR_ASSERT = 710,
+	CUDA_ERROR_MISALIGNED_ADDRESS = 716,
 	CUDA_ERROR_LAUNCH_FAILED = 719,
 	CUDA_ERROR_NOT_SUPPORTED = 801,
 	CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
@@ -144,6 +151,21 @@ static std::mutex g_mu;
 static bool g_init;
 static int g_workers;
 static int g_ctx_dummy;
+// The primary context's retains (cuDevicePrimaryCtxRetain less
+// cuDevicePrimaryCtxRelease_v2): when they fall to zero the context is
+// destroyed, and the next retain makes a new one.
+static int g_ctx_refs;
+// g_sticky is the context's sticky error: a kernel's illegal or
+// misaligned address leaves a GPU's context unusable, every later call
+// on it failing with that error until it is destroyed. g_sticky_fault is
+// that launch's fault (kbs_driver_last_fault keeps returning it), and
+// g_ctx_allocs the device memory allocated in the context, which its
+// destruction after such a fault frees (the backend's own frees fail).
+static std::atomic<int> g_sticky{0};
+static kbs_result g_sticky_fault;
+static void* g_sticky_mod;
+static int g_sticky_kernel = -1;
+static std::set<uintptr_t> g_ctx_allocs;
 // The NULL stream's state.
 static Stream g_null_stream;
 // Streams being captured (the backend captures one at a time), and the
@@ -205,6 +227,26 @@ static double now_s() {
 	do {                                              \
 		if (!g_init) return CUDA_ERROR_NOT_INITIALIZED; \
 	} while (0)
+
+// CHECK_CTX is CHECK_INIT for a call on the context: after a sticky
+// fault it fails with the fault's error, as a GPU's driver does.
+#define CHECK_CTX()                                        \
+	do {                                                   \
+		CHECK_INIT();                                      \
+		if (int e_ = g_sticky.load(std::memory_order_relaxed)) return e_; \
+	} while (0)
+
+// destroy_ctx forgets the primary context's sticky error, freeing the
+// device memory left allocated in it when it had one. g_mu is held.
+static void destroy_ctx() {
+	if (g_sticky.load() != 0) {
+		for (uintptr_t a : g_ctx_allocs) kbs_free((void*)a);
+		g_ctx_allocs.clear();
+	}
+	g_sticky.store(0);
+	g_sticky_kernel = -1;
+	g_sticky_mod = nullptr;
+}
 
 KBS_API CUresult cuInit(unsigned int flags) {
 	if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
@@ -289,13 +331,19 @@ KBS_API CUresult cuDevicePrimaryCtxRetain(void** ctx, CUdevice d) {
 	CHECK_INIT();
 	if (!ctx) return CUDA_ERROR_INVALID_VALUE;
 	if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+	std::lock_guard<std::mutex> lk(g_mu);
+	if (g_ctx_refs++ == 0) destroy_ctx(); // a new context: what was used without one is forgotten
 	*ctx = &g_ctx_dummy;
 	return CUDA_SUCCESS;
 }
 
 KBS_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
 	CHECK_INIT();
-	return d == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+	std::lock_guard<std::mutex> lk(g_mu);
+	if (g_ctx_refs <= 0) return CUDA_ERROR_INVALID_CONTEXT;
+	if (--g_ctx_refs == 0) destroy_ctx();
+	return CUDA_SUCCESS;
 }
 
 KBS_API CUresult cuCtxSetCurrent(void* ctx) {
@@ -304,13 +352,13 @@ KBS_API CUresult cuCtxSetCurrent(void* ctx) {
 }
 
 KBS_API CUresult cuCtxSynchronize() {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!g_captures.empty()) return refuse_in_capture(nullptr);
 	return CUDA_SUCCESS;
 }
 
 KBS_API CUresult cuStreamCreate(void** s, unsigned int) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!s) return CUDA_ERROR_INVALID_VALUE;
 	*s = new Stream{nullptr, 0, false};
 	return CUDA_SUCCESS;
@@ -326,7 +374,7 @@ KBS_API CUresult cuStreamDestroy_v2(void* s) {
 }
 
 KBS_API CUresult cuStreamSynchronize(void* s) {
-	CHECK_INIT();
+	CHECK_CTX();
 	Stream* st = stream_of(s);
 	if (st->capture) return refuse_in_capture(st);
 	return CUDA_SUCCESS;
@@ -334,7 +382,7 @@ KBS_API CUresult cuStreamSynchronize(void* s) {
 
 // cuStreamBeginCapture_v2 starts capturing stream s's work into a graph.
 KBS_API CUresult cuStreamBeginCapture_v2(void* s, int mode) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!s) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; // the legacy NULL stream cannot be captured
 	if (mode < CAPTURE_GLOBAL || mode > CAPTURE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
 	Stream* st = (Stream*)s;
@@ -403,37 +451,45 @@ KBS_API CUresult cuMemFreeHost(void* p) {
 }
 
 KBS_API CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t size) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!p || size == 0) return CUDA_ERROR_INVALID_VALUE;
 	if (unsafe_in_capture()) return refuse_in_capture(nullptr);
 	void* m = kbs_alloc(size);
 	if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+	{
+		std::lock_guard<std::mutex> lk(g_mu);
+		g_ctx_allocs.insert((uintptr_t)m);
+	}
 	*p = (CUdeviceptr)(uintptr_t)m;
 	return CUDA_SUCCESS;
 }
 
 KBS_API CUresult cuMemFree_v2(CUdeviceptr p) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (unsafe_in_capture()) return refuse_in_capture(nullptr);
+	{
+		std::lock_guard<std::mutex> lk(g_mu);
+		g_ctx_allocs.erase((uintptr_t)p);
+	}
 	return kbs_free((void*)(uintptr_t)p) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 KBS_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!g_captures.empty()) return refuse_in_capture(nullptr);
 	memcpy((void*)(uintptr_t)dst, src, n);
 	return CUDA_SUCCESS;
 }
 
 KBS_API CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!g_captures.empty()) return refuse_in_capture(nullptr);
 	memcpy(dst, (const void*)(uintptr_t)src, n);
 	return CUDA_SUCCESS;
 }
 
 KBS_API CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!g_captures.empty()) return refuse_in_capture(nullptr);
 	memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n);
 	return CUDA_SUCCESS;
@@ -453,7 +509,7 @@ static CUresult capture_copy(Stream* st, void* dst, const void* src, size_t n, c
 }
 
 KBS_API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, void* s) {
-	CHECK_INIT();
+	CHECK_CTX();
 	Stream* st = stream_of(s);
 	if (st->capture) return capture_copy(st, (void*)(uintptr_t)dst, src, n, src);
 	memcpy((void*)(uintptr_t)dst, src, n);
@@ -461,7 +517,7 @@ KBS_API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n
 }
 
 KBS_API CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, void* s) {
-	CHECK_INIT();
+	CHECK_CTX();
 	Stream* st = stream_of(s);
 	if (st->capture) return capture_copy(st, dst, (const void*)(uintptr_t)src, n, dst);
 	memcpy(dst, (const void*)(uintptr_t)src, n);
@@ -469,7 +525,7 @@ KBS_API CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, void
 }
 
 KBS_API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void* s) {
-	CHECK_INIT();
+	CHECK_CTX();
 	Stream* st = stream_of(s);
 	if (st->capture) return capture_copy(st, (void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n, nullptr);
 	memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n);
@@ -477,7 +533,7 @@ KBS_API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n
 }
 
 KBS_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void* s) {
-	CHECK_INIT();
+	CHECK_CTX();
 	Stream* st = stream_of(s);
 	if (st->capture) {
 		Node nd{};
@@ -493,7 +549,7 @@ KBS_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, voi
 }
 
 KBS_API CUresult cuModuleLoadData(void** mod, const void* image) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!mod || !image) return CUDA_ERROR_INVALID_VALUE;
 	const char* img = (const char*)image;
 	if (memcmp(img, kImageMagic, sizeof kImageMagic) != 0) return CUDA_ERROR_INVALID_IMAGE;
@@ -521,7 +577,7 @@ KBS_API CUresult cuModuleUnload(void*) {
 }
 
 KBS_API CUresult cuModuleGetFunction(void** fn, void* mod, const char* name) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!fn || !mod || !name) return CUDA_ERROR_INVALID_VALUE;
 	int n = kbs_module_nkernels(mod);
 	for (int i = 0; i < n; i++) {
@@ -554,6 +610,7 @@ static CUresult fault_code(int code) {
 	case KBS_E_NULL: return CUDA_ERROR_ILLEGAL_ADDRESS;
 	case KBS_E_TRAP: return CUDA_ERROR_ASSERT;
 	case KBS_E_TIMEOUT: return CUDA_ERROR_LAUNCH_TIMEOUT;
+	case KBS_E_MISALIGNED: return CUDA_ERROR_MISALIGNED_ADDRESS;
 	default: return CUDA_ERROR_LAUNCH_FAILED;
 	}
 }
@@ -605,14 +662,23 @@ static CUresult run_kernel(const Node& nd) {
 		g_fault_mod = f->mod;
 		g_fault_kernel = f->index;
 		g_fault_graph_node = -1;
-		return fault_code(code);
+		CUresult e = fault_code(code);
+		if (e == CUDA_ERROR_ILLEGAL_ADDRESS || e == CUDA_ERROR_MISALIGNED_ADDRESS) {
+			// Sticky, as on a GPU; the emulator's own findings (races,
+			// traps, time limits) are not, so a test may go on after one.
+			g_sticky_fault = r;
+			g_sticky_mod = f->mod;
+			g_sticky_kernel = f->index;
+			g_sticky.store(e);
+		}
+		return e;
 	}
 	return CUDA_SUCCESS;
 }
 
 KBS_API CUresult cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                                 unsigned shared, void* s, void** params, void** extra) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!fn) return CUDA_ERROR_INVALID_HANDLE;
 	Node nd{};
 	CUresult e = pack_launch((Function*)fn, kbs_dim3{gx, gy, gz}, kbs_dim3{bx, by, bz}, shared, params, extra, &nd);
@@ -626,7 +692,7 @@ KBS_API CUresult cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz,
 }
 
 KBS_API CUresult cuGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long flags) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!exec || !graph) return CUDA_ERROR_INVALID_VALUE;
 	if (flags != 0) return CUDA_ERROR_NOT_SUPPORTED;
 	*exec = new GraphExec{((Graph*)graph)->nodes};
@@ -670,7 +736,7 @@ KBS_API CUresult cuGraphExecUpdate_v2(void* exec, void* graph, UpdateResultInfo*
 // cuGraphLaunch replays exec's nodes in order on the (idle) device; the
 // first that fails stops it, and kbs_driver_last_graph_node names it.
 KBS_API CUresult cuGraphLaunch(void* exec, void* s) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!exec) return CUDA_ERROR_INVALID_HANDLE;
 	Stream* st = stream_of(s);
 	if (st->capture) return refuse_in_capture(st); // child graphs are not emulated
@@ -722,7 +788,7 @@ KBS_API CUresult cuEventDestroy_v2(void* ev) {
 }
 
 KBS_API CUresult cuEventRecord(void* ev, void* s) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!ev) return CUDA_ERROR_INVALID_HANDLE;
 	Stream* st = stream_of(s);
 	if (st->capture) return refuse_in_capture(st);
@@ -732,12 +798,12 @@ KBS_API CUresult cuEventRecord(void* ev, void* s) {
 }
 
 KBS_API CUresult cuEventSynchronize(void* ev) {
-	CHECK_INIT();
+	CHECK_CTX();
 	return ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 KBS_API CUresult cuEventElapsedTime(float* ms, void* start, void* end) {
-	CHECK_INIT();
+	CHECK_CTX();
 	if (!ms || !start || !end) return CUDA_ERROR_INVALID_VALUE;
 	Event* a = (Event*)start;
 	Event* b = (Event*)end;
@@ -764,6 +830,7 @@ KBS_API CUresult cuGetErrorName(CUresult e, const char** s) {
 	case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: *s = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; break;
 	case CUDA_ERROR_LAUNCH_TIMEOUT: *s = "CUDA_ERROR_LAUNCH_TIMEOUT"; break;
 	case CUDA_ERROR_ASSERT: *s = "CUDA_ERROR_ASSERT"; break;
+	case CUDA_ERROR_MISALIGNED_ADDRESS: *s = "CUDA_ERROR_MISALIGNED_ADDRESS"; break;
 	case CUDA_ERROR_LAUNCH_FAILED: *s = "CUDA_ERROR_LAUNCH_FAILED"; break;
 	case CUDA_ERROR_NOT_SUPPORTED: *s = "CUDA_ERROR_NOT_SUPPORTED"; break;
 	case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *s = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"; break;
@@ -792,6 +859,7 @@ KBS_API CUresult cuGetErrorString(CUresult e, const char** s) {
 	case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: *s = "too many resources requested for launch"; break;
 	case CUDA_ERROR_LAUNCH_TIMEOUT: *s = "the launch timed out and was terminated"; break;
 	case CUDA_ERROR_ASSERT: *s = "device-side assert triggered"; break;
+	case CUDA_ERROR_MISALIGNED_ADDRESS: *s = "misaligned address"; break;
 	case CUDA_ERROR_LAUNCH_FAILED: *s = "unspecified launch failure"; break;
 	case CUDA_ERROR_NOT_SUPPORTED: *s = "operation not supported"; break;
 	case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *s = "operation not permitted when stream is capturing"; break;
@@ -805,9 +873,17 @@ KBS_API CUresult cuGetErrorString(CUresult e, const char** s) {
 // kbs_driver_last_fault copies the details of the last failed launch (or
 // module load) into out, with its module and kernel index (nil and -1 for
 // a module load), and returns 1; it returns 0 when there is none. It
-// clears the record.
+// clears the record, except that of a sticky fault, which it returns until
+// the context is destroyed.
 KBS_API int kbs_driver_last_fault(kbs_result* out, void** mod, int* kernel) {
 	std::lock_guard<std::mutex> lk(g_mu);
+	if (!g_has_fault && g_sticky.load() != 0) {
+		// A call that failed for the context's sticky fault: that fault.
+		*out = g_sticky_fault;
+		*mod = g_sticky_mod;
+		*kernel = g_sticky_kernel;
+		return 1;
+	}
 	if (!g_has_fault) return 0;
 	*out = g_fault;
 	*mod = g_fault_mod;

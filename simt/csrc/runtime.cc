@@ -574,6 +574,91 @@ KBS_API void kbs_trap(const char* why, const char* file, int32_t line) {
 	abandon(w);
 }
 
+// misaligned_fault stops the launch with a misaligned-address fault: an
+// access (what) of width bytes, or of a type aligned to width bytes, at
+// addr. A GPU faults on any access that is not aligned to its width
+// (CUDA_ERROR_MISALIGNED_ADDRESS, which makes the context unusable); the
+// CPU would take it, or crash the process on an aligned vector move.
+[[noreturn]] static void misaligned_fault(Worker* w, uintptr_t addr, uint32_t width, const char* what, const char* file,
+                                          int32_t line) {
+	Fiber* f = w->cur;
+	pthread_mutex_lock(&w->L->mu);
+	fill_where(w, f);
+	const bool first = w->L->res->code == KBS_OK || w->L->res->code == KBS_E_RACE;
+	pthread_mutex_unlock(&w->L->mu);
+	set_fault(w->L, KBS_E_MISALIGNED,
+	          "misaligned address: %s at 0x%llx (%llu bytes past a multiple of %u) in kernel %s at %s:%d in thread (%u,%u,%u) of block (%u,%u,%u)",
+	          what, (unsigned long long)addr, (unsigned long long)(addr & (width - 1)), width, w->L->k->name,
+	          base_name(file), line, f->t.tid.x, f->t.tid.y, f->t.tid.z, w->bid.x, w->bid.y, w->bid.z);
+	pthread_mutex_lock(&w->L->mu);
+	if (first && w->L->res->code == KBS_E_MISALIGNED) {
+		w->L->res->addr = addr;
+		w->L->res->size = width;
+	}
+	pthread_mutex_unlock(&w->L->mu);
+	abandon(w);
+}
+
+KBS_API void kbs_misaligned(const void* addr, uint32_t width, const char* what, const char* file, int32_t line) {
+	Worker* w = tls_worker;
+	if (!w || !w->cur) {
+		fprintf(stderr, "kbsimt: misaligned %s of %u bytes at %p outside a kernel at %s:%d\n", what, width, addr, file, line);
+		abort();
+	}
+	char desc[160];
+	snprintf(desc, sizeof desc, "%s of %u bytes", what, width);
+	misaligned_fault(w, (uintptr_t)addr, width, desc, file, line);
+}
+
+// Kernel modules are compiled with -fsanitize=alignment, in both modes:
+// every load and store through a pointer first tests the address against
+// its type's alignment (a bit test), and calls these hooks (GCC's UBSan
+// ABI, supplied here as the thread-sanitizer's are) when it fails. A
+// kernel's misaligned 16-byte vector load is then a fault naming the
+// address rather than a crash (an aligned SSE move faults on the CPU) or
+// a silent pass (an unaligned one does not).
+struct UbsanLocation {
+	const char* file;
+	uint32_t line, column;
+};
+struct UbsanType {
+	uint16_t kind, info;
+	char name[1];
+};
+struct UbsanTypeMismatch {
+	UbsanLocation loc;
+	const UbsanType* type;
+	uint8_t log_align;
+	uint8_t check_kind; // 0 load, 1 store, others a reference or member access
+};
+
+static void ubsan_mismatch(UbsanTypeMismatch* d, uintptr_t p) {
+	Worker* w = tls_worker;
+	const uint32_t align = 1u << d->log_align;
+	if (!(p & (align - 1))) return; // a null pointer: the bounds checks' business
+	// A copy of a const object binds a const reference: a load too.
+	const char* type = d->type ? d->type->name : "?";
+	const bool konst = strncmp(type, "'const ", 7) == 0;
+	const char* kind = d->check_kind == 0 || (d->check_kind == 2 && konst) ? "load" : d->check_kind == 1 ? "store" : "access";
+	char what[200];
+	snprintf(what, sizeof what, "%s of %s (%u-byte aligned)", kind, type, align);
+	if (!w || !w->cur) {
+		fprintf(stderr, "kbsimt: misaligned %s (%u-byte aligned) at 0x%llx outside a kernel at %s:%u\n", what, align,
+		        (unsigned long long)p, d->loc.file, d->loc.line);
+		abort();
+	}
+	misaligned_fault(w, p, align, what, d->loc.file, (int32_t)d->loc.line);
+}
+
+extern "C" __attribute__((visibility("default"))) void __ubsan_handle_type_mismatch_v1(UbsanTypeMismatch* d, uintptr_t p) {
+	ubsan_mismatch(d, p);
+}
+extern "C" __attribute__((visibility("default"))) void __ubsan_handle_type_mismatch_v1_abort(UbsanTypeMismatch* d,
+                                                                                              uintptr_t p) {
+	ubsan_mismatch(d, p);
+	abort();
+}
+
 // ---------------------------------------------------------------------
 // Barriers and collectives.
 

@@ -189,3 +189,23 @@ extern "C" __global__ void cp_async_misaligned(const int* src, int* out) {
 	__syncthreads();
 	out[t] = tile[t];
 }
+
+// A 16-byte vector load from global memory 8 bytes past a 16-byte
+// boundary (the CPU would take it, or crash on an aligned SSE move).
+extern "C" __global__ void misaligned_ld16(const int* src, int* out) {
+	const int4 v = *(const int4*)(src + 2 + 4 * threadIdx.x);
+	out[threadIdx.x] = v.x + v.w;
+}
+
+// An 8-byte store into shared memory 4 bytes past an 8-byte boundary,
+// then a 4-byte load 2 bytes past a 4-byte boundary.
+extern "C" __global__ void misaligned_st8(int* out, int which) {
+	__shared__ __align__(16) int tile[64];
+	if (which == 0) {
+		*(int2*)&tile[2 * threadIdx.x + 1] = make_int2(1, 2);
+	} else {
+		out[threadIdx.x] = *(const int*)((const char*)out + 2);
+	}
+	__syncthreads();
+	out[threadIdx.x] += tile[threadIdx.x];
+}

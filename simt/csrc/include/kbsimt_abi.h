@@ -176,6 +176,12 @@ void kbs_cp_async_wait(uint32_t keep);
 uint64_t kbs_clock64(void);
 // kbs_trap stops the launch with an error naming the place and the reason.
 void kbs_trap(const char* why, const char* file, int32_t line) __attribute__((noreturn));
+// kbs_misaligned stops the launch with a misaligned-address fault (a GPU's
+// CUDA_ERROR_MISALIGNED_ADDRESS): an access of width bytes at addr, which
+// is not a multiple of width; what names the access ("cp.async
+// destination").
+void kbs_misaligned(const void* addr, uint32_t width, const char* what, const char* file, int32_t line)
+	__attribute__((noreturn));
 
 #ifdef __cplusplus
 }

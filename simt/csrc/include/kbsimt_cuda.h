@@ -257,7 +257,7 @@ KBS_INLINE void __kbsimt_ldmatrix(int n, bool trans, const void* row, unsigned* 
 	d.n = n;
 	d.trans = trans;
 	if ((int)kbs::self()->lane < 8 * n) {
-		if ((uintptr_t)row & 15) kbs_trap("ldmatrix: a row address is not 16-byte aligned", kbs_file, kbs_line);
+		if ((uintptr_t)row & 15) kbs_misaligned(row, 16, "ldmatrix row", kbs_file, kbs_line);
 		if (!kbs_in_shared(row, 16)) kbs_trap("ldmatrix: a row address is not in shared memory", kbs_file, kbs_line);
 		kbs::u32x4 v = *(const kbs::u32x4*)row;
 		memcpy(d.row, &v, 16);
@@ -279,8 +279,8 @@ KBS_INLINE void __kbsimt_ldmatrix(int n, bool trans, const void* row, unsigned* 
 KBS_INLINE void __kbsimt_cp_async(void* dst, const void* src, int bytes, int src_bytes, KBS_SITE) {
 	if (bytes != 4 && bytes != 8 && bytes != 16) kbs_trap("cp.async: the copy size must be 4, 8 or 16 bytes", kbs_file, kbs_line);
 	if (src_bytes < 0 || src_bytes > bytes) kbs_trap("cp.async: src-size is larger than the copy", kbs_file, kbs_line);
-	if (((uintptr_t)dst | (uintptr_t)src) & (uintptr_t)(bytes - 1))
-		kbs_trap("cp.async: an address is not aligned to the copy size", kbs_file, kbs_line);
+	if ((uintptr_t)dst & (uintptr_t)(bytes - 1)) kbs_misaligned(dst, (uint32_t)bytes, "cp.async destination", kbs_file, kbs_line);
+	if ((uintptr_t)src & (uintptr_t)(bytes - 1)) kbs_misaligned(src, (uint32_t)bytes, "cp.async source", kbs_file, kbs_line);
 	if (!kbs_in_shared(dst, (uint64_t)bytes)) kbs_trap("cp.async: the destination is not in shared memory", kbs_file, kbs_line);
 	if (kbs_in_shared(src, 1)) kbs_trap("cp.async: the source is in shared memory, not global", kbs_file, kbs_line);
 	alignas(16) unsigned char data[16] = {0};

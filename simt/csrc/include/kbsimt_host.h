@@ -20,6 +20,7 @@ enum {
 	KBS_E_TIMEOUT = 8,   // the launch ran past its time limit
 	KBS_E_STACK = 9,     // a thread overflowed its stack
 	KBS_E_NULL = 10,     // a null pointer access
+	KBS_E_MISALIGNED = 11, // an access at an address not a multiple of its alignment
 };
 
 // Check flags of a launch.
