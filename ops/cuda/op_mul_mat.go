@@ -226,10 +226,7 @@ func mmvGeometry(wt quant.Type, m, ncols int64) (gx uint32, block dim3, shared i
 // shared memory out for steps no longer than the row (mmvGeometry's,
 // for any k, is enough for every row).
 func mmvGeometryK(wt quant.Type, m, ncols, k int64) (gx uint32, block dim3, shared int) {
-	if isIQType(wt) { // kb_mmvi: a warp per row, 4 rows a block (op_mul_mat_iq.go)
-		return uint32((m + mmvRows - 1) / mmvRows), dim3{32 * mmvRows, 1, 1}, 0
-	}
-	if intPath(wt) {
+	if q8Acts(wt) {
 		seg, step := mmvqStep(wt, ncols)
 		if k/32 < seg {
 			seg, step = k/32, k/32/(wt.BlockSize()/32)*wt.TypeSize()
@@ -268,6 +265,11 @@ func intPath(t quant.Type) bool {
 	}
 	return false
 }
+
+// q8Acts reports whether weights of type t take their matrix-vector
+// products as integer dot products against activations quantized to q8a
+// blocks (kb_mmvq): the intPath types and iqTypes (kernels/mul_mat_iq.cu).
+func q8Acts(t quant.Type) bool { return intPath(t) || isIQType(t) }
 
 // typeNum is the kernels' number for an activation or prepared type.
 func typeNum(t quant.Type) int32 { return int32(t) }
@@ -360,7 +362,7 @@ type prepared struct {
 func (b *Backend) prepare(x *ops.Tensor, px uint64, wt quant.Type, half bool) (prepared, error) {
 	k, n1, n2, n3 := x.Ne[0], x.Ne[1], x.Ne[2], x.Ne[3]
 	rows := n1 * n2 * n3
-	if intPath(wt) {
+	if q8Acts(wt) {
 		row := k / 32 * 40 // sizeof(kb_q8a)
 		buf, err := b.scratchBuffer(scratchActs, rows*row)
 		if err != nil {
@@ -493,7 +495,7 @@ func (b *Backend) kernelFor(wt quant.Type, tiled bool, cols int64) (string, stri
 	case tiled:
 		return b.tiledKernel(wt)
 	case isIQType(wt):
-		return "mul_mat_iq.cu", "kb_mmvi" + one + "_" + wt.String(), false
+		return "mul_mat_iq.cu", "kb_mmvq" + one + "_" + wt.String(), false
 	case intPath(wt):
 		return "mul_mat.cu", "kb_mmvq" + one + "_" + wt.String(), false
 	}

@@ -8,24 +8,27 @@ import (
 )
 
 // The formats of issue 26 (MXFP4, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0 and the
-// IQ1/IQ2/IQ3 codebook formats): kernels/mul_mat_iq.cu, decoding eight elements
-// at a time (quants_iq.cuh; the grids in iq_grids.cuh, generated from
-// package quant's tables). GET_ROWS takes them in launchGetRows, MUL_MAT
-// and MUL_MAT_ID in their launch functions:
+// IQ1/IQ2/IQ3 codebook formats): kernels/mul_mat_iq.cu, with GET_ROWS
+// decoding eight elements at a time (quants_iq.cuh's kb_iq8; the grids
+// in iq_grids.cuh, generated from package quant's tables). GET_ROWS
+// takes them in launchGetRows, MUL_MAT and MUL_MAT_ID in their launch
+// functions:
 //
-//   - up to mmvMaxCols columns (pairs): kb_mmvi_* (kb_mmvi1_* for one),
-//     a warp per weight row over f32 activation rows, through kernelFor
-//     and mmvGeometry like the other matrix-vector kernels;
+//   - up to mmvMaxCols columns (pairs): kb_mmvq_* (kb_mmvq1_* for one),
+//     mmv.cuh's integer matrix-vector kernel, as for the legacy and K
+//     formats (q8Acts): the activations quantized once per node to q8a
+//     blocks (kb_quantize_q8a), every 32-element chunk of weights decoded
+//     to int8 codes with a scale (and offset) per 16 or 32 elements by
+//     quants_iq.cuh's kb_decode<T> (the 4-bit tables' int8 values, the
+//     ternary codes less one, the codebooks' signed grid entries; IQ1_S's
+//     delta as an offset per 32, IQ1_M's, which changes every 8, folded
+//     into 8*value +- 1) and dotted in int32 (__dp4a);
 //   - more: the weights are decoded to packed f16 rows in scratch memory
 //     (kb_dequant_f16_*: every matrix; of MUL_MAT_ID's experts those its
 //     ids name, which kb_iq_used_experts marks first), and
 //     the node is computed as if its weights were those f16 rows
 //     (viaF16), by the f16 tensor-core tiled kernels (kb_mmh*; kb_mmf_f16
-//     without tensor cores). These types' codes are not int8 values with
-//     one scale per 32 throughout (the codebook and ternary formats have
-//     none), so the f16 path is the one that takes all twelve; the f16
-//     rounding of the weights (2^-11 relative) is below that of the q8
-//     activations the CPU's dot products use.
+//     without tensor cores).
 
 // iqTypes are the types of kernels/mul_mat_iq.cu (quants_iq.cuh's KB_FOR_IQ_TYPES).
 var iqTypes = []quant.Type{quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0,

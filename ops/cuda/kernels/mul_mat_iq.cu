@@ -2,13 +2,12 @@
 // IQ4_NL, IQ4_XS, TQ1_0, TQ2_0 and the IQ1/IQ2/IQ3 codebook formats):
 //   - kb_get_rows_*: GET_ROWS, one output row per block, a thread per
 //     group of eight elements;
-//   - kb_mmvi_*, kb_mmvi1_*: MUL_MAT and MUL_MAT_ID's matrix-vector
-//     product for up to 8 columns (one), a warp per weight row, against
-//     f32 activation rows: lane i decodes groups i, i+32, ... of eight
-//     weights (so a warp reads 32 consecutive groups: a 256-element
-//     block, or eight blocks of 32, per step; 16-byte activation loads
-//     where the rows are aligned) with f32 FMAs, the sums reduced by
-//     shuffles;
+//   - kb_mmvq_*, kb_mmvq1_*: MUL_MAT and MUL_MAT_ID's matrix-vector
+//     product for up to 8 columns (one): mmv.cuh's integer kernel, as
+//     for the legacy and K formats, over activations quantized to kb_q8a
+//     blocks (mul_mat.cu's kb_quantize_q8a), each 32-element chunk decoded
+//     to int8 codes with its scales by quants_iq.cuh's kb_decode<T> and
+//     dotted by __dp4a;
 //   - kb_dequant_f16_*: the weights decoded to packed f16 rows (MUL_MAT_ID:
 //     the experts kb_iq_used_experts marks), which the f16 tensor-core
 //     tiled product (mul_mat_f.cu's kb_mmh*) then takes for more columns
@@ -19,9 +18,8 @@
 #include "reduce.cuh"
 #include "rows.cuh"
 #include "mm.cuh"
+#include "mmv.cuh"
 
-#define KB_MMVI_WARPS 4  // warps (weight rows) per block
-#define KB_MMVI_COLS 8
 
 template <int T>
 __device__ __forceinline__ void iq_get_rows(const char* a, const kb_tensor& ta, const char* ids, const kb_tensor& tid, char* d, const kb_tensor& td, int* status) {
@@ -37,55 +35,6 @@ __device__ __forceinline__ void iq_get_rows(const char* a, const kb_tensor& ta, 
 #pragma unroll
 		for (int i = 0; i < 8; i++) *(float*)(out + (8 * g + i) * td.nb[0]) = w[i];
 	}
-}
-
-// mmvi: grid (ceil(m/4), batches or pairs), 128 threads; see above.
-template <int T, int NC>
-__device__ __forceinline__ void mmvi(const kb_mm& p) {
-	bool ok;
-	kb_cols c = kb_group_cols(p, blockIdx.y, ok);
-	if (!ok) return;  // the whole block's
-	const int lane = threadIdx.x & 31;
-	const i64 row = (i64)blockIdx.x * KB_MMVI_WARPS + (threadIdx.x >> 5);
-	if (row >= p.m) return;  // the whole warp's
-	const u8* wr = (const u8*)(c.w + row * p.w_nb1);
-	const int G = kb_type<T>::block / 8;
-	float acc[NC];
-#pragma unroll
-	for (int j = 0; j < NC; j++) acc[j] = 0.0f;
-	// Activation rows 16-byte aligned (prepare's packed copies are) are
-	// read as two float4 per lane and group, else a float at a time.
-	const bool wide = (((u64)c.x | (u64)c.xs) & 15) == 0;
-	for (i64 g = lane; g < p.k / 8; g += 32) {
-		float w[8];
-		kb_iq8<T>(wr + (g / G) * kb_type<T>::bytes, (int)(g % G), w);
-#pragma unroll
-		for (int j = 0; j < NC; j++) {
-			if (j < c.ncols) {
-				const float* x = (const float*)(c.x + j * c.xs) + 8 * g;
-				float xv[8];
-				if (wide) {
-					float4 a = kb_ld16f(x), b = kb_ld16f(x + 4);
-					xv[0] = a.x, xv[1] = a.y, xv[2] = a.z, xv[3] = a.w;
-					xv[4] = b.x, xv[5] = b.y, xv[6] = b.z, xv[7] = b.w;
-				} else {
-#pragma unroll
-					for (int i = 0; i < 8; i++) xv[i] = x[i];
-				}
-#pragma unroll
-				for (int i = 0; i < 8; i++) acc[j] = fmaf(w[i], xv[i], acc[j]);
-			}
-		}
-	}
-	float mine = 0.0f;
-#pragma unroll
-	for (int j = 0; j < NC; j++) {
-		if (j < c.ncols) {
-			float s = kb_warp_sum(acc[j]);
-			if (lane == j) mine = s;
-		}
-	}
-	if (lane < c.ncols) *(float*)(c.d + lane * c.ds + row * 4) = mine;
 }
 
 // dequant_f16: the rows of w (k elements each; m rows a matrix, n2 x n3
@@ -128,10 +77,11 @@ extern "C" __global__ void kb_iq_used_experts(const char* ids, i64 nb0, i64 nb1,
 	                                                kb_tensor td, int* status) {                                           \
 		iq_get_rows<T>(a, ta, ids, tid, d, td, status);                                                                  \
 	}                                                                                                                    \
-	extern "C" __global__ void __launch_bounds__(128) kb_mmvi_##name(kb_mm p) { mmvi<T, KB_MMVI_COLS>(p); }             \
-	extern "C" __global__ void __launch_bounds__(128, 8) kb_mmvi1_##name(kb_mm p) { mmvi<T, 1>(p); }                    \
+	extern "C" __global__ void kb_mmvq_##name(kb_mm p) { mmvq<T, KB_MMV_COLS>(p); }                                   \
+	extern "C" __global__ void __launch_bounds__(128, 8) kb_mmvq1_##name(kb_mm p) { mmvq<T, 1>(p); }                   \
 	extern "C" __global__ void kb_dequant_f16_##name(const char* w, i64 nb1, i64 nb2, i64 nb3, i64 k, i64 m, i64 n2, i64 n3, \
 	                                                 const int* used, uint4* out) {                                        \
 		dequant_f16<T>(w, nb1, nb2, nb3, k, m, n2, n3, used, out);                                                       \
 	}
 KB_FOR_IQ_TYPES(KB_IQ_KERNELS)
+
