@@ -109,8 +109,6 @@ var reportLaunches = func() map[string]Launch {
 		"kb_mmh128x128w4_":      {int(hTile128x128w4.Threads), 0, "large tile product"},
 		"kb_mmvf_":              {int(mmvf.x * mmvf.y), 0, "mat-vec, 4096 rows"},
 		"kb_mmvf1_":             {int(mmvf.x * mmvf.y), 0, "mat-vec, 4096 rows"},
-		"kb_dequant_f16_":       {int(elem.x), 0, "element grid"},
-		"kb_iq_used_experts":    {256, 0, "one block"},
 		"kb_quantize_q8a":       {128, 0, "activations to q8"},
 		"kb_convert_act":        {int(elem.x), 0, "element grid"},
 		"kb_mmid_group":         {256, 8 * 8, "8 experts"},

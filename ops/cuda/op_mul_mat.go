@@ -418,7 +418,7 @@ func (b *Backend) tileFor(wt quant.Type, name string, half bool, h hTile, m, col
 	switch {
 	case half:
 		return tileLaunch{h.Name + wt.String(), h.M, h.N, int(h.Threads), 0, 1, 0}
-	case !intPath(wt):
+	case !q8Acts(wt):
 		return tl
 	}
 	if b.mmaKernels() {
@@ -463,7 +463,7 @@ func (b *Backend) launchSplit(file string, tl tileLaunch, colTiles, b2, b3 int64
 	}
 	total := args.m * args.n * b2 * b3
 	grid, block := elementGrid(total)
-	return b.launch(file, "kb_mmq_splitk_sum", grid, block, 0, args.bytes(), i64(total))
+	return b.launch("mul_mat_q.cu", "kb_mmq_splitk_sum", grid, block, 0, args.bytes(), i64(total))
 }
 
 // mmaKernels reports whether the tensor-core kernels run here.
@@ -473,6 +473,10 @@ func (b *Backend) mmaKernels() bool { return useMMA && b.info.Major >= 8 }
 // of type wt, and whether it wants f16/bf16 activation rows.
 func (b *Backend) tiledKernel(wt quant.Type) (string, string, bool) {
 	switch {
+	case isIQType(wt) && b.mmaKernels():
+		return "mul_mat_iq.cu", "kb_mmq_" + wt.String(), false
+	case isIQType(wt):
+		return "mul_mat_iq.cu", "kb_mmq_dp4a_" + wt.String(), false
 	case intPath(wt) && b.mmaKernels():
 		return "mul_mat_q.cu", "kb_mmq_" + wt.String(), false
 	case intPath(wt):
@@ -505,8 +509,8 @@ func (b *Backend) kernelFor(wt quant.Type, tiled bool, cols int64) (string, stri
 // checkAligned refuses weights the kernels' loads cannot read: 2-byte
 // (4-byte for f32) alignment of the data and its strides.
 func checkAligned(w *ops.Tensor, pw uint64) error {
-	if isIQType(w.Type) {
-		return nil // kernels/mul_mat_iq.cu reads bytes
+	if w.Type == quant.MXFP4 {
+		return nil // kb_decode reads its 17-byte blocks a byte at a time
 	}
 	al := int64(2)
 	if w.Type == quant.F32 {
@@ -581,9 +585,6 @@ func rows16(w *ops.Tensor, pw uint64, act prepared) bool {
 }
 
 func launchMulMat(b *Backend, t *ops.Tensor) error {
-	if isIQType(t.Src[0].Type) && t.Src[1].Ne[1] > mmvMaxCols {
-		return b.viaF16(t, 0, launchMulMat) // op_mul_mat_iq.go
-	}
 	src, dst, err := b.pointers(t)
 	if err != nil {
 		return err
