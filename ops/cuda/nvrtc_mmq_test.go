@@ -100,8 +100,22 @@ func mmaLoop(fn []sassInstr, min int) (body []sassInstr, ok bool) {
 // input makes their int32 results the bits of floats). Before the
 // budget, kb_mmq128_q4_0's loop issued 42 per product (and the kernel as
 // a whole 74, as Nsight Compute counted on an H200).
-func checkMmqBudget(t *testing.T, cubin []byte) {
+//
+// mul_mat_iq.cu's kb_mmq* (the formats of issue 26, on mmq.cuh's general
+// mmq, which decodes each step's chunks with kb_decode<T> into the code
+// tile, reads every chunk's scales per product and converts each
+// product's int32 with I2F) are pinned at the budgets below, a little
+// above what NVRTC 11.8 made of them when they were written: 43.4 per
+// m16n8k32 product for IQ4_XS and IQ2_XXS (one scale per 32), 30.8 per
+// m16n8k16 product for IQ2_XS (two a chunk, a scale per 16). Moving them
+// to mul_mat_q.cu's k32 path (raw blocks decoded from shared memory, the
+// magic-number epilogue) would take them toward its 20.
+func checkMmqBudget(t *testing.T, file string, cubin []byte) {
 	t.Helper()
+	cases := mmqBudgets[file]
+	if len(cases) == 0 {
+		return
+	}
 	if _, err := cudatools.Tool("cuobjdump"); err != nil {
 		return
 	}
@@ -110,17 +124,7 @@ func checkMmqBudget(t *testing.T, cubin []byte) {
 		t.Fatal(err)
 	}
 	fns := sassFunctions(text)
-	for _, tc := range []struct {
-		kernel string
-		budget float64
-	}{
-		{"kb_mmq128_q4_0", 20},
-		{"kb_mmq_q4_0", 20},
-		{"kb_mmq128_q5_0", 20},
-		{"kb_mmq128_q8_0", 20},
-		{"kb_mmq128_q4_1", 24},
-		{"kb_mmq128_q4_K", 24},
-	} {
+	for _, tc := range cases {
 		fn, ok := fns[tc.kernel]
 		if !ok {
 			t.Errorf("%s: not in the listing", tc.kernel)
@@ -136,8 +140,8 @@ func checkMmqBudget(t *testing.T, cubin []byte) {
 		for _, in := range body {
 			if strings.HasPrefix(in.op, "IMMA") {
 				n++
-				if !strings.HasPrefix(in.op, "IMMA.16832") {
-					t.Errorf("%s: %s in the main loop, want m16n8k32 products", tc.kernel, in.op)
+				if want := map[bool]string{false: "IMMA.16832", true: "IMMA.16816"}[tc.k16]; !strings.HasPrefix(in.op, want) {
+					t.Errorf("%s: %s in the main loop, want %s products", tc.kernel, in.op, want)
 				}
 			}
 			if strings.HasPrefix(in.op, "I2F") {
@@ -149,10 +153,38 @@ func checkMmqBudget(t *testing.T, cubin []byte) {
 		if per > tc.budget {
 			t.Errorf("%s: %.1f instructions per IMMA in the main loop (%d for %d), want at most %v", tc.kernel, per, len(body), n, tc.budget)
 		}
-		if conv > 0 {
+		if conv > 0 && !tc.general {
 			t.Errorf("%s: %d I2F conversions in the main loop", tc.kernel, conv)
 		}
 	}
+}
+
+// An mmqBudget is a kernel's most instructions per IMMA product in its
+// main loop (checkMmqBudget).
+type mmqBudget struct {
+	kernel string
+	budget float64
+	k16    bool // m16n8k16 products (a scale per 16), else m16n8k32
+	// general: mmq.cuh's general body, whose epilogue converts each
+	// product's int32 with I2F (mul_mat_q.cu's k32 path takes none).
+	general bool
+}
+
+// mmqBudgets are checkMmqBudget's kernels, by source file.
+var mmqBudgets = map[string][]mmqBudget{
+	"mul_mat_q.cu": {
+		{"kb_mmq128_q4_0", 20, false, false},
+		{"kb_mmq_q4_0", 20, false, false},
+		{"kb_mmq128_q5_0", 20, false, false},
+		{"kb_mmq128_q8_0", 20, false, false},
+		{"kb_mmq128_q4_1", 24, false, false},
+		{"kb_mmq128_q4_K", 24, false, false},
+	},
+	"mul_mat_iq.cu": {
+		{"kb_mmq128_iq4_xs", 46, false, true},
+		{"kb_mmq128_iq2_xxs", 46, false, true},
+		{"kb_mmq128_iq2_xs", 33, true, true},
+	},
 }
 
 // TestMmaLoop: the loop finder on a made-up listing.

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/kernbench/kernbench/ops"
@@ -108,10 +109,6 @@ var reportLaunches = func() map[string]Launch {
 		"kb_mmh128x128w4_":      {int(hTile128x128w4.Threads), 0, "large tile product"},
 		"kb_mmvf_":              {int(mmvf.x * mmvf.y), 0, "mat-vec, 4096 rows"},
 		"kb_mmvf1_":             {int(mmvf.x * mmvf.y), 0, "mat-vec, 4096 rows"},
-		"kb_mmvi_":              {32 * mmvRows, 0, "mat-vec, 4096 rows"},
-		"kb_mmvi1_":             {32 * mmvRows, 0, "mat-vec, 4096 rows"},
-		"kb_dequant_f16_":       {int(elem.x), 0, "element grid"},
-		"kb_iq_used_experts":    {256, 0, "one block"},
 		"kb_quantize_q8a":       {128, 0, "activations to q8"},
 		"kb_convert_act":        {int(elem.x), 0, "element grid"},
 		"kb_mmid_group":         {256, 8 * 8, "8 experts"},
@@ -139,8 +136,8 @@ var reportLaunches = func() map[string]Launch {
 	}
 	// The integer mat-vec kernels' shared memory depends on the type and
 	// the columns: 8 (kb_mmvq_), 1 (kb_mmvq1_); and on k, n here.
-	for _, t := range weightTypes {
-		if intPath(t) {
+	for _, t := range append(slices.Clone(weightTypes), iqTypes...) {
+		if q8Acts(t) {
 			_, block, shared := mmvGeometryK(t, n, mmvMaxCols, n)
 			m["kb_mmvq_"+t.String()] = Launch{int(block.x), shared, "mat-vec, 8 columns"}
 			_, block, shared = mmvGeometryK(t, n, 1, n)

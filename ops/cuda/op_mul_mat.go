@@ -226,10 +226,7 @@ func mmvGeometry(wt quant.Type, m, ncols int64) (gx uint32, block dim3, shared i
 // shared memory out for steps no longer than the row (mmvGeometry's,
 // for any k, is enough for every row).
 func mmvGeometryK(wt quant.Type, m, ncols, k int64) (gx uint32, block dim3, shared int) {
-	if isIQType(wt) { // kb_mmvi: a warp per row, 4 rows a block (op_mul_mat_iq.go)
-		return uint32((m + mmvRows - 1) / mmvRows), dim3{32 * mmvRows, 1, 1}, 0
-	}
-	if intPath(wt) {
+	if q8Acts(wt) {
 		seg, step := mmvqStep(wt, ncols)
 		if k/32 < seg {
 			seg, step = k/32, k/32/(wt.BlockSize()/32)*wt.TypeSize()
@@ -268,6 +265,11 @@ func intPath(t quant.Type) bool {
 	}
 	return false
 }
+
+// q8Acts reports whether weights of type t take their matrix-vector
+// products as integer dot products against activations quantized to q8a
+// blocks (kb_mmvq): the intPath types and iqTypes (kernels/mul_mat_iq.cu).
+func q8Acts(t quant.Type) bool { return intPath(t) || isIQType(t) }
 
 // typeNum is the kernels' number for an activation or prepared type.
 func typeNum(t quant.Type) int32 { return int32(t) }
@@ -360,7 +362,7 @@ type prepared struct {
 func (b *Backend) prepare(x *ops.Tensor, px uint64, wt quant.Type, half bool) (prepared, error) {
 	k, n1, n2, n3 := x.Ne[0], x.Ne[1], x.Ne[2], x.Ne[3]
 	rows := n1 * n2 * n3
-	if intPath(wt) {
+	if q8Acts(wt) {
 		row := k / 32 * 40 // sizeof(kb_q8a)
 		buf, err := b.scratchBuffer(scratchActs, rows*row)
 		if err != nil {
@@ -416,7 +418,7 @@ func (b *Backend) tileFor(wt quant.Type, name string, half bool, h hTile, m, col
 	switch {
 	case half:
 		return tileLaunch{h.Name + wt.String(), h.M, h.N, int(h.Threads), 0, 1, 0}
-	case !intPath(wt):
+	case !q8Acts(wt):
 		return tl
 	}
 	if b.mmaKernels() {
@@ -461,7 +463,7 @@ func (b *Backend) launchSplit(file string, tl tileLaunch, colTiles, b2, b3 int64
 	}
 	total := args.m * args.n * b2 * b3
 	grid, block := elementGrid(total)
-	return b.launch(file, "kb_mmq_splitk_sum", grid, block, 0, args.bytes(), i64(total))
+	return b.launch("mul_mat_q.cu", "kb_mmq_splitk_sum", grid, block, 0, args.bytes(), i64(total))
 }
 
 // mmaKernels reports whether the tensor-core kernels run here.
@@ -471,6 +473,10 @@ func (b *Backend) mmaKernels() bool { return useMMA && b.info.Major >= 8 }
 // of type wt, and whether it wants f16/bf16 activation rows.
 func (b *Backend) tiledKernel(wt quant.Type) (string, string, bool) {
 	switch {
+	case isIQType(wt) && b.mmaKernels():
+		return "mul_mat_iq.cu", "kb_mmq_" + wt.String(), false
+	case isIQType(wt):
+		return "mul_mat_iq.cu", "kb_mmq_dp4a_" + wt.String(), false
 	case intPath(wt) && b.mmaKernels():
 		return "mul_mat_q.cu", "kb_mmq_" + wt.String(), false
 	case intPath(wt):
@@ -493,7 +499,7 @@ func (b *Backend) kernelFor(wt quant.Type, tiled bool, cols int64) (string, stri
 	case tiled:
 		return b.tiledKernel(wt)
 	case isIQType(wt):
-		return "mul_mat_iq.cu", "kb_mmvi" + one + "_" + wt.String(), false
+		return "mul_mat_iq.cu", "kb_mmvq" + one + "_" + wt.String(), false
 	case intPath(wt):
 		return "mul_mat.cu", "kb_mmvq" + one + "_" + wt.String(), false
 	}
@@ -503,8 +509,8 @@ func (b *Backend) kernelFor(wt quant.Type, tiled bool, cols int64) (string, stri
 // checkAligned refuses weights the kernels' loads cannot read: 2-byte
 // (4-byte for f32) alignment of the data and its strides.
 func checkAligned(w *ops.Tensor, pw uint64) error {
-	if isIQType(w.Type) {
-		return nil // kernels/mul_mat_iq.cu reads bytes
+	if w.Type == quant.MXFP4 {
+		return nil // kb_decode reads its 17-byte blocks a byte at a time
 	}
 	al := int64(2)
 	if w.Type == quant.F32 {
@@ -579,9 +585,6 @@ func rows16(w *ops.Tensor, pw uint64, act prepared) bool {
 }
 
 func launchMulMat(b *Backend, t *ops.Tensor) error {
-	if isIQType(t.Src[0].Type) && t.Src[1].Ne[1] > mmvMaxCols {
-		return b.viaF16(t, 0, launchMulMat) // op_mul_mat_iq.go
-	}
 	src, dst, err := b.pointers(t)
 	if err != nil {
 		return err

@@ -54,9 +54,6 @@ func (b *Backend) mmidHalfTile(m, pairs, nExp int64, aligned bool) hTile {
 }
 
 func launchMulMatID(b *Backend, t *ops.Tensor) error {
-	if ids := t.Src[ops.MMIDIDs]; isIQType(t.Src[ops.MMIDExperts].Type) && ids.Ne[0]*ids.Ne[1] > mmvMaxCols {
-		return b.viaF16(t, ops.MMIDExperts, launchMulMatID) // op_mul_mat_iq.go
-	}
 	src, dst, err := b.pointers(t)
 	if err != nil {
 		return err

@@ -31,9 +31,11 @@ func iqCases(t quant.Type) []harness.Case {
 
 // TestIQKernels runs the formats of kernels/mul_mat_iq.cu against the reference:
 // each case must be supported and pass. The paths: the default choice
-// (matrix-vector kernels up to 8 columns, the f16 copy and the tensor-core
-// tiles above), and every case through the f16 copy with tensor cores
-// ("tiled mma") and without ("tiled simt"). harness's TestBackends runs
+// (the integer matrix-vector kernels up to 8 columns, the integer
+// tensor-core tiles above), and every case through the integer tiles
+// with tensor cores ("tiled mma": kb_mmq_*, kb_mmq128_*) and without
+// ("tiled simt": kb_mmq_dp4a_*; "tiled mma" takes the 128-row tile for
+// every second type). harness's TestBackends runs
 // every default case on the default path already, so by default type i
 // runs path i%3 on every fourth of its cases (from the (i%4)th); with
 // $KERNBENCH_CUDA_IQ_FULL=1 every type runs every case down every path.
@@ -54,17 +56,25 @@ func TestIQKernels(t *testing.T) {
 			if !full && ti%3 != pi {
 				continue
 			}
+			// The tensor-core tiles: odd types take the 128-row tile
+			// (kb_mmq128_*), which the cases' small grids never pick.
+			tile := tileAuto
+			if p.name == "tiled mma" && ti%2 == 1 {
+				tile = tileBig
+			}
 			t.Run(typ.String()+"/"+p.name, func(t *testing.T) {
 				withPaths(p.mmv, p.mma, func() {
-					for ci, c := range cases {
-						if !full && ci%4 != ti%4 {
-							continue
+					withTile(b, tile, func() {
+						for ci, c := range cases {
+							if !full && ci%4 != ti%4 {
+								continue
+							}
+							r := harness.Run(b, c)
+							if !r.Passed() || r.Unsupported() {
+								t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+							}
 						}
-						r := harness.Run(b, c)
-						if !r.Passed() || r.Unsupported() {
-							t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
-						}
-					}
+					})
 				})
 			})
 		}

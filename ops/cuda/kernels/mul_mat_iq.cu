@@ -2,26 +2,26 @@
 // IQ4_NL, IQ4_XS, TQ1_0, TQ2_0 and the IQ1/IQ2/IQ3 codebook formats):
 //   - kb_get_rows_*: GET_ROWS, one output row per block, a thread per
 //     group of eight elements;
-//   - kb_mmvi_*, kb_mmvi1_*: MUL_MAT and MUL_MAT_ID's matrix-vector
-//     product for up to 8 columns (one), a warp per weight row, against
-//     f32 activation rows: lane i decodes groups i, i+32, ... of eight
-//     weights (so a warp reads 32 consecutive groups: a 256-element
-//     block, or eight blocks of 32, per step; 16-byte activation loads
-//     where the rows are aligned) with f32 FMAs, the sums reduced by
-//     shuffles;
-//   - kb_dequant_f16_*: the weights decoded to packed f16 rows (MUL_MAT_ID:
-//     the experts kb_iq_used_experts marks), which the f16 tensor-core
-//     tiled product (mul_mat_f.cu's kb_mmh*) then takes for more columns
-//     (op_mul_mat_iq.go).
+//   - kb_mmvq_*, kb_mmvq1_*: MUL_MAT and MUL_MAT_ID's matrix-vector
+//     product for up to 8 columns (one): mmv.cuh's integer kernel, as
+//     for the legacy and K formats, over activations quantized to kb_q8a
+//     blocks (mul_mat.cu's kb_quantize_q8a), each 32-element chunk decoded
+//     to int8 codes with its scales by quants_iq.cuh's kb_decode<T> and
+//     dotted by __dp4a;
+//   - kb_mmq_*, kb_mmq_dp4a_*, kb_mmq128_*: the tiled product for more
+//     columns, mmq.cuh's (as mul_mat_q.cu's of the K formats): each step's
+//     chunks decoded by kb_decode<T> into the int8 code tile with their
+//     scales, tensor-core s8 products (one m16n8k32 per chunk where the
+//     format has one scale per 32, two m16n8k16 for IQ2_XS, IQ2_S and
+//     IQ1_M) or __dp4a.
 #include "common.cuh"
 #include "quants.cuh"
 #include "quants_iq.cuh"
 #include "reduce.cuh"
 #include "rows.cuh"
 #include "mm.cuh"
-
-#define KB_MMVI_WARPS 4  // warps (weight rows) per block
-#define KB_MMVI_COLS 8
+#include "mmv.cuh"
+#include "mmq.cuh"
 
 template <int T>
 __device__ __forceinline__ void iq_get_rows(const char* a, const kb_tensor& ta, const char* ids, const kb_tensor& tid, char* d, const kb_tensor& td, int* status) {
@@ -39,99 +39,28 @@ __device__ __forceinline__ void iq_get_rows(const char* a, const kb_tensor& ta, 
 	}
 }
 
-// mmvi: grid (ceil(m/4), batches or pairs), 128 threads; see above.
-template <int T, int NC>
-__device__ __forceinline__ void mmvi(const kb_mm& p) {
-	bool ok;
-	kb_cols c = kb_group_cols(p, blockIdx.y, ok);
-	if (!ok) return;  // the whole block's
-	const int lane = threadIdx.x & 31;
-	const i64 row = (i64)blockIdx.x * KB_MMVI_WARPS + (threadIdx.x >> 5);
-	if (row >= p.m) return;  // the whole warp's
-	const u8* wr = (const u8*)(c.w + row * p.w_nb1);
-	const int G = kb_type<T>::block / 8;
-	float acc[NC];
-#pragma unroll
-	for (int j = 0; j < NC; j++) acc[j] = 0.0f;
-	// Activation rows 16-byte aligned (prepare's packed copies are) are
-	// read as two float4 per lane and group, else a float at a time.
-	const bool wide = (((u64)c.x | (u64)c.xs) & 15) == 0;
-	for (i64 g = lane; g < p.k / 8; g += 32) {
-		float w[8];
-		kb_iq8<T>(wr + (g / G) * kb_type<T>::bytes, (int)(g % G), w);
-#pragma unroll
-		for (int j = 0; j < NC; j++) {
-			if (j < c.ncols) {
-				const float* x = (const float*)(c.x + j * c.xs) + 8 * g;
-				float xv[8];
-				if (wide) {
-					float4 a = kb_ld16f(x), b = kb_ld16f(x + 4);
-					xv[0] = a.x, xv[1] = a.y, xv[2] = a.z, xv[3] = a.w;
-					xv[4] = b.x, xv[5] = b.y, xv[6] = b.z, xv[7] = b.w;
-				} else {
-#pragma unroll
-					for (int i = 0; i < 8; i++) xv[i] = x[i];
-				}
-#pragma unroll
-				for (int i = 0; i < 8; i++) acc[j] = fmaf(w[i], xv[i], acc[j]);
-			}
-		}
-	}
-	float mine = 0.0f;
-#pragma unroll
-	for (int j = 0; j < NC; j++) {
-		if (j < c.ncols) {
-			float s = kb_warp_sum(acc[j]);
-			if (lane == j) mine = s;
-		}
-	}
-	if (lane < c.ncols) *(float*)(c.d + lane * c.ds + row * 4) = mine;
-}
-
-// dequant_f16: the rows of w (k elements each; m rows a matrix, n2 x n3
-// matrices, at strides nb1, nb2, nb3) decoded to packed f16 rows at out,
-// a thread per group of eight (one 16-byte store); where used is not
-// null, only the matrices i2 (MUL_MAT_ID's experts) with used[i2] set.
-template <int T>
-__device__ __forceinline__ void dequant_f16(const char* w, i64 nb1, i64 nb2, i64 nb3, i64 k, i64 m, i64 n2, i64 n3, const int* used, uint4* out) {
-	const int G = kb_type<T>::block / 8;
-	const i64 rg = k / 8, total = rg * m * n2 * n3;
-	for (i64 i = kb_first(); i < total; i += kb_stride()) {
-		const i64 g = i % rg, r = i / rg;
-		const i64 i1 = r % m, i2 = (r / m) % n2, i3 = r / (m * n2);
-		if (used && !used[i2]) continue;
-		const u8* row = (const u8*)(w + i1 * nb1 + i2 * nb2 + i3 * nb3);
-		float v[8];
-		kb_iq8<T>(row + (g / G) * kb_type<T>::bytes, (int)(g % G), v);
-		u32 h[4];
-#pragma unroll
-		for (int j = 0; j < 4; j++) h[j] = (u32)kb_f2h(v[2 * j]) | ((u32)kb_f2h(v[2 * j + 1]) << 16);
-		out[i] = make_uint4(h[0], h[1], h[2], h[3]);
-	}
-}
-
-// kb_iq_used_experts sets used[e] to 1 for each expert e that a (slot,
-// token) pair of ids (i32, [n_used, tokens] at strides nb0, nb1) names,
-// 0 for the others, so that MUL_MAT_ID's f16 copy decodes only those. One
-// block; ids out of range are left to the product's check.
-extern "C" __global__ void kb_iq_used_experts(const char* ids, i64 nb0, i64 nb1, i64 n_used, i64 tokens, i64 n_expert, int* used) {
-	for (i64 e = threadIdx.x; e < n_expert; e += blockDim.x) used[e] = 0;
-	__syncthreads();
-	for (i64 q = threadIdx.x; q < n_used * tokens; q += blockDim.x) {
-		const i64 id = *(const i32*)(ids + (q % n_used) * nb0 + (q / n_used) * nb1);
-		if (id >= 0 && id < n_expert) used[id] = 1;
-	}
-}
-
 #define KB_IQ_KERNELS(name, T)                                                                                           \
 	extern "C" __global__ void kb_get_rows_##name(const char* a, kb_tensor ta, const char* ids, kb_tensor tid, char* d,    \
 	                                                kb_tensor td, int* status) {                                           \
 		iq_get_rows<T>(a, ta, ids, tid, d, td, status);                                                                  \
 	}                                                                                                                    \
-	extern "C" __global__ void __launch_bounds__(128) kb_mmvi_##name(kb_mm p) { mmvi<T, KB_MMVI_COLS>(p); }             \
-	extern "C" __global__ void __launch_bounds__(128, 8) kb_mmvi1_##name(kb_mm p) { mmvi<T, 1>(p); }                    \
-	extern "C" __global__ void kb_dequant_f16_##name(const char* w, i64 nb1, i64 nb2, i64 nb3, i64 k, i64 m, i64 n2, i64 n3, \
-	                                                 const int* used, uint4* out) {                                        \
-		dequant_f16<T>(w, nb1, nb2, nb3, k, m, n2, n3, used, out);                                                       \
-	}
+	extern "C" __global__ void kb_mmvq_##name(kb_mm p) { mmvq<T, KB_MMV_COLS>(p); }                                   \
+	extern "C" __global__ void __launch_bounds__(128, 8) kb_mmvq1_##name(kb_mm p) { mmvq<T, 1>(p); }
 KB_FOR_IQ_TYPES(KB_IQ_KERNELS)
+
+// The tiled integer products (mmq.cuh's mmq, as mul_mat_q.cu's kb_mmq_*
+// of the K formats: tensor cores, 64 or 128 weight rows, or __dp4a).
+#define KB_IQ_MMQ(name, T)                                                                \
+	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_##name(kb_mm p) {          \
+		KB_QTILES                                                                         \
+		mmq<T, true, KB_BM>(p, s);                                                        \
+	}                                                                                     \
+	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_dp4a_##name(kb_mm p) {     \
+		KB_QTILES                                                                         \
+		mmq<T, false, KB_BM>(p, s);                                                       \
+	}                                                                                     \
+	extern "C" __global__ void __launch_bounds__(2 * KB_BM2, 2) kb_mmq128_##name(kb_mm p) { \
+		KB_QTILES_DYN(KB_BM2)                                                             \
+		mmq<T, true, KB_BM2>(p, s);                                                       \
+	}
+KB_FOR_IQ_TYPES(KB_IQ_MMQ)

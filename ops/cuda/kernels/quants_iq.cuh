@@ -7,10 +7,13 @@
 // in the order, of package quant's dequantizers, so that the values match
 // the CPU's bit for bit. Every group of eight shares its scales, its
 // grid entry (or two of four) and its sign byte, which are read once.
+// kb_decode<T> (below) decodes a chunk of 32 to int8 codes and scales for
+// the integer dot products.
 #pragma once
 #include "common.cuh"
 #include "quants.cuh"
 #include "iq_grids.cuh"
+#include "mm.cuh"
 
 // KB_FOR_IQ_TYPES(X) applies X(name, T) to every type here.
 #define KB_FOR_IQ_TYPES(X) \
@@ -190,4 +193,233 @@ __device__ __forceinline__ void kb_iq8<KB_IQ1_M>(const u8* b, int g, float w[8])
 	const float dl = d * (float)(2 * ((l < 2 ? sc : sc >> 3) & 7) + 1);
 	const u32 h = b[KB_IQ1_M_qh + 2 * ib + l / 2] >> (4 * (l % 2));
 	kb_iq1_8(w, dl, b[KB_IQ1_M_qs + 4 * ib + l] | ((h & 7) << 8), h & 8 ? -0.125f : 0.125f);
+}
+
+// ---------------------------------------------------------------------
+// Integer decoding for the dot products against kb_q8a activations
+// (mmv.cuh's mmvq): kb_decode<T>(b, sub, q, dm) of mm.cuh for these
+// types, chunk sub being the 32-element block (MXFP4, IQ4_NL) or the
+// sub-block sub of a 256-element super-block. Every format's values are
+// small integers times a scale per 16 or 32 elements: the 4-bit tables'
+// int8 values (kb_lut16), the ternary codes less one, the codebook grids'
+// entries with their signs applied (kb_signs4), IQ1_S's grid values with
+// its delta as the halves' offset, and IQ1_M's, whose delta changes every
+// eight elements, as 8*value +- 1 with an eighth of the scale (exact).
+
+// KB_LUT16 packs 16 int8 values into four little-endian words.
+#define KB_LUT_W(a, b, c, d) ((u32)(u8)(a) | ((u32)(u8)(b) << 8) | ((u32)(u8)(c) << 16) | ((u32)(u8)(d) << 24))
+#define KB_LUT_WORDS(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p) \
+	{KB_LUT_W(a, b, c, d), KB_LUT_W(e, f, g, h), KB_LUT_W(i, j, k, l), KB_LUT_W(m, n, o, p)}
+#define KB_LUT16(...) KB_LUT_WORDS(__VA_ARGS__)
+
+// kb_lut16 maps the four 4-bit codes in the low nibbles of v's bytes
+// through the 16-byte table t: __byte_perm picks from the table's low or
+// high half by the codes' low three bits, bit 3 chooses the half.
+__device__ __forceinline__ int kb_lut16(u32 v, const u32 t[4]) {
+	const u32 x = v & 0x07070707u, y = x | (x >> 4);
+	const u32 sel = (y & 0xffu) | ((y >> 8) & 0xff00u);  // byte i's code in nibble i
+	const u32 lo = __byte_perm(t[0], t[1], sel), hi = __byte_perm(t[2], t[3], sel);
+	const u32 m = ((v >> 3) & 0x01010101u) * 0xffu;
+	return (int)((lo & ~m) | (hi & m));
+}
+
+// kb_signs4 negates the bytes of the four unsigned values g (each below
+// 128) whose bit in the low four bits of s is set.
+__device__ __forceinline__ int kb_signs4(u32 g, u32 s) {
+	const u32 m = (u32)kb_bits4(s & 15u) * 0xffu;
+	return (int)__vsub4(g ^ m, m);
+}
+
+// kb_rd32u reads 4 bytes at any address (MXFP4's blocks are 17 bytes).
+__device__ __forceinline__ u32 kb_rd32u(const u8* p) { return kb_rd32(p); }
+
+// kb_nibbles4 decodes 32 4-bit codes (16 bytes at qs: element e < 16 the
+// low nibble of byte e, e >= 16 the high nibble of byte e-16) through
+// the table t.
+template <bool ALIGNED>
+__device__ __forceinline__ void kb_nibbles4(const u8* qs, const u32 t[4], int q[8]) {
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const u32 v = ALIGNED ? (u32)kb_ld32(qs + 4 * j) : kb_rd32u(qs + 4 * j);
+		q[j] = kb_lut16(v & 0x0f0f0f0fu, t);
+		q[j + 4] = kb_lut16((v >> 4) & 0x0f0f0f0fu, t);
+	}
+}
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_MXFP4>(const u8* b, int, int q[8], float2 dm[2]) {
+	const u32 t[4] = KB_LUT16(KB_MXFP4_VALUES);
+	kb_nibbles4<false>(b + KB_MXFP4_qs, t, q);
+	dm[0] = dm[1] = make_float2(kb_e8m0_half(b[KB_MXFP4_e]), 0.0f);
+}
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_IQ4_NL>(const u8* b, int, int q[8], float2 dm[2]) {
+	const u32 t[4] = KB_LUT16(KB_IQ4NL_VALUES);
+	kb_nibbles4<true>(b + KB_IQ4_NL_qs, t, q);
+	dm[0] = dm[1] = make_float2(kb_ldh(b + KB_IQ4_NL_d), 0.0f);
+}
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_IQ4_XS>(const u8* b, int ib, int q[8], float2 dm[2]) {
+	const u32 t[4] = KB_LUT16(KB_IQ4NL_VALUES);
+	kb_nibbles4<true>(b + KB_IQ4_XS_qs + 16 * ib, t, q);
+	const int sc = ((b[KB_IQ4_XS_scales_l + ib / 2] >> (4 * (ib % 2))) & 15) | (((kb_rd16(b + KB_IQ4_XS_scales_h) >> (2 * ib)) & 3) << 4);
+	dm[0] = dm[1] = make_float2(kb_ldh(b + KB_IQ4_XS_d) * (float)(sc - 32), 0.0f);
+}
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_TQ2_0>(const u8* b, int sub, int q[8], float2 dm[2]) {
+	const u8* qs = b + KB_TQ2_0_qs + 32 * (sub / 4);
+	const int sh = 2 * (sub % 4);
+#pragma unroll
+	for (int j = 0; j < 8; j++) q[j] = (int)__vsub4(((u32)kb_ld32(qs + 4 * j) >> sh) & 0x03030303u, 0x01010101u);
+	dm[0] = dm[1] = make_float2(kb_ldh(b + KB_TQ2_0_d), 0.0f);
+}
+
+// kb_trits4 is trit n of each byte of w (kb_trit's (u8)(q*3^n)*3 >> 8,
+// p = 3^n), less one: the even and the odd bytes apart, in 16-bit lanes
+// (q*p < 2^15, its low byte times 3 < 2^10).
+__device__ __forceinline__ int kb_trits4(u32 w, u32 p) {
+	const u32 ev = ((((w & 0x00ff00ffu) * p) & 0x00ff00ffu) * 3u >> 8) & 0x00030003u;
+	const u32 od = (((((w >> 8) & 0x00ff00ffu) * p) & 0x00ff00ffu) * 3u >> 8) & 0x00030003u;
+	return (int)__vsub4(ev | (od << 8), 0x01010101u);
+}
+
+// kb_pow3 is 3^n for n = 0..4.
+__device__ __forceinline__ u32 kb_pow3(int n) { return (u32)(0x511b090301ull >> (8 * n)) & 0xffu; }
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_TQ1_0>(const u8* b, int sub, int q[8], float2 dm[2]) {
+	// kb_iq8<KB_TQ1_0>'s order: chunks 0..4 are trit sub of bytes 0..31;
+	// 5 and 6 trits 2(sub-5) and 2(sub-5)+1 of bytes 32..47; 7 trit 4 of
+	// bytes 32..47, then trits 0..3 of the four qh bytes.
+	const u8* qs = b + KB_TQ1_0_qs;
+#pragma unroll
+	for (int j = 0; j < 8; j++) {
+		const u8* at;
+		int n;
+		if (sub < 5) {
+			at = qs + 4 * j, n = sub;
+		} else if (sub < 7) {
+			at = qs + 32 + 4 * (j % 4), n = 2 * (sub - 5) + j / 4;
+		} else {
+			at = j < 4 ? qs + 32 + 4 * j : b + KB_TQ1_0_qh, n = j < 4 ? 4 : j - 4;
+		}
+		q[j] = kb_trits4((u32)kb_ld32(at), kb_pow3(n));
+	}
+	dm[0] = dm[1] = make_float2(kb_ldh(b + KB_TQ1_0_d), 0.0f);
+}
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_IQ2_XXS>(const u8* b, int ib, int q[8], float2 dm[2]) {
+	const u8* qs = b + KB_IQ2_XXS_qs + 8 * ib;
+	const u32 s = (u32)kb_ld32(qs + 4);
+#pragma unroll
+	for (int l = 0; l < 4; l++) {
+		const u64 g = kb_iq2xxs_grid[qs[l]];
+		const u32 sg = kb_ksigns_iq2xs[(s >> (7 * l)) & 127];
+		q[2 * l] = kb_signs4((u32)g, sg);
+		q[2 * l + 1] = kb_signs4((u32)(g >> 32), sg >> 4);
+	}
+	dm[0] = dm[1] = make_float2(kb_ldh(b + KB_IQ2_XXS_d) * (0.5f + (float)(s >> 28)) * 0.25f, 0.0f);
+}
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_IQ2_XS>(const u8* b, int ib, int q[8], float2 dm[2]) {
+#pragma unroll
+	for (int l = 0; l < 4; l++) {
+		const u32 v = *(const u16*)(b + KB_IQ2_XS_qs + 8 * ib + 2 * l);
+		const u64 g = kb_iq2xs_grid[v & 511];
+		const u32 sg = kb_ksigns_iq2xs[v >> 9];
+		q[2 * l] = kb_signs4((u32)g, sg);
+		q[2 * l + 1] = kb_signs4((u32)(g >> 32), sg >> 4);
+	}
+	const float d = kb_ldh(b + KB_IQ2_XS_d);
+	const u8 sc = b[KB_IQ2_XS_scales + ib];
+	dm[0] = make_float2(kb_iq2_scale(d, sc & 15), 0.0f);
+	dm[1] = make_float2(kb_iq2_scale(d, sc >> 4), 0.0f);
+}
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_IQ2_S>(const u8* b, int ib, int q[8], float2 dm[2]) {
+	const u32 qh = b[KB_IQ2_S_qh + ib];
+#pragma unroll
+	for (int l = 0; l < 4; l++) {
+		const u64 g = kb_iq2s_grid[b[KB_IQ2_S_qs + 4 * ib + l] | (((qh >> (2 * l)) & 3) << 8)];
+		const u32 sg = b[KB_IQ2_S_signs + 4 * ib + l];
+		q[2 * l] = kb_signs4((u32)g, sg);
+		q[2 * l + 1] = kb_signs4((u32)(g >> 32), sg >> 4);
+	}
+	const float d = kb_ldh(b + KB_IQ2_S_d);
+	const u8 sc = b[KB_IQ2_S_scales + ib];
+	dm[0] = make_float2(kb_iq2_scale(d, sc & 15), 0.0f);
+	dm[1] = make_float2(kb_iq2_scale(d, sc >> 4), 0.0f);
+}
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_IQ3_XXS>(const u8* b, int ib, int q[8], float2 dm[2]) {
+	const u8* qs = b + KB_IQ3_XXS_qs + 8 * ib;
+	const u32 s = (u32)kb_ld32(b + KB_IQ3_XXS_ss + 4 * ib);
+#pragma unroll
+	for (int l = 0; l < 4; l++) {
+		const u32 sg = kb_ksigns_iq2xs[(s >> (7 * l)) & 127];
+		q[2 * l] = kb_signs4(kb_iq3xxs_grid[qs[2 * l]], sg);
+		q[2 * l + 1] = kb_signs4(kb_iq3xxs_grid[qs[2 * l + 1]], sg >> 4);
+	}
+	dm[0] = dm[1] = make_float2(kb_ldh(b + KB_IQ3_XXS_d) * (0.5f + (float)(s >> 28)) * 0.5f, 0.0f);
+}
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_IQ3_S>(const u8* b, int ib, int q[8], float2 dm[2]) {
+	const u8* qs = b + KB_IQ3_S_qs + 8 * ib;
+	const u32 qh = b[KB_IQ3_S_qh + ib];
+#pragma unroll
+	for (int l = 0; l < 4; l++) {
+		const u32 sg = b[KB_IQ3_S_signs + 4 * ib + l];
+		q[2 * l] = kb_signs4(kb_iq3s_grid[qs[2 * l] | (((qh >> (2 * l)) & 1) << 8)], sg);
+		q[2 * l + 1] = kb_signs4(kb_iq3s_grid[qs[2 * l + 1] | (((qh >> (2 * l + 1)) & 1) << 8)], sg >> 4);
+	}
+	const int sc = (b[KB_IQ3_S_scales + ib / 2] >> (4 * (ib % 2))) & 15;
+	dm[0] = dm[1] = make_float2(kb_ldh(b + KB_IQ3_S_d) * (float)(1 + 2 * sc), 0.0f);
+}
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_IQ1_S>(const u8* b, int ib, int q[8], float2 dm[2]) {
+	const u32 h = *(const u16*)(b + KB_IQ1_S_qh + 2 * ib);
+#pragma unroll
+	for (int l = 0; l < 4; l++) {
+		const u64 g = kb_iq1s_grid[b[KB_IQ1_S_qs + 4 * ib + l] | (((h >> (3 * l)) & 7) << 8)];
+		q[2 * l] = (int)(u32)g;
+		q[2 * l + 1] = (int)(u32)(g >> 32);
+	}
+	// w = dl * (grid + delta): the delta times the half's activation sum.
+	const float dl = kb_ldh(b + KB_IQ1_S_d) * (float)(2 * ((h >> 12) & 7) + 1);
+	dm[0] = dm[1] = make_float2(dl, dl * (h & 0x8000 ? -0.125f : 0.125f));
+}
+
+// kb_iq1m_code is 8*g + (neg ? -1 : 1) for the four grid values g
+// (-1, 0 or 1) in the bytes of v.
+__device__ __forceinline__ int kb_iq1m_code(u32 v, bool neg) {
+	const u32 a = v & 0x01010101u, n = (v >> 7) & 0x01010101u;  // |g|, g < 0
+	const u32 m = __vsub4(a << 3, n << 4);                       // 8*g
+	return (int)(neg ? __vsub4(m, 0x01010101u) : __vadd4(m, 0x01010101u));
+}
+
+template <>
+__device__ __forceinline__ void kb_decode<KB_IQ1_M>(const u8* b, int ib, int q[8], float2 dm[2]) {
+#pragma unroll
+	for (int l = 0; l < 4; l++) {
+		const u32 h = b[KB_IQ1_M_qh + 2 * ib + l / 2] >> (4 * (l % 2));
+		const u64 g = kb_iq1s_grid[b[KB_IQ1_M_qs + 4 * ib + l] | ((h & 7) << 8)];
+		q[2 * l] = kb_iq1m_code((u32)g, h & 8);
+		q[2 * l + 1] = kb_iq1m_code((u32)(g >> 32), h & 8);
+	}
+	u32 dh = 0;
+#pragma unroll
+	for (int j = 0; j < 4; j++) dh |= (u32)(*(const u16*)(b + KB_IQ1_M_scales + 2 * j) >> 12) << (4 * j);
+	const float d = kb_h2f((u16)dh) * 0.125f;
+	const u32 sc = *(const u16*)(b + KB_IQ1_M_scales + 2 * (ib / 2)) >> (6 * (ib % 2));
+	dm[0] = make_float2(d * (float)(2 * (sc & 7) + 1), 0.0f);
+	dm[1] = make_float2(d * (float)(2 * ((sc >> 3) & 7) + 1), 0.0f);
 }
