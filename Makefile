@@ -22,7 +22,7 @@ help:
 	@echo "gpu-ab     on a GPU: validate B, sweep A and B, opbench compare, a 7B run -bench with each (scripts/gpu-ab.sh)"
 	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side, every op (GGML=path/to/test-backend-ops; see README; about 2 h)"
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
-	@echo "ggml-side-newtypes  issue 26's formats (MXFP4, IQ*, TQ*), MUL_MAT n=1 and 512 (about 10 min)"
+	@echo "ggml-side-newtypes  issue 26's formats (MXFP4, IQ*, TQ*), MUL_MAT n=1 and 512 (about an hour: each n=512 point takes about 4 min on 2 cores)"
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
 	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
 	@echo "cuda-iq-check  every case of the MXFP4, IQ and TQ formats on cuda-emu down every kernel path (go test ./ops/cuda runs a sample)"
