@@ -1,5 +1,6 @@
-// Macros shared by the four-row kernels of gemv_q_amd64.s and
-// gemv_float_amd64.s (Go assembly macros are per file).
+// Macros shared by the four-row kernels of gemv_q_amd64.s,
+// gemv_float_amd64.s and gemv_x8f16_amd64.s (Go assembly macros are per
+// file, so they live in this header).
 
 // HSUM8 leaves in the low lane of X (the low half of Y) the sum of Y's
 // eight float32 lanes v0..v7 as ((v0+v4)+(v2+v6)) + ((v1+v5)+(v3+v7)),
@@ -32,3 +33,18 @@
 	PREFETCHT1 (R13)(R8*2); \
 	PREFETCHT1 (R13)(R9*1)
 
+// GV2_FLOAT_STORE stores the four rows' sums of the float kernels: row r's
+// two accumulators Y(2r), Y(2r+1) added lane by lane, then HSUM8.
+#define GV2_FLOAT_STORE \
+	VADDPS Y1, Y0, Y0; \
+	GV2_HSUM8(Y0, X0, X1); \
+	VMOVSS X0, (DX); \
+	VADDPS Y3, Y2, Y2; \
+	GV2_HSUM8(Y2, X2, X3); \
+	VMOVSS X2, 4(DX); \
+	VADDPS Y5, Y4, Y4; \
+	GV2_HSUM8(Y4, X4, X5); \
+	VMOVSS X4, 8(DX); \
+	VADDPS Y7, Y6, Y6; \
+	GV2_HSUM8(Y6, X6, X7); \
+	VMOVSS X6, 12(DX)

@@ -72,22 +72,6 @@ gv2f16done:
 	VZEROUPPER
 	RET
 
-// GV2_FLOAT_STORE stores the four rows' sums of the float kernels: row r's
-// two accumulators Y(2r), Y(2r+1) added lane by lane, then HSUM8.
-#define GV2_FLOAT_STORE \
-	VADDPS Y1, Y0, Y0; \
-	GV2_HSUM8(Y0, X0, X1); \
-	VMOVSS X0, (DX); \
-	VADDPS Y3, Y2, Y2; \
-	GV2_HSUM8(Y2, X2, X3); \
-	VMOVSS X2, 4(DX); \
-	VADDPS Y5, Y4, Y4; \
-	GV2_HSUM8(Y4, X4, X5); \
-	VMOVSS X4, 8(DX); \
-	VADDPS Y7, Y6, Y6; \
-	GV2_HSUM8(Y6, X6, X7); \
-	VMOVSS X6, 12(DX)
-
 // GV2_BF16ROW(LO, HI, A0, A1): the run of 16 bfloat16 values at LO (0-7)
 // and HI (8-15) widened (zero-extended and shifted into the high half:
 // exact) and multiplied into A0 and A1 with the activation run in Y8, Y9.
