@@ -50,10 +50,13 @@ func simdTwins() []simdTwin {
 		{"q4_K", quant.Q4_K, Q4_KAVX2, Q4_K},
 		{"q5_K", quant.Q5_K, Q5_KAVX2, Q5_K},
 		{"q6_K", quant.Q6_K, Q6_KAVX2, Q6_K},
-		// So does the table-coded formats' (integer sums in AVX2).
-		{"iq4_nl", quant.IQ4_NL, IQ4_NLAVX2, IQ4_NL},
+		// IQ4_NL and MXFP4 take q8_0's dot with a table lookup, and
+		// their own twins.
+		{"iq4_nl", quant.IQ4_NL, IQ4_NLAVX2, IQ4_NLTwin},
+		{"mxfp4", quant.MXFP4, MXFP4AVX2, MXFP4Twin},
+		// IQ4_XS's assembly equals the generic function (integer sums
+		// in AVX2).
 		{"iq4_xs", quant.IQ4_XS, IQ4_XSAVX2, IQ4_XS},
-		{"mxfp4", quant.MXFP4, MXFP4AVX2, MXFP4},
 		// And the ternary formats'.
 		{"tq1_0", quant.TQ1_0, TQ1_0AVX2, TQ1_0},
 		{"tq2_0", quant.TQ2_0, TQ2_0AVX2, TQ2_0},

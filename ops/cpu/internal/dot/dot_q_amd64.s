@@ -467,3 +467,61 @@ g80done:
 	QUADSTORE
 	VZEROUPPER
 	RET
+
+// The table-coded formats: 32 4-bit indexes per block into a table of 16
+// int8 values (Y13, the table in both lanes), then q8_0's signed dot.
+// IQ4_NL: an f16 scale and 16 bytes of indexes (18 bytes); MXFP4: an
+// E8M0 scale byte and 16 bytes of indexes (17 bytes), its value
+// quant.E8M0Half: (e+1) << 21 as float32 bits below e = 2, else
+// (e-1) << 23.
+#define IQ4_NL_BLOCK(XO, YO, ACC) \
+	NIBBLES(2+XO); \
+	VPSHUFB Y2, Y13, Y2; \
+	VMOVDQU 2+YO(DI), Y4; \
+	SIGNED_DOT; \
+	SCALE_F16(XO, YO, ACC)
+
+#define MXFP4_BLOCK(XO, YO, ACC) \
+	NIBBLES(1+XO); \
+	VPSHUFB Y2, Y13, Y2; \
+	VMOVDQU 2+YO(DI), Y4; \
+	SIGNED_DOT; \
+	MOVBLZX XO(SI), AX; \
+	LEAL -1(AX), BX; \
+	SHLL $23, BX; \
+	LEAL 1(AX), DX; \
+	SHLL $21, DX; \
+	CMPL AX, $2; \
+	CMOVLCS DX, BX; \
+	VMOVD BX, X5; \
+	VPBROADCASTD X5, Y5; \
+	VPBROADCASTW YO(DI), X6; \
+	VCVTPH2PS X6, Y6; \
+	VMULPS Y6, Y5, Y5; \
+	VFMADD231PS Y5, Y4, ACC
+
+// func dotIQ4_NLQ8_0AVX2(x, y *byte, nb int, table *int8) float32
+TEXT ·dotIQ4_NLQ8_0AVX2(SB), NOSPLIT, $0-36
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ nb+16(FP), CX
+	MOVQ table+24(FP), AX
+	SETUP_BLOCKS
+	VBROADCASTI128 (AX), Y13
+	BLOCK_LOOP(IQ4_NL_BLOCK, 18, 34, iq4nltwo, iq4nlone, iq4nldone)
+	VZEROUPPER
+	MOVSS X0, ret+32(FP)
+	RET
+
+// func dotMXFP4Q8_0AVX2(x, y *byte, nb int, table *int8) float32
+TEXT ·dotMXFP4Q8_0AVX2(SB), NOSPLIT, $0-36
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ nb+16(FP), CX
+	MOVQ table+24(FP), AX
+	SETUP_BLOCKS
+	VBROADCASTI128 (AX), Y13
+	BLOCK_LOOP(MXFP4_BLOCK, 17, 34, mxfp4two, mxfp4one, mxfp4done)
+	VZEROUPPER
+	MOVSS X0, ret+32(FP)
+	RET

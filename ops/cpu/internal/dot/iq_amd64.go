@@ -30,36 +30,41 @@ func tableSums(table *[16]int8, x []byte, xstride int, y []byte, ystride int, ou
 // stack.
 const tableChunk = 64
 
-// MXFP4AVX2 is MXFP4 with the integer sums in AVX2; it equals MXFP4 bit
-// for bit.
+// dotIQ4_NLQ8_0AVX2 dots nb IQ4_NL blocks with q8_0 blocks, the indexes
+// looked up in table (quant.IQ4NLValues) (dot_q_amd64.s; twin:
+// IQ4_NLTwin).
+//
+//go:noescape
+func dotIQ4_NLQ8_0AVX2(x, y *byte, nb int, table *int8) float32
+
+// dotMXFP4Q8_0AVX2 is dotIQ4_NLQ8_0AVX2 for MXFP4 blocks (table:
+// quant.MXFP4Values; twin: MXFP4Twin).
+//
+//go:noescape
+func dotMXFP4Q8_0AVX2(x, y *byte, nb int, table *int8) float32
+
+// MXFP4AVX2 dots an MXFP4 row with a q8_0 row as q8_0's dot does, the
+// codes looked up in the value table (twin: MXFP4Twin): eight int32 lanes
+// per block FMA'd with the block's scale into float32 lanes, summed at
+// the end. It differs from the generic MXFP4 by rounding only.
 func MXFP4AVX2(n int, x, y []byte) float32 {
-	return tableRowAVX2(n, x, y, &quant.MXFP4Values, bytesMXFP4, 1, func(bx []byte) float32 { return quant.E8M0Half(bx[0]) })
+	return tableBlocks(dotMXFP4Q8_0AVX2, &quant.MXFP4Values, bytesMXFP4, n, x, y)
 }
 
-// IQ4_NLAVX2 is IQ4_NL with the integer sums in AVX2; it equals IQ4_NL
-// bit for bit.
+// IQ4_NLAVX2 is MXFP4AVX2 for IQ4_NL rows (twin: IQ4_NLTwin).
 func IQ4_NLAVX2(n int, x, y []byte) float32 {
-	return tableRowAVX2(n, x, y, &quant.IQ4NLValues, bytesIQ4_NL, 2, func(bx []byte) float32 { return simd.HalfAt(bx, 0) })
+	return tableBlocks(dotIQ4_NLQ8_0AVX2, &quant.IQ4NLValues, bytesIQ4_NL, n, x, y)
 }
 
-// tableRowAVX2 dots a row of 32-element blocks of size bytes, each a
-// scale (read by scale) then at head its 16 bytes of 4-bit indexes into
-// table, with a q8_0 row: the integer sums in AVX2, tableChunk blocks a
-// call, then per block d_y*scale times its sum, in the order MXFP4 and
-// IQ4_NL add them.
-func tableRowAVX2(n int, x, y []byte, table *[16]int8, bytes, head int, scale func(bx []byte) float32) float32 {
-	var sums [tableChunk]int32
-	var sum float32
+// tableBlocks runs a table format's block kernel f over the whole blocks
+// of n elements after checking the slice bounds it relies on.
+func tableBlocks(f func(x, y *byte, nb int, table *int8) float32, table *[16]int8, xs, n int, x, y []byte) float32 {
 	nb := n / quant.QK
-	for b0 := 0; b0 < nb; b0 += tableChunk {
-		c := min(tableChunk, nb-b0)
-		tableSums(table, x[b0*bytes+head:], bytes, y[b0*simd.BytesQ8_0+2:], simd.BytesQ8_0, sums[:c])
-		for i, s := range sums[:c] {
-			d := float32(simd.HalfAt(y[(b0+i)*simd.BytesQ8_0:], 0) * scale(x[(b0+i)*bytes:]))
-			sum += float32(d * float32(s))
-		}
+	if nb <= 0 {
+		return 0
 	}
-	return sum
+	_, _ = x[nb*xs-1], y[nb*simd.BytesQ8_0-1]
+	return f(&x[0], &y[0], nb, &table[0])
 }
 
 // IQ4_XSAVX2 is IQ4_XS with the integer sums in AVX2; it equals IQ4_XS

@@ -348,3 +348,33 @@ func psignb(v, s int8) int8 {
 	}
 	return v
 }
+
+// MXFP4Twin is the twin of dotMXFP4Q8_0AVX2: q8_0's lanes and FMAs with
+// the codes from quant.MXFP4Values and the scale quant.E8M0Half(e) times
+// the activation block's.
+func MXFP4Twin(n int, x, y []byte) float32 {
+	return tableTwin(n, x, y, &quant.MXFP4Values, 17, 1, func(bx []byte) float32 { return quant.E8M0Half(bx[0]) })
+}
+
+// IQ4_NLTwin is the twin of dotIQ4_NLQ8_0AVX2 (codes from
+// quant.IQ4NLValues, an f16 scale).
+func IQ4_NLTwin(n int, x, y []byte) float32 {
+	return tableTwin(n, x, y, &quant.IQ4NLValues, 18, 2, func(bx []byte) float32 { return simd.HalfAt(bx, 0) })
+}
+
+// tableTwin dots a row of table-coded blocks of size bytes (a scale, then
+// at head 16 bytes of 4-bit indexes: elements 0-15 in the low nibbles,
+// 16-31 in the high ones) with a q8_0 row, as q8_0Twin does.
+func tableTwin(n int, x, y []byte, table *[16]int8, size, head int, scale func(bx []byte) float32) float32 {
+	var acc simd.LaneAcc
+	for ib := range n / quant.QK {
+		bx, by := x[ib*size:], y[ib*simd.BytesQ8_0:]
+		var xs [32]int8
+		for j, q := range simd.Nibbles(bx[head : head+16]) {
+			xs[j] = table[q]
+		}
+		ys := simd.Codes8(by[2:34])
+		acc.Add(ib, simd.SignedLanes(&xs, &ys), scale(bx)*simd.HalfAt(by, 0))
+	}
+	return acc.Sum()
+}
