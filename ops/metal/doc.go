@@ -90,8 +90,9 @@
 //     before sin and cos: no double on the GPU), rms_norm.metal,
 //     sum_rows.metal (double-float sums), get_rows.metal, ssm_conv.metal,
 //     ssm_scan.metal, argsort.metal (bitonic ARGSORT, in threadgroup memory or, for long
-//     rows, in device memory), cpy.metal and kquants.h (CPY with ggml's
-//     reference quantizers, K formats included, so the bytes are
+//     rows, in device memory), cpy.metal, kquants.h and newquants.h (CPY
+//     with ggml's reference quantizers, the K formats and MXFP4, IQ4_NL,
+//     IQ4_XS, TQ1_0, TQ2_0 included, so the bytes are
 //     quant.QuantizeRow's; CONT), elementwise.metal.
 //
 // What metal-emu cannot show: a real GPU's compiler and precision (it

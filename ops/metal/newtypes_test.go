@@ -56,8 +56,7 @@ func newTypeSample(cases []harness.Case) []harness.Case {
 // metal-emu against the float64 reference: a sample per type by default,
 // all of them with $KERNBENCH_METAL_NEWTYPES_ALL=1. Every case must pass:
 // Supports may refuse only those the matrix expects refused (rows that
-// are no whole number of blocks). The CPY cases of the pending types
-// are left out.
+// are no whole number of blocks).
 func TestNewTypes(t *testing.T) {
 	b := emulated(t)
 	all := os.Getenv(newTypesAllEnv) == "1"
@@ -72,10 +71,6 @@ func TestNewTypes(t *testing.T) {
 			}
 			ran, tiled := map[ops.Op]int{}, 0
 			for _, c := range cases {
-				if c.Op == ops.OpCpy && slices.Contains(pendingTypes, typ) {
-					// CPY into it has no kernel here yet (register.go).
-					continue
-				}
 				if tiledCase(c) {
 					tiled++
 				}
@@ -85,7 +80,11 @@ func TestNewTypes(t *testing.T) {
 				}
 				ran[c.Op]++
 			}
-			for _, op := range []ops.Op{ops.OpGetRows, ops.OpMulMat} {
+			ops26 := []ops.Op{ops.OpGetRows, ops.OpMulMat}
+			if slices.Contains(cpyQuantTypes, typ) {
+				ops26 = append(ops26, ops.OpCpy)
+			}
+			for _, op := range ops26 {
 				if ran[op] == 0 {
 					t.Errorf("no %v case ran", op)
 				}

@@ -14,10 +14,14 @@ func init() {
 	kernelsByOp.Add(ops.OpCpy, supportsCpy, encodeCpy)
 }
 
-// cpyQuantTypes are the quantized destinations CPY writes: every block
-// type but the activation formats q8_1 and q8_K (which ops.Cpy refuses).
+// cpyQuantTypes are the quantized destinations CPY writes: the legacy and
+// K formats (not the activation formats q8_1 and q8_K, which ops.Cpy
+// refuses) and the formats of issue 26 that quant encodes without
+// importance weights (kernels/newquants.h; IQ4_NL has its own kernel,
+// kb_cpy_iq4_nl, which reads the destination's row width).
 var cpyQuantTypes = []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0,
-	quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K}
+	quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K,
+	quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0}
 
 func isFloat(t quant.Type) bool { return t == quant.F32 || t == quant.F16 || t == quant.BF16 }
 

@@ -5,7 +5,6 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/registry"
-	"github.com/kernbench/kernbench/quant"
 	"github.com/kernbench/kernbench/simt"
 )
 
@@ -27,19 +26,12 @@ func init() {
 		DefaultVariant: defaultVariant,
 		Open:           openVariant,
 		// Every case of the harness's matrix passes on metal-emu, as many
-		// as the CPU's: a case Supports refuses is a failure, but for
-		// the pending types.
+		// as the CPU's: a case Supports refuses is a failure. No type is
+		// pending: CPY writes the formats of issue 26 that quant encodes
+		// (kernels/newquants.h).
 		Complete: true,
-		Pending:  pendingTypes,
 	})
 }
-
-// pendingTypes are the formats of issue 26 that CPY from f32 writes on
-// the CPU and CUDA (the five quant encodes without importance weights)
-// but not yet here: kernels/cpy.metal has no quantizer for them, and
-// validation counts those cases unsupported. GET_ROWS, MUL_MAT and
-// MUL_MAT_ID take them.
-var pendingTypes = []quant.Type{quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0}
 
 // variants lists the GPU, or why there is none, and the emulator.
 func variants() []registry.Variant {

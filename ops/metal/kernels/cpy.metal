@@ -2,19 +2,25 @@
 // row-major order, converted to the destination's type) and CONT.
 //
 // A float destination (f32, f16, bf16) is written element by element at
-// any strides; a quantized one (q4_0, q4_1, q5_0, q5_1, q8_0 and the K
-// formats q2_K .. q6_K; contiguous, as ops.Cpy requires) block by block,
-// one thread per block, with ggml's reference quantizers in quant's float
-// operations and order (kquants.h for the K formats' scale searches), so
-// that the bytes are quant.QuantizeRow's. CONT copies elements (blocks for a
-// quantized type) of any type unconverted.
-#include "kquants.h"
-
+// any strides; a quantized one (q4_0, q4_1, q5_0, q5_1, q8_0, the K
+// formats q2_K .. q6_K, and MXFP4, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0;
+// contiguous, as ops.Cpy requires) block by block, one thread per block,
+// with ggml's reference quantizers in quant's float operations and order
+// (kquants.h for the K formats' scale searches, newquants.h for the
+// formats of issue 26), so that the bytes are quant.QuantizeRow's. CONT
+// copies elements (blocks for a quantized type) of any type unconverted.
+//
 // The quantizers' products and sums round one by one, as quant's do: no
-// contraction into FMAs.
+// contraction into FMAs. The pragma (before the includes, so that it
+// covers the quantizers of kquants.h and newquants.h too) keeps the Metal
+// compiler from fusing (its library for this file is also built in safe
+// math mode, see fastMath in device.go); on metal-emu g++ compiles the
+// kernels for x86-64 without -march, which has no FMA instruction to fuse
+// into.
 #ifndef __KBSIMT__
 #pragma clang fp contract(off)
 #endif
+#include "newquants.h"
 
 struct kb_cpy_args {
 	kb_tensor a, d;
@@ -203,6 +209,22 @@ template <>
 void kb_quantize<KB_Q6_K>(thread const float *x, thread uchar *b) {
 	kb_quantize_q6_K(x, b);
 }
+template <>
+void kb_quantize<KB_MXFP4>(thread const float *x, thread uchar *b) {
+	kb_quantize_mxfp4(x, b);
+}
+template <>
+void kb_quantize<KB_IQ4_XS>(thread const float *x, thread uchar *b) {
+	kb_quantize_iq4_xs(x, b);
+}
+template <>
+void kb_quantize<KB_TQ1_0>(thread const float *x, thread uchar *b) {
+	kb_quantize_tq1_0(x, b);
+}
+template <>
+void kb_quantize<KB_TQ2_0>(thread const float *x, thread uchar *b) {
+	kb_quantize_tq2_0(x, b);
+}
 
 // kb_cpy_q<T>: a quantized destination, one block per thread of a grid
 // striding over the blocks; the destination is contiguous, so block bi
@@ -239,6 +261,46 @@ template [[host_name("kb_cpy_q3_K")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q3_K>;
 template [[host_name("kb_cpy_q4_K")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q4_K>;
 template [[host_name("kb_cpy_q5_K")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q5_K>;
 template [[host_name("kb_cpy_q6_K")]] kernel kb_cpy_q_t kb_cpy_q<KB_Q6_K>;
+template [[host_name("kb_cpy_mxfp4")]] kernel kb_cpy_q_t kb_cpy_q<KB_MXFP4>;
+template [[host_name("kb_cpy_iq4_xs")]] kernel kb_cpy_q_t kb_cpy_q<KB_IQ4_XS>;
+template [[host_name("kb_cpy_tq1_0")]] kernel kb_cpy_q_t kb_cpy_q<KB_TQ1_0>;
+template [[host_name("kb_cpy_tq2_0")]] kernel kb_cpy_q_t kb_cpy_q<KB_TQ2_0>;
+
+// kb_cpy_iq4_nl: IQ4_NL, as kb_cpy_q a block per thread. The reference
+// keeps one code buffer for a row, so a block whose largest magnitude is
+// below 1e-15 (scale 0: it decodes to zeros whatever its codes) keeps the
+// codes of the latest earlier block of its row that is not, or all 8 when
+// there is none: such a thread refits that block from a to find them. A
+// row is ne0 of the destination: the CPU quantizes each row in one
+// QuantizeRow call (its runs of 4096 elements split rows longer than that
+// when the source is not packed f32, which changes only such blocks'
+// codes).
+kernel void kb_cpy_iq4_nl(
+		constant kb_cpy_args &args [[buffer(0)]],
+		device const char *a [[buffer(1)]],
+		device char *d [[buffer(2)]],
+		uint tpig [[thread_position_in_grid]],
+		uint ntpg [[threads_per_grid]]) {
+	const long nb = args.n / 32, rowblocks = args.d.ne[0] / 32;
+	for (long bi = tpig; bi < nb; bi += ntpg) {
+		float x[32];
+		uchar blk[18], L[32];
+		for (int j = 0; j < 32; j++) x[j] = kb_load_float(args.atype, a + kb_unravel_offset(args.a, 32 * bi + j));
+		float dl;
+		if (!kb_iq4_fit(x, -1, L, dl)) {
+			for (int j = 0; j < 32; j++) L[j] = 8;
+			float y[32], unused;
+			for (long p = bi - 1; p >= bi - bi % rowblocks; p--) {
+				for (int j = 0; j < 32; j++) y[j] = kb_load_float(args.atype, a + kb_unravel_offset(args.a, 32 * p + j));
+				if (kb_iq4_fit(y, -1, L, unused)) break;
+			}
+		}
+		kb_sethalf(blk, dl);
+		kb_iq4_pack(L, blk + 2);
+		device uchar *out = (device uchar *)(d + bi * 18);
+		for (int j = 0; j < 18; j++) out[j] = blk[j];
+	}
+}
 
 struct kb_cont_args {
 	kb_tensor a, d;
