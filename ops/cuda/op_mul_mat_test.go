@@ -345,14 +345,14 @@ func TestMatmulIDsChecked(t *testing.T) {
 }
 
 // TestMmvqMisalignedIsCaught puts back the bug an H200 found in kb_mmvq1
-// (q4_0, m=16, n=1, k=96: the weights' 16-byte cp.async copies landed 8
+// (kernels/mmv.cuh; q4_0, m=16, n=1, k=96: the weights' 16-byte cp.async copies landed 8
 // bytes past a 16-byte boundary, after an activation region of 3 q8a
 // blocks, CUDA_ERROR_MISALIGNED_ADDRESS) and checks that cuda-emu reports
 // it as the GPU did, naming the kernel, the copy and the address, and
 // that the context is lost as a GPU's is: a harness.Session reopens the
 // backend and the cases after the faulting one pass.
 func TestMmvqMisalignedIsCaught(t *testing.T) {
-	s, patched := patchedSession(t, "mul_mat.cu",
+	s, patched := patchedSession(t, "mmv.cuh",
 		"u8* ws = as + (c.ncols * seg * (int)sizeof(kb_q8a) + 15) / 16 * 16 + warp",
 		"u8* ws = as + c.ncols * seg * (int)sizeof(kb_q8a) + warp", nil)
 	var cases []harness.Case
