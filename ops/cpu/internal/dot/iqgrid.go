@@ -8,7 +8,7 @@ import (
 )
 
 // Dot products of the codebook formats (block layouts in quant/layout.go,
-// grids in quant/iqtables.go) with q8_K activations: IQ2_XXS, IQ2_XS,
+// grids in quant/iqtables_*.go) with q8_K activations: IQ2_XXS, IQ2_XS,
 // IQ2_S, IQ3_XXS, IQ3_S, IQ1_S and IQ1_M. Each group of 8 (or 4) weights
 // is a grid entry of small unsigned magnitudes (signed ones for IQ1),
 // multiplied into the int8 activations with its signs and summed as
