@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu/gputest"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -116,7 +117,7 @@ func TestQuantizeBytes(t *testing.T) {
 			if _, err := buf.ReadAt(got, 0); err != nil {
 				t.Fatal(err)
 			}
-			want := quantizeRows(t, to, src, 1024)
+			want := gputest.QuantizeRows(t, to, src, 1024)
 			bs, ts := int(to.BlockSize()), int(to.TypeSize())
 			for k := 0; k < n/bs; k++ {
 				if g, w := got[k*ts:(k+1)*ts], want[k*ts:(k+1)*ts]; !bytes.Equal(g, w) {
@@ -126,24 +127,6 @@ func TestQuantizeBytes(t *testing.T) {
 			}
 		}
 	}
-}
-
-// quantizeRows returns vals quantized to typ by package quant, a
-// QuantizeRow call per row of ne0 elements, as the CPU's CPY does (IQ4_NL's
-// reference carries codes from block to block within a call).
-func quantizeRows(t *testing.T, typ quant.Type, vals []float32, ne0 int) []byte {
-	t.Helper()
-	rowBytes, err := typ.RowSize(int64(ne0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]byte, int64(len(vals)/ne0)*rowBytes)
-	for r := 0; r < len(vals)/ne0; r++ {
-		if err := quant.QuantizeRow(typ, vals[r*ne0:(r+1)*ne0], out[int64(r)*rowBytes:int64(r+1)*rowBytes]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
 }
 
 // TestCpyNewFormats checks CPY from f32 into the formats of issue 26
@@ -156,55 +139,11 @@ func TestCpyNewFormats(t *testing.T) {
 	b := emulated(t)
 	const ne0, rows = 512, 2
 	rng := rand.New(rand.NewPCG(26, 1))
-	fill := func(f func(r, i int) float32) []float32 {
-		x := make([]float32, ne0*rows)
-		for r := range rows {
-			for i := range ne0 {
-				x[r*ne0+i] = f(r, i)
-			}
-		}
-		return x
-	}
-	gauss := func(int, int) float32 { return float32(rng.NormFloat64()) }
-	inputs := []struct {
-		name string
-		vals []float32
-	}{
-		{"zeros", fill(func(int, int) float32 { return 0 })},
-		{"one large value", fill(func(r, i int) float32 {
-			if i == 37+r {
-				return 3e4
-			}
-			return 0
-		})},
-		{"one large among data", fill(func(r, i int) float32 {
-			if i == 300 {
-				return -1e5
-			}
-			return float32(rng.NormFloat64())
-		})},
-		{"negative", fill(func(int, int) float32 { return -float32(rng.Float64()) * 7 })},
-		{"gaussian", fill(gauss)},
-		{"ternary", fill(func(int, int) float32 { return float32(rng.IntN(3) - 1) })},
-		{"halves", fill(func(_, i int) float32 { return float32(i%9-4) * 0.5 })},
-		{"tiny", fill(func(int, int) float32 { return float32(rng.NormFloat64()) * 1e-20 })},
-		{"huge", fill(func(int, int) float32 { return float32(rng.NormFloat64()) * 1e30 })},
-		{"zero blocks after data", fill(func(r, i int) float32 {
-			// Row 0: data, then zeros from element 200; row 1: zeros,
-			// then data, then zeros (blocks below 1e-15 at both ends).
-			if r == 0 && i < 200 || r == 1 && i >= 64 && i < 128 {
-				return float32(rng.NormFloat64())
-			}
-			if i%3 == 0 {
-				return 1e-16
-			}
-			return 0
-		})},
-	}
+	inputs := gputest.QuantizerInputs(rng, ne0, rows)
 	for _, to := range []quant.Type{quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0} {
 		for _, in := range inputs {
-			t.Run(to.String()+"/"+in.name, func(t *testing.T) {
-				a := deviceF32(t, b, in.vals, ne0, rows)
+			t.Run(to.String()+"/"+in.Name, func(t *testing.T) {
+				a := deviceF32(t, b, in.Vals, ne0, rows)
 				dst, err := ops.NewTensor("dst", to, ne0, rows)
 				if err != nil {
 					t.Fatal(err)
@@ -225,7 +164,7 @@ func TestCpyNewFormats(t *testing.T) {
 				if _, err := buf.ReadAt(got, 0); err != nil {
 					t.Fatal(err)
 				}
-				want := quantizeRows(t, to, in.vals, ne0)
+				want := gputest.QuantizeRows(t, to, in.Vals, ne0)
 				ts, bs := int(to.TypeSize()), int(to.BlockSize())
 				for k := 0; k < len(want)/ts; k++ {
 					if g, w := got[k*ts:(k+1)*ts], want[k*ts:(k+1)*ts]; !bytes.Equal(g, w) {

@@ -8,26 +8,9 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/internal/gpu/gputest"
 	"github.com/kernbench/kernbench/quant"
 )
-
-// quantizeRows returns vals quantized to typ by package quant, a
-// QuantizeRow call per row of ne0 elements, as the CPU's CPY does (IQ4_NL's
-// reference carries codes from block to block within a call).
-func quantizeRows(t *testing.T, typ quant.Type, vals []float32, ne0 int) []byte {
-	t.Helper()
-	rowBytes, err := typ.RowSize(int64(ne0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]byte, int64(len(vals)/ne0)*rowBytes)
-	for r := 0; r < len(vals)/ne0; r++ {
-		if err := quant.QuantizeRow(typ, vals[r*ne0:(r+1)*ne0], out[int64(r)*rowBytes:int64(r+1)*rowBytes]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
 
 // floatSource returns a packed source tensor of type typ (f32, f16 or
 // bf16) in b's memory holding vals converted to typ, and the values as
@@ -77,81 +60,37 @@ func TestCpyNewFormats(t *testing.T) {
 	b := emulated(t)
 	const ne0, rows = 512, 2
 	rng := rand.New(rand.NewPCG(26, 2))
-	fill := func(f func(r, i int) float32) []float32 {
-		x := make([]float32, ne0*rows)
-		for r := range rows {
-			for i := range ne0 {
-				x[r*ne0+i] = f(r, i)
-			}
+	inputs := gputest.QuantizerInputs(rng, ne0, rows, gputest.QuantizerKind{Name: "below powers of two", At: func(r, i int) float32 {
+		// Each 32-element block's maximum is k ulps below 2^p (k
+		// 0..63 over the blocks, p from -149 to 127 over the rows and
+		// blocks, subnormal maxima included), the rest smaller.
+		blk := (r*ne0 + i) / 32
+		p := -149 + (blk*37)%277
+		top := math.Float32bits(float32(math.Ldexp(1, p)))
+		k := uint32((blk * 5) % 64)
+		if k >= top {
+			k = 0
 		}
-		return x
-	}
-	gauss := func(int, int) float32 { return float32(rng.NormFloat64()) }
-	inputs := []struct {
-		name  string
-		vals  []float32
-		halfs bool // copy from f16 and bf16 too
-	}{
-		{"zeros", fill(func(int, int) float32 { return 0 }), false},
-		{"one large value", fill(func(r, i int) float32 {
-			if i == 37+r {
-				return 3e4
-			}
-			return 0
-		}), false},
-		{"one large among data", fill(func(r, i int) float32 {
-			if i == 300 {
-				return -1e5
-			}
-			return float32(rng.NormFloat64())
-		}), false},
-		{"negative", fill(func(int, int) float32 { return -float32(rng.Float64()) * 7 }), false},
-		{"gaussian", fill(gauss), true},
-		{"ternary", fill(func(int, int) float32 { return float32(rng.IntN(3) - 1) }), true},
-		{"halves", fill(func(_, i int) float32 { return float32(i%9-4) * 0.5 }), false},
-		{"tiny", fill(func(int, int) float32 { return float32(rng.NormFloat64()) * 1e-20 }), false},
-		{"huge", fill(func(int, int) float32 { return float32(rng.NormFloat64()) * 1e30 }), false},
-		{"below powers of two", fill(func(r, i int) float32 {
-			// Each 32-element block's maximum is k ulps below 2^p (k
-			// 0..63 over the blocks, p from -149 to 127 over the rows and
-			// blocks, subnormal maxima included), the rest smaller.
-			blk := (r*ne0 + i) / 32
-			p := -149 + (blk*37)%277
-			top := math.Float32bits(float32(math.Ldexp(1, p)))
-			k := uint32((blk * 5) % 64)
-			if k >= top {
-				k = 0
-			}
-			v := math.Float32frombits(top - k)
-			if i%32 != 7 {
-				v *= float32(rng.Float64())
-			}
-			if i%2 == 1 {
-				v = -v
-			}
-			return v
-		}), false},
-		{"zero blocks after data", fill(func(r, i int) float32 {
-			// Row 0: data, then zeros from element 200; row 1: zeros,
-			// then data, then zeros (blocks below 1e-15 at both ends).
-			if r == 0 && i < 200 || r == 1 && i >= 64 && i < 128 {
-				return float32(rng.NormFloat64())
-			}
-			if i%3 == 0 {
-				return 1e-16
-			}
-			return 0
-		}), true},
-	}
+		v := math.Float32frombits(top - k)
+		if i%32 != 7 {
+			v *= float32(rng.Float64())
+		}
+		if i%2 == 1 {
+			v = -v
+		}
+		return v
+	}})
+	// Copied from f16 and bf16 too.
+	halfs := map[string]bool{"gaussian": true, "ternary": true, "zero blocks after data": true}
 	for _, to := range []quant.Type{quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0} {
 		for _, in := range inputs {
 			from := []quant.Type{quant.F32}
-			if in.halfs {
+			if halfs[in.Name] {
 				from = append(from, quant.F16, quant.BF16)
 			}
 			for _, st := range from {
-				t.Run(to.String()+"/"+in.name+"/"+st.String(), func(t *testing.T) {
-					a, seen := floatSource(t, b, st, in.vals, ne0, rows)
+				t.Run(to.String()+"/"+in.Name+"/"+st.String(), func(t *testing.T) {
+					a, seen := floatSource(t, b, st, in.Vals, ne0, rows)
 					dst, err := ops.NewTensor("dst", to, ne0, rows)
 					if err != nil {
 						t.Fatal(err)
@@ -170,7 +109,7 @@ func TestCpyNewFormats(t *testing.T) {
 					if _, err := dst.Buffer.ReadAt(got, 0); err != nil {
 						t.Fatal(err)
 					}
-					want := quantizeRows(t, to, seen, ne0)
+					want := gputest.QuantizeRows(t, to, seen, ne0)
 					ts, bs := int(to.TypeSize()), int(to.BlockSize())
 					for k := 0; k < len(want)/ts; k++ {
 						if g, w := got[k*ts:(k+1)*ts], want[k*ts:(k+1)*ts]; !bytes.Equal(g, w) {
@@ -227,7 +166,7 @@ func TestCpyMXFP4Exponents(t *testing.T) {
 	if _, err := dst.Buffer.ReadAt(got, 0); err != nil {
 		t.Fatal(err)
 	}
-	want := quantizeRows(t, quant.MXFP4, seen, ne0)
+	want := gputest.QuantizeRows(t, quant.MXFP4, seen, ne0)
 	ts := int(quant.MXFP4.TypeSize())
 	for k := 0; k < len(want)/ts; k++ {
 		if g, w := got[k*ts:(k+1)*ts], want[k*ts:(k+1)*ts]; !bytes.Equal(g, w) {
