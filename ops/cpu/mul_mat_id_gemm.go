@@ -48,16 +48,20 @@ func (g *idGemm) buffer(h **ops.HostBuffer, n int64) (*ops.HostBuffer, error) {
 // idGemmMinPairs pairs (j's grouping made); it reports whether it did.
 func (b *Backend) mulMatIDByExpert(t *ops.Tensor, j *mulMatIDJob) (bool, error) {
 	w, x := t.Src[ops.MMIDExperts], t.Src[ops.MMIDInput]
-	if b.kern.gemm[w.Type] == nil || x.Type != quant.F32 || x.Nb[0] != 4 || j.maxPairs() < idGemmMinPairs {
+	if b.kern.gemm[w.Type] == nil || x.Type != quant.F32 || x.Nb[0] != 4 {
+		return false, nil
+	}
+	maxPairs := j.maxPairs()
+	if maxPairs < idGemmMinPairs {
 		return false, nil
 	}
 	k, m, nExpert := w.Ne[0], w.Ne[1], w.Ne[2]
 	b1, nUsed := x.Ne[1], t.Ne[1]
-	xs, err := b.idg.buffer(&b.idg.xs, 4*k*j.maxPairs())
+	xs, err := b.idg.buffer(&b.idg.xs, 4*k*maxPairs)
 	if err != nil {
 		return false, err
 	}
-	outs, err := b.idg.buffer(&b.idg.out, 4*m*j.maxPairs())
+	outs, err := b.idg.buffer(&b.idg.out, 4*m*maxPairs)
 	if err != nil {
 		return false, err
 	}
