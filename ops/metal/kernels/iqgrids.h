@@ -1,6 +1,6 @@
 // iqgrids.h: the codebooks and sign table of the IQ1, IQ2 and IQ3
 // formats (ggml's ksigns_iq2xs, iq2xxs_grid, ..., iq1s_grid), as package
-// quant's iqtables.go holds them, element j of a grid entry in byte j.
+// quant's iqtables_*.go hold them, element j of a grid entry in byte j.
 // Written by go test ./ops/metal -run TestIQGridsHeader -update-iqgrids;
 // the test checks it byte for byte against quant. DO NOT EDIT.
 #pragma once
