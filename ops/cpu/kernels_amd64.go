@@ -43,8 +43,11 @@ var avx2Kernels = &kernelSet{
 		quant.Q4_K: {dot.Q4_KAVX2, quant.Q8_K},
 		quant.Q5_K: {dot.Q5_KAVX2, quant.Q8_K},
 		quant.Q6_K: {dot.Q6_KAVX2, quant.Q8_K},
-		// The table-coded formats: integer sums in AVX2, the scaling as
-		// the generic kernels do it (equal to them bit for bit).
+		// The table-coded formats: q8_0's dot with a VPSHUFB lookup of
+		// the value table, float32 lanes FMA'd per block (IQ4_XS: per
+		// super-block, its sub-block scales applied to the int32 lanes)
+		// in registers; they differ from the generic kernels by rounding
+		// only (twins MXFP4Twin, IQ4_NLTwin, IQ4_XSTwin).
 		quant.IQ4_NL: {dot.IQ4_NLAVX2, quant.Q8_0},
 		quant.IQ4_XS: {dot.IQ4_XSAVX2, quant.Q8_K},
 		quant.MXFP4:  {dot.MXFP4AVX2, quant.Q8_0},

@@ -3,6 +3,7 @@
 package dot
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -50,14 +51,12 @@ func simdTwins() []simdTwin {
 		{"q4_K", quant.Q4_K, Q4_KAVX2, Q4_K},
 		{"q5_K", quant.Q5_K, Q5_KAVX2, Q5_K},
 		{"q6_K", quant.Q6_K, Q6_KAVX2, Q6_K},
-		// IQ4_NL and MXFP4 take q8_0's dot with a table lookup, and
-		// their own twins.
+		// IQ4_NL, MXFP4 and IQ4_XS take q8_0's dot with a table
+		// lookup, and their own twins.
 		{"iq4_nl", quant.IQ4_NL, IQ4_NLAVX2, IQ4_NLTwin},
 		{"mxfp4", quant.MXFP4, MXFP4AVX2, MXFP4Twin},
-		// IQ4_XS's assembly equals the generic function (integer sums
-		// in AVX2).
-		{"iq4_xs", quant.IQ4_XS, IQ4_XSAVX2, IQ4_XS},
-		// And the ternary formats'.
+		{"iq4_xs", quant.IQ4_XS, IQ4_XSAVX2, IQ4_XSTwin},
+		// The ternary formats' assembly equals the generic functions.
 		{"tq1_0", quant.TQ1_0, TQ1_0AVX2, TQ1_0},
 		{"tq2_0", quant.TQ2_0, TQ2_0AVX2, TQ2_0},
 		// And the codebook formats'.
@@ -68,44 +67,6 @@ func simdTwins() []simdTwin {
 		{"iq2_s", quant.IQ2_S, IQ2_SAVX2, IQ2_S},
 		{"iq1_s", quant.IQ1_S, IQ1_SAVX2, IQ1_S},
 		{"iq1_m", quant.IQ1_M, IQ1_MAVX2, IQ1_M},
-	}
-}
-
-// TestTableSums checks tableSumsAVX2 against its twin on every code and
-// on activations at the int8 extremes (-128 included, which VPSIGNB
-// cannot negate), for both tables and several strides.
-func TestTableSums(t *testing.T) {
-	simdtest.NeedAVX2(t)
-	rng := rand.New(rand.NewPCG(9, 10))
-	for _, table := range []*[16]int8{&quant.IQ4NLValues, &quant.MXFP4Values} {
-		for _, st := range []struct{ x, y int }{{16, 32}, {17, 34}, {18, 34}, {136, 292}} {
-			for trial := range 50 {
-				nb := 1 + rng.IntN(70)
-				x := make([]byte, (nb-1)*st.x+16)
-				y := make([]byte, (nb-1)*st.y+32)
-				for i := range x {
-					x[i] = byte(rng.Uint32())
-				}
-				for i := range y {
-					switch trial % 3 {
-					case 0:
-						y[i] = byte(rng.Uint32())
-					case 1:
-						y[i] = 0x80 // -128
-					default:
-						y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
-					}
-				}
-				got, want := make([]int32, nb), make([]int32, nb)
-				tableSums(table, x, st.x, y, st.y, got)
-				tableSumsTwin(table, x, st.x, y, st.y, want)
-				for b := range got {
-					if got[b] != want[b] {
-						t.Fatalf("strides %v nb=%d block %d: asm %d, twin %d", st, nb, b, got[b], want[b])
-					}
-				}
-			}
-		}
 	}
 }
 
@@ -412,6 +373,55 @@ func TestTableKernelsLong(t *testing.T) {
 			x := simdtest.Row(rng, tw.wt, n, 0, 0)
 			y := simdtest.Row(rng, tw.wt.VecDotType(), n, 0, 0)
 			checkTwin(t, tw, n, x, y)
+		}
+	}
+}
+
+// TestSuperBlockExtremes checks the q8_K kernels that sum a whole
+// super-block in integer lanes (IQ4_XS against its twin, TQ1_0 and TQ2_0
+// against the generic functions) where their int16 and int32 lanes come
+// closest to saturating: weight code bytes all 0xff or all 0 (every
+// index, scale and trit at its largest or smallest; tq1_0's bytes above
+// 242 included) or random, activations all -128, all 127 or mixed
+// extremes, with finite scales so that the sums are not hidden by a NaN.
+func TestSuperBlockExtremes(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, tw := range simdTwins() {
+		var dOff int // offset of the f16 scale in the weight block
+		switch tw.wt {
+		case quant.IQ4_XS:
+		case quant.TQ1_0:
+			dOff = bytesTQ1_0 - 2
+		case quant.TQ2_0:
+			dOff = bytesTQ2_0 - 2
+		default:
+			continue
+		}
+		bs := int(simdtest.MustRowSize(t, tw.wt, quant.QKK))
+		for trial := range 60 {
+			nb := 1 + rng.IntN(5)
+			x := make([]byte, nb*bs)
+			y := make([]byte, nb*simd.BytesQ8_K)
+			for i := range x {
+				x[i] = []byte{0xff, 0, byte(rng.Uint32())}[trial%3]
+			}
+			for i := range y {
+				switch trial / 3 % 3 {
+				case 0:
+					y[i] = 0x80
+				case 1:
+					y[i] = 127
+				default:
+					y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
+				}
+			}
+			for b := range nb {
+				binary.LittleEndian.PutUint16(x[b*bs+dOff:], 0x3c00+uint16(rng.IntN(64))) // about 1
+				binary.LittleEndian.PutUint32(y[b*simd.BytesQ8_K:], math.Float32bits(1+float32(rng.IntN(64))/64))
+			}
+			simdtest.FixBsums(quant.Q8_K, y)
+			checkTwin(t, tw, nb*quant.QKK, x, y)
 		}
 	}
 }

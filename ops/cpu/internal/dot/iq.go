@@ -126,11 +126,3 @@ func TQ2_0(n int, x, y []byte) float32 {
 	}
 	return sum
 }
-
-// tableSumsTwin is the pure-Go twin of the AVX2 kernel tableSumsAVX2:
-// out[b] = tableDot of the block at x[b*xstride:] with y[b*ystride:].
-func tableSumsTwin(table *[16]int8, x []byte, xstride int, y []byte, ystride int, out []int32) {
-	for b := range out {
-		out[b] = tableDot(table, x[b*xstride:], y[b*ystride:])
-	}
-}

@@ -7,27 +7,8 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// tableSumsAVX2 sets out[b], for b < nb, to the integer dot product of
-// the 32 table-coded elements at x + b*xstride (16 bytes of codes,
-// arranged as Q4_0's) with the 32 int8 codes at y + b*ystride (twin:
-// tableSumsTwin).
-//
-//go:noescape
-func tableSumsAVX2(table *[16]int8, x *byte, xstride int, y *byte, ystride int, nb int, out *int32)
-
-// tableSums is tableSumsAVX2 with its reads checked against the slices.
-func tableSums(table *[16]int8, x []byte, xstride int, y []byte, ystride int, out []int32) {
-	nb := len(out)
-	if nb == 0 {
-		return
-	}
-	_ = x[(nb-1)*xstride+15]
-	_ = y[(nb-1)*ystride+31]
-	tableSumsAVX2(table, &x[0], xstride, &y[0], ystride, nb, &out[0])
-}
-
-// tableChunk is how many blocks' sums one call of tableSums leaves on the
-// stack.
+// tableChunk is how many blocks' sums one call of the chunked integer
+// kernels (iqgrid_amd64.go, iq2xxs_amd64.go) leaves on the stack.
 const tableChunk = 64
 
 // dotIQ4_NLQ8_0AVX2 dots nb IQ4_NL blocks with q8_0 blocks, the indexes
@@ -67,20 +48,24 @@ func tableBlocks(f func(x, y *byte, nb int, table *int8) float32, table *[16]int
 	return f(&x[0], &y[0], nb, &table[0])
 }
 
-// IQ4_XSAVX2 is IQ4_XS with the integer sums in AVX2; it equals IQ4_XS
-// bit for bit.
+// dotIQ4_XSQ8_KAVX2 dots nb IQ4_XS super-blocks with q8_K blocks, the
+// indexes looked up in table (quant.IQ4NLValues) (iq4xs_amd64.s; twin:
+// IQ4_XSTwin).
+//
+//go:noescape
+func dotIQ4_XSQ8_KAVX2(x, y *byte, nb int, table *int8) float32
+
+// IQ4_XSAVX2 dots an IQ4_XS row with a q8_K row in registers (twin:
+// IQ4_XSTwin): per super-block, each sub-block's table products times
+// its scale ls-32 summed as eight exact int32 lanes, the lanes converted
+// once and FMA'd with d_x*d_y into float32 lanes, summed at the end. It
+// differs from the generic IQ4_XS, which scales each sub-block in
+// float32, by rounding only.
 func IQ4_XSAVX2(n int, x, y []byte) float32 {
-	var sums [8]int32
-	var sum float32
-	for ib := range n / quant.QKK {
-		bx := x[ib*bytesIQ4_XS : (ib+1)*bytesIQ4_XS]
-		yd, q8, _ := q8KBlock(y[ib*simd.BytesQ8_K : (ib+1)*simd.BytesQ8_K])
-		tableSums(&quant.IQ4NLValues, bx[8:], 16, q8, 32, sums[:])
-		d4d8 := float32(simd.HalfAt(bx, 0) * yd)
-		for j, s := range sums {
-			dl := float32(d4d8 * float32(quant.IQ4XSScale(bx, j)-32))
-			sum += float32(dl * float32(s))
-		}
+	nb := n / quant.QKK
+	if nb <= 0 {
+		return 0
 	}
-	return sum
+	_, _ = x[nb*bytesIQ4_XS-1], y[nb*simd.BytesQ8_K-1]
+	return dotIQ4_XSQ8_KAVX2(&x[0], &y[0], nb, &quant.IQ4NLValues[0])
 }

@@ -378,3 +378,24 @@ func tableTwin(n int, x, y []byte, table *[16]int8, size, head int, scale func(b
 	}
 	return acc.Sum()
 }
+
+// IQ4_XSTwin is the twin of dotIQ4_XSQ8_KAVX2: per super-block eight
+// int32 lanes, lane l the sum over the sub-blocks j of (ls_j-32) times
+// the products IQ4NLValues[q]*y of elements 4l..4l+3 (exact: the
+// assembly's VPMADDUBSW pairs never saturate), FMA'd with d_x*d_y into
+// one 8-lane accumulator, summed across at the end.
+func IQ4_XSTwin(n int, x, y []byte) float32 {
+	acc := simd.LaneAcc{Single: true}
+	for ib := range n / quant.QKK {
+		bx, by := x[ib*bytesIQ4_XS:], y[ib*simd.BytesQ8_K:]
+		var lanes [8]int32
+		for j := range 8 {
+			s := int32(quant.IQ4XSScale(bx, j)) - 32
+			for k, q := range simd.Nibbles(bx[8+16*j : 24+16*j]) {
+				lanes[k/4] += s * int32(quant.IQ4NLValues[q]) * int32(int8(by[4+32*j+k]))
+			}
+		}
+		acc.Add(ib, lanes, simd.HalfAt(bx, 0)*simd.Float32At(by, 0))
+	}
+	return acc.Sum()
+}
