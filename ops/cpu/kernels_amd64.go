@@ -51,9 +51,11 @@ var avx2Kernels = &kernelSet{
 		quant.IQ4_NL: {dot.IQ4_NLAVX2, quant.Q8_0},
 		quant.IQ4_XS: {dot.IQ4_XSAVX2, quant.Q8_K},
 		quant.MXFP4:  {dot.MXFP4AVX2, quant.Q8_0},
-		// The ternary formats: integer sums in AVX2 (trits decoded by
-		// multiplying by powers of 3 for tq1_0), scaled as the generic
-		// kernels do (equal to them bit for bit).
+		// The ternary formats: exact integer sums in AVX2 (tq1_0's
+		// trits decoded by byte comparisons and multiplies by powers of
+		// 3, sum(y) from q8_K's bsums), scaled per super-block in
+		// registers as the generic kernels do (equal to them bit for
+		// bit).
 		quant.TQ1_0: {dot.TQ1_0AVX2, quant.Q8_K},
 		quant.TQ2_0: {dot.TQ2_0AVX2, quant.Q8_K},
 		// IQ2_XXS: grid entries and sign bytes looked up per 8 elements,

@@ -70,10 +70,9 @@ func simdTwins() []simdTwin {
 	}
 }
 
-// TestBlockSums checks the integer kernels of the ternary and codebook
-// formats (tq1SumsAVX2, tq2SumsAVX2, iq2xxsSumsAVX2, iq3xxsSumsAVX2, ...)
-// against their twins on random blocks (every code byte, the tq1_0 bytes
-// above 242 that ggml never writes included; 600 random trials of about
+// TestBlockSums checks the integer kernels of the codebook formats
+// (iq2xxsSumsAVX2, iq3xxsSumsAVX2, ...) against their twins on random
+// blocks (every code byte included; 600 random trials of about
 // five blocks draw each of IQ1_S's 2048 grid indices about 47 times, so
 // every grid index, sign code and scale code occurs), on all-zero blocks,
 // on blocks of all-ones bits (every code, sign and scale at its maximum)
@@ -89,8 +88,6 @@ func TestBlockSums(t *testing.T) {
 		per       int // sums per block
 		asm, twin func(x, y []byte, out []int32)
 	}{
-		{"tq1_0", bytesTQ1_0, 1, func(x, y []byte, out []int32) { tqSums(tq1SumsAVX2, bytesTQ1_0, x, y, out) }, tq1SumsTwin},
-		{"tq2_0", bytesTQ2_0, 1, func(x, y []byte, out []int32) { tqSums(tq2SumsAVX2, bytesTQ2_0, x, y, out) }, tq2SumsTwin},
 		{"iq2_xxs", bytesIQ2_XXS, 1, iq2xxsSums, iq2xxsSumsTwin},
 		{"iq3_xxs", bytesIQ3_XXS, 1, iq3xxsSums, iq3xxsSumsTwin},
 		{"iq3_s", bytesIQ3_S, 1, iq3sSums, iq3sSumsTwin},

@@ -7,64 +7,37 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// tq1SumsAVX2 sets out[b], for b < nb, to the integer sum
-// sum((trit-1)*y) of the tq1_0 block at x + 54b with the q8_K block at
-// y + 292b (twin: tq1SumsTwin).
+// dotTQ1_0Q8_KAVX2 dots nb tq1_0 blocks (54 bytes) with q8_K blocks (292
+// bytes) as TQ1_0 does (tq_amd64.s).
 //
 //go:noescape
-func tq1SumsAVX2(x, y *byte, nb int, out *int32)
+func dotTQ1_0Q8_KAVX2(x, y *byte, nb int) float32
 
-// tq2SumsAVX2 is tq1SumsAVX2 for tq2_0 blocks, 66 bytes apart (twin:
-// tq2SumsTwin).
+// dotTQ2_0Q8_KAVX2 is dotTQ1_0Q8_KAVX2 for tq2_0 blocks (66 bytes).
 //
 //go:noescape
-func tq2SumsAVX2(x, y *byte, nb int, out *int32)
+func dotTQ2_0Q8_KAVX2(x, y *byte, nb int) float32
 
-// tqSums runs kernel, tq1SumsAVX2 or tq2SumsAVX2, over len(out) blocks of
-// bytes bytes at x and q8_K blocks at y, with its reads checked against
-// the slices.
-func tqSums(kernel func(x, y *byte, nb int, out *int32), bytes int, x, y []byte, out []int32) {
-	nb := len(out)
-	if nb == 0 {
-		return
+// tqBlocks runs a ternary kernel f over the whole super-blocks of n
+// elements after checking the slice bounds it relies on.
+func tqBlocks(f func(x, y *byte, nb int) float32, xs, n int, x, y []byte) float32 {
+	nb := n / quant.QKK
+	if nb <= 0 {
+		return 0
 	}
-	_ = x[nb*bytes-1]
-	_ = y[nb*simd.BytesQ8_K-1]
-	kernel(&x[0], &y[0], nb, &out[0])
+	_, _ = x[nb*xs-1], y[nb*simd.BytesQ8_K-1]
+	return f(&x[0], &y[0], nb)
 }
 
-// TQ1_0AVX2 is TQ1_0 with the integer sums in AVX2; it equals TQ1_0 bit
-// for bit.
+// TQ1_0AVX2 is TQ1_0 in AVX2, the trits decoded by byte comparisons and
+// 16-bit multiplies, sum(y) taken from q8_K's bsums and the float32
+// scaling per super-block in registers; it equals TQ1_0 bit for bit on
+// q8_K rows whose bsums are the sums of their codes.
 func TQ1_0AVX2(n int, x, y []byte) float32 {
-	var sums [tableChunk]int32
-	var sum float32
-	nb := n / quant.QKK
-	for b0 := 0; b0 < nb; b0 += tableChunk {
-		c := min(tableChunk, nb-b0)
-		tqSums(tq1SumsAVX2, bytesTQ1_0, x[b0*bytesTQ1_0:], y[b0*simd.BytesQ8_K:], sums[:c])
-		for i, s := range sums[:c] {
-			yd := simd.Float32At(y[(b0+i)*simd.BytesQ8_K:], 0)
-			d := float32(float32(simd.HalfAt(x[(b0+i)*bytesTQ1_0:], 52)) * yd)
-			sum += float32(float32(s) * d)
-		}
-	}
-	return sum
+	return tqBlocks(dotTQ1_0Q8_KAVX2, bytesTQ1_0, n, x, y)
 }
 
-// TQ2_0AVX2 is TQ2_0 with the integer sums in AVX2; it equals TQ2_0 bit
-// for bit.
+// TQ2_0AVX2 is TQ1_0AVX2 for TQ2_0 rows.
 func TQ2_0AVX2(n int, x, y []byte) float32 {
-	var sums [tableChunk]int32
-	var sum float32
-	nb := n / quant.QKK
-	for b0 := 0; b0 < nb; b0 += tableChunk {
-		c := min(tableChunk, nb-b0)
-		tqSums(tq2SumsAVX2, bytesTQ2_0, x[b0*bytesTQ2_0:], y[b0*simd.BytesQ8_K:], sums[:c])
-		for i, s := range sums[:c] {
-			yd := simd.Float32At(y[(b0+i)*simd.BytesQ8_K:], 0)
-			d := float32(yd * simd.HalfAt(x[(b0+i)*bytesTQ2_0:], 64))
-			sum += float32(float32(s) * d)
-		}
-	}
-	return sum
+	return tqBlocks(dotTQ2_0Q8_KAVX2, bytesTQ2_0, n, x, y)
 }
