@@ -125,6 +125,10 @@ var avx2Kernels = &kernelSet{
 		quant.F16:  gemv.F16AVX2,
 		quant.BF16: gemv.BF16AVX2,
 		quant.F32:  gemv.F32AVX2,
+		// The table-coded formats: q8_0's scheme with the value table
+		// looked up by VPSHUFB and |y| shared by the four rows.
+		quant.IQ4_NL: gemv.IQ4_NLAVX2,
+		quant.MXFP4:  gemv.MXFP4AVX2,
 	},
 	// Four-row kernels with data prepared once per activation row, which
 	// MUL_MAT and MUL_MAT_ID prefer to gemv.

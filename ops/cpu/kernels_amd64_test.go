@@ -41,6 +41,8 @@ var avx2Gemv = []struct {
 	{quant.F16, gemv.F16AVX2},
 	{quant.BF16, gemv.BF16AVX2},
 	{quant.F32, gemv.F32AVX2},
+	{quant.IQ4_NL, gemv.IQ4_NLAVX2},
+	{quant.MXFP4, gemv.MXFP4AVX2},
 }
 
 // TestAVX2GemvTable checks that the avx2 table's four-row kernel of each

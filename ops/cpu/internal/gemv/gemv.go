@@ -1,6 +1,7 @@
 // Package gemv holds the four-row kernels of MUL_MAT with one to three
 // activation rows: four weight rows against one activation row per call,
-// for every weight type the avx2 tier covers (gemv_*_amd64.s), with their
+// for the legacy and K types, IQ4_NL and MXFP4 (gemv_table_amd64.s) and
+// the float types on the avx2 tier (gemv_*_amd64.s), with their
 // pure-Go twins (twin.go; the K formats' twins are the generic dot
 // products of internal/dot) and the side-data kernel of q4_0 (SideQ4_0AVX2
 // with Q4_0Prep), which prepares what depends on the activation row alone

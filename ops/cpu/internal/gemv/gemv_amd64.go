@@ -4,15 +4,17 @@ package gemv
 
 import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/quant"
 )
 
 // Four-row kernels of the AVX2 tier for MUL_MAT with one to three
 // activation rows (gemv_q_amd64.s, gemv_k_amd64.s, gemv_q2k_q3k_amd64.s,
-// gemv_float_amd64.s; the avx2 table installs them all).
+// gemv_float_amd64.s, gemv_table_amd64.s; the avx2 table installs them
+// all).
 // q4_0, q8_0, q4_K, q5_K, q6_K and f16 equal, bit for bit, the
 // first-generation kernels they replaced (removed, with the benchmarks
 // that compared the two); q2_K..q6_K equal the dot product bit for bit.
-// q5_0, q4_1, q5_1, bf16 and f32 keep one lane accumulator per row (twins
+// q5_0, q4_1, q5_1, iq4_nl, mxfp4, bf16 and f32 keep one lane accumulator per row (twins
 // in twin.go), so their n < 4 outputs round differently than the
 // dot product. They are fast in four ways:
 //
@@ -245,4 +247,43 @@ func unscaled(f func(x *byte, ldx int, y *byte, nb int, out *[4]float32), xs, ys
 	}
 	_, _ = x[3*ldx+nb*xs-1], y[nb*ys-1]
 	f(&x[0], ldx, &y[0], nb, out)
+}
+
+// iq4_nlx4AVX2 sets out[r] to the dot product of nb IQ4_NL blocks of row
+// x + r*ldx with the q8_0 row y, whose block scales dy holds widened
+// (gemv_table_amd64.s; twin: IQ4_NLTwin).
+//
+//go:noescape
+func iq4_nlx4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
+
+// mxfp4x4AVX2 is iq4_nlx4AVX2 for MXFP4 blocks (twin: MXFP4Twin).
+//
+//go:noescape
+func mxfp4x4AVX2(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
+
+// The value tables and MXFP4's widened scales for gemv_table_amd64.s,
+// which staticcheck does not read: e8m0Table[e] = quant.E8M0Half(e).
+var (
+	//lint:ignore U1000 read by gemv_table_amd64.s
+	iq4nlValues = quant.IQ4NLValues
+	//lint:ignore U1000 read by gemv_table_amd64.s
+	mxfp4Values = quant.MXFP4Values
+	//lint:ignore U1000 read by gemv_table_amd64.s
+	e8m0Table = func() *[256]float32 {
+		var t [256]float32
+		for e := range t {
+			t[e] = quant.E8M0Half(uint8(e))
+		}
+		return &t
+	}()
+)
+
+// IQ4_NLAVX2 runs iq4_nlx4AVX2 (twin: IQ4_NLTwin).
+func IQ4_NLAVX2(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32) {
+	scaled(iq4_nlx4AVX2, bytesIQ4_NL, nb, x, ldx, y, dy, out)
+}
+
+// MXFP4AVX2 runs mxfp4x4AVX2 (twin: MXFP4Twin).
+func MXFP4AVX2(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32) {
+	scaled(mxfp4x4AVX2, bytesMXFP4, nb, x, ldx, y, dy, out)
 }

@@ -40,9 +40,11 @@ var scaledCases = []struct {
 	{quant.Q4_0, Q4_0AVX2, Q4_0Twin},
 	{quant.Q8_0, Q8_0AVX2, Q8_0Twin},
 	{quant.Q5_0, Q5_0AVX2, Q5_0Twin},
+	{quant.IQ4_NL, IQ4_NLAVX2, IQ4_NLTwin},
+	{quant.MXFP4, MXFP4AVX2, MXFP4Twin},
 }
 
-// TestScaledTwins checks the q4_0, q8_0 and q5_0 four-row kernels
+// TestScaledTwins checks the q4_0, q8_0, q5_0, iq4_nl and mxfp4 four-row kernels
 // row by row against their twins, bit for bit, over random lengths, row
 // strides, offsets and bytes (any code, -128 included; NaN, Inf and
 // denormal scales).
@@ -297,4 +299,69 @@ func checkRows(t *testing.T, what string, got *[4]float32, want func(r int) floa
 			t.Fatalf("%s row %d: asm %g (%#x), twin %g (%#x)", what, r, got[r], math.Float32bits(got[r]), w, math.Float32bits(w))
 		}
 	}
+}
+
+// TestTableNearOracle checks the IQ4_NL and MXFP4 four-row kernels on
+// quantized gaussian rows against a float64 dot product of the
+// dequantized rows (an oracle independent of the twins): they agree
+// within float32 rounding of the sum of the products' magnitudes.
+func TestTableNearOracle(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, c := range []struct {
+		wt quant.Type
+		f  Func
+	}{{quant.IQ4_NL, IQ4_NLAVX2}, {quant.MXFP4, MXFP4AVX2}} {
+		for _, nb := range []int{1, 3, 8, 130} {
+			n := nb * quant.QK
+			rowBytes := int(simdtest.MustRowSize(t, c.wt, n))
+			x := make([]byte, 4*rowBytes)
+			xd := make([][]float32, 4)
+			for r := range 4 {
+				xd[r] = quantDequant(t, c.wt, gaussian(rng, n), x[r*rowBytes:(r+1)*rowBytes])
+			}
+			y := make([]byte, simdtest.MustRowSize(t, quant.Q8_0, n))
+			yd := quantDequant(t, quant.Q8_0, gaussian(rng, n), y)
+			dy := make([]float32, nb)
+			for ib := range dy {
+				dy[ib] = simd.HalfAt(y, ib*simd.BytesQ8_0)
+			}
+			var got [4]float32
+			c.f(nb, x, rowBytes, y, dy, &got)
+			for r := range 4 {
+				var want, mag float64
+				for i := range n {
+					p := float64(xd[r][i]) * float64(yd[i])
+					want += p
+					mag += math.Abs(p)
+				}
+				if d := math.Abs(float64(got[r]) - want); d > 1e-5*mag {
+					t.Errorf("%v nb=%d row %d: kernel %g, oracle %g (|diff| %g, sum of |products| %g)", c.wt, nb, r, got[r], want, d, mag)
+				}
+			}
+		}
+	}
+}
+
+// gaussian returns n standard normal values.
+func gaussian(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+// quantDequant quantizes v to wt into row and returns the row
+// dequantized.
+func quantDequant(t *testing.T, wt quant.Type, v []float32, row []byte) []float32 {
+	t.Helper()
+	if err := quant.QuantizeRow(wt, v, row); err != nil {
+		t.Fatal(err)
+	}
+	d := make([]float32, len(v))
+	if err := quant.DequantizeRow(wt, row, d); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

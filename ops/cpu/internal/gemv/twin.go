@@ -169,3 +169,43 @@ func F16Twin(n int, x, y []byte) float32 {
 	}
 	return simd.Hsum8(&v)
 }
+
+// Block sizes in bytes of the table-coded formats.
+const (
+	bytesIQ4_NL = 18
+	bytesMXFP4  = 17
+)
+
+// IQ4_NLTwin is the twin of one row of iq4_nlx4AVX2: per block the eight
+// lanes are the exact sums of IQ4NLValues[q]*y over elements 4l..4l+3
+// (for every activation code, -128 included), and every block goes into
+// one accumulator by FMA with d = d_x*d_y, reduced as hsum8 at the end.
+// The dot product (internal/dot's IQ4_NLAVX2) alternates two
+// accumulators, so the two differ by rounding only.
+func IQ4_NLTwin(n int, x, y []byte) float32 {
+	return tableTwin(n, x, y, &quant.IQ4NLValues, bytesIQ4_NL, 2, func(bx []byte) float32 { return simd.HalfAt(bx, 0) })
+}
+
+// MXFP4Twin is IQ4_NLTwin for mxfp4x4AVX2: the codes from
+// quant.MXFP4Values, d_x = quant.E8M0Half(e).
+func MXFP4Twin(n int, x, y []byte) float32 {
+	return tableTwin(n, x, y, &quant.MXFP4Values, bytesMXFP4, 1, func(bx []byte) float32 { return quant.E8M0Half(bx[0]) })
+}
+
+// tableTwin is the twin of one row of the table-coded four-row kernels
+// for blocks of size bytes, their 16 index bytes at head (elements 0-15
+// in the low nibbles, 16-31 in the high ones) and their scale given by
+// scale.
+func tableTwin(n int, x, y []byte, table *[16]int8, size, head int, scale func(bx []byte) float32) float32 {
+	acc := simd.LaneAcc{Single: true}
+	for ib := range n / quant.QK {
+		bx, by := x[ib*size:], y[ib*simd.BytesQ8_0:]
+		ys := simd.Codes8(by[2:34])
+		var lanes [8]int32
+		for j, q := range simd.Nibbles(bx[head : head+16]) {
+			lanes[j/4] += int32(table[q]) * int32(ys[j])
+		}
+		acc.Add(ib, lanes, scale(bx)*simd.HalfAt(by, 0))
+	}
+	return acc.Sum()
+}
