@@ -353,8 +353,9 @@ func FuzzLegacyQuad(f *testing.F) {
 	})
 }
 
-// TestTableKernelsLong checks the table-coded kernels on rows longer than
-// the 64 blocks one call of tableSums covers.
+// TestTableKernelsLong checks the table-coded, ternary and codebook
+// kernels on rows longer than the tableChunk (64) blocks one call of the
+// chunked integer kernels covers.
 func TestTableKernelsLong(t *testing.T) {
 	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(11, 12))
