@@ -69,7 +69,7 @@
 // activation converters to q8_0, q8_1, q8_K and f16; gemm kernels (float
 // 4x3 tiles and the 6x16 packed micro-kernel for f32/f16/bf16, quad kernels
 // for the legacy and K types, with panel kernels for q4_0, q5_0, q8_0, q4_1,
-// q5_1, q4_K, q5_K, q6_K); four-row gemv kernels for every legacy and K type but q8_1 and q8_K and for iq4_nl and mxfp4, the
+// q5_1, q4_K, q5_K, q6_K); four-row gemv kernels for every legacy and K type but q8_1 and q8_K and for iq4_nl, mxfp4 and iq4_xs, the
 // q4_0 side kernel, and x8 kernels for q4_0, q8_0, q6_K and q4_K; the row kernels of SOFT_MAX, RMS_NORM, flash attention
 // and the elementwise ops; GET_ROWS decoders for q4_0, q8_0, f16, bf16;
 // and the ROPE, SSM and FLASH_ATTN_EXT block kernels. Tests check entries

@@ -126,9 +126,12 @@ var avx2Kernels = &kernelSet{
 		quant.BF16: gemv.BF16AVX2,
 		quant.F32:  gemv.F32AVX2,
 		// The table-coded formats: q8_0's scheme with the value table
-		// looked up by VPSHUFB and |y| shared by the four rows.
+		// looked up by VPSHUFB and |y| shared by the four rows (IQ4_XS:
+		// the sub-block scales applied to int32 lanes, as its dot
+		// product, which it equals bit for bit).
 		quant.IQ4_NL: gemv.IQ4_NLAVX2,
 		quant.MXFP4:  gemv.MXFP4AVX2,
+		quant.IQ4_XS: gemv.IQ4_XSAVX2,
 	},
 	// Four-row kernels with data prepared once per activation row, which
 	// MUL_MAT and MUL_MAT_ID prefer to gemv.

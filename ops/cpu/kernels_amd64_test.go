@@ -43,6 +43,7 @@ var avx2Gemv = []struct {
 	{quant.F32, gemv.F32AVX2},
 	{quant.IQ4_NL, gemv.IQ4_NLAVX2},
 	{quant.MXFP4, gemv.MXFP4AVX2},
+	{quant.IQ4_XS, gemv.IQ4_XSAVX2},
 }
 
 // TestAVX2GemvTable checks that the avx2 table's four-row kernel of each

@@ -1,9 +1,9 @@
 // Package gemv holds the four-row kernels of MUL_MAT with one to three
 // activation rows: four weight rows against one activation row per call,
-// for the legacy and K types, IQ4_NL and MXFP4 (gemv_table_amd64.s) and
-// the float types on the avx2 tier (gemv_*_amd64.s), with their
-// pure-Go twins (twin.go; the K formats' twins are the generic dot
-// products of internal/dot) and the side-data kernel of q4_0 (SideQ4_0AVX2
+// for the legacy and K types, IQ4_NL and MXFP4 (gemv_table_amd64.s),
+// IQ4_XS (gemv_iq4xs_amd64.s) and the float types on the avx2 tier
+// (gemv_*_amd64.s), with their pure-Go twins (twin.go; the K formats' and
+// IQ4_XS's twins are the generic dot products and twins of internal/dot) and the side-data kernel of q4_0 (SideQ4_0AVX2
 // with Q4_0Prep), which prepares what depends on the activation row alone
 // once per call, and the x8 kernels (x8.go, x8k.go): eight rows
 // interleaved per block, for q4_0, q8_0, q6_K and q4_K weights repacked

@@ -9,11 +9,12 @@ import (
 
 // Four-row kernels of the AVX2 tier for MUL_MAT with one to three
 // activation rows (gemv_q_amd64.s, gemv_k_amd64.s, gemv_q2k_q3k_amd64.s,
-// gemv_float_amd64.s, gemv_table_amd64.s; the avx2 table installs them
-// all).
+// gemv_float_amd64.s, gemv_table_amd64.s, gemv_iq4xs_amd64.s; the avx2
+// table installs them all).
 // q4_0, q8_0, q4_K, q5_K, q6_K and f16 equal, bit for bit, the
 // first-generation kernels they replaced (removed, with the benchmarks
-// that compared the two); q2_K..q6_K equal the dot product bit for bit.
+// that compared the two); q2_K..q6_K and iq4_xs equal the dot product bit
+// for bit.
 // q5_0, q4_1, q5_1, iq4_nl, mxfp4, bf16 and f32 keep one lane accumulator per row (twins
 // in twin.go), so their n < 4 outputs round differently than the
 // dot product. They are fast in four ways:
@@ -286,4 +287,19 @@ func IQ4_NLAVX2(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float
 // MXFP4AVX2 runs mxfp4x4AVX2 (twin: MXFP4Twin).
 func MXFP4AVX2(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32) {
 	scaled(mxfp4x4AVX2, bytesMXFP4, nb, x, ldx, y, dy, out)
+}
+
+// bytesIQ4_XS is the size of an IQ4_XS super-block in bytes.
+const bytesIQ4_XS = 136
+
+// iq4_xsx4AVX2 sets out[r] to the dot product of nb IQ4_XS super-blocks
+// of row x + r*ldx with the q8_K row y (gemv_iq4xs_amd64.s; twin:
+// internal/dot's IQ4_XSTwin, bit for bit).
+//
+//go:noescape
+func iq4_xsx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+
+// IQ4_XSAVX2 runs iq4_xsx4AVX2 (twin: internal/dot's IQ4_XSTwin).
+func IQ4_XSAVX2(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
+	unscaled(iq4_xsx4AVX2, bytesIQ4_XS, simd.BytesQ8_K, nb, x, ldx, y, out)
 }

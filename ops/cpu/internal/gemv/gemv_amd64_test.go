@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
@@ -301,7 +302,54 @@ func checkRows(t *testing.T, what string, got *[4]float32, want func(r int) floa
 	}
 }
 
-// TestTableNearOracle checks the IQ4_NL and MXFP4 four-row kernels on
+// TestIQ4_XSTwin checks the IQ4_XS four-row kernel row by row against
+// internal/dot's IQ4_XSTwin, bit for bit, over random lengths, row
+// strides, offsets and contents (random bytes: NaN, Inf and denormal
+// scales, every index and sub-block scale, activations -128 included).
+func TestIQ4_XSTwin(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(57, 58))
+	for trial := range 300 {
+		nb := rng.IntN(10)
+		n := nb * quant.QKK
+		rowBytes := simdtest.MustRowSize(t, quant.IQ4_XS, n)
+		ldx := int(rowBytes) + rng.IntN(40)
+		var x []byte
+		if trial%2 == 0 {
+			x = simdtest.Row(rng, quant.I8, 3*ldx+int(rowBytes), rng.IntN(64), 0)
+		} else {
+			x = rows4(rng, quant.IQ4_XS, nb, ldx, rng.IntN(64), 0.05, nil)
+		}
+		y := simdtest.Row(rng, quant.Q8_K, n, rng.IntN(64), []float64{0, 0.05}[trial%2])
+		var got [4]float32
+		IQ4_XSAVX2(nb, x, ldx, y, nil, &got)
+		checkRows(t, fmt.Sprintf("iq4_xs nb=%d ldx=%d", nb, ldx), &got, func(r int) float32 { return dot.IQ4_XSTwin(n, x[r*ldx:], y) })
+	}
+}
+
+// FuzzIQ4_XS is the fuzzing form of TestIQ4_XSTwin.
+func FuzzIQ4_XS(f *testing.F) {
+	simdtest.NeedAVX2(f)
+	f.Add(uint8(3), uint8(5), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
+	f.Add(uint8(1), uint8(0), uint8(0), uint8(0), []byte{1})
+	f.Fuzz(func(t *testing.T, blocks, gap, xoff, yoff uint8, data []byte) {
+		nb := int(blocks) % 12
+		n := nb * quant.QKK
+		rowBytes, _ := quant.IQ4_XS.RowSize(int64(n))
+		ldx := int(rowBytes) + int(gap)
+		var xd []byte
+		if len(data) > 0 {
+			xd = data
+		}
+		x := rows4(rand.New(rand.NewPCG(uint64(len(data)), 11)), quant.IQ4_XS, nb, ldx, int(xoff%64), 0, xd)
+		y := simdtest.FillRow(quant.Q8_K, n, int(yoff%64), data[len(data)/2:])
+		var out [4]float32
+		IQ4_XSAVX2(nb, x, ldx, y, nil, &out)
+		checkRows(t, fmt.Sprintf("iq4_xs nb=%d", nb), &out, func(r int) float32 { return dot.IQ4_XSTwin(n, x[r*ldx:], y) })
+	})
+}
+
+// TestTableNearOracle checks the IQ4_NL, MXFP4 and IQ4_XS four-row kernels on
 // quantized gaussian rows against a float64 dot product of the
 // dequantized rows (an oracle independent of the twins): they agree
 // within float32 rounding of the sum of the products' magnitudes.
@@ -311,20 +359,25 @@ func TestTableNearOracle(t *testing.T) {
 	for _, c := range []struct {
 		wt quant.Type
 		f  Func
-	}{{quant.IQ4_NL, IQ4_NLAVX2}, {quant.MXFP4, MXFP4AVX2}} {
-		for _, nb := range []int{1, 3, 8, 130} {
-			n := nb * quant.QK
+	}{{quant.IQ4_NL, IQ4_NLAVX2}, {quant.MXFP4, MXFP4AVX2}, {quant.IQ4_XS, IQ4_XSAVX2}} {
+		act := c.wt.VecDotType()
+		for _, blocks := range []int{1, 3, 8, 130} {
+			n := blocks * int(c.wt.BlockSize())
+			nb := blocks
 			rowBytes := int(simdtest.MustRowSize(t, c.wt, n))
 			x := make([]byte, 4*rowBytes)
 			xd := make([][]float32, 4)
 			for r := range 4 {
 				xd[r] = quantDequant(t, c.wt, gaussian(rng, n), x[r*rowBytes:(r+1)*rowBytes])
 			}
-			y := make([]byte, simdtest.MustRowSize(t, quant.Q8_0, n))
-			yd := quantDequant(t, quant.Q8_0, gaussian(rng, n), y)
-			dy := make([]float32, nb)
-			for ib := range dy {
-				dy[ib] = simd.HalfAt(y, ib*simd.BytesQ8_0)
+			y := make([]byte, simdtest.MustRowSize(t, act, n))
+			yd := quantDequant(t, act, gaussian(rng, n), y)
+			var dy []float32
+			if act == quant.Q8_0 {
+				dy = make([]float32, nb)
+				for ib := range dy {
+					dy[ib] = simd.HalfAt(y, ib*simd.BytesQ8_0)
+				}
 			}
 			var got [4]float32
 			c.f(nb, x, rowBytes, y, dy, &got)
