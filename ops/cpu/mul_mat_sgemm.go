@@ -59,14 +59,28 @@ type sgemmJob struct {
 	rowBlocks int64
 	colBlocks int64
 	nc        int64 // columns per block
+	// wNum/wDen is the weights' bytes per element (4/1 for f32, 2/1
+	// for f16 and bf16, a block's bytes per its elements for gemmDeq).
+	wNum, wDen int64
+	// actWiden widens the activation rows (f16, bf16; nil: float32
+	// rows, read in place).
+	actWiden func(src []byte, dst []float32)
 }
 
 // sgemm computes the product described by mm with the packed float path.
 func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
 	j := &b.sg
-	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, mc: sgemmMC, nc: sgemmNC}
+	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, mc: sgemmMC, nc: sgemmNC, wNum: 4, wDen: 1}
 	if g.widen != nil {
 		j.nc = sgemmWideNC
+		j.wNum = 2
+	}
+	if g.kind == gemmDeq {
+		// Whole blocks: k0 (a multiple of sgemmKC) and every chunk's
+		// length are multiples of the block size.
+		j.wNum, j.wDen = g.qbytes, g.qk
+	} else {
+		j.actWiden = g.widen
 	}
 	batches := mm.b2 * mm.b3
 	j.panels = ceilDiv(mm.n, sgemmNR)
@@ -117,10 +131,6 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 	clear(cb)
 	first := at(mm.a, 0, i0, i2/mm.r2, i3/mm.r3)
 	stride := mm.a.Nb[1]
-	elem := int64(4)
-	if j.g.widen != nil {
-		elem = 2
-	}
 	panel0 := batch*j.panels + c0/sgemmNR
 	for k0 := int64(0); k0 < mm.k; k0 += sgemmKC {
 		kl := min(sgemmKC, mm.k-k0)
@@ -133,12 +143,12 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 			lda = kl
 			ap = wb.f32[:padRows*kl]
 			for r := range rows {
-				off := first + r*stride + elem*k0
+				off := first + r*stride + k0*j.wNum/j.wDen
 				dst := ap[r*kl : (r+1)*kl]
 				if mm.x8gather != nil {
 					j.g.widen(j.x8Row(wb.bytes, i0+r, i2, i3, k0, kl), dst)
 				} else if j.g.widen != nil {
-					j.g.widen(mm.aMem[off:off+2*kl], dst)
+					j.g.widen(mm.aMem[off:off+kl*j.wNum/j.wDen], dst)
 				} else {
 					copy(dst, f32s(mm.aMem, off, kl))
 				}
@@ -170,7 +180,7 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 	mm := j.mm
 	k := mm.k
 	var wide []float32 // a widened activation row (f16, bf16)
-	if j.g.widen != nil {
+	if j.actWiden != nil {
 		wide = j.sc.worker(w, k, 0, 0).f32[:k]
 	}
 	for item := int64(lo); item < int64(hi); item++ {
@@ -188,7 +198,7 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 			row := mm.acts.row(col, i2, i3)
 			src := wide
 			if wide != nil {
-				j.g.widen(row[:2*k], src)
+				j.actWiden(row[:2*k], src)
 			} else {
 				src = f32s(row, 0, k)
 			}
@@ -219,4 +229,27 @@ func (j *sgemmJob) x8Row(buf []byte, i, i2, i3, k0, kl int64) []byte {
 	group := mm.x8mem[mat+i/8*8*mm.aRow:][:8*mm.aRow]
 	mm.x8gather(buf[:2*kl], group, int(mm.k/32), int(i%8), int(k0/16), int(kl/16))
 	return buf[:2*kl]
+}
+
+// sgemmMicroGo is the generic tier's micro-kernel: sgemm.Twin's sums with
+// a float32 multiply and add per term in place of the fused operation
+// (which simd.FMA32 emulates in software, several times slower), so its
+// outputs round differently from the AVX2 tier's; the tests hold both to
+// the float64 reference.
+func sgemmMicroGo(kc int, a []float32, lda int, b []float32, c []float32, ldc int) {
+	b = b[:sgemmNR*kc]
+	for r := range sgemmMR {
+		ar := a[r*lda : r*lda+kc]
+		var acc [sgemmNR]float32
+		for i, av := range ar {
+			bi := b[sgemmNR*i : sgemmNR*i+sgemmNR]
+			for c := range acc {
+				acc[c] += av * bi[c]
+			}
+		}
+		cr := c[r*ldc : r*ldc+sgemmNR]
+		for c, v := range acc {
+			cr[c] += v
+		}
+	}
 }

@@ -84,24 +84,23 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	acts, err := b.prepareActivations(x, kern.actType)
-	if err != nil {
-		return err
-	}
 	aRow, err := a.Type.RowSize(a.Ne[0])
 	if err != nil {
 		return err
 	}
-	j := &b.mm
-	home := j.home // its counters, kept across calls
-	*j = mulMatJob{
-		home: home,
-		kern: kern, a: a, aMem: mem(a), aRow: aRow, acts: acts,
-		out: f32s(mem(t), 0, t.NumElements()),
-		k:   a.Ne[0], m: a.Ne[1], n: x.Ne[1], b2: x.Ne[2], b3: x.Ne[3],
+	if g := b.kern.gemm[a.Type]; g != nil && g.kind == gemmDeq && deqUsable(g, x) {
+		// The activations stay float32: the weights are decoded
+		// (mul_mat_sgemm.go), nothing is converted to the vec-dot type.
+		j := b.newMulMatJob(t, kern, aRow, f32Rows(x))
+		b.sgemm(g, j)
+		return nil
 	}
-	j.r2, j.r3 = j.b2/a.Ne[2], j.b3/a.Ne[3]
-	if g := b.kern.gemm[a.Type]; g != nil && gemmUsable(g, j.k, j.n) && gemmStrides(g, a, acts) {
+	acts, err := b.prepareActivations(x, kern.actType)
+	if err != nil {
+		return err
+	}
+	j := b.newMulMatJob(t, kern, aRow, acts)
+	if g := b.kern.gemm[a.Type]; g != nil && g.kind != gemmDeq && gemmUsable(g, j.k, j.n) && gemmStrides(g, a, acts) {
 		if xk := b.kern.x8[a.Type]; xk != nil && b.repack && g.qtile != nil && g.qtile.fromX8 != nil && j.n >= g.qtile.minN {
 			// The panels come from the weights' x8 copy (made here
 			// when the matrix-vector path has not made it yet).
@@ -158,6 +157,22 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 	j.rowTiles, j.colTiles = ceilDiv(j.m, j.tm), ceilDiv(j.n, j.tn)
 	b.pool.run(int(j.b2*j.b3*j.rowTiles*j.colTiles), 1, j)
 	return nil
+}
+
+// newMulMatJob sets the backend's mulMatJob up for node t (weights
+// t.Src[0] with rows of aRow bytes, activation rows acts) and returns it.
+func (b *Backend) newMulMatJob(t *ops.Tensor, kern dotKernel, aRow int64, acts actRows) *mulMatJob {
+	a, x := t.Src[0], t.Src[1]
+	j := &b.mm
+	home := j.home // its counters, kept across calls
+	*j = mulMatJob{
+		home: home,
+		kern: kern, a: a, aMem: mem(a), aRow: aRow, acts: acts,
+		out: f32s(mem(t), 0, t.NumElements()),
+		k:   a.Ne[0], m: a.Ne[1], n: x.Ne[1], b2: x.Ne[2], b3: x.Ne[3],
+	}
+	j.r2, j.r3 = j.b2/a.Ne[2], j.b3/a.Ne[3]
+	return j
 }
 
 // mulMatJob is one MUL_MAT's work, kept in the backend so that a call
