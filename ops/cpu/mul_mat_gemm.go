@@ -18,6 +18,12 @@ import (
 //
 //   - float weights (f32, f16, bf16), sgemmMinN activation rows or more:
 //     the packed path of mul_mat_sgemm.go (6x16 broadcast micro-kernel).
+//   - the new block formats (deqTypes: mxfp4, the IQ formats, tq1_0,
+//     tq2_0; gemmDeq), sgemmMinN float32 activation rows or more: the
+//     same packed path, the weights decoded to float32 per block and k
+//     chunk, the activations float32 as given (computeMulMat does not
+//     convert them to the vec-dot type). Fewer rows, or f16/bf16
+//     activations, take the dot product.
 //   - float weights, fewer rows: 4 weight rows x 3 activation rows of
 //     FMA accumulators, over k in chunks of gemmKC. f16 and bf16 panels
 //     are widened to float32 once per block and chunk (the packing step);

@@ -3,10 +3,12 @@ package cpu
 import "github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 
 // The packed float path of MUL_MAT's gemm, for f32, f16 and bf16 weights
-// and at least sgemmMinN activation rows, in the manner of BLIS:
+// and for the new block formats (gemmDeq: mxfp4, the IQ formats, tq1_0,
+// tq2_0), at least sgemmMinN activation rows, in the manner of BLIS:
 //
-//   - The activation rows (already converted to the weight type's vec-dot
-//     type) are packed once per call into panels of sgemmNR columns,
+//   - The activation rows (converted to the weight type's vec-dot type
+//     for the float weights; float32 rows in place for gemmDeq, never
+//     rounded to q8) are packed once per call into panels of sgemmNR columns,
 //     float32, k-major: element i of column c of a panel at
 //     16*i + c. Columns past n are zeros. The pack is shared by all
 //     threads.
@@ -17,7 +19,9 @@ import "github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 //     of sgemmKC: the block's weight rows are read in place (f32) or
 //     widened once into a worker buffer (f16, bf16, and f32 blocks whose
 //     row count is not a multiple of six, which are padded with zero
-//     rows), then every 6-row group meets every 16-column panel chunk in
+//     rows; gemmDeq decodes the chunk's whole blocks, sgemmKC being a
+//     multiple of every block size, 32 or 256, with quant.DequantizeRow,
+//     and uses sgemmWideNC too), then every 6-row group meets every 16-column panel chunk in
 //     the micro-kernel, which adds its 6x16 tile to a worker's block of
 //     float32 partial sums.
 //   - The micro-kernel broadcasts one weight element per row and loads
@@ -25,8 +29,9 @@ import "github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 //     reduction across lanes; a panel chunk (16 KiB) stays in L1 while
 //     the block's weight rows (about 100 KiB) stream from L2.
 //
-// Each output is therefore summed over k by FMA from zero within each
-// chunk of sgemmKC elements, chunk sums added in order of k: the result
+// Each output is therefore summed over k by FMA (the generic tier's
+// gemmDeq: multiply, then add) from zero within each chunk of sgemmKC
+// elements, chunk sums added in order of k: the result
 // depends neither on the thread count nor on which block or panel an
 // output falls in, only on k.
 

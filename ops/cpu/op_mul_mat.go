@@ -13,7 +13,8 @@ import (
 
 // MUL_MAT follows ggml's CPU scheme: every activation row (src1) is
 // converted once to the weight type's vec-dot type (f32, f16, bf16, q8_0,
-// q8_1 or q8_K), then each output element is one dot product of a weight
+// q8_1 or q8_K; not for the new block formats' gemm, gemmDeq, which reads
+// float32 rows as they are), then each output element is one dot product of a weight
 // row with a converted activation row (see dot_kernels.go). The output is cut
 // into tiles of weight rows by activation rows, one work item each, so
 // that both matrix-vector (n == 1: tiles of rows) and matrix-matrix
@@ -74,7 +75,8 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // computeMulMat computes dst[i, j, i2, i3] = a[:, i, i2/r2, i3/r3] ·
 // b[:, j, i2, i3]. With several activation rows and a register-tiled
 // kernel for the weight type in the backend's tier, it takes the gemm
-// path (mul_mat_gemm.go); otherwise every output is one dot product.
+// path (mul_mat_gemm.go; for gemmDeq kernels before any activation is
+// converted); otherwise every output is one dot product.
 func computeMulMat(b *Backend, t *ops.Tensor) error {
 	a, x := t.Src[0], t.Src[1]
 	if t.NumElements() == 0 {
