@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -24,14 +25,16 @@ const deqTol = 1e-9
 // deqTol (so the path was taken): k of one, two and sixteen 256-element
 // chunks, n at sgemmMinN, one past it and past two panels, m not a
 // multiple of sgemmMR, broadcast batches (r2 = 2, r3 = 2), weights that
-// are a view of a wider matrix at an offset, and activation rows with a
-// stride past their elements.
+// are a view of a wider matrix at an offset, activation rows with a
+// stride past their elements, and a NaN activation (its column's
+// outputs NaN, the others finite).
 func TestMulMatDeq(t *testing.T) {
 	type shape struct {
 		name           string
 		k, m, n        int64
 		a2, a3, b2, b3 int64
 		wview, xview   bool
+		nan            bool // activation (5, 3) is NaN
 	}
 	shapes := []shape{
 		{name: "k256_n16", k: 256, m: 13, n: 16, a2: 1, a3: 1, b2: 1, b3: 1},
@@ -39,6 +42,7 @@ func TestMulMatDeq(t *testing.T) {
 		{name: "k4096_n40", k: 4096, m: 7, n: 40, a2: 1, a3: 1, b2: 1, b3: 1},
 		{name: "k512_n40_views", k: 512, m: 11, n: 40, a2: 1, a3: 1, b2: 1, b3: 1, wview: true, xview: true},
 		{name: "k768_m100_n33", k: 768, m: 100, n: 33, a2: 1, a3: 1, b2: 1, b3: 1},
+		{name: "k256_n20_nan", k: 256, m: 9, n: 20, a2: 1, a3: 1, b2: 1, b3: 1, nan: true},
 	}
 	forEachTier(t, func(t *testing.T, ks *kernelSet) {
 		for _, threads := range []int{1, 3} {
@@ -79,6 +83,13 @@ func TestMulMatDeq(t *testing.T) {
 							x = v
 						} else {
 							x = mxLeaf(t, b, rng, "x", quant.F32, s.k, s.n, s.b2, s.b3)
+						}
+						if s.nan {
+							raw, err := x.HostBytes()
+							if err != nil {
+								t.Fatal(err)
+							}
+							f32s(raw, 3*x.Nb[1]+5*4, 1)[0] = float32(math.NaN())
 						}
 						if !deqUsable(g, x) {
 							t.Fatalf("gemmDeq not usable for %+v", s)
