@@ -133,6 +133,42 @@ func BenchmarkMulMat(b *testing.B) {
 	}
 }
 
+// deqBenchTypes are the new block formats BenchmarkMulMatDeq covers, one
+// of each family: E8M0 scales, a non-linear table, ternary codes, a
+// codebook.
+var deqBenchTypes = []quant.Type{quant.MXFP4, quant.IQ4_XS, quant.TQ2_0, quant.IQ2_XXS}
+
+// BenchmarkMulMatDeq measures MUL_MAT of the new block formats at m = k
+// = 4096 through Compute, as BenchmarkMulMat does: n = 512 takes the
+// packed float path with decoded weights (gemmDeq), n = 1 the dot
+// product.
+func BenchmarkMulMatDeq(b *testing.B) {
+	for _, wt := range deqBenchTypes {
+		for _, n := range []int64{1, 512} {
+			for _, ks := range benchTiers() {
+				const m, k = 4096, 4096
+				b.Run(fmt.Sprintf("%v/m%d_n%d_k%d/%s", wt, m, n, k, ks.name), func(b *testing.B) {
+					be, err := NewWithOptions(Options{Tier: ks.name})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer be.Close()
+					rng := rand.New(rand.NewPCG(1, 1))
+					a := benchLeaf(b, be, rng, wt, k, m)
+					x := benchLeaf(b, be, rng, quant.F32, k, n)
+					node, err := ops.MulMat(a, x)
+					if err != nil {
+						b.Fatal(err)
+					}
+					wbytes, _ := wt.RowSize(k)
+					b.SetBytes(wbytes * m)
+					benchCompute(b, be, node, float64(2*m*n*k))
+				})
+			}
+		}
+	}
+}
+
 // benchLeaf returns an allocated [ne0, ne1] leaf of type typ with random
 // contents, quantized row by row (fast enough for large weights).
 func benchLeaf(b *testing.B, be *Backend, rng *rand.Rand, typ quant.Type, ne0, ne1 int64) *ops.Tensor {
@@ -153,6 +189,14 @@ func benchLeaf(b *testing.B, be *Backend, rng *rand.Rand, typ quant.Type, ne0, n
 	rows := make([][]byte, distinct)
 	for i := range rows {
 		rows[i] = make([]byte, rowBytes)
+		if !quant.CanQuantize(typ) {
+			// The codebook types without a quantizer: random valid
+			// blocks.
+			if err := quant.RandomBlocks(typ, rows[i], rng.Uint64()); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
 		if err := quant.QuantizeRow(typ, mxRandom(rng, ne0), rows[i]); err != nil {
 			b.Fatal(err)
 		}

@@ -68,14 +68,15 @@ type gemvFunc = gemv.Func
 
 // genericKernels is the pure-Go tier: every kernel it installs, in one
 // place (avx2Kernels, in kernels_amd64.go, is the other tier). It has a dot
-// product for every weight type and no matrix kernels: MUL_MAT computes
-// with the dot products, GET_ROWS and the activation conversion with
-// quant's converters.
+// product for every weight type and one matrix kernel, the packed float
+// path for the formats that decode their weights (gemmDeq, with
+// sgemmMicroGo); MUL_MAT computes the rest with the dot products,
+// GET_ROWS and the activation conversion with quant's converters.
 var genericKernels = &kernelSet{
 	name: "generic",
 	dots: dotKernels,
 	act:  map[quant.Type]func([]float32, []byte){},
-	gemm: map[quant.Type]*gemmKernel{},
+	gemm: deqGemms(sgemmMicroGo),
 	gemv: map[quant.Type]gemvFunc{},
 	vec: vecKernels{
 		smPrep:   vec.SMPrep,

@@ -78,7 +78,9 @@ var avx2Kernels = &kernelSet{
 		quant.Q8_K: quantize.Q8_KAVX2,
 		quant.F16:  quantize.F16AVX2,
 	},
-	gemm: map[quant.Type]*gemmKernel{
+	// The formats without a tiled integer kernel decode their weights
+	// into the packed float path (gemmDeq; deqTypes).
+	gemm: withDeqGemms(sgemm.MicroAVX2, map[quant.Type]*gemmKernel{
 		quant.F32:  {kind: gemmFloat, tile: dot.TileF32AVX2, micro: sgemm.MicroAVX2},
 		quant.F16:  {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenF16AVX2, micro: sgemm.MicroAVX2},
 		quant.BF16: {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenBF16AVX2, micro: sgemm.MicroAVX2},
@@ -107,7 +109,7 @@ var avx2Kernels = &kernelSet{
 			ktile: &kTile{block: qgemm.PanelQ4_K, minN: 4, repack: qgemm.RepackQ5_K, kernel: qgemm.Q5_KAVX2}},
 		quant.Q6_K: {kind: gemmKQuad, quad: dot.QuadQ6_KAVX2,
 			ktile: &kTile{block: qgemm.PanelQ6_K, minN: 4, repack: qgemm.RepackQ6_K, kernel: qgemm.Q6_KAVX2}},
-	},
+	}),
 	// Four-row kernels for MUL_MAT with one to three activation rows
 	// (package internal/gemv); with next-step prefetch each beats the dot product
 	// inside MUL_MAT (BenchmarkGemvMulMat).

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"maps"
+
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/qgemm"
@@ -16,6 +18,12 @@ import (
 //
 //   - float weights (f32, f16, bf16), sgemmMinN activation rows or more:
 //     the packed path of mul_mat_sgemm.go (6x16 broadcast micro-kernel).
+//   - the new block formats (deqTypes: mxfp4, the IQ formats, tq1_0,
+//     tq2_0; gemmDeq), sgemmMinN float32 activation rows or more: the
+//     same packed path, the weights decoded to float32 per block and k
+//     chunk, the activations float32 as given (computeMulMat does not
+//     convert them to the vec-dot type). Fewer rows, or f16/bf16
+//     activations, take the dot product.
 //   - float weights, fewer rows: 4 weight rows x 3 activation rows of
 //     FMA accumulators, over k in chunks of gemmKC. f16 and bf16 panels
 //     are widened to float32 once per block and chunk (the packing step);
@@ -48,6 +56,10 @@ const (
 	gemmQ8Quad                  // 1x4, packed q8_0 activation groups
 	gemmKQuad                   // 1x4, q8_K activation rows in place
 	gemmQ81Quad                 // 1x4, packed q8_1 activation groups
+	// gemmDeq: weights decoded to float32 per block and k chunk,
+	// float32 activations, the packed float path (mul_mat_sgemm.go);
+	// taken only by deqUsable products, the others use the dot product.
+	gemmDeq
 )
 
 // A quadFunc is a quad kernel (see dot.QuadFunc).
@@ -60,8 +72,10 @@ type gemmKernel struct {
 	// and b + col*ldb over k elements (a multiple of 8) to c[r + col*ldc].
 	tile func(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)
 	// widen converts len(dst) elements of the weight type to float32;
-	// nil for f32.
-	widen func(src []byte, dst []float32)
+	// nil for f32. For gemmDeq it decodes whole blocks of qk elements
+	// (qbytes bytes each) of a quantized weight row.
+	widen      func(src []byte, dst []float32)
+	qk, qbytes int64
 	// micro is the packed float path's 6x16 micro-kernel (mul_mat_sgemm.go); nil
 	// where the tier has none.
 	micro sgemmMicro
@@ -331,4 +345,51 @@ func packGroup(kind gemmKind, rows *[4][]byte, nb int64, grp []byte) {
 			copy(dst, src[srcCodes:srcCodes+32])
 		}
 	}
+}
+
+// deqTypes are the weight types whose gemm is gemmDeq: the formats
+// whose blocks have no tiled integer kernel (codebooks, non-linear value
+// tables, E8M0 scales, ternary codes).
+var deqTypes = []quant.Type{
+	quant.MXFP4, quant.IQ4_NL, quant.IQ4_XS,
+	quant.IQ3_XXS, quant.IQ3_S, quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S,
+	quant.IQ1_S, quant.IQ1_M, quant.TQ1_0, quant.TQ2_0,
+}
+
+// deqGemms returns the gemmDeq kernels of deqTypes with micro-kernel
+// micro, decoding with quant.DequantizeRow.
+func deqGemms(micro sgemmMicro) map[quant.Type]*gemmKernel {
+	m := make(map[quant.Type]*gemmKernel, len(deqTypes))
+	for _, t := range deqTypes {
+		m[t] = &gemmKernel{kind: gemmDeq, micro: micro, widen: deqRow(t), qk: t.BlockSize(), qbytes: t.TypeSize()}
+	}
+	return m
+}
+
+// deqRow returns a decoder of whole blocks of type t. The packed float
+// path hands it exactly kl/qk blocks for kl elements, the lengths
+// quant.DequantizeRow checks, so its error cannot occur.
+func deqRow(t quant.Type) func(src []byte, dst []float32) {
+	return func(src []byte, dst []float32) { _ = quant.DequantizeRow(t, src, dst) }
+}
+
+// deqUsable reports whether the gemmDeq kernel g takes a product with
+// activations x: sgemmMinN float32 rows or more, each row's elements
+// 4 bytes apart (the rows themselves may lie anywhere). Other
+// activations convert to the vec-dot type and take the dot product.
+func deqUsable(g *gemmKernel, x *ops.Tensor) bool {
+	return g.micro != nil && x.Type == quant.F32 && x.Nb[0] == 4 && x.Ne[1] >= sgemmMinN
+}
+
+// f32Rows returns the rows of x (float32, elements 4 bytes apart) in
+// place.
+func f32Rows(x *ops.Tensor) actRows {
+	return actRows{mem: mem(x), nb1: x.Nb[1], nb2: x.Nb[2], nb3: x.Nb[3], rowBytes: 4 * x.Ne[0]}
+}
+
+// withDeqGemms returns over with the gemmDeq kernels of deqTypes (micro
+// as their micro-kernel) added.
+func withDeqGemms(micro sgemmMicro, over map[quant.Type]*gemmKernel) map[quant.Type]*gemmKernel {
+	maps.Copy(over, deqGemms(micro))
+	return over
 }

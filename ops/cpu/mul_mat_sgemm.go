@@ -3,10 +3,12 @@ package cpu
 import "github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 
 // The packed float path of MUL_MAT's gemm, for f32, f16 and bf16 weights
-// and at least sgemmMinN activation rows, in the manner of BLIS:
+// and for the new block formats (gemmDeq: mxfp4, the IQ formats, tq1_0,
+// tq2_0), at least sgemmMinN activation rows, in the manner of BLIS:
 //
-//   - The activation rows (already converted to the weight type's vec-dot
-//     type) are packed once per call into panels of sgemmNR columns,
+//   - The activation rows (converted to the weight type's vec-dot type
+//     for the float weights; float32 rows in place for gemmDeq, never
+//     rounded to q8) are packed once per call into panels of sgemmNR columns,
 //     float32, k-major: element i of column c of a panel at
 //     16*i + c. Columns past n are zeros. The pack is shared by all
 //     threads.
@@ -17,7 +19,9 @@ import "github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 //     of sgemmKC: the block's weight rows are read in place (f32) or
 //     widened once into a worker buffer (f16, bf16, and f32 blocks whose
 //     row count is not a multiple of six, which are padded with zero
-//     rows), then every 6-row group meets every 16-column panel chunk in
+//     rows; gemmDeq decodes the chunk's whole blocks, sgemmKC being a
+//     multiple of every block size, 32 or 256, with quant.DequantizeRow,
+//     and uses sgemmWideNC too), then every 6-row group meets every 16-column panel chunk in
 //     the micro-kernel, which adds its 6x16 tile to a worker's block of
 //     float32 partial sums.
 //   - The micro-kernel broadcasts one weight element per row and loads
@@ -25,8 +29,9 @@ import "github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 //     reduction across lanes; a panel chunk (16 KiB) stays in L1 while
 //     the block's weight rows (about 100 KiB) stream from L2.
 //
-// Each output is therefore summed over k by FMA from zero within each
-// chunk of sgemmKC elements, chunk sums added in order of k: the result
+// Each output is therefore summed over k by FMA (the generic tier's
+// gemmDeq: multiply, then add) from zero within each chunk of sgemmKC
+// elements, chunk sums added in order of k: the result
 // depends neither on the thread count nor on which block or panel an
 // output falls in, only on k.
 
@@ -59,14 +64,28 @@ type sgemmJob struct {
 	rowBlocks int64
 	colBlocks int64
 	nc        int64 // columns per block
+	// wNum/wDen is the weights' bytes per element (4/1 for f32, 2/1
+	// for f16 and bf16, a block's bytes per its elements for gemmDeq).
+	wNum, wDen int64
+	// actWiden widens the activation rows (f16, bf16; nil: float32
+	// rows, read in place).
+	actWiden func(src []byte, dst []float32)
 }
 
 // sgemm computes the product described by mm with the packed float path.
 func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
 	j := &b.sg
-	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, mc: sgemmMC, nc: sgemmNC}
+	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, mc: sgemmMC, nc: sgemmNC, wNum: 4, wDen: 1}
 	if g.widen != nil {
 		j.nc = sgemmWideNC
+		j.wNum = 2
+	}
+	if g.kind == gemmDeq {
+		// Whole blocks: k0 (a multiple of sgemmKC) and every chunk's
+		// length are multiples of the block size.
+		j.wNum, j.wDen = g.qbytes, g.qk
+	} else {
+		j.actWiden = g.widen
 	}
 	batches := mm.b2 * mm.b3
 	j.panels = ceilDiv(mm.n, sgemmNR)
@@ -117,10 +136,6 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 	clear(cb)
 	first := at(mm.a, 0, i0, i2/mm.r2, i3/mm.r3)
 	stride := mm.a.Nb[1]
-	elem := int64(4)
-	if j.g.widen != nil {
-		elem = 2
-	}
 	panel0 := batch*j.panels + c0/sgemmNR
 	for k0 := int64(0); k0 < mm.k; k0 += sgemmKC {
 		kl := min(sgemmKC, mm.k-k0)
@@ -133,12 +148,12 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 			lda = kl
 			ap = wb.f32[:padRows*kl]
 			for r := range rows {
-				off := first + r*stride + elem*k0
+				off := first + r*stride + k0*j.wNum/j.wDen
 				dst := ap[r*kl : (r+1)*kl]
 				if mm.x8gather != nil {
 					j.g.widen(j.x8Row(wb.bytes, i0+r, i2, i3, k0, kl), dst)
 				} else if j.g.widen != nil {
-					j.g.widen(mm.aMem[off:off+2*kl], dst)
+					j.g.widen(mm.aMem[off:off+kl*j.wNum/j.wDen], dst)
 				} else {
 					copy(dst, f32s(mm.aMem, off, kl))
 				}
@@ -170,7 +185,7 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 	mm := j.mm
 	k := mm.k
 	var wide []float32 // a widened activation row (f16, bf16)
-	if j.g.widen != nil {
+	if j.actWiden != nil {
 		wide = j.sc.worker(w, k, 0, 0).f32[:k]
 	}
 	for item := int64(lo); item < int64(hi); item++ {
@@ -188,7 +203,7 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 			row := mm.acts.row(col, i2, i3)
 			src := wide
 			if wide != nil {
-				j.g.widen(row[:2*k], src)
+				j.actWiden(row[:2*k], src)
 			} else {
 				src = f32s(row, 0, k)
 			}
@@ -219,4 +234,45 @@ func (j *sgemmJob) x8Row(buf []byte, i, i2, i3, k0, kl int64) []byte {
 	group := mm.x8mem[mat+i/8*8*mm.aRow:][:8*mm.aRow]
 	mm.x8gather(buf[:2*kl], group, int(mm.k/32), int(i%8), int(k0/16), int(kl/16))
 	return buf[:2*kl]
+}
+
+// sgemmMicroGo is the generic tier's micro-kernel: sgemm.Twin's sums with
+// a float32 multiply and add per term in place of the fused operation
+// (which simd.FMA32 emulates in software, several times slower), so its
+// outputs round differently from the AVX2 tier's; the tests hold both to
+// the float64 reference. Two rows by four columns at a time, eight
+// accumulators, fit the registers (a 16-wide accumulator array per row
+// lived in memory and ran at about a third of the speed).
+func sgemmMicroGo(kc int, a []float32, lda int, b []float32, c []float32, ldc int) {
+	b = b[:sgemmNR*kc]
+	for r := 0; r < sgemmMR; r += 2 {
+		a0 := a[r*lda : r*lda+kc]
+		a1 := a[(r+1)*lda : (r+1)*lda+kc]
+		for h := 0; h < sgemmNR; h += 4 {
+			var s00, s01, s02, s03, s10, s11, s12, s13 float32
+			for i, x0 := range a0 {
+				x1 := a1[i]
+				bi := b[sgemmNR*i+h : sgemmNR*i+h+4 : sgemmNR*i+h+4]
+				b0, b1, b2, b3 := bi[0], bi[1], bi[2], bi[3]
+				s00 += x0 * b0
+				s01 += x0 * b1
+				s02 += x0 * b2
+				s03 += x0 * b3
+				s10 += x1 * b0
+				s11 += x1 * b1
+				s12 += x1 * b2
+				s13 += x1 * b3
+			}
+			c0 := c[r*ldc+h : r*ldc+h+4 : r*ldc+h+4]
+			c1 := c[(r+1)*ldc+h : (r+1)*ldc+h+4 : (r+1)*ldc+h+4]
+			c0[0] += s00
+			c0[1] += s01
+			c0[2] += s02
+			c0[3] += s03
+			c1[0] += s10
+			c1[1] += s11
+			c1[2] += s12
+			c1[3] += s13
+		}
+	}
 }

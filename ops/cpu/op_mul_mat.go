@@ -13,7 +13,8 @@ import (
 
 // MUL_MAT follows ggml's CPU scheme: every activation row (src1) is
 // converted once to the weight type's vec-dot type (f32, f16, bf16, q8_0,
-// q8_1 or q8_K), then each output element is one dot product of a weight
+// q8_1 or q8_K; not for the new block formats' gemm, gemmDeq, which reads
+// float32 rows as they are), then each output element is one dot product of a weight
 // row with a converted activation row (see dot_kernels.go). The output is cut
 // into tiles of weight rows by activation rows, one work item each, so
 // that both matrix-vector (n == 1: tiles of rows) and matrix-matrix
@@ -74,7 +75,8 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // computeMulMat computes dst[i, j, i2, i3] = a[:, i, i2/r2, i3/r3] ·
 // b[:, j, i2, i3]. With several activation rows and a register-tiled
 // kernel for the weight type in the backend's tier, it takes the gemm
-// path (mul_mat_gemm.go); otherwise every output is one dot product.
+// path (mul_mat_gemm.go; for gemmDeq kernels before any activation is
+// converted); otherwise every output is one dot product.
 func computeMulMat(b *Backend, t *ops.Tensor) error {
 	a, x := t.Src[0], t.Src[1]
 	if t.NumElements() == 0 {
@@ -84,24 +86,23 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	acts, err := b.prepareActivations(x, kern.actType)
-	if err != nil {
-		return err
-	}
 	aRow, err := a.Type.RowSize(a.Ne[0])
 	if err != nil {
 		return err
 	}
-	j := &b.mm
-	home := j.home // its counters, kept across calls
-	*j = mulMatJob{
-		home: home,
-		kern: kern, a: a, aMem: mem(a), aRow: aRow, acts: acts,
-		out: f32s(mem(t), 0, t.NumElements()),
-		k:   a.Ne[0], m: a.Ne[1], n: x.Ne[1], b2: x.Ne[2], b3: x.Ne[3],
+	if g := b.kern.gemm[a.Type]; g != nil && g.kind == gemmDeq && deqUsable(g, x) {
+		// The activations stay float32: the weights are decoded
+		// (mul_mat_sgemm.go), nothing is converted to the vec-dot type.
+		j := b.newMulMatJob(t, kern, aRow, f32Rows(x))
+		b.sgemm(g, j)
+		return nil
 	}
-	j.r2, j.r3 = j.b2/a.Ne[2], j.b3/a.Ne[3]
-	if g := b.kern.gemm[a.Type]; g != nil && gemmUsable(g, j.k, j.n) && gemmStrides(g, a, acts) {
+	acts, err := b.prepareActivations(x, kern.actType)
+	if err != nil {
+		return err
+	}
+	j := b.newMulMatJob(t, kern, aRow, acts)
+	if g := b.kern.gemm[a.Type]; g != nil && g.kind != gemmDeq && gemmUsable(g, j.k, j.n) && gemmStrides(g, a, acts) {
 		if xk := b.kern.x8[a.Type]; xk != nil && b.repack && g.qtile != nil && g.qtile.fromX8 != nil && j.n >= g.qtile.minN {
 			// The panels come from the weights' x8 copy (made here
 			// when the matrix-vector path has not made it yet).
@@ -158,6 +159,22 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 	j.rowTiles, j.colTiles = ceilDiv(j.m, j.tm), ceilDiv(j.n, j.tn)
 	b.pool.run(int(j.b2*j.b3*j.rowTiles*j.colTiles), 1, j)
 	return nil
+}
+
+// newMulMatJob sets the backend's mulMatJob up for node t (weights
+// t.Src[0] with rows of aRow bytes, activation rows acts) and returns it.
+func (b *Backend) newMulMatJob(t *ops.Tensor, kern dotKernel, aRow int64, acts actRows) *mulMatJob {
+	a, x := t.Src[0], t.Src[1]
+	j := &b.mm
+	home := j.home // its counters, kept across calls
+	*j = mulMatJob{
+		home: home,
+		kern: kern, a: a, aMem: mem(a), aRow: aRow, acts: acts,
+		out: f32s(mem(t), 0, t.NumElements()),
+		k:   a.Ne[0], m: a.Ne[1], n: x.Ne[1], b2: x.Ne[2], b3: x.Ne[3],
+	}
+	j.r2, j.r3 = j.b2/a.Ne[2], j.b3/a.Ne[3]
+	return j
 }
 
 // mulMatJob is one MUL_MAT's work, kept in the backend so that a call

@@ -168,7 +168,7 @@ func TestMulMatIDNoAllocs(t *testing.T) {
 		}
 		defer b.Close()
 		rng := rand.New(rand.NewPCG(61, 62))
-		for _, wt := range []quant.Type{quant.F32, quant.F16, quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K} {
+		for _, wt := range []quant.Type{quant.F32, quant.F16, quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K, quant.IQ4_XS} {
 			// 40 tokens: by expert (mul_mat_id_gemm.go).
 			for _, nTok := range []int64{1, 8, 40} {
 				w := mxLeaf(t, b, rng, "experts", wt, 512, 36, 4)
