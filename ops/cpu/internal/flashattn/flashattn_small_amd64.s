@@ -1,0 +1,381 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// FLASH_ATTN_EXT's small-head kernels (head sizes up to 16; see small.go
+// for the twins): keys in lanes.
+
+// func faKTAVX2(dst *float32, ts int, k *uint16, ks, ng, d int)
+//
+// dst[e*ts+t] = the f16 element e of the key row at k+t*ks bytes,
+// widened, for t < 8*ng and e < d (a positive multiple of 8): each block
+// of 8 keys x 8 elements is widened and transposed in registers.
+TEXT ·faKTAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ts+8(FP), R8
+	SHLQ $2, R8           // R8: ts in bytes
+	MOVQ k+16(FP), SI
+	MOVQ ks+24(FP), R9
+	MOVQ ng+32(FP), CX
+	MOVQ d+40(FP), BX
+	SHRQ $3, BX           // BX: blocks of 8 elements per key
+
+kt_group:
+	TESTQ CX, CX
+	JEQ   kt_done
+	MOVQ  SI, R10         // R10: block b of the group's first key
+	MOVQ  DI, R12         // R12: dst of block b (dst + 8*b*ts + 8*g)
+	MOVQ  BX, DX
+
+kt_block:
+	MOVQ R10, R11
+	VCVTPH2PS (R11), Y0
+	ADDQ R9, R11
+	VCVTPH2PS (R11), Y1
+	ADDQ R9, R11
+	VCVTPH2PS (R11), Y2
+	ADDQ R9, R11
+	VCVTPH2PS (R11), Y3
+	ADDQ R9, R11
+	VCVTPH2PS (R11), Y4
+	ADDQ R9, R11
+	VCVTPH2PS (R11), Y5
+	ADDQ R9, R11
+	VCVTPH2PS (R11), Y6
+	ADDQ R9, R11
+	VCVTPH2PS (R11), Y7
+	// 8x8 transpose: rows (keys) Y0..Y7 to columns (elements) Y8..Y15.
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, (R12)
+	ADDQ R8, R12
+	VMOVUPS Y9, (R12)
+	ADDQ R8, R12
+	VMOVUPS Y10, (R12)
+	ADDQ R8, R12
+	VMOVUPS Y11, (R12)
+	ADDQ R8, R12
+	VMOVUPS Y12, (R12)
+	ADDQ R8, R12
+	VMOVUPS Y13, (R12)
+	ADDQ R8, R12
+	VMOVUPS Y14, (R12)
+	ADDQ R8, R12
+	VMOVUPS Y15, (R12)
+	ADDQ R8, R12          // the next block's dst
+	ADDQ $16, R10
+	DECQ DX
+	JNZ  kt_block
+	LEAQ (SI)(R9*8), SI   // the next 8 keys
+	ADDQ $32, DI
+	DECQ CX
+	JMP  kt_group
+
+kt_done:
+	VZEROUPPER
+	RET
+
+// SC_LOGIT(A, M, OFF): A (dot products) becomes the logits A*scale + M
+// (two roundings), -Inf where the mask value M is -Inf; stored at
+// OFF(R9), NaN lanes ORed into Y13, maximum into Y12.
+#define SC_LOGIT(A, M, OFF) \
+	VMULPS Y7, A, A; \
+	VADDPS M, A, A; \
+	VCMPPS $0, Y5, M, Y14; \
+	VBLENDVPS Y14, Y5, A, A; \
+	VMOVUPS A, OFF(R9); \
+	VCMPPS $3, A, A, Y14; \
+	VORPS Y14, Y13, Y13; \
+	VMAXPS A, Y12, Y12
+
+// SC_MASKBITS(M, SHIFT): the lanes of M that are -Inf, as bits SHIFT..,
+// ORed into AX.
+#define SC_MASKBITS(M, SHIFT) \
+	VCMPPS $0, Y5, M, Y14; \
+	VMOVMSKPS Y14, R11; \
+	SHLL $SHIFT, R11; \
+	ORL R11, AX
+
+// func faScoresSmallAVX2(q *float32, d int, kt *float32, ts int, m *uint16, slope, scale float32, sc *float32, ng int, bits *uint64) (mx float32, nan bool)
+//
+// ScoresSmallTwin for the 32*ng keys of kt (row stride ts floats), 32 at
+// a time: each element of the query row q (d elements) broadcast once
+// and FMAed into four 8-key accumulators. The mask bits of keys
+// 32g..32g+31 are stored as the 32-bit word g of bits; a group of 32
+// masked keys is not scored. mx is the lane-wise VMAXPS maximum of the
+// logits, nan whether one is NaN.
+TEXT ·faScoresSmallAVX2(SB), NOSPLIT, $0-77
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), BX
+	MOVQ kt+16(FP), DI
+	MOVQ ts+24(FP), R8
+	SHLQ $2, R8           // R8: ts in bytes
+	MOVQ m+32(FP), DX
+	VBROADCASTSS slope+40(FP), Y6
+	VBROADCASTSS scale+44(FP), Y7
+	MOVQ sc+48(FP), R9
+	MOVQ ng+56(FP), CX
+	MOVQ bits+64(FP), R10
+	MOVL $0xff800000, AX
+	VMOVD AX, X5
+	VBROADCASTSS X5, Y5   // Y5: -Inf
+	VMOVAPS Y5, Y12       // Y12: running maximum
+	VXORPS Y13, Y13, Y13  // Y13: NaN lanes seen
+
+sc_group:
+	TESTQ CX, CX
+	JEQ   sc_done
+	VCVTPH2PS (DX), Y8
+	VCVTPH2PS 16(DX), Y9
+	VCVTPH2PS 32(DX), Y10
+	VCVTPH2PS 48(DX), Y11
+	VMULPS Y6, Y8, Y8
+	VMULPS Y6, Y9, Y9
+	VMULPS Y6, Y10, Y10
+	VMULPS Y6, Y11, Y11
+	XORL AX, AX
+	SC_MASKBITS(Y8, 0)
+	SC_MASKBITS(Y9, 8)
+	SC_MASKBITS(Y10, 16)
+	SC_MASKBITS(Y11, 24)
+	MOVL AX, (R10)
+	CMPL AX, $0xffffffff
+	JEQ  sc_masked
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ SI, R11
+	MOVQ DI, R12
+	MOVQ BX, R13
+
+sc_dot:
+	VBROADCASTSS (R11), Y4
+	VFMADD231PS (R12), Y4, Y0
+	VFMADD231PS 32(R12), Y4, Y1
+	VFMADD231PS 64(R12), Y4, Y2
+	VFMADD231PS 96(R12), Y4, Y3
+	ADDQ $4, R11
+	ADDQ R8, R12
+	DECQ R13
+	JNZ  sc_dot
+	SC_LOGIT(Y0, Y8, 0)
+	SC_LOGIT(Y1, Y9, 32)
+	SC_LOGIT(Y2, Y10, 64)
+	SC_LOGIT(Y3, Y11, 96)
+	JMP sc_next
+
+sc_masked:
+	VMOVUPS Y5, (R9)
+	VMOVUPS Y5, 32(R9)
+	VMOVUPS Y5, 64(R9)
+	VMOVUPS Y5, 96(R9)
+
+sc_next:
+	ADDQ $64, DX
+	ADDQ $128, R9
+	ADDQ $128, DI
+	ADDQ $4, R10
+	DECQ CX
+	JMP  sc_group
+
+sc_done:
+	VEXTRACTF128 $1, Y12, X0
+	VMAXPS X0, X12, X12
+	VPERMILPS $0x4E, X12, X0
+	VMAXPS X0, X12, X12
+	VPERMILPS $0xB1, X12, X0
+	VMAXPS X0, X12, X12
+	VMOVSS X12, mx+72(FP)
+	VMOVMSKPS Y13, AX
+	TESTL AX, AX
+	SETNE nan+76(FP)
+	VZEROUPPER
+	RET
+
+// PV8(POFF, ADDR, P): P += p[POFF/4] * the 8 f16 values at ADDR.
+#define PV8(POFF, ADDR, P) \
+	VBROADCASTSS POFF(SI), Y8; \
+	VCVTPH2PS ADDR, Y9; \
+	VFMADD231PS Y9, Y8, P
+
+// PV16(POFF, ADDR, ADDR16, PL, PH): PV8 for the 16 values at ADDR, the
+// low 8 into PL, the high 8 (at ADDR16) into PH.
+#define PV16(POFF, ADDR, ADDR16, PL, PH) \
+	VBROADCASTSS POFF(SI), Y8; \
+	VCVTPH2PS ADDR, Y9; \
+	VCVTPH2PS ADDR16, Y10; \
+	VFMADD231PS Y9, Y8, PL; \
+	VFMADD231PS Y10, Y8, PH
+
+// faPVTail<>[r]: the bits of the keys past nk in a step of four keys
+// with r (1..4) left.
+DATA faPVTail<>+0(SB)/8, $0
+DATA faPVTail<>+8(SB)/8, $14
+DATA faPVTail<>+16(SB)/8, $12
+DATA faPVTail<>+24(SB)/8, $8
+DATA faPVTail<>+32(SB)/8, $0
+GLOBL faPVTail<>(SB), RODATA|NOPTR, $40
+
+// PV_NIBBLE: AX = the mask bits of keys t..t+3 (t = CX < nk = BX, a
+// multiple of 4), with the keys past nk set. Uses R13, R14.
+#define PV_NIBBLE \
+	MOVQ CX, R13; \
+	SHRQ $6, R13; \
+	MOVQ (R12)(R13*8), AX; \
+	SHRQ CX, AX; \
+	ANDQ $15, AX; \
+	MOVQ BX, R14; \
+	SUBQ CX, R14; \
+	MOVQ $4, R13; \
+	CMPQ R14, R13; \
+	CMOVQGT R13, R14; \
+	LEAQ faPVTail<>(SB), R13; \
+	ORQ (R13)(R14*8), AX
+
+// func faValuesSmallAVX2(acc, p *float32, v *uint16, vs, nk, n int, bits *uint64)
+//
+// ValuesSmallTwin for n = 8 or 16 (vs in bytes): the partial
+// accumulators P0..P3 in registers (n = 8: Y0..Y3; n = 16: Y0/Y4 ..
+// Y3/Y7), key t into P(t%4), four keys per step; a step with a masked
+// key (or one past nk) takes its keys one by one.
+TEXT ·faValuesSmallAVX2(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ p+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ vs+24(FP), R9
+	LEAQ (R9)(R9*1), R10  // 2*vs
+	LEAQ (R10)(R9*1), R11 // 3*vs
+	MOVQ nk+32(FP), BX
+	MOVQ bits+48(FP), R12
+	XORQ CX, CX           // CX: t
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VMOVUPS (DI), Y0
+	CMPQ n+40(FP), $8
+	JNE  pv16_start
+
+pv8_loop:
+	CMPQ CX, BX
+	JGE  pv8_done
+	PV_NIBBLE
+	TESTQ AX, AX
+	JNE  pv8_slow
+	PV8(0, (DX), Y0)
+	PV8(4, (DX)(R9*1), Y1)
+	PV8(8, (DX)(R10*1), Y2)
+	PV8(12, (DX)(R11*1), Y3)
+
+pv8_next:
+	ADDQ $16, SI
+	LEAQ (DX)(R9*4), DX
+	ADDQ $4, CX
+	JMP  pv8_loop
+
+pv8_slow:
+	TESTQ $1, AX
+	JNE   pv8_s1
+	PV8(0, (DX), Y0)
+
+pv8_s1:
+	TESTQ $2, AX
+	JNE   pv8_s2
+	PV8(4, (DX)(R9*1), Y1)
+
+pv8_s2:
+	TESTQ $4, AX
+	JNE   pv8_s3
+	PV8(8, (DX)(R10*1), Y2)
+
+pv8_s3:
+	TESTQ $8, AX
+	JNE   pv8_next
+	PV8(12, (DX)(R11*1), Y3)
+	JMP   pv8_next
+
+pv8_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET
+
+pv16_start:
+	VMOVUPS 32(DI), Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+pv16_loop:
+	CMPQ CX, BX
+	JGE  pv16_done
+	PV_NIBBLE
+	TESTQ AX, AX
+	JNE  pv16_slow
+	PV16(0, (DX), 16(DX), Y0, Y4)
+	PV16(4, (DX)(R9*1), 16(DX)(R9*1), Y1, Y5)
+	PV16(8, (DX)(R10*1), 16(DX)(R10*1), Y2, Y6)
+	PV16(12, (DX)(R11*1), 16(DX)(R11*1), Y3, Y7)
+
+pv16_next:
+	ADDQ $16, SI
+	LEAQ (DX)(R9*4), DX
+	ADDQ $4, CX
+	JMP  pv16_loop
+
+pv16_slow:
+	TESTQ $1, AX
+	JNE   pv16_s1
+	PV16(0, (DX), 16(DX), Y0, Y4)
+
+pv16_s1:
+	TESTQ $2, AX
+	JNE   pv16_s2
+	PV16(4, (DX)(R9*1), 16(DX)(R9*1), Y1, Y5)
+
+pv16_s2:
+	TESTQ $4, AX
+	JNE   pv16_s3
+	PV16(8, (DX)(R10*1), 16(DX)(R10*1), Y2, Y6)
+
+pv16_s3:
+	TESTQ $8, AX
+	JNE   pv16_next
+	PV16(12, (DX)(R11*1), 16(DX)(R11*1), Y3, Y7)
+	JMP   pv16_next
+
+pv16_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y5, Y4, Y4
+	VADDPS Y7, Y6, Y6
+	VADDPS Y6, Y4, Y4
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y4, 32(DI)
+	VZEROUPPER
+	RET
