@@ -189,7 +189,7 @@ var avx2Kernels = &kernelSet{
 		maskF16: flashattn.MaskF16AVX2, logits: flashattn.LogitsAVX2,
 		roundF16: flashattn.RoundF16AVX2, scores4: flashattn.Scores4AVX2,
 		small: &faSmallKernels{
-			kt: flashattn.KTAVX2, scores: flashattn.ScoresSmallAVX2, values: flashattn.ValuesSmallAVX2,
+			kt: flashattn.KTAVX2, scores: flashattn.ScoresSmallAVX2, values: flashattn.ValuesSmallTAVX2,
 		},
 	},
 }

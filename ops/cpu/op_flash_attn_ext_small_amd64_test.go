@@ -60,7 +60,7 @@ func TestFlashAttnSmall(t *testing.T) {
 	needAVX2(t)
 	twins := avx2Kernels.extend("avx2-small-twins")
 	fa := *avx2Kernels.fa
-	fa.small = &faSmallKernels{kt: flashattn.KTTwin, scores: flashattn.ScoresSmallTwin, values: flashattn.ValuesSmallTwin}
+	fa.small = &faSmallKernels{kt: flashattn.KTTwin, scores: flashattn.ScoresSmallTwin, values: flashattn.ValuesSmallTTwin}
 	twins.fa = &fa
 	rng := rand.New(rand.NewPCG(81, 82))
 	for _, c := range faSmallCases {

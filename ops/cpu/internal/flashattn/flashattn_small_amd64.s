@@ -215,167 +215,141 @@ sc_done:
 	VZEROUPPER
 	RET
 
-// PV8(POFF, ADDR, P): P += p[POFF/4] * the 8 f16 values at ADDR.
-#define PV8(POFF, ADDR, P) \
-	VBROADCASTSS POFF(SI), Y8; \
-	VCVTPH2PS ADDR, Y9; \
-	VFMADD231PS Y9, Y8, P
+// faPVLanes<>: bit l in lane l (the lane masks of a byte of mask bits).
+DATA faPVLanes<>+0(SB)/4, $1
+DATA faPVLanes<>+4(SB)/4, $2
+DATA faPVLanes<>+8(SB)/4, $4
+DATA faPVLanes<>+12(SB)/4, $8
+DATA faPVLanes<>+16(SB)/4, $16
+DATA faPVLanes<>+20(SB)/4, $32
+DATA faPVLanes<>+24(SB)/4, $64
+DATA faPVLanes<>+28(SB)/4, $128
+GLOBL faPVLanes<>(SB), RODATA|NOPTR, $32
 
-// PV16(POFF, ADDR, ADDR16, PL, PH): PV8 for the 16 values at ADDR, the
-// low 8 into PL, the high 8 (at ADDR16) into PH.
-#define PV16(POFF, ADDR, ADDR16, PL, PH) \
-	VBROADCASTSS POFF(SI), Y8; \
-	VCVTPH2PS ADDR, Y9; \
-	VCVTPH2PS ADDR16, Y10; \
-	VFMADD231PS Y9, Y8, PL; \
-	VFMADD231PS Y10, Y8, PH
-
-// faPVTail<>[r]: the bits of the keys past nk in a step of four keys
-// with r (1..4) left.
+// faPVTail<>[r]: the mask bits of the keys past nk in a group of eight
+// keys with r (1..7) left.
 DATA faPVTail<>+0(SB)/8, $0
-DATA faPVTail<>+8(SB)/8, $14
-DATA faPVTail<>+16(SB)/8, $12
-DATA faPVTail<>+24(SB)/8, $8
-DATA faPVTail<>+32(SB)/8, $0
-GLOBL faPVTail<>(SB), RODATA|NOPTR, $40
+DATA faPVTail<>+8(SB)/8, $0xfe
+DATA faPVTail<>+16(SB)/8, $0xfc
+DATA faPVTail<>+24(SB)/8, $0xf8
+DATA faPVTail<>+32(SB)/8, $0xf0
+DATA faPVTail<>+40(SB)/8, $0xe0
+DATA faPVTail<>+48(SB)/8, $0xc0
+DATA faPVTail<>+56(SB)/8, $0x80
+GLOBL faPVTail<>(SB), RODATA|NOPTR, $64
 
-// PV_NIBBLE: AX = the mask bits of keys t..t+3 (t = CX < nk = BX, a
-// multiple of 4), with the keys past nk set. Uses R13, R14.
-#define PV_NIBBLE \
-	MOVQ CX, R13; \
-	SHRQ $6, R13; \
-	MOVQ (R12)(R13*8), AX; \
-	SHRQ CX, AX; \
-	ANDQ $15, AX; \
-	MOVQ BX, R14; \
-	SUBQ CX, R14; \
-	MOVQ $4, R13; \
-	CMPQ R14, R13; \
-	CMOVQGT R13, R14; \
-	LEAQ faPVTail<>(SB), R13; \
-	ORQ (R13)(R14*8), AX
+// PVT_FMA(MEM, A): A += Y8 * MEM (the 8 keys' values of an element).
+#define PVT_FMA(MEM, A) VFMADD231PS MEM, Y8, A
 
-// func faValuesSmallAVX2(acc, p *float32, v *uint16, vs, nk, n int, bits *uint64)
+// PVT_FMAM(MEM, A): PVT_FMA with the masked lanes (Y10) of MEM zeroed.
+#define PVT_FMAM(MEM, A) \
+	VANDNPS MEM, Y10, Y9; \
+	VFMADD231PS Y9, Y8, A
+
+// func faValuesSmallTAVX2(acc, p, vt *float32, ts, nk, n int, bits *uint64)
 //
-// ValuesSmallTwin for n = 8 or 16 (vs in bytes): the partial
-// accumulators P0..P3 in registers (n = 8: Y0..Y3; n = 16: Y0/Y4 ..
-// Y3/Y7), key t into P(t%4), four keys per step; a step with a masked
-// key (or one past nk) takes its keys one by one.
-TEXT ·faValuesSmallAVX2(SB), NOSPLIT, $0-56
+// ValuesSmallTTwin: for each pass of 8 elements of acc (n a positive
+// multiple of 8), element i's eight lane accumulators Y0..Y7 take the
+// keys in groups of 8 from the transposed value tile (element i of key t
+// at vt[i*ts+t]), lane l the keys t%8 == l, by one FMA each; a group with
+// masked keys (or keys past nk) takes their p and values as zeros, a
+// group masked whole is skipped. Then acc[i] += ((l0+l1)+(l2+l3)) +
+// ((l4+l5)+(l6+l7)).
+TEXT ·faValuesSmallTAVX2(SB), NOSPLIT, $0-56
 	MOVQ acc+0(FP), DI
-	MOVQ p+8(FP), SI
-	MOVQ v+16(FP), DX
-	MOVQ vs+24(FP), R9
-	LEAQ (R9)(R9*1), R10  // 2*vs
-	LEAQ (R10)(R9*1), R11 // 3*vs
+	MOVQ ts+24(FP), R8
+	SHLQ $2, R8           // R8: ts in bytes
+	LEAQ (R8)(R8*2), R12  // R12: 3*ts in bytes
 	MOVQ nk+32(FP), BX
-	MOVQ bits+48(FP), R12
-	XORQ CX, CX           // CX: t
+	MOVQ n+40(FP), DX
+	SHRQ $3, DX           // DX: passes
+	MOVQ vt+16(FP), R15   // R15: the pass's first element row
+	VMOVUPS faPVLanes<>(SB), Y11
+
+pvt_pass:
+	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	VMOVUPS (DI), Y0
-	CMPQ n+40(FP), $8
-	JNE  pv16_start
-
-pv8_loop:
-	CMPQ CX, BX
-	JGE  pv8_done
-	PV_NIBBLE
-	TESTQ AX, AX
-	JNE  pv8_slow
-	PV8(0, (DX), Y0)
-	PV8(4, (DX)(R9*1), Y1)
-	PV8(8, (DX)(R10*1), Y2)
-	PV8(12, (DX)(R11*1), Y3)
-
-pv8_next:
-	ADDQ $16, SI
-	LEAQ (DX)(R9*4), DX
-	ADDQ $4, CX
-	JMP  pv8_loop
-
-pv8_slow:
-	TESTQ $1, AX
-	JNE   pv8_s1
-	PV8(0, (DX), Y0)
-
-pv8_s1:
-	TESTQ $2, AX
-	JNE   pv8_s2
-	PV8(4, (DX)(R9*1), Y1)
-
-pv8_s2:
-	TESTQ $4, AX
-	JNE   pv8_s3
-	PV8(8, (DX)(R10*1), Y2)
-
-pv8_s3:
-	TESTQ $8, AX
-	JNE   pv8_next
-	PV8(12, (DX)(R11*1), Y3)
-	JMP   pv8_next
-
-pv8_done:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VMOVUPS Y0, (DI)
-	VZEROUPPER
-	RET
-
-pv16_start:
-	VMOVUPS 32(DI), Y4
+	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	MOVQ p+8(FP), SI
+	MOVQ R15, R10         // R10: element row 0 at key t
+	XORQ CX, CX           // CX: t
 
-pv16_loop:
+pvt_group:
 	CMPQ CX, BX
-	JGE  pv16_done
-	PV_NIBBLE
+	JGE  pvt_reduce
+	MOVQ CX, R13
+	SHRQ $6, R13
+	MOVQ bits+48(FP), R14
+	MOVQ (R14)(R13*8), AX
+	SHRQ CX, AX
+	ANDQ $0xff, AX
+	MOVQ BX, R14
+	SUBQ CX, R14
+	CMPQ R14, $8
+	JGE  pvt_full
+	LEAQ faPVTail<>(SB), R13
+	ORQ  (R13)(R14*8), AX
+
+pvt_full:
+	CMPQ AX, $0xff
+	JEQ  pvt_next
+	LEAQ (R10)(R8*4), R11 // R11: element row 4 at key t
 	TESTQ AX, AX
-	JNE  pv16_slow
-	PV16(0, (DX), 16(DX), Y0, Y4)
-	PV16(4, (DX)(R9*1), 16(DX)(R9*1), Y1, Y5)
-	PV16(8, (DX)(R10*1), 16(DX)(R10*1), Y2, Y6)
-	PV16(12, (DX)(R11*1), 16(DX)(R11*1), Y3, Y7)
+	JNE  pvt_masked
+	VMOVUPS (SI), Y8
+	PVT_FMA((R10), Y0)
+	PVT_FMA((R10)(R8*1), Y1)
+	PVT_FMA((R10)(R8*2), Y2)
+	PVT_FMA((R10)(R12*1), Y3)
+	PVT_FMA((R11), Y4)
+	PVT_FMA((R11)(R8*1), Y5)
+	PVT_FMA((R11)(R8*2), Y6)
+	PVT_FMA((R11)(R12*1), Y7)
+	JMP pvt_next
 
-pv16_next:
-	ADDQ $16, SI
-	LEAQ (DX)(R9*4), DX
-	ADDQ $4, CX
-	JMP  pv16_loop
+pvt_masked:
+	VMOVD AX, X10
+	VPBROADCASTD X10, Y10
+	VPAND Y11, Y10, Y10
+	VPCMPEQD Y11, Y10, Y10 // Y10: all ones in the masked lanes
+	VANDNPS (SI), Y10, Y8
+	PVT_FMAM((R10), Y0)
+	PVT_FMAM((R10)(R8*1), Y1)
+	PVT_FMAM((R10)(R8*2), Y2)
+	PVT_FMAM((R10)(R12*1), Y3)
+	PVT_FMAM((R11), Y4)
+	PVT_FMAM((R11)(R8*1), Y5)
+	PVT_FMAM((R11)(R8*2), Y6)
+	PVT_FMAM((R11)(R12*1), Y7)
 
-pv16_slow:
-	TESTQ $1, AX
-	JNE   pv16_s1
-	PV16(0, (DX), 16(DX), Y0, Y4)
+pvt_next:
+	ADDQ $32, SI
+	ADDQ $32, R10
+	ADDQ $8, CX
+	JMP  pvt_group
 
-pv16_s1:
-	TESTQ $2, AX
-	JNE   pv16_s2
-	PV16(4, (DX)(R9*1), 16(DX)(R9*1), Y1, Y5)
-
-pv16_s2:
-	TESTQ $4, AX
-	JNE   pv16_s3
-	PV16(8, (DX)(R10*1), 16(DX)(R10*1), Y2, Y6)
-
-pv16_s3:
-	TESTQ $8, AX
-	JNE   pv16_next
-	PV16(12, (DX)(R11*1), 16(DX)(R11*1), Y3, Y7)
-	JMP   pv16_next
-
-pv16_done:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VADDPS Y5, Y4, Y4
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y4, Y4
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y4, 32(DI)
+pvt_reduce:
+	// Y0..Y7 to their lane sums ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)),
+	// added to acc[0..7].
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0
+	VHADDPS Y5, Y4, Y4
+	VHADDPS Y7, Y6, Y6
+	VHADDPS Y6, Y4, Y4
+	VPERM2F128 $0x20, Y4, Y0, Y1
+	VPERM2F128 $0x31, Y4, Y0, Y2
+	VADDPS Y2, Y1, Y1
+	VADDPS (DI), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, DI
+	LEAQ (R15)(R8*8), R15 // the next pass's element rows
+	DECQ DX
+	JNZ  pvt_pass
 	VZEROUPPER
 	RET

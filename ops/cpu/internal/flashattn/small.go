@@ -10,11 +10,12 @@ import (
 // put keys in lanes: a tile of f16 keys is widened and transposed once
 // (KTTwin: element e of key t at kt[e*ts+t]) for all the query rows that
 // take it, a query row scores eight keys per broadcast of each of its
-// elements (ScoresSmallTwin: no horizontal sums), and the weighted value
-// rows of up to 16 floats are added into four partial accumulators
-// (ValuesSmallTwin), so that no chain of dependent FMAs runs through
-// every key. Each row is computed on its own, by the same operations
-// whatever rows share the tile. The twins here are the kernels' float
+// elements (ScoresSmallTwin: no horizontal sums), and the value rows,
+// transposed once per tile as the keys are, are weighted by eight
+// probabilities at a time (ValuesSmallTTwin: one FMA per element and
+// eight keys, eight lane sums per element at the end of the tile). Each
+// row is computed on its own, by the same operations whatever rows share
+// the tile. The twins here are the kernels' float
 // operations in the same order, element by element.
 
 // KTTwin sets dst[e*ts+t] to the f16 element e of key t (the key row at
@@ -67,25 +68,37 @@ func scoresSmallFrom(q, kt []float32, ts int, m []uint16, slope, scale float32, 
 	return mx
 }
 
-// ValuesSmallTwin adds, for each key t < len(p) whose bit in bits is
-// clear, p[t] times the f16 value row at v[t*vs:] (vs in bytes) to acc:
-// element i of key t goes by one FMA into partial accumulator t%4 (the
-// first starting from acc, the others from zero), and then acc =
-// (P0+P1)+(P2+P3). len(acc) is 8 or 16 for the assembly.
-func ValuesSmallTwin(acc, p []float32, v []byte, vs int, bits []uint64) {
-	var part [4][16]float32
-	n := len(acc)
-	copy(part[0][:n], acc)
-	for t := range p {
-		if bits[t/64]>>(t%64)&1 != 0 {
-			continue
-		}
-		row := simd.U16s(v, int64(t*vs), int64(n))
-		for i, h := range row {
-			part[t%4][i] = simd.FMA32(p[t], simd.HalfTable[h], part[t%4][i])
-		}
-	}
+// ValuesSmallTTwin adds to acc the value rows of the keys t < nk,
+// transposed (element i of key t at vt[i*ts+t], as KTTwin lays out keys),
+// weighted by p[t], with keys in lanes: element i has eight lane
+// accumulators, lane l taking the keys t%8 == l by one FMA each, in
+// groups of eight keys; in a group with a masked key (bit t of bits) or
+// a key past nk, those keys' p and values are taken as zeros, and a
+// group with every key masked or past nk is skipped. Then acc[i] +=
+// ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)). p and the element rows of vt
+// must hold nk rounded up to 8 keys (their values past nk are not used).
+func ValuesSmallTTwin(acc, p, vt []float32, ts, nk int, bits []uint64) {
 	for i := range acc {
-		acc[i] = (part[0][i] + part[1][i]) + (part[2][i] + part[3][i])
+		var lane [8]float32
+		for t0 := 0; t0 < nk; t0 += 8 {
+			var grp [8]bool
+			all := true
+			for l := range 8 {
+				t := t0 + l
+				grp[l] = t >= nk || bits[t/64]>>(t%64)&1 != 0
+				all = all && grp[l]
+			}
+			if all {
+				continue
+			}
+			for l := range 8 {
+				pv, vv := float32(0), float32(0)
+				if !grp[l] {
+					pv, vv = p[t0+l], vt[i*ts+t0+l]
+				}
+				lane[l] = simd.FMA32(pv, vv, lane[l])
+			}
+		}
+		acc[i] += ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]))
 	}
 }

@@ -18,7 +18,7 @@ func faKTAVX2(dst *float32, ts int, k *uint16, ks, ng, d int)
 func faScoresSmallAVX2(q *float32, d int, kt *float32, ts int, m *uint16, slope, scale float32, sc *float32, ng int, bits *uint64) (mx float32, nan bool)
 
 //go:noescape
-func faValuesSmallAVX2(acc, p *float32, v *uint16, vs, nk, n int, bits *uint64)
+func faValuesSmallTAVX2(acc, p, vt *float32, ts, nk, n int, bits *uint64)
 
 // KTAVX2 is KTTwin (d a positive multiple of 8, ks even and not
 // negative): the assembly takes the keys in groups of 8, the twin the
@@ -45,7 +45,10 @@ func KTAVX2(dst []float32, ts int, k []byte, ks, nk, d int) {
 }
 
 // ScoresSmallAVX2 is ScoresSmallTwin: the assembly takes the keys in
-// groups of 32, the twin the rest.
+// groups of 32, and the last keys as one more group where kt's rows
+// have room for it (ts at least n rounded up to 32) and slope is
+// positive (so that padding mask values of -Inf stay -Inf); otherwise
+// the twin takes them.
 func ScoresSmallAVX2(q, kt []float32, ts int, m []uint16, slope, scale float32, sc []float32, bits []uint64) float32 {
 	n, d := len(sc), len(q)
 	if d == 0 || ts < n {
@@ -64,24 +67,45 @@ func ScoresSmallAVX2(q, kt []float32, ts int, m []uint16, slope, scale float32, 
 	if n32 > 0 {
 		mx, nan = faScoresSmallAVX2(&q[0], d, &kt[0], ts, &m[0], slope, scale, &sc[0], n32/32, &bits[0])
 	}
-	mx = max(mx, scoresSmallFrom(q, kt, ts, m, slope, scale, sc, bits, n32))
+	if r := n - n32; r > 0 && slope > 0 && ts >= n32+32 {
+		// The last keys as a group of 32, the mask values past n -Inf
+		// (keys scored from kt's padding, then dropped); their logits
+		// and mask bits are dropped.
+		var (
+			mt [32]uint16
+			st [32]float32
+			tb uint64
+		)
+		copy(mt[:], m[n32:])
+		for i := r; i < 32; i++ {
+			mt[i] = 0xfc00
+		}
+		_ = kt[(d-1)*ts+n32+31]
+		tmx, tnan := faScoresSmallAVX2(&q[0], d, &kt[n32], ts, &mt[0], slope, scale, &st[0], 1, &tb)
+		copy(sc[n32:], st[:r])
+		bits[n32/64] |= (tb & (1<<r - 1)) << (n32 % 64)
+		mx, nan = max(mx, tmx), nan || tnan
+	} else {
+		mx = max(mx, scoresSmallFrom(q, kt, ts, m, slope, scale, sc, bits, n32))
+	}
 	if nan {
 		return float32(math.NaN())
 	}
 	return mx
 }
 
-// ValuesSmallAVX2 is ValuesSmallTwin for len(acc) 8 or 16 (vs even and
-// not negative).
-func ValuesSmallAVX2(acc, p []float32, v []byte, vs int, bits []uint64) {
-	n, nk := len(acc), len(p)
-	if n != 8 && n != 16 || vs < 0 || vs%2 != 0 {
-		panic("ValuesSmallAVX2: bad row length or stride")
+// ValuesSmallTAVX2 is ValuesSmallTTwin (len(acc) a positive multiple of
+// 8).
+func ValuesSmallTAVX2(acc, p, vt []float32, ts, nk int, bits []uint64) {
+	n, n8 := len(acc), (nk+7)&^7
+	if n == 0 || n%8 != 0 || nk < 0 || ts < n8 {
+		panic("ValuesSmallTAVX2: bad row length, key count or stride")
 	}
 	if nk == 0 {
 		return
 	}
+	p = p[:n8]
+	_ = vt[(n-1)*ts+n8-1] // bounds: the last element row's last group
 	bits = bits[:(nk+63)/64]
-	vl := simd.U16s(v, 0, int64((nk-1)*vs/2+n)) // bounds: the last row's end
-	faValuesSmallAVX2(&acc[0], &p[0], &vl[0], vs, nk, n, &bits[0])
+	faValuesSmallTAVX2(&acc[0], &p[0], &vt[0], ts, nk, n, &bits[0])
 }

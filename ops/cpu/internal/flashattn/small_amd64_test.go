@@ -77,7 +77,8 @@ func TestFAKTAVX2(t *testing.T) {
 
 // TestFAScoresSmallAVX2 compares ScoresSmallAVX2 with ScoresSmallTwin
 // bit for bit (logits, mask bits, maximum) over head sizes, key counts
-// around the groups of 32, masks with whole groups masked, ALiBi slopes
+// around the groups of 32 (the last keys taken as a group of 32 or by the
+// twin), masks with whole groups masked, ALiBi slopes
 // and Inf/NaN keys and queries; finite logits must be within float32
 // rounding of the float64 ones.
 func TestFAScoresSmallAVX2(t *testing.T) {
@@ -88,7 +89,10 @@ func TestFAScoresSmallAVX2(t *testing.T) {
 		for _, n := range []int{1, 31, 32, 33, 64, 96, 100, 256} {
 			for trial := range 8 {
 				special := trial >= 6
-				ts := n + rng.IntN(5)
+				ts := n + rng.IntN(5) // the last keys by the twin
+				if trial%2 == 0 {
+					ts = (n+31)&^31 + rng.IntN(3) // as a group of 32
+				}
 				kt := make([]float32, d*ts)
 				for i := range kt {
 					kt[i] = simd.HalfTable[faRandHalf(rng, special)]
@@ -149,53 +153,56 @@ func TestFAScoresSmallAVX2(t *testing.T) {
 	}
 }
 
-// TestFAValuesSmallAVX2 compares ValuesSmallAVX2 with ValuesSmallTwin
-// bit for bit over value rows of 8 and 16, key counts around the steps
-// of four, masks of every kind (none, all, causal, scattered), padded and
-// zero strides; the masked keys' value rows are NaN, which must not
-// reach the accumulator, and so are the rows past the last key.
-func TestFAValuesSmallAVX2(t *testing.T) {
+// TestFAValuesSmallTAVX2 compares ValuesSmallTAVX2 with
+// ValuesSmallTTwin bit for bit over value sizes 8, 16 and 24, key counts
+// around the groups of 8, masks of every kind (none, all, causal,
+// scattered) and padded strides; the masked keys' values and p, and
+// those past nk, are NaN or Inf, which must not reach the accumulator
+// (each sum must be within float32 rounding of the float64 one).
+func TestFAValuesSmallTAVX2(t *testing.T) {
 	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(95, 96))
-	for _, n := range []int{8, 16} {
-		for _, nk := range []int{1, 2, 3, 4, 5, 7, 31, 64, 65, 130, 256} {
+	nan := float32(math.NaN())
+	for _, n := range []int{8, 16, 24} {
+		for _, nk := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 31, 43, 64, 65, 100, 130, 256} {
 			for kind := range 4 {
-				vs := 2*n + 2*rng.IntN(3)
-				if kind == 0 && nk < 8 {
-					vs = 0
-				}
+				n8 := (nk + 7) &^ 7
+				ts := n8 + 8*rng.IntN(2)
 				bits := faRandMaskBits(rng, nk, kind)
-				// Three rows past the last, NaN, and p past nk huge:
-				// neither may be read.
-				v := faRandHalves(rng, (nk+2)*vs/2+n, false)
-				for t := range nk + 3 {
-					if (t >= nk || bits[t/64]>>(t%64)&1 != 0) && vs > 0 {
-						for i := range n {
-							v[t*vs+2*i], v[t*vs+2*i+1] = 0x00, 0x7e // NaN
-						}
+				masked := func(t int) bool { return t >= nk || bits[t/64]>>(t%64)&1 != 0 }
+				vt := make([]float32, n*ts)
+				for i := range vt {
+					vt[i] = 4*rng.Float32() - 2
+					if masked(i % ts) {
+						vt[i] = nan
 					}
 				}
-				p := make([]float32, nk+4)
+				p := make([]float32, ts)
 				for i := range p {
 					p[i] = rng.Float32()
-					if i >= nk {
-						p[i] = 1e30
+					if masked(i) {
+						p[i] = float32(math.Inf(-1 + 2*(i%2)))
 					}
 				}
-				p = p[:nk]
-				got, want := make([]float32, n), make([]float32, n)
+				got, want, ref := make([]float32, n), make([]float32, n), make([]float64, n)
 				for i := range got {
 					got[i] = 4*rng.Float32() - 2
 					want[i] = got[i]
+					ref[i] = float64(got[i])
+					for t := range nk {
+						if !masked(t) {
+							ref[i] += float64(p[t]) * float64(vt[i*ts+t])
+						}
+					}
 				}
-				ValuesSmallAVX2(got, p, v, vs, bits)
-				ValuesSmallTwin(want, p, v, vs, bits)
+				ValuesSmallTAVX2(got, p, vt, ts, nk, bits)
+				ValuesSmallTTwin(want, p, vt, ts, nk, bits)
 				for i := range got {
 					if !faSameBits(got[i], want[i]) {
-						t.Fatalf("n %d nk %d kind %d vs %d: element %d: asm %g, twin %g", n, nk, kind, vs, i, got[i], want[i])
+						t.Fatalf("n %d nk %d kind %d ts %d: element %d: asm %g, twin %g", n, nk, kind, ts, i, got[i], want[i])
 					}
-					if got[i] != got[i] {
-						t.Fatalf("n %d nk %d kind %d: element %d: NaN from a masked key", n, nk, kind, i)
+					if math.Abs(float64(got[i])-ref[i]) > 1e-5*(1+float64(nk)) {
+						t.Fatalf("n %d nk %d kind %d: element %d: %g, float64 %g", n, nk, kind, i, got[i], ref[i])
 					}
 				}
 			}
