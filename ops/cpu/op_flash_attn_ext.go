@@ -67,6 +67,11 @@ import (
 // that take its key. Rows thus never mix in a masked key, whatever its K
 // or V hold.
 //
+// Head and value sizes 8 and 16 (f16 K and V, an f16 mask or none, no
+// softcap) take the small-head path of op_flash_attn_ext_small.go
+// instead of the block kernels: keys in lanes, so that a score is not one
+// FMA and a horizontal sum, and 256-key tiles.
+//
 // Unlike ggml, which accumulates f16 V rows in an f16 accumulator, the
 // accumulator is always float32: f16 and quantized V rows are widened
 // element by element (q8_0 rows by the tier's axpyQ8_0, which adds the
