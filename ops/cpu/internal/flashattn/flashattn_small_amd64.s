@@ -110,6 +110,27 @@ kt_done:
 	VORPS Y14, Y13, Y13; \
 	VMAXPS A, Y12, Y12
 
+// SC_LOGIT0(A, M, OFF): SC_LOGIT where no mask value of the group is
+// -Inf (nothing to blend).
+#define SC_LOGIT0(A, M, OFF) \
+	VMULPS Y7, A, A; \
+	VADDPS M, A, A; \
+	VMOVUPS A, OFF(R9); \
+	VCMPPS $3, A, A, Y14; \
+	VORPS Y14, Y13, Y13; \
+	VMAXPS A, Y12, Y12
+
+// SC_ELEM(QOFF, B): element QOFF/4 (from R11) of the query row broadcast
+// into B and FMAed with the 32 keys' elements at R12 into Y0..Y3; R12
+// moves to the next element row.
+#define SC_ELEM(QOFF, B) \
+	VBROADCASTSS QOFF(R11), B; \
+	VFMADD231PS (R12), B, Y0; \
+	VFMADD231PS 32(R12), B, Y1; \
+	VFMADD231PS 64(R12), B, Y2; \
+	VFMADD231PS 96(R12), B, Y3; \
+	ADDQ R8, R12
+
 // SC_MASKBITS(M, SHIFT): the lanes of M that are -Inf, as bits SHIFT..,
 // ORed into AX.
 #define SC_MASKBITS(M, SHIFT) \
@@ -121,8 +142,8 @@ kt_done:
 // func faScoresSmallAVX2(q *float32, d int, kt *float32, ts int, m *uint16, slope, scale float32, sc *float32, ng int, bits *uint64) (mx float32, nan bool)
 //
 // ScoresSmallTwin for the 32*ng keys of kt (row stride ts floats), 32 at
-// a time: each element of the query row q (d elements) broadcast once
-// and FMAed into four 8-key accumulators. The mask bits of keys
+// a time: each element of the query row q (d elements, a positive
+// multiple of 4) broadcast once and FMAed into four 8-key accumulators. The mask bits of keys
 // 32g..32g+31 are stored as the 32-bit word g of bits; a group of 32
 // masked keys is not scored. mx is the lane-wise VMAXPS maximum of the
 // logits, nan whether one is NaN.
@@ -172,15 +193,22 @@ sc_group:
 	MOVQ BX, R13
 
 sc_dot:
-	VBROADCASTSS (R11), Y4
-	VFMADD231PS (R12), Y4, Y0
-	VFMADD231PS 32(R12), Y4, Y1
-	VFMADD231PS 64(R12), Y4, Y2
-	VFMADD231PS 96(R12), Y4, Y3
-	ADDQ $4, R11
-	ADDQ R8, R12
-	DECQ R13
+	SC_ELEM(0, Y4)
+	SC_ELEM(4, Y15)
+	SC_ELEM(8, Y4)
+	SC_ELEM(12, Y15)
+	ADDQ $16, R11
+	SUBQ $4, R13
 	JNZ  sc_dot
+	TESTL AX, AX
+	JNE   sc_some
+	SC_LOGIT0(Y0, Y8, 0)
+	SC_LOGIT0(Y1, Y9, 32)
+	SC_LOGIT0(Y2, Y10, 64)
+	SC_LOGIT0(Y3, Y11, 96)
+	JMP sc_next
+
+sc_some:
 	SC_LOGIT(Y0, Y8, 0)
 	SC_LOGIT(Y1, Y9, 32)
 	SC_LOGIT(Y2, Y10, 64)

@@ -44,14 +44,14 @@ func KTAVX2(dst []float32, ts int, k []byte, ks, nk, d int) {
 	}
 }
 
-// ScoresSmallAVX2 is ScoresSmallTwin: the assembly takes the keys in
-// groups of 32, and the last keys as one more group where kt's rows
-// have room for it (ts at least n rounded up to 32) and slope is
-// positive (so that padding mask values of -Inf stay -Inf); otherwise
-// the twin takes them.
+// ScoresSmallAVX2 is ScoresSmallTwin for a row length that is a positive
+// multiple of 4: the assembly takes the keys in groups of 32, and the
+// last keys as one more group where kt's rows have room for it (ts at
+// least n rounded up to 32) and slope is positive (so that padding mask
+// values of -Inf stay -Inf); otherwise the twin takes them.
 func ScoresSmallAVX2(q, kt []float32, ts int, m []uint16, slope, scale float32, sc []float32, bits []uint64) float32 {
 	n, d := len(sc), len(q)
-	if d == 0 || ts < n {
+	if d == 0 || d%4 != 0 || ts < n {
 		panic("ScoresSmallAVX2: bad row length or stride")
 	}
 	nw := (n + 63) / 64
