@@ -142,11 +142,11 @@ func TestFlashAttnSmallNoAllocs(t *testing.T) {
 // BenchmarkFlashAttnSmall compares FLASH_ATTN_EXT at head sizes 8 and 16
 // with the block kernels and with the small-head kernels (interleaved
 // sub-benchmarks), f16 K/V, 8 query heads over 4 K/V heads, the causal
-// f16 mask of prefill (stories260K's attention at pp512) and decode, one
-// thread. GFLOP/s counts 4*d per (query, head, key), masked keys
+// f16 mask of prefill (stories260K's attention at pp512, and a longer
+// prompt after 256 cached tokens) and decode, one thread. GFLOP/s counts 4*d per (query, head, key), masked keys
 // included.
 func BenchmarkFlashAttnSmall(b *testing.B) {
-	shapes := []struct{ nQ, nKV int64 }{{512, 512}, {1, 512}}
+	shapes := []struct{ nQ, nKV int64 }{{512, 512}, {1536, 1792}, {1, 512}}
 	const nHead, nHeadKV = 8, 4
 	for _, d := range []int64{8, 16} {
 		for _, s := range shapes {
