@@ -93,6 +93,57 @@ func TestFlashAttnSmall(t *testing.T) {
 	}
 }
 
+// TestFlashAttnSmallDecodeAsPrefill checks that a query computed alone
+// (decode: its row of Q and of the mask as views) gives the same bits as
+// in a prefill batch with the small-head kernels: a row's sums do not
+// depend on the rows computed with it.
+func TestFlashAttnSmallDecodeAsPrefill(t *testing.T) {
+	needAVX2(t)
+	b, err := NewWithOptions(Options{Threads: 2, Tier: "avx2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, d := range []int64{8, 16} {
+		c := faCase{d: d, dv: d, nQ: 70, nKV: 300, nHead: 8, nHeadKV: 4, q3: 1, k3: 1, mask: quant.F16, causal: true, maskedQuery: -1, params: ops.FlashAttnParams{Scale: 0.3}}
+		node := faBuild(t, b, rand.New(rand.NewPCG(85, uint64(d))), c, quant.F16, quant.F16)
+		if err := mxCompute(t, b, node); err != nil {
+			t.Fatal(err)
+		}
+		batch := append([]float32(nil), f32s(mem(node), 0, node.NumElements())...)
+		q, mask := node.Src[ops.FAQ], node.Src[ops.FAMask]
+		for _, iq := range []int64{0, 33, c.nQ - 1} {
+			q1, err := ops.View(q, []int64{d, 1, c.nHead, 1}, []int64{0, q.Nb[1], q.Nb[2], q.Nb[3]}, iq*q.Nb[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			m1, err := ops.View(mask, []int64{c.nKV, 1, 1, 1}, []int64{0, mask.Nb[1], mask.Nb[2], mask.Nb[3]}, iq*mask.Nb[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			one, err := ops.FlashAttnExt(q1, node.Src[ops.FAK], node.Src[ops.FAV], m1, nil, c.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := mxCompute(t, b, one); err != nil {
+				t.Fatal(err)
+			}
+			if b.fa.small == nil {
+				t.Fatal("small-head kernels not used")
+			}
+			got := f32s(mem(one), 0, one.NumElements())
+			for h := range c.nHead {
+				for e := range c.dv {
+					g, w := got[h*c.dv+e], batch[c.dv*(h+c.nHead*iq)+e]
+					if !sameFloat(g, w) {
+						t.Fatalf("d %d query %d head %d element %d: alone %g, in the batch %g", d, iq, h, e, g, w)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestFlashAttnSmallMaskedNaN is TestFlashAttnBlockMaskedNaN at head
 // sizes 8 and 16, which take the small-head kernels: keys masked for a
 // row never reach it, even when their K and V rows are NaN and other
