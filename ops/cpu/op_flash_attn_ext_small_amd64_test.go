@@ -4,6 +4,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -154,6 +155,78 @@ func TestFlashAttnSmallMaskedNaN(t *testing.T) {
 		c := faCase{d: d, dv: d, nQ: 24, nKV: 90, nHead: 2, nHeadKV: 1, q3: 1, k3: 1, mask: quant.F16, causal: true, maskedQuery: -1, params: ops.FlashAttnParams{Scale: 0.125}}
 		t.Run(fmt.Sprintf("d%d", d), func(t *testing.T) {
 			faMaskedNaN(t, c, []int64{70, 71, 72, 73, 88, 89}, [2]quant.Type{quant.F16, quant.F16})
+		})
+	}
+}
+
+// TestFlashAttnSmallNonFinite plants a NaN or Inf in Q, K, V, the mask
+// or a sink of a causal GQA prefill at head size 8 and checks that the
+// small-head kernels give NaN and Inf where the row path does, and
+// close values elsewhere.
+func TestFlashAttnSmallNonFinite(t *testing.T) {
+	needAVX2(t)
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	c := faCase{d: 8, dv: 8, nQ: 20, nKV: 40, nHead: 4, nHeadKV: 2, q3: 1, k3: 1, mask: quant.F16, causal: true, maskedQuery: -1, sinks: true, params: ops.FlashAttnParams{Scale: 0.3}}
+	plants := []struct {
+		name string
+		src  int
+		i    int64 // element index in the source
+		v    float32
+	}{
+		{"q NaN", ops.FAQ, 8*20*1 + 8*5 + 3, nan}, // head 1, query 5
+		{"k NaN", ops.FAK, 8*30 + 2, nan},         // key 30, K/V head 0
+		{"v Inf", ops.FAV, 8*40 + 8*12 + 4, inf},  // key 12, K/V head 1
+		{"v NaN", ops.FAV, 8*7 + 1, nan},          // key 7, K/V head 0
+		{"mask NaN", ops.FAMask, 40*9 + 3, nan},   // query 9, key 3
+		{"sink NaN", ops.FASinks, 2, nan},         // head 2
+		{"sink Inf", ops.FASinks, 3, inf},         // head 3
+		{"k NaN late", ops.FAK, 8*39 + 1, nan},    // key 39: seen by the last query only
+	}
+	for _, pl := range plants {
+		t.Run(pl.name, func(t *testing.T) {
+			var outs [2][]float32
+			for i, rows := range []bool{true, false} {
+				faNoBlock = rows
+				b, err := NewWithOptions(Options{Threads: 2, Tier: "avx2"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				node := faBuild(t, b, rand.New(rand.NewPCG(87, 88)), c, quant.F16, quant.F16)
+				src := node.Src[pl.src]
+				raw, err := src.HostBytes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if src.Type == quant.F16 {
+					h := quant.FP32ToFP16(pl.v)
+					raw[2*pl.i], raw[2*pl.i+1] = byte(h), byte(h>>8)
+				} else {
+					f32s(raw, 0, src.NumElements())[pl.i] = pl.v
+				}
+				if err := mxCompute(t, b, node); err != nil {
+					t.Fatal(err)
+				}
+				if !rows && b.fa.small == nil {
+					t.Fatal("small-head kernels not used")
+				}
+				outs[i] = append([]float32(nil), f32s(mem(node), 0, node.NumElements())...)
+				b.Close()
+			}
+			faNoBlock = false
+			special := 0
+			for i := range outs[0] {
+				a, b := outs[0][i], outs[1][i]
+				if a != a || math.IsInf(float64(a), 0) {
+					special++
+				}
+				if sameFloat(a, b) || a == a && b == b && math.Abs(float64(a)-float64(b)) <= 1e-5*max(1, math.Abs(float64(a))) {
+					continue
+				}
+				t.Fatalf("element %d: small-head %g, row path %g", i, b, a)
+			}
+			if special == 0 {
+				t.Fatal("no NaN or Inf at all: the planted value was not seen")
+			}
 		})
 	}
 }
