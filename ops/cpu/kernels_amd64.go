@@ -202,6 +202,9 @@ var avx2Kernels = &kernelSet{
 		valuesF32: flashattn.ValuesF32AVX2, values1F32: flashattn.Values1F32AVX2,
 		maskF16: flashattn.MaskF16AVX2, logits: flashattn.LogitsAVX2,
 		roundF16: flashattn.RoundF16AVX2, scores4: flashattn.Scores4AVX2,
+		small: &faSmallKernels{
+			kt: flashattn.KTAVX2, scores: flashattn.ScoresSmallAVX2, values: flashattn.ValuesSmallTAVX2,
+		},
 	},
 }
 

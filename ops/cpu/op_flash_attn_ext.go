@@ -67,6 +67,11 @@ import (
 // that take its key. Rows thus never mix in a masked key, whatever its K
 // or V hold.
 //
+// Head and value sizes 8 and 16 (f16 K and V, an f16 mask or none, no
+// softcap) take the small-head path of op_flash_attn_ext_small.go
+// instead of the block kernels: keys in lanes, so that a score is not one
+// FMA and a horizontal sum, and 256-key tiles.
+//
 // Unlike ggml, which accumulates f16 V rows in an f16 accumulator, the
 // accumulator is always float32: f16 and quantized V rows are widened
 // element by element (q8_0 rows by the tier's axpyQ8_0, which adds the
@@ -159,6 +164,7 @@ func computeFlashAttn(b *Backend, t *ops.Tensor) error {
 		qMem: mem(q), kMem: mem(k), vMem: mem(v), out: f32s(mem(t), 0, t.NumElements()),
 		scale: scale, softcap: softcap, slopes: b.scratch.f32[:nHead],
 		qBytes: qBytes, kBytes: kBytes, vBytes: vBytes,
+		smallBits: j.smallBits,
 	}
 	if sinks != nil {
 		j.sinkMem = mem(sinks)
@@ -179,6 +185,21 @@ func computeFlashAttn(b *Backend, t *ops.Tensor) error {
 	vOK := (v.Type == quant.F16 && v.Nb[1]%2 == 0 || j.vq8) && v.Nb[1] >= 0
 	if b.kern.fa != nil && b.kern.vec.dot2F16 != nil && !faNoBlock && kOK && vOK && d%8 == 0 && dv%8 == 0 {
 		j.blk = b.kern.fa
+	}
+	if j.blk != nil && faSmallFits(j.blk.small, q, k, v, mask, p) {
+		// Head sizes 8 and 16: the small-head kernels
+		// (op_flash_attn_ext_small.go), faSmallRows rows per item, fewer
+		// when that leaves under two items per thread.
+		j.small = j.blk.small
+		if n := b.pool.threads * faSmallTile / 64; len(j.smallBits) < n {
+			j.smallBits = make([]uint64, n)
+		}
+		j.rowsPer = faSmallRows
+		for j.rowsPer > 1 && faItems(q, k, j.rowsPer) < int64(2*b.pool.threads) {
+			j.rowsPer /= 2
+		}
+		b.pool.run(int(faItems(q, k, j.rowsPer)), 1, faSmallJob{j})
+		return j.errs.err()
 	}
 	// Rows per item: faRows (faBlockRows with the block kernels), fewer
 	// when that leaves under two items per thread (in multiples of 3 for
@@ -227,6 +248,11 @@ type flashAttnJob struct {
 	// blk, when not nil, takes the rows of an item in groups of three
 	// (and a row alone) through each tile (see tileBlock).
 	blk *faBlockKernels
+	// small, when not nil, takes the job instead (faSmallJob), with
+	// faSmallTile mask bits per worker in smallBits (kept from call to
+	// call).
+	small     *faSmallKernels
+	smallBits []uint64
 }
 
 // faBlockKernels are a tier's kernels for three query rows at a time (or
@@ -281,6 +307,8 @@ type faBlockKernels struct {
 	// conversion to K's vec-dot type rounds it) and widened back, the
 	// f16 block kernels' query row; the length is a multiple of 8.
 	roundF16 func(dst, src []float32)
+	// small is the small-head kernels (nil where a tier lacks them).
+	small *faSmallKernels
 }
 
 // faNoBlock turns the block kernels off (benchmarks compare both paths).
@@ -317,7 +345,7 @@ func faItems(q, k *ops.Tensor, rowsPer int64) int64 {
 }
 
 func (j *flashAttnJob) do(w, lo, hi int) {
-	q, k, v, mask, sinks := j.q, j.k, j.v, j.mask, j.sinks
+	q, k, v, mask := j.q, j.k, j.v, j.mask
 	d, nQ, nHead := q.Ne[0], q.Ne[1], q.Ne[2]
 	dv, nKV := v.Ne[0], k.Ne[1]
 	nHeadKV := k.Ne[2]
@@ -413,31 +441,37 @@ func (j *flashAttnJob) do(w, lo, hi int) {
 		}
 		for g := range nr {
 			row := &rows[g]
-			acc, sum, maxS := row.acc, row.sum, row.maxS
-			// A -Inf sink adds exp(-Inf) = 0; skip it rather than form
-			// -Inf - -Inf when every key was masked. A +Inf one makes
-			// the row NaN, as the reference's exp(Inf - Inf) (and
-			// SOFT_MAX's): an infinite logit is a fault to show, not a
-			// weight that zeros the row.
-			if s := sinkLogit(sinks, j.sinkMem, row.h); math.IsInf(float64(s), 1) {
-				sum = float32(math.NaN())
-			} else if !math.IsInf(float64(s), -1) {
-				ms, vs := float32(1), float32(1)
-				if s > maxS {
-					ms = expf(maxS - s)
-					vk.mulTo(acc, acc, ms)
-				} else {
-					vs = expf(s - maxS)
-				}
-				sum = sum*ms + vs
-			}
-			inv := float32(0)
-			if sum != 0 {
-				inv = 1 / sum
-			}
-			vk.mulTo(j.out[dv*(row.h+nHead*(row.iq+nQ*row.i3)):][:dv], acc, inv)
+			j.finish(row.acc, row.sum, row.maxS, row.iq, row.h, row.i3)
 		}
 	}
+}
+
+// finish writes the output of query row iq, head h, batch i3 from its
+// accumulator acc, sum and maximum over the keys, with the head's sink.
+func (j *flashAttnJob) finish(acc []float32, sum, maxS float32, iq, h, i3 int64) {
+	vk := &j.ks.vec
+	dv, nQ, nHead := j.v.Ne[0], j.q.Ne[1], j.q.Ne[2]
+	// A -Inf sink adds exp(-Inf) = 0; skip it rather than form -Inf -
+	// -Inf when every key was masked. A +Inf one makes the row NaN, as
+	// the reference's exp(Inf - Inf) (and SOFT_MAX's): an infinite logit
+	// is a fault to show, not a weight that zeros the row.
+	if s := sinkLogit(j.sinks, j.sinkMem, h); math.IsInf(float64(s), 1) {
+		sum = float32(math.NaN())
+	} else if !math.IsInf(float64(s), -1) {
+		ms, vs := float32(1), float32(1)
+		if s > maxS {
+			ms = expf(maxS - s)
+			vk.mulTo(acc, acc, ms)
+		} else {
+			vs = expf(s - maxS)
+		}
+		sum = sum*ms + vs
+	}
+	inv := float32(0)
+	if sum != 0 {
+		inv = 1 / sum
+	}
+	vk.mulTo(j.out[dv*(h+nHead*(iq+nQ*i3)):][:dv], acc, inv)
 }
 
 // tile takes query row row through the nt keys from ic0: the tile's

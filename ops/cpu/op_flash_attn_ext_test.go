@@ -68,6 +68,11 @@ func TestFlashAttnExt(t *testing.T) {
 		{name: "dim3", d: 32, dv: 32, nQ: 2, nKV: 7, nHead: 2, nHeadKV: 1, q3: 4, k3: 2, mask: quant.F16, m3: 2, maskedQuery: -1, params: plain},
 		{name: "permuted-q", d: 32, dv: 32, nQ: 5, nKV: 9, nHead: 4, nHeadKV: 2, q3: 1, k3: 1, mask: quant.F16, maskedQuery: -1, permQ: true, params: plain},
 		{name: "no-keys", d: 32, dv: 32, nQ: 2, nKV: 0, nHead: 2, nHeadKV: 1, q3: 1, k3: 1, noMask: true, maskedQuery: -1, sinks: true, params: plain},
+		// Head sizes 8 and 16 (the small-head kernels on AVX2 for f16 K/V).
+		{name: "head8-gqa-f16mask", d: 8, dv: 8, nQ: 9, nKV: 40, nHead: 8, nHeadKV: 4, q3: 1, k3: 1, mask: quant.F16, maskedQuery: -1, params: plain, kvTypes: floats},
+		{name: "head16-sinks-long", d: 16, dv: 16, nQ: 5, nKV: 300, nHead: 2, nHeadKV: 1, q3: 1, k3: 1, mask: quant.F16, maskedQuery: 2, sinks: true, params: plain, kvTypes: floats},
+		{name: "head16-dv8-nomask", d: 16, dv: 8, nQ: 3, nKV: 33, nHead: 2, nHeadKV: 2, q3: 1, k3: 1, noMask: true, maskedQuery: -1, params: plain, kvTypes: floats},
+		{name: "head8-softcap", d: 8, dv: 8, nQ: 2, nKV: 17, nHead: 2, nHeadKV: 2, q3: 1, k3: 1, mask: quant.F16, maskedQuery: -1, params: ops.FlashAttnParams{Scale: 4, Softcap: 3}, kvTypes: floats},
 	}
 	mxEachBackend(t, func(t *testing.T, b *Backend) {
 		rng := rand.New(rand.NewPCG(31, 32))
