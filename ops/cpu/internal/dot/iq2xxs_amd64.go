@@ -12,7 +12,7 @@ import (
 // q8_K block at y + 292b (twin: iq2xxsSumsTwin).
 //
 //go:noescape
-func iq2xxsSumsAVX2(grid *[256]uint64, signs *[128]uint8, x, y *byte, nb int, out *int32)
+func iq2xxsSumsAVX2(grid *[256]uint64, signs *[128]uint64, x, y *byte, nb int, out *int32)
 
 // iq2xxsSums is iq2xxsSumsAVX2 over len(out) blocks, with its reads
 // checked against the slices.
@@ -23,7 +23,7 @@ func iq2xxsSums(x, y []byte, out []int32) {
 	}
 	_ = x[nb*bytesIQ2_XXS-1]
 	_ = y[nb*simd.BytesQ8_K-1]
-	iq2xxsSumsAVX2(&quant.IQ2XXSGrid, &quant.KSignsIQ2XS, &x[0], &y[0], nb, &out[0])
+	iq2xxsSumsAVX2(&quant.IQ2XXSGrid, &signs64, &x[0], &y[0], nb, &out[0])
 }
 
 // IQ2_XXSAVX2 is IQ2_XXS with the integer sums in AVX2; it equals

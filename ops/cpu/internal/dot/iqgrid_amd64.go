@@ -13,6 +13,22 @@ import (
 // generic functions in iqgrid.go do, so each equals its generic kernel
 // bit for bit. The twins of the integer kernels are in gridtwin.go.
 
+// signs64 holds, per 7-bit sign code, the eight elements' signs of
+// quant.KSignsIQ2XS's byte as a VPSIGNB operand: byte i is 0xff (-1)
+// where bit i of the sign byte is set, 1 elsewhere.
+var signs64 = func() (t [128]uint64) {
+	for c, s := range quant.KSignsIQ2XS {
+		for i := range 8 {
+			b := uint64(1)
+			if s>>i&1 != 0 {
+				b = 0xff
+			}
+			t[c] |= b << (8 * i)
+		}
+	}
+	return t
+}()
+
 // iq3xxsSumsAVX2 sets out[b], for b < nb, to the integer sum
 // sum_j (2*ls_j+1) * sum(g*s*y) of the iq3_xxs block at x + 98b with the
 // q8_K block at y + 292b (twin: iq3xxsSumsTwin).
