@@ -34,7 +34,7 @@ var signs64 = func() (t [128]uint64) {
 // q8_K block at y + 292b (twin: iq3xxsSumsTwin).
 //
 //go:noescape
-func iq3xxsSumsAVX2(grid *[256]uint32, signs *[128]uint8, x, y *byte, nb int, out *int32)
+func iq3xxsSumsAVX2(grid *[256]uint32, signs *[128]uint64, x, y *byte, nb int, out *int32)
 
 // iq3xxsSums is iq3xxsSumsAVX2 over len(out) blocks, with its reads
 // checked against the slices.
@@ -45,7 +45,7 @@ func iq3xxsSums(x, y []byte, out []int32) {
 	}
 	_ = x[nb*bytesIQ3_XXS-1]
 	_ = y[nb*simd.BytesQ8_K-1]
-	iq3xxsSumsAVX2(&quant.IQ3XXSGrid, &quant.KSignsIQ2XS, &x[0], &y[0], nb, &out[0])
+	iq3xxsSumsAVX2(&quant.IQ3XXSGrid, &signs64, &x[0], &y[0], nb, &out[0])
 }
 
 // gridRowAVX2 returns the sum over the super-blocks of a row of n
