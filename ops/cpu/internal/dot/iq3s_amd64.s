@@ -6,21 +6,32 @@
 // AVX2 integer sums of IQ3_S against q8_K (iqgrid.go's IQ3_S, block by
 // block): per super-block sum over its eight sub-blocks of
 // (2*ls+1) * sum(g*s*y). A sub-block's eight 9-bit grid indices are its
-// eight qs bytes with bit k of its qh byte as bit 8 (VPSLLVD), their
-// 4-byte entries come in one VPGATHERDD, and its four sign bytes are used
-// as they are. Grid magnitudes are at most 15, so nothing saturates; the
+// eight qs bytes with bit k of its qh byte as bit 8 (VPSLLVD); they go
+// through a stack buffer, and their 4-byte entries are loaded one by one
+// and inserted (VPINSRD; VPGATHERDD is microcoded and slower on AMD Zen 2
+// and 3); its four sign bytes are used as they are. Grid magnitudes are at most 15, so nothing saturates; the
 // float32 scaling stays in Go (iqgrid_amd64.go).
 
-// iq3sShift: the VPSLLVD counts that move bit k of a dword to bit 8 in
-// lane k.
-DATA iq3sShift<>+0x00(SB)/8, $0x0000000700000008
-DATA iq3sShift<>+0x08(SB)/8, $0x0000000500000006
-DATA iq3sShift<>+0x10(SB)/8, $0x0000000300000004
-DATA iq3sShift<>+0x18(SB)/8, $0x0000000100000002
-GLOBL iq3sShift<>(SB), RODATA|NOPTR, $32
+// IQ3SIDX sets AX to the 9-bit index of element group k: qs byte k
+// (at k(R12)) with bit k of the qh byte in R15 as bit 8. Clobbers BX.
+#define IQ3SIDX(k) \
+	MOVBLZX k(R12), AX; \
+	MOVL R15, BX; \
+	SHLL $(8-(k)), BX; \
+	ANDL $256, BX; \
+	ORL BX, AX
 
-DATA iq3sBit8<>+0(SB)/4, $0x00000100
-GLOBL iq3sBit8<>(SB), RODATA|NOPTR, $4
+// IQ3SHALF sets x to the grid entries of groups k .. k+3. Clobbers AX,
+// BX.
+#define IQ3SHALF(k, x) \
+	IQ3SIDX(k); \
+	VMOVD (R8)(AX*4), x; \
+	IQ3SIDX(k+1); \
+	VPINSRD $1, (R8)(AX*4), x, x; \
+	IQ3SIDX(k+2); \
+	VPINSRD $2, (R8)(AX*4), x, x; \
+	IQ3SIDX(k+3); \
+	VPINSRD $3, (R8)(AX*4), x, x
 
 // func iq3sSumsAVX2(grid *[512]uint32, x, y *byte, nb int, out *int32)
 //
@@ -33,8 +44,6 @@ TEXT ·iq3sSumsAVX2(SB), NOSPLIT, $0-40
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
 	GSETUP
-	VMOVDQU iq3sShift<>(SB), Y12
-	VPBROADCASTD iq3sBit8<>(SB), Y13
 
 iq3sblock:
 	TESTQ CX, CX
@@ -48,17 +57,11 @@ iq3sblock:
 	MOVQ  $8, R10
 
 iq3ssub:
-	// Y1: the eight 9-bit indices; Y2: their entries' 32 magnitudes.
-	VPMOVZXBD (R12), Y1
-	MOVBLZX (R9), AX
-	VMOVD AX, X3
-	VPBROADCASTD X3, Y3
-	VPSLLVD Y12, Y3, Y3
-	VPAND Y13, Y3, Y3
-	VPOR  Y3, Y1, Y1
-	VPCMPEQD Y3, Y3, Y3
-	VPXOR Y2, Y2, Y2
-	VPGATHERDD Y3, (R8)(Y1*4), Y2
+	// Y2: the eight grid entries' 32 magnitudes.
+	MOVBLZX (R9), R15
+	IQ3SHALF(0, X2)
+	IQ3SHALF(4, X3)
+	VINSERTI128 $1, X3, Y2, Y2
 	VMOVD (R14), X4
 	SIGNMASK
 	NEGATE(Y2)
