@@ -104,7 +104,7 @@ func IQ3_SAVX2(n int, x, y []byte) float32 {
 // (2*hi_j+1) times that of 16..31 (twin: iq2xsSumsTwin).
 //
 //go:noescape
-func iq2xsSumsAVX2(grid *[512]uint64, signs *[128]uint8, x, y *byte, nb int, out *int32)
+func iq2xsSumsAVX2(grid *[512]uint64, signs *[128]uint64, x, y *byte, nb int, out *int32)
 
 // iq2xsSums is iq2xsSumsAVX2 over len(out) blocks, with its reads
 // checked against the slices.
@@ -115,7 +115,7 @@ func iq2xsSums(x, y []byte, out []int32) {
 	}
 	_ = x[nb*bytesIQ2_XS-1]
 	_ = y[nb*simd.BytesQ8_K-1]
-	iq2xsSumsAVX2(&quant.IQ2XSGrid, &quant.KSignsIQ2XS, &x[0], &y[0], nb, &out[0])
+	iq2xsSumsAVX2(&quant.IQ2XSGrid, &signs64, &x[0], &y[0], nb, &out[0])
 }
 
 // IQ2_XSAVX2 is IQ2_XS with the integer sums in AVX2; it equals IQ2_XS
