@@ -6,19 +6,21 @@
 // AVX2 integer sums of IQ2_S against q8_K (iqgrid.go's IQ2_S, block by
 // block), scaled per half sub-block as IQ2_XS. A sub-block's four 10-bit
 // grid indices are its four qs bytes with bits 2l, 2l+1 of its qh byte
-// as bits 8, 9 (VPSLLVD), their 8-byte entries come in one VPGATHERDQ,
-// and its four sign bytes are used as they are. Grid magnitudes are at
+// as bits 8, 9, built in scalar registers; their 8-byte entries are
+// loaded one by one and inserted (VPGATHERDQ is microcoded and slower on
+// AMD Zen 2 and 3), and its four sign bytes are used as they are. Grid magnitudes are at
 // most 43, so nothing saturates; the float32 scaling stays in Go
 // (iqgrid_amd64.go).
 
-// iq2sShift: the VPSLLVD counts that move bits 2l, 2l+1 of a dword to
-// bits 8, 9 in lane l.
-DATA iq2sShift<>+0x00(SB)/8, $0x0000000600000008
-DATA iq2sShift<>+0x08(SB)/8, $0x0000000200000004
-GLOBL iq2sShift<>(SB), RODATA|NOPTR, $16
-
-DATA iq2sBits89<>+0(SB)/4, $0x00000300
-GLOBL iq2sBits89<>(SB), RODATA|NOPTR, $4
+// IQ2SIDX sets AX to the 10-bit index of group l: qs byte l (at
+// l(R12)) with bits 2l, 2l+1 of the qh byte in R15 as bits 8, 9.
+// Clobbers BX.
+#define IQ2SIDX(l) \
+	MOVBLZX l(R12), AX; \
+	MOVL R15, BX; \
+	SHLL $(8-2*(l)), BX; \
+	ANDL $0x300, BX; \
+	ORL BX, AX
 
 // func iq2sSumsAVX2(grid *[1024]uint64, x, y *byte, nb int, out *int32)
 //
@@ -31,8 +33,6 @@ TEXT ·iq2sSumsAVX2(SB), NOSPLIT, $0-40
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
 	GSETUP
-	VMOVDQU iq2sShift<>(SB), X12
-	VPBROADCASTD iq2sBits89<>(SB), X13
 
 iq2sblock:
 	TESTQ CX, CX
@@ -46,17 +46,17 @@ iq2sblock:
 	MOVQ  $8, R10
 
 iq2ssub:
-	// X1: the four 10-bit indices; Y2: their entries' 32 magnitudes.
-	VPMOVZXBD (R12), X1
-	MOVBLZX (R9), AX
-	VMOVD AX, X3
-	VPBROADCASTD X3, X3
-	VPSLLVD X12, X3, X3
-	VPAND X13, X3, X3
-	VPOR  X3, X1, X1
-	VPCMPEQQ Y3, Y3, Y3
-	VPXOR Y2, Y2, Y2
-	VPGATHERDQ Y3, (R8)(X1*8), Y2
+	// Y2: the four grid entries' 32 magnitudes.
+	MOVBLZX (R9), R15
+	IQ2SIDX(0)
+	VMOVQ (R8)(AX*8), X2
+	IQ2SIDX(1)
+	VPINSRQ $1, (R8)(AX*8), X2, X2
+	IQ2SIDX(2)
+	VMOVQ (R8)(AX*8), X3
+	IQ2SIDX(3)
+	VPINSRQ $1, (R8)(AX*8), X3, X3
+	VINSERTI128 $1, X3, Y2, Y2
 	VMOVD (R14), X4
 	SIGNMASK
 	NEGATE(Y2)
