@@ -8,15 +8,20 @@
 // values in {-1, 0, 1}, and the shift part sum_j (2*ls_j+1) * delta_j *
 // (sum of the sub-block's 32 codes, the q8_K block's two sums of 16).
 // A sub-block's four 11-bit grid indices are its four qs bytes with bits
-// 3l..3l+2 of its qh word as bits 8..10 (VPSRLVD); the 8-byte entries
-// come in one VPGATHERDQ. The shift part is done for the eight sub-blocks
+// 3l..3l+2 of its qh word as bits 8..10, built in scalar registers; the
+// 8-byte entries are loaded one by one and inserted (VPGATHERDQ is
+// microcoded and slower on AMD Zen 2 and 3). The shift part is done for the eight sub-blocks
 // at once. The float32 scaling stays in Go (iqgrid_amd64.go).
 
-// iq1sShift: the VPSRLVD counts that move bits 3l..3l+2 of a dword to
-// bits 0..2 in lane l.
-DATA iq1sShift<>+0x00(SB)/8, $0x0000000300000000
-DATA iq1sShift<>+0x08(SB)/8, $0x0000000900000006
-GLOBL iq1sShift<>(SB), RODATA|NOPTR, $16
+// IQ1SIDX sets AX to the 11-bit index of group l: qs byte l (at
+// l(R12)) with bits 3l..3l+2 of the qh word in R15 as bits 8..10 (sh
+// shifts them there). Clobbers BX.
+#define IQ1SIDX(l, sh) \
+	MOVBLZX l(R12), AX; \
+	MOVL R15, BX; \
+	sh, BX; \
+	ANDL $0x700, BX; \
+	ORL BX, AX
 
 DATA iq1sSeven<>+0(SB)/4, $7
 GLOBL iq1sSeven<>(SB), RODATA|NOPTR, $4
@@ -31,7 +36,6 @@ TEXT ·iq1sSumsAVX2(SB), NOSPLIT, $0-40
 	MOVQ y+16(FP), DI
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
-	VMOVDQU iq1sShift<>(SB), X12
 	VPBROADCASTD iq1sSeven<>(SB), Y13
 	VPCMPEQD Y14, Y14, Y14
 	VPSRLD $31, Y14, Y14 // dwords 1
@@ -48,22 +52,21 @@ iq1sblock:
 	MOVQ  $8, R10
 
 iq1ssub:
-	// X1: the four 11-bit indices; Y2: their entries' 32 values.
-	VPMOVZXBD (R12), X1
-	MOVWLZX (R14), AX
-	VMOVD AX, X3
-	VPBROADCASTD X3, X3
-	VPSRLVD X12, X3, X3
-	VPAND X13, X3, X3
-	VPSLLD $8, X3, X3
-	VPOR  X3, X1, X1
-	VPCMPEQQ Y3, Y3, Y3
-	VPXOR Y2, Y2, Y2
-	VPGATHERDQ Y3, (R8)(X1*8), Y2
+	// Y2: the four grid entries' 32 values.
+	MOVWLZX (R14), R15
+	IQ1SIDX(0, SHLL $8)
+	VMOVQ (R8)(AX*8), X2
+	IQ1SIDX(1, SHLL $5)
+	VPINSRQ $1, (R8)(AX*8), X2, X2
+	IQ1SIDX(2, SHLL $2)
+	VMOVQ (R8)(AX*8), X3
+	IQ1SIDX(3, SHRL $1)
+	VPINSRQ $1, (R8)(AX*8), X3, X3
+	VINSERTI128 $1, X3, Y2, Y2
 	LOADY((R13))
-	SHRL $12, AX
-	ANDL $7, AX
-	SCALE1(AX)
+	SHRL $12, R15
+	ANDL $7, R15
+	SCALE1(R15)
 	GDOT(Y2, Y0)
 	ADDQ $4, R12
 	ADDQ $2, R14
