@@ -7,21 +7,24 @@
 // block): the grid part sum(ls * sum(g*y)) and the shift part
 // sum(ls * delta * sum(y)), ls = 2*code+1 per 16 elements and delta = -1
 // or +1 per 8. A group of 8's 11-bit grid index is its qs byte with the
-// low 3 bits of its qh nibble as bits 8..10 (VPSRLVD; the four entries of
-// a sub-block come in one VPGATHERDQ); the nibble's bit 3 is delta's
+// low 3 bits of its qh nibble as bits 8..10, built in scalar registers,
+// and the four 8-byte entries of a sub-block are loaded one by one and
+// inserted (VPGATHERDQ is microcoded and slower on AMD Zen 2 and 3); the
+// nibble's bit 3 is delta's
 // sign, expanded to a vector of -1 and +1 bytes that goes through the
 // same multiply-add as the grid values. The float32 scaling (the
 // super-block scale assembled from the scale words' top nibbles) stays
 // in Go (iqgrid_amd64.go).
 
-// iq1mShift: the VPSRLVD counts that move bits 4l..4l+2 of a dword to
-// bits 0..2 in lane l.
-DATA iq1mShift<>+0x00(SB)/8, $0x0000000400000000
-DATA iq1mShift<>+0x08(SB)/8, $0x0000000c00000008
-GLOBL iq1mShift<>(SB), RODATA|NOPTR, $16
-
-DATA iq1mSeven<>+0(SB)/4, $7
-GLOBL iq1mSeven<>(SB), RODATA|NOPTR, $4
+// IQ1MIDX sets AX to the 11-bit index of group l: qs byte l (at
+// qsoff+l(R12)) with the low 3 bits of nibble l of the qh word in R15 as
+// bits 8..10 (sh shifts them there). Clobbers BX.
+#define IQ1MIDX(qsoff, l, sh) \
+	MOVBLZX qsoff+l(R12), AX; \
+	MOVL R15, BX; \
+	sh, BX; \
+	ANDL $0x700, BX; \
+	ORL BX, AX
 
 // iq1mExpand: VPSHUFB indexes that copy byte 0 of a broadcast dword to
 // elements 0..15 and byte 1 to 16..31 (the qh bytes of groups 0, 1 and
@@ -42,19 +45,20 @@ GLOBL iq1mSign<>(SB), RODATA|NOPTR, $32
 
 // IQ1MSUB adds sub-block's sums to Y0 (grid) and Y14 (shift): its qs at
 // qsoff(R12), its qh word at qhoff(R14), its codes at yoff(R13), its
-// scale codes in bits shift..shift+5 of R11. Clobbers AX, BX.
+// scale codes in bits shift..shift+5 of R11. Clobbers AX, BX, R15.
 #define IQ1MSUB(qsoff, qhoff, yoff, shift) \
-	VPMOVZXBD qsoff(R12), X1; \
-	MOVWLZX qhoff(R14), AX; \
-	VMOVD AX, X4; \
+	MOVWLZX qhoff(R14), R15; \
+	IQ1MIDX(qsoff, 0, SHLL $8); \
+	VMOVQ (R8)(AX*8), X2; \
+	IQ1MIDX(qsoff, 1, SHLL $4); \
+	VPINSRQ $1, (R8)(AX*8), X2, X2; \
+	IQ1MIDX(qsoff, 2, SHLL $0); \
+	VMOVQ (R8)(AX*8), X3; \
+	IQ1MIDX(qsoff, 3, SHRL $4); \
+	VPINSRQ $1, (R8)(AX*8), X3, X3; \
+	VINSERTI128 $1, X3, Y2, Y2; \
+	VMOVD R15, X4; \
 	VPBROADCASTD X4, Y4; \
-	VPSRLVD X12, X4, X3; \
-	VPAND X13, X3, X3; \
-	VPSLLD $8, X3, X3; \
-	VPOR X3, X1, X1; \
-	VPCMPEQQ Y3, Y3, Y3; \
-	VPXOR Y2, Y2, Y2; \
-	VPGATHERDQ Y3, (R8)(X1*8), Y2; \
 	VPSHUFB Y9, Y4, Y4; \
 	VPAND Y10, Y4, Y4; \
 	VPCMPEQB Y10, Y4, Y4; \
@@ -81,8 +85,6 @@ TEXT ·iq1mSumsAVX2(SB), NOSPLIT, $0-40
 	MOVQ y+16(FP), DI
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
-	VMOVDQU iq1mShift<>(SB), X12
-	VPBROADCASTD iq1mSeven<>(SB), X13
 	VMOVDQU iq1mExpand<>(SB), Y9
 	VMOVDQU iq1mSign<>(SB), Y10
 	VPCMPEQB Y15, Y15, Y15
