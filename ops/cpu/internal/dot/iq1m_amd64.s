@@ -3,18 +3,18 @@
 #include "textflag.h"
 #include "iqgrid_amd64.h"
 
-// AVX2 integer sums of IQ1_M against q8_K (iqgrid.go's IQ1_M, block by
-// block): the grid part sum(ls * sum(g*y)) and the shift part
+// AVX2 sums of IQ1_M against q8_K (iqgrid.go's IQ1_M, block by block):
+// the grid part sum(ls * sum(g*y)) and the shift part
 // sum(ls * delta * sum(y)), ls = 2*code+1 per 16 elements and delta = -1
 // or +1 per 8. A group of 8's 11-bit grid index is its qs byte with the
 // low 3 bits of its qh nibble as bits 8..10, built in scalar registers,
 // and the four 8-byte entries of a sub-block are loaded one by one and
 // inserted (VPGATHERDQ is microcoded and slower on AMD Zen 2 and 3); the
-// nibble's bit 3 is delta's
-// sign, expanded to a vector of -1 and +1 bytes that goes through the
-// same multiply-add as the grid values. The float32 scaling (the
-// super-block scale assembled from the scale words' top nibbles) stays
-// in Go (iqgrid_amd64.go).
+// nibble's bit 3 is delta's sign, expanded to a vector of -1 and +1 bytes
+// that goes through the same multiply-add as the grid values. Both sums
+// are stored and joined into a float32 sum with the super-block scale
+// (assembled from the scale words' top nibbles) as the generic kernel
+// does (FSCALE1), so the kernel equals it bit for bit.
 
 // IQ1MIDX sets AX to the 11-bit index of group l: qs byte l (at
 // qsoff+l(R12)) with the low 3 bits of nibble l of the qh word in R15 as
@@ -75,16 +75,19 @@ GLOBL iq1mSign<>(SB), RODATA|NOPTR, $32
 	GDOT(Y2, Y0); \
 	GDOT(Y4, Y14)
 
-// func iq1mSumsAVX2(grid *[2048]uint64, x, y *byte, nb int, out *int32)
+// func iq1mSumsAVX2(grid *[2048]uint64, x, y *byte, nb int, out *int32, acc float32) float32
 //
 // For b < nb: out[2b] = the grid part and out[2b+1] the shift part of the
 // iq1_m block at x + 56b with the q8_K block at y + 292b.
-TEXT ·iq1mSumsAVX2(SB), NOSPLIT, $0-40
+// It returns acc plus the blocks' float32 scaling, in the generic
+// kernel's order.
+TEXT ·iq1mSumsAVX2(SB), NOSPLIT, $0-52
 	MOVQ grid+0(FP), R8
 	MOVQ x+8(FP), SI
 	MOVQ y+16(FP), DI
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
+	VMOVSS acc+40(FP), X11
 	VMOVDQU iq1mExpand<>(SB), Y9
 	VMOVDQU iq1mSign<>(SB), Y10
 	VPCMPEQB Y15, Y15, Y15
@@ -115,6 +118,22 @@ iq1mpair:
 
 	HSUM(Y0, X0, (DX))
 	HSUM(Y14, X14, 4(DX))
+	// The super-block scale: the top nibbles of the four scale words.
+	MOVWLZX 48(SI), AX
+	SHRL $12, AX
+	MOVWLZX 50(SI), BX
+	SHRL $8, BX
+	ANDL $0xf0, BX
+	ORL BX, AX
+	MOVWLZX 52(SI), BX
+	SHRL $4, BX
+	ANDL $0xf00, BX
+	ORL BX, AX
+	MOVWLZX 54(SI), BX
+	ANDL $0xf000, BX
+	ORL BX, AX
+	FDX(AX)
+	FSCALE1(X0, X14, X11)
 	ADDQ $56, SI
 	ADDQ $292, DI
 	ADDQ $8, DX
@@ -122,5 +141,6 @@ iq1mpair:
 	JMP  iq1mblock
 
 iq1mdone:
+	VMOVSS X11, ret+48(FP)
 	VZEROUPPER
 	RET

@@ -3,15 +3,17 @@
 #include "textflag.h"
 #include "iqgrid_amd64.h"
 
-// AVX2 integer sums of IQ1_S against q8_K (iqgrid.go's IQ1_S, block by
-// block): the grid part sum_j (2*ls_j+1) * sum(g*y), g the grid's int8
-// values in {-1, 0, 1}, and the shift part sum_j (2*ls_j+1) * delta_j *
-// (sum of the sub-block's 32 codes, the q8_K block's two sums of 16).
-// A sub-block's four 11-bit grid indices are its four qs bytes with bits
-// 3l..3l+2 of its qh word as bits 8..10, built in scalar registers; the
-// 8-byte entries are loaded one by one and inserted (VPGATHERDQ is
-// microcoded and slower on AMD Zen 2 and 3). The shift part is done for the eight sub-blocks
-// at once. The float32 scaling stays in Go (iqgrid_amd64.go).
+// AVX2 sums of IQ1_S against q8_K (iqgrid.go's IQ1_S, block by block):
+// the grid part sum_j (2*ls_j+1) * sum(g*y), g the grid's int8 values in
+// {-1, 0, 1}, and the shift part sum_j (2*ls_j+1) * delta_j * (sum of the
+// sub-block's 32 codes, the q8_K block's two sums of 16). A sub-block's
+// four 11-bit grid indices are its four qs bytes with bits 3l..3l+2 of
+// its qh word as bits 8..10, built in scalar registers; the 8-byte
+// entries are loaded one by one and inserted (VPGATHERDQ is microcoded
+// and slower on AMD Zen 2 and 3). The shift part is done for the eight
+// sub-blocks at once. Both sums are stored and joined into a float32 sum
+// as the generic kernel does (FSCALE1), so the kernel equals it bit for
+// bit.
 
 // IQ1SIDX sets AX to the 11-bit index of group l: qs byte l (at
 // l(R12)) with bits 3l..3l+2 of the qh word in R15 as bits 8..10 (sh
@@ -26,16 +28,19 @@
 DATA iq1sSeven<>+0(SB)/4, $7
 GLOBL iq1sSeven<>(SB), RODATA|NOPTR, $4
 
-// func iq1sSumsAVX2(grid *[2048]uint64, x, y *byte, nb int, out *int32)
+// func iq1sSumsAVX2(grid *[2048]uint64, x, y *byte, nb int, out *int32, acc float32) float32
 //
 // For b < nb: out[2b] = the grid part and out[2b+1] the shift part of the
 // iq1_s block at x + 50b with the q8_K block at y + 292b.
-TEXT ·iq1sSumsAVX2(SB), NOSPLIT, $0-40
+// It returns acc plus the blocks' float32 scaling, in the generic
+// kernel's order.
+TEXT ·iq1sSumsAVX2(SB), NOSPLIT, $0-52
 	MOVQ grid+0(FP), R8
 	MOVQ x+8(FP), SI
 	MOVQ y+16(FP), DI
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
+	VMOVSS acc+40(FP), X11
 	VPBROADCASTD iq1sSeven<>(SB), Y13
 	VPCMPEQD Y14, Y14, Y14
 	VPSRLD $31, Y14, Y14 // dwords 1
@@ -89,6 +94,9 @@ iq1ssub:
 	VPXOR Y1, Y2, Y2
 	VPSUBD Y1, Y2, Y2
 	HSUM(Y2, X2, 4(DX))
+	MOVWLZX (SI), AX
+	FDX(AX)
+	FSCALE1(X0, X2, X11)
 	ADDQ $50, SI
 	ADDQ $292, DI
 	ADDQ $8, DX
@@ -96,5 +104,6 @@ iq1ssub:
 	JMP  iq1sblock
 
 iq1sdone:
+	VMOVSS X11, ret+48(FP)
 	VZEROUPPER
 	RET

@@ -3,14 +3,15 @@
 #include "textflag.h"
 #include "iqgrid_amd64.h"
 
-// AVX2 integer sums of IQ2_S against q8_K (iqgrid.go's IQ2_S, block by
-// block), scaled per half sub-block as IQ2_XS. A sub-block's four 10-bit
-// grid indices are its four qs bytes with bits 2l, 2l+1 of its qh byte
-// as bits 8, 9, built in scalar registers; their 8-byte entries are
-// loaded one by one and inserted (VPGATHERDQ is microcoded and slower on
-// AMD Zen 2 and 3), and its four sign bytes are used as they are. Grid magnitudes are at
-// most 43, so nothing saturates; the float32 scaling stays in Go
-// (iqgrid_amd64.go).
+// AVX2 sums of IQ2_S against q8_K (iqgrid.go's IQ2_S, block by block),
+// scaled per half sub-block as IQ2_XS. A sub-block's four 10-bit grid
+// indices are its four qs bytes with bits 2l, 2l+1 of its qh byte as
+// bits 8, 9, built in scalar registers; their 8-byte entries are loaded
+// one by one and inserted (VPGATHERDQ is microcoded and slower on AMD
+// Zen 2 and 3), and its four sign bytes are used as they are (SIGNMASK).
+// Grid magnitudes are at most 43, so nothing saturates. The integer sum
+// is stored and scaled into a float32 sum as the generic kernel does
+// (FSCALE), so the kernel equals it bit for bit.
 
 // IQ2SIDX sets AX to the 10-bit index of group l: qs byte l (at
 // l(R12)) with bits 2l, 2l+1 of the qh byte in R15 as bits 8, 9.
@@ -22,16 +23,19 @@
 	ANDL $0x300, BX; \
 	ORL BX, AX
 
-// func iq2sSumsAVX2(grid *[1024]uint64, x, y *byte, nb int, out *int32)
+// func iq2sSumsAVX2(grid *[1024]uint64, x, y *byte, nb int, out *int32, acc float32) float32
 //
 // For b < nb: out[b] = the integer sum of the iq2_s block at x + 82b
 // with the q8_K block at y + 292b.
-TEXT ·iq2sSumsAVX2(SB), NOSPLIT, $0-40
+// It returns acc plus the blocks' float32 scaling, in the generic
+// kernel's order.
+TEXT ·iq2sSumsAVX2(SB), NOSPLIT, $0-52
 	MOVQ grid+0(FP), R8
 	MOVQ x+8(FP), SI
 	MOVQ y+16(FP), DI
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
+	VMOVSS acc+40(FP), X11
 	GSETUP
 
 iq2sblock:
@@ -76,6 +80,7 @@ iq2ssub:
 	JNZ  iq2ssub
 
 	HSUM(Y0, X0, (DX))
+	FSCALE(X0, (SI), X11)
 	ADDQ $82, SI
 	ADDQ $292, DI
 	ADDQ $4, DX
@@ -83,5 +88,6 @@ iq2ssub:
 	JMP  iq2sblock
 
 iq2sdone:
+	VMOVSS X11, ret+48(FP)
 	VZEROUPPER
 	RET

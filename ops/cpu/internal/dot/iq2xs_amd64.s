@@ -3,15 +3,16 @@
 #include "textflag.h"
 #include "iqgrid_amd64.h"
 
-// AVX2 integer sums of IQ2_XS against q8_K (iqgrid.go's IQ2_XS, block by
-// block): per super-block sum over its eight sub-blocks of
+// AVX2 sums of IQ2_XS against q8_K (iqgrid.go's IQ2_XS, block by block):
+// per super-block the integer sum over its eight sub-blocks of
 // (2*ls_lo+1) * sum(g*s*y) over elements 0..15 plus (2*ls_hi+1) times
 // that of 16..31. A sub-block's four 16-bit codes hold a 9-bit grid
 // index and a 7-bit sign code; the four 8-byte grid entries and the four
 // 8-byte sign vectors of the codes (signs64) are loaded one by one and
 // inserted (VPGATHERDQ is microcoded and slower on AMD Zen 2 and 3), the
-// signs applied by VPSIGNB. Grid magnitudes are at most 43, so
-// nothing saturates; the float32 scaling stays in Go (iqgrid_amd64.go).
+// signs applied by VPSIGNB. Grid magnitudes are at most 43, so nothing
+// saturates. The integer sum is stored and scaled into a float32 sum as
+// the generic kernel does (FSCALE), so the kernel equals it bit for bit.
 
 // IQ2XSLO loads the grid entry and the sign vector of the 16-bit code at
 // off(R12) into the low quadwords of xg and xs, IQ2XSHI into their high
@@ -32,17 +33,20 @@
 	VPINSRQ $1, (R8)(AX*8), xg, xg; \
 	VPINSRQ $1, (R9)(BX*8), xs, xs
 
-// func iq2xsSumsAVX2(grid *[512]uint64, signs *[128]uint64, x, y *byte, nb int, out *int32)
+// func iq2xsSumsAVX2(grid *[512]uint64, signs *[128]uint64, x, y *byte, nb int, out *int32, acc float32) float32
 //
 // For b < nb: out[b] = the integer sum of the iq2_xs block at x + 74b
 // with the q8_K block at y + 292b.
-TEXT ·iq2xsSumsAVX2(SB), NOSPLIT, $0-48
+// It returns acc plus the blocks' float32 scaling, in the generic
+// kernel's order.
+TEXT ·iq2xsSumsAVX2(SB), NOSPLIT, $0-60
 	MOVQ grid+0(FP), R8
 	MOVQ signs+8(FP), R9
 	MOVQ x+16(FP), SI
 	MOVQ y+24(FP), DI
 	MOVQ nb+32(FP), CX
 	MOVQ out+40(FP), DX
+	VMOVSS acc+48(FP), X11
 
 iq2xsblock:
 	TESTQ CX, CX
@@ -76,6 +80,7 @@ iq2xssub:
 	JNZ  iq2xssub
 
 	HSUM(Y0, X0, (DX))
+	FSCALE(X0, (SI), X11)
 	ADDQ $74, SI
 	ADDQ $292, DI
 	ADDQ $4, DX
@@ -83,5 +88,6 @@ iq2xssub:
 	JMP  iq2xsblock
 
 iq2xsdone:
+	VMOVSS X11, ret+56(FP)
 	VZEROUPPER
 	RET

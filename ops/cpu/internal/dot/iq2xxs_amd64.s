@@ -12,8 +12,10 @@
 // VPSIGNB. The signed grid values go through VPSIGNB with y's signs and
 // VPMADDUBSW with |y| (y = -128 reads as 128), so each pair is at most
 // 2*43*128 in magnitude and nothing saturates; the scales multiply the
-// pairs in VPMADDWD. The float32 scaling stays in Go (iq2xxs_amd64.go),
-// so the kernel equals the generic one bit for bit.
+// pairs in VPMADDWD. Each super-block's integer sum is stored and, as
+// the generic kernel does, scaled by d_x*d_y and added to a float32 sum
+// in X15 (FSCALE: scalar multiplies and adds, unfused), so the kernel
+// equals the generic one bit for bit.
 
 // IQ2CODE sets r to the 7-bit sign code (BX >> shift) & 127.
 #define IQ2CODE(shift, r) \
@@ -21,17 +23,19 @@
 	SHRL $shift, r; \
 	ANDL $127, r
 
-// func iq2xxsSumsAVX2(grid *[256]uint64, signs *[128]uint64, x *byte, y *byte, nb int, out *int32)
+// func iq2xxsSumsAVX2(grid *[256]uint64, signs *[128]uint64, x *byte, y *byte, nb int, out *int32, acc float32) float32
 //
 // For b < nb: out[b] = the integer sum of the iq2_xxs block at x + 66b
-// with the q8_K block at y + 292b, each sub-block's sum times 2*ls+1.
-TEXT ·iq2xxsSumsAVX2(SB), NOSPLIT, $0-48
+// with the q8_K block at y + 292b, each sub-block's sum times 2*ls+1; it
+// returns acc plus the sum over b of d_x*d_y*out[b].
+TEXT ·iq2xxsSumsAVX2(SB), NOSPLIT, $0-60
 	MOVQ grid+0(FP), R8
 	MOVQ signs+8(FP), R9
 	MOVQ x+16(FP), SI
 	MOVQ y+24(FP), DI
 	MOVQ nb+32(FP), CX
 	MOVQ out+40(FP), DX
+	VMOVSS acc+48(FP), X15
 
 iq2block:
 	TESTQ CX, CX
@@ -65,6 +69,7 @@ iq2sub:
 	JNZ  iq2sub
 
 	HSUM(Y0, X0, (DX))
+	FSCALE(X0, (SI), X15)
 	ADDQ $66, SI
 	ADDQ $292, DI
 	ADDQ $4, DX
@@ -72,5 +77,6 @@ iq2sub:
 	JMP  iq2block
 
 iq2done:
+	VMOVSS X15, ret+56(FP)
 	VZEROUPPER
 	RET

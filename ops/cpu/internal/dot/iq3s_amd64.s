@@ -3,14 +3,16 @@
 #include "textflag.h"
 #include "iqgrid_amd64.h"
 
-// AVX2 integer sums of IQ3_S against q8_K (iqgrid.go's IQ3_S, block by
-// block): per super-block sum over its eight sub-blocks of
+// AVX2 sums of IQ3_S against q8_K (iqgrid.go's IQ3_S, block by block):
+// per super-block the integer sum over its eight sub-blocks of
 // (2*ls+1) * sum(g*s*y). A sub-block's eight 9-bit grid indices are its
-// eight qs bytes with bit k of its qh byte as bit 8 (VPSLLVD); they go
-// through a stack buffer, and their 4-byte entries are loaded one by one
-// and inserted (VPINSRD; VPGATHERDD is microcoded and slower on AMD Zen 2
-// and 3); its four sign bytes are used as they are. Grid magnitudes are at most 15, so nothing saturates; the
-// float32 scaling stays in Go (iqgrid_amd64.go).
+// eight qs bytes with bit k of its qh byte as bit 8, built in scalar
+// registers; their 4-byte entries are loaded one by one and inserted
+// (VPINSRD; VPGATHERDD is microcoded and slower on AMD Zen 2 and 3); its
+// four sign bytes are used as they are (SIGNMASK). Grid magnitudes are
+// at most 15, so nothing saturates. The integer sum is stored and scaled
+// into a float32 sum as the generic kernel does (FSCALE), so the kernel
+// equals it bit for bit.
 
 // IQ3SIDX sets AX to the 9-bit index of element group k: qs byte k
 // (at k(R12)) with bit k of the qh byte in R15 as bit 8. Clobbers BX.
@@ -33,16 +35,19 @@
 	IQ3SIDX(k+3); \
 	VPINSRD $3, (R8)(AX*4), x, x
 
-// func iq3sSumsAVX2(grid *[512]uint32, x, y *byte, nb int, out *int32)
+// func iq3sSumsAVX2(grid *[512]uint32, x, y *byte, nb int, out *int32, acc float32) float32
 //
 // For b < nb: out[b] = the integer sum of the iq3_s block at x + 110b
 // with the q8_K block at y + 292b.
-TEXT ·iq3sSumsAVX2(SB), NOSPLIT, $0-40
+// It returns acc plus the blocks' float32 scaling, in the generic
+// kernel's order.
+TEXT ·iq3sSumsAVX2(SB), NOSPLIT, $0-52
 	MOVQ grid+0(FP), R8
 	MOVQ x+8(FP), SI
 	MOVQ y+16(FP), DI
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
+	VMOVSS acc+40(FP), X11
 	GSETUP
 
 iq3sblock:
@@ -80,6 +85,7 @@ iq3ssub:
 	JNZ  iq3ssub
 
 	HSUM(Y0, X0, (DX))
+	FSCALE(X0, (SI), X11)
 	ADDQ $110, SI
 	ADDQ $292, DI
 	ADDQ $4, DX
@@ -87,5 +93,6 @@ iq3ssub:
 	JMP  iq3sblock
 
 iq3sdone:
+	VMOVSS X11, ret+48(FP)
 	VZEROUPPER
 	RET

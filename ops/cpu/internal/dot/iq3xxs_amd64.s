@@ -3,14 +3,16 @@
 #include "textflag.h"
 #include "iqgrid_amd64.h"
 
-// AVX2 integer sums of IQ3_XXS against q8_K (iqgrid.go's IQ3_XXS, block
-// by block): per super-block sum over its eight sub-blocks of
+// AVX2 sums of IQ3_XXS against q8_K (iqgrid.go's IQ3_XXS, block by
+// block): per super-block the integer sum over its eight sub-blocks of
 // (2*ls+1) * sum(g*s*y). The eight 4-byte grid entries of a sub-block are
 // loaded one by one and inserted (VPINSRD; VPGATHERDD is microcoded and
 // slower on AMD Zen 2 and 3), the four 7-bit sign codes pick 8-byte sign
-// vectors applied by VPSIGNB as in iq2xxs_amd64.s. Grid magnitudes are at
-// most 62, so the VPMADDUBSW pairs stay below 2*62*128 and nothing
-// saturates; the float32 scaling stays in Go (iqgrid_amd64.go).
+// vectors (signs64) applied by VPSIGNB as in iq2xxs_amd64.s. Grid
+// magnitudes are at most 62, so the VPMADDUBSW pairs stay below 2*62*128
+// and nothing saturates. The integer sum is stored and scaled into a
+// float32 sum as the generic kernel does (FSCALE), so the kernel equals
+// it bit for bit.
 
 // IQ3CODE sets r to the 7-bit sign code (BX >> shift) & 127.
 #define IQ3CODE(shift, r) \
@@ -30,17 +32,20 @@
 	VPINSRD $2, (R8)(R14*4), x, x; \
 	VPINSRD $3, (R8)(R15*4), x, x
 
-// func iq3xxsSumsAVX2(grid *[256]uint32, signs *[128]uint64, x, y *byte, nb int, out *int32)
+// func iq3xxsSumsAVX2(grid *[256]uint32, signs *[128]uint64, x, y *byte, nb int, out *int32, acc float32) float32
 //
 // For b < nb: out[b] = the integer sum of the iq3_xxs block at x + 98b
 // with the q8_K block at y + 292b.
-TEXT ·iq3xxsSumsAVX2(SB), NOSPLIT, $0-48
+// It returns acc plus the blocks' float32 scaling, in the generic
+// kernel's order.
+TEXT ·iq3xxsSumsAVX2(SB), NOSPLIT, $0-60
 	MOVQ grid+0(FP), R8
 	MOVQ signs+8(FP), R9
 	MOVQ x+16(FP), SI
 	MOVQ y+24(FP), DI
 	MOVQ nb+32(FP), CX
 	MOVQ out+40(FP), DX
+	VMOVSS acc+48(FP), X11
 
 iq3xxsblock:
 	TESTQ CX, CX
@@ -72,6 +77,7 @@ iq3xxssub:
 	JNE  iq3xxssub
 
 	HSUM(Y0, X0, (DX))
+	FSCALE(X0, (SI), X11)
 	ADDQ $98, SI
 	ADDQ $292, DI
 	ADDQ $4, DX
@@ -79,5 +85,6 @@ iq3xxssub:
 	JMP  iq3xxsblock
 
 iq3xxsdone:
+	VMOVSS X11, ret+56(FP)
 	VZEROUPPER
 	RET

@@ -88,6 +88,46 @@ GLOBL gbits<>(SB), RODATA|NOPTR, $8
 	VPINSRQ $1, (base)(r3*8), X8, X8; \
 	VINSERTI128 $1, X8, Y4, Y4
 
+// geighth: float32 0.125, the weight of IQ1_S's and IQ1_M's shift sums.
+DATA geighth<>+0(SB)/4, $0x3e000000
+GLOBL geighth<>(SB), RODATA|NOPTR, $4
+
+// FDX sets X1 to float32(d_x*d_y): the f16 d_x in the low word of r
+// (a 32-bit register, zero above) and the q8_K block's float32 d_y at
+// (DI).
+#define FDX(r) \
+	VMOVD r, X1; \
+	VCVTPH2PS X1, X1; \
+	VMULSS (DI), X1, X1
+
+// FACC adds to the float32 sum in acc X1 (FDX's d) times the int32 in the
+// low lane of xint converted to float32. Clobbers X1, X2.
+#define FACC(xint, acc) \
+	VCVTDQ2PS xint, X2; \
+	VMULSS X2, X1, X1; \
+	VADDSS X1, acc, acc
+
+// FSCALE adds to the float32 sum in acc float32(d_x*d_y) times the int32
+// in the low lane of xint, d_x the f16 at dx (a memory operand), in the
+// generic kernels' order and rounding (sum += float32(float32(d_x*d_y) *
+// float32(sum_i)), scalar multiplies and adds, unfused), so the result
+// equals theirs bit for bit. Clobbers AX, X1, X2.
+#define FSCALE(xint, dx, acc) \
+	MOVWLZX dx, AX; \
+	FDX(AX); \
+	FACC(xint, acc)
+
+// FSCALE1 is FSCALE for IQ1_S and IQ1_M: acc += d * (float32(grid) +
+// 0.125*float32(shift)), grid and shift the int32 low lanes of xg and xs,
+// d already in X1 (FDX). Clobbers X1, xg, xs.
+#define FSCALE1(xg, xs, acc) \
+	VCVTDQ2PS xg, xg; \
+	VCVTDQ2PS xs, xs; \
+	VMULSS geighth<>(SB), xs, xs; \
+	VADDSS xs, xg, xg; \
+	VMULSS xg, X1, X1; \
+	VADDSS X1, acc, acc
+
 // HSUM stores the sum of the eight int32 lanes of Y(acc) (X(acc) names
 // its low half) at dst, using X3.
 #define HSUM(yacc, xacc, dst) \
