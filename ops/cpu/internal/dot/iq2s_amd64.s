@@ -13,11 +13,11 @@
 // is stored and scaled into a float32 sum as the generic kernel does
 // (FSCALE), so the kernel equals it bit for bit.
 
-// IQ2SIDX sets AX to the 10-bit index of group l: qs byte l (at
-// l(R12)) with bits 2l, 2l+1 of the qh byte in R15 as bits 8, 9.
-// Clobbers BX.
+// IQ2SIDX sets AX to the 10-bit index of group l of sub-block R10: qs
+// byte l (at 2+4*R10+l(SI)) with bits 2l, 2l+1 of the qh byte in R15 as
+// bits 8, 9. Clobbers BX.
 #define IQ2SIDX(l) \
-	MOVBLZX l(R12), AX; \
+	MOVBLZX 2+l(SI)(R10*4), AX; \
 	MOVL R15, BX; \
 	SHLL $(8-2*(l)), BX; \
 	ANDL $0x300, BX; \
@@ -37,21 +37,19 @@ TEXT ·iq2sSumsAVX2(SB), NOSPLIT, $0-52
 	MOVQ out+32(FP), DX
 	VMOVSS acc+40(FP), X11
 	GSETUP
+	SCALES2SETUP
 
 iq2sblock:
 	TESTQ CX, CX
 	JZ    iq2sdone
 	VPXOR Y0, Y0, Y0
-	LEAQ  2(SI), R12
-	LEAQ  34(SI), R14
-	LEAQ  66(SI), R9
-	LEAQ  74(SI), R11
+	SCALES2(74(SI))
 	LEAQ  4(DI), R13
-	MOVQ  $8, R10
+	XORQ  R10, R10
 
 iq2ssub:
 	// Y2: the four grid entries' 32 magnitudes.
-	MOVBLZX (R9), R15
+	MOVBLZX 66(SI)(R10*1), R15
 	IQ2SIDX(0)
 	VMOVQ (R8)(AX*8), X2
 	IQ2SIDX(1)
@@ -61,23 +59,16 @@ iq2ssub:
 	IQ2SIDX(3)
 	VPINSRQ $1, (R8)(AX*8), X3, X3
 	VINSERTI128 $1, X3, Y2, Y2
-	VMOVD (R14), X4
+	VMOVD 34(SI)(R10*4), X4
 	SIGNMASK
 	NEGATE(Y2)
 	LOADY((R13))
-	MOVBLZX (R11), AX
-	MOVL AX, BX
-	ANDL $15, AX
-	SHRL $4, BX
-	SCALE2(AX, BX)
+	SCALE2J
 	GDOT(Y2, Y0)
-	ADDQ $4, R12
-	ADDQ $4, R14
-	INCQ R9
-	INCQ R11
 	ADDQ $32, R13
-	DECQ R10
-	JNZ  iq2ssub
+	INCQ R10
+	CMPQ R10, $8
+	JNE  iq2ssub
 
 	HSUM(Y0, X0, (DX))
 	FSCALE(X0, (SI), X11)

@@ -128,6 +128,49 @@ GLOBL geighth<>(SB), RODATA|NOPTR, $4
 	VMULSS xg, X1, X1; \
 	VADDSS X1, acc, acc
 
+// gnib: bytes 0x0f; gone: bytes 1; gpairs: VPSHUFB indexes that copy
+// word 0 of each dword of the low lane to all its words and word 1 of
+// each dword of the high lane to all its words.
+DATA gnib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA gnib<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL gnib<>(SB), RODATA|NOPTR, $16
+DATA gone<>+0(SB)/8, $0x0101010101010101
+DATA gone<>+8(SB)/8, $0x0101010101010101
+GLOBL gone<>(SB), RODATA|NOPTR, $16
+DATA gpairs<>+0x00(SB)/8, $0x0100010001000100
+DATA gpairs<>+0x08(SB)/8, $0x0100010001000100
+DATA gpairs<>+0x10(SB)/8, $0x0302030203020302
+DATA gpairs<>+0x18(SB)/8, $0x0302030203020302
+GLOBL gpairs<>(SB), RODATA|NOPTR, $32
+
+// SCALES2SETUP loads the constants of SCALES2 and SCALE2J: Y14 = gpairs,
+// Y15 = dwords 1. Clobbers nothing else.
+#define SCALES2SETUP \
+	VMOVDQU gpairs<>(SB), Y14; \
+	VPCMPEQD Y15, Y15, Y15; \
+	VPSRLD $31, Y15, Y15
+
+// SCALES2 sets Y12 to the scales of a super-block's eight sub-blocks
+// from the eight scale bytes at mem (low nibble: elements 0..15, high:
+// 16..31): dword j = words 2*lo_j+1, 2*hi_j+1. It zeroes Y13, SCALE2J's
+// sub-block index. Clobbers X7, X8.
+#define SCALES2(mem) \
+	VMOVQ mem, X7; \
+	VPSRLW $4, X7, X8; \
+	VPUNPCKLBW X8, X7, X7; \
+	VPAND gnib<>(SB), X7, X7; \
+	VPADDB X7, X7, X7; \
+	VPOR gone<>(SB), X7, X7; \
+	VPMOVZXBW X7, Y12; \
+	VPXOR Y13, Y13, Y13
+
+// SCALE2J sets Y7 as SCALE2 does for sub-block Y13 (in every dword) from
+// SCALES2's Y12, and steps Y13 to the next sub-block.
+#define SCALE2J \
+	VPERMD Y12, Y13, Y7; \
+	VPSHUFB Y14, Y7, Y7; \
+	VPADDD Y15, Y13, Y13
+
 // HSUM stores the sum of the eight int32 lanes of Y(acc) (X(acc) names
 // its low half) at dst, using X3.
 #define HSUM(yacc, xacc, dst) \
