@@ -171,6 +171,28 @@ GLOBL gpairs<>(SB), RODATA|NOPTR, $32
 	VPSHUFB Y14, Y7, Y7; \
 	VPADDD Y15, Y13, Y13
 
+// SCALES1 sets Y12 to the scales of a super-block's eight sub-blocks
+// from the eight nibbles of the four bytes at mem (sub-block 2i in the
+// low nibble of byte i): dword j = words 2*ls_j+1, 2*ls_j+1. It zeroes
+// Y13, SCALE1J's sub-block index. Clobbers X7, X8.
+#define SCALES1(mem) \
+	VMOVD mem, X7; \
+	VPSRLW $4, X7, X8; \
+	VPUNPCKLBW X8, X7, X7; \
+	VPAND gnib<>(SB), X7, X7; \
+	VPADDB X7, X7, X7; \
+	VPOR gone<>(SB), X7, X7; \
+	VPMOVZXBD X7, Y12; \
+	VPSLLD $16, Y12, Y7; \
+	VPOR Y7, Y12, Y12; \
+	VPXOR Y13, Y13, Y13
+
+// SCALE1J sets Y7 as SCALE1 does for sub-block Y13 (in every dword) from
+// SCALES1's Y12, and steps Y13 by Y15 (dwords 1) to the next sub-block.
+#define SCALE1J \
+	VPERMD Y12, Y13, Y7; \
+	VPADDD Y15, Y13, Y13
+
 // HSUM stores the sum of the eight int32 lanes of Y(acc) (X(acc) names
 // its low half) at dst, using X3.
 #define HSUM(yacc, xacc, dst) \
