@@ -9,9 +9,10 @@
 // bits 8, 9, built in scalar registers; their 8-byte entries are loaded
 // one by one and inserted (VPGATHERDQ is microcoded and slower on AMD
 // Zen 2 and 3), and its four sign bytes are used as they are (SIGNMASK).
-// Grid magnitudes are at most 43, so nothing saturates. The integer sum
-// is stored and scaled into a float32 sum as the generic kernel does
-// (FSCALE), so the kernel equals it bit for bit.
+// Its two scales come from the vector SCALES2 builds once per
+// super-block. Grid magnitudes are at most 43, so nothing saturates. The
+// integer sum is stored and scaled into a float32 sum as the generic
+// kernel does (FSCALE), so the kernel equals it bit for bit.
 
 // IQ2SIDX sets AX to the 10-bit index of group l of sub-block R10: qs
 // byte l (at 2+4*R10+l(SI)) with bits 2l, 2l+1 of the qh byte in R15 as

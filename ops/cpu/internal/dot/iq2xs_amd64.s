@@ -10,7 +10,8 @@
 // index and a 7-bit sign code; the four 8-byte grid entries and the four
 // 8-byte sign vectors of the codes (signs64) are loaded one by one and
 // inserted (VPGATHERDQ is microcoded and slower on AMD Zen 2 and 3), the
-// signs applied by VPSIGNB. Grid magnitudes are at most 43, so nothing
+// signs applied by VPSIGNB; its two scales come from the vector SCALES2
+// builds once per super-block. Grid magnitudes are at most 43, so nothing
 // saturates. The integer sum is stored and scaled into a float32 sum as
 // the generic kernel does (FSCALE), so the kernel equals it bit for bit.
 

@@ -8,12 +8,13 @@
 // (2*ls+1) * sum(g*s*y). A sub-block's eight 9-bit grid indices are its
 // eight qs bytes with bit k of its qh byte as bit 8 (VPSLLVD), moved to
 // scalar registers two by two (VMOVQ, VPEXTRQ); their 4-byte entries
-// are loaded one by one and inserted
-// (VPINSRD; VPGATHERDD is microcoded and slower on AMD Zen 2 and 3); its
-// four sign bytes are used as they are (SIGNMASK). Grid magnitudes are
-// at most 15, so nothing saturates. The integer sum is stored and scaled
-// into a float32 sum as the generic kernel does (FSCALE), so the kernel
-// equals it bit for bit.
+// are loaded one by one and inserted (VPINSRD; VPGATHERDD is microcoded
+// and slower on AMD Zen 2 and 3); its four sign bytes are used as they
+// are (SIGNMASK), and its scale comes from the vector of the eight that
+// SCALES1 builds once per super-block. Grid magnitudes are at most 15,
+// so nothing saturates. The integer sum is stored and scaled into a
+// float32 sum as the generic kernel does (FSCALE), so the kernel equals
+// it bit for bit.
 
 // iq3sShift: the VPSLLVD counts that move bit k of a dword to bit 8 in
 // lane k; iq3sBit8: dwords 0x100.
