@@ -11,9 +11,9 @@
 // registers two by two, and the four 8-byte entries of a sub-block are
 // loaded one by one and inserted (VPGATHERDQ is microcoded and slower on
 // AMD Zen 2 and 3); the scales of the eight sub-blocks are built once
-// per super-block (SCALE2J picks each sub-block's); the
-// nibble's bit 3 is delta's sign, expanded to a vector of -1 and +1 bytes
-// that goes through the same multiply-add as the grid values. Both sums
+// per super-block (SCALE2J picks each sub-block's); the nibble's bit 3
+// is delta's sign, expanded to a vector of -1 and +1 bytes that goes
+// through the same multiply-add as the grid values. Both sums
 // are stored and joined into a float32 sum with the super-block scale
 // (assembled from the scale words' top nibbles) as the generic kernel
 // does (FSCALE1), so the kernel equals it bit for bit.

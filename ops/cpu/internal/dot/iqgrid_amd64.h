@@ -1,7 +1,10 @@
 // Shared pieces of the AVX2 codebook kernels (iq3xxs_amd64.s and the
-// others beside it): the sign masks and the signed multiply-add of 32
-// grid values with 32 q8_K codes. Each file that includes this one gets
-// its own copy of the constants.
+// others beside it): the sign masks and sign vectors, the grid loads,
+// the signed multiply-add of 32 grid values with 32 q8_K codes, the
+// sub-block scales (per sub-block, or built once per super-block and
+// picked per sub-block) and the float32 scaling of a super-block's
+// integer sums. Each file that includes this one gets its own copy of
+// the constants.
 
 // gexpand: VPSHUFB indexes that copy byte l of a broadcast dword to bytes
 // 8l..8l+7.
@@ -56,17 +59,6 @@ GLOBL gbits<>(SB), RODATA|NOPTR, $8
 	LEAL 1(r)(r*1), r; \
 	VMOVD r, X7; \
 	VPBROADCASTW X7, Y7
-
-// SCALE2 sets the low 8 words of Y7 to 2*lo+1 and the high 8 to 2*hi+1
-// (the scales of elements 0..15 and 16..31). Clobbers lo, hi and X8.
-#define SCALE2(lo, hi) \
-	LEAL 1(lo)(lo*1), lo; \
-	LEAL 1(hi)(hi*1), hi; \
-	VMOVD lo, X7; \
-	VPBROADCASTW X7, X7; \
-	VMOVD hi, X8; \
-	VPBROADCASTW X8, X8; \
-	VINSERTI128 $1, X8, Y7, Y7
 
 // GRID8X4 sets Y2 to the four 8-byte entries base[r0] .. base[r3] (r0..r3
 // 64-bit index registers), loaded one by one and inserted: on AMD Zen 2
@@ -164,8 +156,10 @@ GLOBL gpairs<>(SB), RODATA|NOPTR, $32
 	VPMOVZXBW X7, Y12; \
 	VPXOR Y13, Y13, Y13
 
-// SCALE2J sets Y7 as SCALE2 does for sub-block Y13 (in every dword) from
-// SCALES2's Y12, and steps Y13 to the next sub-block.
+// SCALE2J sets the low 8 words of Y7 to 2*lo+1 and the high 8 to 2*hi+1
+// (the scales of elements 0..15 and 16..31) of sub-block Y13 (in every
+// dword) from SCALES2's Y12, and steps Y13 by Y15 (dwords 1) to the next
+// sub-block.
 #define SCALE2J \
 	VPERMD Y12, Y13, Y7; \
 	VPSHUFB Y14, Y7, Y7; \
