@@ -58,13 +58,15 @@ var avx2Kernels = &kernelSet{
 		// bit).
 		quant.TQ1_0: {dot.TQ1_0AVX2, quant.Q8_K},
 		quant.TQ2_0: {dot.TQ2_0AVX2, quant.Q8_K},
-		// IQ2_XXS: grid entries and sign bytes looked up per 8 elements,
-		// the signed products and scales in AVX2 (equal to the generic
-		// kernel bit for bit).
+		// The codebook formats: per 8 (or 4) elements a grid entry loaded
+		// by a scalar load and inserted into the vector (no VPGATHERDD or
+		// VPGATHERDQ, which are microcoded on AMD Zen 2 and 3), signs by
+		// VPSIGNB with 8-byte sign vectors of the 7-bit sign codes or a
+		// mask of the sign bytes, the signed products and scales in AVX2
+		// and each super-block's float32 scaling in the assembly, in the
+		// generic kernels' order and rounding (equal to them bit for bit;
+		// F16C for the f16 scales, which the tier requires).
 		quant.IQ2_XXS: {dot.IQ2_XXSAVX2, quant.Q8_K},
-		// The other codebook formats likewise, their grid entries
-		// gathered (VPGATHERDD, VPGATHERDQ: AVX2, as is every other
-		// instruction they use).
 		quant.IQ3_XXS: {dot.IQ3_XXSAVX2, quant.Q8_K},
 		quant.IQ3_S:   {dot.IQ3_SAVX2, quant.Q8_K},
 		quant.IQ2_XS:  {dot.IQ2_XSAVX2, quant.Q8_K},

@@ -3,25 +3,56 @@
 #include "textflag.h"
 #include "iqgrid_amd64.h"
 
-// AVX2 integer sums of IQ1_M against q8_K (iqgrid.go's IQ1_M, block by
-// block): the grid part sum(ls * sum(g*y)) and the shift part
+// AVX2 sums of IQ1_M against q8_K (iqgrid.go's IQ1_M, block by block):
+// the grid part sum(ls * sum(g*y)) and the shift part
 // sum(ls * delta * sum(y)), ls = 2*code+1 per 16 elements and delta = -1
 // or +1 per 8. A group of 8's 11-bit grid index is its qs byte with the
-// low 3 bits of its qh nibble as bits 8..10 (VPSRLVD; the four entries of
-// a sub-block come in one VPGATHERDQ); the nibble's bit 3 is delta's
-// sign, expanded to a vector of -1 and +1 bytes that goes through the
-// same multiply-add as the grid values. The float32 scaling (the
-// super-block scale assembled from the scale words' top nibbles) stays
-// in Go (iqgrid_amd64.go).
+// low 3 bits of its qh nibble as bits 8..10 (VPSRLVD), moved to scalar
+// registers two by two, and the four 8-byte entries of a sub-block are
+// loaded one by one and inserted (VPGATHERDQ is microcoded and slower on
+// AMD Zen 2 and 3); the scales of the eight sub-blocks are built once
+// per super-block (SCALE2J picks each sub-block's); the nibble's bit 3
+// is delta's sign, expanded to a vector of -1 and +1 bytes that goes
+// through the same multiply-add as the grid values. Both sums
+// are stored and joined into a float32 sum with the super-block scale
+// (assembled from the scale words' top nibbles) as the generic kernel
+// does (FSCALE1), so the kernel equals it bit for bit.
 
 // iq1mShift: the VPSRLVD counts that move bits 4l..4l+2 of a dword to
-// bits 0..2 in lane l.
+// bits 0..2 in lane l; iq1mSeven: dwords 7; iq1mOnes: bytes 1.
 DATA iq1mShift<>+0x00(SB)/8, $0x0000000400000000
 DATA iq1mShift<>+0x08(SB)/8, $0x0000000c00000008
 GLOBL iq1mShift<>(SB), RODATA|NOPTR, $16
+DATA iq1mSeven<>+0x00(SB)/8, $0x0000000700000007
+DATA iq1mSeven<>+0x08(SB)/8, $0x0000000700000007
+DATA iq1mSeven<>+0x10(SB)/8, $0x0000000700000007
+DATA iq1mSeven<>+0x18(SB)/8, $0x0000000700000007
+GLOBL iq1mSeven<>(SB), RODATA|NOPTR, $32
+DATA iq1mOnes<>+0x00(SB)/8, $0x0101010101010101
+DATA iq1mOnes<>+0x08(SB)/8, $0x0101010101010101
+DATA iq1mOnes<>+0x10(SB)/8, $0x0101010101010101
+DATA iq1mOnes<>+0x18(SB)/8, $0x0101010101010101
+GLOBL iq1mOnes<>(SB), RODATA|NOPTR, $32
 
-DATA iq1mSeven<>+0(SB)/4, $7
-GLOBL iq1mSeven<>(SB), RODATA|NOPTR, $4
+// iq1mDup: VPERMD indexes that copy dword i of the low lane to dwords
+// 2i and 2i+1; iq1mScShift: the VPSRLVD counts that move a scale word's
+// codes of sub-block 2p+(j%2) (bits 6*(j%2)..) to bit 0 in dword j;
+// iq1mWord1: dwords 0x00010001.
+DATA iq1mDup<>+0x00(SB)/8, $0x0000000000000000
+DATA iq1mDup<>+0x08(SB)/8, $0x0000000100000001
+DATA iq1mDup<>+0x10(SB)/8, $0x0000000200000002
+DATA iq1mDup<>+0x18(SB)/8, $0x0000000300000003
+GLOBL iq1mDup<>(SB), RODATA|NOPTR, $32
+DATA iq1mScShift<>+0x00(SB)/8, $0x0000000600000000
+DATA iq1mScShift<>+0x08(SB)/8, $0x0000000600000000
+DATA iq1mScShift<>+0x10(SB)/8, $0x0000000600000000
+DATA iq1mScShift<>+0x18(SB)/8, $0x0000000600000000
+GLOBL iq1mScShift<>(SB), RODATA|NOPTR, $32
+DATA iq1mWord1<>+0x00(SB)/8, $0x0001000100010001
+DATA iq1mWord1<>+0x08(SB)/8, $0x0001000100010001
+DATA iq1mWord1<>+0x10(SB)/8, $0x0001000100010001
+DATA iq1mWord1<>+0x18(SB)/8, $0x0001000100010001
+GLOBL iq1mWord1<>(SB), RODATA|NOPTR, $32
 
 // iq1mExpand: VPSHUFB indexes that copy byte 0 of a broadcast dword to
 // elements 0..15 and byte 1 to 16..31 (the qh bytes of groups 0, 1 and
@@ -40,79 +71,106 @@ DATA iq1mSign<>+0x10(SB)/8, $0x0808080808080808
 DATA iq1mSign<>+0x18(SB)/8, $0x8080808080808080
 GLOBL iq1mSign<>(SB), RODATA|NOPTR, $32
 
-// IQ1MSUB adds sub-block's sums to Y0 (grid) and Y14 (shift): its qs at
-// qsoff(R12), its qh word at qhoff(R14), its codes at yoff(R13), its
-// scale codes in bits shift..shift+5 of R11. Clobbers AX, BX.
-#define IQ1MSUB(qsoff, qhoff, yoff, shift) \
+// IQ1MSUB adds a sub-block's sums to Y0 (grid) and Y8 (shift): its qs
+// at qsoff(R12), its qh word at qhoff(R14), its codes at yoff(R13), its
+// scales from SCALE2J. X1: the four 11-bit indices (qs bytes, the low 3
+// bits of each qh nibble as bits 8..10), moved to scalar registers two by
+// two. Clobbers AX, BX, R15.
+#define IQ1MSUB(qsoff, qhoff, yoff) \
 	VPMOVZXBD qsoff(R12), X1; \
-	MOVWLZX qhoff(R14), AX; \
-	VMOVD AX, X4; \
-	VPBROADCASTD X4, Y4; \
-	VPSRLVD X12, X4, X3; \
-	VPAND X13, X3, X3; \
+	VPBROADCASTW qhoff(R14), Y4; \
+	VPSRLVD iq1mShift<>(SB), X4, X3; \
+	VPAND iq1mSeven<>(SB), X3, X3; \
 	VPSLLD $8, X3, X3; \
 	VPOR X3, X1, X1; \
-	VPCMPEQQ Y3, Y3, Y3; \
-	VPXOR Y2, Y2, Y2; \
-	VPGATHERDQ Y3, (R8)(X1*8), Y2; \
+	VMOVQ X1, BX; \
+	VPEXTRQ $1, X1, R15; \
+	MOVL BX, AX; \
+	SHRQ $32, BX; \
+	VMOVQ (R8)(AX*8), X2; \
+	VPINSRQ $1, (R8)(BX*8), X2, X2; \
+	MOVL R15, AX; \
+	SHRQ $32, R15; \
+	VMOVQ (R8)(AX*8), X3; \
+	VPINSRQ $1, (R8)(R15*8), X3, X3; \
+	VINSERTI128 $1, X3, Y2, Y2; \
 	VPSHUFB Y9, Y4, Y4; \
 	VPAND Y10, Y4, Y4; \
 	VPCMPEQB Y10, Y4, Y4; \
-	VPOR Y15, Y4, Y4; \
-	VMOVDQU yoff(R13), Y5; \
-	VPSIGNB Y5, Y5, Y6; \
-	MOVL R11, AX; \
-	SHRL $shift, AX; \
-	MOVL AX, BX; \
-	ANDL $7, AX; \
-	SHRL $3, BX; \
-	ANDL $7, BX; \
-	SCALE2(AX, BX); \
+	VPOR iq1mOnes<>(SB), Y4, Y4; \
+	LOADY(yoff(R13)); \
+	SCALE2J; \
 	GDOT(Y2, Y0); \
-	GDOT(Y4, Y14)
+	GDOT(Y4, Y8)
 
-// func iq1mSumsAVX2(grid *[2048]uint64, x, y *byte, nb int, out *int32)
+// func iq1mSumsAVX2(grid *[2048]uint64, x, y *byte, nb int, out *int32, acc float32) float32
 //
 // For b < nb: out[2b] = the grid part and out[2b+1] the shift part of the
 // iq1_m block at x + 56b with the q8_K block at y + 292b.
-TEXT ·iq1mSumsAVX2(SB), NOSPLIT, $0-40
+// It returns acc plus the blocks' float32 scaling, in the generic
+// kernel's order.
+TEXT ·iq1mSumsAVX2(SB), NOSPLIT, $0-52
 	MOVQ grid+0(FP), R8
 	MOVQ x+8(FP), SI
 	MOVQ y+16(FP), DI
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
-	VMOVDQU iq1mShift<>(SB), X12
-	VPBROADCASTD iq1mSeven<>(SB), X13
+	VMOVSS acc+40(FP), X11
 	VMOVDQU iq1mExpand<>(SB), Y9
 	VMOVDQU iq1mSign<>(SB), Y10
-	VPCMPEQB Y15, Y15, Y15
-	VPABSB Y15, Y15 // bytes 1
+	SCALES2SETUP
 
 iq1mblock:
 	TESTQ CX, CX
 	JZ    iq1mdone
 	VPXOR Y0, Y0, Y0
-	VPXOR Y14, Y14, Y14
+	VPXOR Y8, Y8, Y8
+	// Y12: dword j = words 2*lo_j+1, 2*hi_j+1, the scale codes of
+	// sub-block j (bits 6*(j%2).. of scale word j/2), for SCALE2J.
+	VPMOVZXWD 48(SI), X7
+	VMOVDQU iq1mDup<>(SB), Y12
+	VPERMD Y7, Y12, Y7
+	VPSRLVD iq1mScShift<>(SB), Y7, Y7
+	VPSRLD $3, Y7, Y12
+	VPAND iq1mSeven<>(SB), Y7, Y7
+	VPAND iq1mSeven<>(SB), Y12, Y12
+	VPSLLD $16, Y12, Y12
+	VPOR Y7, Y12, Y12
+	VPADDD Y12, Y12, Y12
+	VPOR iq1mWord1<>(SB), Y12, Y12
+	VPXOR Y13, Y13, Y13
 	MOVQ  SI, R12
 	LEAQ  32(SI), R14
-	LEAQ  48(SI), R9
 	LEAQ  4(DI), R13
 	MOVQ  $4, R10
 
 iq1mpair:
-	// Sub-blocks 2p and 2p+1 share scale word p.
-	MOVWLZX (R9), R11
-	IQ1MSUB(0, 0, 0, 0)
-	IQ1MSUB(4, 2, 32, 6)
+	IQ1MSUB(0, 0, 0)
+	IQ1MSUB(4, 2, 32)
 	ADDQ $8, R12
 	ADDQ $4, R14
-	ADDQ $2, R9
 	ADDQ $64, R13
 	DECQ R10
 	JNZ  iq1mpair
 
 	HSUM(Y0, X0, (DX))
-	HSUM(Y14, X14, 4(DX))
+	HSUM(Y8, X8, 4(DX))
+	// The super-block scale: the top nibbles of the four scale words.
+	MOVWLZX 48(SI), AX
+	SHRL $12, AX
+	MOVWLZX 50(SI), BX
+	SHRL $8, BX
+	ANDL $0xf0, BX
+	ORL BX, AX
+	MOVWLZX 52(SI), BX
+	SHRL $4, BX
+	ANDL $0xf00, BX
+	ORL BX, AX
+	MOVWLZX 54(SI), BX
+	ANDL $0xf000, BX
+	ORL BX, AX
+	FDX(AX)
+	FSCALE1(X0, X8, X11)
 	ADDQ $56, SI
 	ADDQ $292, DI
 	ADDQ $8, DX
@@ -120,5 +178,6 @@ iq1mpair:
 	JMP  iq1mblock
 
 iq1mdone:
+	VMOVSS X11, ret+48(FP)
 	VZEROUPPER
 	RET
