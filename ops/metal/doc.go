@@ -56,7 +56,8 @@
 //     element's value in package quant's float order, over the type
 //     numbers, block sizes and decoding helpers of the shared blocks.h;
 //   - dequant.h: whole-block decoders (kb_dq16, kb_row16), 16 contiguous
-//     values of a block per call, bit for bit quants.h's values;
+//     values of a block per call, bit for bit quants.h's values, from
+//     device or (the types the tile copies raw) threadgroup memory;
 //   - iqgrids.h: the IQ1/IQ2/IQ3 codebooks and sign table, written from
 //     package quant's tables (TestIQGridsHeader checks them byte for
 //     byte);
@@ -68,8 +69,10 @@
 //     four rows per simdgroup, a column at a time), else 64x32 output
 //     tiles (four simdgroups of 32x16) of 8x8 simdgroup products, half
 //     (float for f32, bf16, q8_1, q8_K) with float accumulators, over
-//     weights decoded block-wise and activations read as vectors into
-//     threadgroup memory; MUL_MAT_ID per pair for few tokens, else
+//     weights decoded block-wise (the legacy types and q2_K..q6_K from a
+//     raw copy of 256 elements of each row that the threadgroup makes
+//     with 16-byte loads, kb_mm_wload) and activations read as vectors
+//     into threadgroup memory; MUL_MAT_ID per pair for few tokens, else
 //     grouped by expert (a map of each expert's pairs, then tiles);
 //   - flash_attn_ext.metal: from 4 queries per head (head sizes a
 //     multiple of 8) kb_fa_pre: 8 query rows a simdgroup, up to 4 a

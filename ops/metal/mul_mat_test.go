@@ -91,3 +91,79 @@ func TestMulMmActivationReads(t *testing.T) {
 		}
 	}
 }
+
+// TestMulMmRawCopy runs the simdgroup-matrix kernel (n > 8) on the weight
+// types whose rows kb_mm_tile copies raw into threadgroup memory, at
+// bindings and strides that move the copy's 16-byte words against the
+// blocks: rows 16-byte apart or not (q6_K's 210 bytes, q4_0's 18 per
+// block), a row of a partial stage (k not a multiple of 256), a binding
+// offset of one block (the first word partly before the weights, copied
+// a byte at a time), and a last tile of 6 rows.
+func TestMulMmRawCopy(t *testing.T) {
+	be := emulated(t)
+	uni := harness.Uniform(-1, 1)
+	for _, wt := range []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.IQ4_NL,
+		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
+		if mmRawStride(wt) == 0 {
+			t.Errorf("%v: no raw copy", wt)
+			continue
+		}
+		bs := wt.BlockSize()
+		for _, v := range []struct {
+			name   string
+			k      int64
+			blocks int64 // the weights' binding offset, in blocks
+		}{
+			{"two stages", 2 * 256, 0},
+			{"partial stage", 288, 0}, // the legacy types only
+			{"offset", 256, 1},
+		} {
+			if v.k%bs != 0 {
+				continue
+			}
+			m, n := int64(70), int64(37)
+			c := harness.Case{
+				Name: fmt.Sprintf("%s,%s", wt, v.name), Op: ops.OpMulMat, Types: []quant.Type{wt, quant.F32},
+				Build: func(b *harness.Builder) (*ops.Tensor, error) {
+					a := b.Leaf("a", wt, uni, v.k*m+bs*v.blocks)
+					x := b.Leaf("b", quant.F32, uni, v.k, n)
+					if b.Err() != nil {
+						return nil, b.Err()
+					}
+					rb := v.k / bs * int64(wt.TypeSize())
+					av, err := ops.View(a, []int64{v.k, m}, []int64{0, rb}, v.blocks*int64(wt.TypeSize()))
+					if err != nil {
+						return nil, err
+					}
+					return ops.MulMat(av, x)
+				},
+			}
+			if r := harness.Run(be, c); !r.Passed() {
+				t.Errorf("%s: %s %s", c.Name, r.Summary(), r.Err)
+			}
+		}
+	}
+}
+
+// TestMMShared checks kb_mm_tile's threadgroup memory against the 32 KiB
+// of an Apple GPU for every weight type, and that the raw copy's rows
+// hold the 16-byte words of a stage's bytes at any even offset of a word,
+// an odd number of 8-byte words apart.
+func TestMMShared(t *testing.T) {
+	for ty := quant.Type(0); ty < 64; ty++ {
+		if !isWeightType(ty) {
+			continue
+		}
+		if got := mmShared(ty); got > 32<<10 {
+			t.Errorf("%v: %d bytes of threadgroup memory", ty, got)
+		}
+		rs := mmRawStride(ty)
+		if rs == 0 {
+			continue
+		}
+		rb := int(ty.TypeSize()) * mmStage / int(ty.BlockSize())
+		if rs < 16*((rb+14+15)/16) || rs%8 != 0 || rs/8%2 != 1 {
+			t.Errorf("%v: row stride %d for %d bytes", ty, rs, rb)
+		}
+	}
+}

@@ -131,7 +131,7 @@ func encodeMulMat(e *encoder, t *ops.Tensor) error {
 		return e.dispatch("mul_mat.metal", "kb_mul_mv_"+a.Type.String(),
 			[3]int{int((m + rows - 1) / rows), 1, batches}, [3]int{32 * mvSimdgroups, 1, 1}, nil, args(&s), ab, bb, d)
 	}
-	s.I32(mmActVector(b, bb.off)) // kb_mm_args's bvec
+	s.I32(mmActVector(b, bb.off)).I32(int32(ab.off % 16)) // kb_mm_args's bvec, amis
 	return e.dispatch("mul_mat.metal", "kb_mul_mm_"+a.Type.String(),
 		[3]int{int((m + mmRows - 1) / mmRows), int((n + mmCols - 1) / mmCols), batches}, [3]int{mmThreads, 1, 1},
 		[]int{mmShared(a.Type)}, args(&s), ab, bb, d)
@@ -140,15 +140,35 @@ func encodeMulMat(e *encoder, t *ops.Tensor) error {
 // mmShared is the threadgroup memory of kb_mm_tile for weights of type t,
 // in bytes: the weight and activation tiles (rows of MM_LD = 40 elements
 // of kb_mm_elem's type: float for f32, bf16, q8_1 and q8_K, half for the
-// others), or the float result tile (32 columns of MM_LDC = 72) where
-// that is larger.
+// others) and after them the rows' raw copy where the type has one
+// (mmRawStride), or the float result tile (32 columns of MM_LDC = 72)
+// where that is larger.
 func mmShared(t quant.Type) int {
 	elem := 2
 	switch t {
 	case quant.F32, quant.BF16, quant.Q8_1, quant.Q8_K:
 		elem = 4
 	}
-	return max((mmRows+mmCols)*40*elem, mmCols*(mmRows+8)*4)
+	return max((mmRows+mmCols)*40*elem+mmRows*mmRawStride(t), mmCols*(mmRows+8)*4)
+}
+
+// mmStage is MM_KS, the elements of a row kb_mm_tile copies raw at a time.
+const mmStage = 256
+
+// mmRawStride is mm.h's kb_mm_raw_stride: the bytes of one row's raw copy
+// in kb_mm_tile's threadgroup memory (the 16-byte words that hold a stage
+// of mmStage elements starting at any even byte of a word, and 8 more, so
+// rows are an odd number of 8-byte words apart), 0 for the types it
+// decodes from device memory.
+func mmRawStride(t quant.Type) int {
+	switch t {
+	case quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.IQ4_NL,
+		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K:
+	default:
+		return 0
+	}
+	rb := int(t.TypeSize()) * (mmStage / int(t.BlockSize()))
+	return 16*((rb+29)/16) + 8
 }
 
 // mmActVector says how kb_mm_tile may read the activations b, bound at

@@ -62,7 +62,7 @@ func encodeMulMatID(e *encoder, t *ops.Tensor) error {
 	used, tokens, nexp := ids.Ne[0], ids.Ne[1], w.Ne[2]
 	pairs := used * tokens
 	var s gpu.CStruct
-	s.Tensor(w).Tensor(b).Tensor(ids).Tensor(t).I32(bt).I32(int32(used)).I32(int32(b.Ne[1])).I32(int32(pairs)).I32(mmActVector(b, bb.off))
+	s.Tensor(w).Tensor(b).Tensor(ids).Tensor(t).I32(bt).I32(int32(used)).I32(int32(b.Ne[1])).I32(int32(pairs)).I32(mmActVector(b, bb.off)).I32(int32(wb.off % 16))
 	m := w.Ne[1]
 	if tokens <= mvIDMaxTokens {
 		rows := int64(mvSimdgroups * mvRows)

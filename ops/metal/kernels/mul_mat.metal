@@ -18,6 +18,7 @@ struct kb_mm_args {
 	long r2, r3; // b2/a2 and b3/a3: the broadcast of a
 	int btype;   // the activations' type: KB_F32, KB_F16 or KB_BF16
 	int bvec;    // how kb_mm_tile reads them: MM_B_SCALAR, MM_B_F32X4 or MM_B_F16X4
+	int amis;    // a's binding offset modulo 16 (kb_mm_tile's amis)
 };
 
 // kb_mv_args: kb_mul_mv's arguments, kb_mm_args's first fields and whether the
@@ -72,15 +73,18 @@ kernel void kb_mul_mm(
 	const long m = args.a.ne[1], n = args.b.ne[1];
 	const long i0 = long(tgpig.x) * MM_BM, j0 = long(tgpig.y) * MM_BN;
 	const long i2 = tgpig.z % args.d.ne[2], i3 = tgpig.z / args.d.ne[2];
-	device const char *abase = a + (i2 / args.r2) * args.a.nb[2] + (i3 / args.r3) * args.a.nb[3];
+	const long aoff = (i2 / args.r2) * args.a.nb[2] + (i3 / args.r3) * args.a.nb[3];
+	device const char *abase = a + aoff;
 	const long col = j0 + tpitg / 4;
 	device const char *bcol = b + kb_row(args.b, kb_minl(col, n - 1), i2, i3);
-	kb_mm_tile<T>(args.a.ne[0], m, abase, args.a.nb[1], i0, bcol, col < n, args.btype, args.b.nb[0], args.bvec, shmem, tpitg, sgitg);
+	kb_mm_tile<T>(args.a.ne[0], m, abase, args.a.nb[1], int((args.amis + aoff) & 15), i0, bcol, col < n, args.btype,
+			args.b.nb[0], args.bvec, shmem, tpitg, sgitg);
 	device char *dbase = d + i2 * args.d.nb[2] + i3 * args.d.nb[3];
+	const long dnb0 = args.d.nb[0], dnb1 = args.d.nb[1]; // read once, not per store
 	for (int idx = tpitg; idx < MM_BM * MM_BN; idx += MM_THREADS) {
 		const int ii = idx % MM_BM, jj = idx / MM_BM;
 		if (i0 + ii < m && j0 + jj < n) {
-			*(device float *)(dbase + (i0 + ii) * args.d.nb[0] + (j0 + jj) * args.d.nb[1]) = shmem[jj * MM_LDC + ii];
+			*(device float *)(dbase + (i0 + ii) * dnb0 + (j0 + jj) * dnb1) = shmem[jj * MM_LDC + ii];
 		}
 	}
 }

@@ -22,6 +22,7 @@ struct kb_mmid_args {
 	int btype;
 	int used, b1, n_pairs;
 	int bvec; // how kb_mm_tile reads the activations (MM_B_*)
+	int amis; // the weights' binding offset modulo 16 (kb_mm_tile's amis)
 };
 
 // kb_mmid_id reads the expert of pair p and checks it.
@@ -118,14 +119,16 @@ kernel void kb_mul_mm_id(
 	const int p = rows[kb_minl(col, long(count - 1))];
 	const long e = p % args.used, t = p / args.used;
 	device const char *bcol = b + (e % args.b1) * args.b.nb[1] + t * args.b.nb[2];
-	kb_mm_tile<T>(args.a.ne[0], m, a + x * args.a.nb[2], args.a.nb[1], i0, bcol, col < count, args.btype, args.b.nb[0], args.bvec,
-			shmem, tpitg, sgitg);
+	kb_mm_tile<T>(args.a.ne[0], m, a + x * args.a.nb[2], args.a.nb[1], int((args.amis + x * args.a.nb[2]) & 15), i0, bcol,
+			col < count, args.btype, args.b.nb[0], args.bvec, shmem, tpitg, sgitg);
+	const long dnb0 = args.d.nb[0], dnb1 = args.d.nb[1], dnb2 = args.d.nb[2]; // read once, not per store
+	const int used = args.used;
 	for (int idx = tpitg; idx < MM_BM * MM_BN; idx += MM_THREADS) {
 		const int ii = idx % MM_BM, jj = idx / MM_BM;
 		if (i0 + ii < m && j0 + jj < count) {
 			const int q = rows[j0 + jj];
-			const long qe = q % args.used, qt = q / args.used;
-			*(device float *)(d + (i0 + ii) * args.d.nb[0] + qe * args.d.nb[1] + qt * args.d.nb[2]) = shmem[jj * MM_LDC + ii];
+			const long qe = q % used, qt = q / used;
+			*(device float *)(d + (i0 + ii) * dnb0 + qe * dnb1 + qt * dnb2) = shmem[jj * MM_LDC + ii];
 		}
 	}
 }

@@ -46,16 +46,22 @@ inline float kb_mv_act(int btype, device const char *p) {
 // element stride nb0) into x; vec says the column is packed and 16-byte
 // aligned at every multiple of 8 (f32) or 8-byte (f16).
 inline void kb_mv_x8(device const char *col, long e, int btype, long nb0, bool vec, thread float *x) {
+	// The vectors are copied whole into registers first, as mm.h's
+	// kb_mm_row16_vec does (the emulator's g++ would otherwise split them
+	// into scalar loads).
 	if (vec && btype == KB_F32) {
 		device const float4 *p = (device const float4 *)(col + 4 * e);
-		const float4 a = p[0], b = p[1];
-		x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w;
-		x[4] = b.x, x[5] = b.y, x[6] = b.z, x[7] = b.w;
+		float4 v[2];
+		for (int i = 0; i < 2; i++) v[i] = p[i];
+		x[0] = v[0].x, x[1] = v[0].y, x[2] = v[0].z, x[3] = v[0].w;
+		x[4] = v[1].x, x[5] = v[1].y, x[6] = v[1].z, x[7] = v[1].w;
 		return;
 	}
 	if (vec && btype == KB_F16) {
 		device const half4 *p = (device const half4 *)(col + 2 * e);
-		const float4 a = float4(p[0]), b = float4(p[1]);
+		half4 v[2];
+		for (int i = 0; i < 2; i++) v[i] = p[i];
+		const float4 a = float4(v[0]), b = float4(v[1]);
 		x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w;
 		x[4] = b.x, x[5] = b.y, x[6] = b.z, x[7] = b.w;
 		return;
@@ -473,14 +479,21 @@ struct kb_mv_flt {
 	enum { NR = 4 };
 	float w[8];
 	void load8(device const uchar *p, bool vec) {
+		// Whole vectors into registers first (see kb_mv_x8).
 		if (vec && T == KB_F32) {
-			const float4 a = ((device const float4 *)p)[0], b = ((device const float4 *)p)[1];
+			float4 v[2];
+			for (int i = 0; i < 2; i++) v[i] = ((device const float4 *)p)[i];
+			const float4 a = v[0], b = v[1];
 			w[0] = a.x, w[1] = a.y, w[2] = a.z, w[3] = a.w, w[4] = b.x, w[5] = b.y, w[6] = b.z, w[7] = b.w;
 		} else if (vec && T == KB_F16) {
-			const float4 a = float4(((device const half4 *)p)[0]), b = float4(((device const half4 *)p)[1]);
+			half4 v[2];
+			for (int i = 0; i < 2; i++) v[i] = ((device const half4 *)p)[i];
+			const float4 a = float4(v[0]), b = float4(v[1]);
 			w[0] = a.x, w[1] = a.y, w[2] = a.z, w[3] = a.w, w[4] = b.x, w[5] = b.y, w[6] = b.z, w[7] = b.w;
 		} else if (vec && T == KB_BF16) {
-			const ushort4 a = ((device const ushort4 *)p)[0], b = ((device const ushort4 *)p)[1];
+			ushort4 v[2];
+			for (int i = 0; i < 2; i++) v[i] = ((device const ushort4 *)p)[i];
+			const ushort4 a = v[0], b = v[1];
 			w[0] = kb_bf2f(a.x), w[1] = kb_bf2f(a.y), w[2] = kb_bf2f(a.z), w[3] = kb_bf2f(a.w);
 			w[4] = kb_bf2f(b.x), w[5] = kb_bf2f(b.y), w[6] = kb_bf2f(b.z), w[7] = kb_bf2f(b.w);
 		} else {

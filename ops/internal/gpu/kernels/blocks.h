@@ -180,8 +180,10 @@ KB_BLOCKS_DEV float kb_rdh(KB_BLOCKS_PTR p) { return kb_h2f(kb_rd16(p)); }
 KB_BLOCKS_DEV int kb_nibble(KB_BLOCKS_PTR qs, int e) { return e < 16 ? qs[e] & 15 : qs[e - 16] >> 4; }
 
 // kb_k4_scale_min returns the 6-bit scale and min codes of sub-block j of
-// a Q4_K or Q5_K super-block's 12 scale bytes.
-KB_BLOCKS_DEV void kb_k4_scale_min(int j, KB_BLOCKS_PTR s, KB_BLOCKS_REF(int) sc, KB_BLOCKS_REF(int) m) {
+// a Q4_K or Q5_K super-block's 12 scale bytes (s a KB_BLOCKS_PTR, or on
+// Metal a pointer to the bytes in threadgroup memory).
+template <typename P>
+KB_BLOCKS_DEV void kb_k4_scale_min(int j, P s, KB_BLOCKS_REF(int) sc, KB_BLOCKS_REF(int) m) {
 	if (j < 4) {
 		sc = s[j] & 63;
 		m = s[j + 4] & 63;
@@ -192,8 +194,9 @@ KB_BLOCKS_DEV void kb_k4_scale_min(int j, KB_BLOCKS_PTR s, KB_BLOCKS_REF(int) sc
 }
 
 // kb_q3_scale returns the signed scale of sub-block j of a Q3_K
-// super-block's 12 scale bytes.
-KB_BLOCKS_DEV int kb_q3_scale(int j, KB_BLOCKS_PTR s) {
+// super-block's 12 scale bytes (s as kb_k4_scale_min's).
+template <typename P>
+KB_BLOCKS_DEV int kb_q3_scale(int j, P s) {
 	int lo = j < 8 ? s[j] & 15 : s[j - 8] >> 4;
 	int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
 	return (lo | (hi << 4)) - 32;
