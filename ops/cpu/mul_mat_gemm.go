@@ -72,10 +72,9 @@ type gemmKernel struct {
 	// and b + col*ldb over k elements (a multiple of 8) to c[r + col*ldc].
 	tile func(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)
 	// widen converts len(dst) elements of the weight type to float32;
-	// nil for f32. For gemmDeq it decodes whole blocks of qk elements
-	// (qbytes bytes each) of a quantized weight row.
-	widen      func(src []byte, dst []float32)
-	qk, qbytes int64
+	// nil for f32. For gemmDeq it decodes whole blocks of a quantized
+	// weight row.
+	widen func(src []byte, dst []float32)
 	// micro is the packed float path's 6x16 micro-kernel (mul_mat_sgemm.go); nil
 	// where the tier has none.
 	micro sgemmMicro
@@ -361,7 +360,7 @@ var deqTypes = []quant.Type{
 func deqGemms(micro sgemmMicro) map[quant.Type]*gemmKernel {
 	m := make(map[quant.Type]*gemmKernel, len(deqTypes))
 	for _, t := range deqTypes {
-		m[t] = &gemmKernel{kind: gemmDeq, micro: micro, widen: deqRow(t), qk: t.BlockSize(), qbytes: t.TypeSize()}
+		m[t] = &gemmKernel{kind: gemmDeq, micro: micro, widen: deqRow(t)}
 	}
 	return m
 }

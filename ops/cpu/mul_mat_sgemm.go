@@ -64,8 +64,8 @@ type sgemmJob struct {
 	rowBlocks int64
 	colBlocks int64
 	nc        int64 // columns per block
-	// wNum/wDen is the weights' bytes per element (4/1 for f32, 2/1
-	// for f16 and bf16, a block's bytes per its elements for gemmDeq).
+	// wNum/wDen is the weights' bytes per element: the type's block
+	// bytes over its block size (4/1 for f32, 2/1 for f16 and bf16).
 	wNum, wDen int64
 	// actWiden widens the activation rows (f16, bf16; nil: float32
 	// rows, read in place).
@@ -75,16 +75,14 @@ type sgemmJob struct {
 // sgemm computes the product described by mm with the packed float path.
 func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
 	j := &b.sg
-	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, mc: sgemmMC, nc: sgemmNC, wNum: 4, wDen: 1}
+	// For gemmDeq whole blocks: k0 (a multiple of sgemmKC) and every
+	// chunk's length are multiples of the block size.
+	wt := mm.a.Type
+	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, mc: sgemmMC, nc: sgemmNC, wNum: wt.TypeSize(), wDen: wt.BlockSize()}
 	if g.widen != nil {
 		j.nc = sgemmWideNC
-		j.wNum = 2
 	}
-	if g.kind == gemmDeq {
-		// Whole blocks: k0 (a multiple of sgemmKC) and every chunk's
-		// length are multiples of the block size.
-		j.wNum, j.wDen = g.qbytes, g.qk
-	} else {
+	if g.kind != gemmDeq {
 		j.actWiden = g.widen
 	}
 	batches := mm.b2 * mm.b3
