@@ -8,21 +8,111 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/quant"
+	"github.com/kernbench/kernbench/reference"
 )
 
-// deqTol is the NMSE against the float64 reference that a product of the
-// gemmDeq path may have: the weights are decoded exactly as the
-// reference reads them (up to float32 rounding of the decoded values) and
-// the activations stay float32, so only float32 accumulation is left
-// (about 1e-12 at these k). The dot path, which rounds the activations to
-// q8_0 or q8_K, lands near 1e-5, so a product within deqTol was computed
-// by gemmDeq (checked by TestMulMatDeqTolSeparates).
+// deqTol is the NMSE that a product of the gemmDeq path may have against
+// the float64 reference of the same weights by the rounded activations
+// (every row through the vec-dot type and back, mxRounded): the weights
+// are decoded exactly as the reference reads them (up to float32 rounding
+// of the decoded values) and the activations are the ones the dot path
+// multiplies by, so only float32 accumulation is left (about 1e-12 at
+// these k). Against the unrounded activations the error is near 1e-5,
+// so a product within deqTol of the rounded reference and beyond it of
+// the plain one had its activations rounded as ggml rounds them.
 const deqTol = 1e-9
+
+// mxRounded returns a packed float32 tensor with x's shape whose every
+// row is x's row (read with reference.Read) encoded as vt and decoded
+// again: the activations that the dot path and gemmDeq multiply by. A
+// row holding a NaN becomes NaN throughout, as the backend's quantizers
+// carry it into the block's scale (so that its outputs are NaN).
+func mxRounded(t testing.TB, b *Backend, x *ops.Tensor, vt quant.Type) *ops.Tensor {
+	t.Helper()
+	vals, err := reference.Read(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := x.Ne[0]
+	rowBytes, err := vt.RowSize(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, rowBytes)
+	row := make([]float32, k)
+	out := make([]float32, len(vals))
+	for r := 0; r < len(vals); r += int(k) {
+		nan := false
+		for i := range row {
+			row[i] = float32(vals[r+i])
+			nan = nan || math.IsNaN(vals[r+i])
+		}
+		if nan {
+			for i := range row {
+				out[r+i] = float32(math.NaN())
+			}
+			continue
+		}
+		if err := quant.QuantizeRow(vt, row, buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := quant.DequantizeRow(vt, buf, out[r:r+int(k)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	xr, err := ops.NewTensor(x.Name+"-rounded", quant.F32, x.Ne[:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mxAlloc(t, b, xr, 0)
+	mxFill(t, xr, out)
+	return xr
+}
+
+// mxCheckRounded computes node (a MUL_MAT or MUL_MAT_ID of weights by
+// activations x) on b and checks it within tol of the float64 reference
+// of the same node with x's rows rounded through vt (mxRounded), and
+// beyond tol of the plain reference. It returns the NMSE against the
+// rounded reference.
+func mxCheckRounded(t testing.TB, b *Backend, node, x *ops.Tensor, vt quant.Type, tol float64) float64 {
+	t.Helper()
+	if err := mxCompute(t, b, node); err != nil {
+		t.Fatalf("compute: %v", err)
+	}
+	got, err := reference.Read(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xr := mxRounded(t, b, x, vt)
+	rounded := *node
+	rounded.Src = append([]*ops.Tensor(nil), node.Src...)
+	for i, s := range rounded.Src {
+		if s == x {
+			rounded.Src[i] = xr
+		}
+	}
+	want, err := reference.Compute(&rounded)
+	if err != nil {
+		t.Fatalf("reference: %v", err)
+	}
+	e := mxNMSE(t, got, want)
+	if e > tol {
+		t.Errorf("%s: NMSE %.3g against the reference with rounded activations > %.3g", node.Label(), e, tol)
+	}
+	plain, err := reference.Compute(node)
+	if err != nil {
+		t.Fatalf("reference: %v", err)
+	}
+	if p := mxNMSE(t, got, plain); p <= tol {
+		t.Errorf("%s: NMSE %.3g against the plain reference, want beyond %.3g (activations not rounded to %v?)", node.Label(), p, tol, vt)
+	}
+	return e
+}
 
 // TestMulMatDeq checks the gemmDeq path (the packed float path with
 // weights decoded from the new block formats, mul_mat_sgemm.go) for every
-// type of deqTypes on every tier against the float64 reference, within
-// deqTol (so the path was taken): k of one, two and sixteen 256-element
+// type of deqTypes on every tier against the float64 reference of the
+// rounded activations, within deqTol (mxCheckRounded): k of one, two and sixteen 256-element
 // chunks, n at sgemmMinN, one past it and past two panels, m not a
 // multiple of sgemmMR, broadcast batches (r2 = 2, r3 = 2), weights that
 // are a view of a wider matrix at an offset, activation rows with a
@@ -98,7 +188,7 @@ func TestMulMatDeq(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						mxCheck(t, b, node, deqTol)
+						mxCheckRounded(t, b, node, x, wt.VecDotType(), deqTol)
 					})
 				}
 			}
@@ -106,12 +196,13 @@ func TestMulMatDeq(t *testing.T) {
 	})
 }
 
-// TestMulMatDeqTolSeparates checks that deqTol tells the paths apart:
-// with fewer than sgemmMinN activation rows, or f16 activations, MUL_MAT
-// of the new formats takes the dot product on q8 activations, whose
-// error exceeds deqTol (and stays within the dot path's tolerance), while
-// the same weights at sgemmMinN float32 rows are within it.
-func TestMulMatDeqTolSeparates(t *testing.T) {
+// TestMulMatDeqBatchInvariant checks that a product of the new formats
+// does not depend on the batch's row count beyond float32 sums: the first
+// rows of a batch that takes gemmDeq (sgemmMinN rows or more) and the
+// same rows alone, which take the dot product, agree within deqTol, for
+// float32 and f16 activations, because both round the activations to
+// the vec-dot type first.
+func TestMulMatDeqBatchInvariant(t *testing.T) {
 	forEachTier(t, func(t *testing.T, ks *kernelSet) {
 		b, err := NewWithOptions(Options{Threads: 2, Tier: ks.name})
 		if err != nil {
@@ -120,31 +211,45 @@ func TestMulMatDeqTolSeparates(t *testing.T) {
 		defer b.Close()
 		rng := rand.New(rand.NewPCG(73, 74))
 		for _, wt := range []quant.Type{quant.MXFP4, quant.IQ4_XS, quant.TQ2_0, quant.IQ2_XXS} {
-			t.Run(wt.String(), func(t *testing.T) {
-				a := mxLeaf(t, b, rng, "a", wt, 512, 30)
-				for _, c := range []struct {
-					n   int64
-					xt  quant.Type
-					deq bool
-				}{{sgemmMinN - 1, quant.F32, false}, {sgemmMinN, quant.F16, false}, {sgemmMinN, quant.F32, true}} {
-					x := mxLeaf(t, b, rng, "x", c.xt, 512, c.n)
-					node, err := ops.MulMat(a, x)
+			for _, xt := range []quant.Type{quant.F32, quant.F16} {
+				t.Run(fmt.Sprintf("%v/%v", wt, xt), func(t *testing.T) {
+					const k, m, n, few = 512, 30, sgemmMinN + 8, sgemmMinN - 1
+					a := mxLeaf(t, b, rng, "a", wt, k, m)
+					x := mxLeaf(t, b, rng, "x", xt, k, n)
+					if !deqUsable(ks.gemm[wt], x) {
+						t.Fatalf("gemmDeq not usable for %d rows", n)
+					}
+					head, err := ops.View(x, []int64{k, few}, []int64{x.Nb[0], x.Nb[1]}, 0)
 					if err != nil {
 						t.Fatal(err)
 					}
-					e := mxCheck(t, b, node, mxMatTol(wt))
-					if (e <= deqTol) != c.deq {
-						t.Errorf("n=%d %v activations: NMSE %.3g, want gemmDeq (NMSE <= %.3g) %v", c.n, c.xt, e, deqTol, c.deq)
+					if deqUsable(ks.gemm[wt], head) {
+						t.Fatalf("gemmDeq usable for %d rows", few)
 					}
-				}
-			})
+					var outs [2][]float64
+					for i, src := range []*ops.Tensor{x, head} {
+						node, err := ops.MulMat(a, src)
+						if err != nil {
+							t.Fatal(err)
+						}
+						mxCheckRounded(t, b, node, src, wt.VecDotType(), deqTol)
+						if outs[i], err = reference.Read(node); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if e := mxNMSE(t, outs[0][:m*few], outs[1]); e > deqTol {
+						t.Errorf("first %d rows of %d (gemmDeq) against the same rows alone (dot product): NMSE %.3g > %.3g", few, n, e, deqTol)
+					}
+				})
+			}
 		}
 	})
 }
 
 // TestMulMatIDDeq checks MUL_MAT_ID by expert (mul_mat_id_gemm.go) with
 // a new format: every expert has more than sgemmMinN pairs, so every
-// output comes from gemmDeq and the product is within deqTol.
+// output comes from gemmDeq and the product is within deqTol of the
+// reference with rounded activations.
 func TestMulMatIDDeq(t *testing.T) {
 	mxEachBackend(t, func(t *testing.T, b *Backend) {
 		rng := rand.New(rand.NewPCG(75, 76))
@@ -172,7 +277,7 @@ func TestMulMatIDDeq(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				mxCheck(t, b, node, deqTol)
+				mxCheckRounded(t, b, node, x, wt.VecDotType(), deqTol)
 			})
 		}
 	})

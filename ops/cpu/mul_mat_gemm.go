@@ -75,6 +75,10 @@ type gemmKernel struct {
 	// nil for f32. For gemmDeq it decodes whole blocks of a quantized
 	// weight row.
 	widen func(src []byte, dst []float32)
+	// actDecode decodes a gemmDeq product's activation rows, rounded
+	// to the weight type's vec-dot type (q8_0, q8_K), to float32; nil
+	// for the other kinds.
+	actDecode func(src []byte, dst []float32)
 	// micro is the packed float path's 6x16 micro-kernel (mul_mat_sgemm.go); nil
 	// where the tier has none.
 	micro sgemmMicro
@@ -360,7 +364,7 @@ var deqTypes = []quant.Type{
 func deqGemms(micro sgemmMicro) map[quant.Type]*gemmKernel {
 	m := make(map[quant.Type]*gemmKernel, len(deqTypes))
 	for _, t := range deqTypes {
-		m[t] = &gemmKernel{kind: gemmDeq, micro: micro, widen: deqRow(t)}
+		m[t] = &gemmKernel{kind: gemmDeq, micro: micro, widen: deqRow(t), actDecode: deqRow(t.VecDotType())}
 	}
 	return m
 }
@@ -373,17 +377,13 @@ func deqRow(t quant.Type) func(src []byte, dst []float32) {
 }
 
 // deqUsable reports whether the gemmDeq kernel g takes a product with
-// activations x: sgemmMinN float32 rows or more, each row's elements
-// 4 bytes apart (the rows themselves may lie anywhere). Other
-// activations convert to the vec-dot type and take the dot product.
+// activations x: sgemmMinN rows or more (fewer take the dot product).
+// Either way the activations are first rounded to the weight type's
+// vec-dot type (q8_0 or q8_K), as ggml rounds them, so that a product's
+// outputs do not depend on how many rows the batch has beyond the order
+// of float32 sums.
 func deqUsable(g *gemmKernel, x *ops.Tensor) bool {
-	return g.micro != nil && x.Type == quant.F32 && x.Nb[0] == 4 && x.Ne[1] >= sgemmMinN
-}
-
-// f32Rows returns the rows of x (float32, elements 4 bytes apart) in
-// place.
-func f32Rows(x *ops.Tensor) actRows {
-	return actRows{mem: mem(x), nb1: x.Nb[1], nb2: x.Nb[2], nb3: x.Nb[3], rowBytes: 4 * x.Ne[0]}
+	return g.micro != nil && x.Ne[1] >= sgemmMinN
 }
 
 // withDeqGemms returns over with the gemmDeq kernels of deqTypes (micro

@@ -6,9 +6,10 @@ import "github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 // and for the new block formats (gemmDeq: mxfp4, the IQ formats, tq1_0,
 // tq2_0), at least sgemmMinN activation rows, in the manner of BLIS:
 //
-//   - The activation rows (converted to the weight type's vec-dot type
-//     for the float weights; float32 rows in place for gemmDeq, never
-//     rounded to q8) are packed once per call into panels of sgemmNR columns,
+//   - The activation rows (converted to the weight type's vec-dot type:
+//     f32, f16 or bf16 for the float weights, q8_0 or q8_K for gemmDeq,
+//     as the dot path and ggml round them, then decoded back to float32)
+//     are packed once per call into panels of sgemmNR columns,
 //     float32, k-major: element i of column c of a panel at
 //     16*i + c. Columns past n are zeros. The pack is shared by all
 //     threads.
@@ -67,8 +68,8 @@ type sgemmJob struct {
 	// wNum/wDen is the weights' bytes per element: the type's block
 	// bytes over its block size (4/1 for f32, 2/1 for f16 and bf16).
 	wNum, wDen int64
-	// actWiden widens the activation rows (f16, bf16; nil: float32
-	// rows, read in place).
+	// actWiden widens the activation rows (f16, bf16) or decodes them
+	// (q8_0, q8_K: gemmDeq); nil: float32 rows, read in place.
 	actWiden func(src []byte, dst []float32)
 }
 
@@ -84,6 +85,8 @@ func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
 	}
 	if g.kind != gemmDeq {
 		j.actWiden = g.widen
+	} else {
+		j.actWiden = g.actDecode
 	}
 	batches := mm.b2 * mm.b3
 	j.panels = ceilDiv(mm.n, sgemmNR)
@@ -182,7 +185,7 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 	j := p.sj
 	mm := j.mm
 	k := mm.k
-	var wide []float32 // a widened activation row (f16, bf16)
+	var wide []float32 // a widened or decoded activation row
 	if j.actWiden != nil {
 		wide = j.sc.worker(w, k, 0, 0).f32[:k]
 	}
@@ -201,7 +204,7 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 			row := mm.acts.row(col, i2, i3)
 			src := wide
 			if wide != nil {
-				j.actWiden(row[:2*k], src)
+				j.actWiden(row, src)
 			} else {
 				src = f32s(row, 0, k)
 			}

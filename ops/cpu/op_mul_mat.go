@@ -13,8 +13,8 @@ import (
 
 // MUL_MAT follows ggml's CPU scheme: every activation row (src1) is
 // converted once to the weight type's vec-dot type (f32, f16, bf16, q8_0,
-// q8_1 or q8_K; not for the new block formats' gemm, gemmDeq, which reads
-// float32 rows as they are), then each output element is one dot product of a weight
+// q8_1 or q8_K; the new block formats' gemm, gemmDeq, decodes the rounded
+// rows back to float32), then each output element is one dot product of a weight
 // row with a converted activation row (see dot_kernels.go). The output is cut
 // into tiles of weight rows by activation rows, one work item each, so
 // that both matrix-vector (n == 1: tiles of rows) and matrix-matrix
@@ -75,8 +75,7 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // computeMulMat computes dst[i, j, i2, i3] = a[:, i, i2/r2, i3/r3] ·
 // b[:, j, i2, i3]. With several activation rows and a register-tiled
 // kernel for the weight type in the backend's tier, it takes the gemm
-// path (mul_mat_gemm.go; for gemmDeq kernels before any activation is
-// converted); otherwise every output is one dot product.
+// path (mul_mat_gemm.go); otherwise every output is one dot product.
 func computeMulMat(b *Backend, t *ops.Tensor) error {
 	a, x := t.Src[0], t.Src[1]
 	if t.NumElements() == 0 {
@@ -90,18 +89,18 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 	if err != nil {
 		return err
 	}
-	if g := b.kern.gemm[a.Type]; g != nil && g.kind == gemmDeq && deqUsable(g, x) {
-		// The activations stay float32: the weights are decoded
-		// (mul_mat_sgemm.go), nothing is converted to the vec-dot type.
-		j := b.newMulMatJob(t, kern, aRow, f32Rows(x))
-		b.sgemm(g, j)
-		return nil
-	}
 	acts, err := b.prepareActivations(x, kern.actType)
 	if err != nil {
 		return err
 	}
 	j := b.newMulMatJob(t, kern, aRow, acts)
+	if g := b.kern.gemm[a.Type]; g != nil && g.kind == gemmDeq && deqUsable(g, x) {
+		// The weights are decoded to float32 (mul_mat_sgemm.go), and
+		// so are the activations, after the same rounding to the
+		// vec-dot type as the dot path's.
+		b.sgemm(g, j)
+		return nil
+	}
 	if g := b.kern.gemm[a.Type]; g != nil && g.kind != gemmDeq && gemmUsable(g, j.k, j.n) && gemmStrides(g, a, acts) {
 		if xk := b.kern.x8[a.Type]; xk != nil && b.repack && g.qtile != nil && g.qtile.fromX8 != nil && j.n >= g.qtile.minN {
 			// The panels come from the weights' x8 copy (made here
