@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops ggml-side-newtypes llama-models llama-side tier-check nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops ggml-side-newtypes llama-models llama-side tier-check ppl-interop nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -29,6 +29,7 @@ help:
 	@echo "nvrtc-check    every CUDA kernel through the real NVRTC for sm_80 and sm_90 (go test ./... does sm_90 only): no spills, no half-to-int conversions, blocks that fit"
 	@echo "metal-newtypes every case of the issue-26 formats (mxfp4, iq4_nl, ..., iq1_m) on metal-emu (go test ./ops/metal runs a sample of them)"
 	@echo "tier-check     the CPU fast paths vs the generic tier on those models: KL divergence, perplexity and greedy text (LLAMA_PERPLEXITY adds llama.cpp as a yardstick; scripts/tier-check.sh)"
+	@echo "ppl-interop    issue 26's formats: perplexity of our quantized stories260K-wide in our avx2 and generic tiers and in llama-perplexity (LLAMA_PERPLEXITY=path; scripts/ppl-interop.sh; about an hour)"
 	@echo "slurm-sweep  a sharded sweep as a Slurm job array, then a job that merges and plots (SWEEP='-preset llama-7b -n 1,32' SHARDS=3; see README)"
 	@echo "lint       gofmt -l, go vet and staticcheck"
 	@echo "fuzz       fuzz the quant dequantizers for 60 s"
@@ -161,6 +162,20 @@ tier-check: llama-models
 	$(GO) build -o $(LLAMA_MODELS)/perplexity ./cmd/perplexity
 	TIER_RUN=$(LLAMA_MODELS)/run TIER_PERPLEXITY=$(LLAMA_MODELS)/perplexity TIER_TEXT=$(TESTDATA)/wiki.test.raw TIER_OUT=$(TIER_OUT) TIER_LLAMA_PERPLEXITY=$(LLAMA_PERPLEXITY) \
 		scripts/tier-check.sh $(LLAMA_FILES)
+
+# Issue 26's formats in kernbench's perplexity and llama.cpp's
+# (scripts/ppl-interop.sh): stories260K-wide quantized by our quantize.
+PPLI_DIR ?= $(LLAMA_MODELS)
+PPLI_OUT ?= $(PPLI_DIR)/ppl-interop.md
+
+ppl-interop:
+	@if [ -z "$(LLAMA_PERPLEXITY)" ]; then echo "set LLAMA_PERPLEXITY=path/to/llama-perplexity (see README, Side by side with llama.cpp)"; exit 2; fi
+	mkdir -p $(PPLI_DIR)
+	$(GO) build -o $(PPLI_DIR)/perplexity ./cmd/perplexity
+	$(GO) build -o $(PPLI_DIR)/quantize ./cmd/quantize
+	PPLI_PERPLEXITY=$(PPLI_DIR)/perplexity PPLI_QUANTIZE=$(PPLI_DIR)/quantize PPLI_LLAMA_PERPLEXITY=$(LLAMA_PERPLEXITY) \
+		PPLI_TEXT=$(TESTDATA)/wiki.test.raw PPLI_MODEL=$(TESTDATA)/stories260K-wide.gguf PPLI_OUT=$(PPLI_OUT) \
+		scripts/ppl-interop.sh
 
 # Every CUDA kernel through NVRTC for both targets (the default test
 # compiles for sm_90 alone, to keep go test ./... short).
