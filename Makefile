@@ -29,7 +29,7 @@ help:
 	@echo "nvrtc-check    every CUDA kernel through the real NVRTC for sm_80 and sm_90 (go test ./... does sm_90 only): no spills, no half-to-int conversions, blocks that fit"
 	@echo "metal-newtypes every case of the issue-26 formats (mxfp4, iq4_nl, ..., iq1_m) on metal-emu (go test ./ops/metal runs a sample of them)"
 	@echo "tier-check     the CPU fast paths vs the generic tier on those models: KL divergence, perplexity and greedy text (LLAMA_PERPLEXITY adds llama.cpp as a yardstick; scripts/tier-check.sh)"
-	@echo "ppl-interop    issue 26's formats: perplexity of our quantized stories260K-wide in our avx2 and generic tiers and in llama-perplexity (LLAMA_PERPLEXITY=path; scripts/ppl-interop.sh; about an hour)"
+	@echo "ppl-interop    issue 26's formats: perplexity of our quantized stories260K-wide in our avx2 and generic tiers and in llama-perplexity, within 0.1% (LLAMA_PERPLEXITY=path; scripts/ppl-interop.sh; about 45 min)"
 	@echo "slurm-sweep  a sharded sweep as a Slurm job array, then a job that merges and plots (SWEEP='-preset llama-7b -n 1,32' SHARDS=3; see README)"
 	@echo "lint       gofmt -l, go vet and staticcheck"
 	@echo "fuzz       fuzz the quant dequantizers for 60 s"
