@@ -349,3 +349,98 @@ func TestMulMatIDHomeParts(t *testing.T) {
 		b.Close()
 	}
 }
+
+// moeDecodeShapes are the MUL_MAT_ID products of one decoded token of the
+// issue-25 MoE model (mkmodel's moe-100m: 8 experts of ff 320, 2 used,
+// embd 768): the gate and up experts (k 768, m 320, one input row for
+// both slots) and the down experts (k 320, m 768, each slot its row).
+var moeDecodeShapes = []struct {
+	name     string
+	k, m, b1 int64
+}{{"gate", 768, 320, 1}, {"down", 320, 768, 2}}
+
+// BenchmarkMulMatIDDecode measures one token's MUL_MAT_ID on the MoE
+// model's shapes (moeDecodeShapes, 8 experts, 2 used, q4_0) with the
+// weights in a buffer marked as holding weights (so the x8 copy is read,
+// as from a GGUF file) and cold: it cycles through enough expert tensors
+// (128 MiB together, four times a 32 MiB L3) that none is in cache when
+// read again, and the experts chosen change from call to call. "dense"
+// is a plain one-row MUL_MAT of the same bytes (both experts' rows as one
+// matrix), the bandwidth MUL_MAT_ID's weight stream should reach; MB/s
+// counts the weight bytes a call reads (two experts), so the ratio of
+// the two speeds is MUL_MAT_ID's cost beyond streaming its weights,
+// readable even on a busy machine when both run in one invocation.
+func BenchmarkMulMatIDDecode(b *testing.B) {
+	const total = 128 << 20
+	const nExpert, nUsed = 8, 2
+	wt := quant.Q4_0
+	for _, s := range moeDecodeShapes {
+		for _, kind := range []string{"id", "dense"} {
+			b.Run(s.name+"/"+kind, func(b *testing.B) {
+				be, err := NewWithOptions(Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer be.Close()
+				rowBytes, err := wt.RowSize(s.k)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(7, 8))
+				row := make([]byte, rowBytes)
+				if err := quant.QuantizeRow(wt, mxRandom(rng, s.k), row); err != nil {
+					b.Fatal(err)
+				}
+				rows := s.m * nUsed
+				if kind == "id" {
+					rows = s.m * nExpert
+				}
+				copies := max(2, total/(rowBytes*rows))
+				x := mxLeaf(b, be, rng, "x", quant.F32, s.k, s.b1, 1)
+				xd := mxLeaf(b, be, rng, "x", quant.F32, s.k, 1)
+				nodes := make([]*ops.Tensor, copies)
+				for i := range nodes {
+					w, err := ops.NewTensor("w", wt, s.k, rows)
+					if kind == "id" {
+						w, err = ops.NewTensor("experts", wt, s.k, s.m, nExpert)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					mxAlloc(b, be, w, 0)
+					raw, _ := w.HostBytes()
+					for r := range rows {
+						copy(raw[r*rowBytes:], row)
+					}
+					w.Buffer.(*ops.HostBuffer).MarkWeights()
+					if kind == "id" {
+						// Two distinct experts, a different pair each
+						// copy.
+						e0 := int32(i % nExpert)
+						e1 := (e0 + 1 + int32(i/nExpert)%(nExpert-1)) % nExpert
+						ids := mxIDs(b, be, "ids", []int32{e0, e1}, nUsed, 1)
+						nodes[i], err = ops.MulMatID(w, x, ids)
+					} else {
+						nodes[i], err = ops.MulMat(w, xd)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					mxAlloc(b, be, nodes[i], 0)
+					if err := be.Compute(nodes[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.SetBytes(rowBytes * s.m * nUsed)
+				b.ResetTimer()
+				i := 0
+				for b.Loop() {
+					if err := be.Compute(nodes[i]); err != nil {
+						b.Fatal(err)
+					}
+					i = (i + 1) % len(nodes)
+				}
+			})
+		}
+	}
+}
