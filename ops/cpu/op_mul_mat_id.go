@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
@@ -24,7 +25,9 @@ import (
 // no expert has four pairs, and the dot product otherwise. Row tiles
 // keep whole groups of four or eight rows, and a worker's run of
 // consecutive tiles of one expert and pairs is computed as one (joins),
-// so a pool chunk costs one kernel call per pair. The grouping, the tiles and the job live
+// so a run of tiles costs one kernel call per pair; the threads take
+// runs that shrink as the tiles run out (take), so they finish together.
+// The grouping, the tiles and the job live
 // in the backend and are reused, so a call allocates nothing once its
 // shapes have been seen.
 
@@ -96,10 +99,35 @@ type mulMatIDJob struct {
 	sc         *scratch
 	nbq        int64 // blocks per row for g
 	groupBytes int64
-	// homeOn: the tiles go out in home parts (home) rather than through
-	// the pool's shared counter.
+	// homeOn: the tiles go out in home parts (home); otherwise in
+	// guided runs (take: taken counts the tiles handed out, nt the
+	// threads).
 	homeOn bool
 	home   homeParts
+	taken  atomic.Int64
+	nt     int64
+}
+
+// take hands out the next run of tiles [lo, hi), or reports that none is
+// left: a share of what is left that shrinks as the work runs out (a
+// 2*nt-th of it, at least one tile), so the first runs are long (one
+// kernel call per pair for many tiles, joins) and the last ones a tile
+// each, and the threads finish within about a tile of each other
+// whichever started late or ran slower. The pool's fixed chunks (an
+// eighth of the tiles each with two threads) could leave one thread a
+// whole chunk of streaming while the other waits.
+func (j *mulMatIDJob) take() (lo, hi int, ok bool) {
+	n := int64(len(j.tiles))
+	for {
+		l := j.taken.Load()
+		if l >= n {
+			return 0, 0, false
+		}
+		h := l + max(1, (n-l)/(2*j.nt))
+		if j.taken.CompareAndSwap(l, h) {
+			return int(l), int(h), true
+		}
+	}
 }
 
 // growI64 returns b with length n, reallocated when its capacity is
@@ -287,16 +315,20 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 		}
 	}
 	j.expertTiles(b.pool.threads)
-	j.homeOn = false
-	if nt := b.pool.threads; gemvHomeRows && nt > 1 && ids.Ne[1] == 1 {
+	nt := b.pool.threads
+	j.homeOn = gemvHomeRows && nt > 1 && ids.Ne[1] == 1
+	if j.homeOn {
 		// One token (decoding): home parts (see homeParts), so that a
 		// thread keeps the same experts' rows from call to call.
-		j.homeOn = true
 		j.home.reset(nt, int64(len(j.tiles)))
-		b.pool.run(nt, 1, j)
-		return nil
+	} else {
+		// Guided runs (take): one item per thread, each taking runs of
+		// tiles until none is left.
+		nt = min(nt, len(j.tiles))
+		j.taken.Store(0)
+		j.nt = int64(nt)
 	}
-	b.pool.run(len(j.tiles), 1, j)
+	b.pool.run(nt, 1, j)
 	if j.x8 == nil {
 		// The tiled kernel or the plain rows read the original experts.
 		b.x8Rerelease(w)
@@ -304,7 +336,7 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 	return nil
 }
 
-func (j *mulMatIDJob) do(wk, lo, hi int) {
+func (j *mulMatIDJob) do(wk, _, _ int) {
 	if j.homeOn {
 		k := 0
 		for t := j.home.take(wk, &k); t >= 0; t = j.home.take(wk, &k) {
@@ -312,6 +344,14 @@ func (j *mulMatIDJob) do(wk, lo, hi int) {
 		}
 		return
 	}
+	for lo, hi, ok := j.take(); ok; lo, hi, ok = j.take() {
+		j.doRun(wk, lo, hi)
+	}
+}
+
+// doRun computes tiles [lo, hi) on worker wk, joining consecutive tiles
+// of one expert and pairs.
+func (j *mulMatIDJob) doRun(wk, lo, hi int) {
 	for t := lo; t < hi; {
 		tile := j.tiles[t]
 		for t++; t < hi && j.joins(tile, j.tiles[t]); t++ {
