@@ -370,14 +370,19 @@ var moeDecodeShapes = []struct {
 // matrix), the bandwidth MUL_MAT_ID's weight stream should reach; MB/s
 // counts the weight bytes a call reads (two experts), so the ratio of
 // the two speeds is MUL_MAT_ID's cost beyond streaming its weights,
-// readable even on a busy machine when both run in one invocation.
+// readable even on a busy machine when both run in one invocation. The
+// "-hot" variants compute one node again and again, its weights in cache:
+// there the per-call costs (activations, side data, tiles, the pool's
+// hand-off, the threads' imbalance) weigh more.
 func BenchmarkMulMatIDDecode(b *testing.B) {
 	const total = 128 << 20
 	const nExpert, nUsed = 8, 2
 	wt := quant.Q4_0
 	for _, s := range moeDecodeShapes {
-		for _, kind := range []string{"id", "dense"} {
+		for _, kind := range []string{"id", "dense", "id-hot", "dense-hot"} {
 			b.Run(s.name+"/"+kind, func(b *testing.B) {
+				hot := strings.HasSuffix(kind, "-hot")
+				kind = strings.TrimSuffix(kind, "-hot")
 				be, err := NewWithOptions(Options{})
 				if err != nil {
 					b.Fatal(err)
@@ -397,6 +402,9 @@ func BenchmarkMulMatIDDecode(b *testing.B) {
 					rows = s.m * nExpert
 				}
 				copies := max(2, total/(rowBytes*rows))
+				if hot {
+					copies = 1
+				}
 				x := mxLeaf(b, be, rng, "x", quant.F32, s.k, s.b1, 1)
 				xd := mxLeaf(b, be, rng, "x", quant.F32, s.k, 1)
 				nodes := make([]*ops.Tensor, copies)
