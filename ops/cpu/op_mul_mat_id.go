@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"sync/atomic"
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
@@ -26,7 +25,8 @@ import (
 // keep whole groups of four or eight rows, and a worker's run of
 // consecutive tiles of one expert and pairs is computed as one (joins),
 // so a run of tiles costs one kernel call per pair; the threads take
-// runs that shrink as the tiles run out (take), so they finish together.
+// runs that shrink as the tiles run out (guidedRuns), so they finish
+// together.
 // The grouping, the tiles and the job live
 // in the backend and are reused, so a call allocates nothing once its
 // shapes have been seen.
@@ -100,34 +100,10 @@ type mulMatIDJob struct {
 	nbq        int64 // blocks per row for g
 	groupBytes int64
 	// homeOn: the tiles go out in home parts (home); otherwise in
-	// guided runs (take: taken counts the tiles handed out, nt the
-	// threads).
+	// guided runs (runs).
 	homeOn bool
 	home   homeParts
-	taken  atomic.Int64
-	nt     int64
-}
-
-// take hands out the next run of tiles [lo, hi), or reports that none is
-// left: a share of what is left that shrinks as the work runs out (a
-// 2*nt-th of it, at least one tile), so the first runs are long (one
-// kernel call per pair for many tiles, joins) and the last ones a tile
-// each, and the threads finish within about a tile of each other
-// whichever started late or ran slower. The pool's fixed chunks (an
-// eighth of the tiles each with two threads) could leave one thread a
-// whole chunk of streaming while the other waits.
-func (j *mulMatIDJob) take() (lo, hi int, ok bool) {
-	n := int64(len(j.tiles))
-	for {
-		l := j.taken.Load()
-		if l >= n {
-			return 0, 0, false
-		}
-		h := l + max(1, (n-l)/(2*j.nt))
-		if j.taken.CompareAndSwap(l, h) {
-			return int(l), int(h), true
-		}
-	}
+	runs   guidedRuns
 }
 
 // growI64 returns b with length n, reallocated when its capacity is
@@ -322,11 +298,10 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 		// thread keeps the same experts' rows from call to call.
 		j.home.reset(nt, int64(len(j.tiles)))
 	} else {
-		// Guided runs (take): one item per thread, each taking runs of
-		// tiles until none is left.
+		// Guided runs (guidedRuns): one item per thread, each taking
+		// runs of tiles until none is left.
 		nt = min(nt, len(j.tiles))
-		j.taken.Store(0)
-		j.nt = int64(nt)
+		j.runs.reset(int64(len(j.tiles)), nt)
 	}
 	b.pool.run(nt, 1, j)
 	if j.x8 == nil {
@@ -344,7 +319,7 @@ func (j *mulMatIDJob) do(wk, _, _ int) {
 		}
 		return
 	}
-	for lo, hi, ok := j.take(); ok; lo, hi, ok = j.take() {
+	for lo, hi, ok := j.runs.take(); ok; lo, hi, ok = j.runs.take() {
 		j.doRun(wk, lo, hi)
 	}
 }

@@ -572,31 +572,3 @@ func TestMulMatIDOneHandOff(t *testing.T) {
 		}
 	}
 }
-
-// TestMulMatIDTake checks the guided runs of MUL_MAT_ID's tiles: taken
-// one after another they cover every tile once, in order, the first a
-// 2*nt-th of the tiles and the last one tile.
-func TestMulMatIDTake(t *testing.T) {
-	for _, nt := range []int64{1, 2, 3} {
-		for _, n := range []int{1, 2, 7, 40, 96} {
-			var j mulMatIDJob
-			j.tiles = make([]expertTile, n)
-			j.nt = nt
-			next := 0
-			var runs []int
-			for lo, hi, ok := j.take(); ok; lo, hi, ok = j.take() {
-				if lo != next || hi <= lo || hi > n {
-					t.Fatalf("nt=%d n=%d: run [%d, %d) after %d", nt, n, lo, hi, next)
-				}
-				next = hi
-				runs = append(runs, hi-lo)
-			}
-			if next != n {
-				t.Fatalf("nt=%d n=%d: runs end at %d", nt, n, next)
-			}
-			if want := max(1, n/int(2*nt)); runs[0] != want || runs[len(runs)-1] != 1 {
-				t.Errorf("nt=%d n=%d: runs %v, want the first %d and the last 1", nt, n, runs, want)
-			}
-		}
-	}
-}
