@@ -256,12 +256,17 @@ func (b *Backend) mulMatX8(j *mulMatJob, xk *x8Kernel, x8 []byte) {
 	j.per = xk.per
 	j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, j.acts, j.n, j.b2, j.b3, j.nb)
 	groups := j.m / 8
-	// Items of up to x8MaxGroups groups, at least four per thread (the
-	// pool hands each thread contiguous runs of them).
+	// Items of up to x8MaxGroups groups, at least four per thread,
+	// handed out in guided runs (one per thread to start, shrinking to
+	// an item at the end), a run's items of one batch one kernel call
+	// per column.
 	nt := int64(b.pool.threads)
 	j.tm = max(1, min(x8MaxGroups, groups/(4*nt)))
 	j.rowTiles = ceilDiv(groups, j.tm)
-	b.pool.run(int(j.b2*j.b3*j.rowTiles), 1, x8Job{j})
+	items := j.b2 * j.b3 * j.rowTiles
+	nt = min(nt, items)
+	j.runs.reset(items, int(nt))
+	b.pool.run(int(nt), 1, x8Job{j})
 }
 
 // x8MaxGroups is the most eight-row groups one work item of the x8
@@ -271,15 +276,27 @@ const x8MaxGroups = 8
 // x8Job runs a mulMatJob's items on the x8 path.
 type x8Job struct{ j *mulMatJob }
 
-func (x x8Job) do(w, lo, hi int) {
+func (x x8Job) do(w, _, _ int) {
+	for lo, hi, ok := x.j.runs.take(); ok; lo, hi, ok = x.j.runs.take() {
+		x.items(w, int64(lo), int64(hi))
+	}
+}
+
+// items computes items [lo, hi) on worker w: the items of one batch
+// together, their groups in one kernel call per column (each group's
+// outputs are the kernel's whatever the calls: it starts every group
+// afresh).
+func (x x8Job) items(w int, lo, hi int64) {
 	j := x.j
 	groups := j.m / 8
 	gbytes := 8 * j.aRow
-	for item := int64(lo); item < int64(hi); item++ {
+	for item := lo; item < hi; {
 		batch, tile := item/j.rowTiles, item%j.rowTiles
+		end := min(hi, (batch+1)*j.rowTiles) // past the last item of the batch in the run
 		i2, i3 := batch%j.b2, batch/j.b2
 		g0 := tile * j.tm
-		g1 := min(g0+j.tm, groups)
+		g1 := min((tile+end-item)*j.tm, groups)
+		item = end
 		base := at(j.a, 0, 0, i2/j.r2, i3/j.r3) + g0*gbytes
 		x := j.aMem[base : base+(g1-g0)*gbytes]
 		per := j.nb * j.per

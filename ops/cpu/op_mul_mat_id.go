@@ -21,7 +21,13 @@ import (
 // four weight rows through the four-row kernel (gemvSide, with its data
 // prepared once per call, or gemv) where it has one, or groups of eight
 // through the x8 kernel from the experts' x8 copy (mul_mat_x8.go) where
-// no expert has four pairs, and the dot product otherwise. The grouping, the tiles and the job live
+// no expert has four pairs, and the dot product otherwise. Row tiles
+// keep whole groups of four or eight rows, and a worker's run of
+// consecutive tiles of one expert and pairs is computed as one (joins),
+// so a run of tiles costs one kernel call per pair; the threads take
+// runs that shrink as the tiles run out (guidedRuns), so they finish
+// together.
+// The grouping, the tiles and the job live
 // in the backend and are reused, so a call allocates nothing once its
 // shapes have been seen.
 
@@ -93,10 +99,11 @@ type mulMatIDJob struct {
 	sc         *scratch
 	nbq        int64 // blocks per row for g
 	groupBytes int64
-	// homeOn: the tiles go out in home parts (home) rather than through
-	// the pool's shared counter.
+	// homeOn: the tiles go out in home parts (home); otherwise in
+	// guided runs (runs).
 	homeOn bool
 	home   homeParts
+	runs   guidedRuns
 }
 
 // growI64 returns b with length n, reallocated when its capacity is
@@ -179,29 +186,33 @@ func (j *mulMatIDJob) expertTiles(threads int) {
 	count := func(tm int64) int64 {
 		var c int64
 		for e := range nExpert {
-			c += ceilDiv(m, tm) * ceilDiv(start[e+1]-start[e], tn)
+			if np := start[e+1] - start[e]; np > 0 {
+				c += ceilDiv(np, tn)
+			}
 		}
-		return c
+		return ceilDiv(m, tm) * c
 	}
 	// With the four-row kernel tiles keep whole groups of four rows,
-	// with the x8 kernel whole groups of eight (tm a multiple of 8, so
-	// every tile starts a group).
-	minRows := int64(1)
+	// with the x8 kernel whole groups of eight (tm a multiple of 4 or 8,
+	// so every tile starts a group and only an expert's last tile has
+	// rows past its last group: which kernel computes a row does not
+	// depend on the thread count).
+	group := int64(1)
 	if j.gemv != nil {
-		minRows = 4
+		group = 4
 	}
 	if j.x8 != nil {
-		minRows = 8
-		tm = (tm + 7) / 8 * 8
+		group = 8
 	}
-	for tm > minRows && count(tm) < 4*int64(threads) {
-		tm = (tm + 1) / 2
-		if j.x8 != nil {
-			tm = (tm + 7) / 8 * 8
-		}
+	tm = (tm + group - 1) / group * group
+	for tm > group && count(tm) < 4*int64(threads) {
+		tm = ((tm+1)/2 + group - 1) / group * group
 	}
 	j.tiles = j.tiles[:0]
 	for e := range nExpert {
+		if start[e] == start[e+1] {
+			continue // never read
+		}
 		for i0 := int64(0); i0 < m; i0 += tm {
 			for p0 := start[e]; p0 < start[e+1]; p0 += tn {
 				j.tiles = append(j.tiles, expertTile{expert: e, i0: i0, i1: min(i0+tm, m), p0: p0, p1: min(p0+tn, start[e+1])})
@@ -242,7 +253,22 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 	j.out = f32s(mem(t), 0, t.NumElements())
 	j.k, j.m, j.nUsed, j.b1 = k, m, ids.Ne[0], x.Ne[1]
 	j.gemv, j.nb, j.per, j.dy, j.wout = nil, 0, 1, nil, nil
-	if sk := b.kern.gemvSide[w.Type]; sk != nil && m >= 4 && k%quant.QK == 0 {
+	j.x8, j.x8mem = nil, nil
+	var x8 []byte
+	xk := b.kern.x8[w.Type]
+	if xk != nil && b.repack && (b.kern.gemm[w.Type] == nil || j.maxPairs() < 4) {
+		// Only where the tiled kernel, which reads the original
+		// experts, has no four pairs of an expert to take (decoding):
+		// otherwise it would fault the released original back in.
+		x8 = b.x8Weights(w, xk)
+	}
+	if x8 != nil {
+		// The four-row kernel takes the tail rows, with the same side
+		// data (prepared once: the side kernel's below is not needed).
+		j.gemv, j.x8, j.x8mem, j.wout = xk.tail, xk, x8, b.scratch.quad
+		j.nb, j.per = k/xk.qk, xk.per
+		j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, acts, j.b1, x.Ne[2], 1, j.nb)
+	} else if sk := b.kern.gemvSide[w.Type]; sk != nil && m >= 4 && k%quant.QK == 0 {
 		j.gemv, j.nb, j.per, j.wout = sk.f, k/quant.QK, int64(sk.per), b.scratch.quad
 		j.dy = sk.prepare(&b.scratch.dy, acts, j.b1, x.Ne[2], 1, j.nb)
 	} else if gv := b.kern.gemv[w.Type]; gv != nil && m >= 4 {
@@ -251,19 +277,6 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 			if w.Type.VecDotType() == quant.Q8_0 {
 				j.dy = widenQ8Scales(&b.scratch.dy, acts, j.b1, x.Ne[2], 1, j.nb)
 			}
-		}
-	}
-	j.x8, j.x8mem = nil, nil
-	if xk := b.kern.x8[w.Type]; xk != nil && b.repack && (b.kern.gemm[w.Type] == nil || j.maxPairs() < 4) {
-		// Only where the tiled kernel, which reads the original
-		// experts, has no four pairs of an expert to take (decoding):
-		// otherwise it would fault the released original back in.
-		if x8 := b.x8Weights(w, xk); x8 != nil {
-			// The four-row kernel takes the tail rows, with the same
-			// side data.
-			j.gemv, j.x8, j.x8mem, j.wout = xk.tail, xk, x8, b.scratch.quad
-			j.nb, j.per = k/xk.qk, xk.per
-			j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, acts, j.b1, x.Ne[2], 1, j.nb)
 		}
 	}
 	j.g, j.sc = nil, &b.scratch
@@ -278,16 +291,19 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 		}
 	}
 	j.expertTiles(b.pool.threads)
-	j.homeOn = false
-	if nt := b.pool.threads; gemvHomeRows && nt > 1 && ids.Ne[1] == 1 {
+	nt := b.pool.threads
+	j.homeOn = gemvHomeRows && nt > 1 && ids.Ne[1] == 1
+	if j.homeOn {
 		// One token (decoding): home parts (see homeParts), so that a
 		// thread keeps the same experts' rows from call to call.
-		j.homeOn = true
 		j.home.reset(nt, int64(len(j.tiles)))
-		b.pool.run(nt, 1, j)
-		return nil
+	} else {
+		// Guided runs (guidedRuns): one item per thread, each taking
+		// runs of tiles until none is left.
+		nt = min(nt, len(j.tiles))
+		j.runs.reset(int64(len(j.tiles)), nt)
 	}
-	b.pool.run(len(j.tiles), 1, j)
+	b.pool.run(nt, 1, j)
 	if j.x8 == nil {
 		// The tiled kernel or the plain rows read the original experts.
 		b.x8Rerelease(w)
@@ -295,7 +311,7 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 	return nil
 }
 
-func (j *mulMatIDJob) do(wk, lo, hi int) {
+func (j *mulMatIDJob) do(wk, _, _ int) {
 	if j.homeOn {
 		k := 0
 		for t := j.home.take(wk, &k); t >= 0; t = j.home.take(wk, &k) {
@@ -303,9 +319,35 @@ func (j *mulMatIDJob) do(wk, lo, hi int) {
 		}
 		return
 	}
-	for _, tile := range j.tiles[lo:hi] {
+	for lo, hi, ok := j.runs.take(); ok; lo, hi, ok = j.runs.take() {
+		j.doRun(wk, lo, hi)
+	}
+}
+
+// doRun computes tiles [lo, hi) on worker wk, joining consecutive tiles
+// of one expert and pairs.
+func (j *mulMatIDJob) doRun(wk, lo, hi int) {
+	for t := lo; t < hi; {
+		tile := j.tiles[t]
+		for t++; t < hi && j.joins(tile, j.tiles[t]); t++ {
+			tile.i1 = j.tiles[t].i1
+		}
 		j.doTile(wk, tile)
 	}
+}
+
+// joins reports whether tile u continues tile t (the same expert and
+// pairs, the next rows), so that one doTile computes both, as one run of
+// rows per kernel call: a chunk of the pool's items then costs one call
+// per pair, not one per tile. Every row's output is computed as in its
+// own tile: the x8 groups, the tiled kernel and the dot product take
+// rows one at a time or in groups of eight that tiles (a multiple of
+// eight rows with the x8 kernel) never split, and with the four-row
+// kernel t ends a whole number of groups of four after its start, so
+// u's groups of four are the same.
+func (j *mulMatIDJob) joins(t, u expertTile) bool {
+	return u.expert == t.expert && u.p0 == t.p0 && u.p1 == t.p1 && u.i0 == t.i1 &&
+		(j.gemv == nil || j.x8 != nil || (t.i1-t.i0)%4 == 0)
 }
 
 // doTile computes one tile on worker wk.

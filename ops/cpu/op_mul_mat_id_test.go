@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -347,5 +348,227 @@ func TestMulMatIDHomeParts(t *testing.T) {
 			}
 		}
 		b.Close()
+	}
+}
+
+// moeDecodeShapes are the MUL_MAT_ID products of one decoded token of the
+// issue-25 MoE model (mkmodel's moe-100m: 8 experts of ff 320, 2 used,
+// embd 768): the gate and up experts (k 768, m 320, one input row for
+// both slots) and the down experts (k 320, m 768, each slot its row).
+var moeDecodeShapes = []struct {
+	name     string
+	k, m, b1 int64
+}{{"gate", 768, 320, 1}, {"down", 320, 768, 2}}
+
+// BenchmarkMulMatIDDecode measures one token's MUL_MAT_ID on the MoE
+// model's shapes (moeDecodeShapes, 8 experts, 2 used, q4_0) with the
+// weights in a buffer marked as holding weights (so the x8 copy is read,
+// as from a GGUF file) and cold: it cycles through enough expert tensors
+// (128 MiB together, four times a 32 MiB L3) that none is in cache when
+// read again, and the experts chosen change from call to call. "dense"
+// is a plain one-row MUL_MAT of the same bytes (both experts' rows as one
+// matrix), the bandwidth MUL_MAT_ID's weight stream should reach; MB/s
+// counts the weight bytes a call reads (two experts), so the ratio of
+// the two speeds is MUL_MAT_ID's cost beyond streaming its weights,
+// readable even on a busy machine when both run in one invocation. The
+// "-hot" variants compute one node again and again, its weights in cache:
+// there the per-call costs (activations, side data, tiles, the pool's
+// hand-off, the threads' imbalance) weigh more.
+func BenchmarkMulMatIDDecode(b *testing.B) {
+	const total = 128 << 20
+	const nExpert, nUsed = 8, 2
+	wt := quant.Q4_0
+	for _, s := range moeDecodeShapes {
+		for _, kind := range []string{"id", "dense", "id-hot", "dense-hot"} {
+			b.Run(s.name+"/"+kind, func(b *testing.B) {
+				hot := strings.HasSuffix(kind, "-hot")
+				kind = strings.TrimSuffix(kind, "-hot")
+				be, err := NewWithOptions(Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer be.Close()
+				rowBytes, err := wt.RowSize(s.k)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(7, 8))
+				row := make([]byte, rowBytes)
+				if err := quant.QuantizeRow(wt, mxRandom(rng, s.k), row); err != nil {
+					b.Fatal(err)
+				}
+				rows := s.m * nUsed
+				if kind == "id" {
+					rows = s.m * nExpert
+				}
+				copies := max(2, total/(rowBytes*rows))
+				if hot {
+					copies = 1
+				}
+				x := mxLeaf(b, be, rng, "x", quant.F32, s.k, s.b1, 1)
+				xd := mxLeaf(b, be, rng, "x", quant.F32, s.k, 1)
+				nodes := make([]*ops.Tensor, copies)
+				for i := range nodes {
+					w, err := ops.NewTensor("w", wt, s.k, rows)
+					if kind == "id" {
+						w, err = ops.NewTensor("experts", wt, s.k, s.m, nExpert)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					mxAlloc(b, be, w, 0)
+					raw, _ := w.HostBytes()
+					for r := range rows {
+						copy(raw[r*rowBytes:], row)
+					}
+					w.Buffer.(*ops.HostBuffer).MarkWeights()
+					if kind == "id" {
+						// Two distinct experts, a different pair each
+						// copy.
+						e0 := int32(i % nExpert)
+						e1 := (e0 + 1 + int32(i/nExpert)%(nExpert-1)) % nExpert
+						ids := mxIDs(b, be, "ids", []int32{e0, e1}, nUsed, 1)
+						nodes[i], err = ops.MulMatID(w, x, ids)
+					} else {
+						nodes[i], err = ops.MulMat(w, xd)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					mxAlloc(b, be, nodes[i], 0)
+					if err := be.Compute(nodes[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.SetBytes(rowBytes * s.m * nUsed)
+				b.ResetTimer()
+				i := 0
+				for b.Loop() {
+					if err := be.Compute(nodes[i]); err != nil {
+						b.Fatal(err)
+					}
+					i = (i + 1) % len(nodes)
+				}
+			})
+		}
+	}
+}
+
+// TestMulMatIDJoinedTiles checks that MUL_MAT_ID's joined tiles (a
+// worker's run of tiles of one expert computed by one doTile, see joins)
+// give every output bit for bit as the tiles one at a time do, and that
+// the outputs do not depend on the thread count (which decides where the
+// runs break): with and without the x8 copy, weight types with the x8,
+// side, four-row and tiled kernels and without, row counts that leave
+// tails of the eight- and four-row groups, one token and a few.
+func TestMulMatIDJoinedTiles(t *testing.T) {
+	type shape struct{ m, nTok, b1 int64 }
+	shapes := []shape{{70, 1, 1}, {70, 1, 3}, {13, 1, 3}, {37, 2, 1}, {21, 6, 3}}
+	types := []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K, quant.F16, quant.F32, quant.IQ4_XS}
+	forEachTier(t, func(t *testing.T, ks *kernelSet) {
+		var bs []*Backend
+		for _, n := range []int{1, 2, 3} {
+			b, err := NewWithOptions(Options{Threads: n, Tier: ks.name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			bs = append(bs, b)
+		}
+		rng := rand.New(rand.NewPCG(83, 84))
+		for _, wt := range types {
+			for _, weights := range []bool{false, true} {
+				for _, s := range shapes {
+					name := fmt.Sprintf("%v/weights=%v/m=%d/tokens=%d/b1=%d", wt, weights, s.m, s.nTok, s.b1)
+					k := 256
+					w := mxLeaf(t, bs[0], rng, "experts", wt, int64(k), s.m, 6)
+					if weights {
+						w.Buffer.(*ops.HostBuffer).MarkWeights()
+					}
+					x := mxLeaf(t, bs[0], rng, "b", quant.F32, int64(k), s.b1, s.nTok)
+					vals := make([]int32, 3*s.nTok)
+					for i := range vals {
+						// Tokens pick from experts 0-3 (some with four
+						// pairs or more: the tiled kernel), 4 and 5 never.
+						vals[i] = int32((i + i/3) % 4)
+					}
+					ids := mxIDs(t, bs[0], "ids", vals, 3, s.nTok)
+					node := mustNode(t)(ops.MulMatID(w, x, ids))
+					mxAlloc(t, bs[0], node, 0)
+					raw, _ := node.HostBytes()
+					out := f32s(raw, 0, node.NumElements())
+					var runs [][]float32
+					for _, b := range bs {
+						for i := range out {
+							out[i] = float32(math.NaN()) // a tile left out shows
+						}
+						if err := b.Compute(node); err != nil {
+							t.Fatal(err)
+						}
+						runs = append(runs, slices.Clone(out))
+					}
+					// The tiles one at a time, on the one-thread
+					// backend's job as its Compute left it.
+					b := bs[0]
+					if err := b.Compute(node); err != nil {
+						t.Fatal(err)
+					}
+					for i := range out {
+						out[i] = float32(math.NaN())
+					}
+					j := &b.mmid
+					if int64(len(j.tiles)) < 2 {
+						t.Fatalf("%s: %d tiles; the test needs several", name, len(j.tiles))
+					}
+					for _, tile := range j.tiles {
+						j.doTile(0, tile)
+					}
+					for r, got := range runs {
+						for i := range out {
+							if !sameFloat(got[i], out[i]) {
+								t.Fatalf("%s %s: threads=%d: output %d = %g, tile by tile %g", ks.name, name, r+1, i, got[i], out[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestMulMatIDOneHandOff checks that one token's MUL_MAT_ID (decoding)
+// hands work to the pool's threads once: the activations and their side
+// data are prepared on the caller (one or a few rows) and every tile goes
+// out in one region.
+func TestMulMatIDOneHandOff(t *testing.T) {
+	b, err := NewWithOptions(Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rng := rand.New(rand.NewPCG(85, 86))
+	for _, wt := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.F16} {
+		for _, s := range moeDecodeShapes {
+			if s.k%wt.BlockSize() != 0 {
+				continue // q4_K's down experts: k 320
+			}
+			w := mxLeaf(t, b, rng, "experts", wt, s.k, s.m, 8)
+			w.Buffer.(*ops.HostBuffer).MarkWeights()
+			x := mxLeaf(t, b, rng, "b", quant.F32, s.k, s.b1, 1)
+			ids := mxIDs(t, b, "ids", []int32{5, 2}, 2, 1)
+			node := mustNode(t)(ops.MulMatID(w, x, ids))
+			mxAlloc(t, b, node, 0)
+			// The first Compute makes the x8 copy (a region of its own).
+			if err := b.Compute(node); err != nil {
+				t.Fatal(err)
+			}
+			seq := b.pool.seq
+			if err := b.Compute(node); err != nil {
+				t.Fatal(err)
+			}
+			if n := b.pool.seq - seq; n != 1 {
+				t.Errorf("%v %s: %d pool regions, want 1", wt, s.name, n)
+			}
+		}
 	}
 }

@@ -11,6 +11,7 @@
 package gemv
 
 import (
+	"encoding/binary"
 	"math"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
@@ -39,15 +40,30 @@ const SideSlots = 9
 // not once per four weight rows).
 func Q4_0Prep(y []byte, nb int, side []float32) {
 	for ib := range nb {
-		by, s := y[ib*simd.BytesQ8_0:], side[ib*SideSlots:][:SideSlots]
-		for l := range 4 {
-			var c int32
-			for e := range 4 {
-				c += int32(int8(by[2+4*l+e])) + int32(int8(by[18+4*l+e]))
-			}
-			s[l] = math.Float32frombits(uint32(8 * c))
-			s[l+4] = s[l]
-		}
+		by, s := y[ib*simd.BytesQ8_0:][:simd.BytesQ8_0], side[ib*SideSlots:][:SideSlots]
+		// Lanes 0-1 and 2-3, eight codes a word (four a lane) from
+		// each half of the block.
+		c0, c1 := laneSums(binary.LittleEndian.Uint64(by[2:]), binary.LittleEndian.Uint64(by[18:]))
+		c2, c3 := laneSums(binary.LittleEndian.Uint64(by[10:]), binary.LittleEndian.Uint64(by[26:]))
+		s[0] = math.Float32frombits(uint32(8 * c0))
+		s[1] = math.Float32frombits(uint32(8 * c1))
+		s[2] = math.Float32frombits(uint32(8 * c2))
+		s[3] = math.Float32frombits(uint32(8 * c3))
+		s[4], s[5], s[6], s[7] = s[0], s[1], s[2], s[3]
 		s[8] = simd.HalfAt(by, 0)
 	}
+}
+
+// laneSums returns the sums of the signed bytes 0-3 of a and b together,
+// and of bytes 4-7 of a and b, exactly: each byte biased by 128 (its sign
+// bit flipped) is unsigned, so the biased bytes add without carries
+// between fields (pairs in 16-bit fields, at most 4*255; lanes in 32-bit
+// ones), and each sum of eight loses 8*128 again.
+func laneSums(a, b uint64) (lo, hi int32) {
+	const sign, m8, m16 = 0x8080808080808080, 0x00ff00ff00ff00ff, 0x0000ffff0000ffff
+	a ^= sign
+	b ^= sign
+	t := a&m8 + (a>>8)&m8 + b&m8 + (b>>8)&m8
+	u := t&m16 + (t>>16)&m16
+	return int32(uint32(u)) - 1024, int32(u>>32) - 1024
 }
