@@ -441,14 +441,7 @@ func BenchmarkMulMatIDDecode(b *testing.B) {
 					}
 				}
 				b.SetBytes(rowBytes * s.m * nUsed)
-				b.ResetTimer()
-				i := 0
-				for b.Loop() {
-					if err := be.Compute(nodes[i]); err != nil {
-						b.Fatal(err)
-					}
-					i = (i + 1) % len(nodes)
-				}
+				benchRotate(b, be, nodes)
 			})
 		}
 	}
