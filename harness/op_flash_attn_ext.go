@@ -133,7 +133,8 @@ func (s flashAttn) Case(kv quant.Type) Case {
 // flashAttnCases covers K/V in f16, f32, q8_0 and q4_0: GQA and MQA,
 // decoding one query, causal and random masks (f16 and f32), sinks,
 // softcap, ALiBi, a fully masked query, views of a KV cache, broadcasting
-// in dim 3, odd head sizes where the type allows them, and refused shapes.
+// in dim 3, odd head sizes where the type allows them, small heads (8 and
+// 16), and refused shapes.
 func flashAttnCases() []Case {
 	var cs []Case
 	f16 := quant.F16
@@ -193,6 +194,15 @@ func flashAttnCases() []Case {
 			planted(fa.Case(kv), at("v", nan, 6, 19, 0)),
 			plantedFinite(fa.Case(kv), at("sinks", ninf, 0)),
 			planted(fa.Case(kv), at("sinks", pinf, 2)),
+		)
+	}
+	// Small heads (stories260K has d=8): the CPU has its own path for
+	// d and dv of 8 and 16 with f16 K/V; prefill (causal mask) and decode
+	// (a random mask: a causal one hides nothing from the last query), GQA.
+	for _, d := range []int64{8, 16} {
+		cs = append(cs,
+			flashAttn{heads: 8, kvHeads: 2, d: d, nq: 7, nkv: 33, hasMask: true, maskType: f16, mask: Causal()}.Case(f16),
+			flashAttn{heads: 8, kvHeads: 2, d: d, nq: 1, nkv: 70, hasMask: true, maskType: f16, mask: Mask(0.3, -1, 0)}.Case(f16),
 		)
 	}
 	cs = append(cs,
