@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/getrows"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
 	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
@@ -76,7 +77,7 @@ var genericKernels = &kernelSet{
 	name: "generic",
 	dots: dotKernels,
 	act:  map[quant.Type]func([]float32, []byte){},
-	gemm: deqGemms(sgemmMicroGo),
+	gemm: deqGemms(sgemmMicroGo, genericDeq),
 	gemv: map[quant.Type]gemvFunc{},
 	vec: vecKernels{
 		smPrep:   vec.SMPrep,
@@ -99,7 +100,7 @@ var genericKernels = &kernelSet{
 		swiglu:    vec.SwiGLU,
 		swigluOAI: swigluOAIRow,
 	},
-	deq: map[quant.Type]func([]byte, []float32){},
+	deq: genericDeq,
 	// ROPE: float64 math.Sincos for the cache and the rotation loops of
 	// vec.go, head by head.
 	rope: &ropeKernels{angles: rope.Angles, norm: rope.NormHeads, neox: rope.NeoXHeads},
@@ -176,4 +177,10 @@ func kernelSets() []*kernelSet {
 		}
 	}
 	return out
+}
+
+// genericDeq are the generic tier's fast row decoders (plain Go, equal
+// bit for bit to quant.DequantizeRow), for GET_ROWS and gemmDeq.
+var genericDeq = map[quant.Type]func([]byte, []float32){
+	quant.TQ2_0: getrows.DeqTQ2_0,
 }

@@ -82,7 +82,7 @@ var avx2Kernels = &kernelSet{
 	},
 	// The formats without a tiled integer kernel decode their weights
 	// into the packed float path (gemmDeq; deqTypes).
-	gemm: withDeqGemms(sgemm.MicroAVX2, map[quant.Type]*gemmKernel{
+	gemm: withDeqGemms(sgemm.MicroAVX2, avx2Deq, map[quant.Type]*gemmKernel{
 		quant.F32:  {kind: gemmFloat, tile: dot.TileF32AVX2, micro: sgemm.MicroAVX2},
 		quant.F16:  {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenF16AVX2, micro: sgemm.MicroAVX2},
 		quant.BF16: {kind: gemmFloat, tile: dot.TileF32AVX2, widen: dot.WidenBF16AVX2, micro: sgemm.MicroAVX2},
@@ -176,12 +176,7 @@ var avx2Kernels = &kernelSet{
 		swiglu:    vec.SwiGLUAVX2,
 		swigluOAI: vec.SwiGLUOAIAVX2,
 	},
-	deq: map[quant.Type]func([]byte, []float32){
-		quant.Q4_0: getrows.DeqQ4_0AVX2,
-		quant.Q8_0: getrows.DeqQ8_0AVX2,
-		quant.F16:  dot.WidenF16AVX2,
-		quant.BF16: dot.WidenBF16AVX2,
-	},
+	deq: avx2Deq,
 	rope: &ropeKernels{
 		angles: rope.AnglesAVX2,
 		norm:   rope.NormHeadsAVX2,
@@ -216,4 +211,14 @@ func withGenericDots(over map[quant.Type]dotKernel) map[quant.Type]dotKernel {
 	m := maps.Clone(dotKernels)
 	maps.Copy(m, over)
 	return m
+}
+
+// avx2Deq are the AVX2 tier's fast row decoders, equal bit for bit to
+// quant.DequantizeRow, for GET_ROWS and gemmDeq.
+var avx2Deq = map[quant.Type]func([]byte, []float32){
+	quant.Q4_0:  getrows.DeqQ4_0AVX2,
+	quant.Q8_0:  getrows.DeqQ8_0AVX2,
+	quant.F16:   dot.WidenF16AVX2,
+	quant.BF16:  dot.WidenBF16AVX2,
+	quant.TQ2_0: getrows.DeqTQ2_0,
 }

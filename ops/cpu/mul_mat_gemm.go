@@ -360,11 +360,17 @@ var deqTypes = []quant.Type{
 }
 
 // deqGemms returns the gemmDeq kernels of deqTypes with micro-kernel
-// micro, decoding with quant.DequantizeRow.
-func deqGemms(micro sgemmMicro) map[quant.Type]*gemmKernel {
+// micro, decoding the weights with the tier's fast decoder in deq where
+// it has one (equal bit for bit to quant.DequantizeRow) and with
+// quant.DequantizeRow otherwise.
+func deqGemms(micro sgemmMicro, deq map[quant.Type]func([]byte, []float32)) map[quant.Type]*gemmKernel {
 	m := make(map[quant.Type]*gemmKernel, len(deqTypes))
 	for _, t := range deqTypes {
-		m[t] = &gemmKernel{kind: gemmDeq, micro: micro, widen: deqRow(t), actDecode: deqRow(t.VecDotType())}
+		widen := deq[t]
+		if widen == nil {
+			widen = deqRow(t)
+		}
+		m[t] = &gemmKernel{kind: gemmDeq, micro: micro, widen: widen, actDecode: deqRow(t.VecDotType())}
 	}
 	return m
 }
@@ -387,8 +393,8 @@ func deqUsable(g *gemmKernel, x *ops.Tensor) bool {
 }
 
 // withDeqGemms returns over with the gemmDeq kernels of deqTypes (micro
-// as their micro-kernel) added.
-func withDeqGemms(micro sgemmMicro, over map[quant.Type]*gemmKernel) map[quant.Type]*gemmKernel {
-	maps.Copy(over, deqGemms(micro))
+// as their micro-kernel, deq's decoders) added.
+func withDeqGemms(micro sgemmMicro, deq map[quant.Type]func([]byte, []float32), over map[quant.Type]*gemmKernel) map[quant.Type]*gemmKernel {
+	maps.Copy(over, deqGemms(micro, deq))
 	return over
 }
