@@ -7,11 +7,13 @@ import "sync/atomic"
 // take gets a 2*nt-th of what is left, at least one item. The first runs
 // are long (a job can join a run's items into few kernel calls), the last
 // ones an item each, so the threads finish within about an item of each
-// other whichever started late or ran slower. The pool's fixed chunks (a
-// 4*nt-th of the items each) can instead leave one thread a whole chunk
-// to stream alone while the others wait: for the 32000-row output
-// matrix, an eighth of its 20 MB with two threads. Which thread takes an
-// item never changes what is computed.
+// other whichever started late or ran slower. The pool's regions hand
+// out items this way from runGuided (the x8 matrix-vector path,
+// MUL_MAT_ID); run's fixed chunks (a 4*nt-th of the items each) can
+// instead leave one thread a whole chunk to stream alone while the
+// others wait: for the 32000-row output matrix, an eighth of its 20 MB
+// with two threads. Which thread takes an item never changes what is
+// computed.
 type guidedRuns struct {
 	taken atomic.Int64
 	n, nt int64

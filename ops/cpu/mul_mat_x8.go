@@ -263,10 +263,7 @@ func (b *Backend) mulMatX8(j *mulMatJob, xk *x8Kernel, x8 []byte) {
 	nt := int64(b.pool.threads)
 	j.tm = max(1, min(x8MaxGroups, groups/(4*nt)))
 	j.rowTiles = ceilDiv(groups, j.tm)
-	items := j.b2 * j.b3 * j.rowTiles
-	nt = min(nt, items)
-	j.runs.reset(items, int(nt))
-	b.pool.run(int(nt), 1, x8Job{j})
+	b.pool.runGuided(int(j.b2*j.b3*j.rowTiles), x8Job{j})
 }
 
 // x8MaxGroups is the most eight-row groups one work item of the x8
@@ -276,23 +273,17 @@ const x8MaxGroups = 8
 // x8Job runs a mulMatJob's items on the x8 path.
 type x8Job struct{ j *mulMatJob }
 
-func (x x8Job) do(w, _, _ int) {
-	for lo, hi, ok := x.j.runs.take(); ok; lo, hi, ok = x.j.runs.take() {
-		x.items(w, int64(lo), int64(hi))
-	}
-}
-
-// items computes items [lo, hi) on worker w: the items of one batch
-// together, their groups in one kernel call per column (each group's
-// outputs are the kernel's whatever the calls: it starts every group
-// afresh).
-func (x x8Job) items(w int, lo, hi int64) {
+// do computes a run of items [lo, hi) on worker w: the items of one
+// batch together, their groups in one kernel call per column (each
+// group's outputs are the kernel's whatever the calls: it starts every
+// group afresh).
+func (x x8Job) do(w, lo, hi int) {
 	j := x.j
 	groups := j.m / 8
 	gbytes := 8 * j.aRow
-	for item := lo; item < hi; {
+	for item := int64(lo); item < int64(hi); {
 		batch, tile := item/j.rowTiles, item%j.rowTiles
-		end := min(hi, (batch+1)*j.rowTiles) // past the last item of the batch in the run
+		end := min(int64(hi), (batch+1)*j.rowTiles) // past the last item of the batch in the run
 		i2, i3 := batch%j.b2, batch/j.b2
 		g0 := tile * j.tm
 		g1 := min((tile+end-item)*j.tm, groups)

@@ -210,8 +210,6 @@ type mulMatJob struct {
 	// homeParts) instead of the pool's shared counter.
 	homeOn bool
 	home   homeParts
-	// runs hands out the x8 path's items (guidedRuns).
-	runs guidedRuns
 }
 
 // gemvHomeRows turns on home parts for MUL_MAT with one to three

@@ -100,10 +100,9 @@ type mulMatIDJob struct {
 	nbq        int64 // blocks per row for g
 	groupBytes int64
 	// homeOn: the tiles go out in home parts (home); otherwise in
-	// guided runs (runs).
+	// the pool's guided runs (runGuided).
 	homeOn bool
 	home   homeParts
-	runs   guidedRuns
 }
 
 // growI64 returns b with length n, reallocated when its capacity is
@@ -297,13 +296,10 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 		// One token (decoding): home parts (see homeParts), so that a
 		// thread keeps the same experts' rows from call to call.
 		j.home.reset(nt, int64(len(j.tiles)))
+		b.pool.run(nt, 1, j)
 	} else {
-		// Guided runs (guidedRuns): one item per thread, each taking
-		// runs of tiles until none is left.
-		nt = min(nt, len(j.tiles))
-		j.runs.reset(int64(len(j.tiles)), nt)
+		b.pool.runGuided(len(j.tiles), j)
 	}
-	b.pool.run(nt, 1, j)
 	if j.x8 == nil {
 		// The tiled kernel or the plain rows read the original experts.
 		b.x8Rerelease(w)
@@ -311,7 +307,9 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 	return nil
 }
 
-func (j *mulMatIDJob) do(wk, _, _ int) {
+// do computes, in home parts, worker wk's share of the tiles, or else
+// the run of tiles [lo, hi) the pool handed out.
+func (j *mulMatIDJob) do(wk, lo, hi int) {
 	if j.homeOn {
 		k := 0
 		for t := j.home.take(wk, &k); t >= 0; t = j.home.take(wk, &k) {
@@ -319,14 +317,7 @@ func (j *mulMatIDJob) do(wk, _, _ int) {
 		}
 		return
 	}
-	for lo, hi, ok := j.runs.take(); ok; lo, hi, ok = j.runs.take() {
-		j.doRun(wk, lo, hi)
-	}
-}
-
-// doRun computes tiles [lo, hi) on worker wk, joining consecutive tiles
-// of one expert and pairs.
-func (j *mulMatIDJob) doRun(wk, lo, hi int) {
+	// Consecutive tiles of one expert and pairs join (joins).
 	for t := lo; t < hi; {
 		tile := j.tiles[t]
 		for t++; t < hi && j.joins(tile, j.tiles[t]); t++ {

@@ -14,7 +14,8 @@ import (
 // n threads starts n-1 goroutines. The range is cut into contiguous chunks
 // (several per thread) that the threads take in turn from a shared
 // counter, so a thread the OS deschedules on a busy machine delays only
-// its current chunk. The pool runs one parallel region at a time (the
+// its current chunk; runGuided hands out shrinking runs instead
+// (guidedRuns). The pool runs one parallel region at a time (the
 // backend serializes Compute), which lets it reuse its state: a region
 // whose job is a pointer to a long-lived struct allocates nothing.
 //
@@ -49,6 +50,10 @@ type pool struct {
 	// still draining the region.
 	next    atomic.Int64
 	pending atomic.Int32
+	// guided: the region hands out guided runs (runs, see runGuided)
+	// instead of fixed chunks.
+	guided bool
+	runs   guidedRuns
 
 	// panicMu guards the first panic a job raised in the current region,
 	// which run re-raises on the caller's goroutine once every worker has
@@ -173,17 +178,41 @@ func (p *pool) run(n, minPerThread int, j job) {
 	if minPerThread < 1 {
 		minPerThread = 1
 	}
-	nt := p.threads
-	if m := n / minPerThread; m < nt {
-		nt = m
-	}
+	nt := min(p.threads, n/minPerThread)
 	if nt <= 1 {
 		j.do(0, 0, n)
 		return
 	}
-	p.j, p.n = j, n
 	p.chunk = max(minPerThread, (n+nt*chunksPerThread-1)/(nt*chunksPerThread))
 	p.next.Store(0)
+	p.guided = false
+	p.region(j, n, nt)
+}
+
+// runGuided runs j over [0, n) as run does, but hands out guided runs
+// (guidedRuns: a 2*threads-th of what is left per take, down to one
+// item) instead of fixed chunks, so the threads finish within about an
+// item of each other and a job can join a long run's items into few
+// kernel calls.
+func (p *pool) runGuided(n int, j job) {
+	if n <= 0 {
+		return
+	}
+	nt := min(p.threads, n)
+	if nt <= 1 {
+		j.do(0, 0, n)
+		return
+	}
+	p.runs.reset(int64(n), nt)
+	p.guided = true
+	p.region(j, n, nt)
+}
+
+// region publishes job j over n items to nt threads (the caller
+// included), drains it on the caller and returns when every thread is
+// done, re-raising a panic of the job.
+func (p *pool) region(j job, n, nt int) {
+	p.j, p.n = j, n
 	p.pending.Store(int32(nt - 1))
 	p.seq++
 	p.gen.Store(p.seq*genActive + uint64(nt))
@@ -211,6 +240,7 @@ func (p *pool) safeDrain(w int) {
 	defer func() {
 		if r := recover(); r != nil {
 			p.next.Store(int64(p.n))
+			p.runs.taken.Store(int64(p.n))
 			p.panicMu.Lock()
 			if p.panicked == nil {
 				p.panicked = fmt.Errorf("cpu: kernel panicked on worker %d: %v\n%s", w, r, debug.Stack())
@@ -224,6 +254,12 @@ func (p *pool) safeDrain(w int) {
 // drain runs chunks of the current region on worker w until none is
 // left.
 func (p *pool) drain(w int) {
+	if p.guided {
+		for lo, hi, ok := p.runs.take(); ok; lo, hi, ok = p.runs.take() {
+			p.j.do(w, lo, hi)
+		}
+		return
+	}
 	for {
 		lo := int(p.next.Add(int64(p.chunk))) - p.chunk
 		if lo >= p.n {
