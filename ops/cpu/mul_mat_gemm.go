@@ -360,17 +360,19 @@ var deqTypes = []quant.Type{
 }
 
 // deqGemms returns the gemmDeq kernels of deqTypes with micro-kernel
-// micro, decoding the weights with the tier's fast decoder in deq where
-// it has one (equal bit for bit to quant.DequantizeRow) and with
-// quant.DequantizeRow otherwise.
+// micro, decoding the weights and the rounded activations with the
+// tier's fast decoder in deq where it has one (equal bit for bit to
+// quant.DequantizeRow) and with quant.DequantizeRow otherwise.
 func deqGemms(micro sgemmMicro, deq map[quant.Type]func([]byte, []float32)) map[quant.Type]*gemmKernel {
+	decoder := func(t quant.Type) func([]byte, []float32) {
+		if f := deq[t]; f != nil {
+			return f
+		}
+		return deqRow(t)
+	}
 	m := make(map[quant.Type]*gemmKernel, len(deqTypes))
 	for _, t := range deqTypes {
-		widen := deq[t]
-		if widen == nil {
-			widen = deqRow(t)
-		}
-		m[t] = &gemmKernel{kind: gemmDeq, micro: micro, widen: widen, actDecode: deqRow(t.VecDotType())}
+		m[t] = &gemmKernel{kind: gemmDeq, micro: micro, widen: decoder(t), actDecode: decoder(t.VecDotType())}
 	}
 	return m
 }

@@ -94,14 +94,15 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 		return err
 	}
 	j := b.newMulMatJob(t, kern, aRow, acts)
-	if g := b.kern.gemm[a.Type]; g != nil && g.kind == gemmDeq && deqUsable(g, x) {
+	g := b.kern.gemm[a.Type]
+	if g != nil && g.kind == gemmDeq && deqUsable(g, x) {
 		// The weights are decoded to float32 (mul_mat_sgemm.go), and
 		// so are the activations, after the same rounding to the
 		// vec-dot type as the dot path's.
 		b.sgemm(g, j)
 		return nil
 	}
-	if g := b.kern.gemm[a.Type]; g != nil && g.kind != gemmDeq && gemmUsable(g, j.k, j.n) && gemmStrides(g, a, acts) {
+	if g != nil && g.kind != gemmDeq && gemmUsable(g, j.k, j.n) && gemmStrides(g, a, acts) {
 		if xk := b.kern.x8[a.Type]; xk != nil && b.repack && g.qtile != nil && g.qtile.fromX8 != nil && j.n >= g.qtile.minN {
 			// The panels come from the weights' x8 copy (made here
 			// when the matrix-vector path has not made it yet).

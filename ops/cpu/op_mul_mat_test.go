@@ -154,13 +154,7 @@ func mxCompute(t testing.TB, b *Backend, node *ops.Tensor) error {
 // NaN/Inf must match. It returns the NMSE.
 func mxCheck(t testing.TB, b *Backend, node *ops.Tensor, tol float64) float64 {
 	t.Helper()
-	if err := mxCompute(t, b, node); err != nil {
-		t.Fatalf("compute: %v", err)
-	}
-	got, err := reference.Read(node)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := mxOutputs(t, b, node)
 	want, err := reference.Compute(node)
 	if err != nil {
 		t.Fatalf("reference: %v", err)
@@ -170,6 +164,19 @@ func mxCheck(t testing.TB, b *Backend, node *ops.Tensor, tol float64) float64 {
 		t.Errorf("%s: NMSE %.3g > %.3g", node.Label(), e, tol)
 	}
 	return e
+}
+
+// mxOutputs computes node on b (mxCompute) and returns its outputs.
+func mxOutputs(t testing.TB, b *Backend, node *ops.Tensor) []float64 {
+	t.Helper()
+	if err := mxCompute(t, b, node); err != nil {
+		t.Fatalf("compute: %v", err)
+	}
+	got, err := reference.Read(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // mxNMSE returns sum((got-want)^2) / sum(want^2), failing on NaN or Inf

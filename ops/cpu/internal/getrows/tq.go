@@ -18,7 +18,7 @@ var tq2Codes = func() (t [256][4]float32) {
 
 // tq2Block is the bytes of one TQ2_0 block: 64 bytes of 2-bit codes,
 // then the f16 scale.
-const tq2Block = quant.QKK/4 + 2
+var tq2Block = int(quant.TQ2_0.TypeSize())
 
 // DeqTQ2_0 decodes whole TQ2_0 blocks of src into dst (len(dst) =
 // len(src) / 66 * 256), equal bit for bit to quant.DequantizeRow: each
