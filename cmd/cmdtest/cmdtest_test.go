@@ -318,9 +318,9 @@ func TestBadInvocations(t *testing.T) {
 		{"quantize", []string{"zero.gguf", "out.gguf", "q4_K_M"}, 1, []string{"block_count = 0"}},
 
 		// One vocabulary, one validation.
-		{"run", []string{"-m", "model.gguf", "-tier", "avx512"}, 2, []string{"flag -tier"}},
+		{"run", []string{"-m", "model.gguf", "-tier", "sse9"}, 2, []string{"flag -tier"}},
 		{"perplexity", []string{"-m", "model.gguf", "-f", "text.txt", "-tier", "nosuch"}, 2, []string{"flag -tier"}},
-		{"trace", []string{"-m", "model.gguf", "-tier", "avx512"}, 2, []string{"flag -tier"}},
+		{"trace", []string{"-m", "model.gguf", "-tier", "sse9"}, 2, []string{"flag -tier"}},
 		{"trace", []string{"-m", "model.gguf", "-kv", "q4_0"}, 2, []string{"flag -kv-type"}},
 		{"run", []string{"-m", "model.gguf", "-kv-type", "q4_0"}, 2, []string{"flag -kv-type"}},
 		{"run", []string{"-m", "model.gguf", "-backend", "tpu"}, 2, []string{"flag -backend"}},

@@ -16,6 +16,7 @@ import (
 
 	shared "github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/internal/testmodel"
+	"github.com/kernbench/kernbench/ops/cpu/cputest"
 )
 
 // testdata returns the path of a file in shared/testdata, found by walking
@@ -34,10 +35,11 @@ func trace(args ...string) (int, string, string) {
 
 func TestFlagErrors(t *testing.T) {
 	dir := t.TempDir()
-	for _, tc := range []struct {
+	type flagCase struct {
 		args []string
 		want string
-	}{
+	}
+	cases := []flagCase{
 		{nil, "no model"},
 		{[]string{"-bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"-m", "x.gguf", "extra"}, `unexpected argument "extra"`},
@@ -72,11 +74,14 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x.gguf", "-metal-capture", filepath.Join(dir, "x.gputrace")}, "-metal-capture needs"},
 		{[]string{"-m", "x.gguf", "-backend", "tpu"}, `-backend: unknown backend "tpu"`},
 		{[]string{"-m", "x.gguf", "-tier", "sse9"}, `flag -tier: backend cpu has no variant "sse9"`},
-		{[]string{"-m", "x.gguf", "-tier", "avx512"}, `flag -tier: backend cpu-avx512 is unavailable`},
 		{[]string{"-m", "x.gguf", "-backend", "cuda"}, "-backend: backend cuda is unavailable: "},
 		{[]string{"-m", "x.gguf", "-counters"}, "is not an emulated backend (cuda-emu, metal-emu)"},
 		{[]string{"-m", "x.gguf", "-gpu", "h100"}, "-gpu is for -counters"},
-	} {
+	}
+	if tier := cputest.UnsupportedTier(); tier != "" {
+		cases = append(cases, flagCase{[]string{"-m", "x.gguf", "-tier", tier}, "flag -tier: backend cpu-" + tier + " is unavailable"})
+	}
+	for _, tc := range cases {
 		rc, out, errs := trace(tc.args...)
 		if rc != 2 || out != "" || !strings.HasPrefix(errs, "trace: ") || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) {
 			t.Errorf("trace %q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, rc, out, errs, tc.want)

@@ -222,3 +222,36 @@ var avx2Deq = map[quant.Type]func([]byte, []float32){
 	quant.BF16:  dot.WidenBF16AVX2,
 	quant.TQ2_0: getrows.DeqTQ2_0,
 }
+
+// avx512Kernels is the AVX-512 F/BW/VL tier: the avx2 tier's kernels with
+// the 512-bit ones that have been written in their place. It is derived
+// rather than spelled out, so that every kernel the avx2 tier gains is
+// here too; the entries it replaces are the assignments below.
+var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
+})
+
+// vnniKernels is the AVX-512 VNNI tier: the avx512 tier's kernels with
+// those whose int8 dot products use VPDPBUSD (one instruction for
+// VPMADDUBSW, VPMADDWD and VPADDD, and no int16 saturation) in their
+// place.
+var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
+})
+
+// deriveKernels returns a copy of base named name, with its maps cloned
+// (so that over's assignments, and tests that swap entries, leave base
+// alone), then changed by over. The pointer fields (gemm entries, rope,
+// ssm, fa) are shared until over replaces them: over must assign a new
+// value rather than change the one it finds.
+func deriveKernels(base *kernelSet, name string, over func(ks *kernelSet)) *kernelSet {
+	ks := *base
+	ks.name = name
+	ks.dots = maps.Clone(base.dots)
+	ks.act = maps.Clone(base.act)
+	ks.gemm = maps.Clone(base.gemm)
+	ks.gemv = maps.Clone(base.gemv)
+	ks.gemvSide = maps.Clone(base.gemvSide)
+	ks.x8 = maps.Clone(base.x8)
+	ks.deq = maps.Clone(base.deq)
+	over(&ks)
+	return &ks
+}

@@ -30,34 +30,48 @@ func needAVX2(t testing.TB) {
 // fillRow is simdtest.FillRow.
 func fillRow(t quant.Type, n, off int, data []byte) []byte { return simdtest.FillRow(t, n, off, data) }
 
-// TestAVX2TierDetection checks the avx2 tier against cpuid and that a
-// tier the CPU lacks can be named but not chosen, by Options.Tier or
+// TestSIMDTierDetection checks the SIMD tiers against cpuid (the
+// features each needs, as simdtest reads them), that the default is the
+// fastest supported one with that tier's kernel set, and that a tier the
+// CPU lacks can be named but not chosen, by Options.Tier or
 // $KERNBENCH_CPU.
-func TestAVX2TierDetection(t *testing.T) {
+func TestSIMDTierDetection(t *testing.T) {
+	has := map[string]bool{"generic": true, "avx2": hasAVX2(), "avx512": simdtest.HasAVX512(), "vnni": simdtest.HasVNNI()}
+	sets := map[string]*kernelSet{"generic": genericKernels, "avx2": avx2Kernels, "avx512": avx512Kernels, "vnni": vnniKernels}
+	fastest := ""
 	for _, tr := range Tiers() {
-		switch {
-		case tr.Name == "avx2" && tr.Supported != hasAVX2():
-			t.Errorf("avx2 supported = %v, cpuid says %v (%s)", tr.Supported, hasAVX2(), tr.Reason)
-		case !tr.Supported:
-			_, err := NewWithOptions(Options{Tier: tr.Name})
-			if err == nil || !strings.Contains(err.Error(), tr.Reason) {
-				t.Errorf("forcing unsupported tier %s: err %v, want the reason %q", tr.Name, err, tr.Reason)
-			}
-			t.Setenv(EnvTier, tr.Name)
-			if b, err := New(1); err == nil {
-				t.Errorf("%s=%s on a CPU without it gave tier %s, want an error", EnvTier, tr.Name, b.Tier().Name)
-				b.Close()
-			}
+		want, known := has[tr.Name]
+		if !known {
+			t.Errorf("tier %s: no expectation here", tr.Name)
+		}
+		if tr.Supported != want {
+			t.Errorf("%s supported = %v, cpuid says %v (%s)", tr.Name, tr.Supported, want, tr.Reason)
+		}
+		if tr.Supported {
+			fastest = tr.Name
+			continue
+		}
+		_, err := NewWithOptions(Options{Tier: tr.Name})
+		if err == nil || !strings.Contains(err.Error(), tr.Reason) {
+			t.Errorf("forcing unsupported tier %s: err %v, want the reason %q", tr.Name, err, tr.Reason)
+		}
+		t.Setenv(EnvTier, tr.Name)
+		if b, err := New(1); err == nil {
+			t.Errorf("%s=%s on a CPU without it gave tier %s, want an error", EnvTier, tr.Name, b.Tier().Name)
+			b.Close()
 		}
 	}
-	if hasAVX2() {
-		t.Setenv(EnvTier, "")
-		b := newTestBackend(t, 1)
-		if b.Tier().Name != "avx2" {
-			t.Errorf("default tier %s, want avx2 (the fastest supported here)", b.Tier().Name)
-		}
-		if b.kern != avx2Kernels {
-			t.Error("backend does not use the avx2 kernel set")
+	t.Setenv(EnvTier, "")
+	b := newTestBackend(t, 1)
+	if b.Tier().Name != fastest {
+		t.Errorf("default tier %s, want %s (the fastest supported here)", b.Tier().Name, fastest)
+	}
+	if b.kern != sets[fastest] {
+		t.Errorf("backend does not use the %s kernel set", fastest)
+	}
+	for name, ks := range sets {
+		if ks.name != name {
+			t.Errorf("kernel set %s calls itself %s", name, ks.name)
 		}
 	}
 }

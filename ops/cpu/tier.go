@@ -40,16 +40,20 @@ type tierSpec struct {
 	kernels *kernelSet
 }
 
+// avx512Need are the avx512 tier's CPU features: the avx2 tier's (its
+// kernels are the base of the avx512 table) and AVX-512 F, BW and VL.
+var avx512Need = []cpuid.FeatureID{cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL}
+
 // tierSpecs lists the tiers from slowest to fastest; Tiers reports them in
-// this order and the default is the fastest supported one. avx2Kernels is
-// nil where the assembly is not built (other architectures, or the purego
-// build tag).
+// this order and the default is the fastest supported one. The SIMD
+// tiers' kernels are nil where the assembly is not built (other
+// architectures, or the purego build tag).
 func tierSpecs() []tierSpec {
 	return []tierSpec{
 		{name: "generic", kernels: genericKernels},
 		{name: "avx2", need: []cpuid.FeatureID{cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C}, kernels: avx2Kernels},
-		{name: "avx512", need: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL}},
-		{name: "vnni", need: []cpuid.FeatureID{cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512VNNI}},
+		{name: "avx512", need: avx512Need, kernels: avx512Kernels},
+		{name: "vnni", need: append(avx512Need[:len(avx512Need):len(avx512Need)], cpuid.AVX512VNNI), kernels: vnniKernels},
 	}
 }
 

@@ -20,3 +20,16 @@ func New(tb testing.TB, threads int) *cpu.Backend {
 	tb.Cleanup(func() { b.Close() })
 	return b
 }
+
+// UnsupportedTier returns the name of a tier this build knows and this
+// CPU cannot run (the fastest such), for tests of the error a command
+// gives for one; "" where the CPU runs them all.
+func UnsupportedTier() string {
+	name := ""
+	for _, t := range cpu.Tiers() {
+		if !t.Supported {
+			name = t.Name
+		}
+	}
+	return name
+}

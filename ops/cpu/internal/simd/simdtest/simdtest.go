@@ -45,22 +45,72 @@ func NeedAVX2(t testing.TB) {
 // /proc/cpuinfo independently of cpuid; known is false where there is no
 // such list (other systems, other architectures).
 func OSReportsAVX2() (has, known bool) {
+	return OSReports("avx", "avx2", "fma", "f16c")
+}
+
+// OSReports reports whether the operating system lists every one of
+// flags (Linux's /proc/cpuinfo names, such as "avx512f") for this CPU;
+// known is false where there is no such list.
+func OSReports(flags ...string) (has, known bool) {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
 		return false, false
 	}
 	for line := range strings.Lines(string(b)) {
-		name, flags, ok := strings.Cut(line, ":")
+		name, list, ok := strings.Cut(line, ":")
 		if !ok || strings.TrimSpace(name) != "flags" {
 			continue
 		}
 		set := map[string]bool{}
-		for _, f := range strings.Fields(flags) {
+		for _, f := range strings.Fields(list) {
 			set[f] = true
 		}
-		return set["avx"] && set["avx2"] && set["fma"] && set["f16c"], true
+		for _, f := range flags {
+			if !set[f] {
+				return false, true
+			}
+		}
+		return true, true
 	}
 	return false, false
+}
+
+// HasAVX512 reports whether the host runs the avx512 tier's kernels:
+// AVX-512 F, BW and VL (with the avx2 tier's features, which every such
+// CPU has).
+func HasAVX512() bool {
+	return HasAVX2() && cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL)
+}
+
+// HasVNNI reports whether the host runs the vnni tier's kernels: the
+// avx512 tier's features and AVX512_VNNI (VPDPBUSD).
+func HasVNNI() bool { return HasAVX512() && cpuid.CPU.Supports(cpuid.AVX512VNNI) }
+
+// NeedAVX512 skips t on hosts without the avx512 tier; where the
+// operating system lists avx512f, avx512bw and avx512vl but cpuid finds
+// no tier, that fails under KERNBENCH_STRICT=1 (as NeedAVX2).
+func NeedAVX512(t testing.TB) {
+	t.Helper()
+	if HasAVX512() {
+		return
+	}
+	if has, known := OSReports("avx512f", "avx512bw", "avx512vl"); has && known {
+		require.Skip(t, "the OS lists avx512f, avx512bw and avx512vl for this CPU, but cpuid finds no avx512 tier")
+	}
+	t.Skip("CPU lacks AVX-512 F/BW/VL")
+}
+
+// NeedVNNI skips t on hosts without the vnni tier (as NeedAVX512, with
+// avx512_vnni).
+func NeedVNNI(t testing.TB) {
+	t.Helper()
+	if HasVNNI() {
+		return
+	}
+	if has, known := OSReports("avx512f", "avx512bw", "avx512vl", "avx512_vnni"); has && known {
+		require.Skip(t, "the OS lists avx512f, avx512bw, avx512vl and avx512_vnni for this CPU, but cpuid finds no vnni tier")
+	}
+	t.Skip("CPU lacks AVX-512 F/BW/VL/VNNI")
 }
 
 // SameFloat reports whether a and b have the same bits or are both NaN.

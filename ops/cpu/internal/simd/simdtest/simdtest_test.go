@@ -16,3 +16,23 @@ func TestAVX2Detection(t *testing.T) {
 	}
 	NeedAVX2(t)
 }
+
+// TestAVX512Detection is TestAVX2Detection for the avx512 and vnni
+// tiers' features.
+func TestAVX512Detection(t *testing.T) {
+	for _, c := range []struct {
+		flags []string
+		has   func() bool
+	}{
+		{[]string{"avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl"}, HasAVX512},
+		{[]string{"avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni"}, HasVNNI},
+	} {
+		has, known := OSReports(c.flags...)
+		if !known {
+			t.Skip("the OS lists no CPU flags here")
+		}
+		if has != c.has() {
+			t.Errorf("the OS lists %v: %v; cpuid: %v", c.flags, has, c.has())
+		}
+	}
+}
