@@ -7,18 +7,21 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"sync/atomic"
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // TestSgemmMicro2Table checks that the avx512 and vnni tiers give every
 // gemm entry of the packed float path (f32, f16, bf16 and the gemmDeq
-// formats) the two-panel kernel, and that the avx2 tier's entries, whose
-// pointers the derived tiers share until they copy them, are left alone.
+// formats) the two-panel kernel and f16 the zmm widener, and that the
+// avx2 tier's entries, whose pointers the derived tiers share until they
+// copy them, are left alone.
 func TestSgemmMicro2Table(t *testing.T) {
 	for _, wt := range append([]quant.Type{quant.F32, quant.F16, quant.BF16}, deqTypes...) {
 		if avx2Kernels.gemm[wt].micro2 != nil {
@@ -33,6 +36,14 @@ func TestSgemmMicro2Table(t *testing.T) {
 				t.Errorf("%s tier's gemm[%v] is the avx2 tier's entry", ks.name, wt)
 			}
 		}
+	}
+	for _, ks := range []*kernelSet{avx512Kernels, vnniKernels} {
+		if reflect.ValueOf(ks.gemm[quant.F16].widen).Pointer() != reflect.ValueOf(dot.WidenF16AVX512).Pointer() {
+			t.Errorf("%s tier's gemm[f16].widen is not dot.WidenF16AVX512", ks.name)
+		}
+	}
+	if reflect.ValueOf(avx2Kernels.gemm[quant.F16].widen).Pointer() != reflect.ValueOf(dot.WidenF16AVX2).Pointer() {
+		t.Error("avx2 tier's gemm[f16].widen is not dot.WidenF16AVX2")
 	}
 	if avx512Kernels.gemm[quant.Q4_0].micro2 != nil {
 		t.Error("avx512 tier's gemm[q4_0] has a two-panel kernel")
