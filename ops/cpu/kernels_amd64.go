@@ -230,12 +230,12 @@ var avx2Deq = map[quant.Type]func([]byte, []float32){
 // here too; the entries it replaces are the assignments below.
 var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	withMicro2(ks.gemm, sgemm.MicroAVX2, sgemm.Micro2AVX512)
-	// The f16 widener in zmm (bit for bit the AVX2 one) for the packed
-	// float path's weights and GET_ROWS.
-	f16 := *ks.gemm[quant.F16]
-	f16.widen = dot.WidenF16AVX512
-	ks.gemm[quant.F16] = &f16
-	ks.deq[quant.F16] = dot.WidenF16AVX512
+	// The f16 and bf16 wideners in zmm (bit for bit the AVX2 ones) for
+	// the packed float path's weights and GET_ROWS.
+	f16, bf16 := *ks.gemm[quant.F16], *ks.gemm[quant.BF16]
+	f16.widen, bf16.widen = dot.WidenF16AVX512, dot.WidenBF16AVX512
+	ks.gemm[quant.F16], ks.gemm[quant.BF16] = &f16, &bf16
+	ks.deq[quant.F16], ks.deq[quant.BF16] = dot.WidenF16AVX512, dot.WidenBF16AVX512
 })
 
 // withMicro2 replaces each entry of gemm whose micro-kernel is micro with

@@ -19,7 +19,7 @@ import (
 
 // TestSgemmMicro2Table checks that the avx512 and vnni tiers give every
 // gemm entry of the packed float path (f32, f16, bf16 and the gemmDeq
-// formats) the two-panel kernel and f16 the zmm widener, and that the
+// formats) the two-panel kernel and f16 and bf16 the zmm wideners, and that the
 // avx2 tier's entries, whose pointers the derived tiers share until they
 // copy them, are left alone.
 func TestSgemmMicro2Table(t *testing.T) {
@@ -37,13 +37,19 @@ func TestSgemmMicro2Table(t *testing.T) {
 			}
 		}
 	}
+	same := func(f, g func([]byte, []float32)) bool {
+		return reflect.ValueOf(f).Pointer() == reflect.ValueOf(g).Pointer()
+	}
 	for _, ks := range []*kernelSet{avx512Kernels, vnniKernels} {
-		if reflect.ValueOf(ks.gemm[quant.F16].widen).Pointer() != reflect.ValueOf(dot.WidenF16AVX512).Pointer() {
-			t.Errorf("%s tier's gemm[f16].widen is not dot.WidenF16AVX512", ks.name)
+		if !same(ks.gemm[quant.F16].widen, dot.WidenF16AVX512) || !same(ks.deq[quant.F16], dot.WidenF16AVX512) {
+			t.Errorf("%s tier's f16 widener is not dot.WidenF16AVX512", ks.name)
+		}
+		if !same(ks.gemm[quant.BF16].widen, dot.WidenBF16AVX512) || !same(ks.deq[quant.BF16], dot.WidenBF16AVX512) {
+			t.Errorf("%s tier's bf16 widener is not dot.WidenBF16AVX512", ks.name)
 		}
 	}
-	if reflect.ValueOf(avx2Kernels.gemm[quant.F16].widen).Pointer() != reflect.ValueOf(dot.WidenF16AVX2).Pointer() {
-		t.Error("avx2 tier's gemm[f16].widen is not dot.WidenF16AVX2")
+	if !same(avx2Kernels.gemm[quant.F16].widen, dot.WidenF16AVX2) || !same(avx2Kernels.gemm[quant.BF16].widen, dot.WidenBF16AVX2) {
+		t.Error("avx2 tier's f16 or bf16 gemm widener changed")
 	}
 	if avx512Kernels.gemm[quant.Q4_0].micro2 != nil {
 		t.Error("avx512 tier's gemm[q4_0] has a two-panel kernel")
