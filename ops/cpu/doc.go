@@ -33,7 +33,8 @@
 //   - internal/qgemm: the panel kernels of q4_0, q5_0, q8_0, q4_1, q5_1,
 //     q4_K, q5_K and q6_K gemm (eight repacked weight rows by four
 //     activation rows);
-//   - internal/sgemm: the 6x16 float32 micro-kernel of the packed gemm;
+//   - internal/sgemm: the 6x16 float32 micro-kernel of the packed gemm
+//     (AVX2) and the avx512 tier's 6x32 one over two panels;
 //   - internal/quantize: activation quantizers (q8_0, q8_1, q8_K, f16);
 //   - internal/getrows: GET_ROWS's q4_0 and q8_0 row decoders;
 //   - internal/vec: SOFT_MAX, RMS_NORM, flash attention accumulation and

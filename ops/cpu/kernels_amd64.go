@@ -4,6 +4,7 @@ package cpu
 
 import (
 	"maps"
+	"reflect"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/flashattn"
@@ -228,7 +229,30 @@ var avx2Deq = map[quant.Type]func([]byte, []float32){
 // rather than spelled out, so that every kernel the avx2 tier gains is
 // here too; the entries it replaces are the assignments below.
 var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
+	withMicro2(ks.gemm, sgemm.MicroAVX2, sgemm.Micro2AVX512)
+	// The f16 and bf16 wideners in zmm (bit for bit the AVX2 ones) for
+	// the packed float path's weights and GET_ROWS.
+	f16, bf16 := *ks.gemm[quant.F16], *ks.gemm[quant.BF16]
+	f16.widen, bf16.widen = dot.WidenF16AVX512, dot.WidenBF16AVX512
+	ks.gemm[quant.F16], ks.gemm[quant.BF16] = &f16, &bf16
+	ks.deq[quant.F16], ks.deq[quant.BF16] = dot.WidenF16AVX512, dot.WidenBF16AVX512
 })
+
+// withMicro2 replaces each entry of gemm whose micro-kernel is micro with
+// a copy that has micro2 as its two-panel micro-kernel (the packed float
+// path then takes its panels in pairs; micro2 must equal micro on each
+// panel bit for bit). The entries are copied, not changed: their
+// pointers are shared with the tier gemm was cloned from.
+func withMicro2(gemm map[quant.Type]*gemmKernel, micro sgemmMicro, micro2 sgemmMicro2) {
+	want := reflect.ValueOf(micro).Pointer()
+	for t, g := range gemm {
+		if g.micro != nil && reflect.ValueOf(g.micro).Pointer() == want {
+			c := *g
+			c.micro2 = micro2
+			gemm[t] = &c
+		}
+	}
+}
 
 // vnniKernels is the AVX-512 VNNI tier: the avx512 tier's kernels with
 // those whose int8 dot products use VPDPBUSD (one instruction for

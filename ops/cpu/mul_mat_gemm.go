@@ -82,7 +82,11 @@ type gemmKernel struct {
 	// micro is the packed float path's 6x16 micro-kernel (mul_mat_sgemm.go); nil
 	// where the tier has none.
 	micro sgemmMicro
-	quad  quadFunc
+	// micro2 is the two-panel micro-kernel (6x32) the packed float path
+	// prefers for pairs of panels, bit for bit micro on each; nil where
+	// the tier has none.
+	micro2 sgemmMicro2
+	quad   quadFunc
 	// qtile is the quantized panel kernel (mul_mat_qtile.go) MUL_MAT prefers to
 	// quad from qtile.minN activation rows; nil where the tier has none.
 	qtile *qTile

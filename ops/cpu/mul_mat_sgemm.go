@@ -24,7 +24,8 @@ import "github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 //     multiple of every block size, 32 or 256, with quant.DequantizeRow,
 //     and uses sgemmWideNC too), then every 6-row group meets every 16-column panel chunk in
 //     the micro-kernel, which adds its 6x16 tile to a worker's block of
-//     float32 partial sums.
+//     float32 partial sums; a tier with a two-panel kernel (micro2: the
+//     avx512 tier's 6x32) takes the panels in pairs, with the same sums.
 //   - The micro-kernel broadcasts one weight element per row and loads
 //     sixteen activation values per k, so twelve FMA accumulators need no
 //     reduction across lanes; a panel chunk (16 KiB) stays in L1 while
@@ -53,6 +54,11 @@ const (
 // sgemmMicro adds to c[r*ldc + j] the sum over i < kc of a[r*lda + i] *
 // b[16*i + j], for r < 6 and j < 16 (see sgemm.Twin).
 type sgemmMicro func(kc int, a []float32, lda int, b []float32, c []float32, ldc int)
+
+// sgemmMicro2 is sgemmMicro on two panels at once: b's and b[bstride:]'s,
+// added to c's columns [0, 16) and [16, 32) (see sgemm.Twin2), bit for bit
+// the tier's sgemmMicro on each.
+type sgemmMicro2 func(kc int, a []float32, lda int, b []float32, bstride int, c []float32, ldc int)
 
 // sgemmJob is one packed float gemm call's work, kept in the backend.
 type sgemmJob struct {
@@ -161,7 +167,18 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 			}
 			clear(ap[rows*kl:])
 		}
-		for p := range np {
+		p := int64(0)
+		if micro2 := j.g.micro2; micro2 != nil {
+			// Pairs of panels (panel p+1 starts mm.k*sgemmNR floats
+			// after panel p); an odd last panel takes micro.
+			for ; p+1 < np; p += 2 {
+				bp := j.pack[((panel0+p)*mm.k+k0)*sgemmNR:][:(mm.k+kl)*sgemmNR]
+				for r := int64(0); r < padRows; r += sgemmMR {
+					micro2(int(kl), ap[r*lda:], int(lda), bp, int(mm.k*sgemmNR), cb[r*ldc+p*sgemmNR:], int(ldc))
+				}
+			}
+		}
+		for ; p < np; p++ {
 			bp := j.pack[((panel0+p)*mm.k+k0)*sgemmNR:][:kl*sgemmNR]
 			for r := int64(0); r < padRows; r += sgemmMR {
 				j.g.micro(int(kl), ap[r*lda:], int(lda), bp, cb[r*ldc+p*sgemmNR:], int(ldc))

@@ -1,7 +1,8 @@
 // Package sgemm holds the micro-kernel of the packed float32 gemm path
 // (package cpu's mul_mat_sgemm.go packs the panels and drives it): MR weight rows
 // against NR packed activation columns, in AVX2 assembly (MicroAVX2,
-// sgemm_amd64.s) and its Go twin (Twin).
+// sgemm_amd64.s) and its Go twin (Twin), and the AVX-512 two-panel kernel
+// (Micro2AVX512, sgemm_avx512_amd64.s) with its twin Twin2.
 package sgemm
 
 import "github.com/kernbench/kernbench/ops/cpu/internal/simd"
@@ -25,4 +26,12 @@ func Twin(kc int, a []float32, lda int, b []float32, c []float32, ldc int) {
 			c[r*ldc+j] += acc
 		}
 	}
+}
+
+// Twin2 is the two-panel micro-kernel in Go (the twin of the AVX-512
+// Micro2AVX512): Twin on the panel b with c's columns [0, NR), then on
+// the panel b[bstride:] with c's columns [NR, 2*NR).
+func Twin2(kc int, a []float32, lda int, b []float32, bstride int, c []float32, ldc int) {
+	Twin(kc, a, lda, b, c, ldc)
+	Twin(kc, a, lda, b[bstride:], c[NR:], ldc)
 }
