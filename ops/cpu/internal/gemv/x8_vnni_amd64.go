@@ -1,0 +1,40 @@
+//go:build amd64 && !purego
+
+package gemv
+
+// q4_0x8VNNI is q4_0x8AVX2 with VPDPBUSD on zmm registers, two code
+// vectors a register (gemv_x8_vnni_amd64.s; AVX-512 F/BW/VL and
+// AVX512_VNNI; twin: X8Q4_0Twin).
+//
+//go:noescape
+func q4_0x8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+
+// q8_0x8VNNI is q8_0x8AVX2 with VPDPBUSD on zmm registers (twin:
+// X8Q8_0Twin).
+//
+//go:noescape
+func q8_0x8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+
+// X8Q4_0VNNI runs q4_0x8VNNI after checking the slice bounds it relies
+// on; it is an X8Func for the vnni tier, equal to X8Q4_0AVX2 bit for bit
+// with the same side data (Q4_0Prep's; twin: X8Q4_0Twin).
+func X8Q4_0VNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
+	if nb <= 0 || ng <= 0 {
+		clear(out[:8*max(ng, 0)])
+		return
+	}
+	x8Check(nb, ng, X8BytesQ4_0, X8SlotsQ4_0, x, y, side, out)
+	q4_0x8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
+}
+
+// X8Q8_0VNNI runs q8_0x8VNNI after checking the slice bounds it relies
+// on; it is an X8Func for the vnni tier, equal to X8Q8_0AVX2 bit for bit
+// with the same side data (X8Q8_0Prep's; twin: X8Q8_0Twin).
+func X8Q8_0VNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
+	if nb <= 0 || ng <= 0 {
+		clear(out[:8*max(ng, 0)])
+		return
+	}
+	x8Check(nb, ng, X8BytesQ8_0, X8SlotsQ8_0, x, y, side, out)
+	q8_0x8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
+}

@@ -1,0 +1,178 @@
+//go:build amd64 && !purego
+
+package gemv
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// x8VNNIKernels lists the vnni tier's x8 kernels with the AVX2 kernels
+// they stand in for (their x8Kernels index) and their twins.
+var x8VNNIKernels = []struct {
+	k    int // the x8Kernels entry: type, sizes, prep, AVX2 kernel
+	vnni X8Func
+	name string
+	twin X8Func
+}{
+	{0, X8Q4_0VNNI, "q4_0", X8Q4_0Twin},
+	{1, X8Q8_0VNNI, "q8_0", X8Q8_0Twin},
+}
+
+// x8VNNIDiff runs VNNI kernel v on ng groups of nb blocks x with the
+// activation row y, and fails t unless every output equals the twin's
+// and the AVX2 kernel's bit for bit.
+func x8VNNIDiff(t *testing.T, v int, nb, ng int, x, y []byte) {
+	t.Helper()
+	c := x8VNNIKernels[v]
+	a := x8Kernels[c.k]
+	side := make([]float32, max(nb*a.per, 1))
+	a.prep(y, nb, side)
+	got := make([]float32, 8*ng)
+	want := make([]float32, 8*ng)
+	avx2 := make([]float32, 8*ng)
+	for i := range got {
+		got[i] = float32(math.NaN())
+	}
+	c.vnni(nb, ng, x, y, side, got)
+	c.twin(nb, ng, x, y, side, want)
+	a.asm(nb, ng, x, y, side, avx2)
+	for i := range got {
+		if !simdtest.SameFloat(got[i], want[i]) || !simdtest.SameFloat(got[i], avx2[i]) {
+			t.Fatalf("%s nb=%d ng=%d output %d: vnni %g (%#x), twin %g (%#x), avx2 %g (%#x)", c.name, nb, ng, i,
+				got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]), avx2[i], math.Float32bits(avx2[i]))
+		}
+	}
+}
+
+// TestX8VNNITwins checks the VNNI x8 kernels against their twins (and
+// the AVX2 kernels) bit for bit over random block and group counts,
+// offsets and bytes.
+func TestX8VNNITwins(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	rng := rand.New(rand.NewPCG(91, 92))
+	for v, c := range x8VNNIKernels {
+		a := x8Kernels[c.k]
+		t.Run(c.name, func(t *testing.T) {
+			for trial := range 400 {
+				nb, ng := rng.IntN(20), 1+rng.IntN(4)
+				special := []float64{0, 0.05}[trial%2]
+				// Random bytes as the weights: any code, any f16 scale.
+				x := simdtest.Row(rng, quant.I8, max(ng*nb*a.xb, 1), rng.IntN(64), 0)
+				y := x8Act(rng, c.k, nb, rng.IntN(64), special)
+				x8VNNIDiff(t, v, nb, ng, x, y)
+			}
+		})
+	}
+}
+
+// FuzzX8VNNI is the fuzzing form of TestX8VNNITwins.
+func FuzzX8VNNI(f *testing.F) {
+	simdtest.NeedVNNI(f)
+	f.Add(uint8(0), uint8(3), uint8(2), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
+	f.Add(uint8(1), uint8(9), uint8(1), uint8(0), uint8(0), []byte{1})
+	f.Fuzz(func(t *testing.T, kind, blocks, groups, xoff, yoff uint8, data []byte) {
+		v := int(kind) % len(x8VNNIKernels)
+		a := x8Kernels[x8VNNIKernels[v].k]
+		nb, ng := int(blocks)%24, 1+int(groups)%4
+		x := simdtest.FillRow(quant.I8, max(ng*nb*a.xb, 1), int(xoff%64), data)
+		y := simdtest.FillRow(a.wt.VecDotType(), nb*int(a.wt.BlockSize()), int(yoff%64), data[len(data)/2:])
+		x8VNNIDiff(t, v, nb, ng, x, y)
+	})
+}
+
+// TestX8VNNIExtremes checks the VNNI x8 kernels on weights and
+// activations of one repeated byte with unit scales (the codes where the
+// AVX2 kernels' word sums come nearest to saturating, and -128 against
+// negative weights, where the sign trick wraps), so the integer sums
+// decide the outputs; and on mixed rows of extreme codes.
+func TestX8VNNIExtremes(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	rng := rand.New(rand.NewPCG(93, 94))
+	codes := []byte{0x00, 0xff, 0x80, 0x7f, 0x81, 0x01, 0xc0, 0x3f, 0x55, 0xaa, 0x0f, 0xf0, 0x88}
+	for v, c := range x8VNNIKernels {
+		a := x8Kernels[c.k]
+		ab := int(simdtest.MustRowSize(t, quant.Q8_0, quant.QK))
+		const nb, ng = 3, 2
+		unit := func(x, y []byte) {
+			for b := range ng * nb {
+				for r := range 8 {
+					binary.LittleEndian.PutUint16(x[b*a.xb+2*r:], 0x3c00)
+				}
+			}
+			for b := range nb {
+				binary.LittleEndian.PutUint16(y[b*ab:], 0x3c00)
+			}
+		}
+		for _, xb := range codes {
+			for _, yb := range []byte{0x80, 0x7f, 0x81, 0x01, 0xff} {
+				x := bytes.Repeat([]byte{xb}, ng*nb*a.xb)
+				y := bytes.Repeat([]byte{yb}, nb*ab)
+				unit(x, y)
+				x8VNNIDiff(t, v, nb, ng, x, y)
+			}
+		}
+		for range 200 {
+			x := make([]byte, ng*nb*a.xb)
+			y := make([]byte, nb*ab)
+			for i := range x {
+				x[i] = codes[rng.IntN(len(codes))]
+			}
+			for i := range y {
+				y[i] = codes[rng.IntN(len(codes))]
+			}
+			unit(x, y)
+			x8VNNIDiff(t, v, nb, ng, x, y)
+		}
+	}
+}
+
+// TestX8VNNIBounds checks that the VNNI wrappers refuse slices too short
+// for what the assembly would read, and clear the outputs of empty rows.
+func TestX8VNNIBounds(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	for _, c := range x8VNNIKernels {
+		a := x8Kernels[c.k]
+		nb, ng := 2, 2
+		y := make([]byte, nb*int(simdtest.MustRowSize(t, quant.Q8_0, quant.QK)))
+		side := make([]float32, nb*a.per)
+		out := make([]float32, 8*ng)
+		for _, short := range []int{0, 1, 2, 3} {
+			x := make([]byte, ng*nb*a.xb)
+			yy, ss, oo := y, side, out
+			switch short {
+			case 0:
+				x = x[:len(x)-1]
+			case 1:
+				yy = y[:len(y)-1]
+			case 2:
+				ss = side[:len(side)-1]
+			case 3:
+				oo = out[:len(out)-1]
+			}
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s: a short slice (%d) did not panic", c.name, short)
+					}
+				}()
+				c.vnni(nb, ng, x, yy, ss, oo)
+			}()
+		}
+		for i := range out {
+			out[i] = 1
+		}
+		c.vnni(0, ng, nil, nil, nil, out)
+		for i, o := range out {
+			if o != 0 {
+				t.Fatalf("%s nb=0: output %d = %g, want 0", c.name, i, o)
+			}
+		}
+	}
+}
