@@ -176,3 +176,54 @@ func TestX8VNNIBounds(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkX8VNNI compares one thread's matrix-vector product (one
+// activation row) with the AVX2 and VNNI x8 kernels, per format and
+// size: l2 (256 x 2048, the weights in L2: the compute gain), 4096
+// (4096 x 4096, as a decoding model's projection) and cold (eight
+// 4096 x 4096 copies in turn, past the L3: memory-bound). Alternate
+// the kernels with -count and take the ratio of medians.
+func BenchmarkX8VNNI(b *testing.B) {
+	simdtest.NeedVNNI(b)
+	rng := rand.New(rand.NewPCG(95, 96))
+	for _, c := range x8VNNIKernels {
+		a := x8Kernels[c.k]
+		for _, size := range []struct {
+			name         string
+			m, k, copies int
+		}{{"l2", 256, 2048, 1}, {"4096", 4096, 4096, 1}, {"cold", 4096, 4096, 8}} {
+			nb := size.k / quant.QK
+			few, _ := quantRows(b, rng, a.wt, 64, size.k)
+			w := bytes.Repeat(few, size.m/64)
+			y, _ := quantRows(b, rng, quant.Q8_0, 1, size.k)
+			side := make([]float32, nb*a.per)
+			a.prep(y, nb, side)
+			x8 := make([][]byte, size.copies)
+			for i := range x8 {
+				x8[i] = make([]byte, len(w))
+				for g := range size.m / 8 {
+					grp := x8[i][g*nb*a.xb : (g+1)*nb*a.xb]
+					if a.wt == quant.Q4_0 {
+						RepackX8Q4_0(grp, w[g*nb*a.xb:(g+1)*nb*a.xb], nb)
+					} else {
+						RepackX8Q8_0(grp, w[g*nb*a.xb:(g+1)*nb*a.xb], nb)
+					}
+				}
+			}
+			out := make([]float32, size.m)
+			for _, k := range []struct {
+				name string
+				f    X8Func
+			}{{"avx2", a.asm}, {"vnni", c.vnni}} {
+				b.Run(c.name+"/"+size.name+"/"+k.name, func(b *testing.B) {
+					b.SetBytes(int64(len(w)))
+					i := 0
+					for b.Loop() {
+						k.f(nb, size.m/8, x8[i], y, side, out)
+						i = (i + 1) % len(x8)
+					}
+				})
+			}
+		}
+	}
+}
