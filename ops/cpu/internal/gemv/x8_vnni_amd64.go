@@ -38,3 +38,21 @@ func X8Q8_0VNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
 	x8Check(nb, ng, X8BytesQ8_0, X8SlotsQ8_0, x, y, side, out)
 	q8_0x8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
 }
+
+// q4_Kx8VNNI is q4_Kx8AVX2 with VPDPBUSD (gemv_x8k_vnni_amd64.s; twin:
+// X8Q4_KTwin).
+//
+//go:noescape
+func q4_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+
+// X8Q4_KVNNI runs q4_Kx8VNNI after checking the slice bounds it relies
+// on; it is an X8Func over super-blocks for the vnni tier, equal to
+// X8Q4_KAVX2 bit for bit (twin: X8Q4_KTwin).
+func X8Q4_KVNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
+	if nb <= 0 || ng <= 0 {
+		clear(out[:8*max(ng, 0)])
+		return
+	}
+	x8CheckK(nb, ng, X8BytesQ4_K, x, y, side, out)
+	q4_Kx8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
+}

@@ -23,6 +23,7 @@ var x8VNNIKernels = []struct {
 }{
 	{0, X8Q4_0VNNI, "q4_0", X8Q4_0Twin},
 	{1, X8Q8_0VNNI, "q8_0", X8Q8_0Twin},
+	{3, X8Q4_KVNNI, "q4_K", X8Q4_KTwin},
 }
 
 // x8VNNIDiff runs VNNI kernel v on ng groups of nb blocks x with the
@@ -98,17 +99,28 @@ func TestX8VNNIExtremes(t *testing.T) {
 	codes := []byte{0x00, 0xff, 0x80, 0x7f, 0x81, 0x01, 0xc0, 0x3f, 0x55, 0xaa, 0x0f, 0xf0, 0x88}
 	for v, c := range x8VNNIKernels {
 		a := x8Kernels[c.k]
-		ab := int(simdtest.MustRowSize(t, quant.Q8_0, quant.QK))
+		act := a.wt.VecDotType()
+		ab := int(simdtest.MustRowSize(t, act, int(a.wt.BlockSize())))
 		const nb, ng = 3, 2
+		// unit sets every row's d (and q4_K's dmin) and d_y to 1.
 		unit := func(x, y []byte) {
+			scales := 8
+			if a.wt == quant.Q4_K {
+				scales = 16
+			}
 			for b := range ng * nb {
-				for r := range 8 {
+				for r := range scales {
 					binary.LittleEndian.PutUint16(x[b*a.xb+2*r:], 0x3c00)
 				}
 			}
 			for b := range nb {
-				binary.LittleEndian.PutUint16(y[b*ab:], 0x3c00)
+				if act == quant.Q8_K {
+					binary.LittleEndian.PutUint32(y[b*ab:], math.Float32bits(1))
+				} else {
+					binary.LittleEndian.PutUint16(y[b*ab:], 0x3c00)
+				}
 			}
+			simdtest.FixBsums(act, y)
 		}
 		for _, xb := range codes {
 			for _, yb := range []byte{0x80, 0x7f, 0x81, 0x01, 0xff} {
@@ -140,7 +152,7 @@ func TestX8VNNIBounds(t *testing.T) {
 	for _, c := range x8VNNIKernels {
 		a := x8Kernels[c.k]
 		nb, ng := 2, 2
-		y := make([]byte, nb*int(simdtest.MustRowSize(t, quant.Q8_0, quant.QK)))
+		y := make([]byte, nb*int(simdtest.MustRowSize(t, a.wt.VecDotType(), int(a.wt.BlockSize()))))
 		side := make([]float32, nb*a.per)
 		out := make([]float32, 8*ng)
 		for _, short := range []int{0, 1, 2, 3} {
@@ -192,10 +204,10 @@ func BenchmarkX8VNNI(b *testing.B) {
 			name         string
 			m, k, copies int
 		}{{"l2", 256, 2048, 1}, {"4096", 4096, 4096, 1}, {"cold", 4096, 4096, 8}} {
-			nb := size.k / quant.QK
+			nb := size.k / int(a.wt.BlockSize())
 			few, _ := quantRows(b, rng, a.wt, 64, size.k)
 			w := bytes.Repeat(few, size.m/64)
-			y, _ := quantRows(b, rng, quant.Q8_0, 1, size.k)
+			y, _ := quantRows(b, rng, a.wt.VecDotType(), 1, size.k)
 			side := make([]float32, nb*a.per)
 			a.prep(y, nb, side)
 			x8 := make([][]byte, size.copies)
@@ -203,10 +215,10 @@ func BenchmarkX8VNNI(b *testing.B) {
 				x8[i] = make([]byte, len(w))
 				for g := range size.m / 8 {
 					grp := x8[i][g*nb*a.xb : (g+1)*nb*a.xb]
-					if a.wt == quant.Q4_0 {
-						RepackX8Q4_0(grp, w[g*nb*a.xb:(g+1)*nb*a.xb], nb)
-					} else {
-						RepackX8Q8_0(grp, w[g*nb*a.xb:(g+1)*nb*a.xb], nb)
+					for _, t := range x8Types {
+						if t.wt == a.wt {
+							t.repack(grp, w[g*nb*a.xb:(g+1)*nb*a.xb], nb)
+						}
 					}
 				}
 			}

@@ -1,0 +1,212 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The vnni tier's K-format x8 kernels (see gemv_x8k_amd64.s and x8k.go):
+// the AVX2 ones with each sub-block's codes times activations summed by
+// VPDPBUSD (embedded broadcast of the four activation codes) into int32
+// lanes, then weighted by the sub-block's scale with VPMULLD, in place of
+// VPMADDUBSW's word pairs weighted by VPMADDWD. Every row's integer sum
+// per super-block is exact in both (no term comes near 2^31), and the
+// float32 step is the AVX2 kernels', so the outputs equal their twins
+// bit for bit. ymm registers (AVX-512 VL for the broadcasts and
+// Y16-Y31), AVX512_VNNI.
+
+#define X8KVPFD 1024
+
+DATA x8kv3f<>+0(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA x8kv3f<>+8(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA x8kv3f<>+16(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA x8kv3f<>+24(SB)/8, $0x3f3f3f3f3f3f3f3f
+GLOBL x8kv3f<>(SB), RODATA|NOPTR, $32
+
+DATA x8kvc0<>+0(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA x8kvc0<>+8(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA x8kvc0<>+16(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA x8kvc0<>+24(SB)/8, $0xc0c0c0c0c0c0c0c0
+GLOBL x8kvc0<>(SB), RODATA|NOPTR, $32
+
+DATA x8kv0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL x8kv0f<>(SB), RODATA|NOPTR, $8
+
+// x8kvspread: gemv_x8k_amd64.s's x8kspread (bytes 4q..4q+3 of each
+// 128-bit lane to the word pairs of the lane's int32 lanes), for the
+// mins.
+DATA x8kvspread<>+0(SB)/8, $0x8001800180008000
+DATA x8kvspread<>+8(SB)/8, $0x8003800380028002
+DATA x8kvspread<>+16(SB)/8, $0x8001800180008000
+DATA x8kvspread<>+24(SB)/8, $0x8003800380028002
+DATA x8kvspread<>+32(SB)/8, $0x8005800580048004
+DATA x8kvspread<>+40(SB)/8, $0x8007800780068006
+DATA x8kvspread<>+48(SB)/8, $0x8005800580048004
+DATA x8kvspread<>+56(SB)/8, $0x8007800780068006
+DATA x8kvspread<>+64(SB)/8, $0x8009800980088008
+DATA x8kvspread<>+72(SB)/8, $0x800b800b800a800a
+DATA x8kvspread<>+80(SB)/8, $0x8009800980088008
+DATA x8kvspread<>+88(SB)/8, $0x800b800b800a800a
+DATA x8kvspread<>+96(SB)/8, $0x800d800d800c800c
+DATA x8kvspread<>+104(SB)/8, $0x800f800f800e800e
+DATA x8kvspread<>+112(SB)/8, $0x800d800d800c800c
+DATA x8kvspread<>+120(SB)/8, $0x800f800f800e800e
+GLOBL x8kvspread<>(SB), RODATA|NOPTR, $128
+
+// x8kvdword: VPSHUFB patterns, 32 bytes for each q (0..3), that
+// zero-extend bytes 4q..4q+3 of each 128-bit lane to the lane's four
+// int32 lanes: a q4_K x8 sub-block's eight scales as dwords, row r in
+// lane r.
+DATA x8kvdword<>+0(SB)/8, $0x8080800180808000
+DATA x8kvdword<>+8(SB)/8, $0x8080800380808002
+DATA x8kvdword<>+16(SB)/8, $0x8080800180808000
+DATA x8kvdword<>+24(SB)/8, $0x8080800380808002
+DATA x8kvdword<>+32(SB)/8, $0x8080800580808004
+DATA x8kvdword<>+40(SB)/8, $0x8080800780808006
+DATA x8kvdword<>+48(SB)/8, $0x8080800580808004
+DATA x8kvdword<>+56(SB)/8, $0x8080800780808006
+DATA x8kvdword<>+64(SB)/8, $0x8080800980808008
+DATA x8kvdword<>+72(SB)/8, $0x8080800b8080800a
+DATA x8kvdword<>+80(SB)/8, $0x8080800980808008
+DATA x8kvdword<>+88(SB)/8, $0x8080800b8080800a
+DATA x8kvdword<>+96(SB)/8, $0x8080800d8080800c
+DATA x8kvdword<>+104(SB)/8, $0x8080800f8080800e
+DATA x8kvdword<>+112(SB)/8, $0x8080800d8080800c
+DATA x8kvdword<>+120(SB)/8, $0x8080800f8080800e
+GLOBL x8kvdword<>(SB), RODATA|NOPTR, $128
+
+// X8KV_Q4VEC(C, V): code vector 8C+V of the q4_K x8 block at SI: its low
+// nibbles (sub-block 2C, elements 4V..4V+3) times those activation codes
+// broadcast, summed into Y4, its high nibbles (sub-block 2C+1) into Y5.
+// Y15 = 0x0f bytes. Clobbers Y0, Y1.
+#define X8KV_Q4VEC(C, V) \
+	VMOVDQU       128+32*(8*C+V)(SI), Y0; \
+	VPSRLW        $4, Y0, Y1; \
+	VPAND         Y15, Y0, Y0; \
+	VPAND         Y15, Y1, Y1; \
+	VPDPBUSD.BCST 4+64*C+4*V(DI), Y0, Y4; \
+	VPDPBUSD.BCST 36+64*C+4*V(DI), Y1, Y5
+
+// X8KV_Q4PAIR(C, SC): sub-blocks 2C and 2C+1 (each row's sums at most
+// 32*15*128), times their scales (of the vector SC: Y8 for C < 2, Y9
+// after) as dwords, added to Y13. Clobbers Y0, Y1, Y4-Y7.
+#define X8KV_Q4PAIR(C, SC) \
+	VPXOR    Y4, Y4, Y4; \
+	VPXOR    Y5, Y5, Y5; \
+	X8KV_Q4VEC(C, 0); \
+	X8KV_Q4VEC(C, 1); \
+	X8KV_Q4VEC(C, 2); \
+	X8KV_Q4VEC(C, 3); \
+	X8KV_Q4VEC(C, 4); \
+	X8KV_Q4VEC(C, 5); \
+	X8KV_Q4VEC(C, 6); \
+	X8KV_Q4VEC(C, 7); \
+	VPSHUFB  x8kvdword<>+64*(C%2)(SB), SC, Y6; \
+	VPMULLD  Y6, Y4, Y4; \
+	VPADDD   Y4, Y13, Y13; \
+	VPSHUFB  x8kvdword<>+64*(C%2)+32(SB), SC, Y7; \
+	VPMULLD  Y7, Y5, Y5; \
+	VPADDD   Y5, Y13, Y13
+
+// X8KV_Q4MIN(J, M): q4_Kx8AVX2's X8_Q4K_MIN: Y12 += the eight rows'
+// m_J*(bsum_2J + bsum_2J+1), the mins of sub-block J in M (Y10 for J <
+// 4, Y11 after). Clobbers Y0, Y1.
+#define X8KV_Q4MIN(J, M) \
+	VPSHUFB      x8kvspread<>+32*(J%4)(SB), M, Y0; \
+	VPBROADCASTD 260+4*J(DI), Y1; \
+	VPMADDWD     Y1, Y0, Y0; \
+	VPADDD       Y0, Y12, Y12
+
+// func q4_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+//
+// Twin: X8Q4_KTwin, as q4_Kx8AVX2 (the same isum and mins, the same
+// float32 step). side holds d_y per block. nb, ng > 0.
+TEXT ·q4_Kx8VNNI(SB), NOSPLIT, $0-48
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), R8
+	MOVQ         side+16(FP), BX
+	MOVQ         nb+24(FP), CX
+	MOVQ         ng+32(FP), R10
+	MOVQ         out+40(FP), DX
+	VPBROADCASTQ x8kv0f<>(SB), Y15
+
+x8vq4kgroup:
+	MOVQ   R8, DI
+	MOVQ   BX, R9
+	MOVQ   CX, R11
+	VXORPS Y14, Y14, Y14
+
+x8vq4kblock:
+	// The 6-bit triple of scale and min codes: Y8 scales 0-3, Y9
+	// scales 4-7, Y10 mins 0-3, Y11 mins 4-7.
+	VMOVDQU 32(SI), Y0
+	VMOVDQU 64(SI), Y1
+	VMOVDQU 96(SI), Y2
+	VPAND   x8kv3f<>(SB), Y0, Y8
+	VPAND   x8kv3f<>(SB), Y1, Y9
+	VPAND   x8kv3f<>(SB), Y2, Y10
+	VPAND   x8kvc0<>(SB), Y0, Y0
+	VPSRLW  $2, Y0, Y0
+	VPAND   x8kvc0<>(SB), Y1, Y1
+	VPOR    Y1, Y0, Y0
+	VPSRLW  $2, Y0, Y0
+	VPAND   x8kvc0<>(SB), Y2, Y2
+	VPOR    Y2, Y0, Y0
+	VPSRLW  $2, Y0, Y11
+
+	VPXOR Y12, Y12, Y12
+	X8KV_Q4MIN(0, Y10)
+	X8KV_Q4MIN(1, Y10)
+	X8KV_Q4MIN(2, Y10)
+	X8KV_Q4MIN(3, Y10)
+	X8KV_Q4MIN(4, Y11)
+	X8KV_Q4MIN(5, Y11)
+	X8KV_Q4MIN(6, Y11)
+	X8KV_Q4MIN(7, Y11)
+
+	VPXOR Y13, Y13, Y13
+	X8KV_Q4PAIR(0, Y8)
+	PREFETCHT0 X8KVPFD+0(SI)
+	PREFETCHT0 X8KVPFD+64(SI)
+	PREFETCHT0 X8KVPFD+128(SI)
+	PREFETCHT0 X8KVPFD+192(SI)
+	PREFETCHT0 X8KVPFD+256(SI)
+	X8KV_Q4PAIR(1, Y8)
+	PREFETCHT0 X8KVPFD+320(SI)
+	PREFETCHT0 X8KVPFD+384(SI)
+	PREFETCHT0 X8KVPFD+448(SI)
+	PREFETCHT0 X8KVPFD+512(SI)
+	PREFETCHT0 X8KVPFD+576(SI)
+	X8KV_Q4PAIR(2, Y9)
+	PREFETCHT0 X8KVPFD+640(SI)
+	PREFETCHT0 X8KVPFD+704(SI)
+	PREFETCHT0 X8KVPFD+768(SI)
+	PREFETCHT0 X8KVPFD+832(SI)
+	X8KV_Q4PAIR(3, Y9)
+	PREFETCHT0 X8KVPFD+896(SI)
+	PREFETCHT0 X8KVPFD+960(SI)
+	PREFETCHT0 X8KVPFD+1024(SI)
+	PREFETCHT0 X8KVPFD+1088(SI)
+
+	// (d_x*d_y)*float(isum) - (dmin_x*d_y)*float(mins), added, as
+	// q4_Kx8AVX2.
+	VCVTDQ2PS    Y13, Y13
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    (SI), Y0
+	VCVTPH2PS    16(SI), Y1
+	VBROADCASTSS (R9), Y2
+	VMULPS       Y2, Y0, Y0
+	VMULPS       Y2, Y1, Y1
+	VMULPS       Y13, Y0, Y0
+	VMULPS       Y12, Y1, Y1
+	VSUBPS       Y1, Y0, Y0
+	VADDPS       Y0, Y14, Y14
+	ADDQ         $1152, SI
+	ADDQ         $292, DI
+	ADDQ         $4, R9
+	DECQ         R11
+	JNE          x8vq4kblock
+
+	VMOVUPS Y14, (DX)
+	ADDQ    $32, DX
+	DECQ    R10
+	JNE     x8vq4kgroup
+	VZEROUPPER
+	RET
