@@ -11,13 +11,14 @@ import (
 )
 
 // TestX8VNNITable checks that the vnni tier holds the VNNI x8 kernels of
-// q4_0, q8_0 and q4_K with the avx2 entries' repacking, prep and tail, and
-// that installing them left the avx2 and avx512 tiers' entries alone
-// (the *x8Kernel values are shared until replaced).
+// q4_0, q8_0, q6_K and q4_K with the avx2 entries' repacking, prep and
+// tail, and that installing them left the avx2 and avx512 tiers' entries
+// alone (the *x8Kernel values are shared until replaced).
 func TestX8VNNITable(t *testing.T) {
 	fn := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
 	for wt, want := range map[quant.Type]gemv.X8Func{
-		quant.Q4_0: gemv.X8Q4_0VNNI, quant.Q8_0: gemv.X8Q8_0VNNI, quant.Q4_K: gemv.X8Q4_KVNNI,
+		quant.Q4_0: gemv.X8Q4_0VNNI, quant.Q8_0: gemv.X8Q8_0VNNI,
+		quant.Q6_K: gemv.X8Q6_KVNNI, quant.Q4_K: gemv.X8Q4_KVNNI,
 	} {
 		a, v := avx2Kernels.x8[wt], vnniKernels.x8[wt]
 		if a == nil || v == nil || a == v {

@@ -210,3 +210,150 @@ x8vq4kblock:
 	JNE     x8vq4kgroup
 	VZEROUPPER
 	RET
+
+// x8kvm16: -16 in every word: VPMADDWD of a broadcast bsum word with it
+// is -32*bsum in every int32 lane.
+DATA x8kvm16<>+0(SB)/4, $0xfff0fff0
+GLOBL x8kvm16<>(SB), RODATA|NOPTR, $4
+
+// X8KV_Q6UNPACK: gemv_x8k_amd64.s's X8_Q6K_UNPACK: the four code vectors
+// of the 6-bit triple in Y0, Y1, Y2 (v0..v2 left in place, v3 into Y3).
+// Y15 = 0x3f bytes. Clobbers Y12.
+#define X8KV_Q6UNPACK \
+	VPANDN Y0, Y15, Y3; \
+	VPSRLW $2, Y3, Y3; \
+	VPANDN Y1, Y15, Y12; \
+	VPOR   Y12, Y3, Y3; \
+	VPSRLW $2, Y3, Y3; \
+	VPANDN Y2, Y15, Y12; \
+	VPOR   Y12, Y3, Y3; \
+	VPSRLW $2, Y3, Y3; \
+	VPAND  Y15, Y0, Y0; \
+	VPAND  Y15, Y1, Y1; \
+	VPAND  Y15, Y2, Y2
+
+// X8KV_Q6CHUNK(H, C): chunk C of half H (the 96-byte triple at
+// 144+96(8H+C)), value i (unsigned, 0..63) times the activation codes
+// 128H+32i+4C..+3 broadcast, summed into Y4+i. Clobbers Y0-Y3, Y12.
+#define X8KV_Q6CHUNK(H, C) \
+	VMOVDQU       144+96*(8*(H)+(C))(SI), Y0; \
+	VMOVDQU       176+96*(8*(H)+(C))(SI), Y1; \
+	VMOVDQU       208+96*(8*(H)+(C))(SI), Y2; \
+	X8KV_Q6UNPACK; \
+	VPDPBUSD.BCST 4+128*(H)+4*(C)(DI), Y0, Y4; \
+	VPDPBUSD.BCST 36+128*(H)+4*(C)(DI), Y1, Y5; \
+	VPDPBUSD.BCST 68+128*(H)+4*(C)(DI), Y2, Y6; \
+	VPDPBUSD.BCST 100+128*(H)+4*(C)(DI), Y3, Y7
+
+// X8KV_Q6QUARTER(H, K): sub-blocks j = 8H+K+2i (i = 0..3) of the block
+// at SI: Y4+i starts at -32*bsum_j (the codes' bias, every row), takes
+// chunks 4K..4K+3 of half H (a row's sum at most 16*63*128 + 32*2048 in
+// magnitude), and is multiplied by the rows' scales of j (Y16+i, the
+// signed scale bytes sign-extended to dwords) into Y13.
+#define X8KV_Q6QUARTER(H, K) \
+	VPMOVSXBW    16+16*(4*H+2*K)(SI), Y0; \
+	VPUNPCKLWD   Y0, Y0, Y16; \
+	VPSRAD       $16, Y16, Y16; \
+	VPUNPCKHWD   Y0, Y0, Y17; \
+	VPSRAD       $16, Y17, Y17; \
+	VPMOVSXBW    32+16*(4*H+2*K)(SI), Y0; \
+	VPUNPCKLWD   Y0, Y0, Y18; \
+	VPSRAD       $16, Y18, Y18; \
+	VPUNPCKHWD   Y0, Y0, Y19; \
+	VPSRAD       $16, Y19, Y19; \
+	VPBROADCASTW 260+2*(8*H+K)(DI), Y4; \
+	VPMADDWD     Y20, Y4, Y4; \
+	VPBROADCASTW 264+2*(8*H+K)(DI), Y5; \
+	VPMADDWD     Y20, Y5, Y5; \
+	VPBROADCASTW 268+2*(8*H+K)(DI), Y6; \
+	VPMADDWD     Y20, Y6, Y6; \
+	VPBROADCASTW 272+2*(8*H+K)(DI), Y7; \
+	VPMADDWD     Y20, Y7, Y7; \
+	X8KV_Q6CHUNK(H, 4*K); \
+	X8KV_Q6CHUNK(H, 4*K+1); \
+	X8KV_Q6CHUNK(H, 4*K+2); \
+	X8KV_Q6CHUNK(H, 4*K+3); \
+	VPMULLD      Y16, Y4, Y4; \
+	VPADDD       Y4, Y13, Y13; \
+	VPMULLD      Y17, Y5, Y5; \
+	VPADDD       Y5, Y13, Y13; \
+	VPMULLD      Y18, Y6, Y6; \
+	VPADDD       Y6, Y13, Y13; \
+	VPMULLD      Y19, Y7, Y7; \
+	VPADDD       Y7, Y13, Y13
+
+// func q6_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+//
+// Twin: X8Q6_KTwin, as q6_Kx8AVX2: per super-block and row the integer
+// sum is sum(s*(q*y - 32*bsum)) (the same integer as the AVX2 kernel's
+// sum(s*q*y) - 32*sum(s*bsum)), then out += (d_x*d_y)*float(isum).
+// side holds d_y per block. nb, ng > 0.
+TEXT ·q6_Kx8VNNI(SB), NOSPLIT, $0-48
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), R8
+	MOVQ         side+16(FP), BX
+	MOVQ         nb+24(FP), CX
+	MOVQ         ng+32(FP), R10
+	MOVQ         out+40(FP), DX
+	VPBROADCASTQ x8kv3f<>(SB), Y15
+	VPBROADCASTD x8kvm16<>(SB), Y20
+
+x8vq6group:
+	MOVQ   R8, DI
+	MOVQ   BX, R9
+	MOVQ   CX, R11
+	VXORPS Y14, Y14, Y14
+
+x8vq6block:
+	VPXOR Y13, Y13, Y13
+	X8KV_Q6QUARTER(0, 0)
+	PREFETCHT0 X8KVPFD+0(SI)
+	PREFETCHT0 X8KVPFD+64(SI)
+	PREFETCHT0 X8KVPFD+128(SI)
+	PREFETCHT0 X8KVPFD+192(SI)
+	PREFETCHT0 X8KVPFD+256(SI)
+	PREFETCHT0 X8KVPFD+320(SI)
+	PREFETCHT0 X8KVPFD+384(SI)
+	X8KV_Q6QUARTER(0, 1)
+	PREFETCHT0 X8KVPFD+448(SI)
+	PREFETCHT0 X8KVPFD+512(SI)
+	PREFETCHT0 X8KVPFD+576(SI)
+	PREFETCHT0 X8KVPFD+640(SI)
+	PREFETCHT0 X8KVPFD+704(SI)
+	PREFETCHT0 X8KVPFD+768(SI)
+	PREFETCHT0 X8KVPFD+832(SI)
+	X8KV_Q6QUARTER(1, 0)
+	PREFETCHT0 X8KVPFD+896(SI)
+	PREFETCHT0 X8KVPFD+960(SI)
+	PREFETCHT0 X8KVPFD+1024(SI)
+	PREFETCHT0 X8KVPFD+1088(SI)
+	PREFETCHT0 X8KVPFD+1152(SI)
+	PREFETCHT0 X8KVPFD+1216(SI)
+	PREFETCHT0 X8KVPFD+1280(SI)
+	X8KV_Q6QUARTER(1, 1)
+	PREFETCHT0 X8KVPFD+1344(SI)
+	PREFETCHT0 X8KVPFD+1408(SI)
+	PREFETCHT0 X8KVPFD+1472(SI)
+	PREFETCHT0 X8KVPFD+1536(SI)
+	PREFETCHT0 X8KVPFD+1600(SI)
+	PREFETCHT0 X8KVPFD+1664(SI)
+
+	// (d_x*d_y)*float(isum), added, as q6_Kx8AVX2.
+	VCVTDQ2PS    Y13, Y13
+	VCVTPH2PS    (SI), Y0
+	VBROADCASTSS (R9), Y1
+	VMULPS       Y1, Y0, Y0
+	VMULPS       Y13, Y0, Y0
+	VADDPS       Y0, Y14, Y14
+	ADDQ         $1680, SI
+	ADDQ         $292, DI
+	ADDQ         $4, R9
+	DECQ         R11
+	JNE          x8vq6block
+
+	VMOVUPS Y14, (DX)
+	ADDQ    $32, DX
+	DECQ    R10
+	JNE     x8vq6group
+	VZEROUPPER
+	RET

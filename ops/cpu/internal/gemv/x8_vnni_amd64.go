@@ -56,3 +56,21 @@ func X8Q4_KVNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
 	x8CheckK(nb, ng, X8BytesQ4_K, x, y, side, out)
 	q4_Kx8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
 }
+
+// q6_Kx8VNNI is q6_Kx8AVX2 with VPDPBUSD (gemv_x8k_vnni_amd64.s; twin:
+// X8Q6_KTwin).
+//
+//go:noescape
+func q6_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+
+// X8Q6_KVNNI runs q6_Kx8VNNI after checking the slice bounds it relies
+// on; it is an X8Func over super-blocks for the vnni tier, equal to
+// X8Q6_KAVX2 bit for bit (twin: X8Q6_KTwin).
+func X8Q6_KVNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
+	if nb <= 0 || ng <= 0 {
+		clear(out[:8*max(ng, 0)])
+		return
+	}
+	x8CheckK(nb, ng, X8BytesQ6_K, x, y, side, out)
+	q6_Kx8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
+}

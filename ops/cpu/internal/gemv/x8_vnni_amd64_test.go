@@ -23,6 +23,7 @@ var x8VNNIKernels = []struct {
 }{
 	{0, X8Q4_0VNNI, "q4_0", X8Q4_0Twin},
 	{1, X8Q8_0VNNI, "q8_0", X8Q8_0Twin},
+	{2, X8Q6_KVNNI, "q6_K", X8Q6_KTwin},
 	{3, X8Q4_KVNNI, "q4_K", X8Q4_KTwin},
 }
 
