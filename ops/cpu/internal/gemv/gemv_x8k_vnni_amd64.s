@@ -4,13 +4,17 @@
 
 // The vnni tier's K-format x8 kernels (see gemv_x8k_amd64.s and x8k.go):
 // the AVX2 ones with each sub-block's codes times activations summed by
-// VPDPBUSD (embedded broadcast of the four activation codes) into int32
-// lanes, then weighted by the sub-block's scale with VPMULLD, in place of
-// VPMADDUBSW's word pairs weighted by VPMADDWD. Every row's integer sum
-// per super-block is exact in both (no term comes near 2^31), and the
-// float32 step is the AVX2 kernels', so the outputs equal their twins
-// bit for bit. ymm registers (AVX-512 VL for the broadcasts and
-// Y16-Y31), AVX512_VNNI.
+// VPDPBUSD into int32 lanes, then weighted by the sub-block's scale with
+// VPMULLD, in place of VPMADDUBSW's word pairs weighted by VPMADDWD.
+// Every row's integer sum per super-block is exact in both (no term
+// comes near 2^31), and the float32 step is the AVX2 kernels', so the
+// outputs equal their twins bit for bit. q4_K takes its code vectors two
+// at a time in zmm registers (rows 0-7 of each in one half, the two
+// activation dwords put in the halves by VPERMD, the halves summed per
+// sub-block), as gemv_x8_vnni_amd64.s does; q6_K, whose code vectors of
+// consecutive chunks are 96 bytes apart, stays on ymm registers with the
+// activation codes as VPDPBUSD's embedded broadcast. AVX-512 F/BW/VL and
+// AVX512_VNNI (no DQ).
 
 #define X8KVPFD 1024
 
@@ -72,38 +76,57 @@ DATA x8kvdword<>+112(SB)/8, $0x8080800d8080800c
 DATA x8kvdword<>+120(SB)/8, $0x8080800f8080800e
 GLOBL x8kvdword<>(SB), RODATA|NOPTR, $128
 
-// X8KV_Q4VEC(C, V): code vector 8C+V of the q4_K x8 block at SI: its low
-// nibbles (sub-block 2C, elements 4V..4V+3) times those activation codes
-// broadcast, summed into Y4, its high nibbles (sub-block 2C+1) into Y5.
-// Y15 = 0x0f bytes. Clobbers Y0, Y1.
-#define X8KV_Q4VEC(C, V) \
-	VMOVDQU       128+32*(8*C+V)(SI), Y0; \
-	VPSRLW        $4, Y0, Y1; \
-	VPAND         Y15, Y0, Y0; \
-	VPAND         Y15, Y1, Y1; \
-	VPDPBUSD.BCST 4+64*C+4*V(DI), Y0, Y4; \
-	VPDPBUSD.BCST 36+64*C+4*V(DI), Y1, Y5
+// x8kvperm<>: VPERMD index, dword 0 in lanes 0-7 and dword 1 in lanes
+// 8-15 (as gemv_x8_vnni_amd64.s's x8vperm<>); pair p's is it plus 2p.
+DATA x8kvperm<>+0(SB)/8, $0x0000000000000000
+DATA x8kvperm<>+8(SB)/8, $0x0000000000000000
+DATA x8kvperm<>+16(SB)/8, $0x0000000000000000
+DATA x8kvperm<>+24(SB)/8, $0x0000000000000000
+DATA x8kvperm<>+32(SB)/8, $0x0000000100000001
+DATA x8kvperm<>+40(SB)/8, $0x0000000100000001
+DATA x8kvperm<>+48(SB)/8, $0x0000000100000001
+DATA x8kvperm<>+56(SB)/8, $0x0000000100000001
+GLOBL x8kvperm<>(SB), RODATA|NOPTR, $64
+
+// X8KV_Q4VEC(C, P, I): code vectors 8C+2P and 8C+2P+1 of the q4_K x8
+// block at SI (64 bytes, rows 0-7 of one in each half): the low nibbles
+// times the activation dwords 2P, 2P+1 of sub-block 2C (Z20 permuted by
+// I) summed into Z4, the high nibbles times those of sub-block 2C+1
+// (Z21) into Z5. Z15 = 0x0f bytes. Clobbers Z0-Z3.
+#define X8KV_Q4VEC(C, P, I) \
+	VMOVDQU64 128+32*(8*C+2*P)(SI), Z0; \
+	VPSRLW    $4, Z0, Z1; \
+	VPANDD    Z15, Z0, Z0; \
+	VPANDD    Z15, Z1, Z1; \
+	VPERMD    Z20, I, Z2; \
+	VPERMD    Z21, I, Z3; \
+	VPDPBUSD  Z2, Z0, Z4; \
+	VPDPBUSD  Z3, Z1, Z5
 
 // X8KV_Q4PAIR(C, SC): sub-blocks 2C and 2C+1 (each row's sums at most
-// 32*15*128), times their scales (of the vector SC: Y8 for C < 2, Y9
-// after) as dwords, added to Y13. Clobbers Y0, Y1, Y4-Y7.
+// 32*15*128): the halves of Z4 and Z5 (even and odd code vectors)
+// summed, times the sub-blocks' scales (of the vector SC: Y8 for C < 2,
+// Y9 after) as dwords, added to Y13. Z26-Z29 = the pair indices.
+// Clobbers Z0-Z7, Z20, Z21.
 #define X8KV_Q4PAIR(C, SC) \
-	VPXOR    Y4, Y4, Y4; \
-	VPXOR    Y5, Y5, Y5; \
-	X8KV_Q4VEC(C, 0); \
-	X8KV_Q4VEC(C, 1); \
-	X8KV_Q4VEC(C, 2); \
-	X8KV_Q4VEC(C, 3); \
-	X8KV_Q4VEC(C, 4); \
-	X8KV_Q4VEC(C, 5); \
-	X8KV_Q4VEC(C, 6); \
-	X8KV_Q4VEC(C, 7); \
-	VPSHUFB  x8kvdword<>+64*(C%2)(SB), SC, Y6; \
-	VPMULLD  Y6, Y4, Y4; \
-	VPADDD   Y4, Y13, Y13; \
-	VPSHUFB  x8kvdword<>+64*(C%2)+32(SB), SC, Y7; \
-	VPMULLD  Y7, Y5, Y5; \
-	VPADDD   Y5, Y13, Y13
+	VMOVDQU32     4+64*C(DI), Y20; \
+	VMOVDQU32     36+64*C(DI), Y21; \
+	VPXORD        Z4, Z4, Z4; \
+	VPXORD        Z5, Z5, Z5; \
+	X8KV_Q4VEC(C, 0, Z26); \
+	X8KV_Q4VEC(C, 1, Z27); \
+	X8KV_Q4VEC(C, 2, Z28); \
+	X8KV_Q4VEC(C, 3, Z29); \
+	VEXTRACTI64X4 $1, Z4, Y6; \
+	VPADDD        Y6, Y4, Y4; \
+	VEXTRACTI64X4 $1, Z5, Y7; \
+	VPADDD        Y7, Y5, Y5; \
+	VPSHUFB       x8kvdword<>+64*(C%2)(SB), SC, Y6; \
+	VPMULLD       Y6, Y4, Y4; \
+	VPADDD        Y4, Y13, Y13; \
+	VPSHUFB       x8kvdword<>+64*(C%2)+32(SB), SC, Y7; \
+	VPMULLD       Y7, Y5, Y5; \
+	VPADDD        Y5, Y13, Y13
 
 // X8KV_Q4MIN(J, M): q4_Kx8AVX2's X8_Q4K_MIN: Y12 += the eight rows'
 // m_J*(bsum_2J + bsum_2J+1), the mins of sub-block J in M (Y10 for J <
@@ -125,7 +148,13 @@ TEXT ·q4_Kx8VNNI(SB), NOSPLIT, $0-48
 	MOVQ         nb+24(FP), CX
 	MOVQ         ng+32(FP), R10
 	MOVQ         out+40(FP), DX
-	VPBROADCASTQ x8kv0f<>(SB), Y15
+	VPBROADCASTD x8kv0f<>(SB), Z15
+	VMOVDQU64    x8kvperm<>(SB), Z26
+	MOVL         $2, AX
+	VPBROADCASTD AX, Z25
+	VPADDD       Z25, Z26, Z27
+	VPADDD       Z25, Z27, Z28
+	VPADDD       Z25, Z28, Z29
 
 x8vq4kgroup:
 	MOVQ   R8, DI
