@@ -39,8 +39,9 @@ func X8Q8_0VNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
 	q8_0x8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
 }
 
-// q4_Kx8VNNI is q4_Kx8AVX2 with VPDPBUSD (gemv_x8k_vnni_amd64.s; twin:
-// X8Q4_KTwin).
+// q4_Kx8VNNI is q4_Kx8AVX2 with VPDPBUSD on zmm registers, two code
+// vectors a register, and VPMULLD by the scales (gemv_x8k_vnni_amd64.s;
+// twin: X8Q4_KTwin).
 //
 //go:noescape
 func q4_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
@@ -57,8 +58,9 @@ func X8Q4_KVNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
 	q4_Kx8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
 }
 
-// q6_Kx8VNNI is q6_Kx8AVX2 with VPDPBUSD (gemv_x8k_vnni_amd64.s; twin:
-// X8Q6_KTwin).
+// q6_Kx8VNNI is q6_Kx8AVX2 with VPDPBUSD on ymm registers (the
+// activation codes as its embedded broadcast) and VPMULLD by the scales
+// (gemv_x8k_vnni_amd64.s; twin: X8Q6_KTwin).
 //
 //go:noescape
 func q6_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
