@@ -259,6 +259,17 @@ func withMicro2(gemm map[quant.Type]*gemmKernel, micro sgemmMicro, micro2 sgemmM
 // VPMADDUBSW, VPMADDWD and VPADDD, and no int16 saturation) in their
 // place.
 var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
+	// The x8 decode kernels of q4_0, q8_0, q6_K and q4_K: the same
+	// repacking, prep and plain tail, VPDPBUSD in f (bit for bit the AVX2
+	// ones).
+	for t, f := range map[quant.Type]gemv.X8Func{
+		quant.Q4_0: gemv.X8Q4_0VNNI, quant.Q8_0: gemv.X8Q8_0VNNI,
+		quant.Q6_K: gemv.X8Q6_KVNNI, quant.Q4_K: gemv.X8Q4_KVNNI,
+	} {
+		k := *ks.x8[t]
+		k.f = f
+		ks.x8[t] = &k
+	}
 })
 
 // deriveKernels returns a copy of base named name, with its maps cloned
