@@ -235,6 +235,18 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 // VPMADDUBSW, VPMADDWD and VPADDD, and no int16 saturation) in their
 // place.
 var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
+	// The quantized panel kernels with VPDPBUSD (package qgemm; same
+	// panels and groups, bit for bit the AVX2 kernels).
+	for wt, kernel := range map[quant.Type]func(int, []byte, []byte, *[32]float32){
+		quant.Q4_0: qgemm.Q4_0VNNI, quant.Q5_0: qgemm.Q5_0VNNI, quant.Q8_0: qgemm.Q8_0VNNI,
+		quant.Q4_1: qgemm.Q4_1VNNI, quant.Q5_1: qgemm.Q5_1VNNI,
+	} {
+		gk := *ks.gemm[wt]
+		qt := *gk.qtile
+		qt.kernel = kernel
+		gk.qtile = &qt
+		ks.gemm[wt] = &gk
+	}
 })
 
 // deriveKernels returns a copy of base named name, with its maps cloned

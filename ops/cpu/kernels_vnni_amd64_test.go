@@ -1,0 +1,106 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/qgemm"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// vnniQTiles are the VNNI panel kernels the vnni table installs, by
+// weight type, beside the AVX2 ones the avx2 table keeps.
+var vnniQTiles = []struct {
+	wt         quant.Type
+	avx2, vnni func(int, []byte, []byte, *[32]float32)
+}{
+	{quant.Q4_0, qgemm.Q4_0AVX2, qgemm.Q4_0VNNI},
+	{quant.Q5_0, qgemm.Q5_0AVX2, qgemm.Q5_0VNNI},
+	{quant.Q8_0, qgemm.Q8_0AVX2, qgemm.Q8_0VNNI},
+	{quant.Q4_1, qgemm.Q4_1AVX2, qgemm.Q4_1VNNI},
+	{quant.Q5_1, qgemm.Q5_1AVX2, qgemm.Q5_1VNNI},
+}
+
+// TestVNNITableQTiles checks that the vnni table's panel kernels are the
+// VNNI ones, with the rest of each entry (repacking, block sizes, minN,
+// quad kernel) the avx2 table's, and that the avx2 and avx512 tables
+// keep the AVX2 kernels.
+func TestVNNITableQTiles(t *testing.T) {
+	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
+	for _, c := range vnniQTiles {
+		for _, ks := range []*kernelSet{avx2Kernels, avx512Kernels} {
+			if ptr(ks.gemm[c.wt].qtile.kernel) != ptr(c.avx2) {
+				t.Errorf("%s table's %v panel kernel is not the AVX2 one", ks.name, c.wt)
+			}
+		}
+		g, base := vnniKernels.gemm[c.wt], avx2Kernels.gemm[c.wt]
+		if ptr(g.qtile.kernel) != ptr(c.vnni) {
+			t.Errorf("vnni table's %v panel kernel is not the VNNI one", c.wt)
+		}
+		q, bq := *g.qtile, *base.qtile
+		q.kernel, bq.kernel = nil, nil
+		if ptr(q.repack) != ptr(bq.repack) || ptr(q.fromX8) != ptr(bq.fromX8) ||
+			q.block != bq.block || q.gblock != bq.gblock || q.minN != bq.minN || q.biased != bq.biased {
+			t.Errorf("vnni table's %v panel entry differs from avx2's beyond its kernel", c.wt)
+		}
+		if g.kind != base.kind || ptr(g.quad) != ptr(base.quad) {
+			t.Errorf("vnni table's %v gemm entry differs from avx2's beyond its panel kernel", c.wt)
+		}
+	}
+}
+
+// TestVNNIQTileMulMat checks that MUL_MAT on the vnni tier gives the avx2
+// tier's outputs bit for bit for the panel formats (the kernels compute
+// the same float32 steps from exact integer sums), over panel rows and
+// columns left at the edges, k in several chunks, and 1 or 3 threads.
+func TestVNNIQTileMulMat(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	shapes := []struct{ k, m, n int64 }{
+		{k: 256, m: 19, n: 13}, {k: 2 * gemmKC, m: 16, n: 8}, {k: 4096, m: 8, n: 37}, {k: 32, m: 9, n: 4},
+	}
+	for _, threads := range []int{1, 3} {
+		outs := map[string][][]float64{}
+		for _, tier := range []string{"avx2", "vnni"} {
+			b, err := NewWithOptions(Options{Threads: threads, Tier: tier})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			rng := rand.New(rand.NewPCG(91, uint64(threads)))
+			for _, c := range vnniQTiles {
+				for _, s := range shapes {
+					a := mxLeaf(t, b, rng, "a", c.wt, s.k, s.m)
+					x := mxLeaf(t, b, rng, "b", quant.F32, s.k, s.n)
+					node, err := ops.MulMat(a, x)
+					if err != nil {
+						t.Fatal(err)
+					}
+					outs[tier] = append(outs[tier], mxOutputs(t, b, node))
+				}
+			}
+		}
+		i := 0
+		for _, c := range vnniQTiles {
+			for _, s := range shapes {
+				got, want := outs["vnni"][i], outs["avx2"][i]
+				i++
+				name := fmt.Sprintf("%v/threads=%d/k%d_m%d_n%d", c.wt, threads, s.k, s.m, s.n)
+				if len(got) != len(want) {
+					t.Fatalf("%s: %d outputs, avx2 %d", name, len(got), len(want))
+				}
+				for j := range got {
+					if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+						t.Fatalf("%s: output %d: vnni %g, avx2 %g", name, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	}
+}
