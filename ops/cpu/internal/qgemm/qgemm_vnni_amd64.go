@@ -5,8 +5,8 @@ package qgemm
 import "github.com/kernbench/kernbench/ops/cpu/internal/dot"
 
 // VNNI panel kernels (qgemm_vnni_amd64.s): the AVX2 kernels' inputs and
-// outputs, bit for bit, with VPDPBUSD for the int8 dot products. They
-// need AVX512_VNNI and AVX-512 VL (the vnni tier).
+// outputs, bit for bit, with VPDPBUSD on zmm registers for the int8 dot
+// products. They need AVX-512 F/BW and AVX512_VNNI (the vnni tier).
 
 // qgemmQ4_0VNNI is qgemmQ4_0AVX2 with VPDPBUSD; it also runs q5_0 panels
 // (the same layout, whose int32 sums VPDPBUSD keeps exact as well).

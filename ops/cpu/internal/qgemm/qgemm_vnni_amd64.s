@@ -3,199 +3,254 @@
 #include "textflag.h"
 
 // VNNI forms of the panel kernels of qgemm_amd64.s (same panels, same
-// packed groups, same outputs): each weight vector's four-product int32
-// sums come from one VPDPBUSD instead of VPMADDUBSW, VPMADDWD and VPADDD.
-// The int32 block sums are exact in both, so the float32 steps, which
-// are the AVX2 kernels' (per block and column one FMA of the block sum
-// with d_x*d_y, and for q4_1 and q5_1 a second of m_x with s_y), give the
-// same outputs bit for bit (twin: Twin). With no int16 partial sums to
-// keep in range, the q4_0 and q5_0 kernels are one (qgemmQ4_0VNNI), and
-// so are the q4_1 and q5_1 ones (qgemmQ4_1VNNI).
+// packed groups, same outputs): the four-product int32 sums of a weight
+// vector come from one VPDPBUSD instead of VPMADDUBSW, VPMADDWD and
+// VPADDD. The int32 block sums are exact in both, so the float32 steps,
+// which are the AVX2 kernels' (per block and column one FMA of the block
+// sum with d_x*d_y, and for q4_1 and q5_1 a second of m_x with s_y),
+// give the same outputs bit for bit (twin: Twin). With no int16 partial
+// sums to keep in range, the q4_0 and q5_0 kernels are one
+// (qgemmQ4_0VNNI), and so are the q4_1 and q5_1 ones (qgemmQ4_1VNNI).
+//
+// Each zmm register holds two activation columns (lanes 0-7 column 2p,
+// rows 0-7; lanes 8-15 column 2p+1), so one VPDPBUSD covers two columns:
+// the weight vectors are broadcast to both halves, the activation dwords
+// come from one 64-byte load of the column pair, its 128-bit lanes
+// rearranged by VSHUFI64X2 (one register with each column's dwords 0-3
+// twice in its half, one with dwords 4-7) and spread by VPSHUFD. The
+// outputs of a pair are 16 consecutive float32, one register. (On ymm
+// registers, one column each with broadcast activation dwords, VPDPBUSD
+// measured hardly faster than the AVX2 kernels; these about twice as
+// fast, BenchmarkQTileKernelVNNI.)
 //
 // Registers: SI walks the panel, DI the packed group, CX counts blocks,
-// DX points at the 32 outputs. Y16-Y19 accumulate columns 0-3, Y20-Y27
-// hold the block's eight weight vectors (or their magnitudes), Y0-Y15
-// are scratch (VPSIGNB, which has no EVEX form, takes them).
+// DX points at the 32 outputs; Z16, Z17 accumulate column pairs 0 and 1;
+// Z20-Z27 hold the weight vectors (broadcast); Z28 the negated
+// corrections (q4_0, q5_0) or m_x (q4_1, q5_1), Z29 d_x, both halves;
+// Z30, Z31 VPERMPS indexes spreading d_y of columns 0, 1 (2, 3) over the
+// halves; Z15 zero; Z0-Z14 scratch.
 
 #define QP_D 256
 #define QP_CORR 288
 
-// QV_SETUP loads the accumulators from (DX).
-#define QV_SETUP \
-	VMOVUPS 0(DX), Y16; \
-	VMOVUPS 32(DX), Y17; \
-	VMOVUPS 64(DX), Y18; \
-	VMOVUPS 96(DX), Y19
+// qdyidx: dword indexes 0 (x8), 1 (x8), then 2 (x8), 3 (x8).
+DATA qdyidx<>+0(SB)/8, $0x0000000000000000
+DATA qdyidx<>+8(SB)/8, $0x0000000000000000
+DATA qdyidx<>+16(SB)/8, $0x0000000000000000
+DATA qdyidx<>+24(SB)/8, $0x0000000000000000
+DATA qdyidx<>+32(SB)/8, $0x0000000100000001
+DATA qdyidx<>+40(SB)/8, $0x0000000100000001
+DATA qdyidx<>+48(SB)/8, $0x0000000100000001
+DATA qdyidx<>+56(SB)/8, $0x0000000100000001
+DATA qdyidx<>+64(SB)/8, $0x0000000200000002
+DATA qdyidx<>+72(SB)/8, $0x0000000200000002
+DATA qdyidx<>+80(SB)/8, $0x0000000200000002
+DATA qdyidx<>+88(SB)/8, $0x0000000200000002
+DATA qdyidx<>+96(SB)/8, $0x0000000300000003
+DATA qdyidx<>+104(SB)/8, $0x0000000300000003
+DATA qdyidx<>+112(SB)/8, $0x0000000300000003
+DATA qdyidx<>+120(SB)/8, $0x0000000300000003
+GLOBL qdyidx<>(SB), RODATA|NOPTR, $128
 
-// QV_STORE stores the four columns' accumulators at (DX).
-#define QV_STORE \
-	VMOVUPS Y16, 0(DX); \
-	VMOVUPS Y17, 32(DX); \
-	VMOVUPS Y18, 64(DX); \
-	VMOVUPS Y19, 96(DX)
+// QZ_SETUP loads the accumulators from (DX) and the constants.
+#define QZ_SETUP \
+	VMOVUPS 0(DX), Z16; \
+	VMOVUPS 64(DX), Z17; \
+	VMOVDQU32 qdyidx<>+0(SB), Z30; \
+	VMOVDQU32 qdyidx<>+64(SB), Z31; \
+	VPXORD Z15, Z15, Z15
 
-// QV_LOADW loads the block's eight weight vectors into Y20-Y27.
-#define QV_LOADW \
-	VMOVDQU32 0(SI), Y20; \
-	VMOVDQU32 32(SI), Y21; \
-	VMOVDQU32 64(SI), Y22; \
-	VMOVDQU32 96(SI), Y23; \
-	VMOVDQU32 128(SI), Y24; \
-	VMOVDQU32 160(SI), Y25; \
-	VMOVDQU32 192(SI), Y26; \
-	VMOVDQU32 224(SI), Y27
+// QZ_STORE stores the accumulators at (DX).
+#define QZ_STORE \
+	VMOVUPS Z16, 0(DX); \
+	VMOVUPS Z17, 64(DX)
 
-// QV_SCALE(COL, ACC): Y0 holds the eight rows' int32 block sums of
-// column COL: ACC += float32(Y0) * (d_x * d_y[COL]).
-#define QV_SCALE(COL, ACC) \
-	VCVTDQ2PS Y0, Y0; \
-	VBROADCASTSS 4*COL(DI), Y1; \
-	VMULPS QP_D(SI), Y1, Y1; \
-	VFMADD231PS Y1, Y0, ACC
+// QZ_LOADW broadcasts the block's eight weight vectors into Z20-Z27.
+#define QZ_LOADW \
+	VBROADCASTI64X4 0(SI), Z20; \
+	VBROADCASTI64X4 32(SI), Z21; \
+	VBROADCASTI64X4 64(SI), Z22; \
+	VBROADCASTI64X4 96(SI), Z23; \
+	VBROADCASTI64X4 128(SI), Z24; \
+	VBROADCASTI64X4 160(SI), Z25; \
+	VBROADCASTI64X4 192(SI), Z26; \
+	VBROADCASTI64X4 224(SI), Z27
 
-// QV_UDOT(COL, J, T, SUM): SUM (int32) += VPDPBUSD(the four biased
-// activation codes J of column COL broadcast, unsigned; weight vector
-// J, signed); T is scratch.
-#define QV_UDOT(COL, J, W, T, SUM) \
-	VPBROADCASTD 16+32*COL+4*J(DI), T; \
+// QZ_ACTS(P): Z1 (Z2) = the codes of column pair P with each half's
+// 128-bit lanes holding its column's dwords 0-3 (4-7).
+#define QZ_ACTS(P) \
+	VMOVDQU32 16+64*P(DI), Z0; \
+	VSHUFI64X2 $0xa0, Z0, Z0, Z1; \
+	VSHUFI64X2 $0xf5, Z0, Z0, Z2
+
+// QZ_UDOT(SRC, IMM, W, T, SUM): SUM += VPDPBUSD(the activation dword
+// picked by IMM from SRC, unsigned; weights W, signed).
+#define QZ_UDOT(SRC, IMM, W, T, SUM) \
+	VPSHUFD $IMM, SRC, T; \
 	VPDPBUSD W, T, SUM
 
-// QV_Q4COL(COL, ACC): one column of a q4_0 or q5_0 block: two chains of
-// four vectors, the first starting from the negated corrections (Y15),
-// so that the sum is sum(w*u) - 128*sum(w), exactly the AVX2 kernels'.
-#define QV_Q4COL(COL, ACC) \
-	VMOVDQA Y15, Y0; \
-	VPXOR Y2, Y2, Y2; \
-	QV_UDOT(COL, 0, Y20, Y3, Y0); \
-	QV_UDOT(COL, 1, Y21, Y4, Y2); \
-	QV_UDOT(COL, 2, Y22, Y5, Y0); \
-	QV_UDOT(COL, 3, Y23, Y6, Y2); \
-	QV_UDOT(COL, 4, Y24, Y7, Y0); \
-	QV_UDOT(COL, 5, Y25, Y8, Y2); \
-	QV_UDOT(COL, 6, Y26, Y9, Y0); \
-	QV_UDOT(COL, 7, Y27, Y10, Y2); \
-	VPADDD Y2, Y0, Y0; \
-	QV_SCALE(COL, ACC)
+// QZ_SCALE(P, IDX, ACC): Z11 holds the int32 block sums of column pair P:
+// ACC += float32(Z11) * (d_x * d_y).
+#define QZ_SCALE(P, IDX, ACC) \
+	VCVTDQ2PS Z11, Z11; \
+	VPERMPS 0(DI), IDX, Z13; \
+	VMULPS Z29, Z13, Z13; \
+	VFMADD231PS Z13, Z11, ACC
+
+// QZ_Q4PAIR(P, IDX, ACC): column pair P of a q4_0 or q5_0 block.
+#define QZ_Q4PAIR(P, IDX, ACC) \
+	QZ_ACTS(P); \
+	VMOVDQA32 Z28, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	QZ_UDOT(Z1, 0x00, Z20, Z3, Z11); \
+	QZ_UDOT(Z1, 0x55, Z21, Z4, Z12); \
+	QZ_UDOT(Z1, 0xaa, Z22, Z5, Z11); \
+	QZ_UDOT(Z1, 0xff, Z23, Z6, Z12); \
+	QZ_UDOT(Z2, 0x00, Z24, Z7, Z11); \
+	QZ_UDOT(Z2, 0x55, Z25, Z8, Z12); \
+	QZ_UDOT(Z2, 0xaa, Z26, Z9, Z11); \
+	QZ_UDOT(Z2, 0xff, Z27, Z10, Z12); \
+	VPADDD Z12, Z11, Z11; \
+	QZ_SCALE(P, IDX, ACC)
 
 // func qgemmQ4_0VNNI(panel, grp *byte, nb int, out *[32]float32)
 //
 // out[8c+r] += the dot product of panel row r with group column c, for
 // a q4_0 or q5_0 panel (320 bytes per block) and a biased packed group
-// (144 bytes per block). Twin: Twin.
+// (144 bytes per block): per pair, the sum starts from the negated
+// corrections, so that it is sum(w*u) - 128*sum(w), the AVX2 kernels'.
+// Twin: Twin.
 TEXT ·qgemmQ4_0VNNI(SB), NOSPLIT, $0-32
 	MOVQ  panel+0(FP), SI
 	MOVQ  grp+8(FP), DI
 	MOVQ  nb+16(FP), CX
 	MOVQ  out+24(FP), DX
-	QV_SETUP
+	QZ_SETUP
 	TESTQ CX, CX
-	JEQ   v40done
+	JEQ   z40done
 
-v40loop:
-	QV_LOADW
-	VPXOR  Y15, Y15, Y15
-	VPSUBD QP_CORR(SI), Y15, Y15
-	QV_Q4COL(0, Y16)
-	QV_Q4COL(1, Y17)
-	QV_Q4COL(2, Y18)
-	QV_Q4COL(3, Y19)
+z40loop:
+	QZ_LOADW
+	VBROADCASTI64X4 QP_CORR(SI), Z28
+	VPSUBD Z28, Z15, Z28
+	VBROADCASTF64X4 QP_D(SI), Z29
+	QZ_Q4PAIR(0, Z30, Z16)
+	QZ_Q4PAIR(1, Z31, Z17)
 	ADDQ $320, SI
 	ADDQ $144, DI
 	DECQ CX
-	JNE  v40loop
+	JNE  z40loop
 
-v40done:
-	QV_STORE
+z40done:
+	QZ_STORE
 	VZEROUPPER
 	RET
 
-// QV_SDOT(COL, J, W, T, SUM): with |w| of vector J in W: SUM (int32) +=
-// VPDPBUSD(|w|, y*sign(w)), y the four signed codes J of column COL
-// broadcast, its sign flipped by VPSIGNB as in the AVX2 kernel (-(-128)
-// wraps to -128; the twin does the same). T (Y0-Y15) is scratch.
-#define QV_SDOT(COL, J, W, T, SUM) \
-	VPBROADCASTD 16+32*COL+4*J(DI), T; \
-	VPSIGNB 32*J(SI), T, T; \
+// QZ_SDOT(SRC, IMM, W, K, T, SUM): SUM += VPDPBUSD(|w| in W, the
+// activation dword picked by IMM from SRC with its sign flipped in the
+// lanes K marks (w < 0): 0 - y, which wraps -128 to -128 as VPSIGNB).
+#define QZ_SDOT(SRC, IMM, W, K, T, SUM) \
+	VPSHUFD $IMM, SRC, T; \
+	VPSUBB T, Z15, K, T; \
 	VPDPBUSD T, W, SUM
 
-// QV_Q8COL(COL, ACC): one column of a q8_0 block, in two chains of four.
-#define QV_Q8COL(COL, ACC) \
-	VPXOR Y0, Y0, Y0; \
-	VPXOR Y2, Y2, Y2; \
-	QV_SDOT(COL, 0, Y20, Y3, Y0); \
-	QV_SDOT(COL, 1, Y21, Y4, Y2); \
-	QV_SDOT(COL, 2, Y22, Y5, Y0); \
-	QV_SDOT(COL, 3, Y23, Y6, Y2); \
-	QV_SDOT(COL, 4, Y24, Y7, Y0); \
-	QV_SDOT(COL, 5, Y25, Y8, Y2); \
-	QV_SDOT(COL, 6, Y26, Y9, Y0); \
-	QV_SDOT(COL, 7, Y27, Y10, Y2); \
-	VPADDD Y2, Y0, Y0; \
-	QV_SCALE(COL, ACC)
+// QZ_Q8VEC(J, IMM, W, K, SRC0, SRC1, S0, S1): vector J of a q8_0 block
+// for both column pairs: W = |w| broadcast, K its sign mask, the
+// activation dwords picked by IMM from SRC0 (pair 0) and SRC1 (pair 1),
+// summed into S0 and S1.
+#define QZ_Q8VEC(J, IMM, W, K, SRC0, SRC1, S0, S1) \
+	VBROADCASTI64X4 32*J(SI), W; \
+	VPMOVB2M W, K; \
+	VPABSB W, W; \
+	QZ_SDOT(SRC0, IMM, W, K, Z5, S0); \
+	QZ_SDOT(SRC1, IMM, W, K, Z6, S1)
 
 // func qgemmQ8_0VNNI(panel, grp *byte, nb int, out *[32]float32)
 //
 // qgemmQ4_0VNNI for a q8_0 panel (288 bytes per block) and a signed
-// packed group. Twin: Twin.
+// packed group, with the AVX2 kernel's sign trick: per weight vector its
+// magnitudes and sign mask (VPMOVB2M, which VPSIGNB, having no EVEX form,
+// gives way to), the activations negated under the mask, then VPDPBUSD.
+// Z11-Z14 sum pairs 0 and 1 in two chains each. Twin: Twin.
 TEXT ·qgemmQ8_0VNNI(SB), NOSPLIT, $0-32
 	MOVQ  panel+0(FP), SI
 	MOVQ  grp+8(FP), DI
 	MOVQ  nb+16(FP), CX
 	MOVQ  out+24(FP), DX
-	QV_SETUP
+	QZ_SETUP
 	TESTQ CX, CX
-	JEQ   v80done
+	JEQ   z80done
 
-v80loop:
-	VPABSB 0(SI), Y20
-	VPABSB 32(SI), Y21
-	VPABSB 64(SI), Y22
-	VPABSB 96(SI), Y23
-	VPABSB 128(SI), Y24
-	VPABSB 160(SI), Y25
-	VPABSB 192(SI), Y26
-	VPABSB 224(SI), Y27
-	QV_Q8COL(0, Y16)
-	QV_Q8COL(1, Y17)
-	QV_Q8COL(2, Y18)
-	QV_Q8COL(3, Y19)
+z80loop:
+	VMOVDQU32 16(DI), Z0
+	VSHUFI64X2 $0xa0, Z0, Z0, Z1
+	VSHUFI64X2 $0xf5, Z0, Z0, Z2
+	VMOVDQU32 80(DI), Z0
+	VSHUFI64X2 $0xa0, Z0, Z0, Z3
+	VSHUFI64X2 $0xf5, Z0, Z0, Z4
+	VBROADCASTF64X4 QP_D(SI), Z29
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	QZ_Q8VEC(0, 0x00, Z20, K1, Z1, Z3, Z11, Z13)
+	QZ_Q8VEC(1, 0x55, Z21, K2, Z1, Z3, Z12, Z14)
+	QZ_Q8VEC(2, 0xaa, Z22, K3, Z1, Z3, Z11, Z13)
+	QZ_Q8VEC(3, 0xff, Z23, K4, Z1, Z3, Z12, Z14)
+	QZ_Q8VEC(4, 0x00, Z24, K5, Z2, Z4, Z11, Z13)
+	QZ_Q8VEC(5, 0x55, Z25, K6, Z2, Z4, Z12, Z14)
+	QZ_Q8VEC(6, 0xaa, Z26, K7, Z2, Z4, Z11, Z13)
+	QZ_Q8VEC(7, 0xff, Z27, K1, Z2, Z4, Z12, Z14)
+	VPADDD Z12, Z11, Z11
+	VPADDD Z14, Z13, Z13
+	VCVTDQ2PS Z11, Z11
+	VPERMPS 0(DI), Z30, Z7
+	VMULPS Z29, Z7, Z7
+	VFMADD231PS Z7, Z11, Z16
+	VCVTDQ2PS Z13, Z13
+	VPERMPS 0(DI), Z31, Z8
+	VMULPS Z29, Z8, Z8
+	VFMADD231PS Z8, Z13, Z17
 	ADDQ $288, SI
 	ADDQ $144, DI
 	DECQ CX
-	JNE  v80loop
+	JNE  z80loop
 
-v80done:
-	QV_STORE
+z80done:
+	QZ_STORE
 	VZEROUPPER
 	RET
 
-// QV_MDOT(COL, J, W, SUM): SUM (int32) += VPDPBUSD(unsigned weight codes
-// W of vector J, the four signed codes J of column COL of a q8_1 group,
-// broadcast by the instruction).
-#define QV_MDOT(COL, J, W, SUM) \
-	VPDPBUSD.BCST 32+32*COL+4*J(DI), W, SUM
+// QZ_MDOT(SRC, IMM, W, T, SUM): SUM += VPDPBUSD(unsigned weight codes W,
+// the signed activation dword picked by IMM from SRC).
+#define QZ_MDOT(SRC, IMM, W, T, SUM) \
+	VPSHUFD $IMM, SRC, T; \
+	VPDPBUSD T, W, SUM
 
-// QV_Q41COL(COL, ACC): one column of a q4_1 or q5_1 block: the int32
-// sum in two chains, then ACC += float32(isum) * (d_x*d_y[COL]) and ACC
-// += m_x * s_y[COL], as the AVX2 kernel.
-#define QV_Q41COL(COL, ACC) \
-	VPXOR Y0, Y0, Y0; \
-	VPXOR Y2, Y2, Y2; \
-	QV_MDOT(COL, 0, Y20, Y0); \
-	QV_MDOT(COL, 1, Y21, Y2); \
-	QV_MDOT(COL, 2, Y22, Y0); \
-	QV_MDOT(COL, 3, Y23, Y2); \
-	QV_MDOT(COL, 4, Y24, Y0); \
-	QV_MDOT(COL, 5, Y25, Y2); \
-	QV_MDOT(COL, 6, Y26, Y0); \
-	QV_MDOT(COL, 7, Y27, Y2); \
-	VPADDD Y2, Y0, Y0; \
-	VCVTDQ2PS Y0, Y0; \
-	VBROADCASTSS 4*COL(DI), Y1; \
-	VMULPS QP_D(SI), Y1, Y1; \
-	VFMADD231PS Y1, Y0, ACC; \
-	VBROADCASTSS 16+4*COL(DI), Y1; \
-	VFMADD231PS QP_CORR(SI), Y1, ACC
+// QZ_Q41PAIR(P, IDX, ACC): column pair P of a q4_1 or q5_1 block
+// against a packed q8_1 group: ACC += float32(isum) * (d_x*d_y), then
+// ACC += m_x * s_y (Z28 holds m_x).
+#define QZ_Q41PAIR(P, IDX, ACC) \
+	VMOVDQU32 32+64*P(DI), Z0; \
+	VSHUFI64X2 $0xa0, Z0, Z0, Z1; \
+	VSHUFI64X2 $0xf5, Z0, Z0, Z2; \
+	VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	QZ_MDOT(Z1, 0x00, Z20, Z3, Z11); \
+	QZ_MDOT(Z1, 0x55, Z21, Z4, Z12); \
+	QZ_MDOT(Z1, 0xaa, Z22, Z5, Z11); \
+	QZ_MDOT(Z1, 0xff, Z23, Z6, Z12); \
+	QZ_MDOT(Z2, 0x00, Z24, Z7, Z11); \
+	QZ_MDOT(Z2, 0x55, Z25, Z8, Z12); \
+	QZ_MDOT(Z2, 0xaa, Z26, Z9, Z11); \
+	QZ_MDOT(Z2, 0xff, Z27, Z10, Z12); \
+	VPADDD Z12, Z11, Z11; \
+	VCVTDQ2PS Z11, Z11; \
+	VPERMPS 0(DI), IDX, Z13; \
+	VMULPS Z29, Z13, Z13; \
+	VFMADD231PS Z13, Z11, ACC; \
+	VPERMPS 16(DI), IDX, Z14; \
+	VFMADD231PS Z28, Z14, ACC
 
 // func qgemmQ4_1VNNI(panel, grp *byte, nb int, out *[32]float32)
 //
@@ -206,22 +261,22 @@ TEXT ·qgemmQ4_1VNNI(SB), NOSPLIT, $0-32
 	MOVQ  grp+8(FP), DI
 	MOVQ  nb+16(FP), CX
 	MOVQ  out+24(FP), DX
-	QV_SETUP
+	QZ_SETUP
 	TESTQ CX, CX
-	JEQ   v41done
+	JEQ   z41done
 
-v41loop:
-	QV_LOADW
-	QV_Q41COL(0, Y16)
-	QV_Q41COL(1, Y17)
-	QV_Q41COL(2, Y18)
-	QV_Q41COL(3, Y19)
+z41loop:
+	QZ_LOADW
+	VBROADCASTF64X4 QP_CORR(SI), Z28
+	VBROADCASTF64X4 QP_D(SI), Z29
+	QZ_Q41PAIR(0, Z30, Z16)
+	QZ_Q41PAIR(1, Z31, Z17)
 	ADDQ $320, SI
 	ADDQ $160, DI
 	DECQ CX
-	JNE  v41loop
+	JNE  z41loop
 
-v41done:
-	QV_STORE
+z41done:
+	QZ_STORE
 	VZEROUPPER
 	RET
