@@ -247,6 +247,16 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 		gk.qtile = &qt
 		ks.gemm[wt] = &gk
 	}
+	// The K-format panel kernels with VPDPBUSD (likewise).
+	for wt, kernel := range map[quant.Type]func(int, []byte, []byte, int, *[32]float32){
+		quant.Q4_K: qgemm.Q4_KVNNI, quant.Q5_K: qgemm.Q5_KVNNI, quant.Q6_K: qgemm.Q6_KVNNI,
+	} {
+		gk := *ks.gemm[wt]
+		kt := *gk.ktile
+		kt.kernel = kernel
+		gk.ktile = &kt
+		ks.gemm[wt] = &gk
+	}
 })
 
 // deriveKernels returns a copy of base named name, with its maps cloned

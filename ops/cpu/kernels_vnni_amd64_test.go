@@ -28,10 +28,21 @@ var vnniQTiles = []struct {
 	{quant.Q5_1, qgemm.Q5_1AVX2, qgemm.Q5_1VNNI},
 }
 
-// TestVNNITableQTiles checks that the vnni table's panel kernels are the
-// VNNI ones, with the rest of each entry (repacking, block sizes, minN,
-// quad kernel) the avx2 table's, and that the avx2 and avx512 tables
-// keep the AVX2 kernels.
+// vnniKTiles are the VNNI K-format panel kernels the vnni table
+// installs, beside the AVX2 ones.
+var vnniKTiles = []struct {
+	wt         quant.Type
+	avx2, vnni func(int, []byte, []byte, int, *[32]float32)
+}{
+	{quant.Q4_K, qgemm.Q4_KAVX2, qgemm.Q4_KVNNI},
+	{quant.Q5_K, qgemm.Q5_KAVX2, qgemm.Q5_KVNNI},
+	{quant.Q6_K, qgemm.Q6_KAVX2, qgemm.Q6_KVNNI},
+}
+
+// TestVNNITableQTiles checks that the vnni table's panel kernels (q8
+// and K formats) are the VNNI ones, with the rest of each entry
+// (repacking, block sizes, minN, quad kernel) the avx2 table's, and that
+// the avx2 and avx512 tables keep the AVX2 kernels.
 func TestVNNITableQTiles(t *testing.T) {
 	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
 	for _, c := range vnniQTiles {
@@ -54,16 +65,39 @@ func TestVNNITableQTiles(t *testing.T) {
 			t.Errorf("vnni table's %v gemm entry differs from avx2's beyond its panel kernel", c.wt)
 		}
 	}
+	for _, c := range vnniKTiles {
+		for _, ks := range []*kernelSet{avx2Kernels, avx512Kernels} {
+			if ptr(ks.gemm[c.wt].ktile.kernel) != ptr(c.avx2) {
+				t.Errorf("%s table's %v K panel kernel is not the AVX2 one", ks.name, c.wt)
+			}
+		}
+		g, base := vnniKernels.gemm[c.wt], avx2Kernels.gemm[c.wt]
+		if ptr(g.ktile.kernel) != ptr(c.vnni) {
+			t.Errorf("vnni table's %v K panel kernel is not the VNNI one", c.wt)
+		}
+		if g.ktile.block != base.ktile.block || g.ktile.minN != base.ktile.minN || ptr(g.ktile.repack) != ptr(base.ktile.repack) ||
+			g.kind != base.kind || ptr(g.quad) != ptr(base.quad) {
+			t.Errorf("vnni table's %v gemm entry differs from avx2's beyond its K panel kernel", c.wt)
+		}
+	}
 }
 
 // TestVNNIQTileMulMat checks that MUL_MAT on the vnni tier gives the avx2
-// tier's outputs bit for bit for the panel formats (the kernels compute
-// the same float32 steps from exact integer sums), over panel rows and
-// columns left at the edges, k in several chunks, and 1 or 3 threads.
+// tier's outputs bit for bit for the panel formats, q8 and K (the
+// kernels compute the same float32 steps from exact integer sums), over
+// panel rows and columns left at the edges, k in several chunks, and 1
+// or 3 threads.
 func TestVNNIQTileMulMat(t *testing.T) {
 	simdtest.NeedVNNI(t)
 	shapes := []struct{ k, m, n int64 }{
-		{k: 256, m: 19, n: 13}, {k: 2 * gemmKC, m: 16, n: 8}, {k: 4096, m: 8, n: 37}, {k: 32, m: 9, n: 4},
+		{k: 256, m: 19, n: 13}, {k: 2 * gemmKC, m: 16, n: 8}, {k: 4096, m: 8, n: 37}, {k: 256, m: 9, n: 4},
+	}
+	var types []quant.Type
+	for _, c := range vnniQTiles {
+		types = append(types, c.wt)
+	}
+	for _, c := range vnniKTiles {
+		types = append(types, c.wt)
 	}
 	for _, threads := range []int{1, 3} {
 		outs := map[string][][]float64{}
@@ -74,9 +108,9 @@ func TestVNNIQTileMulMat(t *testing.T) {
 			}
 			defer b.Close()
 			rng := rand.New(rand.NewPCG(91, uint64(threads)))
-			for _, c := range vnniQTiles {
+			for _, wt := range types {
 				for _, s := range shapes {
-					a := mxLeaf(t, b, rng, "a", c.wt, s.k, s.m)
+					a := mxLeaf(t, b, rng, "a", wt, s.k, s.m)
 					x := mxLeaf(t, b, rng, "b", quant.F32, s.k, s.n)
 					node, err := ops.MulMat(a, x)
 					if err != nil {
@@ -87,11 +121,11 @@ func TestVNNIQTileMulMat(t *testing.T) {
 			}
 		}
 		i := 0
-		for _, c := range vnniQTiles {
+		for _, wt := range types {
 			for _, s := range shapes {
 				got, want := outs["vnni"][i], outs["avx2"][i]
 				i++
-				name := fmt.Sprintf("%v/threads=%d/k%d_m%d_n%d", c.wt, threads, s.k, s.m, s.n)
+				name := fmt.Sprintf("%v/threads=%d/k%d_m%d_n%d", wt, threads, s.k, s.m, s.n)
 				if len(got) != len(want) {
 					t.Fatalf("%s: %d outputs, avx2 %d", name, len(got), len(want))
 				}
