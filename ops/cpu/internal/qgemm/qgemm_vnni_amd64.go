@@ -14,7 +14,8 @@ import "github.com/kernbench/kernbench/ops/cpu/internal/dot"
 //go:noescape
 func qgemmQ4_0VNNI(panel, grp *byte, nb int, out *[32]float32)
 
-// qgemmQ8_0VNNI is qgemmQ8_0AVX2 with VPDPBUSD.
+// qgemmQ8_0VNNI is qgemmQ8_0AVX2 with VPDPBUSD (by the q4_0 kernel's
+// bias trick for blocks whose activation codes hold no -128).
 //
 //go:noescape
 func qgemmQ8_0VNNI(panel, grp *byte, nb int, out *[32]float32)
