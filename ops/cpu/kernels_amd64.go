@@ -270,6 +270,33 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 		k.f = f
 		ks.x8[t] = &k
 	}
+	// The quantized panel kernels with VPDPBUSD (package qgemm; same
+	// panels and groups, bit for bit the AVX2 kernels).
+	for wt, kernel := range map[quant.Type]func(int, []byte, []byte, *[32]float32){
+		quant.Q4_0: qgemm.Q4_0VNNI, quant.Q5_0: qgemm.Q5_0VNNI, quant.Q8_0: qgemm.Q8_0VNNI,
+		quant.Q4_1: qgemm.Q4_1VNNI, quant.Q5_1: qgemm.Q5_1VNNI,
+	} {
+		gk := *ks.gemm[wt]
+		qt := *gk.qtile
+		qt.kernel = kernel
+		if wt == quant.Q8_0 {
+			// From n = 4: there the VNNI panel kernel measured 1.27x
+			// the quad kernel (m = k = 4096), where AVX2's was not faster.
+			qt.minN = 4
+		}
+		gk.qtile = &qt
+		ks.gemm[wt] = &gk
+	}
+	// The K-format panel kernels with VPDPBUSD (likewise).
+	for wt, kernel := range map[quant.Type]func(int, []byte, []byte, int, *[32]float32){
+		quant.Q4_K: qgemm.Q4_KVNNI, quant.Q5_K: qgemm.Q5_KVNNI, quant.Q6_K: qgemm.Q6_KVNNI,
+	} {
+		gk := *ks.gemm[wt]
+		kt := *gk.ktile
+		kt.kernel = kernel
+		gk.ktile = &kt
+		ks.gemm[wt] = &gk
+	}
 })
 
 // deriveKernels returns a copy of base named name, with its maps cloned

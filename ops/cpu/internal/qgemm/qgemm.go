@@ -12,6 +12,10 @@
 // scales (RepackQ4_K, RepackQ5_K, RepackQ6_K), times four q8_K activation
 // rows read in place (Q4_KAVX2, Q5_KAVX2, Q6_KAVX2, kpanel_amd64.s; twins
 // TwinQ4_K, TwinQ5_K, TwinQ6_K), driven by package cpu's kTile.
+//
+// Both have VNNI forms for the vnni tier (Q4_0VNNI .. Q5_1VNNI,
+// qgemm_vnni_amd64.s; Q4_KVNNI, Q5_KVNNI, Q6_KVNNI, kpanel_vnni_amd64.s):
+// the same panels and outputs bit for bit, VPDPBUSD on zmm registers.
 package qgemm
 
 import (
