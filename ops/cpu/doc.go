@@ -48,33 +48,37 @@
 // # Tiers
 //
 // A Tier is a level of implementation: "generic" (pure Go, complete) and,
-// on amd64, "avx2" (AVX2+FMA+F16C assembly). "avx512" and "vnni" are known
-// names whose kernels are not in this build; Tiers reports them unsupported
-// with the reason (the CPU features cpuid finds missing, and the missing
-// kernels). The tier is detected once per process; a backend uses the
-// fastest supported one unless Options.Tier or $KERNBENCH_CPU names
-// another (a name that is unknown or unsupported is an error, never a
-// quiet fallback).
+// on amd64, "avx2" (AVX2+FMA+F16C assembly), "avx512" (AVX-512 F/BW/VL:
+// zmm kernels) and "vnni" (avx512 with AVX512_VNNI: VPDPBUSD for the
+// int8 dot products). Tiers reports each with whether this CPU runs it
+// and, where not, why (the CPU features cpuid finds missing, or no
+// kernels in this build). The tier is detected once per process; a
+// backend uses the fastest supported one unless Options.Tier or
+// $KERNBENCH_CPU names another (a name that is unknown or unsupported is
+// an error, never a quiet fallback).
 //
-// Each tier's kernels form a kernelSet, spelled out as one table literal:
-// genericKernels in kernels.go, avx2Kernels in kernels_amd64.go (nil where
-// the assembly is not built: kernels_other.go). The avx2 table lists every
-// kernel it installs: dot products of f32, f16, bf16, q4_0, q4_1, q5_0,
-// q5_1, q8_0, q2_K..q6_K, iq4_nl, iq4_xs and mxfp4 (the last three with
-// their integer sums in AVX2, equal to the generic kernels bit for bit;
-// the other types, tq1_0, tq2_0 and the IQ1/IQ2/IQ3 codebook formats
-// among them, keep the generic ones; MUL_MAT and MUL_MAT_ID compute the
-// formats of issue 26 with the dot product alone, GET_ROWS with quant's
-// decoders; CPY refuses the codebook formats, which quant cannot encode
-// yet);
-// activation converters to q8_0, q8_1, q8_K and f16; gemm kernels (float
-// 4x3 tiles and the 6x16 packed micro-kernel for f32/f16/bf16, quad kernels
-// for the legacy and K types, with panel kernels for q4_0, q5_0, q8_0, q4_1,
-// q5_1, q4_K, q5_K, q6_K); four-row gemv kernels for every legacy and K type but q8_1 and q8_K and for iq4_nl, mxfp4 and iq4_xs, the
-// q4_0 side kernel, and x8 kernels for q4_0, q8_0, q6_K and q4_K; the row kernels of SOFT_MAX, RMS_NORM, flash attention
-// and the elementwise ops; GET_ROWS decoders for q4_0, q8_0, f16, bf16;
-// and the ROPE, SSM and FLASH_ATTN_EXT block kernels. Tests check entries
-// by function identity and by result (kernels_amd64_test.go).
+// Each tier's kernels form a kernelSet. genericKernels (kernels.go) and
+// avx2Kernels (kernels_amd64.go) are spelled out as table literals;
+// avx512Kernels and vnniKernels are derived (deriveKernels): a copy of the
+// tier below with its maps cloned and the wider kernels assigned over
+// it, so every kernel avx2 gains reaches them too. All three are nil where
+// the assembly is not built (kernels_other.go). The avx2 table lists dot
+// products for every weight type it speeds up (the legacy and K types,
+// f32/f16/bf16, the table-coded, ternary and codebook formats), activation
+// converters to q8_0, q8_1, q8_K and f16; gemm kernels (float 4x3 tiles
+// and the 6x16 packed micro-kernel for f32/f16/bf16 and the decoded
+// formats, quad kernels for the legacy and K types, with panel kernels for
+// q4_0, q5_0, q8_0, q4_1, q5_1, q4_K, q5_K, q6_K); four-row gemv kernels,
+// the q4_0 side kernel, and x8 kernels for q4_0, q8_0, q4_K, q6_K, f16 and
+// bf16; the row kernels of SOFT_MAX, RMS_NORM, flash attention and the
+// elementwise ops; GET_ROWS decoders; and the ROPE, SSM and
+// FLASH_ATTN_EXT block kernels. The avx512 tier replaces the packed float
+// path's micro-kernel by a 6x32 one over two panels (micro2) and the
+// f16/bf16 wideners by zmm ones; the vnni tier replaces the panel kernels
+// of the legacy and K types and the x8 kernels of q4_0, q8_0, q4_K and
+// q6_K by VPDPBUSD ones on zmm. Tests check entries by function identity
+// and by result (kernels_amd64_test.go, kernels_vnni_amd64_test.go,
+// x8_vnni_amd64_test.go).
 //
 // Every assembly function has a pure-Go twin or equals a generic
 // function, bit for bit, which its package's tests check (also as fuzz
