@@ -236,6 +236,12 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	f16.widen, bf16.widen = dot.WidenF16AVX512, dot.WidenBF16AVX512
 	ks.gemm[quant.F16], ks.gemm[quant.BF16] = &f16, &bf16
 	ks.deq[quant.F16], ks.deq[quant.BF16] = dot.WidenF16AVX512, dot.WidenBF16AVX512
+	// The elementwise kernels in zmm with masked tails, bit for bit the
+	// AVX2 ones (internal/vec's TestEltAVX512; about twice as fast at
+	// n = 4096 in BenchmarkEltAVX512).
+	ks.elt.add, ks.elt.mul = vec.AddAVX512, vec.MulAVX512
+	ks.elt.silu, ks.elt.gelu = vec.SiLUAVX512, vec.GELUAVX512
+	ks.elt.swiglu, ks.elt.swigluOAI = vec.SwiGLUAVX512, vec.SwiGLUOAIAVX512
 })
 
 // withMicro2 replaces each entry of gemm whose micro-kernel is micro with
