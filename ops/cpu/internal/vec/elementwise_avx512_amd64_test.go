@@ -110,7 +110,7 @@ func BenchmarkEltAVX512(b *testing.B) {
 			x[i], y[i] = float32(i%17)/4-2, float32(i%5)
 		}
 		for _, k := range []struct {
-			name      string
+			name         string
 			avx2, avx512 func(out, x, y []float32)
 		}{
 			{"add", AddAVX2, AddAVX512},
