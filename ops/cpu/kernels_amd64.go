@@ -251,6 +251,11 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	ks.vec.mulTo, ks.vec.axpy, ks.vec.axpy4 = vec.MulToAVX512, vec.AxpyAVX512, vec.Axpy4AVX512
 	ks.vec.axpyF16, ks.vec.axpy4F16 = vec.AxpyF16AVX512, vec.Axpy4F16AVX512
 	ks.vec.f16ToF32 = vec.F16ToF32AVX512
+	// The activation quantizers in zmm: quant.QuantizeRow's bytes for
+	// finite inputs and the AVX2 ones' bytes for any (internal/quantize's
+	// TestQuantizersAVX512).
+	ks.act[quant.Q8_0], ks.act[quant.Q8_1] = quantize.Q8_0AVX512, quantize.Q8_1AVX512
+	ks.act[quant.Q8_K], ks.act[quant.F16] = quantize.Q8_KAVX512, quantize.F16AVX512
 })
 
 // withMicro2 replaces each entry of gemm whose micro-kernel is micro with
