@@ -75,12 +75,15 @@ TEXT ·addAVX512(SB), NOSPLIT, $0-32
 TEXT ·mulAVX512(SB), NOSPLIT, $0-32
 	BINARY512(VMULPS, mul5_loop64, mul5_loop16, mul5_tail, mul5_done)
 
-// SILU16: Z0 = Z5 / (1 + exp(0 - Z5)) (Z7 = 0).
-#define SILU16 \
-	VSUBPS Z5, Z7, Z0; \
-	EXP16(Z0, Z1, Z2, Z3, Z4); \
-	VADDPS Z25, Z0, Z0; \
-	VDIVPS Z0, Z5, Z0
+// The exp kernels run 32 elements per iteration in two independent
+// chains (registers Z0-Z5 and Z10-Z15), then 16, then a masked step.
+
+// SILU16(X, O, T1, T2, T3, T4): O = X / (1 + exp(0 - X)) (Z7 = 0).
+#define SILU16(X, O, T1, T2, T3, T4) \
+	VSUBPS X, Z7, O; \
+	EXP16(O, T1, T2, T3, T4); \
+	VADDPS Z25, O, O; \
+	VDIVPS O, X, O
 
 // func siluAVX512(out, x *float32, n int)
 // out = x / (1 + exp(0 - x)) (twin: SiLUTwin).
@@ -91,23 +94,36 @@ TEXT ·siluAVX512(SB), NOSPLIT, $0-24
 	EXP16_CONSTS
 	VPXORD Z7, Z7, Z7
 
-silu5_loop:
+silu5_loop32:
+	CMPQ    CX, $32
+	JL      silu5_loop16
+	VMOVUPS (SI), Z5
+	VMOVUPS 64(SI), Z15
+	SILU16(Z5, Z0, Z1, Z2, Z3, Z4)
+	SILU16(Z15, Z10, Z11, Z12, Z13, Z14)
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z10, 64(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     silu5_loop32
+
+silu5_loop16:
 	CMPQ    CX, $16
 	JL      silu5_tail
 	VMOVUPS (SI), Z5
-	SILU16
+	SILU16(Z5, Z0, Z1, Z2, Z3, Z4)
 	VMOVUPS Z0, (DI)
 	ADDQ    $64, SI
 	ADDQ    $64, DI
 	SUBQ    $16, CX
-	JMP     silu5_loop
 
 silu5_tail:
 	TESTQ     CX, CX
 	JEQ       silu5_done
 	TAILMASK
 	VMOVUPS.Z (SI), K1, Z5
-	SILU16
+	SILU16(Z5, Z0, Z1, Z2, Z3, Z4)
 	VMOVUPS   Z0, K1, (DI)
 
 silu5_done:
@@ -124,18 +140,34 @@ TEXT ·swigluAVX512(SB), NOSPLIT, $0-32
 	EXP16_CONSTS
 	VPXORD Z7, Z7, Z7
 
-swiglu5_loop:
+swiglu5_loop32:
+	CMPQ    CX, $32
+	JL      swiglu5_loop16
+	VMOVUPS (SI), Z5
+	VMOVUPS 64(SI), Z15
+	SILU16(Z5, Z0, Z1, Z2, Z3, Z4)
+	SILU16(Z15, Z10, Z11, Z12, Z13, Z14)
+	VMULPS  (R8), Z0, Z0
+	VMULPS  64(R8), Z10, Z10
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z10, 64(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, R8
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     swiglu5_loop32
+
+swiglu5_loop16:
 	CMPQ    CX, $16
 	JL      swiglu5_tail
 	VMOVUPS (SI), Z5
-	SILU16
+	SILU16(Z5, Z0, Z1, Z2, Z3, Z4)
 	VMULPS  (R8), Z0, Z0
 	VMOVUPS Z0, (DI)
 	ADDQ    $64, SI
 	ADDQ    $64, R8
 	ADDQ    $64, DI
 	SUBQ    $16, CX
-	JMP     swiglu5_loop
 
 swiglu5_tail:
 	TESTQ     CX, CX
@@ -143,7 +175,7 @@ swiglu5_tail:
 	TAILMASK
 	VMOVUPS.Z (SI), K1, Z5
 	VMOVUPS.Z (R8), K1, Z6
-	SILU16
+	SILU16(Z5, Z0, Z1, Z2, Z3, Z4)
 	VMULPS    Z6, Z0, Z0
 	VMOVUPS   Z0, K1, (DI)
 
@@ -151,15 +183,16 @@ swiglu5_done:
 	VZEROUPPER
 	RET
 
-// GELU16: Z0 = Z5 / (1 + exp(Z5*(Z5*Z5*A + 1)*K)) (Z10 = A, Z11 = K).
-#define GELU16 \
-	VMULPS      Z5, Z5, Z0; \
-	VFMADD213PS Z25, Z10, Z0; \
-	VMULPS      Z5, Z0, Z0; \
-	VMULPS      Z11, Z0, Z0; \
-	EXP16(Z0, Z1, Z2, Z3, Z4); \
-	VADDPS      Z25, Z0, Z0; \
-	VDIVPS      Z0, Z5, Z0
+// GELU16(X, O, T1, T2, T3, T4): O = X / (1 + exp(X*(X*X*A + 1)*K))
+// (Z8 = A, Z9 = K).
+#define GELU16(X, O, T1, T2, T3, T4) \
+	VMULPS      X, X, O; \
+	VFMADD213PS Z25, Z8, O; \
+	VMULPS      X, O, O; \
+	VMULPS      Z9, O, O; \
+	EXP16(O, T1, T2, T3, T4); \
+	VADDPS      Z25, O, O; \
+	VDIVPS      O, X, O
 
 // func geluAVX512(out, x *float32, n int)
 // GELU's tanh form as geluAVX2 (twin: GELUTwin).
@@ -168,45 +201,59 @@ TEXT ·geluAVX512(SB), NOSPLIT, $0-24
 	MOVQ         x+8(FP), SI
 	MOVQ         n+16(FP), CX
 	EXP16_CONSTS
-	VBROADCASTSS g5A<>(SB), Z10
-	VBROADCASTSS g5K<>(SB), Z11
+	VBROADCASTSS g5A<>(SB), Z8
+	VBROADCASTSS g5K<>(SB), Z9
 
-gelu5_loop:
+gelu5_loop32:
+	CMPQ    CX, $32
+	JL      gelu5_loop16
+	VMOVUPS (SI), Z5
+	VMOVUPS 64(SI), Z15
+	GELU16(Z5, Z0, Z1, Z2, Z3, Z4)
+	GELU16(Z15, Z10, Z11, Z12, Z13, Z14)
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z10, 64(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     gelu5_loop32
+
+gelu5_loop16:
 	CMPQ    CX, $16
 	JL      gelu5_tail
 	VMOVUPS (SI), Z5
-	GELU16
+	GELU16(Z5, Z0, Z1, Z2, Z3, Z4)
 	VMOVUPS Z0, (DI)
 	ADDQ    $64, SI
 	ADDQ    $64, DI
 	SUBQ    $16, CX
-	JMP     gelu5_loop
 
 gelu5_tail:
 	TESTQ     CX, CX
 	JEQ       gelu5_done
 	TAILMASK
 	VMOVUPS.Z (SI), K1, Z5
-	GELU16
+	GELU16(Z5, Z0, Z1, Z2, Z3, Z4)
 	VMOVUPS   Z0, K1, (DI)
 
 gelu5_done:
 	VZEROUPPER
 	RET
 
-// OAI16: Z0 = x / (1 + exp(-alpha*x)) * (y + 1) with x = min(Z5, limit)
-// and y = max(min(Z13, limit), -limit) (Z10 = -alpha, Z11 = limit, Z12 =
-// -limit); g and v are the second sources of VMINPS/VMAXPS.
-#define OAI16 \
-	VMINPS Z5, Z11, Z5; \
-	VMINPS Z13, Z11, Z13; \
-	VMAXPS Z13, Z12, Z13; \
-	VMULPS Z5, Z10, Z0; \
-	EXP16(Z0, Z1, Z2, Z3, Z4); \
-	VADDPS Z25, Z0, Z0; \
-	VDIVPS Z0, Z5, Z0; \
-	VADDPS Z25, Z13, Z13; \
-	VMULPS Z13, Z0, Z0
+// OAI16(X, Y, O, T1, T2, T3, T4): O = x / (1 + exp(-alpha*x)) * (y + 1)
+// with x = min(X, limit) and y = max(min(Y, limit), -limit) (Z8 =
+// -alpha, Z9 = limit, Z6 = -limit); g and v are the second sources of
+// VMINPS/VMAXPS, so a NaN passes through. X and Y are clobbered.
+#define OAI16(X, Y, O, T1, T2, T3, T4) \
+	VMINPS X, Z9, X; \
+	VMINPS Y, Z9, Y; \
+	VMAXPS Y, Z6, Y; \
+	VMULPS X, Z8, O; \
+	EXP16(O, T1, T2, T3, T4); \
+	VADDPS Z25, O, O; \
+	VDIVPS O, X, O; \
+	VADDPS Z25, Y, Y; \
+	VMULPS Y, O, O
 
 // func swigluOAIAVX512(out, gate, v *float32, n int, alpha, limit float32)
 // gpt-oss's clamped SwiGLU as swigluOAIAVX2 (twin: SwiGLUOAITwin).
@@ -216,32 +263,48 @@ TEXT ·swigluOAIAVX512(SB), NOSPLIT, $0-40
 	MOVQ         v+16(FP), R8
 	MOVQ         n+24(FP), CX
 	EXP16_CONSTS
-	VBROADCASTSS alpha+32(FP), Z10
-	VBROADCASTSS limit+36(FP), Z11
+	VBROADCASTSS alpha+32(FP), Z8
+	VBROADCASTSS limit+36(FP), Z9
 	VPXORD       Z7, Z7, Z7
-	VSUBPS       Z10, Z7, Z10 // -alpha
-	VSUBPS       Z11, Z7, Z12 // -limit
+	VSUBPS       Z8, Z7, Z8 // -alpha
+	VSUBPS       Z9, Z7, Z6 // -limit
 
-oai5_loop:
+oai5_loop32:
+	CMPQ    CX, $32
+	JL      oai5_loop16
+	VMOVUPS (SI), Z5
+	VMOVUPS (R8), Z29
+	VMOVUPS 64(SI), Z15
+	VMOVUPS 64(R8), Z30
+	OAI16(Z5, Z29, Z0, Z1, Z2, Z3, Z4)
+	OAI16(Z15, Z30, Z10, Z11, Z12, Z13, Z14)
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z10, 64(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, R8
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     oai5_loop32
+
+oai5_loop16:
 	CMPQ    CX, $16
 	JL      oai5_tail
 	VMOVUPS (SI), Z5
-	VMOVUPS (R8), Z13
-	OAI16
+	VMOVUPS (R8), Z29
+	OAI16(Z5, Z29, Z0, Z1, Z2, Z3, Z4)
 	VMOVUPS Z0, (DI)
 	ADDQ    $64, SI
 	ADDQ    $64, R8
 	ADDQ    $64, DI
 	SUBQ    $16, CX
-	JMP     oai5_loop
 
 oai5_tail:
 	TESTQ     CX, CX
 	JEQ       oai5_done
 	TAILMASK
 	VMOVUPS.Z (SI), K1, Z5
-	VMOVUPS.Z (R8), K1, Z13
-	OAI16
+	VMOVUPS.Z (R8), K1, Z29
+	OAI16(Z5, Z29, Z0, Z1, Z2, Z3, Z4)
 	VMOVUPS   Z0, K1, (DI)
 
 oai5_done:
