@@ -24,6 +24,31 @@ TEXT ·expSumAVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS mx+16(FP), Z7
 	VPXORQ       Z5, Z5, Z5
 
+expsum5_loop32:
+	CMPQ          CX, $32
+	JL            expsum5_loop16
+	VMOVUPS       (SI), Z0
+	VMOVUPS       64(SI), Z10
+	VSUBPS        Z7, Z0, Z0
+	VSUBPS        Z7, Z10, Z10
+	EXP16(Z0, Z1, Z2, Z3, Z4)
+	EXP16(Z10, Z11, Z12, Z13, Z14)
+	VMOVUPS       Z0, (SI)
+	VMOVUPS       Z10, 64(SI)
+	VCVTPS2PD     Y0, Z1
+	VEXTRACTF64X4 $1, Z0, Y2
+	VCVTPS2PD     Y2, Z2
+	VCVTPS2PD     Y10, Z11
+	VEXTRACTF64X4 $1, Z10, Y12
+	VCVTPS2PD     Y12, Z12
+	VADDPD        Z1, Z5, Z5
+	VADDPD        Z2, Z5, Z5
+	VADDPD        Z11, Z5, Z5
+	VADDPD        Z12, Z5, Z5
+	ADDQ          $128, SI
+	SUBQ          $32, CX
+	JMP           expsum5_loop32
+
 expsum5_loop16:
 	CMPQ          CX, $16
 	JL            expsum5_rest8
