@@ -92,8 +92,18 @@ func SumSqAVX512(x []float32) float64 {
 	return sum
 }
 
+// streamMax is the longest row the streaming kernels (mulTo, axpy,
+// axpy4, f16ToF32) take in zmm registers; longer rows go to the AVX2
+// kernels, which gave the same results 2-5% faster on L2-resident rows of
+// 14336 (BenchmarkVecAVX512), the zmm ones being faster in L1.
+const streamMax = 8192
+
 // MulToAVX512 is mulTo (twin: MulToTwin).
 func MulToAVX512(out, x []float32, s float32) {
+	if len(out) > streamMax {
+		MulToAVX2(out, x, s)
+		return
+	}
 	if n := len(out); n > 0 {
 		x = x[:n]
 		mulToAVX512(&out[0], &x[0], n, s)
@@ -102,6 +112,10 @@ func MulToAVX512(out, x []float32, s float32) {
 
 // AxpyAVX512 is axpy (twin: AxpyTwin).
 func AxpyAVX512(acc, x []float32, s float32) {
+	if len(acc) > streamMax {
+		AxpyAVX2(acc, x, s)
+		return
+	}
 	if n := len(acc); n > 0 {
 		x = x[:n]
 		axpyAVX512(&acc[0], &x[0], n, s)
@@ -118,6 +132,10 @@ func AxpyF16AVX512(acc []float32, x []uint16, s float32) {
 
 // Axpy4AVX512 is axpy4 (twin: Axpy4Twin).
 func Axpy4AVX512(acc, x0, x1, x2, x3 []float32, s0, s1, s2, s3 float32) {
+	if len(acc) > streamMax {
+		Axpy4AVX2(acc, x0, x1, x2, x3, s0, s1, s2, s3)
+		return
+	}
 	if n := len(acc); n > 0 {
 		x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
 		axpy4AVX512(&acc[0], &x0[0], &x1[0], &x2[0], &x3[0], n, s0, s1, s2, s3)
@@ -135,6 +153,10 @@ func Axpy4F16AVX512(acc []float32, x0, x1, x2, x3 []uint16, s0, s1, s2, s3 float
 // F16ToF32AVX512 is f16ToF32 with dot.WidenF16AVX512 (twin: F16ToF32;
 // bit for bit F16ToF32AVX2, NaN payloads included).
 func F16ToF32AVX512(dst []float32, src []uint16) {
+	if len(dst) > streamMax {
+		F16ToF32AVX2(dst, src)
+		return
+	}
 	if n := len(dst); n > 0 {
 		src = src[:n]
 		dot.WidenF16AVX512(unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 2*n), dst)

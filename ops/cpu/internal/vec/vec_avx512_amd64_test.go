@@ -116,15 +116,16 @@ func checkVec512(t *testing.T, name string, a, b []float32, h []uint16, s1, s2 f
 var vec512Kinds = []string{"expSum", "smPrepMask", "smPrep", "sumSq", "mulTo", "axpy", "axpyF16", "axpy4", "axpy4F16", "f16ToF32"}
 
 // TestVecAVX512 checks every AVX-512 row kernel against its twin bit for
-// bit over the lengths around the 8-, 16- and 64-element steps and the
-// masked tail, at several offsets, with NaN, Inf, denormals and extremes
-// mixed in, and random lengths.
+// bit over the lengths around the 8-, 16- and 64-element steps, the
+// masked tail and streamMax, at several offsets, with NaN, Inf,
+// denormals and extremes mixed in, and random lengths.
 func TestVecAVX512(t *testing.T) {
 	simdtest.NeedAVX512(t)
 	rng := rand.New(rand.NewPCG(27, 28))
 	for _, name := range vec512Kinds {
 		t.Run(name, func(t *testing.T) {
-			lengths := append([]int(nil), avx512Lengths...)
+			// The streaming kernels hand rows past streamMax to AVX2.
+			lengths := append([]int{streamMax, streamMax + 1, streamMax + 17}, avx512Lengths...)
 			for range 60 {
 				lengths = append(lengths, rng.IntN(600))
 			}
