@@ -252,6 +252,7 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	ks.vec.mulTo, ks.vec.axpy, ks.vec.axpy4 = vec.MulToAVX512, vec.AxpyAVX512, vec.Axpy4AVX512
 	ks.vec.axpyF16, ks.vec.axpy4F16 = vec.AxpyF16AVX512, vec.Axpy4F16AVX512
 	ks.vec.f16ToF32 = vec.F16ToF32AVX512
+	ks.vec.axpyQ8_0, ks.vec.dot2F16 = vec.AxpyQ8_0AVX512, vec.Dot2F16AVX512
 	// The activation quantizers in zmm: quant.QuantizeRow's bytes for
 	// finite inputs and the AVX2 ones' bytes for any (internal/quantize's
 	// TestQuantizersAVX512).

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 )
 
 // AVX-512 row kernels (vec_avx512_amd64.s), each bit for bit the twin of
@@ -161,4 +162,36 @@ func F16ToF32AVX512(dst []float32, src []uint16) {
 		src = src[:n]
 		dot.WidenF16AVX512(unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 2*n), dst)
 	}
+}
+
+//go:noescape
+func axpyQ8_0AVX512(acc *float32, x *byte, nb int, s float32)
+
+//go:noescape
+func dot2F16AVX512(k0, k1 *uint16, q *float32, n int) (s0, s1 float32)
+
+// AxpyQ8_0AVX512 is axpyQ8_0 (twin: AxpyQ8_0Twin).
+func AxpyQ8_0AVX512(acc []float32, x []byte, s float32) {
+	nb := len(acc) / 32
+	if nb > 0 {
+		_ = x[34*nb-1]
+		axpyQ8_0AVX512(&acc[0], &x[0], nb, s)
+	}
+}
+
+// Dot2F16AVX512 is dot2F16 (twin: Dot2F16Twin), summed in
+// Dot2F16AVX2's order; the scalar tail is added as there.
+func Dot2F16AVX512(k0, k1 []uint16, q []float32) (float32, float32) {
+	n := len(q)
+	k0, k1 = k0[:n], k1[:n]
+	n8 := n &^ 7
+	var h0, h1, s0, s1 float32
+	if n8 > 0 {
+		h0, h1 = dot2F16AVX512(&k0[0], &k1[0], &q[0], n8)
+	}
+	for i := n8; i < n; i++ {
+		s0 = simd.FMA32(simd.HalfTable[k0[i]], q[i], s0)
+		s1 = simd.FMA32(simd.HalfTable[k1[i]], q[i], s1)
+	}
+	return h0 + s0, h1 + s1
 }

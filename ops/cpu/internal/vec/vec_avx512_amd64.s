@@ -514,3 +514,118 @@ axpy4h5_tail:
 axpy4h5_done:
 	VZEROUPPER
 	RET
+
+// func axpyQ8_0AVX512(acc *float32, x *byte, nb int, s float32)
+// acc = fma(d*q, s, acc) over nb q8_0 blocks (34 bytes: the binary16
+// scale d, then 32 int8 q), 32 elements each in two zmm registers, as
+// axpyQ8_0AVX2.
+TEXT ·axpyQ8_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ         acc+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         nb+16(FP), CX
+	VBROADCASTSS s+24(FP), Z7
+
+axpyq85_loop:
+	TESTQ        CX, CX
+	JEQ          axpyq85_done
+	MOVWLZX      (SI), AX
+	VMOVD        AX, X6
+	VCVTPH2PS    X6, X6
+	VBROADCASTSS X6, Z6
+	VPMOVSXBD    2(SI), Z0
+	VPMOVSXBD    18(SI), Z1
+	VCVTDQ2PS    Z0, Z0
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z6, Z0, Z0
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      (DI), Z8
+	VMOVUPS      64(DI), Z9
+	VFMADD231PS  Z0, Z7, Z8
+	VFMADD231PS  Z1, Z7, Z9
+	VMOVUPS      Z8, (DI)
+	VMOVUPS      Z9, 64(DI)
+	ADDQ         $34, SI
+	ADDQ         $128, DI
+	DECQ         CX
+	JMP          axpyq85_loop
+
+axpyq85_done:
+	VZEROUPPER
+	RET
+
+// func dot2F16AVX512(k0, k1 *uint16, q *float32, n int) (s0, s1 float32)
+// dot2F16AVX2 in zmm: the four eight-lane accumulators a0-a3 of each key
+// are two zmm registers ([a0|a1], [a2|a3]) over runs of 32; after them
+// the runs of 8 go into a0 alone, then (a0+a1)+(a2+a3) and the
+// horizontal sum as dot2F16AVX2. n is a multiple of 8.
+TEXT ·dot2F16AVX512(SB), NOSPLIT, $0-40
+	MOVQ   k0+0(FP), SI
+	MOVQ   k1+8(FP), DI
+	MOVQ   q+16(FP), DX
+	MOVQ   n+24(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+dot2h5_loop32:
+	CMPQ        CX, $32
+	JL          dot2h5_split
+	VCVTPH2PS   (SI), Z8
+	VCVTPH2PS   32(SI), Z9
+	VCVTPH2PS   (DI), Z10
+	VCVTPH2PS   32(DI), Z11
+	VFMADD231PS (DX), Z8, Z0
+	VFMADD231PS 64(DX), Z9, Z1
+	VFMADD231PS (DX), Z10, Z2
+	VFMADD231PS 64(DX), Z11, Z3
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	ADDQ        $128, DX
+	SUBQ        $32, CX
+	JMP         dot2h5_loop32
+
+dot2h5_split:
+	// Y4, Y5 = a1, a3 of k0; Y6, Y7 = those of k1. Y0-Y3 keep a0, a2
+	// (the VEX writes below clear the upper halves).
+	VEXTRACTF64X4 $1, Z0, Y4
+	VEXTRACTF64X4 $1, Z1, Y5
+	VEXTRACTF64X4 $1, Z2, Y6
+	VEXTRACTF64X4 $1, Z3, Y7
+
+dot2h5_loop8:
+	CMPQ        CX, $8
+	JL          dot2h5_reduce
+	VCVTPH2PS   (SI), Y8
+	VCVTPH2PS   (DI), Y10
+	VFMADD231PS (DX), Y8, Y0
+	VFMADD231PS (DX), Y10, Y2
+	ADDQ        $16, SI
+	ADDQ        $16, DI
+	ADDQ        $32, DX
+	SUBQ        $8, CX
+	JMP         dot2h5_loop8
+
+dot2h5_reduce:
+	VADDPS       Y4, Y0, Y0
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VEXTRACTF128 $1, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VMOVSS       X0, s0+32(FP)
+	VMOVSS       X2, s1+36(FP)
+	VZEROUPPER
+	RET

@@ -3,6 +3,7 @@
 package vec
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -101,6 +102,28 @@ func checkVec512(t *testing.T, name string, a, b []float32, h []uint16, s1, s2 f
 	case "f16ToF32":
 		F16ToF32AVX512(gb, h)
 		F16ToF32(wb, h)
+	case "axpyQ8_0":
+		// A q8_0 row from h's bytes over the whole blocks of b.
+		n32 := n &^ 31
+		row := make([]byte, 2*n)
+		for i, v := range h {
+			binary.LittleEndian.PutUint16(row[2*i:], v)
+		}
+		AxpyQ8_0AVX512(gb[:n32], row, s1)
+		AxpyQ8_0Twin(wb[:n32], row, s1)
+	case "dot2F16":
+		k1 := make([]uint16, n)
+		for i := range n {
+			k1[i] = h[(i+3)%n]
+		}
+		g0, g1 := Dot2F16AVX512(h, k1, a)
+		w0, w1 := Dot2F16Twin(h, k1, a)
+		if !simdtest.SameFloat(g0, w0) || !simdtest.SameFloat(g1, w1) {
+			t.Fatalf("%s n=%d: asm %g %g, twin %g %g", name, n, g0, g1, w0, w1)
+		}
+		if a0, a1 := Dot2F16AVX2(h, k1, a); !simdtest.SameFloat(g0, a0) || !simdtest.SameFloat(g1, a1) {
+			t.Fatalf("%s n=%d: asm %g %g, AVX2 %g %g", name, n, g0, g1, a0, a1)
+		}
 	default:
 		t.Fatalf("no kernel %s", name)
 	}
@@ -113,7 +136,7 @@ func checkVec512(t *testing.T, name string, a, b []float32, h []uint16, s1, s2 f
 }
 
 // vec512Kinds are the row kernels of the avx512 tier checkVec512 knows.
-var vec512Kinds = []string{"expSum", "smPrepMask", "smPrep", "sumSq", "mulTo", "axpy", "axpyF16", "axpy4", "axpy4F16", "f16ToF32"}
+var vec512Kinds = []string{"expSum", "smPrepMask", "smPrep", "sumSq", "mulTo", "axpy", "axpyF16", "axpy4", "axpy4F16", "f16ToF32", "axpyQ8_0", "dot2F16"}
 
 // TestVecAVX512 checks every AVX-512 row kernel against its twin bit for
 // bit over the lengths around the 8-, 16- and 64-element steps, the
@@ -167,6 +190,13 @@ func BenchmarkVecAVX512(b *testing.B) {
 			x1[i], x2[i], x3[i] = float32(i%3), float32(i%7), float32(i%11)
 			h[i], h1[i], h2[i], h3[i] = uint16(0x3c00+i%256), uint16(0x3800+i%256), uint16(0xbc00+i%256), uint16(0x4000+i%256)
 		}
+		q8 := make([]byte, 34*n/32)
+		for i := range q8 {
+			q8[i] = byte(i * 7)
+		}
+		for b := range n / 32 {
+			q8[34*b], q8[34*b+1] = 0, 0x3c // d = 1
+		}
 		type kern struct{ avx2, avx512 func() }
 		for _, k := range []struct {
 			name string
@@ -184,6 +214,8 @@ func BenchmarkVecAVX512(b *testing.B) {
 			{"axpy4", kern{func() { Axpy4AVX2(y, x, x1, x2, x3, 1e-9, 1e-9, 1e-9, 1e-9) }, func() { Axpy4AVX512(y, x, x1, x2, x3, 1e-9, 1e-9, 1e-9, 1e-9) }}},
 			{"axpy4F16", kern{func() { Axpy4F16AVX2(y, h, h1, h2, h3, 1e-9, 1e-9, 1e-9, 1e-9) }, func() { Axpy4F16AVX512(y, h, h1, h2, h3, 1e-9, 1e-9, 1e-9, 1e-9) }}},
 			{"f16ToF32", kern{func() { F16ToF32AVX2(y, h) }, func() { F16ToF32AVX512(y, h) }}},
+			{"axpyQ8_0", kern{func() { AxpyQ8_0AVX2(y, q8, 1e-9) }, func() { AxpyQ8_0AVX512(y, q8, 1e-9) }}},
+			{"dot2F16", kern{func() { Dot2F16AVX2(h, h1, x) }, func() { Dot2F16AVX512(h, h1, x) }}},
 		} {
 			for _, tier := range []string{"avx2", "avx512"} {
 				f := k.avx2
