@@ -234,3 +234,27 @@ func BenchmarkVecAVX512(b *testing.B) {
 		}
 	}
 }
+
+// FuzzVecAVX512 is the fuzzing form of TestVecAVX512: rows come from the
+// fuzzer's bytes, so every float32 bit pattern can occur.
+func FuzzVecAVX512(f *testing.F) {
+	simdtest.NeedAVX512(f)
+	rng := rand.New(rand.NewPCG(29, 30))
+	for i := range vec512Kinds {
+		data := make([]byte, 900)
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		f.Add(uint8(i), uint16(17+13*i), float32(i), float32(0.5), data)
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, length uint16, s1, s2 float32, data []byte) {
+		n := min(int(length)%1024, len(data)/10)
+		a, b, h := make([]float32, n), make([]float32, n), make([]uint16, n)
+		for i := range n {
+			a[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+			b[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*(n+i):]))
+			h[i] = binary.LittleEndian.Uint16(data[8*n+2*i:])
+		}
+		checkVec512(t, vec512Kinds[int(kind)%len(vec512Kinds)], a, b, h, s1, s2)
+	})
+}
