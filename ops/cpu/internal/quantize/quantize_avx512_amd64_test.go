@@ -3,6 +3,7 @@
 package quantize
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -104,4 +105,49 @@ func BenchmarkQuantizersAVX512(b *testing.B) {
 			}
 		}
 	}
+}
+
+// FuzzQuantizersAVX512 is the fuzzing form of TestQuantizersAVX512: the
+// fuzzer supplies the float bits; rows with non-finite values must give
+// the AVX2 converter's bytes, the others quant.QuantizeRow's too.
+func FuzzQuantizersAVX512(f *testing.F) {
+	simdtest.NeedAVX512(f)
+	types := []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K, quant.F16}
+	rng := rand.New(rand.NewPCG(39, 40))
+	for i := range 8 {
+		data := make([]byte, 4*300)
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		f.Add(uint8(i), data)
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
+		typ := types[int(kind)%len(types)]
+		bs := int(typ.BlockSize())
+		n := len(data) / 4 / bs * bs
+		if n == 0 {
+			return
+		}
+		src := make([]float32, n)
+		finite := true
+		for i := range src {
+			src[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+			finite = finite && !math.IsNaN(float64(src[i])) && !math.IsInf(float64(src[i]), 0)
+		}
+		want := make([]byte, simdtest.MustRowSize(t, typ, n))
+		avx2Act[typ](src, want)
+		got := make([]byte, len(want))
+		avx512Act[typ](src, got)
+		if string(got) != string(want) {
+			t.Fatalf("%v: bytes differ from the AVX2 converter's for %v", typ, src)
+		}
+		if finite {
+			if err := quant.QuantizeRow(typ, src, want); err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Fatalf("%v: bytes differ from quant.QuantizeRow for %v", typ, src)
+			}
+		}
+	})
 }
