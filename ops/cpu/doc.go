@@ -35,10 +35,12 @@
 //     activation rows);
 //   - internal/sgemm: the 6x16 float32 micro-kernel of the packed gemm
 //     (AVX2) and the avx512 tier's 6x32 one over two panels;
-//   - internal/quantize: activation quantizers (q8_0, q8_1, q8_K, f16);
+//   - internal/quantize: activation quantizers (q8_0, q8_1, q8_K, f16;
+//     AVX2 and the avx512 tier's zmm ones);
 //   - internal/getrows: GET_ROWS's q4_0 and q8_0 row decoders;
 //   - internal/vec: SOFT_MAX, RMS_NORM, flash attention accumulation and
-//     the elementwise ops' row kernels, with the float32 exp;
+//     the elementwise ops' row kernels, with the float32 exp (AVX2, and
+//     zmm forms for the avx512 tier);
 //   - internal/rope, internal/ssm, internal/flashattn: ROPE's, SSM_SCAN's
 //     and SSM_CONV's, FLASH_ATTN_EXT's block kernels;
 //   - internal/simd: what they share (block sizes, the binary16 table, the

@@ -236,6 +236,28 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	f16.widen, bf16.widen = dot.WidenF16AVX512, dot.WidenBF16AVX512
 	ks.gemm[quant.F16], ks.gemm[quant.BF16] = &f16, &bf16
 	ks.deq[quant.F16], ks.deq[quant.BF16] = dot.WidenF16AVX512, dot.WidenBF16AVX512
+	// The elementwise kernels in zmm with masked tails, bit for bit the
+	// AVX2 ones (internal/vec's TestEltAVX512; about twice as fast at
+	// n = 4096 in BenchmarkEltAVX512).
+	ks.elt.add, ks.elt.mul = vec.AddAVX512, vec.MulAVX512
+	ks.elt.silu, ks.elt.gelu = vec.SiLUAVX512, vec.GELUAVX512
+	ks.elt.swiglu, ks.elt.swigluOAI = vec.SwiGLUAVX512, vec.SwiGLUOAIAVX512
+	// The row kernels in zmm, bit for bit the AVX2 ones (internal/vec's
+	// TestVecAVX512); the reductions keep the AVX2 accumulators' order.
+	// expSum takes half the time (16 exps a step); the streaming ones
+	// gain in L1 (head dimensions, 4096-wide rows) and hand rows longer
+	// than 8192 to the AVX2 kernels, 2-5% faster on L2-resident 14336-wide
+	// rows (BenchmarkVecAVX512).
+	ks.vec.expSum, ks.vec.smPrep, ks.vec.sumSq = vec.ExpSumAVX512, vec.SMPrepAVX512, vec.SumSqAVX512
+	ks.vec.mulTo, ks.vec.axpy, ks.vec.axpy4 = vec.MulToAVX512, vec.AxpyAVX512, vec.Axpy4AVX512
+	ks.vec.axpyF16, ks.vec.axpy4F16 = vec.AxpyF16AVX512, vec.Axpy4F16AVX512
+	ks.vec.f16ToF32 = vec.F16ToF32AVX512
+	ks.vec.axpyQ8_0, ks.vec.dot2F16 = vec.AxpyQ8_0AVX512, vec.Dot2F16AVX512
+	// The activation quantizers in zmm: quant.QuantizeRow's bytes for
+	// finite inputs and the AVX2 ones' bytes for any (internal/quantize's
+	// TestQuantizersAVX512).
+	ks.act[quant.Q8_0], ks.act[quant.Q8_1] = quantize.Q8_0AVX512, quantize.Q8_1AVX512
+	ks.act[quant.Q8_K], ks.act[quant.F16] = quantize.Q8_KAVX512, quantize.F16AVX512
 })
 
 // withMicro2 replaces each entry of gemm whose micro-kernel is micro with

@@ -3,8 +3,10 @@
 // accumulation (Axpy*, Dot2F16, F16ToF32) and the elementwise ops' (Add,
 // Mul, SiLU, GELU, SwiGLU), in pure Go (the generic tier: float64 exp and
 // tanh) and in AVX2 assembly (vec_amd64.s, elementwise_amd64.s, with the
-// float32 exp of exp_amd64.h) with their pure-Go twins (twin.go, ExpTwin).
-// The backend's tier tables (package vec) install them.
+// float32 exp of exp_amd64.h) with their pure-Go twins (twin.go, ExpTwin),
+// and for the avx512 tier in zmm registers (vec_avx512_amd64.s,
+// elementwise_avx512_amd64.s, exp_avx512_amd64.h), bit for bit the same
+// twins. The backend's tier tables (package cpu) install them.
 package vec
 
 import (
