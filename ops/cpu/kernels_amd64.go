@@ -236,6 +236,11 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	f16.widen, bf16.widen = dot.WidenF16AVX512, dot.WidenBF16AVX512
 	ks.gemm[quant.F16], ks.gemm[quant.BF16] = &f16, &bf16
 	ks.deq[quant.F16], ks.deq[quant.BF16] = dot.WidenF16AVX512, dot.WidenBF16AVX512
+	// FLASH_ATTN_EXT's block kernels in zmm (bit for bit the AVX2 ones).
+	fa := *ks.fa
+	fa.values, fa.values1 = flashattn.ValuesAVX512, flashattn.Values1AVX512
+	fa.valuesF32, fa.values1F32 = flashattn.ValuesF32AVX512, flashattn.Values1F32AVX512
+	ks.fa = &fa
 })
 
 // withMicro2 replaces each entry of gemm whose micro-kernel is micro with

@@ -1,0 +1,89 @@
+//go:build amd64 && !purego
+
+package flashattn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+)
+
+// faKern is a kernel of BenchmarkFAKernels512: its AVX2 and zmm calls.
+type faKern struct {
+	name      string
+	avx2, zmm func()
+}
+
+// faBench is BenchmarkFAKernels512's data: an L1-resident tile of nk keys
+// (f16 and float32 rows) with head size d, and four query rows.
+type faBench struct {
+	q, out, acc, p [4][]float32
+	k              []byte
+	vf             []float32
+	d, nk          int
+}
+
+func newFABench(d, nk int) *faBench {
+	rng := rand.New(rand.NewPCG(5, 6))
+	b := &faBench{d: d, nk: nk, k: make([]byte, 2*d*nk), vf: make([]float32, d*nk)}
+	for i := 0; i+1 < len(b.k); i += 2 {
+		h := faRandHalf(rng, false)
+		b.k[i], b.k[i+1] = byte(h), byte(h>>8)
+	}
+	for i := range b.vf {
+		b.vf[i] = rng.Float32()
+	}
+	for r := range 4 {
+		b.q[r], b.out[r], b.acc[r], b.p[r] = make([]float32, d), make([]float32, nk), make([]float32, d), make([]float32, nk)
+		for i := range b.q[r] {
+			b.q[r][i] = rng.Float32()
+		}
+		for i := range b.p[r] {
+			b.p[r][i] = rng.Float32() * 1e-3
+		}
+	}
+	return b
+}
+
+// BenchmarkFAKernels512 measures each block kernel that has a zmm version
+// beside its AVX2 one (head sizes 64 and 128, a tile of 64 keys).
+func BenchmarkFAKernels512(b *testing.B) {
+	simdtest.NeedAVX512(b)
+	for _, d := range []int{64, 128} {
+		fb := newFABench(d, 64)
+		q3 := [3][]float32{fb.q[0], fb.q[1], fb.q[2]}
+		o3 := [3][]float32{fb.out[0], fb.out[1], fb.out[2]}
+		a3 := [3][]float32{fb.acc[0], fb.acc[1], fb.acc[2]}
+		p3 := [3][]float32{fb.p[0], fb.p[1], fb.p[2]}
+		k, nk, ks := fb.k, fb.nk, 2*d
+		kerns := []faKern{
+			{"values", func() { ValuesAVX2(a3, p3, k, ks, nk) }, func() { ValuesAVX512(a3, p3, k, ks, nk) }},
+			{"values1", func() { Values1AVX2(a3[0], p3[0], k, ks, nk) }, func() { Values1AVX512(a3[0], p3[0], k, ks, nk) }},
+			{"valuesF32", func() { ValuesF32AVX2(a3, p3, fb.vf, d, nk) }, func() { ValuesF32AVX512(a3, p3, fb.vf, d, nk) }},
+			{"values1F32", func() { Values1F32AVX2(a3[0], p3[0], fb.vf, d, nk) }, func() { Values1F32AVX512(a3[0], p3[0], fb.vf, d, nk) }},
+		}
+		kerns = append(kerns, faBench512Scores(fb, q3, o3)...)
+		for _, kn := range kerns {
+			for _, v := range []struct {
+				tier string
+				f    func()
+			}{{"avx2", kn.avx2}, {"avx512", kn.zmm}} {
+				if v.f == nil {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/d=%d/%s", kn.name, d, v.tier), func(b *testing.B) {
+					for b.Loop() {
+						v.f()
+					}
+				})
+			}
+		}
+	}
+}
+
+// faBench512Scores are the score kernels of BenchmarkFAKernels512.
+func faBench512Scores(fb *faBench, q3, o3 [3][]float32) []faKern {
+	return nil
+}

@@ -1,0 +1,72 @@
+//go:build amd64 && !purego
+
+package flashattn
+
+import "github.com/kernbench/kernbench/ops/cpu/internal/simd"
+
+// FLASH_ATTN_EXT's block kernels on AVX-512 F/BW/VL (with the AVX2 tier's
+// FMA and F16C): flashattn_pv_avx512_amd64.s. Each is its AVX2 kernel's
+// sums bit for bit (the same twins, twin.go); the Go wrappers check the
+// bounds the assembly relies on.
+
+//go:noescape
+func faPV3AVX512(a0, a1, a2, p0, p1, p2 *float32, v *uint16, vs, nk, n int)
+
+//go:noescape
+func faPV1AVX512(a, p *float32, v *uint16, vs, nk, n int)
+
+//go:noescape
+func faPVF3AVX512(a0, a1, a2, p0, p1, p2, v *float32, vs, nk, n int)
+
+//go:noescape
+func faPVF1AVX512(a, p, v *float32, vs, nk, n int)
+
+// ValuesAVX512 is faBlockKernels.values (twin: ValuesTwin), ValuesAVX2
+// with 16 elements of the head dimension to a zmm register.
+func ValuesAVX512(acc, p [3][]float32, v []byte, vs, nk int) {
+	n := len(acc[0])
+	if n == 0 || n%8 != 0 || nk <= 0 || vs < 0 || vs%2 != 0 {
+		panic("ValuesAVX512: bad row length, key count or stride")
+	}
+	a0, a1, a2 := acc[0][:n], acc[1][:n], acc[2][:n]
+	p0, p1, p2 := p[0][:nk], p[1][:nk], p[2][:nk]
+	vl := simd.U16s(v, 0, int64((nk-1)*vs/2+n)) // bounds: the last row's end
+	faPV3AVX512(&a0[0], &a1[0], &a2[0], &p0[0], &p1[0], &p2[0], &vl[0], vs, nk, n)
+}
+
+// Values1AVX512 is faBlockKernels.values1 (twin: Values1Twin), Values1AVX2
+// in zmm.
+func Values1AVX512(acc, p []float32, v []byte, vs, nk int) {
+	n := len(acc)
+	if n == 0 || n%8 != 0 || nk <= 0 || vs < 0 || vs%2 != 0 {
+		panic("Values1AVX512: bad row length, key count or stride")
+	}
+	p = p[:nk]
+	vl := simd.U16s(v, 0, int64((nk-1)*vs/2+n)) // bounds: the last row's end
+	faPV1AVX512(&acc[0], &p[0], &vl[0], vs, nk, n)
+}
+
+// ValuesF32AVX512 is faBlockKernels.valuesF32 (twin: ValuesF32Twin),
+// ValuesF32AVX2 in zmm.
+func ValuesF32AVX512(acc, p [3][]float32, v []float32, vs, nk int) {
+	n := len(acc[0])
+	if n == 0 || n%8 != 0 || nk <= 0 || vs < 0 {
+		panic("ValuesF32AVX512: bad row length, key count or stride")
+	}
+	a0, a1, a2 := acc[0][:n], acc[1][:n], acc[2][:n]
+	p0, p1, p2 := p[0][:nk], p[1][:nk], p[2][:nk]
+	v = v[:(nk-1)*vs+n] // bounds: the last row's end
+	faPVF3AVX512(&a0[0], &a1[0], &a2[0], &p0[0], &p1[0], &p2[0], &v[0], 4*vs, nk, n)
+}
+
+// Values1F32AVX512 is faBlockKernels.values1F32 (twin: Values1F32Twin),
+// Values1F32AVX2 in zmm.
+func Values1F32AVX512(acc, p []float32, v []float32, vs, nk int) {
+	n := len(acc)
+	if n == 0 || n%8 != 0 || nk <= 0 || vs < 0 {
+		panic("Values1F32AVX512: bad row length, key count or stride")
+	}
+	p = p[:nk]
+	v = v[:(nk-1)*vs+n] // bounds: the last row's end
+	faPVF1AVX512(&acc[0], &p[0], &v[0], 4*vs, nk, n)
+}
