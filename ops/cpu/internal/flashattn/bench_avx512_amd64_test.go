@@ -85,5 +85,10 @@ func BenchmarkFAKernels512(b *testing.B) {
 
 // faBench512Scores are the score kernels of BenchmarkFAKernels512.
 func faBench512Scores(fb *faBench, q3, o3 [3][]float32) []faKern {
-	return nil
+	k, nk, ks := fb.k, fb.nk, 2*fb.d
+	return []faKern{
+		{"scores", func() { ScoresAVX2(q3, k, ks, nk, o3, false) }, func() { ScoresAVX512(q3, k, ks, nk, o3, false) }},
+		{"scores/pf", func() { ScoresAVX2(q3, k, ks, nk, o3, true) }, func() { ScoresAVX512(q3, k, ks, nk, o3, true) }},
+		{"scores4", func() { Scores4AVX2(fb.q, k, ks, nk, fb.out, false) }, func() { Scores4AVX512(fb.q, k, ks, nk, fb.out, false) }},
+	}
 }

@@ -5,9 +5,10 @@ package flashattn
 import "github.com/kernbench/kernbench/ops/cpu/internal/simd"
 
 // FLASH_ATTN_EXT's block kernels on AVX-512 F/BW/VL (with the AVX2 tier's
-// FMA and F16C): flashattn_pv_avx512_amd64.s. Each is its AVX2 kernel's
-// sums bit for bit (the same twins, twin.go); the Go wrappers check the
-// bounds the assembly relies on.
+// FMA and F16C): flashattn_pv_avx512_amd64.s and
+// flashattn_qk_avx512_amd64.s. Each is its AVX2 kernel's sums bit for bit
+// (the same twins, twin.go); the Go wrappers check the bounds the
+// assembly relies on.
 
 //go:noescape
 func faPV3AVX512(a0, a1, a2, p0, p1, p2 *float32, v *uint16, vs, nk, n int)
@@ -69,4 +70,36 @@ func Values1F32AVX512(acc, p []float32, v []float32, vs, nk int) {
 	p = p[:nk]
 	v = v[:(nk-1)*vs+n] // bounds: the last row's end
 	faPVF1AVX512(&acc[0], &p[0], &v[0], 4*vs, nk, n)
+}
+
+//go:noescape
+func faQK3x8AVX512(q0, q1, q2 *float32, k *uint16, ks, nk, n int, o0, o1, o2 *float32, pf bool)
+
+//go:noescape
+func faQK4x8AVX512(q0, q1, q2, q3 *float32, k *uint16, ks, nk, n int, o0, o1, o2, o3 *float32, pf bool)
+
+// ScoresAVX512 is faBlockKernels.scores (twin: ScoresTwin), ScoresAVX2
+// with two keys to a zmm register (flashattn_qk_avx512_amd64.s).
+func ScoresAVX512(q [3][]float32, k []byte, ks, nk int, out [3][]float32, pf bool) {
+	n := len(q[0])
+	if n == 0 || n%8 != 0 || nk <= 0 || nk%4 != 0 || ks < 0 || ks%2 != 0 {
+		panic("ScoresAVX512: bad row length, key count or stride")
+	}
+	q0, q1, q2 := q[0][:n], q[1][:n], q[2][:n]
+	kl := simd.U16s(k, 0, int64((nk-1)*ks/2+n)) // bounds: the last row's end
+	o0, o1, o2 := out[0][:nk], out[1][:nk], out[2][:nk]
+	faQK3x8AVX512(&q0[0], &q1[0], &q2[0], &kl[0], ks, nk, n, &o0[0], &o1[0], &o2[0], pf)
+}
+
+// Scores4AVX512 is faBlockKernels.scores4 (twin: Scores4Twin),
+// Scores4AVX2 with two keys to a zmm register.
+func Scores4AVX512(q [4][]float32, k []byte, ks, nk int, out [4][]float32, pf bool) {
+	n := len(q[0])
+	if n == 0 || n%8 != 0 || nk <= 0 || nk%2 != 0 || ks < 0 || ks%2 != 0 {
+		panic("Scores4AVX512: bad row length, key count or stride")
+	}
+	q0, q1, q2, q3 := q[0][:n], q[1][:n], q[2][:n], q[3][:n]
+	kl := simd.U16s(k, 0, int64((nk-1)*ks/2+n)) // bounds: the last row's end
+	o0, o1, o2, o3 := out[0][:nk], out[1][:nk], out[2][:nk], out[3][:nk]
+	faQK4x8AVX512(&q0[0], &q1[0], &q2[0], &q3[0], &kl[0], ks, nk, n, &o0[0], &o1[0], &o2[0], &o3[0], pf)
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 )
 
@@ -114,6 +115,74 @@ func TestFAValuesF32AVX512(t *testing.T) {
 						if !faSameBits(got[r][i], want[r][i]) || r == 0 && (!faSameBits(one[i], want[0][i]) || !faSameBits(one[i], oneTwin[i])) {
 							t.Fatalf("n=%d nk=%d trial %d: acc[%d][%d] = %v, twin %v (one row %v, twin %v)", n, nk, trial, r, i, got[r][i], want[r][i], one[i], oneTwin[i])
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFAScoresAVX512 compares ScoresAVX512 and Scores4AVX512 with their
+// twins (and so with the AVX2 kernels) bit for bit over row lengths that
+// exercise the runs of 32, the runs of 8 past them and both, key counts
+// that take the blocks of 8 keys and the groups of 4 (three rows) or the
+// pairs (four rows) after them, padded and zero strides, with and without
+// prefetching, and keys with Inf and NaN.
+func TestFAScoresAVX512(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	rng := rand.New(rand.NewPCG(95, 96))
+	for _, n := range []int{8, 16, 24, 32, 40, 56, 64, 72, 96, 120, 128, 136, 192, 256, 264} {
+		for trial := range 8 {
+			special := trial >= 5
+			nk := 2 * (1 + rng.IntN(34))
+			if trial == 0 {
+				nk = 64
+			}
+			nk3 := nk &^ 3
+			ks := 2*n + 2*rng.IntN(4)
+			if trial == 3 {
+				ks = 0
+			}
+			var q [4][]float32
+			for r := range q {
+				q[r] = make([]float32, n)
+				for i := range q[r] {
+					q[r][i] = simd.HalfTable[faRandHalf(rng, false)]
+				}
+			}
+			k := make([]byte, (nk-1)*ks+2*n)
+			for i := 0; i+1 < len(k); i += 2 {
+				h := faRandHalf(rng, special)
+				k[i], k[i+1] = byte(h), byte(h>>8)
+			}
+			pf := trial%2 == 0
+			var got4, want4 [4][]float32
+			for r := range 4 {
+				got4[r], want4[r] = make([]float32, nk), make([]float32, nk)
+			}
+			Scores4AVX512(q, k, ks, nk, got4, pf)
+			Scores4Twin(q, k, ks, nk, want4, pf)
+			for r := range 4 {
+				for j := range nk {
+					if !faSameBits(got4[r][j], want4[r][j]) {
+						t.Fatalf("n=%d nk=%d trial %d: four-row score[%d][%d] = %v, twin %v", n, nk, trial, r, j, got4[r][j], want4[r][j])
+					}
+				}
+			}
+			if nk3 == 0 {
+				continue
+			}
+			q3 := [3][]float32{q[0], q[1], q[2]}
+			var got, want [3][]float32
+			for r := range 3 {
+				got[r], want[r] = make([]float32, nk3), make([]float32, nk3)
+			}
+			ScoresAVX512(q3, k, ks, nk3, got, pf)
+			ScoresTwin(q3, k, ks, nk3, want, pf)
+			for r := range 3 {
+				for j := range nk3 {
+					if !faSameBits(got[r][j], want[r][j]) {
+						t.Fatalf("n=%d nk=%d trial %d: score[%d][%d] = %v, twin %v", n, nk3, trial, r, j, got[r][j], want[r][j])
 					}
 				}
 			}
