@@ -241,6 +241,9 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	fa.values, fa.values1 = flashattn.ValuesAVX512, flashattn.Values1AVX512
 	fa.valuesF32, fa.values1F32 = flashattn.ValuesF32AVX512, flashattn.Values1F32AVX512
 	fa.scores, fa.scores4 = flashattn.ScoresAVX512, flashattn.Scores4AVX512
+	small := *fa.small
+	small.scores = flashattn.ScoresSmallAVX512
+	fa.small = &small
 	ks.fa = &fa
 })
 

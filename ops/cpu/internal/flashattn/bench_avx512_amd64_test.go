@@ -94,3 +94,33 @@ func faBench512Scores(fb *faBench, q3, o3 [3][]float32) []faKern {
 		{"scores1", func() { Scores1AVX2(q3[0], k, ks, nk-1, o3[0], false) }, nil},
 	}
 }
+
+// BenchmarkFASmall512 measures the small-head scores, AVX2 and zmm, on a
+// tile of 256 keys (the block path's faSmallTile) at head sizes 8 and 16,
+// without a mask.
+func BenchmarkFASmall512(b *testing.B) {
+	simdtest.NeedAVX512(b)
+	const ts = 256
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, d := range []int{8, 16} {
+		kt := make([]float32, d*ts)
+		for i := range kt {
+			kt[i] = 2*rng.Float32() - 1
+		}
+		q := make([]float32, d)
+		for i := range q {
+			q[i] = 2*rng.Float32() - 1
+		}
+		m, sc, bits := make([]uint16, ts), make([]float32, ts), make([]uint64, ts/64)
+		for _, v := range []struct {
+			tier string
+			f    func(q, kt []float32, ts int, m []uint16, slope, scale float32, sc []float32, bits []uint64) float32
+		}{{"avx2", ScoresSmallAVX2}, {"avx512", ScoresSmallAVX512}} {
+			b.Run(fmt.Sprintf("scores/d=%d/%s", d, v.tier), func(b *testing.B) {
+				for b.Loop() {
+					v.f(q, kt, ts, m, 1, 0.125, sc, bits)
+				}
+			})
+		}
+	}
+}

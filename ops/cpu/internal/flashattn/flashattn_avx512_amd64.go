@@ -2,7 +2,11 @@
 
 package flashattn
 
-import "github.com/kernbench/kernbench/ops/cpu/internal/simd"
+import (
+	"math"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+)
 
 // FLASH_ATTN_EXT's block kernels on AVX-512 F/BW/VL (with the AVX2 tier's
 // FMA and F16C): flashattn_pv_avx512_amd64.s and
@@ -102,4 +106,58 @@ func Scores4AVX512(q [4][]float32, k []byte, ks, nk int, out [4][]float32, pf bo
 	kl := simd.U16s(k, 0, int64((nk-1)*ks/2+n)) // bounds: the last row's end
 	o0, o1, o2, o3 := out[0][:nk], out[1][:nk], out[2][:nk], out[3][:nk]
 	faQK4x8AVX512(&q0[0], &q1[0], &q2[0], &q3[0], &kl[0], ks, nk, n, &o0[0], &o1[0], &o2[0], &o3[0], pf)
+}
+
+//go:noescape
+func faScoresSmallAVX512(q *float32, d int, kt *float32, ts int, m *uint16, slope, scale float32, sc *float32, ng int, bits *uint64) (mx float32, nan bool)
+
+// ScoresSmallAVX512 is ScoresSmallTwin for a row length that is a
+// positive multiple of 4 (flashattn_small_avx512_amd64.s): the assembly
+// takes the keys in groups of 64, and the last keys as one more group
+// where kt's rows have room for it (ts at least n rounded up to 64) and
+// slope is positive (so that padding mask values of -Inf stay -Inf);
+// otherwise the twin takes them (the block path's tiles have room).
+func ScoresSmallAVX512(q, kt []float32, ts int, m []uint16, slope, scale float32, sc []float32, bits []uint64) float32 {
+	n, d := len(sc), len(q)
+	if d == 0 || d%4 != 0 || ts < n {
+		panic("ScoresSmallAVX512: bad row length or stride")
+	}
+	nw := (n + 63) / 64
+	bits = bits[:nw]
+	clear(bits)
+	if n == 0 {
+		return float32(math.Inf(-1))
+	}
+	_ = kt[(d-1)*ts+n-1] // bounds: the last key's last element
+	m = m[:n]
+	n64 := n &^ 63
+	mx, nan := float32(math.Inf(-1)), false
+	if n64 > 0 {
+		mx, nan = faScoresSmallAVX512(&q[0], d, &kt[0], ts, &m[0], slope, scale, &sc[0], n64/64, &bits[0])
+	}
+	if r := n - n64; r > 0 && slope > 0 && ts >= n64+64 {
+		// The last keys as a group of 64, the mask values past n -Inf
+		// (keys scored from kt's padding, then dropped); their logits
+		// and mask bits are dropped.
+		var (
+			mt [64]uint16
+			st [64]float32
+			tb uint64
+		)
+		copy(mt[:], m[n64:])
+		for i := r; i < 64; i++ {
+			mt[i] = 0xfc00
+		}
+		_ = kt[(d-1)*ts+n64+63]
+		tmx, tnan := faScoresSmallAVX512(&q[0], d, &kt[n64], ts, &mt[0], slope, scale, &st[0], 1, &tb)
+		copy(sc[n64:], st[:r])
+		bits[n64/64] |= tb & (1<<r - 1)
+		mx, nan = max(mx, tmx), nan || tnan
+	} else {
+		mx = max(mx, scoresSmallFrom(q, kt, ts, m, slope, scale, sc, bits, n64))
+	}
+	if nan {
+		return float32(math.NaN())
+	}
+	return mx
 }

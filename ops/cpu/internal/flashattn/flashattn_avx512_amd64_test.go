@@ -3,6 +3,7 @@
 package flashattn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -183,6 +184,76 @@ func TestFAScoresAVX512(t *testing.T) {
 				for j := range nk3 {
 					if !faSameBits(got[r][j], want[r][j]) {
 						t.Fatalf("n=%d nk=%d trial %d: score[%d][%d] = %v, twin %v", n, nk3, trial, r, j, got[r][j], want[r][j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFAScoresSmallAVX512 compares ScoresSmallAVX512 with ScoresSmallTwin
+// (and ScoresSmallAVX2) bit for bit (logits, mask bits, maximum) over
+// head sizes, key counts around the groups of 64 (the last keys taken as
+// a group of 64 or by the twin),
+// masks with whole groups masked, ALiBi slopes (and a zero slope) and
+// Inf/NaN keys and queries.
+func TestFAScoresSmallAVX512(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	rng := rand.New(rand.NewPCG(97, 98))
+	for _, d := range []int{8, 16, 4, 12, 32} {
+		for _, n := range []int{1, 31, 32, 33, 63, 64, 65, 96, 100, 127, 128, 129, 192, 200, 255, 256} {
+			for trial := range 12 {
+				special := trial >= 9
+				var ts int
+				switch trial % 3 {
+				case 0:
+					ts = (n+63)&^63 + rng.IntN(3) // as a group of 64
+				case 1:
+					ts = (n+31)&^31 + rng.IntN(3) // as a group of 64 or by the twin
+				default:
+					ts = n + rng.IntN(5) // the last keys by the twin, if no group fits
+				}
+				kt := make([]float32, d*ts)
+				for i := range kt {
+					kt[i] = simd.HalfTable[faRandHalf(rng, special)]
+				}
+				q := make([]float32, d)
+				for i := range q {
+					q[i] = simd.HalfTable[faRandHalf(rng, special && trial == 11)]
+				}
+				m := make([]uint16, n)
+				kind := trial % 4
+				for i := range m {
+					m[i] = faRandHalf(rng, false)
+					if kind == 1 && i >= n/3 || kind == 2 && (i/64 == 1 || rng.IntN(4) == 0) || kind == 3 && i == n-1 {
+						m[i] = 0xfc00
+					}
+				}
+				slope := [4]float32{1, 0.5, 0.25, 1}[trial%4]
+				if trial == 5 {
+					slope = 0
+				}
+				scale := 0.35 * float32(1+trial)
+				gsc, wsc, asc := make([]float32, n), make([]float32, n), make([]float32, n)
+				gb, wb, ab := make([]uint64, 5), make([]uint64, 5), make([]uint64, 5)
+				for i := range gb {
+					gb[i], wb[i], ab[i] = ^uint64(0), 12345, 678 // cleared by each
+				}
+				gmx := ScoresSmallAVX512(q, kt, ts, m, slope, scale, gsc, gb)
+				wmx := ScoresSmallTwin(q, kt, ts, m, slope, scale, wsc, wb)
+				amx := ScoresSmallAVX2(q, kt, ts, m, slope, scale, asc, ab)
+				where := fmt.Sprintf("d %d n %d ts %d trial %d", d, n, ts, trial)
+				if gmx != wmx && !(gmx != gmx && wmx != wmx) || gmx != amx && !(gmx != gmx && amx != amx) {
+					t.Fatalf("%s: max asm %g, twin %g, avx2 %g", where, gmx, wmx, amx)
+				}
+				for i := range (n + 63) / 64 {
+					if gb[i] != wb[i] || gb[i] != ab[i] {
+						t.Fatalf("%s: bits word %d: asm %#x, twin %#x, avx2 %#x", where, i, gb[i], wb[i], ab[i])
+					}
+				}
+				for i := range n {
+					if !faSameBits(gsc[i], wsc[i]) || !faSameBits(gsc[i], asc[i]) {
+						t.Fatalf("%s: key %d: asm %g, twin %g, avx2 %g", where, i, gsc[i], wsc[i], asc[i])
 					}
 				}
 			}
