@@ -242,7 +242,7 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	fa.valuesF32, fa.values1F32 = flashattn.ValuesF32AVX512, flashattn.Values1F32AVX512
 	fa.scores, fa.scores4 = flashattn.ScoresAVX512, flashattn.Scores4AVX512
 	small := *fa.small
-	small.scores = flashattn.ScoresSmallAVX512
+	small.scores, small.values = flashattn.ScoresSmallAVX512, flashattn.ValuesSmallTAVX512
 	fa.small = &small
 	ks.fa = &fa
 })

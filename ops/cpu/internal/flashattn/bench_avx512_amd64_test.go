@@ -95,9 +95,9 @@ func faBench512Scores(fb *faBench, q3, o3 [3][]float32) []faKern {
 	}
 }
 
-// BenchmarkFASmall512 measures the small-head scores, AVX2 and zmm, on a
-// tile of 256 keys (the block path's faSmallTile) at head sizes 8 and 16,
-// without a mask.
+// BenchmarkFASmall512 measures the small-head scores and value sums, AVX2
+// and zmm, on a tile of 256 keys (the block path's faSmallTile) at head
+// sizes 8 and 16, without a mask.
 func BenchmarkFASmall512(b *testing.B) {
 	simdtest.NeedAVX512(b)
 	const ts = 256
@@ -119,6 +119,21 @@ func BenchmarkFASmall512(b *testing.B) {
 			b.Run(fmt.Sprintf("scores/d=%d/%s", d, v.tier), func(b *testing.B) {
 				for b.Loop() {
 					v.f(q, kt, ts, m, 1, 0.125, sc, bits)
+				}
+			})
+		}
+		acc := make([]float32, d)
+		clear(bits)
+		for i := range sc {
+			sc[i] = rng.Float32()
+		}
+		for _, v := range []struct {
+			tier string
+			f    func(acc, p, vt []float32, ts, nk int, bits []uint64)
+		}{{"avx2", ValuesSmallTAVX2}, {"avx512", ValuesSmallTAVX512}} {
+			b.Run(fmt.Sprintf("values/d=%d/%s", d, v.tier), func(b *testing.B) {
+				for b.Loop() {
+					v.f(acc, sc, kt, ts, ts, bits)
 				}
 			})
 		}

@@ -153,11 +153,37 @@ func ScoresSmallAVX512(q, kt []float32, ts int, m []uint16, slope, scale float32
 		copy(sc[n64:], st[:r])
 		bits[n64/64] |= tb & (1<<r - 1)
 		mx, nan = max(mx, tmx), nan || tnan
-	} else {
+	} else if r > 0 {
 		mx = max(mx, scoresSmallFrom(q, kt, ts, m, slope, scale, sc, bits, n64))
 	}
 	if nan {
 		return float32(math.NaN())
 	}
 	return mx
+}
+
+//go:noescape
+func faValuesSmallTAVX512(acc, p, vt *float32, ts, nk, n int, bits *uint64)
+
+// ValuesSmallTAVX512 is ValuesSmallTTwin (len(acc) a positive multiple
+// of 8): the zmm kernel takes the elements 16 at a time, the AVX2 kernel
+// a last 8.
+func ValuesSmallTAVX512(acc, p, vt []float32, ts, nk int, bits []uint64) {
+	n, n8 := len(acc), (nk+7)&^7
+	if n == 0 || n%8 != 0 || nk < 0 || ts < n8 {
+		panic("ValuesSmallTAVX512: bad row length, key count or stride")
+	}
+	if nk == 0 {
+		return
+	}
+	p = p[:n8]
+	_ = vt[(n-1)*ts+n8-1] // bounds: the last element row's last group
+	bits = bits[:(nk+63)/64]
+	n16 := n &^ 15
+	if n16 > 0 {
+		faValuesSmallTAVX512(&acc[0], &p[0], &vt[0], ts, nk, n16, &bits[0])
+	}
+	if n16 < n {
+		faValuesSmallTAVX2(&acc[n16], &p[0], &vt[n16*ts], ts, nk, n-n16, &bits[0])
+	}
 }

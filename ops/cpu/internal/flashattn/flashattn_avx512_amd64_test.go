@@ -260,3 +260,52 @@ func TestFAScoresSmallAVX512(t *testing.T) {
 		}
 	}
 }
+
+// TestFAValuesSmallTAVX512 compares ValuesSmallTAVX512 with
+// ValuesSmallTTwin (and ValuesSmallTAVX2) bit for bit over value sizes 8
+// to 40 (the passes of 16 and a last 8), key counts around the groups of
+// 8, masks of every kind (none, all, causal, scattered) and padded
+// strides; the masked keys' values and p, and those past nk, are NaN or
+// Inf, which must not reach the accumulator.
+func TestFAValuesSmallTAVX512(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	rng := rand.New(rand.NewPCG(99, 100))
+	nan := float32(math.NaN())
+	for _, n := range []int{8, 16, 24, 32, 40} {
+		for _, nk := range []int{1, 2, 3, 5, 7, 8, 9, 31, 43, 64, 65, 100, 130, 256} {
+			for kind := range 4 {
+				n8 := (nk + 7) &^ 7
+				ts := n8 + 8*rng.IntN(2)
+				bits := faRandMaskBits(rng, nk, kind)
+				masked := func(t int) bool { return t >= nk || bits[t/64]>>(t%64)&1 != 0 }
+				vt := make([]float32, n*ts)
+				for i := range vt {
+					vt[i] = 4*rng.Float32() - 2
+					if masked(i % ts) {
+						vt[i] = nan
+					}
+				}
+				p := make([]float32, ts)
+				for i := range p {
+					p[i] = rng.Float32()
+					if masked(i) {
+						p[i] = float32(math.Inf(-1 + 2*(i%2)))
+					}
+				}
+				got, want, avx2 := make([]float32, n), make([]float32, n), make([]float32, n)
+				for i := range got {
+					got[i] = 4*rng.Float32() - 2
+					want[i], avx2[i] = got[i], got[i]
+				}
+				ValuesSmallTAVX512(got, p, vt, ts, nk, bits)
+				ValuesSmallTTwin(want, p, vt, ts, nk, bits)
+				ValuesSmallTAVX2(avx2, p, vt, ts, nk, bits)
+				for i := range got {
+					if !faSameBits(got[i], want[i]) || !faSameBits(got[i], avx2[i]) {
+						t.Fatalf("n %d nk %d kind %d ts %d: element %d: asm %g, twin %g, avx2 %g", n, nk, kind, ts, i, got[i], want[i], avx2[i])
+					}
+				}
+			}
+		}
+	}
+}

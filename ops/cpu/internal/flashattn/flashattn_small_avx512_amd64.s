@@ -2,9 +2,10 @@
 
 #include "textflag.h"
 
-// FLASH_ATTN_EXT's small-head scores on AVX-512 F (see small.go for the
-// twin and flashattn_small_amd64.s for the AVX2 kernel): keys in lanes,
-// 64 keys (four zmm registers) to a group.
+// FLASH_ATTN_EXT's small-head kernels on AVX-512 F (see small.go for the
+// twins and flashattn_small_amd64.s for the AVX2 kernels): keys in
+// lanes; the scores take 64 keys (four zmm registers) to a group, the
+// value sums 16 elements to a pass.
 
 // SCZ_LOGIT(A, M, K, OFF): A (dot products) becomes the logits A*scale +
 // M (two roundings), -Inf where the mask value M is -Inf (the lanes of
@@ -152,5 +153,160 @@ scz_done:
 	KMOVW K3, AX
 	TESTL AX, AX
 	SETNE nan+76(FP)
+	VZEROUPPER
+	RET
+
+// faPVZTail<>[r]: the mask bits of the keys past nk in a group of eight
+// keys with r (1..7) left (flashattn_small_amd64.s's faPVTail<>).
+DATA faPVZTail<>+0(SB)/8, $0
+DATA faPVZTail<>+8(SB)/8, $0xfe
+DATA faPVZTail<>+16(SB)/8, $0xfc
+DATA faPVZTail<>+24(SB)/8, $0xf8
+DATA faPVZTail<>+32(SB)/8, $0xf0
+DATA faPVZTail<>+40(SB)/8, $0xe0
+DATA faPVZTail<>+48(SB)/8, $0xc0
+DATA faPVZTail<>+56(SB)/8, $0x80
+GLOBL faPVZTail<>(SB), RODATA|NOPTR, $64
+
+// PVZ_ROW(J, MEM, MEM8): Z(J) += Z8 * (element row J at MEM in its low
+// half, element row J+8 at MEM8 in its high half), the 8 keys' values.
+#define PVZ_ROW(J, MEM, MEM8) \
+	VMOVUPS MEM, Y9; \
+	VINSERTF64X4 $1, MEM8, Z9, Z9; \
+	VFMADD231PS Z9, Z8, J
+
+// PVZ_ROWM(J, MEM, MEM8): PVZ_ROW with the masked lanes (clear in K1) of
+// the values zeroed.
+#define PVZ_ROWM(J, MEM, MEM8) \
+	VMOVUPS MEM, Y9; \
+	VINSERTF64X4 $1, MEM8, Z9, Z9; \
+	VMOVAPS.Z Z9, K1, Z9; \
+	VFMADD231PS Z9, Z8, J
+
+// PVZ_REDUCE(A0, .., A7, T, OFF): A0..A7 (8-lane accumulators of eight
+// elements, as ymm) to their lane sums ((l0+l1)+(l2+l3)) +
+// ((l4+l5)+(l6+l7)), added to acc at OFF(DI) (faValuesSmallTAVX2's
+// reduction).
+#define PVZ_REDUCE(A0, A1, A2, A3, A4, A5, A6, A7, OFF) \
+	VHADDPS A1, A0, A0; \
+	VHADDPS A3, A2, A2; \
+	VHADDPS A2, A0, A0; \
+	VHADDPS A5, A4, A4; \
+	VHADDPS A7, A6, A6; \
+	VHADDPS A6, A4, A4; \
+	VPERM2F128 $0x20, A4, A0, A1; \
+	VPERM2F128 $0x31, A4, A0, A2; \
+	VADDPS A2, A1, A1; \
+	VADDPS OFF(DI), A1, A1; \
+	VMOVUPS A1, OFF(DI)
+
+// func faValuesSmallTAVX512(acc, p, vt *float32, ts, nk, n int, bits *uint64)
+//
+// faValuesSmallTAVX2 (ValuesSmallTTwin) for 16 elements of acc a pass (n
+// a positive multiple of 16): Z0..Z7 hold the eight lane accumulators of
+// element j (low half) and element j+8 (high half), the group's eight
+// probabilities in both halves of Z8, each lane one FMA per group of 8
+// keys as in the AVX2 kernel (the masked lanes' p and values zeroed,
+// groups masked whole skipped); the halves are then reduced as there.
+TEXT ·faValuesSmallTAVX512(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ ts+24(FP), R8
+	SHLQ $2, R8           // R8: ts in bytes
+	LEAQ (R8)(R8*2), R12  // R12: 3*ts in bytes
+	MOVQ nk+32(FP), BX
+	MOVQ n+40(FP), DX
+	SHRQ $4, DX           // DX: passes
+	MOVQ vt+16(FP), R15   // R15: the pass's first element row
+
+pvz_pass:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ p+8(FP), SI
+	MOVQ R15, R10         // R10: element row 0 at key t
+	XORQ CX, CX           // CX: t
+
+pvz_group:
+	CMPQ CX, BX
+	JGE  pvz_reduce
+	MOVQ CX, R13
+	SHRQ $6, R13
+	MOVQ bits+48(FP), R14
+	MOVQ (R14)(R13*8), AX
+	SHRQ CX, AX
+	ANDQ $0xff, AX
+	MOVQ BX, R14
+	SUBQ CX, R14
+	CMPQ R14, $8
+	JGE  pvz_full
+	LEAQ faPVZTail<>(SB), R13
+	ORQ  (R13)(R14*8), AX
+
+pvz_full:
+	CMPQ AX, $0xff
+	JEQ  pvz_next
+	LEAQ (R10)(R8*4), R11 // R11: element row 4 at key t
+	LEAQ (R10)(R8*8), R9  // R9: element row 8
+	LEAQ (R9)(R8*4), R13  // R13: element row 12
+	VBROADCASTF64X4 (SI), Z8
+	TESTQ AX, AX
+	JNE  pvz_masked
+	PVZ_ROW(Z0, (R10), (R9))
+	PVZ_ROW(Z1, (R10)(R8*1), (R9)(R8*1))
+	PVZ_ROW(Z2, (R10)(R8*2), (R9)(R8*2))
+	PVZ_ROW(Z3, (R10)(R12*1), (R9)(R12*1))
+	PVZ_ROW(Z4, (R11), (R13))
+	PVZ_ROW(Z5, (R11)(R8*1), (R13)(R8*1))
+	PVZ_ROW(Z6, (R11)(R8*2), (R13)(R8*2))
+	PVZ_ROW(Z7, (R11)(R12*1), (R13)(R12*1))
+	JMP pvz_next
+
+pvz_masked:
+	NOTL AX
+	ANDL $0xff, AX
+	MOVL AX, R14
+	SHLL $8, R14
+	ORL  R14, AX
+	KMOVW AX, K1          // K1: the live lanes, in both halves
+	VMOVAPS.Z Z8, K1, Z8
+	PVZ_ROWM(Z0, (R10), (R9))
+	PVZ_ROWM(Z1, (R10)(R8*1), (R9)(R8*1))
+	PVZ_ROWM(Z2, (R10)(R8*2), (R9)(R8*2))
+	PVZ_ROWM(Z3, (R10)(R12*1), (R9)(R12*1))
+	PVZ_ROWM(Z4, (R11), (R13))
+	PVZ_ROWM(Z5, (R11)(R8*1), (R13)(R8*1))
+	PVZ_ROWM(Z6, (R11)(R8*2), (R13)(R8*2))
+	PVZ_ROWM(Z7, (R11)(R12*1), (R13)(R12*1))
+
+pvz_next:
+	ADDQ $32, SI
+	ADDQ $32, R10
+	ADDQ $8, CX
+	JMP  pvz_group
+
+pvz_reduce:
+	// The high halves (elements 8..15) to Y8..Y15 first: the VEX
+	// reduction of the low halves clears the upper bits.
+	VEXTRACTF64X4 $1, Z0, Y8
+	VEXTRACTF64X4 $1, Z1, Y9
+	VEXTRACTF64X4 $1, Z2, Y10
+	VEXTRACTF64X4 $1, Z3, Y11
+	VEXTRACTF64X4 $1, Z4, Y12
+	VEXTRACTF64X4 $1, Z5, Y13
+	VEXTRACTF64X4 $1, Z6, Y14
+	VEXTRACTF64X4 $1, Z7, Y15
+	PVZ_REDUCE(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, 0)
+	PVZ_REDUCE(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, 32)
+	ADDQ $64, DI
+	MOVQ R8, R9
+	SHLQ $4, R9
+	ADDQ R9, R15          // the next pass's element rows
+	DECQ DX
+	JNZ  pvz_pass
 	VZEROUPPER
 	RET
