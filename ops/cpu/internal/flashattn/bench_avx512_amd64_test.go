@@ -65,6 +65,7 @@ func BenchmarkFAKernels512(b *testing.B) {
 			{"values1F32", func() { Values1F32AVX2(a3[0], p3[0], fb.vf, d, nk) }, func() { Values1F32AVX512(a3[0], p3[0], fb.vf, d, nk) }},
 		}
 		kerns = append(kerns, faBench512Scores(fb, q3, o3)...)
+		kerns = append(kerns, faBench512Softmax(fb)...)
 		for _, kn := range kerns {
 			for _, v := range []struct {
 				tier string
@@ -137,5 +138,28 @@ func BenchmarkFASmall512(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// faBench512Softmax are the mask, logits, query rounding and q8_0 value
+// tile widening kernels of BenchmarkFAKernels512 (a tile of nk keys).
+func faBench512Softmax(fb *faBench) []faKern {
+	rng := rand.New(rand.NewPCG(9, 10))
+	nk, d := fb.nk, fb.d
+	m := make([]uint16, nk)
+	for i := range m {
+		m[i] = uint16(rng.IntN(0x3c00))
+	}
+	sc, dots, qr := make([]float32, nk), make([]float32, nk), make([]float32, d)
+	for i := range dots {
+		dots[i] = rng.Float32()
+	}
+	q8 := faRandQ8(rng, nk*d/32, false, false)
+	wide := make([]float32, nk*d)
+	return []faKern{
+		{"maskF16", func() { MaskF16AVX2(sc, m, 1) }, func() { MaskF16AVX512(sc, m, 1) }},
+		{"logits", func() { MaskF16AVX2(sc, m, 1); LogitsAVX2(sc, dots, 0.125) }, func() { MaskF16AVX512(sc, m, 1); LogitsAVX512(sc, dots, 0.125) }},
+		{"roundF16", func() { RoundF16AVX2(qr, fb.q[0]) }, func() { RoundF16AVX512(qr, fb.q[0]) }},
+		{"dequantQ8", func() { DequantQ8AVX2(wide, q8) }, func() { DequantQ8AVX512(wide, q8) }},
 	}
 }

@@ -187,3 +187,100 @@ func ValuesSmallTAVX512(acc, p, vt []float32, ts, nk int, bits []uint64) {
 		faValuesSmallTAVX2(&acc[n16], &p[0], &vt[n16*ts], ts, nk, n-n16, &bits[0])
 	}
 }
+
+//go:noescape
+func faMaskF16AVX512(sc *float32, m *uint16, n int, slope float32) uint64
+
+//go:noescape
+func faLogitsAVX512(sc, dots *float32, n int, scale float32) (mx float32, nan bool)
+
+//go:noescape
+func faRoundF16AVX512(dst, src *float32, n int)
+
+//go:noescape
+func faDequantQ8AVX512(dst *float32, src *byte, nb int)
+
+// MaskF16AVX512 is faBlockKernels.maskF16 (twin: MaskF16Twin): the zmm
+// kernel takes the keys 16 at a time, the AVX2 kernel a last 8, Go the
+// rest.
+func MaskF16AVX512(sc []float32, m []uint16, slope float32) uint64 {
+	n := len(sc)
+	if n > 64 {
+		panic("MaskF16AVX512: more than 64 keys")
+	}
+	m = m[:n]
+	n16, n8 := n&^15, n&^7
+	var bits uint64
+	if n16 > 0 {
+		bits = faMaskF16AVX512(&sc[0], &m[0], n16, slope)
+	}
+	if n8 > n16 {
+		bits |= faMaskF16AVX2(&sc[n16], &m[n16], 8, slope) << n16
+	}
+	for t := n8; t < n; t++ {
+		mv := slope * simd.HalfTable[m[t]]
+		sc[t] = mv
+		if math.IsInf(float64(mv), -1) {
+			bits |= 1 << t
+		}
+	}
+	return bits
+}
+
+// LogitsAVX512 is faBlockKernels.logits (twin: LogitsTwin): the zmm
+// kernel takes the keys 16 at a time, the AVX2 kernel a last 8, Go the
+// rest.
+func LogitsAVX512(sc, dots []float32, scale float32) float32 {
+	n := len(sc)
+	dots = dots[:n]
+	n16, n8 := n&^15, n&^7
+	mx, nan := float32(math.Inf(-1)), false
+	if n16 > 0 {
+		mx, nan = faLogitsAVX512(&sc[0], &dots[0], n16, scale)
+	}
+	if n8 > n16 {
+		m8, nan8 := faLogitsAVX2(&sc[n16], &dots[n16], 8, scale)
+		mx, nan = max(mx, m8), nan || nan8
+	}
+	for t := n8; t < n; t++ {
+		if !math.IsInf(float64(sc[t]), -1) {
+			sc[t] = Logit(dots[t], scale, 0, sc[t])
+			mx = max(mx, sc[t])
+		}
+	}
+	if nan {
+		return float32(math.NaN())
+	}
+	return mx
+}
+
+// RoundF16AVX512 is faBlockKernels.roundF16 (twin: RoundF16Twin): the
+// zmm kernel takes the values 16 at a time, the AVX2 kernel a last 8.
+func RoundF16AVX512(dst, src []float32) {
+	n := len(dst)
+	if n%8 != 0 {
+		panic("RoundF16AVX512: row length not a multiple of 8")
+	}
+	if n == 0 {
+		return
+	}
+	src = src[:n]
+	n16 := n &^ 15
+	if n16 > 0 {
+		faRoundF16AVX512(&dst[0], &src[0], n16)
+	}
+	if n16 < n {
+		faRoundF16AVX2(&dst[n16], &src[n16], 8)
+	}
+}
+
+// DequantQ8AVX512 is faBlockKernels.dequantQ8 (twin: DequantQ8Twin),
+// DequantQ8AVX2 in zmm.
+func DequantQ8AVX512(dst []float32, src []byte) {
+	nb := len(dst) / 32
+	if nb == 0 || len(dst)%32 != 0 {
+		panic("DequantQ8AVX512: row length not a positive multiple of 32")
+	}
+	src = src[:nb*simd.BytesQ8_0]
+	faDequantQ8AVX512(&dst[0], &src[0], nb)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+	"github.com/kernbench/kernbench/quant"
 )
 
 // faPVLengths are row lengths for the zmm value kernels: each chunk size
@@ -304,6 +305,129 @@ func TestFAValuesSmallTAVX512(t *testing.T) {
 					if !faSameBits(got[i], want[i]) || !faSameBits(got[i], avx2[i]) {
 						t.Fatalf("n %d nk %d kind %d ts %d: element %d: asm %g, twin %g, avx2 %g", n, nk, kind, ts, i, got[i], want[i], avx2[i])
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestFAMaskLogitsAVX512 compares MaskF16AVX512 and LogitsAVX512 with
+// their twins (and the AVX2 kernels) over tile lengths 1..64, mask values
+// with -Inf runs (causal), scattered -Inf, NaN and +Inf, ALiBi slopes and
+// dot products with +Inf; the logits' maximum must match too (NaN for
+// NaN).
+func TestFAMaskLogitsAVX512(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	rng := rand.New(rand.NewPCG(101, 102))
+	for n := 1; n <= 64; n++ {
+		for trial := range 4 {
+			m := make([]uint16, n)
+			cut := rng.IntN(n + 1)
+			for i := range m {
+				switch {
+				case trial == 0 && i >= cut, trial > 0 && rng.IntN(4) == 0:
+					m[i] = 0xfc00 // -Inf
+				case trial == 3 && rng.IntN(8) == 0:
+					m[i] = [2]uint16{0x7e00, 0x7c00}[rng.IntN(2)] // NaN, +Inf
+				default:
+					m[i] = quant.FP32ToFP16(-2 * rng.Float32())
+				}
+			}
+			slope := float32(1)
+			if trial == 2 {
+				slope = 0.0625
+			}
+			got, want, avx2 := make([]float32, n), make([]float32, n), make([]float32, n)
+			gb, wb, ab := MaskF16AVX512(got, m, slope), MaskF16Twin(want, m, slope), MaskF16AVX2(avx2, m, slope)
+			if gb != wb || gb != ab {
+				t.Fatalf("n=%d trial %d: mask bits %x, twin %x, avx2 %x", n, trial, gb, wb, ab)
+			}
+			for i := range n {
+				if !faSameBits(got[i], want[i]) || !faSameBits(got[i], avx2[i]) {
+					t.Fatalf("n=%d trial %d: mask[%d] = %v, twin %v, avx2 %v", n, trial, i, got[i], want[i], avx2[i])
+				}
+			}
+			dots := make([]float32, n)
+			for i := range dots {
+				dots[i] = 8*rng.Float32() - 4
+				if trial == 3 && rng.IntN(16) == 0 {
+					dots[i] = float32(math.Inf(1))
+				}
+			}
+			gm, wm, am := LogitsAVX512(got, dots, 0.125), LogitsTwin(want, dots, 0.125), LogitsAVX2(avx2, dots, 0.125)
+			if gm != wm && !(gm != gm && wm != wm) || gm != am && !(gm != gm && am != am) {
+				t.Fatalf("n=%d trial %d: logits max %v, twin %v, avx2 %v", n, trial, gm, wm, am)
+			}
+			for i := range n {
+				if !faSameBits(got[i], want[i]) || !faSameBits(got[i], avx2[i]) {
+					t.Fatalf("n=%d trial %d: logit[%d] = %v, twin %v, avx2 %v", n, trial, i, got[i], want[i], avx2[i])
+				}
+			}
+		}
+	}
+}
+
+// TestFARoundF16AVX512 compares RoundF16AVX512 with its twin and
+// RoundF16AVX2 over random values of every magnitude, halfway cases
+// between binary16 neighbours (ties to even), binary16 subnormals and
+// values past its range, zeros, Inf and NaN, at lengths that take the
+// runs of 16 and a last 8.
+func TestFARoundF16AVX512(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	rng := rand.New(rand.NewPCG(103, 104))
+	const n = 8 * 64
+	src := make([]float32, n)
+	for trial := range 30 {
+		for i := range src {
+			switch rng.IntN(6) {
+			case 0:
+				src[i] = math.Float32frombits(rng.Uint32())
+			case 1:
+				h := simd.HalfTable[faRandHalf(rng, false)]
+				src[i] = math.Float32frombits(math.Float32bits(h) | 1<<12)
+			case 2:
+				src[i] = float32(rng.NormFloat64() * 1e-6)
+			case 3:
+				src[i] = float32(rng.NormFloat64() * 65520)
+			case 4:
+				src[i] = [...]float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 65504, 65519.996, 65520}[rng.IntN(8)]
+			default:
+				src[i] = float32(rng.NormFloat64())
+			}
+		}
+		m := 8 * (trial%64 + 1)
+		got, want, avx2 := make([]float32, m), make([]float32, m), make([]float32, m)
+		RoundF16AVX512(got, src[:m])
+		RoundF16Twin(want, src[:m])
+		RoundF16AVX2(avx2, src[:m])
+		for i := range got {
+			if !faSameBits(got[i], want[i]) || math.Float32bits(got[i]) != math.Float32bits(avx2[i]) {
+				t.Fatalf("%v (%#x): got %v, twin %v, avx2 %v", src[i], math.Float32bits(src[i]), got[i], want[i], avx2[i])
+			}
+		}
+	}
+}
+
+// TestFADequantQ8AVX512 compares DequantQ8AVX512 with its twin,
+// DequantQ8AVX2 and quant.DequantizeRow over block counts, scales with
+// Inf and NaN, and codes with -128.
+func TestFADequantQ8AVX512(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	rng := rand.New(rand.NewPCG(105, 106))
+	for _, nb := range []int{1, 2, 3, 4, 5, 8} {
+		for trial := range 4 {
+			n := 32 * nb
+			src := faRandQ8(rng, nb, trial >= 2, true)
+			got, want, avx2, deq := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+			DequantQ8AVX512(got, src)
+			DequantQ8Twin(want, src)
+			DequantQ8AVX2(avx2, src)
+			if err := quant.DequantizeRow(quant.Q8_0, src, deq); err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if !faSameBits(got[i], want[i]) || !faSameBits(got[i], avx2[i]) || !faSameBits(got[i], deq[i]) {
+					t.Fatalf("nb=%d trial %d: widened[%d] = %v, twin %v, avx2 %v, DequantizeRow %v", nb, trial, i, got[i], want[i], avx2[i], deq[i])
 				}
 			}
 		}
