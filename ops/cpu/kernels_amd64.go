@@ -243,6 +243,7 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	fa.scores, fa.scores4 = flashattn.ScoresAVX512, flashattn.Scores4AVX512
 	fa.maskF16, fa.logits = flashattn.MaskF16AVX512, flashattn.LogitsAVX512
 	fa.roundF16, fa.dequantQ8 = flashattn.RoundF16AVX512, flashattn.DequantQ8AVX512
+	fa.scoresQ8 = flashattn.ScoresQ8AVX512
 	small := *fa.small
 	small.scores, small.values = flashattn.ScoresSmallAVX512, flashattn.ValuesSmallTAVX512
 	fa.small = &small

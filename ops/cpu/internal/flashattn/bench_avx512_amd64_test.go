@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 )
 
@@ -141,8 +142,9 @@ func BenchmarkFASmall512(b *testing.B) {
 	}
 }
 
-// faBench512Softmax are the mask, logits, query rounding and q8_0 value
-// tile widening kernels of BenchmarkFAKernels512 (a tile of nk keys).
+// faBench512Softmax are the mask, logits, query rounding, q8_0 value tile
+// widening and q8_0 key scores kernels of BenchmarkFAKernels512 (a tile
+// of nk keys).
 func faBench512Softmax(fb *faBench) []faKern {
 	rng := rand.New(rand.NewPCG(9, 10))
 	nk, d := fb.nk, fb.d
@@ -156,10 +158,22 @@ func faBench512Softmax(fb *faBench) []faKern {
 	}
 	q8 := faRandQ8(rng, nk*d/32, false, false)
 	wide := make([]float32, nk*d)
+	nb, ks8 := d/32, d/32*simd.BytesQ8_0
+	var q8q [3][]byte
+	var q8d, o3 [3][]float32
+	for r := range 3 {
+		q8q[r], q8d[r], o3[r] = faRandQ8(rng, nb, false, false), make([]float32, 8*nb), make([]float32, nk)
+		for b := range nb {
+			for l := range 8 {
+				q8d[r][8*b+l] = simd.HalfAt(q8q[r], b*simd.BytesQ8_0)
+			}
+		}
+	}
 	return []faKern{
 		{"maskF16", func() { MaskF16AVX2(sc, m, 1) }, func() { MaskF16AVX512(sc, m, 1) }},
 		{"logits", func() { MaskF16AVX2(sc, m, 1); LogitsAVX2(sc, dots, 0.125) }, func() { MaskF16AVX512(sc, m, 1); LogitsAVX512(sc, dots, 0.125) }},
 		{"roundF16", func() { RoundF16AVX2(qr, fb.q[0]) }, func() { RoundF16AVX512(qr, fb.q[0]) }},
 		{"dequantQ8", func() { DequantQ8AVX2(wide, q8) }, func() { DequantQ8AVX512(wide, q8) }},
+		{"scoresQ8", func() { ScoresQ8AVX2(q8q, q8d, q8, ks8, nk, o3) }, func() { ScoresQ8AVX512(q8q, q8d, q8, ks8, nk, o3) }},
 	}
 }

@@ -284,3 +284,21 @@ func DequantQ8AVX512(dst []float32, src []byte) {
 	src = src[:nb*simd.BytesQ8_0]
 	faDequantQ8AVX512(&dst[0], &src[0], nb)
 }
+
+//go:noescape
+func faQ8QK3x4AVX512(q0, q1, q2 *byte, d0, d1, d2 *float32, k *byte, ks, nk, nb int, o0, o1, o2 *float32)
+
+// ScoresQ8AVX512 is faBlockKernels.scoresQ8 (twin: ScoresQ8Twin),
+// ScoresQ8AVX2 with two keys to a zmm register
+// (flashattn_q8_avx512_amd64.s).
+func ScoresQ8AVX512(q [3][]byte, dq [3][]float32, k []byte, ks, nk int, out [3][]float32) {
+	nb := len(q[0]) / simd.BytesQ8_0
+	if nb == 0 || nk <= 0 || nk%2 != 0 || ks < 0 {
+		panic("ScoresQ8AVX512: bad row length, key count or stride")
+	}
+	q0, q1, q2 := q[0][:nb*simd.BytesQ8_0], q[1][:nb*simd.BytesQ8_0], q[2][:nb*simd.BytesQ8_0]
+	d0, d1, d2 := dq[0][:8*nb], dq[1][:8*nb], dq[2][:8*nb]
+	k = k[:(nk-1)*ks+nb*simd.BytesQ8_0] // bounds: the last row's end
+	o0, o1, o2 := out[0][:nk], out[1][:nk], out[2][:nk]
+	faQ8QK3x4AVX512(&q0[0], &q1[0], &q2[0], &d0[0], &d1[0], &d2[0], &k[0], ks, nk, nb, &o0[0], &o1[0], &o2[0])
+}

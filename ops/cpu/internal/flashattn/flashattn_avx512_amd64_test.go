@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
@@ -428,6 +429,51 @@ func TestFADequantQ8AVX512(t *testing.T) {
 			for i := range n {
 				if !faSameBits(got[i], want[i]) || !faSameBits(got[i], avx2[i]) || !faSameBits(got[i], deq[i]) {
 					t.Fatalf("nb=%d trial %d: widened[%d] = %v, twin %v, avx2 %v, DequantizeRow %v", nb, trial, i, got[i], want[i], avx2[i], deq[i])
+				}
+			}
+		}
+	}
+}
+
+// TestFAScoresQ8AVX512 compares ScoresQ8AVX512 with its twin, with
+// ScoresQ8AVX2 and with the AVX2 q8_0 dot kernel bit for bit over block
+// counts (odd and even: the two block parities), key counts that take
+// the groups of 4 and a pair after them, padded and zero strides, key
+// codes with -128 and scales with Inf and NaN.
+func TestFAScoresQ8AVX512(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	rng := rand.New(rand.NewPCG(107, 108))
+	for _, nb := range []int{1, 2, 3, 4, 5, 8} {
+		n := 32 * nb
+		for trial := range 6 {
+			special := trial >= 4
+			nk := 2 * (1 + rng.IntN(33))
+			ks := nb*simd.BytesQ8_0 + rng.IntN(5)
+			if trial == 2 {
+				ks = 0
+			}
+			k := faRandQ8(rng, (nk-1)*ks/simd.BytesQ8_0+nb+1, special, true)[:(nk-1)*ks+nb*simd.BytesQ8_0]
+			var q [3][]byte
+			var dq, got, want, avx2 [3][]float32
+			for r := range 3 {
+				q[r] = faRandQ8(rng, nb, false, false)
+				dq[r] = make([]float32, 8*nb)
+				for b := range nb {
+					for l := range 8 {
+						dq[r][8*b+l] = simd.HalfAt(q[r], b*simd.BytesQ8_0)
+					}
+				}
+				got[r], want[r], avx2[r] = make([]float32, nk), make([]float32, nk), make([]float32, nk)
+			}
+			ScoresQ8AVX512(q, dq, k, ks, nk, got)
+			ScoresQ8Twin(q, dq, k, ks, nk, want)
+			ScoresQ8AVX2(q, dq, k, ks, nk, avx2)
+			for r := range 3 {
+				for j := range nk {
+					d := dot.Q8_0AVX2(n, k[j*ks:j*ks+nb*simd.BytesQ8_0], q[r])
+					if !faSameBits(got[r][j], want[r][j]) || !faSameBits(got[r][j], avx2[r][j]) || !faSameBits(got[r][j], d) {
+						t.Fatalf("nb=%d nk=%d trial %d: score[%d][%d] = %v, twin %v, avx2 %v, dot %v", nb, nk, trial, r, j, got[r][j], want[r][j], avx2[r][j], d)
+					}
 				}
 			}
 		}
