@@ -175,5 +175,6 @@ func faBench512Softmax(fb *faBench) []faKern {
 		{"roundF16", func() { RoundF16AVX2(qr, fb.q[0]) }, func() { RoundF16AVX512(qr, fb.q[0]) }},
 		{"dequantQ8", func() { DequantQ8AVX2(wide, q8) }, func() { DequantQ8AVX512(wide, q8) }},
 		{"scoresQ8", func() { ScoresQ8AVX2(q8q, q8d, q8, ks8, nk, o3) }, func() { ScoresQ8AVX512(q8q, q8d, q8, ks8, nk, o3) }},
+		{"scores1Q8", func() { Scores1Q8AVX2(q8q[0], q8d[0], q8, ks8, nk, o3[0]) }, func() { Scores1Q8AVX512(q8q[0], q8d[0], q8, ks8, nk, o3[0]) }},
 	}
 }

@@ -302,3 +302,19 @@ func ScoresQ8AVX512(q [3][]byte, dq [3][]float32, k []byte, ks, nk int, out [3][
 	o0, o1, o2 := out[0][:nk], out[1][:nk], out[2][:nk]
 	faQ8QK3x4AVX512(&q0[0], &q1[0], &q2[0], &d0[0], &d1[0], &d2[0], &k[0], ks, nk, nb, &o0[0], &o1[0], &o2[0])
 }
+
+//go:noescape
+func faQ8QK1x8AVX512(q *byte, dq *float32, k *byte, ks, nk, nb int, o *float32)
+
+// Scores1Q8AVX512 is faBlockKernels.scores1Q8 (twin: Scores1Q8Twin),
+// Scores1Q8AVX2 with two keys to a zmm register.
+func Scores1Q8AVX512(q []byte, dq []float32, k []byte, ks, nk int, out []float32) {
+	nb := len(q) / simd.BytesQ8_0
+	if nb == 0 || nk <= 0 || nk%4 != 0 || ks < 0 {
+		panic("Scores1Q8AVX512: bad row length, key count or stride")
+	}
+	q, dq = q[:nb*simd.BytesQ8_0], dq[:8*nb]
+	k = k[:(nk-1)*ks+nb*simd.BytesQ8_0] // bounds: the last row's end
+	out = out[:nk]
+	faQ8QK1x8AVX512(&q[0], &dq[0], &k[0], ks, nk, nb, &out[0])
+}

@@ -436,9 +436,10 @@ func TestFADequantQ8AVX512(t *testing.T) {
 }
 
 // TestFAScoresQ8AVX512 compares ScoresQ8AVX512 with its twin, with
-// ScoresQ8AVX2 and with the AVX2 q8_0 dot kernel bit for bit over block
-// counts (odd and even: the two block parities), key counts that take
-// the groups of 4 and a pair after them, padded and zero strides, key
+// ScoresQ8AVX2 and with the AVX2 q8_0 dot kernel bit for bit, and
+// Scores1Q8AVX512 with its twin, over block counts (odd and even: the two
+// block parities), key counts that take the groups of 4 (8 for one row)
+// and a pair (4) after them, padded and zero strides, key
 // codes with -128 and scales with Inf and NaN.
 func TestFAScoresQ8AVX512(t *testing.T) {
 	simdtest.NeedAVX512(t)
@@ -466,6 +467,17 @@ func TestFAScoresQ8AVX512(t *testing.T) {
 				got[r], want[r], avx2[r] = make([]float32, nk), make([]float32, nk), make([]float32, nk)
 			}
 			ScoresQ8AVX512(q, dq, k, ks, nk, got)
+			// The one-row kernel on row 0, in groups of four keys.
+			if nk1 := nk &^ 3; nk1 > 0 {
+				got1, want1 := make([]float32, nk1), make([]float32, nk1)
+				Scores1Q8AVX512(q[0], dq[0], k, ks, nk1, got1)
+				Scores1Q8Twin(q[0], dq[0], k, ks, nk1, want1)
+				for j := range nk1 {
+					if !faSameBits(got1[j], want1[j]) {
+						t.Fatalf("nb=%d nk=%d trial %d: one-row score[%d] = %v, twin %v", nb, nk1, trial, j, got1[j], want1[j])
+					}
+				}
+			}
 			ScoresQ8Twin(q, dq, k, ks, nk, want)
 			ScoresQ8AVX2(q, dq, k, ks, nk, avx2)
 			for r := range 3 {
