@@ -135,11 +135,11 @@ func TestFAScoresAVX512(t *testing.T) {
 	simdtest.NeedAVX512(t)
 	rng := rand.New(rand.NewPCG(95, 96))
 	for _, n := range []int{8, 16, 24, 32, 40, 56, 64, 72, 96, 120, 128, 136, 192, 256, 264} {
-		for trial := range 8 {
-			special := trial >= 5
-			nk := 2 * (1 + rng.IntN(34))
-			if trial == 0 {
-				nk = 64
+		for trial := range 12 {
+			special := trial >= 8
+			nk := []int{64, 2, 4, 6, 8, 10, 12, 14}[trial%8] // the blocks and each tail
+			if trial >= 8 {
+				nk = 2 * (1 + rng.IntN(34))
 			}
 			nk3 := nk &^ 3
 			ks := 2*n + 2*rng.IntN(4)
@@ -446,9 +446,12 @@ func TestFAScoresQ8AVX512(t *testing.T) {
 	rng := rand.New(rand.NewPCG(107, 108))
 	for _, nb := range []int{1, 2, 3, 4, 5, 8} {
 		n := 32 * nb
-		for trial := range 6 {
-			special := trial >= 4
-			nk := 2 * (1 + rng.IntN(33))
+		for trial := range 10 {
+			special := trial >= 6
+			nk := []int{2, 4, 6, 8, 12, 64}[trial%6] // the groups and each tail
+			if trial >= 6 {
+				nk = 2 * (1 + rng.IntN(33))
+			}
 			ks := nb*simd.BytesQ8_0 + rng.IntN(5)
 			if trial == 2 {
 				ks = 0
