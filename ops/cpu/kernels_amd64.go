@@ -258,6 +258,18 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	// TestQuantizersAVX512).
 	ks.act[quant.Q8_0], ks.act[quant.Q8_1] = quantize.Q8_0AVX512, quantize.Q8_1AVX512
 	ks.act[quant.Q8_K], ks.act[quant.F16] = quantize.Q8_KAVX512, quantize.F16AVX512
+	// FLASH_ATTN_EXT's block kernels in zmm (bit for bit the AVX2 ones).
+	fa := *ks.fa
+	fa.values, fa.values1 = flashattn.ValuesAVX512, flashattn.Values1AVX512
+	fa.valuesF32, fa.values1F32 = flashattn.ValuesF32AVX512, flashattn.Values1F32AVX512
+	fa.scores, fa.scores4 = flashattn.ScoresAVX512, flashattn.Scores4AVX512
+	fa.maskF16, fa.logits = flashattn.MaskF16AVX512, flashattn.LogitsAVX512
+	fa.roundF16, fa.dequantQ8 = flashattn.RoundF16AVX512, flashattn.DequantQ8AVX512
+	fa.scoresQ8, fa.scores1Q8 = flashattn.ScoresQ8AVX512, flashattn.Scores1Q8AVX512
+	small := *fa.small
+	small.scores, small.values = flashattn.ScoresSmallAVX512, flashattn.ValuesSmallTAVX512
+	fa.small = &small
+	ks.fa = &fa
 })
 
 // withMicro2 replaces each entry of gemm whose micro-kernel is micro with
