@@ -236,6 +236,13 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	f16.widen, bf16.widen = dot.WidenF16AVX512, dot.WidenBF16AVX512
 	ks.gemm[quant.F16], ks.gemm[quant.BF16] = &f16, &bf16
 	ks.deq[quant.F16], ks.deq[quant.BF16] = dot.WidenF16AVX512, dot.WidenBF16AVX512
+	// f16/bf16 x8 decode kernels in zmm (bit for bit the AVX2 ones, both
+	// halves of a group per pass): same repacking, prep and tail.
+	for t, f := range map[quant.Type]gemv.X8Func{quant.F16: gemv.X8F16AVX512, quant.BF16: gemv.X8BF16AVX512} {
+		k := *ks.x8[t]
+		k.f = f
+		ks.x8[t] = &k
+	}
 })
 
 // withMicro2 replaces each entry of gemm whose micro-kernel is micro with
