@@ -243,6 +243,11 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 		k.f = f
 		ks.x8[t] = &k
 	}
+	// SSM_SCAN's scalar-A scans in zmm (bit for bit the AVX2 ones: a
+	// row's two 8-lane sums are the halves of one zmm).
+	s := *ks.ssm
+	s.scanS, s.scanSTok = ssm.ScanSAVX512, ssm.ScanSTokAVX512
+	ks.ssm = &s
 })
 
 // withMicro2 replaces each entry of gemm whose micro-kernel is micro with

@@ -1,0 +1,52 @@
+//go:build amd64 && !purego
+
+package ssm
+
+// AVX-512 F SSM_SCAN kernels (ssm_scan_avx512_amd64.s): the scalar-A
+// scans with a run of 16 states per zmm, bit for bit the AVX2 kernels
+// (the two 8-lane accumulators of a row are the two halves of one zmm).
+// The wrappers check the slices as the AVX2 ones and leave state sizes
+// that are not a multiple of 8 to the twins.
+
+//go:noescape
+func ssmScanSAVX512(st, src *float32, stS, srcS int, x *float32, xS int, y *float32, yS int, b, c *float32, nRows, dState int, dA, dsp float32)
+
+//go:noescape
+func ssmScanSTokAVX512(st *float32, stS, nRows, dState int, x *float32, xS, xT int, y *float32, yS, yT int, b *float32, bT int, c *float32, cT int, ed *float32, nTok int)
+
+// ScanSAVX512 is ssmKernels.scanS in zmm (twin: ScanSTwin; bit for bit
+// ScanSAVX2).
+func ScanSAVX512(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32) {
+	if nRows <= 0 {
+		return
+	}
+	if dState%8 != 0 || dState == 0 {
+		ScanSTwin(st, src, stS, srcS, x, xS, y, yS, b, c, nRows, dState, dA, dsp)
+		return
+	}
+	rowsCheck(st, stS, nRows, dState)
+	rowsCheck(src, srcS, nRows, dState)
+	rowsCheck(x, xS, nRows, 1)
+	rowsCheck(y, yS, nRows, 1)
+	_, _ = b[dState-1], c[dState-1]
+	ssmScanSAVX512(&st[0], &src[0], 4*stS, 4*srcS, &x[0], 4*xS, &y[0], 4*yS, &b[0], &c[0], nRows, dState, dA, dsp)
+}
+
+// ScanSTokAVX512 is ssmKernels.scanSTok in zmm (twin: ScanSTokTwin; bit
+// for bit ScanSTokAVX2).
+func ScanSTokAVX512(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
+	if nRows <= 0 || nTok <= 0 {
+		return
+	}
+	if dState%8 != 0 || dState == 0 {
+		ScanSTokTwin(st, stS, nRows, dState, x, xS, xT, y, yS, yT, b, bT, c, cT, ed, nTok)
+		return
+	}
+	rowsCheck(st, stS, nRows, dState)
+	tokCheck(x, xS, xT, nRows, 1, nTok)
+	tokCheck(y, yS, yT, nRows, 1, nTok)
+	tokCheck(b, 0, bT, 1, dState, nTok)
+	tokCheck(c, 0, cT, 1, dState, nTok)
+	_ = ed[2*nTok-1]
+	ssmScanSTokAVX512(&st[0], 4*stS, nRows, dState, &x[0], 4*xS, 4*xT, &y[0], 4*yS, 4*yT, &b[0], 4*bT, &c[0], 4*cT, &ed[0], nTok)
+}
