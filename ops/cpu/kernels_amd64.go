@@ -243,10 +243,11 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 		k.f = f
 		ks.x8[t] = &k
 	}
-	// SSM_SCAN's scalar-A scans in zmm (bit for bit the AVX2 ones: a
-	// row's two 8-lane sums are the halves of one zmm).
+	// SSM_SCAN's scans in zmm, bit for bit the AVX2 ones (scalar A: a
+	// row's two 8-lane sums are the halves of one zmm; vector A: the
+	// exponentials 16 at a time, the same 8-lane sum).
 	s := *ks.ssm
-	s.scanS, s.scanSTok = ssm.ScanSAVX512, ssm.ScanSTokAVX512
+	s.scanS, s.scanSTok, s.scanA = ssm.ScanSAVX512, ssm.ScanSTokAVX512, ssm.ScanAAVX512
 	ks.ssm = &s
 })
 

@@ -4,6 +4,7 @@ package ssm
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -54,6 +55,50 @@ func BenchmarkSSMScanAVX512(b *testing.B) {
 					sk.scanSTok(st, ds, tokRows, ds, x, 1, tokRows, y, 1, tokRows, bb, ds, cc, ds, ed, nTok)
 				}
 			})
+		}
+	}
+}
+
+// TestScanAAVX512Exp checks the zmm vector-A scan against its twin and
+// the AVX2 kernel bit for bit with a·dsp over the whole range of the
+// exponential (underflow and overflow clamps, ±Inf, NaN, denormals and
+// signed zeros among the a values), at state sizes of runs of 16 with
+// and without a last run of 8.
+func TestScanAAVX512Exp(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, ds := range []int{8, 16, 24, 40, 128} {
+		const nRows = 5
+		a := make([]float32, nRows*ds)
+		for i := range a {
+			a[i] = rng.Float32()*240 - 120
+			if rng.IntN(8) == 0 {
+				a[i] = simdtest.Special[rng.IntN(len(simdtest.Special))]
+			}
+		}
+		src := make([]float32, nRows*ds)
+		for i := range src {
+			src[i] = rng.Float32()*4 - 2
+		}
+		b, c := src[:ds], src[len(src)-ds:]
+		dsp := []float32{1, 0.5, 1e-3, 0, float32(math.Copysign(0, -1))}
+		x := []float32{1, -0.5, 2, 0.25, 3}
+		var st, y [3][]float32
+		for k, f := range []func(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int){ScanAAVX512, ScanAAVX2, ScanATwin} {
+			st[k], y[k] = make([]float32, nRows*ds), make([]float32, nRows)
+			f(st[k], src, ds, ds, a, ds, dsp, 1, x, 1, y[k], 1, b, c, nRows, ds)
+		}
+		for k := 1; k < 3; k++ {
+			for i := range st[0] {
+				if !simdtest.SameFloat(st[0][i], st[k][i]) {
+					t.Fatalf("ds=%d: state[%d] %v (%#x), %s %v (%#x)", ds, i, st[0][i], math.Float32bits(st[0][i]), []string{"", "avx2", "twin"}[k], st[k][i], math.Float32bits(st[k][i]))
+				}
+			}
+			for i := range y[0] {
+				if !simdtest.SameFloat(y[0][i], y[k][i]) {
+					t.Fatalf("ds=%d: y[%d] %v, %s %v", ds, i, y[0][i], []string{"", "avx2", "twin"}[k], y[k][i])
+				}
+			}
 		}
 	}
 }
