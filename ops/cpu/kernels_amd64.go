@@ -245,9 +245,11 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	}
 	// SSM_SCAN's scans in zmm, bit for bit the AVX2 ones (scalar A: a
 	// row's two 8-lane sums are the halves of one zmm; vector A: the
-	// exponentials 16 at a time, the same 8-lane sum).
+	// exponentials 16 at a time, the same 8-lane sum; tiled: 4 rows by 32
+	// states).
 	s := *ks.ssm
 	s.scanS, s.scanSTok, s.scanA = ssm.ScanSAVX512, ssm.ScanSTokAVX512, ssm.ScanAAVX512
+	s.scanSTile = ssm.ScanSTileAVX512
 	ks.ssm = &s
 })
 

@@ -2,11 +2,15 @@
 
 package ssm
 
-// AVX-512 F SSM_SCAN kernels (ssm_scan_avx512_amd64.s): the scalar-A
-// scans with a run of 16 states per zmm, bit for bit the AVX2 kernels
-// (the two 8-lane accumulators of a row are the two halves of one zmm).
-// The wrappers check the slices as the AVX2 ones and leave state sizes
-// that are not a multiple of 8 to the twins.
+import "unsafe"
+
+// AVX-512 F SSM_SCAN kernels (ssm_scan_avx512_amd64.s,
+// ssm_scana_avx512_amd64.s, ssm_tile_avx512_amd64.s), bit for bit the
+// AVX2 kernels: the scalar-A scans with a run of 16 states per zmm (the
+// two 8-lane accumulators of a row are the two halves of one zmm), the
+// vector-A scan with its exponentials 16 at a time, and the tiled scan
+// with tiles of 4 rows by 32 states. The wrappers check the slices as
+// the AVX2 ones and leave the same cases to the twins.
 
 //go:noescape
 func ssmScanSAVX512(st, src *float32, stS, srcS int, x *float32, xS int, y *float32, yS int, b, c *float32, nRows, dState int, dA, dsp float32)
@@ -72,4 +76,35 @@ func ScanAAVX512(st, src []float32, stS, srcS int, a []float32, aS int, dsp []fl
 	rowsCheck(y, yS, nRows, 1)
 	_, _ = b[dState-1], c[dState-1]
 	ssmScanAAVX512(&st[0], &src[0], 4*stS, 4*srcS, &a[0], 4*aS, &dsp[0], 4*dspS, &x[0], 4*xS, &y[0], 4*yS, &b[0], &c[0], nRows, dState)
+}
+
+//go:noescape
+func ssmScanSTileAVX512(st *float32, stS, nRows, dState int, x *float32, xS, xT int, y *float32, yS, yT int, b *float32, bT int, c *float32, cT int, ed *float32, nTok int, buf *float32)
+
+// ScanSTileAVX512 is ssmKernels.scanSTile with tiles of 4 rows by 32
+// states in zmm (twin: ScanSTileTwin; bit for bit ScanSTileAVX2): the
+// tiled kernel over whole groups of 4 rows, the twin for the rows left.
+func ScanSTileAVX512(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int, buf []float32) {
+	if nRows <= 0 || nTok <= 0 {
+		return
+	}
+	if dState%16 != 0 || dState <= 0 {
+		panic("cpu: ssm tile state size not a multiple of 16")
+	}
+	n4 := nRows &^ 3
+	if n4 > 0 {
+		rowsCheck(st, stS, nRows, dState)
+		tokCheck(x, xS, xT, nRows, 1, nTok)
+		tokCheck(y, yS, yT, nRows, 1, nTok)
+		tokCheck(b, 0, bT, 1, dState, nTok)
+		tokCheck(c, 0, cT, 1, dState, nTok)
+		_ = ed[4*nTok-1]
+		// 32-byte aligned partial sums, as ScanSTileAVX2.
+		buf = buf[(32-uintptr(unsafe.Pointer(&buf[0]))%32)%32/4:]
+		_ = buf[TileBuf*nTok-1]
+		ssmScanSTileAVX512(&st[0], 4*stS, n4, dState, &x[0], 4*xS, 4*xT, &y[0], 4*yS, 4*yT, &b[0], 4*bT, &c[0], 4*cT, &ed[0], nTok, &buf[0])
+	}
+	if n4 < nRows {
+		ScanSTileTwin(st[n4*stS:], stS, nRows-n4, dState, x[n4*xS:], xS, xT, y[n4*yS:], yS, yT, b, bT, c, cT, ed, nTok)
+	}
 }

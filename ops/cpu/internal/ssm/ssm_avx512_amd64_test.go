@@ -14,7 +14,8 @@ import (
 // BenchmarkSSMScanAVX512 compares the AVX2 and avx512 tiers' scan
 // kernels on one thread: scanS over 256 rows (one decode token of a
 // Mamba-2 head group, the state in L2) and scanSTok over 64 rows and 16
-// tokens (a prompt block, the state in L1), at d_state 16 and 128.
+// tokens (a prompt block, the state in L1), and scanSTile likewise, at
+// d_state 16 and 128.
 func BenchmarkSSMScanAVX512(b *testing.B) {
 	simdtest.NeedAVX512(b)
 	rng := rand.New(rand.NewPCG(31, 32))
@@ -35,6 +36,8 @@ func BenchmarkSSMScanAVX512(b *testing.B) {
 		for k := range nTok {
 			ed[2*k], ed[2*k+1] = 0.5+0.4*rng.Float32(), rng.Float32()
 		}
+		ed4, buf := make([]float32, 4*nTok), make([]float32, TileBuf*nTok+8)
+		ScaleTile(ed4, ed, nTok)
 		for _, tier := range []struct {
 			name string
 			sk   ssmSet
@@ -53,6 +56,11 @@ func BenchmarkSSMScanAVX512(b *testing.B) {
 			b.Run(fmt.Sprintf("scanSTok/ds=%d/%s", ds, tier.name), func(b *testing.B) {
 				for b.Loop() {
 					sk.scanSTok(st, ds, tokRows, ds, x, 1, tokRows, y, 1, tokRows, bb, ds, cc, ds, ed, nTok)
+				}
+			})
+			b.Run(fmt.Sprintf("scanSTile/ds=%d/%s", ds, tier.name), func(b *testing.B) {
+				for b.Loop() {
+					sk.scanSTile(st, ds, tokRows, ds, x, 1, tokRows, y, 1, tokRows, bb, ds, cc, ds, ed4, nTok, buf)
 				}
 			})
 		}
