@@ -250,6 +250,9 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	s := *ks.ssm
 	s.scanS, s.scanSTok, s.scanA = ssm.ScanSAVX512, ssm.ScanSTokAVX512, ssm.ScanAAVX512
 	s.scanSTile = ssm.ScanSTileAVX512
+	// SSM_CONV: 16 tokens (conv4) or 16 channels (conv41) per zmm, bit
+	// for bit the AVX2 kernels; conv4g (8 gathered channels) stays AVX2.
+	s.conv4, s.conv41 = ssm.Conv4AVX512, ssm.Conv41AVX512
 	ks.ssm = &s
 })
 

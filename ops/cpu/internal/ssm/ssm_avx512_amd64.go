@@ -4,12 +4,14 @@ package ssm
 
 import "unsafe"
 
-// AVX-512 F SSM_SCAN kernels (ssm_scan_avx512_amd64.s,
-// ssm_scana_avx512_amd64.s, ssm_tile_avx512_amd64.s), bit for bit the
+// AVX-512 F SSM_SCAN and SSM_CONV kernels (ssm_scan_avx512_amd64.s,
+// ssm_scana_avx512_amd64.s, ssm_tile_avx512_amd64.s,
+// ssm_conv_avx512_amd64.s), bit for bit the
 // AVX2 kernels: the scalar-A scans with a run of 16 states per zmm (the
 // two 8-lane accumulators of a row are the two halves of one zmm), the
 // vector-A scan with its exponentials 16 at a time, and the tiled scan
-// with tiles of 4 rows by 32 states. The wrappers check the slices as
+// with tiles of 4 rows by 32 states; the convolutions with 16 tokens
+// (conv4) or 16 channels (conv41) per zmm. The wrappers check the slices as
 // the AVX2 ones and leave the same cases to the twins.
 
 //go:noescape
@@ -107,4 +109,34 @@ func ScanSTileAVX512(st []float32, stS, nRows, dState int, x []float32, xS, xT i
 	if n4 < nRows {
 		ScanSTileTwin(st[n4*stS:], stS, nRows-n4, dState, x[n4*xS:], xS, xT, y[n4*yS:], yS, yT, b, bT, c, cT, ed, nTok)
 	}
+}
+
+//go:noescape
+func ssmConvAVX512(dst *float32, dstT int, sx *float32, sxS int, cw *float32, nTok8 int)
+
+//go:noescape
+func ssmConv1AVX512(dst, sx, c *float32, nGroups int)
+
+// Conv4AVX512 is ssmKernels.conv4 with 16 tokens per zmm (twin: package
+// cpu's ssmConvRows; bit for bit Conv4AVX2).
+func Conv4AVX512(dst []float32, dstT int, sx []float32, sxS int, cw []float32, nTok8 int) {
+	if nTok8 <= 0 {
+		return
+	}
+	if nTok8%8 != 0 || dstT < 8 || sxS < 0 || (nTok8-1)*dstT+8 > len(dst) || 7*sxS+nTok8+3 > len(sx) {
+		panic("cpu: ssm_conv tile out of range")
+	}
+	_ = cw[31]
+	ssmConvAVX512(&dst[0], 4*dstT, &sx[0], 4*sxS, &cw[0], nTok8)
+}
+
+// Conv41AVX512 is ssmKernels.conv41 on two groups of 8 channels per zmm
+// (twin: package cpu's ssmConvRows; bit for bit Conv41AVX2).
+func Conv41AVX512(dst, sx, c []float32) {
+	n := len(dst) / 8
+	if n == 0 {
+		return
+	}
+	_, _ = sx[32*n-1], c[32*n-1]
+	ssmConv1AVX512(&dst[0], &sx[0], &c[0], n)
 }

@@ -110,3 +110,92 @@ func TestScanAAVX512Exp(t *testing.T) {
 		}
 	}
 }
+
+// convRef is the generic SSM_CONV loop (package cpu's ssmConvRows) for
+// one channel and token: (0 + x[0]*w[0]) + x[1]*w[1] + ..., each product
+// rounded.
+func convRef(x, w []float32) float32 {
+	var sum float32
+	for j, v := range w {
+		sum = sum + float32(x[j]*v)
+	}
+	return sum
+}
+
+// convVals returns n floats in [-2, 2) with special values mixed in.
+func convVals(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = rng.Float32()*4 - 2
+		if rng.IntN(30) == 0 {
+			v[i] = simdtest.Special[rng.IntN(len(simdtest.Special))]
+		}
+	}
+	return v
+}
+
+// TestConvAVX512 checks the zmm SSM_CONV kernels against the generic
+// loop and the AVX2 kernels bit for bit: Conv4AVX512 over token counts
+// of whole and half zmm steps at strided rows, Conv41AVX512 over even
+// and odd group counts, with special values among the inputs.
+func TestConvAVX512(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	rng := rand.New(rand.NewPCG(51, 52))
+	for _, nTok8 := range []int{8, 16, 24, 32, 40, 64} {
+		sxS := nTok8 + 3 + rng.IntN(3)
+		dstT := 8 + rng.IntN(3)
+		sx, cw := convVals(rng, 7*sxS+nTok8+3), convVals(rng, 32)
+		got, avx := make([]float32, (nTok8-1)*dstT+8), make([]float32, (nTok8-1)*dstT+8)
+		Conv4AVX512(got, dstT, sx, sxS, cw, nTok8)
+		Conv4AVX2(avx, dstT, sx, sxS, cw, nTok8)
+		for tok := range nTok8 {
+			for k := range 8 {
+				i := tok*dstT + k
+				want := convRef(sx[k*sxS+tok:], cw[4*k:4*k+4])
+				if !simdtest.SameFloat(got[i], want) || !simdtest.SameFloat(got[i], avx[i]) {
+					t.Fatalf("conv4 nTok8=%d token %d channel %d: %v, generic %v, avx2 %v", nTok8, tok, k, got[i], want, avx[i])
+				}
+			}
+		}
+	}
+	for _, n := range []int{1, 2, 3, 4, 7, 12} {
+		sx, c := convVals(rng, 32*n), convVals(rng, 32*n)
+		got, avx := make([]float32, 8*n), make([]float32, 8*n)
+		Conv41AVX512(got, sx, c)
+		Conv41AVX2(avx, sx, c)
+		for ch := range 8 * n {
+			want := convRef(sx[4*ch:], c[4*ch:4*ch+4])
+			if !simdtest.SameFloat(got[ch], want) || !simdtest.SameFloat(got[ch], avx[ch]) {
+				t.Fatalf("conv41 groups=%d channel %d: %v, generic %v, avx2 %v", n, ch, got[ch], want, avx[ch])
+			}
+		}
+	}
+}
+
+// BenchmarkConvAVX512 compares the AVX2 and zmm SSM_CONV kernels on one
+// thread: conv4 on 8 channels by 512 tokens, conv41 on 4096 channels
+// (Mamba-1.4b's d_inner, one decode token).
+func BenchmarkConvAVX512(b *testing.B) {
+	simdtest.NeedAVX512(b)
+	rng := rand.New(rand.NewPCG(53, 54))
+	const nTok8, ch = 512, 4096
+	sx, cw := convVals(rng, 7*(nTok8+3)+nTok8+3), convVals(rng, 32)
+	dst := make([]float32, nTok8*8)
+	sx1, c1, dst1 := convVals(rng, 4*ch), convVals(rng, 4*ch), make([]float32, ch)
+	for _, k := range []struct {
+		name   string
+		conv4  func([]float32, int, []float32, int, []float32, int)
+		conv41 func(dst, sx, c []float32)
+	}{{"avx2", Conv4AVX2, Conv41AVX2}, {"avx512", Conv4AVX512, Conv41AVX512}} {
+		b.Run("conv4/"+k.name, func(b *testing.B) {
+			for b.Loop() {
+				k.conv4(dst, 8, sx, nTok8+3, cw, nTok8)
+			}
+		})
+		b.Run("conv41/"+k.name, func(b *testing.B) {
+			for b.Loop() {
+				k.conv41(dst1, sx1, c1)
+			}
+		})
+	}
+}
