@@ -6,13 +6,13 @@ import "unsafe"
 
 // AVX-512 F SSM_SCAN and SSM_CONV kernels (ssm_scan_avx512_amd64.s,
 // ssm_scana_avx512_amd64.s, ssm_tile_avx512_amd64.s,
-// ssm_conv_avx512_amd64.s), bit for bit the
-// AVX2 kernels: the scalar-A scans with a run of 16 states per zmm (the
-// two 8-lane accumulators of a row are the two halves of one zmm), the
-// vector-A scan with its exponentials 16 at a time, and the tiled scan
-// with tiles of 4 rows by 32 states; the convolutions with 16 tokens
-// (conv4) or 16 channels (conv41) per zmm. The wrappers check the slices as
-// the AVX2 ones and leave the same cases to the twins.
+// ssm_conv_avx512_amd64.s), bit for bit the AVX2 kernels: the scalar-A
+// scans with a run of 16 states per zmm (the two 8-lane accumulators of
+// a row are the two halves of one zmm), the vector-A scan with its
+// exponentials 16 at a time, the tiled scan with tiles of 4 rows by 32
+// states, and the convolutions with 16 tokens (conv4) or 16 channels
+// (conv41) per zmm. The wrappers check the slices as the AVX2 ones and
+// leave the same cases to the twins.
 
 //go:noescape
 func ssmScanSAVX512(st, src *float32, stS, srcS int, x *float32, xS int, y *float32, yS int, b, c *float32, nRows, dState int, dA, dsp float32)
