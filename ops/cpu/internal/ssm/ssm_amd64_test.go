@@ -26,7 +26,7 @@ var avx2 = ssmSet{SoftplusAVX2, ScanAAVX2, ScanSAVX2, ScanSTokAVX2, ScanSTileAVX
 
 // avx512 are the avx512 tier's kernels: the zmm ones where written, the
 // AVX2 ones elsewhere.
-var avx512 = ssmSet{SoftplusAVX2, ScanAAVX512, ScanSAVX512, ScanSTokAVX512, ScanSTileAVX512}
+var avx512 = ssmSet{SoftplusAVX512, ScanAAVX512, ScanSAVX512, ScanSTokAVX512, ScanSTileAVX512}
 
 // ssmTiers are the kernel sets the tests run, with the check that skips
 // a set on a CPU without its features.

@@ -6,7 +6,8 @@ import "unsafe"
 
 // AVX-512 F SSM_SCAN and SSM_CONV kernels (ssm_scan_avx512_amd64.s,
 // ssm_scana_avx512_amd64.s, ssm_tile_avx512_amd64.s,
-// ssm_conv_avx512_amd64.s), bit for bit the AVX2 kernels: the scalar-A
+// ssm_conv_avx512_amd64.s, ssm_softplus_avx512_amd64.s), bit for bit
+// the AVX2 kernels: Softplus in eight float64 lanes, the scalar-A
 // scans with a run of 16 states per zmm (the two 8-lane accumulators of
 // a row are the two halves of one zmm), the vector-A scan with its
 // exponentials 16 at a time, the tiled scan with tiles of 4 rows by 32
@@ -139,4 +140,19 @@ func Conv41AVX512(dst, sx, c []float32) {
 	}
 	_, _ = sx[32*n-1], c[32*n-1]
 	ssmConv1AVX512(&dst[0], &sx[0], &c[0], n)
+}
+
+//go:noescape
+func ssmSoftplusAVX512(dst, x *float32, n int)
+
+// SoftplusAVX512 is ssmKernels.softplus eight lanes of float64 at a time
+// (twin: SoftplusTwin on each element; bit for bit SoftplusAVX2), the
+// AVX2 kernel and the twin for the elements past the last 8.
+func SoftplusAVX512(dst, x []float32) {
+	x = x[:len(dst)]
+	n8 := len(dst) &^ 7
+	if n8 > 0 {
+		ssmSoftplusAVX512(&dst[0], &x[0], n8)
+	}
+	SoftplusAVX2(dst[n8:], x[n8:])
 }
