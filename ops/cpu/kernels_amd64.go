@@ -250,9 +250,10 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	s := *ks.ssm
 	s.scanS, s.scanSTok, s.scanA = ssm.ScanSAVX512, ssm.ScanSTokAVX512, ssm.ScanAAVX512
 	s.scanSTile = ssm.ScanSTileAVX512
-	// SSM_CONV: 16 tokens (conv4) or 16 channels (conv41) per zmm, bit
-	// for bit the AVX2 kernels; conv4g (8 gathered channels) stays AVX2.
-	s.conv4, s.conv41 = ssm.Conv4AVX512, ssm.Conv41AVX512
+	// SSM_CONV: 16 tokens (conv4), 2 tokens of 8 gathered channels
+	// (conv4g) or 16 channels (conv41) per zmm, bit for bit the AVX2
+	// kernels.
+	s.conv4, s.conv4g, s.conv41 = ssm.Conv4AVX512, ssm.Conv4GatherAVX512, ssm.Conv41AVX512
 	// Softplus of dt: eight float64 lanes (bit for bit the AVX2 kernel).
 	s.softplus = ssm.SoftplusAVX512
 	ks.ssm = &s

@@ -11,8 +11,8 @@ import "unsafe"
 // scans with a run of 16 states per zmm (the two 8-lane accumulators of
 // a row are the two halves of one zmm), the vector-A scan with its
 // exponentials 16 at a time, the tiled scan with tiles of 4 rows by 32
-// states, and the convolutions with 16 tokens (conv4) or 16 channels
-// (conv41) per zmm. The wrappers check the slices as the AVX2 ones and
+// states, and the convolutions with 16 tokens (conv4), two tokens of
+// gathered channels (conv4g) or 16 channels (conv41) per zmm. The wrappers check the slices as the AVX2 ones and
 // leave the same cases to the twins.
 
 //go:noescape
@@ -155,4 +155,20 @@ func SoftplusAVX512(dst, x []float32) {
 		ssmSoftplusAVX512(&dst[0], &x[0], n8)
 	}
 	SoftplusAVX2(dst[n8:], x[n8:])
+}
+
+//go:noescape
+func ssmConvGatherAVX512(dst *float32, dstT int, sx *float32, sxS int, c *float32, cS int, nTok int)
+
+// Conv4GatherAVX512 is ssmKernels.conv4g on two tokens per zmm (twin:
+// package cpu's ssmConvRows; bit for bit Conv4GatherAVX2).
+func Conv4GatherAVX512(dst []float32, dstT int, sx []float32, sxS int, c []float32, cS int, nTok int) {
+	if nTok <= 0 {
+		return
+	}
+	if dstT < 8 || sxS < 0 || cS < 0 || 7*sxS > 1<<30 || 7*cS > 1<<30 ||
+		(nTok-1)*dstT+8 > len(dst) || 7*sxS+nTok+3 > len(sx) || 7*cS+4 > len(c) {
+		panic("cpu: ssm_conv gather out of range")
+	}
+	ssmConvGatherAVX512(&dst[0], 4*dstT, &sx[0], sxS, &c[0], cS, nTok)
 }

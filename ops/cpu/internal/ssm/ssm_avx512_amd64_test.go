@@ -136,8 +136,9 @@ func convVals(rng *rand.Rand, n int) []float32 {
 
 // TestConvAVX512 checks the zmm SSM_CONV kernels against the generic
 // loop and the AVX2 kernels bit for bit: Conv4AVX512 over token counts
-// of whole and half zmm steps at strided rows, Conv41AVX512 over even
-// and odd group counts, with special values among the inputs.
+// of whole and half zmm steps at strided rows, Conv4GatherAVX512 over
+// even and odd token counts, Conv41AVX512 over even and odd group
+// counts, with special values among the inputs.
 func TestConvAVX512(t *testing.T) {
 	simdtest.NeedAVX512(t)
 	rng := rand.New(rand.NewPCG(51, 52))
@@ -158,6 +159,23 @@ func TestConvAVX512(t *testing.T) {
 			}
 		}
 	}
+	for _, nTok := range []int{1, 2, 3, 5, 7, 8, 13} {
+		sxS, cS := nTok+3+rng.IntN(3), 4+rng.IntN(3)
+		dstT := 8 + rng.IntN(3)
+		sx, c := convVals(rng, 7*sxS+nTok+3), convVals(rng, 7*cS+4)
+		got, avx := make([]float32, (nTok-1)*dstT+8), make([]float32, (nTok-1)*dstT+8)
+		Conv4GatherAVX512(got, dstT, sx, sxS, c, cS, nTok)
+		Conv4GatherAVX2(avx, dstT, sx, sxS, c, cS, nTok)
+		for tok := range nTok {
+			for k := range 8 {
+				i := tok*dstT + k
+				want := convRef(sx[k*sxS+tok:], c[k*cS:k*cS+4])
+				if !simdtest.SameFloat(got[i], want) || !simdtest.SameFloat(got[i], avx[i]) {
+					t.Fatalf("conv4g nTok=%d token %d channel %d: %v, generic %v, avx2 %v", nTok, tok, k, got[i], want, avx[i])
+				}
+			}
+		}
+	}
 	for _, n := range []int{1, 2, 3, 4, 7, 12} {
 		sx, c := convVals(rng, 32*n), convVals(rng, 32*n)
 		got, avx := make([]float32, 8*n), make([]float32, 8*n)
@@ -173,7 +191,8 @@ func TestConvAVX512(t *testing.T) {
 }
 
 // BenchmarkConvAVX512 compares the AVX2 and zmm SSM_CONV kernels on one
-// thread: conv4 on 8 channels by 512 tokens, conv41 on 4096 channels
+// thread: conv4 on 8 channels by 512 tokens, conv4g on 8 channels by 7
+// tokens, conv41 on 4096 channels
 // (Mamba-1.4b's d_inner, one decode token).
 func BenchmarkConvAVX512(b *testing.B) {
 	simdtest.NeedAVX512(b)
@@ -186,10 +205,16 @@ func BenchmarkConvAVX512(b *testing.B) {
 		name   string
 		conv4  func([]float32, int, []float32, int, []float32, int)
 		conv41 func(dst, sx, c []float32)
-	}{{"avx2", Conv4AVX2, Conv41AVX2}, {"avx512", Conv4AVX512, Conv41AVX512}} {
+		conv4g func([]float32, int, []float32, int, []float32, int, int)
+	}{{"avx2", Conv4AVX2, Conv41AVX2, Conv4GatherAVX2}, {"avx512", Conv4AVX512, Conv41AVX512, Conv4GatherAVX512}} {
 		b.Run("conv4/"+k.name, func(b *testing.B) {
 			for b.Loop() {
 				k.conv4(dst, 8, sx, nTok8+3, cw, nTok8)
+			}
+		})
+		b.Run("conv4g/"+k.name, func(b *testing.B) {
+			for b.Loop() {
+				k.conv4g(dst, 8, sx, nTok8+3, cw, 4, 7)
 			}
 		})
 		b.Run("conv41/"+k.name, func(b *testing.B) {

@@ -3,8 +3,8 @@
 #include "textflag.h"
 
 // AVX-512 F kernels of SSM_CONV (see ssm.go): ssmConvAVX2 with tiles of
-// 8 channels by 16 tokens, and ssmConv1AVX2 on two groups of 8 channels
-// at a time. Every output is the generic loop's sum, (0 + x[t]*w0) +
+// 8 channels by 16 tokens, ssmConvGatherAVX2 on two tokens at a time,
+// and ssmConv1AVX2 on two groups of 8 channels at a time. Every output is the generic loop's sum, (0 + x[t]*w0) +
 // x[t+1]*w1 + ..., each product rounded, in the same order as the AVX2
 // kernels: the zmm only holds more tokens (channels) side by side, so
 // each is bit for bit the AVX2 kernel (twin: ssmConvRows).
@@ -485,5 +485,124 @@ conv1_one:
 	VMOVUPS Y12, (DI)
 
 conv1_done:
+	VZEROUPPER
+	RET
+
+DATA convidx16<>+0(SB)/4, $0
+DATA convidx16<>+4(SB)/4, $1
+DATA convidx16<>+8(SB)/4, $2
+DATA convidx16<>+12(SB)/4, $3
+DATA convidx16<>+16(SB)/4, $4
+DATA convidx16<>+20(SB)/4, $5
+DATA convidx16<>+24(SB)/4, $6
+DATA convidx16<>+28(SB)/4, $7
+DATA convidx16<>+32(SB)/4, $0
+DATA convidx16<>+36(SB)/4, $1
+DATA convidx16<>+40(SB)/4, $2
+DATA convidx16<>+44(SB)/4, $3
+DATA convidx16<>+48(SB)/4, $4
+DATA convidx16<>+52(SB)/4, $5
+DATA convidx16<>+56(SB)/4, $6
+DATA convidx16<>+60(SB)/4, $7
+GLOBL convidx16<>(SB), RODATA|NOPTR, $64
+DATA convtok16<>+0(SB)/4, $0
+DATA convtok16<>+4(SB)/4, $0
+DATA convtok16<>+8(SB)/4, $0
+DATA convtok16<>+12(SB)/4, $0
+DATA convtok16<>+16(SB)/4, $0
+DATA convtok16<>+20(SB)/4, $0
+DATA convtok16<>+24(SB)/4, $0
+DATA convtok16<>+28(SB)/4, $0
+DATA convtok16<>+32(SB)/4, $1
+DATA convtok16<>+36(SB)/4, $1
+DATA convtok16<>+40(SB)/4, $1
+DATA convtok16<>+44(SB)/4, $1
+DATA convtok16<>+48(SB)/4, $1
+DATA convtok16<>+52(SB)/4, $1
+DATA convtok16<>+56(SB)/4, $1
+DATA convtok16<>+60(SB)/4, $1
+GLOBL convtok16<>(SB), RODATA|NOPTR, $64
+
+// func ssmConvGatherAVX512(dst *float32, dstT int, sx *float32, sxS int, c *float32, cS int, nTok int)
+// ssmConvGatherAVX2 on two tokens per zmm: lanes 0-7 hold token t's 8
+// channels and lanes 8-15 token t+1's (the taps gathered at k*sxS and
+// k*sxS + 1, the weights at k*cS in both halves), each lane's sum the
+// generic loop's; a last odd token in ymm as ssmConvGatherAVX2 (twin:
+// ssmConvRows).
+TEXT ·ssmConvGatherAVX512(SB), NOSPLIT, $0-56
+	MOVQ         dst+0(FP), DI
+	MOVQ         dstT+8(FP), R13
+	MOVQ         sx+16(FP), R8
+	MOVQ         c+32(FP), R12
+	MOVQ         nTok+48(FP), CX
+	VMOVDQU32    convidx16<>(SB), Z14
+	VPBROADCASTD sxS+24(FP), Z15
+	VPMULLD      Z14, Z15, Z15
+	VPADDD       convtok16<>(SB), Z15, Z15
+	VPBROADCASTD cS+40(FP), Z13
+	VPMULLD      Z14, Z13, Z13
+	KXNORW       K1, K1, K1
+	VGATHERDPS   (R12)(Z13*4), K1, Z4
+	KXNORW       K1, K1, K1
+	VGATHERDPS   4(R12)(Z13*4), K1, Z5
+	KXNORW       K1, K1, K1
+	VGATHERDPS   8(R12)(Z13*4), K1, Z6
+	KXNORW       K1, K1, K1
+	VGATHERDPS   12(R12)(Z13*4), K1, Z7
+
+gconv2_loop:
+	CMPQ          CX, $2
+	JL            gconv_one
+	VPXORD        Z0, Z0, Z0
+	KXNORW        K1, K1, K1
+	VGATHERDPS    (R8)(Z15*4), K1, Z1
+	VMULPS        Z4, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	KXNORW        K1, K1, K1
+	VGATHERDPS    4(R8)(Z15*4), K1, Z1
+	VMULPS        Z5, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	KXNORW        K1, K1, K1
+	VGATHERDPS    8(R8)(Z15*4), K1, Z1
+	VMULPS        Z6, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	KXNORW        K1, K1, K1
+	VGATHERDPS    12(R8)(Z15*4), K1, Z1
+	VMULPS        Z7, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VMOVUPS       Y0, (DI)
+	VEXTRACTF64X4 $1, Z0, (DI)(R13*1)
+	LEAQ          (DI)(R13*2), DI
+	ADDQ          $8, R8
+	SUBQ          $2, CX
+	JMP           gconv2_loop
+
+gconv_one:
+	TESTQ         CX, CX
+	JLE           gconv_done
+	VPXORD        Z0, Z0, Z0
+	KXNORW        K1, K1, K1
+	KSHIFTRW      $8, K1, K1
+	VGATHERDPS    (R8)(Z15*4), K1, Z1
+	VMULPS        Z4, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	KXNORW        K1, K1, K1
+	KSHIFTRW      $8, K1, K1
+	VGATHERDPS    4(R8)(Z15*4), K1, Z1
+	VMULPS        Z5, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	KXNORW        K1, K1, K1
+	KSHIFTRW      $8, K1, K1
+	VGATHERDPS    8(R8)(Z15*4), K1, Z1
+	VMULPS        Z6, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	KXNORW        K1, K1, K1
+	KSHIFTRW      $8, K1, K1
+	VGATHERDPS    12(R8)(Z15*4), K1, Z1
+	VMULPS        Z7, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VMOVUPS       Y0, (DI)
+
+gconv_done:
 	VZEROUPPER
 	RET
