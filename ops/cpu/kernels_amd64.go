@@ -270,6 +270,27 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	small.scores, small.values = flashattn.ScoresSmallAVX512, flashattn.ValuesSmallTAVX512
 	fa.small = &small
 	ks.fa = &fa
+	// f16/bf16 x8 decode kernels in zmm (bit for bit the AVX2 ones, both
+	// halves of a group per pass): same repacking, prep and tail.
+	for t, f := range map[quant.Type]gemv.X8Func{quant.F16: gemv.X8F16AVX512, quant.BF16: gemv.X8BF16AVX512} {
+		k := *ks.x8[t]
+		k.f = f
+		ks.x8[t] = &k
+	}
+	// SSM_SCAN's scans in zmm, bit for bit the AVX2 ones (scalar A: a
+	// row's two 8-lane sums are the halves of one zmm; vector A: the
+	// exponentials 16 at a time, the same 8-lane sum; tiled: 4 rows by 32
+	// states).
+	s := *ks.ssm
+	s.scanS, s.scanSTok, s.scanA = ssm.ScanSAVX512, ssm.ScanSTokAVX512, ssm.ScanAAVX512
+	s.scanSTile = ssm.ScanSTileAVX512
+	// SSM_CONV: 16 tokens (conv4), 2 tokens of 8 gathered channels
+	// (conv4g) or 16 channels (conv41) per zmm, bit for bit the AVX2
+	// kernels.
+	s.conv4, s.conv4g, s.conv41 = ssm.Conv4AVX512, ssm.Conv4GatherAVX512, ssm.Conv41AVX512
+	// Softplus of dt: eight float64 lanes (bit for bit the AVX2 kernel).
+	s.softplus = ssm.SoftplusAVX512
+	ks.ssm = &s
 })
 
 // withMicro2 replaces each entry of gemm whose micro-kernel is micro with

@@ -4,8 +4,9 @@
 // ScanSTok), the register-tiled scaled-state scan (ScanSTile with
 // ScaleTile), and the 4-wide convolution, in pure Go (the generic tier)
 // and AVX2 assembly (ssm_softplus_amd64.s, ssm_scan_amd64.s,
-// ssm_conv_amd64.s, ssm_tile_amd64.s) with their pure-Go twins. The
-// backend's tier tables (package ssm) install them.
+// ssm_conv_amd64.s, ssm_tile_amd64.s) with their pure-Go twins, and
+// AVX-512 F assembly bit for bit the AVX2 kernels (the *_avx512_amd64.s
+// files). The backend's tier tables (package ssm) install them.
 package ssm
 
 import (

@@ -10,15 +10,31 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 )
 
-// avx2 are the AVX2 kernels under the names of package cpu's ssmKernels,
-// as the tests below were written against a tier's kernel set.
-var avx2 = struct {
+// ssmSet is a tier's SSM_SCAN kernels under the names of package cpu's
+// ssmKernels, as the tests below were written against a tier's kernel
+// set.
+type ssmSet struct {
 	softplus  func(dst, x []float32)
 	scanA     func(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int)
 	scanS     func(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32)
 	scanSTok  func(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int)
 	scanSTile func(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int, buf []float32)
-}{SoftplusAVX2, ScanAAVX2, ScanSAVX2, ScanSTokAVX2, ScanSTileAVX2}
+}
+
+// avx2 are the AVX2 kernels.
+var avx2 = ssmSet{SoftplusAVX2, ScanAAVX2, ScanSAVX2, ScanSTokAVX2, ScanSTileAVX2}
+
+// avx512 are the avx512 tier's kernels: the zmm ones where written, the
+// AVX2 ones elsewhere.
+var avx512 = ssmSet{SoftplusAVX512, ScanAAVX512, ScanSAVX512, ScanSTokAVX512, ScanSTileAVX512}
+
+// ssmTiers are the kernel sets the tests run, with the check that skips
+// a set on a CPU without its features.
+var ssmTiers = []struct {
+	name string
+	need func(testing.TB)
+	sk   ssmSet
+}{{"avx2", simdtest.NeedAVX2, avx2}, {"avx512", simdtest.NeedAVX512, avx512}}
 
 // TestSSMKernelsTwin compares each tier's SSM_SCAN kernels with their
 // twins bit for bit: Softplus over lengths around the runs of four with
@@ -28,8 +44,15 @@ var avx2 = struct {
 // infinities among the inputs, and the scalar-A scan over several tokens
 // at token strides.
 func TestSSMKernelsTwin(t *testing.T) {
-	simdtest.NeedAVX2(t)
-	sk := avx2
+	for _, tier := range ssmTiers {
+		t.Run(tier.name, func(t *testing.T) {
+			tier.need(t)
+			ssmKernelsTwin(t, tier.sk)
+		})
+	}
+}
+
+func ssmKernelsTwin(t *testing.T, sk ssmSet) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 20, 21, -90, 1e-40}
 	for n := range 19 {
@@ -142,8 +165,15 @@ func TestSSMKernelsTwin(t *testing.T) {
 // dA values that make ScaleTile rescale (tiny, zero, huge, NaN), with
 // NaN and infinities among the other inputs.
 func TestSSMScanTileTwin(t *testing.T) {
-	simdtest.NeedAVX2(t)
-	sk := avx2
+	for _, tier := range ssmTiers {
+		t.Run(tier.name, func(t *testing.T) {
+			tier.need(t)
+			ssmScanTileTwin(t, tier.sk)
+		})
+	}
+}
+
+func ssmScanTileTwin(t *testing.T, sk ssmSet) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 1e-40}
 	vals := func(n int, lo, hi float32) []float32 {
