@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/cpuid/v2"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/tuning"
 )
 
@@ -59,6 +60,7 @@ func tierSpecs() []tierSpec {
 
 // detectTiers checks every tier against the CPU, once per process.
 var detectTiers = sync.OnceValue(func() []tierState {
+	_ = simd.HideFeatures() // its error stops resolveTier
 	specs := tierSpecs()
 	out := make([]tierState, len(specs))
 	for i, s := range specs {
@@ -178,6 +180,9 @@ func resolveSpin(s time.Duration) (time.Duration, error) {
 // kernels. An unknown tier, or one this CPU lacks, is an error naming it,
 // whether it came from name or from $KERNBENCH_CPU.
 func resolveTier(name string) (tierState, error) {
+	if err := simd.HideFeatures(); err != nil {
+		return tierState{}, fmt.Errorf("cpu: %w", err)
+	}
 	if name != "" {
 		t, err := lookupTier(name)
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -133,5 +135,36 @@ func (ks *kernelSet) extend(name string) *kernelSet {
 		rope:     ks.rope,
 		ssm:      ks.ssm,
 		fa:       ks.fa,
+	}
+}
+
+// TestCPUDisableEnv runs a child test process with $KERNBENCH_CPU_DISABLE
+// set: a feature it names takes its tiers away (AVX2 leaves generic
+// only), and a name cpuid does not know is an error naming it.
+func TestCPUDisableEnv(t *testing.T) {
+	if os.Getenv("KERNBENCH_TEST_DISABLE_CHILD") == "1" {
+		b, err := New(1)
+		if err != nil {
+			fmt.Print("error: ", err)
+			return
+		}
+		fmt.Print("tier: ", b.Tier().Name)
+		b.Close()
+		return
+	}
+	for _, c := range []struct{ disable, want string }{
+		{"AVX2", "tier: generic"},
+		{"avx2, AVX512F", "tier: generic"},
+		{"NOSUCHFEATURE", "error: cpu: $KERNBENCH_CPU_DISABLE=\"NOSUCHFEATURE\": \"NOSUCHFEATURE\" is not a CPU feature"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestCPUDisableEnv$")
+		cmd.Env = append(os.Environ(), "KERNBENCH_TEST_DISABLE_CHILD=1", "KERNBENCH_CPU_DISABLE="+c.disable, EnvTier+"=")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", c.disable, err)
+		}
+		if !strings.HasPrefix(string(out), c.want) {
+			t.Errorf("KERNBENCH_CPU_DISABLE=%s: %q, want %q", c.disable, out, c.want)
+		}
 	}
 }

@@ -23,7 +23,12 @@ import (
 )
 
 // HasAVX2 reports whether the host runs the avx2 tier.
-func HasAVX2() bool { return cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C) }
+// Features $KERNBENCH_CPU_DISABLE names count as absent
+// (simd.HideFeatures), as they do for the backend's tiers.
+func HasAVX2() bool {
+	_ = simd.HideFeatures()
+	return cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C)
+}
 
 // NeedAVX2 skips t on hosts without the avx2 tier. Where the operating
 // system lists the tier's features for the CPU but cpuid says otherwise,
@@ -34,7 +39,7 @@ func NeedAVX2(t testing.TB) {
 	if HasAVX2() {
 		return
 	}
-	if has, known := OSReportsAVX2(); has && known {
+	if has, known := OSReportsAVX2(); has && known && !simd.Hidden() {
 		require.Skip(t, "the OS lists avx, avx2, fma and f16c for this CPU, but cpuid finds no avx2 tier")
 	}
 	t.Skip("CPU lacks AVX2/FMA/F16C")
@@ -94,7 +99,7 @@ func NeedAVX512(t testing.TB) {
 	if HasAVX512() {
 		return
 	}
-	if has, known := OSReports("avx512f", "avx512bw", "avx512vl"); has && known {
+	if has, known := OSReports("avx512f", "avx512bw", "avx512vl"); has && known && !simd.Hidden() {
 		require.Skip(t, "the OS lists avx512f, avx512bw and avx512vl for this CPU, but cpuid finds no avx512 tier")
 	}
 	t.Skip("CPU lacks AVX-512 F/BW/VL")
@@ -107,7 +112,7 @@ func NeedVNNI(t testing.TB) {
 	if HasVNNI() {
 		return
 	}
-	if has, known := OSReports("avx512f", "avx512bw", "avx512vl", "avx512_vnni"); has && known {
+	if has, known := OSReports("avx512f", "avx512bw", "avx512vl", "avx512_vnni"); has && known && !simd.Hidden() {
 		require.Skip(t, "the OS lists avx512f, avx512bw, avx512vl and avx512_vnni for this CPU, but cpuid finds no vnni tier")
 	}
 	t.Skip("CPU lacks AVX-512 F/BW/VL/VNNI")

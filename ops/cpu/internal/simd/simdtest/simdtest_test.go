@@ -1,12 +1,19 @@
 package simdtest
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+)
 
 // TestAVX2Detection holds cpuid's answer to the operating system's list
 // of CPU flags where there is one: a tier the CPU has must not be
 // detected as missing (its tests would skip), nor one it lacks as present
 // (its kernels would fault).
 func TestAVX2Detection(t *testing.T) {
+	if simd.Hidden() {
+		t.Skipf("$%s hides CPU features on purpose", simd.EnvDisable)
+	}
 	has, known := OSReportsAVX2()
 	if !known {
 		t.Skip("the OS lists no CPU flags here")
@@ -20,6 +27,9 @@ func TestAVX2Detection(t *testing.T) {
 // TestAVX512Detection is TestAVX2Detection for the avx512 and vnni
 // tiers' features.
 func TestAVX512Detection(t *testing.T) {
+	if simd.Hidden() {
+		t.Skipf("$%s hides CPU features on purpose", simd.EnvDisable)
+	}
 	for _, c := range []struct {
 		flags []string
 		has   func() bool
