@@ -270,13 +270,11 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	small.scores, small.values = flashattn.ScoresSmallAVX512, flashattn.ValuesSmallTAVX512
 	fa.small = &small
 	ks.fa = &fa
-	// f16/bf16 x8 decode kernels in zmm (bit for bit the AVX2 ones, both
-	// halves of a group per pass): same repacking, prep and tail.
-	for t, f := range map[quant.Type]gemv.X8Func{quant.F16: gemv.X8F16AVX512, quant.BF16: gemv.X8BF16AVX512} {
-		k := *ks.x8[t]
-		k.f = f
-		ks.x8[t] = &k
-	}
+	// The f16/bf16 x8 decode kernels stay AVX2's: gemv.X8F16AVX512 and
+	// X8BF16AVX512 (zmm, bit for bit the same) equal them on one
+	// 4096x4096 matrix but made gpt-oss-100m-f16's tg128 13% slower
+	// (345 against 300 t/s, alternating, 2026-11-28 on Zen 5; the
+	// kernel's flat time 6.1 s against 5.2 s in the same profile).
 	// SSM_SCAN's scans in zmm, bit for bit the AVX2 ones (scalar A: a
 	// row's two 8-lane sums are the halves of one zmm; vector A: the
 	// exponentials 16 at a time, the same 8-lane sum; tiled: 4 rows by 32
