@@ -22,7 +22,7 @@ help:
 	@echo "gpu-ab     on a GPU: validate B, sweep A and B, opbench compare, a 7B run -bench with each (scripts/gpu-ab.sh)"
 	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side, every op (GGML=path/to/test-backend-ops; see README; about 2 h)"
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
-	@echo "ggml-side-tiers  the issue-25 MUL_MAT points (m=4096, k=14336, n=1 and 512) on every SIMD tier this CPU runs, beside ggml (about 15 min)"
+	@echo "ggml-side-tiers  the issue-25 MUL_MAT points (m=4096, k=14336, n=1 and 512) on every SIMD tier this CPU runs, beside ggml (about 15 min on a Zen 5)"
 	@echo "ggml-side-newtypes  issue 26's formats (MXFP4, IQ*, TQ*), MUL_MAT n=1 and 512 (about an hour: each n=512 point takes about 4 min on 2 cores)"
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
 	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
@@ -118,7 +118,7 @@ ggml-side:
 SIMD_TIERS ?= $(shell $(GO) run ./cmd/opbench backends 2>/dev/null | awk '$$1 ~ /^cpu-/ && $$1 != "cpu-generic" && $$2 == "yes" {printf "%s%s", s, $$1; s=","}')
 ggml-side-tiers:
 	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
-	$(GO) run ./cmd/opbench ggml -ggml $(GGML) -f results/sweeps/ggml-side-by-side-tiers.json -backend $(SIMD_TIERS) -rounds 3 -name ggml-side-by-side-tiers
+	$(GO) run ./cmd/opbench ggml -ggml $(GGML) -f results/sweeps/ggml-side-by-side-tiers.json -backend $(SIMD_TIERS) -rounds 4 -name ggml-side-by-side-tiers
 
 ggml-side-newtypes:
 	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
