@@ -321,6 +321,14 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 		gk.qtile = &qt
 		ks.gemm[wt] = &gk
 	}
+	// The four-row kernels with VPDPBUSD (package gemv; bit for bit the
+	// AVX2 ones): MUL_MAT with 1-3 activation rows where the weights are
+	// not repacked.
+	for wt, f := range map[quant.Type]gemvFunc{
+		quant.Q4_K: gemv.Q4_KVNNI, quant.Q5_K: gemv.Q5_KVNNI, quant.Q6_K: gemv.Q6_KVNNI,
+	} {
+		ks.gemv[wt] = f
+	}
 	// The K-format panel kernels with VPDPBUSD (likewise).
 	for wt, kernel := range map[quant.Type]func(int, []byte, []byte, int, *[32]float32){
 		quant.Q4_K: qgemm.Q4_KVNNI, quant.Q5_K: qgemm.Q5_KVNNI, quant.Q6_K: qgemm.Q6_KVNNI,

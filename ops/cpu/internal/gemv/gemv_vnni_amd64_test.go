@@ -1,0 +1,177 @@
+//go:build amd64 && !purego
+
+package gemv
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// vnniGemv lists the vnni tier's four-row kernels with the AVX2 kernels
+// they stand in for, the generic dot product of their type (nil where the
+// AVX2 kernel's rounding differs from it) and the offsets of each
+// block's f16 scales (set to 1 by the extreme-value test).
+var vnniGemv = []struct {
+	wt         quant.Type
+	vnni, avx2 Func
+	dot        func(n int, x, y []byte) float32
+	halves     []int
+}{
+	{quant.Q4_K, Q4_KVNNI, Q4_KAVX2, dot.Q4_K, []int{0, 2}},
+	{quant.Q5_K, Q5_KVNNI, Q5_KAVX2, dot.Q5_K, []int{0, 2}},
+	{quant.Q6_K, Q6_KVNNI, Q6_KAVX2, dot.Q6_K, []int{208}},
+}
+
+// vnniGemvDiff runs case c's VNNI kernel on nb blocks of the four rows x
+// (stride ldx) and the activation row y, and fails t unless each output
+// equals the AVX2 kernel's and the dot product's bit for bit.
+func vnniGemvDiff(t *testing.T, c int, what string, nb int, x []byte, ldx int, y []byte, dy []float32) {
+	t.Helper()
+	k := vnniGemv[c]
+	got := [4]float32{float32(math.NaN()), 1, 2, 3}
+	var want [4]float32
+	k.vnni(nb, x, ldx, y, dy, &got)
+	k.avx2(nb, x, ldx, y, dy, &want)
+	what = fmt.Sprintf("%v %s nb=%d ldx=%d", k.wt, what, nb, ldx)
+	checkRows(t, what+" (avx2)", &got, func(r int) float32 { return want[r] })
+	if k.dot != nil {
+		n := nb * run(k.wt)
+		checkRows(t, what+" (dot)", &got, func(r int) float32 { return k.dot(n, x[r*ldx:], y) })
+	}
+}
+
+// TestVNNIGemvTwins checks the VNNI four-row kernels against the AVX2
+// ones (and the dot product) bit for bit over random block counts, row
+// strides, offsets and contents: quantized rows with special values, and
+// raw random bytes (NaN, Inf and denormal scales, every code).
+func TestVNNIGemvTwins(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	rng := rand.New(rand.NewPCG(71, 72))
+	for c, k := range vnniGemv {
+		act := k.wt.VecDotType()
+		for trial := range 200 {
+			nb := rng.IntN(9)
+			n := nb * run(k.wt)
+			rowBytes := int(simdtest.MustRowSize(t, k.wt, n))
+			ldx := rowBytes + rng.IntN(40)
+			var x []byte
+			if trial%2 == 0 {
+				x = simdtest.Row(rng, quant.I8, 3*ldx+rowBytes, rng.IntN(64), 0)
+			} else {
+				x = rows4(rng, k.wt, nb, ldx, rng.IntN(64), 0.05, nil)
+			}
+			y := simdtest.Row(rng, act, n, rng.IntN(64), []float64{0, 0.05}[trial%2])
+			vnniGemvDiff(t, c, fmt.Sprintf("trial %d", trial), nb, x, ldx, y, nil)
+		}
+	}
+}
+
+// TestVNNIGemvExtremes checks the VNNI four-row kernels on rows of one
+// repeated byte and mixes of extreme bytes (every code at its ends,
+// activations -128 and 127), the scales set to 1, where an int16
+// saturation or a wrong sign extension would show.
+func TestVNNIGemvExtremes(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	rng := rand.New(rand.NewPCG(73, 74))
+	codes := []byte{0x00, 0xff, 0x80, 0x7f, 0x81, 0x01, 0xc0, 0x3f, 0x55, 0xaa, 0x0f, 0xf0, 0x88}
+	for c, k := range vnniGemv {
+		act := k.wt.VecDotType()
+		const nb = 3
+		n := nb * run(k.wt)
+		xb := int(simdtest.MustRowSize(t, k.wt, run(k.wt)))
+		ldx := nb * xb
+		unit := func(x, y []byte) {
+			for b := range 4 * nb {
+				for _, o := range k.halves {
+					binary.LittleEndian.PutUint16(x[b*xb+o:], 0x3c00)
+				}
+			}
+			ab := len(y) / nb
+			for b := range nb {
+				binary.LittleEndian.PutUint32(y[b*ab:], math.Float32bits(1))
+			}
+			simdtest.FixBsums(act, y)
+		}
+		ylen := int(simdtest.MustRowSize(t, act, n))
+		for _, b := range codes {
+			for _, yb := range []byte{0x80, 0x7f, 0x81, 0x01, 0xff} {
+				x := bytes.Repeat([]byte{b}, 4*ldx)
+				y := bytes.Repeat([]byte{yb}, ylen)
+				unit(x, y)
+				vnniGemvDiff(t, c, fmt.Sprintf("bytes %#x %#x", b, yb), nb, x, ldx, y, nil)
+			}
+		}
+		for trial := range 100 {
+			x := make([]byte, 4*ldx)
+			y := make([]byte, ylen)
+			for i := range x {
+				x[i] = codes[rng.IntN(len(codes))]
+			}
+			for i := range y {
+				y[i] = codes[rng.IntN(len(codes))]
+			}
+			unit(x, y)
+			vnniGemvDiff(t, c, fmt.Sprintf("mix %d", trial), nb, x, ldx, y, nil)
+		}
+	}
+}
+
+// BenchmarkVNNIGemv compares one thread's matrix-vector product (one
+// activation row, four rows a call) with the AVX2 and VNNI four-row
+// kernels, per type and size: l2 (256 x 2048, the weights in L2) and 4096
+// (4096 x 4096, as a decoding model's projection). Alternate the kernels
+// with -count and take the ratio of medians.
+func BenchmarkVNNIGemv(b *testing.B) {
+	simdtest.NeedVNNI(b)
+	rng := rand.New(rand.NewPCG(75, 76))
+	for _, k := range vnniGemv {
+		for _, sz := range []struct {
+			name    string
+			rows, n int
+		}{{"l2", 256, 2048}, {"4096", 4096, 4096}} {
+			nb := sz.n / run(k.wt)
+			ldx := int(simdtest.MustRowSize(b, k.wt, sz.n))
+			x := simdtest.Row(rng, quant.I8, sz.rows*ldx, 0, 0)
+			for i := 0; i < sz.rows*ldx; i += ldx / nb {
+				for _, o := range vnniGemvHalves(k.halves) {
+					binary.LittleEndian.PutUint16(x[i+o:], 0x3c00)
+				}
+			}
+			y := simdtest.Row(rng, k.wt.VecDotType(), sz.n, 0, 0)
+			var dy []float32
+			if k.wt.VecDotType() == quant.Q8_0 {
+				dy = make([]float32, nb)
+			}
+			for _, f := range []struct {
+				name string
+				f    Func
+			}{{"avx2", k.avx2}, {"vnni", k.vnni}} {
+				b.Run(fmt.Sprintf("%v/%s/%s", k.wt, sz.name, f.name), func(b *testing.B) {
+					var out [4]float32
+					b.SetBytes(int64(sz.rows * ldx))
+					for b.Loop() {
+						for r := 0; r < sz.rows; r += 4 {
+							f.f(nb, x[r*ldx:], ldx, y, dy, &out)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// vnniGemvHalves is halves, or offset 0 where none is given.
+func vnniGemvHalves(h []int) []int {
+	if len(h) == 0 {
+		return []int{0}
+	}
+	return h
+}

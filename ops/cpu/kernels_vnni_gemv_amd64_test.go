@@ -1,0 +1,92 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// vnniGemvs are the VNNI four-row kernels the vnni table installs, by
+// weight type, with the AVX2 kernels the avx2 and avx512 tables keep.
+var vnniGemvs = []struct {
+	wt         quant.Type
+	avx2, vnni gemvFunc
+}{
+	{quant.Q4_K, gemv.Q4_KAVX2, gemv.Q4_KVNNI},
+	{quant.Q5_K, gemv.Q5_KAVX2, gemv.Q5_KVNNI},
+	{quant.Q6_K, gemv.Q6_KAVX2, gemv.Q6_KVNNI},
+}
+
+// TestVNNITableGemv checks that the vnni table's four-row kernels are the
+// VNNI ones and that the avx2 and avx512 tables keep the AVX2 ones.
+func TestVNNITableGemv(t *testing.T) {
+	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
+	for _, c := range vnniGemvs {
+		for _, ks := range []*kernelSet{avx2Kernels, avx512Kernels} {
+			if ptr(ks.gemv[c.wt]) != ptr(c.avx2) {
+				t.Errorf("%s table's %v four-row kernel is not the AVX2 one", ks.name, c.wt)
+			}
+		}
+		if ptr(vnniKernels.gemv[c.wt]) != ptr(c.vnni) {
+			t.Errorf("vnni table's %v four-row kernel is not the VNNI one", c.wt)
+		}
+	}
+}
+
+// TestVNNIGemvMulMat checks that MUL_MAT with one to three activation
+// rows gives the same outputs bit for bit on the avx2 and vnni tiers for
+// the types whose four-row kernel the vnni tier replaces (its kernels
+// equal the AVX2 ones), with the weights repacked or not.
+func TestVNNIGemvMulMat(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	shapes := []struct{ k, m, n int64 }{
+		{k: 256, m: 19, n: 1}, {k: 1024, m: 16, n: 2}, {k: 768, m: 9, n: 3}, {k: 4096, m: 8, n: 1},
+	}
+	for _, noRepack := range []bool{true, false} {
+		outs := map[string][][]float64{}
+		for _, tier := range []string{"avx2", "vnni"} {
+			b, err := NewWithOptions(Options{Threads: 2, Tier: tier, NoRepack: noRepack})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			rng := rand.New(rand.NewPCG(93, 94))
+			for _, c := range vnniGemvs {
+				for _, s := range shapes {
+					a := mxLeaf(t, b, rng, "a", c.wt, s.k, s.m)
+					x := mxLeaf(t, b, rng, "b", quant.F32, s.k, s.n)
+					node, err := ops.MulMat(a, x)
+					if err != nil {
+						t.Fatal(err)
+					}
+					outs[tier] = append(outs[tier], mxOutputs(t, b, node))
+				}
+			}
+		}
+		i := 0
+		for _, c := range vnniGemvs {
+			for _, s := range shapes {
+				got, want := outs["vnni"][i], outs["avx2"][i]
+				i++
+				name := fmt.Sprintf("%v/noRepack=%v/k%d_m%d_n%d", c.wt, noRepack, s.k, s.m, s.n)
+				if len(got) != len(want) {
+					t.Fatalf("%s: %d outputs, avx2 %d", name, len(got), len(want))
+				}
+				for j := range got {
+					if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+						t.Fatalf("%s: output %d: vnni %g, avx2 %g", name, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	}
+}
