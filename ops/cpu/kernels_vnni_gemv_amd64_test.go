@@ -24,6 +24,10 @@ var vnniGemvs = []struct {
 	{quant.Q4_K, gemv.Q4_KAVX2, gemv.Q4_KVNNI},
 	{quant.Q5_K, gemv.Q5_KAVX2, gemv.Q5_KVNNI},
 	{quant.Q6_K, gemv.Q6_KAVX2, gemv.Q6_KVNNI},
+	{quant.Q4_0, gemv.Q4_0AVX2, gemv.Q4_0VNNI},
+	{quant.Q5_0, gemv.Q5_0AVX2, gemv.Q5_0VNNI},
+	{quant.Q4_1, gemv.Q4_1AVX2, gemv.Q4_1VNNI},
+	{quant.Q5_1, gemv.Q5_1AVX2, gemv.Q5_1VNNI},
 }
 
 // TestVNNITableGemv checks that the vnni table's four-row kernels are the

@@ -11,14 +11,15 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
 )
 
 // vnniGemv lists the vnni tier's four-row kernels with the AVX2 kernels
-// they stand in for, the generic dot product of their type (nil where the
-// AVX2 kernel's rounding differs from it) and the offsets of each
-// block's f16 scales (set to 1 by the extreme-value test).
+// they stand in for, their twins (the generic dot product for the K
+// formats) and the offsets of each block's f16 scales (set to 1 by the
+// extreme-value test).
 var vnniGemv = []struct {
 	wt         quant.Type
 	vnni, avx2 Func
@@ -28,14 +29,26 @@ var vnniGemv = []struct {
 	{quant.Q4_K, Q4_KVNNI, Q4_KAVX2, dot.Q4_K, []int{0, 2}},
 	{quant.Q5_K, Q5_KVNNI, Q5_KAVX2, dot.Q5_K, []int{0, 2}},
 	{quant.Q6_K, Q6_KVNNI, Q6_KAVX2, dot.Q6_K, []int{208}},
+	{quant.Q5_0, Q5_0VNNI, Q5_0AVX2, Q5_0Twin, []int{0}},
+	{quant.Q4_1, Q4_1VNNI, Q4_1AVX2, Q4_1Twin, []int{0, 2}},
+	{quant.Q4_0, Q4_0VNNI, Q4_0AVX2, Q4_0Twin, []int{0}},
+	{quant.Q5_1, Q5_1VNNI, Q5_1AVX2, Q5_1Twin, []int{0, 2}},
 }
 
 // vnniGemvDiff runs case c's VNNI kernel on nb blocks of the four rows x
-// (stride ldx) and the activation row y, and fails t unless each output
-// equals the AVX2 kernel's and the dot product's bit for bit.
-func vnniGemvDiff(t *testing.T, c int, what string, nb int, x []byte, ldx int, y []byte, dy []float32) {
+// (stride ldx) and the activation row y (its block scales widened for a
+// q8_0 row), and fails t unless each output equals the AVX2 kernel's
+// and the twin's bit for bit.
+func vnniGemvDiff(t *testing.T, c int, what string, nb int, x []byte, ldx int, y []byte) {
 	t.Helper()
 	k := vnniGemv[c]
+	var dy []float32
+	if k.wt.VecDotType() == quant.Q8_0 {
+		dy = make([]float32, nb)
+		for ib := range dy {
+			dy[ib] = simd.HalfAt(y, ib*simd.BytesQ8_0)
+		}
+	}
 	got := [4]float32{float32(math.NaN()), 1, 2, 3}
 	var want [4]float32
 	k.vnni(nb, x, ldx, y, dy, &got)
@@ -69,7 +82,7 @@ func TestVNNIGemvTwins(t *testing.T) {
 				x = rows4(rng, k.wt, nb, ldx, rng.IntN(64), 0.05, nil)
 			}
 			y := simdtest.Row(rng, act, n, rng.IntN(64), []float64{0, 0.05}[trial%2])
-			vnniGemvDiff(t, c, fmt.Sprintf("trial %d", trial), nb, x, ldx, y, nil)
+			vnniGemvDiff(t, c, fmt.Sprintf("trial %d", trial), nb, x, ldx, y)
 		}
 	}
 }
@@ -96,7 +109,14 @@ func TestVNNIGemvExtremes(t *testing.T) {
 			}
 			ab := len(y) / nb
 			for b := range nb {
-				binary.LittleEndian.PutUint32(y[b*ab:], math.Float32bits(1))
+				switch act {
+				case quant.Q8_K:
+					binary.LittleEndian.PutUint32(y[b*ab:], math.Float32bits(1))
+				case quant.Q8_1:
+					binary.LittleEndian.PutUint32(y[b*ab:], 0x3c003c00)
+				default:
+					binary.LittleEndian.PutUint16(y[b*ab:], 0x3c00)
+				}
 			}
 			simdtest.FixBsums(act, y)
 		}
@@ -106,7 +126,7 @@ func TestVNNIGemvExtremes(t *testing.T) {
 				x := bytes.Repeat([]byte{b}, 4*ldx)
 				y := bytes.Repeat([]byte{yb}, ylen)
 				unit(x, y)
-				vnniGemvDiff(t, c, fmt.Sprintf("bytes %#x %#x", b, yb), nb, x, ldx, y, nil)
+				vnniGemvDiff(t, c, fmt.Sprintf("bytes %#x %#x", b, yb), nb, x, ldx, y)
 			}
 		}
 		for trial := range 100 {
@@ -119,7 +139,7 @@ func TestVNNIGemvExtremes(t *testing.T) {
 				y[i] = codes[rng.IntN(len(codes))]
 			}
 			unit(x, y)
-			vnniGemvDiff(t, c, fmt.Sprintf("mix %d", trial), nb, x, ldx, y, nil)
+			vnniGemvDiff(t, c, fmt.Sprintf("mix %d", trial), nb, x, ldx, y)
 		}
 	}
 }
