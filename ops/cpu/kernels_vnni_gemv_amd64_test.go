@@ -28,6 +28,7 @@ var vnniGemvs = []struct {
 	{quant.Q5_0, gemv.Q5_0AVX2, gemv.Q5_0VNNI},
 	{quant.Q4_1, gemv.Q4_1AVX2, gemv.Q4_1VNNI},
 	{quant.Q5_1, gemv.Q5_1AVX2, gemv.Q5_1VNNI},
+	{quant.Q8_0, gemv.Q8_0AVX2, gemv.Q8_0VNNI},
 }
 
 // TestVNNITableGemv checks that the vnni table's four-row kernels are the

@@ -3,18 +3,18 @@
 #include "textflag.h"
 #include "gemv_amd64.h"
 
-// The vnni tier's four-row kernels of q4_0, q5_0, q4_1 and q5_1
+// The vnni tier's four-row kernels of q4_0, q5_0, q8_0, q4_1 and q5_1
 // (gemv_q_amd64.s's, two rows per zmm register). The AVX2 kernels form
 // each row's eight int32 lanes per block with VPMADDUBSW and VPMADDWD by
-// ones (lane j: the four products of bytes 4j..4j+3, no word sum near
-// saturation: codes at most 31), which is what VPDPBUSD from zero (or
-// from the lanes of the activation offset, negated) gives; the rows'
-// float32 steps are lane-wise (VCVTDQ2PS, one FMA by the row's d per
-// block, the same d formed the same way), so two rows side by side in a
-// zmm register (row A in lanes 0-7, row B in 8-15) take the same steps
-// lane for lane, and the final HSUM8 per row is the AVX2 kernels'. So
-// every out[r] equals the AVX2 kernel's bit for bit. AVX-512 F/BW/VL and
-// AVX512_VNNI (no DQ).
+// ones (lane j: the four products of bytes 4j..4j+3, no word sum
+// saturating: codes at most 31; q8_0 see KVQ_Q8PAIR), which is what
+// VPDPBUSD from zero (or from the lanes of the activation offset,
+// negated) gives; the rows' float32 steps are lane-wise (VCVTDQ2PS, one
+// FMA by the row's d per block, the same d formed the same way), so two
+// rows side by side in a zmm register (row A in lanes 0-7, row B in
+// 8-15) take the same steps lane for lane, and the final HSUM8 per row
+// is the AVX2 kernels'. So every out[r] equals the AVX2 kernel's bit for
+// bit. AVX-512 F/BW/VL and AVX512_VNNI (no DQ).
 
 // gvqshift: dword shift counts 0, 4 per 128-bit lane (the low nibbles
 // of a row's 16 code bytes, then the high ones).
@@ -188,6 +188,26 @@ DONE: \
 
 #define KVQ_NOHIGH(A, B, Z)
 
+// KVQ_Q8PAIR(QA, QB, ACC, D): q8_0 rows QA (lanes 0-7) and QB (8-15):
+// GV2_Q8ROWT's |x| times y*sign(x) without VPSIGNB (no zmm form): |x| by
+// VPABSB (-128 stays 0x80, 128 unsigned, as VPSIGNB leaves it), y
+// negated by a VPSUBB from zero under the mask of negative codes (-128
+// wraps to itself as VPSIGNB's does; where x = 0 the product is 0
+// either way), summed by VPDPBUSD from zero: the AVX2 lanes exactly
+// (VPMADDUBSW's pairs reach -32768 at most, never saturating); then ACC
+// += lanes * D. Z4 = y in both halves, Z12 = 0. Clobbers Z6-Z8, K2.
+#define KVQ_Q8PAIR(QA, QB, ACC, D) \
+	VMOVDQU64     QA, Y6; \
+	VINSERTI64X4  $1, QB, Z6, Z6; \
+	VPMOVB2M      Z6, K2; \
+	VPABSB        Z6, Z6; \
+	VMOVDQA64     Z4, Z8; \
+	VPSUBB        Z4, Z12, K2, Z8; \
+	VPXORD        Z7, Z7, Z7; \
+	VPDPBUSD      Z8, Z6, Z7; \
+	VCVTDQ2PS     Z7, Z7; \
+	VFMADD231PS   D, Z7, ACC
+
 // KVQ_SCALES1: GV2_SCALES1 with the products kept in registers: Z20 =
 // d_x*d_y of rows 0 (lanes 0-7) and 1 (8-15), Z21 of rows 2 and 3, X5[r]
 // += m_x*s_y. Z22, Z23 = gvqdidx. Clobbers AX, R10-R12, X6, X7.
@@ -257,6 +277,41 @@ DONE: \
 	VZEROUPPER; \
 	RET
 
+// KVQ_Q80: the body of q8_0x4VNNI (d formed as GV2_Q8ROWT does).
+#define KVQ_Q80 \
+	MOVQ         x+0(FP), SI; \
+	MOVQ         ldx+8(FP), R8; \
+	MOVQ         y+16(FP), DI; \
+	MOVQ         dy+24(FP), BX; \
+	MOVQ         nb+32(FP), CX; \
+	MOVQ         out+40(FP), DX; \
+	KVQ_SETUP; \
+	VPXORD       Z12, Z12, Z12; \
+	MOVQ         ·halfTable(SB), R14; \
+	TESTQ        CX, CX; \
+	JEQ          gvq80done; \
+gvq80loop: \
+	GV2_PFN; \
+	MOVWLZX         (SI), AX; \
+	MOVWLZX         (SI)(R8*1), R10; \
+	MOVWLZX         (SI)(R8*2), R11; \
+	MOVWLZX         (SI)(R9*1), R12; \
+	VBROADCASTSS    (BX), Z5; \
+	VBROADCASTI64X4 2(DI), Z4; \
+	KVQ_DXY(AX, R10, Z20); \
+	KVQ_DXY(R11, R12, Z21); \
+	KVQ_Q8PAIR(2(SI), 2(SI)(R8*1), Z0, Z20); \
+	KVQ_Q8PAIR(2(SI)(R8*2), 2(SI)(R9*1), Z2, Z21); \
+	ADDQ         $34, SI; \
+	ADDQ         $34, DI; \
+	ADDQ         $4, BX; \
+	DECQ         CX; \
+	JNE          gvq80loop; \
+gvq80done: \
+	KVQ_STORE; \
+	VZEROUPPER; \
+	RET
+
 // func q5_0x4VNNI(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
 //
 // q5_0x4AVX2 two rows a zmm register with VPDPBUSD (twin: Q5_0Twin).
@@ -280,3 +335,9 @@ TEXT ·q4_1x4VNNI(SB), NOSPLIT, $0-40
 // q5_1x4AVX2 two rows a zmm register with VPDPBUSD (twin: Q5_1Twin).
 TEXT ·q5_1x4VNNI(SB), NOSPLIT, $0-40
 	KVQ_Q81(gvq51loop, gvq51done, 24, 8, KVQ_HIGH)
+
+// func q8_0x4VNNI(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
+//
+// q8_0x4AVX2 two rows a zmm register with VPDPBUSD (twin: Q8_0Twin).
+TEXT ·q8_0x4VNNI(SB), NOSPLIT, $0-48
+	KVQ_Q80

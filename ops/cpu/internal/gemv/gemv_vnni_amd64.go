@@ -41,7 +41,7 @@ func Q6_KVNNI(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32)
 	unscaled(q6_Kx4VNNI, simd.BytesQ6_K, simd.BytesQ8_K, nb, x, ldx, y, out)
 }
 
-// The vnni tier's four-row kernels of q4_0, q5_0, q4_1 and q5_1
+// The vnni tier's four-row kernels of q4_0, q5_0, q8_0, q4_1 and q5_1
 // (gemv_q_vnni_amd64.s): the AVX2 ones two rows a zmm register with
 // VPDPBUSD, equal to them bit for bit.
 
@@ -87,4 +87,15 @@ func Q4_1VNNI(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32)
 // bit for bit (twin: Q5_1Twin).
 func Q5_1VNNI(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
 	unscaled(q5_1x4VNNI, simd.BytesQ5_1, simd.BytesQ8_1, nb, x, ldx, y, out)
+}
+
+// q8_0x4VNNI is q8_0x4AVX2 with VPDPBUSD (twin: Q8_0Twin).
+//
+//go:noescape
+func q8_0x4VNNI(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
+
+// Q8_0VNNI runs q8_0x4VNNI; a Func for the vnni tier, equal to Q8_0AVX2
+// bit for bit (twin: Q8_0Twin).
+func Q8_0VNNI(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32) {
+	scaled(q8_0x4VNNI, simd.BytesQ8_0, nb, x, ldx, y, dy, out)
 }
