@@ -328,6 +328,7 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 		quant.Q4_K: gemv.Q4_KVNNI, quant.Q5_K: gemv.Q5_KVNNI, quant.Q6_K: gemv.Q6_KVNNI,
 		quant.Q4_0: gemv.Q4_0VNNI, quant.Q5_0: gemv.Q5_0VNNI, quant.Q8_0: gemv.Q8_0VNNI,
 		quant.Q4_1: gemv.Q4_1VNNI, quant.Q5_1: gemv.Q5_1VNNI,
+		quant.Q2_K: gemv.Q2_KVNNI, quant.Q3_K: gemv.Q3_KVNNI,
 	} {
 		ks.gemv[wt] = f
 	}

@@ -29,6 +29,8 @@ var vnniGemvs = []struct {
 	{quant.Q4_1, gemv.Q4_1AVX2, gemv.Q4_1VNNI},
 	{quant.Q5_1, gemv.Q5_1AVX2, gemv.Q5_1VNNI},
 	{quant.Q8_0, gemv.Q8_0AVX2, gemv.Q8_0VNNI},
+	{quant.Q2_K, gemv.Q2_KAVX2, gemv.Q2_KVNNI},
+	{quant.Q3_K, gemv.Q3_KAVX2, gemv.Q3_KVNNI},
 }
 
 // TestVNNITableGemv checks that the vnni table's four-row kernels are the

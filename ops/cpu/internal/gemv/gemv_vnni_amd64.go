@@ -99,3 +99,26 @@ func q8_0x4VNNI(x *byte, ldx int, y *byte, dy *float32, nb int, out *[4]float32)
 func Q8_0VNNI(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32) {
 	scaled(q8_0x4VNNI, simd.BytesQ8_0, nb, x, ldx, y, dy, out)
 }
+
+// q2_Kx4VNNI is q2_Kx4AVX2 with VPDPBUSD (gemv_q2k_q3k_vnni_amd64.s;
+// twin: the q2_K dot product).
+//
+//go:noescape
+func q2_Kx4VNNI(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+
+// q3_Kx4VNNI is q3_Kx4AVX2 with VPDPBUSD (twin: the q3_K dot product).
+//
+//go:noescape
+func q3_Kx4VNNI(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+
+// Q2_KVNNI runs q2_Kx4VNNI; a Func for the vnni tier, equal to Q2_KAVX2
+// bit for bit (twin: the q2_K dot product).
+func Q2_KVNNI(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
+	unscaled(q2_Kx4VNNI, simd.BytesQ2_K, simd.BytesQ8_K, nb, x, ldx, y, out)
+}
+
+// Q3_KVNNI runs q3_Kx4VNNI; a Func for the vnni tier, equal to Q3_KAVX2
+// bit for bit (twin: the q3_K dot product).
+func Q3_KVNNI(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
+	unscaled(q3_Kx4VNNI, simd.BytesQ3_K, simd.BytesQ8_K, nb, x, ldx, y, out)
+}

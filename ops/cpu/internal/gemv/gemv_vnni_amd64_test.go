@@ -34,6 +34,8 @@ var vnniGemv = []struct {
 	{quant.Q4_0, Q4_0VNNI, Q4_0AVX2, Q4_0Twin, []int{0}},
 	{quant.Q5_1, Q5_1VNNI, Q5_1AVX2, Q5_1Twin, []int{0, 2}},
 	{quant.Q8_0, Q8_0VNNI, Q8_0AVX2, Q8_0Twin, []int{0}},
+	{quant.Q2_K, Q2_KVNNI, Q2_KAVX2, dot.Q2_K, []int{80, 82}},
+	{quant.Q3_K, Q3_KVNNI, Q3_KAVX2, dot.Q3_K, []int{108}},
 }
 
 // vnniGemvDiff runs case c's VNNI kernel on nb blocks of the four rows x
