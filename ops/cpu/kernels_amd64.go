@@ -332,6 +332,20 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 	} {
 		ks.gemv[wt] = f
 	}
+	// The q4_0 side kernel with VPDPBUSD, the four rows in one zmm
+	// register (bit for bit SideQ4_0AVX2), and the x8 kernels' plain
+	// tails: the VNNI four-row kernels, each equal to the AVX2 tail.
+	sk := *ks.gemvSide[quant.Q4_0]
+	sk.f = gemv.SideQ4_0VNNI
+	ks.gemvSide[quant.Q4_0] = &sk
+	for wt, tail := range map[quant.Type]gemvFunc{
+		quant.Q4_0: gemv.SideQ4_0VNNI, quant.Q8_0: gemv.Q8_0VNNI,
+		quant.Q6_K: gemv.Q6_KVNNI, quant.Q4_K: gemv.Q4_KVNNI,
+	} {
+		k := *ks.x8[wt]
+		k.tail = tail
+		ks.x8[wt] = &k
+	}
 	// The K-format panel kernels with VPDPBUSD (likewise).
 	for wt, kernel := range map[quant.Type]func(int, []byte, []byte, int, *[32]float32){
 		quant.Q4_K: qgemm.Q4_KVNNI, quant.Q5_K: qgemm.Q5_KVNNI, quant.Q6_K: qgemm.Q6_KVNNI,

@@ -34,7 +34,8 @@ var vnniGemvs = []struct {
 }
 
 // TestVNNITableGemv checks that the vnni table's four-row kernels are the
-// VNNI ones and that the avx2 and avx512 tables keep the AVX2 ones.
+// VNNI ones and that the avx2 and avx512 tables keep the AVX2 ones, and
+// likewise for the q4_0 side kernel.
 func TestVNNITableGemv(t *testing.T) {
 	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
 	for _, c := range vnniGemvs {
@@ -46,6 +47,15 @@ func TestVNNITableGemv(t *testing.T) {
 		if ptr(vnniKernels.gemv[c.wt]) != ptr(c.vnni) {
 			t.Errorf("vnni table's %v four-row kernel is not the VNNI one", c.wt)
 		}
+	}
+	for _, ks := range []*kernelSet{avx2Kernels, avx512Kernels} {
+		if ptr(ks.gemvSide[quant.Q4_0].f) != ptr(gemv.SideQ4_0AVX2) {
+			t.Errorf("%s table's q4_0 side kernel is not the AVX2 one", ks.name)
+		}
+	}
+	v, a := vnniKernels.gemvSide[quant.Q4_0], avx2Kernels.gemvSide[quant.Q4_0]
+	if ptr(v.f) != ptr(gemv.SideQ4_0VNNI) || v.per != a.per || ptr(v.prep) != ptr(a.prep) {
+		t.Errorf("vnni table's q4_0 side kernel is not SideQ4_0VNNI with avx2's side data")
 	}
 }
 

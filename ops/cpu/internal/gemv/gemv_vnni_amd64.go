@@ -122,3 +122,21 @@ func Q2_KVNNI(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32)
 func Q3_KVNNI(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
 	unscaled(q3_Kx4VNNI, simd.BytesQ3_K, simd.BytesQ8_K, nb, x, ldx, y, out)
 }
+
+// sideQ4_0x4VNNI is sideQ4_0x4AVX2 with the four rows in one zmm
+// register and VPDPBUSD (gemv_side_vnni_amd64.s; twin: SideQ4_0Twin).
+//
+//go:noescape
+func sideQ4_0x4VNNI(x *byte, ldx int, y *byte, side *float32, nb int, out *[4]float32)
+
+// SideQ4_0VNNI runs sideQ4_0x4VNNI with side, Q4_0Prep's data of y, as
+// its dy; the vnni tier's q4_0 side kernel, equal to SideQ4_0AVX2 bit
+// for bit (twin: SideQ4_0Twin).
+func SideQ4_0VNNI(nb int, x []byte, ldx int, y []byte, side []float32, out *[4]float32) {
+	if nb <= 0 {
+		*out = [4]float32{}
+		return
+	}
+	_, _, _ = x[3*ldx+nb*simd.BytesQ4_0-1], y[nb*simd.BytesQ8_0-1], side[nb*SideSlots-1]
+	sideQ4_0x4VNNI(&x[0], ldx, &y[0], &side[0], nb, out)
+}

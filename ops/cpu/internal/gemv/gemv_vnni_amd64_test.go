@@ -198,3 +198,94 @@ func vnniGemvHalves(h []int) []int {
 	}
 	return h
 }
+
+// TestVNNISideTwins checks SideQ4_0VNNI against SideQ4_0AVX2 and
+// SideQ4_0Twin bit for bit over random lengths (odd and even block
+// counts: the kernels take two blocks a step), row strides, offsets and
+// contents (quantized rows with special values, raw random bytes, rows
+// of extreme bytes).
+func TestVNNISideTwins(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	rng := rand.New(rand.NewPCG(77, 78))
+	codes := []byte{0x00, 0xff, 0x80, 0x7f, 0x81, 0x01, 0x0f, 0xf0, 0x88}
+	for trial := range 600 {
+		nb := rng.IntN(24)
+		n := nb * quant.QK
+		rowBytes := int(simdtest.MustRowSize(t, quant.Q4_0, n))
+		ldx := rowBytes + rng.IntN(40)
+		var x, y []byte
+		switch trial % 3 {
+		case 0:
+			x = simdtest.Row(rng, quant.I8, 3*ldx+rowBytes, rng.IntN(64), 0)
+			y = simdtest.Row(rng, quant.Q8_0, n, rng.IntN(64), 0)
+		case 1:
+			x = rows4(rng, quant.Q4_0, nb, ldx, rng.IntN(64), 0.05, nil)
+			y = simdtest.Row(rng, quant.Q8_0, n, rng.IntN(64), 0.05)
+		default:
+			x = make([]byte, 3*ldx+rowBytes)
+			y = make([]byte, nb*simd.BytesQ8_0)
+			xb, yb := codes[rng.IntN(len(codes))], codes[rng.IntN(len(codes))]
+			for i := range x {
+				x[i] = xb
+				if trial%2 == 0 {
+					x[i] = codes[rng.IntN(len(codes))]
+				}
+			}
+			for i := range y {
+				y[i] = yb
+			}
+			for r := range 4 {
+				for b := range nb {
+					binary.LittleEndian.PutUint16(x[r*ldx+b*simd.BytesQ4_0:], 0x3c00)
+				}
+			}
+			for b := range nb {
+				binary.LittleEndian.PutUint16(y[b*simd.BytesQ8_0:], 0x3c00)
+			}
+		}
+		side := make([]float32, max(nb*SideSlots, 1))
+		Q4_0Prep(y, nb, side)
+		got := [4]float32{float32(math.NaN()), 1, 2, 3}
+		var want [4]float32
+		SideQ4_0VNNI(nb, x, ldx, y, side, &got)
+		SideQ4_0AVX2(nb, x, ldx, y, side, &want)
+		what := fmt.Sprintf("side q4_0 trial %d nb=%d ldx=%d", trial, nb, ldx)
+		checkRows(t, what+" (avx2)", &got, func(r int) float32 { return want[r] })
+		checkRows(t, what+" (twin)", &got, func(r int) float32 { return SideQ4_0Twin(n, x[r*ldx:], y) })
+	}
+}
+
+// BenchmarkVNNISide compares SideQ4_0AVX2 and SideQ4_0VNNI as
+// BenchmarkVNNIGemv does the four-row kernels (side data prepared once).
+func BenchmarkVNNISide(b *testing.B) {
+	simdtest.NeedVNNI(b)
+	rng := rand.New(rand.NewPCG(79, 80))
+	for _, sz := range []struct {
+		name    string
+		rows, n int
+	}{{"l2", 256, 2048}, {"4096", 4096, 4096}} {
+		nb := sz.n / quant.QK
+		ldx := nb * simd.BytesQ4_0
+		x := simdtest.Row(rng, quant.I8, sz.rows*ldx, 0, 0)
+		for i := 0; i < len(x); i += simd.BytesQ4_0 {
+			binary.LittleEndian.PutUint16(x[i:], 0x3c00)
+		}
+		y := simdtest.Row(rng, quant.Q8_0, sz.n, 0, 0)
+		side := make([]float32, nb*SideSlots)
+		Q4_0Prep(y, nb, side)
+		for _, f := range []struct {
+			name string
+			f    Func
+		}{{"avx2", SideQ4_0AVX2}, {"vnni", SideQ4_0VNNI}} {
+			b.Run(sz.name+"/"+f.name, func(b *testing.B) {
+				var out [4]float32
+				b.SetBytes(int64(sz.rows * ldx))
+				for b.Loop() {
+					for r := 0; r < sz.rows; r += 4 {
+						f.f(nb, x[r*ldx:], ldx, y, side, &out)
+					}
+				}
+			})
+		}
+	}
+}
