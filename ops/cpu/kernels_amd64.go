@@ -346,6 +346,15 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 		k.tail = tail
 		ks.x8[wt] = &k
 	}
+	// The q4_K, q5_K and q6_K dot products with VPDPBUSD (package dot;
+	// bit for bit the AVX2 ones and the generic functions).
+	for wt, f := range map[quant.Type]vecDotFunc{
+		quant.Q4_K: dot.Q4_KVNNI, quant.Q5_K: dot.Q5_KVNNI, quant.Q6_K: dot.Q6_KVNNI,
+	} {
+		dk := ks.dots[wt]
+		dk.dot = f
+		ks.dots[wt] = dk
+	}
 	// The K-format panel kernels with VPDPBUSD (likewise).
 	for wt, kernel := range map[quant.Type]func(int, []byte, []byte, int, *[32]float32){
 		quant.Q4_K: qgemm.Q4_KVNNI, quant.Q5_K: qgemm.Q5_KVNNI, quant.Q6_K: qgemm.Q6_KVNNI,

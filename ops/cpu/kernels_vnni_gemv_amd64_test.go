@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
@@ -56,6 +57,31 @@ func TestVNNITableGemv(t *testing.T) {
 	v, a := vnniKernels.gemvSide[quant.Q4_0], avx2Kernels.gemvSide[quant.Q4_0]
 	if ptr(v.f) != ptr(gemv.SideQ4_0VNNI) || v.per != a.per || ptr(v.prep) != ptr(a.prep) {
 		t.Errorf("vnni table's q4_0 side kernel is not SideQ4_0VNNI with avx2's side data")
+	}
+}
+
+// TestVNNITableDots checks that the vnni table's q4_K, q5_K and q6_K dot
+// products are the VNNI ones (activation type kept) and that the avx2 and
+// avx512 tables keep the AVX2 ones.
+func TestVNNITableDots(t *testing.T) {
+	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
+	for _, c := range []struct {
+		wt         quant.Type
+		avx2, vnni vecDotFunc
+	}{
+		{quant.Q4_K, dot.Q4_KAVX2, dot.Q4_KVNNI},
+		{quant.Q5_K, dot.Q5_KAVX2, dot.Q5_KVNNI},
+		{quant.Q6_K, dot.Q6_KAVX2, dot.Q6_KVNNI},
+	} {
+		for _, ks := range []*kernelSet{avx2Kernels, avx512Kernels} {
+			if ptr(ks.dots[c.wt].dot) != ptr(c.avx2) {
+				t.Errorf("%s table's %v dot product is not the AVX2 one", ks.name, c.wt)
+			}
+		}
+		v := vnniKernels.dots[c.wt]
+		if ptr(v.dot) != ptr(c.vnni) || v.actType != avx2Kernels.dots[c.wt].actType {
+			t.Errorf("vnni table's %v dot product is not the VNNI one with avx2's activation type", c.wt)
+		}
 	}
 }
 

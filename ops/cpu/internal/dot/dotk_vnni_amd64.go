@@ -1,0 +1,36 @@
+//go:build amd64 && !purego
+
+package dot
+
+import (
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// The vnni tier's K-format dot products (dotk_vnni_amd64.s): the AVX2
+// ones with VPDPBUSD on zmm registers (AVX-512 F/BW/VL and
+// AVX512_VNNI), equal to them and to the generic functions bit for bit.
+
+//go:noescape
+func dotQ4_KQ8_KVNNI(x, y *byte, nb int) float32
+
+//go:noescape
+func dotQ5_KQ8_KVNNI(x, y *byte, nb int) float32
+
+//go:noescape
+func dotQ6_KQ8_KVNNI(x, y *byte, nb int) float32
+
+// Q4_KVNNI is dotQ4_KQ8_KVNNI as a Func (twin: Q4_K; equal to Q4_KAVX2).
+func Q4_KVNNI(n int, x, y []byte) float32 {
+	return blocks(dotQ4_KQ8_KVNNI, simd.BytesQ4_K, simd.BytesQ8_K, quant.QKK, n, x, y)
+}
+
+// Q5_KVNNI is dotQ5_KQ8_KVNNI as a Func (twin: Q5_K; equal to Q5_KAVX2).
+func Q5_KVNNI(n int, x, y []byte) float32 {
+	return blocks(dotQ5_KQ8_KVNNI, simd.BytesQ5_K, simd.BytesQ8_K, quant.QKK, n, x, y)
+}
+
+// Q6_KVNNI is dotQ6_KQ8_KVNNI as a Func (twin: Q6_K; equal to Q6_KAVX2).
+func Q6_KVNNI(n int, x, y []byte) float32 {
+	return blocks(dotQ6_KQ8_KVNNI, simd.BytesQ6_K, simd.BytesQ8_K, quant.QKK, n, x, y)
+}

@@ -1,0 +1,133 @@
+//go:build amd64 && !purego
+
+package dot
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// vnniDots lists the vnni tier's dot products with the AVX2 ones they
+// stand in for, their twins, and the offsets of each block's f16 scales.
+var vnniDots = []struct {
+	wt               quant.Type
+	vnni, avx2, twin Func
+	halves           []int
+}{
+	{quant.Q4_K, Q4_KVNNI, Q4_KAVX2, Q4_K, []int{0, 2}},
+	{quant.Q5_K, Q5_KVNNI, Q5_KAVX2, Q5_K, []int{0, 2}},
+	{quant.Q6_K, Q6_KVNNI, Q6_KAVX2, Q6_K, []int{208}},
+}
+
+// vnniDotDiff fails t unless case c's VNNI dot product of x and y equals
+// the AVX2 one's and the twin's bit for bit.
+func vnniDotDiff(t *testing.T, c int, what string, n int, x, y []byte) {
+	t.Helper()
+	k := vnniDots[c]
+	got, a, w := k.vnni(n, x, y), k.avx2(n, x, y), k.twin(n, x, y)
+	if !simdtest.SameFloat(got, a) || !simdtest.SameFloat(got, w) {
+		t.Fatalf("%v %s n=%d: vnni %g (%#x), avx2 %g (%#x), twin %g (%#x)", k.wt, what, n,
+			got, math.Float32bits(got), a, math.Float32bits(a), w, math.Float32bits(w))
+	}
+}
+
+// TestVNNIDots checks the VNNI dot products against the AVX2 ones and
+// the twins bit for bit: random rows with special values and offsets,
+// raw random bytes, and rows of extreme bytes (scales 1) where a
+// saturation or a wrong sign extension would show.
+func TestVNNIDots(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	rng := rand.New(rand.NewPCG(81, 82))
+	codes := []byte{0x00, 0xff, 0x80, 0x7f, 0x81, 0x01, 0xc0, 0x3f, 0x55, 0xaa, 0x0f, 0xf0, 0x88}
+	for c, k := range vnniDots {
+		act := k.wt.VecDotType()
+		for trial := range 300 {
+			nb := rng.IntN(9)
+			n := nb * quant.QKK
+			var x []byte
+			if trial%2 == 0 {
+				x = simdtest.Row(rng, quant.I8, int(simdtest.MustRowSize(t, k.wt, n)), rng.IntN(64), 0)
+			} else {
+				x = simdtest.Row(rng, k.wt, n, rng.IntN(64), []float64{0, 0.01, 0.3}[trial%3])
+			}
+			y := simdtest.Row(rng, act, n, rng.IntN(64), []float64{0, 0.01, 0.3}[trial%3])
+			vnniDotDiff(t, c, fmt.Sprintf("trial %d", trial), n, x, y)
+		}
+		const nb = 3
+		n := nb * quant.QKK
+		xb := int(simdtest.MustRowSize(t, k.wt, quant.QKK))
+		yb := int(simdtest.MustRowSize(t, act, quant.QKK))
+		unit := func(x, y []byte) {
+			for b := range nb {
+				for _, o := range k.halves {
+					binary.LittleEndian.PutUint16(x[b*xb+o:], 0x3c00)
+				}
+				binary.LittleEndian.PutUint32(y[b*yb:], math.Float32bits(1))
+			}
+			simdtest.FixBsums(act, y)
+		}
+		for _, b := range codes {
+			for _, a := range []byte{0x80, 0x7f, 0x81, 0x01, 0xff} {
+				x, y := bytes.Repeat([]byte{b}, nb*xb), bytes.Repeat([]byte{a}, nb*yb)
+				unit(x, y)
+				vnniDotDiff(t, c, fmt.Sprintf("bytes %#x %#x", b, a), n, x, y)
+			}
+		}
+		for trial := range 100 {
+			x, y := make([]byte, nb*xb), make([]byte, nb*yb)
+			for i := range x {
+				x[i] = codes[rng.IntN(len(codes))]
+			}
+			for i := range y {
+				y[i] = codes[rng.IntN(len(codes))]
+			}
+			unit(x, y)
+			vnniDotDiff(t, c, fmt.Sprintf("mix %d", trial), n, x, y)
+		}
+	}
+}
+
+// BenchmarkVNNIDot compares the AVX2 and VNNI dot products of one row,
+// k = 4096 (both rows in cache), and of 4096 such rows against one
+// activation row (weights past L2, as MUL_MAT's one-row dot path).
+func BenchmarkVNNIDot(b *testing.B) {
+	simdtest.NeedVNNI(b)
+	rng := rand.New(rand.NewPCG(83, 84))
+	const k = 4096
+	for _, c := range vnniDots {
+		for _, rows := range []int{1, 4096} {
+			xs := int(simdtest.MustRowSize(b, c.wt, k))
+			x := simdtest.Row(rng, quant.I8, rows*xs, 0, 0)
+			for i := 0; i < len(x); i += xs / (k / quant.QKK) {
+				for _, o := range c.halves {
+					binary.LittleEndian.PutUint16(x[i+o:], 0x3c00)
+				}
+			}
+			y := simdtest.Row(rng, c.wt.VecDotType(), k, 0, 0)
+			for _, f := range []struct {
+				name string
+				f    Func
+			}{{"avx2", c.avx2}, {"vnni", c.vnni}} {
+				b.Run(fmt.Sprintf("%v/rows%d/%s", c.wt, rows, f.name), func(b *testing.B) {
+					var s float32
+					b.SetBytes(int64(rows * xs))
+					for b.Loop() {
+						for r := range rows {
+							s += f.f(k, x[r*xs:], y)
+						}
+					}
+					sink = s
+				})
+			}
+		}
+	}
+}
+
+var sink float32
