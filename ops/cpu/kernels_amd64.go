@@ -346,10 +346,13 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 		k.tail = tail
 		ks.x8[wt] = &k
 	}
-	// The q4_K, q5_K and q6_K dot products with VPDPBUSD (package dot;
-	// bit for bit the AVX2 ones and the generic functions).
+	// The q4_K, q5_K, q6_K, q4_0 and q8_0 dot products with VPDPBUSD
+	// (package dot; bit for bit the AVX2 ones: the same integer lanes and
+	// float32 steps, so the flash-attention q8_0 score kernels still sum
+	// as the tier's q8_0 dot does).
 	for wt, f := range map[quant.Type]vecDotFunc{
 		quant.Q4_K: dot.Q4_KVNNI, quant.Q5_K: dot.Q5_KVNNI, quant.Q6_K: dot.Q6_KVNNI,
+		quant.Q4_0: dot.Q4_0VNNI, quant.Q8_0: dot.Q8_0VNNI,
 	} {
 		dk := ks.dots[wt]
 		dk.dot = f

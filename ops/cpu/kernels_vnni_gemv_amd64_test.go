@@ -60,7 +60,8 @@ func TestVNNITableGemv(t *testing.T) {
 	}
 }
 
-// TestVNNITableDots checks that the vnni table's q4_K, q5_K and q6_K dot
+// TestVNNITableDots checks that the vnni table's q4_K, q5_K, q6_K, q4_0
+// and q8_0 dot
 // products are the VNNI ones (activation type kept) and that the avx2 and
 // avx512 tables keep the AVX2 ones.
 func TestVNNITableDots(t *testing.T) {
@@ -72,6 +73,8 @@ func TestVNNITableDots(t *testing.T) {
 		{quant.Q4_K, dot.Q4_KAVX2, dot.Q4_KVNNI},
 		{quant.Q5_K, dot.Q5_KAVX2, dot.Q5_KVNNI},
 		{quant.Q6_K, dot.Q6_KAVX2, dot.Q6_KVNNI},
+		{quant.Q4_0, dot.Q4_0AVX2, dot.Q4_0VNNI},
+		{quant.Q8_0, dot.Q8_0AVX2, dot.Q8_0VNNI},
 	} {
 		for _, ks := range []*kernelSet{avx2Kernels, avx512Kernels} {
 			if ptr(ks.dots[c.wt].dot) != ptr(c.avx2) {

@@ -34,3 +34,25 @@ func Q5_KVNNI(n int, x, y []byte) float32 {
 func Q6_KVNNI(n int, x, y []byte) float32 {
 	return blocks(dotQ6_KQ8_KVNNI, simd.BytesQ6_K, simd.BytesQ8_K, quant.QKK, n, x, y)
 }
+
+// The vnni tier's q4_0 and q8_0 dot products (dot_q_vnni_amd64.s): two
+// blocks a zmm register with VPDPBUSD, equal to the AVX2 ones bit for
+// bit (the same lanes and float32 steps).
+
+//go:noescape
+func dotQ8_0Q8_0VNNI(x, y *byte, nb int) float32
+
+//go:noescape
+func dotQ4_0Q8_0VNNI(x, y *byte, nb int) float32
+
+// Q8_0VNNI is dotQ8_0Q8_0VNNI as a Func (twin: Q8_0Twin; equal to
+// Q8_0AVX2).
+func Q8_0VNNI(n int, x, y []byte) float32 {
+	return blocks(dotQ8_0Q8_0VNNI, simd.BytesQ8_0, simd.BytesQ8_0, quant.QK, n, x, y)
+}
+
+// Q4_0VNNI is dotQ4_0Q8_0VNNI as a Func (twin: Q4_0Twin; equal to
+// Q4_0AVX2).
+func Q4_0VNNI(n int, x, y []byte) float32 {
+	return blocks(dotQ4_0Q8_0VNNI, simd.BytesQ4_0, simd.BytesQ8_0, quant.QK, n, x, y)
+}

@@ -24,6 +24,8 @@ var vnniDots = []struct {
 	{quant.Q4_K, Q4_KVNNI, Q4_KAVX2, Q4_K, []int{0, 2}},
 	{quant.Q5_K, Q5_KVNNI, Q5_KAVX2, Q5_K, []int{0, 2}},
 	{quant.Q6_K, Q6_KVNNI, Q6_KAVX2, Q6_K, []int{208}},
+	{quant.Q8_0, Q8_0VNNI, Q8_0AVX2, Q8_0Twin, []int{0}},
+	{quant.Q4_0, Q4_0VNNI, Q4_0AVX2, Q4_0Twin, []int{0}},
 }
 
 // vnniDotDiff fails t unless case c's VNNI dot product of x and y equals
@@ -38,7 +40,8 @@ func vnniDotDiff(t *testing.T, c int, what string, n int, x, y []byte) {
 	}
 }
 
-// TestVNNIDots checks the VNNI dot products against the AVX2 ones and
+// TestVNNIDots checks (odd and even block counts: the q8_0 family takes
+// two blocks a step) the VNNI dot products against the AVX2 ones and
 // the twins bit for bit: random rows with special values and offsets,
 // raw random bytes, and rows of extreme bytes (scales 1) where a
 // saturation or a wrong sign extension would show.
@@ -48,9 +51,13 @@ func TestVNNIDots(t *testing.T) {
 	codes := []byte{0x00, 0xff, 0x80, 0x7f, 0x81, 0x01, 0xc0, 0x3f, 0x55, 0xaa, 0x0f, 0xf0, 0x88}
 	for c, k := range vnniDots {
 		act := k.wt.VecDotType()
+		bs := int(k.wt.BlockSize())
 		for trial := range 300 {
 			nb := rng.IntN(9)
-			n := nb * quant.QKK
+			if bs == quant.QK {
+				nb = rng.IntN(40)
+			}
+			n := nb * bs
 			var x []byte
 			if trial%2 == 0 {
 				x = simdtest.Row(rng, quant.I8, int(simdtest.MustRowSize(t, k.wt, n)), rng.IntN(64), 0)
@@ -60,16 +67,20 @@ func TestVNNIDots(t *testing.T) {
 			y := simdtest.Row(rng, act, n, rng.IntN(64), []float64{0, 0.01, 0.3}[trial%3])
 			vnniDotDiff(t, c, fmt.Sprintf("trial %d", trial), n, x, y)
 		}
-		const nb = 3
-		n := nb * quant.QKK
-		xb := int(simdtest.MustRowSize(t, k.wt, quant.QKK))
-		yb := int(simdtest.MustRowSize(t, act, quant.QKK))
+		nb := 3 + c%2*2
+		n := nb * bs
+		xb := int(simdtest.MustRowSize(t, k.wt, bs))
+		yb := int(simdtest.MustRowSize(t, act, bs))
 		unit := func(x, y []byte) {
 			for b := range nb {
 				for _, o := range k.halves {
 					binary.LittleEndian.PutUint16(x[b*xb+o:], 0x3c00)
 				}
-				binary.LittleEndian.PutUint32(y[b*yb:], math.Float32bits(1))
+				if act == quant.Q8_K {
+					binary.LittleEndian.PutUint32(y[b*yb:], math.Float32bits(1))
+				} else {
+					binary.LittleEndian.PutUint16(y[b*yb:], 0x3c00)
+				}
 			}
 			simdtest.FixBsums(act, y)
 		}
@@ -105,7 +116,8 @@ func BenchmarkVNNIDot(b *testing.B) {
 		for _, rows := range []int{1, 4096} {
 			xs := int(simdtest.MustRowSize(b, c.wt, k))
 			x := simdtest.Row(rng, quant.I8, rows*xs, 0, 0)
-			for i := 0; i < len(x); i += xs / (k / quant.QKK) {
+			bs := int(c.wt.BlockSize())
+			for i := 0; i < len(x); i += xs / (k / bs) {
 				for _, o := range c.halves {
 					binary.LittleEndian.PutUint16(x[i+o:], 0x3c00)
 				}
