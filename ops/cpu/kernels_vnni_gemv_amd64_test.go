@@ -61,9 +61,8 @@ func TestVNNITableGemv(t *testing.T) {
 }
 
 // TestVNNITableDots checks that the vnni table's q4_K, q5_K, q6_K, q4_0
-// and q8_0 dot
-// products are the VNNI ones (activation type kept) and that the avx2 and
-// avx512 tables keep the AVX2 ones.
+// and q8_0 dot products are the VNNI ones (activation type kept) and that
+// the avx2 and avx512 tables keep the AVX2 ones.
 func TestVNNITableDots(t *testing.T) {
 	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
 	for _, c := range []struct {

@@ -138,7 +138,7 @@ GLOBL gvqdidx<>(SB), RODATA|NOPTR, $128
 	VBROADCASTSS (R14)(XB*4), K1, Z; \
 	VMULPS       Z5, Z, Z
 
-// KVQ_SCALED(NAME, BYTES, QHOFF, QSOFF, HIGH, OFFSET): the body of a
+// KVQ_SCALED(LOOP, DONE, BYTES, QSOFF, HIGH, OFFSET): the body of a
 // q8_0-activation kernel (q5_0 with HIGH = KVQ_HIGH, OFFSET = gvq10; q4_0
 // with HIGH empty, OFFSET = gvq08): Z12 = -(the lanes of OFFSET*y), then
 // each pair of rows' VPDPBUSD lanes from Z12, scaled by d formed as in
@@ -186,6 +186,7 @@ DONE: \
 	VZEROUPPER; \
 	RET
 
+// KVQ_NOHIGH is KVQ_HIGH's place holder for the 4-bit formats.
 #define KVQ_NOHIGH(A, B, Z)
 
 // KVQ_Q8PAIR(QA, QB, ACC, D): q8_0 rows QA (lanes 0-7) and QB (8-15):

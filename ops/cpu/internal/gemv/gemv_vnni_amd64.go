@@ -4,9 +4,11 @@ package gemv
 
 import "github.com/kernbench/kernbench/ops/cpu/internal/simd"
 
-// The vnni tier's K-format four-row kernels (gemv_k_vnni_amd64.s): the
-// AVX2 ones with VPDPBUSD on zmm registers (AVX-512 F/BW/VL and
-// AVX512_VNNI), equal to them bit for bit.
+// The vnni tier's four-row kernels and q4_0 side kernel
+// (gemv_k_vnni_amd64.s, gemv_q2k_q3k_vnni_amd64.s, gemv_q_vnni_amd64.s,
+// gemv_side_vnni_amd64.s): the AVX2 ones with VPDPBUSD on zmm registers
+// (AVX-512 F/BW/VL and AVX512_VNNI), each equal to its AVX2 kernel bit
+// for bit (tests: gemv_vnni_amd64_test.go).
 
 // q4_Kx4VNNI is q4_Kx4AVX2 with VPDPBUSD (twin: the q4_K dot product).
 //
