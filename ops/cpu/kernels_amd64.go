@@ -358,6 +358,15 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 		dk.dot = f
 		ks.dots[wt] = dk
 	}
+	// The q2_K and q3_K quad kernels with VPDPBUSD (package dot; bit for
+	// bit the AVX2 ones): their MUL_MAT path from n = 4 (no panels).
+	for wt, quad := range map[quant.Type]quadFunc{
+		quant.Q2_K: dot.QuadQ2_KVNNI, quant.Q3_K: dot.QuadQ3_KVNNI,
+	} {
+		gk := *ks.gemm[wt]
+		gk.quad = quad
+		ks.gemm[wt] = &gk
+	}
 	// The K-format panel kernels with VPDPBUSD (likewise).
 	for wt, kernel := range map[quant.Type]func(int, []byte, []byte, int, *[32]float32){
 		quant.Q4_K: qgemm.Q4_KVNNI, quant.Q5_K: qgemm.Q5_KVNNI, quant.Q6_K: qgemm.Q6_KVNNI,

@@ -56,3 +56,27 @@ func Q8_0VNNI(n int, x, y []byte) float32 {
 func Q4_0VNNI(n int, x, y []byte) float32 {
 	return blocks(dotQ4_0Q8_0VNNI, simd.BytesQ4_0, simd.BytesQ8_0, quant.QK, n, x, y)
 }
+
+// gemmQ2_Kx4VNNI is gemmQ2_Kx4AVX2 with VPDPBUSD (gemmk_vnni_amd64.s;
+// twin: Q2_K per column).
+//
+//go:noescape
+func gemmQ2_Kx4VNNI(x, y *byte, ldy int, nb int, out *[4]float32)
+
+// gemmQ3_Kx4VNNI is gemmQ3_Kx4AVX2 with VPDPBUSD (twin: Q3_K per
+// column).
+//
+//go:noescape
+func gemmQ3_Kx4VNNI(x, y *byte, ldy int, nb int, out *[4]float32)
+
+// QuadQ2_KVNNI runs gemmQ2_Kx4VNNI; the vnni tier's q2_K quad kernel,
+// equal to QuadQ2_KAVX2 bit for bit (twin: Q2_K per column).
+func QuadQ2_KVNNI(nb int, x, y []byte, ldy int, out *[4]float32) {
+	quadK(gemmQ2_Kx4VNNI, simd.BytesQ2_K, nb, x, y, ldy, out)
+}
+
+// QuadQ3_KVNNI runs gemmQ3_Kx4VNNI; the vnni tier's q3_K quad kernel,
+// equal to QuadQ3_KAVX2 bit for bit (twin: Q3_K per column).
+func QuadQ3_KVNNI(nb int, x, y []byte, ldy int, out *[4]float32) {
+	quadK(gemmQ3_Kx4VNNI, simd.BytesQ3_K, nb, x, y, ldy, out)
+}

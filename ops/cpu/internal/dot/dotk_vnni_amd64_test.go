@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -143,3 +144,85 @@ func BenchmarkVNNIDot(b *testing.B) {
 }
 
 var sink float32
+
+// TestVNNIQuadK checks the VNNI q2_K and q3_K quad kernels against the
+// AVX2 ones and the generic function per column, bit for bit, over random
+// block counts, activation strides and contents (quantized rows and raw
+// random bytes).
+func TestVNNIQuadK(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	rng := rand.New(rand.NewPCG(85, 86))
+	for _, c := range []struct {
+		wt         quant.Type
+		vnni, avx2 func(nb int, x, y []byte, ldy int, out *[4]float32)
+		twin       Func
+	}{
+		{quant.Q2_K, QuadQ2_KVNNI, QuadQ2_KAVX2, Q2_K},
+		{quant.Q3_K, QuadQ3_KVNNI, QuadQ3_KAVX2, Q3_K},
+	} {
+		for trial := range 200 {
+			nb := rng.IntN(10)
+			n := nb * quant.QKK
+			ldy := nb*simd.BytesQ8_K + 4*rng.IntN(20)
+			var x []byte
+			if trial%2 == 0 {
+				x = simdtest.Row(rng, quant.I8, int(simdtest.MustRowSize(t, c.wt, n)), rng.IntN(64), 0)
+			} else {
+				x = simdtest.Row(rng, c.wt, n, rng.IntN(64), 0.01)
+			}
+			y := kQuadRows(rng, nb, ldy, nil)
+			got := [4]float32{float32(math.NaN()), 1, 2, 3}
+			var want [4]float32
+			c.vnni(nb, x, y, ldy, &got)
+			c.avx2(nb, x, y, ldy, &want)
+			for col := range 4 {
+				tw := c.twin(n, x, y[col*ldy:])
+				if !simdtest.SameFloat(got[col], want[col]) || !simdtest.SameFloat(got[col], tw) {
+					t.Fatalf("%v trial %d nb=%d column %d: vnni %g (%#x), avx2 %g (%#x), twin %g (%#x)", c.wt, trial, nb, col,
+						got[col], math.Float32bits(got[col]), want[col], math.Float32bits(want[col]), tw, math.Float32bits(tw))
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkVNNIQuadK compares the AVX2 and VNNI q2_K and q3_K quad
+// kernels over 256 weight rows of k = 4096 (L2) and 4096 rows (past L2)
+// against one group of four activation rows.
+func BenchmarkVNNIQuadK(b *testing.B) {
+	simdtest.NeedVNNI(b)
+	rng := rand.New(rand.NewPCG(87, 88))
+	const k = 4096
+	nb := k / quant.QKK
+	ldy := nb * simd.BytesQ8_K
+	y := kQuadRows(rng, nb, ldy, nil)
+	for _, c := range []struct {
+		wt         quant.Type
+		vnni, avx2 func(nb int, x, y []byte, ldy int, out *[4]float32)
+	}{
+		{quant.Q2_K, QuadQ2_KVNNI, QuadQ2_KAVX2},
+		{quant.Q3_K, QuadQ3_KVNNI, QuadQ3_KAVX2},
+	} {
+		xs := int(simdtest.MustRowSize(b, c.wt, k))
+		for _, rows := range []int{256, 4096} {
+			x := make([]byte, 0, rows*xs)
+			for range rows / 64 {
+				x = append(x, simdtest.Row(rng, c.wt, 64*k, 0, 0)...)
+			}
+			for _, f := range []struct {
+				name string
+				f    func(nb int, x, y []byte, ldy int, out *[4]float32)
+			}{{"avx2", c.avx2}, {"vnni", c.vnni}} {
+				b.Run(fmt.Sprintf("%v/rows%d/%s", c.wt, rows, f.name), func(b *testing.B) {
+					var out [4]float32
+					b.SetBytes(int64(rows * xs))
+					for b.Loop() {
+						for r := range rows {
+							f.f(nb, x[r*xs:], y, ldy, &out)
+						}
+					}
+				})
+			}
+		}
+	}
+}
