@@ -321,6 +321,16 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 		gk.qtile = &qt
 		ks.gemm[wt] = &gk
 	}
+	// The K-format panel kernels with VPDPBUSD (likewise).
+	for wt, kernel := range map[quant.Type]func(int, []byte, []byte, int, *[32]float32){
+		quant.Q4_K: qgemm.Q4_KVNNI, quant.Q5_K: qgemm.Q5_KVNNI, quant.Q6_K: qgemm.Q6_KVNNI,
+	} {
+		gk := *ks.gemm[wt]
+		kt := *gk.ktile
+		kt.kernel = kernel
+		gk.ktile = &kt
+		ks.gemm[wt] = &gk
+	}
 	// The four-row kernels with VPDPBUSD (package gemv; bit for bit the
 	// AVX2 ones): MUL_MAT with 1-3 activation rows where the weights are
 	// not repacked.
@@ -365,16 +375,6 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 	} {
 		gk := *ks.gemm[wt]
 		gk.quad = quad
-		ks.gemm[wt] = &gk
-	}
-	// The K-format panel kernels with VPDPBUSD (likewise).
-	for wt, kernel := range map[quant.Type]func(int, []byte, []byte, int, *[32]float32){
-		quant.Q4_K: qgemm.Q4_KVNNI, quant.Q5_K: qgemm.Q5_KVNNI, quant.Q6_K: qgemm.Q6_KVNNI,
-	} {
-		gk := *ks.gemm[wt]
-		kt := *gk.ktile
-		kt.kernel = kernel
-		gk.ktile = &kt
 		ks.gemm[wt] = &gk
 	}
 })
