@@ -350,6 +350,52 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 		gk.ktile = &kt
 		ks.gemm[wt] = &gk
 	}
+	// The four-row kernels with VPDPBUSD (package gemv; bit for bit the
+	// AVX2 ones): MUL_MAT with 1-3 activation rows where the weights are
+	// not repacked.
+	for wt, f := range map[quant.Type]gemvFunc{
+		quant.Q4_K: gemv.Q4_KVNNI, quant.Q5_K: gemv.Q5_KVNNI, quant.Q6_K: gemv.Q6_KVNNI,
+		quant.Q4_0: gemv.Q4_0VNNI, quant.Q5_0: gemv.Q5_0VNNI, quant.Q8_0: gemv.Q8_0VNNI,
+		quant.Q4_1: gemv.Q4_1VNNI, quant.Q5_1: gemv.Q5_1VNNI,
+		quant.Q2_K: gemv.Q2_KVNNI, quant.Q3_K: gemv.Q3_KVNNI,
+	} {
+		ks.gemv[wt] = f
+	}
+	// The q4_0 side kernel with VPDPBUSD, the four rows in one zmm
+	// register (bit for bit SideQ4_0AVX2), and the x8 kernels' plain
+	// tails: the VNNI four-row kernels, each equal to the AVX2 tail.
+	sk := *ks.gemvSide[quant.Q4_0]
+	sk.f = gemv.SideQ4_0VNNI
+	ks.gemvSide[quant.Q4_0] = &sk
+	for wt, tail := range map[quant.Type]gemvFunc{
+		quant.Q4_0: gemv.SideQ4_0VNNI, quant.Q8_0: gemv.Q8_0VNNI,
+		quant.Q6_K: gemv.Q6_KVNNI, quant.Q4_K: gemv.Q4_KVNNI,
+	} {
+		k := *ks.x8[wt]
+		k.tail = tail
+		ks.x8[wt] = &k
+	}
+	// The q4_K, q5_K, q6_K, q4_0 and q8_0 dot products with VPDPBUSD
+	// (package dot; bit for bit the AVX2 ones: the same integer lanes and
+	// float32 steps, so the flash-attention q8_0 score kernels still sum
+	// as the tier's q8_0 dot does).
+	for wt, f := range map[quant.Type]vecDotFunc{
+		quant.Q4_K: dot.Q4_KVNNI, quant.Q5_K: dot.Q5_KVNNI, quant.Q6_K: dot.Q6_KVNNI,
+		quant.Q4_0: dot.Q4_0VNNI, quant.Q8_0: dot.Q8_0VNNI,
+	} {
+		dk := ks.dots[wt]
+		dk.dot = f
+		ks.dots[wt] = dk
+	}
+	// The q2_K and q3_K quad kernels with VPDPBUSD (package dot; bit for
+	// bit the AVX2 ones): their MUL_MAT path from n = 4 (no panels).
+	for wt, quad := range map[quant.Type]quadFunc{
+		quant.Q2_K: dot.QuadQ2_KVNNI, quant.Q3_K: dot.QuadQ3_KVNNI,
+	} {
+		gk := *ks.gemm[wt]
+		gk.quad = quad
+		ks.gemm[wt] = &gk
+	}
 })
 
 // deriveKernels returns a copy of base named name, with its maps cloned

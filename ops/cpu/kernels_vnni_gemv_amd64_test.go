@@ -1,0 +1,169 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// vnniGemvs are the VNNI four-row kernels the vnni table installs, by
+// weight type, with the AVX2 kernels the avx2 and avx512 tables keep.
+var vnniGemvs = []struct {
+	wt         quant.Type
+	avx2, vnni gemvFunc
+}{
+	{quant.Q4_K, gemv.Q4_KAVX2, gemv.Q4_KVNNI},
+	{quant.Q5_K, gemv.Q5_KAVX2, gemv.Q5_KVNNI},
+	{quant.Q6_K, gemv.Q6_KAVX2, gemv.Q6_KVNNI},
+	{quant.Q4_0, gemv.Q4_0AVX2, gemv.Q4_0VNNI},
+	{quant.Q5_0, gemv.Q5_0AVX2, gemv.Q5_0VNNI},
+	{quant.Q4_1, gemv.Q4_1AVX2, gemv.Q4_1VNNI},
+	{quant.Q5_1, gemv.Q5_1AVX2, gemv.Q5_1VNNI},
+	{quant.Q8_0, gemv.Q8_0AVX2, gemv.Q8_0VNNI},
+	{quant.Q2_K, gemv.Q2_KAVX2, gemv.Q2_KVNNI},
+	{quant.Q3_K, gemv.Q3_KAVX2, gemv.Q3_KVNNI},
+}
+
+// TestVNNITableGemv checks that the vnni table's four-row kernels are the
+// VNNI ones and that the avx2 and avx512 tables keep the AVX2 ones, and
+// likewise for the q4_0 side kernel.
+func TestVNNITableGemv(t *testing.T) {
+	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
+	for _, c := range vnniGemvs {
+		for _, ks := range []*kernelSet{avx2Kernels, avx512Kernels} {
+			if ptr(ks.gemv[c.wt]) != ptr(c.avx2) {
+				t.Errorf("%s table's %v four-row kernel is not the AVX2 one", ks.name, c.wt)
+			}
+		}
+		if ptr(vnniKernels.gemv[c.wt]) != ptr(c.vnni) {
+			t.Errorf("vnni table's %v four-row kernel is not the VNNI one", c.wt)
+		}
+	}
+	for _, ks := range []*kernelSet{avx2Kernels, avx512Kernels} {
+		if ptr(ks.gemvSide[quant.Q4_0].f) != ptr(gemv.SideQ4_0AVX2) {
+			t.Errorf("%s table's q4_0 side kernel is not the AVX2 one", ks.name)
+		}
+	}
+	v, a := vnniKernels.gemvSide[quant.Q4_0], avx2Kernels.gemvSide[quant.Q4_0]
+	if ptr(v.f) != ptr(gemv.SideQ4_0VNNI) || v.per != a.per || ptr(v.prep) != ptr(a.prep) {
+		t.Errorf("vnni table's q4_0 side kernel is not SideQ4_0VNNI with avx2's side data")
+	}
+}
+
+// TestVNNITableDots checks that the vnni table's q4_K, q5_K, q6_K, q4_0
+// and q8_0 dot products are the VNNI ones (activation type kept) and that
+// the avx2 and avx512 tables keep the AVX2 ones.
+func TestVNNITableDots(t *testing.T) {
+	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
+	for _, c := range []struct {
+		wt         quant.Type
+		avx2, vnni vecDotFunc
+	}{
+		{quant.Q4_K, dot.Q4_KAVX2, dot.Q4_KVNNI},
+		{quant.Q5_K, dot.Q5_KAVX2, dot.Q5_KVNNI},
+		{quant.Q6_K, dot.Q6_KAVX2, dot.Q6_KVNNI},
+		{quant.Q4_0, dot.Q4_0AVX2, dot.Q4_0VNNI},
+		{quant.Q8_0, dot.Q8_0AVX2, dot.Q8_0VNNI},
+	} {
+		for _, ks := range []*kernelSet{avx2Kernels, avx512Kernels} {
+			if ptr(ks.dots[c.wt].dot) != ptr(c.avx2) {
+				t.Errorf("%s table's %v dot product is not the AVX2 one", ks.name, c.wt)
+			}
+		}
+		v := vnniKernels.dots[c.wt]
+		if ptr(v.dot) != ptr(c.vnni) || v.actType != avx2Kernels.dots[c.wt].actType {
+			t.Errorf("vnni table's %v dot product is not the VNNI one with avx2's activation type", c.wt)
+		}
+	}
+}
+
+// TestVNNITableQuads checks that the vnni table's q2_K and q3_K quad
+// kernels are the VNNI ones, the rest of each gemm entry avx2's, and that
+// the avx2 and avx512 tables keep the AVX2 ones.
+func TestVNNITableQuads(t *testing.T) {
+	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
+	for _, c := range []struct {
+		wt         quant.Type
+		avx2, vnni quadFunc
+	}{
+		{quant.Q2_K, dot.QuadQ2_KAVX2, dot.QuadQ2_KVNNI},
+		{quant.Q3_K, dot.QuadQ3_KAVX2, dot.QuadQ3_KVNNI},
+	} {
+		for _, ks := range []*kernelSet{avx2Kernels, avx512Kernels} {
+			if ptr(ks.gemm[c.wt].quad) != ptr(c.avx2) {
+				t.Errorf("%s table's %v quad kernel is not the AVX2 one", ks.name, c.wt)
+			}
+		}
+		v, a := vnniKernels.gemm[c.wt], avx2Kernels.gemm[c.wt]
+		if ptr(v.quad) != ptr(c.vnni) || v.kind != a.kind || v.ktile != a.ktile || v.qtile != a.qtile {
+			t.Errorf("vnni table's %v gemm entry is not avx2's with the VNNI quad kernel", c.wt)
+		}
+	}
+}
+
+// TestVNNIGemvMulMat checks that MUL_MAT with one to three activation
+// rows (and 5 and 9: the quad and panel paths) gives the same outputs
+// bit for bit on the avx2 and vnni tiers for the types whose four-row
+// kernel the vnni tier replaces (its kernels equal the AVX2 ones), with
+// the weights repacked or not.
+func TestVNNIGemvMulMat(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	shapes := []struct{ k, m, n int64 }{
+		{k: 256, m: 19, n: 1}, {k: 1024, m: 16, n: 2}, {k: 768, m: 9, n: 3}, {k: 4096, m: 8, n: 1},
+		{k: 512, m: 7, n: 5}, {k: 256, m: 12, n: 9},
+	}
+	for _, noRepack := range []bool{true, false} {
+		outs := map[string][][]float64{}
+		for _, tier := range []string{"avx2", "vnni"} {
+			b, err := NewWithOptions(Options{Threads: 2, Tier: tier, NoRepack: noRepack})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			rng := rand.New(rand.NewPCG(93, 94))
+			for _, c := range vnniGemvs {
+				for _, s := range shapes {
+					a := mxLeaf(t, b, rng, "a", c.wt, s.k, s.m)
+					x := mxLeaf(t, b, rng, "b", quant.F32, s.k, s.n)
+					node, err := ops.MulMat(a, x)
+					if err != nil {
+						t.Fatal(err)
+					}
+					outs[tier] = append(outs[tier], mxOutputs(t, b, node))
+				}
+			}
+		}
+		i := 0
+		for _, c := range vnniGemvs {
+			for _, s := range shapes {
+				got, want := outs["vnni"][i], outs["avx2"][i]
+				i++
+				if q := avx2Kernels.gemm[c.wt].qtile; q != nil && s.n >= 4 && s.n < q.minN {
+					// The avx2 tier takes the quad kernel here, the vnni
+					// tier the panel kernel (q8_0 at n = 4-7): another
+					// rounding (see TestVNNIQTileMulMat).
+					continue
+				}
+				name := fmt.Sprintf("%v/noRepack=%v/k%d_m%d_n%d", c.wt, noRepack, s.k, s.m, s.n)
+				if len(got) != len(want) {
+					t.Fatalf("%s: %d outputs, avx2 %d", name, len(got), len(want))
+				}
+				for j := range got {
+					if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+						t.Fatalf("%s: output %d: vnni %g, avx2 %g", name, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	}
+}
