@@ -74,12 +74,19 @@
 // the q4_0 side kernel, and x8 kernels for q4_0, q8_0, q4_K, q6_K, f16 and
 // bf16; the row kernels of SOFT_MAX, RMS_NORM, flash attention and the
 // elementwise ops; GET_ROWS decoders; and the ROPE, SSM and
-// FLASH_ATTN_EXT block kernels. The avx512 tier replaces the packed float
-// path's micro-kernel by a 6x32 one over two panels (micro2) and the
-// f16/bf16 wideners by zmm ones; the vnni tier replaces the panel kernels
-// of the legacy and K types and the x8 kernels of q4_0, q8_0, q4_K and
-// q6_K by VPDPBUSD ones on zmm. Tests check entries by function identity
-// and by result (kernels_amd64_test.go, kernels_vnni_amd64_test.go,
+// FLASH_ATTN_EXT block kernels. The avx512 tier replaces, by zmm kernels
+// bit for bit the AVX2 ones: the packed float path's micro-kernel (a 6x32
+// over two panels, micro2), the f16/bf16 wideners, the elementwise and
+// softmax/norm/attention row kernels, the activation quantizers, the
+// FLASH_ATTN_EXT block and small-head kernels, and the SSM_SCAN/SSM_CONV
+// kernels (its f16/bf16 x8 kernels stay AVX2's: the zmm ones were slower
+// inside a model). The vnni tier replaces, by VPDPBUSD kernels on zmm, the
+// panel kernels of the legacy and K types, the x8 kernels of q4_0, q8_0,
+// q4_K and q6_K and their tails, the four-row gemv kernels of the legacy
+// and K types, the q4_0 side kernel, the q4_0, q8_0, q4_K, q5_K and q6_K
+// dot products and the q2_K/q3_K quad kernels. Tests check entries by
+// function identity and by result (kernels_amd64_test.go,
+// kernels_vnni_amd64_test.go, kernels_vnni_gemv_amd64_test.go,
 // x8_vnni_amd64_test.go).
 //
 // Every assembly function has a pure-Go twin or equals a generic
