@@ -9,8 +9,12 @@ import (
 )
 
 // FLASH_ATTN_EXT's block kernels on AVX-512 F/BW/VL (with the AVX2 tier's
-// FMA and F16C): flashattn_pv_avx512_amd64.s and
-// flashattn_qk_avx512_amd64.s. Each is its AVX2 kernel's sums bit for bit
+// FMA and F16C): flashattn_pv_avx512_amd64.s (f16 values),
+// flashattn_pvf32_avx512_amd64.s (float32 values),
+// flashattn_qk_avx512_amd64.s and flashattn_qk4_avx512_amd64.s (f16 key
+// scores for three and four rows), flashattn_q8_avx512_amd64.s and
+// flashattn_q8_1_avx512_amd64.s (q8_0 key scores for three rows and one),
+// sharing the table of flashattn_avx512_amd64.h. Each is its AVX2 kernel's sums bit for bit
 // (the same twins, twin.go); the Go wrappers check the bounds the
 // assembly relies on.
 
