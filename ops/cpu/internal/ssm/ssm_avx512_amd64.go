@@ -113,13 +113,14 @@ func ScanSTileAVX512(st []float32, stS, nRows, dState int, x []float32, xS, xT i
 }
 
 //go:noescape
-func ssmConvAVX512(dst *float32, dstT int, sx *float32, sxS int, cw *float32, nTok8 int)
+func ssmConvAVX512(dst *float32, dstT int, sx *float32, sxS int, cw *float32, nTok16 int)
 
 //go:noescape
 func ssmConv1AVX512(dst, sx, c *float32, nGroups int)
 
-// Conv4AVX512 is ssmKernels.conv4 with 16 tokens per zmm (twin: package
-// cpu's ssmConvRows; bit for bit Conv4AVX2).
+// Conv4AVX512 is ssmKernels.conv4 with 16 tokens per zmm, a last block
+// of 8 tokens by ssmConvAVX2 (twin: package cpu's ssmConvRows; bit for
+// bit Conv4AVX2).
 func Conv4AVX512(dst []float32, dstT int, sx []float32, sxS int, cw []float32, nTok8 int) {
 	if nTok8 <= 0 {
 		return
@@ -128,7 +129,13 @@ func Conv4AVX512(dst []float32, dstT int, sx []float32, sxS int, cw []float32, n
 		panic("cpu: ssm_conv tile out of range")
 	}
 	_ = cw[31]
-	ssmConvAVX512(&dst[0], 4*dstT, &sx[0], 4*sxS, &cw[0], nTok8)
+	n16 := nTok8 &^ 15
+	if n16 > 0 {
+		ssmConvAVX512(&dst[0], 4*dstT, &sx[0], 4*sxS, &cw[0], n16)
+	}
+	if n16 < nTok8 {
+		ssmConvAVX2(&dst[n16*dstT], 4*dstT, &sx[n16], 4*sxS, &cw[0], nTok8-n16)
+	}
 }
 
 // Conv41AVX512 is ssmKernels.conv41 on two groups of 8 channels per zmm
