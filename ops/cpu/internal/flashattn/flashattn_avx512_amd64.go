@@ -40,7 +40,13 @@ func ValuesAVX512(acc, p [3][]float32, v []byte, vs, nk int) {
 	a0, a1, a2 := acc[0][:n], acc[1][:n], acc[2][:n]
 	p0, p1, p2 := p[0][:nk], p[1][:nk], p[2][:nk]
 	vl := simd.U16s(v, 0, int64((nk-1)*vs/2+n)) // bounds: the last row's end
-	faPV3AVX512(&a0[0], &a1[0], &a2[0], &p0[0], &p1[0], &p2[0], &vl[0], vs, nk, n)
+	n16 := n &^ 15                              // the zmm kernel's part; a last 8 is the AVX2 kernel's
+	if n16 > 0 {
+		faPV3AVX512(&a0[0], &a1[0], &a2[0], &p0[0], &p1[0], &p2[0], &vl[0], vs, nk, n16)
+	}
+	if n16 < n {
+		faPV3AVX2(&a0[n16], &a1[n16], &a2[n16], &p0[0], &p1[0], &p2[0], &vl[n16], vs, nk, n-n16)
+	}
 }
 
 // Values1AVX512 is faBlockKernels.values1 (twin: Values1Twin), Values1AVX2
@@ -52,7 +58,13 @@ func Values1AVX512(acc, p []float32, v []byte, vs, nk int) {
 	}
 	p = p[:nk]
 	vl := simd.U16s(v, 0, int64((nk-1)*vs/2+n)) // bounds: the last row's end
-	faPV1AVX512(&acc[0], &p[0], &vl[0], vs, nk, n)
+	n16 := n &^ 15                              // the zmm kernel's part; a last 8 is the AVX2 kernel's
+	if n16 > 0 {
+		faPV1AVX512(&acc[0], &p[0], &vl[0], vs, nk, n16)
+	}
+	if n16 < n {
+		faPV1AVX2(&acc[n16], &p[0], &vl[n16], vs, nk, n-n16)
+	}
 }
 
 // ValuesF32AVX512 is faBlockKernels.valuesF32 (twin: ValuesF32Twin),
@@ -65,7 +77,13 @@ func ValuesF32AVX512(acc, p [3][]float32, v []float32, vs, nk int) {
 	a0, a1, a2 := acc[0][:n], acc[1][:n], acc[2][:n]
 	p0, p1, p2 := p[0][:nk], p[1][:nk], p[2][:nk]
 	v = v[:(nk-1)*vs+n] // bounds: the last row's end
-	faPVF3AVX512(&a0[0], &a1[0], &a2[0], &p0[0], &p1[0], &p2[0], &v[0], 4*vs, nk, n)
+	n16 := n &^ 15      // the zmm kernel's part; a last 8 is the AVX2 kernel's
+	if n16 > 0 {
+		faPVF3AVX512(&a0[0], &a1[0], &a2[0], &p0[0], &p1[0], &p2[0], &v[0], 4*vs, nk, n16)
+	}
+	if n16 < n {
+		faPVF3AVX2(&a0[n16], &a1[n16], &a2[n16], &p0[0], &p1[0], &p2[0], &v[n16], 4*vs, nk, n-n16)
+	}
 }
 
 // Values1F32AVX512 is faBlockKernels.values1F32 (twin: Values1F32Twin),
@@ -77,7 +95,13 @@ func Values1F32AVX512(acc, p []float32, v []float32, vs, nk int) {
 	}
 	p = p[:nk]
 	v = v[:(nk-1)*vs+n] // bounds: the last row's end
-	faPVF1AVX512(&acc[0], &p[0], &v[0], 4*vs, nk, n)
+	n16 := n &^ 15      // the zmm kernel's part; a last 8 is the AVX2 kernel's
+	if n16 > 0 {
+		faPVF1AVX512(&acc[0], &p[0], &v[0], 4*vs, nk, n16)
+	}
+	if n16 < n {
+		faPVF1AVX2(&acc[n16], &p[0], &v[n16], 4*vs, nk, n-n16)
+	}
 }
 
 //go:noescape

@@ -11,10 +11,10 @@
 // func faPV3AVX512(a0, a1, a2, p0, p1, p2 *float32, v *uint16, vs, nk, n int)
 //
 // faPV3AVX2 in zmm: for each of the nk value rows v + t*vs bytes
-// (f16, n elements, n a positive multiple of 8) in order: a_r += p_r[t] *
+// (f16, n elements, n a positive multiple of 16) in order: a_r += p_r[t] *
 // row, one FMA per element, for the three rows r. The accumulators go in
-// chunks of 128 floats per row (24 registers), then of 64, of 16, and a
-// last 8 in ymm, and stay in registers over all nk keys. Each key also
+// chunks of 128 floats per row (24 registers), then of 64 and of 16 (the
+// Go wrapper hands a last 8 to the AVX2 kernel), and stay in registers over all nk keys. Each key also
 // prefetches its chunk of the row 64 keys on (the next tile).
 TEXT ·faPV3AVX512(SB), NOSPLIT, $0-80
 	MOVQ a0+0(FP), SI
@@ -215,7 +215,7 @@ faPV3AVX512_s64:
 faPV3AVX512_c16:
 	LEAQ 64(AX), R9
 	CMPQ R9, DX
-	JG   faPV3AVX512_c8
+	JG   faPV3AVX512_done
 	VMOVUPS 0(SI)(AX*1), Z0
 	VMOVUPS 0(DI)(AX*1), Z1
 	VMOVUPS 0(R8)(AX*1), Z2
@@ -252,44 +252,6 @@ faPV3AVX512_s16:
 	ADDQ $64, AX
 	JMP  faPV3AVX512_c16
 
-faPV3AVX512_c8:
-	CMPQ AX, DX
-	JGE  faPV3AVX512_done
-	VMOVUPS (SI)(AX*1), Y0
-	VMOVUPS (DI)(AX*1), Y4
-	VMOVUPS (R8)(AX*1), Y8
-	MOVQ AX, R9
-	SHRQ $1, R9
-	ADDQ R13, R9          // R9: value row t at this chunk
-	MOVQ p0+24(FP), R10
-	MOVQ p1+32(FP), R11
-	MOVQ p2+40(FP), R12
-	MOVQ nk+64(FP), CX
-
-faPV3AVX512_k8:
-	TESTQ CX, CX
-	JLE   faPV3AVX512_s8
-	VBROADCASTSS (R10), Y13
-	VBROADCASTSS (R11), Y14
-	VBROADCASTSS (R12), Y15
-	VCVTPH2PS (R9), Y12
-	VFMADD231PS Y12, Y13, Y0
-	VFMADD231PS Y12, Y14, Y4
-	VFMADD231PS Y12, Y15, Y8
-	ADDQ BX, R9
-	ADDQ $4, R10
-	ADDQ $4, R11
-	ADDQ $4, R12
-	DECQ CX
-	JMP  faPV3AVX512_k8
-
-faPV3AVX512_s8:
-	VMOVUPS Y0, (SI)(AX*1)
-	VMOVUPS Y4, (DI)(AX*1)
-	VMOVUPS Y8, (R8)(AX*1)
-	ADDQ $32, AX
-	JMP  faPV3AVX512_c8
-
 faPV3AVX512_done:
 	VZEROUPPER
 	RET
@@ -297,9 +259,9 @@ faPV3AVX512_done:
 // func faPV1AVX512(a, p *float32, v *uint16, vs, nk, n int)
 //
 // faPV1AVX2 in zmm: for each of the nk value rows v + t*vs bytes in
-// order, a += p[t] * row (n a positive multiple of 8), the accumulator
-// in chunks of 256 floats (16 registers), then of 128, 64, 16, and a
-// last 8 in ymm.
+// order, a += p[t] * row (n a positive multiple of 16), the accumulator
+// in chunks of 256 floats (16 registers), then of 128, 64 and 16 (the Go
+// wrapper hands a last 8 to the AVX2 kernel).
 TEXT ·faPV1AVX512(SB), NOSPLIT, $0-48
 	MOVQ a+0(FP), SI
 	MOVQ v+16(FP), R13
@@ -492,7 +454,7 @@ faPV1AVX512_s64:
 faPV1AVX512_c16:
 	LEAQ 64(AX), R9
 	CMPQ R9, DX
-	JG   faPV1AVX512_c8
+	JG   faPV1AVX512_done
 	VMOVUPS 0(SI)(AX*1), Z0
 	MOVQ AX, R9
 	SHRQ $1, R9
@@ -515,32 +477,6 @@ faPV1AVX512_s16:
 	VMOVUPS Z0, 0(SI)(AX*1)
 	ADDQ $64, AX
 	JMP  faPV1AVX512_c16
-
-faPV1AVX512_c8:
-	CMPQ AX, DX
-	JGE  faPV1AVX512_done
-	VMOVUPS (SI)(AX*1), Y0
-	MOVQ AX, R9
-	SHRQ $1, R9
-	ADDQ R13, R9          // R9: value row t at this chunk
-	MOVQ p+8(FP), R10
-	MOVQ nk+32(FP), CX
-
-faPV1AVX512_k8:
-	TESTQ CX, CX
-	JLE   faPV1AVX512_s8
-	VBROADCASTSS (R10), Y15
-	VCVTPH2PS (R9), Y12
-	VFMADD231PS Y12, Y15, Y0
-	ADDQ BX, R9
-	ADDQ $4, R10
-	DECQ CX
-	JMP  faPV1AVX512_k8
-
-faPV1AVX512_s8:
-	VMOVUPS Y0, (SI)(AX*1)
-	ADDQ $32, AX
-	JMP  faPV1AVX512_c8
 
 faPV1AVX512_done:
 	VZEROUPPER
