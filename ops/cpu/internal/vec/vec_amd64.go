@@ -47,11 +47,15 @@ func f16ToF32AVX2(dst *float32, src *uint16, n int)
 
 // ExpSumAVX2 is expSum with the float32 exp of ExpTwin (twin:
 // ExpSumTwin).
-func ExpSumAVX2(z []float32, mx float32) float64 {
+func ExpSumAVX2(z []float32, mx float32) float64 { return expSumRuns(expSumAVX2, z, mx) }
+
+// expSumRuns is expSum with kernel (a tier's assembly) on the whole runs
+// of 8 of z and ExpTwin's steps on the rest, the tail the twin sums last.
+func expSumRuns(kernel func(z *float32, n int, mx float32) float64, z []float32, mx float32) float64 {
 	n8 := len(z) &^ 7
 	var sum float64
 	if n8 > 0 {
-		sum = expSumAVX2(&z[0], n8, mx)
+		sum = kernel(&z[0], n8, mx)
 	}
 	for i := n8; i < len(z); i++ {
 		e := ExpTwin(z[i] - mx)
@@ -63,6 +67,12 @@ func ExpSumAVX2(z []float32, mx float32) float64 {
 
 // SMPrepAVX2 is smPrep (twin: SMPrepTwin).
 func SMPrepAVX2(out, x, m []float32, scale, slope float32) float32 {
+	return smPrepRuns(smPrepAVX2, out, x, m, scale, slope)
+}
+
+// smPrepRuns is smPrep with kernel (a tier's assembly) on the whole runs
+// of 8 and the twin's steps on the rest.
+func smPrepRuns(kernel func(out, x, m *float32, n int, scale, slope float32) float32, out, x, m []float32, scale, slope float32) float32 {
 	x = x[:len(out)]
 	var mp *float32
 	if m != nil {
@@ -74,7 +84,7 @@ func SMPrepAVX2(out, x, m []float32, scale, slope float32) float32 {
 		if m != nil {
 			mp = &m[0]
 		}
-		mx = smPrepAVX2(&out[0], &x[0], mp, n8, scale, slope)
+		mx = kernel(&out[0], &x[0], mp, n8, scale, slope)
 	}
 	for i := n8; i < len(out); i++ {
 		v := float32(x[i] * scale)
@@ -99,11 +109,15 @@ func MulToAVX2(out, x []float32, s float32) {
 }
 
 // SumSqAVX2 is sumSq (twin: SumSqTwin).
-func SumSqAVX2(x []float32) float64 {
+func SumSqAVX2(x []float32) float64 { return sumSqRuns(sumSqAVX2, x) }
+
+// sumSqRuns is sumSq with kernel (a tier's assembly) on the whole runs of
+// 8 and the twin's FMAs on the rest.
+func sumSqRuns(kernel func(x *float32, n int) float64, x []float32) float64 {
 	n8 := len(x) &^ 7
 	var sum float64
 	if n8 > 0 {
-		sum = sumSqAVX2(&x[0], n8)
+		sum = kernel(&x[0], n8)
 	}
 	for _, v := range x[n8:] {
 		sum = math.FMA(float64(v), float64(v), sum)
@@ -179,12 +193,18 @@ func AxpyQ8_0AVX2(acc []float32, x []byte, s float32) {
 // Dot2F16AVX2 is dot2F16 (twin: Dot2F16Twin); the scalar tail is
 // added as dotF16AVX2 adds it.
 func Dot2F16AVX2(k0, k1 []uint16, q []float32) (float32, float32) {
+	return dot2F16Runs(dot2F16AVX2, k0, k1, q)
+}
+
+// dot2F16Runs is dot2F16 with kernel (a tier's assembly) on the whole
+// runs of 8 and the scalar tail added as the twin adds it.
+func dot2F16Runs(kernel func(k0, k1 *uint16, q *float32, n int) (s0, s1 float32), k0, k1 []uint16, q []float32) (float32, float32) {
 	n := len(q)
 	k0, k1 = k0[:n], k1[:n]
 	n8 := n &^ 7
 	var h0, h1, s0, s1 float32
 	if n8 > 0 {
-		h0, h1 = dot2F16AVX2(&k0[0], &k1[0], &q[0], n8)
+		h0, h1 = kernel(&k0[0], &k1[0], &q[0], n8)
 	}
 	for i := n8; i < n; i++ {
 		s0 = simd.FMA32(simd.HalfTable[k0[i]], q[i], s0)

@@ -3,11 +3,9 @@
 package vec
 
 import (
-	"math"
 	"unsafe"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
-	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 )
 
 // AVX-512 row kernels (vec_avx512_amd64.s), each bit for bit the twin of
@@ -41,57 +39,15 @@ func axpy4F16AVX512(acc *float32, x0, x1, x2, x3 *uint16, n int, s0, s1, s2, s3 
 
 // ExpSumAVX512 is expSum with the float32 exp of ExpTwin, 16 exps per
 // step (twin: ExpSumTwin).
-func ExpSumAVX512(z []float32, mx float32) float64 {
-	n8 := len(z) &^ 7
-	var sum float64
-	if n8 > 0 {
-		sum = expSumAVX512(&z[0], n8, mx)
-	}
-	for i := n8; i < len(z); i++ {
-		e := ExpTwin(z[i] - mx)
-		z[i] = e
-		sum += float64(e)
-	}
-	return sum
-}
+func ExpSumAVX512(z []float32, mx float32) float64 { return expSumRuns(expSumAVX512, z, mx) }
 
 // SMPrepAVX512 is smPrep (twin: SMPrepTwin).
 func SMPrepAVX512(out, x, m []float32, scale, slope float32) float32 {
-	x = x[:len(out)]
-	var mp *float32
-	if m != nil {
-		m = m[:len(out)]
-	}
-	n8 := len(out) &^ 7
-	mx := float32(math.Inf(-1))
-	if n8 > 0 {
-		if m != nil {
-			mp = &m[0]
-		}
-		mx = smPrepAVX512(&out[0], &x[0], mp, n8, scale, slope)
-	}
-	for i := n8; i < len(out); i++ {
-		v := float32(x[i] * scale)
-		if m != nil {
-			v = float32(v + float32(slope*m[i]))
-		}
-		out[i] = v
-	}
-	return smPrepFinish(out, n8, mx)
+	return smPrepRuns(smPrepAVX512, out, x, m, scale, slope)
 }
 
 // SumSqAVX512 is sumSq (twin: SumSqTwin).
-func SumSqAVX512(x []float32) float64 {
-	n8 := len(x) &^ 7
-	var sum float64
-	if n8 > 0 {
-		sum = sumSqAVX512(&x[0], n8)
-	}
-	for _, v := range x[n8:] {
-		sum = math.FMA(float64(v), float64(v), sum)
-	}
-	return sum
-}
+func SumSqAVX512(x []float32) float64 { return sumSqRuns(sumSqAVX512, x) }
 
 // streamMax is the longest row the streaming kernels (mulTo, axpy,
 // axpy4, f16ToF32) take in zmm registers; longer rows go to the AVX2
@@ -182,16 +138,5 @@ func AxpyQ8_0AVX512(acc []float32, x []byte, s float32) {
 // Dot2F16AVX512 is dot2F16 (twin: Dot2F16Twin), summed in
 // Dot2F16AVX2's order; the scalar tail is added as there.
 func Dot2F16AVX512(k0, k1 []uint16, q []float32) (float32, float32) {
-	n := len(q)
-	k0, k1 = k0[:n], k1[:n]
-	n8 := n &^ 7
-	var h0, h1, s0, s1 float32
-	if n8 > 0 {
-		h0, h1 = dot2F16AVX512(&k0[0], &k1[0], &q[0], n8)
-	}
-	for i := n8; i < n; i++ {
-		s0 = simd.FMA32(simd.HalfTable[k0[i]], q[i], s0)
-		s1 = simd.FMA32(simd.HalfTable[k1[i]], q[i], s1)
-	}
-	return h0 + s0, h1 + s1
+	return dot2F16Runs(dot2F16AVX512, k0, k1, q)
 }
