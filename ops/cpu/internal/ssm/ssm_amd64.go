@@ -47,6 +47,13 @@ func SoftplusAVX2(dst, x []float32) {
 
 // ScanAAVX2 is ssmKernels.scanA (twin: ScanATwin).
 func ScanAAVX2(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int) {
+	scanARuns(ssmScanAAVX2, st, src, stS, srcS, a, aS, dsp, dspS, x, xS, y, yS, b, c, nRows, dState)
+}
+
+// scanARuns is scanA with kernel (a tier's assembly) where dState is a
+// positive multiple of 8, after the bounds checks the kernel relies on,
+// and ScanATwin elsewhere.
+func scanARuns(kernel func(st, src *float32, stS, srcS int, a *float32, aS int, dsp *float32, dspS int, x *float32, xS int, y *float32, yS int, b, c *float32, nRows, dState int), st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int) {
 	if nRows <= 0 {
 		return
 	}
@@ -61,11 +68,18 @@ func ScanAAVX2(st, src []float32, stS, srcS int, a []float32, aS int, dsp []floa
 	rowsCheck(x, xS, nRows, 1)
 	rowsCheck(y, yS, nRows, 1)
 	_, _ = b[dState-1], c[dState-1]
-	ssmScanAAVX2(&st[0], &src[0], 4*stS, 4*srcS, &a[0], 4*aS, &dsp[0], 4*dspS, &x[0], 4*xS, &y[0], 4*yS, &b[0], &c[0], nRows, dState)
+	kernel(&st[0], &src[0], 4*stS, 4*srcS, &a[0], 4*aS, &dsp[0], 4*dspS, &x[0], 4*xS, &y[0], 4*yS, &b[0], &c[0], nRows, dState)
 }
 
 // ScanSAVX2 is ssmKernels.scanS (twin: ScanSTwin).
 func ScanSAVX2(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32) {
+	scanSRuns(ssmScanSAVX2, st, src, stS, srcS, x, xS, y, yS, b, c, nRows, dState, dA, dsp)
+}
+
+// scanSRuns is scanS with kernel (a tier's assembly) where dState is a
+// positive multiple of 8, after the bounds checks the kernel relies on,
+// and ScanSTwin elsewhere.
+func scanSRuns(kernel func(st, src *float32, stS, srcS int, x *float32, xS int, y *float32, yS int, b, c *float32, nRows, dState int, dA, dsp float32), st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32) {
 	if nRows <= 0 {
 		return
 	}
@@ -78,11 +92,18 @@ func ScanSAVX2(st, src []float32, stS, srcS int, x []float32, xS int, y []float3
 	rowsCheck(x, xS, nRows, 1)
 	rowsCheck(y, yS, nRows, 1)
 	_, _ = b[dState-1], c[dState-1]
-	ssmScanSAVX2(&st[0], &src[0], 4*stS, 4*srcS, &x[0], 4*xS, &y[0], 4*yS, &b[0], &c[0], nRows, dState, dA, dsp)
+	kernel(&st[0], &src[0], 4*stS, 4*srcS, &x[0], 4*xS, &y[0], 4*yS, &b[0], &c[0], nRows, dState, dA, dsp)
 }
 
 // ScanSTokAVX2 is ssmKernels.scanSTok (twin: ScanSTokTwin).
 func ScanSTokAVX2(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
+	scanSTokRuns(ssmScanSTokAVX2, st, stS, nRows, dState, x, xS, xT, y, yS, yT, b, bT, c, cT, ed, nTok)
+}
+
+// scanSTokRuns is scanSTok with kernel (a tier's assembly) where
+// dState is a positive multiple of 8, after the bounds checks the kernel
+// relies on, and ScanSTokTwin elsewhere.
+func scanSTokRuns(kernel func(st *float32, stS, nRows, dState int, x *float32, xS, xT int, y *float32, yS, yT int, b *float32, bT int, c *float32, cT int, ed *float32, nTok int), st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
 	if nRows <= 0 || nTok <= 0 {
 		return
 	}
@@ -96,7 +117,7 @@ func ScanSTokAVX2(st []float32, stS, nRows, dState int, x []float32, xS, xT int,
 	tokCheck(b, 0, bT, 1, dState, nTok)
 	tokCheck(c, 0, cT, 1, dState, nTok)
 	_ = ed[2*nTok-1]
-	ssmScanSTokAVX2(&st[0], 4*stS, nRows, dState, &x[0], 4*xS, 4*xT, &y[0], 4*yS, 4*yT, &b[0], 4*bT, &c[0], 4*cT, &ed[0], nTok)
+	kernel(&st[0], 4*stS, nRows, dState, &x[0], 4*xS, 4*xT, &y[0], 4*yS, 4*yT, &b[0], 4*bT, &c[0], 4*cT, &ed[0], nTok)
 }
 
 // Conv4AVX2 is ssmKernels.conv4 (twin: package cpu's ssmConvRows).

@@ -24,38 +24,13 @@ func ssmScanSTokAVX512(st *float32, stS, nRows, dState int, x *float32, xS, xT i
 // ScanSAVX512 is ssmKernels.scanS in zmm (twin: ScanSTwin; bit for bit
 // ScanSAVX2).
 func ScanSAVX512(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32) {
-	if nRows <= 0 {
-		return
-	}
-	if dState%8 != 0 || dState == 0 {
-		ScanSTwin(st, src, stS, srcS, x, xS, y, yS, b, c, nRows, dState, dA, dsp)
-		return
-	}
-	rowsCheck(st, stS, nRows, dState)
-	rowsCheck(src, srcS, nRows, dState)
-	rowsCheck(x, xS, nRows, 1)
-	rowsCheck(y, yS, nRows, 1)
-	_, _ = b[dState-1], c[dState-1]
-	ssmScanSAVX512(&st[0], &src[0], 4*stS, 4*srcS, &x[0], 4*xS, &y[0], 4*yS, &b[0], &c[0], nRows, dState, dA, dsp)
+	scanSRuns(ssmScanSAVX512, st, src, stS, srcS, x, xS, y, yS, b, c, nRows, dState, dA, dsp)
 }
 
 // ScanSTokAVX512 is ssmKernels.scanSTok in zmm (twin: ScanSTokTwin; bit
 // for bit ScanSTokAVX2).
 func ScanSTokAVX512(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int) {
-	if nRows <= 0 || nTok <= 0 {
-		return
-	}
-	if dState%8 != 0 || dState == 0 {
-		ScanSTokTwin(st, stS, nRows, dState, x, xS, xT, y, yS, yT, b, bT, c, cT, ed, nTok)
-		return
-	}
-	rowsCheck(st, stS, nRows, dState)
-	tokCheck(x, xS, xT, nRows, 1, nTok)
-	tokCheck(y, yS, yT, nRows, 1, nTok)
-	tokCheck(b, 0, bT, 1, dState, nTok)
-	tokCheck(c, 0, cT, 1, dState, nTok)
-	_ = ed[2*nTok-1]
-	ssmScanSTokAVX512(&st[0], 4*stS, nRows, dState, &x[0], 4*xS, 4*xT, &y[0], 4*yS, 4*yT, &b[0], 4*bT, &c[0], 4*cT, &ed[0], nTok)
+	scanSTokRuns(ssmScanSTokAVX512, st, stS, nRows, dState, x, xS, xT, y, yS, yT, b, bT, c, cT, ed, nTok)
 }
 
 //go:noescape
@@ -64,21 +39,7 @@ func ssmScanAAVX512(st, src *float32, stS, srcS int, a *float32, aS int, dsp *fl
 // ScanAAVX512 is ssmKernels.scanA with the exponentials in zmm (twin:
 // ScanATwin; bit for bit ScanAAVX2).
 func ScanAAVX512(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int) {
-	if nRows <= 0 {
-		return
-	}
-	if dState%8 != 0 || dState == 0 {
-		ScanATwin(st, src, stS, srcS, a, aS, dsp, dspS, x, xS, y, yS, b, c, nRows, dState)
-		return
-	}
-	rowsCheck(st, stS, nRows, dState)
-	rowsCheck(src, srcS, nRows, dState)
-	rowsCheck(a, aS, nRows, dState)
-	rowsCheck(dsp, dspS, nRows, 1)
-	rowsCheck(x, xS, nRows, 1)
-	rowsCheck(y, yS, nRows, 1)
-	_, _ = b[dState-1], c[dState-1]
-	ssmScanAAVX512(&st[0], &src[0], 4*stS, 4*srcS, &a[0], 4*aS, &dsp[0], 4*dspS, &x[0], 4*xS, &y[0], 4*yS, &b[0], &c[0], nRows, dState)
+	scanARuns(ssmScanAAVX512, st, src, stS, srcS, a, aS, dsp, dspS, x, xS, y, yS, b, c, nRows, dState)
 }
 
 //go:noescape
