@@ -146,48 +146,7 @@ func faScoresSmallAVX512(q *float32, d int, kt *float32, ts int, m *uint16, slop
 // slope is positive (so that padding mask values of -Inf stay -Inf);
 // otherwise the twin takes them (the block path's tiles have room).
 func ScoresSmallAVX512(q, kt []float32, ts int, m []uint16, slope, scale float32, sc []float32, bits []uint64) float32 {
-	n, d := len(sc), len(q)
-	if d == 0 || d%4 != 0 || ts < n {
-		panic("ScoresSmallAVX512: bad row length or stride")
-	}
-	nw := (n + 63) / 64
-	bits = bits[:nw]
-	clear(bits)
-	if n == 0 {
-		return float32(math.Inf(-1))
-	}
-	_ = kt[(d-1)*ts+n-1] // bounds: the last key's last element
-	m = m[:n]
-	n64 := n &^ 63
-	mx, nan := float32(math.Inf(-1)), false
-	if n64 > 0 {
-		mx, nan = faScoresSmallAVX512(&q[0], d, &kt[0], ts, &m[0], slope, scale, &sc[0], n64/64, &bits[0])
-	}
-	if r := n - n64; r > 0 && slope > 0 && ts >= n64+64 {
-		// The last keys as a group of 64, the mask values past n -Inf
-		// (keys scored from kt's padding, then dropped); their logits
-		// and mask bits are dropped.
-		var (
-			mt [64]uint16
-			st [64]float32
-			tb uint64
-		)
-		copy(mt[:], m[n64:])
-		for i := r; i < 64; i++ {
-			mt[i] = 0xfc00
-		}
-		_ = kt[(d-1)*ts+n64+63]
-		tmx, tnan := faScoresSmallAVX512(&q[0], d, &kt[n64], ts, &mt[0], slope, scale, &st[0], 1, &tb)
-		copy(sc[n64:], st[:r])
-		bits[n64/64] |= tb & (1<<r - 1)
-		mx, nan = max(mx, tmx), nan || tnan
-	} else if r > 0 {
-		mx = max(mx, scoresSmallFrom(q, kt, ts, m, slope, scale, sc, bits, n64))
-	}
-	if nan {
-		return float32(math.NaN())
-	}
-	return mx
+	return scoresSmallGroups(64, "ScoresSmallAVX512", q, kt, ts, m, slope, scale, sc, bits)
 }
 
 //go:noescape

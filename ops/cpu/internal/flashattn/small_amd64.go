@@ -50,9 +50,30 @@ func KTAVX2(dst []float32, ts int, k []byte, ks, nk, d int) {
 // least n rounded up to 32) and slope is positive (so that padding mask
 // values of -Inf stay -Inf); otherwise the twin takes them.
 func ScoresSmallAVX2(q, kt []float32, ts int, m []uint16, slope, scale float32, sc []float32, bits []uint64) float32 {
+	return scoresSmallGroups(32, "ScoresSmallAVX2", q, kt, ts, m, slope, scale, sc, bits)
+}
+
+// scoresSmallKernel runs the small-head score kernel whose group is g
+// keys: faScoresSmallAVX2 (32) or faScoresSmallAVX512 (64). It calls
+// them directly, not through a function value, so that the pointers to
+// scoresSmallGroups' stack arrays do not escape (the kernels are
+// noescape; a call through a value would move those arrays to the heap on
+// every call).
+func scoresSmallKernel(g int, q *float32, d int, kt *float32, ts int, m *uint16, slope, scale float32, sc *float32, ng int, bits *uint64) (mx float32, nan bool) {
+	if g == 64 {
+		return faScoresSmallAVX512(q, d, kt, ts, m, slope, scale, sc, ng, bits)
+	}
+	return faScoresSmallAVX2(q, d, kt, ts, m, slope, scale, sc, ng, bits)
+}
+
+// scoresSmallGroups is ScoresSmallTwin with the kernel of group g
+// (scoresSmallKernel: 32 or 64 keys) on the whole groups, the last keys as one more group
+// where kt's rows have room for it and slope is positive, and the twin
+// otherwise; name is the caller's, for its panic.
+func scoresSmallGroups(g int, name string, q, kt []float32, ts int, m []uint16, slope, scale float32, sc []float32, bits []uint64) float32 {
 	n, d := len(sc), len(q)
 	if d == 0 || d%4 != 0 || ts < n {
-		panic("ScoresSmallAVX2: bad row length or stride")
+		panic(name + ": bad row length or stride")
 	}
 	nw := (n + 63) / 64
 	bits = bits[:nw]
@@ -62,31 +83,31 @@ func ScoresSmallAVX2(q, kt []float32, ts int, m []uint16, slope, scale float32, 
 	}
 	_ = kt[(d-1)*ts+n-1] // bounds: the last key's last element
 	m = m[:n]
-	n32 := n &^ 31
+	ng := n &^ (g - 1)
 	mx, nan := float32(math.Inf(-1)), false
-	if n32 > 0 {
-		mx, nan = faScoresSmallAVX2(&q[0], d, &kt[0], ts, &m[0], slope, scale, &sc[0], n32/32, &bits[0])
+	if ng > 0 {
+		mx, nan = scoresSmallKernel(g, &q[0], d, &kt[0], ts, &m[0], slope, scale, &sc[0], ng/g, &bits[0])
 	}
-	if r := n - n32; r > 0 && slope > 0 && ts >= n32+32 {
-		// The last keys as a group of 32, the mask values past n -Inf
+	if r := n - ng; r > 0 && slope > 0 && ts >= ng+g {
+		// The last keys as a group of g, the mask values past n -Inf
 		// (keys scored from kt's padding, then dropped); their logits
 		// and mask bits are dropped.
 		var (
-			mt [32]uint16
-			st [32]float32
+			mt [64]uint16
+			st [64]float32
 			tb uint64
 		)
-		copy(mt[:], m[n32:])
-		for i := r; i < 32; i++ {
+		copy(mt[:g], m[ng:])
+		for i := r; i < g; i++ {
 			mt[i] = 0xfc00
 		}
-		_ = kt[(d-1)*ts+n32+31]
-		tmx, tnan := faScoresSmallAVX2(&q[0], d, &kt[n32], ts, &mt[0], slope, scale, &st[0], 1, &tb)
-		copy(sc[n32:], st[:r])
-		bits[n32/64] |= (tb & (1<<r - 1)) << (n32 % 64)
+		_ = kt[(d-1)*ts+ng+g-1]
+		tmx, tnan := scoresSmallKernel(g, &q[0], d, &kt[ng], ts, &mt[0], slope, scale, &st[0], 1, &tb)
+		copy(sc[ng:], st[:r])
+		bits[ng/64] |= (tb & (1<<r - 1)) << (ng % 64)
 		mx, nan = max(mx, tmx), nan || tnan
-	} else {
-		mx = max(mx, scoresSmallFrom(q, kt, ts, m, slope, scale, sc, bits, n32))
+	} else if r > 0 {
+		mx = max(mx, scoresSmallFrom(q, kt, ts, m, slope, scale, sc, bits, ng))
 	}
 	if nan {
 		return float32(math.NaN())
