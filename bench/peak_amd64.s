@@ -127,3 +127,119 @@ rdloop:
 rddone:
 	VZEROUPPER
 	RET
+
+// func fmaAVX512(iters int)
+// The zmm form of fmaAVX2: 12 independent chains of VFMADD231PS on 16
+// float32 lanes, 384 FLOPs per iteration. On a core whose FMA units are
+// 256 bits wide (Zen 4) a zmm FMA takes two of them, so this equals the
+// ymm rate; on a full-width core (Zen 5, Sapphire Rapids) it doubles it.
+TEXT ·fmaAVX512(SB), NOSPLIT, $0-8
+	MOVQ iters+0(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	TESTQ CX, CX
+	JLE fma5done
+
+fma5loop:
+	VFMADD231PS Z13, Z14, Z0
+	VFMADD231PS Z13, Z14, Z1
+	VFMADD231PS Z13, Z14, Z2
+	VFMADD231PS Z13, Z14, Z3
+	VFMADD231PS Z13, Z14, Z4
+	VFMADD231PS Z13, Z14, Z5
+	VFMADD231PS Z13, Z14, Z6
+	VFMADD231PS Z13, Z14, Z7
+	VFMADD231PS Z13, Z14, Z8
+	VFMADD231PS Z13, Z14, Z9
+	VFMADD231PS Z13, Z14, Z10
+	VFMADD231PS Z13, Z14, Z11
+	DECQ CX
+	JNZ fma5loop
+
+fma5done:
+	VZEROUPPER
+	RET
+
+// func int8VNNI512(iters int)
+// The integer dot product of the vnni tier: VPDPBUSD multiplies 64
+// unsigned by signed byte pairs, adds them in fours and accumulates into
+// 16 int32 lanes, 128 integer operations counted as int8AVX2 counts them
+// (a multiply and an add per byte pair). 12 independent chains: 1536
+// operations per iteration.
+TEXT ·int8VNNI512(SB), NOSPLIT, $0-8
+	MOVQ iters+0(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	TESTQ CX, CX
+	JLE v5done
+
+v5loop:
+	VPDPBUSD Z13, Z14, Z0
+	VPDPBUSD Z13, Z14, Z1
+	VPDPBUSD Z13, Z14, Z2
+	VPDPBUSD Z13, Z14, Z3
+	VPDPBUSD Z13, Z14, Z4
+	VPDPBUSD Z13, Z14, Z5
+	VPDPBUSD Z13, Z14, Z6
+	VPDPBUSD Z13, Z14, Z7
+	VPDPBUSD Z13, Z14, Z8
+	VPDPBUSD Z13, Z14, Z9
+	VPDPBUSD Z13, Z14, Z10
+	VPDPBUSD Z13, Z14, Z11
+	DECQ CX
+	JNZ v5loop
+
+v5done:
+	VZEROUPPER
+	RET
+
+// func readAVX512(p *byte, n int)
+// Loads n bytes (a multiple of 256) from p, 64 at a time into four
+// accumulators.
+TEXT ·readAVX512(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $8, CX
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	TESTQ CX, CX
+	JLE rd5done
+
+rd5loop:
+	VPADDQ 0(SI), Z0, Z0
+	VPADDQ 64(SI), Z1, Z1
+	VPADDQ 128(SI), Z2, Z2
+	VPADDQ 192(SI), Z3, Z3
+	ADDQ $256, SI
+	DECQ CX
+	JNZ rd5loop
+
+rd5done:
+	VZEROUPPER
+	RET

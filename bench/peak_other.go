@@ -5,5 +5,5 @@ package bench
 // asmKernels returns no assembly kernels where none are built.
 func asmKernels() []peakKernel { return nil }
 
-// asmRead is nil where no assembly is built.
-func asmRead() (name string, read func(p []byte)) { return "", nil }
+// asmReads returns no reads where no assembly is built.
+func asmReads() []peakRead { return nil }

@@ -176,6 +176,12 @@ type peakKernel struct {
 	run         func(iters int)
 }
 
+// peakRead is a streaming read kernel: name and the loop over a buffer.
+type peakRead struct {
+	name string
+	f    func(p []byte)
+}
+
 // MeasureRoofline measures the machine's ceilings: f32 FMA (pure Go, and
 // an AVX2 loop where the CPU has it), int8 dot products (AVX2), and read
 // bandwidth in cache and from DRAM, at each thread count. It takes about
@@ -222,17 +228,7 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 			caches[i][j] = uint64(j)
 		}
 	}
-	readName, readAsm := asmRead()
-	reads := []struct {
-		name string
-		f    func(p []byte)
-	}{{goKernelName("go uint64 loads, 4 accumulators"), readGo}}
-	if readAsm != nil {
-		reads = append(reads, struct {
-			name string
-			f    func(p []byte)
-		}{readName, readAsm})
-	}
+	reads := append([]peakRead{{goKernelName("go uint64 loads, 4 accumulators"), readGo}}, asmReads()...)
 
 	for _, threads := range o.Threads {
 		for _, k := range kernels {

@@ -24,14 +24,17 @@ Measures this machine's ceilings, per thread count:
             a pure-Go loop of 12 independent a*x+b chains (what Go code
             reaches: scalar, and fused only when built with GOAMD64=v3),
             and, where the CPU has AVX2 and FMA, an assembly loop of 12
-            independent VFMADD231PS on 8 lanes (the hardware's peak);
+            independent VFMADD231PS on 8 lanes, and where it has AVX-512
+            the same on 16 lanes (a core with 256-bit FMA units, such as
+            Zen 4, runs both at one rate; a full-width one doubles it);
   int8-dot  the integer dot product of ggml's quantized kernels on AVX2
-            (VPMADDUBSW, VPMADDWD, VPADDD; GOP/s, a byte product and its
-            sum count 2);
+            (VPMADDUBSW, VPMADDWD, VPADDD) and, with AVX512_VNNI, the vnni
+            tier's VPDPBUSD on zmm (GOP/s, a byte product and its sum
+            count 2);
   read      streaming read bandwidth (GB/s), each thread reading a buffer
             of its own: "cache" is half the L2 per thread, "dram" a slice
             of a buffer of at least 8x the L3 (256 MiB or more); pure-Go
-            uint64 loads and AVX2 32-byte loads.
+            uint64 loads, AVX2 32-byte loads and AVX-512 64-byte loads.
 
 Prints a table and the roofline each thread count gives (the best kernel
 of each kind), and writes DIR/roofline.json, which opbench sweep puts in

@@ -54,7 +54,8 @@ Examples:
 // tunePoints are the op points each parameter is measured on, as sweep
 // entries: the sizes where the parameter matters.
 var tunePoints = map[string]bench.Entry{
-	cpu.GemvRows.Name: {Ops: []string{"mul_mat"}, Types: []string{"q4_0"}, Dims: map[string][]int64{"m": {4096}, "n": {1}, "k": {4096}}},
+	cpu.GemvRows.Name:  {Ops: []string{"mul_mat"}, Types: []string{"q4_0"}, Dims: map[string][]int64{"m": {4096}, "n": {1}, "k": {4096}}},
+	cpu.SgemmRows.Name: {Ops: []string{"mul_mat"}, Types: []string{"f16"}, Dims: map[string][]int64{"m": {4096}, "n": {512}, "k": {4096}}},
 }
 
 // tuneConfig is the parsed command line of tune.

@@ -56,16 +56,20 @@ func TestTuneWritesWhatTheBackendLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Params) != 1 || f.Params[0].Name != cpu.GemvRows.Name || !cpu.GemvRows.Allowed(f.Params[0].Value) {
-		t.Fatalf("tuned.json params %+v", f.Params)
+	params := cpu.Tunables()
+	if len(f.Params) != len(params) {
+		t.Fatalf("tuned.json params %+v, want one for each of %d parameters", f.Params, len(params))
 	}
-	res := f.Params[0]
-	if len(res.Candidates) != len(cpu.GemvRows.Candidates) || !strings.Contains(res.Point, "m=64,n=1,k=256") {
-		t.Errorf("result %+v", res)
-	}
-	for _, c := range res.Candidates {
-		if c.Error != "" || len(c.Costs) != 1 || !(c.Median > 0) {
-			t.Errorf("candidate %+v: want validated and timed once", c)
+	points := map[string]string{cpu.GemvRows.Name: "m=64,n=1,k=256", cpu.SgemmRows.Name: "m=64,n=512,k=256"}
+	for i, res := range f.Params {
+		p := params[i]
+		if res.Name != p.Name || !p.Allowed(res.Value) || len(res.Candidates) != len(p.Candidates) || !strings.Contains(res.Point, points[p.Name]) {
+			t.Errorf("result %+v for %s", res, p.Name)
+		}
+		for _, c := range res.Candidates {
+			if c.Error != "" || len(c.Costs) != 1 || !(c.Median > 0) {
+				t.Errorf("%s candidate %+v: want validated and timed once", p.Name, c)
+			}
 		}
 	}
 	t.Setenv(tuning.Env, path)
@@ -74,7 +78,10 @@ func TestTuneWritesWhatTheBackendLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer be.Close()
-	if v, src := be.Tuned(); v[cpu.GemvRows.Name] != res.Value || src != path {
-		t.Errorf("backend runs %v from %q, want %d from %s", v, src, res.Value, path)
+	v, src := be.Tuned()
+	for _, res := range f.Params {
+		if v[res.Name] != res.Value || src != path {
+			t.Errorf("backend runs %s = %d from %q, want %d from %s", res.Name, v[res.Name], src, res.Value, path)
+		}
 	}
 }

@@ -13,7 +13,8 @@ import "github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 //     float32, k-major: element i of column c of a panel at
 //     16*i + c. Columns past n are zeros. The pack is shared by all
 //     threads.
-//   - The output is cut into blocks of sgemmMC weight rows by sgemmNC
+//   - The output is cut into blocks of at most SgemmRows weight rows
+//     (tuned.go; evened out across the threads) by sgemmNC
 //     columns (sgemmWideNC for f16 and bf16 weights, whose widening to
 //     float32 is then done for four times as many columns at once), one
 //     work item each. Within a block, k is walked in chunks
@@ -28,8 +29,11 @@ import "github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 //     avx512 tier's 6x32) takes the panels in pairs, with the same sums.
 //   - The micro-kernel broadcasts one weight element per row and loads
 //     sixteen activation values per k, so twelve FMA accumulators need no
-//     reduction across lanes; a panel chunk (16 KiB) stays in L1 while
-//     the block's weight rows (about 100 KiB) stream from L2.
+//     reduction across lanes; a panel chunk (16 KiB; 32 for a pair)
+//     stays in L1 for every row group of the block while the block's
+//     weight rows (rows x 1 KiB) stream from L2. The pack is larger than
+//     L2, so a panel pair's chunks come from L3: micro2 prefetches the
+//     next pair's while it computes.
 //
 // Each output is therefore summed over k by FMA (the generic tier's
 // gemmDeq: multiply, then add) from zero within each chunk of sgemmKC
@@ -42,7 +46,6 @@ const (
 	sgemmMR   = sgemm.MR // weight rows per micro-kernel call
 	sgemmNR   = sgemm.NR // activation columns per panel
 	sgemmKC   = 256      // k per chunk
-	sgemmMC   = 96       // weight rows per block, a multiple of sgemmMR
 	sgemmNC   = 128      // columns per block, a multiple of sgemmNR
 	sgemmMinN = 16       // fewest activation rows that take the path
 	// sgemmWideNC is the columns per block for weights widened to
@@ -57,8 +60,9 @@ type sgemmMicro func(kc int, a []float32, lda int, b []float32, c []float32, ldc
 
 // sgemmMicro2 is sgemmMicro on two panels at once: b's and b[bstride:]'s,
 // added to c's columns [0, 16) and [16, 32) (see sgemm.Twin2), bit for bit
-// the tier's sgemmMicro on each.
-type sgemmMicro2 func(kc int, a []float32, lda int, b []float32, bstride int, c []float32, ldc int)
+// the tier's sgemmMicro on each. While it computes it prefetches the
+// first sgemm.PfLen(kc) floats of pf (which may be nil) into L1.
+type sgemmMicro2 func(kc int, a []float32, lda int, b []float32, bstride int, c []float32, ldc int, pf []float32)
 
 // sgemmJob is one packed float gemm call's work, kept in the backend.
 type sgemmJob struct {
@@ -85,7 +89,7 @@ func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
 	// For gemmDeq whole blocks: k0 (a multiple of sgemmKC) and every
 	// chunk's length are multiples of the block size.
 	wt := mm.a.Type
-	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, mc: sgemmMC, nc: sgemmNC, wNum: wt.TypeSize(), wDen: wt.BlockSize()}
+	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, nc: sgemmNC, wNum: wt.TypeSize(), wDen: wt.BlockSize()}
 	if g.widen != nil {
 		j.nc = sgemmWideNC
 	}
@@ -101,13 +105,32 @@ func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
 	p := &b.sgp
 	*p = sgemmPackJob{sj: j}
 	b.pool.run(int(batches*j.panels), 1, p)
-	// Shrink the row blocks (in whole groups of six) until every thread
-	// has a few blocks.
-	for j.mc > sgemmMR && batches*ceilDiv(mm.m, j.mc)*ceilDiv(mm.n, j.nc) < 4*int64(b.pool.threads) {
-		j.mc = max(sgemmMR, j.mc/2/sgemmMR*sgemmMR)
-	}
-	j.rowBlocks, j.colBlocks = ceilDiv(mm.m, j.mc), ceilDiv(mm.n, j.nc)
+	j.colBlocks = ceilDiv(mm.n, j.nc)
+	j.mc = sgemmBlockRows(mm.m, batches*j.colBlocks, b.tuned.sgemmRows, b.pool.threads)
+	j.rowBlocks = ceilDiv(mm.m, j.mc)
 	b.pool.run(int(batches*j.rowBlocks*j.colBlocks), 1, j)
+}
+
+// sgemmBlockRows returns the weight rows per block (a multiple of
+// sgemmMR) for m rows when each row block makes others work items (column
+// blocks times batches): at most maxRows (the tunable SgemmRows, rounded
+// down to whole groups), enough blocks for about four items a thread, the
+// rows evened out over the blocks, and, where up to threads-1 more blocks
+// give it, an item count that is a multiple of the threads, so the last
+// round of items keeps every thread busy.
+func sgemmBlockRows(m, others, maxRows int64, threads int) int64 {
+	groups := ceilDiv(m, sgemmMR)
+	t := int64(max(threads, 1))
+	// Blocks: as many as the cap needs, or as four items a thread need,
+	// each then as tall as the groups evened out over them give.
+	blocks := max(ceilDiv(groups, max(maxRows/sgemmMR, 1)), min(groups, ceilDiv(4*t, others)))
+	for b := blocks; b < blocks+t && b <= groups; b++ {
+		per := ceilDiv(groups, b)
+		if others*ceilDiv(groups, per)%t == 0 {
+			return per * sgemmMR
+		}
+	}
+	return ceilDiv(groups, blocks) * sgemmMR
 }
 
 func (j *sgemmJob) do(w, lo, hi int) {
@@ -170,11 +193,22 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 		p := int64(0)
 		if micro2 := j.g.micro2; micro2 != nil {
 			// Pairs of panels (panel p+1 starts mm.k*sgemmNR floats
-			// after panel p); an odd last panel takes micro.
+			// after panel p); an odd last panel takes micro. A pair's
+			// chunks (2 x 16 KiB) serve every row group of the block
+			// from L1, but arrive from L3 (the pack is larger than L2):
+			// the first eight row groups prefetch the next pair's
+			// chunks, a quarter of a chunk each.
+			pstride := mm.k * sgemmNR
+			pfStep := int64(sgemm.PfLen(int(kl)))
 			for ; p+1 < np; p += 2 {
-				bp := j.pack[((panel0+p)*mm.k+k0)*sgemmNR:][:(mm.k+kl)*sgemmNR]
-				for r := int64(0); r < padRows; r += sgemmMR {
-					micro2(int(kl), ap[r*lda:], int(lda), bp, int(mm.k*sgemmNR), cb[r*ldc+p*sgemmNR:], int(ldc))
+				bp := j.pack[((panel0+p)*mm.k+k0)*sgemmNR:][:pstride+kl*sgemmNR]
+				next := p + 2
+				for ri, r := int64(0), int64(0); r < padRows; ri, r = ri+1, r+sgemmMR {
+					var pf []float32
+					if q := next + ri/4; ri < 8 && q < np {
+						pf = j.pack[((panel0+q)*mm.k+k0)*sgemmNR+ri%4*pfStep:][:pfStep]
+					}
+					micro2(int(kl), ap[r*lda:], int(lda), bp, int(pstride), cb[r*ldc+p*sgemmNR:], int(ldc), pf)
 				}
 			}
 		}

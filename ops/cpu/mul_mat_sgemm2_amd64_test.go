@@ -13,6 +13,7 @@ import (
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
+	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -62,10 +63,10 @@ func TestSgemmMicro2Table(t *testing.T) {
 // column blocks (sgemmNC and sgemmWideNC), k over several chunks with a
 // short last one, weight rows not a multiple of six, broadcast batches,
 // float weights and decoded ones. A counting wrapper checks that the
-// two-panel kernel ran.
+// two-panel kernel ran, and that calls prefetched the next pair.
 func TestSgemmMicro2SameBits(t *testing.T) {
 	simdtest.NeedAVX512(t)
-	var calls atomic.Int64
+	var calls, pfCalls atomic.Int64
 	counted := *avx512Kernels
 	counted.gemm = maps.Clone(avx512Kernels.gemm)
 	plain := counted
@@ -76,9 +77,15 @@ func TestSgemmMicro2SameBits(t *testing.T) {
 		}
 		c, p := *g, *g
 		f := g.micro2
-		c.micro2 = func(kc int, a []float32, lda int, b []float32, bstride int, cc []float32, ldc int) {
+		c.micro2 = func(kc int, a []float32, lda int, b []float32, bstride int, cc []float32, ldc int, pf []float32) {
 			calls.Add(1)
-			f(kc, a, lda, b, bstride, cc, ldc)
+			if pf != nil {
+				if len(pf) != sgemm.PfLen(kc) {
+					t.Errorf("kc=%d: prefetch operand of %d floats, want %d", kc, len(pf), sgemm.PfLen(kc))
+				}
+				pfCalls.Add(1)
+			}
+			f(kc, a, lda, b, bstride, cc, ldc, pf)
 		}
 		p.micro2 = nil
 		counted.gemm[wt], plain.gemm[wt] = &c, &p
@@ -102,7 +109,7 @@ func TestSgemmMicro2SameBits(t *testing.T) {
 			t.Run(fmt.Sprintf("%v/k%d_m%d_n%d_b%d", wt, s.k, s.m, s.n, s.b2), func(t *testing.T) {
 				seed := rand.Uint64()
 				var outs [2][]float32
-				before := calls.Load()
+				before, pfBefore := calls.Load(), pfCalls.Load()
 				for i, ks := range []*kernelSet{&counted, &plain} {
 					b, err := NewWithOptions(Options{Threads: 2, Tier: "avx512"})
 					if err != nil {
@@ -124,6 +131,9 @@ func TestSgemmMicro2SameBits(t *testing.T) {
 				}
 				if s.n >= 2*sgemmNR && calls.Load() == before {
 					t.Fatal("the two-panel kernel did not run")
+				}
+				if s.n >= 4*sgemmNR && pfCalls.Load() == pfBefore {
+					t.Fatal("no call prefetched the next panel pair")
 				}
 				for i := range outs[0] {
 					g, w := outs[0][i], outs[1][i]

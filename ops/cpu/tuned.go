@@ -18,14 +18,31 @@ var GemvRows = tuning.Param{
 	Candidates: []int{4, 8, 16, 32, 64, 128},
 }
 
+// SgemmRows is the most weight rows one block of the packed float gemm
+// path takes (f32, f16, bf16 and the decoded formats, at least sgemmMinN
+// activation rows). Each 6x32 micro-tile reuses its two activation
+// panels (32 KiB, held in L1) for every 6-row group of the block, and
+// the panels arrive from L3, so taller blocks wait on L3 less; the
+// block's widened weight rows (rows x 1 KiB) and its partial sums (rows
+// x 2 KiB) must stay in L2, so too tall a block spills. The row blocks
+// are then evened out so every thread gets as many.
+var SgemmRows = tuning.Param{
+	Name:       "cpu.mulmat.sgemm_rows",
+	Doc:        "most weight rows per block of the packed float MUL_MAT path (n >= 16)",
+	Default:    384,
+	Candidates: []int{96, 192, 288, 384, 576, 768},
+}
+
 // Tunables returns the CPU backend's tunable parameters.
-func Tunables() []tuning.Param { return []tuning.Param{GemvRows} }
+func Tunables() []tuning.Param { return []tuning.Param{GemvRows, SgemmRows} }
 
 // tunedParams are a backend's resolved parameter values.
 type tunedParams struct {
 	values   tuning.Values
 	source   string
 	gemvRows int64
+	// sgemmRows is SgemmRows's value.
+	sgemmRows int64
 }
 
 // resolveTuned returns the values for Options.Tuned v: v itself when not
@@ -41,7 +58,7 @@ func resolveTuned(v tuning.Values) (tunedParams, error) {
 	if err := v.Check(Tunables()); err != nil {
 		return tunedParams{}, fmt.Errorf("cpu: tuned parameters from %s: %w", src, err)
 	}
-	return tunedParams{values: v, source: src, gemvRows: int64(v.Get(GemvRows))}, nil
+	return tunedParams{values: v, source: src, gemvRows: int64(v.Get(GemvRows)), sgemmRows: int64(v.Get(SgemmRows))}, nil
 }
 
 // Tuned returns the value of every tunable parameter the backend runs

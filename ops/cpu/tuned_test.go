@@ -101,3 +101,30 @@ func TestTileSizesCap(t *testing.T) {
 		}
 	}
 }
+
+// TestTunedSgemmRows checks that the packed float path takes its row
+// blocks from SgemmRows: an f16 product of 1200 weight rows (200 groups)
+// and 32 activation rows runs with blocks of the tuned height (evened
+// out: 96 gives 13 blocks, made 14 for two threads, of 90 rows; 768 gives
+// 2, made 8 for four items a thread, of 150), checked against the
+// reference each time.
+func TestTunedSgemmRows(t *testing.T) {
+	for _, c := range []struct{ rows, want int }{{96, 90}, {768, 150}, {SgemmRows.Default, 150}} {
+		b, err := NewWithOptions(Options{Threads: 2, Tuned: tuning.Values{SgemmRows.Name: c.rows}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(7, 8))
+		a := mxLeaf(t, b, rng, "a", quant.F16, 256, 1200)
+		x := mxLeaf(t, b, rng, "x", quant.F32, 256, 32)
+		node, err := ops.MulMat(a, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mxCheck(t, b, node, mxMatTol(quant.F16))
+		if b.sg.mc != int64(c.want) {
+			t.Errorf("%s = %d: blocks of %d rows, want %d", SgemmRows.Name, c.rows, b.sg.mc, c.want)
+		}
+		b.Close()
+	}
+}

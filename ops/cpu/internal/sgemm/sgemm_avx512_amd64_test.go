@@ -39,7 +39,7 @@ func TestSgemmMicro2Twin(t *testing.T) {
 				b := draw(bstride+NR*kc+1, special)
 				c0 := draw(MR*ldc, special)
 				got, want := append([]float32(nil), c0...), append([]float32(nil), c0...)
-				Micro2AVX512(kc, a, lda, b, bstride, got, ldc)
+				Micro2AVX512(kc, a, lda, b, bstride, got, ldc, pfArg(rng, b, kc))
 				if kc > 0 {
 					Twin2(kc, a, lda, b, bstride, want, ldc)
 				}
@@ -71,7 +71,7 @@ func TestSgemmMicro2AVX2(t *testing.T) {
 			}
 		}
 		got, want := append([]float32(nil), c...), append([]float32(nil), c...)
-		Micro2AVX512(kc, a, lda, b, bstride, got, ldc)
+		Micro2AVX512(kc, a, lda, b, bstride, got, ldc, pfArg(rng, b, kc))
 		MicroAVX2(kc, a, lda, b, want, ldc)
 		MicroAVX2(kc, a, lda, b[bstride:], want[NR:], ldc)
 		for i := range got {
@@ -91,10 +91,10 @@ func TestSgemmMicro2Bounds(t *testing.T) {
 		return make([]float32, MR*lda), make([]float32, 2*NR*kc), make([]float32, MR*ldc)
 	}
 	for name, f := range map[string]func(){
-		"a":       func() { a, b, c := ok(); Micro2AVX512(kc, a[:len(a)-1], lda, b, NR*kc, c, ldc) },
-		"b":       func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b[:len(b)-1], NR*kc, c, ldc) },
-		"c":       func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b, NR*kc, c[:len(c)-1], ldc) },
-		"bstride": func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b, -1, c, ldc) },
+		"a":       func() { a, b, c := ok(); Micro2AVX512(kc, a[:len(a)-1], lda, b, NR*kc, c, ldc, nil) },
+		"b":       func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b[:len(b)-1], NR*kc, c, ldc, nil) },
+		"c":       func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b, NR*kc, c[:len(c)-1], ldc, nil) },
+		"bstride": func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b, -1, c, ldc, nil) },
 	} {
 		func() {
 			defer func() {
@@ -124,7 +124,23 @@ func BenchmarkSgemmMicro2(b *testing.B) {
 		bp[i] = float32(i%7) - 3
 	}
 	for b.Loop() {
-		Micro2AVX512(kc, a, kc, bp, NR*kc, c, 2*NR)
+		Micro2AVX512(kc, a, kc, bp, NR*kc, c, 2*NR, nil)
 	}
 	b.ReportMetric(2*MR*2*NR*kc*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// pfArg draws Micro2AVX512's prefetch operand: nil, too short (the
+// kernel then prefetches b), exactly PfLen(kc) floats of a buffer of its
+// own, or a view of b. None may change the result.
+func pfArg(rng *rand.Rand, b []float32, kc int) []float32 {
+	switch rng.IntN(4) {
+	case 0:
+		return nil
+	case 1:
+		return make([]float32, max(PfLen(kc)-1, 0))
+	case 2:
+		return make([]float32, PfLen(kc))
+	default:
+		return b[len(b)/2:]
+	}
 }
