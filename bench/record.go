@@ -78,10 +78,13 @@ type Record struct {
 	// Emulated marks a record of an emulated backend (ops.IsEmulated):
 	// validated, never timed, since an emulator's times are not the
 	// device's performance.
-	Emulated bool           `json:"emulated,omitempty"`
-	NMSE     harness.Metric `json:"nmse"`
-	MaxErr   harness.Metric `json:"max_err"`
-	Error    string         `json:"error,omitempty"`
+	Emulated bool `json:"emulated,omitempty"`
+	// Weights marks a record measured with the weight operand's buffer
+	// marked as holding weights (Runner.Weights), as a model's are.
+	Weights bool           `json:"weights,omitempty"`
+	NMSE    harness.Metric `json:"nmse"`
+	MaxErr  harness.Metric `json:"max_err"`
+	Error   string         `json:"error,omitempty"`
 }
 
 // Timed reports whether the record has samples.

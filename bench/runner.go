@@ -43,6 +43,12 @@ type Runner struct {
 	// Context, when set and done, stops the run after the record in
 	// progress; Run then returns the records made so far.
 	Context context.Context
+	// Weights marks the weight operand of MUL_MAT and MUL_MAT_ID points
+	// as a model's weights (harness.PrepareOptions.Weights): the CPU
+	// backend then runs its repacked x8 decode kernels for n < 4, as it
+	// does for a GGUF file, rather than the plain layout's. Records say
+	// so (Record.Weights).
+	Weights bool
 	// ProfileDir, when set, receives a CPU profile of each point's timed
 	// runs (ProfileName names the file); a profile that cannot be
 	// written is the record's error.
@@ -131,6 +137,7 @@ func (ru *Runner) measure(p PlannedPoint, be Backend, cache *harness.PointCache)
 // emulated backend (validated, never timed).
 func (ru *Runner) prepare(p PlannedPoint, be Backend, cache *harness.PointCache) (Record, *harness.Prepared) {
 	r := NewRecord(p, be)
+	r.Weights = ru.Weights && (p.Op == ops.OpMulMat || p.Op == ops.OpMulMatID)
 	if ru.MaxMemory > 0 && p.Plan.Memory > ru.MaxMemory {
 		r.Validation = ValidError
 		r.Error = fmt.Sprintf("needs about %s of memory to prepare, above the limit of %s", humanBytes(p.Plan.Memory), humanBytes(ru.MaxMemory))
@@ -141,7 +148,7 @@ func (ru *Runner) prepare(p PlannedPoint, be Backend, cache *harness.PointCache)
 		r.Validation, r.Error = ValidError, err.Error()
 		return r, nil
 	}
-	prep, res := harness.Prepare(be.Backend, c, harness.PrepareOptions{RefBudget: ru.RefBudget, Cache: cache})
+	prep, res := harness.Prepare(be.Backend, c, harness.PrepareOptions{RefBudget: ru.RefBudget, Cache: cache, Weights: ru.Weights})
 	r.NMSE, r.MaxErr = res.NMSE, res.MaxErr
 	switch {
 	case prep == nil && res.Status == harness.StatusSkipped:

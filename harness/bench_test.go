@@ -354,3 +354,36 @@ func benchmarkPoint(b *testing.B, p Point) {
 		})
 	}
 }
+
+// TestPrepareWeights: PrepareOptions.Weights marks the weight operand's
+// buffer of MUL_MAT and MUL_MAT_ID as holding weights, and nothing
+// without it; the CPU backend then takes its repacked path (the result
+// still validated).
+func TestPrepareWeights(t *testing.T) {
+	be := cputest.New(t, 2)
+	defer be.Close()
+	for _, tc := range []struct {
+		op  ops.Op
+		typ quant.Type
+		d   Dims
+	}{
+		{ops.OpMulMat, quant.Q4_0, Dims{DimM: 64, DimN: 1, DimK: 256}},
+		{ops.OpMulMatID, quant.Q4_K, Dims{DimM: 64, DimN: 1, DimK: 256, DimExperts: 4, DimUsed: 2}},
+	} {
+		p, err := NewPoint(tc.op, tc.typ, tc.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := p.Case()
+		for _, weights := range []bool{false, true} {
+			prep, res := Prepare(be, c, PrepareOptions{Weights: weights})
+			if prep == nil || !prep.Validated() {
+				t.Fatalf("%s weights=%v: %s", c.ID(), weights, res.Summary())
+			}
+			hb, ok := owner(prep.Node.Src[0]).Buffer.(*ops.HostBuffer)
+			if !ok || hb.Weights() != weights {
+				t.Errorf("%s weights=%v: weight buffer marked %v", c.ID(), weights, ok && hb.Weights())
+			}
+		}
+	}
+}

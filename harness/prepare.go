@@ -26,6 +26,12 @@ type PrepareOptions struct {
 	// output from one backend's Prepare to the next, so a point run on
 	// several backends is drawn and referenced once.
 	Cache *PointCache
+	// Weights marks the buffer of a MUL_MAT's or MUL_MAT_ID's weight
+	// operand as holding weights, as a model's are, so that the backend
+	// may run the path it runs for a model (the CPU's repacked x8
+	// matrix-vector kernels, for instance), not the one for plain
+	// buffers.
+	Weights bool
 }
 
 // A PointCache holds one case's drawn inputs and reference output across
@@ -142,7 +148,8 @@ func Prepare(be ops.Backend, c Case, o PrepareOptions) (*Prepared, Result) {
 		skipReference: func(node *ops.Tensor) bool {
 			return budget < 0 || refWork(node) > budget
 		},
-		sample: budget >= 0,
+		sample:  budget >= 0,
+		weights: o.Weights,
 		keep: func(node *ops.Tensor, b *Builder) {
 			p = &Prepared{Node: node, Cost: ops.CostOf(node), b: b}
 		},

@@ -42,6 +42,23 @@ type runOptions struct {
 	// keep, when set, receives the node and its builder once the case has
 	// passed (or computed safely, unvalidated), so it can be timed.
 	keep func(node *ops.Tensor, b *Builder)
+	// weights marks the weight operand's buffer as holding weights
+	// (markWeights).
+	weights bool
+}
+
+// markWeights marks the host buffer of node's weight operand (source 0
+// of MUL_MAT and MUL_MAT_ID) as holding weights, as a GGUF file's buffer
+// is (ops.HostBuffer.MarkWeights), so that a backend may keep a derived
+// copy of them, as it does for a model's: the CPU's repacked x8 decode
+// path. Other ops and device buffers are left as they are.
+func markWeights(node *ops.Tensor) {
+	if node.Op != ops.OpMulMat && node.Op != ops.OpMulMatID {
+		return
+	}
+	if hb, ok := owner(node.Src[0]).Buffer.(*ops.HostBuffer); ok {
+		hb.MarkWeights()
+	}
 }
 
 // unvalidatedReason is the reason of a result whose reference comparison
@@ -111,6 +128,9 @@ func run(be ops.Backend, c Case, o runOptions) (res Result) {
 		res.fail("alloc output")
 		res.Err = res.noteErr(err)
 		return res
+	}
+	if o.weights {
+		markWeights(node)
 	}
 
 	skipRef := c.Expect == ExpectMatch && o.skipReference != nil && o.skipReference(node)

@@ -116,7 +116,7 @@ type sweepFlags struct {
 	roofline, cpuprofile                               string
 	time                                               time.Duration
 	minSamples                                         int
-	plot, list                                         bool
+	plot, list, weights                                bool
 	dims                                               map[string]*string
 	shard                                              *shardFlags
 	// profile and profileOpts are sweep's own (-profile, -gpu, -sample,
@@ -158,6 +158,7 @@ func newSweepFlagSet() (*flag.FlagSet, *sweepFlags) {
 	fs.StringVar(&f.name, "name", "", "base `name` of the files, replaced if they exist (default sweep-<date>-<time>, made unique)")
 	fs.StringVar(&f.roofline, "roofline", "auto", "`auto`: use DIR/roofline.json when it matches the machine and threads, else measure one (a few seconds) and save it; off; or a roofline.json file")
 	fs.BoolVar(&f.plot, "plot", false, "also write the charts (as opbench plot does)")
+	fs.BoolVar(&f.weights, "weights", false, "mark the weight operand of MUL_MAT and MUL_MAT_ID as a model's weights, so the CPU backend runs its repacked x8 decode kernels for n < 4 as it does for a GGUF file (records say \"weights\": true); without it the plain layout's kernels run")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of each point's timed runs (not its set-up or validation) into `directory`, one file per point and backend: go tool pprof -top DIR/FILE")
 	fs.BoolVar(&f.list, "list", false, "list the points without measuring")
 	f.shard = registerShardFlags(fs)
@@ -188,6 +189,8 @@ type sweepConfig struct {
 	roofline   string
 	profileDir string
 	plot, list bool
+	// weights marks MUL_MAT weights as a model's (bench.Runner.Weights).
+	weights bool
 	// profile, when set, profiles the points instead of measuring them.
 	profile *profileOptions
 	command string
@@ -327,6 +330,7 @@ func parseSweepFlags(fs *flag.FlagSet, f *sweepFlags, command string, args []str
 	}
 	cfg.out, cfg.name, cfg.roofline, cfg.plot, cfg.list = f.out, f.name, f.roofline, f.plot, f.list
 	cfg.profileDir = f.cpuprofile
+	cfg.weights = f.weights
 	if cfg.roofline == "" {
 		return cfg, false, errors.New("-roofline: want auto, off or a file")
 	}
@@ -510,6 +514,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		Roofline: roof, CacheBytes: cacheBytes(machine),
 		Progress:   newProgress(stderr, time.Now()),
 		ProfileDir: cfg.profileDir,
+		Weights:    cfg.weights,
 	}
 	if cfg.profileDir != "" {
 		if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {

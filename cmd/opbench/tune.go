@@ -56,7 +56,15 @@ Examples:
 var tunePoints = map[string]bench.Entry{
 	cpu.GemvRows.Name:  {Ops: []string{"mul_mat"}, Types: []string{"q4_0"}, Dims: map[string][]int64{"m": {4096}, "n": {1}, "k": {4096}}},
 	cpu.SgemmRows.Name: {Ops: []string{"mul_mat"}, Types: []string{"f16"}, Dims: map[string][]int64{"m": {4096}, "n": {512}, "k": {4096}}},
+	// The decode path's DRAM stream: repacked weights (tuneWeights) of
+	// 72 MiB, twice a 32 MiB L3.
+	cpu.X8Prefetch.Name: {Ops: []string{"mul_mat"}, Types: []string{"q4_K"}, Dims: map[string][]int64{"m": {16384}, "n": {1}, "k": {8192}}},
 }
+
+// tuneWeights are the parameters whose point is measured with its
+// weights marked as a model's (bench.Runner.Weights): those of the
+// repacked decode path.
+var tuneWeights = map[string]bool{cpu.X8Prefetch.Name: true}
 
 // tuneConfig is the parsed command line of tune.
 type tuneConfig struct {
@@ -272,6 +280,7 @@ func tuneMeasure(cfg tuneConfig, p tuning.Param, v int, pt bench.PlannedPoint) (
 	ru := &bench.Runner{
 		Backends: []bench.Backend{{Name: "cpu-" + be.Tier().Name, Threads: be.Threads(), Backend: be}},
 		Protocol: bench.Protocol{Time: cfg.time},
+		Weights:  tuneWeights[p.Name],
 	}
 	recs := ru.Run([]bench.PlannedPoint{pt})
 	if len(recs) != 1 {

@@ -252,6 +252,7 @@ func touchWeights(t *ops.Tensor) {
 // plain path.
 func (b *Backend) mulMatX8(j *mulMatJob, xk *x8Kernel, x8 []byte) {
 	j.x8, j.aMem, j.wout = xk, x8, b.scratch.quad
+	j.pfd = int(b.tuned.x8Prefetch)
 	j.nb = j.k / xk.qk
 	j.per = xk.per
 	j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, j.acts, j.n, j.b2, j.b3, j.nb)
@@ -294,7 +295,7 @@ func (x x8Job) do(w, lo, hi int) {
 		for c := range j.n {
 			col := c + j.n*(i2+j.b2*i3)
 			o := j.m*col + 8*g0
-			j.x8.f(int(j.nb), int(g1-g0), x, j.acts.row(c, i2, i3), j.dy[col*per:][:per], j.out[o:o+8*(g1-g0)])
+			j.x8.f(int(j.nb), int(g1-g0), x, j.acts.row(c, i2, i3), j.dy[col*per:][:per], j.out[o:o+8*(g1-g0)], j.pfd)
 		}
 		if g1 == groups && j.m%8 != 0 {
 			i := 8 * groups

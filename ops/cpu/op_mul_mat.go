@@ -198,8 +198,10 @@ type mulMatJob struct {
 	dy      []float32
 	wout    [][4]float32 // per worker
 	// x8 is the x8 kernel when aMem is an x8 copy of the weights
-	// (mul_mat_x8.go; tm then counts groups of eight rows).
-	x8 *x8Kernel
+	// (mul_mat_x8.go; tm then counts groups of eight rows), pfd its
+	// prefetch distance (X8Prefetch).
+	x8  *x8Kernel
+	pfd int
 	// x8mem, on the gemm path, is the weights' x8 copy the panel
 	// kernel's panels are written from (aMem stays the original, which
 	// the rest of the gemm path reads).

@@ -88,9 +88,11 @@ type mulMatIDJob struct {
 	wout    [][4]float32
 	// x8 is the x8 kernel, when the experts have an x8 copy x8mem
 	// (mul_mat_x8.go), in place of gemv: whole groups of eight rows
-	// of a tile per call and pair, dy then its side data.
+	// of a tile per call and pair, dy then its side data; pfd is its
+	// prefetch distance (X8Prefetch).
 	x8    *x8Kernel
 	x8mem []byte
+	pfd   int
 	// The tier's tiled kernel (a quantized one), when it has one: four
 	// of a tile's pairs at a time, their activation rows gathered into a
 	// worker's buffer (groupBytes: four q8_K rows, or a packed q8 group),
@@ -265,6 +267,7 @@ func computeMulMatID(b *Backend, t *ops.Tensor) error {
 		// The four-row kernel takes the tail rows, with the same side
 		// data (prepared once: the side kernel's below is not needed).
 		j.gemv, j.x8, j.x8mem, j.wout = xk.tail, xk, x8, b.scratch.quad
+		j.pfd = int(b.tuned.x8Prefetch)
 		j.nb, j.per = k/xk.qk, xk.per
 		j.dy = prepareSide(&b.scratch.dy, xk.prep, xk.per, acts, j.b1, x.Ne[2], 1, j.nb)
 	} else if sk := b.kern.gemvSide[w.Type]; sk != nil && m >= 4 && k%quant.QK == 0 {
@@ -397,7 +400,7 @@ func (j *mulMatIDJob) x8Tile(tile expertTile) int64 {
 		c := p.slot % j.b1
 		col := c + j.b1*p.token
 		o := j.m*(p.slot+j.nUsed*p.token) + 8*g0
-		j.x8.f(int(j.nb), int(g1-g0), x, j.acts.row(c, p.token, 0), j.dy[col*per:][:per], j.out[o:o+8*(g1-g0)])
+		j.x8.f(int(j.nb), int(g1-g0), x, j.acts.row(c, p.token, 0), j.dy[col*per:][:per], j.out[o:o+8*(g1-g0)], j.pfd)
 	}
 	return 8 * g1
 }

@@ -33,8 +33,21 @@ var SgemmRows = tuning.Param{
 	Candidates: []int{96, 192, 288, 384, 576, 768},
 }
 
+// X8Prefetch is how many bytes ahead of its reads an x8 matrix-vector
+// kernel (repacked weights, mul_mat_x8.go) prefetches its weight stream
+// into L1: the decode path's DRAM stream. Too short and the loads wait
+// on DRAM (1 KiB was enough on a Zen 3, 12-20% short of the decode
+// speed 4-8 KiB gave on a Zen 5); too long and the lines can be evicted
+// before they are read. 0 prefetches the line being read: none ahead.
+var X8Prefetch = tuning.Param{
+	Name:       "cpu.mulmat.x8_prefetch",
+	Doc:        "bytes ahead of its reads the x8 matrix-vector kernels prefetch the repacked weights (n < 4)",
+	Default:    4096,
+	Candidates: []int{0, 1024, 2048, 4096, 8192, 16384},
+}
+
 // Tunables returns the CPU backend's tunable parameters.
-func Tunables() []tuning.Param { return []tuning.Param{GemvRows, SgemmRows} }
+func Tunables() []tuning.Param { return []tuning.Param{GemvRows, SgemmRows, X8Prefetch} }
 
 // tunedParams are a backend's resolved parameter values.
 type tunedParams struct {
@@ -43,6 +56,8 @@ type tunedParams struct {
 	gemvRows int64
 	// sgemmRows is SgemmRows's value.
 	sgemmRows int64
+	// x8Prefetch is X8Prefetch's value.
+	x8Prefetch int64
 }
 
 // resolveTuned returns the values for Options.Tuned v: v itself when not
@@ -58,7 +73,7 @@ func resolveTuned(v tuning.Values) (tunedParams, error) {
 	if err := v.Check(Tunables()); err != nil {
 		return tunedParams{}, fmt.Errorf("cpu: tuned parameters from %s: %w", src, err)
 	}
-	return tunedParams{values: v, source: src, gemvRows: int64(v.Get(GemvRows)), sgemmRows: int64(v.Get(SgemmRows))}, nil
+	return tunedParams{values: v, source: src, gemvRows: int64(v.Get(GemvRows)), sgemmRows: int64(v.Get(SgemmRows)), x8Prefetch: int64(v.Get(X8Prefetch))}, nil
 }
 
 // Tuned returns the value of every tunable parameter the backend runs

@@ -128,3 +128,43 @@ func TestTunedSgemmRows(t *testing.T) {
 		b.Close()
 	}
 }
+
+// TestTunedX8Prefetch checks that the repacked matrix-vector path passes
+// X8Prefetch to its kernels, for MUL_MAT and MUL_MAT_ID, and that every
+// candidate gives the reference's result.
+func TestTunedX8Prefetch(t *testing.T) {
+	for _, pfd := range X8Prefetch.Candidates {
+		b, err := NewWithOptions(Options{Threads: 2, Tuned: tuning.Values{X8Prefetch.Name: pfd}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.kern.x8[quant.Q4_0] == nil {
+			b.Close()
+			t.Skipf("tier %s has no x8 kernels", b.Tier().Name)
+		}
+		rng := rand.New(rand.NewPCG(9, uint64(pfd)))
+		a := weightsLeaf(t, b, rng, quant.Q4_0, 512, 64)
+		x := mxLeaf(t, b, rng, "x", quant.F32, 512, 1)
+		node, err := ops.MulMat(a, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mxCheck(t, b, node, mxMatTol(quant.Q4_0))
+		if b.mm.x8 == nil || b.mm.pfd != pfd {
+			t.Errorf("MUL_MAT %s = %d: x8 path %v, prefetch %d", X8Prefetch.Name, pfd, b.mm.x8 != nil, b.mm.pfd)
+		}
+
+		w := weightsLeaf(t, b, rng, quant.Q4_0, 256, 64, 4)
+		xs := mxLeaf(t, b, rng, "xs", quant.F32, 256, 1, 1)
+		ids := mxIDs(t, b, "ids", []int32{3, 1}, 2, 1)
+		id, err := ops.MulMatID(w, xs, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mxCheck(t, b, id, mxMatTol(quant.Q4_0))
+		if b.mmid.x8 == nil || b.mmid.pfd != pfd {
+			t.Errorf("MUL_MAT_ID %s = %d: x8 path %v, prefetch %d", X8Prefetch.Name, pfd, b.mmid.x8 != nil, b.mmid.pfd)
+		}
+		b.Close()
+	}
+}

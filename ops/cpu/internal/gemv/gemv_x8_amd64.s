@@ -2,13 +2,14 @@
 
 #include "textflag.h"
 
-// X8PFD is how far ahead of the block being read the kernels prefetch
-// their stream, in bytes: one PREFETCHT0 per 64-byte line of each block
-// step, spread over the step. Decoding reads the weights from DRAM once
-// per token; without it the hardware prefetcher alone left a Zen 3 at
-// 55-65% of its measured read bandwidth (BenchmarkMulMatCold with
-// KERNBENCH_REPACK on, results/amd-epyc-zen3-2c/x8-prefetch.md).
-#define X8PFD 1024
+// The x8 kernels prefetch their stream pfd bytes ahead of the block
+// being read (R12: the argument pfd, the tunable X8Prefetch): one
+// PREFETCHT0 per 64-byte line of each block step, spread over the step.
+// Decoding reads the weights from DRAM once per token; without it the
+// hardware prefetcher alone left a Zen 3 at 55-65% of its measured read
+// bandwidth (BenchmarkMulMatCold with KERNBENCH_REPACK on,
+// results/amd-epyc-zen3-2c/x8-prefetch.md), and 1 KiB, enough there, left
+// a Zen 5 12-20% short of its decode speed at 4-8 KiB.
 
 // The x8 kernels (see x8.go for the layout): eight interleaved weight
 // rows against one q8_0 activation row, ng groups a call, each group one
@@ -47,12 +48,13 @@ GLOBL x8nib<>(SB), RODATA|NOPTR, $8
 	VCVTDQ2PS    Y6, Y6; \
 	VFMADD231PS  Y4, Y6, ACC
 
-// func q4_0x8AVX2(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+// func q4_0x8AVX2(x *byte, y *byte, side *float32, nb int, ng int, out *float32, pfd int)
 //
 // Twin: X8Q4_0Twin (SideQ4_0Twin per row). side is Q4_0Prep's data (36
 // bytes a block, d_y at 32). nb, ng > 0.
-TEXT ·q4_0x8AVX2(SB), NOSPLIT, $0-48
+TEXT ·q4_0x8AVX2(SB), NOSPLIT, $0-56
 	MOVQ         x+0(FP), SI
+	MOVQ         pfd+48(FP), R12
 	MOVQ         y+8(FP), DI
 	MOVQ         side+16(FP), BX
 	MOVQ         nb+24(FP), CX
@@ -72,9 +74,9 @@ x8q4group:
 	VXORPS Y3, Y3, Y3
 
 x8q4block:
-	PREFETCHT0   X8PFD(SI)
-	PREFETCHT0   X8PFD+64(SI)
-	PREFETCHT0   X8PFD+128(SI)
+	PREFETCHT0   (SI)(R12*1)
+	PREFETCHT0   64(SI)(R12*1)
+	PREFETCHT0   128(SI)(R12*1)
 	VCVTPH2PS    (SI), Y4
 	VBROADCASTSS 32(R9), Y5
 	VMULPS       Y5, Y4, Y4
@@ -113,12 +115,13 @@ x8q4block:
 	VCVTDQ2PS    X, X; \
 	VFMADD231PS  Y8, X, ACC
 
-// func q8_0x8AVX2(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+// func q8_0x8AVX2(x *byte, y *byte, side *float32, nb int, ng int, out *float32, pfd int)
 //
 // Twin: X8Q8_0Twin (Q8_0Twin per row). side holds d_y per block. nb,
 // ng > 0.
-TEXT ·q8_0x8AVX2(SB), NOSPLIT, $0-48
+TEXT ·q8_0x8AVX2(SB), NOSPLIT, $0-56
 	MOVQ     x+0(FP), SI
+	MOVQ         pfd+48(FP), R12
 	MOVQ     y+8(FP), DI
 	MOVQ     side+16(FP), BX
 	MOVQ     nb+24(FP), CX
@@ -141,11 +144,11 @@ x8q8group:
 	VXORPS Y7, Y7, Y7
 
 x8q8block:
-	PREFETCHT0 X8PFD+0(SI)
-	PREFETCHT0 X8PFD+64(SI)
-	PREFETCHT0 X8PFD+128(SI)
-	PREFETCHT0 X8PFD+192(SI)
-	PREFETCHT0 X8PFD+256(SI)
+	PREFETCHT0 (SI)(R12*1)
+	PREFETCHT0 64(SI)(R12*1)
+	PREFETCHT0 128(SI)(R12*1)
+	PREFETCHT0 192(SI)(R12*1)
+	PREFETCHT0 256(SI)(R12*1)
 	VCVTPH2PS    (SI), Y8
 	VBROADCASTSS (R9), Y9
 	VMULPS       Y9, Y8, Y8

@@ -16,8 +16,7 @@
 // AVX-512 F/BW/VL and AVX512_VNNI only (no DQ: VEXTRACTF64X4, not
 // VEXTRACTF32X8).
 
-// X8VPFD is the prefetch distance, as gemv_x8_amd64.s's X8PFD.
-#define X8VPFD 1024
+// The kernels prefetch pfd bytes ahead (R12), as gemv_x8_amd64.s's do.
 
 DATA x8vnib<>+0(SB)/4, $0x0f0f0f0f
 GLOBL x8vnib<>(SB), RODATA|NOPTR, $4
@@ -65,13 +64,14 @@ GLOBL x8vperm<>(SB), RODATA|NOPTR, $64
 	VCVTDQ2PS Z11, Z11; \
 	VFMADD231PS Z4, Z11, ACC
 
-// func q4_0x8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+// func q4_0x8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32, pfd int)
 //
 // Twin: X8Q4_0Twin (SideQ4_0Twin per row), as q4_0x8AVX2. side is
 // Q4_0Prep's data (36 bytes a block: the lane sums 8*sum(y) at 0-15,
 // again at 16-31, d_y at 32). nb, ng > 0.
-TEXT ·q4_0x8VNNI(SB), NOSPLIT, $0-48
+TEXT ·q4_0x8VNNI(SB), NOSPLIT, $0-56
 	MOVQ         x+0(FP), SI
+	MOVQ         pfd+48(FP), R12
 	MOVQ         y+8(FP), DI
 	MOVQ         side+16(FP), BX
 	MOVQ         nb+24(FP), CX
@@ -89,9 +89,9 @@ x8vq4group:
 	VPXORD Z1, Z1, Z1
 
 x8vq4block:
-	PREFETCHT0      X8VPFD(SI)
-	PREFETCHT0      X8VPFD+64(SI)
-	PREFETCHT0      X8VPFD+128(SI)
+	PREFETCHT0      (SI)(R12*1)
+	PREFETCHT0      64(SI)(R12*1)
+	PREFETCHT0      128(SI)(R12*1)
 	VBROADCASTI32X4 (SI), Y4
 	VCVTPH2PS       Y4, Z4
 	VMULPS.BCST     32(R9), Z4, Z4
@@ -138,12 +138,13 @@ x8vq4block:
 	VCVTDQ2PS   S, S; \
 	VFMADD231PS Z8, S, ACC
 
-// func q8_0x8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+// func q8_0x8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32, pfd int)
 //
 // Twin: X8Q8_0Twin (Q8_0Twin per row), as q8_0x8AVX2. side holds d_y
 // per block. nb, ng > 0.
-TEXT ·q8_0x8VNNI(SB), NOSPLIT, $0-48
+TEXT ·q8_0x8VNNI(SB), NOSPLIT, $0-56
 	MOVQ   x+0(FP), SI
+	MOVQ         pfd+48(FP), R12
 	MOVQ   y+8(FP), DI
 	MOVQ   side+16(FP), BX
 	MOVQ   nb+24(FP), CX
@@ -162,11 +163,11 @@ x8vq8group:
 	VPXORD Z3, Z3, Z3
 
 x8vq8block:
-	PREFETCHT0      X8VPFD+0(SI)
-	PREFETCHT0      X8VPFD+64(SI)
-	PREFETCHT0      X8VPFD+128(SI)
-	PREFETCHT0      X8VPFD+192(SI)
-	PREFETCHT0      X8VPFD+256(SI)
+	PREFETCHT0      (SI)(R12*1)
+	PREFETCHT0      64(SI)(R12*1)
+	PREFETCHT0      128(SI)(R12*1)
+	PREFETCHT0      192(SI)(R12*1)
+	PREFETCHT0      256(SI)(R12*1)
 	VBROADCASTI32X4 (SI), Y8
 	VCVTPH2PS       Y8, Z8
 	VMULPS.BCST     (R9), Z8, Z8

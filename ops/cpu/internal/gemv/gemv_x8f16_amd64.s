@@ -6,16 +6,17 @@
 // The f16 and bf16 x8 kernels' halves (see x8f16.go): four rows stored
 // interleaved run by run, so that they are one contiguous stream.
 
-// func f16x4iAVX2(x *byte, y *byte, nb int, out *[4]float32)
+// func f16x4iAVX2(x *byte, y *byte, nb int, out *[4]float32, pfd int)
 //
 // f16x4AVX2 over four rows interleaved run by run (run j of row r at
 // x + 128j + 32r): the same loads, FMAs and sums per row as f16x4AVX2,
 // so each output equals its (twin: F16Twin per row). The stream is
-// prefetched 1 KiB ahead, two lines per run of 128 bytes; on a Zen 3
-// that took one thread's stream of 768-wide rows from 7.2 GB/s (the
+// prefetched pfd bytes ahead, two lines per run of 128 bytes; on a Zen 3
+// 1 KiB took one thread's stream of 768-wide rows from 7.2 GB/s (the
 // plain layout's four streams) to 11.1 GB/s.
-TEXT ·f16x4iAVX2(SB), NOSPLIT, $0-32
+TEXT ·f16x4iAVX2(SB), NOSPLIT, $0-40
 	MOVQ   x+0(FP), SI
+	MOVQ   pfd+32(FP), R12
 	MOVQ   y+8(FP), DI
 	MOVQ   nb+16(FP), CX
 	MOVQ   out+24(FP), DX
@@ -31,8 +32,8 @@ TEXT ·f16x4iAVX2(SB), NOSPLIT, $0-32
 	JEQ    x4f16done
 
 x4f16loop:
-	PREFETCHT0  1024(SI)
-	PREFETCHT0  1088(SI)
+	PREFETCHT0  (SI)(R12*1)
+	PREFETCHT0  64(SI)(R12*1)
 	VCVTPH2PS   (DI), Y8
 	VCVTPH2PS   16(DI), Y9
 	VCVTPH2PS   (SI), Y10
@@ -73,12 +74,13 @@ x4f16done:
 	VFMADD231PS Y8, Y10, A0; \
 	VFMADD231PS Y9, Y11, A1
 
-// func bf16x4iAVX2(x *byte, y *byte, nb int, out *[4]float32)
+// func bf16x4iAVX2(x *byte, y *byte, nb int, out *[4]float32, pfd int)
 //
 // bf16x4AVX2 over four rows interleaved run by run, as f16x4iAVX2 (twin:
 // BF16Twin per row).
-TEXT ·bf16x4iAVX2(SB), NOSPLIT, $0-32
+TEXT ·bf16x4iAVX2(SB), NOSPLIT, $0-40
 	MOVQ   x+0(FP), SI
+	MOVQ   pfd+32(FP), R12
 	MOVQ   y+8(FP), DI
 	MOVQ   nb+16(FP), CX
 	MOVQ   out+24(FP), DX
@@ -94,8 +96,8 @@ TEXT ·bf16x4iAVX2(SB), NOSPLIT, $0-32
 	JEQ    x4bf16done
 
 x4bf16loop:
-	PREFETCHT0 1024(SI)
-	PREFETCHT0 1088(SI)
+	PREFETCHT0 (SI)(R12*1)
+	PREFETCHT0 64(SI)(R12*1)
 	VPMOVZXWD  (DI), Y8
 	VPSLLD     $16, Y8, Y8
 	VPMOVZXWD  16(DI), Y9

@@ -32,13 +32,14 @@
 	X8F16_512_STORE(Z6, Y6, X6, 24); \
 	X8F16_512_STORE(Z7, Y7, X7, 28)
 
-// func f16x8iAVX512(x *byte, half uintptr, y *byte, nb int, out *[8]float32)
+// func f16x8iAVX512(x *byte, half uintptr, y *byte, nb int, out *[8]float32, pfd int)
 //
 // The eight rows of an f16 x8 group: half 0 at x, half 1 at x+half,
 // each nb runs of 128 bytes (run j of row r at 128j + 32r of its half).
-// Each half's stream is prefetched 1 KiB ahead, as in f16x4iAVX2.
-TEXT ·f16x8iAVX512(SB), NOSPLIT, $0-40
+// Each half's stream is prefetched pfd bytes ahead, as in f16x4iAVX2.
+TEXT ·f16x8iAVX512(SB), NOSPLIT, $0-48
 	MOVQ   x+0(FP), SI
+	MOVQ   pfd+40(FP), R12
 	MOVQ   half+8(FP), R8
 	ADDQ   SI, R8
 	MOVQ   y+16(FP), DI
@@ -56,10 +57,10 @@ TEXT ·f16x8iAVX512(SB), NOSPLIT, $0-40
 	JEQ    x8f16done
 
 x8f16loop:
-	PREFETCHT0  1024(SI)
-	PREFETCHT0  1088(SI)
-	PREFETCHT0  1024(R8)
-	PREFETCHT0  1088(R8)
+	PREFETCHT0  (SI)(R12*1)
+	PREFETCHT0  64(SI)(R12*1)
+	PREFETCHT0  (R8)(R12*1)
+	PREFETCHT0  64(R8)(R12*1)
 	VCVTPH2PS   (DI), Z8
 	VCVTPH2PS   (SI), Z10
 	VCVTPH2PS   32(SI), Z11
@@ -96,12 +97,13 @@ x8f16done:
 	VPSLLD      $16, T, T; \
 	VFMADD231PS Z8, T, Z
 
-// func bf16x8iAVX512(x *byte, half uintptr, y *byte, nb int, out *[8]float32)
+// func bf16x8iAVX512(x *byte, half uintptr, y *byte, nb int, out *[8]float32, pfd int)
 //
 // f16x8iAVX512 for bfloat16 rows and activations (twin: BF16Twin per
 // row, as bf16x4iAVX2).
-TEXT ·bf16x8iAVX512(SB), NOSPLIT, $0-40
+TEXT ·bf16x8iAVX512(SB), NOSPLIT, $0-48
 	MOVQ   x+0(FP), SI
+	MOVQ   pfd+40(FP), R12
 	MOVQ   half+8(FP), R8
 	ADDQ   SI, R8
 	MOVQ   y+16(FP), DI
@@ -119,10 +121,10 @@ TEXT ·bf16x8iAVX512(SB), NOSPLIT, $0-40
 	JEQ    x8bf16done
 
 x8bf16loop:
-	PREFETCHT0 1024(SI)
-	PREFETCHT0 1088(SI)
-	PREFETCHT0 1024(R8)
-	PREFETCHT0 1088(R8)
+	PREFETCHT0 (SI)(R12*1)
+	PREFETCHT0 64(SI)(R12*1)
+	PREFETCHT0 (R8)(R12*1)
+	PREFETCHT0 64(R8)(R12*1)
 	VPMOVZXWD  (DI), Z8
 	VPSLLD     $16, Z8, Z8
 	X8BF16_512((SI), Z10, Z0)

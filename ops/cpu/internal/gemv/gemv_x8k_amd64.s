@@ -2,13 +2,8 @@
 
 #include "textflag.h"
 
-// X8KPFD is how far ahead of the block being read the kernels prefetch
-// their stream, in bytes: one PREFETCHT0 per 64-byte line of each block
-// step, spread over the step. Decoding reads the weights from DRAM once
-// per token; without it the hardware prefetcher alone left a Zen 3 at
-// 55-65% of its measured read bandwidth (BenchmarkMulMatCold with
-// KERNBENCH_REPACK on, results/amd-epyc-zen3-2c/x8-prefetch.md).
-#define X8KPFD 1024
+// The kernels prefetch their stream pfd bytes ahead (R12), as
+// gemv_x8_amd64.s's do.
 
 // The K formats' x8 kernels (see x8k.go for the layouts): eight
 // interleaved q4_K or q6_K rows against one q8_K activation row, ng
@@ -155,14 +150,15 @@ GLOBL x8kspread<>(SB), RODATA|NOPTR, $128
 	X8_Q6K_ADD(H, 4*K+3); \
 	X8_Q6K_SCALE
 
-// func q6_Kx8AVX2(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+// func q6_Kx8AVX2(x *byte, y *byte, side *float32, nb int, ng int, out *float32, pfd int)
 //
 // Twin: X8Q6_KTwin (the q6_K dot product per row). Per super-block and
 // row the integer sum is sum(s*q*y) - 32*sum(s*bsum), then out +=
 // (d_x*d_y)*float(isum) as the dot product rounds it. side holds d_y
 // per block. nb, ng > 0.
-TEXT ·q6_Kx8AVX2(SB), NOSPLIT, $0-48
+TEXT ·q6_Kx8AVX2(SB), NOSPLIT, $0-56
 	MOVQ         x+0(FP), SI
+	MOVQ         pfd+48(FP), R12
 	MOVQ         y+8(FP), R8
 	MOVQ         side+16(FP), BX
 	MOVQ         nb+24(FP), CX
@@ -179,36 +175,36 @@ x8q6group:
 x8q6block:
 	VPXOR Y13, Y13, Y13
 	X8_Q6K_QUARTER(0, 0)
-	PREFETCHT0 X8KPFD+0(SI)
-	PREFETCHT0 X8KPFD+64(SI)
-	PREFETCHT0 X8KPFD+128(SI)
-	PREFETCHT0 X8KPFD+192(SI)
-	PREFETCHT0 X8KPFD+256(SI)
-	PREFETCHT0 X8KPFD+320(SI)
-	PREFETCHT0 X8KPFD+384(SI)
+	PREFETCHT0 (SI)(R12*1)
+	PREFETCHT0 64(SI)(R12*1)
+	PREFETCHT0 128(SI)(R12*1)
+	PREFETCHT0 192(SI)(R12*1)
+	PREFETCHT0 256(SI)(R12*1)
+	PREFETCHT0 320(SI)(R12*1)
+	PREFETCHT0 384(SI)(R12*1)
 	X8_Q6K_QUARTER(0, 1)
-	PREFETCHT0 X8KPFD+448(SI)
-	PREFETCHT0 X8KPFD+512(SI)
-	PREFETCHT0 X8KPFD+576(SI)
-	PREFETCHT0 X8KPFD+640(SI)
-	PREFETCHT0 X8KPFD+704(SI)
-	PREFETCHT0 X8KPFD+768(SI)
-	PREFETCHT0 X8KPFD+832(SI)
+	PREFETCHT0 448(SI)(R12*1)
+	PREFETCHT0 512(SI)(R12*1)
+	PREFETCHT0 576(SI)(R12*1)
+	PREFETCHT0 640(SI)(R12*1)
+	PREFETCHT0 704(SI)(R12*1)
+	PREFETCHT0 768(SI)(R12*1)
+	PREFETCHT0 832(SI)(R12*1)
 	X8_Q6K_QUARTER(1, 0)
-	PREFETCHT0 X8KPFD+896(SI)
-	PREFETCHT0 X8KPFD+960(SI)
-	PREFETCHT0 X8KPFD+1024(SI)
-	PREFETCHT0 X8KPFD+1088(SI)
-	PREFETCHT0 X8KPFD+1152(SI)
-	PREFETCHT0 X8KPFD+1216(SI)
-	PREFETCHT0 X8KPFD+1280(SI)
+	PREFETCHT0 896(SI)(R12*1)
+	PREFETCHT0 960(SI)(R12*1)
+	PREFETCHT0 1024(SI)(R12*1)
+	PREFETCHT0 1088(SI)(R12*1)
+	PREFETCHT0 1152(SI)(R12*1)
+	PREFETCHT0 1216(SI)(R12*1)
+	PREFETCHT0 1280(SI)(R12*1)
 	X8_Q6K_QUARTER(1, 1)
-	PREFETCHT0 X8KPFD+1344(SI)
-	PREFETCHT0 X8KPFD+1408(SI)
-	PREFETCHT0 X8KPFD+1472(SI)
-	PREFETCHT0 X8KPFD+1536(SI)
-	PREFETCHT0 X8KPFD+1600(SI)
-	PREFETCHT0 X8KPFD+1664(SI)
+	PREFETCHT0 1344(SI)(R12*1)
+	PREFETCHT0 1408(SI)(R12*1)
+	PREFETCHT0 1472(SI)(R12*1)
+	PREFETCHT0 1536(SI)(R12*1)
+	PREFETCHT0 1600(SI)(R12*1)
+	PREFETCHT0 1664(SI)(R12*1)
 
 	// (d_x*d_y)*float(isum), added: the dot product's rounding.
 	VCVTDQ2PS    Y13, Y13
@@ -285,15 +281,16 @@ x8q6block:
 	VPMADDWD     Y1, Y0, Y0; \
 	VPADDD       Y0, Y12, Y12
 
-// func q4_Kx8AVX2(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+// func q4_Kx8AVX2(x *byte, y *byte, side *float32, nb int, ng int, out *float32, pfd int)
 //
 // Twin: X8Q4_KTwin (the q4_K dot product per row). Per super-block and
 // row: isum = sum(sc*q*y), mins = sum(m_j*(bsum_2j+bsum_2j+1)) (VPMADDWD's
 // [m,m].[b_2j,b_2j+1], as the four-row kernel forms it), then out +=
 // (d_x*d_y)*float(isum) - (dmin_x*d_y)*float(mins) as the dot product
 // rounds it. side holds d_y per block. nb, ng > 0.
-TEXT ·q4_Kx8AVX2(SB), NOSPLIT, $0-48
+TEXT ·q4_Kx8AVX2(SB), NOSPLIT, $0-56
 	MOVQ         x+0(FP), SI
+	MOVQ         pfd+48(FP), R12
 	MOVQ         y+8(FP), R8
 	MOVQ         side+16(FP), BX
 	MOVQ         nb+24(FP), CX
@@ -337,27 +334,27 @@ x8q4kblock:
 
 	VPXOR Y13, Y13, Y13
 	X8_Q4K_PAIR(0, Y8)
-	PREFETCHT0 X8KPFD+0(SI)
-	PREFETCHT0 X8KPFD+64(SI)
-	PREFETCHT0 X8KPFD+128(SI)
-	PREFETCHT0 X8KPFD+192(SI)
-	PREFETCHT0 X8KPFD+256(SI)
+	PREFETCHT0 (SI)(R12*1)
+	PREFETCHT0 64(SI)(R12*1)
+	PREFETCHT0 128(SI)(R12*1)
+	PREFETCHT0 192(SI)(R12*1)
+	PREFETCHT0 256(SI)(R12*1)
 	X8_Q4K_PAIR(1, Y8)
-	PREFETCHT0 X8KPFD+320(SI)
-	PREFETCHT0 X8KPFD+384(SI)
-	PREFETCHT0 X8KPFD+448(SI)
-	PREFETCHT0 X8KPFD+512(SI)
-	PREFETCHT0 X8KPFD+576(SI)
+	PREFETCHT0 320(SI)(R12*1)
+	PREFETCHT0 384(SI)(R12*1)
+	PREFETCHT0 448(SI)(R12*1)
+	PREFETCHT0 512(SI)(R12*1)
+	PREFETCHT0 576(SI)(R12*1)
 	X8_Q4K_PAIR(2, Y9)
-	PREFETCHT0 X8KPFD+640(SI)
-	PREFETCHT0 X8KPFD+704(SI)
-	PREFETCHT0 X8KPFD+768(SI)
-	PREFETCHT0 X8KPFD+832(SI)
+	PREFETCHT0 640(SI)(R12*1)
+	PREFETCHT0 704(SI)(R12*1)
+	PREFETCHT0 768(SI)(R12*1)
+	PREFETCHT0 832(SI)(R12*1)
 	X8_Q4K_PAIR(3, Y9)
-	PREFETCHT0 X8KPFD+896(SI)
-	PREFETCHT0 X8KPFD+960(SI)
-	PREFETCHT0 X8KPFD+1024(SI)
-	PREFETCHT0 X8KPFD+1088(SI)
+	PREFETCHT0 896(SI)(R12*1)
+	PREFETCHT0 960(SI)(R12*1)
+	PREFETCHT0 1024(SI)(R12*1)
+	PREFETCHT0 1088(SI)(R12*1)
 
 	// (d_x*d_y)*float(isum) - (dmin_x*d_y)*float(mins), added: the dot
 	// product's rounding.

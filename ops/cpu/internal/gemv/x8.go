@@ -42,8 +42,12 @@ const (
 
 // An X8Func sets out[8g+r] to the dot product of nb blocks of row r of
 // group g (g < ng; groups nb x8 blocks apart from x) with the q8_0
-// activation row y, given its side data (the kernel's Prep).
-type X8Func func(nb, ng int, x, y []byte, side []float32, out []float32)
+// activation row y, given its side data (the kernel's Prep). The
+// assembly kernels prefetch the weight stream pfd bytes ahead of their
+// reads (the CPU backend's tunable X8Prefetch; any value is safe, as a
+// prefetch never faults, and none changes the result); the twins ignore
+// it.
+type X8Func func(nb, ng int, x, y []byte, side []float32, out []float32, pfd int)
 
 // RepackX8Q4_0 writes the x8 form of the eight q4_0 rows in src (nb
 // blocks each, rows contiguous) into dst (8*nb*18 bytes).
@@ -115,7 +119,7 @@ func X8Q8_0Prep(y []byte, nb int, side []float32) {
 // lane l the exact sum of (q-8)*y over elements 4l..4l+3 and
 // 16+4l..16+4l+3, each FMA'd with d_x*d_y into its own accumulator, the
 // four summed as (v0+v1)+(v2+v3)). The side data must be Q4_0Prep's of y.
-func X8Q4_0Twin(nb, ng int, x, y []byte, side []float32, out []float32) {
+func X8Q4_0Twin(nb, ng int, x, y []byte, side []float32, out []float32, _ int) {
 	x8Twin(nb, ng, x, y, out, simd.BytesQ4_0, SideQ4_0Twin)
 }
 
@@ -123,7 +127,7 @@ func X8Q4_0Twin(nb, ng int, x, y []byte, side []float32, out []float32) {
 // bit: each row as Q8_0Twin computes it (eight lanes of the sign trick
 // per block, each FMA'd with d_x*d_y into its own accumulator, reduced as
 // HSUM8). The side data must be X8Q8_0Prep's of y.
-func X8Q8_0Twin(nb, ng int, x, y []byte, side []float32, out []float32) {
+func X8Q8_0Twin(nb, ng int, x, y []byte, side []float32, out []float32, _ int) {
 	x8Twin(nb, ng, x, y, out, simd.BytesQ8_0, Q8_0Twin)
 }
 

@@ -48,8 +48,8 @@ func x8Diff(t *testing.T, k int, nb, ng int, x, y []byte) {
 	for i := range got {
 		got[i] = float32(math.NaN())
 	}
-	c.asm(nb, ng, x, y, side, got)
-	c.twin(nb, ng, x, y, side, want)
+	c.asm(nb, ng, x, y, side, got, testPFD(nb))
+	c.twin(nb, ng, x, y, side, want, testPFD(nb))
 	for i := range got {
 		if !simdtest.SameFloat(got[i], want[i]) {
 			t.Fatalf("%v nb=%d ng=%d output %d: asm %g (%#x), twin %g (%#x)", c.wt, nb, ng, i,
@@ -147,7 +147,7 @@ func TestX8Bounds(t *testing.T) {
 					t.Errorf("%v: a short weight slice did not panic", c.wt)
 				}
 			}()
-			c.asm(nb, ng, x, y, side, out)
+			c.asm(nb, ng, x, y, side, out, testPFD(nb))
 		}()
 	}
 }
@@ -178,7 +178,7 @@ func TestX8MatchesPlain(t *testing.T) {
 			side := make([]float32, nb*x8k.per)
 			x8k.prep(y, nb, side)
 			got := make([]float32, 8*ng)
-			x8k.asm(nb, ng, x, y, side, got)
+			x8k.asm(nb, ng, x, y, side, got, testPFD(nb))
 			rows := make([]byte, 8*nb*c.bs)
 			for g := range ng {
 				c.unpack(rows, x[g*nb*x8k.xb:(g+1)*nb*x8k.xb], nb)
@@ -242,7 +242,7 @@ func BenchmarkX8(b *testing.B) {
 		b.Run(c.wt.String()+"/x8", func(b *testing.B) {
 			b.SetBytes(int64(len(x8)))
 			for b.Loop() {
-				c.asm(nb, m/8, x8, y, side, out)
+				c.asm(nb, m/8, x8, y, side, out, benchPFD)
 			}
 		})
 	}

@@ -104,7 +104,7 @@ func TestX8TwinsReference(t *testing.T) {
 				side := make([]float32, nb*c.per)
 				c.prep(y, nb, side)
 				out := make([]float32, 8*ng)
-				c.twin(nb, ng, x, y, side, out)
+				c.twin(nb, ng, x, y, side, out, testPFD(nb))
 				for r := range 8 * ng {
 					var want, mag float64
 					for i := range n {
@@ -179,3 +179,12 @@ func q6KCode(blk []byte, e int) byte {
 	high := blk[128+32*h+l] >> (2 * uint(i)) & 3
 	return low | high<<4
 }
+
+// testPFD is the prefetch distance a test passes to the x8 kernels for
+// nb blocks: none, short, long and far past the stream's end, which
+// must all give the same result (a prefetch never faults).
+func testPFD(nb int) int { return []int{0, 64, 1024, 8192, 1 << 20}[nb%5] }
+
+// benchPFD is the prefetch distance the benchmarks pass: the CPU
+// backend's default X8Prefetch.
+const benchPFD = 4096

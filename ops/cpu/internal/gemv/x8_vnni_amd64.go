@@ -7,36 +7,36 @@ package gemv
 // AVX512_VNNI; twin: X8Q4_0Twin).
 //
 //go:noescape
-func q4_0x8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+func q4_0x8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32, pfd int)
 
 // q8_0x8VNNI is q8_0x8AVX2 with VPDPBUSD on zmm registers (twin:
 // X8Q8_0Twin).
 //
 //go:noescape
-func q8_0x8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+func q8_0x8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32, pfd int)
 
 // X8Q4_0VNNI runs q4_0x8VNNI after checking the slice bounds it relies
 // on; it is an X8Func for the vnni tier, equal to X8Q4_0AVX2 bit for bit
 // with the same side data (Q4_0Prep's; twin: X8Q4_0Twin).
-func X8Q4_0VNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
+func X8Q4_0VNNI(nb, ng int, x, y []byte, side []float32, out []float32, pfd int) {
 	if nb <= 0 || ng <= 0 {
 		clear(out[:8*max(ng, 0)])
 		return
 	}
 	x8Check(nb, ng, X8BytesQ4_0, X8SlotsQ4_0, x, y, side, out)
-	q4_0x8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
+	q4_0x8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0], pfd)
 }
 
 // X8Q8_0VNNI runs q8_0x8VNNI after checking the slice bounds it relies
 // on; it is an X8Func for the vnni tier, equal to X8Q8_0AVX2 bit for bit
 // with the same side data (X8Q8_0Prep's; twin: X8Q8_0Twin).
-func X8Q8_0VNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
+func X8Q8_0VNNI(nb, ng int, x, y []byte, side []float32, out []float32, pfd int) {
 	if nb <= 0 || ng <= 0 {
 		clear(out[:8*max(ng, 0)])
 		return
 	}
 	x8Check(nb, ng, X8BytesQ8_0, X8SlotsQ8_0, x, y, side, out)
-	q8_0x8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
+	q8_0x8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0], pfd)
 }
 
 // q4_Kx8VNNI is q4_Kx8AVX2 with VPDPBUSD on zmm registers, two code
@@ -44,18 +44,18 @@ func X8Q8_0VNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
 // twin: X8Q4_KTwin).
 //
 //go:noescape
-func q4_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+func q4_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32, pfd int)
 
 // X8Q4_KVNNI runs q4_Kx8VNNI after checking the slice bounds it relies
 // on; it is an X8Func over super-blocks for the vnni tier, equal to
 // X8Q4_KAVX2 bit for bit (twin: X8Q4_KTwin).
-func X8Q4_KVNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
+func X8Q4_KVNNI(nb, ng int, x, y []byte, side []float32, out []float32, pfd int) {
 	if nb <= 0 || ng <= 0 {
 		clear(out[:8*max(ng, 0)])
 		return
 	}
 	x8CheckK(nb, ng, X8BytesQ4_K, x, y, side, out)
-	q4_Kx8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
+	q4_Kx8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0], pfd)
 }
 
 // q6_Kx8VNNI is q6_Kx8AVX2 with VPDPBUSD on ymm registers (the
@@ -63,16 +63,16 @@ func X8Q4_KVNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
 // (gemv_x8k_vnni_amd64.s; twin: X8Q6_KTwin).
 //
 //go:noescape
-func q6_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32)
+func q6_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32, pfd int)
 
 // X8Q6_KVNNI runs q6_Kx8VNNI after checking the slice bounds it relies
 // on; it is an X8Func over super-blocks for the vnni tier, equal to
 // X8Q6_KAVX2 bit for bit (twin: X8Q6_KTwin).
-func X8Q6_KVNNI(nb, ng int, x, y []byte, side []float32, out []float32) {
+func X8Q6_KVNNI(nb, ng int, x, y []byte, side []float32, out []float32, pfd int) {
 	if nb <= 0 || ng <= 0 {
 		clear(out[:8*max(ng, 0)])
 		return
 	}
 	x8CheckK(nb, ng, X8BytesQ6_K, x, y, side, out)
-	q6_Kx8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0])
+	q6_Kx8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0], pfd)
 }

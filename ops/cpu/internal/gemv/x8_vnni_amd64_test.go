@@ -42,9 +42,9 @@ func x8VNNIDiff(t *testing.T, v int, nb, ng int, x, y []byte) {
 	for i := range got {
 		got[i] = float32(math.NaN())
 	}
-	c.vnni(nb, ng, x, y, side, got)
-	c.twin(nb, ng, x, y, side, want)
-	a.asm(nb, ng, x, y, side, avx2)
+	c.vnni(nb, ng, x, y, side, got, testPFD(nb))
+	c.twin(nb, ng, x, y, side, want, testPFD(nb))
+	a.asm(nb, ng, x, y, side, avx2, testPFD(nb))
 	for i := range got {
 		if !simdtest.SameFloat(got[i], want[i]) || !simdtest.SameFloat(got[i], avx2[i]) {
 			t.Fatalf("%s nb=%d ng=%d output %d: vnni %g (%#x), twin %g (%#x), avx2 %g (%#x)", c.name, nb, ng, i,
@@ -175,13 +175,13 @@ func TestX8VNNIBounds(t *testing.T) {
 						t.Errorf("%s: a short slice (%d) did not panic", c.name, short)
 					}
 				}()
-				c.vnni(nb, ng, x, yy, ss, oo)
+				c.vnni(nb, ng, x, yy, ss, oo, testPFD(nb))
 			}()
 		}
 		for i := range out {
 			out[i] = 1
 		}
-		c.vnni(0, ng, nil, nil, nil, out)
+		c.vnni(0, ng, nil, nil, nil, out, testPFD(0))
 		for i, o := range out {
 			if o != 0 {
 				t.Fatalf("%s nb=0: output %d = %g, want 0", c.name, i, o)
@@ -232,7 +232,7 @@ func BenchmarkX8VNNI(b *testing.B) {
 					b.SetBytes(int64(len(w)))
 					i := 0
 					for b.Loop() {
-						k.f(nb, size.m/8, x8[i], y, side, out)
+						k.f(nb, size.m/8, x8[i], y, side, out, benchPFD)
 						i = (i + 1) % len(x8)
 					}
 				})

@@ -75,13 +75,13 @@ func X8F16Prep([]byte, int, []float32) {}
 // X8F16Twin is the f16 x8 kernel in Go, the AVX2 kernel's twin bit for
 // bit: each row as F16Twin computes it, y a binary16 row of nb 32-element
 // blocks. It takes no side data.
-func X8F16Twin(nb, ng int, x, y []byte, _ []float32, out []float32) {
+func X8F16Twin(nb, ng int, x, y []byte, _ []float32, out []float32, _ int) {
 	x8HalfTwin(nb, ng, x, y, out, F16Twin)
 }
 
 // X8BF16Twin is X8F16Twin for bfloat16 weights and activations (each row
 // as BF16Twin computes it).
-func X8BF16Twin(nb, ng int, x, y []byte, _ []float32, out []float32) {
+func X8BF16Twin(nb, ng int, x, y []byte, _ []float32, out []float32, _ int) {
 	x8HalfTwin(nb, ng, x, y, out, BF16Twin)
 }
 

@@ -8,18 +8,18 @@ package gemv
 // row).
 //
 //go:noescape
-func f16x4iAVX2(x *byte, y *byte, nb int, out *[4]float32)
+func f16x4iAVX2(x *byte, y *byte, nb int, out *[4]float32, pfd int)
 
 // bf16x4iAVX2 is f16x4iAVX2 for bfloat16 rows and activations (twin:
 // BF16Twin per row).
 //
 //go:noescape
-func bf16x4iAVX2(x *byte, y *byte, nb int, out *[4]float32)
+func bf16x4iAVX2(x *byte, y *byte, nb int, out *[4]float32, pfd int)
 
 // X8F16AVX2 is the f16 x8 kernel: f16x4iAVX2 on each half of each of
 // ng groups, after checking the slice bounds it relies on; it is an
 // X8Func (twin: X8F16Twin).
-func X8F16AVX2(nb, ng int, x, y []byte, _ []float32, out []float32) {
+func X8F16AVX2(nb, ng int, x, y []byte, _ []float32, out []float32, pfd int) {
 	if nb <= 0 || ng <= 0 {
 		clear(out[:8*max(ng, 0)])
 		return
@@ -27,13 +27,13 @@ func X8F16AVX2(nb, ng int, x, y []byte, _ []float32, out []float32) {
 	x8F16Check(nb, ng, x, y, out)
 	half := X8BytesF16 / 2 * nb
 	for h := range 2 * ng {
-		f16x4iAVX2(&x[h*half], &y[0], 2*nb, (*[4]float32)(out[4*h:4*h+4]))
+		f16x4iAVX2(&x[h*half], &y[0], 2*nb, (*[4]float32)(out[4*h:4*h+4]), pfd)
 	}
 }
 
 // X8BF16AVX2 is X8F16AVX2 for bfloat16 weights in the same layout, with
 // a bfloat16 activation row (twin: X8BF16Twin).
-func X8BF16AVX2(nb, ng int, x, y []byte, _ []float32, out []float32) {
+func X8BF16AVX2(nb, ng int, x, y []byte, _ []float32, out []float32, pfd int) {
 	if nb <= 0 || ng <= 0 {
 		clear(out[:8*max(ng, 0)])
 		return
@@ -41,7 +41,7 @@ func X8BF16AVX2(nb, ng int, x, y []byte, _ []float32, out []float32) {
 	x8F16Check(nb, ng, x, y, out)
 	half := X8BytesF16 / 2 * nb
 	for h := range 2 * ng {
-		bf16x4iAVX2(&x[h*half], &y[0], 2*nb, (*[4]float32)(out[4*h:4*h+4]))
+		bf16x4iAVX2(&x[h*half], &y[0], 2*nb, (*[4]float32)(out[4*h:4*h+4]), pfd)
 	}
 }
 

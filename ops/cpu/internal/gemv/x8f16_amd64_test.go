@@ -40,8 +40,8 @@ func x8HalfDiff(t *testing.T, name string, asm, twin X8Func, plainF Func, nb, ng
 	for i := range got {
 		got[i] = float32(math.NaN())
 	}
-	asm(nb, ng, x, y, nil, got)
-	twin(nb, ng, x, y, nil, want)
+	asm(nb, ng, x, y, nil, got, testPFD(nb))
+	twin(nb, ng, x, y, nil, want, testPFD(nb))
 	rows := make([]byte, X8BytesF16*nb)
 	for g := range ng {
 		UnpackX8F16(rows, x[g*nb*X8BytesF16:(g+1)*nb*X8BytesF16], nb)
@@ -103,7 +103,7 @@ func TestX8F16Bounds(t *testing.T) {
 					t.Errorf("a short %s slice did not panic", c.name)
 				}
 			}()
-			X8F16AVX2(nb, ng, make([]byte, c.x), make([]byte, c.y), nil, make([]float32, 8*ng))
+			X8F16AVX2(nb, ng, make([]byte, c.x), make([]byte, c.y), nil, make([]float32, 8*ng), testPFD(nb))
 		}()
 	}
 }

@@ -35,9 +35,9 @@ func x8Half512Diff(t *testing.T, nb, ng int, x, y []byte) {
 		for i := range got {
 			got[i] = float32(math.NaN())
 		}
-		k.zmm(nb, ng, x, y, nil, got)
-		k.twin(nb, ng, x, y, nil, want)
-		k.avx2(nb, ng, x, y, nil, avx2)
+		k.zmm(nb, ng, x, y, nil, got, testPFD(nb))
+		k.twin(nb, ng, x, y, nil, want, testPFD(nb))
+		k.avx2(nb, ng, x, y, nil, avx2, testPFD(nb))
 		for i := range got {
 			if !simdtest.SameFloat(got[i], want[i]) || !simdtest.SameFloat(got[i], avx2[i]) {
 				t.Fatalf("%s nb=%d ng=%d output %d: avx512 %g (%#x), twin %g (%#x), avx2 %g (%#x)", k.name, nb, ng, i,
@@ -106,11 +106,11 @@ func TestX8F16AVX512Bounds(t *testing.T) {
 						t.Errorf("%s: a short %s slice did not panic", k.name, c.name)
 					}
 				}()
-				k.zmm(nb, ng, make([]byte, c.x), make([]byte, c.y), nil, make([]float32, 8*ng))
+				k.zmm(nb, ng, make([]byte, c.x), make([]byte, c.y), nil, make([]float32, 8*ng), testPFD(nb))
 			}()
 		}
 		out := []float32{1, 2, 3, 4, 5, 6, 7, 8}
-		k.zmm(0, 1, nil, nil, nil, out)
+		k.zmm(0, 1, nil, nil, nil, out, testPFD(0))
 		for i, o := range out {
 			if o != 0 {
 				t.Fatalf("%s nb=0: output %d = %g, want 0", k.name, i, o)
@@ -148,7 +148,7 @@ func BenchmarkX8F16AVX512(b *testing.B) {
 				b.Run(k.name+"/"+size.name+"/"+f.name, func(b *testing.B) {
 					b.SetBytes(int64(len(w)))
 					for b.Loop() {
-						f.f(nb, size.m/8, x8, y, nil, out)
+						f.f(nb, size.m/8, x8, y, nil, out, benchPFD)
 					}
 				})
 			}

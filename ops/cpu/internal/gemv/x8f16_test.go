@@ -58,7 +58,7 @@ func TestX8F16TwinReference(t *testing.T) {
 				RepackX8F16(x[g*grp:(g+1)*grp], w[g*grp:(g+1)*grp], nb)
 			}
 			out := make([]float32, 8*ng)
-			X8F16Twin(nb, ng, x, y, nil, out)
+			X8F16Twin(nb, ng, x, y, nil, out, testPFD(nb))
 			for r := range 8 * ng {
 				var want, mag float64
 				for i := range n {

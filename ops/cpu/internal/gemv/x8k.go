@@ -244,14 +244,14 @@ func UnpackX8Q4_K(dst, src []byte, nb int) {
 // super-block, exact in any order, then (d_x*d_y)*isum added in
 // float32), so the outputs also equal the plain layout's four-row
 // kernel's. The side data must be X8Q8_KPrep's of y.
-func X8Q6_KTwin(nb, ng int, x, y []byte, _ []float32, out []float32) {
+func X8Q6_KTwin(nb, ng int, x, y []byte, _ []float32, out []float32, _ int) {
 	x8KTwin(nb, ng, x, y, out, simd.BytesQ6_K, UnpackX8Q6_K, dot.Q6_K)
 }
 
 // X8Q4_KTwin is the q4_K x8 kernel in Go, the AVX2 kernel's twin bit for
 // bit: each row as the q4_K dot product computes it. The side data must
 // be X8Q8_KPrep's of y.
-func X8Q4_KTwin(nb, ng int, x, y []byte, _ []float32, out []float32) {
+func X8Q4_KTwin(nb, ng int, x, y []byte, _ []float32, out []float32, _ int) {
 	x8KTwin(nb, ng, x, y, out, simd.BytesQ4_K, UnpackX8Q4_K, dot.Q4_K)
 }
 
