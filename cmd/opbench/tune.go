@@ -35,6 +35,16 @@ alternate for -rounds rounds (increasing, then decreasing) and the one of
 least median time is kept. Stop other work on the machine while this
 runs: the choice is only as good as the timings.
 
+With -model, the decode path's parameters (gemv_rows, x8_prefetch) are
+measured on those GGUF models instead: -tokens generated tokens per
+candidate and round, after a warm-up, timed per token, each candidate's
+last logits checked bit for bit against a run with every default (these
+parameters move work, never change it); the cost is the geometric mean
+of the models' times per token. A model's decode streams many
+matrices, each a few MiB, where the op points stream one; on a Zen 5 the
+two chose different prefetch distances, and the model's was the faster
+for every model.
+
 tuned.json holds each parameter's chosen value, its default, the point,
 and every candidate's times. Exits 1 when a parameter could not be
 tuned, 2 for a bad command line.
@@ -48,6 +58,7 @@ Examples:
 	opbench tune                                   (every parameter, results/<machine-id>/tuned.json)
 	opbench tune -list
 	opbench tune -param cpu.mulmat.gemv_rows -rounds 5 -time 500ms
+	opbench tune -model /tmp/kernbench-llama-models/100m-q4_K_M.gguf   (the decode parameters on a model's tokens)
 	opbench tune -out /tmp/tuned && KERNBENCH_TUNED=/tmp/tuned/tuned.json go run ./cmd/run -m model.gguf -bench
 `
 
@@ -73,6 +84,10 @@ type tuneConfig struct {
 	rounds  int
 	time    time.Duration
 	m, k    int64 // overrides of the points' sizes (0: as listed)
+	// model, when set, is the GGUF file the decode parameters
+	// (tuneDecode) are measured on, tokens tokens a candidate and round.
+	model   string
+	tokens  int
 	out     string
 	list    bool
 	command string
@@ -89,6 +104,8 @@ func newTuneFlagSet(cfg *tuneConfig) (*flag.FlagSet, *string) {
 	fs.Int64Var(&cfg.k, "k", 0, "the point's k instead of its listed one (0: as listed)")
 	fs.StringVar(&cfg.out, "out", "", "`directory` for tuned.json (default results/<machine-id>)")
 	fs.BoolVar(&cfg.list, "list", false, "list the parameters, their candidates and points, and exit")
+	fs.StringVar(&cfg.model, "model", "", "GGUF `files` (comma-separated) whose token generation (the geometric mean of the time per token) measures the decode parameters (cpu.mulmat.gemv_rows, cpu.mulmat.x8_prefetch) instead of their op points; each candidate's logits must equal the defaults' bit for bit")
+	fs.IntVar(&cfg.tokens, "tokens", 64, "tokens generated per candidate and round with -model")
 	return fs, param
 }
 
@@ -134,6 +151,8 @@ func parseTune(args []string) (cfg tuneConfig, help bool, err error) {
 		return cfg, false, fmt.Errorf("-time: %v is not positive", cfg.time)
 	case cfg.m < 0 || cfg.k < 0:
 		return cfg, false, errors.New("-m, -k: sizes must be positive (0: as listed)")
+	case cfg.tokens < 1 || cfg.tokens > 4096:
+		return cfg, false, fmt.Errorf("-tokens: %d is not in 1..4096", cfg.tokens)
 	}
 	return cfg, false, nil
 }
@@ -229,16 +248,29 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	var dec *decodeTuner
+	if cfg.model != "" {
+		if dec, err = newDecodeTuner(strings.Split(cfg.model, ","), cfg.tokens, cfg.threads); err != nil {
+			fmt.Fprintf(stderr, "opbench tune: %v\n", err)
+			return exitFailure
+		}
+		defer dec.Close()
+	}
 	code := exitOK
 	for i, p := range cfg.params {
 		pt := points[i]
 		desc := fmt.Sprintf("%v %v %s, %d threads", pt.Op, pt.Type, pt.Shape(), cfg.threads)
+		measure := func(v int) (float64, error) { return tuneMeasure(cfg, p, v, pt) }
+		if dec != nil && tuneDecode[p.Name] {
+			desc = fmt.Sprintf("%s, %d threads", dec.point(), cfg.threads)
+			measure = func(v int) (float64, error) { return dec.measure(p, v) }
+		}
 		fmt.Fprintf(stderr, "tuning %s on %s: %d candidates x %d rounds\n", p.Name, desc, len(p.Candidates), cfg.rounds)
 		res, err := tuning.Search(p, cfg.rounds, func(v int) (float64, error) {
 			if ctx.Err() != nil {
 				return 0, ctx.Err()
 			}
-			return tuneMeasure(cfg, p, v, pt)
+			return measure(v)
 		})
 		res.Point = desc
 		writeTuneTable(stdout, p, res)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernbench/kernbench/internal/shareddata"
 	"github.com/kernbench/kernbench/ops/cpu"
 	"github.com/kernbench/kernbench/ops/tuning"
 )
@@ -83,5 +84,49 @@ func TestTuneWritesWhatTheBackendLoads(t *testing.T) {
 		if v[res.Name] != res.Value || src != path {
 			t.Errorf("backend runs %s = %d from %q, want %d from %s", res.Name, v[res.Name], src, res.Value, path)
 		}
+	}
+}
+
+// TestTuneModel runs the decode parameters on a model's tokens (-model):
+// every candidate validated (its logits equal the defaults') and timed,
+// the point naming the model; a second model makes the cost their
+// geometric mean; a missing model is an error.
+func TestTuneModel(t *testing.T) {
+	stories := shareddata.Path(t, "stories260K.gguf")
+	wide := shareddata.Path(t, "stories260K-wide.gguf")
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"tune", "-param", cpu.X8Prefetch.Name + "," + cpu.GemvRows.Name, "-model", stories + "," + wide,
+		"-tokens", "2", "-rounds", "1", "-t", "2", "-out", dir}
+	if code := run(args, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	f, err := tuning.ReadFile(filepath.Join(dir, tuning.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Params) != 2 {
+		t.Fatalf("tuned.json params %+v", f.Params)
+	}
+	for _, res := range f.Params {
+		if !strings.Contains(res.Point, "geomean of the time per token of decode of stories260K.gguf, stories260K-wide.gguf (2 tokens after") {
+			t.Errorf("%s point %q", res.Name, res.Point)
+		}
+		for _, c := range res.Candidates {
+			if c.Error != "" || len(c.Costs) != 1 || !(c.Median > 0) {
+				t.Errorf("%s candidate %+v: want validated and timed once", res.Name, c)
+			}
+		}
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	missing := filepath.Join(dir, "missing.gguf")
+	if code := run([]string{"tune", "-param", cpu.X8Prefetch.Name, "-model", missing, "-out", dir}, &stdout, &stderr); code != exitFailure || !strings.Contains(stderr.String(), "missing.gguf") {
+		t.Errorf("a missing model: exit %d, %q", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"tune", "-tokens", "0"}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "-tokens: 0") {
+		t.Errorf("-tokens 0: exit %d, %q", code, stderr.String())
 	}
 }
