@@ -273,8 +273,10 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	// The f16/bf16 x8 decode kernels stay AVX2's: gemv.X8F16AVX512 and
 	// X8BF16AVX512 (zmm, bit for bit the same) equal them on one
 	// 4096x4096 matrix but made gpt-oss-100m-f16's tg128 13% slower
-	// (345 against 300 t/s, alternating, 2026-11-28 on Zen 5; the
-	// kernel's flat time 6.1 s against 5.2 s in the same profile).
+	// with the 1 KiB prefetch of the time (345 against 300 t/s,
+	// alternating, 2026-11-28 on Zen 5); with the tuned 8 KiB the two
+	// were within noise of each other (four alternating rounds, 242-276
+	// t/s each on a loaded host), so the simpler stays.
 	// SSM_SCAN's scans in zmm, bit for bit the AVX2 ones (scalar A: a
 	// row's two 8-lane sums are the halves of one zmm; vector A: the
 	// exponentials 16 at a time, the same 8-lane sum; tiled: 4 rows by 32
