@@ -35,3 +35,8 @@ func Twin2(kc int, a []float32, lda int, b []float32, bstride int, c []float32, 
 	Twin(kc, a, lda, b, c, ldc)
 	Twin(kc, a, lda, b[bstride:], c[NR:], ldc)
 }
+
+// PfLen is how many floats a two-panel micro-kernel (Micro2AVX512)
+// prefetches at its prefetch operand for a chunk of kc: one 64-byte line
+// for every four k steps.
+func PfLen(kc int) int { return kc / 4 * 16 }

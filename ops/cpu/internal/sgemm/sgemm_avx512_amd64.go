@@ -32,6 +32,3 @@ func Micro2AVX512(kc int, a []float32, lda int, b []float32, bstride int, c []fl
 	sgemm6x32AVX512(kc, &a[0], lda, &b[0], bstride, &c[0], ldc, &pf[0])
 }
 
-// PfLen is how many floats Micro2AVX512 prefetches at pf for a chunk of
-// kc: one 64-byte line for every four k steps.
-func PfLen(kc int) int { return kc / 4 * 16 }
