@@ -31,4 +31,3 @@ func Micro2AVX512(kc int, a []float32, lda int, b []float32, bstride int, c []fl
 	}
 	sgemm6x32AVX512(kc, &a[0], lda, &b[0], bstride, &c[0], ldc, &pf[0])
 }
-
