@@ -270,13 +270,10 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	small.scores, small.values = flashattn.ScoresSmallAVX512, flashattn.ValuesSmallTAVX512
 	fa.small = &small
 	ks.fa = &fa
-	// The f16/bf16 x8 decode kernels stay AVX2's: gemv.X8F16AVX512 and
-	// X8BF16AVX512 (zmm, bit for bit the same) equal them on one
-	// 4096x4096 matrix but made gpt-oss-100m-f16's tg128 13% slower
-	// with the 1 KiB prefetch of the time (345 against 300 t/s,
-	// alternating, 2026-11-28 on Zen 5); with the tuned 8 KiB the two
-	// were within noise of each other (four alternating rounds, 242-276
-	// t/s each on a loaded host), so the simpler stays.
+	// The f16/bf16 x8 decode kernels stay AVX2's: zmm ones (bit for bit
+	// the same; in git at a68d4ba, internal/gemv/x8f16_avx512_amd64.go)
+	// made gpt-oss-100m-f16's tg128 13% slower with a 1 KiB prefetch and
+	// were within noise of the AVX2 ones with the tuned 8 KiB (Zen 5).
 	// SSM_SCAN's scans in zmm, bit for bit the AVX2 ones (scalar A: a
 	// row's two 8-lane sums are the halves of one zmm; vector A: the
 	// exponentials 16 at a time, the same 8-lane sum; tiled: 4 rows by 32

@@ -142,10 +142,3 @@ func x8Twin(nb, ng int, x, y []byte, out []float32, bs int, twin func(n int, x, 
 		}
 	}
 }
-
-// x8Check panics unless the slices hold what an x8 kernel reads: ng
-// groups of nb blocks of xb bytes, nb q8_0 blocks, nb*per side slots and
-// 8*ng outputs (the wrappers call it before the assembly).
-func x8Check(nb, ng, xb, per int, x, y []byte, side, out []float32) {
-	_, _, _, _ = x[ng*nb*xb-1], y[nb*simd.BytesQ8_0-1], side[nb*per-1], out[8*ng-1]
-}

@@ -19,24 +19,14 @@ func q8_0x8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32, p
 // on; it is an X8Func for the vnni tier, equal to X8Q4_0AVX2 bit for bit
 // with the same side data (Q4_0Prep's; twin: X8Q4_0Twin).
 func X8Q4_0VNNI(nb, ng int, x, y []byte, side []float32, out []float32, pfd int) {
-	if nb <= 0 || ng <= 0 {
-		clear(out[:8*max(ng, 0)])
-		return
-	}
-	x8Check(nb, ng, X8BytesQ4_0, X8SlotsQ4_0, x, y, side, out)
-	q4_0x8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0], pfd)
+	x8ShapeQ4_0.run(q4_0x8VNNI, nb, ng, x, y, side, out, pfd)
 }
 
 // X8Q8_0VNNI runs q8_0x8VNNI after checking the slice bounds it relies
 // on; it is an X8Func for the vnni tier, equal to X8Q8_0AVX2 bit for bit
 // with the same side data (X8Q8_0Prep's; twin: X8Q8_0Twin).
 func X8Q8_0VNNI(nb, ng int, x, y []byte, side []float32, out []float32, pfd int) {
-	if nb <= 0 || ng <= 0 {
-		clear(out[:8*max(ng, 0)])
-		return
-	}
-	x8Check(nb, ng, X8BytesQ8_0, X8SlotsQ8_0, x, y, side, out)
-	q8_0x8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0], pfd)
+	x8ShapeQ8_0.run(q8_0x8VNNI, nb, ng, x, y, side, out, pfd)
 }
 
 // q4_Kx8VNNI is q4_Kx8AVX2 with VPDPBUSD on zmm registers, two code
@@ -50,12 +40,7 @@ func q4_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32, p
 // on; it is an X8Func over super-blocks for the vnni tier, equal to
 // X8Q4_KAVX2 bit for bit (twin: X8Q4_KTwin).
 func X8Q4_KVNNI(nb, ng int, x, y []byte, side []float32, out []float32, pfd int) {
-	if nb <= 0 || ng <= 0 {
-		clear(out[:8*max(ng, 0)])
-		return
-	}
-	x8CheckK(nb, ng, X8BytesQ4_K, x, y, side, out)
-	q4_Kx8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0], pfd)
+	x8ShapeQ4_K.run(q4_Kx8VNNI, nb, ng, x, y, side, out, pfd)
 }
 
 // q6_Kx8VNNI is q6_Kx8AVX2 with VPDPBUSD on ymm registers (the
@@ -69,10 +54,5 @@ func q6_Kx8VNNI(x *byte, y *byte, side *float32, nb int, ng int, out *float32, p
 // on; it is an X8Func over super-blocks for the vnni tier, equal to
 // X8Q6_KAVX2 bit for bit (twin: X8Q6_KTwin).
 func X8Q6_KVNNI(nb, ng int, x, y []byte, side []float32, out []float32, pfd int) {
-	if nb <= 0 || ng <= 0 {
-		clear(out[:8*max(ng, 0)])
-		return
-	}
-	x8CheckK(nb, ng, X8BytesQ6_K, x, y, side, out)
-	q6_Kx8VNNI(&x[0], &y[0], &side[0], nb, ng, &out[0], pfd)
+	x8ShapeQ6_K.run(q6_Kx8VNNI, nb, ng, x, y, side, out, pfd)
 }

@@ -267,9 +267,3 @@ func x8KTwin(nb, ng int, x, y []byte, out []float32, bs int, unpack func(dst, sr
 		}
 	}
 }
-
-// x8CheckK is x8Check for the K formats: ng groups of nb x8 blocks of xb
-// bytes, nb q8_K blocks, nb side slots and 8*ng outputs.
-func x8CheckK(nb, ng, xb int, x, y []byte, side, out []float32) {
-	_, _, _, _ = x[ng*nb*xb-1], y[nb*simd.BytesQ8_K-1], side[nb*X8SlotsK-1], out[8*ng-1]
-}
