@@ -137,7 +137,7 @@ func (ru *Runner) measure(p PlannedPoint, be Backend, cache *harness.PointCache)
 // emulated backend (validated, never timed).
 func (ru *Runner) prepare(p PlannedPoint, be Backend, cache *harness.PointCache) (Record, *harness.Prepared) {
 	r := NewRecord(p, be)
-	r.Weights = ru.Weights && (p.Op == ops.OpMulMat || p.Op == ops.OpMulMatID)
+	r.Weights = ru.Weights && harness.HasWeights(p.Op)
 	if ru.MaxMemory > 0 && p.Plan.Memory > ru.MaxMemory {
 		r.Validation = ValidError
 		r.Error = fmt.Sprintf("needs about %s of memory to prepare, above the limit of %s", humanBytes(p.Plan.Memory), humanBytes(ru.MaxMemory))

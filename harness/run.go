@@ -47,13 +47,17 @@ type runOptions struct {
 	weights bool
 }
 
+// HasWeights reports whether op has a weight operand that
+// PrepareOptions.Weights marks: source 0 of MUL_MAT and MUL_MAT_ID.
+func HasWeights(op ops.Op) bool { return op == ops.OpMulMat || op == ops.OpMulMatID }
+
 // markWeights marks the host buffer of node's weight operand (source 0
 // of MUL_MAT and MUL_MAT_ID) as holding weights, as a GGUF file's buffer
 // is (ops.HostBuffer.MarkWeights), so that a backend may keep a derived
 // copy of them, as it does for a model's: the CPU's repacked x8 decode
 // path. Other ops and device buffers are left as they are.
 func markWeights(node *ops.Tensor) {
-	if node.Op != ops.OpMulMat && node.Op != ops.OpMulMatID {
+	if !HasWeights(node.Op) {
 		return
 	}
 	if hb, ok := owner(node.Src[0]).Buffer.(*ops.HostBuffer); ok {
