@@ -62,20 +62,35 @@ Examples:
 	opbench tune -out /tmp/tuned && KERNBENCH_TUNED=/tmp/tuned/tuned.json go run ./cmd/run -m model.gguf -bench
 `
 
-// tunePoints are the op points each parameter is measured on, as sweep
-// entries: the sizes where the parameter matters.
-var tunePoints = map[string]bench.Entry{
-	cpu.GemvRows.Name:  {Ops: []string{"mul_mat"}, Types: []string{"q4_0"}, Dims: map[string][]int64{"m": {4096}, "n": {1}, "k": {4096}}},
-	cpu.SgemmRows.Name: {Ops: []string{"mul_mat"}, Types: []string{"f16"}, Dims: map[string][]int64{"m": {4096}, "n": {512}, "k": {4096}}},
-	// The decode path's DRAM stream: repacked weights (tuneWeights) of
-	// 72 MiB, twice a 32 MiB L3.
-	cpu.X8Prefetch.Name: {Ops: []string{"mul_mat"}, Types: []string{"q4_K"}, Dims: map[string][]int64{"m": {16384}, "n": {1}, "k": {8192}}},
+// A tuneSpec says how tune measures a parameter: on its op point (a
+// sweep entry at the sizes where the parameter matters), with the
+// point's weights marked as a model's (weights: bench.Runner.Weights,
+// for the repacked decode path), and whether it is a decode parameter,
+// measured on -model's token generation instead when -model is given
+// (tune_model.go).
+type tuneSpec struct {
+	point   bench.Entry
+	weights bool
+	decode  bool
 }
 
-// tuneWeights are the parameters whose point is measured with its
-// weights marked as a model's (bench.Runner.Weights): those of the
-// repacked decode path.
-var tuneWeights = map[string]bool{cpu.X8Prefetch.Name: true}
+// tuneSpecs are the tunable parameters' specs, by name.
+var tuneSpecs = map[string]tuneSpec{
+	cpu.GemvRows.Name: {
+		point:  bench.Entry{Ops: []string{"mul_mat"}, Types: []string{"q4_0"}, Dims: map[string][]int64{"m": {4096}, "n": {1}, "k": {4096}}},
+		decode: true,
+	},
+	cpu.SgemmRows.Name: {
+		point: bench.Entry{Ops: []string{"mul_mat"}, Types: []string{"f16"}, Dims: map[string][]int64{"m": {4096}, "n": {512}, "k": {4096}}},
+	},
+	// The decode path's DRAM stream: repacked weights of 72 MiB, twice a
+	// 32 MiB L3.
+	cpu.X8Prefetch.Name: {
+		point:   bench.Entry{Ops: []string{"mul_mat"}, Types: []string{"q4_K"}, Dims: map[string][]int64{"m": {16384}, "n": {1}, "k": {8192}}},
+		weights: true,
+		decode:  true,
+	},
+}
 
 // tuneConfig is the parsed command line of tune.
 type tuneConfig struct {
@@ -85,7 +100,8 @@ type tuneConfig struct {
 	time    time.Duration
 	m, k    int64 // overrides of the points' sizes (0: as listed)
 	// model, when set, is the GGUF file the decode parameters
-	// (tuneDecode) are measured on, tokens tokens a candidate and round.
+	// (tuneSpec.decode) are measured on, tokens tokens a candidate and
+	// round.
 	model   string
 	tokens  int
 	out     string
@@ -168,10 +184,11 @@ func tuneUsage(w io.Writer) {
 
 // tunePoint returns the point p is measured on, with the size overrides.
 func tunePoint(cfg tuneConfig, p tuning.Param) (bench.PlannedPoint, error) {
-	e, ok := tunePoints[p.Name]
+	spec, ok := tuneSpecs[p.Name]
 	if !ok {
 		return bench.PlannedPoint{}, fmt.Errorf("%s has no point to measure it on", p.Name)
 	}
+	e := spec.point
 	dims := map[string][]int64{}
 	for k, v := range e.Dims {
 		dims[k] = v
@@ -261,7 +278,7 @@ func runTune(args []string, stdout, stderr io.Writer) int {
 		pt := points[i]
 		desc := fmt.Sprintf("%v %v %s, %d threads", pt.Op, pt.Type, pt.Shape(), cfg.threads)
 		measure := func(v int) (float64, error) { return tuneMeasure(cfg, p, v, pt) }
-		if dec != nil && tuneDecode[p.Name] {
+		if dec != nil && tuneSpecs[p.Name].decode {
 			desc = fmt.Sprintf("%s, %d threads", dec.point(), cfg.threads)
 			measure = func(v int) (float64, error) { return dec.measure(p, v) }
 		}
@@ -312,7 +329,7 @@ func tuneMeasure(cfg tuneConfig, p tuning.Param, v int, pt bench.PlannedPoint) (
 	ru := &bench.Runner{
 		Backends: []bench.Backend{{Name: "cpu-" + be.Tier().Name, Threads: be.Threads(), Backend: be}},
 		Protocol: bench.Protocol{Time: cfg.time},
-		Weights:  tuneWeights[p.Name],
+		Weights:  tuneSpecs[p.Name].weights,
 	}
 	recs := ru.Run([]bench.PlannedPoint{pt})
 	if len(recs) != 1 {

@@ -14,12 +14,11 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// tuneDecode are the parameters of the decode path: with -model they are
-// measured on the model's token generation instead of their op points,
-// whose single matrix streams differently from a model's many (one
-// matrix larger than the L3 favoured prefetching 16 KiB ahead on a Zen 5,
-// where the models decoded fastest at 8 KiB).
-var tuneDecode = map[string]bool{cpu.GemvRows.Name: true, cpu.X8Prefetch.Name: true}
+// The decode parameters (tuneSpec.decode) are measured with -model on
+// the models' token generation instead of their op points, whose single
+// matrix streams differently from a model's many (one matrix larger than
+// the L3 favoured prefetching 16 KiB ahead on a Zen 5, where the models
+// decoded fastest at 8 KiB).
 
 // tuneWarmTokens are decoded before the timed ones: the first builds the
 // repacked weight copies and the graph.
