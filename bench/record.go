@@ -68,6 +68,9 @@ type Record struct {
 	// RoofGFLOPS is the roofline's bound for the point (see
 	// Roofline.Attainable), Roof the ceiling that sets it, and
 	// RooflinePct GFLOPS as a percentage of it; zero without a roofline.
+	// A record of bytes alone (a decode's tg test in opbench llama) has
+	// Roof "dram" and RooflinePct its GBPS as a percentage of the DRAM
+	// read bandwidth measured beside it, with RoofGFLOPS zero.
 	RoofGFLOPS  float64 `json:"roof_gflops,omitempty"`
 	Roof        string  `json:"roof,omitempty"`
 	RooflinePct float64 `json:"roofline_pct,omitempty"`

@@ -17,6 +17,8 @@ import (
 
 	"github.com/kernbench/kernbench/bench"
 	"github.com/kernbench/kernbench/bench/llamabench"
+	"github.com/kernbench/kernbench/gguf"
+	"github.com/kernbench/kernbench/model"
 )
 
 const llamaHelp = `Usage: opbench llama -llama-bench PATH -run PATH [flags] MODEL.gguf...
@@ -38,8 +40,16 @@ with the range of its samples beside it, kernbench's speed over
 llama.cpp's (the ratio of the median times: above 1, kernbench is faster),
 the Mann-Whitney p-value and the verdict of opbench compare (faster or
 slower only outside the noise: 4 or more samples a side are needed), and
-for tg tests the weight bytes a second kernbench streamed (the model's
-size times tokens/s). Writes both sides' records to NAME.json / NAME.csv
+for tg tests the weight bytes a second each side streamed: the bytes a
+decode step reads (model.DecodeWeightBytes: every tensor once, one row
+of the token embeddings, the used experts' share of a mixture's) times
+tokens/s. Before every run -dram reads a buffer far larger than the
+last-level cache with the CPU's widest loads (bench.DRAMProbe), so that
+a decode's bandwidth stands beside the DRAM read bandwidth the machine
+gave in the same minutes (a shared host's moves by half within the
+hour): the "% of DRAM" column is each side's tg bandwidth over the
+median of the model's probes, and the probes are the set's roofline.
+Writes both sides' records to NAME.json / NAME.csv
 under -out, with llama.cpp's build commit. Exits 1 if a run failed, 2 for
 a bad command line.
 
@@ -61,7 +71,7 @@ type llamaConfig struct {
 	runArgs         []string
 	params          llamabench.Params
 	rounds          int
-	timeout         time.Duration
+	timeout, dram   time.Duration
 	out, name       string
 	models          []string
 	command         string
@@ -82,6 +92,7 @@ func newLlamaFlagSet() (*flag.FlagSet, *llamaFlags) {
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "time limit of one program run (0: none)")
 	fs.StringVar(&f.out, "out", "", "`directory` for the records (default results/<machine-id>)")
 	fs.StringVar(&f.name, "name", "", "the records' file name without extension (default llama-<date>-<time>, never replacing a file)")
+	fs.DurationVar(&f.dram, "dram", 500*time.Millisecond, "time to measure the DRAM read bandwidth before each run (0: not measured)")
 	return fs, f
 }
 
@@ -89,7 +100,7 @@ func newLlamaFlagSet() (*flag.FlagSet, *llamaFlags) {
 type llamaFlags struct {
 	llamaBench, run, runArgs, prompt, gen, fa, out, name string
 	reps, rounds, threads                                int
-	timeout                                              time.Duration
+	timeout, dram                                        time.Duration
 }
 
 func parseLlama(args []string) (cfg llamaConfig, help bool, err error) {
@@ -118,6 +129,8 @@ func parseLlama(args []string) (cfg llamaConfig, help bool, err error) {
 		return cfg, false, fmt.Errorf("-fa: %q is not on or off", f.fa)
 	case f.timeout < 0:
 		return cfg, false, fmt.Errorf("-timeout: %v is negative", f.timeout)
+	case f.dram < 0 || f.dram > time.Minute:
+		return cfg, false, fmt.Errorf("-dram: %v is not in 0..1m", f.dram)
 	}
 	for _, p := range []struct{ flag, path string }{{"llama-bench", f.llamaBench}, {"run", f.run}} {
 		if err := checkExecutable(p.path); err != nil {
@@ -145,7 +158,7 @@ func parseLlama(args []string) (cfg llamaConfig, help bool, err error) {
 		cfg.models = append(cfg.models, m)
 	}
 	cfg.llamaBench, cfg.run, cfg.runArgs = f.llamaBench, f.run, strings.Fields(f.runArgs)
-	cfg.rounds, cfg.timeout, cfg.out, cfg.name = f.rounds, f.timeout, f.out, f.name
+	cfg.rounds, cfg.timeout, cfg.dram, cfg.out, cfg.name = f.rounds, f.timeout, f.dram, f.out, f.name
 	return cfg, false, nil
 }
 
@@ -216,10 +229,25 @@ func runLlama(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	total := len(cfg.models) * cfg.rounds * 2
 	done := 0
+	var probe *bench.DRAMProbe
+	if cfg.dram > 0 {
+		if probe, err = bench.NewDRAMProbe(cfg.params.Threads, dramProbeBytes(machine)); err != nil {
+			fmt.Fprintf(stderr, "opbench llama: %v\n", err)
+			return exitFailure
+		}
+	}
+	probes := map[string][]bench.Peak{} // by model
 	runs := llamabench.Pair(ctx, cfg.models, llama, kern, cfg.rounds, cfg.params, func(model string, round int, side string) {
 		done++
-		fmt.Fprintf(stderr, "[%d/%d %s] %s, round %d: %s\n", done, total, time.Since(start).Round(time.Second), filepath.Base(model), round+1, side)
+		dram := ""
+		if probe != nil {
+			pk := probe.Measure(cfg.dram)
+			probes[model] = append(probes[model], pk)
+			dram = fmt.Sprintf(" (DRAM read %.1f GB/s)", pk.Median)
+		}
+		fmt.Fprintf(stderr, "[%d/%d %s] %s, round %d: %s%s\n", done, total, time.Since(start).Round(time.Second), filepath.Base(model), round+1, side, dram)
 	})
+	probe = nil // the buffer goes
 	interrupted := ctx.Err() != nil
 	stop()
 	failed := 0
@@ -244,6 +272,24 @@ func runLlama(args []string, stdout, stderr io.Writer) int {
 			Notes: fmt.Sprintf("llama-bench and run -bench (%s) with -p %s -n %s -r %d -t %d -fa %s -o json, %d rounds alternating, one process per model, program and round",
 				cfg.run, joinCounts(cfg.params.Prompt), joinCounts(cfg.params.Gen), cfg.params.Reps, cfg.params.Threads, fa, cfg.rounds)},
 		Records: llamabench.Records(runs, cfg.params.Threads, kernbenchSide),
+	}
+	if len(probes) > 0 {
+		set.Roofline = &bench.Roofline{MachineID: machine.ID, Date: start.UTC().Truncate(time.Second),
+			Note: fmt.Sprintf("DRAM read bandwidth measured for %v before every run, one peak per model over its runs", cfg.dram)}
+	}
+	for _, m := range cfg.models {
+		base := filepath.Base(m)
+		decode, err := decodeBytes(m)
+		if err != nil {
+			fmt.Fprintf(stderr, "opbench llama: %s: the bytes a decode step reads are not known, so tg bandwidths are the file size times tokens/s: %v\n", base, err)
+		}
+		var dram float64
+		if ps := probes[m]; len(ps) > 0 {
+			pk := poolPeaks(ps, base)
+			set.Roofline.Peaks = append(set.Roofline.Peaks, pk)
+			dram = pk.Median
+		}
+		setDecodeBandwidth(set.Records, base, decode, dram)
 	}
 	fmt.Fprintf(stdout, "%s (%s), %d threads; llama.cpp %s, kernbench %s\n", machine.String(), machine.ID, cfg.params.Threads, orUnknown(version), set.ShortCommit())
 	if err := writeLlamaTable(stdout, set); err != nil {
@@ -300,15 +346,26 @@ func writeLlamaTable(w io.Writer, s *bench.Set) error {
 	if err != nil {
 		return err
 	}
-	header := []string{"model", "type", "test", "llama.cpp t/s", "kernbench t/s", "kernbench/llama.cpp", "p", "verdict", "kernbench GB/s"}
+	header := []string{"model", "type", "test", "llama.cpp t/s", "kernbench t/s", "kernbench/llama.cpp", "p", "verdict", "weights GB/s llama.cpp, kernbench", "% of DRAM read"}
 	var rows [][]string
 	for _, c := range rep.Comparisons {
-		gbps := "-"
-		if c.B.GBPS > 0 {
-			gbps = fmt.Sprintf("%.1f", c.B.GBPS)
+		gbps, pct := "-", "-"
+		if c.A.GBPS > 0 || c.B.GBPS > 0 {
+			gbps = fmt.Sprintf("%.1f, %.1f", c.A.GBPS, c.B.GBPS)
+		}
+		if c.A.RooflinePct > 0 || c.B.RooflinePct > 0 {
+			dram := 0.0
+			if s.Roofline != nil {
+				for _, p := range s.Roofline.Peaks {
+					if strings.HasSuffix(p.Kernel, " "+c.A.Shape) {
+						dram = p.Median
+					}
+				}
+			}
+			pct = fmt.Sprintf("%.0f%%, %.0f%% of %.1f", c.A.RooflinePct, c.B.RooflinePct, dram)
 		}
 		rows = append(rows, []string{c.A.Shape, c.A.Type, c.A.Op, speedRange(c.A), speedRange(c.B),
-			fmt.Sprintf("%.2fx", c.Speedup), fmt.Sprintf("%.3g", c.P), c.Verdict.String(), gbps})
+			fmt.Sprintf("%.2fx", c.Speedup), fmt.Sprintf("%.3g", c.P), c.Verdict.String(), gbps, pct})
 	}
 	if len(rows) > 0 {
 		if err := renderTable(w, header, rows); err != nil {
@@ -342,4 +399,58 @@ func speedRange(r bench.Record) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%s (%s-%s)", f(r.Median), f(r.Max), f(r.Min))
+}
+
+// dramProbeBytes is the DRAM probe's buffer: 8 times the last-level
+// cache, at least 256 MiB (MeasureRoofline's dram level).
+func dramProbeBytes(m bench.Machine) int64 {
+	return max(8*int64(max(m.L3, 0)), 256<<20)
+}
+
+// decodeBytes is model.DecodeWeightBytes of a GGUF file.
+func decodeBytes(path string) (int64, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return model.DecodeWeightBytes(f)
+}
+
+// poolPeaks joins one model's DRAM probes into one peak: the best of
+// their bests, the median of their medians, all their samples.
+func poolPeaks(ps []bench.Peak, model string) bench.Peak {
+	pk := ps[0]
+	pk.Kernel += ", before each run on " + model
+	meds := make([]float64, len(ps))
+	pk.Samples = 0
+	for i, p := range ps {
+		pk.Best = max(pk.Best, p.Best)
+		pk.Samples += p.Samples
+		meds[i] = p.Median
+	}
+	pk.Median = bench.Summarize(meds).Median
+	return pk
+}
+
+// setDecodeBandwidth sets the tg records of a model (by file name) to
+// decode bytes per token when known (decode > 0), and, with the DRAM
+// read bandwidth measured beside them (dram > 0), their bandwidth as a
+// percentage of it (Roof "dram").
+func setDecodeBandwidth(recs []bench.Record, model string, decode int64, dram float64) {
+	for i := range recs {
+		r := &recs[i]
+		if r.Shape != model || r.Dims["n"] == 0 || r.Dims["p"] != 0 {
+			continue
+		}
+		if decode > 0 {
+			r.Bytes = decode * r.Dims["n"]
+			if r.Median > 0 {
+				r.GBPS = float64(r.Bytes) / r.Median / 1e9
+			}
+		}
+		if dram > 0 && r.GBPS > 0 {
+			r.Roof, r.RooflinePct = bench.LevelDRAM, 100*r.GBPS/dram
+		}
+	}
 }

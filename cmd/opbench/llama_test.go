@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/bench"
+	"github.com/kernbench/kernbench/internal/shareddata"
 )
 
 // fakeBenchProgram writes a script that stands in for llama-bench or run
@@ -47,6 +48,8 @@ func TestLlamaFlagErrors(t *testing.T) {
 		{append(base, "-t", "0", model), "-t: 0"},
 		{append(base, "-fa", "auto", model), `-fa: "auto"`},
 		{append(base, "-timeout", "-1s", model), "-timeout"},
+		{append(base, "-dram", "-1s", model), "-dram: -1s"},
+		{append(base, "-dram", "2m", model), "-dram: 2m0s"},
 		{append(base, "-p", "x", model), `-p: "x" is not a token count`},
 		{append(base, "-n", "-5", model), "-n: -5 is not in"},
 		{append(base, "-p", "0", "-n", "0", model), "no test"},
@@ -86,13 +89,16 @@ func TestLlamaFake(t *testing.T) {
 	dir := t.TempDir()
 	llama := fakeBenchProgram(t, dir, "llama-bench", capturedLlama, 0)
 	kern := fakeBenchProgram(t, dir, "run", captured, 0)
-	model := filepath.Join(dir, "stories260K.gguf")
-	if err := os.WriteFile(model, []byte("GGUF"), 0o644); err != nil {
+	// The real file, whose decode bytes the tg records take (the fake
+	// programs do not read it).
+	model := shareddata.Path(t, "stories260K.gguf")
+	decode, err := decodeBytes(model)
+	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"llama", "-llama-bench", llama, "-run", kern, "-p", "16", "-n", "8", "-r", "2", "-rounds", "2", "-out", out, "-name", "side", model}, &stdout, &stderr)
+	code := run([]string{"llama", "-llama-bench", llama, "-run", kern, "-p", "16", "-n", "8", "-r", "2", "-rounds", "2", "-dram", "20ms", "-out", out, "-name", "side", model}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
@@ -112,6 +118,20 @@ func TestLlamaFake(t *testing.T) {
 		if len(r.Samples) != 4 || r.Type != "llama 293K all F32" || r.Shape != "stories260K.gguf" {
 			t.Errorf("%s: %d samples, type %q", r.Key(), len(r.Samples), r.Type)
 		}
+		// A tg test reads the decode bytes per token, and stands beside
+		// the DRAM probes; a pp test has neither.
+		tg := r.Op == "tg8"
+		if wantBytes := map[bool]int64{true: 8 * decode}[tg]; r.Bytes != wantBytes || (r.Roof == bench.LevelDRAM) != tg || (r.RooflinePct > 0) != tg {
+			t.Errorf("%s: bytes %d roof %q %.1f%%, want bytes %d and a DRAM share only for tg", r.Key(), r.Bytes, r.Roof, r.RooflinePct, wantBytes)
+		}
+	}
+	// One probe before each of the 4 runs, pooled for the one model.
+	if set.Roofline == nil || len(set.Roofline.Peaks) != 1 || set.Roofline.Peaks[0].Level != bench.LevelDRAM ||
+		!strings.HasSuffix(set.Roofline.Peaks[0].Kernel, " stories260K.gguf") || set.Roofline.Peaks[0].Samples < 4*3 {
+		t.Errorf("roofline %+v: want one dram peak of 4 probes for stories260K.gguf", set.Roofline)
+	}
+	if !strings.Contains(stdout.String(), "% of DRAM read") || strings.Count(stderr.String(), "DRAM read") != 4 {
+		t.Errorf("no DRAM share in the table or 4 probes in the progress:\n%s\n%s", stdout.String(), stderr.String())
 	}
 
 	bad := filepath.Join(dir, "broken")
@@ -120,8 +140,15 @@ func TestLlamaFake(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	code = run([]string{"llama", "-llama-bench", bad, "-run", kern, "-p", "16", "-n", "8", "-r", "2", "-rounds", "2", "-out", out, "-name", "broken", model}, &stdout, &stderr)
+	code = run([]string{"llama", "-llama-bench", bad, "-run", kern, "-p", "16", "-n", "8", "-r", "2", "-rounds", "2", "-dram", "0", "-out", out, "-name", "broken", model}, &stdout, &stderr)
 	if code != exitFailure || !strings.Contains(stderr.String(), "unknown argument") || !strings.Contains(stdout.String(), "2 failed runs") {
 		t.Errorf("broken llama-bench: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	set, err = bench.ReadFile(filepath.Join(out, "broken.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Roofline != nil || strings.Contains(stderr.String(), "DRAM read") {
+		t.Errorf("-dram 0: roofline %+v; want no probes", set.Roofline)
 	}
 }

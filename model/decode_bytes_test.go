@@ -1,0 +1,67 @@
+package model
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kernbench/kernbench/gguf"
+)
+
+func TestDecodeWeightBytes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		s    synth
+	}{
+		{"llama", defaultSynth()},
+		{"llama tied", func() synth { s := defaultSynth(); s.tied = true; return s }()},
+		{"mixtral", mixtralSynth()},
+		{"gpt-oss", gptOSSSynth()},
+		{"mamba", mambaSynth()},
+		{"mamba2", mamba2Synth()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := gguf.Parse(c.s.bytes(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DecodeWeightBytes(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The synthetic tensors are all f32: 4 bytes an element.
+			var want, experts int64
+			for _, st := range c.s.tensors() {
+				n := int64(4)
+				for _, d := range st.ne {
+					n *= d
+				}
+				switch {
+				case st.name == "token_embd.weight" && !c.s.tied:
+					n = 4 * st.ne[0] // one row of the table
+				case strings.Contains(st.name, "_exps."):
+					experts += n
+					n = n / int64(c.s.nExpert) * int64(c.s.nExpertUsed)
+				}
+				want += n
+			}
+			if (c.s.nExpert > 0) != (experts > 0) {
+				t.Fatalf("%d expert bytes with %d experts: the case does not test what it says", experts, c.s.nExpert)
+			}
+			if got != want {
+				t.Errorf("DecodeWeightBytes = %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+func TestDecodeWeightBytesBadExperts(t *testing.T) {
+	s := mixtralSynth()
+	s.shapes = map[string][]int64{"blk.0.ffn_up_exps.weight": {int64(s.nEmbd), int64(s.nFF), 3}}
+	f, err := gguf.Parse(s.bytes(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeWeightBytes(f); err == nil || !strings.Contains(err.Error(), "ffn_up_exps") {
+		t.Errorf("3 experts in a tensor of a 4-expert model: err %v, want one naming the tensor", err)
+	}
+}
