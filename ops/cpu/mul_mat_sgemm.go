@@ -60,9 +60,10 @@ type sgemmMicro func(kc int, a []float32, lda int, b []float32, c []float32, ldc
 
 // sgemmMicro2 is sgemmMicro on two panels at once: b's and b[bstride:]'s,
 // added to c's columns [0, 16) and [16, 32) (see sgemm.Twin2), bit for bit
-// the tier's sgemmMicro on each. While it computes it prefetches the
-// first sgemm.PfLen(kc) floats of pf (which may be nil) into L1.
-type sgemmMicro2 func(kc int, a []float32, lda int, b []float32, bstride int, c []float32, ldc int, pf []float32)
+// the tier's sgemmMicro on each. While it computes it prefetches
+// sgemm.PfLines(kc) lines into L1, at pf[i*pfStep] (see
+// sgemm.Micro2AVX512; pf may be nil).
+type sgemmMicro2 func(kc int, a []float32, lda int, b []float32, bstride int, c []float32, ldc int, pf []byte, pfStep int)
 
 // sgemmJob is one packed float gemm call's work, kept in the backend.
 type sgemmJob struct {
@@ -198,17 +199,28 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 			// from L1, but arrive from L3 (the pack is larger than L2):
 			// the first eight row groups prefetch the next pair's
 			// chunks, a quarter of a chunk each.
+			//
+			// The other row groups' calls prefetch the weight rows
+			// the next chunk widens (f16, bf16: a few hundred bytes of
+			// each row, scattered a row stride apart, which the
+			// hardware's prefetchers do not follow, so the widening
+			// otherwise waits on DRAM): a column of lines down
+			// PfLines(kl) rows a call, line by line along the rows.
 			pstride := mm.k * sgemmNR
 			pfStep := int64(sgemm.PfLen(int(kl)))
+			col := j.widenAhead(k0+kl, rows, first, stride, int64(sgemm.PfLines(int(kl))))
 			for ; p+1 < np; p += 2 {
 				bp := j.pack[((panel0+p)*mm.k+k0)*sgemmNR:][:pstride+kl*sgemmNR]
 				next := p + 2
 				for ri, r := int64(0), int64(0); r < padRows; ri, r = ri+1, r+sgemmMR {
-					var pf []float32
+					var pf []byte
+					step := 64
 					if q := next + ri/4; ri < 8 && q < np {
-						pf = j.pack[((panel0+q)*mm.k+k0)*sgemmNR+ri%4*pfStep:][:pfStep]
+						pf = sgemm.F32Bytes(j.pack[((panel0+q)*mm.k+k0)*sgemmNR+ri%4*pfStep:][:pfStep])
+					} else if ri >= 8 {
+						pf, step = col.next(), int(stride)
 					}
-					micro2(int(kl), ap[r*lda:], int(lda), bp, int(pstride), cb[r*ldc+p*sgemmNR:], int(ldc), pf)
+					micro2(int(kl), ap[r*lda:], int(lda), bp, int(pstride), cb[r*ldc+p*sgemmNR:], int(ldc), pf, step)
 				}
 			}
 		}
@@ -236,35 +248,50 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 	j := p.sj
 	mm := j.mm
 	k := mm.k
-	var wide []float32 // a widened or decoded activation row
-	if j.actWiden != nil {
-		wide = j.sc.worker(w, k, 0, 0).f32[:k]
-	}
+	// Each panel is packed sgemmPackKC elements of k at a time: its
+	// sixteen rows' pieces widened (or decoded, or copied) into a
+	// worker buffer in L1, then written out k-major, a 64-byte line at
+	// a time (a column at a time, the pack's lines would each be
+	// written sixteen times, a line a float, from L2).
+	buf := j.sc.worker(w, sgemmNR*sgemmPackKC, 0, 0).f32[:sgemmNR*sgemmPackKC]
+	rowBytes := mm.acts.rowBytes
 	for item := int64(lo); item < int64(hi); item++ {
 		batch, pn := item/j.panels, item%j.panels
 		i2, i3 := batch%mm.b2, batch/mm.b2
 		dst := j.pack[item*k*sgemmNR:][:k*sgemmNR]
-		for c := range int64(sgemmNR) {
-			col := pn*sgemmNR + c
-			if col >= mm.n {
-				for i := range k {
-					dst[i*sgemmNR+c] = 0
+		for i0 := int64(0); i0 < k; i0 += sgemmPackKC {
+			kl := min(sgemmPackKC, k-i0)
+			for c := range int64(sgemmNR) {
+				piece := buf[c*sgemmPackKC : c*sgemmPackKC+kl]
+				col := pn*sgemmNR + c
+				if col >= mm.n {
+					clear(piece)
+					continue
 				}
-				continue
+				row := mm.acts.row(col, i2, i3)
+				if j.actWiden != nil {
+					// i0 and kl are whole blocks of the activations'
+					// type, so the bytes split exactly.
+					j.actWiden(row[rowBytes*i0/k:rowBytes*(i0+kl)/k], piece)
+				} else {
+					copy(piece, f32s(row, 4*i0, kl))
+				}
 			}
-			row := mm.acts.row(col, i2, i3)
-			src := wide
-			if wide != nil {
-				j.actWiden(row, src)
-			} else {
-				src = f32s(row, 0, k)
-			}
-			for i, v := range src {
-				dst[int64(i)*sgemmNR+c] = v
+			out := dst[i0*sgemmNR : (i0+kl)*sgemmNR]
+			for i := range kl {
+				line := (*[sgemmNR]float32)(out[i*sgemmNR:])
+				for c := range int64(sgemmNR) {
+					line[c] = buf[c*sgemmPackKC+i]
+				}
 			}
 		}
 	}
 }
+
+// sgemmPackKC is how many elements of k the activation packing takes at
+// a time: a multiple of every block size (32, 256) of the activations'
+// types, so that a piece of a row is whole blocks.
+const sgemmPackKC = 256
 
 // sgemmUsable reports whether the packed float path takes a product of n
 // activation rows with kernel g.
@@ -327,4 +354,47 @@ func sgemmMicroGo(kc int, a []float32, lda int, b []float32, c []float32, ldc in
 			c1[3] += s13
 		}
 	}
+}
+
+// widenAhead returns the columns of lines a block's micro-kernel calls
+// prefetch for the chunk at k0 that the block widens next: for weights
+// that are widened from their plain rows (not the x8 copy's, gathered
+// run by run), rows of the block in bands of lines rows each, and in
+// each band the chunk's lines one after another. Nothing when there is
+// no next chunk or nothing to widen.
+func (j *sgemmJob) widenAhead(k0, rows, first, stride, lines int64) widenColumns {
+	mm := j.mm
+	if j.g.widen == nil || j.g.kind == gemmDeq || mm.x8gather != nil || k0 >= mm.k || lines <= 0 || rows < lines {
+		return widenColumns{}
+	}
+	kl := min(sgemmKC, mm.k-k0)
+	start := first + k0*j.wNum/j.wDen
+	return widenColumns{
+		mem: mm.aMem, start: start, stride: stride, lines: lines,
+		perBand: ceilDiv(kl*j.wNum/j.wDen, 64), bands: rows / lines,
+	}
+}
+
+// widenColumns hands out the columns widenAhead describes, one per call
+// of next.
+type widenColumns struct {
+	mem                   []byte
+	start, stride, lines  int64
+	perBand, bands, taken int64
+}
+
+// next returns the next column's bytes, from its first line to past its
+// last line's first byte, or nil when all are taken.
+func (c *widenColumns) next() []byte {
+	if c.taken >= c.bands*c.perBand {
+		return nil
+	}
+	band, line := c.taken/c.perBand, c.taken%c.perBand
+	c.taken++
+	off := c.start + band*c.lines*c.stride + 64*line
+	end := off + (c.lines-1)*c.stride + 1
+	if off < 0 || end > int64(len(c.mem)) {
+		return nil
+	}
+	return c.mem[off:end]
 }

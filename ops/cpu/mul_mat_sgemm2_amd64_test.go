@@ -63,10 +63,12 @@ func TestSgemmMicro2Table(t *testing.T) {
 // column blocks (sgemmNC and sgemmWideNC), k over several chunks with a
 // short last one, weight rows not a multiple of six, broadcast batches,
 // float weights and decoded ones. A counting wrapper checks that the
-// two-panel kernel ran, and that calls prefetched the next pair.
+// two-panel kernel ran, that calls prefetched the next pair, and that
+// for f16 and bf16 weights in blocks of 64 rows or more, calls
+// prefetched columns of the rows the next chunk widens.
 func TestSgemmMicro2SameBits(t *testing.T) {
 	simdtest.NeedAVX512(t)
-	var calls, pfCalls atomic.Int64
+	var calls, pfCalls, colCalls atomic.Int64
 	counted := *avx512Kernels
 	counted.gemm = maps.Clone(avx512Kernels.gemm)
 	plain := counted
@@ -77,15 +79,23 @@ func TestSgemmMicro2SameBits(t *testing.T) {
 		}
 		c, p := *g, *g
 		f := g.micro2
-		c.micro2 = func(kc int, a []float32, lda int, b []float32, bstride int, cc []float32, ldc int, pf []float32) {
+		c.micro2 = func(kc int, a []float32, lda int, b []float32, bstride int, cc []float32, ldc int, pf []byte, step int) {
 			calls.Add(1)
-			if pf != nil {
-				if len(pf) != sgemm.PfLen(kc) {
-					t.Errorf("kc=%d: prefetch operand of %d floats, want %d", kc, len(pf), sgemm.PfLen(kc))
+			switch {
+			case pf == nil:
+			case step == 64:
+				if len(pf) != 4*sgemm.PfLen(kc) {
+					t.Errorf("kc=%d: panel prefetch operand of %d bytes, want %d", kc, len(pf), 4*sgemm.PfLen(kc))
 				}
 				pfCalls.Add(1)
+			default:
+				// A column of lines down the weight rows widened next.
+				if n := sgemm.PfLines(kc); len(pf) != (n-1)*step+1 {
+					t.Errorf("kc=%d: column prefetch operand of %d bytes, want %d lines %d apart", kc, len(pf), n, step)
+				}
+				colCalls.Add(1)
 			}
-			f(kc, a, lda, b, bstride, cc, ldc, pf)
+			f(kc, a, lda, b, bstride, cc, ldc, pf, step)
 		}
 		p.micro2 = nil
 		counted.gemm[wt], plain.gemm[wt] = &c, &p
@@ -102,6 +112,7 @@ func TestSgemmMicro2SameBits(t *testing.T) {
 			{sgemmKC + k0, 7, 64, 1, 2},
 			{2 * sgemmKC, 20, 200, 2, 2},
 			{k0 * 3, 6, 560, 1, 1},
+			{2 * sgemmKC, 600, 64, 1, 1}, // blocks of 78 rows: columns prefetched
 		} {
 			if s.k%k0 != 0 {
 				s.k += k0 - s.k%k0
@@ -109,7 +120,7 @@ func TestSgemmMicro2SameBits(t *testing.T) {
 			t.Run(fmt.Sprintf("%v/k%d_m%d_n%d_b%d", wt, s.k, s.m, s.n, s.b2), func(t *testing.T) {
 				seed := rand.Uint64()
 				var outs [2][]float32
-				before, pfBefore := calls.Load(), pfCalls.Load()
+				before, pfBefore, colBefore := calls.Load(), pfCalls.Load(), colCalls.Load()
 				for i, ks := range []*kernelSet{&counted, &plain} {
 					b, err := NewWithOptions(Options{Threads: 2, Tier: "avx512"})
 					if err != nil {
@@ -134,6 +145,11 @@ func TestSgemmMicro2SameBits(t *testing.T) {
 				}
 				if s.n >= 4*sgemmNR && pfCalls.Load() == pfBefore {
 					t.Fatal("no call prefetched the next panel pair")
+				}
+				if widened := wt == quant.F16 || wt == quant.BF16; widened && s.m == 600 && colCalls.Load() == colBefore {
+					t.Fatal("no call prefetched the weight rows the next chunk widens")
+				} else if !widened && colCalls.Load() != colBefore {
+					t.Fatal("a column of weight rows prefetched for weights that are not widened")
 				}
 				for i := range outs[0] {
 					g, w := outs[0][i], outs[1][i]

@@ -5,7 +5,11 @@
 // (Micro2AVX512, sgemm_avx512_amd64.s) with its twin Twin2.
 package sgemm
 
-import "github.com/kernbench/kernbench/ops/cpu/internal/simd"
+import (
+	"unsafe"
+
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+)
 
 // The micro-kernel's tile: MR weight rows by NR activation columns.
 const (
@@ -40,3 +44,16 @@ func Twin2(kc int, a []float32, lda int, b []float32, bstride int, c []float32, 
 // prefetches at its prefetch operand for a chunk of kc: one 64-byte line
 // for every four k steps.
 func PfLen(kc int) int { return kc / 4 * 16 }
+
+// PfLines is how many 64-byte lines a two-panel micro-kernel prefetches
+// for a chunk of kc: one for every four k steps.
+func PfLines(kc int) int { return kc / 4 }
+
+// F32Bytes returns the bytes of f (nil for an empty f), for a
+// micro-kernel's prefetch operand.
+func F32Bytes(f []float32) []byte {
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), 4*len(f))
+}

@@ -40,16 +40,17 @@
 	VADDPS  64(DX), r1, r1; \
 	VMOVUPS r1, 64(DX)
 
-// func sgemm6x32AVX512(kc int, a *float32, lda int, b *float32, bstride int, c *float32, ldc int, pf *float32)
+// func sgemm6x32AVX512(kc int, a *float32, lda int, b *float32, bstride int, c *float32, ldc int, pf *byte, pfstep int)
 //
 // c[r*ldc + p*16 + j] += sum over i < kc of a[r*lda + i] * b[p*bstride +
 // 16*i + j] for r < 6, p < 2 and j < 16: twelve 16-lane FMA accumulators,
 // two per row, each output summed over i in order by FMA from zero, then
 // added to c. lda, bstride and ldc are in elements. Each pass of the
-// unrolled loop (four k steps) also prefetches one 64-byte line at pf
-// into L1, pf advancing 64 bytes a pass (floor(kc/4) lines in all): the
-// caller points it at the panels its next calls read.
-TEXT ·sgemm6x32AVX512(SB), NOSPLIT, $0-64
+// unrolled loop (four k steps) also prefetches the 64-byte line at pf
+// into L1, pf advancing pfstep bytes a pass (floor(kc/4) lines in all):
+// the caller points it at the panels its next calls read (pfstep 64), or
+// down a column of weight rows it widens next (pfstep the row stride).
+TEXT ·sgemm6x32AVX512(SB), NOSPLIT, $0-72
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R8
@@ -58,6 +59,7 @@ TEXT ·sgemm6x32AVX512(SB), NOSPLIT, $0-64
 	MOVQ c+40(FP), DX
 	MOVQ ldc+48(FP), R11
 	MOVQ pf+56(FP), R12
+	MOVQ pfstep+64(FP), R13
 	SHLQ $2, R8
 	SHLQ $2, R10
 	SHLQ $2, R11
@@ -88,7 +90,7 @@ sg6zloop4:
 	ADDQ $16, SI
 	ADDQ $16, R9
 	ADDQ $256, DI
-	ADDQ $64, R12
+	ADDQ R13, R12
 	DECQ BX
 	JNE  sg6zloop4
 

@@ -39,7 +39,8 @@ func TestSgemmMicro2Twin(t *testing.T) {
 				b := draw(bstride+NR*kc+1, special)
 				c0 := draw(MR*ldc, special)
 				got, want := append([]float32(nil), c0...), append([]float32(nil), c0...)
-				Micro2AVX512(kc, a, lda, b, bstride, got, ldc, pfArg(rng, b, kc))
+				pf, step := pfArg(rng, b, kc)
+				Micro2AVX512(kc, a, lda, b, bstride, got, ldc, pf, step)
 				if kc > 0 {
 					Twin2(kc, a, lda, b, bstride, want, ldc)
 				}
@@ -71,7 +72,8 @@ func TestSgemmMicro2AVX2(t *testing.T) {
 			}
 		}
 		got, want := append([]float32(nil), c...), append([]float32(nil), c...)
-		Micro2AVX512(kc, a, lda, b, bstride, got, ldc, pfArg(rng, b, kc))
+		pf, step := pfArg(rng, b, kc)
+		Micro2AVX512(kc, a, lda, b, bstride, got, ldc, pf, step)
 		MicroAVX2(kc, a, lda, b, want, ldc)
 		MicroAVX2(kc, a, lda, b[bstride:], want[NR:], ldc)
 		for i := range got {
@@ -91,10 +93,10 @@ func TestSgemmMicro2Bounds(t *testing.T) {
 		return make([]float32, MR*lda), make([]float32, 2*NR*kc), make([]float32, MR*ldc)
 	}
 	for name, f := range map[string]func(){
-		"a":       func() { a, b, c := ok(); Micro2AVX512(kc, a[:len(a)-1], lda, b, NR*kc, c, ldc, nil) },
-		"b":       func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b[:len(b)-1], NR*kc, c, ldc, nil) },
-		"c":       func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b, NR*kc, c[:len(c)-1], ldc, nil) },
-		"bstride": func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b, -1, c, ldc, nil) },
+		"a":       func() { a, b, c := ok(); Micro2AVX512(kc, a[:len(a)-1], lda, b, NR*kc, c, ldc, nil, 0) },
+		"b":       func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b[:len(b)-1], NR*kc, c, ldc, nil, 0) },
+		"c":       func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b, NR*kc, c[:len(c)-1], ldc, nil, 0) },
+		"bstride": func() { a, b, c := ok(); Micro2AVX512(kc, a, lda, b, -1, c, ldc, nil, 0) },
 	} {
 		func() {
 			defer func() {
@@ -124,23 +126,30 @@ func BenchmarkSgemmMicro2(b *testing.B) {
 		bp[i] = float32(i%7) - 3
 	}
 	for b.Loop() {
-		Micro2AVX512(kc, a, kc, bp, NR*kc, c, 2*NR, nil)
+		Micro2AVX512(kc, a, kc, bp, NR*kc, c, 2*NR, nil, 0)
 	}
 	b.ReportMetric(2*MR*2*NR*kc*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
-// pfArg draws Micro2AVX512's prefetch operand: nil, too short (the
-// kernel then prefetches b), exactly PfLen(kc) floats of a buffer of its
-// own, or a view of b. None may change the result.
-func pfArg(rng *rand.Rand, b []float32, kc int) []float32 {
-	switch rng.IntN(4) {
+// pfArg draws Micro2AVX512's prefetch operand and step: nil, too short
+// for its lines (the kernel then prefetches b), exactly PfLines(kc) lines
+// of a buffer of its own 64 bytes apart, a view of b, or a column of
+// lines a row stride apart down a buffer of rows. None may change the
+// result.
+func pfArg(rng *rand.Rand, b []float32, kc int) ([]byte, int) {
+	n := PfLines(kc)
+	switch rng.IntN(6) {
 	case 0:
-		return nil
+		return nil, 64
 	case 1:
-		return make([]float32, max(PfLen(kc)-1, 0))
+		return make([]byte, max(64*(n-1), 0)), 64
 	case 2:
-		return make([]float32, PfLen(kc))
+		return make([]byte, 64*n), 64
+	case 3:
+		return make([]byte, 1000*max(n-1, 0)+1), 1000
+	case 4:
+		return make([]byte, 1<<16), 0 // no step: b
 	default:
-		return b[len(b)/2:]
+		return F32Bytes(b[len(b)/2:]), 64
 	}
 }
