@@ -203,7 +203,9 @@ func (j *mulMatIDJob) expertTiles(threads int) {
 		group = 4
 	}
 	if j.x8 != nil {
-		group = 8
+		// Decoding: each tile's rows in one x8 kernel call of up to
+		// x8MaxGroups groups, as the dense path's items.
+		group, tm = 8, min(8*x8MaxGroups, max(m, 1))
 	}
 	tm = (tm + group - 1) / group * group
 	for tm > group && count(tm) < 4*int64(threads) {
