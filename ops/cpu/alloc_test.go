@@ -128,3 +128,44 @@ func TestCheckedAgainAfterChange(t *testing.T) {
 		}
 	}
 }
+
+// TestSignatureMatches checks the in-place comparison of a node's
+// signature against each kind of change, among them parameters of
+// another value and of another, non-comparable, type (which must not
+// panic).
+func TestSignatureMatches(t *testing.T) {
+	x := &ops.Tensor{Type: quant.F32, Ne: [ops.MaxDims]int64{8, 2, 1, 1}, Nb: [ops.MaxDims]int64{4, 32, 64, 64}}
+	y := &ops.Tensor{Type: quant.F32, Ne: x.Ne, Nb: x.Nb}
+	node := func() *ops.Tensor {
+		src := *x // a source of its own, changed in place below
+		return &ops.Tensor{Op: ops.OpSoftMax, Type: quant.F32, Ne: x.Ne, Nb: x.Nb, Src: []*ops.Tensor{&src, nil}, Params: [2]float32{1, 0}}
+	}
+	for _, c := range []struct {
+		name   string
+		change func(n *ops.Tensor)
+		same   bool
+	}{
+		{"unchanged", func(*ops.Tensor) {}, true},
+		{"another op", func(n *ops.Tensor) { n.Op = ops.OpScale }, false},
+		{"params of another value", func(n *ops.Tensor) { n.Params = [2]float32{2, 0} }, false},
+		{"params of another comparable type", func(n *ops.Tensor) { n.Params = 1.0 }, false},
+		{"params of a non-comparable type", func(n *ops.Tensor) { n.Params = []float32{1, 0} }, false},
+		{"no params", func(n *ops.Tensor) { n.Params = nil }, false},
+		{"a nil source set", func(n *ops.Tensor) { n.Src[1] = y }, false},
+		{"a source dropped", func(n *ops.Tensor) { n.Src = n.Src[:1] }, false},
+		{"another source", func(n *ops.Tensor) { n.Src[0] = y }, false},
+		{"a source's strides", func(n *ops.Tensor) { n.Src[0].Nb[1] = 64 }, false},
+		{"a source's shape", func(n *ops.Tensor) { n.Src[0].Ne[0] = 4 }, false},
+		{"the node's type", func(n *ops.Tensor) { n.Type = quant.F16 }, false},
+	} {
+		n := node()
+		s, ok := signature(n)
+		if !ok {
+			t.Fatal("no signature")
+		}
+		c.change(n)
+		if got := s.matches(n); got != c.same {
+			t.Errorf("%s: matches %v, want %v", c.name, got, c.same)
+		}
+	}
+}

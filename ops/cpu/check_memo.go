@@ -66,11 +66,36 @@ func signature(t *ops.Tensor) (nodeSig, bool) {
 // signature.
 func (b *Backend) passedChecks(t *ops.Tensor) bool {
 	m, ok := t.Memo.(*checkMemo)
-	if !ok || m.b != b || m.sig.node.t != t {
+	if !ok || m.b != b {
 		return false
 	}
-	s, ok := signature(t)
-	return ok && m.sig == s
+	return m.sig.matches(t)
+}
+
+// matches reports whether t's signature is s, comparing in place (a
+// decoded token checks hundreds of nodes: building each signature to
+// compare it whole cost more than the comparison). s's parameters were
+// comparable when it was taken, so comparing them with t's cannot panic:
+// parameters of the same dynamic type are comparable too, and of
+// another type unequal.
+func (s *nodeSig) matches(t *ops.Tensor) bool {
+	if s.op != t.Op || s.nsrc != len(t.Src) || !s.node.is(t) {
+		return false
+	}
+	for i, x := range t.Src {
+		if !s.src[i].is(x) {
+			return false
+		}
+	}
+	return s.params == t.Params
+}
+
+// is reports whether t (nil allowed) has signature s.
+func (s *tensorSig) is(t *ops.Tensor) bool {
+	if t == nil {
+		return s.t == nil
+	}
+	return s.t == t && s.typ == t.Type && s.ne == t.Ne && s.nb == t.Nb
 }
 
 // rememberChecks records on t that it passed b's checks, in place when t
