@@ -433,3 +433,21 @@ func benchRotate(b *testing.B, be *Backend, nodes []*ops.Tensor) {
 		i = (i + 1) % len(nodes)
 	}
 }
+
+// BenchmarkSmallNode measures the fixed cost of computing a decode-sized
+// node: ADD of two 768-float rows (a residual add of a 100M model's
+// token), whose arithmetic takes tens of nanoseconds, so the time is
+// the backend's per-node work (checks, dispatch).
+func BenchmarkSmallNode(b *testing.B) {
+	be, err := NewWithOptions(Options{Threads: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	rng := rand.New(rand.NewPCG(1, 5))
+	node, err := ops.Add(benchLeaf(b, be, rng, quant.F32, 768, 1), benchLeaf(b, be, rng, quant.F32, 768, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCompute(b, be, node, 768)
+}
