@@ -148,8 +148,10 @@ var avx2Kernels = &kernelSet{
 	x8: map[quant.Type]*x8Kernel{
 		quant.Q4_0: {qk: quant.QK, bs: simd.BytesQ4_0, per: gemv.X8SlotsQ4_0, repack: gemv.RepackX8Q4_0, prep: gemv.Q4_0Prep, f: gemv.X8Q4_0AVX2, tail: gemv.SideQ4_0AVX2},
 		quant.Q8_0: {qk: quant.QK, bs: simd.BytesQ8_0, per: gemv.X8SlotsQ8_0, repack: gemv.RepackX8Q8_0, prep: gemv.X8Q8_0Prep, f: gemv.X8Q8_0AVX2, tail: gemv.Q8_0AVX2},
-		quant.F16:  {qk: quant.QK, bs: 64, per: gemv.X8SlotsF16, repack: gemv.RepackX8F16, prep: gemv.X8F16Prep, f: gemv.X8F16AVX2, tail: gemv.F16BlocksAVX2, gather: gemv.GatherX8F16Row},
-		quant.BF16: {qk: quant.QK, bs: 64, per: gemv.X8SlotsF16, repack: gemv.RepackX8F16, prep: gemv.X8F16Prep, f: gemv.X8BF16AVX2, tail: gemv.BF16BlocksAVX2, gather: gemv.GatherX8F16Row},
+		// f16 and bf16 in runs of 16 (gemv.F16Run), so rows of any
+		// multiple of 16 take the x8 path (Mamba's dt projection: 48).
+		quant.F16:  {qk: gemv.F16Run, bs: 2 * gemv.F16Run, per: gemv.X8SlotsF16, repack: gemv.RepackX8F16, prep: gemv.X8F16Prep, f: gemv.X8F16AVX2, tail: gemv.F16AVX2, gather: gemv.GatherX8F16Row},
+		quant.BF16: {qk: gemv.F16Run, bs: 2 * gemv.F16Run, per: gemv.X8SlotsF16, repack: gemv.RepackX8F16, prep: gemv.X8F16Prep, f: gemv.X8BF16AVX2, tail: gemv.BF16AVX2, gather: gemv.GatherX8F16Row},
 		// The K formats' x8 layouts regroup the 6-bit codes (x8k.go);
 		// their tail rows go to the four-row kernels, equal to the dot
 		// product bit for bit, as the x8 kernels are.

@@ -302,7 +302,7 @@ func sgemmUsable(g *gemmKernel, n int64) bool {
 // x8Row returns elements [k0, k0+kl) of weight row i (of the matrix of
 // batch (i2, i3)) as 2-byte values, from the weights' x8 copy: gathered
 // into buf for a row of a whole group of eight, in place for the plain
-// tail rows (k0 and kl multiples of 32).
+// tail rows (k0 and kl multiples of 16).
 func (j *sgemmJob) x8Row(buf []byte, i, i2, i3, k0, kl int64) []byte {
 	mm := j.mm
 	mat := at(mm.a, 0, 0, i2/mm.r2, i3/mm.r3)
@@ -311,7 +311,7 @@ func (j *sgemmJob) x8Row(buf []byte, i, i2, i3, k0, kl int64) []byte {
 		return mm.x8mem[off : off+2*kl]
 	}
 	group := mm.x8mem[mat+i/8*8*mm.aRow:][:8*mm.aRow]
-	mm.x8gather(buf[:2*kl], group, int(mm.k/32), int(i%8), int(k0/16), int(kl/16))
+	mm.x8gather(buf[:2*kl], group, int(mm.k/16), int(i%8), int(k0/16), int(kl/16))
 	return buf[:2*kl]
 }
 

@@ -50,7 +50,8 @@ import (
 
 // An x8Kernel is a tier's x8 matrix-vector kernel for one weight type.
 type x8Kernel struct {
-	// qk is the block size in elements (quant.QK or quant.QKK), bs in
+	// qk is the block size in elements (quant.QK or quant.QKK; for f16
+	// and bf16 the 16-element run, gemv.F16Run), bs in
 	// bytes; per is the side slots per block.
 	qk, bs, per int64
 	// repack writes the x8 form of eight rows of nb blocks.

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"math/rand/v2"
 	"testing"
 
@@ -90,8 +91,15 @@ func TestMulMatX8(t *testing.T) {
 }
 
 // x8Block returns the elements of a block of an x8 layout of wt: 256
-// for the K formats, 32 for the others (f16's runs included).
-func x8Block(wt quant.Type) int64 { return max(quant.QK, wt.BlockSize()) }
+// for the K formats, 32 for q4_0 and q8_0, and a run of 16 for f16 and
+// bf16, so that their shapes include rows of an odd number of runs (the
+// "tail" shape's 48: Mamba's dt projection).
+func x8Block(wt quant.Type) int64 {
+	if wt == quant.F16 || wt == quant.BF16 {
+		return gemv.F16Run
+	}
+	return max(quant.QK, wt.BlockSize())
+}
 
 // TestMulMatX8Rewrite checks that a weight rewritten after a compute
 // gives the new result: through WriteAt, through a Compute into the

@@ -1,8 +1,8 @@
 package gemv
 
 // The f16 x8 layout (bf16 weights take it too: any 2-byte elements): a
-// group of eight binary16 weight rows (nb 32-element
-// blocks each) is stored as two halves of four rows, rows 0-3 then 4-7,
+// group of eight binary16 weight rows (nb runs of F16Run = 16 elements
+// each: any row whose length is a multiple of 16) is stored as two halves of four rows, rows 0-3 then 4-7,
 // each half run by run: run j (elements 16j..16j+15, 32 bytes) of its
 // four rows together, row r at byte 32r of the 128 bytes of run j. A
 // group so takes the bytes of its eight plain rows, and a half is one
@@ -12,15 +12,15 @@ package gemv
 // and final sum (F16Twin), so a product gives the same bits in either
 // layout.
 
-// X8BytesF16 is the bytes of one f16 x8 block: eight rows by one
-// 32-element block.
-const X8BytesF16 = 8 * 2 * 32
+// X8BytesF16 is the bytes of one f16 x8 run: eight rows by F16Run
+// elements.
+const X8BytesF16 = 8 * 2 * F16Run
 
-// X8SlotsF16 is the f16 x8 kernel's side data per block: none.
+// X8SlotsF16 is the f16 x8 kernel's side data per run: none.
 const X8SlotsF16 = 0
 
 // RepackX8F16 writes the x8 form of the eight binary16 rows in src (nb
-// 32-element blocks each, rows contiguous) into dst.
+// runs of 16 elements each, rows contiguous) into dst.
 func RepackX8F16(dst, src []byte, nb int) {
 	x8F16Move(dst, src, nb, true)
 }
@@ -31,17 +31,17 @@ func UnpackX8F16(dst, src []byte, nb int) {
 	x8F16Move(dst, src, nb, false)
 }
 
-// x8F16Move copies the 32-byte runs of eight rows of nb blocks between
+// x8F16Move copies the 32-byte runs of eight rows of nb runs between
 // the plain layout and the x8 layout (pack: plain src to x8 dst).
 func x8F16Move(dst, src []byte, nb int, pack bool) {
 	if nb <= 0 {
 		return
 	}
-	row := 64 * nb
+	row := 32 * nb
 	_, _ = dst[8*row-1], src[8*row-1]
 	for h := range 2 {
 		half := 4 * row * h
-		for j := range 2 * nb {
+		for j := range nb {
 			for r := range 4 {
 				x8 := half + 128*j + 32*r
 				plain := (4*h+r)*row + 32*j
@@ -57,11 +57,11 @@ func x8F16Move(dst, src []byte, nb int, pack bool) {
 }
 
 // GatherX8F16Row writes runs j0 .. j0+nj-1 (16 elements, 32 bytes
-// each) of row r (0-7) of the f16 x8 group x (nb blocks a row) into dst,
+// each) of row r (0-7) of the f16 x8 group x (nb runs a row) into dst,
 // as they are in the plain row: the readers of a plain row (the float
 // gemm's widening) take rows from the copy through it.
 func GatherX8F16Row(dst, x []byte, nb, r, j0, nj int) {
-	base := (r/4)*4*64*nb + 32*(r%4) + 128*j0
+	base := (r/4)*4*32*nb + 32*(r%4) + 128*j0
 	_, _ = dst[32*nj-1], x[base+128*(nj-1)+31]
 	for j := range nj {
 		*(*[32]byte)(dst[32*j:]) = *(*[32]byte)(x[base+128*j:])
@@ -73,8 +73,8 @@ func GatherX8F16Row(dst, x []byte, nb, r, j0, nj int) {
 func X8F16Prep([]byte, int, []float32) {}
 
 // X8F16Twin is the f16 x8 kernel in Go, the AVX2 kernel's twin bit for
-// bit: each row as F16Twin computes it, y a binary16 row of nb 32-element
-// blocks. It takes no side data.
+// bit: each row as F16Twin computes it, y a binary16 row of nb runs of
+// 16. It takes no side data.
 func X8F16Twin(nb, ng int, x, y []byte, _ []float32, out []float32, _ int) {
 	x8HalfTwin(nb, ng, x, y, out, F16Twin)
 }
@@ -92,13 +92,13 @@ func x8HalfTwin(nb, ng int, x, y []byte, out []float32, twin func(n int, x, y []
 	for g := range ng {
 		UnpackX8F16(rows, x[g*nb*X8BytesF16:(g+1)*nb*X8BytesF16], nb)
 		for r := range 8 {
-			out[8*g+r] = twin(32*nb, rows[r*64*nb:(r+1)*64*nb], y)
+			out[8*g+r] = twin(16*nb, rows[r*32*nb:(r+1)*32*nb], y)
 		}
 	}
 }
 
 // x8F16Check panics unless the slices hold what the f16 x8 kernel reads:
-// ng groups of nb blocks, a binary16 row of nb blocks and 8*ng outputs.
+// ng groups of nb runs, a binary16 row of nb runs and 8*ng outputs.
 func x8F16Check(nb, ng int, x, y []byte, out []float32) {
-	_, _, _ = x[ng*nb*X8BytesF16-1], y[nb*64-1], out[8*ng-1]
+	_, _, _ = x[ng*nb*X8BytesF16-1], y[nb*32-1], out[8*ng-1]
 }

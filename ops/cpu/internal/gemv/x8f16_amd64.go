@@ -40,19 +40,6 @@ func x8HalvesRun(kernel func(x *byte, y *byte, nb int, out *[4]float32, pfd int)
 	x8F16Check(nb, ng, x, y, out)
 	half := X8BytesF16 / 2 * nb
 	for h := range 2 * ng {
-		kernel(&x[h*half], &y[0], 2*nb, (*[4]float32)(out[4*h:4*h+4]), pfd)
+		kernel(&x[h*half], &y[0], nb, (*[4]float32)(out[4*h:4*h+4]), pfd)
 	}
-}
-
-// BF16BlocksAVX2 is F16BlocksAVX2 for bfloat16 rows: the bf16 x8
-// kernel's tail.
-func BF16BlocksAVX2(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32) {
-	BF16AVX2(2*nb, x, ldx, y, dy, out)
-}
-
-// F16BlocksAVX2 is F16AVX2 with nb counting 32-element blocks (the x8
-// path's unit) instead of runs of 16: the f16 x8 kernel's tail, for the
-// rows past a matrix's last whole group.
-func F16BlocksAVX2(nb int, x []byte, ldx int, y []byte, dy []float32, out *[4]float32) {
-	F16AVX2(2*nb, x, ldx, y, dy, out)
 }

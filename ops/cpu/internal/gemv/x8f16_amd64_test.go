@@ -11,7 +11,7 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// x8F16Diff runs the f16 x8 kernel on ng groups of nb blocks x with the
+// x8F16Diff runs the f16 x8 kernel on ng groups of nb runs x with the
 // binary16 row y, and fails t unless every output equals the twin's and
 // the plain layout's four-row kernel's (F16AVX2 on the unpacked rows)
 // bit for bit.
@@ -29,8 +29,8 @@ var x8HalfKernels = []struct {
 	asm, twin X8Func
 	plain     Func
 }{
-	{"f16", X8F16AVX2, X8F16Twin, F16BlocksAVX2},
-	{"bf16", X8BF16AVX2, X8BF16Twin, BF16BlocksAVX2},
+	{"f16", X8F16AVX2, X8F16Twin, F16AVX2},
+	{"bf16", X8BF16AVX2, X8BF16Twin, BF16AVX2},
 }
 
 func x8HalfDiff(t *testing.T, name string, asm, twin X8Func, plainF Func, nb, ng int, x, y []byte) {
@@ -47,7 +47,7 @@ func x8HalfDiff(t *testing.T, name string, asm, twin X8Func, plainF Func, nb, ng
 		UnpackX8F16(rows, x[g*nb*X8BytesF16:(g+1)*nb*X8BytesF16], nb)
 		for h := range 2 {
 			var plain [4]float32
-			plainF(nb, rows[4*h*64*nb:], 64*nb, y, nil, &plain)
+			plainF(nb, rows[4*h*32*nb:], 32*nb, y, nil, &plain)
 			for r := range 4 {
 				i := 8*g + 4*h + r
 				if !simdtest.SameFloat(got[i], want[i]) || !simdtest.SameFloat(got[i], plain[r]) {
@@ -69,9 +69,9 @@ func TestX8F16Twins(t *testing.T) {
 	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(85, 86))
 	for trial := range 300 {
-		nb, ng := rng.IntN(20), 1+rng.IntN(4)
+		nb, ng := rng.IntN(40), 1+rng.IntN(4) // odd run counts too
 		x := simdtest.Row(rng, quant.I8, max(ng*nb*X8BytesF16, 1), rng.IntN(64), 0)
-		y := simdtest.Row(rng, quant.F16, max(nb, 1)*32, rng.IntN(64), []float64{0, 0.05}[trial%2])
+		y := simdtest.Row(rng, quant.F16, max(nb, 1)*16, rng.IntN(64), []float64{0, 0.05}[trial%2])
 		x8F16Diff(t, nb, ng, x, y)
 	}
 }
@@ -81,9 +81,9 @@ func FuzzX8F16(f *testing.F) {
 	simdtest.NeedAVX2(f)
 	f.Add(uint8(3), uint8(2), uint8(1), uint8(7), []byte{3, 128, 255, 0, 17, 200})
 	f.Fuzz(func(t *testing.T, blocks, groups, xoff, yoff uint8, data []byte) {
-		nb, ng := int(blocks)%24, 1+int(groups)%4
+		nb, ng := int(blocks)%48, 1+int(groups)%4
 		x := simdtest.FillRow(quant.I8, max(ng*nb*X8BytesF16, 1), int(xoff%64), data)
-		y := simdtest.FillRow(quant.F16, max(nb, 1)*32, int(yoff%64), data[len(data)/2:])
+		y := simdtest.FillRow(quant.F16, max(nb, 1)*16, int(yoff%64), data[len(data)/2:])
 		x8F16Diff(t, nb, ng, x, y)
 	})
 }
@@ -96,7 +96,7 @@ func TestX8F16Bounds(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		x, y int
-	}{{"weights", ng*nb*X8BytesF16 - 1, 64 * nb}, {"activations", ng * nb * X8BytesF16, 64*nb - 1}} {
+	}{{"weights", ng*nb*X8BytesF16 - 1, 32 * nb}, {"activations", ng * nb * X8BytesF16, 32*nb - 1}} {
 		func() {
 			defer func() {
 				if recover() == nil {

@@ -14,7 +14,7 @@ import (
 // the repack moves bytes (a row's second run sits 128 bytes on).
 func TestX8F16RoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, nb := range []int{1, 2, 5, 24} {
+	for _, nb := range []int{2, 3, 10, 48} {
 		src := make([]byte, X8BytesF16*nb)
 		for i := range src {
 			src[i] = byte(rng.Uint32())
@@ -23,13 +23,13 @@ func TestX8F16RoundTrip(t *testing.T) {
 		RepackX8F16(x8, src, nb)
 		// Row 1's first run is the x8 group's second 32 bytes; row 0's
 		// second run follows the four rows' first runs.
-		row := 64 * nb
+		row := 32 * nb
 		if !bytes.Equal(x8[32:64], src[row:row+32]) || !bytes.Equal(x8[128:160], src[32:64]) {
 			t.Fatalf("nb=%d: runs not interleaved as documented", nb)
 		}
 		for r := range 8 {
 			got := make([]byte, row-32)
-			GatherX8F16Row(got, x8, nb, r, 1, 2*nb-1)
+			GatherX8F16Row(got, x8, nb, r, 1, nb-1)
 			if !bytes.Equal(got, src[r*row+32:(r+1)*row]) {
 				t.Fatalf("nb=%d: GatherX8F16Row of row %d differs from the plain row", nb, r)
 			}
@@ -46,9 +46,9 @@ func TestX8F16RoundTrip(t *testing.T) {
 // products of the rows, several groups per call.
 func TestX8F16TwinReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, shape := range [][2]int{{1, 1}, {3, 2}, {24, 3}} {
+	for _, shape := range [][2]int{{1, 1}, {3, 2}, {48, 3}} {
 		nb, ng := shape[0], shape[1]
-		n := 32 * nb
+		n := 16 * nb
 		t.Run(fmt.Sprintf("nb=%d/ng=%d", nb, ng), func(t *testing.T) {
 			w, wdec := quantRows(t, rng, quant.F16, 8*ng, n)
 			y, ydec := quantRows(t, rng, quant.F16, 1, n)
