@@ -21,7 +21,7 @@ type DRAMProbe struct {
 }
 
 // NewDRAMProbe allocates and touches the probe's buffer: bytes in all
-// (256 MiB or more keeps it far out of any last-level cache), read by
+// (DefaultDRAMBytes keeps it far out of any last-level cache), read by
 // threads threads.
 func NewDRAMProbe(threads int, bytes int64) (*DRAMProbe, error) {
 	if threads < 1 || threads > 4096 {
@@ -34,7 +34,7 @@ func NewDRAMProbe(threads int, bytes int64) (*DRAMProbe, error) {
 	for i := range p.buf {
 		p.buf[i] = uint64(i) // touch every page before timing
 	}
-	reads := append([]peakRead{{goKernelName("go uint64 loads, 4 accumulators"), readGo}}, asmReads()...)
+	reads := peakReads()
 	p.read = reads[len(reads)-1] // the widest the CPU has
 	return p, nil
 }

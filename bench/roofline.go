@@ -163,7 +163,7 @@ type RooflineOptions struct {
 	// (128 KiB when unknown).
 	CacheBytes int64
 	// DRAMBytes is the whole DRAM buffer, split between threads; default
-	// 8x the L3, at least 256 MiB.
+	// DefaultDRAMBytes.
 	DRAMBytes int64
 }
 
@@ -208,7 +208,7 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 		}
 	}
 	if o.DRAMBytes <= 0 {
-		o.DRAMBytes = max(8*int64(max(m.L3, 0)), 256<<20)
+		o.DRAMBytes = DefaultDRAMBytes(m)
 	}
 	if o.CacheBytes > 1<<30 || o.DRAMBytes > 64<<30 {
 		return Roofline{}, errors.New("bench: roofline: buffer sizes above 1 GiB per thread in cache or 64 GiB in DRAM")
@@ -228,7 +228,7 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 			caches[i][j] = uint64(j)
 		}
 	}
-	reads := append([]peakRead{{goKernelName("go uint64 loads, 4 accumulators"), readGo}}, asmReads()...)
+	reads := peakReads()
 
 	for _, threads := range o.Threads {
 		for _, k := range kernels {
@@ -250,6 +250,18 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 	}
 	runtime.KeepAlive(dram)
 	return r, nil
+}
+
+// DefaultDRAMBytes is the DRAM read's buffer on machine m when none is
+// given: 8 times the last-level cache, at least 256 MiB.
+func DefaultDRAMBytes(m Machine) int64 {
+	return max(8*int64(max(m.L3, 0)), 256<<20)
+}
+
+// peakReads returns the streaming reads the CPU can run, Go's first and
+// the widest last.
+func peakReads() []peakRead {
+	return append([]peakRead{{goKernelName("go uint64 loads, 4 accumulators"), readGo}}, asmReads()...)
 }
 
 // goKernelName appends the GOAMD64 level the binary was built for, which

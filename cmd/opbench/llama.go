@@ -231,7 +231,7 @@ func runLlama(args []string, stdout, stderr io.Writer) int {
 	done := 0
 	var probe *bench.DRAMProbe
 	if cfg.dram > 0 {
-		if probe, err = bench.NewDRAMProbe(cfg.params.Threads, dramProbeBytes(machine)); err != nil {
+		if probe, err = bench.NewDRAMProbe(cfg.params.Threads, bench.DefaultDRAMBytes(machine)); err != nil {
 			fmt.Fprintf(stderr, "opbench llama: %v\n", err)
 			return exitFailure
 		}
@@ -247,7 +247,7 @@ func runLlama(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "[%d/%d %s] %s, round %d: %s%s\n", done, total, time.Since(start).Round(time.Second), filepath.Base(model), round+1, side, dram)
 	})
-	probe = nil // the buffer goes
+	probe = nil // release the probe's buffer (256 MiB or more) before the records are made
 	interrupted := ctx.Err() != nil
 	stop()
 	failed := 0
@@ -353,16 +353,14 @@ func writeLlamaTable(w io.Writer, s *bench.Set) error {
 		if c.A.GBPS > 0 || c.B.GBPS > 0 {
 			gbps = fmt.Sprintf("%.1f, %.1f", c.A.GBPS, c.B.GBPS)
 		}
-		if c.A.RooflinePct > 0 || c.B.RooflinePct > 0 {
-			dram := 0.0
-			if s.Roofline != nil {
-				for _, p := range s.Roofline.Peaks {
-					if strings.HasSuffix(p.Kernel, " "+c.A.Shape) {
-						dram = p.Median
-					}
-				}
-			}
-			pct = fmt.Sprintf("%.0f%%, %.0f%% of %.1f", c.A.RooflinePct, c.B.RooflinePct, dram)
+		r := c.B
+		if r.RooflinePct <= 0 {
+			r = c.A
+		}
+		if r.RooflinePct > 0 {
+			// Both sides' shares are of the model's one DRAM figure,
+			// which either record gives back.
+			pct = fmt.Sprintf("%.0f%%, %.0f%% of %.1f", c.A.RooflinePct, c.B.RooflinePct, 100*r.GBPS/r.RooflinePct)
 		}
 		rows = append(rows, []string{c.A.Shape, c.A.Type, c.A.Op, speedRange(c.A), speedRange(c.B),
 			fmt.Sprintf("%.2fx", c.Speedup), fmt.Sprintf("%.3g", c.P), c.Verdict.String(), gbps, pct})
@@ -399,12 +397,6 @@ func speedRange(r bench.Record) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%s (%s-%s)", f(r.Median), f(r.Max), f(r.Min))
-}
-
-// dramProbeBytes is the DRAM probe's buffer: 8 times the last-level
-// cache, at least 256 MiB (MeasureRoofline's dram level).
-func dramProbeBytes(m bench.Machine) int64 {
-	return max(8*int64(max(m.L3, 0)), 256<<20)
 }
 
 // decodeBytes is model.DecodeWeightBytes of a GGUF file.
