@@ -207,7 +207,7 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 			// otherwise waits on DRAM): a column of lines down
 			// PfLines(kl) rows a call, line by line along the rows.
 			pstride := mm.k * sgemmNR
-			pfStep := int64(sgemm.PfLen(int(kl)))
+			pfLen := int64(sgemm.PfLen(int(kl))) // floats of a pair's chunk one call prefetches
 			col := j.widenAhead(k0+kl, rows, first, stride, int64(sgemm.PfLines(int(kl))))
 			for ; p+1 < np; p += 2 {
 				bp := j.pack[((panel0+p)*mm.k+k0)*sgemmNR:][:pstride+kl*sgemmNR]
@@ -216,7 +216,7 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 					var pf []byte
 					step := 64
 					if q := next + ri/4; ri < 8 && q < np {
-						pf = sgemm.F32Bytes(j.pack[((panel0+q)*mm.k+k0)*sgemmNR+ri%4*pfStep:][:pfStep])
+						pf = sgemm.F32Bytes(j.pack[((panel0+q)*mm.k+k0)*sgemmNR+ri%4*pfLen:][:pfLen])
 					} else if ri >= 8 {
 						pf, step = col.next(), int(stride)
 					}
@@ -261,6 +261,9 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 		dst := j.pack[item*k*sgemmNR:][:k*sgemmNR]
 		for i0 := int64(0); i0 < k; i0 += sgemmPackKC {
 			kl := min(sgemmPackKC, k-i0)
+			// i0 and kl are whole blocks of the activations' type, so
+			// a row's bytes split exactly.
+			b0, b1 := rowBytes*i0/k, rowBytes*(i0+kl)/k
 			for c := range int64(sgemmNR) {
 				piece := buf[c*sgemmPackKC : c*sgemmPackKC+kl]
 				col := pn*sgemmNR + c
@@ -270,9 +273,7 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 				}
 				row := mm.acts.row(col, i2, i3)
 				if j.actWiden != nil {
-					// i0 and kl are whole blocks of the activations'
-					// type, so the bytes split exactly.
-					j.actWiden(row[rowBytes*i0/k:rowBytes*(i0+kl)/k], piece)
+					j.actWiden(row[b0:b1], piece)
 				} else {
 					copy(piece, f32s(row, 4*i0, kl))
 				}

@@ -43,7 +43,7 @@ func Twin2(kc int, a []float32, lda int, b []float32, bstride int, c []float32, 
 // PfLen is how many floats a two-panel micro-kernel (Micro2AVX512)
 // prefetches at its prefetch operand for a chunk of kc: one 64-byte line
 // for every four k steps.
-func PfLen(kc int) int { return kc / 4 * 16 }
+func PfLen(kc int) int { return PfLines(kc) * 16 }
 
 // PfLines is how many 64-byte lines a two-panel micro-kernel prefetches
 // for a chunk of kc: one for every four k steps.
