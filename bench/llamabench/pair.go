@@ -58,14 +58,16 @@ func Pair(ctx context.Context, models []string, a, b Side, rounds int, p Params,
 // describe a model differently, and a record's type is part of the key
 // that pairs the sides), shape the model's file name, backend the side.
 // The samples are the seconds of every repetition of every round, in the
-// order run; flops is 0, and bytes is the model's size times the tokens
-// for tg tests (a decode reads every weight once per token, near enough
-// for dense models), so that gbps is the weight bytes a second the
-// program streamed. A side whose run failed in a round has that round's
+// order run; flops is 0, and for tg tests bytes is the bytes a decoded
+// token reads times the tokens, so that gbps is the weight bytes a second
+// the program streamed: decodeBytes[model] where it is known (the caller
+// reads it from the file: only the used experts of a mixture, one row of
+// the embeddings), else the model's size (every weight once per token,
+// near enough for dense models). A side whose run failed in a round has that round's
 // error in each of the model's records (beside its other rounds'
 // samples); a test that a side never reported has a record with
 // validation "error" saying so.
-func Records(runs []Run, threads int, typeSide string) []bench.Record {
+func Records(runs []Run, threads int, typeSide string, decodeBytes map[string]int64) []bench.Record {
 	type key struct{ model, test, side string }
 	var (
 		sides  []string
@@ -124,7 +126,11 @@ func Records(runs []Run, threads int, typeSide string) []bench.Record {
 				rec.Samples = append(rec.Samples, float64(ns)*1e-9)
 			}
 			if res.NGen > 0 && res.NPrompt == 0 {
-				rec.Bytes = res.ModelSize * int64(res.NGen)
+				perToken := res.ModelSize
+				if b := decodeBytes[r.Model]; b > 0 {
+					perToken = b
+				}
+				rec.Bytes = perToken * int64(res.NGen)
 			}
 			rec.Dims = map[string]int64{"p": int64(res.NPrompt), "n": int64(res.NGen)}
 		}

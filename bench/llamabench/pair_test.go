@@ -100,7 +100,7 @@ func TestRecords(t *testing.T) {
 	b := &fakeSide{name: "kernbench", ns: 1e6, calls: &calls}
 	p := Params{Prompt: []int{16}, Gen: []int{8}, Reps: 3, Threads: 2}
 	runs := Pair(context.Background(), []string{"dir/m1.gguf", "m2.gguf"}, a, b, 2, p, nil)
-	recs := Records(runs, 2, "kernbench")
+	recs := Records(runs, 2, "kernbench", nil)
 	if len(recs) != 8 {
 		t.Fatalf("%d records, want 8 (2 models x 2 tests x 2 sides)", len(recs))
 	}
@@ -161,7 +161,7 @@ func TestRecordsMissing(t *testing.T) {
 	a := &fakeSide{name: "llama.cpp", ns: 2e6, calls: &calls, fail: map[int]bool{1: true, 2: true}}
 	b := &fakeSide{name: "kernbench", ns: 1e6, calls: &calls}
 	p := Params{Prompt: []int{16}, Gen: []int{8}, Reps: 2, Threads: 1}
-	recs := Records(Pair(context.Background(), []string{"m"}, a, b, 2, p, nil), 1, "kernbench")
+	recs := Records(Pair(context.Background(), []string{"m"}, a, b, 2, p, nil), 1, "kernbench", nil)
 	if len(recs) != 4 {
 		t.Fatalf("%d records, want 4", len(recs))
 	}
@@ -176,7 +176,7 @@ func TestRecordsMissing(t *testing.T) {
 		{Model: "m", Side: "kernbench", Results: []Result{fakeResult("m", 16, 0, 2, 1e6), fakeResult("m", 0, 8, 2, 1e6)}},
 		{Model: "m", Side: "llama.cpp", Results: []Result{fakeResult("m", 16, 0, 2, 1e6)}},
 	}
-	recs = Records(runs, 1, "kernbench")
+	recs = Records(runs, 1, "kernbench", nil)
 	var msgs []string
 	for _, r := range recs {
 		if r.Error != "" {

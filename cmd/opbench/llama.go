@@ -265,31 +265,33 @@ func runLlama(args []string, stdout, stderr io.Writer) int {
 	if cfg.params.FlashAttn {
 		fa = "on"
 	}
+	decode := map[string]int64{} // bytes a decoded token reads, by model path
+	for _, m := range cfg.models {
+		b, err := decodeBytes(m)
+		if err != nil {
+			fmt.Fprintf(stderr, "opbench llama: %s: the bytes a decode step reads are not known, so tg bandwidths are the file size times tokens/s: %v\n", filepath.Base(m), err)
+			continue
+		}
+		decode[m] = b
+	}
 	set := &bench.Set{
 		Schema: bench.Schema, Machine: machine, Provenance: bench.DetectProvenance(cfg.command),
 		Protocol: bench.ProtocolInfo{Inputs: "llama-bench's tests: random tokens from an empty cache each repetition, one warm-up run"},
 		Baseline: &bench.Baseline{Backend: llamaSide, Program: cfg.llamaBench, Version: version,
 			Notes: fmt.Sprintf("llama-bench and run -bench (%s) with -p %s -n %s -r %d -t %d -fa %s -o json, %d rounds alternating, one process per model, program and round",
 				cfg.run, joinCounts(cfg.params.Prompt), joinCounts(cfg.params.Gen), cfg.params.Reps, cfg.params.Threads, fa, cfg.rounds)},
-		Records: llamabench.Records(runs, cfg.params.Threads, kernbenchSide),
+		Records: llamabench.Records(runs, cfg.params.Threads, kernbenchSide, decode),
 	}
 	if len(probes) > 0 {
 		set.Roofline = &bench.Roofline{MachineID: machine.ID, Date: start.UTC().Truncate(time.Second),
 			Note: fmt.Sprintf("DRAM read bandwidth measured for %v before every run, one peak per model over its runs", cfg.dram)}
 	}
 	for _, m := range cfg.models {
-		base := filepath.Base(m)
-		decode, err := decodeBytes(m)
-		if err != nil {
-			fmt.Fprintf(stderr, "opbench llama: %s: the bytes a decode step reads are not known, so tg bandwidths are the file size times tokens/s: %v\n", base, err)
-		}
-		var dram float64
 		if ps := probes[m]; len(ps) > 0 {
-			pk := poolPeaks(ps, base)
+			pk := poolPeaks(ps, filepath.Base(m))
 			set.Roofline.Peaks = append(set.Roofline.Peaks, pk)
-			dram = pk.Median
+			setDRAMShare(set.Records, filepath.Base(m), pk.Median)
 		}
-		setDecodeBandwidth(set.Records, base, decode, dram)
 	}
 	fmt.Fprintf(stdout, "%s (%s), %d threads; llama.cpp %s, kernbench %s\n", machine.String(), machine.ID, cfg.params.Threads, orUnknown(version), set.ShortCommit())
 	if err := writeLlamaTable(stdout, set); err != nil {
@@ -425,23 +427,13 @@ func poolPeaks(ps []bench.Peak, model string) bench.Peak {
 	return pk
 }
 
-// setDecodeBandwidth sets the tg records of a model (by file name) to
-// decode bytes per token when known (decode > 0), and, with the DRAM
-// read bandwidth measured beside them (dram > 0), their bandwidth as a
-// percentage of it (Roof "dram").
-func setDecodeBandwidth(recs []bench.Record, model string, decode int64, dram float64) {
+// setDRAMShare sets the tg records of a model (by file name) beside the
+// DRAM read bandwidth measured with them: Roof "dram", and their
+// bandwidth as a percentage of it.
+func setDRAMShare(recs []bench.Record, model string, dram float64) {
 	for i := range recs {
 		r := &recs[i]
-		if r.Shape != model || r.Dims["n"] == 0 || r.Dims["p"] != 0 {
-			continue
-		}
-		if decode > 0 {
-			r.Bytes = decode * r.Dims["n"]
-			if r.Median > 0 {
-				r.GBPS = float64(r.Bytes) / r.Median / 1e9
-			}
-		}
-		if dram > 0 && r.GBPS > 0 {
+		if r.Shape == model && r.Dims["n"] > 0 && r.Dims["p"] == 0 && r.GBPS > 0 {
 			r.Roof, r.RooflinePct = bench.LevelDRAM, 100*r.GBPS/dram
 		}
 	}
