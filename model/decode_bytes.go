@@ -21,12 +21,11 @@ func DecodeWeightBytes(f *gguf.File) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	_, tied := f.TensorInfo("output.weight")
-	tied = !tied
+	_, hasOutput := f.TensorInfo("output.weight") // else tied: the output reads the whole table
 	var total int64
 	for _, t := range f.Tensors {
 		switch {
-		case t.Name == "token_embd.weight" && !tied:
+		case t.Name == "token_embd.weight" && hasOutput:
 			if t.Ne[1] > 0 {
 				total += t.Size / t.Ne[1] // one row
 			}
