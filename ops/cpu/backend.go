@@ -46,6 +46,10 @@ type Backend struct {
 	// (mul_mat_x8.go).
 	repack bool
 	x8     x8Cache
+	// l2Bytes and llcBytes are the threads' L2 caches together and the
+	// last level cache, which pick the elementwise ops' kernels
+	// (Backend.reach).
+	l2Bytes, llcBytes int64
 }
 
 // New returns a CPU backend using threads workers (GOMAXPROCS when
@@ -78,6 +82,7 @@ func NewWithOptions(o Options) (*Backend, error) {
 	}
 	p := newPool(o.Threads, spin)
 	b := &Backend{pool: p, tier: t.Tier, kern: t.kernels, tuned: tp, repack: repack}
+	b.l2Bytes, b.llcBytes = cacheSizes(p.threads)
 	b.scratch.workers = make([]workerBuf, p.threads)
 	b.scratch.quad = make([][4]float32, p.threads)
 	return b, nil

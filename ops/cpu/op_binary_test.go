@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
@@ -118,5 +120,93 @@ func TestUnsupported(t *testing.T) {
 				t.Fatalf("Compute accepted %v", tc.t)
 			}
 		})
+	}
+}
+
+// TestEltReach checks that ADD, MUL and SWIGLU give the same bytes on
+// every tier whichever kernels the op's reach picks (the L3 and
+// streaming kernels, the latter with non-temporal stores): rows whose
+// starts are 64-byte aligned and rows that are not (where the streaming
+// kernels fall back to plain stores), broadcast and f16 b.
+func TestEltReach(t *testing.T) {
+	e := newRowOpEnv(t)
+	type node struct {
+		name  string
+		build func() (*ops.Tensor, error)
+	}
+	var nodes []node
+	for _, k := range []int64{16, 33, 1000, 4096} {
+		for _, op := range []struct {
+			name string
+			f    func(a, b *ops.Tensor) (*ops.Tensor, error)
+		}{{"add", ops.Add}, {"mul", ops.Mul}} {
+			nodes = append(nodes,
+				node{fmt.Sprintf("%s/k=%d", op.name, k), func() (*ops.Tensor, error) { return op.f(e.f32(k, 5), e.f32(k, 5)) }},
+				node{fmt.Sprintf("%s-row/k=%d", op.name, k), func() (*ops.Tensor, error) { return op.f(e.f32(k, 5), e.f32(k)) }},
+				node{fmt.Sprintf("%s-f16/k=%d", op.name, k), func() (*ops.Tensor, error) {
+					return op.f(e.f32(k, 3), e.leaf(quant.F16, []int64{k, 3}, nil))
+				}})
+		}
+		nodes = append(nodes,
+			node{fmt.Sprintf("swiglu/k=%d", k), func() (*ops.Tensor, error) { return ops.SwiGLU(e.f32(k, 4), e.f32(k, 4), false) }},
+			node{fmt.Sprintf("swiglu-split/k=%d", k), func() (*ops.Tensor, error) { return ops.SwiGLU(e.f32(2*k, 4), nil, true) }})
+	}
+	for _, tier := range Tiers() {
+		if !tier.Supported {
+			continue
+		}
+		var bes [3]*Backend // one per reach
+		for r := range bes {
+			b, err := NewWithOptions(Options{Tier: tier.Name, Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			b.l2Bytes, b.llcBytes = 1<<62, 1<<62
+			switch reach(r) {
+			case reachL3:
+				b.l2Bytes = 0
+			case reachDRAM:
+				b.l2Bytes, b.llcBytes = 0, 0
+			}
+			bes[r] = b
+		}
+		for _, nd := range nodes {
+			n, err := nd.build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ops.AllocTensor(e.alloc, n, 64); err != nil {
+				t.Fatal(err)
+			}
+			hb, off := n.Storage()
+			mem := hb.(*ops.HostBuffer).Bytes()[off : off+n.Bytes()]
+			var ref []byte
+			for r, b := range bes {
+				if got := b.reach(n, n.Src[0], srcAt(n, 1)); got != reach(r) {
+					t.Fatalf("%s: reach %d, want %d", nd.name, got, r)
+				}
+				clear(mem)
+				if err := b.Compute(n); err != nil {
+					t.Fatal(err)
+				}
+				if r == 0 {
+					ref = bytes.Clone(mem)
+				} else if !bytes.Equal(mem, ref) {
+					t.Errorf("%s %s: reach %d's result differs from reach 0's", tier.Name, nd.name, r)
+				}
+			}
+		}
+	}
+}
+
+// TestCacheSizes checks the cache sizes the elementwise kernels are
+// picked by: the L2s grow with the threads, the last level cache is at
+// least as large.
+func TestCacheSizes(t *testing.T) {
+	l2one, llcOne := cacheSizes(1)
+	l2two, llcTwo := cacheSizes(2)
+	if l2one <= 0 || l2two != 2*l2one || llcOne < l2one || llcTwo < l2two {
+		t.Errorf("cacheSizes(1) = %d, %d; cacheSizes(2) = %d, %d", l2one, llcOne, l2two, llcTwo)
 	}
 }

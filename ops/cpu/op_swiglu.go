@@ -60,6 +60,7 @@ func computeSwiGLU(b *Backend, t *ops.Tensor) error {
 	j := &b.elt
 	*j = eltJob{t: t, k: &b.kern.elt, sc: &b.scratch, op: t.Op, swapped: t.Params.(ops.GLUParams).Swapped}
 	j.setSources()
+	j.glu = j.k.swigluKernel(b.reach(t, j.a, j.u))
 	b.pool.run(n, rowGrain(8*t.Ne[0]), j)
 	return nil
 }

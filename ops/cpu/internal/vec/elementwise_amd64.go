@@ -2,6 +2,8 @@
 
 package vec
 
+import "unsafe"
+
 // AVX2 kernels of the elementwise ops (elementwise_amd64.s). ADD and MUL
 // give the generic kernels' results bit for bit; SILU, SWIGLU and GELU use
 // the tier's float32 exp (ExpTwin, within 1 ulp of math.Exp), so they
@@ -16,6 +18,24 @@ func addAVX2(out, x, y *float32, n int)
 //
 //go:noescape
 func mulAVX2(out, x, y *float32, n int)
+
+// addStreamAVX2 is addAVX2 with non-temporal stores; out is 32-byte
+// aligned.
+//
+//go:noescape
+func addStreamAVX2(out, x, y *float32, n int)
+
+// mulStreamAVX2 is mulAVX2 with non-temporal stores; out is 32-byte
+// aligned.
+//
+//go:noescape
+func mulStreamAVX2(out, x, y *float32, n int)
+
+// swigluStreamAVX2 is swigluAVX2 with non-temporal stores; out is 32-byte
+// aligned.
+//
+//go:noescape
+func swigluStreamAVX2(out, gate, v *float32, n int)
 
 // siluAVX2 is SiLUTwin for n (a multiple of 8) elements.
 //
@@ -97,4 +117,55 @@ func SwiGLUOAIAVX2(out, g, v []float32, alpha, limit float32) {
 		swigluOAIAVX2(&out[0], &g[0], &v[0], n8, alpha, limit)
 	}
 	SwiGLUOAITwin(out[n8:], g[n8:], v[n8:], alpha, limit)
+}
+
+// The streaming kernels below give their plain kernel's results bit for
+// bit, written with non-temporal stores: around the caches, without
+// reading each output line first. They are for outputs too large to be
+// read back from the caches anyway (an op whose streams exceed the last
+// level cache), where the plain store's read of the line costs a third
+// of the memory traffic. Each ends with SFENCE, so its stores are
+// ordered before whatever the caller does next. Where out is not aligned
+// for the vector stores, they are the plain kernels.
+
+// aligned reports whether p is a multiple of a bytes (a power of 2).
+func aligned(p *float32, a uintptr) bool { return uintptr(unsafe.Pointer(p))&(a-1) == 0 }
+
+// AddStreamAVX2 is AddAVX2 with streaming stores.
+func AddStreamAVX2(out, x, y []float32) {
+	n := len(out)
+	if n < 8 || !aligned(&out[0], 32) {
+		AddAVX2(out, x, y)
+		return
+	}
+	x, y = x[:n], y[:n]
+	n8 := n &^ 7
+	addStreamAVX2(&out[0], &x[0], &y[0], n8)
+	Add(out[n8:], x[n8:], y[n8:])
+}
+
+// MulStreamAVX2 is MulAVX2 with streaming stores.
+func MulStreamAVX2(out, x, y []float32) {
+	n := len(out)
+	if n < 8 || !aligned(&out[0], 32) {
+		MulAVX2(out, x, y)
+		return
+	}
+	x, y = x[:n], y[:n]
+	n8 := n &^ 7
+	mulStreamAVX2(&out[0], &x[0], &y[0], n8)
+	Mul(out[n8:], x[n8:], y[n8:])
+}
+
+// SwiGLUStreamAVX2 is SwiGLUAVX2 with streaming stores.
+func SwiGLUStreamAVX2(out, g, v []float32) {
+	n := len(out)
+	if n < 8 || !aligned(&out[0], 32) {
+		SwiGLUAVX2(out, g, v)
+		return
+	}
+	g, v = g[:n], v[:n]
+	n8 := n &^ 7
+	swigluStreamAVX2(&out[0], &g[0], &v[0], n8)
+	SwiGLUTwin(out[n8:], g[n8:], v[n8:])
 }

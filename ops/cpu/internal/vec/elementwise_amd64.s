@@ -6,17 +6,20 @@
 // op_unary.go, op_swiglu.go). Each takes n, a multiple of 8; the Go
 // wrappers in elementwise_amd64.go finish the tail with the generic kernels
 // and twins in vec.go and twin.go, which perform the same float32
-// operations in the same order.
+// operations in the same order. The streaming kernels (names ending in
+// Stream) are their plain kernels with non-temporal stores.
 
 #include "exp_amd64.h"
 
 C8(geluA, 0x3d372713)   // float32(0.044715)
 C8(geluK, 0xbfcc422a)   // float32(-2*sqrt(2/pi))
 
-// BINARY32(op, loop32, loop8, done) is the body of a binary kernel:
-// out = x op y over n elements (a multiple of 8), 32 per iteration, then
-// 8 at a time; the labels are the kernel's own.
-#define BINARY32(op, loop32, loop8, done) \
+// BINARY32(op, store, loop32, loop8, done) is the body of a binary
+// kernel: out = x op y over n elements (a multiple of 8), 32 per
+// iteration, then 8 at a time, each result written by store (VMOVUPS, or
+// VMOVNTPS for the streaming kernels, whose out is 32-byte aligned); it
+// jumps to done, the kernel's own label, when finished.
+#define BINARY32(op, store, loop32, loop8, done) \
 	MOVQ    out+0(FP), DI; \
 	MOVQ    x+8(FP), SI; \
 	MOVQ    y+16(FP), R8; \
@@ -32,10 +35,10 @@ loop32: \
 	op      32(R8), Y1, Y1; \
 	op      64(R8), Y2, Y2; \
 	op      96(R8), Y3, Y3; \
-	VMOVUPS Y0, (DI); \
-	VMOVUPS Y1, 32(DI); \
-	VMOVUPS Y2, 64(DI); \
-	VMOVUPS Y3, 96(DI); \
+	store   Y0, (DI); \
+	store   Y1, 32(DI); \
+	store   Y2, 64(DI); \
+	store   Y3, 96(DI); \
 	ADDQ    $128, SI; \
 	ADDQ    $128, R8; \
 	ADDQ    $128, DI; \
@@ -46,25 +49,47 @@ loop8: \
 	JL      done; \
 	VMOVUPS (SI), Y0; \
 	op      (R8), Y0, Y0; \
-	VMOVUPS Y0, (DI); \
+	store   Y0, (DI); \
 	ADDQ    $32, SI; \
 	ADDQ    $32, R8; \
 	ADDQ    $32, DI; \
 	SUBQ    $8, CX; \
-	JMP     loop8; \
-done: \
-	VZEROUPPER; \
-	RET
+	JMP     loop8
 
 // func addAVX2(out, x, y *float32, n int)
 // out = x + y.
 TEXT ·addAVX2(SB), NOSPLIT, $0-32
-	BINARY32(VADDPS, add_loop32, add_loop8, add_done)
+	BINARY32(VADDPS, VMOVUPS, add_loop32, add_loop8, add_done)
+add_done:
+	VZEROUPPER
+	RET
 
 // func mulAVX2(out, x, y *float32, n int)
 // out = x * y.
 TEXT ·mulAVX2(SB), NOSPLIT, $0-32
-	BINARY32(VMULPS, mul_loop32, mul_loop8, mul_done)
+	BINARY32(VMULPS, VMOVUPS, mul_loop32, mul_loop8, mul_done)
+mul_done:
+	VZEROUPPER
+	RET
+
+// func addStreamAVX2(out, x, y *float32, n int)
+// addAVX2 with non-temporal stores (out 32-byte aligned), then SFENCE so
+// that the results are visible before the caller reports the row done.
+TEXT ·addStreamAVX2(SB), NOSPLIT, $0-32
+	BINARY32(VADDPS, VMOVNTPS, adds_loop32, adds_loop8, adds_done)
+adds_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func mulStreamAVX2(out, x, y *float32, n int)
+// mulAVX2 with non-temporal stores, as addStreamAVX2.
+TEXT ·mulStreamAVX2(SB), NOSPLIT, $0-32
+	BINARY32(VMULPS, VMOVNTPS, muls_loop32, muls_loop8, muls_done)
+muls_done:
+	SFENCE
+	VZEROUPPER
+	RET
 
 // func siluAVX2(out, x *float32, n int)
 // out = x / (1 + exp(0 - x)), exp as EXP8 (twin: siluTwin).
@@ -95,6 +120,31 @@ silu_done:
 	VZEROUPPER
 	RET
 
+// SWIGLU8(store, loop, done) is swigluAVX2's loop over DI, SI, R8, CX
+// (out, gate, v, n), each result written by store (VMOVUPS, or VMOVNTPS
+// with out 32-byte aligned); it jumps to done, the kernel's own label,
+// when finished.
+#define SWIGLU8(store, loop, done) \
+	VMOVUPS explo<>(SB), Y8; \
+	VMOVUPS exphi<>(SB), Y9; \
+	VMOVUPS expone<>(SB), Y6; \
+	VXORPS  Y7, Y7, Y7; \
+loop: \
+	CMPQ    CX, $8; \
+	JL      done; \
+	VMOVUPS (SI), Y5; \
+	VSUBPS  Y5, Y7, Y0; \
+	EXP8; \
+	VADDPS  Y6, Y0, Y0; \
+	VDIVPS  Y0, Y5, Y0; \
+	VMULPS  (R8), Y0, Y0; \
+	store   Y0, (DI); \
+	ADDQ    $32, SI; \
+	ADDQ    $32, R8; \
+	ADDQ    $32, DI; \
+	SUBQ    $8, CX; \
+	JMP     loop
+
 // func swigluAVX2(out, gate, v *float32, n int)
 // out = (gate / (1 + exp(0 - gate))) * v (twin: swigluTwin).
 TEXT ·swigluAVX2(SB), NOSPLIT, $0-32
@@ -102,28 +152,21 @@ TEXT ·swigluAVX2(SB), NOSPLIT, $0-32
 	MOVQ    gate+8(FP), SI
 	MOVQ    v+16(FP), R8
 	MOVQ    n+24(FP), CX
-	VMOVUPS explo<>(SB), Y8
-	VMOVUPS exphi<>(SB), Y9
-	VMOVUPS expone<>(SB), Y6
-	VXORPS  Y7, Y7, Y7
-
-swiglu_loop:
-	CMPQ    CX, $8
-	JL      swiglu_done
-	VMOVUPS (SI), Y5
-	VSUBPS  Y5, Y7, Y0
-	EXP8
-	VADDPS  Y6, Y0, Y0
-	VDIVPS  Y0, Y5, Y0
-	VMULPS  (R8), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ    $32, SI
-	ADDQ    $32, R8
-	ADDQ    $32, DI
-	SUBQ    $8, CX
-	JMP     swiglu_loop
-
+	SWIGLU8(VMOVUPS, swiglu_loop, swiglu_done)
 swiglu_done:
+	VZEROUPPER
+	RET
+
+// func swigluStreamAVX2(out, gate, v *float32, n int)
+// swigluAVX2 with non-temporal stores (out 32-byte aligned), then SFENCE.
+TEXT ·swigluStreamAVX2(SB), NOSPLIT, $0-32
+	MOVQ    out+0(FP), DI
+	MOVQ    gate+8(FP), SI
+	MOVQ    v+16(FP), R8
+	MOVQ    n+24(FP), CX
+	SWIGLU8(VMOVNTPS, swiglus_loop, swiglus_done)
+swiglus_done:
+	SFENCE
 	VZEROUPPER
 	RET
 

@@ -19,6 +19,12 @@ func siluAVX512(out, x *float32, n int)
 //go:noescape
 func swigluAVX512(out, gate, v *float32, n int)
 
+// swigluStreamAVX512 is swigluAVX512 with non-temporal stores; out is
+// 64-byte aligned.
+//
+//go:noescape
+func swigluStreamAVX512(out, gate, v *float32, n int)
+
 //go:noescape
 func geluAVX512(out, x *float32, n int)
 
@@ -79,4 +85,16 @@ func SwiGLUOAIAVX512(out, g, v []float32, alpha, limit float32) {
 		g, v = g[:n], v[:n]
 		swigluOAIAVX512(&out[0], &g[0], &v[0], n, alpha, limit)
 	}
+}
+
+// SwiGLUStreamAVX512 is SwiGLUAVX512 with streaming stores (see
+// AddStreamAVX2).
+func SwiGLUStreamAVX512(out, g, v []float32) {
+	n := len(out)
+	if n < 16 || !aligned(&out[0], 64) {
+		SwiGLUAVX512(out, g, v)
+		return
+	}
+	g, v = g[:n], v[:n]
+	swigluStreamAVX512(&out[0], &g[0], &v[0], n)
 }

@@ -130,56 +130,74 @@ silu5_done:
 	VZEROUPPER
 	RET
 
+// SWIGLU16(store, loop32, loop16, tail, done) is swigluAVX512's loop over
+// DI, SI, R8, CX (out, gate, v, n), each full 16-lane result written by
+// store (VMOVUPS, or VMOVNTPS with out
+// 64-byte aligned; the masked tail always VMOVUPS); it falls through to
+// done, the kernel's own label, when finished.
+#define SWIGLU16(store, loop32, loop16, tail, done) \
+	EXP16_CONSTS; \
+	VPXORD Z7, Z7, Z7; \
+loop32: \
+	CMPQ    CX, $32; \
+	JL      loop16; \
+	VMOVUPS (SI), Z5; \
+	VMOVUPS 64(SI), Z15; \
+	SILU16(Z5, Z0, Z1, Z2, Z3, Z4); \
+	SILU16(Z15, Z10, Z11, Z12, Z13, Z14); \
+	VMULPS  (R8), Z0, Z0; \
+	VMULPS  64(R8), Z10, Z10; \
+	store   Z0, (DI); \
+	store   Z10, 64(DI); \
+	ADDQ    $128, SI; \
+	ADDQ    $128, R8; \
+	ADDQ    $128, DI; \
+	SUBQ    $32, CX; \
+	JMP     loop32; \
+loop16: \
+	CMPQ    CX, $16; \
+	JL      tail; \
+	VMOVUPS (SI), Z5; \
+	SILU16(Z5, Z0, Z1, Z2, Z3, Z4); \
+	VMULPS  (R8), Z0, Z0; \
+	store   Z0, (DI); \
+	ADDQ    $64, SI; \
+	ADDQ    $64, R8; \
+	ADDQ    $64, DI; \
+	SUBQ    $16, CX; \
+tail: \
+	TESTQ     CX, CX; \
+	JEQ       done; \
+	TAILMASK; \
+	VMOVUPS.Z (SI), K1, Z5; \
+	VMOVUPS.Z (R8), K1, Z6; \
+	SILU16(Z5, Z0, Z1, Z2, Z3, Z4); \
+	VMULPS    Z6, Z0, Z0; \
+	VMOVUPS   Z0, K1, (DI)
+
 // func swigluAVX512(out, gate, v *float32, n int)
 // out = (gate / (1 + exp(0 - gate))) * v (twin: SwiGLUTwin).
 TEXT ·swigluAVX512(SB), NOSPLIT, $0-32
-	MOVQ   out+0(FP), DI
-	MOVQ   gate+8(FP), SI
-	MOVQ   v+16(FP), R8
-	MOVQ   n+24(FP), CX
-	EXP16_CONSTS
-	VPXORD Z7, Z7, Z7
-
-swiglu5_loop32:
-	CMPQ    CX, $32
-	JL      swiglu5_loop16
-	VMOVUPS (SI), Z5
-	VMOVUPS 64(SI), Z15
-	SILU16(Z5, Z0, Z1, Z2, Z3, Z4)
-	SILU16(Z15, Z10, Z11, Z12, Z13, Z14)
-	VMULPS  (R8), Z0, Z0
-	VMULPS  64(R8), Z10, Z10
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z10, 64(DI)
-	ADDQ    $128, SI
-	ADDQ    $128, R8
-	ADDQ    $128, DI
-	SUBQ    $32, CX
-	JMP     swiglu5_loop32
-
-swiglu5_loop16:
-	CMPQ    CX, $16
-	JL      swiglu5_tail
-	VMOVUPS (SI), Z5
-	SILU16(Z5, Z0, Z1, Z2, Z3, Z4)
-	VMULPS  (R8), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ    $64, SI
-	ADDQ    $64, R8
-	ADDQ    $64, DI
-	SUBQ    $16, CX
-
-swiglu5_tail:
-	TESTQ     CX, CX
-	JEQ       swiglu5_done
-	TAILMASK
-	VMOVUPS.Z (SI), K1, Z5
-	VMOVUPS.Z (R8), K1, Z6
-	SILU16(Z5, Z0, Z1, Z2, Z3, Z4)
-	VMULPS    Z6, Z0, Z0
-	VMOVUPS   Z0, K1, (DI)
-
+	MOVQ    out+0(FP), DI
+	MOVQ    gate+8(FP), SI
+	MOVQ    v+16(FP), R8
+	MOVQ    n+24(FP), CX
+	SWIGLU16(VMOVUPS, swiglu5_loop32, swiglu5_loop16, swiglu5_tail, swiglu5_done)
 swiglu5_done:
+	VZEROUPPER
+	RET
+
+// func swigluStreamAVX512(out, gate, v *float32, n int)
+// swigluAVX512 with non-temporal stores (out 64-byte aligned), then
+// SFENCE.
+TEXT ·swigluStreamAVX512(SB), NOSPLIT, $0-32
+	MOVQ    out+0(FP), DI
+	MOVQ    gate+8(FP), SI
+	MOVQ    v+16(FP), R8
+	MOVQ    n+24(FP), CX
+	SWIGLU16(VMOVNTPS, swiglu5s_loop32, swiglu5s_loop16, swiglu5s_tail, swiglu5s_done)
+swiglu5s_done:
+	SFENCE
 	VZEROUPPER
 	RET
 
