@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"sync/atomic"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
@@ -209,70 +208,21 @@ type mulMatJob struct {
 	// x8gather, with x8mem on the sgemm path, reads a row's runs from
 	// the copy (x8Kernel.gather).
 	x8gather func(dst, group []byte, nb, r, j0, nj int)
-	// home, when on, hands out the row tiles in home parts (see
-	// homeParts) instead of the pool's shared counter.
+	// home, when on, hands out the row tiles one by one in home parts
+	// (see homeParts) instead of the pool's chunks.
 	homeOn bool
 	home   homeParts
 }
 
-// gemvHomeRows turns on home parts for MUL_MAT with one to three
-// activation rows and one batch, and for MUL_MAT_ID with one token (a
-// variable so that benchmarks can compare: BenchmarkGemvThreads). Off:
-// on the shared 2-vCPU machine of round 2 the two could not be told
-// apart (best passes within a few percent either way, medians ruled by
-// the other load), so the pool's shared counter stays until a quiet
-// machine says otherwise.
+// gemvHomeRows turns on home parts by row tile for MUL_MAT with one to
+// three activation rows and one batch, and for MUL_MAT_ID with one token
+// (a variable so that benchmarks can compare: BenchmarkGemvThreads),
+// instead of the pool's chunks of tiles (which the pool hands out in
+// home parts too, a chunk at a time). Off: on the shared 2-vCPU machine
+// of round 2 it could not be told apart from the pool's shared counter
+// of then (best passes within a few percent either way, medians ruled
+// by the other load).
 var gemvHomeRows = false
-
-// homeParts hands out n work items to nt threads: the items are cut into
-// nt contiguous parts, and worker w takes the items of part w in order,
-// then what is left of the others. From call to call a thread so works
-// on the same items (the same weight rows, which stay in the caches
-// nearest to it, where the hardware gives each core a cache of its own)
-// as long as the threads keep pace, and the work still balances when a
-// thread starts late or is held up. The pool's shared counter instead
-// hands the same rows to whichever thread asks first, a different one
-// each call.
-type homeParts struct {
-	parts []partCounter
-	n     int64
-}
-
-// A partCounter is the next item of one home part, alone on its cache
-// line (each thread takes the items of its own part without sharing
-// lines).
-type partCounter struct {
-	next atomic.Int64
-	_    [56]byte
-}
-
-// reset starts a region of n items for nt threads (the counters are
-// set before the pool hands the region out, which orders them before
-// every take).
-func (h *homeParts) reset(nt int, n int64) {
-	if cap(h.parts) < nt {
-		h.parts = make([]partCounter, nt)
-	}
-	h.parts, h.n = h.parts[:nt], n
-	for p := range nt {
-		h.parts[p].next.Store(int64(p) * n / int64(nt))
-	}
-}
-
-// take returns worker w's next item, or -1 when none is left; *k (0 at
-// the start) is how many parts, counting from w's own, it has emptied.
-func (h *homeParts) take(w int, k *int) int64 {
-	np := len(h.parts)
-	for *k < np {
-		p := (w + *k) % np
-		end := int64(p+1) * h.n / int64(np)
-		if t := h.parts[p].next.Add(1) - 1; t < end {
-			return t
-		}
-		*k++
-	}
-	return -1
-}
 
 // homeRowTiles sets the job up for home parts over row tiles of
 // tileRows rows (whole groups of four for the gemv kernel) by all

@@ -171,3 +171,67 @@ func TestResolveSpin(t *testing.T) {
 		}
 	}
 }
+
+// TestHomeParts checks that homeParts hands out every item exactly once,
+// each worker starting with its own part, whatever the order in which
+// the workers ask (here one at a time, round robin, and a worker that
+// takes everything before the others start).
+func TestHomeParts(t *testing.T) {
+	for _, nt := range []int{1, 2, 3, 5} {
+		for _, n := range []int64{0, 1, 2, 7, 64, 101} {
+			for order := range 3 {
+				var h homeParts
+				h.reset(nt, n)
+				seen := make([]int, n)
+				ks := make([]int, nt)
+				first := make([]int64, nt)
+				for w := range first {
+					first[w] = -2
+				}
+				take := func(w int) bool {
+					it := h.take(w, &ks[w])
+					if first[w] == -2 {
+						first[w] = it
+					}
+					if it < 0 {
+						return false
+					}
+					seen[it]++
+					return true
+				}
+				switch order {
+				case 0:
+					for w := range nt {
+						for take(w) {
+						}
+					}
+				case 1:
+					for more := true; more; {
+						more = false
+						for w := range nt {
+							more = take(w) || more
+						}
+					}
+				case 2:
+					for take(nt - 1) {
+					}
+					for w := range nt - 1 {
+						take(w)
+					}
+				}
+				for i, c := range seen {
+					if c != 1 {
+						t.Fatalf("nt=%d n=%d order %d: item %d handed out %d times", nt, n, order, i, c)
+					}
+				}
+				if order == 1 && n >= int64(nt) { // no part empty: none is robbed first
+					for w := range nt {
+						if start := int64(w) * n / int64(nt); start < (int64(w)+1)*n/int64(nt) && first[w] != start {
+							t.Errorf("nt=%d n=%d: worker %d started at %d, want its part's first item %d", nt, n, w, first[w], start)
+						}
+					}
+				}
+			}
+		}
+	}
+}
