@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops ggml-side-tiers ggml-side-newtypes llama-models llama-side tier-check ppl-interop nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops ggml-side-k14336 ggml-side-tiers ggml-side-newtypes llama-models llama-side tier-check ppl-interop nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -22,6 +22,7 @@ help:
 	@echo "gpu-ab     on a GPU: validate B, sweep A and B, opbench compare, a 7B run -bench with each (scripts/gpu-ab.sh)"
 	@echo "ggml-side  kernbench and ggml's test-backend-ops side by side, every op (GGML=path/to/test-backend-ops; see README; about 2 h)"
 	@echo "ggml-side-ops  the same without the k=14336 matrix products (about 45 min)"
+	@echo "ggml-side-k14336  the k=14336 matrix products alone, ggml-side's other half (about 40 min on a Zen 5)"
 	@echo "ggml-side-tiers  the issue-25 MUL_MAT points (m=4096, k=14336, n=1 and 512) on every SIMD tier this CPU runs, beside ggml (about 15 min on a Zen 5)"
 	@echo "ggml-side-newtypes  issue 26's formats (MXFP4, IQ*, TQ*), MUL_MAT n=1 and 512 (about an hour: each n=512 point takes about 4 min on 2 cores)"
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
@@ -127,6 +128,10 @@ ggml-side-newtypes:
 ggml-side-ops:
 	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
 	$(GO) run ./cmd/opbench ggml -ggml $(GGML) -f results/sweeps/ggml-side-by-side-ops.json -name ggml-side-by-side-ops -plot
+
+ggml-side-k14336:
+	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
+	$(GO) run ./cmd/opbench ggml -ggml $(GGML) -f results/sweeps/ggml-side-by-side-k14336.json -name ggml-side-by-side-k14336
 
 # The whole-model side by side with llama.cpp (README, "Side by side with
 # llama.cpp"). The models are made once into LLAMA_MODELS (outside the
