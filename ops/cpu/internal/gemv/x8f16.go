@@ -2,13 +2,13 @@ package gemv
 
 // The f16 x8 layout (bf16 weights take it too: any 2-byte elements): a
 // group of eight binary16 weight rows (nb runs of F16Run = 16 elements
-// each: any row whose length is a multiple of 16) is stored as two halves of four rows, rows 0-3 then 4-7,
-// each half run by run: run j (elements 16j..16j+15, 32 bytes) of its
-// four rows together, row r at byte 32r of the 128 bytes of run j. A
-// group so takes the bytes of its eight plain rows, and a half is one
-// contiguous stream where the plain layout's four-row kernel reads four
-// streams a row apart; the activations stay a plain binary16 row, with
-// no side data. Each row keeps the plain four-row kernel's loads, FMAs
+// each: any row whose length is a multiple of 16) is stored as two
+// halves of four rows, rows 0-3 then 4-7, each half run by run: run j
+// (elements 16j..16j+15, 32 bytes) of its four rows together, row r at
+// byte 32r of the 128 bytes of run j. A group so takes the bytes of its
+// eight plain rows, and a half is one contiguous stream where the plain
+// layout's four-row kernel reads four streams a row apart; the
+// activations stay a plain binary16 row, with no side data. Each row keeps the plain four-row kernel's loads, FMAs
 // and final sum (F16Twin), so a product gives the same bits in either
 // layout.
 

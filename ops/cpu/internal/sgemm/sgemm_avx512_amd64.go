@@ -32,11 +32,8 @@ func Micro2AVX512(kc int, a []float32, lda int, b []float32, bstride int, c []fl
 		return
 	}
 	_, _, _, _, _ = a[(MR-1)*lda+kc-1], b[bstride:], b[NR*kc-1], b[bstride+NR*kc-1], c[(MR-1)*ldc+2*NR-1]
-	if n := PfLines(kc); n > 0 && (pfStep <= 0 || len(pf) <= (n-1)*pfStep) {
-		pf, pfStep = F32Bytes(b), 64
-	}
-	if len(pf) == 0 {
-		pf = F32Bytes(b) // kc < 4: no line is prefetched
+	if len(pf) == 0 || pfStep <= 0 || len(pf) <= (PfLines(kc)-1)*pfStep {
+		pf, pfStep = F32Bytes(b), 64 // (kc < 4 prefetches no line)
 	}
 	sgemm6x32AVX512(kc, &a[0], lda, &b[0], bstride, &c[0], ldc, &pf[0], pfStep)
 }

@@ -132,40 +132,27 @@ func SwiGLUOAIAVX2(out, g, v []float32, alpha, limit float32) {
 func aligned(p *float32, a uintptr) bool { return uintptr(unsafe.Pointer(p))&(a-1) == 0 }
 
 // AddStreamAVX2 is AddAVX2 with streaming stores.
-func AddStreamAVX2(out, x, y []float32) {
-	n := len(out)
-	if n < 8 || !aligned(&out[0], 32) {
-		AddAVX2(out, x, y)
-		return
-	}
-	x, y = x[:n], y[:n]
-	n8 := n &^ 7
-	addStreamAVX2(&out[0], &x[0], &y[0], n8)
-	Add(out[n8:], x[n8:], y[n8:])
-}
+func AddStreamAVX2(out, x, y []float32) { stream8(addStreamAVX2, AddAVX2, Add, out, x, y) }
 
 // MulStreamAVX2 is MulAVX2 with streaming stores.
-func MulStreamAVX2(out, x, y []float32) {
-	n := len(out)
-	if n < 8 || !aligned(&out[0], 32) {
-		MulAVX2(out, x, y)
-		return
-	}
-	x, y = x[:n], y[:n]
-	n8 := n &^ 7
-	mulStreamAVX2(&out[0], &x[0], &y[0], n8)
-	Mul(out[n8:], x[n8:], y[n8:])
-}
+func MulStreamAVX2(out, x, y []float32) { stream8(mulStreamAVX2, MulAVX2, Mul, out, x, y) }
 
 // SwiGLUStreamAVX2 is SwiGLUAVX2 with streaming stores.
 func SwiGLUStreamAVX2(out, g, v []float32) {
+	stream8(swigluStreamAVX2, SwiGLUAVX2, SwiGLUTwin, out, g, v)
+}
+
+// stream8 runs a streaming kernel over out's whole runs of eight and tail
+// (the plain kernel's twin) over the rest; where out is not 32-byte
+// aligned, or shorter than a run, plain takes the whole row.
+func stream8(kernel func(out, x, y *float32, n int), plain, tail func(out, x, y []float32), out, x, y []float32) {
 	n := len(out)
 	if n < 8 || !aligned(&out[0], 32) {
-		SwiGLUAVX2(out, g, v)
+		plain(out, x, y)
 		return
 	}
-	g, v = g[:n], v[:n]
+	x, y = x[:n], y[:n]
 	n8 := n &^ 7
-	swigluStreamAVX2(&out[0], &g[0], &v[0], n8)
-	SwiGLUTwin(out[n8:], g[n8:], v[n8:])
+	kernel(&out[0], &x[0], &y[0], n8)
+	tail(out[n8:], x[n8:], y[n8:])
 }
