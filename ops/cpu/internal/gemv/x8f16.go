@@ -8,9 +8,9 @@ package gemv
 // byte 32r of the 128 bytes of run j. A group so takes the bytes of its
 // eight plain rows, and a half is one contiguous stream where the plain
 // layout's four-row kernel reads four streams a row apart; the
-// activations stay a plain binary16 row, with no side data. Each row keeps the plain four-row kernel's loads, FMAs
-// and final sum (F16Twin), so a product gives the same bits in either
-// layout.
+// activations stay a plain binary16 row, with no side data. Each row
+// keeps the plain four-row kernel's loads, FMAs and final sum (F16Twin),
+// so a product gives the same bits in either layout.
 
 // X8BytesF16 is the bytes of one f16 x8 run: eight rows by F16Run
 // elements.
