@@ -20,8 +20,11 @@ import (
 // product as before.
 //
 // The copy lives outside the Go heap (an anonymous mapping where the
-// OS has one, so it does not raise the collector's heap goal) and is
-// made the first time a matrix-vector product reads the tensor; then the
+// OS has one, so it does not raise the collector's heap goal), beside
+// the buffer's other copies in one huge-page-aligned arena (so that
+// transparent huge pages back them, where the OS grants them on
+// madvise: fewer TLB misses while the mat-vec kernels stream them; see
+// arena), and is made the first time a matrix-vector product reads the tensor; then the
 // buffer is told (ops.HostBuffer.Release) that the original bytes are
 // not needed, which for a file mapping drops its pages: the weights are
 // resident once, not twice. Other readers of the original (the gemm
@@ -89,6 +92,10 @@ type x8Copy struct {
 // x8Cache holds a backend's repacked tensors by buffer.
 type x8Cache struct {
 	copies map[*ops.HostBuffer]map[x8Key]*x8Copy
+	// arenas hold the copies of each buffer side by side, in one
+	// reservation of the buffer's size (copies of its tensors take no
+	// more), so that they lie in huge pages.
+	arenas map[*ops.HostBuffer]*arena
 	// made counts the copies made (tests check that a copy is reused).
 	made int
 }
@@ -101,6 +108,33 @@ func (c *x8Cache) drop() {
 		}
 	}
 	c.copies = nil
+	for _, a := range c.arenas {
+		a.free()
+	}
+	c.arenas = nil
+}
+
+// alloc returns n zeroed bytes for a copy of weights in hb, and the
+// function that frees them: from hb's arena (reserved at the first
+// copy), or, when it has no room left (weights rewritten while older
+// copies are still held), from a mapping of their own.
+func (c *x8Cache) alloc(hb *ops.HostBuffer, n int64) ([]byte, func(), error) {
+	a := c.arenas[hb]
+	if a == nil {
+		var err error
+		if a, err = newArena(hb.Size()); err == nil {
+			if c.arenas == nil {
+				c.arenas = map[*ops.HostBuffer]*arena{}
+			}
+			c.arenas[hb] = a
+		}
+	}
+	if a != nil {
+		if p, put, ok := a.take(n); ok {
+			return p, put, nil
+		}
+	}
+	return allocOffHeap(n)
 }
 
 // x8Source returns the host buffer and offset of a, when a is a leaf in
@@ -151,7 +185,7 @@ func (b *Backend) x8Weights(a *ops.Tensor, xk *x8Kernel) []byte {
 		delete(m, key)
 	}
 	src := mem(a)
-	dst, free, err := allocOffHeap(int64(len(src)))
+	dst, free, err := b.x8.alloc(hb, int64(len(src)))
 	if err != nil {
 		return nil // no memory for a copy: the plain layout still works
 	}
