@@ -59,30 +59,37 @@ var profileMetrics = []profileMetric{
 }
 
 // compareProfiles prints the counters that differ by more than 1%
-// between two profile record sets, kernel by kernel (joined on op, type,
-// shape, backend, kernel name and its launch number in the point), and
-// returns how many got worse.
+// between two profile record sets, kernel by kernel, and returns how many
+// got worse. Kernels are joined on op, type, shape, backend, kernel name
+// and its launch number in the point; then the kernels of a point left
+// over on both sides (a kernel replaced by another of a new name, such
+// as kb_mmq_q4_0 by kb_mmq128_q4_0) are joined in launch order when both
+// sides have as many, and shown as "A-name -> B-name".
 func compareProfiles(w io.Writer, a, b *profileSet, pathA, pathB string) (worse int, err error) {
 	fmt.Fprintf(w, "A: %s (commit %s, %s)\nB: %s (commit %s, %s)\n", pathA, short(a.Provenance.Commit), a.Provenance.Date.Format("2006-01-02 15:04"),
 		pathB, short(b.Provenance.Commit), b.Provenance.Date.Format("2006-01-02 15:04"))
 	key := func(p profilePoint) string { return strings.Join([]string{p.Op, p.Type, p.Shape, p.Backend}, " ") }
-	kernels := func(p profilePoint) map[string]*profileKernel {
-		m := map[string]*profileKernel{}
-		seen := map[string]int{}
-		for i := range p.Kernels {
-			k := &p.Kernels[i]
-			n := seen[k.Kernel]
-			seen[k.Kernel]++
-			m[fmt.Sprintf("%s#%d", k.Kernel, n)] = k
-		}
-		return m
-	}
 	bp := map[string]profilePoint{}
 	for _, p := range b.Points {
 		bp[key(p)] = p
 	}
 	var rows [][]string
 	joined := 0
+	compare := func(point, name string, x, y *profileKernel) {
+		joined++
+		for _, m := range profileMetrics {
+			va, vb := m.get(x), m.get(y)
+			if va == vb || math.Abs(vb-va) <= 0.01*math.Max(math.Abs(va), math.Abs(vb)) {
+				continue
+			}
+			verdict := "better"
+			if (vb > va) != m.higher {
+				verdict = "WORSE"
+				worse++
+			}
+			rows = append(rows, []string{point, name, m.name, fmt.Sprintf("%.4g", va), fmt.Sprintf("%.4g", vb), verdict})
+		}
+	}
 	for _, pa := range a.Points {
 		pb, ok := bp[key(pa)]
 		if !ok {
@@ -90,35 +97,44 @@ func compareProfiles(w io.Writer, a, b *profileSet, pathA, pathB string) (worse 
 			continue
 		}
 		delete(bp, key(pa))
-		ka, kb := kernels(pa), kernels(pb)
-		for name, x := range ka {
-			y, ok := kb[name]
+		la, lb := launches(pa), launches(pb)
+		byName := map[string]*profileKernel{}
+		for _, l := range lb {
+			byName[l.name] = l.k
+		}
+		var leftA []launch
+		for _, l := range la {
+			y, ok := byName[l.name]
 			if !ok {
-				fmt.Fprintf(w, "only in A: %s kernel %s\n", key(pa), name)
+				leftA = append(leftA, l)
 				continue
 			}
-			joined++
-			for _, m := range profileMetrics {
-				va, vb := m.get(x), m.get(y)
-				if va == vb || math.Abs(vb-va) <= 0.01*math.Max(math.Abs(va), math.Abs(vb)) {
-					continue
-				}
-				verdict := "better"
-				if (vb > va) != m.higher {
-					verdict = "WORSE"
-					worse++
-				}
-				rows = append(rows, []string{key(pa), strings.TrimSuffix(name, "#0"), m.name, fmt.Sprintf("%.4g", va), fmt.Sprintf("%.4g", vb), verdict})
+			delete(byName, l.name)
+			compare(key(pa), strings.TrimSuffix(l.name, "#0"), l.k, y)
+		}
+		var leftB []launch
+		for _, l := range lb {
+			if _, ok := byName[l.name]; ok {
+				leftB = append(leftB, l)
 			}
 		}
-		for name := range kb {
-			if _, ok := ka[name]; !ok {
-				fmt.Fprintf(w, "only in B: %s kernel %s\n", key(pa), name)
+		if len(leftA) == len(leftB) {
+			for i, l := range leftA {
+				compare(key(pa), strings.TrimSuffix(l.name, "#0")+" -> "+strings.TrimSuffix(leftB[i].name, "#0"), l.k, leftB[i].k)
 			}
+			continue
+		}
+		for _, l := range leftA {
+			fmt.Fprintf(w, "only in A: %s kernel %s\n", key(pa), l.name)
+		}
+		for _, l := range leftB {
+			fmt.Fprintf(w, "only in B: %s kernel %s\n", key(pa), l.name)
 		}
 	}
-	for k := range bp {
-		fmt.Fprintf(w, "only in B: %s\n", k)
+	for _, p := range b.Points {
+		if _, ok := bp[key(p)]; ok {
+			fmt.Fprintf(w, "only in B: %s\n", key(p))
+		}
 	}
 	if joined == 0 {
 		return 0, fmt.Errorf("no kernel is in both sets")
@@ -132,6 +148,26 @@ func compareProfiles(w io.Writer, a, b *profileSet, pathA, pathB string) (worse 
 	}
 	fmt.Fprintf(w, "%d kernels, %d counters changed by more than 1%%, %d worse\n", joined, len(rows), worse)
 	return worse, nil
+}
+
+// A launch is one kernel launch of a profiled point, named by its kernel
+// and its launch number among that kernel's launches in the point
+// ("kb_mmq128_q4_0#0").
+type launch struct {
+	name string
+	k    *profileKernel
+}
+
+// launches lists p's kernel launches in launch order.
+func launches(p profilePoint) []launch {
+	seen := map[string]int{}
+	out := make([]launch, len(p.Kernels))
+	for i := range p.Kernels {
+		k := &p.Kernels[i]
+		out[i] = launch{fmt.Sprintf("%s#%d", k.Kernel, seen[k.Kernel]), k}
+		seen[k.Kernel]++
+	}
+	return out
 }
 
 func short(commit string) string {

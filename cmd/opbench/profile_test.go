@@ -87,12 +87,15 @@ func TestProfileCommand(t *testing.T) {
 // TestCompareProfiles: compare on two profile record files flags a
 // kernel whose sectors per request doubled and bank conflicts appeared.
 func TestCompareProfiles(t *testing.T) {
-	mk := func(sectors, waves uint64) string {
+	mkNamed := func(name string, sectors, waves uint64) string {
+		q := profileKernel{}
+		q.Kernel = "kb_quantize_q8a"
+		q.GlobalLoads = simt.GlobalCounters{Requests: 10, Sectors: 40, Bytes: 1280, Lanes: 320}
 		k := profileKernel{}
-		k.Kernel = "kb_mmvq_q4_0"
+		k.Kernel = name
 		k.GlobalLoads = simt.GlobalCounters{Requests: 100, Sectors: sectors, Bytes: 12800, Lanes: 3200}
 		k.SharedLoads = simt.SharedCounters{Requests: 10, Wavefronts: waves, Ideal: 10, Lanes: 320}
-		set := profileSet{Schema: ProfileSchema, Points: []profilePoint{{Op: "MUL_MAT", Type: "q4_0", Shape: "m=64", Backend: "cuda-emu", Kernels: []profileKernel{k}}}}
+		set := profileSet{Schema: ProfileSchema, Points: []profilePoint{{Op: "MUL_MAT", Type: "q4_0", Shape: "m=64", Backend: "cuda-emu", Kernels: []profileKernel{q, k}}}}
 		b, err := json.Marshal(set)
 		if err != nil {
 			t.Fatal(err)
@@ -103,6 +106,7 @@ func TestCompareProfiles(t *testing.T) {
 		}
 		return p
 	}
+	mk := func(sectors, waves uint64) string { return mkNamed("kb_mmvq_q4_0", sectors, waves) }
 	a, same, worse := mk(400, 10), mk(400, 10), mk(800, 40)
 	code, out, errOut := runArgs("compare", "-fail-on-regression", a, same)
 	if code != exitOK || !strings.Contains(out, "no counter differs") {
@@ -115,6 +119,13 @@ func TestCompareProfiles(t *testing.T) {
 	code, out, _ = runArgs("compare", worse, a)
 	if code != exitOK || !strings.Contains(out, "better") || strings.Contains(out, "WORSE") {
 		t.Errorf("halved sectors: code %d, %q", code, out)
+	}
+	// A kernel replaced by one of a new name in the same point is joined
+	// with it in launch order, the unchanged kernel by its name.
+	code, out, errOut = runArgs("compare", "-fail-on-regression", a, mkNamed("kb_mmvq1_q4_0", 800, 40))
+	if code != exitFailure || !strings.Contains(out, "kb_mmvq_q4_0 -> kb_mmvq1_q4_0") || strings.Contains(out, "only in") ||
+		!strings.Contains(out, "2 kernels") {
+		t.Errorf("renamed kernel: code %d, %q, %q", code, out, errOut)
 	}
 }
 
