@@ -64,8 +64,11 @@
 //   - mm.h, mv.h, mul_mat.metal, mul_mat_id.metal: MUL_MAT's
 //     matrix-vector for up to eight activation columns (mv.h: two or four
 //     weight rows per simdgroup by type, each block decoded a piece a lane
-//     in registers and read once for all the columns; the formats of
-//     issue 26 through kb_dq16, kb_mv_dq; MUL_MAT_ID's, mm.h:
+//     in registers and read once for all the columns; the legacy types
+//     and the K-quants from a raw copy of the simdgroup's rows that it
+//     makes in threadgroup memory with 16-byte loads, the float types
+//     with 16-byte loads, the formats of issue 26 through kb_dq16,
+//     kb_mv_dq; MUL_MAT_ID's, mm.h:
 //     four rows per simdgroup, a column at a time), else 64x32 output
 //     tiles (four simdgroups of 32x16) of 8x8 simdgroup products, half
 //     (float for f32, bf16, q8_1, q8_K) with float accumulators, over

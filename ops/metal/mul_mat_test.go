@@ -167,3 +167,65 @@ func TestMMShared(t *testing.T) {
 		}
 	}
 }
+
+// TestMulMvRawCopy runs the matrix-vector kernel (n <= 8) on the weight
+// types whose rows kb_mul_mv copies raw into threadgroup memory, at
+// bindings and strides that move the copy's 16-byte words against the
+// blocks: rows 16-byte apart or not, two stages and a partial one (k
+// past KB_MV_STAGE/NR), a binding offset of one block (the first word
+// partly before the weights, copied a byte at a time), rows with a gap
+// between them, a last simdgroup of fewer than NR rows and three
+// columns.
+func TestMulMvRawCopy(t *testing.T) {
+	be := emulated(t)
+	uni := harness.Uniform(-1, 1)
+	for _, wt := range []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.Q8_1,
+		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_K} {
+		if mvRawStride(wt) == 0 {
+			t.Errorf("%v: no raw copy", wt)
+			continue
+		}
+		bs := wt.BlockSize()
+		stage := mvStage / mvTypeRows(wt)
+		for _, v := range []struct {
+			name   string
+			k      int64
+			blocks int64 // the weights' binding offset, in blocks
+			gap    int64 // blocks between rows (moving rows of q4_0, q6_K, ... off 16 bytes)
+			n      int64
+		}{
+			{"one stage", 256, 0, 0, 1},
+			{"stage and a part", stage + 256, 0, 0, 1},
+			{"legacy partial", 288, 0, 0, 1}, // the legacy types only
+			{"offset", 512, 1, 0, 3},
+			{"gap", 256, 0, 1, 2},
+			{"offset and gap", stage + 512, 1, 3, 1},
+		} {
+			if v.k%bs != 0 {
+				continue
+			}
+			m := int64(13)
+			nb1 := (v.k/bs + v.gap) * int64(wt.TypeSize())
+			c := harness.Case{
+				Name: fmt.Sprintf("%s,%s", wt, v.name), Op: ops.OpMulMat, Types: []quant.Type{wt, quant.F32},
+				Build: func(b *harness.Builder) (*ops.Tensor, error) {
+					// Whole blocks: the offset's, then m rows of k/bs blocks
+					// and the gap's.
+					a := b.Leaf("a", wt, uni, bs*(v.blocks+m*(v.k/bs+v.gap)))
+					x := b.Leaf("b", quant.F32, uni, v.k, v.n)
+					if b.Err() != nil {
+						return nil, b.Err()
+					}
+					av, err := ops.View(a, []int64{v.k, m}, []int64{0, nb1}, v.blocks*int64(wt.TypeSize()))
+					if err != nil {
+						return nil, err
+					}
+					return ops.MulMat(av, x)
+				},
+			}
+			if r := harness.Run(be, c); !r.Passed() {
+				t.Errorf("%s: %s %s", c.Name, r.Summary(), r.Err)
+			}
+		}
+	}
+}

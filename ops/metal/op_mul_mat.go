@@ -121,20 +121,48 @@ func encodeMulMat(e *encoder, t *ops.Tensor) error {
 	s.Tensor(a).Tensor(b).Tensor(t).I64(b.Ne[2] / a.Ne[2]).I64(b.Ne[3] / a.Ne[3]).I32(bt)
 	m, n, batches := t.Ne[0], t.Ne[1], int(t.Ne[2]*t.Ne[3])
 	if n <= mvMaxCols && bindingAligned(ab, a, mvAlign(a.Type)) {
-		// Vector loads: packed f32 or f16 columns (float4, half4) and
-		// float rows (float4, half4, ushort4 of bf16), 16- or 8-byte
-		// aligned at every eighth element.
-		bvec := b.Nb[0] == b.Type.TypeSize() && (b.Type == quant.F32 && bindingAligned(bb, b, 16) || b.Type == quant.F16 && bindingAligned(bb, b, 8))
-		avec := a.Type.BlockSize() == 1 && bindingAligned(ab, a, 4*a.Type.TypeSize())
-		s.I32(b32(bvec)).I32(b32(avec))
+		// Vector loads: packed f32 or f16 columns (two float4, one
+		// 16-byte vector of f16) and float rows (two float4, one 16-byte
+		// vector of f16 or bf16), 16-byte aligned at every eighth element.
+		bvec := b.Nb[0] == b.Type.TypeSize() && (b.Type == quant.F32 || b.Type == quant.F16) && bindingAligned(bb, b, 16)
+		avec := a.Type.BlockSize() == 1 && bindingAligned(ab, a, 16)
+		s.I32(b32(bvec)).I32(b32(avec)).I32(int32(ab.off % 16)) // kb_mv_args's bvec, avec, amis
 		rows := mvSimdgroups * mvTypeRows(a.Type)
 		return e.dispatch("mul_mat.metal", "kb_mul_mv_"+a.Type.String(),
-			[3]int{int((m + rows - 1) / rows), 1, batches}, [3]int{32 * mvSimdgroups, 1, 1}, nil, args(&s), ab, bb, d)
+			[3]int{int((m + rows - 1) / rows), 1, batches}, [3]int{32 * mvSimdgroups, 1, 1},
+			[]int{mvShared(a.Type)}, args(&s), ab, bb, d)
 	}
 	s.I32(mmActVector(b, bb.off)).I32(int32(ab.off % 16)) // kb_mm_args's bvec, amis
 	return e.dispatch("mul_mat.metal", "kb_mul_mm_"+a.Type.String(),
 		[3]int{int((m + mmRows - 1) / mmRows), int((n + mmCols - 1) / mmCols), batches}, [3]int{mmThreads, 1, 1},
 		[]int{mmShared(a.Type)}, args(&s), ab, bb, d)
+}
+
+// mvStage is KB_MV_STAGE: kb_mul_mv's raw copy takes mvStage/NR elements
+// of each of a simdgroup's NR rows at a time.
+const mvStage = 8192
+
+// mvRawStride is mv.h's kb_mv_raw<T>::RS: the bytes of one row's raw copy
+// in kb_mul_mv's threadgroup memory (the 16-byte words that hold a stage's
+// bytes starting at any even byte of a word), 0 for the types that read
+// device memory (kb_mv_coop: not the float types, MXFP4, the IQ and TQ
+// formats).
+func mvRawStride(t quant.Type) int {
+	switch t {
+	case quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.Q8_1,
+		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_K:
+	default:
+		return 0
+	}
+	rb := int(t.TypeSize()) * (mvStage / int(mvTypeRows(t)) / int(t.BlockSize()))
+	return 16 * ((rb + 14 + 15) / 16)
+}
+
+// mvShared is kb_mul_mv's threadgroup memory for weights of type t, in
+// bytes: each simdgroup's NR rows of raw copy, or 16 (Metal's least
+// nonzero length) for the types without it.
+func mvShared(t quant.Type) int {
+	return max(mvSimdgroups*int(mvTypeRows(t))*mvRawStride(t), 16)
 }
 
 // mmShared is the threadgroup memory of kb_mm_tile for weights of type t,

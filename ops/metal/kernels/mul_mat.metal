@@ -6,7 +6,9 @@
 //   - kb_mul_mv_<type>, matrix-vector, for up to KB_MV_NC (8) activation
 //     columns: a threadgroup of KB_MV_NSG simdgroups takes KB_MV_NSG*NR
 //     weight rows (NR per type: kb_mv<T>::NR, mv.h) against all the
-//     columns, each weight block read once for them;
+//     columns, each weight block read once for them (for the legacy
+//     types and the K-quants each simdgroup first copies its rows raw
+//     into its region of threadgroup memory, kb_mv_core);
 //   - kb_mul_mm_<type>, matrix-matrix: a threadgroup computes a 64x32
 //     tile of dst (64 weight rows by 32 columns) with simdgroup matrices,
 //     half for most weight types (mm.h's kb_mm_tile).
@@ -21,13 +23,13 @@ struct kb_mm_args {
 	int amis;    // a's binding offset modulo 16 (kb_mm_tile's amis)
 };
 
-// kb_mv_args: kb_mul_mv's arguments, kb_mm_args's first fields and whether the
+// kb_mv_args: kb_mul_mv's arguments, kb_mm_args's first fields, whether the
 // columns (bvec) and, for float weights, the rows (avec) take vector
-// loads.
+// loads, and a's binding offset modulo 16 (amis, for the raw copy).
 struct kb_mv_args {
 	kb_tensor a, b, d;
 	long r2, r3;
-	int btype, bvec, avec;
+	int btype, bvec, avec, amis;
 };
 
 template <int T>
@@ -36,6 +38,7 @@ kernel void kb_mul_mv(
 		device const char *a [[buffer(1)]],
 		device const char *b [[buffer(2)]],
 		device char *d [[buffer(3)]],
+		threadgroup uchar *shmem [[threadgroup(0)]],
 		uint3 tgpig [[threadgroup_position_in_grid]],
 		ushort tiisg [[thread_index_in_simdgroup]],
 		ushort sgitg [[simdgroup_index_in_threadgroup]]) {
@@ -45,11 +48,14 @@ kernel void kb_mul_mv(
 	if (r0 >= m) return;
 	const int n = int(args.b.ne[1]);
 	const long i2 = tgpig.z % args.d.ne[2], i3 = tgpig.z / args.d.ne[2];
-	device const char *a0 = a + (i2 / args.r2) * args.a.nb[2] + (i3 / args.r3) * args.a.nb[3] + r0 * args.a.nb[1];
+	const long k = args.a.ne[0], a_nb1 = args.a.nb[1];
+	const long aoff = (i2 / args.r2) * args.a.nb[2] + (i3 / args.r3) * args.a.nb[3];
 	float acc[NR * KB_MV_NC];
 	for (int i = 0; i < NR * KB_MV_NC; i++) acc[i] = 0.0f;
-	kb_mv_rows_nc<T>(args.a.ne[0], a0, args.a.nb[1], int(kb_minl(m - r0, NR)), b + kb_row(args.b, 0, i2, i3),
-			args.b.nb[1], n, args.btype, args.b.nb[0], args.bvec != 0, args.avec != 0, tiisg, acc);
+	kb_mv_core<T>::run(k, a + aoff, a_nb1, r0, int(kb_minl(m - r0, NR)), int((args.amis + aoff) & 15),
+			(m - 1) * a_nb1 + (k / kb_block(T)) * kb_bytes(T), shmem + sgitg * kb_mv_raw<T>::BYTES,
+			b + kb_row(args.b, 0, i2, i3), args.b.nb[1], n, args.btype, args.b.nb[0], args.bvec != 0, args.avec != 0,
+			tiisg, acc);
 	for (int c = 0; c < KB_MV_NC; c++) {
 		if (c >= n) break;
 		device char *dcol = d + kb_row(args.d, c, i2, i3);

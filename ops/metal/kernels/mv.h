@@ -9,9 +9,12 @@
 // lane: 16 values of a 32-value block, 32 values of a 256-value super-block
 // (a sub-block's or two sub-blocks' worth, their scales decoded once). A
 // lane reads its piece of each of the NR rows with 16- or 32-bit loads
-// (load), then per column loads the piece's activations (kb_mv_x8, float4
-// or half4 loads where the column is packed and aligned) and adds
-// piece·activations to its NR sums (dot); the simdgroup moves on by
+// (load) from the simdgroup's raw copy of its rows in threadgroup memory
+// (kb_mv_core, below: the rows' bytes read from device memory with
+// 16-byte loads of consecutive words) or, for the types without the copy,
+// from device memory, then per column loads the piece's activations
+// (kb_mv_x8, 16-byte loads where the column is packed and aligned) and
+// adds piece·activations to its NR sums (dot); the simdgroup moves on by
 // 32/UPB blocks, and a simd_sum per row and column ends it.
 //
 // A piece's values come in runs of eight consecutive elements: value
@@ -28,9 +31,18 @@
 
 // kb_mv_h, kb_mv_u16, kb_mv_u32: an f16, a 16-bit and a 32-bit field at an
 // aligned p.
+// The weights are read from device memory or, for the types of
+// kb_mv_coop, from the simdgroup's raw copy in threadgroup memory; on the
+// emulator the address spaces are one, so the threadgroup overloads are
+// Metal's alone.
 inline float kb_mv_h(device const uchar *p) { return float(*(device const half *)p); }
 inline ushort kb_mv_u16(device const uchar *p) { return *(device const ushort *)p; }
 inline uint kb_mv_u32(device const uchar *p) { return *(device const uint *)p; }
+#ifndef __KBSIMT__
+inline float kb_mv_h(threadgroup const uchar *p) { return float(*(threadgroup const half *)p); }
+inline ushort kb_mv_u16(threadgroup const uchar *p) { return *(threadgroup const ushort *)p; }
+inline uint kb_mv_u32(threadgroup const uchar *p) { return *(threadgroup const uint *)p; }
+#endif
 
 // kb_mv_act returns the activation at p, of type btype (KB_F32, KB_F16 or
 // KB_BF16).
@@ -42,9 +54,32 @@ inline float kb_mv_act(int btype, device const char *p) {
 	}
 }
 
+// kb_mv_h8 and kb_mv_bf8 read the eight f16 or bf16 values at p (16-byte
+// aligned) into x with one 16-byte load.
+// The vector is copied whole into registers first (see kb_mv_x8).
+inline void kb_mv_h8(device const char *p, thread float *x) {
+	uint4 w[1];
+	for (int i = 0; i < 1; i++) w[i] = ((device const uint4 *)p)[i];
+	const uint4 v = w[0];
+	const float4 a = float4(half4(as_type<half2>(v.x), as_type<half2>(v.y)));
+	const float4 b = float4(half4(as_type<half2>(v.z), as_type<half2>(v.w)));
+	x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w;
+	x[4] = b.x, x[5] = b.y, x[6] = b.z, x[7] = b.w;
+}
+inline void kb_mv_bf8(device const char *p, thread float *x) {
+	uint4 w[1];
+	for (int i = 0; i < 1; i++) w[i] = ((device const uint4 *)p)[i];
+	const uint4 v = w[0];
+	const uint u[4] = {v.x, v.y, v.z, v.w};
+	for (int i = 0; i < 4; i++) {
+		x[2 * i] = as_type<float>(u[i] << 16);
+		x[2 * i + 1] = as_type<float>(u[i] & 0xffff0000u);
+	}
+}
+
 // kb_mv_x8 loads activations e .. e+7 of the column at col (type btype,
 // element stride nb0) into x; vec says the column is packed and 16-byte
-// aligned at every multiple of 8 (f32) or 8-byte (f16).
+// aligned at every multiple of 8 (f32: two 16-byte loads, f16: one).
 inline void kb_mv_x8(device const char *col, long e, int btype, long nb0, bool vec, thread float *x) {
 	// The vectors are copied whole into registers first, as mm.h's
 	// kb_mm_row16_vec does (the emulator's g++ would otherwise split them
@@ -58,12 +93,7 @@ inline void kb_mv_x8(device const char *col, long e, int btype, long nb0, bool v
 		return;
 	}
 	if (vec && btype == KB_F16) {
-		device const half4 *p = (device const half4 *)(col + 2 * e);
-		half4 v[2];
-		for (int i = 0; i < 2; i++) v[i] = p[i];
-		const float4 a = float4(v[0]), b = float4(v[1]);
-		x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w;
-		x[4] = b.x, x[5] = b.y, x[6] = b.z, x[7] = b.w;
+		kb_mv_h8(col + 2 * e, x);
 		return;
 	}
 	for (int t = 0; t < 8; t++) x[t] = kb_mv_act(btype, col + (e + t) * nb0);
@@ -84,7 +114,8 @@ struct kb_mv<KB_Q4_0> {
 	static int start(int u, int s) { return 8 * u + 16 * s; }
 	float d;
 	ushort q[4];
-	void load(device const uchar *b, int u) {
+	template <typename Q>
+	void load(Q b, int u) {
 		d = kb_mv_h(b);
 		for (int i = 0; i < 4; i++) q[i] = kb_mv_u16(b + 2 + 8 * u + 2 * i);
 	}
@@ -116,7 +147,8 @@ struct kb_mv<KB_Q4_1> {
 	static int start(int u, int s) { return 8 * u + 16 * s; }
 	float d, m;
 	uint q[2];
-	void load(device const uchar *b, int u) {
+	template <typename Q>
+	void load(Q b, int u) {
 		d = kb_mv_h(b);
 		m = kb_mv_h(b + 2);
 		for (int i = 0; i < 2; i++) q[i] = kb_mv_u32(b + 4 + 8 * u + 4 * i);
@@ -141,7 +173,8 @@ struct kb_mv<KB_Q5_0> {
 	uint qh;
 	ushort q[4];
 	int u;
-	void load(device const uchar *b, int u_) {
+	template <typename Q>
+	void load(Q b, int u_) {
 		u = u_;
 		d = kb_mv_h(b);
 		qh = uint(kb_mv_u16(b + 2)) | uint(kb_mv_u16(b + 4)) << 16;
@@ -169,7 +202,8 @@ struct kb_mv<KB_Q5_1> {
 	uint qh;
 	uint q[2];
 	int u;
-	void load(device const uchar *b, int u_) {
+	template <typename Q>
+	void load(Q b, int u_) {
 		u = u_;
 		d = kb_mv_h(b);
 		m = kb_mv_h(b + 2);
@@ -197,7 +231,8 @@ struct kb_mv<KB_Q8_0> {
 	static int start(int u, int s) { return 16 * u + 8 * s; }
 	float d;
 	ushort q[8];
-	void load(device const uchar *b, int u) {
+	template <typename Q>
+	void load(Q b, int u) {
 		d = kb_mv_h(b);
 		for (int i = 0; i < 8; i++) q[i] = kb_mv_u16(b + 2 + 16 * u + 2 * i);
 	}
@@ -217,7 +252,8 @@ struct kb_mv<KB_Q8_1> {
 	static int start(int u, int s) { return 16 * u + 8 * s; }
 	float d;
 	uint q[4];
-	void load(device const uchar *b, int u) {
+	template <typename Q>
+	void load(Q b, int u) {
 		d = kb_mv_h(b);
 		for (int i = 0; i < 4; i++) q[i] = kb_mv_u32(b + 4 + 16 * u + 4 * i);
 	}
@@ -242,7 +278,8 @@ struct kb_mv<KB_Q2_K> {
 	float d, dmin;
 	uint q[2];
 	uint sc; // the four runs' scale bytes
-	void load(device const uchar *b, int u) {
+	template <typename Q>
+	void load(Q b, int u) {
 		const int h = u / 4, lq = u % 4;
 		const half2 dm = as_type<half2>(kb_mv_u32(b + 80));
 		d = float(dm.x);
@@ -276,7 +313,8 @@ struct kb_mv<KB_Q3_K> {
 	ushort q[4], hm[4];
 	int sc[4];
 	int h;
-	void load(device const uchar *b, int u) {
+	template <typename Q>
+	void load(Q b, int u) {
 		h = u / 4;
 		const int lq = u % 4;
 		d = kb_mv_h(b + 108);
@@ -320,7 +358,8 @@ struct kb_mv<KB_Q6_K> {
 	float d;
 	ushort l0[4], l1[4], qh[4];
 	int sc[4];
-	void load(device const uchar *b, int u) {
+	template <typename Q>
+	void load(Q b, int u) {
 		const int h = u / 4, lq = u % 4;
 		d = kb_mv_h(b + 208);
 		for (int i = 0; i < 4; i++) {
@@ -353,7 +392,8 @@ struct kb_mv<KB_Q6_K> {
 // sub-block of 32, high nibbles the next): piece u takes group g = u/2
 // and code bytes 16(u%2) .. +15 of it: two runs of sub-block 2g, then two
 // of sub-block 2g+1. kb_mv_k4 decodes their scales and mins.
-inline void kb_mv_k4(device const uchar *b, int g, thread float &d0, thread float &m0, thread float &d1, thread float &m1) {
+template <typename Q>
+inline void kb_mv_k4(Q b, int g, thread float &d0, thread float &m0, thread float &d1, thread float &m1) {
 	const half2 dm = as_type<half2>(kb_mv_u32(b));
 	uint w[3];
 	for (int i = 0; i < 3; i++) w[i] = kb_mv_u32(b + 4 + 4 * i);
@@ -383,7 +423,8 @@ struct kb_mv<KB_Q4_K> {
 	static int start(int u, int s) { return 64 * (u / 2) + 16 * (u % 2) + 8 * (s % 2) + 32 * (s / 2); }
 	float d0, m0, d1, m1;
 	uint q[4];
-	void load(device const uchar *b, int u) {
+	template <typename Q>
+	void load(Q b, int u) {
 		kb_mv_k4(b, u / 2, d0, m0, d1, m1);
 		for (int i = 0; i < 4; i++) q[i] = kb_mv_u32(b + 16 + 32 * (u / 2) + 16 * (u % 2) + 4 * i);
 	}
@@ -405,7 +446,8 @@ struct kb_mv<KB_Q5_K> {
 	float d0, m0, d1, m1;
 	uint q[4], qh[4];
 	int g;
-	void load(device const uchar *b, int u) {
+	template <typename Q>
+	void load(Q b, int u) {
 		g = u / 2;
 		kb_mv_k4(b, g, d0, m0, d1, m1);
 		for (int i = 0; i < 4; i++) {
@@ -433,7 +475,8 @@ struct kb_mv<KB_Q8_K> {
 	static int start(int u, int s) { return 32 * u + 8 * s; }
 	float d;
 	uint q[8];
-	void load(device const uchar *b, int u) {
+	template <typename Q>
+	void load(Q b, int u) {
 		d = as_type<float>(kb_mv_u32(b));
 		for (int i = 0; i < 8; i++) q[i] = kb_mv_u32(b + 4 + 32 * u + 4 * i);
 	}
@@ -455,7 +498,8 @@ struct kb_mv_dq {
 	enum { NR = 2, UPB = kb_block(T) == 32 ? 2 : 8, RUNS = kb_block(T) == 32 ? 2 : 4 };
 	static int start(int u, int s) { return 8 * RUNS * u + 8 * s; }
 	float w[8 * RUNS];
-	void load(device const uchar *b, int u) {
+	template <typename Q>
+	void load(Q b, int u) {
 		for (int i = 0; i < RUNS / 2; i++) kb_dq16<T>(b, RUNS / 2 * u + i, w + 16 * i);
 	}
 	float dot(thread const float *x) const {
@@ -471,8 +515,9 @@ KB_FOR_NEW_WEIGHT_TYPES(KB_MV_DQ)
 #undef KB_MV_DQ
 
 // The float types: a lane's piece is eight consecutive elements, read as
-// two float4, half4 or ushort4 (bf16) where vec says the rows are
-// aligned; the last piece of a row whose length is no multiple of 8 is
+// two float4 or one 16-byte vector of f16 or bf16 where vec says the
+// rows are 16-byte aligned (a simdgroup's request then reads 512
+// contiguous bytes of f16); the last piece of a row whose length is no multiple of 8 is
 // read element by element (kb_mv_rows_flt).
 template <int T>
 struct kb_mv_flt {
@@ -486,16 +531,9 @@ struct kb_mv_flt {
 			const float4 a = v[0], b = v[1];
 			w[0] = a.x, w[1] = a.y, w[2] = a.z, w[3] = a.w, w[4] = b.x, w[5] = b.y, w[6] = b.z, w[7] = b.w;
 		} else if (vec && T == KB_F16) {
-			half4 v[2];
-			for (int i = 0; i < 2; i++) v[i] = ((device const half4 *)p)[i];
-			const float4 a = float4(v[0]), b = float4(v[1]);
-			w[0] = a.x, w[1] = a.y, w[2] = a.z, w[3] = a.w, w[4] = b.x, w[5] = b.y, w[6] = b.z, w[7] = b.w;
+			kb_mv_h8((device const char *)p, w);
 		} else if (vec && T == KB_BF16) {
-			ushort4 v[2];
-			for (int i = 0; i < 2; i++) v[i] = ((device const ushort4 *)p)[i];
-			const ushort4 a = v[0], b = v[1];
-			w[0] = kb_bf2f(a.x), w[1] = kb_bf2f(a.y), w[2] = kb_bf2f(a.z), w[3] = kb_bf2f(a.w);
-			w[4] = kb_bf2f(b.x), w[5] = kb_bf2f(b.y), w[6] = kb_bf2f(b.z), w[7] = kb_bf2f(b.w);
+			kb_mv_bf8((device const char *)p, w);
 		} else {
 			for (int t = 0; t < 8; t++) w[t] = kb_value<T>(p + t * kb_bytes(T), 0);
 		}
@@ -580,3 +618,118 @@ KB_MV_FLT(KB_F32)
 KB_MV_FLT(KB_F16)
 KB_MV_FLT(KB_BF16)
 #undef KB_MV_FLT
+
+// The raw copy. For the types of kb_mv_coop a simdgroup reads its rows'
+// bytes as the 16-byte words that hold them, lane i word i of a row's
+// span (then the next row's), so that a request moves 512 contiguous
+// bytes, into its own region of threadgroup memory, and decodes its
+// pieces from there (the pieces, their loads and dot products as above).
+// A stage is KB_MV_STAGE/NR elements of each of the NR rows (2048 for
+// four rows, 4096 for two): 9 requests for four q4_0 rows of 2048, 17
+// for two q8_0 rows of 4096. kb_mv_coop: the legacy formats and the
+// K-quants, the types whose pieces kb_mv<T>::load reads; the formats of
+// issue 26 (kb_mv_dq, whose codebook decoders read device memory only,
+// and MXFP4's 17-byte blocks) and the float types (no decoding: 16-byte
+// loads straight into registers) read device memory.
+#define KB_MV_STAGE 8192
+
+constexpr bool kb_mv_coop(int t) {
+	return t == KB_Q4_0 || t == KB_Q4_1 || t == KB_Q5_0 || t == KB_Q5_1 || t == KB_Q8_0 || t == KB_Q8_1 ||
+			t == KB_Q2_K || t == KB_Q3_K || t == KB_Q4_K || t == KB_Q5_K || t == KB_Q6_K || t == KB_Q8_K;
+}
+
+// kb_mv_raw<T>: BLOCKS a stage (of every row), RS the bytes of one row's
+// copy (the words that hold a stage's bytes starting at any even byte of
+// a word), BYTES a simdgroup's region (NR rows), 0 for the types without
+// the copy. The host's mvRawStride and mvShared say the same.
+template <int T>
+struct kb_mv_raw {
+	enum {
+		BLOCKS = KB_MV_STAGE / kb_mv<T>::NR / kb_block(T),
+		RS = kb_mv_coop(T) ? 16 * ((BLOCKS * kb_bytes(T) + 14 + 15) / 16) : 0,
+		BYTES = kb_mv<T>::NR * RS,
+	};
+};
+
+// kb_mv_core<T>::run adds to acc[r*KB_MV_NC + c] the lane's share of the
+// dot product of weight row r0+r (at abase + row*a_nb1, abase amis bytes
+// past a 16-byte boundary; rows nr and past read as row nr-1, hi the
+// bytes from abase to the end of the last row of the matrix) with column
+// c (at bcol + c*b_nb1, c < n), over the rows' length k; the caller
+// simd_sums them. raw is the simdgroup's region of threadgroup memory
+// (kb_mv_raw<T>::BYTES). bvec and avec: the columns and the rows (floats)
+// take vector loads.
+template <int T, bool C = kb_mv_coop(T)>
+struct kb_mv_core;
+
+// Without the copy: kb_mv_rows_nc.
+template <int T>
+struct kb_mv_core<T, false> {
+	static inline void run(long k, device const char *abase, long a_nb1, long r0, int nr, int, long,
+			threadgroup uchar *, device const char *bcol, long b_nb1, int n, int btype, long b_nb0, bool bvec,
+			bool avec, ushort tiisg, thread float *acc) {
+		kb_mv_rows_nc<T>(k, abase + r0 * a_nb1, a_nb1, nr, bcol, b_nb1, n, btype, b_nb0, bvec, avec, tiisg, acc);
+	}
+};
+
+// With the copy: per stage, word wi of row r (the aligned 16-byte word
+// at s - as + 16wi, the stage's bytes [s, s+len) starting as bytes into
+// their first word) goes to raw + r*RS + 16wi; a word that is not wholly
+// inside the matrix (before abase, past hi) is copied a byte at a time,
+// its bytes of the range only. The bytes of a word outside [s, s+len)
+// belong to the row's other stages or a neighboring row: copied, never
+// decoded. Each simdgroup copies and decodes its own rows, so
+// simdgroup barriers order the copy and the decoding.
+template <int T>
+struct kb_mv_core<T, true> {
+	static inline void run(long k, device const char *abase, long a_nb1, long r0, int nr, int amis, long hi,
+			threadgroup uchar *raw, device const char *bcol, long b_nb1, int n, int btype, long b_nb0, bool bvec,
+			bool, ushort tiisg, thread float *acc) {
+		typedef kb_mv<T> P;
+		const int B = kb_block(T), BY = kb_bytes(T), RS = kb_mv_raw<T>::RS;
+		const long nb = k / B;
+		const int u = tiisg % P::UPB;
+		for (long kb0 = 0; kb0 < nb; kb0 += kb_mv_raw<T>::BLOCKS) {
+			const int nbs = int(kb_minl(kb_mv_raw<T>::BLOCKS, nb - kb0));
+			const long koff = kb0 * BY, len = long(nbs) * BY;
+			// Words per row: the first row's where the rows are 16-byte
+			// apart (all alike), else the most any row takes.
+			const long s0 = r0 * a_nb1 + koff;
+			const int nw = (a_nb1 & 15) == 0 ? int((((amis + s0) & 15) + len + 15) / 16) : int((len + 29) / 16);
+			for (int idx = tiisg; idx < nr * nw; idx += 32) {
+				const int r = idx / nw, wi = idx - r * nw;
+				const long s = (r0 + r) * a_nb1 + koff;
+				const long as = (amis + s) & 15;
+				if (16 * wi >= as + len) continue; // past this row's range
+				const long wa = s - as + 16 * wi;
+				threadgroup uchar *dst = raw + r * RS + 16 * wi;
+				if (wa >= 0 && wa + 16 <= hi) {
+					*(threadgroup uint4 *)dst = *(device const uint4 *)(abase + wa);
+				} else {
+					for (int j = 0; j < 16; j++)
+						if (wa + j >= s && wa + j < s + len) dst[j] = abase[wa + j];
+				}
+			}
+			simdgroup_barrier(mem_flags::mem_threadgroup);
+			// Where each row's stage starts in the copy.
+			int ro[P::NR];
+			for (int r = 0; r < P::NR; r++) {
+				const int rr = min(r, nr - 1);
+				ro[r] = rr * RS + int((amis + (r0 + rr) * a_nb1 + koff) & 15);
+			}
+			for (int ib = tiisg / P::UPB; ib < nbs; ib += 32 / P::UPB) {
+				P w[P::NR];
+				for (int r = 0; r < P::NR; r++) w[r].load((threadgroup const uchar *)(raw + ro[r] + ib * BY), u);
+				for (int c = 0; c < KB_MV_NC; c++) {
+					if (c >= n) break;
+					device const char *col = bcol + c * b_nb1;
+					float x[8 * P::RUNS];
+					for (int s = 0; s < P::RUNS; s++)
+						kb_mv_x8(col, (kb0 + ib) * B + P::start(u, s), btype, b_nb0, bvec, x + 8 * s);
+					for (int r = 0; r < P::NR; r++) acc[r * KB_MV_NC + c] += w[r].dot(x);
+				}
+			}
+			simdgroup_barrier(mem_flags::mem_threadgroup);
+		}
+	}
+};
