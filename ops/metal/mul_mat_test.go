@@ -229,3 +229,78 @@ func TestMulMvRawCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestMVShared checks kb_mul_mv's threadgroup memory against the 32 KiB of
+// an Apple GPU for every weight type, and that a row's raw copy holds the
+// 16-byte words of a stage's bytes at any even offset of a word.
+func TestMVShared(t *testing.T) {
+	for ty := quant.Type(0); ty < 64; ty++ {
+		if !isWeightType(ty) {
+			continue
+		}
+		if got := mvShared(ty); got > 32<<10 || got%16 != 0 {
+			t.Errorf("%v: %d bytes of threadgroup memory", ty, got)
+		}
+		rs := mvRawStride(ty)
+		if rs == 0 {
+			continue
+		}
+		rb := int(ty.TypeSize()) * (mvStage / int(mvTypeRows(ty)) / int(ty.BlockSize()))
+		if rs < 16*((rb+14+15)/16) || rs%16 != 0 {
+			t.Errorf("%v: row stride %d for %d bytes", ty, rs, rb)
+		}
+	}
+}
+
+// TestMulMvVectorReads runs the matrix-vector kernel on the ways it reads
+// float rows and activations: one 16-byte vector of f16 or bf16 (two
+// float4 of f32) where the rows or columns are 16-byte aligned, one
+// element at a time where they are not (f16 8 bytes past a boundary, f32
+// 4), with k no multiple of 8 (the rows' tail).
+func TestMulMvVectorReads(t *testing.T) {
+	be := emulated(t)
+	uni := harness.Uniform(-1, 1)
+	for _, wt := range []quant.Type{quant.F16, quant.BF16, quant.F32, quant.Q4_0} {
+		for _, bt := range []quant.Type{quant.F32, quant.F16} {
+			for _, v := range []struct {
+				name       string
+				k          int64
+				aoff, boff int64 // elements the weights and activations start past their leaves'
+			}{
+				{"aligned", 512, 0, 0},
+				{"activations off 8 bytes", 512, 0, 8 / int64(bt.TypeSize())},
+				{"weights off 8 bytes", 512, 8 / int64(wt.TypeSize()), 0},
+				{"tail", 300, 0, 0},
+			} {
+				if v.k%wt.BlockSize() != 0 || v.aoff%wt.BlockSize() != 0 {
+					continue
+				}
+				m, n := int64(11), int64(2)
+				c := harness.Case{
+					Name: fmt.Sprintf("%s,%s,%s", wt, bt, v.name), Op: ops.OpMulMat, Types: []quant.Type{wt, bt},
+					Build: func(b *harness.Builder) (*ops.Tensor, error) {
+						a := b.Leaf("a", wt, uni, v.k*m+v.aoff)
+						x := b.Leaf("b", bt, uni, v.k*n+v.boff)
+						if b.Err() != nil {
+							return nil, b.Err()
+						}
+						bb := int64(wt.TypeSize())
+						av, err := ops.View(a, []int64{v.k, m}, []int64{bb, v.k / wt.BlockSize() * bb}, v.aoff/wt.BlockSize()*bb)
+						if err != nil {
+							return nil, err
+						}
+						es := int64(bt.TypeSize())
+						xv, err := ops.View(x, []int64{v.k, n}, []int64{es, es * v.k}, v.boff*es)
+						if err != nil {
+							return nil, err
+						}
+						return ops.MulMat(av, xv)
+					},
+				}
+				if r := harness.Run(be, c); !r.Passed() {
+					t.Errorf("%s: %s %s", c.Name, r.Summary(), r.Err)
+				}
+			}
+		}
+	}
+}
