@@ -32,6 +32,16 @@ struct kb_mv_args {
 	int btype, bvec, avec, amis;
 };
 
+// kb_mul_mv reads its arguments in one request: lane i < 14 takes word
+// i of kb_mv_args's 224 bytes (16-byte loads), and simd_shuffle hands
+// the eleven words the kernel uses to every lane (kb_mv_lo and kb_mv_hi:
+// a word's first and second long), where a field read one by one would
+// be a request each (about 23 a simdgroup, as many as the weights of
+// four q4_0 rows of k = 4096 take with the raw copy).
+static_assert(sizeof(kb_mv_args) == 224, "kb_mv_args: 14 words of 16 bytes");
+inline long kb_mv_lo(uint4 v) { return as_type<long>(uint2(v.x, v.y)); }
+inline long kb_mv_hi(uint4 v) { return as_type<long>(uint2(v.z, v.w)); }
+
 template <int T>
 kernel void kb_mul_mv(
 		constant kb_mv_args &args [[buffer(0)]],
@@ -42,26 +52,35 @@ kernel void kb_mul_mv(
 		uint3 tgpig [[threadgroup_position_in_grid]],
 		ushort tiisg [[thread_index_in_simdgroup]],
 		ushort sgitg [[simdgroup_index_in_threadgroup]]) {
+	// The vector is copied whole into registers (see mv.h's kb_mv_x8).
+	uint4 wl[1];
+	for (int i = 0; i < 1; i++) wl[i] = tiisg < 14 ? ((constant uint4 *)&args)[tiisg] : uint4(0);
+	const uint4 w = wl[0];
+	const uint4 a_ne01 = simd_shuffle(w, 0), a_nb01 = simd_shuffle(w, 2), a_nb23 = simd_shuffle(w, 3);
+	const uint4 b_ne01 = simd_shuffle(w, 4), b_nb01 = simd_shuffle(w, 6), b_nb23 = simd_shuffle(w, 7);
+	const uint4 d_ne23 = simd_shuffle(w, 9), d_nb01 = simd_shuffle(w, 10), d_nb23 = simd_shuffle(w, 11);
+	const uint4 r23 = simd_shuffle(w, 12), flags = simd_shuffle(w, 13); // btype, bvec, avec, amis
 	const int NR = kb_mv<T>::NR;
-	const long m = args.a.ne[1];
+	const long k = kb_mv_lo(a_ne01), m = kb_mv_hi(a_ne01), a_nb1 = kb_mv_hi(a_nb01);
 	const long r0 = (long(tgpig.x) * KB_MV_NSG + sgitg) * NR;
 	if (r0 >= m) return;
-	const int n = int(args.b.ne[1]);
-	const long i2 = tgpig.z % args.d.ne[2], i3 = tgpig.z / args.d.ne[2];
-	const long k = args.a.ne[0], a_nb1 = args.a.nb[1];
-	const long aoff = (i2 / args.r2) * args.a.nb[2] + (i3 / args.r3) * args.a.nb[3];
+	const int n = int(kb_mv_hi(b_ne01));
+	const long d_ne2 = kb_mv_lo(d_ne23);
+	const long i2 = tgpig.z % d_ne2, i3 = tgpig.z / d_ne2;
+	const long aoff = (i2 / kb_mv_lo(r23)) * kb_mv_lo(a_nb23) + (i3 / kb_mv_hi(r23)) * kb_mv_hi(a_nb23);
 	float acc[NR * KB_MV_NC];
 	for (int i = 0; i < NR * KB_MV_NC; i++) acc[i] = 0.0f;
-	kb_mv_core<T>::run(k, a + aoff, a_nb1, r0, int(kb_minl(m - r0, NR)), int((args.amis + aoff) & 15),
+	kb_mv_core<T>::run(k, a + aoff, a_nb1, r0, int(kb_minl(m - r0, NR)), int((long(flags.w) + aoff) & 15),
 			(m - 1) * a_nb1 + (k / kb_block(T)) * kb_bytes(T), shmem + sgitg * kb_mv_raw<T>::BYTES,
-			b + kb_row(args.b, 0, i2, i3), args.b.nb[1], n, args.btype, args.b.nb[0], args.bvec != 0, args.avec != 0,
-			tiisg, acc);
+			b + i2 * kb_mv_lo(b_nb23) + i3 * kb_mv_hi(b_nb23), kb_mv_hi(b_nb01), n, int(flags.x), kb_mv_lo(b_nb01),
+			flags.y != 0, flags.z != 0, tiisg, acc);
+	const long d_nb0 = kb_mv_lo(d_nb01), d_nb1 = kb_mv_hi(d_nb01);
+	device char *dbase = d + i2 * kb_mv_lo(d_nb23) + i3 * kb_mv_hi(d_nb23);
 	for (int c = 0; c < KB_MV_NC; c++) {
 		if (c >= n) break;
-		device char *dcol = d + kb_row(args.d, c, i2, i3);
 		for (int r = 0; r < NR; r++) {
 			const float s = simd_sum(acc[r * KB_MV_NC + c]);
-			if (tiisg == 0 && r0 + r < m) *(device float *)(dcol + (r0 + r) * args.d.nb[0]) = s;
+			if (tiisg == 0 && r0 + r < m) *(device float *)(dbase + c * d_nb1 + (r0 + r) * d_nb0) = s;
 		}
 	}
 }
