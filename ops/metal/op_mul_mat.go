@@ -140,7 +140,7 @@ func encodeMulMat(e *encoder, t *ops.Tensor) error {
 
 // mvStage is KB_MV_STAGE: kb_mul_mv's raw copy takes mvStage/NR elements
 // of each of a simdgroup's NR rows at a time.
-const mvStage = 8192
+const mvStage = 4096
 
 // mvRawStride is mv.h's kb_mv_raw<T>::RS: the bytes of one row's raw copy
 // in kb_mul_mv's threadgroup memory (the 16-byte words that hold a stage's

@@ -624,14 +624,18 @@ KB_MV_FLT(KB_BF16)
 // span (then the next row's), so that a request moves 512 contiguous
 // bytes, into its own region of threadgroup memory, and decodes its
 // pieces from there (the pieces, their loads and dot products as above).
-// A stage is KB_MV_STAGE/NR elements of each of the NR rows (2048 for
-// four rows, 4096 for two): 9 requests for four q4_0 rows of 2048, 17
-// for two q8_0 rows of 4096. kb_mv_coop: the legacy formats and the
+// A stage is KB_MV_STAGE/NR elements of each of the NR rows (1024 for
+// four rows, 2048 for two): 5 requests for four q4_0 rows of 1024 (4.5
+// of 512 bytes), 9 for two q8_0 rows of 2048 (8.5), 2.8 to 9.2 KiB of
+// threadgroup memory a threadgroup; a stage twice as long fills its last
+// request better (1.02-1.04x the ideal requests at k = 4096 against
+// 1.04-1.06x) for twice the memory, which a memory-bound kernel wants
+// for more threadgroups in flight. kb_mv_coop: the legacy formats and the
 // K-quants, the types whose pieces kb_mv<T>::load reads; the formats of
 // issue 26 (kb_mv_dq, whose codebook decoders read device memory only,
 // and MXFP4's 17-byte blocks) and the float types (no decoding: 16-byte
 // loads straight into registers) read device memory.
-#define KB_MV_STAGE 8192
+#define KB_MV_STAGE 4096
 
 constexpr bool kb_mv_coop(int t) {
 	return t == KB_Q4_0 || t == KB_Q4_1 || t == KB_Q5_0 || t == KB_Q5_1 || t == KB_Q8_0 || t == KB_Q8_1 ||
