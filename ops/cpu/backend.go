@@ -84,7 +84,7 @@ func NewWithOptions(o Options) (*Backend, error) {
 	b := &Backend{pool: p, tier: t.Tier, kern: t.kernels, tuned: tp, repack: repack}
 	b.l2Bytes, b.llcBytes = cacheSizes(p.threads)
 	b.scratch.workers = make([]workerBuf, p.threads)
-	b.scratch.quad = make([][4]float32, p.threads)
+	b.scratch.quad = make([]quadOut, p.threads)
 	return b, nil
 }
 

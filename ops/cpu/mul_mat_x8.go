@@ -339,7 +339,7 @@ func (x x8Job) do(w, lo, hi int) {
 				// path computes them.
 				off := at(j.a, 0, i, i2/j.r2, i3/j.r3)
 				rows := j.aMem[off : off+4*j.aRow]
-				out := &j.wout[w]
+				out := &j.wout[w].v
 				for c := range j.n {
 					col := c + j.n*(i2+j.b2*i3)
 					j.x8.tail(int(j.nb), rows, int(j.aRow), j.acts.row(c, i2, i3), j.dy[col*per:][:per], out)

@@ -195,7 +195,7 @@ type mulMatJob struct {
 	gemv    gemvFunc
 	nb, per int64
 	dy      []float32
-	wout    [][4]float32 // per worker
+	wout    []quadOut // per worker
 	// x8 is the x8 kernel when aMem is an x8 copy of the weights
 	// (mul_mat_x8.go; tm then counts groups of eight rows), pfd its
 	// prefetch distance (X8Prefetch).
@@ -293,7 +293,7 @@ func (j *mulMatJob) gemvRange(w int, i0, i1, c0, c1, i2, i3 int64) int64 {
 	if r4 == i0 {
 		return i0
 	}
-	out := &j.wout[w]
+	out := &j.wout[w].v
 	ldx := j.a.Nb[1]
 	// What depends on the column alone, and the first row's offset
 	// (at divides), once per range rather than once per four rows.

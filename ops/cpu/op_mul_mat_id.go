@@ -85,7 +85,7 @@ type mulMatIDJob struct {
 	gemv    gemvFunc
 	nb, per int64
 	dy      []float32
-	wout    [][4]float32
+	wout    []quadOut
 	// x8 is the x8 kernel, when the experts have an x8 copy x8mem
 	// (mul_mat_x8.go), in place of gemv: whole groups of eight rows
 	// of a tile per call and pair, dy then its side data; pfd is its
@@ -359,7 +359,7 @@ func (j *mulMatIDJob) doTile(wk int, tile expertTile) {
 		wMem = j.x8mem // the rows left are its plain tail rows
 	}
 	if j.gemv != nil {
-		out := &j.wout[wk]
+		out := &j.wout[wk].v
 		i0 := i
 		base := at(j.w, 0, i0, tile.expert, 0) // at divides: once per tile
 		for ; i+4 <= tile.i1; i += 4 {
