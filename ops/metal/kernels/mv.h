@@ -54,22 +54,25 @@ inline float kb_mv_act(int btype, device const char *p) {
 	}
 }
 
-// kb_mv_h8 and kb_mv_bf8 read the eight f16 or bf16 values at p (16-byte
-// aligned) into x with one 16-byte load.
-// The vector is copied whole into registers first (see kb_mv_x8).
-inline void kb_mv_h8(device const char *p, thread float *x) {
+// kb_mv_ld16 reads the 16 bytes at p (16-byte aligned) in one load: the
+// vector is copied whole into registers first (see kb_mv_x8).
+inline uint4 kb_mv_ld16(device const char *p) {
 	uint4 w[1];
 	for (int i = 0; i < 1; i++) w[i] = ((device const uint4 *)p)[i];
-	const uint4 v = w[0];
+	return w[0];
+}
+
+// kb_mv_h8 and kb_mv_bf8 read the eight f16 or bf16 values at p (16-byte
+// aligned) into x with one 16-byte load.
+inline void kb_mv_h8(device const char *p, thread float *x) {
+	const uint4 v = kb_mv_ld16(p);
 	const float4 a = float4(half4(as_type<half2>(v.x), as_type<half2>(v.y)));
 	const float4 b = float4(half4(as_type<half2>(v.z), as_type<half2>(v.w)));
 	x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w;
 	x[4] = b.x, x[5] = b.y, x[6] = b.z, x[7] = b.w;
 }
 inline void kb_mv_bf8(device const char *p, thread float *x) {
-	uint4 w[1];
-	for (int i = 0; i < 1; i++) w[i] = ((device const uint4 *)p)[i];
-	const uint4 v = w[0];
+	const uint4 v = kb_mv_ld16(p);
 	const uint u[4] = {v.x, v.y, v.z, v.w};
 	for (int i = 0; i < 4; i++) {
 		x[2 * i] = as_type<float>(u[i] << 16);
