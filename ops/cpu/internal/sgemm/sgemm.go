@@ -57,3 +57,12 @@ func F32Bytes(f []float32) []byte {
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), 4*len(f))
 }
+
+// U16Bytes returns the bytes of u (nil for an empty u), for a
+// micro-kernel's prefetch operand.
+func U16Bytes(u []uint16) []byte {
+	if len(u) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&u[0])), 2*len(u))
+}

@@ -118,6 +118,23 @@ func NeedVNNI(t testing.TB) {
 	t.Skip("CPU lacks AVX-512 F/BW/VL/VNNI")
 }
 
+// HasBF16 reports whether the host runs the vnni tier's bfloat16 pair
+// kernels: the vnni tier's features and AVX512_BF16 (VDPBF16PS).
+func HasBF16() bool { return HasVNNI() && cpuid.CPU.Supports(cpuid.AVX512BF16) }
+
+// NeedBF16 skips t on hosts without AVX512_BF16 (as NeedVNNI, with
+// avx512_bf16).
+func NeedBF16(t testing.TB) {
+	t.Helper()
+	if HasBF16() {
+		return
+	}
+	if has, known := OSReports("avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16"); has && known && !simd.Hidden() {
+		require.Skip(t, "the OS lists avx512f, avx512bw, avx512vl, avx512_vnni and avx512_bf16 for this CPU, but cpuid finds no AVX512_BF16")
+	}
+	t.Skip("CPU lacks AVX-512 F/BW/VL/VNNI/BF16")
+}
+
 // SameFloat reports whether a and b have the same bits or are both NaN.
 func SameFloat(a, b float32) bool {
 	return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
