@@ -24,6 +24,8 @@ type Backend struct {
 	gj   gemmJob
 	sg   sgemmJob
 	sgp  sgemmPackJob
+	sgb  sgemmBF16Job
+	sgbp sgemmBF16PackJob
 	pk   packJob
 	sm   softmaxJob
 	elt  eltJob

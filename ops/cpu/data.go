@@ -40,6 +40,15 @@ func i32s(b []byte, off int64, n int64) []int32 {
 // u16s views n uint16 values at byte offset off of b (simd.U16s).
 func u16s(b []byte, off int64, n int64) []uint16 { return simd.U16s(b, off, n) }
 
+// u32View views u's values in pairs, as len(u)/2 uint32 values (the
+// first of each pair in the low half).
+func u32View(u []uint16) []uint32 {
+	if len(u) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&u[0])), len(u)/2)
+}
+
 // f32At returns the float32 at byte offset off of b.
 func f32At(b []byte, off int64) float32 {
 	return *(*float32)(unsafe.Pointer(&b[off : off+4][0]))

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"reflect"
 
+	"github.com/klauspost/cpuid/v2"
+
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/flashattn"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
@@ -402,6 +404,12 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 		dk.dot = f
 		ks.dots[wt] = dk
 	}
+	// bf16 weights from 16 activation rows: the bfloat16 pair path
+	// (VDPBF16PS, AVX-512 BF16; mul_mat_sgemm_bf16.go), where the CPU
+	// has it (vnniExtras).
+	gk := *ks.gemm[quant.BF16]
+	gk.microBF16 = sgemm.MicroBF16AVX512
+	ks.gemm[quant.BF16] = &gk
 	// The q2_K and q3_K quad kernels with VPDPBUSD (package dot; bit for
 	// bit the AVX2 ones): their MUL_MAT path from n = 4 (no panels).
 	for wt, quad := range map[quant.Type]quadFunc{
@@ -412,6 +420,24 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 		ks.gemm[wt] = &gk
 	}
 })
+
+// vnniExtras are the vnni tier's kernels that need AVX-512 BF16 as well:
+// the bfloat16 pair path of bf16 products.
+var vnniExtras = []tierExtra{{feature: cpuid.AVX512BF16, what: "the bf16 products' VDPBF16PS path", drop: withoutBF16}}
+
+// withoutBF16 returns ks without its bfloat16 pair micro-kernels: the
+// bf16 products then widen their weights as the avx512 tier does.
+func withoutBF16(ks *kernelSet) *kernelSet {
+	return deriveKernels(ks, ks.name, func(ks *kernelSet) {
+		for t, g := range ks.gemm {
+			if g.microBF16 != nil {
+				c := *g
+				c.microBF16 = nil
+				ks.gemm[t] = &c
+			}
+		}
+	})
+}
 
 // deriveKernels returns a copy of base named name, with its maps cloned
 // (so that over's assignments, and tests that swap entries, leave base

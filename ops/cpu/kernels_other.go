@@ -11,3 +11,6 @@ var (
 	avx512Kernels *kernelSet
 	vnniKernels   *kernelSet
 )
+
+// vnniExtras is empty there.
+var vnniExtras []tierExtra

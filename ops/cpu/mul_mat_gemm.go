@@ -86,7 +86,11 @@ type gemmKernel struct {
 	// prefers for pairs of panels, bit for bit micro on each; nil where
 	// the tier has none.
 	micro2 sgemmMicro2
-	quad   quadFunc
+	// microBF16 is the bfloat16 pair micro-kernel (mul_mat_sgemm_bf16.go,
+	// VDPBF16PS) the packed path takes for bf16 weights in place of
+	// widening them; nil where the tier or CPU has none.
+	microBF16 sgemmMicroBF16
+	quad      quadFunc
 	// qtile is the quantized panel kernel (mul_mat_qtile.go) MUL_MAT prefers to
 	// quad from qtile.minN activation rows; nil where the tier has none.
 	qtile *qTile

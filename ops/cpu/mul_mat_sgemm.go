@@ -86,6 +86,10 @@ type sgemmJob struct {
 
 // sgemm computes the product described by mm with the packed float path.
 func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
+	if g.microBF16 != nil && mm.k%2 == 0 {
+		b.sgemmBF16(g, mm)
+		return
+	}
 	j := &b.sg
 	// For gemmDeq whole blocks: k0 (a multiple of sgemmKC) and every
 	// chunk's length are multiples of the block size.
@@ -182,7 +186,7 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 				off := first + r*stride + k0*j.wNum/j.wDen
 				dst := ap[r*kl : (r+1)*kl]
 				if mm.x8gather != nil {
-					j.g.widen(j.x8Row(wb.bytes, i0+r, i2, i3, k0, kl), dst)
+					j.g.widen(mm.x8Row(wb.bytes, i0+r, i2, i3, k0, kl), dst)
 				} else if j.g.widen != nil {
 					j.g.widen(mm.aMem[off:off+kl*j.wNum/j.wDen], dst)
 				} else {
@@ -304,8 +308,7 @@ func sgemmUsable(g *gemmKernel, n int64) bool {
 // batch (i2, i3)) as 2-byte values, from the weights' x8 copy: gathered
 // into buf for a row of a whole group of eight, in place for the plain
 // tail rows (k0 and kl multiples of 16).
-func (j *sgemmJob) x8Row(buf []byte, i, i2, i3, k0, kl int64) []byte {
-	mm := j.mm
+func (mm *mulMatJob) x8Row(buf []byte, i, i2, i3, k0, kl int64) []byte {
 	mat := at(mm.a, 0, 0, i2/mm.r2, i3/mm.r3)
 	if i >= mm.m/8*8 {
 		off := mat + i*mm.aRow + 2*k0

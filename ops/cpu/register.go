@@ -60,5 +60,11 @@ func description() string {
 	case t != fastestTier().Name:
 		return d + fmt.Sprintf("default tier %s (from $%s)", t, EnvTier)
 	}
-	return d + fmt.Sprintf("default tier %s (the fastest this CPU supports)", t)
+	s := d + fmt.Sprintf("default tier %s (the fastest this CPU supports)", t)
+	for _, tr := range Tiers() {
+		if tr.Name == t && tr.Without != "" {
+			s += ", without " + tr.Without
+		}
+	}
+	return s
 }

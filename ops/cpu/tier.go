@@ -31,6 +31,11 @@ type Tier struct {
 	// Reason says why an unsupported tier is skipped (missing CPU
 	// features, or no kernels for it in this build).
 	Reason string
+	// Without names the kernels a supported tier runs without, and the
+	// CPU feature they need that this CPU lacks (the vnni tier's
+	// bfloat16 pair kernels where there is no AVX512_BF16); empty when
+	// it has all of them.
+	Without string
 }
 
 // tierSpec is one tier this package knows: the CPU features it needs and,
@@ -39,6 +44,16 @@ type tierSpec struct {
 	name    string
 	need    []cpuid.FeatureID
 	kernels *kernelSet
+	extras  []tierExtra
+}
+
+// tierExtra is a tier's kernels that need one more CPU feature than the
+// tier itself: on a CPU without it, the tier's table is the one drop
+// returns, without them.
+type tierExtra struct {
+	feature cpuid.FeatureID
+	what    string // the kernels, for Tier.Without
+	drop    func(*kernelSet) *kernelSet
 }
 
 // avx512Need are the avx512 tier's CPU features: the avx2 tier's (its
@@ -54,7 +69,7 @@ func tierSpecs() []tierSpec {
 		{name: "generic", kernels: genericKernels},
 		{name: "avx2", need: []cpuid.FeatureID{cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C}, kernels: avx2Kernels},
 		{name: "avx512", need: avx512Need, kernels: avx512Kernels},
-		{name: "vnni", need: append(avx512Need[:len(avx512Need):len(avx512Need)], cpuid.AVX512VNNI), kernels: vnniKernels},
+		{name: "vnni", need: append(avx512Need[:len(avx512Need):len(avx512Need)], cpuid.AVX512VNNI), kernels: vnniKernels, extras: vnniExtras},
 	}
 }
 
@@ -80,6 +95,14 @@ var detectTiers = sync.OnceValue(func() []tierState {
 		}
 		out[i].Supported = len(why) == 0
 		out[i].Reason = strings.Join(why, "; ")
+		var without []string
+		for _, x := range s.extras {
+			if out[i].Supported && !cpuid.CPU.Supports(x.feature) {
+				out[i].kernels = x.drop(out[i].kernels)
+				without = append(without, fmt.Sprintf("%s (CPU lacks %s)", x.what, x.feature))
+			}
+		}
+		out[i].Without = strings.Join(without, "; ")
 	}
 	return out
 })

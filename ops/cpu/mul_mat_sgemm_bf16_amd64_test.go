@@ -1,0 +1,125 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// TestSgemmBF16Path checks bf16 MUL_MAT on the vnni tier, where the CPU
+// has AVX-512 BF16, bit for bit against the sums the bfloat16 pair path
+// defines, computed here with sgemm.DotBF16Pair: activations rounded to
+// bf16; per output, chunks of sgemmKC summed pair by pair from zero, the
+// chunk sums added in order. The shapes cover k over several chunks with
+// a short last one, weight rows not a multiple of six, panel counts odd
+// and even, several column blocks (past sgemmBF16NC), broadcast batches,
+// NaN and infinities, and one and two threads.
+func TestSgemmBF16Path(t *testing.T) {
+	simdtest.NeedBF16(t)
+	if vnniKernels.gemm[quant.BF16].microBF16 == nil {
+		t.Fatal("the vnni tier has no bfloat16 pair kernel")
+	}
+	type shape struct {
+		k, m, n, a2, b2 int64
+		special         bool // NaN and infinities among the weights and activations
+	}
+	for _, s := range []shape{
+		{2*sgemmKC + 8, 13, 16, 1, 1, false},
+		{sgemmKC, 102, 33, 1, 1, false},
+		{sgemmKC + 16, 7, 64, 1, 2, false},
+		{2 * sgemmKC, 20, 200, 2, 2, false},
+		{24, 6, 560, 1, 1, false},
+		{3*sgemmKC + 40, 61, 47, 1, 1, false},
+		{sgemmKC + 8, 14, 40, 1, 1, true},
+	} {
+		for _, threads := range []int{1, 2} {
+			t.Run(fmt.Sprintf("k%d_m%d_n%d_b%d_t%d", s.k, s.m, s.n, s.b2, threads), func(t *testing.T) {
+				b, err := NewWithOptions(Options{Threads: threads, Tier: "vnni"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				if b.kern.gemm[quant.BF16].microBF16 == nil {
+					t.Fatal("the backend's vnni tier has no bfloat16 pair kernel")
+				}
+				rng := rand.New(rand.NewPCG(uint64(s.k), uint64(s.n)))
+				a := mxLeaf(t, b, rng, "a", quant.BF16, s.k, s.m, s.a2)
+				x := mxLeaf(t, b, rng, "x", quant.F32, s.k, s.n, s.b2)
+				if s.special {
+					wa, xa := u16s(mem(a), 0, a.NumElements()), f32s(mem(x), 0, x.NumElements())
+					inf := float32(math.Inf(1))
+					wa[3], wa[s.k+100], wa[5*s.k+7] = quant.FP32ToBF16(float32(math.NaN())), quant.FP32ToBF16(inf), quant.FP32ToBF16(-inf)
+					xa[2*s.k+9], xa[30*s.k] = inf, float32(math.NaN())
+				}
+				node, err := ops.MulMat(a, x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := mxCompute(t, b, node); err != nil {
+					t.Fatal(err)
+				}
+				got := f32s(mem(node), 0, node.NumElements())
+				w := u16s(mem(a), 0, a.NumElements())
+				xs := f32s(mem(x), 0, x.NumElements())
+				for i2 := range s.b2 {
+					wm := w[i2/(s.b2/s.a2)*s.m*s.k:]
+					for c := range s.n {
+						xr := xs[(i2*s.n+c)*s.k:][:s.k]
+						for i := range s.m {
+							wr := wm[i*s.k:][:s.k]
+							var want float32
+							for k0 := int64(0); k0 < s.k; k0 += sgemmKC {
+								var acc float32
+								for kk := k0; kk < min(k0+sgemmKC, s.k); kk += 2 {
+									acc = sgemm.DotBF16Pair(acc, wr[kk], wr[kk+1], quant.FP32ToBF16(xr[kk]), quant.FP32ToBF16(xr[kk+1]))
+								}
+								want += acc
+							}
+							o := (i2*s.n+c)*s.m + i
+							if !simdtest.SameFloat(got[o], want) {
+								t.Fatalf("out[batch %d, column %d, row %d] = %g, want %g", i2, c, i, got[o], want)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestWithoutBF16 checks the table the vnni tier gets on a CPU without
+// AVX-512 BF16: no bfloat16 pair kernel, bf16 weights widened as on the
+// avx512 tier, and the vnni table itself unchanged.
+func TestWithoutBF16(t *testing.T) {
+	if vnniKernels == nil {
+		t.Skip("no vnni kernels in this build")
+	}
+	ks := withoutBF16(vnniKernels)
+	for wt, g := range ks.gemm {
+		if g.microBF16 != nil {
+			t.Errorf("%v keeps its bfloat16 pair kernel", wt)
+		}
+	}
+	if g := ks.gemm[quant.BF16]; g.widen == nil || g.micro2 == nil {
+		t.Error("bf16 lost its widening path")
+	}
+	if ks.name != "vnni" {
+		t.Errorf("name %q", ks.name)
+	}
+	if vnniKernels.gemm[quant.BF16].microBF16 == nil {
+		t.Error("withoutBF16 changed the vnni table")
+	}
+	for _, tr := range Tiers() {
+		if tr.Name == "vnni" && tr.Supported && simdtest.HasBF16() != (tr.Without == "") {
+			t.Errorf("vnni tier: Without %q on a CPU with AVX-512 BF16 %v", tr.Without, simdtest.HasBF16())
+		}
+	}
+}
