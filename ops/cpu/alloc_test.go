@@ -26,7 +26,7 @@ func TestNoAllocs(t *testing.T) {
 		defer b.Close()
 		rng := rand.New(rand.NewPCG(51, 52))
 		nodes := map[string]*ops.Tensor{}
-		for _, wt := range []quant.Type{quant.F32, quant.F16, quant.Q4_0, quant.Q8_0, quant.Q4_1, quant.Q4_K, quant.Q6_K, quant.MXFP4, quant.IQ2_XXS} {
+		for _, wt := range []quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q8_0, quant.Q4_1, quant.Q4_K, quant.Q6_K, quant.MXFP4, quant.IQ2_XXS} {
 			for _, n := range []int64{1, 8, 32} {
 				a := mxLeaf(t, b, rng, "a", wt, 512, 64)
 				x := mxLeaf(t, b, rng, "x", quant.F32, 512, n)

@@ -9,6 +9,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/getrows"
 	"github.com/kernbench/kernbench/ops/cpu/internal/rope"
+	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
 
@@ -62,6 +63,10 @@ type kernelSet struct {
 	// fa is FLASH_ATTN_EXT's block kernels (nil: the row path only);
 	// its q8_0 scores reproduce this set's q8_0 dot kernel.
 	fa *faBlockKernels
+	// transpose turns sixteen rows of 32-bit values into lines of
+	// sixteen (sgemm.TransposeTwin): the packed paths' activation
+	// panels.
+	transpose func(dst []uint32, rows *[16][]uint32, n int)
 }
 
 // A gemvFunc is a four-row kernel (see gemv.Func).
@@ -74,11 +79,12 @@ type gemvFunc = gemv.Func
 // sgemmMicroGo); MUL_MAT computes the rest with the dot products,
 // GET_ROWS and the activation conversion with quant's converters.
 var genericKernels = &kernelSet{
-	name: "generic",
-	dots: dotKernels,
-	act:  map[quant.Type]func([]float32, []byte){},
-	gemm: deqGemms(sgemmMicroGo, genericDeq),
-	gemv: map[quant.Type]gemvFunc{},
+	name:      "generic",
+	dots:      dotKernels,
+	act:       map[quant.Type]func([]float32, []byte){},
+	gemm:      deqGemms(sgemmMicroGo, genericDeq),
+	gemv:      map[quant.Type]gemvFunc{},
+	transpose: sgemm.TransposeTwin,
 	vec: vecKernels{
 		smPrep:   vec.SMPrep,
 		expSum:   vec.ExpSum,

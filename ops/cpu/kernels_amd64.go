@@ -32,6 +32,9 @@ import (
 // its pure-Go twins and the tests that compare the two bit for bit.
 var avx2Kernels = &kernelSet{
 	name: "avx2",
+	// The packed paths' panel transposes: Go (an AVX2 8x8 kernel was
+	// not written; the pack is a few percent of a product).
+	transpose: sgemm.TransposeTwin,
 	dots: withGenericDots(map[quant.Type]dotKernel{
 		quant.F32:  {dot.F32AVX2, quant.F32},
 		quant.F16:  {dot.F16AVX2, quant.F16},
@@ -240,6 +243,8 @@ var avx2Deq = map[quant.Type]func([]byte, []float32){
 // here too; the entries it replaces are the assignments below.
 var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	withMicro2(ks.gemm, sgemm.MicroAVX2, sgemm.Micro2AVX512)
+	// The packed paths' panel transposes, a 16x16 tile in registers.
+	ks.transpose = sgemm.Transpose16AVX512
 	// The f16 and bf16 wideners in zmm (bit for bit the AVX2 ones) for
 	// the packed float path's weights and GET_ROWS.
 	f16, bf16 := *ks.gemm[quant.F16], *ks.gemm[quant.BF16]

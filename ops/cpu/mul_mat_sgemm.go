@@ -82,6 +82,8 @@ type sgemmJob struct {
 	// actWiden widens the activation rows (f16, bf16) or decodes them
 	// (q8_0, q8_K: gemmDeq); nil: float32 rows, read in place.
 	actWiden func(src []byte, dst []float32)
+	// transpose is the tier's panel transpose (kernelSet.transpose).
+	transpose func(dst []uint32, rows *[16][]uint32, n int)
 }
 
 // sgemm computes the product described by mm with the packed float path.
@@ -94,7 +96,7 @@ func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
 	// For gemmDeq whole blocks: k0 (a multiple of sgemmKC) and every
 	// chunk's length are multiples of the block size.
 	wt := mm.a.Type
-	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, nc: sgemmNC, wNum: wt.TypeSize(), wDen: wt.BlockSize()}
+	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, nc: sgemmNC, wNum: wt.TypeSize(), wDen: wt.BlockSize(), transpose: b.kern.transpose}
 	if g.widen != nil {
 		j.nc = sgemmWideNC
 	}
@@ -235,11 +237,24 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 			}
 		}
 	}
-	for c := c0; c < c1; c++ {
-		o := mm.outIndex(i0, c, i2, i3)
-		out := mm.out[o : o+rows]
-		for r := range out {
-			out[r] = cb[int64(r)*ldc+c-c0]
+	mm.storeBlock(cb, ldc, i0, rows, c0, c1, i2, i3)
+}
+
+// storeBlock copies a block's sums cb (rows by columns [c0, c1), row r's
+// at cb[r*ldc:]) to the outputs of weight rows [i0, i0+rows), each
+// column's rows contiguous there, sixteen rows at a time: each line of
+// cb is read for sixteen columns in a row, and each output line is
+// written whole.
+func (mm *mulMatJob) storeBlock(cb []float32, ldc, i0, rows, c0, c1, i2, i3 int64) {
+	for r0 := int64(0); r0 < rows; r0 += 16 {
+		r1 := min(r0+16, rows)
+		for c := c0; c < c1; c++ {
+			o := mm.outIndex(i0, c, i2, i3)
+			out := mm.out[o+r0 : o+r1]
+			src := cb[r0*ldc+c-c0:]
+			for r := range out {
+				out[r] = src[int64(r)*ldc]
+			}
 		}
 	}
 }
@@ -254,10 +269,15 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 	k := mm.k
 	// Each panel is packed sgemmPackKC elements of k at a time: its
 	// sixteen rows' pieces widened (or decoded, or copied) into a
-	// worker buffer in L1, then written out k-major, a 64-byte line at
-	// a time (a column at a time, the pack's lines would each be
-	// written sixteen times, a line a float, from L2).
-	buf := j.sc.worker(w, sgemmNR*sgemmPackKC, 0, 0).f32[:sgemmNR*sgemmPackKC]
+	// worker buffer in L1, then transposed into 64-byte lines of k
+	// (a column at a time, the pack's lines would each be written
+	// sixteen times, a line a float, from L2).
+	wb := j.sc.worker(w, sgemmNR*sgemmPackKC, 0, 0)
+	buf := wb.f32[:sgemmNR*sgemmPackKC]
+	pieces := &wb.rows
+	for c := range pieces {
+		pieces[c] = sgemm.F32AsU32(buf[c*sgemmPackKC : (c+1)*sgemmPackKC])
+	}
 	rowBytes := mm.acts.rowBytes
 	for item := int64(lo); item < int64(hi); item++ {
 		batch, pn := item/j.panels, item%j.panels
@@ -282,13 +302,7 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 					copy(piece, f32s(row, 4*i0, kl))
 				}
 			}
-			out := dst[i0*sgemmNR : (i0+kl)*sgemmNR]
-			for i := range kl {
-				line := (*[sgemmNR]float32)(out[i*sgemmNR:])
-				for c := range int64(sgemmNR) {
-					line[c] = buf[c*sgemmPackKC+i]
-				}
-			}
+			j.transpose(sgemm.F32AsU32(dst[i0*sgemmNR:(i0+kl)*sgemmNR]), pieces, int(kl))
 		}
 	}
 }

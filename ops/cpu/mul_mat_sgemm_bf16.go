@@ -37,6 +37,7 @@ type sgemmMicroBF16 func(kc int, a []uint16, lda int, b []uint16, bstride int, c
 type sgemmBF16Job struct {
 	mm        *mulMatJob
 	micro     sgemmMicroBF16
+	transpose func(dst []uint32, rows *[16][]uint32, n int)
 	sc        *scratch
 	pack      []uint16 // activation panels: batch, panel, pair of k, column, pair element
 	panels    int64    // panels per batch, even
@@ -54,7 +55,7 @@ const sgemmBF16NC = 512
 // activation rows, k even) with the bfloat16 pair path.
 func (b *Backend) sgemmBF16(g *gemmKernel, mm *mulMatJob) {
 	j := &b.sgb
-	*j = sgemmBF16Job{mm: mm, micro: g.microBF16, sc: &b.scratch}
+	*j = sgemmBF16Job{mm: mm, micro: g.microBF16, sc: &b.scratch, transpose: b.kern.transpose}
 	batches := mm.b2 * mm.b3
 	j.panels = ceilDiv(mm.n, 2*sgemmNR) * 2
 	count := batches * j.panels * mm.k * sgemmNR
@@ -140,13 +141,7 @@ func (j *sgemmBF16Job) block(w int, batch, i0, i1, c0, c1 int64) {
 			}
 		}
 	}
-	for c := c0; c < c1; c++ {
-		o := mm.outIndex(i0, c, i2, i3)
-		out := mm.out[o : o+rows]
-		for r := range out {
-			out[r] = cb[int64(r)*ldc+c-c0]
-		}
-	}
+	mm.storeBlock(cb, ldc, i0, rows, c0, c1, i2, i3)
 }
 
 // sgemmBF16PackJob packs the activation panels of an sgemmBF16Job, one
@@ -158,28 +153,22 @@ func (p *sgemmBF16PackJob) do(w, lo, hi int) {
 	mm := j.mm
 	k := mm.k
 	pairs := k / 2
-	var cols [sgemmNR][]uint32
+	// Columns past n read a row of zeros.
+	wb := j.sc.worker(w, pairs, 0, 0)
+	zeros := sgemm.F32AsU32(wb.f32[:pairs])
+	clear(zeros)
+	cols := &wb.rows
 	for item := int64(lo); item < int64(hi); item++ {
 		batch, pn := item/j.panels, item%j.panels
 		i2, i3 := batch%mm.b2, batch/mm.b2
-		dst := u32View(j.pack[item*k*sgemmNR:][:k*sgemmNR])
 		for c := range int64(sgemmNR) {
-			cols[c] = nil
+			cols[c] = zeros
 			if col := pn*sgemmNR + c; col < mm.n {
 				cols[c] = u32View(u16s(mm.acts.row(col, i2, i3), 0, k))
 			}
 		}
-		// A line (a pair of k, sixteen columns) at a time, the
-		// sixteen rows read as runs of pairs.
-		for i := range pairs {
-			line := (*[sgemmNR]uint32)(dst[i*sgemmNR:])
-			for c, col := range cols {
-				if col == nil {
-					line[c] = 0
-				} else {
-					line[c] = col[i]
-				}
-			}
-		}
+		// The rows read as runs of pairs of k; a line is a pair of k
+		// of the sixteen columns.
+		j.transpose(u32View(j.pack[item*k*sgemmNR:][:k*sgemmNR]), cols, int(pairs))
 	}
 }

@@ -57,6 +57,10 @@ type workerBuf struct {
 	f32   []float32
 	f32b  []float32
 	bytes []byte
+	// rows are a panel transpose's sixteen source rows (kept here, as
+	// a local array passed to the tier's kernel would be allocated on
+	// every call).
+	rows [16][]uint32
 }
 
 // growBytes returns b with length n, reallocated (zeroed, 8-byte
