@@ -211,10 +211,14 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 			// each row, scattered a row stride apart, which the
 			// hardware's prefetchers do not follow, so the widening
 			// otherwise waits on DRAM): a column of lines down
-			// PfLines(kl) rows a call, line by line along the rows.
+			// PfLines(kl) rows a call, line by line along the rows;
+			// from the x8 copy, a half group's chunk a call.
 			pstride := mm.k * sgemmNR
 			pfLen := int64(sgemm.PfLen(int(kl))) // floats of a pair's chunk one call prefetches
 			col := j.widenAhead(k0+kl, rows, first, stride, int64(sgemm.PfLines(int(kl))))
+			if mm.x8gather != nil {
+				col = j.x8Ahead(k0+kl, i0, i1, i2, i3)
+			}
 			for ; p+1 < np; p += 2 {
 				bp := j.pack[((panel0+p)*mm.k+k0)*sgemmNR:][:pstride+kl*sgemmNR]
 				next := p + 2
@@ -224,7 +228,7 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 					if q := next + ri/4; ri < 8 && q < np {
 						pf = sgemm.F32Bytes(j.pack[((panel0+q)*mm.k+k0)*sgemmNR+ri%4*pfLen:][:pfLen])
 					} else if ri >= 8 {
-						pf, step = col.next(), int(stride)
+						pf, step = col.next()
 					}
 					micro2(int(kl), ap[r*lda:], int(lda), bp, int(pstride), cb[r*ldc+p*sgemmNR:], int(ldc), pf, step)
 				}
@@ -393,26 +397,61 @@ func (j *sgemmJob) widenAhead(k0, rows, first, stride, lines int64) widenColumns
 	}
 }
 
-// widenColumns hands out the columns widenAhead describes, one per call
-// of next.
+// x8Ahead is widenAhead for f16/bf16 weights widened from their x8 copy
+// (mm.x8gather), weight rows [i0, i1) of batch (i2, i3): there a half
+// group's (four rows') chunk of kl elements is one run of 8*kl bytes,
+// the half groups 4*aRow bytes apart, and each call prefetches one
+// half group's run, every 32 bytes (sgemm.PfLines(kl) lines: each line
+// twice). The plain tail rows past the last whole group are left out.
+func (j *sgemmJob) x8Ahead(k0, i0, i1, i2, i3 int64) widenColumns {
+	mm := j.mm
+	g0, g1 := i0/8, min(ceilDiv(i1, 8), mm.m/8)
+	if k0 >= mm.k || g1 <= g0 {
+		return widenColumns{}
+	}
+	kl := min(sgemmKC, mm.k-k0)
+	mat := at(mm.a, 0, 0, i2/mm.r2, i3/mm.r3)
+	return widenColumns{
+		mem: mm.x8mem, start: mat + 8*g0*mm.aRow + 8*k0, stride: 4 * mm.aRow,
+		run: 8 * kl, bands: 2 * (g1 - g0),
+	}
+}
+
+// widenColumns hands out the columns widenAhead describes (or the runs
+// x8Ahead describes), one per call of next.
 type widenColumns struct {
 	mem                   []byte
 	start, stride, lines  int64
 	perBand, bands, taken int64
+	// run, when set, makes each band one run of run bytes at
+	// start + band*stride, prefetched every 32 bytes (x8Ahead).
+	run int64
 }
 
 // next returns the next column's bytes, from its first line to past its
-// last line's first byte, or nil when all are taken.
-func (c *widenColumns) next() []byte {
+// last line's first byte, and the prefetch step down it (the row
+// stride); or nil when all are taken.
+func (c *widenColumns) next() ([]byte, int) {
+	if c.run > 0 {
+		if c.taken >= c.bands {
+			return nil, 0
+		}
+		off := c.start + c.taken*c.stride
+		c.taken++
+		if off < 0 || off+c.run > int64(len(c.mem)) {
+			return nil, 0
+		}
+		return c.mem[off : off+c.run], 32
+	}
 	if c.taken >= c.bands*c.perBand {
-		return nil
+		return nil, 0
 	}
 	band, line := c.taken/c.perBand, c.taken%c.perBand
 	c.taken++
 	off := c.start + band*c.lines*c.stride + 64*line
 	end := off + (c.lines-1)*c.stride + 1
 	if off < 0 || end > int64(len(c.mem)) {
-		return nil
+		return nil, 0
 	}
-	return c.mem[off:end]
+	return c.mem[off:end], int(c.stride)
 }

@@ -161,3 +161,62 @@ func TestSgemmMicro2SameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmX8Prefetch checks that f16 weights widened from their x8
+// copy have the next chunk's half groups prefetched: with weights in a
+// buffer marked as holding them (so sgemm reads the copy), some
+// two-panel calls get a run of 8*kc bytes at step 32, inside the copy;
+// and the outputs are those of the unmarked weights.
+func TestSgemmX8Prefetch(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	var runs atomic.Int64
+	counted := *avx512Kernels
+	counted.gemm = maps.Clone(avx512Kernels.gemm)
+	g := *avx512Kernels.gemm[quant.F16]
+	f := g.micro2
+	g.micro2 = func(kc int, a []float32, lda int, b []float32, bstride int, cc []float32, ldc int, pf []byte, step int) {
+		if step == 32 {
+			if len(pf) != 8*kc {
+				t.Errorf("kc=%d: x8 run of %d bytes, want %d", kc, len(pf), 8*kc)
+			}
+			runs.Add(1)
+		}
+		f(kc, a, lda, b, bstride, cc, ldc, pf, step)
+	}
+	counted.gemm[quant.F16] = &g
+	const k, m, n = 3 * sgemmKC, 1200, 96 // blocks of 25 row groups
+	var outs [2][]float32
+	for i, marked := range []bool{true, false} {
+		b, err := NewWithOptions(Options{Threads: 2, Tier: "avx512"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.kern = &counted
+		rng := rand.New(rand.NewPCG(3, 4))
+		a := mxLeaf(t, b, rng, "a", quant.F16, k, m)
+		if marked {
+			a.Buffer.(*ops.HostBuffer).MarkWeights()
+		}
+		x := mxLeaf(t, b, rng, "x", quant.F32, k, n)
+		node, err := ops.MulMat(a, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := runs.Load()
+		if err := mxCompute(t, b, node); err != nil {
+			t.Fatal(err)
+		}
+		if got := runs.Load() - before; marked && got == 0 {
+			t.Error("no call prefetched the x8 copy's next chunk")
+		} else if !marked && got != 0 {
+			t.Errorf("%d x8 prefetches for weights with no copy", got)
+		}
+		outs[i] = append([]float32(nil), f32s(mem(node), 0, node.NumElements())...)
+		b.Close()
+	}
+	for i := range outs[0] {
+		if !simdtest.SameFloat(outs[0][i], outs[1][i]) {
+			t.Fatalf("output %d: from the copy %g, plain %g", i, outs[0][i], outs[1][i])
+		}
+	}
+}
