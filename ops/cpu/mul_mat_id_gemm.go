@@ -21,6 +21,10 @@ import (
 // taken.
 const idGemmMinPairs = 16
 
+// idCopyChunk is the fewest pairs a thread takes of an expert's
+// gathering or scattering (rows of a few KiB each).
+const idCopyChunk = 8
+
 // idGemm holds the backend's gathered activations and outputs for
 // MUL_MAT_ID by expert, grown as needed and reused.
 type idGemm struct {
@@ -29,6 +33,36 @@ type idGemm struct {
 	// each (kept here so that a call allocates nothing).
 	we, xe, node ops.Tensor
 	src          [2]*ops.Tensor
+	copies       idCopyJob
+}
+
+// idCopyJob is one expert's gathering of its pairs' input rows into g
+// (gather) or scattering of its output rows o to the op's output dst,
+// a pair per item, on the backend's threads. On the calling thread
+// alone, with the others waiting, they were 5.7% of a one-thread
+// profile of gpt-oss-100m's pp512, so a larger share of the
+// multi-threaded time.
+type idCopyJob struct {
+	pairs   []expertPair
+	gather  bool
+	x       *ops.Tensor
+	xm      []byte
+	g       []float32
+	o, dst  []float32
+	k, b1   int64
+	m, used int64
+}
+
+func (c *idCopyJob) do(_, lo, hi int) {
+	for i := int64(lo); i < int64(hi); i++ {
+		p := c.pairs[i]
+		if c.gather {
+			off := at(c.x, 0, p.slot%c.b1, p.token, 0)
+			copy(c.g[i*c.k:][:c.k], f32s(c.xm, off, c.k))
+		} else {
+			copy(c.dst[c.m*(p.slot+c.used*p.token):][:c.m], c.o[i*c.m:][:c.m])
+		}
+	}
 }
 
 // buffer returns *h with at least n bytes, replacing it when short.
@@ -72,11 +106,9 @@ func (b *Backend) mulMatIDByExpert(t *ops.Tensor, j *mulMatIDJob) (bool, error) 
 		if np == 0 {
 			continue
 		}
-		g := f32s(xs.Bytes(), 0, k*np)
-		for i, p := range pairs {
-			off := at(x, 0, p.slot%b1, p.token, 0)
-			copy(g[int64(i)*k:][:k], f32s(xm, off, k))
-		}
+		cp := &b.idg.copies
+		*cp = idCopyJob{pairs: pairs, gather: true, x: x, xm: xm, g: f32s(xs.Bytes(), 0, k*np), k: k, b1: b1}
+		b.pool.run(int(np), idCopyChunk, cp)
 		we, xe, node := &b.idg.we, &b.idg.xe, &b.idg.node
 		*we = ops.Tensor{Name: w.Name, Type: w.Type, Ne: [4]int64{k, m, 1, 1},
 			Nb: [4]int64{w.Nb[0], w.Nb[1], m * w.Nb[1], m * w.Nb[1]}, ViewOf: w, Offset: e * w.Nb[2]}
@@ -89,10 +121,8 @@ func (b *Backend) mulMatIDByExpert(t *ops.Tensor, j *mulMatIDJob) (bool, error) 
 		if err := computeMulMat(b, node); err != nil {
 			return true, err
 		}
-		o := f32s(outs.Bytes(), 0, m*np)
-		for i, p := range pairs {
-			copy(dst[m*(p.slot+nUsed*p.token):][:m], o[int64(i)*m:][:m])
-		}
+		*cp = idCopyJob{pairs: pairs, o: f32s(outs.Bytes(), 0, m*np), dst: dst, m: m, used: nUsed}
+		b.pool.run(int(np), idCopyChunk, cp)
 	}
 	return true, nil
 }
