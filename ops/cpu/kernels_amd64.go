@@ -281,6 +281,9 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	// TestQuantizersAVX512).
 	ks.act[quant.Q8_0], ks.act[quant.Q8_1] = quantize.Q8_0AVX512, quantize.Q8_1AVX512
 	ks.act[quant.Q8_K], ks.act[quant.F16] = quantize.Q8_KAVX512, quantize.F16AVX512
+	// bf16 activations (the bf16 weights' vec-dot type) in zmm, bit for
+	// bit quant.FP32ToBF16: before, every row went through it in Go.
+	ks.act[quant.BF16] = quantize.BF16AVX512
 	// FLASH_ATTN_EXT's block kernels in zmm (bit for bit the AVX2 ones).
 	fa := *ks.fa
 	fa.values, fa.values1 = flashattn.ValuesAVX512, flashattn.Values1AVX512

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/quantize"
 	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
@@ -120,6 +122,17 @@ func TestWithoutBF16(t *testing.T) {
 	for _, tr := range Tiers() {
 		if tr.Name == "vnni" && tr.Supported && simdtest.HasBF16() != (tr.Without == "") {
 			t.Errorf("vnni tier: Without %q on a CPU with AVX-512 BF16 %v", tr.Without, simdtest.HasBF16())
+		}
+	}
+}
+
+// TestBF16ActTable checks that the avx512 and vnni tiers convert bf16
+// activation rows with the zmm converter (internal/quantize's tests hold
+// it to quant.FP32ToBF16 bit for bit), not row by row in Go.
+func TestBF16ActTable(t *testing.T) {
+	for _, ks := range []*kernelSet{avx512Kernels, vnniKernels} {
+		if f := ks.act[quant.BF16]; f == nil || reflect.ValueOf(f).Pointer() != reflect.ValueOf(quantize.BF16AVX512).Pointer() {
+			t.Errorf("%s tier: bf16 activations are not converted by quantize.BF16AVX512", ks.name)
 		}
 	}
 }

@@ -46,6 +46,23 @@ func F16AVX512(src []float32, dst []byte) {
 	cvtF32F16AVX512(&src[0], (*uint16)(unsafe.Pointer(&dst[0])), n)
 }
 
+// cvtF32BF16AVX512 converts n floats to bfloat16 as quant.FP32ToBF16
+// does, every NaN included (a masked step for the last n%16).
+//
+//go:noescape
+func cvtF32BF16AVX512(x *float32, y *uint16, n int)
+
+// BF16AVX512 converts a row to bfloat16 with cvtF32BF16AVX512 (twin:
+// quant.QuantizeRow).
+func BF16AVX512(src []float32, dst []byte) {
+	n := len(src)
+	if n == 0 {
+		return
+	}
+	_ = dst[2*n-1]
+	cvtF32BF16AVX512(&src[0], (*uint16)(unsafe.Pointer(&dst[0])), n)
+}
+
 // Q8_0AVX512 quantizes a row of whole q8_0 blocks (twin:
 // quant.QuantizeRow).
 func Q8_0AVX512(src []float32, dst []byte) {

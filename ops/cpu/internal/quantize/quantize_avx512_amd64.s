@@ -383,3 +383,61 @@ f165tail:
 f165done:
 	VZEROUPPER
 	RET
+
+// BF16_16(z, y) sets y to the sixteen bfloat16 of the float32 in z as
+// quant.FP32ToBF16 rounds them: (bits + 0x7fff + bit 16) >> 16, to
+// nearest with ties to even, a NaN (magnitude bits above 0x7f800000)
+// its top half with the quiet bit 0x40 set. Z11-Z15 hold the constants
+// (cvtF32BF16AVX512); clobbers Z2-Z4 and K2.
+#define BF16_16(z, y) \
+	VPSRLD  $16, z, Z2; \
+	VPANDD  Z15, Z2, Z3; \
+	VPADDD  z, Z3, Z3; \
+	VPADDD  Z14, Z3, Z3; \
+	VPSRLD  $16, Z3, Z3; \
+	VPANDD  Z13, z, Z4; \
+	VPCMPUD $6, Z12, Z4, K2; \
+	VPORD   Z11, Z2, K2, Z3; \
+	VPMOVDW Z3, y
+
+// func cvtF32BF16AVX512(x *float32, y *uint16, n int)
+TEXT ·cvtF32BF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x40, AX
+	VPBROADCASTD AX, Z11
+	MOVL         $0x7f800000, AX
+	VPBROADCASTD AX, Z12
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z13
+	MOVL         $0x7fff, AX
+	VPBROADCASTD AX, Z14
+	MOVL         $1, AX
+	VPBROADCASTD AX, Z15
+
+bf16by16:
+	CMPQ    CX, $16
+	JLT     bf16tail
+	VMOVUPS (SI), Z0
+	BF16_16(Z0, Y1)
+	VMOVDQU Y1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $32, DI
+	SUBQ    $16, CX
+	JMP     bf16by16
+
+bf16tail:
+	TESTQ     CX, CX
+	JEQ       bf16done
+	MOVL      $1, AX
+	SHLL      CX, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	BF16_16(Z0, Y1)
+	VMOVDQU16 Y1, K1, (DI)
+
+bf16done:
+	VZEROUPPER
+	RET

@@ -16,6 +16,7 @@ import (
 // avx512Act are the avx512 tier's converters by activation type.
 var avx512Act = map[quant.Type]func([]float32, []byte){
 	quant.Q8_0: Q8_0AVX512, quant.Q8_1: Q8_1AVX512, quant.Q8_K: Q8_KAVX512, quant.F16: F16AVX512,
+	quant.BF16: BF16AVX512,
 }
 
 // TestQuantizersAVX512 checks that the AVX-512 activation converters
@@ -26,7 +27,7 @@ var avx512Act = map[quant.Type]func([]float32, []byte){
 func TestQuantizersAVX512(t *testing.T) {
 	simdtest.NeedAVX512(t)
 	rng := rand.New(rand.NewPCG(37, 38))
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K, quant.F16} {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K, quant.F16, quant.BF16} {
 		conv := avx512Act[typ]
 		bs := int(typ.BlockSize())
 		var lengths []int
@@ -71,6 +72,15 @@ func TestQuantizersAVX512(t *testing.T) {
 				if rng.IntN(20) == 0 {
 					src[i] = []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -float32(math.NaN())}[rng.IntN(4)]
 				}
+			}
+			if typ == quant.BF16 {
+				// No AVX2 converter: quant's, which keeps each NaN's
+				// sign and top payload bits.
+				if err := quant.QuantizeRow(typ, src, want); err != nil {
+					t.Fatal(err)
+				}
+				check("reference, non-finite", src, want)
+				continue
 			}
 			avx2Act[typ](src, want)
 			check("avx2", src, want)
@@ -150,4 +160,31 @@ func FuzzQuantizersAVX512(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBF16AVX512Rounding checks BF16AVX512 against quant.FP32ToBF16 on
+// bit patterns where the rounding decides: every low half at and around
+// the tie (0x7fff, 0x8000, 0x8001) with an even and an odd kept bit,
+// across exponents from denormal to the largest finite (which rounds to
+// infinity), and NaNs with payloads in either half.
+func TestBF16AVX512Rounding(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	var bits []uint32
+	for _, hi := range []uint32{0x0000, 0x0001, 0x0002, 0x007f, 0x0080, 0x3f80, 0x3f81, 0x7f7e, 0x7f7f, 0x7f80, 0x7f81, 0x7fc0, 0x7fff} {
+		for _, lo := range []uint32{0, 1, 0x7fff, 0x8000, 0x8001, 0xffff} {
+			bits = append(bits, hi<<16|lo, (hi|0x8000)<<16|lo)
+		}
+	}
+	src := make([]float32, len(bits))
+	for i, b := range bits {
+		src[i] = math.Float32frombits(b)
+	}
+	dst := make([]byte, 2*len(src))
+	BF16AVX512(src, dst)
+	for i, b := range bits {
+		got := binary.LittleEndian.Uint16(dst[2*i:])
+		if want := quant.FP32ToBF16(src[i]); got != want {
+			t.Errorf("%#08x: %#04x, want %#04x", b, got, want)
+		}
+	}
 }
