@@ -64,9 +64,9 @@ type kernelSet struct {
 	// its q8_0 scores reproduce this set's q8_0 dot kernel.
 	fa *faBlockKernels
 	// transpose turns sixteen rows of 32-bit values into lines of
-	// sixteen (sgemm.TransposeTwin): the packed paths' activation
-	// panels.
-	transpose func(dst []uint32, rows *[16][]uint32, n int)
+	// sixteen, ld apart (sgemm.TransposeTwin): the packed paths'
+	// activation panels, and their blocks' sums into the outputs.
+	transpose func(dst []uint32, ld int, rows *[16][]uint32, n int)
 }
 
 // A gemvFunc is a four-row kernel (see gemv.Func).

@@ -83,7 +83,7 @@ type sgemmJob struct {
 	// (q8_0, q8_K: gemmDeq); nil: float32 rows, read in place.
 	actWiden func(src []byte, dst []float32)
 	// transpose is the tier's panel transpose (kernelSet.transpose).
-	transpose func(dst []uint32, rows *[16][]uint32, n int)
+	transpose func(dst []uint32, ld int, rows *[16][]uint32, n int)
 }
 
 // sgemm computes the product described by mm with the packed float path.
@@ -241,24 +241,33 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 			}
 		}
 	}
-	mm.storeBlock(cb, ldc, i0, rows, c0, c1, i2, i3)
+	mm.storeBlock(j.transpose, &wb.rows, cb, ldc, i0, rows, c0, c1, i2, i3)
 }
 
 // storeBlock copies a block's sums cb (rows by columns [c0, c1), row r's
 // at cb[r*ldc:]) to the outputs of weight rows [i0, i0+rows), each
-// column's rows contiguous there, sixteen rows at a time: each line of
-// cb is read for sixteen columns in a row, and each output line is
-// written whole.
-func (mm *mulMatJob) storeBlock(cb []float32, ldc, i0, rows, c0, c1, i2, i3 int64) {
-	for r0 := int64(0); r0 < rows; r0 += 16 {
-		r1 := min(r0+16, rows)
-		for c := c0; c < c1; c++ {
-			o := mm.outIndex(i0, c, i2, i3)
-			out := mm.out[o+r0 : o+r1]
-			src := cb[r0*ldc+c-c0:]
-			for r := range out {
-				out[r] = src[int64(r)*ldc]
-			}
+// column's rows contiguous there: sixteen rows at a time through the
+// tier's transpose (rows, a worker's, holds their views), the last
+// rows%16 one by one.
+func (mm *mulMatJob) storeBlock(transpose func([]uint32, int, *[16][]uint32, int), rows *[16][]uint32, cb []float32, ldc, i0, n, c0, c1, i2, i3 int64) {
+	cols := c1 - c0
+	r0 := int64(0)
+	for ; r0+16 <= n; r0 += 16 {
+		for r := range rows {
+			rows[r] = sgemm.F32AsU32(cb[(r0+int64(r))*ldc:][:cols])
+		}
+		o := mm.outIndex(i0+r0, c0, i2, i3)
+		transpose(sgemm.F32AsU32(mm.out[o:o+(cols-1)*mm.m+16]), int(mm.m), rows, int(cols))
+	}
+	if r0 == n {
+		return
+	}
+	for c := c0; c < c1; c++ {
+		o := mm.outIndex(i0, c, i2, i3)
+		out := mm.out[o+r0 : o+n]
+		src := cb[r0*ldc+c-c0:]
+		for r := range out {
+			out[r] = src[int64(r)*ldc]
 		}
 	}
 }
@@ -306,7 +315,7 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 					copy(piece, f32s(row, 4*i0, kl))
 				}
 			}
-			j.transpose(sgemm.F32AsU32(dst[i0*sgemmNR:(i0+kl)*sgemmNR]), pieces, int(kl))
+			j.transpose(sgemm.F32AsU32(dst[i0*sgemmNR:(i0+kl)*sgemmNR]), sgemmNR, pieces, int(kl))
 		}
 	}
 }

@@ -37,7 +37,7 @@ type sgemmMicroBF16 func(kc int, a []uint16, lda int, b []uint16, bstride int, c
 type sgemmBF16Job struct {
 	mm        *mulMatJob
 	micro     sgemmMicroBF16
-	transpose func(dst []uint32, rows *[16][]uint32, n int)
+	transpose func(dst []uint32, ld int, rows *[16][]uint32, n int)
 	sc        *scratch
 	pack      []uint16 // activation panels: batch, panel, pair of k, column, pair element
 	panels    int64    // panels per batch, even
@@ -141,7 +141,7 @@ func (j *sgemmBF16Job) block(w int, batch, i0, i1, c0, c1 int64) {
 			}
 		}
 	}
-	mm.storeBlock(cb, ldc, i0, rows, c0, c1, i2, i3)
+	mm.storeBlock(j.transpose, &wb.rows, cb, ldc, i0, rows, c0, c1, i2, i3)
 }
 
 // sgemmBF16PackJob packs the activation panels of an sgemmBF16Job, one
@@ -169,6 +169,6 @@ func (p *sgemmBF16PackJob) do(w, lo, hi int) {
 		}
 		// The rows read as runs of pairs of k; a line is a pair of k
 		// of the sixteen columns.
-		j.transpose(u32View(j.pack[item*k*sgemmNR:][:k*sgemmNR]), cols, int(pairs))
+		j.transpose(u32View(j.pack[item*k*sgemmNR:][:k*sgemmNR]), sgemmNR, cols, int(pairs))
 	}
 }

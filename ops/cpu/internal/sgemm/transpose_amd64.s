@@ -2,19 +2,23 @@
 
 #include "textflag.h"
 
-// func transpose16AVX512(dst *uint32, rows *[16]*uint32, blocks int)
+// func transpose16AVX512(dst *uint32, ld int, rows *[16]*uint32, blocks int)
 //
-// For b < blocks, i < 16 and c < 16: dst[256*b + 16*i + c] =
+// For b < blocks, i < 16 and c < 16: dst[(16*b + i)*ld + c] =
 // rows[c][16*b + i]: sixteen rows of 32-bit values turned into lines of
-// sixteen, a 16x16 tile at a time (twin: TransposeTwin). Each tile is
+// sixteen, ld elements apart, a 16x16 tile at a time (twin:
+// TransposeTwin). Each tile is
 // sixteen loads, three rounds of in-lane unpacks (VUNPCKLPS/VUNPCKHPS,
 // then VUNPCKLPD/VUNPCKHPD: four rows' elements of each 128-bit lane
 // together) and two rounds of VSHUFF32X4 across the lanes, then sixteen
 // stores.
-TEXT ·transpose16AVX512(SB), NOSPLIT, $0-24
+TEXT ·transpose16AVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
-	MOVQ rows+8(FP), SI
-	MOVQ blocks+16(FP), CX
+	MOVQ ld+8(FP), R8
+	MOVQ rows+16(FP), SI
+	MOVQ blocks+24(FP), CX
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R9
 	XORQ DX, DX
 	TESTQ CX, CX
 	JEQ  tr16done
@@ -116,24 +120,27 @@ tr16loop:
 	VSHUFF32X4 $0xDD, Z27, Z19, Z11
 	VSHUFF32X4 $0x88, Z31, Z23, Z7
 	VSHUFF32X4 $0xDD, Z31, Z23, Z15
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VMOVUPS Z4, 256(DI)
-	VMOVUPS Z5, 320(DI)
-	VMOVUPS Z6, 384(DI)
-	VMOVUPS Z7, 448(DI)
-	VMOVUPS Z8, 512(DI)
-	VMOVUPS Z9, 576(DI)
-	VMOVUPS Z10, 640(DI)
-	VMOVUPS Z11, 704(DI)
-	VMOVUPS Z12, 768(DI)
-	VMOVUPS Z13, 832(DI)
-	VMOVUPS Z14, 896(DI)
-	VMOVUPS Z15, 960(DI)
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, (DI)(R8*1)
+	VMOVUPS Z2, (DI)(R8*2)
+	VMOVUPS Z3, (DI)(R9*1)
+	LEAQ (DI)(R8*4), DI
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, (DI)(R8*1)
+	VMOVUPS Z6, (DI)(R8*2)
+	VMOVUPS Z7, (DI)(R9*1)
+	LEAQ (DI)(R8*4), DI
+	VMOVUPS Z8, (DI)
+	VMOVUPS Z9, (DI)(R8*1)
+	VMOVUPS Z10, (DI)(R8*2)
+	VMOVUPS Z11, (DI)(R9*1)
+	LEAQ (DI)(R8*4), DI
+	VMOVUPS Z12, (DI)
+	VMOVUPS Z13, (DI)(R8*1)
+	VMOVUPS Z14, (DI)(R8*2)
+	VMOVUPS Z15, (DI)(R9*1)
+	LEAQ (DI)(R8*4), DI
 	ADDQ $64, DX
-	ADDQ $1024, DI
 	DECQ CX
 	JNE  tr16loop
 

@@ -16,7 +16,8 @@ import (
 func TestTranspose16Twin(t *testing.T) {
 	simdtest.NeedAVX512(t)
 	rng := rand.New(rand.NewPCG(16, 16))
-	for _, n := range []int{0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 48, 100, 256, 257} {
+	for _, c := range []struct{ n, ld int }{{0, 16}, {1, 16}, {7, 16}, {8, 16}, {15, 16}, {16, 16}, {17, 16}, {31, 16}, {32, 16}, {33, 16}, {48, 16}, {100, 16}, {256, 16}, {257, 16}, {33, 17}, {48, 40}, {100, 768}} {
+		n, ld := c.n, c.ld
 		var rows [16][]uint32
 		for c := range rows {
 			rows[c] = make([]uint32, n+rng.IntN(20))
@@ -24,17 +25,17 @@ func TestTranspose16Twin(t *testing.T) {
 				rows[c][i] = rng.Uint32()
 			}
 		}
-		got := make([]uint32, 16*n+16)
+		got := make([]uint32, n*ld+16)
 		for i := range got {
 			got[i] = 0xdeadbeef
 		}
 		want := slices.Clone(got)
-		Transpose16AVX512(got, &rows, n)
-		TransposeTwin(want, &rows, n)
+		Transpose16AVX512(got, ld, &rows, n)
+		TransposeTwin(want, ld, &rows, n)
 		if i := slices.Compare(got, want); i != 0 {
 			for j := range got {
 				if got[j] != want[j] {
-					t.Fatalf("n=%d: dst[%d] = %#x, twin %#x", n, j, got[j], want[j])
+					t.Fatalf("n=%d ld=%d: dst[%d] = %#x, twin %#x", n, ld, j, got[j], want[j])
 				}
 			}
 		}
@@ -54,8 +55,9 @@ func TestTranspose16Bounds(t *testing.T) {
 		return &rows
 	}
 	for name, f := range map[string]func(){
-		"short dst": func() { Transpose16AVX512(make([]uint32, 16*n-1), make16(), n) },
-		"short row": func() { r := make16(); r[5] = r[5][:n-1]; Transpose16AVX512(make([]uint32, 16*n), r, n) },
+		"short dst": func() { Transpose16AVX512(make([]uint32, 16*n-1), 16, make16(), n) },
+		"short row": func() { r := make16(); r[5] = r[5][:n-1]; Transpose16AVX512(make([]uint32, 16*n), 16, r, n) },
+		"ld < 16":   func() { Transpose16AVX512(make([]uint32, 16*n), 15, make16(), n) },
 	} {
 		func() {
 			defer func() {
@@ -81,12 +83,12 @@ func BenchmarkTranspose16(b *testing.B) {
 	dst := make([]uint32, 16*n)
 	b.Run("avx512", func(b *testing.B) {
 		for b.Loop() {
-			Transpose16AVX512(dst, &rows, n)
+			Transpose16AVX512(dst, 16, &rows, n)
 		}
 	})
 	b.Run("twin", func(b *testing.B) {
 		for b.Loop() {
-			TransposeTwin(dst, &rows, n)
+			TransposeTwin(dst, 16, &rows, n)
 		}
 	})
 }
