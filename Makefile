@@ -141,12 +141,16 @@ LLAMA_MODELS ?= /tmp/kernbench-llama-models
 LLAMA_ARGS   ?= -p 512 -n 128 -r 3 -rounds 2
 LLAMA_NAME   ?= llama-side-by-side
 TESTDATA     ?= $(firstword $(wildcard ../shared/testdata ../../shared/testdata ../../../shared/testdata))
-LLAMA_FILES   = $(TESTDATA)/stories260K.gguf $(addprefix $(LLAMA_MODELS)/,100m-q4_0.gguf 100m-q4_K_M.gguf moe-100m-q4_0.gguf mamba-24x768-f16.gguf gpt-oss-100m-f16.gguf)
+LLAMA_FILES   = $(TESTDATA)/stories260K.gguf $(addprefix $(LLAMA_MODELS)/,100m-q4_0.gguf 100m-q4_K_M.gguf moe-100m-q4_0.gguf mamba-24x768-f16.gguf gpt-oss-100m-f16.gguf 100m-bf16.gguf)
 
 llama-models: $(LLAMA_FILES)
 
 # Keep the f16 files the quantized ones are made from.
 .SECONDARY: $(LLAMA_MODELS)/100m-f16.gguf $(LLAMA_MODELS)/moe-100m-f16.gguf
+
+$(LLAMA_MODELS)/100m-bf16.gguf:
+	@mkdir -p $(LLAMA_MODELS)
+	$(GO) run ./cmd/mkmodel -o $@ -preset 100m -type bf16
 
 $(LLAMA_MODELS)/%-f16.gguf:
 	@mkdir -p $(LLAMA_MODELS)
