@@ -43,13 +43,17 @@ func cvtF32F16AVX2(x *float32, y *uint16, n int)
 
 // F16AVX2 converts a row to binary16 with cvtF32F16AVX2 (twin:
 // quant.QuantizeRow).
-func F16AVX2(src []float32, dst []byte) {
+func F16AVX2(src []float32, dst []byte) { halves(cvtF32F16AVX2, src, dst) }
+
+// halves runs cvt, a converter of n floats to 2-byte values, on a row
+// (dst 2*len(src) bytes, checked).
+func halves(cvt func(x *float32, y *uint16, n int), src []float32, dst []byte) {
 	n := len(src)
 	if n == 0 {
 		return
 	}
 	_ = dst[2*n-1]
-	cvtF32F16AVX2(&src[0], (*uint16)(unsafe.Pointer(&dst[0])), n)
+	cvt(&src[0], (*uint16)(unsafe.Pointer(&dst[0])), n)
 }
 
 // Q8_0AVX2 quantizes a row of whole q8_0 blocks (twin: quant.QuantizeRow).

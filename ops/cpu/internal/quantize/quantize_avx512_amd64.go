@@ -3,8 +3,6 @@
 package quantize
 
 import (
-	"unsafe"
-
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -37,14 +35,7 @@ func cvtF32F16AVX512(x *float32, y *uint16, n int)
 
 // F16AVX512 converts a row to binary16 with cvtF32F16AVX512 (twin:
 // quant.QuantizeRow).
-func F16AVX512(src []float32, dst []byte) {
-	n := len(src)
-	if n == 0 {
-		return
-	}
-	_ = dst[2*n-1]
-	cvtF32F16AVX512(&src[0], (*uint16)(unsafe.Pointer(&dst[0])), n)
-}
+func F16AVX512(src []float32, dst []byte) { halves(cvtF32F16AVX512, src, dst) }
 
 // cvtF32BF16AVX512 converts n floats to bfloat16 as quant.FP32ToBF16
 // does, every NaN included (a masked step for the last n%16).
@@ -54,14 +45,7 @@ func cvtF32BF16AVX512(x *float32, y *uint16, n int)
 
 // BF16AVX512 converts a row to bfloat16 with cvtF32BF16AVX512 (twin:
 // quant.QuantizeRow).
-func BF16AVX512(src []float32, dst []byte) {
-	n := len(src)
-	if n == 0 {
-		return
-	}
-	_ = dst[2*n-1]
-	cvtF32BF16AVX512(&src[0], (*uint16)(unsafe.Pointer(&dst[0])), n)
-}
+func BF16AVX512(src []float32, dst []byte) { halves(cvtF32BF16AVX512, src, dst) }
 
 // Q8_0AVX512 quantizes a row of whole q8_0 blocks (twin:
 // quant.QuantizeRow).
