@@ -429,3 +429,45 @@ func TestSuperBlockExtremes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkIQDot measures the codebook formats' AVX2 dot products on one
+// row of 4096 elements against a q8_K row, both from L1 (the per-row
+// kernel of MUL_MAT with one activation row).
+func BenchmarkIQDot(b *testing.B) {
+	if !simdtest.HasAVX2() {
+		b.Skip("CPU lacks AVX2")
+	}
+	const n = 4096
+	rng := rand.New(rand.NewPCG(5, 6))
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	y := make([]byte, n/quant.QKK*simd.BytesQ8_K)
+	if err := quant.QuantizeRow(quant.Q8_K, v, y); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		wt   quant.Type
+		f    func(int, []byte, []byte) float32
+	}{
+		{"iq2_xxs", quant.IQ2_XXS, IQ2_XXSAVX2}, {"iq2_xs", quant.IQ2_XS, IQ2_XSAVX2}, {"iq2_s", quant.IQ2_S, IQ2_SAVX2},
+		{"iq3_xxs", quant.IQ3_XXS, IQ3_XXSAVX2}, {"iq3_s", quant.IQ3_S, IQ3_SAVX2},
+		{"iq1_s", quant.IQ1_S, IQ1_SAVX2}, {"iq1_m", quant.IQ1_M, IQ1_MAVX2},
+	} {
+		size, err := c.wt.RowSize(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x := make([]byte, size)
+		for i := range x {
+			x[i] = byte(rng.Uint32())
+		}
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.f(n, x, y)
+			}
+		})
+	}
+}
