@@ -7,8 +7,8 @@
 // the grid part sum(ls * sum(g*y)) and the shift part
 // sum(ls * delta * sum(y)), ls = 2*code+1 per 16 elements and delta = -1
 // or +1 per 8. A group of 8's 11-bit grid index is its qs byte with the
-// low 3 bits of its qh nibble as bits 8..10 (VPSRLVD), moved to scalar
-// registers two by two, and the four 8-byte entries of a sub-block are
+// low 3 bits of its qh nibble as bits 8..10, made in scalar registers,
+// and the four 8-byte entries of a sub-block are
 // loaded one by one and inserted (VPGATHERDQ is microcoded and slower on
 // AMD Zen 2 and 3); the scales of the eight sub-blocks are built once
 // per super-block (SCALE2J picks each sub-block's); the nibble's bit 3
@@ -18,11 +18,7 @@
 // (assembled from the scale words' top nibbles) as the generic kernel
 // does (FSCALE1), so the kernel equals it bit for bit.
 
-// iq1mShift: the VPSRLVD counts that move bits 4l..4l+2 of a dword to
-// bits 0..2 in lane l; iq1mSeven: dwords 7; iq1mOnes: bytes 1.
-DATA iq1mShift<>+0x00(SB)/8, $0x0000000400000000
-DATA iq1mShift<>+0x08(SB)/8, $0x0000000c00000008
-GLOBL iq1mShift<>(SB), RODATA|NOPTR, $16
+// iq1mSeven: dwords 7; iq1mOnes: bytes 1.
 DATA iq1mSeven<>+0x00(SB)/8, $0x0000000700000007
 DATA iq1mSeven<>+0x08(SB)/8, $0x0000000700000007
 DATA iq1mSeven<>+0x10(SB)/8, $0x0000000700000007
@@ -73,27 +69,37 @@ GLOBL iq1mSign<>(SB), RODATA|NOPTR, $32
 
 // IQ1MSUB adds a sub-block's sums to Y0 (grid) and Y8 (shift): its qs
 // at qsoff(R12), its qh word at qhoff(R14), its codes at yoff(R13), its
-// scales from SCALE2J. X1: the four 11-bit indices (qs bytes, the low 3
-// bits of each qh nibble as bits 8..10), moved to scalar registers two by
-// two. Clobbers AX, BX, R15.
+// scales from SCALE2J. The four 11-bit grid indices (a qs byte, the low 3
+// bits of its group's qh nibble as bits 8..10) are made in scalar
+// registers from the bytes, two at a time (building them in a vector and
+// moving them out took about a third longer a row). Clobbers AX, BX, R9,
+// R15.
 #define IQ1MSUB(qsoff, qhoff, yoff) \
-	VPMOVZXBD qsoff(R12), X1; \
-	VPBROADCASTW qhoff(R14), Y4; \
-	VPSRLVD iq1mShift<>(SB), X4, X3; \
-	VPAND iq1mSeven<>(SB), X3, X3; \
-	VPSLLD $8, X3, X3; \
-	VPOR X3, X1, X1; \
-	VMOVQ X1, BX; \
-	VPEXTRQ $1, X1, R15; \
-	MOVL BX, AX; \
-	SHRQ $32, BX; \
+	MOVWLZX qhoff(R14), R15; \
+	MOVBLZX qsoff+0(R12), AX; \
+	MOVL R15, R9; \
+	SHLL $8, R9; \
+	ANDL $0x700, R9; \
+	ORL R9, AX; \
+	MOVBLZX qsoff+1(R12), BX; \
+	MOVL R15, R9; \
+	SHLL $4, R9; \
+	ANDL $0x700, R9; \
+	ORL R9, BX; \
 	VMOVQ (R8)(AX*8), X2; \
 	VPINSRQ $1, (R8)(BX*8), X2, X2; \
-	MOVL R15, AX; \
-	SHRQ $32, R15; \
+	MOVBLZX qsoff+2(R12), AX; \
+	MOVL R15, R9; \
+	ANDL $0x700, R9; \
+	ORL R9, AX; \
+	MOVBLZX qsoff+3(R12), BX; \
+	SHRL $4, R15; \
+	ANDL $0x700, R15; \
+	ORL R15, BX; \
 	VMOVQ (R8)(AX*8), X3; \
-	VPINSRQ $1, (R8)(R15*8), X3, X3; \
+	VPINSRQ $1, (R8)(BX*8), X3, X3; \
 	VINSERTI128 $1, X3, Y2, Y2; \
+	VPBROADCASTW qhoff(R14), Y4; \
 	VPSHUFB Y9, Y4, Y4; \
 	VPAND Y10, Y4, Y4; \
 	VPCMPEQB Y10, Y4, Y4; \
