@@ -8,19 +8,16 @@
 // {-1, 0, 1}, and the shift part sum_j (2*ls_j+1) * delta_j * (sum of the
 // sub-block's 32 codes, the q8_K block's two sums of 16). A sub-block's
 // four 11-bit grid indices are its four qs bytes with bits 3l..3l+2 of
-// its qh word as bits 8..10 (VPSRLVD), moved to scalar registers two by
-// two; the 8-byte entries are loaded one by one and inserted (VPGATHERDQ
+// its qh word as bits 8..10, made in scalar registers (building them in
+// a vector and moving them out was slower); the 8-byte entries are
+// loaded one by one and inserted (VPGATHERDQ
 // is microcoded and slower on AMD Zen 2 and 3). The scales are built
 // once per super-block (SCALE1J picks each sub-block's), and the shift
 // part is done for the eight sub-blocks at once. Both sums are stored and joined into a float32 sum
 // as the generic kernel does (FSCALE1), so the kernel equals it bit for
 // bit.
 
-// iq1sShift: the VPSRLVD counts that move bits 3l..3l+2 of a dword to
-// bits 0..2 in lane l; iq1sSeven: dwords 7.
-DATA iq1sShift<>+0x00(SB)/8, $0x0000000300000000
-DATA iq1sShift<>+0x08(SB)/8, $0x0000000900000006
-GLOBL iq1sShift<>(SB), RODATA|NOPTR, $16
+// iq1sSeven: dwords 7.
 DATA iq1sSeven<>+0(SB)/4, $7
 GLOBL iq1sSeven<>(SB), RODATA|NOPTR, $4
 
@@ -37,7 +34,6 @@ TEXT ·iq1sSumsAVX2(SB), NOSPLIT, $0-52
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
 	VMOVSS acc+40(FP), X11
-	VMOVDQU iq1sShift<>(SB), X4
 	VPBROADCASTD iq1sSeven<>(SB), Y8
 	VPCMPEQD Y15, Y15, Y15
 	VPSRLD $31, Y15, Y15 // dwords 1
@@ -62,25 +58,33 @@ iq1sblock:
 	XORQ  R10, R10
 
 iq1ssub:
-	// X1: the four 11-bit indices (qs bytes, bits 3l..3l+2 of the qh word
-	// as bits 8..10), moved to scalar registers two by two; Y2: their
+	// The four 11-bit indices (qs bytes, bits 3l..3l+2 of the qh word as
+	// bits 8..10), made in scalar registers two at a time; Y2: their
 	// entries' 32 values.
-	VPMOVZXBD 2(SI)(R10*4), X1
-	VPBROADCASTW 34(SI)(R10*2), X3
-	VPSRLVD X4, X3, X3
-	VPAND X8, X3, X3
-	VPSLLD $8, X3, X3
-	VPOR X3, X1, X1
-	VMOVQ X1, BX
-	VPEXTRQ $1, X1, R15
-	MOVL BX, AX
-	SHRQ $32, BX
+	MOVWLZX 34(SI)(R10*2), R15
+	MOVBLZX 2(SI)(R10*4), AX
+	MOVL R15, R9
+	SHLL $8, R9
+	ANDL $0x700, R9
+	ORL R9, AX
+	MOVBLZX 3(SI)(R10*4), BX
+	MOVL R15, R9
+	SHLL $5, R9
+	ANDL $0x700, R9
+	ORL R9, BX
 	VMOVQ (R8)(AX*8), X2
 	VPINSRQ $1, (R8)(BX*8), X2, X2
-	MOVL R15, AX
-	SHRQ $32, R15
+	MOVBLZX 4(SI)(R10*4), AX
+	MOVL R15, R9
+	SHLL $2, R9
+	ANDL $0x700, R9
+	ORL R9, AX
+	MOVBLZX 5(SI)(R10*4), BX
+	SHRL $1, R15
+	ANDL $0x700, R15
+	ORL R15, BX
 	VMOVQ (R8)(AX*8), X3
-	VPINSRQ $1, (R8)(R15*8), X3, X3
+	VPINSRQ $1, (R8)(BX*8), X3, X3
 	VINSERTI128 $1, X3, Y2, Y2
 	LOADY((R13))
 	SCALE1J
