@@ -31,31 +31,41 @@ func readProfileSet(path string) (set *profileSet, ok bool, err error) {
 }
 
 // profileMetric is one counter compared between two profiles: higher is
-// worse unless better is set.
+// worse unless higher is set; a neutral one is shown with no verdict.
 type profileMetric struct {
-	name   string
-	get    func(k *profileKernel) float64
-	higher bool // higher is better
+	name    string
+	get     func(k *profileKernel) float64
+	higher  bool // higher is better
+	neutral bool // no verdict either way
 }
 
+// Sectors per request are neutral: wider loads (16 bytes a lane) raise
+// them by design while cutting the requests, so a kernel's global loads
+// are judged by the share of the moved bytes the lanes used (gld bytes
+// used) and by the requests.
 var profileMetrics = []profileMetric{
-	{"gld sectors/req", func(k *profileKernel) float64 { return k.GlobalLoads.SectorsPerRequest() }, false},
-	{"gst sectors/req", func(k *profileKernel) float64 { return k.GlobalStores.SectorsPerRequest() }, false},
+	{"gld sectors/req", func(k *profileKernel) float64 { return k.GlobalLoads.SectorsPerRequest() }, false, true},
+	{"gst sectors/req", func(k *profileKernel) float64 { return k.GlobalStores.SectorsPerRequest() }, false, true},
+	{"gld bytes used", func(k *profileKernel) float64 { return k.GlobalLoads.Efficiency() }, true, false},
+	{"gst bytes used", func(k *profileKernel) float64 { return k.GlobalStores.Efficiency() }, true, false},
 	{"global requests", func(k *profileKernel) float64 {
 		return float64(k.GlobalLoads.Requests + k.GlobalStores.Requests + k.Atomics.Requests)
-	}, false},
+	}, false, false},
+	{"shared wavefronts", func(k *profileKernel) float64 {
+		return float64(k.SharedLoads.Wavefronts + k.SharedStores.Wavefronts)
+	}, false, false},
 	{"bank conflicts", func(k *profileKernel) float64 {
 		return float64(k.SharedLoads.BankConflicts() + k.SharedStores.BankConflicts())
-	}, false},
-	{"warp efficiency", func(k *profileKernel) float64 { return k.WarpEfficiency() }, true},
-	{"DRAM bytes", func(k *profileKernel) float64 { return k.DRAMBytes() }, false},
-	{"tensor share", func(k *profileKernel) float64 { return k.TensorShare }, true},
+	}, false, false},
+	{"warp efficiency", func(k *profileKernel) float64 { return k.WarpEfficiency() }, true, false},
+	{"DRAM bytes", func(k *profileKernel) float64 { return k.DRAMBytes() }, false, false},
+	{"tensor share", func(k *profileKernel) float64 { return k.TensorShare }, true, false},
 	{"estimate", func(k *profileKernel) float64 {
 		if len(k.Estimates) == 0 {
 			return 0
 		}
 		return k.Estimates[0].Seconds
-	}, false},
+	}, false, false},
 }
 
 // compareProfiles prints the counters that differ by more than 1%
@@ -83,7 +93,9 @@ func compareProfiles(w io.Writer, a, b *profileSet, pathA, pathB string) (worse 
 				continue
 			}
 			verdict := "better"
-			if (vb > va) != m.higher {
+			if m.neutral {
+				verdict = "neutral"
+			} else if (vb > va) != m.higher {
 				verdict = "WORSE"
 				worse++
 			}

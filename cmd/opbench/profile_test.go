@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -85,15 +86,17 @@ func TestProfileCommand(t *testing.T) {
 }
 
 // TestCompareProfiles: compare on two profile record files flags a
-// kernel whose sectors per request doubled and bank conflicts appeared.
+// kernel whose sectors per request doubled for the same bytes (half of
+// the moved bytes used) and bank conflicts appeared, and not one whose
+// loads got wider (fewer requests, more sectors each, every byte used).
 func TestCompareProfiles(t *testing.T) {
-	mkNamed := func(name string, sectors, waves uint64) string {
+	mkReq := func(name string, requests, sectors, waves uint64) string {
 		q := profileKernel{}
 		q.Kernel = "kb_quantize_q8a"
 		q.GlobalLoads = simt.GlobalCounters{Requests: 10, Sectors: 40, Bytes: 1280, Lanes: 320}
 		k := profileKernel{}
 		k.Kernel = name
-		k.GlobalLoads = simt.GlobalCounters{Requests: 100, Sectors: sectors, Bytes: 12800, Lanes: 3200}
+		k.GlobalLoads = simt.GlobalCounters{Requests: requests, Sectors: sectors, Bytes: 12800, Lanes: 32 * requests}
 		k.SharedLoads = simt.SharedCounters{Requests: 10, Wavefronts: waves, Ideal: 10, Lanes: 320}
 		set := profileSet{Schema: ProfileSchema, Points: []profilePoint{{Op: "MUL_MAT", Type: "q4_0", Shape: "m=64", Backend: "cuda-emu", Kernels: []profileKernel{q, k}}}}
 		b, err := json.Marshal(set)
@@ -106,6 +109,7 @@ func TestCompareProfiles(t *testing.T) {
 		}
 		return p
 	}
+	mkNamed := func(name string, sectors, waves uint64) string { return mkReq(name, 100, sectors, waves) }
 	mk := func(sectors, waves uint64) string { return mkNamed("kb_mmvq_q4_0", sectors, waves) }
 	a, same, worse := mk(400, 10), mk(400, 10), mk(800, 40)
 	code, out, errOut := runArgs("compare", "-fail-on-regression", a, same)
@@ -116,9 +120,18 @@ func TestCompareProfiles(t *testing.T) {
 	if code != exitFailure || !strings.Contains(out, "gld sectors/req") || !strings.Contains(out, "bank conflicts") || !strings.Contains(out, "WORSE") {
 		t.Errorf("doubled sectors: code %d, %q, %q", code, out, errOut)
 	}
+	if !strings.Contains(out, "gld bytes used") || !strings.Contains(out, "shared wavefronts") || !regexp.MustCompile(`gld sectors/req .*neutral`).MatchString(out) {
+		t.Errorf("doubled sectors: no bytes-used or wavefront row, or sectors/req not neutral: %q", out)
+	}
 	code, out, _ = runArgs("compare", worse, a)
 	if code != exitOK || !strings.Contains(out, "better") || strings.Contains(out, "WORSE") {
 		t.Errorf("halved sectors: code %d, %q", code, out)
+	}
+	// 16-byte loads: a quarter of the requests, four times the sectors
+	// each, the same sectors in all: fewer requests, nothing worse.
+	code, out, _ = runArgs("compare", "-fail-on-regression", a, mkReq("kb_mmvq_q4_0", 25, 400, 10))
+	if code != exitOK || strings.Contains(out, "WORSE") || !regexp.MustCompile(`gld sectors/req .*neutral`).MatchString(out) || !regexp.MustCompile(`global requests .*better`).MatchString(out) {
+		t.Errorf("wider loads: code %d, %q", code, out)
 	}
 	// A kernel replaced by one of a new name in the same point is joined
 	// with it in launch order, the unchanged kernel by its name.
