@@ -221,7 +221,11 @@ __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float
 					cv.x = sv.x;
 					cv.y = sv.y;
 				} else {
-					cv = kb_ld16u(&xc[cc][col / 2]);
+					// C of columns col and col+1: the quad's first half,
+					// one 8-byte load (two wavefronts, not a 16-byte
+					// load's four), duplicated for rows g+8.
+					const uint2 c2 = kb_ld8(&xc[cc][col / 2]);
+					cv = make_uint4(c2.x, c2.y, c2.x, c2.y);
 				}
 				const int c[4] = {OFS ? KB_MAGIC : (int)cv.x, OFS ? KB_MAGIC : (int)cv.y, OFS ? KB_MAGIC : (int)cv.z, OFS ? KB_MAGIC : (int)cv.w};
 				const int bk[2] = {(int)bf[2 * h], (int)bf[2 * h + 1]};
