@@ -130,10 +130,17 @@ func checkMmqBudget(t *testing.T, file string, cubin []byte) {
 			t.Errorf("%s: not in the listing", tc.kernel)
 			continue
 		}
-		// A chunk of both column halves: 2 m16 by 4 n8 tiles.
-		body, ok := mmaLoop(fn, 8)
+		// A chunk of a warp's tile, both column halves: 4 m16 by 4 n8
+		// tiles (mul_mat_q.cu's 64x32 warp tiles; its loop of one
+		// column half, 8 products, is the tile's right edge), 2 m16 by
+		// 4 n8 (mmq.cuh's 32x32).
+		min := 16
+		if tc.general {
+			min = 8
+		}
+		body, ok := mmaLoop(fn, min)
 		if !ok {
-			t.Errorf("%s: no run of instructions with 8 IMMA products", tc.kernel)
+			t.Errorf("%s: no run of instructions with %d IMMA products", tc.kernel, min)
 			continue
 		}
 		n, conv := 0, 0

@@ -37,7 +37,8 @@
 #define KB_MAGICF 12582912.0f
 
 // kb_k32<T> describes format T on this path: ofs, an offset per block
-// (the q4_1 kind); zp, the zero point its unsigned codes carry; rw, the
+// (the q4_1 kind); zp, the zero point its unsigned codes carry (mmq32
+// stores them less zp, as signed codes: see kb_zp); rw, the
 // words of a raw weight row of the tile: at least the KB_QC blocks, 2
 // mod 4, so that a warp's 8-byte reads of 32 consecutive rows at one
 // offset take the two wavefronts 256 bytes need.
@@ -49,6 +50,18 @@ struct kb_k32 {
 	static constexpr int words = KB_QC * kb_type<T>::bytes / 4;
 	static constexpr int rw = words + (6 - words % 4) % 4;
 };
+
+// kb_zp<ZP> subtracts ZP from each of q's four unsigned byte codes (each
+// below 128, ZP at most 16), giving signed int8 codes: the bytes' top
+// bits set first, so that no byte borrows from the next, and cleared
+// after.
+template <int ZP>
+__device__ __forceinline__ int kb_zp(int q) {
+	if constexpr (ZP == 0)
+		return q;
+	else
+		return (int)((((u32)q | 0x80808080u) - (u32)ZP * 0x01010101u) ^ 0x80808080u);
+}
 
 // kb_wv<O> is the little-endian 32 bits at byte O (even) of words v;
 // kb_wh<O> the f16 at byte O, as a float.
@@ -132,7 +145,8 @@ __device__ __forceinline__ void kb_decode_k32(const u8* blk, int sub, int q[8], 
 }
 
 // kb_mmq32_decode<T, H> decodes chunks 2H and 2H+1 of raw row r (words
-// at wr) into the code tile and the row's scales (and offsets): 8-byte
+// at wr) into the code tile (signed: less the zero point) and the row's
+// scales (and offsets): 8-byte
 // reads of the words that hold the two blocks, each block's fields at
 // offsets known here. Chunks past k were copied as zero bytes: zero
 // codes, scales and offsets.
@@ -156,6 +170,8 @@ __device__ __forceinline__ void kb_mmq32_decode(const u32* wr, int* qr, float* d
 			kb_decode32<T, OFF>(v, q, d[0], m[0]);
 		else
 			kb_decode32<T, OFF + B>(v, q, d[1], m[1]);
+#pragma unroll
+		for (int j = 0; j < 8; j++) q[j] = kb_zp<kb_k32<T>::zp>(q[j]);
 		kb_st16(qr + (2 * H + i) * 8, q[0], q[1], q[2], q[3]);
 		kb_st16(qr + (2 * H + i) * 8 + 4, q[4], q[5], q[6], q[7]);
 	}
@@ -163,43 +179,37 @@ __device__ __forceinline__ void kb_mmq32_decode(const u32* wr, int* qr, float* d
 	if (kb_k32<T>::ofs) *(float2*)(mr + 2 * H) = make_float2(m[0], m[1]);
 }
 
-// kb_mmq32_mma<T, NP> is one step's products of warp (wm, wn): rows
-// 32wm.., columns 32wn..32wn+16NP-1 (NP column halves of 16), KB_QC
-// chunks; acc as mmq's.
+// kb_mmq32_mma<T, NP> is one step's products of warp (wm, wn, kh): rows
+// 64wm.. (four m16 tiles), columns 32wn..32wn+16NP-1 (NP column halves
+// of 16), the step's chunks kh, kh+2 (the other k half is another
+// warp's, see mmq32). Per chunk the four m16 tiles' A fragments and
+// scales (and offsets) are loaded once and serve every n8 tile, and each
+// n8 tile's B fragment and column heads serve the four m16 tiles: per
+// 16 products 4 ldmatrix.x4 and 8 (16 with offsets) 4-byte scale loads,
+// 2 ldmatrix.x4 and 4 (8) 8-byte head loads: 40 (56) wavefronts. acc[16mt + 4nt + e] is
+// the C/D layout's element e of tile (mt, nt).
 template <int T, int NP>
-__device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float4* wd4, const float4* wm4, const int (*xq)[KB_QW], const float (*xd)[KB_BN], const int4 (*xc)[KB_BN / 2], int wm, int wn, int lane, float acc[32]) {
+__device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float4* wd4, const float4* wm4, const int (*xq)[KB_QW], const float (*xd)[KB_BN], const float (*xc)[KB_BN], int wm, int wn, int kh, int lane, float acc[64]) {
 	constexpr bool OFS = kb_k32<T>::ofs;
 	const int g = lane >> 2, t = lane & 3;
-	const int* ab[2];
-	const float *wdr[2][2], *wmr[2][2];
-#pragma unroll
-	for (int mt = 0; mt < 2; mt++) {
-		const int r0 = 32 * wm + 16 * mt;
-		ab[mt] = &wq[r0 + (lane & 7) + 8 * ((lane >> 3) & 1)][4 * (lane >> 4)];
-		wdr[mt][0] = (const float*)(wd4 + r0 + g);
-		wdr[mt][1] = (const float*)(wd4 + r0 + g + 8);
-		wmr[mt][0] = (const float*)(wm4 + r0 + g);
-		wmr[mt][1] = (const float*)(wm4 + r0 + g + 8);
-	}
-	const int* bb[NP];
-#pragma unroll
-	for (int np = 0; np < NP; np++) bb[np] = &xq[32 * wn + 16 * np + (lane & 7) + 8 * (lane >> 4)][4 * ((lane >> 3) & 1)];
-	// (Not unrolled: with the chunks' loads hoisted, the kernel would
-	// spill at 128 registers, the most that lets two blocks of 256
-	// threads share an SM.)
+	// Row (16mt + 8e) of these bases is m16 tile mt's (half e's).
+	const int* ab = &wq[64 * wm + (lane & 7) + 8 * ((lane >> 3) & 1)][4 * (lane >> 4)];
+	const float* wdb = (const float*)(wd4 + 64 * wm + g);
+	const float* wmb = (const float*)(wm4 + 64 * wm + g);
+	const int* bb = &xq[32 * wn + (lane & 7) + 8 * (lane >> 4)][4 * ((lane >> 3) & 1)];
 #pragma unroll 1
-	for (int cc = 0; cc < KB_QC; cc++) {
-		// A fragments of both m16 tiles: matrix i of the x4 is rows
+	for (int cc = kh; cc < KB_QC; cc += 2) {
+		// A fragments of the four m16 tiles: matrix i of the x4 is rows
 		// 8(i&1).. and k 16(i>>1)..
-		u32 a[2][4];
-		float wd[2][2], wo[2][2];
+		u32 a[4][4];
+		float wd[4][2], wo[4][2];
 #pragma unroll
-		for (int mt = 0; mt < 2; mt++) {
-			kb_ldmatrix_x4(a[mt], ab[mt] + cc * 8);
+		for (int mt = 0; mt < 4; mt++) {
+			kb_ldmatrix_x4(a[mt], ab + 16 * mt * KB_QW + cc * 8);
 #pragma unroll
 			for (int e = 0; e < 2; e++) {
-				wd[mt][e] = wdr[mt][e][cc];
-				wo[mt][e] = OFS ? wmr[mt][e][cc] : 0.0f;
+				wd[mt][e] = wdb[4 * (16 * mt + 8 * e) + cc];
+				wo[mt][e] = OFS ? wmb[4 * (16 * mt + 8 * e) + cc] : 0.0f;
 			}
 		}
 #pragma unroll
@@ -207,7 +217,7 @@ __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float
 			// B fragments of two n8 tiles: matrix i is columns 8(i>>1)..
 			// and k 16(i&1)..
 			u32 bf[4];
-			kb_ldmatrix_x4(bf, bb[np] + cc * 8);
+			kb_ldmatrix_x4(bf, bb + 16 * np * KB_QW + cc * 8);
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
 				const int nt = 2 * np + h, col = 32 * wn + 8 * nt + 2 * t;
@@ -215,22 +225,15 @@ __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float
 				// point terms) or their scales times their code sums.
 				const uint2 xv = kb_ld8(&xd[cc][col]);
 				const float xd0 = __uint_as_float(xv.x), xd1 = __uint_as_float(xv.y);
-				uint4 cv = make_uint4(KB_MAGIC, KB_MAGIC, KB_MAGIC, KB_MAGIC);
-				if (OFS) {
-					const uint2 sv = kb_ld8((const float*)xc[cc] + col);
-					cv.x = sv.x;
-					cv.y = sv.y;
-				} else {
-					// C of columns col and col+1: the quad's first half,
-					// one 8-byte load (two wavefronts, not a 16-byte
-					// load's four), duplicated for rows g+8.
-					const uint2 c2 = kb_ld8(&xc[cc][col / 2]);
-					cv = make_uint4(c2.x, c2.y, c2.x, c2.y);
-				}
-				const int c[4] = {OFS ? KB_MAGIC : (int)cv.x, OFS ? KB_MAGIC : (int)cv.y, OFS ? KB_MAGIC : (int)cv.z, OFS ? KB_MAGIC : (int)cv.w};
+				// With offsets, the columns' scales times their code
+				// sums; C is the magic number alone (the codes are signed,
+				// less any zero point, see mmq32).
+				uint2 cv = make_uint2(0u, 0u);
+				if (OFS) cv = kb_ld8(&xc[cc][col]);
+				const int c[4] = {KB_MAGIC, KB_MAGIC, KB_MAGIC, KB_MAGIC};
 				const int bk[2] = {(int)bf[2 * h], (int)bf[2 * h + 1]};
 #pragma unroll
-				for (int mt = 0; mt < 2; mt++) {
+				for (int mt = 0; mt < 4; mt++) {
 					int d[4];
 					kb_mma_s8_k32c(d, (const int*)a[mt], bk, c);
 					float* o = acc + 16 * mt + 4 * nt;
@@ -265,7 +268,6 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	static_assert(KB_QC == 4, "mmq32: a float4 of scales per row and step");
 	constexpr int NT = 2 * BM, B = kb_type<T>::bytes, CPB = kb_type<T>::block / 32, RW = kb_k32<T>::rw;
 	constexpr bool OFS = kb_k32<T>::ofs;
-	constexpr int ZP = kb_k32<T>::zp;
 	// The raw tile's 8-byte pieces: per row, per thread.
 	constexpr bool RAW = CPB == 1;
 	// PR pieces per row; a pass of NT threads copies RP whole rows (the
@@ -277,20 +279,25 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	const int ncols = kb_tile_cols(p, w, s.xo, s.dof, blockIdx.z % batches);
 	if (ncols == 0) return;
 	__syncthreads();
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wm = warp % (BM / 32), wn = warp / (BM / 32), g = lane >> 2, t = lane & 3;
+	// Warp (wm, wn, kh) computes rows 64wm.., columns 32wn.. over the
+	// step's chunks kh, kh+2: BM/64 by 2 warp tiles of 64x32, each k
+	// half by its own warp (BM/16 warps), the halves added at the end.
+	static_assert(BM % 64 == 0 && KB_BN == 64 && KB_QC % 2 == 0, "mmq32: 64x32 warp tiles");
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wt = warp % (BM / 32), kh = warp / (BM / 32), wm = wt % (BM / 64), wn = wt / (BM / 64),
+	          g = lane >> 2, t = lane & 3;
 	const i64 row0 = (i64)blockIdx.x * BM, kb = p.nsplit > 1 ? split * p.kspl : 0, kc = p.nsplit > 1 ? min(p.k / 32, kb + p.kspl) : p.k / 32;
 	// Raw copies: 8-byte aligned rows, BM rows' offsets within 31 bits.
 	const bool raw = RAW && (((u64)w | (u64)p.w_nb1) & 7) == 0 && p.w_nb1 < (((i64)1 << 31) / BM);
 	// The scales (and offsets) of the step's chunks, a float4 per row;
-	// per chunk, the activations' scales (xd) and their C quads (xc: C
-	// of columns 2i and 2i+1 as the C/D layout has them, (c, c', c, c'))
-	// or, with offsets, their scales times their code sums (xc as
-	// floats): carved from wdm (BM * (KB_QC + 1) float4s).
-	static_assert(2 * BM + KB_QC * KB_BN * 3 / 4 <= BM * (KB_QC + 1), "mmq32: the scales' tiles");
+	// per chunk, the activations' scales (xd) and, with offsets, their
+	// scales times their code sums (xc): carved from wdm (BM * (KB_QC +
+	// 1) float4s). The codes are stored signed, less the format's zero
+	// point, so that no product needs a zero-point term in C.
+	static_assert(2 * BM + KB_QC * KB_BN / 2 <= BM * (KB_QC + 1), "mmq32: the scales' tiles");
 	float4* wd4 = &s.wdm[0][0];
 	float4* wm4 = wd4 + BM;
-	int4(*xc)[KB_BN / 2] = (int4(*)[KB_BN / 2])(wd4 + 2 * BM);
-	float(*xd)[KB_BN] = (float(*)[KB_BN])(wd4 + 2 * BM + KB_QC * KB_BN / 2);
+	float(*xc)[KB_BN] = (float(*)[KB_BN])(wd4 + 2 * BM);
+	float(*xd)[KB_BN] = (float(*)[KB_BN])(wd4 + 2 * BM + KB_QC * KB_BN / 4);
 	u32* wraw = (u32*)&s.wraw[0][0];
 	// This thread's raw pieces: piece q of rows r, r + RP, ... (a warp's
 	// 32 pieces consecutive in memory, as far as rows allow); rows past m
@@ -300,9 +307,9 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	const char* wsrc = w + (row0 + min(wr0, BM - 1)) * p.w_nb1 + kb * B + wq8;
 	const int wdst = wr0 * RW * 4 + wq8;
 	const i64 wstride = RP * p.w_nb1;
-	float acc[32];
+	float acc[64];
 #pragma unroll
-	for (int i = 0; i < 32; i++) acc[i] = 0.0f;
+	for (int i = 0; i < 64; i++) acc[i] = 0.0f;
 
 	// This thread's activation pieces: codes (16 threads per column, 8
 	// bytes each, chunk pc/4) and heads (a half-warp takes four columns
@@ -380,6 +387,8 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				if (ch < kc) {
 					const i64 gr = min(row0 + r, p.m - 1);
 					kb_decode_k32<T>((const u8*)(w + gr * p.w_nb1) + (ch / CPB) * B, (int)(ch % CPB), q, d, m);
+#pragma unroll
+					for (int i = 0; i < 8; i++) q[i] = kb_zp<kb_k32<T>::zp>(q[i]);
 				} else {
 #pragma unroll
 					for (int i = 0; i < 8; i++) q[i] = 0;
@@ -390,19 +399,15 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				if (OFS) ((float*)(wm4 + r))[cc] = m;
 			}
 		}
-		// The activations' heads: scales, and C or scale * sum.
+		// The activations' heads: scales, and with offsets scale * sum
+		// (8-byte reads: heads are 2 words apart, so 4-byte reads of the
+		// scales alone would take as many wavefronts, in conflicts).
 #pragma unroll
 		for (int u = 0; u < KB_QC * KB_BN / NT; u++) {
 			const int i = tid + NT * u, cc = i / KB_BN, col = i % KB_BN;
 			const kb_qds x = kb_ld_qds(&s.xds[b][col][cc]);
-			const int sum = x.s[0] + x.s[1];
 			xd[cc][col] = x.d;
-			if (OFS) {
-				((float*)xc[cc])[col] = x.d * (float)sum;
-			} else {
-				int* cq = (int*)&xc[cc][col / 2] + col % 2;
-				cq[0] = cq[2] = KB_MAGIC - ZP * sum;
-			}
+			if (OFS) xc[cc][col] = x.d * (float)(x.s[0] + x.s[1]);
 		}
 		__syncthreads();
 		// The next step's copies run while this one computes.
@@ -410,17 +415,37 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 		kb_cp_async_commit();
 		const int ncw = ncols - 32 * wn;
 		if (ncw > 16)
-			kb_mmq32_mma<T, 2>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, lane, acc);
+			kb_mmq32_mma<T, 2>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, kh, lane, acc);
 		else if (ncw > 0)
-			kb_mmq32_mma<T, 1>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, lane, acc);
+			kb_mmq32_mma<T, 1>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, kh, lane, acc);
 	}
 	kb_cp_async_wait<0>();
+	// The k halves added: in two rounds of 32 sums a lane (BM/32 warp
+	// tiles of 4 KB each, in the activations' code tiles, free now), the
+	// kh = 1 warps store theirs (a warp's 32 lanes on 32 consecutive
+	// words), the kh = 0 warps add them.
+	float* red = (float*)&s.xq[0][0][0];
+	static_assert((BM / 32) * 32 * 32 * 4 <= 2 * KB_BN * KB_QW * 4, "mmq32: the k halves' sums");
+#pragma unroll
+	for (int half = 0; half < 2; half++) {
+		__syncthreads();
+		if (kh == 1) {
+#pragma unroll
+			for (int i = 0; i < 32; i++) red[(wt * 32 + i) * 32 + lane] = acc[32 * half + i];
+		}
+		__syncthreads();
+		if (kh == 0) {
+#pragma unroll
+			for (int i = 0; i < 32; i++) acc[32 * half + i] += red[(wt * 32 + i) * 32 + lane];
+		}
+	}
+	if (kh != 0) return;
 	// A split's partial products go to its copy of the output's layout.
 	char* out = p.nsplit > 1 ? p.part + split * p.part_nb : p.d;
 #pragma unroll
-	for (int i = 0; i < 32; i++) {
+	for (int i = 0; i < 64; i++) {
 		const int mt = i >> 4, nt = (i >> 2) & 3, e = i & 3;
-		const i64 r = row0 + 32 * wm + 16 * mt + g + 8 * (e >> 1);
+		const i64 r = row0 + 64 * wm + 16 * mt + g + 8 * (e >> 1);
 		const int j = 32 * wn + 8 * nt + 2 * t + (e & 1);
 		if (r < p.m && j < ncols) *(float*)(out + s.dof[j] + r * 4) = acc[i];
 	}
@@ -436,6 +461,11 @@ __device__ __forceinline__ void mmq_mma(const kb_mm& p, const kb_qtiles& s) {
 		mmq<T, true, BM>(p, s);
 }
 
+// KB_MMQ128_BLOCKS(T) is the blocks per SM kb_mmq128_* is compiled for:
+// one for mmq32's 64x32 warp tiles (64 accumulators a thread, more than
+// 128 registers), two for mmq's 32x32 (at most 128 registers a thread).
+#define KB_MMQ128_BLOCKS(T) (kb_k32<T>::ok ? 1 : 2)
+
 #define KB_MMQ(name, T)                                                                   \
 	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_##name(kb_mm p) {          \
 		KB_QTILES                                                                         \
@@ -445,7 +475,7 @@ __device__ __forceinline__ void mmq_mma(const kb_mm& p, const kb_qtiles& s) {
 		KB_QTILES                                                                         \
 		mmq<T, false, KB_BM>(p, s);                                                       \
 	}                                                                                     \
-	extern "C" __global__ void __launch_bounds__(2 * KB_BM2, 2) kb_mmq128_##name(kb_mm p) { \
+	extern "C" __global__ void __launch_bounds__(2 * KB_BM2, KB_MMQ128_BLOCKS(T)) kb_mmq128_##name(kb_mm p) { \
 		KB_QTILES_DYN(KB_BM2)                                                             \
 		mmq_mma<T, KB_BM2>(p, s);                                                         \
 	}
