@@ -49,10 +49,12 @@ leaves out more.
 
 Given two opbench profile record files instead, it joins their kernels
 (op, type, shape, backend, kernel and launch number) and lists each
-counter that differs by more than 1%: sectors per request, global
-requests, bank conflicts, warp efficiency, DRAM bytes, tensor share and
-the first GPU's estimate, marked better or WORSE; -fail-on-regression
-exits 1 when one is worse.
+counter that differs by more than 1%: bytes used (the share of the
+moved global bytes the lanes asked for), global requests, shared
+wavefronts, bank conflicts, warp efficiency, DRAM bytes, tensor share and
+the first GPU's estimate, marked better or WORSE, and sectors per request,
+marked neutral (wider loads raise it while cutting the requests);
+-fail-on-regression exits 1 when one is worse.
 
 Sets from two different machines (machine IDs, as in results/<id>/) are
 labelled cross-machine: the speeds are shown, but no point gets a
