@@ -72,18 +72,13 @@ type sgemmJob struct {
 	sc        *scratch
 	pack      []float32 // activation panels: batch, panel, k, column
 	panels    int64     // panels per batch
-	mc        int64
-	rowBlocks int64
-	colBlocks int64
-	nc        int64 // columns per block
+	grid      sgemmGrid
 	// wNum/wDen is the weights' bytes per element: the type's block
 	// bytes over its block size (4/1 for f32, 2/1 for f16 and bf16).
 	wNum, wDen int64
 	// actWiden widens the activation rows (f16, bf16) or decodes them
 	// (q8_0, q8_K: gemmDeq); nil: float32 rows, read in place.
 	actWiden func(src []byte, dst []float32)
-	// transpose is the tier's panel transpose (kernelSet.transpose).
-	transpose func(dst []uint32, ld int, rows *[16][]uint32, n int)
 }
 
 // sgemm computes the product described by mm with the packed float path.
@@ -96,9 +91,10 @@ func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
 	// For gemmDeq whole blocks: k0 (a multiple of sgemmKC) and every
 	// chunk's length are multiples of the block size.
 	wt := mm.a.Type
-	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, nc: sgemmNC, wNum: wt.TypeSize(), wDen: wt.BlockSize(), transpose: b.kern.transpose}
+	*j = sgemmJob{mm: mm, g: g, sc: &b.scratch, wNum: wt.TypeSize(), wDen: wt.BlockSize()}
+	nc := int64(sgemmNC)
 	if g.widen != nil {
-		j.nc = sgemmWideNC
+		nc = sgemmWideNC
 	}
 	if g.kind != gemmDeq {
 		j.actWiden = g.widen
@@ -112,10 +108,38 @@ func (b *Backend) sgemm(g *gemmKernel, mm *mulMatJob) {
 	p := &b.sgp
 	*p = sgemmPackJob{sj: j}
 	b.pool.run(int(batches*j.panels), 1, p)
-	j.colBlocks = ceilDiv(mm.n, j.nc)
-	j.mc = sgemmBlockRows(mm.m, batches*j.colBlocks, b.tuned.sgemmRows, b.pool.threads)
-	j.rowBlocks = ceilDiv(mm.m, j.mc)
-	b.pool.run(int(batches*j.rowBlocks*j.colBlocks), 1, j)
+	j.grid = b.sgemmGrid(mm, nc)
+	b.pool.run(j.grid.items(mm), 1, j)
+}
+
+// sgemmGrid is a packed gemm call's work items: per batch, blocks of mc
+// weight rows (sgemmBlockRows) by blocks of nc columns.
+type sgemmGrid struct{ mc, nc, rowBlocks, colBlocks int64 }
+
+// sgemmCell is one work item of an sgemmGrid: weight rows [i0, i1) by
+// columns [c0, c1) of batch batch, which is (i2, i3).
+type sgemmCell struct{ batch, i2, i3, i0, i1, c0, c1 int64 }
+
+// sgemmGrid lays out mm's product in blocks of nc columns and of the
+// weight rows sgemmBlockRows gives for the tuned cap and the threads.
+func (b *Backend) sgemmGrid(mm *mulMatJob, nc int64) sgemmGrid {
+	g := sgemmGrid{nc: nc, colBlocks: ceilDiv(mm.n, nc)}
+	g.mc = sgemmBlockRows(mm.m, mm.b2*mm.b3*g.colBlocks, b.tuned.sgemmRows, b.pool.threads)
+	g.rowBlocks = ceilDiv(mm.m, g.mc)
+	return g
+}
+
+// items returns the grid's work item count.
+func (g *sgemmGrid) items(mm *mulMatJob) int { return int(mm.b2 * mm.b3 * g.rowBlocks * g.colBlocks) }
+
+// cell returns work item t: batch-major, then row blocks, then column
+// blocks.
+func (g *sgemmGrid) cell(mm *mulMatJob, t int64) sgemmCell {
+	per := g.rowBlocks * g.colBlocks
+	batch, blk := t/per, t%per
+	i0, c0 := blk/g.colBlocks*g.mc, blk%g.colBlocks*g.nc
+	return sgemmCell{batch: batch, i2: batch % mm.b2, i3: batch / mm.b2,
+		i0: i0, i1: min(i0+g.mc, mm.m), c0: c0, c1: min(c0+g.nc, mm.n)}
 }
 
 // sgemmBlockRows returns the weight rows per block (a multiple of
@@ -141,20 +165,15 @@ func sgemmBlockRows(m, others, maxRows int64, threads int) int64 {
 }
 
 func (j *sgemmJob) do(w, lo, hi int) {
-	mm := j.mm
-	per := j.rowBlocks * j.colBlocks
 	for t := int64(lo); t < int64(hi); t++ {
-		batch, blk := t/per, t%per
-		i0, c0 := blk/j.colBlocks*j.mc, blk%j.colBlocks*j.nc
-		j.block(w, batch, i0, min(i0+j.mc, mm.m), c0, min(c0+j.nc, mm.n))
+		j.block(w, j.grid.cell(j.mm, t))
 	}
 }
 
-// block computes weight rows [i0, i1) by columns [c0, c1) of one batch;
-// c0 is a multiple of sgemmNR.
-func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
+// block computes one cell of the grid; its c0 is a multiple of sgemmNR.
+func (j *sgemmJob) block(w int, cell sgemmCell) {
 	mm := j.mm
-	i2, i3 := batch%mm.b2, batch/mm.b2
+	batch, i2, i3, i0, i1, c0, c1 := cell.batch, cell.i2, cell.i3, cell.i0, cell.i1, cell.c0, cell.c1
 	rows := i1 - i0
 	padRows := ceilDiv(rows, sgemmMR) * sgemmMR
 	np := ceilDiv(c1-c0, sgemmNR)
@@ -241,15 +260,15 @@ func (j *sgemmJob) block(w int, batch, i0, i1, c0, c1 int64) {
 			}
 		}
 	}
-	mm.storeBlock(j.transpose, &wb.rows, cb, ldc, i0, rows, c0, c1, i2, i3)
+	mm.storeBlock(&wb.rows, cb, ldc, cell)
 }
 
-// storeBlock copies a block's sums cb (rows by columns [c0, c1), row r's
-// at cb[r*ldc:]) to the outputs of weight rows [i0, i0+rows), each
-// column's rows contiguous there: sixteen rows at a time through the
-// tier's transpose (rows, a worker's, holds their views), the last
-// rows%16 one by one.
-func (mm *mulMatJob) storeBlock(transpose func([]uint32, int, *[16][]uint32, int), rows *[16][]uint32, cb []float32, ldc, i0, n, c0, c1, i2, i3 int64) {
+// storeBlock copies a cell's sums cb (its rows by its columns, row r's
+// at cb[r*ldc:]) to the outputs, each column's rows contiguous there:
+// sixteen rows at a time through the tier's transpose (rows, a
+// worker's, holds their views), the last rows%16 one by one.
+func (mm *mulMatJob) storeBlock(rows *[16][]uint32, cb []float32, ldc int64, cell sgemmCell) {
+	i0, n, c0, c1, i2, i3 := cell.i0, cell.i1-cell.i0, cell.c0, cell.c1, cell.i2, cell.i3
 	cols := c1 - c0
 	r0 := int64(0)
 	for ; r0+16 <= n; r0 += 16 {
@@ -257,7 +276,7 @@ func (mm *mulMatJob) storeBlock(transpose func([]uint32, int, *[16][]uint32, int
 			rows[r] = sgemm.F32AsU32(cb[(r0+int64(r))*ldc:][:cols])
 		}
 		o := mm.outIndex(i0+r0, c0, i2, i3)
-		transpose(sgemm.F32AsU32(mm.out[o:o+(cols-1)*mm.m+16]), int(mm.m), rows, int(cols))
+		mm.transpose(sgemm.F32AsU32(mm.out[o:o+(cols-1)*mm.m+16]), int(mm.m), rows, int(cols))
 	}
 	if r0 == n {
 		return
@@ -315,7 +334,7 @@ func (p *sgemmPackJob) do(w, lo, hi int) {
 					copy(piece, f32s(row, 4*i0, kl))
 				}
 			}
-			j.transpose(sgemm.F32AsU32(dst[i0*sgemmNR:(i0+kl)*sgemmNR]), sgemmNR, pieces, int(kl))
+			mm.transpose(sgemm.F32AsU32(dst[i0*sgemmNR:(i0+kl)*sgemmNR]), sgemmNR, pieces, int(kl))
 		}
 	}
 }

@@ -37,13 +37,10 @@ type sgemmMicroBF16 func(kc int, a []uint16, lda int, b []uint16, bstride int, c
 type sgemmBF16Job struct {
 	mm        *mulMatJob
 	micro     sgemmMicroBF16
-	transpose func(dst []uint32, ld int, rows *[16][]uint32, n int)
 	sc        *scratch
 	pack      []uint16 // activation panels: batch, panel, pair of k, column, pair element
 	panels    int64    // panels per batch, even
-	mc        int64
-	rowBlocks int64
-	colBlocks int64
+	grid      sgemmGrid
 }
 
 // sgemmBF16NC is the bfloat16 path's columns per block: the weight rows
@@ -55,7 +52,7 @@ const sgemmBF16NC = 512
 // activation rows, k even) with the bfloat16 pair path.
 func (b *Backend) sgemmBF16(g *gemmKernel, mm *mulMatJob) {
 	j := &b.sgb
-	*j = sgemmBF16Job{mm: mm, micro: g.microBF16, sc: &b.scratch, transpose: b.kern.transpose}
+	*j = sgemmBF16Job{mm: mm, micro: g.microBF16, sc: &b.scratch}
 	batches := mm.b2 * mm.b3
 	j.panels = ceilDiv(mm.n, 2*sgemmNR) * 2
 	count := batches * j.panels * mm.k * sgemmNR
@@ -64,40 +61,31 @@ func (b *Backend) sgemmBF16(g *gemmKernel, mm *mulMatJob) {
 	p := &b.sgbp
 	*p = sgemmBF16PackJob{sj: j}
 	b.pool.run(int(batches*j.panels), 1, p)
-	j.colBlocks = ceilDiv(mm.n, sgemmBF16NC)
-	j.mc = sgemmBlockRows(mm.m, batches*j.colBlocks, b.tuned.sgemmRows, b.pool.threads)
-	j.rowBlocks = ceilDiv(mm.m, j.mc)
-	b.pool.run(int(batches*j.rowBlocks*j.colBlocks), 1, j)
+	j.grid = b.sgemmGrid(mm, sgemmBF16NC)
+	b.pool.run(j.grid.items(mm), 1, j)
 }
 
 func (j *sgemmBF16Job) do(w, lo, hi int) {
-	mm := j.mm
-	per := j.rowBlocks * j.colBlocks
 	for t := int64(lo); t < int64(hi); t++ {
-		batch, blk := t/per, t%per
-		i0, c0 := blk/j.colBlocks*j.mc, blk%j.colBlocks*sgemmBF16NC
-		j.block(w, batch, i0, min(i0+j.mc, mm.m), c0, min(c0+sgemmBF16NC, mm.n))
+		j.block(w, j.grid.cell(j.mm, t))
 	}
 }
 
-// block computes weight rows [i0, i1) by columns [c0, c1) of one batch;
-// c0 is a multiple of 2*sgemmNR.
-func (j *sgemmBF16Job) block(w int, batch, i0, i1, c0, c1 int64) {
+// block computes one cell of the grid; its c0 is a multiple of
+// 2*sgemmNR.
+func (j *sgemmBF16Job) block(w int, cell sgemmCell) {
 	mm := j.mm
-	i2, i3 := batch%mm.b2, batch/mm.b2
-	rows := i1 - i0
+	batch, i2, i3, i0, c0, c1 := cell.batch, cell.i2, cell.i3, cell.i0, cell.c0, cell.c1
+	rows := cell.i1 - i0
 	padRows := ceilDiv(rows, sgemmMR) * sgemmMR
 	np := ceilDiv(c1-c0, 2*sgemmNR) * 2
 	ldc := np * sgemmNR
 	inPlace := padRows == rows && mm.x8gather == nil
-	var wbA, gatherBytes int64
+	var wbA int64
 	if !inPlace {
 		wbA = (padRows*sgemmKC + 1) / 2 // bf16 values, in float32 words
 	}
-	if mm.x8gather != nil {
-		gatherBytes = 2 * sgemmKC
-	}
-	wb := j.sc.worker(w, wbA, padRows*ldc, gatherBytes)
+	wb := j.sc.worker(w, wbA, padRows*ldc, 0)
 	cb := wb.f32b[:padRows*ldc]
 	clear(cb)
 	first := at(mm.a, 0, i0, i2/mm.r2, i3/mm.r3)
@@ -115,13 +103,18 @@ func (j *sgemmBF16Job) block(w int, batch, i0, i1, c0, c1 int64) {
 			lda = kl
 			ap = u16s(sgemm.F32Bytes(wb.f32), 0, padRows*kl)
 			for r := range rows {
+				dst := ap[r*kl : (r+1)*kl]
 				var src []uint16
 				if mm.x8gather != nil {
-					src = u16s(mm.x8Row(wb.bytes, i0+r, i2, i3, k0, kl), 0, kl)
+					// A row of a whole group is gathered straight
+					// into dst; a plain tail row comes back in place.
+					src = u16s(mm.x8Row(sgemm.U16Bytes(dst), i0+r, i2, i3, k0, kl), 0, kl)
 				} else {
 					src = u16s(mm.aMem, first+r*stride+2*k0, kl)
 				}
-				copy(ap[r*kl:(r+1)*kl], src)
+				if &src[0] != &dst[0] {
+					copy(dst, src)
+				}
 			}
 			clear(ap[rows*kl:])
 		}
@@ -141,7 +134,7 @@ func (j *sgemmBF16Job) block(w int, batch, i0, i1, c0, c1 int64) {
 			}
 		}
 	}
-	mm.storeBlock(j.transpose, &wb.rows, cb, ldc, i0, rows, c0, c1, i2, i3)
+	mm.storeBlock(&wb.rows, cb, ldc, cell)
 }
 
 // sgemmBF16PackJob packs the activation panels of an sgemmBF16Job, one
@@ -169,6 +162,6 @@ func (p *sgemmBF16PackJob) do(w, lo, hi int) {
 		}
 		// The rows read as runs of pairs of k; a line is a pair of k
 		// of the sixteen columns.
-		j.transpose(u32View(j.pack[item*k*sgemmNR:][:k*sgemmNR]), sgemmNR, cols, int(pairs))
+		mm.transpose(u32View(j.pack[item*k*sgemmNR:][:k*sgemmNR]), sgemmNR, cols, int(pairs))
 	}
 }

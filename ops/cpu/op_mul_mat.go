@@ -168,7 +168,7 @@ func (b *Backend) newMulMatJob(t *ops.Tensor, kern dotKernel, aRow int64, acts a
 	home := j.home // its counters, kept across calls
 	*j = mulMatJob{
 		home: home,
-		kern: kern, a: a, aMem: mem(a), aRow: aRow, acts: acts,
+		kern: kern, a: a, aMem: mem(a), aRow: aRow, acts: acts, transpose: b.kern.transpose,
 		out: f32s(mem(t), 0, t.NumElements()),
 		k:   a.Ne[0], m: a.Ne[1], n: x.Ne[1], b2: x.Ne[2], b3: x.Ne[3],
 	}
@@ -196,6 +196,9 @@ type mulMatJob struct {
 	nb, per int64
 	dy      []float32
 	wout    []quadOut // per worker
+	// transpose is the tier's 16-row transpose (kernelSet.transpose):
+	// the packed paths' panels and output stores.
+	transpose func(dst []uint32, ld int, rows *[16][]uint32, n int)
 	// x8 is the x8 kernel when aMem is an x8 copy of the weights
 	// (mul_mat_x8.go; tm then counts groups of eight rows), pfd its
 	// prefetch distance (X8Prefetch).

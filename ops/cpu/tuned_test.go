@@ -122,8 +122,8 @@ func TestTunedSgemmRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		mxCheck(t, b, node, mxMatTol(quant.F16))
-		if b.sg.mc != int64(c.want) {
-			t.Errorf("%s = %d: blocks of %d rows, want %d", SgemmRows.Name, c.rows, b.sg.mc, c.want)
+		if b.sg.grid.mc != int64(c.want) {
+			t.Errorf("%s = %d: blocks of %d rows, want %d", SgemmRows.Name, c.rows, b.sg.grid.mc, c.want)
 		}
 		b.Close()
 	}
