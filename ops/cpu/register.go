@@ -61,10 +61,8 @@ func description() string {
 		return d + fmt.Sprintf("default tier %s (from $%s)", t, EnvTier)
 	}
 	s := d + fmt.Sprintf("default tier %s (the fastest this CPU supports)", t)
-	for _, tr := range Tiers() {
-		if tr.Name == t && tr.Without != "" {
-			s += ", without " + tr.Without
-		}
+	if tr, err := lookupTier(t); err == nil && tr.Without != "" {
+		s += ", without " + tr.Without
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "sgemm_avx512_amd64.h"
 
 // The six-row by thirty-two-column float32 micro-kernel of the packed gemm
 // path (package cpu's mul_mat_sgemm.go) in AVX-512 F: two adjacent
@@ -32,13 +33,6 @@
 	VFMADD231PS  Z13, Z18, Z9; \
 	VFMADD231PS  Z12, Z19, Z10; \
 	VFMADD231PS  Z13, Z19, Z11
-
-// SG6ZSTORE(r0, r1) adds the accumulators of one row to c at DX.
-#define SG6ZSTORE(r0, r1) \
-	VADDPS  (DX), r0, r0; \
-	VMOVUPS r0, (DX); \
-	VADDPS  64(DX), r1, r1; \
-	VMOVUPS r1, 64(DX)
 
 // func sgemm6x32AVX512(kc int, a *float32, lda int, b *float32, bstride int, c *float32, ldc int, pf *byte, pfstep int)
 //

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "sgemm_avx512_amd64.h"
 
 // The six-row by thirty-two-column bfloat16 pair micro-kernel of the
 // packed gemm path (package cpu's mul_mat_sgemm.go) in AVX-512 BF16: two
@@ -47,13 +48,6 @@
 	DPBF16(9, 13, 18); \
 	DPBF16(10, 12, 19); \
 	DPBF16(11, 13, 19)
-
-// SG6BFSTORE(r0, r1) adds the accumulators of one row to c at DX.
-#define SG6BFSTORE(r0, r1) \
-	VADDPS  (DX), r0, r0; \
-	VMOVUPS r0, (DX); \
-	VADDPS  64(DX), r1, r1; \
-	VMOVUPS r1, 64(DX)
 
 // func sgemm6x32BF16(pairs int, a *uint16, lda int, b *uint16, bstride int, c *float32, ldc int, pf *byte, pfstep int)
 //
@@ -121,16 +115,16 @@ sg6bfloop1:
 	JNE  sg6bfloop1
 
 sg6bfstore:
-	SG6BFSTORE(Z0, Z1)
+	SG6ZSTORE(Z0, Z1)
 	ADDQ R11, DX
-	SG6BFSTORE(Z2, Z3)
+	SG6ZSTORE(Z2, Z3)
 	ADDQ R11, DX
-	SG6BFSTORE(Z4, Z5)
+	SG6ZSTORE(Z4, Z5)
 	ADDQ R11, DX
-	SG6BFSTORE(Z6, Z7)
+	SG6ZSTORE(Z6, Z7)
 	ADDQ R11, DX
-	SG6BFSTORE(Z8, Z9)
+	SG6ZSTORE(Z8, Z9)
 	ADDQ R11, DX
-	SG6BFSTORE(Z10, Z11)
+	SG6ZSTORE(Z10, Z11)
 	VZEROUPPER
 	RET

@@ -29,10 +29,11 @@ func Transpose16AVX512(dst []uint32, ld int, rows *[16][]uint32, n int) {
 	if whole > 0 {
 		transpose16AVX512(&dst[0], ld, &ptrs, n/16)
 	}
-	for i := whole; i < n; i++ {
-		line := (*[16]uint32)(dst[i*ld:])
-		for c := range line {
-			line[c] = rows[c][i]
+	if whole < n {
+		var tail [16][]uint32
+		for c := range tail {
+			tail[c] = rows[c][whole:n]
 		}
+		TransposeTwin(dst[whole*ld:], ld, &tail, n-whole)
 	}
 }
