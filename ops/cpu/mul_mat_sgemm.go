@@ -67,12 +67,12 @@ type sgemmMicro2 func(kc int, a []float32, lda int, b []float32, bstride int, c 
 
 // sgemmJob is one packed float gemm call's work, kept in the backend.
 type sgemmJob struct {
-	mm        *mulMatJob
-	g         *gemmKernel
-	sc        *scratch
-	pack      []float32 // activation panels: batch, panel, k, column
-	panels    int64     // panels per batch
-	grid      sgemmGrid
+	mm     *mulMatJob
+	g      *gemmKernel
+	sc     *scratch
+	pack   []float32 // activation panels: batch, panel, k, column
+	panels int64     // panels per batch
+	grid   sgemmGrid
 	// wNum/wDen is the weights' bytes per element: the type's block
 	// bytes over its block size (4/1 for f32, 2/1 for f16 and bf16).
 	wNum, wDen int64

@@ -35,12 +35,12 @@ type sgemmMicroBF16 func(kc int, a []uint16, lda int, b []uint16, bstride int, c
 // sgemmBF16Job is one bfloat16 pair gemm call's work, kept in the
 // backend.
 type sgemmBF16Job struct {
-	mm        *mulMatJob
-	micro     sgemmMicroBF16
-	sc        *scratch
-	pack      []uint16 // activation panels: batch, panel, pair of k, column, pair element
-	panels    int64    // panels per batch, even
-	grid      sgemmGrid
+	mm     *mulMatJob
+	micro  sgemmMicroBF16
+	sc     *scratch
+	pack   []uint16 // activation panels: batch, panel, pair of k, column, pair element
+	panels int64    // panels per batch, even
+	grid   sgemmGrid
 }
 
 // sgemmBF16NC is the bfloat16 path's columns per block: the weight rows
