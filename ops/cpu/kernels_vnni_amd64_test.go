@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/qgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
 	"github.com/kernbench/kernbench/quant"
@@ -146,6 +147,29 @@ func TestVNNIQTileMulMat(t *testing.T) {
 						t.Fatalf("%s: output %d: vnni %g, avx2 %g", name, j, got[j], want[j])
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestAVX512TableIQ1 checks that the avx512 and vnni tables take the IQ1
+// dot products in zmm, with the activation type of the avx2 table's
+// entries, which keep the AVX2 kernels.
+func TestAVX512TableIQ1(t *testing.T) {
+	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
+	for wt, c := range map[quant.Type]struct{ avx2, avx512 vecDotFunc }{
+		quant.IQ1_M: {dot.IQ1_MAVX2, dot.IQ1_MAVX512},
+		quant.IQ1_S: {dot.IQ1_SAVX2, dot.IQ1_SAVX512},
+	} {
+		if ptr(avx2Kernels.dots[wt].dot) != ptr(c.avx2) {
+			t.Errorf("avx2 table's %v dot is not the AVX2 one", wt)
+		}
+		for _, ks := range []*kernelSet{avx512Kernels, vnniKernels} {
+			if ptr(ks.dots[wt].dot) != ptr(c.avx512) {
+				t.Errorf("%s table's %v dot is not the AVX-512 one", ks.name, wt)
+			}
+			if ks.dots[wt].actType != avx2Kernels.dots[wt].actType {
+				t.Errorf("%s table's %v dot takes %v activations, the avx2 table's %v", ks.name, wt, ks.dots[wt].actType, avx2Kernels.dots[wt].actType)
 			}
 		}
 	}

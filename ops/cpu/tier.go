@@ -57,8 +57,10 @@ type tierExtra struct {
 }
 
 // avx512Need are the avx512 tier's CPU features: the avx2 tier's (its
-// kernels are the base of the avx512 table) and AVX-512 F, BW and VL.
-var avx512Need = []cpuid.FeatureID{cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL}
+// kernels are the base of the avx512 table), AVX-512 F, BW and VL, and
+// BMI2 (PDEP in the IQ1 dot products; every AVX-512 CPU has it, and on
+// those its PDEP is fast, unlike AMD's before Zen 3).
+var avx512Need = []cpuid.FeatureID{cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C, cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.BMI2}
 
 // tierSpecs lists the tiers from slowest to fastest; Tiers reports them in
 // this order and the default is the fastest supported one. The SIMD

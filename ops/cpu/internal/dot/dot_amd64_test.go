@@ -437,6 +437,22 @@ func BenchmarkIQDot(b *testing.B) {
 	if !simdtest.HasAVX2() {
 		b.Skip("CPU lacks AVX2")
 	}
+	for _, c := range []struct {
+		name string
+		wt   quant.Type
+		f    Func
+	}{
+		{"iq2_xxs", quant.IQ2_XXS, IQ2_XXSAVX2}, {"iq2_xs", quant.IQ2_XS, IQ2_XSAVX2}, {"iq2_s", quant.IQ2_S, IQ2_SAVX2},
+		{"iq3_xxs", quant.IQ3_XXS, IQ3_XXSAVX2}, {"iq3_s", quant.IQ3_S, IQ3_SAVX2},
+		{"iq1_s", quant.IQ1_S, IQ1_SAVX2}, {"iq1_m", quant.IQ1_M, IQ1_MAVX2},
+	} {
+		benchIQDot(b, c.name, c.wt, c.f)
+	}
+}
+
+// benchIQDot times f on a random row of 4096 elements of type wt against
+// a q8_K row of normal values, both from L1.
+func benchIQDot(b *testing.B, name string, wt quant.Type, f Func) {
 	const n = 4096
 	rng := rand.New(rand.NewPCG(5, 6))
 	v := make([]float32, n)
@@ -447,27 +463,17 @@ func BenchmarkIQDot(b *testing.B) {
 	if err := quant.QuantizeRow(quant.Q8_K, v, y); err != nil {
 		b.Fatal(err)
 	}
-	for _, c := range []struct {
-		name string
-		wt   quant.Type
-		f    func(int, []byte, []byte) float32
-	}{
-		{"iq2_xxs", quant.IQ2_XXS, IQ2_XXSAVX2}, {"iq2_xs", quant.IQ2_XS, IQ2_XSAVX2}, {"iq2_s", quant.IQ2_S, IQ2_SAVX2},
-		{"iq3_xxs", quant.IQ3_XXS, IQ3_XXSAVX2}, {"iq3_s", quant.IQ3_S, IQ3_SAVX2},
-		{"iq1_s", quant.IQ1_S, IQ1_SAVX2}, {"iq1_m", quant.IQ1_M, IQ1_MAVX2},
-	} {
-		size, err := c.wt.RowSize(n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		x := make([]byte, size)
-		for i := range x {
-			x[i] = byte(rng.Uint32())
-		}
-		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				c.f(n, x, y)
-			}
-		})
+	size, err := wt.RowSize(n)
+	if err != nil {
+		b.Fatal(err)
 	}
+	x := make([]byte, size)
+	for i := range x {
+		x[i] = byte(rng.Uint32())
+	}
+	b.Run(name, func(b *testing.B) {
+		for b.Loop() {
+			f(n, x, y)
+		}
+	})
 }

@@ -81,10 +81,10 @@ func OSReports(flags ...string) (has, known bool) {
 }
 
 // HasAVX512 reports whether the host runs the avx512 tier's kernels:
-// AVX-512 F, BW and VL (with the avx2 tier's features, which every such
-// CPU has).
+// AVX-512 F, BW and VL and BMI2 (with the avx2 tier's features, which
+// every such CPU has).
 func HasAVX512() bool {
-	return HasAVX2() && cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL)
+	return HasAVX2() && cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.BMI2)
 }
 
 // HasVNNI reports whether the host runs the vnni tier's kernels: the

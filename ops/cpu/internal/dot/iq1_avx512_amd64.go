@@ -1,0 +1,78 @@
+//go:build amd64 && !purego
+
+package dot
+
+import (
+	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
+	"github.com/kernbench/kernbench/quant"
+)
+
+// iq1Biased holds, per 12-bit index (an IQ1 grid index in bits 0..10, a
+// delta sign in bit 11), the grid entry's eight values g as the bytes
+// 8g+9+delta, delta -1 where bit 11 is set and +1 elsewhere: 0 to 18,
+// unsigned operands of VPMADDUBSW whose products with q8_K codes give
+// 8*grid + shift of IQ1_M (and, with bit 11 clear, 8*grid of IQ1_S) plus
+// a bias that the q8_K bsums remove (iq1_avx512_amd64.s).
+var iq1Biased = func() (t [4096]uint64) {
+	for i := range t {
+		e := quant.IQ1SGrid[i&0x7ff]
+		delta := 1
+		if i&0x800 != 0 {
+			delta = -1
+		}
+		for k := range 8 {
+			g := int(int8(uint8(e >> (8 * k))))
+			t[i] |= uint64(uint8(8*g+9+delta)) << (8 * k)
+		}
+	}
+	return t
+}()
+
+// iq1mSumsAVX512 sets out[b], for b < nb, to 8*grid + shift of the
+// iq1_m block at x + 56b with the q8_K block at y + 292b (the two sums
+// of iq1mSumsTwin joined), and returns acc plus their float32 scaling as
+// the generic kernel sums it (iq1_avx512_amd64.s).
+//
+//go:noescape
+func iq1mSumsAVX512(grid *[4096]uint64, x, y *byte, nb int, out *int32, acc float32) float32
+
+// iq1sSumsAVX512 is iq1mSumsAVX512 for iq1_s blocks (50 bytes).
+//
+//go:noescape
+func iq1sSumsAVX512(grid *[4096]uint64, x, y *byte, nb int, out *int32, acc float32) float32
+
+// iq1mSums512 is iq1mSumsAVX512 over len(out) blocks, with its reads
+// checked against the slices.
+func iq1mSums512(x, y []byte, out []int32, acc float32) float32 {
+	nb := len(out)
+	if nb == 0 {
+		return acc
+	}
+	_ = x[nb*bytesIQ1_M-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	return iq1mSumsAVX512(&iq1Biased, &x[0], &y[0], nb, &out[0], acc)
+}
+
+// iq1sSums512 is iq1sSumsAVX512 over len(out) blocks, with its reads
+// checked against the slices.
+func iq1sSums512(x, y []byte, out []int32, acc float32) float32 {
+	nb := len(out)
+	if nb == 0 {
+		return acc
+	}
+	_ = x[nb*bytesIQ1_S-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	return iq1sSumsAVX512(&iq1Biased, &x[0], &y[0], nb, &out[0], acc)
+}
+
+// IQ1_MAVX512 is IQ1_M in AVX-512 (F, BW, VL) and BMI2, two sub-blocks
+// a step; it equals IQ1_M bit for bit.
+func IQ1_MAVX512(n int, x, y []byte) float32 {
+	return gridRowAVX2(n, x, y, bytesIQ1_M, 1, iq1mSums512)
+}
+
+// IQ1_SAVX512 is IQ1_S in AVX-512 (F, BW, VL) and BMI2, two sub-blocks
+// a step; it equals IQ1_S bit for bit.
+func IQ1_SAVX512(n int, x, y []byte) float32 {
+	return gridRowAVX2(n, x, y, bytesIQ1_S, 1, iq1sSums512)
+}

@@ -1,0 +1,259 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX-512 sums of IQ1_M and IQ1_S against q8_K, 64 elements (two
+// sub-blocks) a step. The grid values come from iq1Biased, whose entry
+// for a 12-bit index (an IQ1 grid index in bits 0..10, a delta sign in
+// bit 11) holds each value g as the unsigned byte 8g+9+delta (delta -1
+// where bit 11 is set, +1 elsewhere), so one VPMADDUBSW against the q8_K
+// codes and one VPMADDWD with the scales of 16 give 8*grid + shift of
+// the generic kernels (iqgrid.go) with a bias of 9 or 10 times each
+// scaled sum of 16 codes, which the q8_K block's bsums take off once per
+// super-block. A group of 8's index is its qs byte deposited (PDEP) into
+// a 16-bit field beside its qh bits, four groups a 64-bit register, and
+// the eight 8-byte entries of a step are loaded one by one and inserted.
+// The exact integer 8*grid + shift is below 2^24, so float32(it)/8 is
+// float32(grid) + float32(shift)/8 exactly, and the super-block's
+// float32 step (d_x*d_y times it, added to the sum) is the generic
+// kernels' bit for bit.
+
+// iq1ScIdx: VPERMW indexes that copy scale word i/4 to word i (IQ1_M's
+// four scale words, four codes of 16 elements each); iq1ScShift: the
+// VPSRLVW counts 3*(i%4) that bring code i to bit 0.
+DATA iq1ScIdx<>+0x00(SB)/8, $0x0000000000000000
+DATA iq1ScIdx<>+0x08(SB)/8, $0x0001000100010001
+DATA iq1ScIdx<>+0x10(SB)/8, $0x0002000200020002
+DATA iq1ScIdx<>+0x18(SB)/8, $0x0003000300030003
+GLOBL iq1ScIdx<>(SB), RODATA|NOPTR, $32
+DATA iq1ScShift<>+0x00(SB)/8, $0x0009000600030000
+DATA iq1ScShift<>+0x08(SB)/8, $0x0009000600030000
+DATA iq1ScShift<>+0x10(SB)/8, $0x0009000600030000
+DATA iq1ScShift<>+0x18(SB)/8, $0x0009000600030000
+GLOBL iq1ScShift<>(SB), RODATA|NOPTR, $32
+
+// iq1HIdx: VPERMW indexes that copy qh word i/2 to word i (IQ1_S: one
+// scale and delta per sub-block of 32, two groups of 16).
+DATA iq1HIdx<>+0x00(SB)/8, $0x0001000100000000
+DATA iq1HIdx<>+0x08(SB)/8, $0x0003000300020002
+DATA iq1HIdx<>+0x10(SB)/8, $0x0005000500040004
+DATA iq1HIdx<>+0x18(SB)/8, $0x0007000700060006
+GLOBL iq1HIdx<>(SB), RODATA|NOPTR, $32
+
+// iq1Lane: VPERMW indexes that copy word k/8 to word k: the scales of
+// a step's four groups of 16 (step p adds 4p).
+DATA iq1Lane<>+0x00(SB)/8, $0x0000000000000000
+DATA iq1Lane<>+0x08(SB)/8, $0x0000000000000000
+DATA iq1Lane<>+0x10(SB)/8, $0x0001000100010001
+DATA iq1Lane<>+0x18(SB)/8, $0x0001000100010001
+DATA iq1Lane<>+0x20(SB)/8, $0x0002000200020002
+DATA iq1Lane<>+0x28(SB)/8, $0x0002000200020002
+DATA iq1Lane<>+0x30(SB)/8, $0x0003000300030003
+DATA iq1Lane<>+0x38(SB)/8, $0x0003000300030003
+GLOBL iq1Lane<>(SB), RODATA|NOPTR, $64
+
+// iq1Eighth: float32 0.125.
+DATA iq1Eighth<>+0(SB)/4, $0x3e000000
+GLOBL iq1Eighth<>(SB), RODATA|NOPTR, $4
+
+// IQ1SETUP: Z24 = words 7, Z25 = words 1, Z20..Z23 = the VPERMW indexes
+// of the four steps' scales (iq1Lane plus 4p), R11 = the PDEP mask of a
+// qs byte into each 16-bit field. Clobbers Z26.
+#define IQ1SETUP \
+	VPTERNLOGD $0xff, Z25, Z25, Z25; \
+	VPSRLW $13, Z25, Z24; \
+	VPSRLW $15, Z25, Z25; \
+	VPSLLW $2, Z25, Z26; \
+	VMOVDQU64 iq1Lane<>(SB), Z20; \
+	VPADDW Z26, Z20, Z21; \
+	VPADDW Z26, Z21, Z22; \
+	VPADDW Z26, Z22, Z23; \
+	MOVQ $0x00ff00ff00ff00ff, R11
+
+// IQ1ENTRIES4 loads into xreg and X3 the four grid entries whose
+// indexes are the 16-bit fields of r, low field first (xreg the first
+// two). The fields are taken out with 32-bit shifts, which clear the
+// register above (shorter chains than three 64-bit shifts in a row);
+// storing r and loading the fields back was 20% slower a row, and
+// VPGATHERQQ of the eight entries 2.2 times slower (Zen 5). Clobbers r,
+// R12, R13.
+#define IQ1ENTRIES4(r, xreg) \
+	MOVWQZX r, R12; \
+	MOVL r, R13; \
+	SHRL $16, R13; \
+	VMOVQ (R8)(R12*8), xreg; \
+	VPINSRQ $1, (R8)(R13*8), xreg, xreg; \
+	SHRQ $32, r; \
+	MOVWQZX r, R12; \
+	SHRL $16, r; \
+	VMOVQ (R8)(R12*8), X3; \
+	VPINSRQ $1, (R8)(r*8), X3, X3
+
+// IQ1STEP adds to Z0 a step's 64 biased products times their scales:
+// its eight qs bytes at qsoff(SI), its two qh words at qhoff(SI) (the
+// index bits that R10 deposits), its codes at yoff(DI), its scales
+// picked from Z16 by lane. Clobbers AX, BX, R9, R12..R14, Z2..Z4, Z7.
+#define IQ1STEP(qsoff, qhoff, yoff, lane) \
+	MOVQ qsoff(SI), AX; \
+	MOVL qhoff(SI), BX; \
+	PDEPQ R11, AX, R9; \
+	PDEPQ R10, BX, R12; \
+	ORQ R12, R9; \
+	SHRQ $32, AX; \
+	SHRL $16, BX; \
+	PDEPQ R11, AX, R14; \
+	PDEPQ R10, BX, R12; \
+	ORQ R12, R14; \
+	IQ1ENTRIES4(R9, X2); \
+	VINSERTI128 $1, X3, Y2, Y2; \
+	IQ1ENTRIES4(R14, X4); \
+	VINSERTI128 $1, X3, Y4, Y4; \
+	VINSERTI64X4 $1, Y4, Z2, Z2; \
+	VPMADDUBSW yoff(DI), Z2, Z2; \
+	VPERMW Z16, lane, Z7; \
+	VPMADDWD Z7, Z2, Z2; \
+	VPADDD Z2, Z0, Z0
+
+// IQ1BLOCK ends a super-block: out[b] (at (DX)) = Z0's lanes summed less
+// Y18's (the bias), and X11 += X1 (d_x*d_y) * 0.125*float32(out[b]).
+#define IQ1BLOCK \
+	VEXTRACTI64X4 $1, Z0, Y3; \
+	VPADDD Y3, Y0, Y0; \
+	VPSUBD Y18, Y0, Y0; \
+	VEXTRACTI128 $1, Y0, X3; \
+	VPADDD X3, X0, X0; \
+	VPSHUFD $0x4e, X0, X3; \
+	VPADDD X3, X0, X0; \
+	VPSHUFD $0xb1, X0, X3; \
+	VPADDD X3, X0, X0; \
+	VMOVD X0, (DX); \
+	VCVTDQ2PS X0, X0; \
+	VMULSS iq1Eighth<>(SB), X0, X0; \
+	VMULSS X0, X1, X1; \
+	VADDSS X1, X11, X11
+
+// func iq1mSumsAVX512(grid *[4096]uint64, x, y *byte, nb int, out *int32, acc float32) float32
+//
+// For b < nb: out[b] = 8*grid + shift (iq1mSumsTwin's two sums) of the
+// iq1_m block at x + 56b with the q8_K block at y + 292b. It returns
+// acc plus the blocks' float32 scaling, in the generic kernel's order.
+TEXT ·iq1mSumsAVX512(SB), NOSPLIT, $0-52
+	MOVQ grid+0(FP), R8
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ nb+24(FP), CX
+	MOVQ out+32(FP), DX
+	VMOVSS acc+40(FP), X11
+	IQ1SETUP
+	// A group's qh nibble into bits 8..11 of its field: grid index bits
+	// 8..10 and the delta sign.
+	MOVQ $0x0f000f000f000f00, R10
+	VMOVDQU64 iq1ScIdx<>(SB), Y26
+	VMOVDQU64 iq1ScShift<>(SB), Y27
+
+iq1mblock:
+	TESTQ CX, CX
+	JZ    iq1mdone
+	// Y16: word i = 2*code_i+1, the scale of elements 16i..16i+15;
+	// Y18: dword j = 9 * (the scaled sums of codes of groups 2j, 2j+1).
+	VMOVQ 48(SI), X16
+	VPERMW Y16, Y26, Y16
+	VPSRLVW Y27, Y16, Y16
+	VPANDQ Y24, Y16, Y16
+	VPADDW Y16, Y16, Y16
+	VPORQ Y25, Y16, Y16
+	VPSLLW $3, Y16, Y17
+	VPADDW Y16, Y17, Y17
+	VPMADDWD 260(DI), Y17, Y18
+	VPXORQ Z0, Z0, Z0
+	IQ1STEP(0, 32, 4, Z20)
+	IQ1STEP(8, 36, 68, Z21)
+	IQ1STEP(16, 40, 132, Z22)
+	IQ1STEP(24, 44, 196, Z23)
+	// The super-block scale: the top nibbles of the four scale words.
+	MOVWLZX 48(SI), AX
+	SHRL $12, AX
+	MOVWLZX 50(SI), BX
+	SHRL $8, BX
+	ANDL $0xf0, BX
+	ORL BX, AX
+	MOVWLZX 52(SI), BX
+	SHRL $4, BX
+	ANDL $0xf00, BX
+	ORL BX, AX
+	MOVWLZX 54(SI), BX
+	ANDL $0xf000, BX
+	ORL BX, AX
+	VMOVD AX, X1
+	VCVTPH2PS X1, X1
+	VMULSS (DI), X1, X1
+	IQ1BLOCK
+	ADDQ $56, SI
+	ADDQ $292, DI
+	ADDQ $4, DX
+	DECQ CX
+	JMP  iq1mblock
+
+iq1mdone:
+	VMOVSS X11, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func iq1sSumsAVX512(grid *[4096]uint64, x, y *byte, nb int, out *int32, acc float32) float32
+//
+// For b < nb: out[b] = 8*grid + shift (iq1sSumsTwin's two sums) of the
+// iq1_s block at x + 50b with the q8_K block at y + 292b. It returns
+// acc plus the blocks' float32 scaling, in the generic kernel's order.
+TEXT ·iq1sSumsAVX512(SB), NOSPLIT, $0-52
+	MOVQ grid+0(FP), R8
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ nb+24(FP), CX
+	MOVQ out+32(FP), DX
+	VMOVSS acc+40(FP), X11
+	IQ1SETUP
+	// A group's three index bits of its sub-block's qh word (bits
+	// 3l..3l+2) into bits 8..10 of its field; bit 11 stays clear
+	// (delta +1: the shift part is taken from the bsums).
+	MOVQ $0x0700070007000700, R10
+	VMOVDQU64 iq1HIdx<>(SB), Y26
+
+iq1sblock:
+	TESTQ CX, CX
+	JZ    iq1sdone
+	// Y16: word i = 2*ls+1 of sub-block i/2 (bits 12..14 of its qh
+	// word); Y18: dword j = the sums of 16 codes 2j, 2j+1 times
+	// (10 - delta) times their scales, delta -1 where bit 15 is set.
+	VMOVDQU64 34(SI), X16
+	VPERMW Y16, Y26, Y19
+	VPSRLW $12, Y19, Y16
+	VPANDQ Y24, Y16, Y16
+	VPADDW Y16, Y16, Y16
+	VPORQ Y25, Y16, Y16
+	VPSRAW $15, Y19, Y19
+	VPADDW Y16, Y16, Y17
+	VPANDQ Y17, Y19, Y19
+	VPSLLW $3, Y16, Y17
+	VPADDW Y16, Y17, Y17
+	VPADDW Y19, Y17, Y17
+	VPMADDWD 260(DI), Y17, Y18
+	VPXORQ Z0, Z0, Z0
+	IQ1STEP(2, 34, 4, Z20)
+	IQ1STEP(10, 38, 68, Z21)
+	IQ1STEP(18, 42, 132, Z22)
+	IQ1STEP(26, 46, 196, Z23)
+	MOVWLZX (SI), AX
+	VMOVD AX, X1
+	VCVTPH2PS X1, X1
+	VMULSS (DI), X1, X1
+	IQ1BLOCK
+	ADDQ $50, SI
+	ADDQ $292, DI
+	ADDQ $4, DX
+	DECQ CX
+	JMP  iq1sblock
+
+iq1sdone:
+	VMOVSS X11, ret+48(FP)
+	VZEROUPPER
+	RET
