@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "iq_avx512_amd64.h"
 
 // AVX-512 sums of IQ1_M and IQ1_S against q8_K, 64 elements (two
 // sub-blocks) a step. The grid values come from iq1Biased, whose entry
@@ -32,101 +33,22 @@ DATA iq1ScShift<>+0x10(SB)/8, $0x0009000600030000
 DATA iq1ScShift<>+0x18(SB)/8, $0x0009000600030000
 GLOBL iq1ScShift<>(SB), RODATA|NOPTR, $32
 
-// iq1HIdx: VPERMW indexes that copy qh word i/2 to word i (IQ1_S: one
-// scale and delta per sub-block of 32, two groups of 16).
-DATA iq1HIdx<>+0x00(SB)/8, $0x0001000100000000
-DATA iq1HIdx<>+0x08(SB)/8, $0x0003000300020002
-DATA iq1HIdx<>+0x10(SB)/8, $0x0005000500040004
-DATA iq1HIdx<>+0x18(SB)/8, $0x0007000700060006
-GLOBL iq1HIdx<>(SB), RODATA|NOPTR, $32
-
-// iq1Lane: VPERMW indexes that copy word k/8 to word k: the scales of
-// a step's four groups of 16 (step p adds 4p).
-DATA iq1Lane<>+0x00(SB)/8, $0x0000000000000000
-DATA iq1Lane<>+0x08(SB)/8, $0x0000000000000000
-DATA iq1Lane<>+0x10(SB)/8, $0x0001000100010001
-DATA iq1Lane<>+0x18(SB)/8, $0x0001000100010001
-DATA iq1Lane<>+0x20(SB)/8, $0x0002000200020002
-DATA iq1Lane<>+0x28(SB)/8, $0x0002000200020002
-DATA iq1Lane<>+0x30(SB)/8, $0x0003000300030003
-DATA iq1Lane<>+0x38(SB)/8, $0x0003000300030003
-GLOBL iq1Lane<>(SB), RODATA|NOPTR, $64
-
 // iq1Eighth: float32 0.125.
 DATA iq1Eighth<>+0(SB)/4, $0x3e000000
 GLOBL iq1Eighth<>(SB), RODATA|NOPTR, $4
 
-// IQ1SETUP: Z24 = words 7, Z25 = words 1, Z20..Z23 = the VPERMW indexes
-// of the four steps' scales (iq1Lane plus 4p), R11 = the PDEP mask of a
-// qs byte into each 16-bit field. Clobbers Z26.
-#define IQ1SETUP \
-	VPTERNLOGD $0xff, Z25, Z25, Z25; \
-	VPSRLW $13, Z25, Z24; \
-	VPSRLW $15, Z25, Z25; \
-	VPSLLW $2, Z25, Z26; \
-	VMOVDQU64 iq1Lane<>(SB), Z20; \
-	VPADDW Z26, Z20, Z21; \
-	VPADDW Z26, Z21, Z22; \
-	VPADDW Z26, Z22, Z23; \
-	MOVQ $0x00ff00ff00ff00ff, R11
-
-// IQ1ENTRIES4 loads into xreg and X3 the four grid entries whose
-// indexes are the 16-bit fields of r, low field first (xreg the first
-// two). The fields are taken out with 32-bit shifts, which clear the
-// register above (shorter chains than three 64-bit shifts in a row);
-// storing r and loading the fields back was 20% slower a row, and
-// VPGATHERQQ of the eight entries 2.2 times slower (Zen 5). Clobbers r,
-// R12, R13.
-#define IQ1ENTRIES4(r, xreg) \
-	MOVWQZX r, R12; \
-	MOVL r, R13; \
-	SHRL $16, R13; \
-	VMOVQ (R8)(R12*8), xreg; \
-	VPINSRQ $1, (R8)(R13*8), xreg, xreg; \
-	SHRQ $32, r; \
-	MOVWQZX r, R12; \
-	SHRL $16, r; \
-	VMOVQ (R8)(R12*8), X3; \
-	VPINSRQ $1, (R8)(r*8), X3, X3
-
 // IQ1STEP adds to Z0 a step's 64 biased products times their scales:
-// its eight qs bytes at qsoff(SI), its two qh words at qhoff(SI) (the
-// index bits that R10 deposits), its codes at yoff(DI), its scales
-// picked from Z16 by lane. Clobbers AX, BX, R9, R12..R14, Z2..Z4, Z7.
+// its grid entries from GZGRID (qsoff, its two qh words at qhoff), its
+// codes at yoff(DI), its scales picked from Z16 by lane.
 #define IQ1STEP(qsoff, qhoff, yoff, lane) \
-	MOVQ qsoff(SI), AX; \
-	MOVL qhoff(SI), BX; \
-	PDEPQ R11, AX, R9; \
-	PDEPQ R10, BX, R12; \
-	ORQ R12, R9; \
-	SHRQ $32, AX; \
-	SHRL $16, BX; \
-	PDEPQ R11, AX, R14; \
-	PDEPQ R10, BX, R12; \
-	ORQ R12, R14; \
-	IQ1ENTRIES4(R9, X2); \
-	VINSERTI128 $1, X3, Y2, Y2; \
-	IQ1ENTRIES4(R14, X4); \
-	VINSERTI128 $1, X3, Y4, Y4; \
-	VINSERTI64X4 $1, Y4, Z2, Z2; \
+	GZGRID(qsoff, MOVL, qhoff, 16); \
 	VPMADDUBSW yoff(DI), Z2, Z2; \
-	VPERMW Z16, lane, Z7; \
-	VPMADDWD Z7, Z2, Z2; \
-	VPADDD Z2, Z0, Z0
+	GZSCALE(lane)
 
 // IQ1BLOCK ends a super-block: out[b] (at (DX)) = Z0's lanes summed less
 // Y18's (the bias), and X11 += X1 (d_x*d_y) * 0.125*float32(out[b]).
 #define IQ1BLOCK \
-	VEXTRACTI64X4 $1, Z0, Y3; \
-	VPADDD Y3, Y0, Y0; \
-	VPSUBD Y18, Y0, Y0; \
-	VEXTRACTI128 $1, Y0, X3; \
-	VPADDD X3, X0, X0; \
-	VPSHUFD $0x4e, X0, X3; \
-	VPADDD X3, X0, X0; \
-	VPSHUFD $0xb1, X0, X3; \
-	VPADDD X3, X0, X0; \
-	VMOVD X0, (DX); \
+	GZSUM; \
 	VCVTDQ2PS X0, X0; \
 	VMULSS iq1Eighth<>(SB), X0, X0; \
 	VMULSS X0, X1, X1; \
@@ -144,7 +66,10 @@ TEXT ·iq1mSumsAVX512(SB), NOSPLIT, $0-52
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
 	VMOVSS acc+40(FP), X11
-	IQ1SETUP
+	GZSETUP
+	// Z24: words 7, the mask of a 3-bit scale code.
+	VPTERNLOGD $0xff, Z24, Z24, Z24
+	VPSRLW $13, Z24, Z24
 	// A group's qh nibble into bits 8..11 of its field: grid index bits
 	// 8..10 and the delta sign.
 	MOVQ $0x0f000f000f000f00, R10
@@ -211,12 +136,15 @@ TEXT ·iq1sSumsAVX512(SB), NOSPLIT, $0-52
 	MOVQ nb+24(FP), CX
 	MOVQ out+32(FP), DX
 	VMOVSS acc+40(FP), X11
-	IQ1SETUP
+	GZSETUP
+	// Z24: words 7, the mask of a 3-bit scale code.
+	VPTERNLOGD $0xff, Z24, Z24, Z24
+	VPSRLW $13, Z24, Z24
 	// A group's three index bits of its sub-block's qh word (bits
 	// 3l..3l+2) into bits 8..10 of its field; bit 11 stays clear
 	// (delta +1: the shift part is taken from the bsums).
 	MOVQ $0x0700070007000700, R10
-	VMOVDQU64 iq1HIdx<>(SB), Y26
+	VMOVDQU64 gzHalf<>(SB), Y26
 
 iq1sblock:
 	TESTQ CX, CX

@@ -28,6 +28,7 @@ var iqAVX512 = []struct {
 }{
 	{"iq1_m", quant.IQ1_M, IQ1_MAVX512, IQ1_M, IQ1_MAVX2, bytesIQ1_M, iq1mSums512, joinShift(iq1mSumsTwin)},
 	{"iq1_s", quant.IQ1_S, IQ1_SAVX512, IQ1_S, IQ1_SAVX2, bytesIQ1_S, iq1sSums512, joinShift(iq1sSumsTwin)},
+	{"iq2_s", quant.IQ2_S, IQ2_SAVX512, IQ2_S, IQ2_SAVX2, bytesIQ2_S, iq2sSums512, iq2sSumsTwin},
 }
 
 // joinShift turns a twin that stores a grid sum and a shift sum per block
@@ -80,7 +81,7 @@ func TestIQSumsAVX512(t *testing.T) {
 			for b := range nb {
 				// Finite scales about 1, so that no sum hides behind a NaN.
 				binary.LittleEndian.PutUint32(y[b*simd.BytesQ8_K:], math.Float32bits(1+float32(rng.IntN(64))/64))
-				if c.wt == quant.IQ1_S {
+				if c.wt != quant.IQ1_M {
 					binary.LittleEndian.PutUint16(x[b*c.bytes:], 0x3c00+uint16(rng.IntN(64)))
 				} else if trial%5 == 3 {
 					x[b*c.bytes+55] = 0x3b // the top nibbles' f16: finite

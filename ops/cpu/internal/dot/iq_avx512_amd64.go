@@ -76,3 +76,29 @@ func IQ1_MAVX512(n int, x, y []byte) float32 {
 func IQ1_SAVX512(n int, x, y []byte) float32 {
 	return gridRowAVX2(n, x, y, bytesIQ1_S, 1, iq1sSums512)
 }
+
+// iq2sSumsAVX512 sets out[b], for b < nb, to the integer sum of the
+// iq2_s block at x + 82b with the q8_K block at y + 292b (twin:
+// iq2sSumsTwin), and returns acc plus their float32 scaling as the
+// generic kernel sums it (iq2s_avx512_amd64.s).
+//
+//go:noescape
+func iq2sSumsAVX512(grid *[1024]uint64, x, y *byte, nb int, out *int32, acc float32) float32
+
+// iq2sSums512 is iq2sSumsAVX512 over len(out) blocks, with its reads
+// checked against the slices.
+func iq2sSums512(x, y []byte, out []int32, acc float32) float32 {
+	nb := len(out)
+	if nb == 0 {
+		return acc
+	}
+	_ = x[nb*bytesIQ2_S-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	return iq2sSumsAVX512(&quant.IQ2SGrid, &x[0], &y[0], nb, &out[0], acc)
+}
+
+// IQ2_SAVX512 is IQ2_S in AVX-512 (F, BW, VL) and BMI2, two sub-blocks
+// a step; it equals IQ2_S bit for bit.
+func IQ2_SAVX512(n int, x, y []byte) float32 {
+	return float32(0.125 * gridRowAVX2(n, x, y, bytesIQ2_S, 1, iq2sSums512))
+}

@@ -1,0 +1,103 @@
+// Shared pieces of the AVX-512 codebook kernels (iq1_avx512_amd64.s,
+// iq2s_avx512_amd64.s): 64 elements (two sub-blocks) a step, each group
+// of 8's grid index made from its qs byte and its high bits deposited
+// (PDEP, BMI2) into a 16-bit field, four groups a 64-bit register; the
+// eight 8-byte entries of a step loaded one by one and inserted; the
+// scales of the step's four groups of 16 picked by VPERMW from a vector
+// of the super-block's sixteen. Each file that includes this one gets its
+// own copy of the constants.
+
+// gzLane: VPERMW indexes that copy word k/8 to word k: the scales of
+// a step's four groups of 16 (step p adds 4p).
+DATA gzLane<>+0x00(SB)/8, $0x0000000000000000
+DATA gzLane<>+0x08(SB)/8, $0x0000000000000000
+DATA gzLane<>+0x10(SB)/8, $0x0001000100010001
+DATA gzLane<>+0x18(SB)/8, $0x0001000100010001
+DATA gzLane<>+0x20(SB)/8, $0x0002000200020002
+DATA gzLane<>+0x28(SB)/8, $0x0002000200020002
+DATA gzLane<>+0x30(SB)/8, $0x0003000300030003
+DATA gzLane<>+0x38(SB)/8, $0x0003000300030003
+GLOBL gzLane<>(SB), RODATA|NOPTR, $64
+
+// gzHalf: VPERMW indexes that copy word i/2 to word i (one value per
+// sub-block of 32 to its two groups of 16).
+DATA gzHalf<>+0x00(SB)/8, $0x0001000100000000
+DATA gzHalf<>+0x08(SB)/8, $0x0003000300020002
+DATA gzHalf<>+0x10(SB)/8, $0x0005000500040004
+DATA gzHalf<>+0x18(SB)/8, $0x0007000700060006
+GLOBL gzHalf<>(SB), RODATA|NOPTR, $32
+
+// GZSETUP: Z25 = words 1, Z20..Z23 = the VPERMW indexes of the four
+// steps' scales (gzLane plus 4p), R11 = the PDEP mask of a qs byte into
+// each 16-bit field. Clobbers Z26.
+#define GZSETUP \
+	VPTERNLOGD $0xff, Z25, Z25, Z25; \
+	VPSRLW $15, Z25, Z25; \
+	VPSLLW $2, Z25, Z26; \
+	VMOVDQU64 gzLane<>(SB), Z20; \
+	VPADDW Z26, Z20, Z21; \
+	VPADDW Z26, Z21, Z22; \
+	VPADDW Z26, Z22, Z23; \
+	MOVQ $0x00ff00ff00ff00ff, R11
+
+// GZENTRIES4 loads into xreg and X3 the four grid entries (table at R8)
+// whose indexes are the 16-bit fields of r, low field first (xreg the
+// first two). The fields are taken out with 32-bit shifts, which clear
+// the register above (shorter chains than three 64-bit shifts in a
+// row); storing r and loading the fields back was 20% slower a row, and
+// VPGATHERQQ of the eight entries 2.2 times slower (Zen 5). Clobbers r,
+// R12, R13.
+#define GZENTRIES4(r, xreg) \
+	MOVWQZX r, R12; \
+	MOVL r, R13; \
+	SHRL $16, R13; \
+	VMOVQ (R8)(R12*8), xreg; \
+	VPINSRQ $1, (R8)(R13*8), xreg, xreg; \
+	SHRQ $32, r; \
+	MOVWQZX r, R12; \
+	SHRL $16, r; \
+	VMOVQ (R8)(R12*8), X3; \
+	VPINSRQ $1, (R8)(r*8), X3, X3
+
+// GZGRID sets Z2 to a step's eight grid entries: its eight qs bytes at
+// qsoff(SI), its index high bits loaded from qhoff(SI) by movh, the
+// high bits of groups 0..3 deposited by the mask in R10 and those of
+// groups 4..7 after a right shift of hshift. Clobbers AX, BX, R9,
+// R12..R14, X3, Y4.
+#define GZGRID(qsoff, movh, qhoff, hshift) \
+	MOVQ qsoff(SI), AX; \
+	movh qhoff(SI), BX; \
+	PDEPQ R11, AX, R9; \
+	PDEPQ R10, BX, R12; \
+	ORQ R12, R9; \
+	SHRQ $32, AX; \
+	SHRL $hshift, BX; \
+	PDEPQ R11, AX, R14; \
+	PDEPQ R10, BX, R12; \
+	ORQ R12, R14; \
+	GZENTRIES4(R9, X2); \
+	VINSERTI128 $1, X3, Y2, Y2; \
+	GZENTRIES4(R14, X4); \
+	VINSERTI128 $1, X3, Y4, Y4; \
+	VINSERTI64X4 $1, Y4, Z2, Z2
+
+// GZSCALE adds to Z0 the int16 pairs of Z2 times the step's scales
+// (words of Z16 picked by lane). Clobbers Z2, Z7.
+#define GZSCALE(lane) \
+	VPERMW Z16, lane, Z7; \
+	VPMADDWD Z7, Z2, Z2; \
+	VPADDD Z2, Z0, Z0
+
+// GZSUM sets X0's low lane to the sum of Z0's sixteen int32 lanes less
+// the eight of Y18 (a bias, or zero) and stores it at (DX). Clobbers X3.
+#define GZSUM \
+	VEXTRACTI64X4 $1, Z0, Y3; \
+	VPADDD Y3, Y0, Y0; \
+	VPSUBD Y18, Y0, Y0; \
+	VEXTRACTI128 $1, Y0, X3; \
+	VPADDD X3, X0, X0; \
+	VPSHUFD $0x4e, X0, X3; \
+	VPADDD X3, X0, X0; \
+	VPSHUFD $0xb1, X0, X3; \
+	VPADDD X3, X0, X0; \
+	VMOVD X0, (DX)
