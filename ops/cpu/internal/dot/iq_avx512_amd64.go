@@ -102,3 +102,53 @@ func iq2sSums512(x, y []byte, out []int32, acc float32) float32 {
 func IQ2_SAVX512(n int, x, y []byte) float32 {
 	return float32(0.125 * gridRowAVX2(n, x, y, bytesIQ2_S, 1, iq2sSums512))
 }
+
+// iq2xxsSumsAVX512 sets out[b], for b < nb, to the integer sum of the
+// iq2_xxs block at x + 66b with the q8_K block at y + 292b (twin:
+// iq2xxsSumsTwin), and returns acc plus their float32 scaling as the
+// generic kernel sums it (iq2_avx512_amd64.s).
+//
+//go:noescape
+func iq2xxsSumsAVX512(grid *[256]uint64, x, y *byte, nb int, out *int32, acc float32) float32
+
+// iq2xsSumsAVX512 is iq2xxsSumsAVX512 for iq2_xs blocks (74 bytes;
+// twin: iq2xsSumsTwin).
+//
+//go:noescape
+func iq2xsSumsAVX512(grid *[512]uint64, x, y *byte, nb int, out *int32, acc float32) float32
+
+// iq2xxsSums512 is iq2xxsSumsAVX512 over len(out) blocks, with its reads
+// checked against the slices.
+func iq2xxsSums512(x, y []byte, out []int32, acc float32) float32 {
+	nb := len(out)
+	if nb == 0 {
+		return acc
+	}
+	_ = x[nb*bytesIQ2_XXS-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	return iq2xxsSumsAVX512(&quant.IQ2XXSGrid, &x[0], &y[0], nb, &out[0], acc)
+}
+
+// iq2xsSums512 is iq2xsSumsAVX512 over len(out) blocks, with its reads
+// checked against the slices.
+func iq2xsSums512(x, y []byte, out []int32, acc float32) float32 {
+	nb := len(out)
+	if nb == 0 {
+		return acc
+	}
+	_ = x[nb*bytesIQ2_XS-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	return iq2xsSumsAVX512(&quant.IQ2XSGrid, &x[0], &y[0], nb, &out[0], acc)
+}
+
+// IQ2_XXSAVX512 is IQ2_XXS in AVX-512 (F, BW, VL) and BMI2, two
+// sub-blocks a step; it equals IQ2_XXS bit for bit.
+func IQ2_XXSAVX512(n int, x, y []byte) float32 {
+	return float32(0.125 * gridRowAVX2(n, x, y, bytesIQ2_XXS, 1, iq2xxsSums512))
+}
+
+// IQ2_XSAVX512 is IQ2_XS in AVX-512 (F, BW, VL) and BMI2, two
+// sub-blocks a step; it equals IQ2_XS bit for bit.
+func IQ2_XSAVX512(n int, x, y []byte) float32 {
+	return float32(0.125 * gridRowAVX2(n, x, y, bytesIQ2_XS, 1, iq2xsSums512))
+}

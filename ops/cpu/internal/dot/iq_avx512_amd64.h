@@ -1,5 +1,5 @@
 // Shared pieces of the AVX-512 codebook kernels (iq1_avx512_amd64.s,
-// iq2s_avx512_amd64.s): 64 elements (two sub-blocks) a step, each group
+// iq2_avx512_amd64.s): 64 elements (two sub-blocks) a step, each group
 // of 8's grid index made from its qs byte and its high bits deposited
 // (PDEP, BMI2) into a 16-bit field, four groups a 64-bit register; the
 // eight 8-byte entries of a step loaded one by one and inserted; the
@@ -101,3 +101,100 @@ GLOBL gzHalf<>(SB), RODATA|NOPTR, $32
 	VPSHUFD $0xb1, X0, X3; \
 	VPADDD X3, X0, X0; \
 	VMOVD X0, (DX)
+
+// GZGRIDB sets Z2 to a step's eight grid entries whose indexes are the
+// bytes at off0+0..3(SI) (groups 0..3) and off1+0..3(SI) (groups 4..7).
+// Clobbers R12, R13, X3, Y4.
+#define GZGRIDB(off0, off1) \
+	MOVBQZX (off0+0)(SI), R12; \
+	MOVBQZX (off0+1)(SI), R13; \
+	VMOVQ (R8)(R12*8), X2; \
+	VPINSRQ $1, (R8)(R13*8), X2, X2; \
+	MOVBQZX (off0+2)(SI), R12; \
+	MOVBQZX (off0+3)(SI), R13; \
+	VMOVQ (R8)(R12*8), X3; \
+	VPINSRQ $1, (R8)(R13*8), X3, X3; \
+	VINSERTI128 $1, X3, Y2, Y2; \
+	MOVBQZX (off1+0)(SI), R12; \
+	MOVBQZX (off1+1)(SI), R13; \
+	VMOVQ (R8)(R12*8), X4; \
+	VPINSRQ $1, (R8)(R13*8), X4, X4; \
+	MOVBQZX (off1+2)(SI), R12; \
+	MOVBQZX (off1+3)(SI), R13; \
+	VMOVQ (R8)(R12*8), X3; \
+	VPINSRQ $1, (R8)(R13*8), X3, X3; \
+	VINSERTI128 $1, X3, Y4, Y4; \
+	VINSERTI64X4 $1, Y4, Z2, Z2
+
+// GZSIGNS7 turns the eight 7-bit sign codes in the bytes of r into the
+// sign bytes of quant.KSignsIQ2XS: bit 7 of each is the parity of its
+// seven bits, folded in by rotations that keep each byte's bit 0 within
+// the byte. R15 holds bytes 1. Clobbers t, u.
+#define GZSIGNS7(r, t, u) \
+	RORXQ $4, r, t; \
+	XORQ r, t; \
+	RORXQ $2, t, u; \
+	XORQ u, t; \
+	RORXQ $1, t, u; \
+	XORQ u, t; \
+	ANDQ R15, t; \
+	SHLQ $7, t; \
+	ORQ t, r
+
+// GZSIGNED sets Z2's int16 lanes to the pair sums of Z2's grid
+// magnitudes times the codes at yoff(DI), each product negated where
+// K1's bit (the weight's sign) or the code's sign is set: the magnitudes
+// (at most 43) are negated where the two differ and multiply the codes'
+// magnitudes, so a pair is at most 2*43*128 and nothing saturates. Z31
+// is zero. Clobbers K1, K2, Z5.
+#define GZSIGNED(yoff) \
+	VMOVDQU64 yoff(DI), Z5; \
+	VPMOVB2M Z5, K2; \
+	KXORQ K1, K2, K1; \
+	VPABSB Z5, Z5; \
+	VPSUBB Z2, Z31, K1, Z2; \
+	VPMADDUBSW Z2, Z5, Z2
+
+// GZNIBSCALES sets Y16's word i to 2*nibble_i+1 of the eight scale
+// bytes at off(SI) (byte i/2, the low nibble first): the scales of the
+// groups of 16 of IQ2_XS and IQ2_S. Y26 = gzHalf, Y27 = gzNibShift,
+// Y24 = words 15, Y25 = words 1.
+#define GZNIBSCALES(off) \
+	VMOVQ off(SI), X16; \
+	VPMOVZXBW X16, Y16; \
+	VPERMW Y16, Y26, Y16; \
+	VPSRLVW Y27, Y16, Y16; \
+	VPANDQ Y24, Y16, Y16; \
+	VPADDW Y16, Y16, Y16; \
+	VPORQ Y25, Y16, Y16
+
+// gzNibShift: the VPSRLVW counts 4*(i%2) that bring nibble i to bit 0.
+DATA gzNibShift<>+0x00(SB)/8, $0x0004000000040000
+DATA gzNibShift<>+0x08(SB)/8, $0x0004000000040000
+DATA gzNibShift<>+0x10(SB)/8, $0x0004000000040000
+DATA gzNibShift<>+0x18(SB)/8, $0x0004000000040000
+GLOBL gzNibShift<>(SB), RODATA|NOPTR, $32
+
+// GZSIGNEDSETUP loads what GZSIGNED, GZSIGNS7 and GZNIBSCALES use: Z31
+// zero, R15 bytes 1, Y24 words 15, Y26 gzHalf, Y27 gzNibShift, and Y18
+// zero (no bias for GZSUM).
+#define GZSIGNEDSETUP \
+	VPXORQ Z31, Z31, Z31; \
+	VPXORQ Z18, Z18, Z18; \
+	MOVQ $0x0101010101010101, R15; \
+	VPTERNLOGD $0xff, Z24, Z24, Z24; \
+	VPSRLW $12, Z24, Z24; \
+	VMOVDQU64 gzHalf<>(SB), Y26; \
+	VMOVDQU64 gzNibShift<>(SB), Y27
+
+// GZFSCALE adds to X11 float32(d_x*d_y) * float32(X0's low lane), d_x
+// the f16 at (SI) and d_y the float32 at (DI), in the generic kernels'
+// order and rounding. Clobbers AX, X0, X1.
+#define GZFSCALE \
+	MOVWLZX (SI), AX; \
+	VMOVD AX, X1; \
+	VCVTPH2PS X1, X1; \
+	VMULSS (DI), X1, X1; \
+	VCVTDQ2PS X0, X0; \
+	VMULSS X0, X1, X1; \
+	VADDSS X1, X11, X11

@@ -29,6 +29,8 @@ var iqAVX512 = []struct {
 	{"iq1_m", quant.IQ1_M, IQ1_MAVX512, IQ1_M, IQ1_MAVX2, bytesIQ1_M, iq1mSums512, joinShift(iq1mSumsTwin)},
 	{"iq1_s", quant.IQ1_S, IQ1_SAVX512, IQ1_S, IQ1_SAVX2, bytesIQ1_S, iq1sSums512, joinShift(iq1sSumsTwin)},
 	{"iq2_s", quant.IQ2_S, IQ2_SAVX512, IQ2_S, IQ2_SAVX2, bytesIQ2_S, iq2sSums512, iq2sSumsTwin},
+	{"iq2_xxs", quant.IQ2_XXS, IQ2_XXSAVX512, IQ2_XXS, IQ2_XXSAVX2, bytesIQ2_XXS, iq2xxsSums512, iq2xxsSumsTwin},
+	{"iq2_xs", quant.IQ2_XS, IQ2_XSAVX512, IQ2_XS, IQ2_XSAVX2, bytesIQ2_XS, iq2xsSums512, iq2xsSumsTwin},
 }
 
 // joinShift turns a twin that stores a grid sum and a shift sum per block
