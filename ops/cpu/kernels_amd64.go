@@ -300,16 +300,18 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	// the same; in git at a68d4ba, internal/gemv/x8f16_avx512_amd64.go)
 	// made gpt-oss-100m-f16's tg128 13% slower with a 1 KiB prefetch and
 	// were within noise of the AVX2 ones with the tuned 8 KiB (Zen 5).
-	// The IQ1 and IQ2 dot products two sub-blocks a step in zmm, their
-	// grid indexes deposited by PDEP (BMI2); IQ1's delta folded into a
-	// biased 12-bit grid table, IQ2's signs a mask register (the 7-bit
-	// sign codes with their parity bits) XORed with the codes' signs (bit
-	// for bit the generic kernels, as the AVX2 ones; BenchmarkIQDotAVX512
-	// against BenchmarkIQDot on a Zen 5: iq1_m 1.6x, iq1_s 1.4x, iq2_s
-	// 1.5x, iq2_xxs 1.4x, iq2_xs 1.15x).
+	// The codebook formats' dot products two sub-blocks a step in zmm,
+	// their grid indexes deposited by PDEP (BMI2); IQ1's delta folded
+	// into a biased 12-bit grid table, the others' signs a mask register
+	// (7-bit sign codes with their parity bits, or sign bytes) XORed with
+	// the codes' signs (bit for bit the generic kernels, as the AVX2
+	// ones; BenchmarkIQDotAVX512 against BenchmarkIQDot on a Zen 5: iq1_m
+	// 1.6x, iq1_s 1.4x, iq2_s 1.5x, iq2_xxs 1.4x, iq2_xs 1.15x, iq3_xxs
+	// 1.3x, iq3_s 1.4x).
 	for wt, f := range map[quant.Type]vecDotFunc{
 		quant.IQ1_M: dot.IQ1_MAVX512, quant.IQ1_S: dot.IQ1_SAVX512, quant.IQ2_S: dot.IQ2_SAVX512,
 		quant.IQ2_XXS: dot.IQ2_XXSAVX512, quant.IQ2_XS: dot.IQ2_XSAVX512,
+		quant.IQ3_XXS: dot.IQ3_XXSAVX512, quant.IQ3_S: dot.IQ3_SAVX512,
 	} {
 		dk := ks.dots[wt]
 		dk.dot = f

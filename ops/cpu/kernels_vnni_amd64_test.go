@@ -152,10 +152,10 @@ func TestVNNIQTileMulMat(t *testing.T) {
 	}
 }
 
-// TestAVX512TableIQ1 checks that the avx512 and vnni tables take the IQ1
-// and IQ2 dot products in zmm, with the activation type of the avx2 table's
+// TestAVX512TableIQ checks that the avx512 and vnni tables take the
+// codebook formats' dot products in zmm, with the activation type of the avx2 table's
 // entries, which keep the AVX2 kernels.
-func TestAVX512TableIQ1(t *testing.T) {
+func TestAVX512TableIQ(t *testing.T) {
 	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
 	for wt, c := range map[quant.Type]struct{ avx2, avx512 vecDotFunc }{
 		quant.IQ1_M:   {dot.IQ1_MAVX2, dot.IQ1_MAVX512},
@@ -163,6 +163,8 @@ func TestAVX512TableIQ1(t *testing.T) {
 		quant.IQ2_S:   {dot.IQ2_SAVX2, dot.IQ2_SAVX512},
 		quant.IQ2_XXS: {dot.IQ2_XXSAVX2, dot.IQ2_XXSAVX512},
 		quant.IQ2_XS:  {dot.IQ2_XSAVX2, dot.IQ2_XSAVX512},
+		quant.IQ3_XXS: {dot.IQ3_XXSAVX2, dot.IQ3_XXSAVX512},
+		quant.IQ3_S:   {dot.IQ3_SAVX2, dot.IQ3_SAVX512},
 	} {
 		if ptr(avx2Kernels.dots[wt].dot) != ptr(c.avx2) {
 			t.Errorf("avx2 table's %v dot is not the AVX2 one", wt)

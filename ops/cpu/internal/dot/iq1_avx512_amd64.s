@@ -19,14 +19,8 @@
 // float32 step (d_x*d_y times it, added to the sum) is the generic
 // kernels' bit for bit.
 
-// iq1ScIdx: VPERMW indexes that copy scale word i/4 to word i (IQ1_M's
-// four scale words, four codes of 16 elements each); iq1ScShift: the
-// VPSRLVW counts 3*(i%4) that bring code i to bit 0.
-DATA iq1ScIdx<>+0x00(SB)/8, $0x0000000000000000
-DATA iq1ScIdx<>+0x08(SB)/8, $0x0001000100010001
-DATA iq1ScIdx<>+0x10(SB)/8, $0x0002000200020002
-DATA iq1ScIdx<>+0x18(SB)/8, $0x0003000300030003
-GLOBL iq1ScIdx<>(SB), RODATA|NOPTR, $32
+// iq1ScShift: the VPSRLVW counts 3*(i%4) that bring IQ1_M's scale code
+// i (of word i/4, gzQuarter) to bit 0.
 DATA iq1ScShift<>+0x00(SB)/8, $0x0009000600030000
 DATA iq1ScShift<>+0x08(SB)/8, $0x0009000600030000
 DATA iq1ScShift<>+0x10(SB)/8, $0x0009000600030000
@@ -73,7 +67,7 @@ TEXT ·iq1mSumsAVX512(SB), NOSPLIT, $0-52
 	// A group's qh nibble into bits 8..11 of its field: grid index bits
 	// 8..10 and the delta sign.
 	MOVQ $0x0f000f000f000f00, R10
-	VMOVDQU64 iq1ScIdx<>(SB), Y26
+	VMOVDQU64 gzQuarter<>(SB), Y26
 	VMOVDQU64 iq1ScShift<>(SB), Y27
 
 iq1mblock:

@@ -152,3 +152,53 @@ func IQ2_XXSAVX512(n int, x, y []byte) float32 {
 func IQ2_XSAVX512(n int, x, y []byte) float32 {
 	return float32(0.125 * gridRowAVX2(n, x, y, bytesIQ2_XS, 1, iq2xsSums512))
 }
+
+// iq3xxsSumsAVX512 sets out[b], for b < nb, to the integer sum of the
+// iq3_xxs block at x + 98b with the q8_K block at y + 292b (twin:
+// iq3xxsSumsTwin), and returns acc plus their float32 scaling as the
+// generic kernel sums it (iq3_avx512_amd64.s).
+//
+//go:noescape
+func iq3xxsSumsAVX512(grid *[256]uint32, x, y *byte, nb int, out *int32, acc float32) float32
+
+// iq3xxsSums512 is iq3xxsSumsAVX512 over len(out) blocks, with its reads
+// checked against the slices.
+func iq3xxsSums512(x, y []byte, out []int32, acc float32) float32 {
+	nb := len(out)
+	if nb == 0 {
+		return acc
+	}
+	_ = x[nb*bytesIQ3_XXS-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	return iq3xxsSumsAVX512(&quant.IQ3XXSGrid, &x[0], &y[0], nb, &out[0], acc)
+}
+
+// IQ3_XXSAVX512 is IQ3_XXS in AVX-512 (F, BW, VL) and BMI2, two
+// sub-blocks a step; it equals IQ3_XXS bit for bit.
+func IQ3_XXSAVX512(n int, x, y []byte) float32 {
+	return float32(0.25 * gridRowAVX2(n, x, y, bytesIQ3_XXS, 1, iq3xxsSums512))
+}
+
+// iq3sSumsAVX512 is iq3xxsSumsAVX512 for iq3_s blocks (110 bytes; twin:
+// iq3sSumsTwin).
+//
+//go:noescape
+func iq3sSumsAVX512(grid *[512]uint32, x, y *byte, nb int, out *int32, acc float32) float32
+
+// iq3sSums512 is iq3sSumsAVX512 over len(out) blocks, with its reads
+// checked against the slices.
+func iq3sSums512(x, y []byte, out []int32, acc float32) float32 {
+	nb := len(out)
+	if nb == 0 {
+		return acc
+	}
+	_ = x[nb*bytesIQ3_S-1]
+	_ = y[nb*simd.BytesQ8_K-1]
+	return iq3sSumsAVX512(&quant.IQ3SGrid, &x[0], &y[0], nb, &out[0], acc)
+}
+
+// IQ3_SAVX512 is IQ3_S in AVX-512 (F, BW, VL) and BMI2, two sub-blocks
+// a step; it equals IQ3_S bit for bit.
+func IQ3_SAVX512(n int, x, y []byte) float32 {
+	return gridRowAVX2(n, x, y, bytesIQ3_S, 1, iq3sSums512)
+}

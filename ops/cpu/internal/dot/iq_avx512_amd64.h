@@ -27,6 +27,13 @@ DATA gzHalf<>+0x10(SB)/8, $0x0005000500040004
 DATA gzHalf<>+0x18(SB)/8, $0x0007000700060006
 GLOBL gzHalf<>(SB), RODATA|NOPTR, $32
 
+// gzQuarter: VPERMW indexes that copy word i/4 to word i.
+DATA gzQuarter<>+0x00(SB)/8, $0x0000000000000000
+DATA gzQuarter<>+0x08(SB)/8, $0x0001000100010001
+DATA gzQuarter<>+0x10(SB)/8, $0x0002000200020002
+DATA gzQuarter<>+0x18(SB)/8, $0x0003000300030003
+GLOBL gzQuarter<>(SB), RODATA|NOPTR, $32
+
 // GZSETUP: Z25 = words 1, Z20..Z23 = the VPERMW indexes of the four
 // steps' scales (gzLane plus 4p), R11 = the PDEP mask of a qs byte into
 // each 16-bit field. Clobbers Z26.
@@ -59,12 +66,12 @@ GLOBL gzHalf<>(SB), RODATA|NOPTR, $32
 	VMOVQ (R8)(R12*8), X3; \
 	VPINSRQ $1, (R8)(r*8), X3, X3
 
-// GZGRID sets Z2 to a step's eight grid entries: its eight qs bytes at
-// qsoff(SI), its index high bits loaded from qhoff(SI) by movh, the
-// high bits of groups 0..3 deposited by the mask in R10 and those of
-// groups 4..7 after a right shift of hshift. Clobbers AX, BX, R9,
-// R12..R14, X3, Y4.
-#define GZGRID(qsoff, movh, qhoff, hshift) \
+// GZINDEX sets R9 and R14 to the 16-bit grid indexes of a step's groups
+// 0..3 and 4..7: its eight qs bytes at qsoff(SI), its index high bits
+// loaded from qhoff(SI) by movh, those of groups 0..3 deposited by the
+// mask in R10 and those of groups 4..7 after a right shift of hshift.
+// Clobbers AX, BX, R12.
+#define GZINDEX(qsoff, movh, qhoff, hshift) \
 	MOVQ qsoff(SI), AX; \
 	movh qhoff(SI), BX; \
 	PDEPQ R11, AX, R9; \
@@ -74,7 +81,12 @@ GLOBL gzHalf<>(SB), RODATA|NOPTR, $32
 	SHRL $hshift, BX; \
 	PDEPQ R11, AX, R14; \
 	PDEPQ R10, BX, R12; \
-	ORQ R12, R14; \
+	ORQ R12, R14
+
+// GZGRID sets Z2 to a step's eight 8-byte grid entries, their indexes
+// made by GZINDEX. Clobbers AX, BX, R9, R12..R14, X3, Y4.
+#define GZGRID(qsoff, movh, qhoff, hshift) \
+	GZINDEX(qsoff, movh, qhoff, hshift); \
 	GZENTRIES4(R9, X2); \
 	VINSERTI128 $1, X3, Y2, Y2; \
 	GZENTRIES4(R14, X4); \

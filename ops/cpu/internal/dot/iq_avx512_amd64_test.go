@@ -31,6 +31,8 @@ var iqAVX512 = []struct {
 	{"iq2_s", quant.IQ2_S, IQ2_SAVX512, IQ2_S, IQ2_SAVX2, bytesIQ2_S, iq2sSums512, iq2sSumsTwin},
 	{"iq2_xxs", quant.IQ2_XXS, IQ2_XXSAVX512, IQ2_XXS, IQ2_XXSAVX2, bytesIQ2_XXS, iq2xxsSums512, iq2xxsSumsTwin},
 	{"iq2_xs", quant.IQ2_XS, IQ2_XSAVX512, IQ2_XS, IQ2_XSAVX2, bytesIQ2_XS, iq2xsSums512, iq2xsSumsTwin},
+	{"iq3_xxs", quant.IQ3_XXS, IQ3_XXSAVX512, IQ3_XXS, IQ3_XXSAVX2, bytesIQ3_XXS, iq3xxsSums512, iq3xxsSumsTwin},
+	{"iq3_s", quant.IQ3_S, IQ3_SAVX512, IQ3_S, IQ3_SAVX2, bytesIQ3_S, iq3sSums512, iq3sSumsTwin},
 }
 
 // joinShift turns a twin that stores a grid sum and a shift sum per block
