@@ -18,3 +18,6 @@ func reserveOffHeap(n int64) ([]byte, func(), error) {
 
 // discard zeroes b (the OS here cannot be told that pages are unneeded).
 func discard(b []byte) { clear(b) }
+
+// adviseHugeInside does nothing where the OS has no huge page advice.
+func adviseHugeInside([]byte) {}

@@ -73,3 +73,17 @@ func discard(b []byte) {
 	clear(b[:lo])
 	clear(b[hi:])
 }
+
+// adviseHugeInside asks for transparent huge pages for the whole huge
+// pages inside b (advice only; nothing where b holds none).
+func adviseHugeInside(b []byte) {
+	if len(b) < hugePage {
+		return
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	lo := int((hugePage - p%hugePage) % hugePage)
+	hi := lo + (len(b)-lo)/hugePage*hugePage
+	if hi > lo {
+		adviseHuge(b[lo:hi])
+	}
+}
