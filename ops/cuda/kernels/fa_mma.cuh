@@ -270,8 +270,8 @@ __device__ __forceinline__ void flash_attn_mma(const char* q, const kb_tensor& t
 	const int tid = lane + 32 * warp;
 	const i64 nq = tq.ne[1], nh = tq.ne[2], nkv = tk.ne[1], nhk = tk.ne[2];
 	const i64 G = p.group, nrow = nq * G;
-	const i64 hk = blockIdx.y % nhk, split = blockIdx.y / nhk;
-	const i64 i3 = blockIdx.z, i3k = i3 / (tq.ne[3] / tk.ne[3]);
+	const int hk = (int)blockIdx.y % (int)nhk, split = (int)blockIdx.y / (int)nhk;
+	const int i3 = blockIdx.z, i3k = i3 / (int)(tq.ne[3] / tk.ne[3]);
 	const i64 row0 = (i64)blockIdx.x * FM_ROWS;
 	const char* kbase = k + hk * tk.nb[2] + i3k * tk.nb[3];
 	const char* vbase = v + hk * tv.nb[2] + i3k * tv.nb[3];
@@ -396,8 +396,11 @@ __device__ __forceinline__ void flash_attn_mma(const char* q, const kb_tensor& t
 			const i64 j1 = j0 + KT;
 			const int n1 = (int)min((i64)KT, nkv - j1);
 			u16* Kn = st0 + 2 * (st ^ 1) * SH::TILE;
-			fm_load<D, KT>(p.ktype, Kn, kbase + j1 * tk.nb[1], tk.nb[1], n1, 0);
-			vnf = fm_load<D, KT>(p.vtype, Kn + SH::TILE, vbase + j1 * tv.nb[1], tv.nb[1], n1, vnf);
+			// K and V's bases again from the head's indexes (fa_keep):
+			// two pointers kept through the loop spilled on sm_80.
+			const int hkk = fa_keep(hk), i3kk = fa_keep(i3k);
+			fm_load<D, KT>(p.ktype, Kn, k + hkk * tk.nb[2] + i3kk * tk.nb[3] + j1 * tk.nb[1], tk.nb[1], n1, 0);
+			vnf = fm_load<D, KT>(p.vtype, Kn + SH::TILE, v + hkk * tv.nb[2] + i3kk * tv.nb[3] + j1 * tv.nb[1], tv.nb[1], n1, vnf);
 		}
 		kb_cp_async_commit();
 		if (!__any_sync(0xffffffffu, live)) continue;  // every row of the warp masks the tile
@@ -549,21 +552,24 @@ __device__ __forceinline__ void flash_attn_mma(const char* q, const kb_tensor& t
 		l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
 	}
 	const i64 nrows = td.ne[1] * td.ne[2] * td.ne[3];  // output rows (head, query, sequence)
+	const uint3 bi = fa_block();  // the block's indexes again (fa_block)
+	const int ehk = (int)bi.y % (int)nhk, esplit = (int)bi.y / (int)nhk, ei3 = bi.z;
+	const i64 erow0 = (i64)bi.x * FM_ROWS;
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
-		const i64 rho = row0 + 16 * warp + g + 8 * h;
+		const i64 rho = erow0 + 16 * warp + g + 8 * h;
 		if (rho >= nrow) continue;
-		const i64 qi = rho / G, hi = hk * G + rho % G;
-		const i64 orow = hi + nh * (qi + nq * i3);
+		const i64 qi = rho / G, hi = ehk * G + rho % G;
+		const i64 orow = hi + nh * (qi + nq * ei3);
 		if (p.splits > 1) {
-			float* pa = part + (split * nrows + orow) * D + 2 * t;
+			float* pa = part + ((i64)esplit * nrows + orow) * D + 2 * t;
 #pragma unroll
 			for (int i = 0; i < ND; i++) {
 				pa[8 * i] = acc[i][2 * h];
 				pa[8 * i + 1] = acc[i][2 * h + 1];
 			}
 			if (t == 0) {
-				float* ml = part + (i64)p.splits * nrows * D + (split * nrows + orow) * 2;
+				float* ml = part + (i64)p.splits * nrows * D + ((i64)esplit * nrows + orow) * 2;
 				ml[0] = m[h] * FM_LN2;
 				ml[1] = l[h];
 			}
@@ -577,7 +583,7 @@ __device__ __forceinline__ void flash_attn_mma(const char* q, const kb_tensor& t
 			sum = sum * a + exp2f(sk - mn);
 		}
 		const float inv = sum == 0.0f ? 0.0f : a / sum;
-		char* out = dst + kb_offset(td, 0, hi, qi, i3);
+		char* out = dst + kb_offset(td, 0, hi, qi, ei3);
 #pragma unroll
 		for (int i = 0; i < ND; i++) {
 			*(float*)(out + (8 * i + 2 * t) * td.nb[0]) = acc[i][2 * h] * inv;
@@ -589,10 +595,12 @@ __device__ __forceinline__ void flash_attn_mma(const char* q, const kb_tensor& t
 // FM_KT(D) is head size D's keys per tile (faMMAKeys on the host),
 // FM_MINB(D) the blocks per multiprocessor it is built for: registers
 // capped at 65536 / (128 * FM_MINB) = 168 for 3, where NVRTC 11.8 fits
-// them without spilling (sm_90: head 64 at 64 keys, 80 and 96 at 32; 112
-// and 128 spill at 168 even with 32 keys, and head 256's 101 KB of shared
-// memory allow 2 blocks anyway), so three blocks of 4 warps fit (their
-// shared memory too: 36.9, 22.5 and 26.6 KB).
+// them without spilling on sm_80 and sm_90 (head 64 at 64 keys, 80 and 96
+// at 32; 112 and 128 spill at 168 even with 32 keys, and head 256's 101 KB
+// of shared memory allow 2 blocks anyway), so three blocks of 4 warps fit
+// (their shared memory too: 36.9, 22.5 and 26.6 KB). On sm_80 that holds
+// because nothing derived from the block index lives through the main
+// loop (fa_block, fa_keep): head 256 takes all 255 registers there.
 #define FM_KT(D) ((D) == 80 || (D) == 96 || (D) > 128 ? 32 : 64)
 #define FM_MINB(D) ((D) <= 96 ? 3 : 1)
 

@@ -133,8 +133,8 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 	const int g = lane / LPK, li = lane % LPK;
 	const i64 nq = tq.ne[1], nh = tq.ne[2], nkv = tk.ne[1], nhk = tk.ne[2];
 	const i64 G = p.group;
-	const i64 hk = blockIdx.y % nhk, split = blockIdx.y / nhk;
-	const i64 i3 = blockIdx.z, i3k = i3 / (tq.ne[3] / tk.ne[3]);
+	const int hk = (int)blockIdx.y % (int)nhk, split = (int)blockIdx.y / (int)nhk;
+	const int i3 = blockIdx.z, i3k = i3 / (int)(tq.ne[3] / tk.ne[3]);
 	const i64 row0 = (i64)blockIdx.x * R;
 
 	bool valid[R];
@@ -202,7 +202,7 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 	const i64 nbk = tk.nb[1], nbv = tv.nb[1];
 	const char* kbase = k + hk * tk.nb[2] + i3k * tk.nb[3];
 	const char* vbase = v + hk * tv.nb[2] + i3k * tv.nb[3];
-	const i64 kbeg = split * (i64)p.tiles * FA_KT, kend = min(nkv, kbeg + (i64)p.tiles * FA_KT);
+	const i64 kbeg = (i64)split * p.tiles * FA_KT, kend = min(nkv, kbeg + (i64)p.tiles * FA_KT);
 	for (i64 kc = kbeg + warp * CK; kc < kend; kc += FV_WARPS * CK) {
 		// Mask terms (-Inf: left out): lane c reads row c / CK's of key
 		// kc + c % CK (one request for the chunk), and each group takes
@@ -343,11 +343,13 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 	// The warps' results merged: thread t takes dim t of a row.
 	const i64 nrows = td.ne[1] * td.ne[2] * td.ne[3];  // output rows (head, query, sequence)
 	const int DV = D;
+	const uint3 bi = fa_block();  // the K/V head, split and sequence again (fa_block)
+	const int ehk = (int)bi.y % (int)nhk, esplit = (int)bi.y / (int)nhk, ei3 = bi.z;
 	for (int x = threadIdx.y * 32 + lane; x < R * D; x += FV_WARPS * 32) {
 		const int r = x / D, e = x % D, pos = fv_pos<D>(e);
-		const i64 rho = row0 + r;
+		const i64 rho = (i64)bi.x * R + r;
 		if (rho >= nq * G) continue;
-		const i64 qi = rho / G, hi = hk * G + rho % G;
+		const i64 qi = rho / G, hi = (i64)ehk * G + rho % G;
 		float mx = -INFINITY;
 		for (int w = 0; w < FV_WARPS; w++) mx = fmaxf(mx, MLs[(w * R + r) * 2]);
 		float sum = 0.0f, o = 0.0f;
@@ -357,11 +359,11 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 			sum += a * MLs[(w * R + r) * 2 + 1];  // 0 * NaN: NaN
 			if (a != 0.0f) o += a * As[(w * R + r) * LD + pos];
 		}
-		const i64 orow = hi + nh * (qi + nq * i3);
+		const i64 orow = hi + nh * (qi + nq * ei3);
 		if (p.splits > 1) {
-			part[(split * nrows + orow) * DV + e] = o;
+			part[((i64)esplit * nrows + orow) * DV + e] = o;
 			if (e == 0) {
-				float* ml = part + (i64)p.splits * nrows * DV + (split * nrows + orow) * 2;
+				float* ml = part + (i64)p.splits * nrows * DV + ((i64)esplit * nrows + orow) * 2;
 				ml[0] = mx;
 				ml[1] = sum;
 			}
@@ -375,13 +377,13 @@ __device__ __forceinline__ void flash_attn_vec(const char* q, const kb_tensor& t
 			sum = sum * a + expf(sk - mn);
 		}
 		const float inv = sum == 0.0f ? 0.0f : a / sum;
-		*(float*)(dst + kb_offset(td, e, hi, qi, i3)) = o * inv;
+		*(float*)(dst + kb_offset(td, e, hi, qi, ei3)) = o * inv;
 	}
 }
 
 // FV_MINB(T, D, R): the blocks an SM is to hold, the registers a thread
 // may take held to 128 (4 blocks) where that does not spill (NVRTC 11.8,
-// sm_90): up to 2 rows, and 4 rows of q8_0 K/V (q kept as packed codes)
+// sm_80 and sm_90): up to 2 rows, and 4 rows of q8_0 K/V (q kept as packed codes)
 // with rows of 64 or 128; 168 (3 blocks) for the other 4-row kernels
 // (f16 q as 32 floats a lane); 255 for 8 rows (two blocks: 64
 // accumulators a lane).

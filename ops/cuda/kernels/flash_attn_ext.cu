@@ -55,6 +55,36 @@ struct kb_fa_params {
 	i32 tiles;        // tiles per split
 };
 
+// fa_block is blockIdx as a kernel's epilogue takes it: on a GPU read
+// again from the special registers (volatile, so that the compiler
+// neither merges it with the prologue's read nor keeps what it derived
+// from it, the K/V head and the split, live through the main loop, where
+// NVRTC 11.8 spilled them on sm_80); blockIdx elsewhere.
+__device__ __forceinline__ uint3 fa_block() {
+#if !defined(__KBSIMT__) && defined(__CUDA_ARCH__)
+	uint3 b;
+	asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(b.x));
+	asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(b.y));
+	asm volatile("mov.u32 %0, %%ctaid.z;" : "=r"(b.z));
+	return b;
+#else
+	return make_uint3(blockIdx.x, blockIdx.y, blockIdx.z);
+#endif
+}
+
+// fa_keep is x, computed where it stands: on a GPU through a volatile
+// move, so that the compiler does not hoist what is derived from it out
+// of a loop and keep it live there.
+__device__ __forceinline__ int fa_keep(int x) {
+#if !defined(__KBSIMT__) && defined(__CUDA_ARCH__)
+	int y;
+	asm volatile("mov.b32 %0, %1;" : "=r"(y) : "r"(x));
+	return y;
+#else
+	return x;
+#endif
+}
+
 // fa_load puts n rows of ne elements of type T, the first at base and the
 // next nb1 bytes apart, in dst as floats (rows ld floats apart), with
 // zeros in columns ne to cols: a warp per row, lanes over the row's
