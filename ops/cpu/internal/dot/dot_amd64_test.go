@@ -98,28 +98,7 @@ func TestBlockSums(t *testing.T) {
 	} {
 		for trial := range 1000 {
 			nb := 1 + rng.IntN(9)
-			x := make([]byte, nb*c.bytes)
-			y := make([]byte, nb*simd.BytesQ8_K)
-			for i := range x {
-				switch trial % 5 {
-				case 3:
-					x[i] = 0xff
-				case 4:
-					x[i] = 0
-				default:
-					x[i] = byte(rng.Uint32())
-				}
-			}
-			for i := range y {
-				switch trial % 3 {
-				case 0:
-					y[i] = byte(rng.Uint32())
-				case 1:
-					y[i] = 0x80 // -128
-				default:
-					y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
-				}
-			}
+			x, y := extremeBlocks(rng, trial, nb, c.bytes)
 			got, want := make([]int32, c.per*nb), make([]int32, c.per*nb)
 			c.asm(x, y, got)
 			c.twin(x, y, want)
@@ -130,6 +109,38 @@ func TestBlockSums(t *testing.T) {
 			}
 		}
 	}
+}
+
+// extremeBlocks returns nb weight blocks of size bytes and nb q8_K
+// blocks for trial: the weight bytes random, all 0xff (every code, sign
+// and scale at its maximum) or all 0 (trial%5 = 3, 4); the activation
+// bytes random, all -128, or mixed int8 extremes (trial%3 = 1, 2), where
+// int16 lanes come closest to saturating. The q8_K scales and bsums are
+// whatever bytes those are.
+func extremeBlocks(rng *rand.Rand, trial, nb, size int) (x, y []byte) {
+	x = make([]byte, nb*size)
+	y = make([]byte, nb*simd.BytesQ8_K)
+	for i := range x {
+		switch trial % 5 {
+		case 3:
+			x[i] = 0xff
+		case 4:
+			x[i] = 0
+		default:
+			x[i] = byte(rng.Uint32())
+		}
+	}
+	for i := range y {
+		switch trial % 3 {
+		case 0:
+			y[i] = byte(rng.Uint32())
+		case 1:
+			y[i] = 0x80 // -128
+		default:
+			y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
+		}
+	}
+	return x, y
 }
 
 // intSums is a codebook kernel's sums with the float32 sum it also

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "iqgrid_amd64.h"
 #include "iq_avx512_amd64.h"
 
 // AVX-512 sums of IQ1_M and IQ1_S against q8_K, 64 elements (two
@@ -27,10 +28,6 @@ DATA iq1ScShift<>+0x10(SB)/8, $0x0009000600030000
 DATA iq1ScShift<>+0x18(SB)/8, $0x0009000600030000
 GLOBL iq1ScShift<>(SB), RODATA|NOPTR, $32
 
-// iq1Eighth: float32 0.125.
-DATA iq1Eighth<>+0(SB)/4, $0x3e000000
-GLOBL iq1Eighth<>(SB), RODATA|NOPTR, $4
-
 // IQ1STEP adds to Z0 a step's 64 biased products times their scales:
 // its grid entries from GZGRID (qsoff, its two qh words at qhoff), its
 // codes at yoff(DI), its scales picked from Z16 by lane.
@@ -44,7 +41,7 @@ GLOBL iq1Eighth<>(SB), RODATA|NOPTR, $4
 #define IQ1BLOCK \
 	GZSUM; \
 	VCVTDQ2PS X0, X0; \
-	VMULSS iq1Eighth<>(SB), X0, X0; \
+	VMULSS geighth<>(SB), X0, X0; \
 	VMULSS X0, X1, X1; \
 	VADDSS X1, X11, X11
 
@@ -54,12 +51,7 @@ GLOBL iq1Eighth<>(SB), RODATA|NOPTR, $4
 // iq1_m block at x + 56b with the q8_K block at y + 292b. It returns
 // acc plus the blocks' float32 scaling, in the generic kernel's order.
 TEXT ·iq1mSumsAVX512(SB), NOSPLIT, $0-52
-	MOVQ grid+0(FP), R8
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ nb+24(FP), CX
-	MOVQ out+32(FP), DX
-	VMOVSS acc+40(FP), X11
+	GZARGS
 	GZSETUP
 	// Z24: words 7, the mask of a 3-bit scale code.
 	VPTERNLOGD $0xff, Z24, Z24, Z24
@@ -90,22 +82,8 @@ iq1mblock:
 	IQ1STEP(16, 40, 132, Z22)
 	IQ1STEP(24, 44, 196, Z23)
 	// The super-block scale: the top nibbles of the four scale words.
-	MOVWLZX 48(SI), AX
-	SHRL $12, AX
-	MOVWLZX 50(SI), BX
-	SHRL $8, BX
-	ANDL $0xf0, BX
-	ORL BX, AX
-	MOVWLZX 52(SI), BX
-	SHRL $4, BX
-	ANDL $0xf00, BX
-	ORL BX, AX
-	MOVWLZX 54(SI), BX
-	ANDL $0xf000, BX
-	ORL BX, AX
-	VMOVD AX, X1
-	VCVTPH2PS X1, X1
-	VMULSS (DI), X1, X1
+	IQ1MD
+	FDX(AX)
 	IQ1BLOCK
 	ADDQ $56, SI
 	ADDQ $292, DI
@@ -124,12 +102,7 @@ iq1mdone:
 // iq1_s block at x + 50b with the q8_K block at y + 292b. It returns
 // acc plus the blocks' float32 scaling, in the generic kernel's order.
 TEXT ·iq1sSumsAVX512(SB), NOSPLIT, $0-52
-	MOVQ grid+0(FP), R8
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ nb+24(FP), CX
-	MOVQ out+32(FP), DX
-	VMOVSS acc+40(FP), X11
+	GZARGS
 	GZSETUP
 	// Z24: words 7, the mask of a 3-bit scale code.
 	VPTERNLOGD $0xff, Z24, Z24, Z24
@@ -165,9 +138,7 @@ iq1sblock:
 	IQ1STEP(18, 42, 132, Z22)
 	IQ1STEP(26, 46, 196, Z23)
 	MOVWLZX (SI), AX
-	VMOVD AX, X1
-	VCVTPH2PS X1, X1
-	VMULSS (DI), X1, X1
+	FDX(AX)
 	IQ1BLOCK
 	ADDQ $50, SI
 	ADDQ $292, DI

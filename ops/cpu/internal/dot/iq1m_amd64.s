@@ -162,19 +162,7 @@ iq1mpair:
 	HSUM(Y0, X0, (DX))
 	HSUM(Y8, X8, 4(DX))
 	// The super-block scale: the top nibbles of the four scale words.
-	MOVWLZX 48(SI), AX
-	SHRL $12, AX
-	MOVWLZX 50(SI), BX
-	SHRL $8, BX
-	ANDL $0xf0, BX
-	ORL BX, AX
-	MOVWLZX 52(SI), BX
-	SHRL $4, BX
-	ANDL $0xf00, BX
-	ORL BX, AX
-	MOVWLZX 54(SI), BX
-	ANDL $0xf000, BX
-	ORL BX, AX
+	IQ1MD
 	FDX(AX)
 	FSCALE1(X0, X8, X11)
 	ADDQ $56, SI

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "iqgrid_amd64.h"
 #include "iq_avx512_amd64.h"
 
 // AVX-512 sums of IQ2_XXS, IQ2_XS and IQ2_S against q8_K (iqgrid.go's
@@ -10,8 +11,8 @@
 // the others with their parity bits, GZSIGNS7), the signed products by
 // GZSIGNED and the scales of 16 by GZSCALE. The integer sum of a
 // super-block is stored and scaled into a float32 sum as the generic
-// kernels do (GZFSCALE), so each kernel equals its generic one bit for
-// bit.
+// kernels do (iqgrid_amd64.h's FSCALE, as in the AVX2 kernels), so each
+// kernel equals its generic one bit for bit.
 
 // iq2xxsScIdx: VPERMW indexes that copy word 4*(i/2)+2 to word i: the
 // high word of sub-block i/2's second dword (its scale in bits 28..31,
@@ -49,12 +50,7 @@ GLOBL iq2xxsScIdx<>(SB), RODATA|NOPTR, $64
 // with the q8_K block at y + 292b (iq2xxsSumsTwin). It returns acc plus
 // the blocks' float32 scaling, in the generic kernel's order.
 TEXT ·iq2xxsSumsAVX512(SB), NOSPLIT, $0-52
-	MOVQ grid+0(FP), R8
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ nb+24(FP), CX
-	MOVQ out+32(FP), DX
-	VMOVSS acc+40(FP), X11
+	GZARGS
 	GZSETUP
 	GZSIGNEDSETUP
 	MOVQ $0x000000007f7f7f7f, R10
@@ -77,7 +73,7 @@ iq2xxsblock:
 	IQ2XXSSTEP(34, 132, Z22)
 	IQ2XXSSTEP(50, 196, Z23)
 	GZSUM
-	GZFSCALE
+	FSCALE(X0, (SI), X11)
 	ADDQ $66, SI
 	ADDQ $292, DI
 	ADDQ $4, DX
@@ -120,12 +116,7 @@ iq2xxsdone:
 // with the q8_K block at y + 292b (iq2xsSumsTwin). It returns acc plus
 // the blocks' float32 scaling, in the generic kernel's order.
 TEXT ·iq2xsSumsAVX512(SB), NOSPLIT, $0-52
-	MOVQ grid+0(FP), R8
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ nb+24(FP), CX
-	MOVQ out+32(FP), DX
-	VMOVSS acc+40(FP), X11
+	GZARGS
 	GZSETUP
 	GZSIGNEDSETUP
 	MOVQ $0x01ff01ff01ff01ff, R10
@@ -142,7 +133,7 @@ iq2xsblock:
 	IQ2XSSTEP(34, 132, Z22)
 	IQ2XSSTEP(50, 196, Z23)
 	GZSUM
-	GZFSCALE
+	FSCALE(X0, (SI), X11)
 	ADDQ $74, SI
 	ADDQ $292, DI
 	ADDQ $4, DX
@@ -170,12 +161,7 @@ iq2xsdone:
 // with the q8_K block at y + 292b (iq2sSumsTwin). It returns acc plus
 // the blocks' float32 scaling, in the generic kernel's order.
 TEXT ·iq2sSumsAVX512(SB), NOSPLIT, $0-52
-	MOVQ grid+0(FP), R8
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ nb+24(FP), CX
-	MOVQ out+32(FP), DX
-	VMOVSS acc+40(FP), X11
+	GZARGS
 	GZSETUP
 	GZSIGNEDSETUP
 	// Two bits of a group's qh byte into bits 8, 9 of its field.
@@ -191,7 +177,7 @@ iq2sblock:
 	IQ2SSTEP(18, 70, 50, 132, Z22)
 	IQ2SSTEP(26, 72, 58, 196, Z23)
 	GZSUM
-	GZFSCALE
+	FSCALE(X0, (SI), X11)
 	ADDQ $82, SI
 	ADDQ $292, DI
 	ADDQ $4, DX

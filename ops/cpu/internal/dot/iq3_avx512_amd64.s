@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "iqgrid_amd64.h"
 #include "iq_avx512_amd64.h"
 
 // AVX-512 sums of IQ3_XXS and IQ3_S against q8_K (iqgrid.go's kernels
@@ -11,8 +12,9 @@
 // GZSIGNS7; IQ3_S's sign bytes as they are), the signed products by
 // GZSIGNED (grid magnitudes at most 62: a pair is at most 2*62*128) and
 // the scales of 16 by GZSCALE. The integer sum of a super-block is stored
-// and scaled into a float32 sum as the generic kernels do (GZFSCALE), so
-// each kernel equals its generic one bit for bit.
+// and scaled into a float32 sum as the generic kernels do (iqgrid_amd64.h's
+// FSCALE, as in the AVX2 kernels), so each kernel equals its generic one
+// bit for bit.
 
 // iq3xxsScIdx: VPERMW indexes that copy word 2*(i/2) to word i: the low
 // word of sub-block i/2's sign-and-scale dword once shifted down by 28.
@@ -63,12 +65,7 @@ GLOBL iq3xxsScIdx<>(SB), RODATA|NOPTR, $32
 // with the q8_K block at y + 292b (iq3xxsSumsTwin). It returns acc plus
 // the blocks' float32 scaling, in the generic kernel's order.
 TEXT ·iq3xxsSumsAVX512(SB), NOSPLIT, $0-52
-	MOVQ grid+0(FP), R8
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ nb+24(FP), CX
-	MOVQ out+32(FP), DX
-	VMOVSS acc+40(FP), X11
+	GZARGS
 	GZSETUP
 	GZSIGNEDSETUP
 	MOVQ $0x000000007f7f7f7f, R10
@@ -90,7 +87,7 @@ iq3xxsblock:
 	IQ3XXSSTEP(34, 82, 132, Z22)
 	IQ3XXSSTEP(50, 90, 196, Z23)
 	GZSUM
-	GZFSCALE
+	FSCALE(X0, (SI), X11)
 	ADDQ $98, SI
 	ADDQ $292, DI
 	ADDQ $4, DX
@@ -151,12 +148,7 @@ GLOBL iq3sNibShift<>(SB), RODATA|NOPTR, $32
 // with the q8_K block at y + 292b (iq3sSumsTwin). It returns acc plus
 // the blocks' float32 scaling, in the generic kernel's order.
 TEXT ·iq3sSumsAVX512(SB), NOSPLIT, $0-52
-	MOVQ grid+0(FP), R8
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ nb+24(FP), CX
-	MOVQ out+32(FP), DX
-	VMOVSS acc+40(FP), X11
+	GZARGS
 	GZSETUP
 	GZSIGNEDSETUP
 	// A group's qh bit into bit 8 of its field.
@@ -182,7 +174,7 @@ iq3sblock:
 	IQ3SSTEP(34, 70, 90, 132, Z22)
 	IQ3SSTEP(50, 72, 98, 196, Z23)
 	GZSUM
-	GZFSCALE
+	FSCALE(X0, (SI), X11)
 	ADDQ $110, SI
 	ADDQ $292, DI
 	ADDQ $4, DX

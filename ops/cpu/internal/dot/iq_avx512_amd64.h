@@ -34,6 +34,17 @@ DATA gzQuarter<>+0x10(SB)/8, $0x0002000200020002
 DATA gzQuarter<>+0x18(SB)/8, $0x0003000300030003
 GLOBL gzQuarter<>(SB), RODATA|NOPTR, $32
 
+// GZARGS loads the arguments of a kernel declared as
+// func(grid *G, x, y *byte, nb int, out *int32, acc float32) float32:
+// R8 = grid, SI = x, DI = y, CX = nb, DX = out, X11 = acc.
+#define GZARGS \
+	MOVQ grid+0(FP), R8; \
+	MOVQ x+8(FP), SI; \
+	MOVQ y+16(FP), DI; \
+	MOVQ nb+24(FP), CX; \
+	MOVQ out+32(FP), DX; \
+	VMOVSS acc+40(FP), X11
+
 // GZSETUP: Z25 = words 1, Z20..Z23 = the VPERMW indexes of the four
 // steps' scales (gzLane plus 4p), R11 = the PDEP mask of a qs byte into
 // each 16-bit field. Clobbers Z26.
@@ -198,15 +209,3 @@ GLOBL gzNibShift<>(SB), RODATA|NOPTR, $32
 	VPSRLW $12, Z24, Z24; \
 	VMOVDQU64 gzHalf<>(SB), Y26; \
 	VMOVDQU64 gzNibShift<>(SB), Y27
-
-// GZFSCALE adds to X11 float32(d_x*d_y) * float32(X0's low lane), d_x
-// the f16 at (SI) and d_y the float32 at (DI), in the generic kernels'
-// order and rounding. Clobbers AX, X0, X1.
-#define GZFSCALE \
-	MOVWLZX (SI), AX; \
-	VMOVD AX, X1; \
-	VCVTPH2PS X1, X1; \
-	VMULSS (DI), X1, X1; \
-	VCVTDQ2PS X0, X0; \
-	VMULSS X0, X1, X1; \
-	VADDSS X1, X11, X11

@@ -60,28 +60,7 @@ func TestIQSumsAVX512(t *testing.T) {
 	for _, c := range iqAVX512 {
 		for trial := range 1000 {
 			nb := 1 + rng.IntN(9)
-			x := make([]byte, nb*c.bytes)
-			y := make([]byte, nb*simd.BytesQ8_K)
-			for i := range x {
-				switch trial % 5 {
-				case 3:
-					x[i] = 0xff
-				case 4:
-					x[i] = 0
-				default:
-					x[i] = byte(rng.Uint32())
-				}
-			}
-			for i := range y {
-				switch trial % 3 {
-				case 0:
-					y[i] = byte(rng.Uint32())
-				case 1:
-					y[i] = 0x80 // -128
-				default:
-					y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
-				}
-			}
+			x, y := extremeBlocks(rng, trial, nb, c.bytes)
 			for b := range nb {
 				// Finite scales about 1, so that no sum hides behind a NaN.
 				binary.LittleEndian.PutUint32(y[b*simd.BytesQ8_K:], math.Float32bits(1+float32(rng.IntN(64))/64))

@@ -84,6 +84,23 @@ GLOBL gbits<>(SB), RODATA|NOPTR, $8
 DATA geighth<>+0(SB)/4, $0x3e000000
 GLOBL geighth<>(SB), RODATA|NOPTR, $4
 
+// IQ1MD sets AX to IQ1_M's f16 super-block scale, whose nibbles are
+// the top nibbles of the four scale words at 48(SI). Clobbers BX.
+#define IQ1MD \
+	MOVWLZX 48(SI), AX; \
+	SHRL $12, AX; \
+	MOVWLZX 50(SI), BX; \
+	SHRL $8, BX; \
+	ANDL $0xf0, BX; \
+	ORL BX, AX; \
+	MOVWLZX 52(SI), BX; \
+	SHRL $4, BX; \
+	ANDL $0xf00, BX; \
+	ORL BX, AX; \
+	MOVWLZX 54(SI), BX; \
+	ANDL $0xf000, BX; \
+	ORL BX, AX
+
 // FDX sets X1 to float32(d_x*d_y): the f16 d_x in the low word of r
 // (a 32-bit register, zero above) and the q8_K block's float32 d_y at
 // (DI).
