@@ -99,7 +99,10 @@ func mmaLoop(fn []sassInstr, min int) (body []sassInstr, ok bool) {
 // included, and converts no integer to float with I2F (the products' C
 // input makes their int32 results the bits of floats). Before the
 // budget, kb_mmq128_q4_0's loop issued 42 per product (and the kernel as
-// a whole 74, as Nsight Compute counted on an H200).
+// a whole 74, as Nsight Compute counted on an H200). The formats with a
+// scale per 16 and no offset (q3_K and q6_K in kb_mmq128_*: two
+// m16n8k16 products a chunk and tile, each rescaled by its half's scale)
+// are pinned at 16 per m16n8k16 product (12.9 when written).
 //
 // mul_mat_iq.cu's kb_mmq* (the formats of issue 26, on mmq.cuh's general
 // mmq, which decodes each step's chunks with kb_decode<T> into the code
@@ -131,12 +134,16 @@ func checkMmqBudget(t *testing.T, file string, cubin []byte) {
 			continue
 		}
 		// A chunk of a warp's tile, both column halves: 4 m16 by 4 n8
-		// tiles (mul_mat_q.cu's 64x32 warp tiles; its loop of one
-		// column half, 8 products, is the tile's right edge), 2 m16 by
-		// 4 n8 (mmq.cuh's 32x32).
+		// tiles (mul_mat_q.cu's 64x32 warp tiles, two m16n8k16 products
+		// a tile for the k16 formats; its loop of one column half, 8 or
+		// 16 products, is the tile's right edge), 2 m16 by 4 n8
+		// (mmq.cuh's 32x32).
 		min := 16
-		if tc.general {
+		switch {
+		case tc.general:
 			min = 8
+		case tc.k16:
+			min = 32
 		}
 		body, ok := mmaLoop(fn, min)
 		if !ok {
@@ -186,6 +193,8 @@ var mmqBudgets = map[string][]mmqBudget{
 		{"kb_mmq128_q8_0", 20, false, false},
 		{"kb_mmq128_q4_1", 24, false, false},
 		{"kb_mmq128_q4_K", 24, false, false},
+		{"kb_mmq128_q6_K", 16, true, false},
+		{"kb_mmq128_q3_K", 16, true, false},
 	},
 	"mul_mat_iq.cu": {
 		{"kb_mmq128_iq4_xs", 46, false, true},

@@ -400,8 +400,9 @@ func TestMmvqMisalignedIsCaught(t *testing.T) {
 // the comparison), and in the integer kernel a step's tiles read without
 // waiting for their cp.async copies (a race with the copies) and
 // ldmatrix rows of the wrong k half (wrong results), in both of its
-// templates (mmq, which q6_K takes, and mmq32, q4_0's and q8_0's), and
-// the same two in
+// templates (mmq, which q2_K takes, and mmq32, q4_0's and q8_0's), the
+// halves' scales swapped in mmq32's products of the formats with a scale
+// per 16 (q6_K's), and the same two in
 // the large f16/bf16 tiles (the cases with 16-byte rows take them; want
 // lists the accepted reasons, |-separated).
 func TestMatmulInjectedBugs(t *testing.T) {
@@ -422,7 +423,7 @@ func TestMatmulInjectedBugs(t *testing.T) {
 			"u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t]};",
 			true, []quant.Type{quant.BF16}, "NMSE"},
 		{"cp.async not waited for", "mmq.cuh", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
-			true, []quant.Type{quant.Q6_K}, "before the copy's cp.async.wait_group"},
+			true, []quant.Type{quant.Q2_K}, "before the copy's cp.async.wait_group"},
 		{"k32 cp.async not waited for", "mul_mat_q.cu", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr", "__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr",
 			true, []quant.Type{quant.Q4_0}, "before the copy's cp.async.wait_group"},
 		{"large tile cp.async not waited for", "mul_mat_f.cu", "kb_cp_async_wait<S - 2>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
@@ -430,6 +431,8 @@ func TestMatmulInjectedBugs(t *testing.T) {
 		{"large tile ldmatrix k half", "mul_mat_f.cu", "ks + ((lane >> 3) & 1)));", "ks));",
 			true, []quant.Type{quant.BF16}, "NMSE|NaN/Inf mismatches"},
 		{"ldmatrix k half", "mmq.cuh", "[cc * 8 + 4 * ((lane >> 3) & 1)]);", "[cc * 8]);",
+			true, []quant.Type{quant.Q2_K}, "NMSE"},
+		{"k16 half scales", "mul_mat_q.cu", "fmaf(lo, wd[mt][i >> 1], hi * wh[mt][i >> 1])", "fmaf(lo, wh[mt][i >> 1], hi * wd[mt][i >> 1])",
 			true, []quant.Type{quant.Q6_K}, "NMSE"},
 		{"k32 ldmatrix k half", "mul_mat_q.cu", "(lane >> 4)][4 * ((lane >> 3) & 1)];", "(lane >> 4)][0];",
 			true, []quant.Type{quant.Q8_0}, "NMSE"},

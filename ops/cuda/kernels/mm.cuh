@@ -345,6 +345,20 @@ __device__ __forceinline__ void kb_mma_s8(int d[4], const int a[2], int b) {
 #endif
 }
 
+// kb_mma_s8c: d = A * B + C in int32, int8 inputs, k = 16 (kb_mma_s8
+// with a C input).
+__device__ __forceinline__ void kb_mma_s8c(int d[4], const int a[2], int b, const int c[4]) {
+#ifdef KB_MMA_PTX
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+	             : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+	             : "r"(a[0]), "r"(a[1]), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+#else
+	kb_mma_s8(d, a, b);
+#pragma unroll
+	for (int i = 0; i < 4; i++) d[i] += c[i];
+#endif
+}
+
 // kb_mma_s8_k32c: d = A * B + C in int32, int8 inputs, k = 32: a[0..1]
 // are kb_mma_s8's a for k 0..15, a[2..3] for k 16..31; b[0] and b[1]
 // its b for the two halves; c in the C/D layout.

@@ -51,6 +51,15 @@ struct kb_k32 {
 	static constexpr int rw = words + (6 - words % 4) % 4;
 };
 
+// kb_k16<T>: format T takes mmq32's warp tiles with a scale per 16
+// elements and no offset (q3_K, q6_K: kb_decode gives signed codes and
+// zero offsets): two m16n8k16 products per chunk and tile, one per half,
+// each rescaled by its half's scale (kb_mmq16_mma).
+template <int T>
+struct kb_k16 {
+	static constexpr bool ok = T == KB_Q3_K || T == KB_Q6_K;
+};
+
 // kb_zp<ZP> subtracts ZP from each of q's four unsigned byte codes (each
 // below 128, ZP at most 16), giving signed int8 codes: the bytes' top
 // bits set first, so that no byte borrows from the next, and cleared
@@ -254,7 +263,62 @@ __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float
 	}
 }
 
-// mmq32 is mmq's tensor-core kernel for the kb_k32 formats (see above):
+// kb_mmq16_mma<NP> is kb_mmq32_mma for the kb_k16 formats: per chunk and
+// 16x8 tile, two m16n8k16 products (the chunk's halves, the A fragment's
+// registers 0-1 and 2-3, the B fragment's two registers), each with the
+// magic number as C and rescaled by its half's scale: wd4 holds the
+// first halves' scales of the step's chunks (a float4 per row), wh4 the
+// second halves'. Per 32 products a warp loads 4 A and 2 B ldmatrix.x4,
+// 16 4-byte scales and 4 8-byte heads: 44 wavefronts.
+template <int NP>
+__device__ __forceinline__ void kb_mmq16_mma(const int (*wq)[KB_QW], const float4* wd4, const float4* wh4, const int (*xq)[KB_QW], const float (*xd)[KB_BN], int wm, int wn, int kh, int lane, float acc[64]) {
+	const int g = lane >> 2, t = lane & 3;
+	const int* ab = &wq[64 * wm + (lane & 7) + 8 * ((lane >> 3) & 1)][4 * (lane >> 4)];
+	const float* wdb = (const float*)(wd4 + 64 * wm + g);
+	const float* whb = (const float*)(wh4 + 64 * wm + g);
+	const int* bb = &xq[32 * wn + (lane & 7) + 8 * (lane >> 4)][4 * ((lane >> 3) & 1)];
+#pragma unroll 1
+	for (int cc = kh; cc < KB_QC; cc += 2) {
+		u32 a[4][4];
+		float wd[4][2], wh[4][2];
+#pragma unroll
+		for (int mt = 0; mt < 4; mt++) {
+			kb_ldmatrix_x4(a[mt], ab + 16 * mt * KB_QW + cc * 8);
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				wd[mt][e] = wdb[4 * (16 * mt + 8 * e) + cc];
+				wh[mt][e] = whb[4 * (16 * mt + 8 * e) + cc];
+			}
+		}
+#pragma unroll
+		for (int np = 0; np < NP; np++) {
+			u32 bf[4];
+			kb_ldmatrix_x4(bf, bb + 16 * np * KB_QW + cc * 8);
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int nt = 2 * np + h, col = 32 * wn + 8 * nt + 2 * t;
+				const uint2 xv = kb_ld8(&xd[cc][col]);
+				const float xd0 = __uint_as_float(xv.x), xd1 = __uint_as_float(xv.y);
+				const int c[4] = {KB_MAGIC, KB_MAGIC, KB_MAGIC, KB_MAGIC};
+#pragma unroll
+				for (int mt = 0; mt < 4; mt++) {
+					int d[4], e[4];
+					kb_mma_s8c(d, (const int*)a[mt], (int)bf[2 * h], c);
+					kb_mma_s8c(e, (const int*)a[mt] + 2, (int)bf[2 * h + 1], c);
+					float* o = acc + 16 * mt + 4 * nt;
+#pragma unroll
+					for (int i = 0; i < 4; i++) {
+						const float lo = __int_as_float(d[i]) - KB_MAGICF, hi = __int_as_float(e[i]) - KB_MAGICF;
+						o[i] = fmaf(fmaf(lo, wd[mt][i >> 1], hi * wh[mt][i >> 1]), i & 1 ? xd1 : xd0, o[i]);
+					}
+				}
+			}
+		}
+	}
+}
+
+// mmq32 is mmq's tensor-core kernel for the kb_k32 formats (see above),
+// and in kb_mmq128_* for the kb_k16 ones (kb_mmq16_mma's products):
 // BM weight rows by KB_BN columns, 2*BM threads, split-k as mmq. Per
 // step: the activations' codes and heads are copied with cp.async into
 // buffer step%2 while the previous step computes; the raw weight blocks
@@ -267,7 +331,8 @@ template <int T, int BM>
 __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	static_assert(KB_QC == 4, "mmq32: a float4 of scales per row and step");
 	constexpr int NT = 2 * BM, B = kb_type<T>::bytes, CPB = kb_type<T>::block / 32, RW = kb_k32<T>::rw;
-	constexpr bool OFS = kb_k32<T>::ofs;
+	constexpr bool OFS = kb_k32<T>::ofs, K16 = kb_k16<T>::ok;
+	static_assert(kb_k32<T>::ok || K16, "mmq32: a kb_k32 or kb_k16 format");
 	// The raw tile's 8-byte pieces: per row, per thread.
 	constexpr bool RAW = CPB == 1;
 	// PR pieces per row; a pass of NT threads copies RP whole rows (the
@@ -383,12 +448,20 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				const int r = 8 * (job / (8 * KB_QC)) + job % 8, cc = job / 8 % KB_QC;
 				const i64 ch = c0 + cc;
 				int q[8];
-				float d = 0.0f, m = 0.0f;
+				float d = 0.0f, m = 0.0f;  // K16: the halves' scales
 				if (ch < kc) {
 					const i64 gr = min(row0 + r, p.m - 1);
-					kb_decode_k32<T>((const u8*)(w + gr * p.w_nb1) + (ch / CPB) * B, (int)(ch % CPB), q, d, m);
+					const u8* blk = (const u8*)(w + gr * p.w_nb1) + (ch / CPB) * B;
+					if constexpr (K16) {
+						float2 dm[2];
+						kb_decode<T>(blk, (int)(ch % CPB), q, dm);
+						d = dm[0].x;
+						m = dm[1].x;
+					} else {
+						kb_decode_k32<T>(blk, (int)(ch % CPB), q, d, m);
 #pragma unroll
-					for (int i = 0; i < 8; i++) q[i] = kb_zp<kb_k32<T>::zp>(q[i]);
+						for (int i = 0; i < 8; i++) q[i] = kb_zp<kb_k32<T>::zp>(q[i]);
+					}
 				} else {
 #pragma unroll
 					for (int i = 0; i < 8; i++) q[i] = 0;
@@ -396,7 +469,7 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				kb_st16(&s.wq[r][cc * 8], q[0], q[1], q[2], q[3]);
 				kb_st16(&s.wq[r][cc * 8 + 4], q[4], q[5], q[6], q[7]);
 				((float*)(wd4 + r))[cc] = d;
-				if (OFS) ((float*)(wm4 + r))[cc] = m;
+				if (OFS || K16) ((float*)(wm4 + r))[cc] = m;
 			}
 		}
 		// The activations' heads: scales, and with offsets scale * sum
@@ -414,10 +487,17 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 		if (c0 + KB_QC < kc) load(b ^ 1, c0 + KB_QC);
 		kb_cp_async_commit();
 		const int ncw = ncols - 32 * wn;
-		if (ncw > 16)
-			kb_mmq32_mma<T, 2>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, kh, lane, acc);
-		else if (ncw > 0)
-			kb_mmq32_mma<T, 1>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, kh, lane, acc);
+		if constexpr (K16) {
+			if (ncw > 16)
+				kb_mmq16_mma<2>(s.wq, wd4, wm4, s.xq[b], xd, wm, wn, kh, lane, acc);
+			else if (ncw > 0)
+				kb_mmq16_mma<1>(s.wq, wd4, wm4, s.xq[b], xd, wm, wn, kh, lane, acc);
+		} else {
+			if (ncw > 16)
+				kb_mmq32_mma<T, 2>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, kh, lane, acc);
+			else if (ncw > 0)
+				kb_mmq32_mma<T, 1>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, kh, lane, acc);
+		}
 	}
 	kb_cp_async_wait<0>();
 	// The k halves added: in two rounds of 32 sums a lane (BM/32 warp
@@ -452,10 +532,12 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 }
 
 // mmq_mma is the tensor-core kernels' body: mmq32 where the format has
-// one scale per 32 elements, else mmq's.
+// one scale per 32 elements, and for kb_k16's in kb_mmq128_* (in the
+// 64-row kb_mmq_*, NVRTC 11.8 spilled their two products a chunk on
+// either target, at 168 registers or at 255), else mmq's.
 template <int T, int BM>
 __device__ __forceinline__ void mmq_mma(const kb_mm& p, const kb_qtiles& s) {
-	if constexpr (kb_k32<T>::ok)
+	if constexpr (kb_k32<T>::ok || (kb_k16<T>::ok && BM == KB_BM2))
 		mmq32<T, BM>(p, s);
 	else
 		mmq<T, true, BM>(p, s);
@@ -464,7 +546,7 @@ __device__ __forceinline__ void mmq_mma(const kb_mm& p, const kb_qtiles& s) {
 // KB_MMQ128_BLOCKS(T) is the blocks per SM kb_mmq128_* is compiled for:
 // one for mmq32's 64x32 warp tiles (64 accumulators a thread, more than
 // 128 registers), two for mmq's 32x32 (at most 128 registers a thread).
-#define KB_MMQ128_BLOCKS(T) (kb_k32<T>::ok ? 1 : 2)
+#define KB_MMQ128_BLOCKS(T) (kb_k32<T>::ok || kb_k16<T>::ok ? 1 : 2)
 
 #define KB_MMQ(name, T)                                                                   \
 	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_##name(kb_mm p) {          \
