@@ -89,14 +89,31 @@ func TestIQSumsAVX512(t *testing.T) {
 	}
 }
 
-// TestIQRowsAVX512 checks the AVX-512 codebook row kernels against the
-// generic ones bit for bit on rows as the harness makes them: random
-// lengths, misaligned starts, NaN, infinities and zeros among the
-// activations.
+// rowsAVX512 are the AVX-512 row kernels of the q8_K formats with the
+// generic functions they equal: the codebook formats' and TQ2_0's.
+func rowsAVX512() []rowKernel {
+	rows := []rowKernel{{"tq2_0", quant.TQ2_0, TQ2_0AVX512, TQ2_0}}
+	for _, c := range iqAVX512 {
+		rows = append(rows, rowKernel{c.name, c.wt, c.row, c.generic})
+	}
+	return rows
+}
+
+// A rowKernel is a row kernel with the generic function it equals.
+type rowKernel struct {
+	name         string
+	wt           quant.Type
+	row, generic Func
+}
+
+// TestIQRowsAVX512 checks the AVX-512 row kernels of the q8_K formats
+// against the generic ones bit for bit on rows as the harness makes
+// them: random lengths, misaligned starts, NaN, infinities and zeros
+// among the activations.
 func TestIQRowsAVX512(t *testing.T) {
 	simdtest.NeedAVX512(t)
 	rng := rand.New(rand.NewPCG(43, 44))
-	for _, c := range iqAVX512 {
+	for _, c := range rowsAVX512() {
 		t.Run(c.name, func(t *testing.T) {
 			for trial := range 300 {
 				n := rng.IntN(12) * quant.QKK
@@ -111,13 +128,50 @@ func TestIQRowsAVX512(t *testing.T) {
 	}
 }
 
-// BenchmarkIQDotAVX512 is BenchmarkIQDot for the AVX-512 codebook
-// kernels.
+// TestTQ2_0AVX512Extremes checks TQ2_0AVX512 against TQ2_0 and the AVX2
+// kernel where its int16 lanes come closest to saturating: code bytes
+// all 0xff (every code 3), all 0 or random, activations all -128, all
+// 127 or mixed extremes, scales about 1.
+func TestTQ2_0AVX512Extremes(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	rng := rand.New(rand.NewPCG(45, 46))
+	for trial := range 90 {
+		nb := 1 + rng.IntN(5)
+		x := make([]byte, nb*bytesTQ2_0)
+		y := make([]byte, nb*simd.BytesQ8_K)
+		for i := range x {
+			x[i] = []byte{0xff, 0, byte(rng.Uint32())}[trial%3]
+		}
+		for i := range y {
+			switch trial / 3 % 3 {
+			case 0:
+				y[i] = 0x80
+			case 1:
+				y[i] = 127
+			default:
+				y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
+			}
+		}
+		for b := range nb {
+			binary.LittleEndian.PutUint16(x[b*bytesTQ2_0+64:], 0x3c00+uint16(rng.IntN(64)))
+			binary.LittleEndian.PutUint32(y[b*simd.BytesQ8_K:], math.Float32bits(1+float32(rng.IntN(64))/64))
+		}
+		simdtest.FixBsums(quant.Q8_K, y)
+		n := nb * quant.QKK
+		got, want, a := TQ2_0AVX512(n, x, y), TQ2_0(n, x, y), TQ2_0AVX2(n, x, y)
+		if !simdtest.SameFloat(got, want) || !simdtest.SameFloat(got, a) {
+			t.Fatalf("trial %d nb=%d: avx512 %g, generic %g, avx2 %g", trial, nb, got, want, a)
+		}
+	}
+}
+
+// BenchmarkIQDotAVX512 is BenchmarkIQDot for the AVX-512 row kernels of
+// the q8_K formats.
 func BenchmarkIQDotAVX512(b *testing.B) {
 	if !simdtest.HasAVX512() {
 		b.Skip("CPU lacks the avx512 tier")
 	}
-	for _, c := range iqAVX512 {
+	for _, c := range rowsAVX512() {
 		benchIQDot(b, c.name, c.wt, c.row)
 	}
 }

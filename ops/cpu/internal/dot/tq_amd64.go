@@ -41,3 +41,15 @@ func TQ1_0AVX2(n int, x, y []byte) float32 {
 func TQ2_0AVX2(n int, x, y []byte) float32 {
 	return tqBlocks(dotTQ2_0Q8_KAVX2, bytesTQ2_0, n, x, y)
 }
+
+// dotTQ2_0Q8_KAVX512 is dotTQ2_0Q8_KAVX2 in AVX-512 (tq_avx512_amd64.s).
+//
+//go:noescape
+func dotTQ2_0Q8_KAVX512(x, y *byte, nb int) float32
+
+// TQ2_0AVX512 is TQ2_0AVX2 with two of its steps in one zmm register; it
+// equals TQ2_0 (and TQ2_0AVX2) bit for bit on q8_K rows whose bsums are
+// the sums of their codes.
+func TQ2_0AVX512(n int, x, y []byte) float32 {
+	return tqBlocks(dotTQ2_0Q8_KAVX512, bytesTQ2_0, n, x, y)
+}
