@@ -312,9 +312,10 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 		quant.IQ1_M: dot.IQ1_MAVX512, quant.IQ1_S: dot.IQ1_SAVX512, quant.IQ2_S: dot.IQ2_SAVX512,
 		quant.IQ2_XXS: dot.IQ2_XXSAVX512, quant.IQ2_XS: dot.IQ2_XSAVX512,
 		quant.IQ3_XXS: dot.IQ3_XXSAVX512, quant.IQ3_S: dot.IQ3_SAVX512,
-		// TQ2_0: two of the AVX2 kernel's steps in one zmm (bit for bit
-		// it; BenchmarkIQDotAVX512 51 -> 46 ns a 4096 row).
-		quant.TQ2_0: dot.TQ2_0AVX512,
+		// The ternary formats: two of the AVX2 kernels' steps in one zmm
+		// where the codes allow it (bit for bit them; BenchmarkIQDotAVX512
+		// against BenchmarkIQDot: tq2_0 51 -> 46 ns a 4096 row).
+		quant.TQ2_0: dot.TQ2_0AVX512, quant.TQ1_0: dot.TQ1_0AVX512,
 	} {
 		dk := ks.dots[wt]
 		dk.dot = f

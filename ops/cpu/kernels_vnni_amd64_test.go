@@ -166,6 +166,7 @@ func TestAVX512TableIQ(t *testing.T) {
 		quant.IQ3_XXS: {dot.IQ3_XXSAVX2, dot.IQ3_XXSAVX512},
 		quant.IQ3_S:   {dot.IQ3_SAVX2, dot.IQ3_SAVX512},
 		quant.TQ2_0:   {dot.TQ2_0AVX2, dot.TQ2_0AVX512},
+		quant.TQ1_0:   {dot.TQ1_0AVX2, dot.TQ1_0AVX512},
 	} {
 		if ptr(avx2Kernels.dots[wt].dot) != ptr(c.avx2) {
 			t.Errorf("avx2 table's %v dot is not the AVX2 one", wt)

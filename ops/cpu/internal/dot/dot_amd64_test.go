@@ -456,7 +456,7 @@ func BenchmarkIQDot(b *testing.B) {
 		{"iq2_xxs", quant.IQ2_XXS, IQ2_XXSAVX2}, {"iq2_xs", quant.IQ2_XS, IQ2_XSAVX2}, {"iq2_s", quant.IQ2_S, IQ2_SAVX2},
 		{"iq3_xxs", quant.IQ3_XXS, IQ3_XXSAVX2}, {"iq3_s", quant.IQ3_S, IQ3_SAVX2},
 		{"iq1_s", quant.IQ1_S, IQ1_SAVX2}, {"iq1_m", quant.IQ1_M, IQ1_MAVX2},
-		{"tq2_0", quant.TQ2_0, TQ2_0AVX2},
+		{"tq1_0", quant.TQ1_0, TQ1_0AVX2}, {"tq2_0", quant.TQ2_0, TQ2_0AVX2},
 	} {
 		benchIQDot(b, c.name, c.wt, c.f)
 	}

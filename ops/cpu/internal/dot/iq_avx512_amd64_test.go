@@ -90,9 +90,10 @@ func TestIQSumsAVX512(t *testing.T) {
 }
 
 // rowsAVX512 are the AVX-512 row kernels of the q8_K formats with the
-// generic functions they equal: the codebook formats' and TQ2_0's.
+// generic functions they equal: the codebook formats' and the ternary
+// formats'.
 func rowsAVX512() []rowKernel {
-	rows := []rowKernel{{"tq2_0", quant.TQ2_0, TQ2_0AVX512, TQ2_0}}
+	rows := []rowKernel{{"tq1_0", quant.TQ1_0, TQ1_0AVX512, TQ1_0}, {"tq2_0", quant.TQ2_0, TQ2_0AVX512, TQ2_0}}
 	for _, c := range iqAVX512 {
 		rows = append(rows, rowKernel{c.name, c.wt, c.row, c.generic})
 	}
@@ -128,39 +129,49 @@ func TestIQRowsAVX512(t *testing.T) {
 	}
 }
 
-// TestTQ2_0AVX512Extremes checks TQ2_0AVX512 against TQ2_0 and the AVX2
-// kernel where its int16 lanes come closest to saturating: code bytes
-// all 0xff (every code 3), all 0 or random, activations all -128, all
-// 127 or mixed extremes, scales about 1.
-func TestTQ2_0AVX512Extremes(t *testing.T) {
+// TestTQAVX512Extremes checks the ternary formats' AVX-512 kernels
+// against the generic ones and the AVX2 kernels where their int16 lanes
+// come closest to saturating: code bytes all 0xff, all 0 or random
+// (tq1_0's bytes above 242 included), activations all -128, all 127 or
+// mixed extremes, scales about 1.
+func TestTQAVX512Extremes(t *testing.T) {
 	simdtest.NeedAVX512(t)
 	rng := rand.New(rand.NewPCG(45, 46))
-	for trial := range 90 {
-		nb := 1 + rng.IntN(5)
-		x := make([]byte, nb*bytesTQ2_0)
-		y := make([]byte, nb*simd.BytesQ8_K)
-		for i := range x {
-			x[i] = []byte{0xff, 0, byte(rng.Uint32())}[trial%3]
-		}
-		for i := range y {
-			switch trial / 3 % 3 {
-			case 0:
-				y[i] = 0x80
-			case 1:
-				y[i] = 127
-			default:
-				y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
+	for _, c := range []struct {
+		name                string
+		size, dOff          int
+		avx512, avx2, plain Func
+	}{
+		{"tq1_0", bytesTQ1_0, bytesTQ1_0 - 2, TQ1_0AVX512, TQ1_0AVX2, TQ1_0},
+		{"tq2_0", bytesTQ2_0, bytesTQ2_0 - 2, TQ2_0AVX512, TQ2_0AVX2, TQ2_0},
+	} {
+		for trial := range 90 {
+			nb := 1 + rng.IntN(5)
+			x := make([]byte, nb*c.size)
+			y := make([]byte, nb*simd.BytesQ8_K)
+			for i := range x {
+				x[i] = []byte{0xff, 0, byte(rng.Uint32())}[trial%3]
 			}
-		}
-		for b := range nb {
-			binary.LittleEndian.PutUint16(x[b*bytesTQ2_0+64:], 0x3c00+uint16(rng.IntN(64)))
-			binary.LittleEndian.PutUint32(y[b*simd.BytesQ8_K:], math.Float32bits(1+float32(rng.IntN(64))/64))
-		}
-		simdtest.FixBsums(quant.Q8_K, y)
-		n := nb * quant.QKK
-		got, want, a := TQ2_0AVX512(n, x, y), TQ2_0(n, x, y), TQ2_0AVX2(n, x, y)
-		if !simdtest.SameFloat(got, want) || !simdtest.SameFloat(got, a) {
-			t.Fatalf("trial %d nb=%d: avx512 %g, generic %g, avx2 %g", trial, nb, got, want, a)
+			for i := range y {
+				switch trial / 3 % 3 {
+				case 0:
+					y[i] = 0x80
+				case 1:
+					y[i] = 127
+				default:
+					y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
+				}
+			}
+			for b := range nb {
+				binary.LittleEndian.PutUint16(x[b*c.size+c.dOff:], 0x3c00+uint16(rng.IntN(64)))
+				binary.LittleEndian.PutUint32(y[b*simd.BytesQ8_K:], math.Float32bits(1+float32(rng.IntN(64))/64))
+			}
+			simdtest.FixBsums(quant.Q8_K, y)
+			n := nb * quant.QKK
+			got, want, a := c.avx512(n, x, y), c.plain(n, x, y), c.avx2(n, x, y)
+			if !simdtest.SameFloat(got, want) || !simdtest.SameFloat(got, a) {
+				t.Fatalf("%s trial %d nb=%d: avx512 %g, generic %g, avx2 %g", c.name, trial, nb, got, want, a)
+			}
 		}
 	}
 }

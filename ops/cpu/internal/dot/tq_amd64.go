@@ -53,3 +53,15 @@ func dotTQ2_0Q8_KAVX512(x, y *byte, nb int) float32
 func TQ2_0AVX512(n int, x, y []byte) float32 {
 	return tqBlocks(dotTQ2_0Q8_KAVX512, bytesTQ2_0, n, x, y)
 }
+
+// dotTQ1_0Q8_KAVX512 is dotTQ1_0Q8_KAVX2 in AVX-512 (tq_avx512_amd64.s).
+//
+//go:noescape
+func dotTQ1_0Q8_KAVX512(x, y *byte, nb int) float32
+
+// TQ1_0AVX512 is TQ1_0AVX2 with two trit levels in one zmm register
+// where the codes allow it; it equals TQ1_0 (and TQ1_0AVX2) bit for bit
+// on q8_K rows whose bsums are the sums of their codes.
+func TQ1_0AVX512(n int, x, y []byte) float32 {
+	return tqBlocks(dotTQ1_0Q8_KAVX512, bytesTQ1_0, n, x, y)
+}
