@@ -416,29 +416,40 @@ func TestSuperBlockExtremes(t *testing.T) {
 		bs := int(simdtest.MustRowSize(t, tw.wt, quant.QKK))
 		for trial := range 60 {
 			nb := 1 + rng.IntN(5)
-			x := make([]byte, nb*bs)
-			y := make([]byte, nb*simd.BytesQ8_K)
-			for i := range x {
-				x[i] = []byte{0xff, 0, byte(rng.Uint32())}[trial%3]
-			}
-			for i := range y {
-				switch trial / 3 % 3 {
-				case 0:
-					y[i] = 0x80
-				case 1:
-					y[i] = 127
-				default:
-					y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
-				}
-			}
-			for b := range nb {
-				binary.LittleEndian.PutUint16(x[b*bs+dOff:], 0x3c00+uint16(rng.IntN(64))) // about 1
-				binary.LittleEndian.PutUint32(y[b*simd.BytesQ8_K:], math.Float32bits(1+float32(rng.IntN(64))/64))
-			}
-			simdtest.FixBsums(quant.Q8_K, y)
+			x, y := superBlockExtremes(rng, trial, nb, bs, dOff)
 			checkTwin(t, tw, nb*quant.QKK, x, y)
 		}
 	}
+}
+
+// superBlockExtremes returns nb weight blocks of size bytes and nb q8_K
+// blocks for trial: the weight bytes all 0xff, all 0 or random
+// (trial%3), the activations all -128, all 127 or mixed int8 extremes
+// (trial/3%3), the weights' f16 scale at dOff and the activations'
+// scale about 1 (so that no sum hides behind a NaN), and the bsums the
+// sums of the codes.
+func superBlockExtremes(rng *rand.Rand, trial, nb, size, dOff int) (x, y []byte) {
+	x = make([]byte, nb*size)
+	y = make([]byte, nb*simd.BytesQ8_K)
+	for i := range x {
+		x[i] = []byte{0xff, 0, byte(rng.Uint32())}[trial%3]
+	}
+	for i := range y {
+		switch trial / 3 % 3 {
+		case 0:
+			y[i] = 0x80
+		case 1:
+			y[i] = 127
+		default:
+			y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
+		}
+	}
+	for b := range nb {
+		binary.LittleEndian.PutUint16(x[b*size+dOff:], 0x3c00+uint16(rng.IntN(64))) // about 1
+		binary.LittleEndian.PutUint32(y[b*simd.BytesQ8_K:], math.Float32bits(1+float32(rng.IntN(64))/64))
+	}
+	simdtest.FixBsums(quant.Q8_K, y)
+	return x, y
 }
 
 // BenchmarkIQDot measures the codebook formats' AVX2 dot products on one

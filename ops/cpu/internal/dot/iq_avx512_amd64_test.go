@@ -147,26 +147,7 @@ func TestTQAVX512Extremes(t *testing.T) {
 	} {
 		for trial := range 90 {
 			nb := 1 + rng.IntN(5)
-			x := make([]byte, nb*c.size)
-			y := make([]byte, nb*simd.BytesQ8_K)
-			for i := range x {
-				x[i] = []byte{0xff, 0, byte(rng.Uint32())}[trial%3]
-			}
-			for i := range y {
-				switch trial / 3 % 3 {
-				case 0:
-					y[i] = 0x80
-				case 1:
-					y[i] = 127
-				default:
-					y[i] = byte([]int8{-128, 127, -127}[rng.IntN(3)])
-				}
-			}
-			for b := range nb {
-				binary.LittleEndian.PutUint16(x[b*c.size+c.dOff:], 0x3c00+uint16(rng.IntN(64)))
-				binary.LittleEndian.PutUint32(y[b*simd.BytesQ8_K:], math.Float32bits(1+float32(rng.IntN(64))/64))
-			}
-			simdtest.FixBsums(quant.Q8_K, y)
+			x, y := superBlockExtremes(rng, trial, nb, c.size, c.dOff)
 			n := nb * quant.QKK
 			got, want, a := c.avx512(n, x, y), c.plain(n, x, y), c.avx2(n, x, y)
 			if !simdtest.SameFloat(got, want) || !simdtest.SameFloat(got, a) {

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "tq_amd64.h"
 
 // AVX2 dot products of the ternary formats with q8_K (iq.go's TQ1_0 and
 // TQ2_0), whole rows in registers. Per super-block: sum(c*y) over the
@@ -60,31 +61,6 @@ GLOBL tq1mul<>(SB), RODATA|NOPTR, $96
 #define TQMADD(C, YO) \
 	VPMADDUBSW YO(DI), C, C; \
 	VPADDW C, Y0, Y0
-
-// TQBLOCK_END(DOFF): X8 += float32(s) * (d_x * d_y), s the sum of the
-// int16 lanes of Y0 less the q8_K block's bsums, d_x the f16 at DOFF(SI),
-// d_y the float32 at (DI). Clobbers Y0, X1.
-#define TQBLOCK_END(DOFF) \
-	VPSUBW 260(DI), Y0, Y0; \
-	VPMADDWD Y15, Y0, Y0; \
-	VEXTRACTI128 $1, Y0, X1; \
-	VPADDD X1, X0, X0; \
-	VPSHUFD $0x4e, X0, X1; \
-	VPADDD X1, X0, X0; \
-	VPSHUFD $0xb1, X0, X1; \
-	VPADDD X1, X0, X0; \
-	VCVTDQ2PS X0, X0; \
-	VPBROADCASTW DOFF(SI), X1; \
-	VCVTPH2PS X1, X1; \
-	VMULSS (DI), X1, X1; \
-	VMULSS X1, X0, X0; \
-	VADDSS X0, X8, X8
-
-// TQSETUP: Y15 = 0x0001 words, X8 = 0 (the sum).
-#define TQSETUP \
-	VPCMPEQW Y15, Y15, Y15; \
-	VPSRLW $15, Y15, Y15; \
-	VXORPS X8, X8, X8
 
 // func dotTQ2_0Q8_KAVX2(x, y *byte, nb int) float32
 //

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "tq_amd64.h"
 
 // AVX-512 dot products of TQ1_0 and TQ2_0 with q8_K (iq.go's TQ1_0 and
 // TQ2_0), as the AVX2 kernels (tq_amd64.s) with two of their 32-byte
@@ -51,14 +52,13 @@ TEXT ·dotTQ2_0Q8_KAVX512(SB), NOSPLIT, $0-28
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DI
 	MOVQ nb+16(FP), CX
+	TQSETUP
 	VPTERNLOGD $0xff, Z24, Z24, Z24
-	VPSRLW $15, Y24, Y15 // words 1
 	VPABSB Z24, Z24 // bytes 1
 	VPADDB Z24, Z24, Z25
 	VPADDB Z25, Z24, Z24 // bytes 3
 	VMOVDQU64 tqShift01<>(SB), Z26
 	VMOVDQU64 tqShift23<>(SB), Z27
-	VXORPS X8, X8, X8
 	TESTQ CX, CX
 	JEQ   tq2done
 
@@ -72,20 +72,7 @@ tq2loop:
 	TQ2PAIR(Z3, Z27, 196)
 	VEXTRACTI64X4 $1, Z0, Y1
 	VPADDW Y1, Y0, Y0
-	VPSUBW 260(DI), Y0, Y0
-	VPMADDWD Y15, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0x4e, X0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0xb1, X0, X1
-	VPADDD X1, X0, X0
-	VCVTDQ2PS X0, X0
-	VPBROADCASTW 64(SI), X1
-	VCVTPH2PS X1, X1
-	VMULSS (DI), X1, X1
-	VMULSS X1, X0, X0
-	VADDSS X0, X8, X8
+	TQBLOCK_END(64)
 	ADDQ $66, SI
 	ADDQ $292, DI
 	DECQ CX
@@ -162,23 +149,22 @@ TEXT ·dotTQ1_0Q8_KAVX512(SB), NOSPLIT, $0-28
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DI
 	MOVQ nb+16(FP), CX
-	VPBROADCASTQ tq1Consts<>+0x00(SB), Z8
+	VPBROADCASTQ tq1Consts<>+0x00(SB), Z18
 	VPBROADCASTQ tq1Consts<>+0x08(SB), Z12
 	VPBROADCASTQ tq1Consts<>+0x10(SB), Z11
 	VPBROADCASTQ tq1Consts<>+0x18(SB), Z13
 	VPBROADCASTQ tq1Consts<>+0x20(SB), Z14
 	VMOVDQU64 tq1Mul<>+0x00(SB), Z16
 	VMOVDQU64 tq1Mul<>+0x40(SB), Y17
+	TQSETUP
 	VPTERNLOGD $0xff, Z10, Z10, Z10
-	VPSRLW $15, Y10, Y15 // words 1
 	VPABSB Z10, Z10 // bytes 1
-	VXORPS X6, X6, X6
 	TESTQ CX, CX
 	JEQ   tq1done
 
 tq1loop:
 	// [m | 3m] of qs[0:32], flipped: trits 0 and 1.
-	VPXORQ (SI), Y8, Y2
+	VPXORQ (SI), Y18, Y2
 	VPADDB Y2, Y2, Y3
 	VPADDB Y3, Y2, Y3
 	VINSERTI64X4 $1, Y3, Z2, Z2
@@ -208,23 +194,10 @@ tq1loop:
 	TQ1TRITS(Y3, Y17, Y4, Y5, Y13, Y14)
 	VPMADDUBSW 228(DI), Y4, Y4
 	VPADDW Z4, Z0, Z0
-	// s = the int16 lanes less the bsums; X6 += float32(s) * d_x*d_y.
+	// The halves' int16 lanes added; X8 += float32(s) * d_x*d_y.
 	VEXTRACTI64X4 $1, Z0, Y1
 	VPADDW Y1, Y0, Y0
-	VPSUBW 260(DI), Y0, Y0
-	VPMADDWD Y15, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0x4e, X0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0xb1, X0, X1
-	VPADDD X1, X0, X0
-	VCVTDQ2PS X0, X0
-	VPBROADCASTW 52(SI), X1
-	VCVTPH2PS X1, X1
-	VMULSS (DI), X1, X1
-	VMULSS X1, X0, X0
-	VADDSS X0, X6, X6
+	TQBLOCK_END(52)
 	ADDQ $54, SI
 	ADDQ $292, DI
 	DECQ CX
@@ -232,5 +205,5 @@ tq1loop:
 
 tq1done:
 	VZEROUPPER
-	MOVSS X6, ret+24(FP)
+	MOVSS X8, ret+24(FP)
 	RET
