@@ -296,6 +296,10 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	small.scores, small.values = flashattn.ScoresSmallAVX512, flashattn.ValuesSmallTAVX512
 	fa.small = &small
 	ks.fa = &fa
+	// The float four-row kernels in zmm (bit for bit the AVX2 ones),
+	// prefetching 2 KiB ahead in the four rows they stream instead of
+	// into the next four rows.
+	ks.gemv[quant.F16], ks.gemv[quant.BF16], ks.gemv[quant.F32] = gemv.F16AVX512, gemv.BF16AVX512, gemv.F32AVX512
 	// The f16/bf16 x8 decode kernels stay AVX2's: zmm ones (bit for bit
 	// the same; in git at a68d4ba, internal/gemv/x8f16_avx512_amd64.go)
 	// made gpt-oss-100m-f16's tg128 13% slower with a 1 KiB prefetch and
@@ -439,6 +443,16 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 	gk := *ks.gemm[quant.BF16]
 	gk.microBF16 = sgemm.MicroBF16AVX512
 	ks.gemm[quant.BF16] = &gk
+	// bf16 weights from one to three activation rows: a 64-byte line of
+	// each of four rows in one VDPBF16PS (a load and one instruction a
+	// line, where the avx2 kernel widens it in four), with the line
+	// 2 KiB ahead in each row prefetched (gemv.BF16DP).
+	ks.gemv[quant.BF16] = gemv.BF16DP
+	// And the x8 decode kernel of bf16 weights, equal to it bit for bit
+	// (the plain and x8 layouts give the same bits).
+	xk := *ks.x8[quant.BF16]
+	xk.f, xk.tail = gemv.X8BF16DP, gemv.BF16DP
+	ks.x8[quant.BF16] = &xk
 	// The q2_K and q3_K quad kernels with VPDPBUSD (package dot; bit for
 	// bit the AVX2 ones): their MUL_MAT path from n = 4 (no panels).
 	for wt, quad := range map[quant.Type]quadFunc{
@@ -452,12 +466,14 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 
 // vnniExtras are the vnni tier's kernels that need AVX-512 BF16 as well:
 // the bfloat16 pair path of bf16 products.
-var vnniExtras = []tierExtra{{feature: cpuid.AVX512BF16, what: "the bf16 products' VDPBF16PS path", drop: withoutBF16}}
+var vnniExtras = []tierExtra{{feature: cpuid.AVX512BF16, what: "the bf16 products' VDPBF16PS paths", drop: withoutBF16}}
 
-// withoutBF16 returns ks without its bfloat16 pair micro-kernels: the
-// bf16 products then widen their weights as the avx512 tier does.
+// withoutBF16 returns ks without its bfloat16 pair kernels: the bf16
+// products then widen their weights as the avx512 tier does.
 func withoutBF16(ks *kernelSet) *kernelSet {
 	return deriveKernels(ks, ks.name, func(ks *kernelSet) {
+		ks.gemv[quant.BF16] = avx512Kernels.gemv[quant.BF16]
+		ks.x8[quant.BF16] = avx512Kernels.x8[quant.BF16]
 		for t, g := range ks.gemm {
 			if g.microBF16 != nil {
 				c := *g

@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
+	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/quantize"
 	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
@@ -97,9 +99,71 @@ func TestSgemmBF16Path(t *testing.T) {
 	}
 }
 
+// TestGemvBF16Path checks bf16 MUL_MAT with one to three activation rows
+// on the vnni tier, where the CPU has AVX-512 BF16, bit for bit against
+// gemv.BF16PairTwin of each weight row and the activation row rounded to
+// bf16: weight row counts in whole groups of four (each thread's share
+// too), k of odd and even run counts (a last half line), NaN and
+// infinities, one and two threads.
+func TestGemvBF16Path(t *testing.T) {
+	simdtest.NeedBF16(t)
+	for _, s := range []struct {
+		k, m, n int64
+		special bool
+	}{
+		{16, 8, 1, false}, {48, 64, 2, false}, {4096, 32, 1, false},
+		{1040, 128, 3, false}, {336, 16, 1, true},
+	} {
+		for _, threads := range []int{1, 2} {
+			t.Run(fmt.Sprintf("k%d_m%d_n%d_t%d", s.k, s.m, s.n, threads), func(t *testing.T) {
+				b, err := NewWithOptions(Options{Threads: threads, Tier: "vnni"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				if f := b.kern.gemv[quant.BF16]; reflect.ValueOf(f).Pointer() != reflect.ValueOf(gemv.BF16DP).Pointer() {
+					t.Fatal("the backend's vnni tier does not take bf16 mat-vec products by gemv.BF16DP")
+				}
+				rng := rand.New(rand.NewPCG(uint64(s.k), uint64(s.m)))
+				a := mxLeaf(t, b, rng, "a", quant.BF16, s.k, s.m)
+				x := mxLeaf(t, b, rng, "x", quant.F32, s.k, s.n)
+				if s.special {
+					wa, xa := u16s(mem(a), 0, a.NumElements()), f32s(mem(x), 0, x.NumElements())
+					inf := float32(math.Inf(1))
+					wa[3], wa[s.k+100], wa[5*s.k+7] = quant.FP32ToBF16(float32(math.NaN())), quant.FP32ToBF16(inf), quant.FP32ToBF16(-inf)
+					xa[9], xa[s.k-1] = inf, float32(math.NaN())
+				}
+				node, err := ops.MulMat(a, x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := mxCompute(t, b, node); err != nil {
+					t.Fatal(err)
+				}
+				got := f32s(mem(node), 0, node.NumElements())
+				xs := f32s(mem(x), 0, x.NumElements())
+				rowBytes := 2 * int(s.k)
+				for c := range s.n {
+					y := make([]byte, rowBytes)
+					for i, v := range xs[c*s.k:][:s.k] {
+						binary.LittleEndian.PutUint16(y[2*i:], quant.FP32ToBF16(v))
+					}
+					for i := range s.m {
+						want := gemv.BF16PairTwin(int(s.k), mem(a)[int(i)*rowBytes:], y)
+						if o := c*s.m + i; !simdtest.SameFloat(got[o], want) {
+							t.Fatalf("out[column %d, row %d] = %g, want %g", c, i, got[o], want)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestWithoutBF16 checks the table the vnni tier gets on a CPU without
 // AVX-512 BF16: no bfloat16 pair kernel, bf16 weights widened as on the
-// avx512 tier, and the vnni table itself unchanged.
+// avx512 tier (the mat-vec kernel too), and the vnni table itself
+// unchanged.
 func TestWithoutBF16(t *testing.T) {
 	if vnniKernels == nil {
 		t.Skip("no vnni kernels in this build")
@@ -118,6 +182,14 @@ func TestWithoutBF16(t *testing.T) {
 	}
 	if vnniKernels.gemm[quant.BF16].microBF16 == nil {
 		t.Error("withoutBF16 changed the vnni table")
+	}
+	same := func(a, b gemvFunc) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
+	if !same(ks.gemv[quant.BF16], avx512Kernels.gemv[quant.BF16]) || !same(vnniKernels.gemv[quant.BF16], gemv.BF16DP) {
+		t.Error("bf16 mat-vec products: want the avx512 tier's kernel without AVX-512 BF16, gemv.BF16DP with it")
+	}
+	x8f := func(ks *kernelSet) uintptr { return reflect.ValueOf(ks.x8[quant.BF16].f).Pointer() }
+	if x8f(ks) != x8f(avx512Kernels) || x8f(vnniKernels) != reflect.ValueOf(gemv.X8BF16DP).Pointer() {
+		t.Error("bf16 x8 products: want the avx512 tier's kernel without AVX-512 BF16, gemv.X8BF16DP with it")
 	}
 	for _, tr := range Tiers() {
 		if tr.Name == "vnni" && tr.Supported && simdtest.HasBF16() != (tr.Without == "") {

@@ -3,6 +3,7 @@ package gemv
 import (
 	"encoding/binary"
 
+	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd"
 	"github.com/kernbench/kernbench/quant"
 )
@@ -74,6 +75,30 @@ func F32Twin(n int, x, y []byte) float32 { return floatTwin(n, x, y, 4, simd.Flo
 // BF16Twin is the twin of one row of bf16x4AVX2 over n bfloat16
 // elements (a multiple of F16Run), in the manner of F16Twin.
 func BF16Twin(n int, x, y []byte) float32 { return floatTwin(n, x, y, 2, simd.BF16At) }
+
+// BF16PairTwin is the twin of one row of bf16x4DP over n bfloat16
+// elements (a multiple of F16Run): sixteen lanes, lane l taking pair l
+// of every line of 32 elements by sgemm.DotBF16Pair (VDPBF16PS's
+// rounding and flushing) and a pair of zeros from a last half line's
+// missing upper 16; lane l plus lane l+8, reduced as hsum8.
+func BF16PairTwin(n int, x, y []byte) float32 {
+	var acc [16]float32
+	for i := 0; i < n; i += 2 * F16Run {
+		for l := range acc {
+			var x0, x1, y0, y1 uint16
+			if e := 2 * (i + 2*l); e < 2*n {
+				x0, x1 = binary.LittleEndian.Uint16(x[e:]), binary.LittleEndian.Uint16(x[e+2:])
+				y0, y1 = binary.LittleEndian.Uint16(y[e:]), binary.LittleEndian.Uint16(y[e+2:])
+			}
+			acc[l] = sgemm.DotBF16Pair(acc[l], x0, x1, y0, y1)
+		}
+	}
+	var v [8]float32
+	for l := range v {
+		v[l] = acc[l] + acc[l+8]
+	}
+	return simd.Hsum8(&v)
+}
 
 // floatTwin is F16Twin for elements of size bytes read by at:
 // two 8-lane FMA accumulators, one for elements 0-7 and one for 8-15 of

@@ -85,6 +85,12 @@ func X8BF16Twin(nb, ng int, x, y []byte, _ []float32, out []float32, _ int) {
 	x8HalfTwin(nb, ng, x, y, out, BF16Twin)
 }
 
+// X8BF16PairTwin is X8BF16Twin with each row as BF16PairTwin computes
+// it (the VDPBF16PS kernels').
+func X8BF16PairTwin(nb, ng int, x, y []byte, _ []float32, out []float32, _ int) {
+	x8HalfTwin(nb, ng, x, y, out, BF16PairTwin)
+}
+
 // x8HalfTwin computes every row of ng groups of the 2-byte x8 layout with
 // the plain row's twin.
 func x8HalfTwin(nb, ng int, x, y []byte, out []float32, twin func(n int, x, y []byte) float32) {

@@ -18,19 +18,25 @@ import (
 func x8F16Diff(t *testing.T, nb, ng int, x, y []byte) {
 	t.Helper()
 	for _, k := range x8HalfKernels {
+		if k.bf16 && !simdtest.HasBF16() {
+			continue
+		}
 		x8HalfDiff(t, k.name, k.asm, k.twin, k.plain, nb, ng, x, y)
 	}
 }
 
 // x8HalfKernels are the 2-byte float x8 kernels with their twins and the
-// plain layout's four-row kernels.
+// plain layout's four-row kernels (bf16: run only where the CPU has
+// AVX-512 BF16).
 var x8HalfKernels = []struct {
 	name      string
 	asm, twin X8Func
 	plain     Func
+	bf16      bool
 }{
-	{"f16", X8F16AVX2, X8F16Twin, F16AVX2},
-	{"bf16", X8BF16AVX2, X8BF16Twin, BF16AVX2},
+	{"f16", X8F16AVX2, X8F16Twin, F16AVX2, false},
+	{"bf16", X8BF16AVX2, X8BF16Twin, BF16AVX2, false},
+	{"bf16 pairs", X8BF16DP, X8BF16PairTwin, BF16DP, true},
 }
 
 func x8HalfDiff(t *testing.T, name string, asm, twin X8Func, plainF Func, nb, ng int, x, y []byte) {
