@@ -102,7 +102,10 @@ func mmaLoop(fn []sassInstr, min int) (body []sassInstr, ok bool) {
 // a whole 74, as Nsight Compute counted on an H200). The formats with a
 // scale per 16 and no offset (q3_K and q6_K in kb_mmq128_*: two
 // m16n8k16 products a chunk and tile, each rescaled by its half's scale)
-// are pinned at 16 per m16n8k16 product (12.9 when written).
+// are pinned at 16 per m16n8k16 product (12.9 when written); q2_K in
+// kb_mmq128_* (codes times their half's 4-bit scale: one m16n8k32
+// product a chunk and tile, and two FFMAs per output for the halves'
+// mins) at 28 per m16n8k32 product (26.1 when written).
 //
 // mul_mat_iq.cu's kb_mmq* (the formats of issue 26, on mmq.cuh's general
 // mmq, which decodes each step's chunks with kb_decode<T> into the code
@@ -193,6 +196,7 @@ var mmqBudgets = map[string][]mmqBudget{
 		{"kb_mmq128_q8_0", 20, false, false},
 		{"kb_mmq128_q4_1", 24, false, false},
 		{"kb_mmq128_q4_K", 24, false, false},
+		{"kb_mmq128_q2_K", 28, false, false},
 		{"kb_mmq128_q6_K", 16, true, false},
 		{"kb_mmq128_q3_K", 16, true, false},
 	},

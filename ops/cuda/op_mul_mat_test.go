@@ -400,9 +400,10 @@ func TestMmvqMisalignedIsCaught(t *testing.T) {
 // the comparison), and in the integer kernel a step's tiles read without
 // waiting for their cp.async copies (a race with the copies) and
 // ldmatrix rows of the wrong k half (wrong results), in both of its
-// templates (mmq, which q2_K takes, and mmq32, q4_0's and q8_0's), the
-// halves' scales swapped in mmq32's products of the formats with a scale
-// per 16 (q6_K's), and the same two in
+// templates (mmq, which q2_K takes in kb_mmq_*, and mmq32, q4_0's and
+// q8_0's), the halves' scales swapped in mmq32's products of the formats
+// with a scale per 16 (q6_K's), the halves' offsets swapped in those of
+// the format with a scale and a min per 16 (q2_K's), and the same two in
 // the large f16/bf16 tiles (the cases with 16-byte rows take them; want
 // lists the accepted reasons, |-separated).
 func TestMatmulInjectedBugs(t *testing.T) {
@@ -413,32 +414,41 @@ func TestMatmulInjectedBugs(t *testing.T) {
 		mma      bool
 		types    []quant.Type
 		want     string
+		// tile: the integer tile forced (tileAuto: the backend's
+		// choice, which on the emulator counts its worker threads as
+		// SMs), where the bug is in one of them alone.
+		tile int
 	}{
 		{"tile off by one", "mul_mat_f.cu", "for (int job = tid; job < KB_BN * KB_HK; job += KB_NT) {", "for (int job = tid; job <= KB_BN * KB_HK; job += KB_NT) {",
-			true, []quant.Type{quant.F16}, "out-of-bounds"},
+			true, []quant.Type{quant.F16}, "out-of-bounds", tileAuto},
 		{"missing barrier", "mul_mat_f.cu", "for (int i = 0; i < 32; i++) tot[i] += acc[i];\n\t\t__syncthreads();\n",
 			"for (int i = 0; i < 32; i++) tot[i] += acc[i];\n",
-			false, []quant.Type{quant.F32}, "shared-memory race"},
+			false, []quant.Type{quant.F32}, "shared-memory race", tileAuto},
 		{"fragment k half", "mul_mat_f.cu", "u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t + 8]};",
 			"u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t]};",
-			true, []quant.Type{quant.BF16}, "NMSE"},
+			true, []quant.Type{quant.BF16}, "NMSE", tileAuto},
 		{"cp.async not waited for", "mmq.cuh", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
-			true, []quant.Type{quant.Q2_K}, "before the copy's cp.async.wait_group"},
+			true, []quant.Type{quant.Q2_K}, "before the copy's cp.async.wait_group", tileSmall},
 		{"k32 cp.async not waited for", "mul_mat_q.cu", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr", "__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr",
-			true, []quant.Type{quant.Q4_0}, "before the copy's cp.async.wait_group"},
+			true, []quant.Type{quant.Q4_0}, "before the copy's cp.async.wait_group", tileAuto},
 		{"large tile cp.async not waited for", "mul_mat_f.cu", "kb_cp_async_wait<S - 2>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
-			true, []quant.Type{quant.F16}, "before the copy's cp.async.wait_group"},
+			true, []quant.Type{quant.F16}, "before the copy's cp.async.wait_group", tileAuto},
 		{"large tile ldmatrix k half", "mul_mat_f.cu", "ks + ((lane >> 3) & 1)));", "ks));",
-			true, []quant.Type{quant.BF16}, "NMSE|NaN/Inf mismatches"},
+			true, []quant.Type{quant.BF16}, "NMSE|NaN/Inf mismatches", tileAuto},
 		{"ldmatrix k half", "mmq.cuh", "[cc * 8 + 4 * ((lane >> 3) & 1)]);", "[cc * 8]);",
-			true, []quant.Type{quant.Q2_K}, "NMSE"},
+			true, []quant.Type{quant.Q2_K}, "NMSE", tileSmall},
 		{"k16 half scales", "mul_mat_q.cu", "fmaf(lo, wd[mt][i >> 1], hi * wh[mt][i >> 1])", "fmaf(lo, wh[mt][i >> 1], hi * wd[mt][i >> 1])",
-			true, []quant.Type{quant.Q6_K}, "NMSE"},
+			true, []quant.Type{quant.Q6_K}, "NMSE", tileBig},
+		{"kmin half offsets", "mul_mat_q.cu", "o[0] = fmaf(wo[mt][0], p00, fmaf(wo1[mt][0], p01, o[0]));", "o[0] = fmaf(wo[mt][0], p01, fmaf(wo1[mt][0], p00, o[0]));",
+			true, []quant.Type{quant.Q2_K}, "NMSE", tileBig},
 		{"k32 ldmatrix k half", "mul_mat_q.cu", "(lane >> 4)][4 * ((lane >> 3) & 1)];", "(lane >> 4)][0];",
-			true, []quant.Type{quant.Q8_0}, "NMSE"},
+			true, []quant.Type{quant.Q8_0}, "NMSE", tileAuto},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, patched := patchedSession(t, tc.file, tc.old, tc.new, nil)
+			s, patched := patchedSession(t, tc.file, tc.old, tc.new, func(b *Backend) ops.Backend {
+				b.tiles.mmq = tc.tile
+				return b
+			})
 			failed := 0
 			withPaths(0, tc.mma, func() {
 				for _, c := range matmulCases(tc.types...) {

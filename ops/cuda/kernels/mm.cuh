@@ -451,6 +451,16 @@ __device__ __forceinline__ void kb_st16(void* p, int a, int b, int c, int d) {
 #endif
 }
 
+// kb_st8 stores two ints at an 8-byte aligned address as one access.
+__device__ __forceinline__ void kb_st8(void* p, int a, int b) {
+#ifdef __KBSIMT__
+	typedef int v2 __attribute__((vector_size(8)));
+	*(v2*)p = v2{a, b};
+#else
+	*(int2*)p = make_int2(a, b);
+#endif
+}
+
 
 
 // kb_ldmatrix_x4 loads four 8x8 matrices of 16-bit elements (here: 8x16

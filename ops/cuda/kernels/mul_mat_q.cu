@@ -60,6 +60,36 @@ struct kb_k16 {
 	static constexpr bool ok = T == KB_Q3_K || T == KB_Q6_K;
 };
 
+// kb_kmin<T>: format T takes mmq32's warp tiles with a 4-bit scale and a
+// 4-bit min per 16 elements (q2_K): its 2-bit codes are stored times
+// their half's scale (at most 45, an int8; a 32-element dot at most 2^18
+// in magnitude), so that one m16n8k32 product per chunk and tile,
+// rescaled by the super-block's d, is the chunk's scaled part, as for
+// the kb_k32 formats; the halves' offsets (-dmin * min) times the
+// activations' half sums (their scale times each half's code sum, from
+// the q8a heads) are two FFMAs per output.
+template <int T>
+struct kb_kmin {
+	static constexpr bool ok = T == KB_Q2_K;
+};
+
+// kb_decode_kmin decodes chunk sub of the q2_K block at blk (global
+// memory, 2-byte aligned; see kb_decode<KB_Q2_K>) for kb_kmin: codes
+// times their half's scale (the bytes' products carry into no other
+// byte), the super-block's d, and the halves' offsets o0, o1.
+__device__ __forceinline__ void kb_decode_kmin(const u8* b, int sub, int q[8], float& d, float& o0, float& o1) {
+	const u8* qs = b + 16 + 32 * (sub / 4);
+	const int sh = 2 * (sub % 4);
+	const u32 sm = *(const u16*)(b + 2 * sub);  // the halves' (scale | min << 4)
+	const int s0 = (int)(sm & 15u), s1 = (int)((sm >> 8) & 15u);
+#pragma unroll
+	for (int j = 0; j < 8; j++) q[j] = ((kb_ld32(qs + 4 * j) >> sh) & 0x03030303) * (j < 4 ? s0 : s1);
+	d = kb_ldh(b + 80);
+	const float dmin = kb_ldh(b + 82);
+	o0 = -(dmin * (float)((sm >> 4) & 15u));
+	o1 = -(dmin * (float)((sm >> 12) & 15u));
+}
+
 // kb_zp<ZP> subtracts ZP from each of q's four unsigned byte codes (each
 // below 128, ZP at most 16), giving signed int8 codes: the bytes' top
 // bits set first, so that no byte borrows from the next, and cleared
@@ -196,29 +226,36 @@ __device__ __forceinline__ void kb_mmq32_decode(const u32* wr, int* qr, float* d
 // n8 tile's B fragment and column heads serve the four m16 tiles: per
 // 16 products 4 ldmatrix.x4 and 8 (16 with offsets) 4-byte scale loads,
 // 2 ldmatrix.x4 and 4 (8) 8-byte head loads: 40 (56) wavefronts. acc[16mt + 4nt + e] is
-// the C/D layout's element e of tile (mt, nt).
+// the C/D layout's element e of tile (mt, nt). For kb_kmin's format,
+// wm4 and wh4 hold the halves' offsets (a float4 per row each) and xc
+// the columns' pairs (scale * first half's sum, scale * second's), two
+// floats a column and chunk, read as 16 bytes per two columns: per 16
+// products 16 4-byte offsets and 4 16-byte pair loads more than without
+// offsets.
 template <int T, int NP>
-__device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float4* wd4, const float4* wm4, const int (*xq)[KB_QW], const float (*xd)[KB_BN], const float (*xc)[KB_BN], int wm, int wn, int kh, int lane, float acc[64]) {
-	constexpr bool OFS = kb_k32<T>::ofs;
+__device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float4* wd4, const float4* wm4, const float4* wh4, const int (*xq)[KB_QW], const float (*xd)[KB_BN], const float* xc, int wm, int wn, int kh, int lane, float acc[64]) {
+	constexpr bool OFS = kb_k32<T>::ofs, MIN = kb_kmin<T>::ok;
 	const int g = lane >> 2, t = lane & 3;
 	// Row (16mt + 8e) of these bases is m16 tile mt's (half e's).
 	const int* ab = &wq[64 * wm + (lane & 7) + 8 * ((lane >> 3) & 1)][4 * (lane >> 4)];
 	const float* wdb = (const float*)(wd4 + 64 * wm + g);
 	const float* wmb = (const float*)(wm4 + 64 * wm + g);
+	const float* whb = (const float*)(wh4 + 64 * wm + g);
 	const int* bb = &xq[32 * wn + (lane & 7) + 8 * (lane >> 4)][4 * ((lane >> 3) & 1)];
 #pragma unroll 1
 	for (int cc = kh; cc < KB_QC; cc += 2) {
 		// A fragments of the four m16 tiles: matrix i of the x4 is rows
 		// 8(i&1).. and k 16(i>>1)..
 		u32 a[4][4];
-		float wd[4][2], wo[4][2];
+		float wd[4][2], wo[4][2], wo1[4][2];
 #pragma unroll
 		for (int mt = 0; mt < 4; mt++) {
 			kb_ldmatrix_x4(a[mt], ab + 16 * mt * KB_QW + cc * 8);
 #pragma unroll
 			for (int e = 0; e < 2; e++) {
 				wd[mt][e] = wdb[4 * (16 * mt + 8 * e) + cc];
-				wo[mt][e] = OFS ? wmb[4 * (16 * mt + 8 * e) + cc] : 0.0f;
+				wo[mt][e] = OFS || MIN ? wmb[4 * (16 * mt + 8 * e) + cc] : 0.0f;
+				wo1[mt][e] = MIN ? whb[4 * (16 * mt + 8 * e) + cc] : 0.0f;
 			}
 		}
 #pragma unroll
@@ -238,7 +275,10 @@ __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float
 				// sums; C is the magic number alone (the codes are signed,
 				// less any zero point, see mmq32).
 				uint2 cv = make_uint2(0u, 0u);
-				if (OFS) cv = kb_ld8(&xc[cc][col]);
+				if (OFS) cv = kb_ld8(xc + cc * KB_BN + col);
+				// kb_kmin: (half 0, half 1) of column col, then col+1's.
+				uint4 cp = make_uint4(0u, 0u, 0u, 0u);
+				if (MIN) cp = kb_ld16u(xc + 2 * (cc * KB_BN + col));
 				const int c[4] = {KB_MAGIC, KB_MAGIC, KB_MAGIC, KB_MAGIC};
 				const int bk[2] = {(int)bf[2 * h], (int)bf[2 * h + 1]};
 #pragma unroll
@@ -256,6 +296,13 @@ __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float
 						o[1] = fmaf(wo[mt][0], xs1, o[1]);
 						o[2] = fmaf(wo[mt][1], xs0, o[2]);
 						o[3] = fmaf(wo[mt][1], xs1, o[3]);
+					}
+					if (MIN) {
+						const float p00 = __uint_as_float(cp.x), p01 = __uint_as_float(cp.y), p10 = __uint_as_float(cp.z), p11 = __uint_as_float(cp.w);
+						o[0] = fmaf(wo[mt][0], p00, fmaf(wo1[mt][0], p01, o[0]));
+						o[1] = fmaf(wo[mt][0], p10, fmaf(wo1[mt][0], p11, o[1]));
+						o[2] = fmaf(wo[mt][1], p00, fmaf(wo1[mt][1], p01, o[2]));
+						o[3] = fmaf(wo[mt][1], p10, fmaf(wo1[mt][1], p11, o[3]));
 					}
 				}
 			}
@@ -318,7 +365,8 @@ __device__ __forceinline__ void kb_mmq16_mma(const int (*wq)[KB_QW], const float
 }
 
 // mmq32 is mmq's tensor-core kernel for the kb_k32 formats (see above),
-// and in kb_mmq128_* for the kb_k16 ones (kb_mmq16_mma's products):
+// and in kb_mmq128_* for the kb_k16 ones (kb_mmq16_mma's products) and
+// kb_kmin's (kb_mmq32_mma's, with the halves' offsets):
 // BM weight rows by KB_BN columns, 2*BM threads, split-k as mmq. Per
 // step: the activations' codes and heads are copied with cp.async into
 // buffer step%2 while the previous step computes; the raw weight blocks
@@ -331,8 +379,8 @@ template <int T, int BM>
 __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	static_assert(KB_QC == 4, "mmq32: a float4 of scales per row and step");
 	constexpr int NT = 2 * BM, B = kb_type<T>::bytes, CPB = kb_type<T>::block / 32, RW = kb_k32<T>::rw;
-	constexpr bool OFS = kb_k32<T>::ofs, K16 = kb_k16<T>::ok;
-	static_assert(kb_k32<T>::ok || K16, "mmq32: a kb_k32 or kb_k16 format");
+	constexpr bool OFS = kb_k32<T>::ofs, K16 = kb_k16<T>::ok, MIN = kb_kmin<T>::ok;
+	static_assert(kb_k32<T>::ok || K16 || MIN, "mmq32: a kb_k32, kb_k16 or kb_kmin format");
 	// The raw tile's 8-byte pieces: per row, per thread.
 	constexpr bool RAW = CPB == 1;
 	// PR pieces per row; a pass of NT threads copies RP whole rows (the
@@ -357,12 +405,17 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	// per chunk, the activations' scales (xd) and, with offsets, their
 	// scales times their code sums (xc): carved from wdm (BM * (KB_QC +
 	// 1) float4s). The codes are stored signed, less the format's zero
-	// point, so that no product needs a zero-point term in C.
-	static_assert(2 * BM + KB_QC * KB_BN / 2 <= BM * (KB_QC + 1), "mmq32: the scales' tiles");
+	// point, so that no product needs a zero-point term in C. kb_kmin's
+	// format has a third float4 a row, wh4 (wm4 and wh4: the halves'
+	// offsets), and two floats a column in xc (scale times each half's
+	// code sum).
+	constexpr int WT = MIN ? 3 : 2, XC = MIN ? 2 : 1;
+	static_assert(WT * BM + (XC + 1) * KB_QC * KB_BN / 4 <= BM * (KB_QC + 1), "mmq32: the scales' tiles");
 	float4* wd4 = &s.wdm[0][0];
 	float4* wm4 = wd4 + BM;
-	float(*xc)[KB_BN] = (float(*)[KB_BN])(wd4 + 2 * BM);
-	float(*xd)[KB_BN] = (float(*)[KB_BN])(wd4 + 2 * BM + KB_QC * KB_BN / 4);
+	float4* wh4 = wd4 + 2 * BM;
+	float* xc = (float*)(wd4 + WT * BM);
+	float(*xd)[KB_BN] = (float(*)[KB_BN])(wd4 + WT * BM + XC * KB_QC * KB_BN / 4);
 	u32* wraw = (u32*)&s.wraw[0][0];
 	// This thread's raw pieces: piece q of rows r, r + RP, ... (a warp's
 	// 32 pieces consecutive in memory, as far as rows allow); rows past m
@@ -448,7 +501,7 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				const int r = 8 * (job / (8 * KB_QC)) + job % 8, cc = job / 8 % KB_QC;
 				const i64 ch = c0 + cc;
 				int q[8];
-				float d = 0.0f, m = 0.0f;  // K16: the halves' scales
+				float d = 0.0f, m = 0.0f, m1 = 0.0f;  // K16: the halves' scales; MIN: d and the halves' offsets
 				if (ch < kc) {
 					const i64 gr = min(row0 + r, p.m - 1);
 					const u8* blk = (const u8*)(w + gr * p.w_nb1) + (ch / CPB) * B;
@@ -457,6 +510,8 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 						kb_decode<T>(blk, (int)(ch % CPB), q, dm);
 						d = dm[0].x;
 						m = dm[1].x;
+					} else if constexpr (MIN) {
+						kb_decode_kmin(blk, (int)(ch % CPB), q, d, m, m1);
 					} else {
 						kb_decode_k32<T>(blk, (int)(ch % CPB), q, d, m);
 #pragma unroll
@@ -469,7 +524,8 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				kb_st16(&s.wq[r][cc * 8], q[0], q[1], q[2], q[3]);
 				kb_st16(&s.wq[r][cc * 8 + 4], q[4], q[5], q[6], q[7]);
 				((float*)(wd4 + r))[cc] = d;
-				if (OFS || K16) ((float*)(wm4 + r))[cc] = m;
+				if (OFS || K16 || MIN) ((float*)(wm4 + r))[cc] = m;
+				if (MIN) ((float*)(wh4 + r))[cc] = m1;
 			}
 		}
 		// The activations' heads: scales, and with offsets scale * sum
@@ -480,7 +536,8 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 			const int i = tid + NT * u, cc = i / KB_BN, col = i % KB_BN;
 			const kb_qds x = kb_ld_qds(&s.xds[b][col][cc]);
 			xd[cc][col] = x.d;
-			if (OFS) xc[cc][col] = x.d * (float)(x.s[0] + x.s[1]);
+			if (OFS) xc[cc * KB_BN + col] = x.d * (float)(x.s[0] + x.s[1]);
+			if (MIN) kb_st8(xc + 2 * (cc * KB_BN + col), __float_as_int(x.d * (float)x.s[0]), __float_as_int(x.d * (float)x.s[1]));
 		}
 		__syncthreads();
 		// The next step's copies run while this one computes.
@@ -494,9 +551,9 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				kb_mmq16_mma<1>(s.wq, wd4, wm4, s.xq[b], xd, wm, wn, kh, lane, acc);
 		} else {
 			if (ncw > 16)
-				kb_mmq32_mma<T, 2>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, kh, lane, acc);
+				kb_mmq32_mma<T, 2>(s.wq, wd4, wm4, wh4, s.xq[b], xd, xc, wm, wn, kh, lane, acc);
 			else if (ncw > 0)
-				kb_mmq32_mma<T, 1>(s.wq, wd4, wm4, s.xq[b], xd, xc, wm, wn, kh, lane, acc);
+				kb_mmq32_mma<T, 1>(s.wq, wd4, wm4, wh4, s.xq[b], xd, xc, wm, wn, kh, lane, acc);
 		}
 	}
 	kb_cp_async_wait<0>();
@@ -532,12 +589,14 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 }
 
 // mmq_mma is the tensor-core kernels' body: mmq32 where the format has
-// one scale per 32 elements, and for kb_k16's in kb_mmq128_* (in the
-// 64-row kb_mmq_*, NVRTC 11.8 spilled their two products a chunk on
-// either target, at 168 registers or at 255), else mmq's.
+// one scale per 32 elements, and for kb_k16's and kb_kmin's in
+// kb_mmq128_* (in the 64-row kb_mmq_*, NVRTC 11.8 spilled kb_k16's two
+// products a chunk on either target, at 168 registers or at 255, and
+// kb_kmin's third float4 of offsets a row does not fit the 64-row
+// tiles' wdm), else mmq's.
 template <int T, int BM>
 __device__ __forceinline__ void mmq_mma(const kb_mm& p, const kb_qtiles& s) {
-	if constexpr (kb_k32<T>::ok || (kb_k16<T>::ok && BM == KB_BM2))
+	if constexpr (kb_k32<T>::ok || ((kb_k16<T>::ok || kb_kmin<T>::ok) && BM == KB_BM2))
 		mmq32<T, BM>(p, s);
 	else
 		mmq<T, true, BM>(p, s);
@@ -546,7 +605,7 @@ __device__ __forceinline__ void mmq_mma(const kb_mm& p, const kb_qtiles& s) {
 // KB_MMQ128_BLOCKS(T) is the blocks per SM kb_mmq128_* is compiled for:
 // one for mmq32's 64x32 warp tiles (64 accumulators a thread, more than
 // 128 registers), two for mmq's 32x32 (at most 128 registers a thread).
-#define KB_MMQ128_BLOCKS(T) (kb_k32<T>::ok || kb_k16<T>::ok ? 1 : 2)
+#define KB_MMQ128_BLOCKS(T) (kb_k32<T>::ok || kb_k16<T>::ok || kb_kmin<T>::ok ? 1 : 2)
 
 #define KB_MMQ(name, T)                                                                   \
 	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_##name(kb_mm p) {          \
