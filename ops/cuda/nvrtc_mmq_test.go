@@ -105,7 +105,7 @@ func mmaLoop(fn []sassInstr, min int) (body []sassInstr, ok bool) {
 // are pinned at 16 per m16n8k16 product (12.9 when written); q2_K in
 // kb_mmq128_* (codes times their half's 4-bit scale: one m16n8k32
 // product a chunk and tile, and two FFMAs per output for the halves'
-// mins) at 28 per m16n8k32 product (26.1 when written).
+// mins) at 28 per m16n8k32 product (25.6 when written).
 //
 // mul_mat_iq.cu's kb_mmq* (the formats of issue 26, on mmq.cuh's general
 // mmq, which decodes each step's chunks with kb_decode<T> into the code

@@ -242,6 +242,15 @@ __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float
 	const float* wmb = (const float*)(wm4 + 64 * wm + g);
 	const float* whb = (const float*)(wh4 + 64 * wm + g);
 	const int* bb = &xq[32 * wn + (lane & 7) + 8 * (lane >> 4)][4 * ((lane >> 3) & 1)];
+	// kb_kmin: the scale is the super-block's d, one for the step's
+	// chunks (a step is KB_QC chunks from a multiple of KB_QC, kRun's
+	// split-k runs included, within a super-block of 8), read once.
+	float wds[4][2];
+#pragma unroll
+	for (int mt = 0; mt < 4; mt++) {
+#pragma unroll
+		for (int e = 0; e < 2; e++) wds[mt][e] = MIN ? wdb[4 * (16 * mt + 8 * e) + kh] : 0.0f;
+	}
 #pragma unroll 1
 	for (int cc = kh; cc < KB_QC; cc += 2) {
 		// A fragments of the four m16 tiles: matrix i of the x4 is rows
@@ -253,7 +262,7 @@ __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float
 			kb_ldmatrix_x4(a[mt], ab + 16 * mt * KB_QW + cc * 8);
 #pragma unroll
 			for (int e = 0; e < 2; e++) {
-				wd[mt][e] = wdb[4 * (16 * mt + 8 * e) + cc];
+				wd[mt][e] = MIN ? wds[mt][e] : wdb[4 * (16 * mt + 8 * e) + cc];
 				wo[mt][e] = OFS || MIN ? wmb[4 * (16 * mt + 8 * e) + cc] : 0.0f;
 				wo1[mt][e] = MIN ? whb[4 * (16 * mt + 8 * e) + cc] : 0.0f;
 			}
