@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops ggml-side-k14336 ggml-side-tiers ggml-side-newtypes llama-models llama-side tier-check ppl-interop nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops ggml-side-k14336 ggml-side-tiers ggml-side-newtypes ggml-side-float-n1 llama-models llama-side tier-check ppl-interop nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -25,6 +25,7 @@ help:
 	@echo "ggml-side-k14336  the k=14336 matrix products alone, ggml-side's other half (about 40 min on a Zen 5)"
 	@echo "ggml-side-tiers  the issue-25 MUL_MAT points (m=4096, k=14336, n=1 and 512) on every SIMD tier this CPU runs, beside ggml (about 15 min on a Zen 5)"
 	@echo "ggml-side-newtypes  issue 26's formats (MXFP4, IQ*, TQ*), MUL_MAT n=1 and 512 (about an hour: each n=512 point takes about 4 min on 2 cores)"
+	@echo "ggml-side-float-n1  f32, f16 and bf16 MUL_MAT n=1 (m=4096, k=4096 and 14336: decode streamed from DRAM) beside ggml, five rounds (about 5 min)"
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
 	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
 	@echo "cuda-iq-check  every case of the MXFP4, IQ and TQ formats on cuda-emu down every kernel path (go test ./ops/cuda runs a sample)"
@@ -128,6 +129,10 @@ ggml-side-newtypes:
 ggml-side-ops:
 	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
 	$(GO) run ./cmd/opbench ggml -ggml $(GGML) -f results/sweeps/ggml-side-by-side-ops.json -name ggml-side-by-side-ops -plot
+
+ggml-side-float-n1:
+	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi
+	$(GO) run ./cmd/opbench ggml -ggml $(GGML) -f results/sweeps/ggml-side-by-side-float-n1.json -rounds 5 -name ggml-side-by-side-float-n1
 
 ggml-side-k14336:
 	@if [ -z "$(GGML)" ]; then echo "set GGML=path/to/test-backend-ops (see README, Side by side with ggml)"; exit 2; fi

@@ -465,7 +465,8 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 })
 
 // vnniExtras are the vnni tier's kernels that need AVX-512 BF16 as well:
-// the bfloat16 pair path of bf16 products.
+// the bfloat16 pair kernels of bf16 products (the packed path's
+// micro-kernel, the mat-vec and x8 kernels).
 var vnniExtras = []tierExtra{{feature: cpuid.AVX512BF16, what: "the bf16 products' VDPBF16PS paths", drop: withoutBF16}}
 
 // withoutBF16 returns ks without its bfloat16 pair kernels: the bf16
