@@ -253,19 +253,28 @@ func TestFloatTwins(t *testing.T) {
 	simdtest.NeedAVX2(t)
 	rng := rand.New(rand.NewPCG(51, 52))
 	for _, c := range floatCases {
-		size := int(c.wt.TypeSize())
 		for trial := range 200 {
-			nb := rng.IntN(40)
+			nb, ldx, x, y := floatTrial(rng, c.wt, trial)
 			n := nb * F16Run
-			ldx := size*n + size*rng.IntN(40)
-			special := []float64{0, 0.01, 0.3}[trial%3]
-			x := rows4(rng, c.wt, nb, ldx, rng.IntN(64), special, nil)
-			y := simdtest.Row(rng, c.wt, n, rng.IntN(64), special)
 			var got [4]float32
 			c.new(nb, x, ldx, y, nil, &got)
 			checkRows(t, fmt.Sprintf("%v nb=%d ldx=%d", c.wt, nb, ldx), &got, func(r int) float32 { return c.twin(n, x[r*ldx:], y) })
 		}
 	}
+}
+
+// floatTrial draws case trial of a float four-row kernel of wt: under 40
+// runs, a row stride up to 39 elements past the row, random offsets, and
+// special values (NaN, Inf, denormals) in a share that cycles with trial.
+func floatTrial(rng *rand.Rand, wt quant.Type, trial int) (nb, ldx int, x, y []byte) {
+	size := int(wt.TypeSize())
+	nb = rng.IntN(40)
+	n := nb * F16Run
+	ldx = size*n + size*rng.IntN(40)
+	special := []float64{0, 0.01, 0.3}[trial%3]
+	x = rows4(rng, wt, nb, ldx, rng.IntN(64), special, nil)
+	y = simdtest.Row(rng, wt, n, rng.IntN(64), special)
+	return nb, ldx, x, y
 }
 
 // FuzzFloat is the fuzzing form of TestFloatTwins.

@@ -29,14 +29,9 @@ func TestFloatAVX512Twins(t *testing.T) {
 		{quant.BF16, BF16AVX512, BF16AVX2, BF16Twin},
 		{quant.F32, F32AVX512, F32AVX2, F32Twin},
 	} {
-		size := int(c.wt.TypeSize())
 		for trial := range 300 {
-			nb := rng.IntN(40)
+			nb, ldx, x, y := floatTrial(rng, c.wt, trial)
 			n := nb * F16Run
-			ldx := size*n + size*rng.IntN(40)
-			special := []float64{0, 0.01, 0.3}[trial%3]
-			x := rows4(rng, c.wt, nb, ldx, rng.IntN(64), special, nil)
-			y := simdtest.Row(rng, c.wt, n, rng.IntN(64), special)
 			got := [4]float32{float32(math.NaN()), 1, 2, 3}
 			var want [4]float32
 			c.zmm(nb, x, ldx, y, nil, &got)
@@ -56,15 +51,11 @@ func TestBF16DPTwin(t *testing.T) {
 	simdtest.NeedBF16(t)
 	rng := rand.New(rand.NewPCG(53, 54))
 	for trial := range 400 {
-		nb := rng.IntN(40)
+		nb, ldx, x, y := floatTrial(rng, quant.BF16, trial)
 		n := nb * F16Run
-		ldx := 2*n + 2*rng.IntN(40)
-		special := []float64{0, 0.01, 0.3}[trial%3]
-		x := rows4(rng, quant.BF16, nb, ldx, rng.IntN(64), special, nil)
-		y := simdtest.Row(rng, quant.BF16, n, rng.IntN(64), special)
 		got := [4]float32{float32(math.NaN()), 1, 2, 3}
 		BF16DP(nb, x, ldx, y, nil, &got)
-		checkRows(t, fmt.Sprintf("nb=%d ldx=%d special=%g", nb, ldx, special), &got, func(r int) float32 { return BF16PairTwin(n, x[r*ldx:], y) })
+		checkRows(t, fmt.Sprintf("trial %d nb=%d ldx=%d", trial, nb, ldx), &got, func(r int) float32 { return BF16PairTwin(n, x[r*ldx:], y) })
 	}
 }
 
