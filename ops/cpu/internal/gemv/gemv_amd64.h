@@ -66,6 +66,23 @@
 	PREFETCHT0 GVZ_AHEAD(SI)(R8*2); \
 	PREFETCHT0 GVZ_AHEAD(SI)(R9*1)
 
+// GVZ_ZERO4 clears the four rows' accumulators.
+#define GVZ_ZERO4 \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3
+
+// GVZ_ARGS loads the kernels' arguments: rows SI (stride R8, R9 = 3*R8),
+// activation DI, count CX, out DX.
+#define GVZ_ARGS \
+	MOVQ x+0(FP), SI; \
+	MOVQ ldx+8(FP), R8; \
+	MOVQ y+16(FP), DI; \
+	MOVQ nb+24(FP), CX; \
+	MOVQ out+32(FP), DX; \
+	LEAQ (R8)(R8*2), R9
+
 // GVZ_HSUM16(Z, Y, X, TY, TX) leaves in the low lane of X the sum of Z's
 // 16 lanes: lane l plus lane l+8 (as the AVX2 kernels add their two
 // 8-lane accumulators), then GV2_HSUM8. TY and TX are the halves of one

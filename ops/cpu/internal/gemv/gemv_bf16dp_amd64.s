@@ -22,53 +22,44 @@
 	BYTE $0x52; \
 	BYTE $(0xC0 | ((dst&7)<<3) | (s2&7))
 
-// func bf16x4DP(x *byte, ldx int, y *byte, nl int, tail int, out *[4]float32)
+// GVB_LINE(MOV, Y, A, B, C, D) loads the activation's line into Y and
+// each row's into A-D, and adds their pair products into Z0-Z3. Y and
+// A-D are registers 8 and 4-7 at MOV's width: Z with a 64-byte move, Y
+// with a 32-byte one for a half line (which clears the upper lanes).
+#define GVB_LINE(MOV, Y, A, B, C, D) \
+	MOV (DI), Y; \
+	MOV (SI), A; \
+	MOV (SI)(R8*1), B; \
+	MOV (SI)(R8*2), C; \
+	MOV (SI)(R9*1), D; \
+	GVB_DP(0, 8, 4); \
+	GVB_DP(1, 8, 5); \
+	GVB_DP(2, 8, 6); \
+	GVB_DP(3, 8, 7)
+
+// func bf16x4DP(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
-// nl whole 64-byte lines of each row, then, if tail is 1, a last
-// 32-byte half line (its upper lanes take 0*0).
-TEXT ·bf16x4DP(SB), NOSPLIT, $0-48
-	MOVQ   x+0(FP), SI
-	MOVQ   ldx+8(FP), R8
-	MOVQ   y+16(FP), DI
-	MOVQ   nl+24(FP), CX
-	MOVQ   tail+32(FP), BX
-	MOVQ   out+40(FP), DX
-	LEAQ   (R8)(R8*2), R9
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	TESTQ  CX, CX
-	JEQ    gvbtail
+// nb runs of 16: whole 64-byte lines of each row two runs at a time,
+// then a last odd run as a half line (its upper lanes take 0*0).
+TEXT ·bf16x4DP(SB), NOSPLIT, $0-40
+	GVZ_ARGS
+	GVZ_ZERO4
+	MOVQ CX, BX
+	SHRQ $1, CX
+	JEQ  gvbodd
 
 gvbloop:
 	GVZ_PF4
-	VMOVDQU32  (DI), Z8
-	VMOVDQU32  (SI), Z4
-	VMOVDQU32  (SI)(R8*1), Z5
-	VMOVDQU32  (SI)(R8*2), Z6
-	VMOVDQU32  (SI)(R9*1), Z7
-	GVB_DP(0, 8, 4)
-	GVB_DP(1, 8, 5)
-	GVB_DP(2, 8, 6)
-	GVB_DP(3, 8, 7)
-	ADDQ       $64, SI
-	ADDQ       $64, DI
-	DECQ       CX
-	JNE        gvbloop
+	GVB_LINE(VMOVDQU32, Z8, Z4, Z5, Z6, Z7)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE  gvbloop
 
-gvbtail:
-	TESTQ     BX, BX
-	JEQ       gvbdone
-	VMOVDQU   (DI), Y8
-	VMOVDQU   (SI), Y4
-	VMOVDQU   (SI)(R8*1), Y5
-	VMOVDQU   (SI)(R8*2), Y6
-	VMOVDQU   (SI)(R9*1), Y7
-	GVB_DP(0, 8, 4)
-	GVB_DP(1, 8, 5)
-	GVB_DP(2, 8, 6)
-	GVB_DP(3, 8, 7)
+gvbodd:
+	TESTQ $1, BX
+	JEQ   gvbdone
+	GVB_LINE(VMOVDQU, Y8, Y4, Y5, Y6, Y7)
 
 gvbdone:
 	GVZ_STORE

@@ -2,13 +2,13 @@
 
 package gemv
 
-// bf16x4DP sets out[r] to the dot product of row x + r*ldx with the
-// bfloat16 row y over nl lines of 32 elements and, if tail is 1, a
-// half line of 16 (gemv_bf16dp_amd64.s; twin: BF16PairTwin). It needs
-// AVX-512 BF16.
+// bf16x4DP sets out[r] to the dot product of nb runs of 16 bfloat16
+// values of row x + r*ldx with the bfloat16 row y, a 64-byte line of each
+// row a VDPBF16PS and a last odd run a half line (gemv_bf16dp_amd64.s;
+// twin: BF16PairTwin). It needs AVX-512 BF16.
 //
 //go:noescape
-func bf16x4DP(x *byte, ldx int, y *byte, nl, tail int, out *[4]float32)
+func bf16x4DP(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 
 // BF16DP runs bf16x4DP over nb runs of F16Run elements: the vnni tier's
 // bf16 four-row kernel where the CPU has AVX-512 BF16, which the caller
@@ -16,12 +16,7 @@ func bf16x4DP(x *byte, ldx int, y *byte, nl, tail int, out *[4]float32)
 // VDPBF16PS, so it rounds differently from BF16AVX2 and flushes
 // denormal operands and sums, as the tier's bf16 pair micro-kernel does.
 func BF16DP(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
-	if nb <= 0 {
-		*out = [4]float32{}
-		return
-	}
-	_, _ = x[3*ldx+nb*2*F16Run-1], y[nb*2*F16Run-1]
-	bf16x4DP(&x[0], ldx, &y[0], nb/2, nb%2, out)
+	unscaled(bf16x4DP, 2*F16Run, 2*F16Run, nb, x, ldx, y, out)
 }
 
 // The avx512 tier's float four-row kernels (gemv_float_avx512_amd64.s):

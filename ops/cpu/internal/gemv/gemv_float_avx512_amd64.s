@@ -10,23 +10,6 @@
 // into the next four. f16 and bf16 take two runs of 16 (one 64-byte line
 // of each row) a step, and a last odd run on its own.
 
-// GVZ_ZERO4 clears the four rows' accumulators.
-#define GVZ_ZERO4 \
-	VPXORD Z0, Z0, Z0; \
-	VPXORD Z1, Z1, Z1; \
-	VPXORD Z2, Z2, Z2; \
-	VPXORD Z3, Z3, Z3
-
-// GVZ_ARGS loads the kernels' arguments: rows SI (stride R8, R9 = 3*R8),
-// activation DI, count CX, out DX.
-#define GVZ_ARGS \
-	MOVQ x+0(FP), SI; \
-	MOVQ ldx+8(FP), R8; \
-	MOVQ y+16(FP), DI; \
-	MOVQ nb+24(FP), CX; \
-	MOVQ out+32(FP), DX; \
-	LEAQ (R8)(R8*2), R9
-
 // GVZ_F16RUN(off) adds the run of 16 f16 elements at off in each row
 // times the activation's into Z0-Z3.
 #define GVZ_F16RUN(off) \
