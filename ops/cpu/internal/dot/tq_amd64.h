@@ -21,6 +21,20 @@
 	VMULSS X1, X0, X0; \
 	VADDSS X0, X8, X8
 
+// TQNEXT(DOFF, BYTES, loop, done) ends a super-block (TQBLOCK_END(DOFF)),
+// steps to the next (BYTES of TQ codes, one q8_K block) while CX counts
+// down, and at done returns the sum X8.
+#define TQNEXT(DOFF, BYTES, loop, done) \
+	TQBLOCK_END(DOFF); \
+	ADDQ $BYTES, SI; \
+	ADDQ $292, DI; \
+	DECQ CX; \
+	JNE  loop; \
+done: \
+	VZEROUPPER; \
+	MOVSS X8, ret+24(FP); \
+	RET
+
 // TQSETUP: Y15 = 0x0001 words, X8 = 0 (the sum).
 #define TQSETUP \
 	VPCMPEQW Y15, Y15, Y15; \

@@ -101,16 +101,7 @@ tq2loop:
 	VPSRLW $6, Y3, Y3
 	VPAND Y14, Y3, Y3
 	TQMADD(Y3, 228)
-	TQBLOCK_END(64)
-	ADDQ $66, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNE  tq2loop
-
-tq2done:
-	VZEROUPPER
-	MOVSS X8, ret+24(FP)
-	RET
+	TQNEXT(64, 66, tq2loop, tq2done)
 
 // TRIT3(M, C): C = the trits floor(3m/256) of the bytes m of M, which
 // holds them as m^0x80 (signed m-128): m >= 86 is M > -43 and m >= 171
@@ -190,13 +181,4 @@ tq1loop:
 	TQMADD(Y6, 196)
 	TRITS(Y7, 0x40, Y6)
 	TQMADD(Y6, 228)
-	TQBLOCK_END(52)
-	ADDQ $54, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNE  tq1loop
-
-tq1done:
-	VZEROUPPER
-	MOVSS X8, ret+24(FP)
-	RET
+	TQNEXT(52, 54, tq1loop, tq1done)

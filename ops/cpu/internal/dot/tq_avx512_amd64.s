@@ -72,16 +72,7 @@ tq2loop:
 	TQ2PAIR(Z3, Z27, 196)
 	VEXTRACTI64X4 $1, Z0, Y1
 	VPADDW Y1, Y0, Y0
-	TQBLOCK_END(64)
-	ADDQ $66, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNE  tq2loop
-
-tq2done:
-	VZEROUPPER
-	MOVSS X8, ret+24(FP)
-	RET
+	TQNEXT(64, 66, tq2loop, tq2done)
 
 // tq1Consts: bytes 0x80 (the flip), -43 and 42 (TRIT3's bounds), words 3
 // and 0xff00 (TRITS), 8 bytes each, broadcast.
@@ -197,13 +188,4 @@ tq1loop:
 	// The halves' int16 lanes added; X8 += float32(s) * d_x*d_y.
 	VEXTRACTI64X4 $1, Z0, Y1
 	VPADDW Y1, Y0, Y0
-	TQBLOCK_END(52)
-	ADDQ $54, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNE  tq1loop
-
-tq1done:
-	VZEROUPPER
-	MOVSS X8, ret+24(FP)
-	RET
+	TQNEXT(52, 54, tq1loop, tq1done)
