@@ -58,10 +58,7 @@ func TestSgemmBF16Path(t *testing.T) {
 				a := mxLeaf(t, b, rng, "a", quant.BF16, s.k, s.m, s.a2)
 				x := mxLeaf(t, b, rng, "x", quant.F32, s.k, s.n, s.b2)
 				if s.special {
-					wa, xa := u16s(mem(a), 0, a.NumElements()), f32s(mem(x), 0, x.NumElements())
-					inf := float32(math.Inf(1))
-					wa[3], wa[s.k+100], wa[5*s.k+7] = quant.FP32ToBF16(float32(math.NaN())), quant.FP32ToBF16(inf), quant.FP32ToBF16(-inf)
-					xa[2*s.k+9], xa[30*s.k] = inf, float32(math.NaN())
+					plantBF16Specials(a, x, s.k, 2*s.k+9, 30*s.k)
 				}
 				node, err := ops.MulMat(a, x)
 				if err != nil {
@@ -99,6 +96,16 @@ func TestSgemmBF16Path(t *testing.T) {
 	}
 }
 
+// plantBF16Specials puts a NaN, +Inf and -Inf among the bf16 weights a
+// (rows of k; elements 3, k+100 and 5k+7) and +Inf and NaN into the
+// float32 activations x at elements xInf and xNaN.
+func plantBF16Specials(a, x *ops.Tensor, k, xInf, xNaN int64) {
+	wa, xa := u16s(mem(a), 0, a.NumElements()), f32s(mem(x), 0, x.NumElements())
+	inf := float32(math.Inf(1))
+	wa[3], wa[k+100], wa[5*k+7] = quant.FP32ToBF16(float32(math.NaN())), quant.FP32ToBF16(inf), quant.FP32ToBF16(-inf)
+	xa[xInf], xa[xNaN] = inf, float32(math.NaN())
+}
+
 // TestGemvBF16Path checks bf16 MUL_MAT with one to three activation rows
 // on the vnni tier, where the CPU has AVX-512 BF16, bit for bit against
 // gemv.BF16PairTwin of each weight row and the activation row rounded to
@@ -128,10 +135,7 @@ func TestGemvBF16Path(t *testing.T) {
 				a := mxLeaf(t, b, rng, "a", quant.BF16, s.k, s.m)
 				x := mxLeaf(t, b, rng, "x", quant.F32, s.k, s.n)
 				if s.special {
-					wa, xa := u16s(mem(a), 0, a.NumElements()), f32s(mem(x), 0, x.NumElements())
-					inf := float32(math.Inf(1))
-					wa[3], wa[s.k+100], wa[5*s.k+7] = quant.FP32ToBF16(float32(math.NaN())), quant.FP32ToBF16(inf), quant.FP32ToBF16(-inf)
-					xa[9], xa[s.k-1] = inf, float32(math.NaN())
+					plantBF16Specials(a, x, s.k, 9, s.k-1)
 				}
 				node, err := ops.MulMat(a, x)
 				if err != nil {
