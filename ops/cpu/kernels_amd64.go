@@ -257,10 +257,12 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	ks.elt.add, ks.elt.mul = vec.AddAVX512, vec.MulAVX512
 	ks.elt.silu, ks.elt.gelu = vec.SiLUAVX512, vec.GELUAVX512
 	ks.elt.swiglu, ks.elt.swigluOAI = vec.SwiGLUAVX512, vec.SwiGLUOAIAVX512
-	// Past the L2s, ADD and MUL run in ymm: zmm is 1.8x faster in L1 and
-	// even in L2, and 5-7% slower streaming from L3 on a Zen 5 (ADD of
-	// two [4096, 512] rows, BenchmarkEltLarge; 24 MiB, one thread and
-	// two). Their streaming kernels stay the avx2 tier's too (32-byte
+	// Past the L2s with one thread, ADD and MUL run in ymm: zmm is 1.8x
+	// faster in L1 and even in L2, and 6% slower streaming from L3 on a
+	// Zen 5 with one thread (ADD of two [4096, 512] rows,
+	// BenchmarkEltLarge; 24 MiB), where with two threads it is 8% faster
+	// (medians of eight alternated runs, 2026-11-29; op_binary.go's
+	// binaryKernel picks by thread count). Their streaming kernels stay the avx2 tier's too (32-byte
 	// non-temporal stores were as fast as or faster than 64-byte ones);
 	// SWIGLU's is in zmm, whose exp is half the work.
 	ks.elt.addL3, ks.elt.mulL3 = vec.AddAVX2, vec.MulAVX2

@@ -21,7 +21,7 @@ import (
 type eltKernels struct {
 	add, mul func(out, x, y []float32)
 	// addL3 and mulL3, where a tier has them, replace add and mul for ops
-	// past the L2 caches (reachL3), and addStream, mulStream and
+	// past the L2 caches (reachL3) that one thread runs, and addStream, mulStream and
 	// swigluStream add, mul and swiglu for ops past the last level cache
 	// (reachDRAM): the same results bit for bit, the stream ones written
 	// with non-temporal stores.
@@ -76,8 +76,9 @@ func computeBinary(b *Backend, t *ops.Tensor) error {
 	j := &b.elt
 	*j = eltJob{t: t, k: &b.kern.elt, sc: &b.scratch, op: t.Op}
 	j.setSources()
-	j.binary = j.k.binaryKernel(t.Op, b.reach(t, j.a, j.u))
-	b.pool.run(n, rowGrain(t.Ne[0]), j)
+	grain := rowGrain(t.Ne[0])
+	j.binary = j.k.binaryKernel(t.Op, b.reach(t, j.a, j.u), b.pool.threadsFor(n, grain))
+	b.pool.run(n, grain, j)
 	return nil
 }
 
@@ -224,8 +225,8 @@ func (b *Backend) reach(t *ops.Tensor, srcs ...*ops.Tensor) reach {
 }
 
 // binaryKernel returns ADD's (op OpAdd) or MUL's row kernel for an op of
-// reach r.
-func (k *eltKernels) binaryKernel(op ops.Op, r reach) func(out, x, y []float32) {
+// reach r run by threads threads.
+func (k *eltKernels) binaryKernel(op ops.Op, r reach, threads int) func(out, x, y []float32) {
 	plain, l3, stream := k.add, k.addL3, k.addStream
 	if op == ops.OpMul {
 		plain, l3, stream = k.mul, k.mulL3, k.mulStream
@@ -233,7 +234,7 @@ func (k *eltKernels) binaryKernel(op ops.Op, r reach) func(out, x, y []float32) 
 	if r == reachDRAM && stream != nil {
 		return stream
 	}
-	if r >= reachL3 && l3 != nil {
+	if r >= reachL3 && l3 != nil && threads == 1 {
 		return l3
 	}
 	return plain

@@ -3,6 +3,7 @@ package cpu
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
@@ -124,8 +125,9 @@ func TestUnsupported(t *testing.T) {
 }
 
 // TestEltReach checks that ADD, MUL and SWIGLU give the same bytes on
-// every tier whichever kernels the op's reach picks (the L3 and
-// streaming kernels, the latter with non-temporal stores): rows whose
+// every tier whichever kernels the op's reach and thread count pick (the
+// one-thread L3 kernels and the streaming ones, the latter with
+// non-temporal stores): rows whose
 // starts are 64-byte aligned and rows that are not (where the streaming
 // kernels fall back to plain stores), broadcast and f16 b.
 func TestEltReach(t *testing.T) {
@@ -155,21 +157,23 @@ func TestEltReach(t *testing.T) {
 		if !tier.Supported {
 			continue
 		}
-		var bes [3]*Backend // one per reach
-		for r := range bes {
-			b, err := NewWithOptions(Options{Tier: tier.Name, Threads: 2})
-			if err != nil {
-				t.Fatal(err)
+		var bes []*Backend // one per reach, with one thread and with two
+		for _, threads := range []int{1, 2} {
+			for r := range 3 {
+				b, err := NewWithOptions(Options{Tier: tier.Name, Threads: threads})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				b.l2Bytes, b.llcBytes = 1<<62, 1<<62
+				switch reach(r) {
+				case reachL3:
+					b.l2Bytes = 0
+				case reachDRAM:
+					b.l2Bytes, b.llcBytes = 0, 0
+				}
+				bes = append(bes, b)
 			}
-			defer b.Close()
-			b.l2Bytes, b.llcBytes = 1<<62, 1<<62
-			switch reach(r) {
-			case reachL3:
-				b.l2Bytes = 0
-			case reachDRAM:
-				b.l2Bytes, b.llcBytes = 0, 0
-			}
-			bes[r] = b
 		}
 		for _, nd := range nodes {
 			n, err := nd.build()
@@ -182,7 +186,8 @@ func TestEltReach(t *testing.T) {
 			hb, off := n.Storage()
 			mem := hb.(*ops.HostBuffer).Bytes()[off : off+n.Bytes()]
 			var ref []byte
-			for r, b := range bes {
+			for i, b := range bes {
+				r := i % 3
 				if got := b.reach(n, n.Src[0], srcAt(n, 1)); got != reach(r) {
 					t.Fatalf("%s: reach %d, want %d", nd.name, got, r)
 				}
@@ -190,11 +195,51 @@ func TestEltReach(t *testing.T) {
 				if err := b.Compute(n); err != nil {
 					t.Fatal(err)
 				}
-				if r == 0 {
+				if i == 0 {
 					ref = bytes.Clone(mem)
 				} else if !bytes.Equal(mem, ref) {
-					t.Errorf("%s %s: reach %d's result differs from reach 0's", tier.Name, nd.name, r)
+					t.Errorf("%s %s: reach %d with %d threads differs from reach 0 with one", tier.Name, nd.name, r, b.pool.threads)
 				}
+			}
+		}
+	}
+}
+
+// TestBinaryKernelChoice checks which row kernel ADD and MUL take by
+// reach and thread count where a tier has one-thread L3 kernels: the
+// L3 ones with one thread, the plain ones with two, the streaming ones
+// past the last level cache whatever the threads.
+func TestBinaryKernelChoice(t *testing.T) {
+	ptr := func(f func(out, x, y []float32)) uintptr { return reflect.ValueOf(f).Pointer() }
+	for _, tier := range Tiers() {
+		if !tier.Supported {
+			continue
+		}
+		b, err := NewWithOptions(Options{Tier: tier.Name, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := &b.kern.elt
+		b.Close()
+		if k.addL3 == nil {
+			continue
+		}
+		for _, tc := range []struct {
+			op      ops.Op
+			r       reach
+			threads int
+			want    func(out, x, y []float32)
+		}{
+			{ops.OpAdd, reachL2, 1, k.add},
+			{ops.OpAdd, reachL3, 1, k.addL3},
+			{ops.OpAdd, reachL3, 2, k.add},
+			{ops.OpMul, reachL3, 1, k.mulL3},
+			{ops.OpMul, reachL3, 2, k.mul},
+			{ops.OpAdd, reachDRAM, 2, k.addStream},
+			{ops.OpMul, reachDRAM, 1, k.mulStream},
+		} {
+			if got := k.binaryKernel(tc.op, tc.r, tc.threads); ptr(got) != ptr(tc.want) {
+				t.Errorf("%s: %v at reach %d with %d threads took another kernel", tier.Name, tc.op, tc.r, tc.threads)
 			}
 		}
 	}

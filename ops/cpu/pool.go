@@ -180,10 +180,7 @@ func (p *pool) run(n, minPerThread int, j job) {
 	if n <= 0 {
 		return
 	}
-	if minPerThread < 1 {
-		minPerThread = 1
-	}
-	nt := min(p.threads, n/minPerThread)
+	nt := p.threadsFor(n, minPerThread)
 	if nt <= 1 {
 		j.do(0, 0, n)
 		return
@@ -192,6 +189,12 @@ func (p *pool) run(n, minPerThread int, j job) {
 	p.home.reset(nt, int64((n+p.chunk-1)/p.chunk))
 	p.guided = false
 	p.region(j, n, nt)
+}
+
+// threadsFor returns how many threads run shares n items among with at
+// least minPerThread items each (one where n is smaller).
+func (p *pool) threadsFor(n, minPerThread int) int {
+	return max(1, min(p.threads, n/max(minPerThread, 1)))
 }
 
 // runGuided runs j over [0, n) as run does, but hands out guided runs
