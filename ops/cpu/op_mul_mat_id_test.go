@@ -250,6 +250,47 @@ func BenchmarkMulMatID(b *testing.B) {
 	}
 }
 
+// BenchmarkMulMatIDPrefill measures MUL_MAT_ID at the shape of
+// ggml-side's MoE point (128 experts of 768 x 2048 weights, 8 used per
+// token, 512 tokens; each token's experts drawn at random, as
+// test-backend-ops draws them, so an expert meets about 32 tokens) on
+// the default tier (GFLOP/s counts 2*k*m per (slot, token) pair).
+func BenchmarkMulMatIDPrefill(b *testing.B) {
+	const k, m, nExpert, nUsed, nTok = 2048, 768, 128, 8, 512
+	for _, wt := range []quant.Type{quant.Q4_0, quant.Q4_K} {
+		b.Run(wt.String(), func(b *testing.B) {
+			be, err := NewWithOptions(Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Close()
+			rng := rand.New(rand.NewPCG(5, 6))
+			w := benchLeaf(b, be, rng, wt, k, m*nExpert)
+			w3, err := ops.Reshape(w, k, m, nExpert)
+			if err != nil {
+				b.Fatal(err)
+			}
+			x := benchLeaf(b, be, rng, quant.F32, k, nUsed*nTok)
+			xv, err := ops.Reshape(x, k, nUsed, nTok)
+			if err != nil {
+				b.Fatal(err)
+			}
+			vals := make([]int32, 0, nUsed*nTok)
+			for range nTok {
+				for _, e := range rng.Perm(nExpert)[:nUsed] {
+					vals = append(vals, int32(e))
+				}
+			}
+			ids := mxIDs(b, be, "ids", vals, nUsed, nTok)
+			node, err := ops.MulMatID(w3, xv, ids)
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchCompute(b, be, node, float64(2*k*m*nUsed*nTok))
+		})
+	}
+}
+
 // TestMulMatIDHomeParts checks that MUL_MAT_ID with one token gives the
 // same outputs, bit for bit, whether its tiles go out through the pool's
 // counter or in home parts (gemvHomeRows): the same kernels compute

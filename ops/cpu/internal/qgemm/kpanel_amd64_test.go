@@ -23,8 +23,8 @@ type kPanel struct {
 }
 
 var kPanels = []kPanel{
-	{quant.Q4_K, PanelQ4_K, RepackQ4_K, Q4_KAVX2, TwinQ4_K},
-	{quant.Q5_K, PanelQ4_K, RepackQ5_K, Q5_KAVX2, TwinQ5_K},
+	{quant.Q4_K, PanelQ4_K, RepackQ4_KAVX2, Q4_KAVX2, TwinQ4_K},
+	{quant.Q5_K, PanelQ4_K, RepackQ5_KAVX2, Q5_KAVX2, TwinQ5_K},
 	{quant.Q6_K, PanelQ6_K, RepackQ6_K, Q6_KAVX2, TwinQ6_K},
 }
 
@@ -265,4 +265,67 @@ func fuzzActs(rng *rand.Rand, nb int) ([]byte, int) {
 		}
 	}
 	return y, ldy
+}
+
+// kRepacks are the assembly K-panel repackings with the Go ones they
+// must match byte for byte.
+var kRepacks = []struct {
+	typ      quant.Type
+	asm, ref func(panel, w []byte, ld, nb int64)
+}{
+	{quant.Q4_K, RepackQ4_KAVX2, RepackQ4_K},
+	{quant.Q5_K, RepackQ5_KAVX2, RepackQ5_K},
+}
+
+// TestKRepackAVX2 checks the assembly K-panel repackings against the Go
+// ones byte for byte: rows of random bytes (every 6-bit scale and min,
+// qh bit and f16 d, NaN and Inf included), rows a random gap apart, 0 to
+// 9 super-blocks, into panels whose bytes start random and differently
+// so, so that a byte the assembly fails to write shows.
+func TestKRepackAVX2(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(91, 92))
+	for _, kr := range kRepacks {
+		for range 60 {
+			nb := rng.IntN(10)
+			rowBytes := int64(nb) * int64(kr.typ.TypeSize())
+			ld := rowBytes + int64(rng.IntN(48))
+			w := simdtest.Row(rng, quant.I8, int(7*ld+rowBytes), rng.IntN(64), 0)
+			got := simdtest.Row(rng, quant.I8, nb*PanelQ4_K, rng.IntN(64), 0)
+			want := simdtest.Row(rng, quant.I8, nb*PanelQ4_K, 0, 0)
+			kr.asm(got, w, ld, int64(nb))
+			kr.ref(want, w, ld, int64(nb))
+			for i := range got {
+				if got[i] != want[i] {
+					sb, off := i/PanelQ4_K, i%PanelQ4_K
+					t.Fatalf("%v nb=%d ld=%d: super-block %d byte %d (sub-block %d byte %d): asm %#x, go %#x",
+						kr.typ, nb, ld, sb, off, off/panelSubQ4_K, off%panelSubQ4_K, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkRepackK times the K-panel repackings of eight rows of eight
+// super-blocks (k = 2048, an MoE expert's row), Go against assembly.
+func BenchmarkRepackK(b *testing.B) {
+	simdtest.NeedAVX2(b)
+	rng := rand.New(rand.NewPCG(93, 94))
+	const nb = 8
+	for _, kr := range kRepacks {
+		ld := int64(nb * kr.typ.TypeSize())
+		w := simdtest.Row(rng, quant.I8, int(8*ld), 0, 0)
+		panel := make([]byte, nb*PanelQ4_K)
+		for _, f := range []struct {
+			name string
+			f    func(panel, w []byte, ld, nb int64)
+		}{{"go", kr.ref}, {"avx2", kr.asm}} {
+			b.Run(fmt.Sprintf("%v/%s", kr.typ, f.name), func(b *testing.B) {
+				b.SetBytes(8 * ld)
+				for b.Loop() {
+					f.f(panel, w, ld, nb)
+				}
+			})
+		}
+	}
 }

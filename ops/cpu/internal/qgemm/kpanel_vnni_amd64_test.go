@@ -15,8 +15,8 @@ import (
 // kPanelsVNNI are the VNNI K-format panel kernels with their repacking
 // and twins.
 var kPanelsVNNI = []kPanel{
-	{quant.Q4_K, PanelQ4_K, RepackQ4_K, Q4_KVNNI, TwinQ4_K},
-	{quant.Q5_K, PanelQ4_K, RepackQ5_K, Q5_KVNNI, TwinQ5_K},
+	{quant.Q4_K, PanelQ4_K, RepackQ4_KAVX2, Q4_KVNNI, TwinQ4_K},
+	{quant.Q5_K, PanelQ4_K, RepackQ5_KAVX2, Q5_KVNNI, TwinQ5_K},
 	{quant.Q6_K, PanelQ6_K, RepackQ6_K, Q6_KVNNI, TwinQ6_K},
 }
 

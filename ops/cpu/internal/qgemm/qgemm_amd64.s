@@ -427,7 +427,12 @@ q51done:
 
 // QR_TRANSPOSE stores the eight panel vectors of the rows in Y0-Y7 at
 // 0..224(DI); clobbers Y0-Y11.
-#define QR_TRANSPOSE \
+#define QR_TRANSPOSE QR_TRANSPOSE_TO(0, 32, 64, 96, 128, 160, 192, 224)
+
+// QR_TRANSPOSE_TO(D0, ..., D7) transposes the 8x8 dwords of Y0-Y7 (row r
+// in Yr) and stores vector j (dword j of rows 0-7) at Dj(DI); clobbers
+// Y0-Y11.
+#define QR_TRANSPOSE_TO(D0, D1, D2, D3, D4, D5, D6, D7) \
 	VPUNPCKLDQ Y1, Y0, Y8; \
 	VPUNPCKHDQ Y1, Y0, Y9; \
 	VPUNPCKLDQ Y3, Y2, Y10; \
@@ -446,20 +451,20 @@ q51done:
 	VPUNPCKHQDQ Y11, Y9, Y7; \
 	VPERM2I128 $0x20, Y4, Y0, Y8; \
 	VPERM2I128 $0x31, Y4, Y0, Y9; \
-	VMOVDQU Y8, 0(DI); \
-	VMOVDQU Y9, 128(DI); \
+	VMOVDQU Y8, D0(DI); \
+	VMOVDQU Y9, D4(DI); \
 	VPERM2I128 $0x20, Y5, Y1, Y8; \
 	VPERM2I128 $0x31, Y5, Y1, Y9; \
-	VMOVDQU Y8, 32(DI); \
-	VMOVDQU Y9, 160(DI); \
+	VMOVDQU Y8, D1(DI); \
+	VMOVDQU Y9, D5(DI); \
 	VPERM2I128 $0x20, Y6, Y2, Y8; \
 	VPERM2I128 $0x31, Y6, Y2, Y9; \
-	VMOVDQU Y8, 64(DI); \
-	VMOVDQU Y9, 192(DI); \
+	VMOVDQU Y8, D2(DI); \
+	VMOVDQU Y9, D6(DI); \
 	VPERM2I128 $0x20, Y7, Y3, Y8; \
 	VPERM2I128 $0x31, Y7, Y3, Y9; \
-	VMOVDQU Y8, 96(DI); \
-	VMOVDQU Y9, 224(DI)
+	VMOVDQU Y8, D3(DI); \
+	VMOVDQU Y9, D7(DI)
 
 // QR_SCALES_AT(XO, DST) stores the eight rows' f16 values at XO of the
 // block as float32 at DST(DI); clobbers AX, Y8. QR_SCALES stores the
@@ -738,5 +743,215 @@ x80loop:
 	JNE       x80loop
 
 x80done:
+	VZEROUPPER
+	RET
+
+// The K-format panels (kq4.go): a super-block of eight q4_K or q5_K rows
+// is eight sub-block panels of 320 bytes (eight code vectors, then the
+// rows' scales and mins as int16 pairs at 256 and 288), then the rows'
+// d and dmin as float32 (at 2560 and 2592). The code vectors are the 8x8
+// dword transpose of the rows' 32 codes of the sub-block, as for the
+// 32-element formats; the scales and mins are the transpose of each
+// row's sixteen 6-bit values widened to int16 pairs.
+
+// KR_ROWS(OP, OFF) runs OP(OFF + row address, Yr) for the eight rows (as
+// QR_ROWS, at byte OFF of each row's super-block).
+#define KR_ROWS(OP, OFF) \
+	OP(OFF(SI), Y0); \
+	OP(OFF(SI)(R8*1), Y1); \
+	OP(OFF(SI)(R8*2), Y2); \
+	OP(OFF(SI)(R9*1), Y3); \
+	OP(OFF(SI)(R8*4), Y4); \
+	OP(OFF(SI)(R10*1), Y5); \
+	OP(OFF(SI)(R9*2), Y6); \
+	OP(OFF(SI)(R11*1), Y7)
+
+// KR_LO(ADDR, Y), KR_HI(ADDR, Y): Y = the low (high) nibbles of the 32
+// code bytes at ADDR: the first (second) sub-block of the pair they
+// hold. Y12 = 0x0f.
+#define KR_LO(ADDR, Y) \
+	VMOVDQU ADDR, Y; \
+	VPAND   Y12, Y, Y
+
+#define KR_HI(ADDR, Y) \
+	VMOVDQU ADDR, Y; \
+	VPSRLW  $4, Y, Y; \
+	VPAND   Y12, Y, Y
+
+// KR_CODES(LO, HI, OFF) writes the two sub-block panels of the code
+// bytes at OFF of the rows (LO and HI each load one sub-block's codes)
+// at 0(DI) and 320(DI) and moves DI past them.
+#define KR_CODES(LO, HI, OFF) \
+	KR_ROWS(LO, OFF); \
+	QR_TRANSPOSE; \
+	ADDQ $320, DI; \
+	KR_ROWS(HI, OFF); \
+	QR_TRANSPOSE; \
+	ADDQ $320, DI
+
+// KR_SC(ADDR, SLOT) unpacks the 12 scale bytes of the super-block at
+// ADDR (at 4..15) into 16 bytes at SLOT(DI): the scales of sub-blocks
+// 0-7, then their mins (6 bits each: bytes 0-3 and 4-7 hold the low six
+// bits of scales and mins 0-3 and the top two bits of 4-7, bytes 8-11
+// the low four of scales and mins 4-7). The slots are in the code
+// vectors of the panel's last sub-block, which are written after them.
+// Clobbers AX, BX, DX, R12, X8.
+#define KR_SC(ADDR, SLOT) \
+	MOVL    4+ADDR, AX; \
+	MOVL    8+ADDR, BX; \
+	MOVL    12+ADDR, DX; \
+	MOVL    AX, R12; \
+	ANDL    $0x3f3f3f3f, R12; \
+	VMOVD   R12, X8; \
+	MOVL    DX, R12; \
+	ANDL    $0x0f0f0f0f, R12; \
+	SHRL    $6, AX; \
+	ANDL    $0x03030303, AX; \
+	SHLL    $4, AX; \
+	ORL     AX, R12; \
+	VPINSRD $1, R12, X8, X8; \
+	MOVL    BX, R12; \
+	ANDL    $0x3f3f3f3f, R12; \
+	VPINSRD $2, R12, X8, X8; \
+	SHRL    $4, DX; \
+	ANDL    $0x0f0f0f0f, DX; \
+	SHRL    $6, BX; \
+	ANDL    $0x03030303, BX; \
+	SHLL    $4, BX; \
+	ORL     BX, DX; \
+	VPINSRD $3, DX, X8, X8; \
+	VMOVDQU X8, SLOT(DI)
+
+// KR_WIDEN(UNPCK) loads each row's 16 unpacked bytes from its slot,
+// widens them to words (scales in the low lane, mins in the high one)
+// and doubles each word of four with UNPCK (VPUNPCKLWD: sub-blocks 0-3,
+// VPUNPCKHWD: 4-7): Yr = the int16 pairs of four scales, then of four
+// mins.
+#define KR_WIDEN(UNPCK) \
+	VPMOVZXBW 2240(DI), Y0; \
+	VPMOVZXBW 2256(DI), Y1; \
+	VPMOVZXBW 2272(DI), Y2; \
+	VPMOVZXBW 2288(DI), Y3; \
+	VPMOVZXBW 2304(DI), Y4; \
+	VPMOVZXBW 2320(DI), Y5; \
+	VPMOVZXBW 2336(DI), Y6; \
+	VPMOVZXBW 2352(DI), Y7; \
+	UNPCK Y0, Y0, Y0; \
+	UNPCK Y1, Y1, Y1; \
+	UNPCK Y2, Y2, Y2; \
+	UNPCK Y3, Y3, Y3; \
+	UNPCK Y4, Y4, Y4; \
+	UNPCK Y5, Y5, Y5; \
+	UNPCK Y6, Y6, Y6; \
+	UNPCK Y7, Y7, Y7
+
+// KR_SCALES writes the eight sub-block panels' scales and mins of the
+// super-block at SI to DI's panel (DI at its start).
+#define KR_SCALES \
+	KR_SC(0(SI), 2240); \
+	KR_SC(0(SI)(R8*1), 2256); \
+	KR_SC(0(SI)(R8*2), 2272); \
+	KR_SC(0(SI)(R9*1), 2288); \
+	KR_SC(0(SI)(R8*4), 2304); \
+	KR_SC(0(SI)(R10*1), 2320); \
+	KR_SC(0(SI)(R9*2), 2336); \
+	KR_SC(0(SI)(R11*1), 2352); \
+	KR_WIDEN(VPUNPCKLWD); \
+	QR_TRANSPOSE_TO(256, 576, 896, 1216, 288, 608, 928, 1248); \
+	KR_WIDEN(VPUNPCKHWD); \
+	QR_TRANSPOSE_TO(1536, 1856, 2176, 2496, 1568, 1888, 2208, 2528)
+
+// KR_DS writes the rows' d and dmin (DI at the super-block panel's
+// 2560) and moves DI to the next super-block panel.
+#define KR_DS \
+	QR_SCALES_AT(0, 0); \
+	QR_SCALES_AT(2, 32); \
+	ADDQ $64, DI
+
+// func repackQ4_KAVX2(panel, w *byte, ld, nb int)
+//
+// Writes the q4_K panel of the eight rows w + r*ld (see RepackQ4_K).
+TEXT ·repackQ4_KAVX2(SB), NOSPLIT, $0-32
+	MOVQ  panel+0(FP), DI
+	MOVQ  w+8(FP), SI
+	MOVQ  ld+16(FP), R8
+	MOVQ  nb+24(FP), CX
+	QR_SETUP
+	TESTQ CX, CX
+	JEQ   rk4done
+
+rk4loop:
+	KR_SCALES
+	KR_CODES(KR_LO, KR_HI, 16)
+	KR_CODES(KR_LO, KR_HI, 48)
+	KR_CODES(KR_LO, KR_HI, 80)
+	KR_CODES(KR_LO, KR_HI, 112)
+	KR_DS
+	ADDQ $144, SI
+	DECQ CX
+	JNE  rk4loop
+
+rk4done:
+	VZEROUPPER
+	RET
+
+// KR5(QH, ADDR, Y, NIB, S): Y = the q5_K codes of sub-block S whose
+// nibbles are at ADDR (NIB = KR_LO or KR_HI): the nibbles, plus 16 where
+// bit S of the row's qh byte (the 32 bytes at QH) is set. Y15 = byte
+// ones; clobbers Y9.
+#define KR5(QH, ADDR, Y, NIB, S) \
+	NIB(ADDR, Y); \
+	VMOVDQU QH, Y9; \
+	VPSRLW  $S, Y9, Y9; \
+	VPAND   Y15, Y9, Y9; \
+	VPSLLW  $4, Y9, Y9; \
+	VPOR    Y9, Y, Y
+
+// KR5_ROWS(NIB, OFF, S) loads the eight rows' q5_K codes of sub-block S
+// (nibbles at OFF) into Y0-Y7.
+#define KR5_ROWS(NIB, OFF, S) \
+	KR5(16(SI), OFF(SI), Y0, NIB, S); \
+	KR5(16(SI)(R8*1), OFF(SI)(R8*1), Y1, NIB, S); \
+	KR5(16(SI)(R8*2), OFF(SI)(R8*2), Y2, NIB, S); \
+	KR5(16(SI)(R9*1), OFF(SI)(R9*1), Y3, NIB, S); \
+	KR5(16(SI)(R8*4), OFF(SI)(R8*4), Y4, NIB, S); \
+	KR5(16(SI)(R10*1), OFF(SI)(R10*1), Y5, NIB, S); \
+	KR5(16(SI)(R9*2), OFF(SI)(R9*2), Y6, NIB, S); \
+	KR5(16(SI)(R11*1), OFF(SI)(R11*1), Y7, NIB, S)
+
+// KR5_CODES(OFF, S, S1) is KR_CODES for q5_K: sub-blocks S and S1 =
+// S+1 of the nibbles at OFF.
+#define KR5_CODES(OFF, S, S1) \
+	KR5_ROWS(KR_LO, OFF, S); \
+	QR_TRANSPOSE; \
+	ADDQ $320, DI; \
+	KR5_ROWS(KR_HI, OFF, S1); \
+	QR_TRANSPOSE; \
+	ADDQ $320, DI
+
+// func repackQ5_KAVX2(panel, w *byte, ld, nb int)
+//
+// Writes the q5_K panel of the eight rows w + r*ld (see RepackQ5_K).
+TEXT ·repackQ5_KAVX2(SB), NOSPLIT, $0-32
+	MOVQ  panel+0(FP), DI
+	MOVQ  w+8(FP), SI
+	MOVQ  ld+16(FP), R8
+	MOVQ  nb+24(FP), CX
+	QR_SETUP
+	TESTQ CX, CX
+	JEQ   rk5done
+
+rk5loop:
+	KR_SCALES
+	KR5_CODES(48, 0, 1)
+	KR5_CODES(80, 2, 3)
+	KR5_CODES(112, 4, 5)
+	KR5_CODES(144, 6, 7)
+	KR_DS
+	ADDQ $176, SI
+	DECQ CX
+	JNE  rk5loop
+
+rk5done:
 	VZEROUPPER
 	RET
