@@ -116,7 +116,7 @@ var avx2Kernels = &kernelSet{
 		quant.Q5_K: {kind: gemmKQuad, quad: dot.QuadQ5_KAVX2,
 			ktile: &kTile{block: qgemm.PanelQ4_K, minN: 4, repack: qgemm.RepackQ5_KAVX2, kernel: qgemm.Q5_KAVX2}},
 		quant.Q6_K: {kind: gemmKQuad, quad: dot.QuadQ6_KAVX2,
-			ktile: &kTile{block: qgemm.PanelQ6_K, minN: 4, repack: qgemm.RepackQ6_K, kernel: qgemm.Q6_KAVX2}},
+			ktile: &kTile{block: qgemm.PanelQ6_K, minN: 4, repack: qgemm.RepackQ6_KAVX2, kernel: qgemm.Q6_KAVX2}},
 	}),
 	// Four-row kernels for MUL_MAT with one to three activation rows
 	// (package internal/gemv); with next-step prefetch each beats the dot product

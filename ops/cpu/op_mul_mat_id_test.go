@@ -257,7 +257,7 @@ func BenchmarkMulMatID(b *testing.B) {
 // the default tier (GFLOP/s counts 2*k*m per (slot, token) pair).
 func BenchmarkMulMatIDPrefill(b *testing.B) {
 	const k, m, nExpert, nUsed, nTok = 2048, 768, 128, 8, 512
-	for _, wt := range []quant.Type{quant.Q4_0, quant.Q4_K} {
+	for _, wt := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q6_K} {
 		b.Run(wt.String(), func(b *testing.B) {
 			be, err := NewWithOptions(Options{})
 			if err != nil {

@@ -25,7 +25,7 @@ type kPanel struct {
 var kPanels = []kPanel{
 	{quant.Q4_K, PanelQ4_K, RepackQ4_KAVX2, Q4_KAVX2, TwinQ4_K},
 	{quant.Q5_K, PanelQ4_K, RepackQ5_KAVX2, Q5_KAVX2, TwinQ5_K},
-	{quant.Q6_K, PanelQ6_K, RepackQ6_K, Q6_KAVX2, TwinQ6_K},
+	{quant.Q6_K, PanelQ6_K, RepackQ6_KAVX2, Q6_KAVX2, TwinQ6_K},
 }
 
 // kCase draws eight weight rows of kp's type and four q8_K activation
@@ -270,11 +270,13 @@ func fuzzActs(rng *rand.Rand, nb int) ([]byte, int) {
 // kRepacks are the assembly K-panel repackings with the Go ones they
 // must match byte for byte.
 var kRepacks = []struct {
-	typ      quant.Type
-	asm, ref func(panel, w []byte, ld, nb int64)
+	typ        quant.Type
+	panelBytes int
+	asm, ref   func(panel, w []byte, ld, nb int64)
 }{
-	{quant.Q4_K, RepackQ4_KAVX2, RepackQ4_K},
-	{quant.Q5_K, RepackQ5_KAVX2, RepackQ5_K},
+	{quant.Q4_K, PanelQ4_K, RepackQ4_KAVX2, RepackQ4_K},
+	{quant.Q5_K, PanelQ4_K, RepackQ5_KAVX2, RepackQ5_K},
+	{quant.Q6_K, PanelQ6_K, RepackQ6_KAVX2, RepackQ6_K},
 }
 
 // TestKRepackAVX2 checks the assembly K-panel repackings against the Go
@@ -291,15 +293,16 @@ func TestKRepackAVX2(t *testing.T) {
 			rowBytes := int64(nb) * int64(kr.typ.TypeSize())
 			ld := rowBytes + int64(rng.IntN(48))
 			w := simdtest.Row(rng, quant.I8, int(7*ld+rowBytes), rng.IntN(64), 0)
-			got := simdtest.Row(rng, quant.I8, nb*PanelQ4_K, rng.IntN(64), 0)
-			want := simdtest.Row(rng, quant.I8, nb*PanelQ4_K, 0, 0)
+			got := simdtest.Row(rng, quant.I8, nb*kr.panelBytes, rng.IntN(64), 0)
+			want := simdtest.Row(rng, quant.I8, nb*kr.panelBytes, 0, 0)
 			kr.asm(got, w, ld, int64(nb))
 			kr.ref(want, w, ld, int64(nb))
 			for i := range got {
 				if got[i] != want[i] {
-					sb, off := i/PanelQ4_K, i%PanelQ4_K
+					sub := (kr.panelBytes - 32) / 8 // 320 or 352, then d (and dmin)
+					sb, off := i/kr.panelBytes, i%kr.panelBytes
 					t.Fatalf("%v nb=%d ld=%d: super-block %d byte %d (sub-block %d byte %d): asm %#x, go %#x",
-						kr.typ, nb, ld, sb, off, off/panelSubQ4_K, off%panelSubQ4_K, got[i], want[i])
+						kr.typ, nb, ld, sb, off, off/sub, off%sub, got[i], want[i])
 				}
 			}
 		}
@@ -315,7 +318,7 @@ func BenchmarkRepackK(b *testing.B) {
 	for _, kr := range kRepacks {
 		ld := int64(nb * kr.typ.TypeSize())
 		w := simdtest.Row(rng, quant.I8, int(8*ld), 0, 0)
-		panel := make([]byte, nb*PanelQ4_K)
+		panel := make([]byte, nb*kr.panelBytes)
 		for _, f := range []struct {
 			name string
 			f    func(panel, w []byte, ld, nb int64)

@@ -17,7 +17,7 @@ import (
 var kPanelsVNNI = []kPanel{
 	{quant.Q4_K, PanelQ4_K, RepackQ4_KAVX2, Q4_KVNNI, TwinQ4_K},
 	{quant.Q5_K, PanelQ4_K, RepackQ5_KAVX2, Q5_KVNNI, TwinQ5_K},
-	{quant.Q6_K, PanelQ6_K, RepackQ6_K, Q6_KVNNI, TwinQ6_K},
+	{quant.Q6_K, PanelQ6_K, RepackQ6_KAVX2, Q6_KVNNI, TwinQ6_K},
 }
 
 // randKPanel returns a panel of nb super-blocks of typ with arbitrary

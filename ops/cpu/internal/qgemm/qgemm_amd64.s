@@ -955,3 +955,108 @@ rk5loop:
 rk5done:
 	VZEROUPPER
 	RET
+
+// The q6_K panel (kq6.go): eight sub-block panels of 352 bytes (eight
+// code vectors, then the rows' scales of the sub-block's two groups as
+// int16 pairs at 256 and 288, and both as one pair at 320), then the
+// rows' d as float32 (at 2816). Sub-block s = 4h+t of a row takes the
+// nibbles (low for t < 2, high else) of its ql bytes 64h+32(t%2).. and
+// bits 2t, 2t+1 of its qh bytes 32h.. as code bits 4 and 5.
+
+// KR6(QL, QH, Y, NIB, SH): Y = the 32 codes whose nibbles are at QL
+// (NIB = KR_LO or KR_HI) and whose top two bits are bits SH, SH+1 of the
+// 32 bytes at QH. Y12 = 0x0f, Y14 = 0x03; clobbers Y9.
+#define KR6(QL, QH, Y, NIB, SH) \
+	NIB(QL, Y); \
+	VMOVDQU QH, Y9; \
+	VPSRLW  $SH, Y9, Y9; \
+	VPAND   Y14, Y9, Y9; \
+	VPSLLW  $4, Y9, Y9; \
+	VPOR    Y9, Y, Y
+
+// KR6_SUB(NIB, QL, QH, SH) writes the code vectors of one sub-block of
+// the eight rows (their nibbles at QL, their top bits at QH, SH) at
+// 0(DI) and moves DI to the next sub-block panel.
+#define KR6_SUB(NIB, QL, QH, SH) \
+	KR6(QL(SI), QH(SI), Y0, NIB, SH); \
+	KR6(QL(SI)(R8*1), QH(SI)(R8*1), Y1, NIB, SH); \
+	KR6(QL(SI)(R8*2), QH(SI)(R8*2), Y2, NIB, SH); \
+	KR6(QL(SI)(R9*1), QH(SI)(R9*1), Y3, NIB, SH); \
+	KR6(QL(SI)(R8*4), QH(SI)(R8*4), Y4, NIB, SH); \
+	KR6(QL(SI)(R10*1), QH(SI)(R10*1), Y5, NIB, SH); \
+	KR6(QL(SI)(R9*2), QH(SI)(R9*2), Y6, NIB, SH); \
+	KR6(QL(SI)(R11*1), QH(SI)(R11*1), Y7, NIB, SH); \
+	QR_TRANSPOSE; \
+	ADDQ $352, DI
+
+// KR6_WIDEN(UNPCK) sets Yr to row r's sixteen group scales (at 192 of
+// its block) as int16, groups 0-7 in the low lane and 8-15 in the high
+// one, then applies UNPCK (a word unpack of Yr with itself, or nothing
+// when UNPCK is KR6_NONE).
+#define KR6_WIDEN(UNPCK) \
+	VPMOVSXBW 192(SI), Y0; \
+	VPMOVSXBW 192(SI)(R8*1), Y1; \
+	VPMOVSXBW 192(SI)(R8*2), Y2; \
+	VPMOVSXBW 192(SI)(R9*1), Y3; \
+	VPMOVSXBW 192(SI)(R8*4), Y4; \
+	VPMOVSXBW 192(SI)(R10*1), Y5; \
+	VPMOVSXBW 192(SI)(R9*2), Y6; \
+	VPMOVSXBW 192(SI)(R11*1), Y7; \
+	UNPCK(Y0); \
+	UNPCK(Y1); \
+	UNPCK(Y2); \
+	UNPCK(Y3); \
+	UNPCK(Y4); \
+	UNPCK(Y5); \
+	UNPCK(Y6); \
+	UNPCK(Y7)
+
+#define KR6_LOW(Y) VPUNPCKLWD Y, Y, Y
+#define KR6_HIGH(Y) VPUNPCKHWD Y, Y, Y
+#define KR6_NONE(Y)
+
+// KR6_SCALES writes the scale pairs of the eight sub-block panels of the
+// super-block at SI (DI at the panel's start). Doubled words: groups
+// 0-3 and 8-11 (sub-blocks 0, 1, 4, 5), then 4-7 and 12-15 (2, 3, 6,
+// 7); as they are, group pairs (2s, 2s+1) for sub-block s.
+#define KR6_SCALES \
+	KR6_WIDEN(KR6_LOW); \
+	QR_TRANSPOSE_TO(256, 288, 608, 640, 1664, 1696, 2016, 2048); \
+	KR6_WIDEN(KR6_HIGH); \
+	QR_TRANSPOSE_TO(960, 992, 1312, 1344, 2368, 2400, 2720, 2752); \
+	KR6_WIDEN(KR6_NONE); \
+	QR_TRANSPOSE_TO(320, 672, 1024, 1376, 1728, 2080, 2432, 2784)
+
+// func repackQ6_KAVX2(panel, w *byte, ld, nb int)
+//
+// Writes the q6_K panel of the eight rows w + r*ld (see RepackQ6_K).
+TEXT ·repackQ6_KAVX2(SB), NOSPLIT, $0-32
+	MOVQ     panel+0(FP), DI
+	MOVQ     w+8(FP), SI
+	MOVQ     ld+16(FP), R8
+	MOVQ     nb+24(FP), CX
+	QR_SETUP
+	VPADDB   Y15, Y15, Y14
+	VPOR     Y15, Y14, Y14
+	TESTQ    CX, CX
+	JEQ      rk6done
+
+rk6loop:
+	KR6_SCALES
+	KR6_SUB(KR_LO, 0, 128, 0)
+	KR6_SUB(KR_LO, 32, 128, 2)
+	KR6_SUB(KR_HI, 0, 128, 4)
+	KR6_SUB(KR_HI, 32, 128, 6)
+	KR6_SUB(KR_LO, 64, 160, 0)
+	KR6_SUB(KR_LO, 96, 160, 2)
+	KR6_SUB(KR_HI, 64, 160, 4)
+	KR6_SUB(KR_HI, 96, 160, 6)
+	QR_SCALES_AT(208, 0)
+	ADDQ $32, DI
+	ADDQ $210, SI
+	DECQ CX
+	JNE  rk6loop
+
+rk6done:
+	VZEROUPPER
+	RET
