@@ -299,6 +299,10 @@ func (b *Backend) mulMatX8(j *mulMatJob, xk *x8Kernel, x8 []byte) {
 	nt := int64(b.pool.threads)
 	j.tm = max(1, min(x8MaxGroups, groups/(4*nt)))
 	j.rowTiles = ceilDiv(groups, j.tm)
+	if b.sharedStream(8*j.tm*j.aRow, int64(len(x8))) {
+		b.pool.runShared(int(j.b2*j.b3*j.rowTiles), x8Job{j})
+		return
+	}
 	b.pool.runGuided(int(j.b2*j.b3*j.rowTiles), x8Job{j})
 }
 
