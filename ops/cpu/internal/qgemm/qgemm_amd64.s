@@ -20,6 +20,16 @@
 // block's eight weight vectors (or their magnitudes), Y12-Y14 are
 // scratch, Y15 holds int16 ones.
 
+// QR_ARGS loads the repacking functions' arguments (panel DI, rows SI,
+// row stride R8, block count CX) and runs QR_SETUP
+// (defined with the repacking below).
+#define QR_ARGS \
+	MOVQ panel+0(FP), DI; \
+	MOVQ w+8(FP), SI; \
+	MOVQ ld+16(FP), R8; \
+	MOVQ nb+24(FP), CX; \
+	QR_SETUP
+
 // Offsets inside a panel block: the eight rows' f32 scales d_x after the
 // 256 code bytes, then the eight int32 corrections (q4_0, q5_0) or the
 // eight float32 m_x (q4_1, q5_1).
@@ -531,11 +541,7 @@ q51done:
 //
 // Writes the q4_0 panel of the eight rows w + r*ld (see repackQ4_0).
 TEXT ·repackQ4_0AVX2(SB), NOSPLIT, $0-32
-	MOVQ panel+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ ld+16(FP), R8
-	MOVQ nb+24(FP), CX
-	QR_SETUP
+	QR_ARGS
 	TESTQ CX, CX
 	JEQ   r40done
 
@@ -557,11 +563,7 @@ r40done:
 //
 // Writes the q5_0 panel of the eight rows w + r*ld (see repackQ5_0).
 TEXT ·repackQ5_0AVX2(SB), NOSPLIT, $0-32
-	MOVQ         panel+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         ld+16(FP), R8
-	MOVQ         nb+24(FP), CX
-	QR_SETUP
+	QR_ARGS
 	VPBROADCASTQ qsixteen<>(SB), Y13
 	VPCMPEQB     Y14, Y14, Y14
 	TESTQ        CX, CX
@@ -585,11 +587,7 @@ r50done:
 //
 // Writes the q8_0 panel of the eight rows w + r*ld (see repackQ8_0).
 TEXT ·repackQ8_0AVX2(SB), NOSPLIT, $0-32
-	MOVQ panel+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ ld+16(FP), R8
-	MOVQ nb+24(FP), CX
-	QR_SETUP
+	QR_ARGS
 	TESTQ CX, CX
 	JEQ   r80done
 
@@ -610,11 +608,7 @@ r80done:
 //
 // Writes the q4_1 panel of the eight rows w + r*ld (see repackQ4_1).
 TEXT ·repackQ4_1AVX2(SB), NOSPLIT, $0-32
-	MOVQ  panel+0(FP), DI
-	MOVQ  w+8(FP), SI
-	MOVQ  ld+16(FP), R8
-	MOVQ  nb+24(FP), CX
-	QR_SETUP
+	QR_ARGS
 	TESTQ CX, CX
 	JEQ   r41done
 
@@ -636,11 +630,7 @@ r41done:
 //
 // Writes the q5_1 panel of the eight rows w + r*ld (see repackQ5_1).
 TEXT ·repackQ5_1AVX2(SB), NOSPLIT, $0-32
-	MOVQ         panel+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         ld+16(FP), R8
-	MOVQ         nb+24(FP), CX
-	QR_SETUP
+	QR_ARGS
 	VPBROADCASTQ qsixteen<>(SB), Y13
 	VPCMPEQB     Y14, Y14, Y14
 	TESTQ        CX, CX
@@ -872,11 +862,7 @@ x80done:
 //
 // Writes the q4_K panel of the eight rows w + r*ld (see RepackQ4_K).
 TEXT ·repackQ4_KAVX2(SB), NOSPLIT, $0-32
-	MOVQ  panel+0(FP), DI
-	MOVQ  w+8(FP), SI
-	MOVQ  ld+16(FP), R8
-	MOVQ  nb+24(FP), CX
-	QR_SETUP
+	QR_ARGS
 	TESTQ CX, CX
 	JEQ   rk4done
 
@@ -933,11 +919,7 @@ rk4done:
 //
 // Writes the q5_K panel of the eight rows w + r*ld (see RepackQ5_K).
 TEXT ·repackQ5_KAVX2(SB), NOSPLIT, $0-32
-	MOVQ  panel+0(FP), DI
-	MOVQ  w+8(FP), SI
-	MOVQ  ld+16(FP), R8
-	MOVQ  nb+24(FP), CX
-	QR_SETUP
+	QR_ARGS
 	TESTQ CX, CX
 	JEQ   rk5done
 
@@ -1031,11 +1013,7 @@ rk5done:
 //
 // Writes the q6_K panel of the eight rows w + r*ld (see RepackQ6_K).
 TEXT ·repackQ6_KAVX2(SB), NOSPLIT, $0-32
-	MOVQ     panel+0(FP), DI
-	MOVQ     w+8(FP), SI
-	MOVQ     ld+16(FP), R8
-	MOVQ     nb+24(FP), CX
-	QR_SETUP
+	QR_ARGS
 	VPADDB   Y15, Y15, Y14
 	VPOR     Y15, Y14, Y14
 	TESTQ    CX, CX
