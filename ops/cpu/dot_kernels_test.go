@@ -166,3 +166,44 @@ func TestHalfTable(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertRowMarksNaN checks that converting an activation row to
+// the quantized vec-dot types marks exactly the blocks whose source holds
+// a NaN (their scale made NaN, so the product is NaN), on every tier: a
+// NaN first, last, in the middle, in a row's tail beyond the tier's
+// vector runs, and none (no block marked; infinities do not count).
+func TestConvertRowMarksNaN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	for _, ks := range kernelSets() {
+		for _, vt := range []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K} {
+			bs := int(vt.BlockSize())
+			n := 17 * bs
+			for _, at := range []int{-1, 0, n - 1, n / 2, n - bs/2 - 3} {
+				src := make([]float32, n)
+				for i := range src {
+					src[i] = float32(rng.NormFloat64())
+				}
+				src[5] = float32(math.Inf(1))
+				if at >= 0 {
+					src[at] = float32(math.NaN())
+				}
+				dst := make([]byte, 17*int(vt.TypeSize()))
+				if err := ks.convertRow(vt, src, dst); err != nil {
+					t.Fatal(err)
+				}
+				for b := range 17 {
+					blk := dst[b*int(vt.TypeSize()):]
+					var d float64
+					if vt == quant.Q8_K {
+						d = float64(math.Float32frombits(binary.LittleEndian.Uint32(blk)))
+					} else {
+						d = float64(quant.FP16ToFP32(binary.LittleEndian.Uint16(blk)))
+					}
+					if want := at >= 0 && at/bs == b; math.IsNaN(d) != want {
+						t.Errorf("%s %v NaN at %d: block %d scale %v", ks.name, vt, at, b, d)
+					}
+				}
+			}
+		}
+	}
+}

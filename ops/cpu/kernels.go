@@ -90,6 +90,7 @@ var genericKernels = &kernelSet{
 		expSum:   vec.ExpSum,
 		mulTo:    vec.MulTo,
 		sumSq:    vec.SumSq,
+		hasNaN:   vec.HasNaN,
 		axpy:     vec.Axpy,
 		axpyF16:  vec.AxpyF16,
 		axpy4:    vec.Axpy4,
@@ -135,7 +136,7 @@ func (ks *kernelSet) convertRow(t quant.Type, src []float32, dst []byte) error {
 	} else if err := convertRow(t, src, dst); err != nil {
 		return err
 	}
-	markNaNBlocks(t, src, dst)
+	markNaNBlocks(ks.vec.hasNaN, t, src, dst)
 	return nil
 }
 
@@ -144,7 +145,8 @@ func (ks *kernelSet) convertRow(t quant.Type, src []float32, dst []byte) error {
 // NaN. The quantizers take a block's scale from its largest magnitude,
 // which a NaN does not win, and turn the NaN itself into an arbitrary
 // integer: without this, a NaN activation would give a finite product.
-func markNaNBlocks(t quant.Type, src []float32, dst []byte) {
+// hasNaN (the tier's scan) tells whether src holds one at all.
+func markNaNBlocks(hasNaN func([]float32) bool, t quant.Type, src []float32, dst []byte) {
 	var scale int // bytes of the scale at the start of each block
 	switch t {
 	case quant.Q8_0, quant.Q8_1:
@@ -154,7 +156,7 @@ func markNaNBlocks(t quant.Type, src []float32, dst []byte) {
 	default:
 		return
 	}
-	if !slices.ContainsFunc(src, isNaN32) {
+	if !hasNaN(src) {
 		return
 	}
 	bs, size := int(t.BlockSize()), int(t.TypeSize())

@@ -168,6 +168,7 @@ var avx2Kernels = &kernelSet{
 		expSum:   vec.ExpSumAVX2,
 		mulTo:    vec.MulToAVX2,
 		sumSq:    vec.SumSqAVX2,
+		hasNaN:   vec.HasNaNAVX2,
 		axpy:     vec.AxpyAVX2,
 		axpyF16:  vec.AxpyF16AVX2,
 		axpy4:    vec.Axpy4AVX2,

@@ -18,6 +18,8 @@ type vecKernels struct {
 	mulTo func(out, x []float32, s float32)
 	// sumSq returns the float64 sum of the squares of x.
 	sumSq func(x []float32) float64
+	// hasNaN reports whether x holds a NaN.
+	hasNaN func(x []float32) bool
 	// axpy sets acc += x*s; axpyF16 does so for binary16 x.
 	axpy    func(acc, x []float32, s float32)
 	axpyF16 func(acc []float32, x []uint16, s float32)

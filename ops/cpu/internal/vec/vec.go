@@ -50,6 +50,16 @@ func MulTo(out, x []float32, s float32) {
 	}
 }
 
+// HasNaN reports whether x holds a NaN (any payload, either sign).
+func HasNaN(x []float32) bool {
+	for _, v := range x {
+		if v != v {
+			return true
+		}
+	}
+	return false
+}
+
 func SumSq(x []float32) float64 {
 	var sum float64
 	for _, v := range x {

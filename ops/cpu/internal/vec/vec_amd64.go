@@ -25,6 +25,9 @@ func mulToAVX2(out, x *float32, n int, s float32)
 func sumSqAVX2(x *float32, n int) float64
 
 //go:noescape
+func hasNaNAVX2(x *float32, n int) bool
+
+//go:noescape
 func axpyAVX2(acc, x *float32, n int, s float32)
 
 //go:noescape
@@ -106,6 +109,19 @@ func MulToAVX2(out, x []float32, s float32) {
 	for i := n8; i < len(out); i++ {
 		out[i] = float32(x[i] * s)
 	}
+}
+
+// HasNaNAVX2 is HasNaN: runs of 64 by VCMPPS (unordered: a lane is set
+// where either operand is a NaN, so one compare checks two vectors), the
+// rest in Go. Scanning each activation row for a NaN before it is
+// quantized (markNaNBlocks) took 1.2 µs per 4096 floats in Go, 4% of
+// MoE prefill.
+func HasNaNAVX2(x []float32) bool {
+	n64 := len(x) &^ 63
+	if n64 > 0 && hasNaNAVX2(&x[0], n64) {
+		return true
+	}
+	return HasNaN(x[n64:])
 }
 
 // SumSqAVX2 is sumSq (twin: SumSqTwin).

@@ -139,6 +139,37 @@ multo_done:
 	VZEROUPPER
 	RET
 
+// func hasNaNAVX2(x *float32, n int) bool
+// Whether any of n (a multiple of 64) elements is a NaN: per 64, four
+// unordered compares of vector pairs OR'd into Y4, tested once at the
+// end.
+TEXT ·hasNaNAVX2(SB), NOSPLIT, $0-17
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPS Y4, Y4, Y4
+
+hasnan_loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 64(SI), Y1
+	VMOVUPS 128(SI), Y2
+	VMOVUPS 192(SI), Y3
+	VCMPPS  $3, 32(SI), Y0, Y0
+	VCMPPS  $3, 96(SI), Y1, Y1
+	VCMPPS  $3, 160(SI), Y2, Y2
+	VCMPPS  $3, 224(SI), Y3, Y3
+	VORPS   Y1, Y0, Y0
+	VORPS   Y3, Y2, Y2
+	VORPS   Y2, Y0, Y0
+	VORPS   Y0, Y4, Y4
+	ADDQ    $256, SI
+	SUBQ    $64, CX
+	JNE     hasnan_loop
+	VMOVMSKPS Y4, AX
+	TESTL   AX, AX
+	SETNE   ret+16(FP)
+	VZEROUPPER
+	RET
+
 // func sumSqAVX2(x *float32, n int) float64
 // Sum of squares of n (a multiple of 8) elements: lanes 0-3 and 4-7 of
 // each run widened to float64 and fused-multiply-added into two four-lane

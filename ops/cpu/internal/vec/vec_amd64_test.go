@@ -290,3 +290,67 @@ func ulp32(f float32) float32 {
 	f = float32(math.Abs(float64(f)))
 	return math.Nextafter32(f, float32(math.Inf(1))) - f
 }
+
+// TestHasNaNAVX2 checks HasNaNAVX2 against HasNaN: lengths around the
+// runs of 64, rows without a NaN (infinities, denormals and the largest
+// finite values included) and rows with one NaN of a random payload and
+// sign at every position of a short row and at random ones of longer.
+func TestHasNaNAVX2(t *testing.T) {
+	simdtest.NeedAVX2(t)
+	rng := rand.New(rand.NewPCG(81, 82))
+	specials := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, 0}
+	nan := func() float32 {
+		// Exponent all ones, a nonzero mantissa (quiet or signalling),
+		// either sign.
+		return math.Float32frombits(0x7f800000 | uint32(rng.IntN(1<<23-1)+1) | uint32(rng.IntN(2))<<31)
+	}
+	for _, n := range []int{0, 1, 63, 64, 65, 127, 128, 191, 4096, 4100} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+			if rng.IntN(8) == 0 {
+				x[i] = specials[rng.IntN(len(specials))]
+			}
+		}
+		if HasNaNAVX2(x) || HasNaN(x) {
+			t.Fatalf("n=%d: a NaN reported in a row without one", n)
+		}
+		positions := rng.Perm(n)
+		if n <= 200 {
+			positions = positions[:n]
+		} else {
+			positions = positions[:50]
+		}
+		for _, p := range positions {
+			keep := x[p]
+			x[p] = nan()
+			if !HasNaNAVX2(x) || !HasNaN(x) {
+				t.Fatalf("n=%d: the NaN %#x at %d was missed", n, math.Float32bits(x[p]), p)
+			}
+			x[p] = keep
+		}
+	}
+}
+
+// BenchmarkHasNaN times the NaN scan of a 4096-wide activation row, Go
+// against AVX2.
+func BenchmarkHasNaN(b *testing.B) {
+	simdtest.NeedAVX2(b)
+	x := make([]float32, 4096)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	for _, f := range []struct {
+		name string
+		f    func([]float32) bool
+	}{{"go", HasNaN}, {"avx2", HasNaNAVX2}} {
+		b.Run(f.name, func(b *testing.B) {
+			b.SetBytes(4 * int64(len(x)))
+			for b.Loop() {
+				if f.f(x) {
+					b.Fatal("NaN")
+				}
+			}
+		})
+	}
+}
