@@ -112,6 +112,10 @@ func (j *actJob) do(w, lo, hi int) {
 	}
 }
 
+// actPadRows is how many rows past the last the converted activation
+// rows (prepareActivations) carry, zeroed.
+const actPadRows = 3
+
 // prepareActivations returns the rows of x (f32, f16 or bf16, any
 // strides) in type vt. When x already has type vt with packed rows it is
 // used in place; otherwise every row is converted, in parallel, into the
@@ -128,7 +132,10 @@ func (b *Backend) prepareActivations(x *ops.Tensor, vt quant.Type) (actRows, err
 	}
 	n1, n2, n3 := x.Ne[1], x.Ne[2], x.Ne[3]
 	rows := n1 * n2 * n3
-	b.scratch.act = growBytes(b.scratch.act, rows*rowBytes)
+	// actPadRows zero rows past the last: a four-column panel kernel
+	// can take a last group of one to three columns whole (mul_mat_ktile.go).
+	b.scratch.act = growBytes(b.scratch.act, (rows+actPadRows)*rowBytes)
+	clear(b.scratch.act[rows*rowBytes:])
 	j := &b.act
 	*j = actJob{
 		ks: b.kern, sc: &b.scratch, x: x, src: src, vt: vt,
