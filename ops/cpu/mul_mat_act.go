@@ -133,7 +133,8 @@ func (b *Backend) prepareActivations(x *ops.Tensor, vt quant.Type) (actRows, err
 	n1, n2, n3 := x.Ne[1], x.Ne[2], x.Ne[3]
 	rows := n1 * n2 * n3
 	// actPadRows zero rows past the last: a four-column panel kernel
-	// can take a last group of one to three columns whole (mul_mat_ktile.go).
+	// can take a last group of one to three columns whole
+	// (mul_mat_ktile.go).
 	b.scratch.act = growBytes(b.scratch.act, (rows+actPadRows)*rowBytes)
 	clear(b.scratch.act[rows*rowBytes:])
 	j := &b.act

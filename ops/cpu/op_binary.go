@@ -21,10 +21,10 @@ import (
 type eltKernels struct {
 	add, mul func(out, x, y []float32)
 	// addL3 and mulL3, where a tier has them, replace add and mul for ops
-	// past the L2 caches (reachL3) that one thread runs, and addStream, mulStream and
-	// swigluStream add, mul and swiglu for ops past the last level cache
-	// (reachDRAM): the same results bit for bit, the stream ones written
-	// with non-temporal stores.
+	// past the L2 caches (reachL3) that one thread runs, and addStream,
+	// mulStream and swigluStream add, mul and swiglu for ops past the
+	// last level cache (reachDRAM): the same results bit for bit, the
+	// stream ones written with non-temporal stores.
 	addL3, mulL3                       func(out, x, y []float32)
 	addStream, mulStream, swigluStream func(out, x, y []float32)
 	silu                               func(out, x []float32)
