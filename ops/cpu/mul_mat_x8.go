@@ -296,13 +296,13 @@ func (b *Backend) mulMatX8(j *mulMatJob, xk *x8Kernel, x8 []byte) {
 	// handed out in guided runs (one per thread to start, shrinking to
 	// an item at the end), a run's items of one batch one kernel call
 	// per column.
+	// (One shared counter handing out items in order, so the threads
+	// stream neighbouring rows, was tried for weights past the LLC and
+	// reverted: q6_K n=1 at 4096x14336 took 640-798 against 586-605 us,
+	// bf16 no better; results/amd-epyc-zen5-2c/*-shared.txt.)
 	nt := int64(b.pool.threads)
 	j.tm = max(1, min(x8MaxGroups, groups/(4*nt)))
 	j.rowTiles = ceilDiv(groups, j.tm)
-	if b.sharedStream(8*j.tm*j.aRow, int64(len(x8))) {
-		b.pool.runShared(int(j.b2*j.b3*j.rowTiles), x8Job{j})
-		return
-	}
 	b.pool.runGuided(int(j.b2*j.b3*j.rowTiles), x8Job{j})
 }
 

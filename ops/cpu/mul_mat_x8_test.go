@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"math/rand/v2"
 	"testing"
@@ -486,60 +485,4 @@ func TestX8Rerelease(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestMulMatSharedStream checks that a mat-vec product gives the same
-// bits whether its items go out in home parts or guided runs (the
-// default for weights within the last level cache) or through one shared
-// counter (pool.runShared, for weights streamed from memory, forced here
-// by a zero last level cache): the plain four-row path (f32) and the x8
-// copies' (q4_0, bf16), with one and three activation rows, items of 8
-// rows or groups of 64 KiB and more, and rows left over to the tail.
-func TestMulMatSharedStream(t *testing.T) {
-	forEachTier(t, func(t *testing.T, ks *kernelSet) {
-		for _, c := range []struct {
-			wt   quant.Type
-			k, m int64
-		}{{quant.F32, 4096, 76}, {quant.Q4_0, 16384, 76}, {quant.BF16, 4096, 140}} {
-			for _, n := range []int64{1, 3} {
-				t.Run(fmt.Sprintf("%v/n=%d", c.wt, n), func(t *testing.T) {
-					var outs [2][]float64
-					for i, shared := range []bool{false, true} {
-						b, err := NewWithOptions(Options{Threads: 2, Tier: ks.name})
-						if err != nil {
-							t.Fatal(err)
-						}
-						defer b.Close()
-						if shared {
-							b.llcBytes = 0
-						}
-						rowBytes, _ := c.wt.RowSize(c.k)
-						if got := b.sharedStream(8*rowBytes, c.m*rowBytes); got != shared {
-							t.Fatalf("sharedStream = %v with a last level cache of %d bytes", got, b.llcBytes)
-						}
-						rng := rand.New(rand.NewPCG(17, 18))
-						a := weightsLeaf(t, b, rng, c.wt, c.k, c.m)
-						x := mxLeaf(t, b, rng, "x", quant.F32, c.k, n)
-						mm, err := ops.MulMat(a, x)
-						if err != nil {
-							t.Fatal(err)
-						}
-						for range 2 { // the second call from the x8 copy where there is one
-							if err := mxCompute(t, b, mm); err != nil {
-								t.Fatal(err)
-							}
-						}
-						if outs[i], err = reference.Read(mm); err != nil {
-							t.Fatal(err)
-						}
-					}
-					for e := range outs[0] {
-						if outs[0][e] != outs[1][e] {
-							t.Fatalf("output %d: own parts %v, shared counter %v", e, outs[0][e], outs[1][e])
-						}
-					}
-				})
-			}
-		}
-	})
 }

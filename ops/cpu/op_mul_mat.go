@@ -156,25 +156,9 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 		j.tm = (j.tm + 3) / 4 * 4
 	}
 	j.rowTiles, j.colTiles = ceilDiv(j.m, j.tm), ceilDiv(j.n, j.tn)
-	if j.n < 4 && b.sharedStream(j.tm*j.aRow, j.a.Bytes()) {
-		b.pool.runShared(int(j.b2*j.b3*j.rowTiles*j.colTiles), j)
-		return nil
-	}
 	b.pool.run(int(j.b2*j.b3*j.rowTiles*j.colTiles), 1, j)
 	return nil
 }
-
-// sharedStream reports whether a mat-vec product whose work items read
-// itemBytes of weights each, of weightBytes in all, goes out through one
-// shared counter (pool.runShared): weights past the last level cache,
-// streamed from memory, in items of at least sharedItemBytes.
-func (b *Backend) sharedStream(itemBytes, weightBytes int64) bool {
-	return b.pool.threads > 1 && weightBytes > b.llcBytes && itemBytes >= sharedItemBytes
-}
-
-// sharedItemBytes is the fewest weight bytes per work item for which
-// a streamed mat-vec product shares one counter among the threads.
-const sharedItemBytes = 64 << 10
 
 // newMulMatJob sets the backend's mulMatJob up for node t (weights
 // t.Src[0] with rows of aRow bytes, activation rows acts) and returns it.

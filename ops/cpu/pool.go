@@ -191,29 +191,6 @@ func (p *pool) run(n, minPerThread int, j job) {
 	p.region(j, n, nt)
 }
 
-// runShared runs j over [0, n) as run does, but with one counter that
-// hands every thread the next item in order, so the threads stream
-// neighbouring items instead of a part each. For mat-vec products past
-// the last level cache (sharedStream): on a Zen 5 with two threads,
-// f32 and bf16 n = 1 products of 4096 x 4096 and 4096 x 14336 weights
-// took 0-6% less time beside ggml so, in each of eight alternated pairs
-// (bf16 x 14336: 2.32-2.40 against 2.37-2.44 ms in another four; the
-// host's DRAM state moves these points by more than that). Small items
-// make the counter's cache line the bottleneck: with every product of
-// 100m-q4_0 so (items of 6 KiB) its decode was 23% slower, hence
-// sharedItemBytes.
-func (p *pool) runShared(n int, j job) {
-	nt := min(p.threads, n)
-	if nt <= 1 {
-		j.do(0, 0, n)
-		return
-	}
-	p.chunk = 1
-	p.home.reset(1, int64(n))
-	p.guided = false
-	p.region(j, n, nt)
-}
-
 // threadsFor returns how many threads run shares n items among with at
 // least minPerThread items each (one where n is smaller).
 func (p *pool) threadsFor(n, minPerThread int) int {
