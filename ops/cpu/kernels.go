@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/getrows"
@@ -145,7 +144,8 @@ func (ks *kernelSet) convertRow(t quant.Type, src []float32, dst []byte) error {
 // NaN. The quantizers take a block's scale from its largest magnitude,
 // which a NaN does not win, and turn the NaN itself into an arbitrary
 // integer: without this, a NaN activation would give a finite product.
-// hasNaN (the tier's scan) tells whether src holds one at all.
+// hasNaN (the tier's scan) tells whether src, then each block, holds
+// one.
 func markNaNBlocks(hasNaN func([]float32) bool, t quant.Type, src []float32, dst []byte) {
 	var scale int // bytes of the scale at the start of each block
 	switch t {
@@ -161,7 +161,7 @@ func markNaNBlocks(hasNaN func([]float32) bool, t quant.Type, src []float32, dst
 	}
 	bs, size := int(t.BlockSize()), int(t.TypeSize())
 	for b := 0; b*bs < len(src); b++ {
-		if !slices.ContainsFunc(src[b*bs:min((b+1)*bs, len(src))], isNaN32) {
+		if !hasNaN(src[b*bs : min((b+1)*bs, len(src))]) {
 			continue
 		}
 		blk := dst[b*size:]
@@ -172,8 +172,6 @@ func markNaNBlocks(hasNaN func([]float32) bool, t quant.Type, src []float32, dst
 		}
 	}
 }
-
-func isNaN32(x float32) bool { return x != x }
 
 // kernelSets returns the kernels of every tier the host supports, generic
 // first.
