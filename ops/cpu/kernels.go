@@ -38,6 +38,12 @@ type kernelSet struct {
 	// gemv maps a weight type to a four-row kernel for MUL_MAT with one
 	// (or a few) activation rows; absent types use the dot product.
 	gemv map[quant.Type]gemvFunc
+	// gemvLLC maps a weight type to a four-row kernel that replaces
+	// gemv's for weights about the size of the last level cache
+	// (nearLLC): read again and again, as in an op benchmark or a
+	// product of a resident matrix, they come partly from the LLC and
+	// partly from DRAM each pass. Nil where gemv's serves every size.
+	gemvLLC map[quant.Type]gemvFunc
 	// gemvSide maps a weight type to a four-row kernel that takes data
 	// prepared once per call from each activation row (see
 	// gemvSideKernel); MUL_MAT and MUL_MAT_ID prefer it to gemv.

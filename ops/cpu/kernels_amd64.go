@@ -303,6 +303,20 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	// prefetching 2 KiB ahead in the four rows they stream instead of
 	// into the next four rows.
 	ks.gemv[quant.F16], ks.gemv[quant.BF16], ks.gemv[quant.F32] = gemv.F16AVX512, gemv.BF16AVX512, gemv.F32AVX512
+	// Except f16 weights about the LLC's size (nearLLC), which keep the
+	// AVX2 kernel (bit for bit the same): read again and again they come
+	// partly from L3, and there the zmm kernel keeps fewer of its lines.
+	// On a Zen 5 (32 MiB L3), MUL_MAT m=4096 n=1 alternated call by call
+	// with two threads (medians of 150), zmm against AVX2: 24 MiB
+	// 239-248 against 207-216 us, 32 MiB 377-415 against 292-346, 48 MiB
+	// 651-708 against 593-664; one thread, 32 MiB 835 against 591. Below
+	// (16 MiB: 117-125 against 141-144) and past it (64 MiB: 1121-1142
+	// against 1221-1222; 112 MiB, from DRAM: 1739-2260 against
+	// 1869-2361) the zmm kernel is the faster. The zmm kernel with the
+	// AVX2 one's prefetch (next four rows, twice a line) was as slow as
+	// without it, so it is not the prefetch. bf16's kernels (the widening
+	// and the pair kernel) against AVX2's were within noise in the window.
+	ks.gemvLLC = map[quant.Type]gemvFunc{quant.F16: gemv.F16AVX2}
 	// The f16/bf16 x8 decode kernels stay AVX2's: zmm ones (bit for bit
 	// the same; in git at a68d4ba, internal/gemv/x8f16_avx512_amd64.go)
 	// made gpt-oss-100m-f16's tg128 13% slower with a 1 KiB prefetch and
@@ -501,6 +515,7 @@ func deriveKernels(base *kernelSet, name string, over func(ks *kernelSet)) *kern
 	ks.gemm = maps.Clone(base.gemm)
 	ks.gemv = maps.Clone(base.gemv)
 	ks.gemvSide = maps.Clone(base.gemvSide)
+	ks.gemvLLC = maps.Clone(base.gemvLLC)
 	ks.x8 = maps.Clone(base.x8)
 	ks.deq = maps.Clone(base.deq)
 	over(&ks)

@@ -128,7 +128,7 @@ func computeMulMat(b *Backend, t *ops.Tensor) error {
 		j.gemv, j.nb, j.per = sk.f, j.k/quant.QK, int64(sk.per)
 		j.dy = sk.prepare(&b.scratch.dy, acts, j.n, j.b2, j.b3, j.nb)
 		j.wout = b.scratch.quad
-	} else if gv := b.kern.gemv[a.Type]; gv != nil && j.n < 4 {
+	} else if gv := b.gemvKernel(a); gv != nil && j.n < 4 {
 		if run := gemvRun(a.Type); run > 0 && j.k%run == 0 {
 			j.gemv = gv
 			j.nb = j.k / run
@@ -327,6 +327,22 @@ func (j *mulMatJob) gemvRange(w int, i0, i1, c0, c1, i2, i3 int64) int64 {
 	}
 	return r4
 }
+
+// gemvKernel returns the four-row kernel of weights a: the tier's
+// gemvLLC one where a's bytes lie about the last level cache's size
+// (nearLLC), else its gemv one (nil for types without one).
+func (b *Backend) gemvKernel(a *ops.Tensor) gemvFunc {
+	if f := b.kern.gemvLLC[a.Type]; f != nil && nearLLC(a.Bytes(), b.llcBytes) {
+		return f
+	}
+	return b.kern.gemv[a.Type]
+}
+
+// nearLLC reports whether weights of bytes lie about the size of a last
+// level cache of llc bytes: from 11/16 of it to 3/2 of it (22 to 48 MiB
+// of a 32 MiB L3), the window kernelSet.gemvLLC's kernels were measured
+// faster in.
+func nearLLC(bytes, llc int64) bool { return bytes > llc*11/16 && bytes <= llc*3/2 }
 
 // gemvRun returns the elements per block of a four-row kernel for weight
 // type t (the nb it takes counts these), or 0 for types without one: the
