@@ -299,9 +299,9 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	small.scores, small.values = flashattn.ScoresSmallAVX512, flashattn.ValuesSmallTAVX512
 	fa.small = &small
 	ks.fa = &fa
-	// The float four-row kernels in zmm (bit for bit the AVX2 ones),
-	// prefetching 2 KiB ahead in the four rows they stream instead of
-	// into the next four rows.
+	// The float four-row kernels in zmm (bit for bit the AVX2 ones): f16
+	// and bf16 prefetching 2 KiB ahead in the four rows they stream
+	// instead of into the next four rows, f32 leaving it to the hardware.
 	ks.gemv[quant.F16], ks.gemv[quant.BF16], ks.gemv[quant.F32] = gemv.F16AVX512, gemv.BF16AVX512, gemv.F32AVX512
 	// Except f16 weights about the LLC's size (nearLLC), which keep the
 	// AVX2 kernel (bit for bit the same): read again and again they come
@@ -462,8 +462,8 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 	ks.gemm[quant.BF16] = &gk
 	// bf16 weights from one to three activation rows: a 64-byte line of
 	// each of four rows in one VDPBF16PS (a load and one instruction a
-	// line, where the avx2 kernel widens it in four), with the line
-	// 2 KiB ahead in each row prefetched (gemv.BF16DP).
+	// line, where the avx2 kernel widens it in four), with no software
+	// prefetch (gemv.BF16DP).
 	ks.gemv[quant.BF16] = gemv.BF16DP
 	// And the x8 decode kernel of bf16 weights, equal to it bit for bit
 	// (the plain and x8 layouts give the same bits).

@@ -50,12 +50,15 @@
 	VMOVSS X6, 12(DX)
 
 // The zmm float kernels (gemv_float_avx512_amd64.s, gemv_bf16dp_amd64.s)
-// keep one 16-lane accumulator per row, Z0-Z3, and prefetch ahead in the
-// rows they stream rather than into the next four: each asks, once per
-// 64-byte line of each row, for the line GVZ_AHEAD bytes further along
-// (GVZ_PF4), so that four demand streams run ahead of the hardware
-// prefetchers. The next-rows prefetch of GV2_PFN measured slower on a
-// Zen 5 for rows streamed from DRAM (bf16 4096x14336).
+// keep one 16-lane accumulator per row, Z0-Z3. The f16 and widening bf16
+// ones prefetch ahead in the rows they stream rather than into the next
+// four: each asks, once per 64-byte line of each row, for the line
+// GVZ_AHEAD bytes further along (GVZ_PF4), so that four demand streams
+// run ahead of the hardware prefetchers (without it they measured slower
+// on a Zen 5, f16 4096x4096 and 4096x14336). The next-rows prefetch of
+// GV2_PFN measured slower on a Zen 5 for rows streamed from DRAM (bf16
+// 4096x14336). The f32 and pair bf16 kernels, which load a whole line
+// of each row a step, prefetch nothing: GVZ_PF4 made them slower.
 #define GVZ_AHEAD 2048
 
 // GVZ_PF4 prefetches the line GVZ_AHEAD bytes ahead in each of the four
