@@ -402,8 +402,9 @@ func TestMmvqMisalignedIsCaught(t *testing.T) {
 // ldmatrix rows of the wrong k half (wrong results), in both of its
 // templates (mmq, which q2_K takes in kb_mmq_*, and mmq32, q4_0's and
 // q8_0's), the halves' scales swapped in mmq32's products of the formats
-// with a scale per 16 (q6_K's), the halves' offsets swapped in those of
-// the format with a scale and a min per 16 (q2_K's), and the same two in
+// with a scale per 16 (q6_K's), a row's first half taking its second
+// half's min in the mins' product of the format with a scale and a min
+// per 16 (q2_K's), and the same two in
 // the large f16/bf16 tiles (the cases with 16-byte rows take them; want
 // lists the accepted reasons, |-separated).
 func TestMatmulInjectedBugs(t *testing.T) {
@@ -439,7 +440,7 @@ func TestMatmulInjectedBugs(t *testing.T) {
 			true, []quant.Type{quant.Q2_K}, "NMSE", tileSmall},
 		{"k16 half scales", "mul_mat_q.cu", "fmaf(lo, wd[mt][i >> 1], hi * wh[mt][i >> 1])", "fmaf(lo, wh[mt][i >> 1], hi * wd[mt][i >> 1])",
 			true, []quant.Type{quant.Q6_K}, "NMSE", tileBig},
-		{"kmin half offsets", "mul_mat_q.cu", "o[0] = fmaf(wo[mt][0], p00, fmaf(wo1[mt][0], p01, o[0]));", "o[0] = fmaf(wo[mt][0], p01, fmaf(wo1[mt][0], p00, o[0]));",
+		{"kmin half mins", "mul_mat_q.cu", "const int am[4] = {(int)__byte_perm(mn[mt][0], 0u, 0x0000),", "const int am[4] = {(int)__byte_perm(mn[mt][0], 0u, 0x1111),",
 			true, []quant.Type{quant.Q2_K}, "NMSE", tileBig},
 		{"k32 ldmatrix k half", "mul_mat_q.cu", "(lane >> 4)][4 * ((lane >> 3) & 1)];", "(lane >> 4)][0];",
 			true, []quant.Type{quant.Q8_0}, "NMSE", tileAuto},

@@ -65,9 +65,13 @@ struct kb_k16 {
 // their half's scale (at most 45, an int8; a 32-element dot at most 2^18
 // in magnitude), so that one m16n8k32 product per chunk and tile,
 // rescaled by the super-block's d, is the chunk's scaled part, as for
-// the kb_k32 formats; the halves' offsets (-dmin * min) times the
-// activations' half sums (their scale times each half's code sum, from
-// the q8a heads) are two FFMAs per output.
+// the kb_k32 formats. The mins part is a second m16n8k32 product on the
+// same B fragments: an A fragment whose row holds its first half's min
+// in k 0..15 and its second half's in k 16..31 (each register one min's
+// byte four times), so that the product is min0 * (the column's first
+// half's code sum) + min1 * (its second's) exactly (at most 15 * 127 *
+// 32 in magnitude), rescaled by -dmin and the column's scale: one FFMA
+// per output. The row's two mins are kept packed in a word a chunk.
 template <int T>
 struct kb_kmin {
 	static constexpr bool ok = T == KB_Q2_K;
@@ -76,8 +80,9 @@ struct kb_kmin {
 // kb_decode_kmin decodes chunk sub of the q2_K block at blk (global
 // memory, 2-byte aligned; see kb_decode<KB_Q2_K>) for kb_kmin: codes
 // times their half's scale (the bytes' products carry into no other
-// byte), the super-block's d, and the halves' offsets o0, o1.
-__device__ __forceinline__ void kb_decode_kmin(const u8* b, int sub, int q[8], float& d, float& o0, float& o1) {
+// byte), the super-block's d and -dmin, and the halves' mins packed as
+// min0 | min1 << 8.
+__device__ __forceinline__ void kb_decode_kmin(const u8* b, int sub, int q[8], float& d, float& ndmin, u32& mins) {
 	const u8* qs = b + 16 + 32 * (sub / 4);
 	const int sh = 2 * (sub % 4);
 	const u32 sm = *(const u16*)(b + 2 * sub);  // the halves' (scale | min << 4)
@@ -85,9 +90,8 @@ __device__ __forceinline__ void kb_decode_kmin(const u8* b, int sub, int q[8], f
 #pragma unroll
 	for (int j = 0; j < 8; j++) q[j] = ((kb_ld32(qs + 4 * j) >> sh) & 0x03030303) * (j < 4 ? s0 : s1);
 	d = kb_ldh(b + 80);
-	const float dmin = kb_ldh(b + 82);
-	o0 = -(dmin * (float)((sm >> 4) & 15u));
-	o1 = -(dmin * (float)((sm >> 12) & 15u));
+	ndmin = -kb_ldh(b + 82);
+	mins = ((sm >> 4) & 15u) | ((sm >> 4) & 0xf00u);
 }
 
 // kb_zp<ZP> subtracts ZP from each of q's four unsigned byte codes (each
@@ -227,11 +231,10 @@ __device__ __forceinline__ void kb_mmq32_decode(const u32* wr, int* qr, float* d
 // 16 products 4 ldmatrix.x4 and 8 (16 with offsets) 4-byte scale loads,
 // 2 ldmatrix.x4 and 4 (8) 8-byte head loads: 40 (56) wavefronts. acc[16mt + 4nt + e] is
 // the C/D layout's element e of tile (mt, nt). For kb_kmin's format,
-// wm4 and wh4 hold the halves' offsets (a float4 per row each) and xc
-// the columns' pairs (scale * first half's sum, scale * second's), two
-// floats a column and chunk, read as 16 bytes per two columns: per 16
-// products 16 4-byte offsets and 4 16-byte pair loads more than without
-// offsets.
+// wm4 holds each row's packed mins a chunk (a word of a float4's slot)
+// and wh4 its -dmin, and each chunk and tile takes a second product, of
+// the mins (see kb_kmin): per 16 products 8 4-byte mins loads more than
+// without offsets, and the step's -dmin once (xc is not read).
 template <int T, int NP>
 __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float4* wd4, const float4* wm4, const float4* wh4, const int (*xq)[KB_QW], const float (*xd)[KB_BN], const float* xc, int wm, int wn, int kh, int lane, float acc[64]) {
 	constexpr bool OFS = kb_k32<T>::ofs, MIN = kb_kmin<T>::ok;
@@ -241,30 +244,36 @@ __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float
 	const float* wdb = (const float*)(wd4 + 64 * wm + g);
 	const float* wmb = (const float*)(wm4 + 64 * wm + g);
 	const float* whb = (const float*)(wh4 + 64 * wm + g);
+	const u32* wmu = (const u32*)wmb;
 	const int* bb = &xq[32 * wn + (lane & 7) + 8 * (lane >> 4)][4 * ((lane >> 3) & 1)];
-	// kb_kmin: the scale is the super-block's d, one for the step's
-	// chunks (a step is KB_QC chunks from a multiple of KB_QC, kRun's
-	// split-k runs included, within a super-block of 8), read once.
-	float wds[4][2];
+	// kb_kmin: the scale is the super-block's d, and the mins' -dmin,
+	// one each for the step's chunks (a step is KB_QC chunks from a
+	// multiple of KB_QC, kRun's split-k runs included, within a
+	// super-block of 8), read once: from chunk kh's slot, which is a
+	// chunk of the matrix whenever chunk kh + 2 is.
+	float wds[4][2], wns[4][2];
 #pragma unroll
 	for (int mt = 0; mt < 4; mt++) {
 #pragma unroll
-		for (int e = 0; e < 2; e++) wds[mt][e] = MIN ? wdb[4 * (16 * mt + 8 * e) + kh] : 0.0f;
+		for (int e = 0; e < 2; e++) {
+			wds[mt][e] = MIN ? wdb[4 * (16 * mt + 8 * e) + kh] : 0.0f;
+			wns[mt][e] = MIN ? whb[4 * (16 * mt + 8 * e) + kh] : 0.0f;
+		}
 	}
 #pragma unroll 1
 	for (int cc = kh; cc < KB_QC; cc += 2) {
 		// A fragments of the four m16 tiles: matrix i of the x4 is rows
 		// 8(i&1).. and k 16(i>>1)..
-		u32 a[4][4];
-		float wd[4][2], wo[4][2], wo1[4][2];
+		u32 a[4][4], mn[4][2];
+		float wd[4][2], wo[4][2];
 #pragma unroll
 		for (int mt = 0; mt < 4; mt++) {
 			kb_ldmatrix_x4(a[mt], ab + 16 * mt * KB_QW + cc * 8);
 #pragma unroll
 			for (int e = 0; e < 2; e++) {
 				wd[mt][e] = MIN ? wds[mt][e] : wdb[4 * (16 * mt + 8 * e) + cc];
-				wo[mt][e] = OFS || MIN ? wmb[4 * (16 * mt + 8 * e) + cc] : 0.0f;
-				wo1[mt][e] = MIN ? whb[4 * (16 * mt + 8 * e) + cc] : 0.0f;
+				wo[mt][e] = OFS ? wmb[4 * (16 * mt + 8 * e) + cc] : 0.0f;
+				mn[mt][e] = MIN ? wmu[4 * (16 * mt + 8 * e) + cc] : 0u;
 			}
 		}
 #pragma unroll
@@ -285,9 +294,6 @@ __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float
 				// less any zero point, see mmq32).
 				uint2 cv = make_uint2(0u, 0u);
 				if (OFS) cv = kb_ld8(xc + cc * KB_BN + col);
-				// kb_kmin: (half 0, half 1) of column col, then col+1's.
-				uint4 cp = make_uint4(0u, 0u, 0u, 0u);
-				if (MIN) cp = kb_ld16u(xc + 2 * (cc * KB_BN + col));
 				const int c[4] = {KB_MAGIC, KB_MAGIC, KB_MAGIC, KB_MAGIC};
 				const int bk[2] = {(int)bf[2 * h], (int)bf[2 * h + 1]};
 #pragma unroll
@@ -307,11 +313,17 @@ __device__ __forceinline__ void kb_mmq32_mma(const int (*wq)[KB_QW], const float
 						o[3] = fmaf(wo[mt][1], xs1, o[3]);
 					}
 					if (MIN) {
-						const float p00 = __uint_as_float(cp.x), p01 = __uint_as_float(cp.y), p10 = __uint_as_float(cp.z), p11 = __uint_as_float(cp.w);
-						o[0] = fmaf(wo[mt][0], p00, fmaf(wo1[mt][0], p01, o[0]));
-						o[1] = fmaf(wo[mt][0], p10, fmaf(wo1[mt][0], p11, o[1]));
-						o[2] = fmaf(wo[mt][1], p00, fmaf(wo1[mt][1], p01, o[2]));
-						o[3] = fmaf(wo[mt][1], p10, fmaf(wo1[mt][1], p11, o[3]));
+						// The mins' A fragment: rows g and g + 8 (e), k
+						// 0..15 (min0) and 16..31 (min1), each byte four
+						// times a register.
+						const int am[4] = {(int)__byte_perm(mn[mt][0], 0u, 0x0000), (int)__byte_perm(mn[mt][1], 0u, 0x0000),
+						                   (int)__byte_perm(mn[mt][0], 0u, 0x1111), (int)__byte_perm(mn[mt][1], 0u, 0x1111)};
+						int dm[4];
+						kb_mma_s8_k32c(dm, am, bk, c);
+						o[0] = fmaf(__int_as_float(dm[0]) - KB_MAGICF, wns[mt][0] * xd0, o[0]);
+						o[1] = fmaf(__int_as_float(dm[1]) - KB_MAGICF, wns[mt][0] * xd1, o[1]);
+						o[2] = fmaf(__int_as_float(dm[2]) - KB_MAGICF, wns[mt][1] * xd0, o[2]);
+						o[3] = fmaf(__int_as_float(dm[3]) - KB_MAGICF, wns[mt][1] * xd1, o[3]);
 					}
 				}
 			}
@@ -375,7 +387,7 @@ __device__ __forceinline__ void kb_mmq16_mma(const int (*wq)[KB_QW], const float
 
 // mmq32 is mmq's tensor-core kernel for the kb_k32 formats (see above),
 // and in kb_mmq128_* for the kb_k16 ones (kb_mmq16_mma's products) and
-// kb_kmin's (kb_mmq32_mma's, with the halves' offsets):
+// kb_kmin's (kb_mmq32_mma's, with the mins' product):
 // BM weight rows by KB_BN columns, 2*BM threads, split-k as mmq. Per
 // step: the activations' codes and heads are copied with cp.async into
 // buffer step%2 while the previous step computes; the raw weight blocks
@@ -415,10 +427,9 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	// scales times their code sums (xc): carved from wdm (BM * (KB_QC +
 	// 1) float4s). The codes are stored signed, less the format's zero
 	// point, so that no product needs a zero-point term in C. kb_kmin's
-	// format has a third float4 a row, wh4 (wm4 and wh4: the halves'
-	// offsets), and two floats a column in xc (scale times each half's
-	// code sum).
-	constexpr int WT = MIN ? 3 : 2, XC = MIN ? 2 : 1;
+	// format has a third float4 a row, wh4: wm4 holds its packed mins a
+	// chunk, wh4 its -dmin (and xc is not used).
+	constexpr int WT = MIN ? 3 : 2, XC = 1;
 	static_assert(WT * BM + (XC + 1) * KB_QC * KB_BN / 4 <= BM * (KB_QC + 1), "mmq32: the scales' tiles");
 	float4* wd4 = &s.wdm[0][0];
 	float4* wm4 = wd4 + BM;
@@ -510,7 +521,8 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				const int r = 8 * (job / (8 * KB_QC)) + job % 8, cc = job / 8 % KB_QC;
 				const i64 ch = c0 + cc;
 				int q[8];
-				float d = 0.0f, m = 0.0f, m1 = 0.0f;  // K16: the halves' scales; MIN: d and the halves' offsets
+				float d = 0.0f, m = 0.0f, m1 = 0.0f;  // K16: the halves' scales; MIN: d and -dmin (m1)
+				u32 mins = 0u;                         // MIN: the halves' mins, packed
 				if (ch < kc) {
 					const i64 gr = min(row0 + r, p.m - 1);
 					const u8* blk = (const u8*)(w + gr * p.w_nb1) + (ch / CPB) * B;
@@ -520,7 +532,7 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 						d = dm[0].x;
 						m = dm[1].x;
 					} else if constexpr (MIN) {
-						kb_decode_kmin(blk, (int)(ch % CPB), q, d, m, m1);
+						kb_decode_kmin(blk, (int)(ch % CPB), q, d, m1, mins);
 					} else {
 						kb_decode_k32<T>(blk, (int)(ch % CPB), q, d, m);
 #pragma unroll
@@ -533,8 +545,11 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				kb_st16(&s.wq[r][cc * 8], q[0], q[1], q[2], q[3]);
 				kb_st16(&s.wq[r][cc * 8 + 4], q[4], q[5], q[6], q[7]);
 				((float*)(wd4 + r))[cc] = d;
-				if (OFS || K16 || MIN) ((float*)(wm4 + r))[cc] = m;
-				if (MIN) ((float*)(wh4 + r))[cc] = m1;
+				if (OFS || K16) ((float*)(wm4 + r))[cc] = m;
+				if (MIN) {
+					((u32*)(wm4 + r))[cc] = mins;
+					((float*)(wh4 + r))[cc] = m1;
+				}
 			}
 		}
 		// The activations' heads: scales, and with offsets scale * sum
@@ -546,7 +561,6 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 			const kb_qds x = kb_ld_qds(&s.xds[b][col][cc]);
 			xd[cc][col] = x.d;
 			if (OFS) xc[cc * KB_BN + col] = x.d * (float)(x.s[0] + x.s[1]);
-			if (MIN) kb_st8(xc + 2 * (cc * KB_BN + col), __float_as_int(x.d * (float)x.s[0]), __float_as_int(x.d * (float)x.s[1]));
 		}
 		__syncthreads();
 		// The next step's copies run while this one computes.
