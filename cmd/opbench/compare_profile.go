@@ -37,6 +37,9 @@ type profileMetric struct {
 	get     func(k *profileKernel) float64
 	higher  bool // higher is better
 	neutral bool // no verdict either way
+	// verdict, where set, judges a change from a to b instead of higher
+	// and neutral: "better", "WORSE" or "neutral".
+	verdict func(a, b float64) string
 }
 
 // Sectors per request are neutral: wider loads (16 bytes a lane) raise
@@ -44,28 +47,46 @@ type profileMetric struct {
 // are judged by the share of the moved bytes the lanes used (gld bytes
 // used) and by the requests.
 var profileMetrics = []profileMetric{
-	{"gld sectors/req", func(k *profileKernel) float64 { return k.GlobalLoads.SectorsPerRequest() }, false, true},
-	{"gst sectors/req", func(k *profileKernel) float64 { return k.GlobalStores.SectorsPerRequest() }, false, true},
-	{"gld bytes used", func(k *profileKernel) float64 { return k.GlobalLoads.Efficiency() }, true, false},
-	{"gst bytes used", func(k *profileKernel) float64 { return k.GlobalStores.Efficiency() }, true, false},
-	{"global requests", func(k *profileKernel) float64 {
+	{name: "gld sectors/req", get: func(k *profileKernel) float64 { return k.GlobalLoads.SectorsPerRequest() }, neutral: true},
+	{name: "gst sectors/req", get: func(k *profileKernel) float64 { return k.GlobalStores.SectorsPerRequest() }, neutral: true},
+	{name: "gld bytes used", get: func(k *profileKernel) float64 { return k.GlobalLoads.Efficiency() }, higher: true},
+	{name: "gst bytes used", get: func(k *profileKernel) float64 { return k.GlobalStores.Efficiency() }, higher: true},
+	{name: "global requests", get: func(k *profileKernel) float64 {
 		return float64(k.GlobalLoads.Requests + k.GlobalStores.Requests + k.Atomics.Requests)
-	}, false, false},
-	{"shared wavefronts", func(k *profileKernel) float64 {
+	}},
+	{name: "shared wavefronts", get: func(k *profileKernel) float64 {
 		return float64(k.SharedLoads.Wavefronts + k.SharedStores.Wavefronts)
-	}, false, false},
-	{"bank conflicts", func(k *profileKernel) float64 {
+	}},
+	{name: "bank conflicts", get: func(k *profileKernel) float64 {
 		return float64(k.SharedLoads.BankConflicts() + k.SharedStores.BankConflicts())
-	}, false, false},
-	{"warp efficiency", func(k *profileKernel) float64 { return k.WarpEfficiency() }, true, false},
-	{"DRAM bytes", func(k *profileKernel) float64 { return k.DRAMBytes() }, false, false},
-	{"tensor share", func(k *profileKernel) float64 { return k.TensorShare }, true, false},
-	{"estimate", func(k *profileKernel) float64 {
+	}},
+	{name: "warp efficiency", get: func(k *profileKernel) float64 { return k.WarpEfficiency() }, higher: true},
+	{name: "DRAM bytes", get: func(k *profileKernel) float64 { return k.DRAMBytes() }},
+	{name: "tensor share", get: func(k *profileKernel) float64 { return k.TensorShare }, higher: true, verdict: shareVerdict},
+	{name: "estimate", get: func(k *profileKernel) float64 {
 		if len(k.Estimates) == 0 {
 			return 0
 		}
 		return k.Estimates[0].Seconds
-	}, false, false},
+	}},
+}
+
+// shareVerdict judges a change of a kernel's tensor share (its tensor
+// FLOPs over the op's): more of the op on the tensor cores is better, up
+// to all of it (1). Past 1 the rest is tensor work the op does not ask
+// for (padding, or a second product such as q2_K's mins in
+// kb_mmq128_q2_K), which the estimate weighs against what it saves, so a
+// change above 1 gets no verdict, and one across it is judged on the
+// share up to 1.
+func shareVerdict(a, b float64) string {
+	ca, cb := min(a, 1), min(b, 1)
+	switch {
+	case ca == cb:
+		return "neutral"
+	case cb > ca:
+		return "better"
+	}
+	return "WORSE"
 }
 
 // compareProfiles prints the counters that differ by more than 1%
@@ -93,10 +114,15 @@ func compareProfiles(w io.Writer, a, b *profileSet, pathA, pathB string) (worse 
 				continue
 			}
 			verdict := "better"
-			if m.neutral {
+			switch {
+			case m.verdict != nil:
+				verdict = m.verdict(va, vb)
+			case m.neutral:
 				verdict = "neutral"
-			} else if (vb > va) != m.higher {
+			case (vb > va) != m.higher:
 				verdict = "WORSE"
+			}
+			if verdict == "WORSE" {
 				worse++
 			}
 			rows = append(rows, []string{point, name, m.name, fmt.Sprintf("%.4g", va), fmt.Sprintf("%.4g", vb), verdict})

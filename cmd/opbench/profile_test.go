@@ -142,6 +142,24 @@ func TestCompareProfiles(t *testing.T) {
 	}
 }
 
+// TestShareVerdict: a tensor share is better the closer it comes to 1
+// from below; above 1 (tensor work past the op's FLOPs) a change gets no
+// verdict, and one across 1 is judged on the part up to it.
+func TestShareVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		a, b float64
+		want string
+	}{
+		{0.5, 1, "better"}, {1, 0.5, "WORSE"}, {0, 0.25, "better"},
+		{1, 2, "neutral"}, {2, 1, "neutral"}, {1.5, 2, "neutral"},
+		{0.5, 2, "better"}, {2, 0.5, "WORSE"},
+	} {
+		if got := shareVerdict(tc.a, tc.b); got != tc.want {
+			t.Errorf("shareVerdict(%v, %v) = %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
 // TestProfileTensorShare: an f16 product on cuda-emu goes through the
 // emulated mma.sync (kb_mma_f16), which the profiler counts, so the
 // tensor cores do all of the op's FLOPs; every block is run.
