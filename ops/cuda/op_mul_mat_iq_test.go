@@ -35,7 +35,8 @@ func iqCases(t quant.Type) []harness.Case {
 // tensor-core tiles above), and every case through the integer tiles
 // with tensor cores ("tiled mma": kb_mmq_*, kb_mmq128_*) and without
 // ("tiled simt": kb_mmq_dp4a_*; "tiled mma" takes the 128-row tile for
-// every second type). harness's TestBackends runs
+// every second type, and every type with $KERNBENCH_CUDA_IQ_FULL=1).
+// harness's TestBackends runs
 // every default case on the default path already, so by default type i
 // runs path i%3 on every fourth of its cases (from the (i%4)th); with
 // $KERNBENCH_CUDA_IQ_FULL=1 every type runs every case down every path.
@@ -57,26 +58,38 @@ func TestIQKernels(t *testing.T) {
 				continue
 			}
 			// The tensor-core tiles: odd types take the 128-row tile
-			// (kb_mmq128_*), which the cases' small grids never pick.
-			tile := tileAuto
-			if p.name == "tiled mma" && ti%2 == 1 {
-				tile = tileBig
+			// (kb_mmq128_*), which the cases' small grids never pick;
+			// with $KERNBENCH_CUDA_IQ_FULL=1 every type takes both.
+			tiles := []int{tileAuto}
+			if p.name == "tiled mma" {
+				switch {
+				case full:
+					tiles = []int{tileAuto, tileBig}
+				case ti%2 == 1:
+					tiles = []int{tileBig}
+				}
 			}
-			t.Run(typ.String()+"/"+p.name, func(t *testing.T) {
-				withPaths(p.mmv, p.mma, func() {
-					withTile(b, tile, func() {
-						for ci, c := range cases {
-							if !full && ci%4 != ti%4 {
-								continue
+			for _, tile := range tiles {
+				name := typ.String() + "/" + p.name
+				if tile == tileBig {
+					name += "/128"
+				}
+				t.Run(name, func(t *testing.T) {
+					withPaths(p.mmv, p.mma, func() {
+						withTile(b, tile, func() {
+							for ci, c := range cases {
+								if !full && ci%4 != ti%4 {
+									continue
+								}
+								r := harness.Run(b, c)
+								if !r.Passed() || r.Unsupported() {
+									t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
+								}
 							}
-							r := harness.Run(b, c)
-							if !r.Passed() || r.Unsupported() {
-								t.Errorf("%s %v: %s (%s)", c.ID(), c.Types, r.Summary(), r.Err)
-							}
-						}
+						})
 					})
 				})
-			})
+			}
 		}
 	}
 }

@@ -430,7 +430,7 @@ func TestMatmulInjectedBugs(t *testing.T) {
 			true, []quant.Type{quant.BF16}, "NMSE", tileAuto},
 		{"cp.async not waited for", "mmq.cuh", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
 			true, []quant.Type{quant.Q2_K}, "before the copy's cp.async.wait_group", tileSmall},
-		{"k32 cp.async not waited for", "mul_mat_q.cu", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr", "__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr",
+		{"k32 cp.async not waited for", "mmq32.cuh", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr", "__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr",
 			true, []quant.Type{quant.Q4_0}, "before the copy's cp.async.wait_group", tileAuto},
 		{"large tile cp.async not waited for", "mul_mat_f.cu", "kb_cp_async_wait<S - 2>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
 			true, []quant.Type{quant.F16}, "before the copy's cp.async.wait_group", tileAuto},
@@ -438,11 +438,11 @@ func TestMatmulInjectedBugs(t *testing.T) {
 			true, []quant.Type{quant.BF16}, "NMSE|NaN/Inf mismatches", tileAuto},
 		{"ldmatrix k half", "mmq.cuh", "[cc * 8 + 4 * ((lane >> 3) & 1)]);", "[cc * 8]);",
 			true, []quant.Type{quant.Q2_K}, "NMSE", tileSmall},
-		{"k16 half scales", "mul_mat_q.cu", "fmaf(lo, wd[mt][i >> 1], hi * wh[mt][i >> 1])", "fmaf(lo, wh[mt][i >> 1], hi * wd[mt][i >> 1])",
+		{"k16 half scales", "mmq32.cuh", "fmaf(lo, wd[mt][i >> 1], hi * wh[mt][i >> 1])", "fmaf(lo, wh[mt][i >> 1], hi * wd[mt][i >> 1])",
 			true, []quant.Type{quant.Q6_K}, "NMSE", tileBig},
-		{"kmin half mins", "mul_mat_q.cu", "const int am[4] = {(int)__byte_perm(mn[mt][0], 0u, 0x0000),", "const int am[4] = {(int)__byte_perm(mn[mt][0], 0u, 0x1111),",
+		{"kmin half mins", "mmq32.cuh", "const int am[4] = {(int)__byte_perm(mn[mt][0], 0u, 0x0000),", "const int am[4] = {(int)__byte_perm(mn[mt][0], 0u, 0x1111),",
 			true, []quant.Type{quant.Q2_K}, "NMSE", tileBig},
-		{"k32 ldmatrix k half", "mul_mat_q.cu", "(lane >> 4)][4 * ((lane >> 3) & 1)];", "(lane >> 4)][0];",
+		{"k32 ldmatrix k half", "mmq32.cuh", "(lane >> 4)][4 * ((lane >> 3) & 1)];", "(lane >> 4)][0];",
 			true, []quant.Type{quant.Q8_0}, "NMSE", tileAuto},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

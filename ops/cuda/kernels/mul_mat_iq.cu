@@ -9,11 +9,14 @@
 //     to int8 codes with its scales by quants_iq.cuh's kb_decode<T> and
 //     dotted by __dp4a;
 //   - kb_mmq_*, kb_mmq_dp4a_*, kb_mmq128_*: the tiled product for more
-//     columns, mmq.cuh's (as mul_mat_q.cu's of the K formats): each step's
-//     chunks decoded by kb_decode<T> into the int8 code tile with their
-//     scales, tensor-core s8 products (one m16n8k32 per chunk where the
-//     format has one scale per 32, two m16n8k16 for IQ2_XS, IQ2_S and
-//     IQ1_M) or __dp4a.
+//     columns, as mul_mat_q.cu's: each step's chunks decoded by
+//     kb_decode<T> into the int8 code tile with their scales, then
+//     tensor-core s8 products, on mmq32.cuh's 64x32 warp tiles with the
+//     magic-number epilogue where the format has one scale per 32 in
+//     super-blocks (IQ4_XS, TQ1_0, TQ2_0, IQ2_XXS, IQ3_XXS, IQ3_S,
+//     IQ1_S: kb_k32), else on mmq.cuh's 32x32 (one m16n8k32 per chunk for
+//     MXFP4 and IQ4_NL, two m16n8k16 for IQ2_XS, IQ2_S and IQ1_M), or
+//     __dp4a.
 #include "common.cuh"
 #include "quants.cuh"
 #include "quants_iq.cuh"
@@ -22,6 +25,7 @@
 #include "mm.cuh"
 #include "mmv.cuh"
 #include "mmq.cuh"
+#include "mmq32.cuh"
 
 template <int T>
 __device__ __forceinline__ void iq_get_rows(const char* a, const kb_tensor& ta, const char* ids, const kb_tensor& tid, char* d, const kb_tensor& td, int* status) {
@@ -48,19 +52,21 @@ __device__ __forceinline__ void iq_get_rows(const char* a, const kb_tensor& ta, 
 	extern "C" __global__ void __launch_bounds__(128, 8) kb_mmvq1_##name(kb_mm p) { mmvq<T, 1>(p); }
 KB_FOR_IQ_TYPES(KB_IQ_KERNELS)
 
-// The tiled integer products (mmq.cuh's mmq, as mul_mat_q.cu's kb_mmq_*
-// of the K formats: tensor cores, 64 or 128 weight rows, or __dp4a).
+// The tiled integer products, as mul_mat_q.cu's: tensor cores, 64 or 128
+// weight rows (mmq32.cuh's mmq32 on 64x32 warp tiles for the formats
+// with one scale per 32 in super-blocks, kb_k32; mmq.cuh's mmq for the
+// others), or __dp4a.
 #define KB_IQ_MMQ(name, T)                                                                \
 	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_##name(kb_mm p) {          \
 		KB_QTILES                                                                         \
-		mmq<T, true, KB_BM>(p, s);                                                        \
+		mmq_mma<T, KB_BM>(p, s);                                                          \
 	}                                                                                     \
 	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_dp4a_##name(kb_mm p) {     \
 		KB_QTILES                                                                         \
 		mmq<T, false, KB_BM>(p, s);                                                       \
 	}                                                                                     \
-	extern "C" __global__ void __launch_bounds__(2 * KB_BM2, 2) kb_mmq128_##name(kb_mm p) { \
+	extern "C" __global__ void __launch_bounds__(2 * KB_BM2, KB_MMQ128_BLOCKS(T)) kb_mmq128_##name(kb_mm p) { \
 		KB_QTILES_DYN(KB_BM2)                                                             \
-		mmq<T, true, KB_BM2>(p, s);                                                       \
+		mmq_mma<T, KB_BM2>(p, s);                                                         \
 	}
 KB_FOR_IQ_TYPES(KB_IQ_MMQ)
