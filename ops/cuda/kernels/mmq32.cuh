@@ -12,7 +12,7 @@
 // ---------------------------------------------------------------------
 // The tensor-core path of the formats with one scale (and offset) per 32
 // elements (q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, and of issue 26's
-// IQ4_XS, TQ1_0, TQ2_0, IQ2_XXS, IQ3_XXS, IQ3_S, IQ1_S): one m16n8k32
+// IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, IQ2_XXS, IQ3_XXS, IQ3_S, IQ1_S): one m16n8k32
 // product per chunk and 16x8 tile, rescaled once, with every per-element
 // cost of the epilogue taken out of the loop:
 //
@@ -44,29 +44,36 @@
 // mod 4, so that a warp's 8-byte reads of 32 consecutive rows at one
 // offset take the two wavefronts 256 bytes need.
 //
-// Issue 26's formats with one scale per 32 in super-blocks of 256 take it
-// too, decoded from global memory by quants_iq.cuh's kb_decode<T> (signed
-// int8 codes, no zero point), a chunk per job: IQ1_S's delta is its
-// offset (dl * +-1/8 per chunk). Its 32-element ones (MXFP4, IQ4_NL)
-// would take the raw tile, which has no decoder for them: they stay on
-// mmq.
+// Issue 26's formats with one scale per 32 take it too: IQ4_NL's blocks
+// (q4_0's layout, the codes through its table) as the legacy formats',
+// the super-blocks' decoded from global memory by quants_iq.cuh's
+// kb_decode<T> (signed int8 codes, no zero point) a chunk per job, IQ1_S's
+// delta its offset (dl * +-1/8 per chunk). raw: the 32-element formats
+// whose blocks kb_decode32 reads from the raw tile (kb_mmq32_decode).
+// MXFP4 stays on mmq.cuh's mmq, which copies its 17-byte blocks with
+// cp.async: four of them are not a whole number of the raw tile's 8-byte
+// pieces, and decoded from global memory a chunk per job they took 4x
+// the sectors (cuda-emu, 4096x512x4096).
 template <int T>
 struct kb_k32 {
 	static constexpr bool ok = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_Q4_K || T == KB_Q5_K ||
-	                           T == KB_IQ4_XS || T == KB_TQ1_0 || T == KB_TQ2_0 || T == KB_IQ2_XXS || T == KB_IQ3_XXS || T == KB_IQ3_S || T == KB_IQ1_S;
+	                           T == KB_IQ4_NL || T == KB_IQ4_XS || T == KB_TQ1_0 || T == KB_TQ2_0 || T == KB_IQ2_XXS ||
+	                           T == KB_IQ3_XXS || T == KB_IQ3_S || T == KB_IQ1_S;
 	static constexpr bool ofs = T == KB_Q4_1 || T == KB_Q5_1 || T == KB_Q4_K || T == KB_Q5_K || T == KB_IQ1_S;
+	static constexpr bool raw = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_IQ4_NL;
 	static constexpr int zp = T == KB_Q4_0 ? 8 : T == KB_Q5_0 ? 16 : 0;
 	static constexpr int words = KB_QC * kb_type<T>::bytes / 4;
 	static constexpr int rw = words + (6 - words % 4) % 4;
 };
 
 // kb_k16<T>: format T takes mmq32's warp tiles with a scale per 16
-// elements and no offset (q3_K, q6_K: kb_decode gives signed codes and
-// zero offsets): two m16n8k16 products per chunk and tile, one per half,
-// each rescaled by its half's scale (kb_mmq16_mma).
+// elements and no offset (q3_K, q6_K, and issue 26's IQ2_XS, IQ2_S and
+// IQ1_M, whose delta kb_decode folds into the codes: kb_decode gives
+// signed codes and zero offsets): two m16n8k16 products per chunk and
+// tile, one per half, each rescaled by its half's scale (kb_mmq16_mma).
 template <int T>
 struct kb_k16 {
-	static constexpr bool ok = T == KB_Q3_K || T == KB_Q6_K;
+	static constexpr bool ok = T == KB_Q3_K || T == KB_Q6_K || T == KB_IQ2_XS || T == KB_IQ2_S || T == KB_IQ1_M;
 };
 
 // kb_kmin<T>: format T takes mmq32's warp tiles with a 4-bit scale and a
@@ -163,6 +170,16 @@ __device__ __forceinline__ void kb_decode32(const u32* v, int q[8], float& d, fl
 			q[j] = (int)(x & 0x0f0f0f0fu) | kb_hi4x(qh >> (4 * j));
 			q[j + 4] = (int)((x >> 4) & 0x0f0f0f0fu) | kb_hi4x(qh >> (16 + 4 * j));
 		}
+	} else if constexpr (T == KB_IQ4_NL) {
+		// q4_0's layout, the codes through IQ4_NL's table.
+		const u32 t[4] = KB_LUT16(KB_IQ4NL_VALUES);
+		d = kb_wh<O>(v);
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const u32 x = j == 0 ? kb_wv<O + 2>(v) : j == 1 ? kb_wv<O + 6>(v) : j == 2 ? kb_wv<O + 10>(v) : kb_wv<O + 14>(v);
+			q[j] = kb_lut16(x & 0x0f0f0f0fu, t);
+			q[j + 4] = kb_lut16((x >> 4) & 0x0f0f0f0fu, t);
+		}
 	} else {
 		static_assert(T == KB_Q8_0, "kb_decode32: a 32-element format");
 		d = kb_wh<O>(v);
@@ -178,10 +195,11 @@ __device__ __forceinline__ void kb_decode32(const u32* v, int q[8], float& d, fl
 }
 
 // kb_decode_k32 decodes chunk sub of the block at blk in global memory
-// (2-byte aligned) as kb_decode32 does.
+// (2-byte aligned): a raw format's as kb_decode32 does, the others' by
+// kb_decode<T>.
 template <int T>
 __device__ __forceinline__ void kb_decode_k32(const u8* blk, int sub, int q[8], float& d, float& m) {
-	if constexpr (kb_type<T>::block == 32) {
+	if constexpr (kb_k32<T>::raw) {
 		constexpr int NW = (kb_type<T>::bytes + 3) / 4;
 		u32 v[NW + 1];
 #pragma unroll
@@ -412,7 +430,7 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	constexpr bool OFS = kb_k32<T>::ofs, K16 = kb_k16<T>::ok, MIN = kb_kmin<T>::ok;
 	static_assert(kb_k32<T>::ok || K16 || MIN, "mmq32: a kb_k32, kb_k16 or kb_kmin format");
 	// The raw tile's 8-byte pieces: per row, per thread.
-	constexpr bool RAW = CPB == 1;
+	constexpr bool RAW = kb_k32<T>::raw;
 	// PR pieces per row; a pass of NT threads copies RP whole rows (the
 	// last NT % PR threads idle), NU passes.
 	constexpr int PR = RAW ? KB_QC * B / 8 : 1, RP = NT / PR, NU = (BM + RP - 1) / RP;

@@ -10,13 +10,15 @@
 //     dotted by __dp4a;
 //   - kb_mmq_*, kb_mmq_dp4a_*, kb_mmq128_*: the tiled product for more
 //     columns, as mul_mat_q.cu's: each step's chunks decoded by
-//     kb_decode<T> into the int8 code tile with their scales, then
-//     tensor-core s8 products, on mmq32.cuh's 64x32 warp tiles with the
-//     magic-number epilogue where the format has one scale per 32 in
-//     super-blocks (IQ4_XS, TQ1_0, TQ2_0, IQ2_XXS, IQ3_XXS, IQ3_S,
-//     IQ1_S: kb_k32), else on mmq.cuh's 32x32 (one m16n8k32 per chunk for
-//     MXFP4 and IQ4_NL, two m16n8k16 for IQ2_XS, IQ2_S and IQ1_M), or
-//     __dp4a.
+//     kb_decode<T> (IQ4_NL's by mmq32.cuh's raw-tile decoder) into the
+//     int8 code tile with their scales, then tensor-core s8 products on
+//     mmq32.cuh's 64x32 warp tiles with the magic-number epilogue: one
+//     m16n8k32 per chunk where the format has one scale per 32 (kb_k32:
+//     all but MXFP4, IQ2_XS, IQ2_S and IQ1_M), two m16n8k16 where it has
+//     one per 16 (kb_k16: IQ2_XS, IQ2_S, IQ1_M, in kb_mmq128_* only;
+//     their 64-row kb_mmq_* take mmq.cuh's 32x32 warp tiles); MXFP4 on
+//     mmq.cuh's mmq (32x32 warp tiles, its blocks copied by cp.async);
+//     or __dp4a.
 #include "common.cuh"
 #include "quants.cuh"
 #include "quants_iq.cuh"
@@ -53,9 +55,8 @@ __device__ __forceinline__ void iq_get_rows(const char* a, const kb_tensor& ta, 
 KB_FOR_IQ_TYPES(KB_IQ_KERNELS)
 
 // The tiled integer products, as mul_mat_q.cu's: tensor cores, 64 or 128
-// weight rows (mmq32.cuh's mmq32 on 64x32 warp tiles for the formats
-// with one scale per 32 in super-blocks, kb_k32; mmq.cuh's mmq for the
-// others), or __dp4a.
+// weight rows (mmq32.cuh's mmq_mma picks mmq32's 64x32 warp tiles or
+// mmq.cuh's mmq), or __dp4a.
 #define KB_IQ_MMQ(name, T)                                                                \
 	extern "C" __global__ void __launch_bounds__(KB_NT) kb_mmq_##name(kb_mm p) {          \
 		KB_QTILES                                                                         \

@@ -23,6 +23,24 @@ struct kb_type {
 static __device__ const i8 kb_iq4nl_values[16] = {KB_IQ4NL_VALUES};
 static __device__ const i8 kb_mxfp4_values[16] = {KB_MXFP4_VALUES};
 
+// KB_LUT16 packs 16 int8 values into four little-endian words.
+#define KB_LUT_W(a, b, c, d) ((u32)(u8)(a) | ((u32)(u8)(b) << 8) | ((u32)(u8)(c) << 16) | ((u32)(u8)(d) << 24))
+#define KB_LUT_WORDS(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p) \
+	{KB_LUT_W(a, b, c, d), KB_LUT_W(e, f, g, h), KB_LUT_W(i, j, k, l), KB_LUT_W(m, n, o, p)}
+#define KB_LUT16(...) KB_LUT_WORDS(__VA_ARGS__)
+
+// kb_lut16 (the code tables of IQ4_NL, IQ4_XS and MXFP4: quants_iq.cuh,
+// and mmq32.cuh's raw IQ4_NL blocks) maps the four 4-bit codes in the low nibbles of v's bytes
+// through the 16-byte table t: __byte_perm picks from the table's low or
+// high half by the codes' low three bits, bit 3 chooses the half.
+__device__ __forceinline__ int kb_lut16(u32 v, const u32 t[4]) {
+	const u32 x = v & 0x07070707u, y = x | (x >> 4);
+	const u32 sel = (y & 0xffu) | ((y >> 8) & 0xff00u);  // byte i's code in nibble i
+	const u32 lo = __byte_perm(t[0], t[1], sel), hi = __byte_perm(t[2], t[3], sel);
+	const u32 m = ((v >> 3) & 0x01010101u) * 0xffu;
+	return (int)((lo & ~m) | (hi & m));
+}
+
 // kb_e8m0_half is half the value of an E8M0 scale, 2^(e-128) (quant's
 // E8M0Half): subnormal for e < 2.
 __device__ __forceinline__ float kb_e8m0_half(u32 e) {

@@ -206,23 +206,6 @@ __device__ __forceinline__ void kb_iq8<KB_IQ1_M>(const u8* b, int g, float w[8])
 // its delta as the halves' offset, and IQ1_M's, whose delta changes every
 // eight elements, as 8*value +- 1 with an eighth of the scale (exact).
 
-// KB_LUT16 packs 16 int8 values into four little-endian words.
-#define KB_LUT_W(a, b, c, d) ((u32)(u8)(a) | ((u32)(u8)(b) << 8) | ((u32)(u8)(c) << 16) | ((u32)(u8)(d) << 24))
-#define KB_LUT_WORDS(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p) \
-	{KB_LUT_W(a, b, c, d), KB_LUT_W(e, f, g, h), KB_LUT_W(i, j, k, l), KB_LUT_W(m, n, o, p)}
-#define KB_LUT16(...) KB_LUT_WORDS(__VA_ARGS__)
-
-// kb_lut16 maps the four 4-bit codes in the low nibbles of v's bytes
-// through the 16-byte table t: __byte_perm picks from the table's low or
-// high half by the codes' low three bits, bit 3 chooses the half.
-__device__ __forceinline__ int kb_lut16(u32 v, const u32 t[4]) {
-	const u32 x = v & 0x07070707u, y = x | (x >> 4);
-	const u32 sel = (y & 0xffu) | ((y >> 8) & 0xff00u);  // byte i's code in nibble i
-	const u32 lo = __byte_perm(t[0], t[1], sel), hi = __byte_perm(t[2], t[3], sel);
-	const u32 m = ((v >> 3) & 0x01010101u) * 0xffu;
-	return (int)((lo & ~m) | (hi & m));
-}
-
 // kb_signs4 negates the bytes of the four unsigned values g (each below
 // 128) whose bit in the low four bits of s is set.
 __device__ __forceinline__ int kb_signs4(u32 g, u32 s) {
