@@ -400,7 +400,7 @@ func TestMmvqMisalignedIsCaught(t *testing.T) {
 // the comparison), and in the integer kernel a step's tiles read without
 // waiting for their cp.async copies (a race with the copies) and
 // ldmatrix rows of the wrong k half (wrong results), in both of its
-// templates (mmq, which q2_K takes in kb_mmq_*, and mmq32, q4_0's and
+// templates (mmq, which q6_K takes in kb_mmq_*, and mmq32, q4_0's and
 // q8_0's), the halves' scales swapped in mmq32's products of the formats
 // with a scale per 16 (q6_K's), a row's first half taking its second
 // half's min in the mins' product of the format with a scale and a min
@@ -429,7 +429,7 @@ func TestMatmulInjectedBugs(t *testing.T) {
 			"u32 b[2] = {*(const u32*)&xs[col][ks + 2 * t], *(const u32*)&xs[col][ks + 2 * t]};",
 			true, []quant.Type{quant.BF16}, "NMSE", tileAuto},
 		{"cp.async not waited for", "mmq.cuh", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
-			true, []quant.Type{quant.Q2_K}, "before the copy's cp.async.wait_group", tileSmall},
+			true, []quant.Type{quant.Q6_K}, "before the copy's cp.async.wait_group", tileSmall},
 		{"k32 cp.async not waited for", "mmq32.cuh", "kb_cp_async_wait<0>();\n\t\t__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr", "__syncthreads();\n\t\tif (raw) {\n\t\t\tif constexpr",
 			true, []quant.Type{quant.Q4_0}, "before the copy's cp.async.wait_group", tileAuto},
 		{"large tile cp.async not waited for", "mul_mat_f.cu", "kb_cp_async_wait<S - 2>();\n\t\t__syncthreads();\n", "__syncthreads();\n",
@@ -437,7 +437,7 @@ func TestMatmulInjectedBugs(t *testing.T) {
 		{"large tile ldmatrix k half", "mul_mat_f.cu", "ks + ((lane >> 3) & 1)));", "ks));",
 			true, []quant.Type{quant.BF16}, "NMSE|NaN/Inf mismatches", tileAuto},
 		{"ldmatrix k half", "mmq.cuh", "[cc * 8 + 4 * ((lane >> 3) & 1)]);", "[cc * 8]);",
-			true, []quant.Type{quant.Q2_K}, "NMSE", tileSmall},
+			true, []quant.Type{quant.Q6_K}, "NMSE", tileSmall},
 		{"k16 half scales", "mmq32.cuh", "fmaf(lo, wd[mt][i >> 1], hi * wh[mt][i >> 1])", "fmaf(lo, wh[mt][i >> 1], hi * wd[mt][i >> 1])",
 			true, []quant.Type{quant.Q6_K}, "NMSE", tileBig},
 		{"kmin half mins", "mmq32.cuh", "const int am[4] = {(int)__byte_perm(mn[mt][0], 0u, 0x0000),", "const int am[4] = {(int)__byte_perm(mn[mt][0], 0u, 0x1111),",

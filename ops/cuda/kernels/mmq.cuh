@@ -151,8 +151,9 @@ __device__ __forceinline__ void kb_mmq_load_w(const kb_mm& p, const kb_qtiles& s
 // or columns skipped) on fragments loaded with ldmatrix: one m16n8k32
 // product per 32-element block and tile where the format has one scale
 // (and offset) per block, rescaled once: out += xd * (s * dot + o *
-// xsum); two m16n8k16 ones where it has one per 16 (q2_K, q3_K, q6_K,
-// which in kb_mmq128_* take mul_mat_q.cu's mmq32 instead).
+// xsum); two m16n8k16 ones where it has one per 16 (q3_K, q6_K and
+// IQ2_XS, IQ2_S, IQ1_M in the 64-row kb_mmq_*; kb_mmq128_* and the other
+// formats take mmq32.cuh's mmq32 instead, but MXFP4).
 // Else __dp4a with an 8x4 register tile per thread, per 16. The
 // activations of step s+1 (and the raw weights, for the 32-element formats
 // on aligned rows) are copied with cp.async while step s computes. BM is

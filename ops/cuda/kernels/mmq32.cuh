@@ -639,14 +639,15 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 }
 
 // mmq_mma is the tensor-core kernels' body: mmq32 where the format has
-// one scale per 32 elements, and for kb_k16's and kb_kmin's in
+// one scale per 32 elements and for kb_kmin's, and for kb_k16's in
 // kb_mmq128_* (in the 64-row kb_mmq_*, NVRTC 11.8 spilled kb_k16's two
-// products a chunk on either target, at 168 registers or at 255, and
-// kb_kmin's third float4 of offsets a row does not fit the 64-row
-// tiles' wdm), else mmq's.
+// products a chunk on either target, at 168 registers or at 255; kb_kmin's
+// two, 253 registers on sm_80 and 244 on sm_90, do not spill, and its
+// third float4 a row fits the 64-row tiles' wdm since xc lost its pairs),
+// else mmq's.
 template <int T, int BM>
 __device__ __forceinline__ void mmq_mma(const kb_mm& p, const kb_qtiles& s) {
-	if constexpr (kb_k32<T>::ok || ((kb_k16<T>::ok || kb_kmin<T>::ok) && BM == KB_BM2))
+	if constexpr (kb_k32<T>::ok || kb_kmin<T>::ok || (kb_k16<T>::ok && BM == KB_BM2))
 		mmq32<T, BM>(p, s);
 	else
 		mmq<T, true, BM>(p, s);
