@@ -199,38 +199,60 @@ GLOBL qnotbit<>(SB), RODATA|NOPTR, $32
 	VPSLLD $7, Y8, Y8; \
 	VMOVDQU Y8, QP_CORR(DI)
 
-// QR_SETUP (with R8 = ld) computes the row stride multiples and the byte constants: Y12 =
-// 0x0f, Y13 = 0x08, Y15 = byte ones.
+// QR_SETUP (with R8 = ld) computes the row stride multiples R9 = 3*R8,
+// R10 = 5*R8, R11 = 7*R8 and the byte constants (QR_CONSTS).
 #define QR_SETUP \
 	LEAQ (R8)(R8*2), R9; \
 	LEAQ (R8)(R8*4), R10; \
 	LEAQ (R9)(R8*4), R11; \
+	QR_CONSTS
+
+// QR_CONSTS loads the byte constants: Y12 = 0x0f, Y13 = 0x08, Y15 = byte
+// ones.
+#define QR_CONSTS \
 	VPBROADCASTQ qnib<>(SB), Y12; \
 	VPBROADCASTQ qeight<>(SB), Y13; \
 	VPCMPEQB Y15, Y15, Y15; \
 	VPABSB Y15, Y15
+
+// QR_BLOCKS(BLOCK, loop, done) runs BLOCK, which writes one block's (or
+// super-block's) panel and moves SI and DI past it, CX times, then
+// returns: the loop of every repacking function.
+#define QR_BLOCKS(BLOCK, loop, done) \
+	TESTQ CX, CX; \
+	JEQ   done; \
+loop: \
+	BLOCK; \
+	DECQ  CX; \
+	JNE   loop; \
+done: \
+	VZEROUPPER; \
+	RET
+
+// R40_BLOCK writes the q4_0 panel of a block of the eight rows.
+#define R40_BLOCK \
+	QR_ROWS(QR_NIB); \
+	QR_TRANSPOSE; \
+	QR_SCALES; \
+	QR_CORR; \
+	ADDQ $18, SI; \
+	ADDQ $320, DI
 
 // func repackQ4_0AVX2(panel, w *byte, ld, nb int)
 //
 // Writes the q4_0 panel of the eight rows w + r*ld (see repackQ4_0).
 TEXT ·repackQ4_0AVX2(SB), NOSPLIT, $0-32
 	QR_ARGS
-	TESTQ CX, CX
-	JEQ   r40done
+	QR_BLOCKS(R40_BLOCK, r40loop, r40done)
 
-r40loop:
-	QR_ROWS(QR_NIB)
-	QR_TRANSPOSE
-	QR_SCALES
-	QR_CORR
-	ADDQ $18, SI
+// R50_BLOCK writes the q5_0 panel of a block of the eight rows.
+#define R50_BLOCK \
+	QR_ROWS(QR_Q5); \
+	QR_TRANSPOSE; \
+	QR_SCALES; \
+	QR_CORR; \
+	ADDQ $22, SI; \
 	ADDQ $320, DI
-	DECQ CX
-	JNE  r40loop
-
-r40done:
-	VZEROUPPER
-	RET
 
 // func repackQ5_0AVX2(panel, w *byte, ld, nb int)
 //
@@ -239,65 +261,47 @@ TEXT ·repackQ5_0AVX2(SB), NOSPLIT, $0-32
 	QR_ARGS
 	VPBROADCASTQ qsixteen<>(SB), Y13
 	VPCMPEQB     Y14, Y14, Y14
-	TESTQ        CX, CX
-	JEQ          r50done
+	QR_BLOCKS(R50_BLOCK, r50loop, r50done)
 
-r50loop:
-	QR_ROWS(QR_Q5)
-	QR_TRANSPOSE
-	QR_SCALES
-	QR_CORR
-	ADDQ $22, SI
-	ADDQ $320, DI
-	DECQ CX
-	JNE  r50loop
-
-r50done:
-	VZEROUPPER
-	RET
+// R80_BLOCK writes the q8_0 panel of a block of the eight rows.
+#define R80_BLOCK \
+	QR_ROWS(QR_Q8); \
+	QR_TRANSPOSE; \
+	QR_SCALES; \
+	ADDQ $34, SI; \
+	ADDQ $288, DI
 
 // func repackQ8_0AVX2(panel, w *byte, ld, nb int)
 //
 // Writes the q8_0 panel of the eight rows w + r*ld (see repackQ8_0).
 TEXT ·repackQ8_0AVX2(SB), NOSPLIT, $0-32
 	QR_ARGS
-	TESTQ CX, CX
-	JEQ   r80done
+	QR_BLOCKS(R80_BLOCK, r80loop, r80done)
 
-r80loop:
-	QR_ROWS(QR_Q8)
-	QR_TRANSPOSE
-	QR_SCALES
-	ADDQ $34, SI
-	ADDQ $288, DI
-	DECQ CX
-	JNE  r80loop
-
-r80done:
-	VZEROUPPER
-	RET
+// R41_BLOCK writes the q4_1 panel of a block of the eight rows.
+#define R41_BLOCK \
+	QR_ROWS(QR_UNIB); \
+	QR_TRANSPOSE; \
+	QR_SCALES; \
+	QR_SCALES_AT(2, QP_CORR); \
+	ADDQ $20, SI; \
+	ADDQ $320, DI
 
 // func repackQ4_1AVX2(panel, w *byte, ld, nb int)
 //
 // Writes the q4_1 panel of the eight rows w + r*ld (see repackQ4_1).
 TEXT ·repackQ4_1AVX2(SB), NOSPLIT, $0-32
 	QR_ARGS
-	TESTQ CX, CX
-	JEQ   r41done
+	QR_BLOCKS(R41_BLOCK, r41loop, r41done)
 
-r41loop:
-	QR_ROWS(QR_UNIB)
-	QR_TRANSPOSE
-	QR_SCALES
-	QR_SCALES_AT(2, QP_CORR)
-	ADDQ $20, SI
+// R51_BLOCK writes the q5_1 panel of a block of the eight rows.
+#define R51_BLOCK \
+	QR_ROWS(QR_U5); \
+	QR_TRANSPOSE; \
+	QR_SCALES; \
+	QR_SCALES_AT(2, QP_CORR); \
+	ADDQ $24, SI; \
 	ADDQ $320, DI
-	DECQ CX
-	JNE  r41loop
-
-r41done:
-	VZEROUPPER
-	RET
 
 // func repackQ5_1AVX2(panel, w *byte, ld, nb int)
 //
@@ -306,22 +310,7 @@ TEXT ·repackQ5_1AVX2(SB), NOSPLIT, $0-32
 	QR_ARGS
 	VPBROADCASTQ qsixteen<>(SB), Y13
 	VPCMPEQB     Y14, Y14, Y14
-	TESTQ        CX, CX
-	JEQ          r51done
-
-r51loop:
-	QR_ROWS(QR_U5)
-	QR_TRANSPOSE
-	QR_SCALES
-	QR_SCALES_AT(2, QP_CORR)
-	ADDQ $24, SI
-	ADDQ $320, DI
-	DECQ CX
-	JNE  r51loop
-
-r51done:
-	VZEROUPPER
-	RET
+	QR_BLOCKS(R51_BLOCK, r51loop, r51done)
 
 // X8_NIB(XO, PO): the x8 code vector at XO(SI) (bytes 4v..4v+3 of each
 // row's q4_0 codes) split into panel vectors: its low nibbles less 8
@@ -338,76 +327,62 @@ r51done:
 	VMOVDQU Y0, PO(DI); \
 	VMOVDQU Y1, 128+PO(DI)
 
+// X40_BLOCK writes the q4_0 panel of a block of an x8 group.
+#define X40_BLOCK \
+	X8_NIB(16, 0); \
+	X8_NIB(48, 32); \
+	X8_NIB(80, 64); \
+	X8_NIB(112, 96); \
+	VCVTPH2PS (SI), Y8; \
+	VMOVUPS   Y8, QP_D(DI); \
+	QR_CORR; \
+	ADDQ      $144, SI; \
+	ADDQ      $320, DI
+
 // func panelQ4_0FromX8AVX2(panel, x8 *byte, nb int)
 //
 // Writes the q4_0 panel of the eight rows of the x8 group x8 (package
 // gemv's x8 layout): what repackQ4_0AVX2 writes for the plain rows.
 TEXT ·panelQ4_0FromX8AVX2(SB), NOSPLIT, $0-24
-	MOVQ         panel+0(FP), DI
-	MOVQ         x8+8(FP), SI
-	MOVQ         nb+16(FP), CX
-	VPBROADCASTQ qnib<>(SB), Y12
-	VPBROADCASTQ qeight<>(SB), Y13
-	VPCMPEQB     Y15, Y15, Y15
-	VPABSB       Y15, Y15
-	TESTQ        CX, CX
-	JEQ          x40done
+	MOVQ panel+0(FP), DI
+	MOVQ x8+8(FP), SI
+	MOVQ nb+16(FP), CX
+	QR_CONSTS
+	QR_BLOCKS(X40_BLOCK, x40loop, x40done)
 
-x40loop:
-	X8_NIB(16, 0)
-	X8_NIB(48, 32)
-	X8_NIB(80, 64)
-	X8_NIB(112, 96)
-	VCVTPH2PS (SI), Y8
-	VMOVUPS   Y8, QP_D(DI)
-	QR_CORR
-	ADDQ      $144, SI
-	ADDQ      $320, DI
-	DECQ      CX
-	JNE       x40loop
-
-x40done:
-	VZEROUPPER
-	RET
+// X80_BLOCK writes the q8_0 panel of a block of an x8 group: its code
+// vectors as they are, its scales widened.
+#define X80_BLOCK \
+	VMOVDQU   16(SI), Y0; \
+	VMOVDQU   48(SI), Y1; \
+	VMOVDQU   80(SI), Y2; \
+	VMOVDQU   112(SI), Y3; \
+	VMOVDQU   144(SI), Y4; \
+	VMOVDQU   176(SI), Y5; \
+	VMOVDQU   208(SI), Y6; \
+	VMOVDQU   240(SI), Y7; \
+	VCVTPH2PS (SI), Y8; \
+	VMOVDQU   Y0, 0(DI); \
+	VMOVDQU   Y1, 32(DI); \
+	VMOVDQU   Y2, 64(DI); \
+	VMOVDQU   Y3, 96(DI); \
+	VMOVDQU   Y4, 128(DI); \
+	VMOVDQU   Y5, 160(DI); \
+	VMOVDQU   Y6, 192(DI); \
+	VMOVDQU   Y7, 224(DI); \
+	VMOVUPS   Y8, QP_D(DI); \
+	ADDQ      $272, SI; \
+	ADDQ      $288, DI
 
 // func panelQ8_0FromX8AVX2(panel, x8 *byte, nb int)
 //
 // Writes the q8_0 panel of the eight rows of the x8 group x8: its code
 // vectors are the panel's, and the scales are widened.
 TEXT ·panelQ8_0FromX8AVX2(SB), NOSPLIT, $0-24
-	MOVQ  panel+0(FP), DI
-	MOVQ  x8+8(FP), SI
-	MOVQ  nb+16(FP), CX
-	TESTQ CX, CX
-	JEQ   x80done
-
-x80loop:
-	VMOVDQU   16(SI), Y0
-	VMOVDQU   48(SI), Y1
-	VMOVDQU   80(SI), Y2
-	VMOVDQU   112(SI), Y3
-	VMOVDQU   144(SI), Y4
-	VMOVDQU   176(SI), Y5
-	VMOVDQU   208(SI), Y6
-	VMOVDQU   240(SI), Y7
-	VCVTPH2PS (SI), Y8
-	VMOVDQU   Y0, 0(DI)
-	VMOVDQU   Y1, 32(DI)
-	VMOVDQU   Y2, 64(DI)
-	VMOVDQU   Y3, 96(DI)
-	VMOVDQU   Y4, 128(DI)
-	VMOVDQU   Y5, 160(DI)
-	VMOVDQU   Y6, 192(DI)
-	VMOVDQU   Y7, 224(DI)
-	VMOVUPS   Y8, QP_D(DI)
-	ADDQ      $272, SI
-	ADDQ      $288, DI
-	DECQ      CX
-	JNE       x80loop
-
-x80done:
-	VZEROUPPER
-	RET
+	MOVQ panel+0(FP), DI
+	MOVQ x8+8(FP), SI
+	MOVQ nb+16(FP), CX
+	QR_BLOCKS(X80_BLOCK, x80loop, x80done)
 
 // The K-format panels (kq4.go): a super-block of eight q4_K or q5_K rows
 // is eight sub-block panels of 320 bytes (eight code vectors, then the
@@ -531,28 +506,22 @@ x80done:
 	QR_SCALES_AT(2, 32); \
 	ADDQ $64, DI
 
+// RK4_BLOCK writes the q4_K panel of a super-block of the eight rows.
+#define RK4_BLOCK \
+	KR_SCALES; \
+	KR_CODES(KR_LO, KR_HI, 16); \
+	KR_CODES(KR_LO, KR_HI, 48); \
+	KR_CODES(KR_LO, KR_HI, 80); \
+	KR_CODES(KR_LO, KR_HI, 112); \
+	KR_DS; \
+	ADDQ $144, SI
+
 // func repackQ4_KAVX2(panel, w *byte, ld, nb int)
 //
 // Writes the q4_K panel of the eight rows w + r*ld (see RepackQ4_K).
 TEXT ·repackQ4_KAVX2(SB), NOSPLIT, $0-32
 	QR_ARGS
-	TESTQ CX, CX
-	JEQ   rk4done
-
-rk4loop:
-	KR_SCALES
-	KR_CODES(KR_LO, KR_HI, 16)
-	KR_CODES(KR_LO, KR_HI, 48)
-	KR_CODES(KR_LO, KR_HI, 80)
-	KR_CODES(KR_LO, KR_HI, 112)
-	KR_DS
-	ADDQ $144, SI
-	DECQ CX
-	JNE  rk4loop
-
-rk4done:
-	VZEROUPPER
-	RET
+	QR_BLOCKS(RK4_BLOCK, rk4loop, rk4done)
 
 // KR5(QH, ADDR, Y, NIB, S): Y = the q5_K codes of sub-block S whose
 // nibbles are at ADDR (NIB = KR_LO or KR_HI): the nibbles, plus 16 where
@@ -588,28 +557,22 @@ rk4done:
 	QR_TRANSPOSE; \
 	ADDQ $320, DI
 
+// RK5_BLOCK writes the q5_K panel of a super-block of the eight rows.
+#define RK5_BLOCK \
+	KR_SCALES; \
+	KR5_CODES(48, 0, 1); \
+	KR5_CODES(80, 2, 3); \
+	KR5_CODES(112, 4, 5); \
+	KR5_CODES(144, 6, 7); \
+	KR_DS; \
+	ADDQ $176, SI
+
 // func repackQ5_KAVX2(panel, w *byte, ld, nb int)
 //
 // Writes the q5_K panel of the eight rows w + r*ld (see RepackQ5_K).
 TEXT ·repackQ5_KAVX2(SB), NOSPLIT, $0-32
 	QR_ARGS
-	TESTQ CX, CX
-	JEQ   rk5done
-
-rk5loop:
-	KR_SCALES
-	KR5_CODES(48, 0, 1)
-	KR5_CODES(80, 2, 3)
-	KR5_CODES(112, 4, 5)
-	KR5_CODES(144, 6, 7)
-	KR_DS
-	ADDQ $176, SI
-	DECQ CX
-	JNE  rk5loop
-
-rk5done:
-	VZEROUPPER
-	RET
+	QR_BLOCKS(RK5_BLOCK, rk5loop, rk5done)
 
 // The q6_K panel (kq6.go): eight sub-block panels of 352 bytes (eight
 // code vectors, then the rows' scales of the sub-block's two groups as
@@ -682,6 +645,21 @@ rk5done:
 	KR6_WIDEN(KR6_NONE); \
 	QR_TRANSPOSE_TO(320, 672, 1024, 1376, 1728, 2080, 2432, 2784)
 
+// RK6_BLOCK writes the q6_K panel of a super-block of the eight rows.
+#define RK6_BLOCK \
+	KR6_SCALES; \
+	KR6_SUB(KR_LO, 0, 128, 0); \
+	KR6_SUB(KR_LO, 32, 128, 2); \
+	KR6_SUB(KR_HI, 0, 128, 4); \
+	KR6_SUB(KR_HI, 32, 128, 6); \
+	KR6_SUB(KR_LO, 64, 160, 0); \
+	KR6_SUB(KR_LO, 96, 160, 2); \
+	KR6_SUB(KR_HI, 64, 160, 4); \
+	KR6_SUB(KR_HI, 96, 160, 6); \
+	QR_SCALES_AT(208, 0); \
+	ADDQ $32, DI; \
+	ADDQ $210, SI
+
 // func repackQ6_KAVX2(panel, w *byte, ld, nb int)
 //
 // Writes the q6_K panel of the eight rows w + r*ld (see RepackQ6_K).
@@ -689,25 +667,4 @@ TEXT ·repackQ6_KAVX2(SB), NOSPLIT, $0-32
 	QR_ARGS
 	VPADDB   Y15, Y15, Y14
 	VPOR     Y15, Y14, Y14
-	TESTQ    CX, CX
-	JEQ      rk6done
-
-rk6loop:
-	KR6_SCALES
-	KR6_SUB(KR_LO, 0, 128, 0)
-	KR6_SUB(KR_LO, 32, 128, 2)
-	KR6_SUB(KR_HI, 0, 128, 4)
-	KR6_SUB(KR_HI, 32, 128, 6)
-	KR6_SUB(KR_LO, 64, 160, 0)
-	KR6_SUB(KR_LO, 96, 160, 2)
-	KR6_SUB(KR_HI, 64, 160, 4)
-	KR6_SUB(KR_HI, 96, 160, 6)
-	QR_SCALES_AT(208, 0)
-	ADDQ $32, DI
-	ADDQ $210, SI
-	DECQ CX
-	JNE  rk6loop
-
-rk6done:
-	VZEROUPPER
-	RET
+	QR_BLOCKS(RK6_BLOCK, rk6loop, rk6done)
