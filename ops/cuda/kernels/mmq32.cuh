@@ -456,13 +456,13 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	// point, so that no product needs a zero-point term in C. kb_kmin's
 	// format has a third float4 a row, wh4: wm4 holds its packed mins a
 	// chunk, wh4 its -dmin (and xc is not used).
-	constexpr int WT = MIN ? 3 : 2, XC = 1;
-	static_assert(WT * BM + (XC + 1) * KB_QC * KB_BN / 4 <= BM * (KB_QC + 1), "mmq32: the scales' tiles");
+	constexpr int WT = MIN ? 3 : 2;
+	static_assert(WT * BM + 2 * KB_QC * KB_BN / 4 <= BM * (KB_QC + 1), "mmq32: the scales' tiles");
 	float4* wd4 = &s.wdm[0][0];
 	float4* wm4 = wd4 + BM;
 	float4* wh4 = wd4 + 2 * BM;
 	float* xc = (float*)(wd4 + WT * BM);
-	float(*xd)[KB_BN] = (float(*)[KB_BN])(wd4 + WT * BM + XC * KB_QC * KB_BN / 4);
+	float(*xd)[KB_BN] = (float(*)[KB_BN])(wd4 + WT * BM + KB_QC * KB_BN / 4);
 	u32* wraw = (u32*)&s.wraw[0][0];
 	// This thread's raw pieces: piece q of rows r, r + RP, ... (a warp's
 	// 32 pieces consecutive in memory, as far as rows allow); rows past m
@@ -548,8 +548,9 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				const int r = 8 * (job / (8 * KB_QC)) + job % 8, cc = job / 8 % KB_QC;
 				const i64 ch = c0 + cc;
 				int q[8];
-				float d = 0.0f, m = 0.0f, m1 = 0.0f;  // K16: the halves' scales; MIN: d and -dmin (m1)
-				u32 mins = 0u;                         // MIN: the halves' mins, packed
+				float d = 0.0f, m = 0.0f;  // scale and offset (K16: the halves' scales)
+				float ndmin = 0.0f;         // MIN: -dmin
+				u32 mins = 0u;              // MIN: the halves' mins, packed
 				if (ch < kc) {
 					const i64 gr = min(row0 + r, p.m - 1);
 					const u8* blk = (const u8*)(w + gr * p.w_nb1) + (ch / CPB) * B;
@@ -559,7 +560,7 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 						d = dm[0].x;
 						m = dm[1].x;
 					} else if constexpr (MIN) {
-						kb_decode_kmin(blk, (int)(ch % CPB), q, d, m1, mins);
+						kb_decode_kmin(blk, (int)(ch % CPB), q, d, ndmin, mins);
 					} else {
 						kb_decode_k32<T>(blk, (int)(ch % CPB), q, d, m);
 #pragma unroll
@@ -575,7 +576,7 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				if (OFS || K16) ((float*)(wm4 + r))[cc] = m;
 				if (MIN) {
 					((u32*)(wm4 + r))[cc] = mins;
-					((float*)(wh4 + r))[cc] = m1;
+					((float*)(wh4 + r))[cc] = ndmin;
 				}
 			}
 		}
