@@ -22,21 +22,12 @@ import (
 func TestGemvLLCPath(t *testing.T) {
 	ptr := func(f gemvFunc) uintptr { return reflect.ValueOf(f).Pointer() }
 	ran := false
-	for _, tier := range Tiers() {
-		if !tier.Supported {
-			continue
-		}
-		b0, err := NewWithOptions(Options{Tier: tier.Name, Threads: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		llcTypes := b0.kern.gemvLLC
-		b0.Close()
-		for wt := range llcTypes {
+	for _, ks := range kernelSets() {
+		for wt := range ks.gemvLLC {
 			ran = true
 			for _, n := range []int64{1, 3} {
-				t.Run(fmt.Sprintf("%s/%v/n%d", tier.Name, wt, n), func(t *testing.T) {
-					b, err := NewWithOptions(Options{Tier: tier.Name, Threads: 2})
+				t.Run(fmt.Sprintf("%s/%v/n%d", ks.name, wt, n), func(t *testing.T) {
+					b, err := NewWithOptions(Options{Tier: ks.name, Threads: 2})
 					if err != nil {
 						t.Fatal(err)
 					}
