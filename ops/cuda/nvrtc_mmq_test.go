@@ -113,9 +113,8 @@ func mmaLoop(fn []sassInstr, min int) (body []sassInstr, ok bool) {
 // mul_mat_iq.cu's kb_mmq128_* take mmq32.cuh's path too, decoded per job
 // by kb_decode<T> (IQ4_NL's from the raw tile): the formats with one
 // scale per 32 (IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, IQ2_XXS, IQ3_XXS, IQ3_S,
-// IQ1_S) at 16.4 per
-// product when written, 21.2 for IQ1_S (its delta is an offset), pinned
-// at 20 and 24 as the legacy formats (43.4 on mmq.cuh's general mmq,
+// IQ1_S) at 16.4 per product when written, 21.2 for IQ1_S (its delta is
+// an offset), pinned at 20 and 24 as the legacy formats (43.4 on mmq.cuh's general mmq,
 // which reads every chunk's scales per product and converts each
 // product's int32 with I2F); those with one per 16 (IQ2_XS, IQ2_S,
 // IQ1_M) at 12.9 per m16n8k16 product when written, pinned at 16 as q6_K
@@ -189,7 +188,7 @@ type mmqBudget struct {
 	budget float64
 	k16    bool // m16n8k16 products (a scale per 16), else m16n8k32
 	// mins: a second m16n8k32 product per chunk and tile, of the
-	// halves' mins (mul_mat_q.cu's kb_kmin).
+	// halves' mins (mmq32.cuh's kb_kmin).
 	mins bool
 	// general: mmq.cuh's general body, whose epilogue converts each
 	// product's int32 with I2F (mul_mat_q.cu's k32 path takes none).
