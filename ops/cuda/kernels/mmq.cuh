@@ -145,6 +145,18 @@ __device__ __forceinline__ void kb_mmq_load_w(const kb_mm& p, const kb_qtiles& s
 	}
 }
 
+// kb_scale32<T>: format T has one scale (and at most one offset) per
+// 32-element chunk: the legacy formats, q4_K and q5_K, and of
+// quants_iq.cuh's all but IQ2_XS, IQ2_S and IQ1_M, whose scales change
+// every 16 elements (IQ1_S's halves share theirs). mmq takes one k32
+// product a chunk for them; mmq32.cuh's kb_k32 takes them but MXFP4.
+template <int T>
+struct kb_scale32 {
+	static constexpr bool ok = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_Q4_K || T == KB_Q5_K ||
+	                           T == KB_MXFP4 || T == KB_IQ4_NL || T == KB_IQ4_XS || T == KB_TQ1_0 || T == KB_TQ2_0 || T == KB_IQ2_XXS ||
+	                           T == KB_IQ3_XXS || T == KB_IQ3_S || T == KB_IQ1_S;
+};
+
 // mmq: weights decoded to int8 codes and per-16 (scale, offset) pairs,
 // activations' q8a blocks, in shared memory; MMA: tensor-core s8 products
 // (4 warps of 32x32, 2x4 m16n8 tiles each, sub-tiles wholly past the rows
@@ -171,11 +183,7 @@ __device__ __forceinline__ void mmq(const kb_mm& p, const kb_qtiles& s) {
 	__syncthreads();
 	const int CPB = kb_type<T>::block / 32;
 	// One scale (and offset) per 32-element chunk: one k32 product.
-	// (quants_iq.cuh's formats: all but IQ2_XS, IQ2_S and IQ1_M, whose
-	// scales change every 16 elements; IQ1_S's halves share theirs.)
-	const bool K32 = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_Q4_K || T == KB_Q5_K ||
-	                 T == KB_MXFP4 || T == KB_IQ4_NL || T == KB_IQ4_XS || T == KB_TQ1_0 || T == KB_TQ2_0 || T == KB_IQ2_XXS ||
-	                 T == KB_IQ3_XXS || T == KB_IQ3_S || T == KB_IQ1_S;
+	const bool K32 = kb_scale32<T>::ok;
 	const int tid = threadIdx.x;
 	const int NT = 2 * BM;
 	const i64 row0 = (i64)blockIdx.x * BM, kb = p.nsplit > 1 ? split * p.kspl : 0, kc = p.nsplit > 1 ? min(p.k / 32, kb + p.kspl) : p.k / 32;

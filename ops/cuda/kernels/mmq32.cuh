@@ -56,9 +56,7 @@
 // the sectors (cuda-emu, 4096x512x4096).
 template <int T>
 struct kb_k32 {
-	static constexpr bool ok = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_Q4_K || T == KB_Q5_K ||
-	                           T == KB_IQ4_NL || T == KB_IQ4_XS || T == KB_TQ1_0 || T == KB_TQ2_0 || T == KB_IQ2_XXS ||
-	                           T == KB_IQ3_XXS || T == KB_IQ3_S || T == KB_IQ1_S;
+	static constexpr bool ok = kb_scale32<T>::ok && T != KB_MXFP4;
 	static constexpr bool ofs = T == KB_Q4_1 || T == KB_Q5_1 || T == KB_Q4_K || T == KB_Q5_K || T == KB_IQ1_S;
 	static constexpr bool raw = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_IQ4_NL;
 	static constexpr int zp = T == KB_Q4_0 ? 8 : T == KB_Q5_0 ? 16 : 0;
