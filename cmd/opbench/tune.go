@@ -90,6 +90,15 @@ var tuneSpecs = map[string]tuneSpec{
 		weights: true,
 		decode:  true,
 	},
+	// A 9 MiB matrix in its plain layout (not marked as weights): the
+	// four-row kernels, within a 32 MiB L3.
+	cpu.GemvVNNI.Name: {
+		point: bench.Entry{Ops: []string{"mul_mat"}, Types: []string{"q4_K"}, Dims: map[string][]int64{"m": {4096}, "n": {1}, "k": {4096}}},
+	},
+	// Three streams of 8 MiB: past two 1 MiB L2s, within a 32 MiB L3.
+	cpu.EltL3Bytes.Name: {
+		point: bench.Entry{Ops: []string{"add"}, Types: []string{"f32"}, Dims: map[string][]int64{"k": {4096}, "n": {512}}},
+	},
 }
 
 // tuneConfig is the parsed command line of tune.
@@ -116,8 +125,8 @@ func newTuneFlagSet(cfg *tuneConfig) (*flag.FlagSet, *string) {
 	fs.IntVar(&cfg.threads, "t", runtime.NumCPU(), "threads")
 	fs.IntVar(&cfg.rounds, "rounds", 3, "rounds over the candidates")
 	fs.DurationVar(&cfg.time, "time", 300*time.Millisecond, "time to measure a candidate per round")
-	fs.Int64Var(&cfg.m, "m", 0, "the point's m instead of its listed one (0: as listed)")
-	fs.Int64Var(&cfg.k, "k", 0, "the point's k instead of its listed one (0: as listed)")
+	fs.Int64Var(&cfg.m, "m", 0, "the points' m instead of their listed one (0: as listed; a point without an m keeps its sizes)")
+	fs.Int64Var(&cfg.k, "k", 0, "the points' k instead of their listed one (0: as listed)")
 	fs.StringVar(&cfg.out, "out", "", "`directory` for tuned.json (default results/<machine-id>)")
 	fs.BoolVar(&cfg.list, "list", false, "list the parameters, their candidates and points, and exit")
 	fs.StringVar(&cfg.model, "model", "", "GGUF `files` (comma-separated) whose token generation (the geometric mean of the time per token) measures the decode parameters (cpu.mulmat.gemv_rows, cpu.mulmat.x8_prefetch) instead of their op points; each candidate's logits must equal the defaults' bit for bit")
@@ -193,11 +202,11 @@ func tunePoint(cfg tuneConfig, p tuning.Param) (bench.PlannedPoint, error) {
 	for k, v := range e.Dims {
 		dims[k] = v
 	}
-	if cfg.m > 0 {
-		dims["m"] = []int64{cfg.m}
-	}
-	if cfg.k > 0 {
-		dims["k"] = []int64{cfg.k}
+	// A point without the size (ADD has no m) keeps its own.
+	for name, v := range map[string]int64{"m": cfg.m, "k": cfg.k} {
+		if _, has := dims[name]; has && v > 0 {
+			dims[name] = []int64{v}
+		}
 	}
 	e.Dims = dims
 	pts, _, err := e.Expand()

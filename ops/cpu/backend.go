@@ -83,7 +83,11 @@ func NewWithOptions(o Options) (*Backend, error) {
 		return nil, err
 	}
 	p := newPool(o.Threads, spin)
-	b := &Backend{pool: p, tier: t.Tier, kern: t.kernels, tuned: tp, repack: repack}
+	kern := t.kernels
+	if tp.gemvVNNI == 0 && kern.avx2Gemv != nil {
+		kern = kern.avx2Gemv(kern)
+	}
+	b := &Backend{pool: p, tier: t.Tier, kern: kern, tuned: tp, repack: repack}
 	b.l2Bytes, b.llcBytes = cacheSizes(p.threads)
 	b.scratch.workers = make([]workerBuf, p.threads)
 	b.scratch.quad = make([]quadOut, p.threads)

@@ -68,6 +68,10 @@ type kernelSet struct {
 	// fa is FLASH_ATTN_EXT's block kernels (nil: the row path only);
 	// its q8_0 scores reproduce this set's q8_0 dot kernel.
 	fa *faBlockKernels
+	// avx2Gemv, when not nil, returns the set it is called on with the
+	// AVX2 four-row matrix-vector kernels (gemv, gemvSide) in place of
+	// the tier's own: GemvVNNI = 0 (tuned.go) selects it.
+	avx2Gemv func(ks *kernelSet) *kernelSet
 	// transpose turns sixteen rows of 32-bit values into lines of
 	// sixteen, ld apart (sgemm.TransposeTwin): the packed paths'
 	// activation panels, and their blocks' sums into the outputs.

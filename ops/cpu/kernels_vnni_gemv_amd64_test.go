@@ -13,6 +13,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/dot"
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/simd/simdtest"
+	"github.com/kernbench/kernbench/ops/tuning"
 	"github.com/kernbench/kernbench/quant"
 )
 
@@ -164,6 +165,68 @@ func TestVNNIGemvMulMat(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestGemvVNNIOff checks GemvVNNI = 0: a vnni backend opened with it runs
+// the AVX2 four-row kernels and q4_0 side kernel (every other entry, and
+// the tier's table itself, unchanged), one opened with 1 or with the
+// defaults the VNNI ones; and MUL_MAT of one activation row on plain
+// weights gives the same bits either way.
+func TestGemvVNNIOff(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
+	open := func(v tuning.Values) *Backend {
+		b, err := NewWithOptions(Options{Threads: 2, Tier: "vnni", NoRepack: true, Tuned: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	off, on, def := open(tuning.Values{GemvVNNI.Name: 0}), open(tuning.Values{GemvVNNI.Name: 1}), open(tuning.Values{})
+	for _, c := range vnniGemvs {
+		if ptr(off.kern.gemv[c.wt]) != ptr(c.avx2) {
+			t.Errorf("gemv_vnni 0: %v four-row kernel is not the AVX2 one", c.wt)
+		}
+		for _, b := range []*Backend{on, def} {
+			if ptr(b.kern.gemv[c.wt]) != ptr(c.vnni) {
+				t.Errorf("gemv_vnni %d: %v four-row kernel is not the VNNI one", b.tuned.gemvVNNI, c.wt)
+			}
+		}
+		if ptr(vnniKernels.gemv[c.wt]) != ptr(c.vnni) {
+			t.Errorf("the vnni table's %v four-row kernel changed", c.wt)
+		}
+	}
+	if ptr(off.kern.gemvSide[quant.Q4_0].f) != ptr(gemv.SideQ4_0AVX2) || ptr(on.kern.gemvSide[quant.Q4_0].f) != ptr(gemv.SideQ4_0VNNI) {
+		t.Errorf("q4_0 side kernels: gemv_vnni 0 takes AVX2's, 1 VNNI's")
+	}
+	if ptr(off.kern.dots[quant.Q4_K].dot) != ptr(dot.Q4_KVNNI) || ptr(off.kern.x8[quant.Q4_K].f) != ptr(gemv.X8Q4_KVNNI) || off.kern.name != "vnni" {
+		t.Errorf("gemv_vnni 0 changed more than the four-row kernels")
+	}
+	for _, c := range vnniGemvs {
+		var outs [2][]byte
+		for i, b := range []*Backend{off, on} {
+			rng := rand.New(rand.NewPCG(5, 6))
+			a := mxLeaf(t, b, rng, "a", c.wt, 512, 20)
+			x := mxLeaf(t, b, rng, "b", quant.F32, 512, 1)
+			node, err := ops.MulMat(a, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mxAlloc(t, b, node, 0)
+			if err := b.Compute(node); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := node.HostBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs[i] = append([]byte(nil), raw...)
+		}
+		if string(outs[0]) != string(outs[1]) {
+			t.Errorf("%v: MUL_MAT n=1 differs between gemv_vnni 0 and 1", c.wt)
 		}
 	}
 }

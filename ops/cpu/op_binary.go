@@ -77,7 +77,7 @@ func computeBinary(b *Backend, t *ops.Tensor) error {
 	*j = eltJob{t: t, k: &b.kern.elt, sc: &b.scratch, op: t.Op}
 	j.setSources()
 	grain := rowGrain(t.Ne[0])
-	j.binary = j.k.binaryKernel(t.Op, b.reach(t, j.a, j.u), b.pool.threadsFor(n, grain))
+	j.binary = j.k.binaryKernel(t.Op, b.reach(t, j.a, j.u), b.pool.threadsFor(n, grain), b.tuned.eltL3Bytes)
 	b.pool.run(n, grain, j)
 	return nil
 }
@@ -225,8 +225,9 @@ func (b *Backend) reach(t *ops.Tensor, srcs ...*ops.Tensor) reach {
 }
 
 // binaryKernel returns ADD's (op OpAdd) or MUL's row kernel for an op of
-// reach r run by threads threads.
-func (k *eltKernels) binaryKernel(op ops.Op, r reach, threads int) func(out, x, y []float32) {
+// reach r run by threads threads; l3Bytes is EltL3Bytes's value, the
+// vector width past the L2s with two or more threads.
+func (k *eltKernels) binaryKernel(op ops.Op, r reach, threads, l3Bytes int) func(out, x, y []float32) {
 	plain, l3, stream := k.add, k.addL3, k.addStream
 	if op == ops.OpMul {
 		plain, l3, stream = k.mul, k.mulL3, k.mulStream
@@ -234,7 +235,7 @@ func (k *eltKernels) binaryKernel(op ops.Op, r reach, threads int) func(out, x, 
 	if r == reachDRAM && stream != nil {
 		return stream
 	}
-	if r >= reachL3 && l3 != nil && threads == 1 {
+	if r >= reachL3 && l3 != nil && (threads == 1 || l3Bytes == 32) {
 		return l3
 	}
 	return plain

@@ -206,9 +206,10 @@ func TestEltReach(t *testing.T) {
 }
 
 // TestBinaryKernelChoice checks which row kernel ADD and MUL take by
-// reach and thread count where a tier has one-thread L3 kernels: the
-// L3 ones with one thread, the plain ones with two, the streaming ones
-// past the last level cache whatever the threads.
+// reach, thread count and EltL3Bytes where a tier has L3 kernels: the L3
+// ones with one thread, with two the plain ones by default and the L3
+// ones at 32 bytes, the plain ones within the L2s and the streaming ones
+// past the last level cache whatever the threads and width.
 func TestBinaryKernelChoice(t *testing.T) {
 	ptr := func(f func(out, x, y []float32)) uintptr { return reflect.ValueOf(f).Pointer() }
 	for _, tier := range Tiers() {
@@ -228,18 +229,22 @@ func TestBinaryKernelChoice(t *testing.T) {
 			op      ops.Op
 			r       reach
 			threads int
+			l3Bytes int
 			want    func(out, x, y []float32)
 		}{
-			{ops.OpAdd, reachL2, 1, k.add},
-			{ops.OpAdd, reachL3, 1, k.addL3},
-			{ops.OpAdd, reachL3, 2, k.add},
-			{ops.OpMul, reachL3, 1, k.mulL3},
-			{ops.OpMul, reachL3, 2, k.mul},
-			{ops.OpAdd, reachDRAM, 2, k.addStream},
-			{ops.OpMul, reachDRAM, 1, k.mulStream},
+			{ops.OpAdd, reachL2, 1, 64, k.add},
+			{ops.OpAdd, reachL2, 2, 32, k.add},
+			{ops.OpAdd, reachL3, 1, 64, k.addL3},
+			{ops.OpAdd, reachL3, 2, 64, k.add},
+			{ops.OpAdd, reachL3, 2, 32, k.addL3},
+			{ops.OpMul, reachL3, 1, 64, k.mulL3},
+			{ops.OpMul, reachL3, 2, 64, k.mul},
+			{ops.OpMul, reachL3, 2, 32, k.mulL3},
+			{ops.OpAdd, reachDRAM, 2, 32, k.addStream},
+			{ops.OpMul, reachDRAM, 1, 64, k.mulStream},
 		} {
-			if got := k.binaryKernel(tc.op, tc.r, tc.threads); ptr(got) != ptr(tc.want) {
-				t.Errorf("%s: %v at reach %d with %d threads took another kernel", tier.Name, tc.op, tc.r, tc.threads)
+			if got := k.binaryKernel(tc.op, tc.r, tc.threads, tc.l3Bytes); ptr(got) != ptr(tc.want) {
+				t.Errorf("%s: %v at reach %d with %d threads and %d-byte vectors took another kernel", tier.Name, tc.op, tc.r, tc.threads, tc.l3Bytes)
 			}
 		}
 	}

@@ -46,8 +46,39 @@ var X8Prefetch = tuning.Param{
 	Candidates: []int{0, 1024, 2048, 4096, 8192, 16384},
 }
 
+// EltL3Bytes is the vector width, in bytes, of ADD's and MUL's row
+// kernels where their tensors are past the threads' L2s but within the
+// last level cache and two or more threads run them, on a tier with both
+// widths (avx512, vnni): 64 the zmm kernels, 32 the ymm ones (the same
+// results bit for bit). Which is faster is the core's: on a Zen 5 zmm
+// was 8% faster streaming ADD of [4096, 512] from L3 with two threads,
+// on a Zen 4, whose 512-bit operations run as two 256-bit halves, 20-25%
+// slower. One thread takes ymm there whatever this says (6% faster on
+// the Zen 5).
+var EltL3Bytes = tuning.Param{
+	Name:       "cpu.elt.l3_vector_bytes",
+	Doc:        "vector width of ADD and MUL past the L2s within the last level cache, two or more threads (32 ymm, 64 zmm)",
+	Default:    64,
+	Candidates: []int{32, 64},
+}
+
+// GemvVNNI selects the four-row matrix-vector kernels (MUL_MAT with 1-3
+// activation rows on weights in their plain layout, not repacked) of the
+// vnni tier: 1 its own, with VPDPBUSD, 0 the AVX2 ones (the same
+// results bit for bit). Which is faster is the core's: on a Zen 4 the
+// AVX2 ones were 15-17% faster for q4_0, q4_K and q5_K in L3; on a Zen 5
+// the VNNI ones are. Other tiers have one kind only.
+var GemvVNNI = tuning.Param{
+	Name:       "cpu.mulmat.gemv_vnni",
+	Doc:        "the vnni tier's four-row matrix-vector kernels of plain weights (n < 4): 1 its VPDPBUSD ones, 0 AVX2's",
+	Default:    1,
+	Candidates: []int{0, 1},
+}
+
 // Tunables returns the CPU backend's tunable parameters.
-func Tunables() []tuning.Param { return []tuning.Param{GemvRows, SgemmRows, X8Prefetch} }
+func Tunables() []tuning.Param {
+	return []tuning.Param{GemvRows, SgemmRows, X8Prefetch, EltL3Bytes, GemvVNNI}
+}
 
 // tunedParams are a backend's resolved parameter values.
 type tunedParams struct {
@@ -58,6 +89,10 @@ type tunedParams struct {
 	sgemmRows int64
 	// x8Prefetch is X8Prefetch's value.
 	x8Prefetch int64
+	// eltL3Bytes is EltL3Bytes's value.
+	eltL3Bytes int
+	// gemvVNNI is GemvVNNI's value.
+	gemvVNNI int
 }
 
 // resolveTuned returns the values for Options.Tuned v: v itself when not
@@ -73,7 +108,7 @@ func resolveTuned(v tuning.Values) (tunedParams, error) {
 	if err := v.Check(Tunables()); err != nil {
 		return tunedParams{}, fmt.Errorf("cpu: tuned parameters from %s: %w", src, err)
 	}
-	return tunedParams{values: v, source: src, gemvRows: int64(v.Get(GemvRows)), sgemmRows: int64(v.Get(SgemmRows)), x8Prefetch: int64(v.Get(X8Prefetch))}, nil
+	return tunedParams{values: v, source: src, gemvRows: int64(v.Get(GemvRows)), sgemmRows: int64(v.Get(SgemmRows)), x8Prefetch: int64(v.Get(X8Prefetch)), eltL3Bytes: v.Get(EltL3Bytes), gemvVNNI: v.Get(GemvVNNI)}, nil
 }
 
 // Tuned returns the value of every tunable parameter the backend runs
