@@ -61,7 +61,7 @@ func TestTuneWritesWhatTheBackendLoads(t *testing.T) {
 	if len(f.Params) != len(params) {
 		t.Fatalf("tuned.json params %+v, want one for each of %d parameters", f.Params, len(params))
 	}
-	points := map[string]string{cpu.GemvRows.Name: "m=64,n=1,k=256", cpu.SgemmRows.Name: "m=64,n=512,k=256", cpu.X8Prefetch.Name: "m=64,n=1,k=256", cpu.EltL3Bytes.Name: "k=256,n=512", cpu.GemvVNNI.Name: "m=64,n=1,k=256"}
+	points := map[string]string{cpu.GemvRows.Name: "m=64,n=1,k=256", cpu.SgemmRows.Name: "m=64,n=512,k=256", cpu.X8Prefetch.Name: "m=64,n=1,k=256", cpu.EltL3Bytes.Name: "k=256,n=512", cpu.Gemv512.Name: "m=64,n=1,k=256"}
 	for i, res := range f.Params {
 		p := params[i]
 		if res.Name != p.Name || !p.Allowed(res.Value) || len(res.Candidates) != len(p.Candidates) || !strings.Contains(res.Point, points[p.Name]) {

@@ -84,7 +84,7 @@ func NewWithOptions(o Options) (*Backend, error) {
 	}
 	p := newPool(o.Threads, spin)
 	kern := t.kernels
-	if tp.gemvVNNI == 0 && kern.avx2Gemv != nil {
+	if tp.gemv512 == 0 && kern.avx2Gemv != nil {
 		kern = kern.avx2Gemv(kern)
 	}
 	b := &Backend{pool: p, tier: t.Tier, kern: kern, tuned: tp, repack: repack}

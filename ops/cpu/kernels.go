@@ -70,7 +70,7 @@ type kernelSet struct {
 	fa *faBlockKernels
 	// avx2Gemv, when not nil, returns the set it is called on with the
 	// AVX2 four-row matrix-vector kernels (gemv, gemvSide) in place of
-	// the tier's own: GemvVNNI = 0 (tuned.go) selects it.
+	// the tier's own: Gemv512 = 0 (tuned.go) selects it.
 	avx2Gemv func(ks *kernelSet) *kernelSet
 	// transpose turns sixteen rows of 32-bit values into lines of
 	// sixteen, ld apart (sgemm.TransposeTwin): the packed paths'

@@ -317,6 +317,8 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	// without it, so it is not the prefetch. bf16's kernels (the widening
 	// and the pair kernel) against AVX2's were within noise in the window.
 	ks.gemvLLC = map[quant.Type]gemvFunc{quant.F16: gemv.F16AVX2}
+	// Gemv512 = 0 (tuned.go) takes AVX2's f16 kernel at every size.
+	ks.avx2Gemv = withAVX2Gemv
 	// The f16/bf16 x8 decode kernels stay AVX2's: zmm ones (bit for bit
 	// the same; in git at a68d4ba, internal/gemv/x8f16_avx512_amd64.go)
 	// made gpt-oss-100m-f16's tg128 13% slower with a 1 KiB prefetch and
@@ -429,7 +431,6 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 	sk := *ks.gemvSide[quant.Q4_0]
 	sk.f = gemv.SideQ4_0VNNI
 	ks.gemvSide[quant.Q4_0] = &sk
-	ks.avx2Gemv = withAVX2Gemv
 	for wt, tail := range map[quant.Type]gemvFunc{
 		quant.Q4_0: gemv.SideQ4_0VNNI, quant.Q8_0: gemv.Q8_0VNNI,
 		quant.Q6_K: gemv.Q6_KVNNI, quant.Q4_K: gemv.Q4_KVNNI,
@@ -487,18 +488,23 @@ var vnniGemv = map[quant.Type]gemvFunc{
 	quant.Q2_K: gemv.Q2_KVNNI, quant.Q3_K: gemv.Q3_KVNNI,
 }
 
-// withAVX2Gemv returns ks with the avx512 tier's four-row kernels (the
-// AVX2 ones) in place of vnniGemv's and of the q4_0 side kernel's
-// VPDPBUSD one: the same results bit for bit. On a Zen 4, whose 512-bit
-// operations run as two 256-bit halves, the VNNI kernels of q4_0, q4_K
-// and q5_K took 15-17% longer on a 9 MiB matrix in L3 (within 3% for the
-// others, and the same from DRAM); on a Zen 5 they are the faster.
+// withAVX2Gemv returns ks with the AVX2 four-row kernels of plain
+// weights in place of its 512-bit ones: vnniGemv's types and the q4_0
+// side kernel (VPDPBUSD on the vnni tier), and f16 (zmm on the avx512
+// and vnni tiers); the same results bit for bit. f32's zmm kernel and
+// bf16's stay. On a Zen 4, whose 512-bit operations run as two 256-bit
+// halves, the VNNI kernels of q4_0, q4_K and q5_K took 15-17% longer on
+// a 9 MiB matrix in L3 (within 3% for the other formats, and the same
+// from DRAM), and the zmm f16 one 14-38% longer from DRAM (4096 rows of
+// 2048 to 14336) and up to 14% in L3 (alternated call by call, medians);
+// on a Zen 5 the 512-bit ones are the faster.
 func withAVX2Gemv(ks *kernelSet) *kernelSet {
 	return deriveKernels(ks, ks.name, func(ks *kernelSet) {
 		for wt := range vnniGemv {
-			ks.gemv[wt] = avx512Kernels.gemv[wt]
+			ks.gemv[wt] = avx2Kernels.gemv[wt]
 		}
-		ks.gemvSide[quant.Q4_0] = avx512Kernels.gemvSide[quant.Q4_0]
+		ks.gemv[quant.F16] = avx2Kernels.gemv[quant.F16]
+		ks.gemvSide[quant.Q4_0] = avx2Kernels.gemvSide[quant.Q4_0]
 		ks.avx2Gemv = nil
 	})
 }

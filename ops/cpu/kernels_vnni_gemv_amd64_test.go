@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/kernbench/kernbench/ops"
@@ -169,64 +170,88 @@ func TestVNNIGemvMulMat(t *testing.T) {
 	}
 }
 
-// TestGemvVNNIOff checks GemvVNNI = 0: a vnni backend opened with it runs
-// the AVX2 four-row kernels and q4_0 side kernel (every other entry, and
-// the tier's table itself, unchanged), one opened with 1 or with the
-// defaults the VNNI ones; and MUL_MAT of one activation row on plain
-// weights gives the same bits either way.
-func TestGemvVNNIOff(t *testing.T) {
+// TestGemv512Off checks Gemv512 = 0: a backend of the vnni or avx512
+// tier opened with it runs the AVX2 four-row kernels of plain weights
+// (vnniGemvs' types, the q4_0 side kernel, f16; f32 and bf16 keep
+// theirs; nothing else changes, the tier's table included), one opened
+// with 1 or with the defaults the tier's own; and MUL_MAT of one
+// activation row on plain weights gives the same bits either way.
+func TestGemv512Off(t *testing.T) {
 	simdtest.NeedVNNI(t)
 	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
-	open := func(v tuning.Values) *Backend {
-		b, err := NewWithOptions(Options{Threads: 2, Tier: "vnni", NoRepack: true, Tuned: v})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close() })
-		return b
-	}
-	off, on, def := open(tuning.Values{GemvVNNI.Name: 0}), open(tuning.Values{GemvVNNI.Name: 1}), open(tuning.Values{})
-	for _, c := range vnniGemvs {
-		if ptr(off.kern.gemv[c.wt]) != ptr(c.avx2) {
-			t.Errorf("gemv_vnni 0: %v four-row kernel is not the AVX2 one", c.wt)
-		}
-		for _, b := range []*Backend{on, def} {
-			if ptr(b.kern.gemv[c.wt]) != ptr(c.vnni) {
-				t.Errorf("gemv_vnni %d: %v four-row kernel is not the VNNI one", b.tuned.gemvVNNI, c.wt)
-			}
-		}
-		if ptr(vnniKernels.gemv[c.wt]) != ptr(c.vnni) {
-			t.Errorf("the vnni table's %v four-row kernel changed", c.wt)
-		}
-	}
-	if ptr(off.kern.gemvSide[quant.Q4_0].f) != ptr(gemv.SideQ4_0AVX2) || ptr(on.kern.gemvSide[quant.Q4_0].f) != ptr(gemv.SideQ4_0VNNI) {
-		t.Errorf("q4_0 side kernels: gemv_vnni 0 takes AVX2's, 1 VNNI's")
-	}
-	if ptr(off.kern.dots[quant.Q4_K].dot) != ptr(dot.Q4_KVNNI) || ptr(off.kern.x8[quant.Q4_K].f) != ptr(gemv.X8Q4_KVNNI) || off.kern.name != "vnni" {
-		t.Errorf("gemv_vnni 0 changed more than the four-row kernels")
-	}
-	for _, c := range vnniGemvs {
-		var outs [2][]byte
-		for i, b := range []*Backend{off, on} {
-			rng := rand.New(rand.NewPCG(5, 6))
-			a := mxLeaf(t, b, rng, "a", c.wt, 512, 20)
-			x := mxLeaf(t, b, rng, "b", quant.F32, 512, 1)
-			node, err := ops.MulMat(a, x)
+	for _, tier := range []*kernelSet{avx512Kernels, vnniKernels} {
+		open := func(v tuning.Values) *Backend {
+			b, err := NewWithOptions(Options{Threads: 2, Tier: tier.name, NoRepack: true, Tuned: v})
 			if err != nil {
 				t.Fatal(err)
 			}
-			mxAlloc(t, b, node, 0)
-			if err := b.Compute(node); err != nil {
-				t.Fatal(err)
-			}
-			raw, err := node.HostBytes()
-			if err != nil {
-				t.Fatal(err)
-			}
-			outs[i] = append([]byte(nil), raw...)
+			t.Cleanup(func() { b.Close() })
+			return b
 		}
-		if string(outs[0]) != string(outs[1]) {
-			t.Errorf("%v: MUL_MAT n=1 differs between gemv_vnni 0 and 1", c.wt)
+		off, on, def := open(tuning.Values{Gemv512.Name: 0}), open(tuning.Values{Gemv512.Name: 1}), open(tuning.Values{})
+		for _, c := range vnniGemvs {
+			if ptr(off.kern.gemv[c.wt]) != ptr(c.avx2) {
+				t.Errorf("%s, gemv_512 0: %v four-row kernel is not the AVX2 one", tier.name, c.wt)
+			}
+		}
+		for _, wt := range []quant.Type{quant.F16, quant.F32, quant.BF16} {
+			want := tier.gemv[wt]
+			if wt == quant.F16 {
+				want = gemv.F16AVX2
+			}
+			if ptr(off.kern.gemv[wt]) != ptr(want) {
+				t.Errorf("%s, gemv_512 0: %v four-row kernel %v", tier.name, wt, runtime.FuncForPC(ptr(off.kern.gemv[wt])).Name())
+			}
+		}
+		if ptr(tier.gemv[quant.F16]) != ptr(gemv.F16AVX512) {
+			t.Errorf("%s table's f16 four-row kernel is not the zmm one", tier.name)
+		}
+		for wt, f := range tier.gemv {
+			for _, b := range []*Backend{on, def} {
+				if ptr(b.kern.gemv[wt]) != ptr(f) {
+					t.Errorf("%s, gemv_512 %d: %v four-row kernel is not the table's", tier.name, b.tuned.gemv512, wt)
+				}
+			}
+		}
+		if ptr(off.kern.gemvSide[quant.Q4_0].f) != ptr(gemv.SideQ4_0AVX2) || ptr(on.kern.gemvSide[quant.Q4_0].f) != ptr(tier.gemvSide[quant.Q4_0].f) {
+			t.Errorf("%s: q4_0 side kernels: gemv_512 0 takes AVX2's, 1 the table's", tier.name)
+		}
+		if ptr(off.kern.dots[quant.Q4_K].dot) != ptr(tier.dots[quant.Q4_K].dot) || ptr(off.kern.x8[quant.Q4_K].f) != ptr(tier.x8[quant.Q4_K].f) ||
+			ptr(off.kern.gemvLLC[quant.F16]) != ptr(tier.gemvLLC[quant.F16]) || off.kern.name != tier.name {
+			t.Errorf("%s: gemv_512 0 changed more than the four-row kernels", tier.name)
+		}
+		for _, wt := range append([]quant.Type{quant.F16}, vnniTypes()...) {
+			var outs [2][]byte
+			for i, b := range []*Backend{off, on} {
+				rng := rand.New(rand.NewPCG(5, 6))
+				a := mxLeaf(t, b, rng, "a", wt, 512, 20)
+				x := mxLeaf(t, b, rng, "b", quant.F32, 512, 1)
+				node, err := ops.MulMat(a, x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mxAlloc(t, b, node, 0)
+				if err := b.Compute(node); err != nil {
+					t.Fatal(err)
+				}
+				raw, err := node.HostBytes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs[i] = append([]byte(nil), raw...)
+			}
+			if string(outs[0]) != string(outs[1]) {
+				t.Errorf("%s, %v: MUL_MAT n=1 differs between gemv_512 0 and 1", tier.name, wt)
+			}
 		}
 	}
+}
+
+// vnniTypes are vnniGemvs' weight types.
+func vnniTypes() []quant.Type {
+	var out []quant.Type
+	for _, c := range vnniGemvs {
+		out = append(out, c.wt)
+	}
+	return out
 }

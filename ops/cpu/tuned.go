@@ -62,22 +62,25 @@ var EltL3Bytes = tuning.Param{
 	Candidates: []int{32, 64},
 }
 
-// GemvVNNI selects the four-row matrix-vector kernels (MUL_MAT with 1-3
+// Gemv512 selects the four-row matrix-vector kernels (MUL_MAT with 1-3
 // activation rows on weights in their plain layout, not repacked) of the
-// vnni tier: 1 its own, with VPDPBUSD, 0 the AVX2 ones (the same
-// results bit for bit). Which is faster is the core's: on a Zen 4 the
-// AVX2 ones were 15-17% faster for q4_0, q4_K and q5_K in L3; on a Zen 5
-// the VNNI ones are. Other tiers have one kind only.
-var GemvVNNI = tuning.Param{
-	Name:       "cpu.mulmat.gemv_vnni",
-	Doc:        "the vnni tier's four-row matrix-vector kernels of plain weights (n < 4): 1 its VPDPBUSD ones, 0 AVX2's",
+// avx512 and vnni tiers: 1 their 512-bit ones (VPDPBUSD for the integer
+// formats on vnni, zmm for f16), 0 the AVX2 ones (the same results bit
+// for bit; f32's and bf16's kernels stay). Which is faster is the core's:
+// on a Zen 4, which runs 512-bit operations as two 256-bit halves, the
+// AVX2 ones were 15-17% faster for q4_0, q4_K and q5_K in L3 and 14-38%
+// for f16 from DRAM; on a Zen 5 the 512-bit ones are. The avx2 and
+// generic tiers have one kind only.
+var Gemv512 = tuning.Param{
+	Name:       "cpu.mulmat.gemv_512",
+	Doc:        "the avx512/vnni tiers' four-row matrix-vector kernels of plain weights (n < 4): 1 their 512-bit ones (VNNI, zmm f16), 0 AVX2's",
 	Default:    1,
 	Candidates: []int{0, 1},
 }
 
 // Tunables returns the CPU backend's tunable parameters.
 func Tunables() []tuning.Param {
-	return []tuning.Param{GemvRows, SgemmRows, X8Prefetch, EltL3Bytes, GemvVNNI}
+	return []tuning.Param{GemvRows, SgemmRows, X8Prefetch, EltL3Bytes, Gemv512}
 }
 
 // tunedParams are a backend's resolved parameter values.
@@ -91,8 +94,8 @@ type tunedParams struct {
 	x8Prefetch int64
 	// eltL3Bytes is EltL3Bytes's value.
 	eltL3Bytes int
-	// gemvVNNI is GemvVNNI's value.
-	gemvVNNI int
+	// gemv512 is Gemv512's value.
+	gemv512 int
 }
 
 // resolveTuned returns the values for Options.Tuned v: v itself when not
@@ -108,7 +111,7 @@ func resolveTuned(v tuning.Values) (tunedParams, error) {
 	if err := v.Check(Tunables()); err != nil {
 		return tunedParams{}, fmt.Errorf("cpu: tuned parameters from %s: %w", src, err)
 	}
-	return tunedParams{values: v, source: src, gemvRows: int64(v.Get(GemvRows)), sgemmRows: int64(v.Get(SgemmRows)), x8Prefetch: int64(v.Get(X8Prefetch)), eltL3Bytes: v.Get(EltL3Bytes), gemvVNNI: v.Get(GemvVNNI)}, nil
+	return tunedParams{values: v, source: src, gemvRows: int64(v.Get(GemvRows)), sgemmRows: int64(v.Get(SgemmRows)), x8Prefetch: int64(v.Get(X8Prefetch)), eltL3Bytes: v.Get(EltL3Bytes), gemv512: v.Get(Gemv512)}, nil
 }
 
 // Tuned returns the value of every tunable parameter the backend runs
