@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/kernbench/kernbench/ops"
@@ -86,6 +87,9 @@ func NewWithOptions(o Options) (*Backend, error) {
 	kern := t.kernels
 	if tp.gemv512 == 0 && kern.avx2Gemv != nil {
 		kern = kern.avx2Gemv(kern)
+	}
+	if tp.gemvPrefetch == 1 && len(kern.gemvPF) > 0 {
+		kern = deriveKernels(kern, kern.name, func(ks *kernelSet) { maps.Copy(ks.gemv, ks.gemvPF) })
 	}
 	b := &Backend{pool: p, tier: t.Tier, kern: kern, tuned: tp, repack: repack}
 	b.l2Bytes, b.llcBytes = cacheSizes(p.threads)

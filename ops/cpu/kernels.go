@@ -3,6 +3,7 @@ package cpu
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
@@ -44,6 +45,10 @@ type kernelSet struct {
 	// product of a resident matrix, they come partly from the LLC and
 	// partly from DRAM each pass. Nil where gemv's serves every size.
 	gemvLLC map[quant.Type]gemvFunc
+	// gemvPF maps a weight type to the form of its four-row kernel that
+	// prefetches the next four rows into L2 as it streams (bit for bit
+	// the same): GemvPrefetch = 1 (tuned.go) puts them in gemv.
+	gemvPF map[quant.Type]gemvFunc
 	// gemvSide maps a weight type to a four-row kernel that takes data
 	// prepared once per call from each activation row (see
 	// gemvSideKernel); MUL_MAT and MUL_MAT_ID prefer it to gemv.
@@ -199,4 +204,25 @@ func kernelSets() []*kernelSet {
 // bit for bit to quant.DequantizeRow), for GET_ROWS and gemmDeq.
 var genericDeq = map[quant.Type]func([]byte, []float32){
 	quant.TQ2_0: getrows.DeqTQ2_0,
+}
+
+// deriveKernels returns a copy of base named name, with its maps cloned
+// (so that over's assignments, and tests that swap entries, leave base
+// alone), then changed by over. The pointer fields (gemm entries, rope,
+// ssm, fa) are shared until over replaces them: over must assign a new
+// value rather than change the one it finds.
+func deriveKernels(base *kernelSet, name string, over func(ks *kernelSet)) *kernelSet {
+	ks := *base
+	ks.name = name
+	ks.dots = maps.Clone(base.dots)
+	ks.act = maps.Clone(base.act)
+	ks.gemm = maps.Clone(base.gemm)
+	ks.gemv = maps.Clone(base.gemv)
+	ks.gemvSide = maps.Clone(base.gemvSide)
+	ks.gemvLLC = maps.Clone(base.gemvLLC)
+	ks.gemvPF = maps.Clone(base.gemvPF)
+	ks.x8 = maps.Clone(base.x8)
+	ks.deq = maps.Clone(base.deq)
+	over(&ks)
+	return &ks
 }

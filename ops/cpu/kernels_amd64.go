@@ -317,6 +317,9 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	// without it, so it is not the prefetch. bf16's kernels (the widening
 	// and the pair kernel) against AVX2's were within noise in the window.
 	ks.gemvLLC = map[quant.Type]gemvFunc{quant.F16: gemv.F16AVX2}
+	// GemvPrefetch = 1 (tuned.go) takes f32's kernel asking for the next
+	// four rows as it streams, as AVX2's do.
+	ks.gemvPF = map[quant.Type]gemvFunc{quant.F32: gemv.F32AVX512PF}
 	// Gemv512 = 0 (tuned.go) takes AVX2's f16 kernel at every size.
 	ks.avx2Gemv = withAVX2Gemv
 	// The f16/bf16 x8 decode kernels stay AVX2's: zmm ones (bit for bit
@@ -460,8 +463,10 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 	// bf16 weights from one to three activation rows: a 64-byte line of
 	// each of four rows in one VDPBF16PS (a load and one instruction a
 	// line, where the avx2 kernel widens it in four), with no software
-	// prefetch (gemv.BF16DP).
+	// prefetch (gemv.BF16DP), or asking for the next four rows where
+	// GemvPrefetch = 1 (gemv.BF16DPPF, bit for bit the same).
 	ks.gemv[quant.BF16] = gemv.BF16DP
+	ks.gemvPF[quant.BF16] = gemv.BF16DPPF
 	// And the x8 decode kernel of bf16 weights, equal to it bit for bit
 	// (the plain and x8 layouts give the same bits).
 	xk := *ks.x8[quant.BF16]
@@ -519,6 +524,7 @@ var vnniExtras = []tierExtra{{feature: cpuid.AVX512BF16, what: "the bf16 product
 func withoutBF16(ks *kernelSet) *kernelSet {
 	return deriveKernels(ks, ks.name, func(ks *kernelSet) {
 		ks.gemv[quant.BF16] = avx512Kernels.gemv[quant.BF16]
+		delete(ks.gemvPF, quant.BF16)
 		ks.x8[quant.BF16] = avx512Kernels.x8[quant.BF16]
 		for t, g := range ks.gemm {
 			if g.microBF16 != nil {
@@ -528,24 +534,4 @@ func withoutBF16(ks *kernelSet) *kernelSet {
 			}
 		}
 	})
-}
-
-// deriveKernels returns a copy of base named name, with its maps cloned
-// (so that over's assignments, and tests that swap entries, leave base
-// alone), then changed by over. The pointer fields (gemm entries, rope,
-// ssm, fa) are shared until over replaces them: over must assign a new
-// value rather than change the one it finds.
-func deriveKernels(base *kernelSet, name string, over func(ks *kernelSet)) *kernelSet {
-	ks := *base
-	ks.name = name
-	ks.dots = maps.Clone(base.dots)
-	ks.act = maps.Clone(base.act)
-	ks.gemm = maps.Clone(base.gemm)
-	ks.gemv = maps.Clone(base.gemv)
-	ks.gemvSide = maps.Clone(base.gemvSide)
-	ks.gemvLLC = maps.Clone(base.gemvLLC)
-	ks.x8 = maps.Clone(base.x8)
-	ks.deq = maps.Clone(base.deq)
-	over(&ks)
-	return &ks
 }

@@ -180,14 +180,7 @@ func TestGemv512Off(t *testing.T) {
 	simdtest.NeedVNNI(t)
 	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
 	for _, tier := range []*kernelSet{avx512Kernels, vnniKernels} {
-		open := func(v tuning.Values) *Backend {
-			b, err := NewWithOptions(Options{Threads: 2, Tier: tier.name, NoRepack: true, Tuned: v})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { b.Close() })
-			return b
-		}
+		open := func(v tuning.Values) *Backend { return openTuned(t, tier.name, v) }
 		off, on, def := open(tuning.Values{Gemv512.Name: 0}), open(tuning.Values{Gemv512.Name: 1}), open(tuning.Values{})
 		for _, c := range vnniGemvs {
 			if ptr(off.kern.gemv[c.wt]) != ptr(c.avx2) {
@@ -225,23 +218,94 @@ func TestGemv512Off(t *testing.T) {
 			types = append(types, c.wt)
 		}
 		for _, wt := range types {
-			var outs [2][]float64
-			for i, b := range []*Backend{off, on} {
-				rng := rand.New(rand.NewPCG(5, 6))
-				a := mxLeaf(t, b, rng, "a", wt, 512, 20)
-				x := mxLeaf(t, b, rng, "b", quant.F32, 512, 1)
-				node, err := ops.MulMat(a, x)
-				if err != nil {
-					t.Fatal(err)
-				}
-				outs[i] = mxOutputs(t, b, node)
+			sameMulMatN1(t, tier.name+", gemv_512 0 and 1", wt, off, on)
+		}
+	}
+}
+
+// TestGemvPrefetch checks GemvPrefetch: a backend of the avx512 or vnni
+// tier opened with 1 runs the prefetching forms of f32's four-row kernel
+// and (vnni, with AVX-512 BF16) bf16's, alone or with Gemv512 = 0, and
+// every other four-row kernel as it would without; one opened with 0 or
+// the defaults the table's; and MUL_MAT of one activation row on plain
+// f32 and bf16 weights gives the same bits either way.
+func TestGemvPrefetch(t *testing.T) {
+	simdtest.NeedAVX512(t)
+	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
+	for _, tier := range []*kernelSet{avx512Kernels, vnniKernels} {
+		if tier == vnniKernels && !simdtest.HasVNNI() {
+			continue
+		}
+		open := func(v tuning.Values) *Backend { return openTuned(t, tier.name, v) }
+		on, off, def := open(tuning.Values{GemvPrefetch.Name: 1}), open(tuning.Values{GemvPrefetch.Name: 0}), open(tuning.Values{})
+		both, only512 := open(tuning.Values{GemvPrefetch.Name: 1, Gemv512.Name: 0}), open(tuning.Values{Gemv512.Name: 0})
+		want := map[quant.Type]gemvFunc{quant.F32: gemv.F32AVX512PF}
+		if tier == vnniKernels && simdtest.HasBF16() {
+			want[quant.BF16] = gemv.BF16DPPF
+		}
+		if len(on.kern.gemvPF) != len(want) {
+			t.Errorf("%s: %d prefetching four-row kernels, want %d", tier.name, len(on.kern.gemvPF), len(want))
+		}
+		for wt, f := range on.kern.gemv {
+			w, ok := want[wt]
+			if !ok {
+				w = def.kern.gemv[wt]
 			}
-			for j := range outs[0] {
-				if math.Float64bits(outs[0][j]) != math.Float64bits(outs[1][j]) {
-					t.Errorf("%s, %v: MUL_MAT n=1 differs between gemv_512 0 and 1", tier.name, wt)
-					break
-				}
+			if ptr(f) != ptr(w) {
+				t.Errorf("%s, gemv_prefetch 1: %v four-row kernel %v", tier.name, wt, runtime.FuncForPC(ptr(f)).Name())
 			}
+			if ptr(off.kern.gemv[wt]) != ptr(def.kern.gemv[wt]) {
+				t.Errorf("%s, gemv_prefetch 0: %v four-row kernel is not the default one", tier.name, wt)
+			}
+			w, ok = want[wt]
+			if !ok {
+				w = only512.kern.gemv[wt]
+			}
+			if ptr(both.kern.gemv[wt]) != ptr(w) {
+				t.Errorf("%s, gemv_prefetch 1 and gemv_512 0: %v four-row kernel %v", tier.name, wt, runtime.FuncForPC(ptr(both.kern.gemv[wt])).Name())
+			}
+		}
+		if ptr(def.kern.gemv[quant.F32]) != ptr(gemv.F32AVX512) || ptr(tier.gemv[quant.F32]) != ptr(gemv.F32AVX512) {
+			t.Errorf("%s: gemv_prefetch 1 changed the default backend or the tier's table", tier.name)
+		}
+		for wt := range want {
+			sameMulMatN1(t, tier.name+", gemv_prefetch 0 and 1", wt, off, on)
+		}
+	}
+}
+
+// openTuned opens a two-thread backend of the named tier with the tuned
+// values v and without x8 copies, closed when the test ends.
+func openTuned(t *testing.T, tier string, v tuning.Values) *Backend {
+	t.Helper()
+	b, err := NewWithOptions(Options{Threads: 2, Tier: tier, NoRepack: true, Tuned: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// sameMulMatN1 checks that backends a and b give the same bits for
+// MUL_MAT of 20 plain rows of 512 weights of type wt by one activation
+// row.
+func sameMulMatN1(t *testing.T, what string, wt quant.Type, a, b *Backend) {
+	t.Helper()
+	var outs [2][]float64
+	for i, be := range []*Backend{a, b} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		w := mxLeaf(t, be, rng, "a", wt, 512, 20)
+		x := mxLeaf(t, be, rng, "b", quant.F32, 512, 1)
+		node, err := ops.MulMat(w, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = mxOutputs(t, be, node)
+	}
+	for j := range outs[0] {
+		if math.Float64bits(outs[0][j]) != math.Float64bits(outs[1][j]) {
+			t.Errorf("%s, %v: MUL_MAT n=1 differs", what, wt)
+			return
 		}
 	}
 }

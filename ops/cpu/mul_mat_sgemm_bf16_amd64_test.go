@@ -191,6 +191,9 @@ func TestWithoutBF16(t *testing.T) {
 	if !same(ks.gemv[quant.BF16], avx512Kernels.gemv[quant.BF16]) || !same(vnniKernels.gemv[quant.BF16], gemv.BF16DP) {
 		t.Error("bf16 mat-vec products: want the avx512 tier's kernel without AVX-512 BF16, gemv.BF16DP with it")
 	}
+	if _, ok := ks.gemvPF[quant.BF16]; ok || !same(vnniKernels.gemvPF[quant.BF16], gemv.BF16DPPF) {
+		t.Error("bf16 prefetching mat-vec kernel: want none without AVX-512 BF16, gemv.BF16DPPF with it")
+	}
 	x8f := func(ks *kernelSet) uintptr { return reflect.ValueOf(ks.x8[quant.BF16].f).Pointer() }
 	if x8f(ks) != x8f(avx512Kernels) || x8f(vnniKernels) != reflect.ValueOf(gemv.X8BF16DP).Pointer() {
 		t.Error("bf16 x8 products: want the avx512 tier's kernel without AVX-512 BF16, gemv.X8BF16DP with it")

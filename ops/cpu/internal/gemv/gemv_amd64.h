@@ -58,8 +58,41 @@
 // on a Zen 5, f16 4096x4096 and 4096x14336). The next-rows prefetch of
 // GV2_PFN measured slower on a Zen 5 for rows streamed from DRAM (bf16
 // 4096x14336). The f32 and pair bf16 kernels, which load a whole line
-// of each row a step, prefetch nothing: GVZ_PF4 made them slower.
+// of each row a step, prefetch nothing (GVZ_PF4 made them slower) or,
+// in their PF forms (cpu.mulmat.gemv_prefetch, faster on a Zen 4), ask
+// for the next four rows as GV2_PFN does.
 #define GVZ_AHEAD 2048
+
+// GVZ_NOPF is an empty prefetch step, for a kernel macro's form without
+// one.
+#define GVZ_NOPF
+
+// GVZ_PAIRS(PF, PAIR, ODD, loop, odd, done) is the body of the zmm
+// kernels that take CX runs of 16 elements of two bytes (f16, bf16) two
+// at a time: PF (a prefetch macro, or GVZ_NOPF) then PAIR (two runs, a
+// 64-byte line of each row) a step, then ODD for a last odd run, then
+// the four rows' sums stored.
+#define GVZ_PAIRS(PF, PAIR, ODD, loop, odd, done) \
+	GVZ_ARGS; \
+	GVZ_ZERO4; \
+	MOVQ  CX, BX; \
+	SHRQ  $1, CX; \
+	JEQ   odd; \
+loop: \
+	PF; \
+	PAIR; \
+	ADDQ  $64, SI; \
+	ADDQ  $64, DI; \
+	DECQ  CX; \
+	JNE   loop; \
+odd: \
+	TESTQ $1, BX; \
+	JEQ   done; \
+	ODD; \
+done: \
+	GVZ_STORE; \
+	VZEROUPPER; \
+	RET
 
 // GVZ_PF4 prefetches the line GVZ_AHEAD bytes ahead in each of the four
 // rows at SI (strides R8, 2*R8, R9 = 3*R8).

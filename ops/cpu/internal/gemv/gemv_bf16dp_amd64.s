@@ -42,33 +42,30 @@
 	GVB_DP(2, 8, 6); \
 	GVB_DP(3, 8, 7)
 
+// GVB_PAIR and GVB_ODD are GVZ_PAIRS' steps of the pair kernels: a
+// whole 64-byte line of each row, and a last odd run as a half line.
+#define GVB_PAIR GVB_LINE(VMOVDQU32, Z8, Z4, Z5, Z6, Z7)
+#define GVB_ODD GVB_LINE(VMOVDQU, Y8, Y4, Y5, Y6, Y7)
+
 // func bf16x4DP(x *byte, ldx int, y *byte, nb int, out *[4]float32)
 //
 // nb runs of 16: whole 64-byte lines of each row two runs at a time,
 // then a last odd run as a half line (its upper lanes take 0*0).
 TEXT ·bf16x4DP(SB), NOSPLIT, $0-40
-	GVZ_ARGS
-	GVZ_ZERO4
-	MOVQ CX, BX
-	SHRQ $1, CX
-	JEQ  gvbodd
+	GVZ_PAIRS(GVZ_NOPF, GVB_PAIR, GVB_ODD, gvbloop, gvbodd, gvbdone)
 
-gvbloop:
-	GVB_LINE(VMOVDQU32, Z8, Z4, Z5, Z6, Z7)
-	ADDQ $64, SI
-	ADDQ $64, DI
-	DECQ CX
-	JNE  gvbloop
-
-gvbodd:
-	TESTQ $1, BX
-	JEQ   gvbdone
-	GVB_LINE(VMOVDQU, Y8, Y4, Y5, Y6, Y7)
-
-gvbdone:
-	GVZ_STORE
-	VZEROUPPER
-	RET
+// func bf16x4DPPF(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+//
+// bf16x4DP asking, once a line, for the same line of each of the next
+// four rows into L2 (GV2_PFN), as the AVX2 kernels do; equal to it bit
+// for bit (twin: BF16PairTwin). The vnni tier takes it where
+// cpu.mulmat.gemv_prefetch is 1: on a Zen 4 (MUL_MAT m=4096 n=1, two
+// threads, alternated call by call) it was 1.18-1.31x bf16x4DP's speed
+// on a matrix of 24-48 MiB read over and over and 1.10-1.33x on 8-32
+// MiB ones streamed from memory, 12% slower on one of 16 MiB held in L3;
+// on a Zen 5 the next-rows prefetch was slower from memory (4096x14336).
+TEXT ·bf16x4DPPF(SB), NOSPLIT, $0-40
+	GVZ_PAIRS(GV2_PFN, GVB_PAIR, GVB_ODD, gvbpfloop, gvbpfodd, gvbpfdone)
 
 // func bf16x4iDP(x *byte, y *byte, nb int, out *[4]float32, pfd int)
 //

@@ -19,6 +19,19 @@ func BF16DP(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
 	unscaled(bf16x4DP, 2*F16Run, 2*F16Run, nb, x, ldx, y, out)
 }
 
+// bf16x4DPPF is bf16x4DP prefetching the next four rows (GV2_PFN),
+// equal to it bit for bit (gemv_bf16dp_amd64.s; twin: BF16PairTwin).
+//
+//go:noescape
+func bf16x4DPPF(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+
+// BF16DPPF runs bf16x4DPPF over nb runs of F16Run elements: BF16DP, bit
+// for bit, asking for the next four rows' lines into L2 as it streams
+// (cpu.mulmat.gemv_prefetch 1); the caller checks for AVX-512 BF16.
+func BF16DPPF(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
+	unscaled(bf16x4DPPF, 2*F16Run, 2*F16Run, nb, x, ldx, y, out)
+}
+
 // The avx512 tier's float four-row kernels (gemv_float_avx512_amd64.s):
 // the AVX2 ones in zmm, prefetching ahead in their own rows, each equal
 // to its AVX2 kernel bit for bit.
@@ -54,6 +67,20 @@ func BF16AVX512(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float3
 // F32Twin); the caller checks for AVX-512 F.
 func F32AVX512(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
 	unscaled(f32x4AVX512, 4*F16Run, 4*F16Run, nb, x, ldx, y, out)
+}
+
+// f32x4AVX512PF is f32x4AVX512 prefetching the next four rows
+// (GV2_PFN), equal to it bit for bit (twin: F32Twin).
+//
+//go:noescape
+func f32x4AVX512PF(x *byte, ldx int, y *byte, nb int, out *[4]float32)
+
+// F32AVX512PF runs f32x4AVX512PF over nb runs of F16Run elements:
+// F32AVX512, bit for bit, asking for the next four rows' lines into L2
+// as it streams (cpu.mulmat.gemv_prefetch 1); the caller checks for
+// AVX-512 F.
+func F32AVX512PF(nb int, x []byte, ldx int, y []byte, _ []float32, out *[4]float32) {
+	unscaled(f32x4AVX512PF, 4*F16Run, 4*F16Run, nb, x, ldx, y, out)
 }
 
 // bf16x4iDP is bf16x4DP over four rows interleaved run by run, a half of

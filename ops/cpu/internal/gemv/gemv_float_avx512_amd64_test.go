@@ -13,10 +13,11 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
-// TestFloatAVX512Twins checks the zmm float four-row kernels against
-// their twins and their AVX2 kernels bit for bit over random run counts
-// (odd and even: f16 and bf16 take two runs a step), row strides,
-// offsets and values (NaN, Inf and denormals included).
+// TestFloatAVX512Twins checks the zmm float four-row kernels (f32's with
+// and without its prefetch) against their twins and their AVX2 kernels
+// bit for bit over random run counts (odd and even: f16 and bf16 take
+// two runs a step), row strides, offsets and values (NaN, Inf and
+// denormals included).
 func TestFloatAVX512Twins(t *testing.T) {
 	simdtest.NeedAVX512(t)
 	rng := rand.New(rand.NewPCG(59, 60))
@@ -28,6 +29,7 @@ func TestFloatAVX512Twins(t *testing.T) {
 		{quant.F16, F16AVX512, F16AVX2, F16Twin},
 		{quant.BF16, BF16AVX512, BF16AVX2, BF16Twin},
 		{quant.F32, F32AVX512, F32AVX2, F32Twin},
+		{quant.F32, F32AVX512PF, F32AVX2, F32Twin},
 	} {
 		for trial := range 300 {
 			nb, ldx, x, y := floatTrial(rng, c.wt, trial)
@@ -44,7 +46,7 @@ func TestFloatAVX512Twins(t *testing.T) {
 }
 
 // TestBF16DPTwin checks the VDPBF16PS four-row kernel row by row against
-// BF16PairTwin, bit for bit, over random run counts (odd ones end in a
+// BF16PairTwin, and its prefetching form BF16DPPF against it, bit for bit, over random run counts (odd ones end in a
 // half line), row strides, offsets and values: NaN, Inf, denormals
 // (which VDPBF16PS reads as zero) and products that overflow.
 func TestBF16DPTwin(t *testing.T) {
@@ -54,8 +56,12 @@ func TestBF16DPTwin(t *testing.T) {
 		nb, ldx, x, y := floatTrial(rng, quant.BF16, trial)
 		n := nb * F16Run
 		got := [4]float32{float32(math.NaN()), 1, 2, 3}
+		what := fmt.Sprintf("trial %d nb=%d ldx=%d", trial, nb, ldx)
 		BF16DP(nb, x, ldx, y, nil, &got)
-		checkRows(t, fmt.Sprintf("trial %d nb=%d ldx=%d", trial, nb, ldx), &got, func(r int) float32 { return BF16PairTwin(n, x[r*ldx:], y) })
+		checkRows(t, what, &got, func(r int) float32 { return BF16PairTwin(n, x[r*ldx:], y) })
+		pf := [4]float32{float32(math.NaN()), 1, 2, 3}
+		BF16DPPF(nb, x, ldx, y, nil, &pf)
+		checkRows(t, what+" (BF16DPPF)", &pf, func(r int) float32 { return got[r] })
 	}
 }
 
@@ -133,6 +139,14 @@ func TestBF16DPBounds(t *testing.T) {
 			}()
 			BF16DP(nb, make([]byte, c.x), ldx, make([]byte, c.y), nil, &out)
 		}()
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic from BF16DPPF", c.name)
+				}
+			}()
+			BF16DPPF(nb, make([]byte, c.x), ldx, make([]byte, c.y), nil, &out)
+		}()
 	}
 }
 
@@ -154,8 +168,8 @@ func BenchmarkFloatGemv(b *testing.B) {
 		kernels []kernel
 	}{
 		{quant.F16, []kernel{{"avx2", F16AVX2}, {"avx512", F16AVX512}}},
-		{quant.BF16, []kernel{{"avx2", BF16AVX2}, {"avx512", BF16AVX512}, {"dp", BF16DP}}},
-		{quant.F32, []kernel{{"avx2", F32AVX2}, {"avx512", F32AVX512}}},
+		{quant.BF16, []kernel{{"avx2", BF16AVX2}, {"avx512", BF16AVX512}, {"dp", BF16DP}, {"dppf", BF16DPPF}}},
+		{quant.F32, []kernel{{"avx2", F32AVX2}, {"avx512", F32AVX512}, {"avx512pf", F32AVX512PF}}},
 	} {
 		for _, sz := range []struct {
 			name    string
@@ -166,7 +180,7 @@ func BenchmarkFloatGemv(b *testing.B) {
 			y := simdtest.Row(rng, c.wt, sz.n, 0, 0)
 			nb := sz.n / F16Run
 			for _, k := range c.kernels {
-				if k.name == "dp" && !simdtest.HasBF16() {
+				if (k.name == "dp" || k.name == "dppf") && !simdtest.HasBF16() {
 					continue
 				}
 				b.Run(fmt.Sprintf("%v/%s/%s", c.wt, sz.name, k.name), func(b *testing.B) {
