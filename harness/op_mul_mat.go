@@ -147,6 +147,13 @@ func mulMatCases() []Case {
 		if t == quant.F32 || t == quant.Q4_0 {
 			cs = append(cs, mulMat{m: 8, n: 0, k: k1, bType: f32}.Case(t), mulMat{m: 0, n: 3, k: k1, bType: f32}.Case(t))
 		}
+		if t == quant.MXFP4 {
+			// Rows of 12 17-byte blocks (204 bytes: 4-byte but not
+			// 8-byte aligned), in steps of four blocks: the GPU tiles'
+			// copies of raw blocks in 4-byte pieces, over three steps
+			// and two tiles of rows.
+			cs = append(cs, mulMat{m: 70, n: 40, k: 384, bType: f32}.Case(t))
+		}
 		if slices.Contains([]quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q8_0}, t) {
 			cs = append(cs, mulMat{m: 16, n: 3, k: k1, bType: quant.F16}.Case(t))
 		}

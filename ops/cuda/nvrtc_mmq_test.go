@@ -111,15 +111,15 @@ func mmaLoop(fn []sassInstr, min int) (body []sassInstr, ok bool) {
 // per output on the activations' half sums).
 //
 // mul_mat_iq.cu's kb_mmq128_* take mmq32.cuh's path too, decoded per job
-// by kb_decode<T> (IQ4_NL's from the raw tile): the formats with one
-// scale per 32 (IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, IQ2_XXS, IQ3_XXS, IQ3_S,
-// IQ1_S) at 16.4 per product when written, 21.2 for IQ1_S (its delta is
-// an offset), pinned at 20 and 24 as the legacy formats (43.4 on mmq.cuh's general mmq,
-// which reads every chunk's scales per product and converts each
-// product's int32 with I2F); those with one per 16 (IQ2_XS, IQ2_S,
-// IQ1_M) at 12.9 per m16n8k16 product when written, pinned at 16 as q6_K
-// (30.8 on the general mmq). MXFP4 stays on the general mmq, pinned at
-// 46 (43.4 when written).
+// by kb_decode<T> (IQ4_NL's and MXFP4's from the raw tile): the formats
+// with one scale per 32 (MXFP4, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, IQ2_XXS,
+// IQ3_XXS, IQ3_S, IQ1_S) at 16.4 per product when written, 21.2 for
+// IQ1_S (its delta is an offset), pinned at 20 and 24 as the legacy
+// formats (43.4 on mmq.cuh's general mmq, which reads every chunk's
+// scales per product and converts each product's int32 with I2F, and
+// which MXFP4 took until its raw blocks were copied in 4-byte pieces);
+// those with one per 16 (IQ2_XS, IQ2_S, IQ1_M) at 12.9 per m16n8k16
+// product when written, pinned at 16 as q6_K (30.8 on the general mmq).
 func checkMmqBudget(t *testing.T, file string, cubin []byte) {
 	t.Helper()
 	cases := mmqBudgets[file]
@@ -211,7 +211,7 @@ var mmqBudgets = map[string][]mmqBudget{
 	"mul_mat_iq.cu": {
 		{kernel: "kb_mmq128_iq4_xs", budget: 20},
 		{kernel: "kb_mmq128_iq4_nl", budget: 20},
-		{kernel: "kb_mmq128_mxfp4", budget: 46, general: true},
+		{kernel: "kb_mmq128_mxfp4", budget: 20},
 		{kernel: "kb_mmq128_iq2_xxs", budget: 20},
 		{kernel: "kb_mmq128_iq3_s", budget: 20},
 		{kernel: "kb_mmq128_tq2_0", budget: 20},

@@ -24,8 +24,8 @@ import (
 //     mmv.cuh's matrix-vector kernel, through kernelFor and mmvGeometry
 //     like the legacy and K formats;
 //   - more: kb_mmq_* (kb_mmq128_*, kb_mmq_dp4a_*), the tiled kernels:
-//     mmq32.cuh's 64x32 warp tiles (mmq.cuh's 32x32 for MXFP4, and for
-//     IQ2_XS, IQ2_S and IQ1_M in the 64-row kb_mmq_*), one m16n8k32 s8
+//     mmq32.cuh's 64x32 warp tiles (mmq.cuh's 32x32 for IQ2_XS, IQ2_S
+//     and IQ1_M in the 64-row kb_mmq_*), one m16n8k32 s8
 //     product per chunk and 16x8 tile, but two m16n8k16 for IQ2_XS, IQ2_S
 //     and IQ1_M (a scale per 16); tileFor picks the tile and the k splits
 //     as for the K formats.

@@ -149,7 +149,7 @@ __device__ __forceinline__ void kb_mmq_load_w(const kb_mm& p, const kb_qtiles& s
 // 32-element chunk: the legacy formats, q4_K and q5_K, and of
 // quants_iq.cuh's all but IQ2_XS, IQ2_S and IQ1_M, whose scales change
 // every 16 elements (IQ1_S's halves share theirs). mmq takes one k32
-// product a chunk for them; mmq32.cuh's kb_k32 takes them but MXFP4.
+// product a chunk for them; mmq32.cuh's kb_k32 takes them all.
 template <int T>
 struct kb_scale32 {
 	static constexpr bool ok = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_Q4_K || T == KB_Q5_K ||
@@ -165,7 +165,7 @@ struct kb_scale32 {
 // (and offset) per block, rescaled once: out += xd * (s * dot + o *
 // xsum); two m16n8k16 ones where it has one per 16 (q3_K, q6_K and
 // IQ2_XS, IQ2_S, IQ1_M in the 64-row kb_mmq_*; kb_mmq128_* and the other
-// formats take mmq32.cuh's mmq32 instead, but MXFP4).
+// formats take mmq32.cuh's mmq32 instead).
 // Else __dp4a with an 8x4 register tile per thread, per 16. The
 // activations of step s+1 (and the raw weights, for the 32-element formats
 // on aligned rows) are copied with cp.async while step s computes. BM is

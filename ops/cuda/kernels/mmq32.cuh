@@ -12,7 +12,7 @@
 // ---------------------------------------------------------------------
 // The tensor-core path of the formats with one scale (and offset) per 32
 // elements (q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, and of issue 26's
-// IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, IQ2_XXS, IQ3_XXS, IQ3_S, IQ1_S): one m16n8k32
+// MXFP4, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, IQ2_XXS, IQ3_XXS, IQ3_S, IQ1_S): one m16n8k32
 // product per chunk and 16x8 tile, rescaled once, with every per-element
 // cost of the epilogue taken out of the loop:
 //
@@ -45,23 +45,25 @@
 // offset take the two wavefronts 256 bytes need.
 //
 // Issue 26's formats with one scale per 32 take it too: IQ4_NL's blocks
-// (q4_0's layout, the codes through its table) as the legacy formats',
-// the super-blocks' decoded from global memory by quants_iq.cuh's
+// (q4_0's layout, the codes through its table) and MXFP4's (a byte's
+// E8M0 scale, then q4_0's nibbles through its table) as the legacy
+// formats', the super-blocks' decoded from global memory by quants_iq.cuh's
 // kb_decode<T> (signed int8 codes, no zero point) a chunk per job, IQ1_S's
 // delta its offset (dl * +-1/8 per chunk). raw: the 32-element formats
-// whose blocks kb_decode32 reads from the raw tile (kb_mmq32_decode).
-// MXFP4 stays on mmq.cuh's mmq, which copies its 17-byte blocks with
-// cp.async: four of them are not a whole number of the raw tile's 8-byte
-// pieces, and decoded from global memory a chunk per job they took 4x
-// the sectors (cuda-emu, 4096x512x4096).
+// whose blocks kb_decode32 reads from the raw tile (kb_mmq32_decode),
+// copied in 8-byte pieces, or 4-byte ones for MXFP4 (a step's four
+// 17-byte blocks are 68 bytes; its rows then need 4-byte alignment).
 template <int T>
 struct kb_k32 {
-	static constexpr bool ok = kb_scale32<T>::ok && T != KB_MXFP4;
+	static constexpr bool ok = kb_scale32<T>::ok;
 	static constexpr bool ofs = T == KB_Q4_1 || T == KB_Q5_1 || T == KB_Q4_K || T == KB_Q5_K || T == KB_IQ1_S;
-	static constexpr bool raw = T == KB_Q4_0 || T == KB_Q4_1 || T == KB_Q5_0 || T == KB_Q5_1 || T == KB_Q8_0 || T == KB_IQ4_NL;
+	static constexpr bool raw = ok && kb_type<T>::block == 32;
 	static constexpr int zp = T == KB_Q4_0 ? 8 : T == KB_Q5_0 ? 16 : 0;
 	static constexpr int words = KB_QC * kb_type<T>::bytes / 4;
 	static constexpr int rw = words + (6 - words % 4) % 4;
+	// piece: the bytes of a raw copy (cp.async), which a raw row's
+	// address and stride must be a multiple of.
+	static constexpr int piece = KB_QC * kb_type<T>::bytes % 8 == 0 ? 8 : 4;
 };
 
 // kb_k16<T>: format T takes mmq32's warp tiles with a scale per 16
@@ -120,14 +122,18 @@ __device__ __forceinline__ int kb_zp(int q) {
 		return (int)((((u32)q | 0x80808080u) - (u32)ZP * 0x01010101u) ^ 0x80808080u);
 }
 
-// kb_wv<O> is the little-endian 32 bits at byte O (even) of words v;
-// kb_wh<O> the f16 at byte O, as a float.
+// kb_wv<O> is the little-endian 32 bits at byte O of words v; kb_wh<O>
+// the f16 at byte O (even), as a float; kb_wb<O> the byte at O.
 template <int O>
 __device__ __forceinline__ u32 kb_wv(const u32* v) {
 	if constexpr (O % 4 == 0)
 		return v[O / 4];
 	else
-		return __funnelshift_r(v[O / 4], v[O / 4 + 1], 16);
+		return __funnelshift_r(v[O / 4], v[O / 4 + 1], 8 * (O % 4));
+}
+template <int O>
+__device__ __forceinline__ u32 kb_wb(const u32* v) {
+	return (v[O / 4] >> (8 * (O % 4))) & 0xffu;
 }
 template <int O>
 __device__ __forceinline__ float kb_wh(const u32* v) {
@@ -168,6 +174,18 @@ __device__ __forceinline__ void kb_decode32(const u32* v, int q[8], float& d, fl
 			q[j] = (int)(x & 0x0f0f0f0fu) | kb_hi4x(qh >> (4 * j));
 			q[j + 4] = (int)((x >> 4) & 0x0f0f0f0fu) | kb_hi4x(qh >> (16 + 4 * j));
 		}
+	} else if constexpr (T == KB_MXFP4) {
+		// The E8M0 scale's byte, then q4_0's nibbles through MXFP4's
+		// table (its values doubled, the scale halved: kb_e8m0_half).
+		const u32 t[4] = KB_LUT16(KB_MXFP4_VALUES);
+		d = kb_e8m0_half(kb_wb<O + KB_MXFP4_e>(v));
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			constexpr int Q = O + KB_MXFP4_qs;
+			const u32 x = j == 0 ? kb_wv<Q>(v) : j == 1 ? kb_wv<Q + 4>(v) : j == 2 ? kb_wv<Q + 8>(v) : kb_wv<Q + 12>(v);
+			q[j] = kb_lut16(x & 0x0f0f0f0fu, t);
+			q[j + 4] = kb_lut16((x >> 4) & 0x0f0f0f0fu, t);
+		}
 	} else if constexpr (T == KB_IQ4_NL) {
 		// q4_0's layout, the codes through IQ4_NL's table.
 		const u32 t[4] = KB_LUT16(KB_IQ4NL_VALUES);
@@ -193,11 +211,11 @@ __device__ __forceinline__ void kb_decode32(const u32* v, int q[8], float& d, fl
 }
 
 // kb_decode_k32 decodes chunk sub of the block at blk in global memory
-// (2-byte aligned): a raw format's as kb_decode32 does, the others' by
-// kb_decode<T>.
+// (2-byte aligned, but MXFP4's): a raw format's of even size as
+// kb_decode32 does, the others' by kb_decode<T>.
 template <int T>
 __device__ __forceinline__ void kb_decode_k32(const u8* blk, int sub, int q[8], float& d, float& m) {
-	if constexpr (kb_k32<T>::raw) {
+	if constexpr (kb_k32<T>::raw && kb_type<T>::bytes % 2 == 0) {
 		constexpr int NW = (kb_type<T>::bytes + 3) / 4;
 		u32 v[NW + 1];
 #pragma unroll
@@ -221,14 +239,22 @@ __device__ __forceinline__ void kb_decode_k32(const u8* blk, int sub, int q[8], 
 template <int T, int H>
 __device__ __forceinline__ void kb_mmq32_decode(const u32* wr, int* qr, float* dr, float* mr) {
 	constexpr int B = kb_type<T>::bytes;
+	// NW words from W0 (even), read two at a time but a last one alone
+	// past the row's data words (MXFP4's 17).
 	constexpr int W0 = (H * 2 * B / 4) & ~1, OFF = H * 2 * B - 4 * W0, NW = ((OFF + 2 * B + 3) / 4 + 1) & ~1;
-	static_assert(W0 + NW <= kb_k32<T>::words, "kb_mmq32_decode reads the tile's data words only");
+	constexpr int WR = kb_k32<T>::words - W0 < NW ? kb_k32<T>::words - W0 : NW;
+	static_assert(WR >= NW - 1 && WR >= (OFF + 2 * B + 3) / 4, "kb_mmq32_decode reads the tile's data words only");
 	u32 v[NW];
 #pragma unroll
 	for (int j = 0; j < NW; j += 2) {
-		const uint2 x = kb_ld8(wr + W0 + j);
-		v[j] = x.x;
-		v[j + 1] = x.y;
+		if (j + 1 < WR) {
+			const uint2 x = kb_ld8(wr + W0 + j);
+			v[j] = x.x;
+			v[j + 1] = x.y;
+		} else {
+			v[j] = wr[W0 + j];
+			v[j + 1] = 0u;
+		}
 	}
 	float d[2], m[2];
 #pragma unroll
@@ -416,8 +442,9 @@ __device__ __forceinline__ void kb_mmq16_mma(const int (*wq)[KB_QW], const float
 // BM weight rows by KB_BN columns, 2*BM threads, split-k as mmq. Per
 // step: the activations' codes and heads are copied with cp.async into
 // buffer step%2 while the previous step computes; the raw weight blocks
-// (32-element formats on 8-byte aligned rows) are copied into the raw
-// tile in 8-byte pieces, each thread's pieces' offsets computed once;
+// (32-element formats on 8-byte aligned rows, MXFP4's on 4-byte aligned
+// ones) are copied into the raw tile in 8-byte pieces (MXFP4's 4-byte),
+// each thread's pieces' offsets computed once;
 // then thread (r, h) decodes chunks 2h, 2h+1 of row r. Other rows (the
 // K formats, unaligned rows) are decoded from global memory, a chunk per
 // job, as mmq does.
@@ -427,12 +454,14 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	constexpr int NT = 2 * BM, B = kb_type<T>::bytes, CPB = kb_type<T>::block / 32, RW = kb_k32<T>::rw;
 	constexpr bool OFS = kb_k32<T>::ofs, K16 = kb_k16<T>::ok, MIN = kb_kmin<T>::ok;
 	static_assert(kb_k32<T>::ok || K16 || MIN, "mmq32: a kb_k32, kb_k16 or kb_kmin format");
-	// The raw tile's 8-byte pieces: per row, per thread.
+	// The raw tile's pieces of PS bytes (8, or 4 for MXFP4): per row,
+	// per thread.
 	constexpr bool RAW = kb_k32<T>::raw;
+	constexpr int PS = kb_k32<T>::piece;
 	// PR pieces per row; a pass of NT threads copies RP whole rows (the
 	// last NT % PR threads idle), NU passes.
-	constexpr int PR = RAW ? KB_QC * B / 8 : 1, RP = NT / PR, NU = (BM + RP - 1) / RP;
-	static_assert(!RAW || (KB_QC * B % 8 == 0 && RW * 4 <= KB_QRAW), "mmq32: the raw tile");
+	constexpr int PR = RAW ? KB_QC * B / PS : 1, RP = NT / PR, NU = (BM + RP - 1) / RP;
+	static_assert(!RAW || (KB_QC * B % PS == 0 && RW * 4 <= KB_QRAW), "mmq32: the raw tile");
 	const i64 batches = p.nsplit > 1 ? gridDim.z / p.nsplit : gridDim.z, split = blockIdx.z / batches;
 	const char* w;
 	const int ncols = kb_tile_cols(p, w, s.xo, s.dof, blockIdx.z % batches);
@@ -445,8 +474,8 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wt = warp % (BM / 32), kh = warp / (BM / 32), wm = wt % (BM / 64), wn = wt / (BM / 64),
 	          g = lane >> 2, t = lane & 3;
 	const i64 row0 = (i64)blockIdx.x * BM, kb = p.nsplit > 1 ? split * p.kspl : 0, kc = p.nsplit > 1 ? min(p.k / 32, kb + p.kspl) : p.k / 32;
-	// Raw copies: 8-byte aligned rows, BM rows' offsets within 31 bits.
-	const bool raw = RAW && (((u64)w | (u64)p.w_nb1) & 7) == 0 && p.w_nb1 < (((i64)1 << 31) / BM);
+	// Raw copies: PS-byte aligned rows, BM rows' offsets within 31 bits.
+	const bool raw = RAW && (((u64)w | (u64)p.w_nb1) & (PS - 1)) == 0 && p.w_nb1 < (((i64)1 << 31) / BM);
 	// The scales (and offsets) of the step's chunks, a float4 per row;
 	// per chunk, the activations' scales (xd) and, with offsets, their
 	// scales times their code sums (xc): carved from wdm (BM * (KB_QC +
@@ -465,10 +494,10 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	// This thread's raw pieces: piece q of rows r, r + RP, ... (a warp's
 	// 32 pieces consecutive in memory, as far as rows allow); rows past m
 	// (and an idle thread's) are zeros.
-	const int wq8 = 8 * (tid % PR), wr0 = tid < RP * PR ? tid / PR : BM;
+	const int wqp = PS * (tid % PR), wr0 = tid < RP * PR ? tid / PR : BM;
 	const int nrows = (int)min((i64)BM, p.m - row0);
-	const char* wsrc = w + (row0 + min(wr0, BM - 1)) * p.w_nb1 + kb * B + wq8;
-	const int wdst = wr0 * RW * 4 + wq8;
+	const char* wsrc = w + (row0 + min(wr0, BM - 1)) * p.w_nb1 + kb * B + wqp;
+	const int wdst = wr0 * RW * 4 + wqp;
 	const i64 wstride = RP * p.w_nb1;
 	float acc[64];
 #pragma unroll
@@ -506,16 +535,16 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 				if (wr0 < BM) {
 #pragma unroll
 					for (int u = 0; u < NU; u++)
-						if (u < NU - 1 || wr0 + RP * u < BM) kb_cp_async<8>(dst + u * RP * RW * 4, src + u * wstride, 8);
+						if (u < NU - 1 || wr0 + RP * u < BM) kb_cp_async<PS>(dst + u * RP * RW * 4, src + u * wstride, PS);
 				}
 			} else {
 				// Pieces past k (the last step, short) and rows past m
 				// are zeros.
-				const int rem = (kci - c0i) * B - wq8, n = rem >= 8 ? 8 : max(rem, 0);
+				const int rem = (kci - c0i) * B - wqp, n = rem >= PS ? PS : max(rem, 0);
 #pragma unroll
 				for (int u = 0; u < NU; u++) {
 					const int r = wr0 + RP * u;
-					if (r < BM) kb_cp_async<8>(dst + u * RP * RW * 4, r < nrows && n > 0 ? src + u * wstride : w, r < nrows ? n : 0);
+					if (r < BM) kb_cp_async<PS>(dst + u * RP * RW * 4, r < nrows && n > 0 ? src + u * wstride : w, r < nrows ? n : 0);
 				}
 			}
 		}
