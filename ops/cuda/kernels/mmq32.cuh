@@ -458,9 +458,14 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	// per thread.
 	constexpr bool RAW = kb_k32<T>::raw;
 	constexpr int PS = kb_k32<T>::piece;
-	// PR pieces per row; a pass of NT threads copies RP whole rows (the
-	// last NT % PR threads idle), NU passes.
-	constexpr int PR = RAW ? KB_QC * B / PS : 1, RP = NT / PR, NU = (BM + RP - 1) / RP;
+	// PR pieces per row, in SL slots of threads: PR, or with 4-byte
+	// pieces a row's RW words (MXFP4's 17 pieces in 18 slots, the last
+	// idle), so that a warp's 32 lanes store to 32 consecutive words of
+	// the tile (banks): rows RW words apart with 17 lanes a row put two
+	// lanes of each warp in one bank. A pass of NT threads copies RP
+	// whole rows (the last NT % SL threads idle), NU passes.
+	constexpr int PR = RAW ? KB_QC * B / PS : 1, SL = PS == 4 ? RW : PR, RP = NT / SL, NU = (BM + RP - 1) / RP;
+	static_assert(SL >= PR, "mmq32: a slot per piece");
 	static_assert(!RAW || (KB_QC * B % PS == 0 && RW * 4 <= KB_QRAW), "mmq32: the raw tile");
 	const i64 batches = p.nsplit > 1 ? gridDim.z / p.nsplit : gridDim.z, split = blockIdx.z / batches;
 	const char* w;
@@ -494,7 +499,7 @@ __device__ __forceinline__ void mmq32(const kb_mm& p, const kb_qtiles& s) {
 	// This thread's raw pieces: piece q of rows r, r + RP, ... (a warp's
 	// 32 pieces consecutive in memory, as far as rows allow); rows past m
 	// (and an idle thread's) are zeros.
-	const int wqp = PS * (tid % PR), wr0 = tid < RP * PR ? tid / PR : BM;
+	const int wqp = PS * (tid % SL), wr0 = tid < RP * SL && tid % SL < PR ? tid / SL : BM;
 	const int nrows = (int)min((i64)BM, p.m - row0);
 	const char* wsrc = w + (row0 + min(wr0, BM - 1)) * p.w_nb1 + kb * B + wqp;
 	const int wdst = wr0 * RW * 4 + wqp;
