@@ -103,6 +103,13 @@ var tuneSpecs = map[string]tuneSpec{
 	cpu.GemvPrefetch.Name: {
 		point: bench.Entry{Ops: []string{"mul_mat"}, Types: []string{"f32"}, Dims: map[string][]int64{"m": {4096}, "n": {1}, "k": {2048}}},
 	},
+	// q4_K from 512 activation rows (the panel path), m=k=4096: on a
+	// Zen 4 the AVX2 kernels were 8-29% faster there (alternated call
+	// by call), on a Zen 5 the VNNI ones. A call takes 40-55 ms: give it
+	// -time 1s (the default 300ms is about five calls a candidate).
+	cpu.KTileVNNI.Name: {
+		point: bench.Entry{Ops: []string{"mul_mat"}, Types: []string{"q4_K"}, Dims: map[string][]int64{"m": {4096}, "n": {512}, "k": {4096}}},
+	},
 	// Three streams of 8 MiB: past two 1 MiB L2s, within a 32 MiB L3.
 	cpu.EltL3Bytes.Name: {
 		point: bench.Entry{Ops: []string{"add"}, Types: []string{"f32"}, Dims: map[string][]int64{"k": {4096}, "n": {512}}},

@@ -88,6 +88,9 @@ func NewWithOptions(o Options) (*Backend, error) {
 	if tp.gemv512 == 0 && kern.avx2Gemv != nil {
 		kern = kern.avx2Gemv(kern)
 	}
+	if tp.ktileVNNI == 0 && kern.avx2KTile != nil {
+		kern = kern.avx2KTile(kern)
+	}
 	if tp.gemvPrefetch == 1 && len(kern.gemvPF) > 0 {
 		kern = deriveKernels(kern, kern.name, func(ks *kernelSet) { maps.Copy(ks.gemv, ks.gemvPF) })
 	}

@@ -77,6 +77,10 @@ type kernelSet struct {
 	// AVX2 four-row matrix-vector kernels (gemv, gemvSide) in place of
 	// the tier's own: Gemv512 = 0 (tuned.go) selects it.
 	avx2Gemv func(ks *kernelSet) *kernelSet
+	// avx2KTile, when not nil, returns the set it is called on with the
+	// AVX2 K-format panel kernels (gemm's ktile) in place of the tier's
+	// own: KTileVNNI = 0 (tuned.go) selects it.
+	avx2KTile func(ks *kernelSet) *kernelSet
 	// transpose turns sixteen rows of 32-bit values into lines of
 	// sixteen, ld apart (sgemm.TransposeTwin): the packed paths'
 	// activation panels, and their blocks' sums into the outputs.

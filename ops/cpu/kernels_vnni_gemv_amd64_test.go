@@ -218,7 +218,7 @@ func TestGemv512Off(t *testing.T) {
 			types = append(types, c.wt)
 		}
 		for _, wt := range types {
-			sameMulMatN1(t, tier.name+", gemv_512 0 and 1", wt, off, on)
+			sameMulMat(t, tier.name+", gemv_512 0 and 1", wt, 1, off, on)
 		}
 	}
 }
@@ -269,7 +269,7 @@ func TestGemvPrefetch(t *testing.T) {
 			t.Errorf("%s: gemv_prefetch 1 changed the default backend or the tier's table", tier.name)
 		}
 		for wt := range want {
-			sameMulMatN1(t, tier.name+", gemv_prefetch 0 and 1", wt, off, on)
+			sameMulMat(t, tier.name+", gemv_prefetch 0 and 1", wt, 1, off, on)
 		}
 	}
 }
@@ -286,16 +286,16 @@ func openTuned(t *testing.T, tier string, v tuning.Values) *Backend {
 	return b
 }
 
-// sameMulMatN1 checks that backends a and b give the same bits for
-// MUL_MAT of 20 plain rows of 512 weights of type wt by one activation
-// row.
-func sameMulMatN1(t *testing.T, what string, wt quant.Type, a, b *Backend) {
+// sameMulMat checks that backends a and b give the same bits for
+// MUL_MAT of 20 plain rows of 512 weights of type wt by n activation
+// rows.
+func sameMulMat(t *testing.T, what string, wt quant.Type, n int64, a, b *Backend) {
 	t.Helper()
 	var outs [2][]float64
 	for i, be := range []*Backend{a, b} {
 		rng := rand.New(rand.NewPCG(5, 6))
 		w := mxLeaf(t, be, rng, "a", wt, 512, 20)
-		x := mxLeaf(t, be, rng, "b", quant.F32, 512, 1)
+		x := mxLeaf(t, be, rng, "b", quant.F32, 512, n)
 		node, err := ops.MulMat(w, x)
 		if err != nil {
 			t.Fatal(err)
@@ -304,8 +304,41 @@ func sameMulMatN1(t *testing.T, what string, wt quant.Type, a, b *Backend) {
 	}
 	for j := range outs[0] {
 		if math.Float64bits(outs[0][j]) != math.Float64bits(outs[1][j]) {
-			t.Errorf("%s, %v: MUL_MAT n=1 differs", what, wt)
+			t.Errorf("%s, %v: MUL_MAT n=%d differs", what, wt, n)
 			return
 		}
+	}
+}
+
+// TestKTileVNNIOff checks KTileVNNI = 0: a vnni backend opened with it
+// runs AVX2's K-format panel kernels (q4_K, q5_K, q6_K) and the VNNI
+// ones of the other formats, the tier's table untouched; one opened with
+// 1 or the defaults the VNNI ones; and MUL_MAT from 32 activation rows
+// gives the same bits either way.
+func TestKTileVNNIOff(t *testing.T) {
+	simdtest.NeedVNNI(t)
+	ptr := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
+	off, on, def := openTuned(t, "vnni", tuning.Values{KTileVNNI.Name: 0}), openTuned(t, "vnni", tuning.Values{KTileVNNI.Name: 1}), openTuned(t, "vnni", tuning.Values{})
+	for _, c := range vnniKTiles {
+		if ptr(off.kern.gemm[c.wt].ktile.kernel) != ptr(c.avx2) {
+			t.Errorf("ktile_vnni 0: %v panel kernel is not AVX2's", c.wt)
+		}
+		for _, b := range []*Backend{on, def} {
+			if ptr(b.kern.gemm[c.wt].ktile.kernel) != ptr(c.vnni) {
+				t.Errorf("ktile_vnni %d: %v panel kernel is not the VNNI one", b.tuned.ktileVNNI, c.wt)
+			}
+		}
+		if ptr(vnniKernels.gemm[c.wt].ktile.kernel) != ptr(c.vnni) {
+			t.Errorf("ktile_vnni 0 changed the vnni table's %v panel kernel", c.wt)
+		}
+		sameMulMat(t, "vnni, ktile_vnni 0 and 1", c.wt, 32, off, on)
+	}
+	for _, c := range vnniQTiles {
+		if ptr(off.kern.gemm[c.wt].qtile.kernel) != ptr(c.vnni) {
+			t.Errorf("ktile_vnni 0: %v's q8 panel kernel is not the VNNI one", c.wt)
+		}
+	}
+	if off.kern.avx2Gemv == nil || off.kern.name != "vnni" {
+		t.Error("ktile_vnni 0 changed more than the K-format panel kernels")
 	}
 }
