@@ -85,13 +85,14 @@ func NewWithOptions(o Options) (*Backend, error) {
 	}
 	p := newPool(o.Threads, spin)
 	kern := t.kernels
-	if tp.gemv512 == 0 && kern.avx2Gemv != nil {
+	// The kernel swaps of the core-dependent parameters, read once here.
+	if tp.values.Get(Gemv512) == 0 && kern.avx2Gemv != nil {
 		kern = kern.avx2Gemv(kern)
 	}
-	if tp.ktileVNNI == 0 && kern.avx2KTile != nil {
+	if tp.values.Get(KTileVNNI) == 0 && kern.avx2KTile != nil {
 		kern = kern.avx2KTile(kern)
 	}
-	if tp.gemvPrefetch == 1 && len(kern.gemvPF) > 0 {
+	if tp.values.Get(GemvPrefetch) == 1 && len(kern.gemvPF) > 0 {
 		kern = deriveKernels(kern, kern.name, func(ks *kernelSet) { maps.Copy(ks.gemv, ks.gemvPF) })
 	}
 	b := &Backend{pool: p, tier: t.Tier, kern: kern, tuned: tp, repack: repack}

@@ -512,13 +512,13 @@ func withAVX2Gemv(ks *kernelSet) *kernelSet {
 
 // vnniKTile are the vnni tier's K-format panel kernels with VPDPBUSD
 // (package qgemm; bit for bit the AVX2 ones).
-var vnniKTile = map[quant.Type]func(int, []byte, []byte, int, *[32]float32){
+var vnniKTile = map[quant.Type]kTileFunc{
 	quant.Q4_K: qgemm.Q4_KVNNI, quant.Q5_K: qgemm.Q5_KVNNI, quant.Q6_K: qgemm.Q6_KVNNI,
 }
 
 // setKTile gives ks's gemm entry of wt a K-format panel kernel of its
 // own.
-func setKTile(ks *kernelSet, wt quant.Type, kernel func(int, []byte, []byte, int, *[32]float32)) {
+func setKTile(ks *kernelSet, wt quant.Type, kernel kTileFunc) {
 	gk := *ks.gemm[wt]
 	kt := *gk.ktile
 	kt.kernel = kernel

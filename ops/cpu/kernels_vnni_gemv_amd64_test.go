@@ -202,7 +202,7 @@ func TestGemv512Off(t *testing.T) {
 		for wt, f := range tier.gemv {
 			for _, b := range []*Backend{on, def} {
 				if ptr(b.kern.gemv[wt]) != ptr(f) {
-					t.Errorf("%s, gemv_512 %d: %v four-row kernel is not the table's", tier.name, b.tuned.gemv512, wt)
+					t.Errorf("%s, gemv_512 %d: %v four-row kernel is not the table's", tier.name, b.tuned.values.Get(Gemv512), wt)
 				}
 			}
 		}
@@ -325,7 +325,7 @@ func TestKTileVNNIOff(t *testing.T) {
 		}
 		for _, b := range []*Backend{on, def} {
 			if ptr(b.kern.gemm[c.wt].ktile.kernel) != ptr(c.vnni) {
-				t.Errorf("ktile_vnni %d: %v panel kernel is not the VNNI one", b.tuned.ktileVNNI, c.wt)
+				t.Errorf("ktile_vnni %d: %v panel kernel is not the VNNI one", b.tuned.values.Get(KTileVNNI), c.wt)
 			}
 		}
 		if ptr(vnniKernels.gemm[c.wt].ktile.kernel) != ptr(c.vnni) {

@@ -5,6 +5,9 @@ import (
 	"github.com/kernbench/kernbench/quant"
 )
 
+// kTileFunc is a K-format panel kernel (kTile.kernel).
+type kTileFunc = func(nb int, panel, y []byte, ldy int, out *[32]float32)
+
 // Panel tiles of the K-format gemm path: a tier may attach a kTile to a
 // K-format gemm kernel (gemmKernel.ktile); MUL_MAT then computes eight weight rows
 // by four q8_K activation rows per kernel call instead of one by four.
@@ -27,7 +30,7 @@ type kTile struct {
 	// row c at y[c*ldy:] over nb super-blocks, one super-block after
 	// another: run over chunks of k with the same out, it computes what
 	// one run over all of k does.
-	kernel func(nb int, panel, y []byte, ldy int, out *[32]float32)
+	kernel kTileFunc
 }
 
 // kTileKC is the number of super-blocks per k chunk of the K panel path:

@@ -123,12 +123,6 @@ type tunedParams struct {
 	x8Prefetch int64
 	// eltL3Bytes is EltL3Bytes's value.
 	eltL3Bytes int
-	// gemv512 is Gemv512's value.
-	gemv512 int
-	// gemvPrefetch is GemvPrefetch's value.
-	gemvPrefetch int
-	// ktileVNNI is KTileVNNI's value.
-	ktileVNNI int
 }
 
 // resolveTuned returns the values for Options.Tuned v: v itself when not
@@ -144,7 +138,7 @@ func resolveTuned(v tuning.Values) (tunedParams, error) {
 	if err := v.Check(Tunables()); err != nil {
 		return tunedParams{}, fmt.Errorf("cpu: tuned parameters from %s: %w", src, err)
 	}
-	return tunedParams{values: v, source: src, gemvRows: int64(v.Get(GemvRows)), sgemmRows: int64(v.Get(SgemmRows)), x8Prefetch: int64(v.Get(X8Prefetch)), eltL3Bytes: v.Get(EltL3Bytes), gemv512: v.Get(Gemv512), gemvPrefetch: v.Get(GemvPrefetch), ktileVNNI: v.Get(KTileVNNI)}, nil
+	return tunedParams{values: v, source: src, gemvRows: int64(v.Get(GemvRows)), sgemmRows: int64(v.Get(SgemmRows)), x8Prefetch: int64(v.Get(X8Prefetch)), eltL3Bytes: v.Get(EltL3Bytes)}, nil
 }
 
 // Tuned returns the value of every tunable parameter the backend runs
