@@ -147,6 +147,19 @@ __device__ __forceinline__ int kb_hi4x(u32 n) {
 	return (int)(((n & 15u) * 0x02040810u) & 0x10101010u);
 }
 
+// kb_wnibbles_lut<Q> decodes the 32 4-bit codes of 16 bytes at byte Q
+// of words v (q4_0's order: element e < 16 the low nibble of byte e,
+// e >= 16 the high nibble of byte e-16) through the table t.
+template <int Q>
+__device__ __forceinline__ void kb_wnibbles_lut(const u32* v, const u32 t[4], int q[8]) {
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const u32 x = j == 0 ? kb_wv<Q>(v) : j == 1 ? kb_wv<Q + 4>(v) : j == 2 ? kb_wv<Q + 8>(v) : kb_wv<Q + 12>(v);
+		q[j] = kb_lut16(x & 0x0f0f0f0fu, t);
+		q[j + 4] = kb_lut16((x >> 4) & 0x0f0f0f0fu, t);
+	}
+}
+
 // kb_decode32<T, O> decodes the 32-element block at byte O of words v:
 // 32 codes (unsigned where kb_k32<T>::zp is set), the scale d and the
 // offset m (w = d * c + m, or d * (c - zp)).
@@ -179,23 +192,12 @@ __device__ __forceinline__ void kb_decode32(const u32* v, int q[8], float& d, fl
 		// table (its values doubled, the scale halved: kb_e8m0_half).
 		const u32 t[4] = KB_LUT16(KB_MXFP4_VALUES);
 		d = kb_e8m0_half(kb_wb<O + KB_MXFP4_e>(v));
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			constexpr int Q = O + KB_MXFP4_qs;
-			const u32 x = j == 0 ? kb_wv<Q>(v) : j == 1 ? kb_wv<Q + 4>(v) : j == 2 ? kb_wv<Q + 8>(v) : kb_wv<Q + 12>(v);
-			q[j] = kb_lut16(x & 0x0f0f0f0fu, t);
-			q[j + 4] = kb_lut16((x >> 4) & 0x0f0f0f0fu, t);
-		}
+		kb_wnibbles_lut<O + KB_MXFP4_qs>(v, t, q);
 	} else if constexpr (T == KB_IQ4_NL) {
 		// q4_0's layout, the codes through IQ4_NL's table.
 		const u32 t[4] = KB_LUT16(KB_IQ4NL_VALUES);
 		d = kb_wh<O>(v);
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const u32 x = j == 0 ? kb_wv<O + 2>(v) : j == 1 ? kb_wv<O + 6>(v) : j == 2 ? kb_wv<O + 10>(v) : kb_wv<O + 14>(v);
-			q[j] = kb_lut16(x & 0x0f0f0f0fu, t);
-			q[j + 4] = kb_lut16((x >> 4) & 0x0f0f0f0fu, t);
-		}
+		kb_wnibbles_lut<O + 2>(v, t, q);
 	} else {
 		static_assert(T == KB_Q8_0, "kb_decode32: a 32-element format");
 		d = kb_wh<O>(v);
