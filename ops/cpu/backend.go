@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"maps"
 	"sync"
 
 	"github.com/kernbench/kernbench/ops"
@@ -84,17 +83,8 @@ func NewWithOptions(o Options) (*Backend, error) {
 		return nil, err
 	}
 	p := newPool(o.Threads, spin)
-	kern := t.kernels
 	// The kernel swaps of the core-dependent parameters, read once here.
-	if tp.values.Get(Gemv512) == 0 && kern.avx2Gemv != nil {
-		kern = kern.avx2Gemv(kern)
-	}
-	if tp.values.Get(KTileVNNI) == 0 && kern.avx2KTile != nil {
-		kern = kern.avx2KTile(kern)
-	}
-	if tp.values.Get(GemvPrefetch) == 1 && len(kern.gemvPF) > 0 {
-		kern = deriveKernels(kern, kern.name, func(ks *kernelSet) { maps.Copy(ks.gemv, ks.gemvPF) })
-	}
+	kern := t.kernels.tuned(tp.values)
 	b := &Backend{pool: p, tier: t.Tier, kern: kern, tuned: tp, repack: repack}
 	b.l2Bytes, b.llcBytes = cacheSizes(p.threads)
 	b.scratch.workers = make([]workerBuf, p.threads)

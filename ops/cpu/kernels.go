@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 
 	"github.com/kernbench/kernbench/ops/cpu/internal/gemv"
 	"github.com/kernbench/kernbench/ops/cpu/internal/getrows"
@@ -12,6 +13,7 @@ import (
 	"github.com/kernbench/kernbench/ops/cpu/internal/sgemm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
 	"github.com/kernbench/kernbench/ops/cpu/internal/vec"
+	"github.com/kernbench/kernbench/ops/tuning"
 
 	"github.com/kernbench/kernbench/quant"
 )
@@ -47,7 +49,8 @@ type kernelSet struct {
 	gemvLLC map[quant.Type]gemvFunc
 	// gemvPF maps a weight type to the form of its four-row kernel that
 	// prefetches the next four rows into L2 as it streams (bit for bit
-	// the same): GemvPrefetch = 1 (tuned.go) puts them in gemv.
+	// the same): GemvPrefetch = 1 (tuned.go) puts them in gemv
+	// (usePrefetchGemv).
 	gemvPF map[quant.Type]gemvFunc
 	// gemvSide maps a weight type to a four-row kernel that takes data
 	// prepared once per call from each activation row (see
@@ -73,19 +76,41 @@ type kernelSet struct {
 	// fa is FLASH_ATTN_EXT's block kernels (nil: the row path only);
 	// its q8_0 scores reproduce this set's q8_0 dot kernel.
 	fa *faBlockKernels
-	// avx2Gemv, when not nil, returns the set it is called on with the
-	// AVX2 four-row matrix-vector kernels (gemv, gemvSide) in place of
-	// the tier's own: Gemv512 = 0 (tuned.go) selects it.
-	avx2Gemv func(ks *kernelSet) *kernelSet
-	// avx2KTile, when not nil, returns the set it is called on with the
-	// AVX2 K-format panel kernels (gemm's ktile) in place of the tier's
-	// own: KTileVNNI = 0 (tuned.go) selects it.
-	avx2KTile func(ks *kernelSet) *kernelSet
+	// swaps are the set's kernel swaps (see kernelSwap), in the order
+	// tuned applies them.
+	swaps []kernelSwap
 	// transpose turns sixteen rows of 32-bit values into lines of
 	// sixteen, ld apart (sgemm.TransposeTwin): the packed paths'
 	// activation panels, and their blocks' sums into the outputs.
 	transpose func(dst []uint32, ld int, rows *[16][]uint32, n int)
 }
+
+// A kernelSwap is a tunable parameter's choice between kernels that give
+// the same bits, whichever is the faster being the core's (tuned.go):
+// where a backend opens with param at value, it runs its tier's set
+// changed by apply, on a copy (deriveKernels), the tier's table left as
+// it is.
+type kernelSwap struct {
+	param tuning.Param
+	value int
+	apply func(ks *kernelSet)
+}
+
+// tuned returns ks with the swaps whose parameter has its value in v
+// applied, in ks.swaps' order; ks itself where none applies.
+func (ks *kernelSet) tuned(v tuning.Values) *kernelSet {
+	out := ks
+	for _, s := range ks.swaps {
+		if v.Get(s.param) == s.value {
+			out = deriveKernels(out, out.name, s.apply)
+		}
+	}
+	return out
+}
+
+// usePrefetchGemv puts ks's prefetching four-row kernels (gemvPF) in
+// gemv: GemvPrefetch's swap.
+func usePrefetchGemv(ks *kernelSet) { maps.Copy(ks.gemv, ks.gemvPF) }
 
 // A gemvFunc is a four-row kernel (see gemv.Func).
 type gemvFunc = gemv.Func
@@ -227,6 +252,7 @@ func deriveKernels(base *kernelSet, name string, over func(ks *kernelSet)) *kern
 	ks.gemvPF = maps.Clone(base.gemvPF)
 	ks.x8 = maps.Clone(base.x8)
 	ks.deq = maps.Clone(base.deq)
+	ks.swaps = slices.Clone(base.swaps)
 	over(&ks)
 	return &ks
 }

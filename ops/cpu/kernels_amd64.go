@@ -318,10 +318,13 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	// and the pair kernel) against AVX2's were within noise in the window.
 	ks.gemvLLC = map[quant.Type]gemvFunc{quant.F16: gemv.F16AVX2}
 	// GemvPrefetch = 1 (tuned.go) takes f32's kernel asking for the next
-	// four rows as it streams, as AVX2's do.
+	// four rows as it streams, as AVX2's do; Gemv512 = 0 AVX2's f16
+	// kernel at every size.
 	ks.gemvPF = map[quant.Type]gemvFunc{quant.F32: gemv.F32AVX512PF}
-	// Gemv512 = 0 (tuned.go) takes AVX2's f16 kernel at every size.
-	ks.avx2Gemv = withAVX2Gemv
+	ks.swaps = []kernelSwap{
+		{param: Gemv512, value: 0, apply: useAVX2Gemv},
+		{param: GemvPrefetch, value: 1, apply: usePrefetchGemv},
+	}
 	// The f16/bf16 x8 decode kernels stay AVX2's: zmm ones (bit for bit
 	// the same; in git at a68d4ba, internal/gemv/x8f16_avx512_amd64.go)
 	// made gpt-oss-100m-f16's tg128 13% slower with a 1 KiB prefetch and
@@ -417,7 +420,7 @@ var vnniKernels = deriveKernels(avx512Kernels, "vnni", func(ks *kernelSet) {
 	for wt, kernel := range vnniKTile {
 		setKTile(ks, wt, kernel)
 	}
-	ks.avx2KTile = withAVX2KTile
+	ks.swaps = append(ks.swaps, kernelSwap{param: KTileVNNI, value: 0, apply: useAVX2KTile})
 	// The four-row kernels with VPDPBUSD (package gemv; bit for bit the
 	// AVX2 ones): MUL_MAT with 1-3 activation rows where the weights are
 	// not repacked.
@@ -489,25 +492,22 @@ var vnniGemv = map[quant.Type]gemvFunc{
 	quant.Q2_K: gemv.Q2_KVNNI, quant.Q3_K: gemv.Q3_KVNNI,
 }
 
-// withAVX2Gemv returns ks with the AVX2 four-row kernels of plain
-// weights in place of its 512-bit ones: vnniGemv's types and the q4_0
-// side kernel (VPDPBUSD on the vnni tier), and f16 (zmm on the avx512
-// and vnni tiers); the same results bit for bit. f32's zmm kernel and
-// bf16's stay. On a Zen 4, whose 512-bit operations run as two 256-bit
-// halves, the VNNI kernels of q4_0, q4_K and q5_K took 15-17% longer on
-// a 9 MiB matrix in L3 (within 3% for the other formats, and the same
-// from DRAM), and the zmm f16 one 14-38% longer from DRAM (4096 rows of
-// 2048 to 14336) and up to 14% in L3 (alternated call by call, medians);
-// on a Zen 5 the 512-bit ones are the faster.
-func withAVX2Gemv(ks *kernelSet) *kernelSet {
-	return deriveKernels(ks, ks.name, func(ks *kernelSet) {
-		for wt := range vnniGemv {
-			ks.gemv[wt] = avx2Kernels.gemv[wt]
-		}
-		ks.gemv[quant.F16] = avx2Kernels.gemv[quant.F16]
-		ks.gemvSide[quant.Q4_0] = avx2Kernels.gemvSide[quant.Q4_0]
-		ks.avx2Gemv = nil
-	})
+// useAVX2Gemv puts the AVX2 four-row kernels of plain weights in ks in
+// place of its 512-bit ones (Gemv512's swap): vnniGemv's types and the
+// q4_0 side kernel (VPDPBUSD on the vnni tier), and f16 (zmm on the
+// avx512 and vnni tiers); the same results bit for bit. f32's zmm kernel
+// and bf16's stay. On a Zen 4, whose 512-bit operations run as two
+// 256-bit halves, the VNNI kernels of q4_0, q4_K and q5_K took 15-17%
+// longer on a 9 MiB matrix in L3 (within 3% for the other formats, and
+// the same from DRAM), and the zmm f16 one 14-38% longer from DRAM (4096
+// rows of 2048 to 14336) and up to 14% in L3 (alternated call by call,
+// medians); on a Zen 5 the 512-bit ones are the faster.
+func useAVX2Gemv(ks *kernelSet) {
+	for wt := range vnniGemv {
+		ks.gemv[wt] = avx2Kernels.gemv[wt]
+	}
+	ks.gemv[quant.F16] = avx2Kernels.gemv[quant.F16]
+	ks.gemvSide[quant.Q4_0] = avx2Kernels.gemvSide[quant.Q4_0]
 }
 
 // vnniKTile are the vnni tier's K-format panel kernels with VPDPBUSD
@@ -526,20 +526,17 @@ func setKTile(ks *kernelSet, wt quant.Type, kernel kTileFunc) {
 	ks.gemm[wt] = &gk
 }
 
-// withAVX2KTile returns ks with AVX2's K-format panel kernels in place
-// of vnniKTile's, the same results bit for bit. On a Zen 4, whose
-// 512-bit operations run as two 256-bit halves, the VNNI ones took
-// 8-29% longer for q4_K, q5_K and q6_K at m=4096 n=512 k=4096
-// (alternated call by call, medians of 40; q4_K 13-29%) and q4_K 16%
-// at k=14336; on a Zen 5 q4_K's and q6_K's are 1.13x and 1.36x faster
+// useAVX2KTile puts AVX2's K-format panel kernels in ks in place of
+// vnniKTile's (KTileVNNI's swap), the same results bit for bit. On a Zen
+// 4, whose 512-bit operations run as two 256-bit halves, the VNNI ones
+// took 8-29% longer for q4_K, q5_K and q6_K at m=4096 n=512 k=4096
+// (alternated call by call, medians of 40; q4_K 13-29%) and q4_K 16% at
+// k=14336; on a Zen 5 q4_K's and q6_K's are 1.13x and 1.36x faster
 // (k=14336).
-func withAVX2KTile(ks *kernelSet) *kernelSet {
-	return deriveKernels(ks, ks.name, func(ks *kernelSet) {
-		for wt := range vnniKTile {
-			setKTile(ks, wt, avx2Kernels.gemm[wt].ktile.kernel)
-		}
-		ks.avx2KTile = nil
-	})
+func useAVX2KTile(ks *kernelSet) {
+	for wt := range vnniKTile {
+		setKTile(ks, wt, avx2Kernels.gemm[wt].ktile.kernel)
+	}
 }
 
 // vnniExtras are the vnni tier's kernels that need AVX-512 BF16 as well:

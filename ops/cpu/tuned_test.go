@@ -1,8 +1,10 @@
 package cpu
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +168,65 @@ func TestTunedX8Prefetch(t *testing.T) {
 			t.Errorf("MUL_MAT_ID %s = %d: x8 path %v, prefetch %d", X8Prefetch.Name, pfd, b.mmid.x8 != nil, b.mmid.pfd)
 		}
 		b.Close()
+	}
+}
+
+// TestKernelSwaps checks every kernel swap of the tiers this CPU runs:
+// its parameter is one of Tunables, its value a candidate other than the
+// default (so that a backend opened with the defaults runs its tier's
+// table as written: tuned returns the table itself), and applying it
+// changes a copy, never the tier's table. A made-up set's swaps apply in
+// order, each where its parameter has its value.
+func TestKernelSwaps(t *testing.T) {
+	known := map[string]tuning.Param{}
+	for _, p := range Tunables() {
+		known[p.Name] = p
+	}
+	for _, ks := range kernelSets() {
+		for _, s := range ks.swaps {
+			p, ok := known[s.param.Name]
+			if !ok {
+				t.Errorf("%s: swap of %s, not a tunable parameter", ks.name, s.param.Name)
+				continue
+			}
+			if s.value == p.Default || !slices.Contains(p.Candidates, s.value) {
+				t.Errorf("%s: swap of %s at %d: want a candidate other than the default %d (%v)", ks.name, p.Name, s.value, p.Default, p.Candidates)
+			}
+			before := fmt.Sprint(ks.gemv, ks.gemvSide, ks.gemm)
+			swapped := ks.tuned(tuning.Values{p.Name: s.value})
+			if swapped == ks {
+				t.Errorf("%s: %s = %d returned the tier's table", ks.name, p.Name, s.value)
+			}
+			if fmt.Sprint(ks.gemv, ks.gemvSide, ks.gemm) != before {
+				t.Errorf("%s: %s = %d changed the tier's table", ks.name, p.Name, s.value)
+			}
+		}
+		if got := ks.tuned(tuning.Values{}); got != ks {
+			t.Errorf("%s: the defaults applied a swap", ks.name)
+		}
+	}
+
+	a := tuning.Param{Name: "test.a", Default: 0, Candidates: []int{0, 1}}
+	b := tuning.Param{Name: "test.b", Default: 0, Candidates: []int{0, 1, 2}}
+	mark := func(tag string) func(*kernelSet) {
+		return func(ks *kernelSet) { ks.name += tag }
+	}
+	base := &kernelSet{name: "x", swaps: []kernelSwap{{a, 1, mark("+a")}, {b, 2, mark("+b")}, {b, 1, mark("+b1")}}}
+	for _, c := range []struct {
+		v    tuning.Values
+		want string
+	}{
+		{tuning.Values{}, "x"},
+		{tuning.Values{"test.a": 1}, "x+a"},
+		{tuning.Values{"test.b": 2}, "x+b"},
+		{tuning.Values{"test.a": 1, "test.b": 1}, "x+a+b1"},
+		{tuning.Values{"test.a": 1, "test.b": 2}, "x+a+b"},
+	} {
+		if got := base.tuned(c.v).name; got != c.want {
+			t.Errorf("tuned(%v): %q, want %q", c.v, got, c.want)
+		}
+	}
+	if base.name != "x" {
+		t.Errorf("tuned changed the set it was called on: %q", base.name)
 	}
 }
