@@ -174,7 +174,7 @@ var reportLaunches = func() map[string]Launch {
 				q := &ops.Tensor{Ne: [ops.MaxDims]int64{d, 1, heads, 1}}
 				k := &ops.Tensor{Type: typ, Ne: [ops.MaxDims]int64{d, prompt, heads / rows, 1}}
 				t := &ops.Tensor{Src: []*ops.Tensor{ops.FAQ: q, ops.FAK: k, ops.FAV: k}}
-				g := faVecGeometryFor(t, 0)
+				g := faVecGeometryFor(t, 0, 0)
 				shape := fmt.Sprintf("decode, %d query rows per K/V head, head %d, %v", rows, d, typ)
 				m[g.name()] = Launch{32 * g.warps, g.sharedBytes, shape}
 			}

@@ -203,8 +203,13 @@ func faMMAGeometryFor(t *ops.Tensor, sms int) faGeometry {
 // decoded token of a GQA model has only a block per K/V head, 8 on
 // llama-3-8b: the loads in flight, not the load width, bound the kernel),
 // each split at least faVecMinKeys keys (tiles of faTile keys) and at
-// most faVecMaxSplits splits.
-func faVecGeometryFor(t *ops.Tensor, sms int) faGeometry {
+// most maxSplits splits (faVecMaxSplits where maxSplits is 0 or more:
+// $KERNBENCH_CUDA_FA_VEC_SPLITS, tileForce.faVecSplits, sets it to time
+// the choice on a GPU).
+func faVecGeometryFor(t *ops.Tensor, sms, maxSplits int) faGeometry {
+	if maxSplits <= 0 || maxSplits > faVecMaxSplits {
+		maxSplits = faVecMaxSplits
+	}
 	q, k := t.Src[ops.FAQ], t.Src[ops.FAK]
 	d, nq, nh, nhk, nkv := q.Ne[0], q.Ne[1], q.Ne[2], k.Ne[2], k.Ne[1]
 	rows := nq * (nh / nhk)
@@ -225,7 +230,7 @@ func faVecGeometryFor(t *ops.Tensor, sms int) faGeometry {
 	} else if target := int64(faVecWaves * faVecBlocksPerSM * sms); sms > 0 && blocks < target {
 		want = min(int((target+blocks-1)/blocks), ntiles*faTile/faVecMinKeys)
 	}
-	if want = min(want, faVecMaxSplits); want > 1 {
+	if want = min(want, maxSplits); want > 1 {
 		g.tiles = (ntiles + want - 1) / want
 		g.splits = (ntiles + g.tiles - 1) / g.tiles
 	}
@@ -356,7 +361,7 @@ func launchFlashAttn(b *Backend, t *ops.Tensor) error {
 	var g faGeometry
 	switch faKernelFor(t, src[ops.FAK], src[ops.FAV], override) {
 	case faVec:
-		g = faVecGeometryFor(t, b.info.SMs)
+		g = faVecGeometryFor(t, b.info.SMs, b.tiles.faVecSplits)
 	case faMMA:
 		g = faMMAGeometryFor(t, b.info.SMs)
 	default:

@@ -415,7 +415,7 @@ func TestFlashAttnKernelChoice(t *testing.T) {
 			if got != faVec {
 				return
 			}
-			g := faVecGeometryFor(node, 132)
+			g := faVecGeometryFor(node, 132, 0)
 			rows := tc.nq * (tc.heads / tc.kvHeads)
 			if int64(g.rpw) < min(rows, faVecMaxRows) || g.rpw > 2*int(rows) || g.rowBlocks*int64(g.rpw) < rows {
 				t.Errorf("%d rows per block, %d blocks for %d rows", g.rpw, g.rowBlocks, rows)
@@ -439,6 +439,24 @@ func TestFlashAttnKernelChoice(t *testing.T) {
 	}
 }
 
+// TestFAVecSplitsCap: a cap on the decode kernel's KV splits
+// ($KERNBENCH_CUDA_FA_VEC_SPLITS) bounds them and still covers every key;
+// none, or one past faVecMaxSplits, is faVecMaxSplits.
+func TestFAVecSplitsCap(t *testing.T) {
+	const nkv = 4096
+	node := faTestTensor(t, quant.F16, 128, 1, 32, 8, nkv) // GQA 4 at 4096 keys: 64 splits on 132 SMs
+	if g := faVecGeometryFor(node, 132, 0); g.splits != faVecMaxSplits {
+		t.Fatalf("no cap: %d splits, want %d", g.splits, faVecMaxSplits)
+	}
+	for _, c := range []struct{ cap, want int }{{1, 1}, {8, 8}, {32, 32}, {faVecMaxSplits, faVecMaxSplits}, {faVecMaxSplits + 1, faVecMaxSplits}} {
+		g := faVecGeometryFor(node, 132, c.cap)
+		keys := int64(g.tiles * faTile)
+		if g.splits != c.want || int64(g.splits)*keys < nkv || int64(g.splits-1)*keys >= nkv {
+			t.Errorf("cap %d: %d splits of %d keys for %d keys, want %d splits", c.cap, g.splits, keys, nkv, c.want)
+		}
+	}
+}
+
 // TestFlashAttnVecManySplits runs the vector kernel with the most splits
 // it takes (faVecMaxSplits of 64 keys, as a GQA decode of 4096 keys gets
 // on an H200), f16 and q8_0 K/V with a mask and sinks, so that
@@ -450,7 +468,7 @@ func TestFlashAttnVecManySplits(t *testing.T) {
 	b := emulated(t)
 	for _, kv := range []quant.Type{quant.F16, quant.Q8_0} {
 		node := faTestTensor(t, kv, d, 1, nh, nhk, nkv)
-		if g := faVecGeometryFor(node, 0); g.splits != faVecMaxSplits || g.tiles*faTile != faVecMinKeys {
+		if g := faVecGeometryFor(node, 0, 0); g.splits != faVecMaxSplits || g.tiles*faTile != faVecMinKeys {
 			t.Fatalf("%v: %d splits of %d tiles, want %d of %d keys", kv, g.splits, g.tiles, faVecMaxSplits, faVecMinKeys)
 		}
 		uni := harness.Uniform(-1, 1)

@@ -90,27 +90,38 @@ const (
 	mmqTileEnv  = "KERNBENCH_CUDA_MMQ_TILE"  // 64 or 128
 	hTileEnv    = "KERNBENCH_CUDA_HTILE"     // 128x128, 128x128w4, 128x64 or 64x64
 	mmqSplitEnv = "KERNBENCH_CUDA_MMQ_SPLIT" // the k splits: 1 (none) or more
+	// faVecSplitsEnv caps FLASH_ATTN_EXT's vector (decode) kernel's KV
+	// splits: 1 (none) to faVecMaxSplits.
+	faVecSplitsEnv = "KERNBENCH_CUDA_FA_VEC_SPLITS"
 )
 
 // tileForce is the tiles a backend's tiled products are forced to: mmq
 // (tileSmall or tileBig) for the integer tensor-core kernels, half (a
 // named hTile) for the f16/bf16 ones, split (1 or more) the integer
 // MUL_MAT's k splits; tileAuto, the zero hTile and split 0 leave the
-// choice to mmqTileRows, hTileFor and kSplits. Tests set a backend's to
-// run every case through one tile or split.
+// choice to mmqTileRows, hTileFor and kSplits. faVecSplits (1 to
+// faVecMaxSplits) caps the attention decode kernel's KV splits, 0 leaving
+// faVecMaxSplits (faVecGeometryFor). Tests set a backend's to run every
+// case through one tile or split.
 type tileForce struct {
-	mmq   int
-	half  hTile
-	split int64
+	mmq         int
+	half        hTile
+	split       int64
+	faVecSplits int
 }
 
-// tileForceFromEnv reads $KERNBENCH_CUDA_MMQ_TILE, $KERNBENCH_CUDA_HTILE
-// and $KERNBENCH_CUDA_MMQ_SPLIT through getenv; a value that names no
-// tile or count leaves the choice.
+// tileForceFromEnv reads $KERNBENCH_CUDA_MMQ_TILE, $KERNBENCH_CUDA_HTILE,
+// $KERNBENCH_CUDA_MMQ_SPLIT and $KERNBENCH_CUDA_FA_VEC_SPLITS through
+// getenv; a value that names no tile or count leaves the choice, and a
+// cap of the decode kernel's splits past faVecMaxSplits is
+// faVecMaxSplits (the combine kernel's most).
 func tileForceFromEnv(getenv func(string) string) tileForce {
 	f := tileForce{mmq: tileFromEnv(getenv(mmqTileEnv)), half: hTileFromEnv(getenv(hTileEnv))}
 	if n, err := strconv.ParseInt(strings.TrimSpace(getenv(mmqSplitEnv)), 10, 64); err == nil && n > 0 {
 		f.split = n
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(getenv(faVecSplitsEnv))); err == nil && n > 0 {
+		f.faVecSplits = min(n, faVecMaxSplits)
 	}
 	return f
 }

@@ -88,6 +88,12 @@ func TestTileFromEnv(t *testing.T) {
 	if got := tileForceFromEnv(func(k string) string { return env[k] }); got != want {
 		t.Errorf("tileForceFromEnv(%v) = %+v, want %+v", env, got, want)
 	}
+	for v, want := range map[string]int{"": 0, "32": 32, " 8\n": 8, "1": 1, "100": faVecMaxSplits, "0": 0, "-4": 0, "many": 0} {
+		env := map[string]string{faVecSplitsEnv: v, mmqSplitEnv: "3"}
+		if got := tileForceFromEnv(func(k string) string { return env[k] }); got.faVecSplits != want || got.split != 3 {
+			t.Errorf("tileForceFromEnv(%q) = %+v, want faVecSplits %d and split 3", env, got, want)
+		}
+	}
 }
 
 // TestMmqTiles runs the integer cases (every weight type the tensor-core
