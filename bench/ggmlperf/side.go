@@ -43,8 +43,11 @@ func NewSide(bin *Binary, points []bench.PlannedPoint, threads int, dir string) 
 	return s, notes
 }
 
-// Name returns "ggml-cpu".
-func (s *Side) Name() string { return "ggml-cpu" }
+// SideName is the backend name ggml's records carry.
+const SideName = "ggml-cpu"
+
+// Name returns SideName, "ggml-cpu".
+func (s *Side) Name() string { return SideName }
 
 // Threads returns the thread count given to NewSide.
 func (s *Side) Threads() int { return s.threads }

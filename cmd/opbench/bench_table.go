@@ -78,6 +78,29 @@ func seconds(s float64) string {
 	return fmt.Sprintf("%.3f s", s)
 }
 
+// secondsRange is a median time and the range of the samples it is the
+// median of, both in the median's unit (seconds'): "25.74 µs
+// (24.38-26.52)"; the median alone where the range is unknown.
+func secondsRange(median, lo, hi float64) string {
+	m := seconds(median)
+	if m == "-" || !(lo > 0) || !(hi >= lo) {
+		return m
+	}
+	var scale float64
+	var format string
+	switch {
+	case median < 1e-6:
+		scale, format = 1e9, "%.0f"
+	case median < 1e-3:
+		scale, format = 1e6, "%.2f"
+	case median < 1:
+		scale, format = 1e3, "%.3f"
+	default:
+		scale, format = 1, "%.3f"
+	}
+	return fmt.Sprintf("%s ("+format+"-"+format+")", m, lo*scale, hi*scale)
+}
+
 func rate(v float64, ok bool) string {
 	if !ok {
 		return "-"

@@ -64,6 +64,7 @@ Examples:
 	KERNBENCH_GGML=~/ggml/build/bin/test-backend-ops opbench ggml -op soft_max,rms_norm,rope -n 1,512 -plot
 	opbench ggml -ggml ./test-backend-ops -f results/sweeps/ggml-side-by-side.json -rounds 7
 	opbench ggml -ggml ./test-backend-ops -op ssm_scan -list      (the points and the test-file line of each)
+	opbench ggml -table results/<machine>/ggml-side-by-side-ops.json   (a record's table again, with each side's range)
 `
 
 // ggmlDefaultTime is the time kernbench measures a point per round when
@@ -77,9 +78,12 @@ type ggmlConfig struct {
 	rounds         int
 	goal           float64
 	pointTimeout   time.Duration
+	// table: print the ratio table of this record (a NAME.json of opbench
+	// ggml) and run nothing.
+	table string
 }
 
-func newGGMLFlagSet() (*flag.FlagSet, *sweepFlags, *string, *string, *int, *float64, *time.Duration) {
+func newGGMLFlagSet() (*flag.FlagSet, *sweepFlags, *string, *string, *int, *float64, *time.Duration, *string) {
 	fs, f := newSweepFlagSet()
 	fs.Init("ggml", flag.ContinueOnError)
 	bin := fs.String("ggml", os.Getenv("KERNBENCH_GGML"), "`path` of ggml's test-backend-ops (default $KERNBENCH_GGML)")
@@ -87,11 +91,16 @@ func newGGMLFlagSet() (*flag.FlagSet, *sweepFlags, *string, *string, *int, *floa
 	rounds := fs.Int("rounds", 5, "alternating rounds per point; each gives each side one sample (4 or more for a verdict)")
 	goal := fs.Float64("goal", 1.25, "the speed ratio the chart marks as the goal (0 for none)")
 	timeout := fs.Duration("point-timeout", 10*time.Minute, "the longest one run of test-backend-ops (one point, one round) may take; past it, it is killed with its children and the point is an error")
-	return fs, f, bin, header, rounds, goal, timeout
+	table := fs.String("table", "", "print the ratio table of a `record` opbench ggml wrote (NAME.json), with each side's range, and run nothing")
+	return fs, f, bin, header, rounds, goal, timeout, table
 }
 
 func parseGGML(args []string) (cfg ggmlConfig, help bool, err error) {
-	fs, f, bin, header, rounds, goal, timeout := newGGMLFlagSet()
+	// -table runs nothing, so the sweep's flags are not asked for.
+	if cfg.table = ggmlTableFlag(args); cfg.table != "" {
+		return cfg, false, nil
+	}
+	fs, f, bin, header, rounds, goal, timeout, _ := newGGMLFlagSet()
 	cfg.sweepConfig, help, err = parseSweepFlags(fs, f, "opbench ggml", args)
 	if help || err != nil {
 		return cfg, help, err
@@ -123,9 +132,20 @@ func parseGGML(args []string) (cfg ggmlConfig, help bool, err error) {
 	return cfg, false, nil
 }
 
+// ggmlTableFlag returns the -table of args, parsed with the command's
+// own flags (a first parse that only looks for it), or "".
+func ggmlTableFlag(args []string) string {
+	fs, _, _, _, _, _, _, table := newGGMLFlagSet()
+	fs.SetOutput(io.Discard)
+	if fs.Parse(args) != nil {
+		return ""
+	}
+	return *table
+}
+
 func ggmlUsage(w io.Writer) {
 	fmt.Fprint(w, ggmlHelp)
-	fs, _, _, _, _, _, _ := newGGMLFlagSet()
+	fs, _, _, _, _, _, _, _ := newGGMLFlagSet()
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fmt.Fprint(w, ggmlExamples)
@@ -140,6 +160,9 @@ func runGGML(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return usageError(stderr, "ggml", err)
+	}
+	if cfg.table != "" {
+		return printGGMLTable(cfg.table, stdout, stderr)
 	}
 	points, notes, err := bench.ExpandAll(cfg.entries)
 	if err != nil {
@@ -348,15 +371,39 @@ func ggmlReports(s *bench.Set) ([]ggmlReport, error) {
 	return out, nil
 }
 
-// writeGGMLTable prints, per point and kernbench backend, both medians,
-// the ratio and the verdict, then the points a side did not time.
+// printGGMLTable prints the ratio table of the record at path, as the
+// run that wrote it printed it (with the ranges of each side's samples,
+// which records written before the table had them lack in their text).
+func printGGMLTable(path string, stdout, stderr io.Writer) int {
+	set, err := bench.ReadFile(path)
+	if err != nil {
+		return usageError(stderr, "ggml", fmt.Errorf("-table: %w", err))
+	}
+	if set.Baseline == nil || set.Baseline.Backend != ggmlperf.SideName {
+		return usageError(stderr, "ggml", fmt.Errorf("-table: %s is not a record of opbench ggml (no ggml-cpu baseline)", path))
+	}
+	reports, err := ggmlReports(set)
+	if err == nil {
+		err = writeGGMLTable(stdout, set, reports)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "opbench ggml: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// writeGGMLTable prints, per point and kernbench backend, both medians
+// with the range of their samples (one a round: ggml's mean over its runs,
+// kernbench's median over -time), the ratio and the verdict, then the
+// points a side did not time.
 func writeGGMLTable(w io.Writer, s *bench.Set, reports []ggmlReport) error {
-	header := []string{"op", "type", "shape", "thr", "ggml median", "backend", "median", "kernbench/ggml", "p", "verdict", "valid"}
+	header := []string{"op", "type", "shape", "thr", "ggml median (range)", "backend", "median (range)", "kernbench/ggml", "p", "verdict", "valid"}
 	var rows [][]string
 	for _, r := range reports {
 		for _, c := range r.rep.Comparisons {
-			rows = append(rows, []string{c.A.Op, c.A.Type, c.A.Shape, strconv.Itoa(c.B.Threads), seconds(c.A.Median),
-				c.B.Backend, seconds(c.B.Median), fmt.Sprintf("%.2fx", c.Speedup), fmt.Sprintf("%.3g", c.P), c.Verdict.String(), c.B.Validation})
+			rows = append(rows, []string{c.A.Op, c.A.Type, c.A.Shape, strconv.Itoa(c.B.Threads), secondsRange(c.A.Median, c.A.Min, c.A.Max),
+				c.B.Backend, secondsRange(c.B.Median, c.B.Min, c.B.Max), fmt.Sprintf("%.2fx", c.Speedup), fmt.Sprintf("%.3g", c.P), c.Verdict.String(), c.B.Validation})
 		}
 	}
 	if len(rows) > 0 {

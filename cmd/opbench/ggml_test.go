@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -77,7 +78,8 @@ func TestGGMLSideBySide(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"kernbench/ggml", "RMS_NORM", "MUL_MAT", "not timed: SSM_SCAN", "ggml-cpu", "geomean", "side-speedup-"} {
+	for _, want := range []string{"kernbench/ggml", "RMS_NORM", "MUL_MAT", "not timed: SSM_SCAN", "ggml-cpu", "geomean", "side-speedup-",
+		"50.00 µs (50.00-50.00)", "2.00 µs (2.00-2.00)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
@@ -97,6 +99,13 @@ func TestGGMLSideBySide(t *testing.T) {
 	g := byKey["MUL_MAT ggml-cpu"]
 	if len(g.Samples) != 4 || math.Abs(g.Median-50e-6) > 1e-12 || g.Validation != bench.ValidExternal {
 		t.Errorf("ggml's MUL_MAT: %d samples, median %g, %s; want 4, 5e-05, external", len(g.Samples), g.Median, g.Validation)
+	}
+
+	// -table prints the record's table again, as the run printed it
+	// before the line naming the files it wrote.
+	code, again, stderr := runArgs("ggml", "-table", filepath.Join(out, "side.json"))
+	if code != exitOK || !strings.Contains(again, "50.00 µs (50.00-50.00)") || !strings.HasPrefix(stdout, again) {
+		t.Errorf("-table: exit %d, stdout:\n%s\nthe run printed:\n%s\nstderr: %s", code, again, stdout, stderr)
 	}
 	if r := byKey["SSM_SCAN ggml-cpu"]; r.Validation != bench.ValidUnsupported || r.Timed() {
 		t.Errorf("ggml's SSM_SCAN: %+v", r)
@@ -127,6 +136,15 @@ func TestGGMLHeaderMismatch(t *testing.T) {
 func TestGGMLBadFlags(t *testing.T) {
 	bin := fakeGGMLTree(t, "25=RMS_NORM")
 	t.Setenv("KERNBENCH_GGML", "")
+	// A record of another command: no ggml-cpu baseline.
+	var buf bytes.Buffer
+	if err := (&bench.Set{Schema: bench.Schema, Machine: bench.DetectMachine()}).WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	noBaseline := filepath.Join(t.TempDir(), "sweep.json")
+	if err := os.WriteFile(noBaseline, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		want string
@@ -139,6 +157,8 @@ func TestGGMLBadFlags(t *testing.T) {
 		{[]string{"-ggml", filepath.Join(t.TempDir(), "missing"), "-op", "rms_norm"}, "-ggml: ggmlperf: test-backend-ops:"},
 		{[]string{"-ggml", bin, "-ggml-header", "/nonexistent/ggml.h", "-op", "rms_norm"}, "/nonexistent/ggml.h"},
 		{[]string{"-ggml", bin}, "-op: name the ops"},
+		{[]string{"-table", filepath.Join(t.TempDir(), "missing.json")}, "-table:"},
+		{[]string{"-table", noBaseline}, "is not a record of opbench ggml"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runArgs(append([]string{"ggml"}, tt.args...)...)
@@ -153,5 +173,28 @@ func TestGGMLList(t *testing.T) {
 	code, stdout, stderr := runArgs("ggml", "-ggml", bin, "-op", "rms_norm", "-k", "256", "-n", "1,2", "-list")
 	if code != exitOK || !strings.Contains(stdout, "25 0 256 2 1 1 1 ") || !strings.Contains(stdout, "2 points") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// TestSecondsRange: a median and its samples' range in the median's
+// unit, and the median alone where the range is missing or makes no
+// sense.
+func TestSecondsRange(t *testing.T) {
+	for _, c := range []struct {
+		median, lo, hi float64
+		want           string
+	}{
+		{25.74e-6, 24.38e-6, 26.52e-6, "25.74 µs (24.38-26.52)"},
+		{837e-9, 812e-9, 1.2e-6, "837 ns (812-1200)"},
+		{999e-6, 980e-6, 1.02e-3, "999.00 µs (980.00-1020.00)"},
+		{0.245269, 0.2401, 0.25, "245.269 ms (240.100-250.000)"},
+		{1.5, 1.25, 2, "1.500 s (1.250-2.000)"},
+		{25e-6, 0, 0, "25.00 µs"},
+		{25e-6, 26e-6, 24e-6, "25.00 µs"},
+		{0, 1e-6, 2e-6, "-"},
+	} {
+		if got := secondsRange(c.median, c.lo, c.hi); got != c.want {
+			t.Errorf("secondsRange(%g, %g, %g) = %q, want %q", c.median, c.lo, c.hi, got, c.want)
+		}
 	}
 }
