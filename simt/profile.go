@@ -81,6 +81,17 @@ type MMAKind struct {
 // product: a multiply-add counts 2.
 func (k MMAKind) FLOPs() float64 { return 2 * float64(k.M) * float64(k.N) * float64(k.K) }
 
+// MMAKindNamed returns the matrix-product kind of that name
+// ("m16n8k32.s8"), and whether there is one.
+func MMAKindNamed(name string) (MMAKind, bool) {
+	for _, k := range mmaKindTable {
+		if k.Name == name && name != "" {
+			return k, true
+		}
+	}
+	return MMAKind{}, false
+}
+
 // mmaKindTable names KBS_MMA_* (kbsimt_abi.h: the kinds CUDA device
 // code passes to __kbsimt_mma), by index.
 var mmaKindTable = [mmaKinds]MMAKind{

@@ -530,6 +530,9 @@ func writeProfileText(w io.Writer, pp profilePoint) {
 			if k.FP32Flops > 0 {
 				fmt.Fprintf(w, " (charged the op's %s non-tensor FLOPs)", si(k.FP32Flops))
 			}
+			if r := roofline.FromProfile(k.KernelProfile, 0).Int8Results; r > 0 {
+				fmt.Fprintf(w, " (fp32: the int8 products' %s results at %d instructions each)", si(r), roofline.Int8ResultInstructions)
+			}
 			if len(e.Unpriced) > 0 {
 				fmt.Fprintf(w, "; not priced: %s", strings.Join(e.Unpriced, ", "))
 			}

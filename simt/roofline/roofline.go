@@ -1,8 +1,10 @@
 // Package roofline estimates, from a kernel launch's emulator counters
 // (simt.KernelProfile), a lower bound of its time on a named GPU: the
 // unique DRAM bytes over the memory bandwidth, tensor-core and FP32 FLOPs
-// over their peaks, and shared-memory wavefronts over the shared-memory
-// bandwidth; the largest names the limiting resource. It also computes
+// over their peaks (with the FP32 instructions the results of int8
+// products need, Int8ResultInstructions each), and shared-memory
+// wavefronts over the shared-memory bandwidth; the largest names the
+// limiting resource. It also computes
 // theoretical occupancy the way NVIDIA's occupancy calculator does.
 //
 // An estimate is never a time: it is what the hardware's published peaks
@@ -247,7 +249,24 @@ type Work struct {
 	SimdgroupF32, SimdgroupF16 float64
 	// FP32FLOPs is the FLOPs done outside the tensor cores.
 	FP32FLOPs float64
+	// Int8Results is the int32 results of int8 tensor-core products
+	// (each product's outputs, summed over the products). Each becomes
+	// FP32 work (Int8ResultInstructions of it), charged to the fp32
+	// bound at one instruction per lane and clock (FP32/2 a second).
+	Int8Results float64
 }
+
+// Int8ResultInstructions is the FP32 instructions Estimate charges per
+// result of an int8 product: at least the conversion of the int32 to
+// float and an FMA into the float accumulator with the product's scale.
+// No int8 product of kernbench's can leave its results in int32 for the
+// next: the activations are quantized with a float scale per 32
+// elements, so no two products along k share a scale (kb_mmq128_* spend
+// three, the magic-number FADD, the scales' FMUL and the FFMA). A kernel
+// that did share scales across products (activations with one scale per
+// 256, integer sub-scales folded into the codes) would need less, and
+// the charge would then be pessimistic for it.
+const Int8ResultInstructions = 2
 
 // FromProfile takes a launch's work from its profile (extrapolated to
 // the grid first); fp32 is the FLOPs it does outside matrix products,
@@ -269,6 +288,9 @@ func FromProfile(p simt.KernelProfile, fp32 float64) Work {
 			w.TensorTF32 += m.FLOPs
 		case strings.HasSuffix(m.Kind, ".s8"):
 			w.TensorInt8 += m.FLOPs
+			if k, ok := simt.MMAKindNamed(m.Kind); ok {
+				w.Int8Results += float64(m.Products) * float64(k.M*k.N)
+			}
 		default:
 			w.SimdgroupF32 += m.FLOPs
 		}
@@ -327,7 +349,7 @@ func (g GPU) Estimate(w Work) Estimate {
 		}
 		return p
 	}
-	alu := fp32/g.FP32 + w.SimdgroupF32/peak(g.SimdgroupF32)
+	alu := fp32/g.FP32 + w.SimdgroupF32/peak(g.SimdgroupF32) + Int8ResultInstructions*w.Int8Results/(g.FP32/2)
 	f16 := w.SimdgroupF16 / peak(g.SimdgroupF16)
 	if g.F16Pipe {
 		add("fp16", f16)

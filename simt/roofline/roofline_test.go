@@ -72,6 +72,10 @@ func TestEstimateBounds(t *testing.T) {
 		{Work{DRAMBytes: 1e9, FP32FLOPs: 67e12 * 2}, "fp32", 2},
 		// 128 bytes a wavefront, 132 SMs at 1.98 GHz.
 		{Work{SharedWavefronts: 132 * 1.98e9}, "shared", 1},
+		// Int8 results at two FP32 instructions each, 33.5T a second:
+		// 2 s of FP32 work for 1 s of products.
+		{Work{TensorInt8: 1978.9e12, Int8Results: 67e12 / 2}, "fp32", 2},
+		{Work{TensorInt8: 1978.9e12, Int8Results: 67e12 / 2, FP32FLOPs: 67e12}, "fp32", 3},
 	} {
 		e := h100.Estimate(tc.w)
 		if e.Limiter != tc.limiter || math.Abs(e.Seconds-tc.seconds) > 1e-12*tc.seconds {
@@ -259,5 +263,36 @@ func TestHalfTileEstimate(t *testing.T) {
 		if got := eh.Seconds / ef.Seconds; math.Abs(got-c.ratio) > 1e-9 {
 			t.Errorf("%s: half %+v, float %+v: ratio %v, want %v", c.gpu.Name, eh, ef, got, c.ratio)
 		}
+	}
+}
+
+// TestInt8Results: FromProfile counts the results of int8 products (16 x
+// 8 outputs each, the extrapolated products) and no others, and their
+// FP32 work shows in the estimate: for q4_0 4096x512x4096's 2^21
+// m16n8k32 products on an H100, 16 us of FP32 against 8.7 us of
+// products.
+func TestInt8Results(t *testing.T) {
+	const products = 1 << 21
+	p := simt.KernelProfile{Blocks: 256, BlocksRun: 64, MMA: []simt.MMACount{
+		{Kind: "m16n8k32.s8", Products: products / 4, FLOPs: products / 4 * 2 * 16 * 8 * 32},
+		{Kind: "m16n8k16.f16", Products: 1000, FLOPs: 1000 * 2 * 16 * 8 * 16},
+	}}
+	w := FromProfile(p, 0)
+	if w.Int8Results != products*128 || w.TensorInt8 != products*2*16*8*32 {
+		t.Fatalf("Int8Results %g, TensorInt8 %g; want %d and %d", w.Int8Results, w.TensorInt8, products*128, products*2*16*8*32)
+	}
+	h100, _ := Lookup("h100")
+	e := h100.Estimate(Work{TensorInt8: w.TensorInt8, Int8Results: w.Int8Results})
+	want := map[string]float64{"fp32": 2 * products * 128 / 33.5e12, "tensor": products * 8192 / 1978.9e12}
+	for _, b := range e.Bounds {
+		if ws, ok := want[b.Resource]; !ok || math.Abs(b.Seconds-ws) > 1e-9*ws {
+			t.Errorf("%s bound %g s, want %g", b.Resource, b.Seconds, ws)
+		}
+	}
+	if e.Limiter != "fp32" || len(e.Bounds) != 2 {
+		t.Errorf("%+v: want fp32 (16 us) over tensor (8.7 us)", e)
+	}
+	if _, ok := simt.MMAKindNamed(""); ok {
+		t.Error(`MMAKindNamed("") found a kind`)
 	}
 }
