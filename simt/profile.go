@@ -1,8 +1,10 @@
 package simt
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"unsafe"
 )
@@ -345,6 +347,13 @@ func (d *Device) profile(c *cProf, bufs []cProfBuf, statics []uint64) KernelProf
 		}
 		p.Buffers = append(p.Buffers, t)
 	}
+	// The runtime lists the buffers in the order of their addresses,
+	// which change from run to run: largest first, so that a record's
+	// text changes only where its counters do.
+	slices.SortStableFunc(p.Buffers, func(a, b BufferTraffic) int {
+		return cmp.Or(cmp.Compare(b.Size, a.Size), cmp.Compare(b.ReadSectors, a.ReadSectors),
+			cmp.Compare(b.WriteSectors, a.WriteSectors), cmp.Compare(a.Label, b.Label))
+	})
 	if c.Module != nil {
 		m := d.moduleOf(c.Module)
 		p.Dialect = m.dialect
