@@ -65,17 +65,25 @@ func writeSweepTable(w io.Writer, rs []bench.Record) error {
 
 // seconds formats a time in seconds with a unit.
 func seconds(s float64) string {
-	switch {
-	case s <= 0 || math.IsNaN(s):
+	if s <= 0 || math.IsNaN(s) {
 		return "-"
-	case s < 1e-6:
-		return fmt.Sprintf("%.0f ns", s*1e9)
-	case s < 1e-3:
-		return fmt.Sprintf("%.2f µs", s*1e6)
-	case s < 1:
-		return fmt.Sprintf("%.3f ms", s*1e3)
 	}
-	return fmt.Sprintf("%.3f s", s)
+	scale, format, unit := timeUnit(s)
+	return fmt.Sprintf(format+" %s", s*scale, unit)
+}
+
+// timeUnit is the unit seconds writes s in: the scale into it, the
+// number's format and the unit's name.
+func timeUnit(s float64) (scale float64, format, unit string) {
+	switch {
+	case s < 1e-6:
+		return 1e9, "%.0f", "ns"
+	case s < 1e-3:
+		return 1e6, "%.2f", "µs"
+	case s < 1:
+		return 1e3, "%.3f", "ms"
+	}
+	return 1, "%.3f", "s"
 }
 
 // secondsRange is a median time and the range of the samples it is the
@@ -86,18 +94,7 @@ func secondsRange(median, lo, hi float64) string {
 	if m == "-" || !(lo > 0) || !(hi >= lo) {
 		return m
 	}
-	var scale float64
-	var format string
-	switch {
-	case median < 1e-6:
-		scale, format = 1e9, "%.0f"
-	case median < 1e-3:
-		scale, format = 1e6, "%.2f"
-	case median < 1:
-		scale, format = 1e3, "%.3f"
-	default:
-		scale, format = 1, "%.3f"
-	}
+	scale, format, _ := timeUnit(median)
 	return fmt.Sprintf("%s ("+format+"-"+format+")", m, lo*scale, hi*scale)
 }
 

@@ -97,15 +97,22 @@ type kernelSwap struct {
 }
 
 // tuned returns ks with the swaps whose parameter has its value in v
-// applied, in ks.swaps' order; ks itself where none applies.
+// applied, in ks.swaps' order, to one copy; ks itself where none applies.
 func (ks *kernelSet) tuned(v tuning.Values) *kernelSet {
-	out := ks
+	var apply []func(*kernelSet)
 	for _, s := range ks.swaps {
 		if v.Get(s.param) == s.value {
-			out = deriveKernels(out, out.name, s.apply)
+			apply = append(apply, s.apply)
 		}
 	}
-	return out
+	if len(apply) == 0 {
+		return ks
+	}
+	return deriveKernels(ks, ks.name, func(c *kernelSet) {
+		for _, f := range apply {
+			f(c)
+		}
+	})
 }
 
 // usePrefetchGemv puts ks's prefetching four-row kernels (gemvPF) in
