@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/kernbench/kernbench/internal/dynlib"
 )
 
 // drv is the emulated CUDA driver's API, loaded the way a backend loads
@@ -33,7 +35,7 @@ type drv struct {
 
 func loadDriver(t *testing.T) (*Device, *drv) {
 	d := device(t)
-	h, err := purego.Dlopen(d.DriverLibrary(), purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := dynlib.Open(d.DriverLibrary(), dynlib.Local)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +206,7 @@ type graphDrv struct {
 // then ends without a graph; a graph's fault names its node.
 func TestEmulatedDriverGraphs(t *testing.T) {
 	d, f := loadDriver(t)
-	h, err := purego.Dlopen(d.DriverLibrary(), purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := dynlib.Open(d.DriverLibrary(), dynlib.Local)
 	if err != nil {
 		t.Fatal(err)
 	}

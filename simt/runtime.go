@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/kernbench/kernbench/internal/dynlib"
 )
 
 // Dim3 is a grid or block size, or a block or thread index.
@@ -139,13 +140,11 @@ func (d *Device) loadLibrary(path string) (unsafe.Pointer, error) {
 
 // loadRuntime opens the runtime library at path and starts its workers.
 func loadRuntime(path string, workers int) (*rtFuncs, int, error) {
-	// One OS thread, so that dlerror's message (kept per thread) is this
-	// call's.
-	runtime.LockOSThread()
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-	runtime.UnlockOSThread()
-	if err != nil {
-		return nil, 0, &loadError{path: path, msg: err.Error()}
+	h, err := dynlib.Open(path, dynlib.Global)
+	if le := (*dynlib.LoadError)(nil); errors.As(err, &le) {
+		return nil, 0, &loadError{path: path, msg: le.Err.Error()}
+	} else if err != nil {
+		return nil, 0, err
 	}
 	var f rtFuncs
 	for _, r := range []struct {
@@ -161,7 +160,7 @@ func loadRuntime(path string, workers int) (*rtFuncs, int, error) {
 		{&f.profStart, "kbs_profile_start"}, {&f.profStop, "kbs_profile_stop"},
 		{&f.profGet, "kbs_profile_get"}, {&f.profSizes, "kbs_profile_sizes"},
 	} {
-		sym, err := purego.Dlsym(h, r.name)
+		sym, err := dynlib.Sym(h, r.name)
 		if err != nil {
 			return nil, 0, fmt.Errorf("simt: runtime %s lacks %s: %w", path, r.name, err)
 		}

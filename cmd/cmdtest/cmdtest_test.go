@@ -403,21 +403,6 @@ func TestMalformedGGUF(t *testing.T) {
 	}
 }
 
-// peakRSS runs a command and returns its peak resident memory in bytes
-// (getrusage's ru_maxrss, KiB on Linux).
-func peakRSS(t *testing.T, dir, name string, args ...string) int64 {
-	t.Helper()
-	r := run(t, dir, name, args...)
-	if r.code != 0 {
-		t.Fatalf("%s %q: exit %d\n%s", name, args, r.code, r.stderr)
-	}
-	ru, ok := r.state.SysUsage().(*syscall.Rusage)
-	if !ok {
-		t.Skip("no rusage here")
-	}
-	return ru.Maxrss << 10
-}
-
 // TestTraceMemory: trace keeps per-node timings, not every token's graph,
 // so its peak memory stays within twice run's for the same tokens (3.2 GB
 // against 26 MB at 5000 tokens before; 197 MB against 17 MB at 1000).

@@ -35,7 +35,7 @@ type layer struct {
 // table is docs/architecture.md's layer table, bottom up. A package
 // imports only from its own layer and the ones its row lists.
 var table = []layer{
-	{"leaves", []string{"quant", "simt", "sample", "model/kvcache", "internal/shareddata", "internal/require", "internal/layers", "internal/cudatools", "simt/roofline", "internal/machineid", "internal/procgroup", "internal/shard"}, nil},
+	{"leaves", []string{"quant", "simt", "sample", "model/kvcache", "internal/shareddata", "internal/require", "internal/layers", "internal/cudatools", "simt/roofline", "internal/machineid", "internal/procgroup", "internal/shard", "internal/dynlib"}, nil},
 	{"vocabulary", []string{"ops"}, []int{0}},
 	{"backends and oracle", []string{"ops/...", "reference"}, []int{0, 1}},
 	{"graphs, files and ops' definitions", []string{"graphs", "graphs/...", "gguf", "tokenizer", "harness"}, []int{0, 1, 2}},

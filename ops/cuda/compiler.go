@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/kernbench/kernbench/internal/dynlib"
 	"github.com/kernbench/kernbench/ops/internal/gpu"
 	"github.com/kernbench/kernbench/simt"
 )
@@ -113,7 +115,7 @@ func loadNVRTC() (*nvrtcAPI, error) {
 			{&n.logSize, "nvrtcGetProgramLogSize"}, {&n.log, "nvrtcGetProgramLog"},
 			{&n.destroy, "nvrtcDestroyProgram"}, {&n.errorString, "nvrtcGetErrorString"},
 		} {
-			sym, err := purego.Dlsym(h, f.name)
+			sym, err := dynlib.Sym(h, f.name)
 			if err != nil {
 				return nil, fmt.Errorf("%s lacks %s: %w", c.Lib, f.name, err)
 			}

@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/kernbench/kernbench/internal/dynlib"
 )
 
 // cuBLAS is a baseline, not a backend: CublasGemm times NVIDIA's own
@@ -58,13 +60,13 @@ func loadCublas() (*cublasAPI, error) {
 			{&api.create, "cublasCreate_v2"}, {&api.destroy, "cublasDestroy_v2"},
 			{&api.getVersion, "cublasGetVersion_v2"}, {&api.gemmEx, "cublasGemmEx"},
 		} {
-			sym, err := purego.Dlsym(h, f.name)
+			sym, err := dynlib.Sym(h, f.name)
 			if err != nil {
 				return nil, fmt.Errorf("%s lacks %s: %w", c.Lib, f.name, err)
 			}
 			purego.RegisterFunc(f.ptr, sym)
 		}
-		if sym, err := purego.Dlsym(h, "cublasGetStatusName"); err == nil {
+		if sym, err := dynlib.Sym(h, "cublasGetStatusName"); err == nil {
 			purego.RegisterFunc(&api.statusName, sym)
 		}
 		return api, nil

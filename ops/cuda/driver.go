@@ -8,6 +8,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	"github.com/kernbench/kernbench/internal/dynlib"
 	"github.com/kernbench/kernbench/ops"
 )
 
@@ -305,7 +306,7 @@ func loadDriver(path string) (*driverAPI, error) {
 		{&d.cuGraphDestroy, "cuGraphDestroy"}, {&d.cuGraphExecDestroy, "cuGraphExecDestroy"},
 		{&d.cuGetErrorName, "cuGetErrorName"}, {&d.cuGetErrorString, "cuGetErrorString"},
 	} {
-		sym, err := purego.Dlsym(h, f.name)
+		sym, err := dynlib.Sym(h, f.name)
 		if err != nil {
 			return nil, fmt.Errorf("%s lacks %s: %w", path, f.name, err)
 		}
@@ -318,7 +319,7 @@ func loadDriver(path string) (*driverAPI, error) {
 		{&d.cuGraphExecUpdate, "cuGraphExecUpdate_v2"}, {&d.lastGraphNode, "kbs_driver_last_graph_node"},
 		{&d.setExec, "kbs_driver_set_exec"},
 	} {
-		if sym, err := purego.Dlsym(h, f.name); err == nil {
+		if sym, err := dynlib.Sym(h, f.name); err == nil {
 			purego.RegisterFunc(f.ptr, sym)
 		}
 	}
@@ -337,15 +338,15 @@ func loadDriver(path string) (*driverAPI, error) {
 // pointers among them point to memory that stays put for the call (the
 // backend's parameter buffers on the heap).
 func (d *driverAPI) bindDirect(h uintptr) error {
-	launch, err := purego.Dlsym(h, "cuLaunchKernel")
+	launch, err := dynlib.Sym(h, "cuLaunchKernel")
 	if err != nil {
 		return err
 	}
-	begin, err := purego.Dlsym(h, "cuStreamBeginCapture_v2")
+	begin, err := dynlib.Sym(h, "cuStreamBeginCapture_v2")
 	if err != nil {
 		return err
 	}
-	graphLaunch, err := purego.Dlsym(h, "cuGraphLaunch")
+	graphLaunch, err := dynlib.Sym(h, "cuGraphLaunch")
 	if err != nil {
 		return err
 	}
@@ -365,12 +366,9 @@ func (d *driverAPI) bindDirect(h uintptr) error {
 	return nil
 }
 
-// dlopen loads a library on one OS thread, so that the loader's message,
-// which dlerror keeps per thread, is the one for this call.
+// dlopen loads a library whose symbols stay its own.
 func dlopen(path string) (uintptr, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	return dynlib.Open(path, dynlib.Local)
 }
 
 // A DriverError is a CUDA driver call that failed.

@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/ebitengine/purego"
+	"github.com/kernbench/kernbench/internal/dynlib"
 )
 
 // NVRTCSearchOrder returns the places NVRTC is looked for on this
@@ -58,9 +57,7 @@ func dlopenCandidate(c libCandidate) (uintptr, error) {
 // dlopenGlobal loads a library whose symbols and soname later loads may
 // use (NVRTC's builtins, cuBLASLt).
 func dlopenGlobal(path string) (uintptr, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	return dynlib.Open(path, dynlib.Global)
 }
 
 // A toolkitLib is a CUDA toolkit library the backend loads at run time,
