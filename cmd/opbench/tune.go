@@ -110,6 +110,12 @@ var tuneSpecs = map[string]tuneSpec{
 	cpu.KTileVNNI.Name: {
 		point: bench.Entry{Ops: []string{"mul_mat"}, Types: []string{"q4_K"}, Dims: map[string][]int64{"m": {4096}, "n": {512}, "k": {4096}}},
 	},
+	// Mamba-2's scan (scalar A) over 64 tokens of 48 heads of 64 rows
+	// by 128 states, the tiled kernel's case (a 1.5 MiB state); small
+	// enough for the float64 reference to check every candidate.
+	cpu.SSMTile512.Name: {
+		point: bench.Entry{Ops: []string{"ssm_scan"}, Types: []string{"f32"}, Dims: map[string][]int64{"d_state": {128}, "d_inner": {3072}, "head_dim": {64}, "n": {64}}},
+	},
 	// Three streams of 8 MiB: past two 1 MiB L2s, within a 32 MiB L3.
 	cpu.EltL3Bytes.Name: {
 		point: bench.Entry{Ops: []string{"add"}, Types: []string{"f32"}, Dims: map[string][]int64{"k": {4096}, "n": {512}}},

@@ -357,6 +357,8 @@ var avx512Kernels = deriveKernels(avx2Kernels, "avx512", func(ks *kernelSet) {
 	s := *ks.ssm
 	s.scanS, s.scanSTok, s.scanA = ssm.ScanSAVX512, ssm.ScanSTokAVX512, ssm.ScanAAVX512
 	s.scanSTile = ssm.ScanSTileAVX512
+	// (AVX2's tiled scan where SSMTile512 = 0, tuned.go.)
+	ks.swaps = append(ks.swaps, kernelSwap{param: SSMTile512, value: 0, apply: useAVX2SSMTile})
 	// SSM_CONV: 16 tokens (conv4), 2 tokens of 8 gathered channels
 	// (conv4g) or 16 channels (conv41) per zmm, bit for bit the AVX2
 	// kernels.
@@ -537,6 +539,17 @@ func useAVX2KTile(ks *kernelSet) {
 	for wt := range vnniKTile {
 		setKTile(ks, wt, avx2Kernels.gemm[wt].ktile.kernel)
 	}
+}
+
+// useAVX2SSMTile puts AVX2's tiled SSM_SCAN kernel in ks in place of the
+// zmm one (SSMTile512's swap), the same results bit for bit; the other
+// scan and conv kernels stay. On a Zen 4 the AVX2 one took 6% less time
+// (754 against 803 µs at 64 tokens, 6.18 against 6.57 ms at 512; d_state
+// 128, head_dim 64, 48 heads).
+func useAVX2SSMTile(ks *kernelSet) {
+	s := *ks.ssm
+	s.scanSTile = avx2Kernels.ssm.scanSTile
+	ks.ssm = &s
 }
 
 // vnniExtras are the vnni tier's kernels that need AVX-512 BF16 as well:
