@@ -163,7 +163,7 @@ var genericKernels = &kernelSet{
 	rope: &ropeKernels{angles: rope.Angles, norm: rope.NormHeads, neox: rope.NeoXHeads},
 	// SSM_SCAN: float64 exp and ssm.Softplus, float32 state updates and sums
 	// in order.
-	ssm: &ssmKernels{softplus: ssm.SoftplusRow, scanA: ssm.ScanA, scanS: ssm.ScanS, scanSTok: ssm.ScanSTok},
+	ssm: &ssmKernels{softplus: ssm.SoftplusRow, expMul: ssm.ExpMul, scanA: ssm.ScanA, scanS: ssm.ScanS, scanSTok: ssm.ScanSTok},
 }
 
 // dot returns the dot kernel for weight type t.

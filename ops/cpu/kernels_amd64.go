@@ -199,6 +199,7 @@ var avx2Kernels = &kernelSet{
 	},
 	ssm: &ssmKernels{
 		softplus:  ssm.SoftplusAVX2,
+		expMul:    ssm.ExpMulAVX2,
 		scanA:     ssm.ScanAAVX2,
 		scanS:     ssm.ScanSAVX2,
 		scanSTok:  ssm.ScanSTokAVX2,

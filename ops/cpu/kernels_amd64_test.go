@@ -113,6 +113,7 @@ func TestAVX2TableFuncs(t *testing.T) {
 	same("elt.silu", ks.elt.silu, vec.SiLUAVX2)
 	same("rope.neox", ks.rope.neox, rope.NeoXHeadsAVX2)
 	same("ssm.scanSTile", ks.ssm.scanSTile, ssm.ScanSTileAVX2)
+	same("ssm.expMul", ks.ssm.expMul, ssm.ExpMulAVX2)
 	same("fa.scores", ks.fa.scores, flashattn.ScoresAVX2)
 	same("fa.small.scores", ks.fa.small.scores, flashattn.ScoresSmallAVX2)
 	for _, c := range avx2Gemv {

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/kernbench/kernbench/ops"
 	"github.com/kernbench/kernbench/ops/cpu/internal/ssm"
@@ -56,8 +55,11 @@ func supportsSSMScan(t *ops.Tensor) error {
 // scalar A per head, Mamba-2).
 type ssmKernels struct {
 	softplus func(dst, x []float32)
-	scanA    func(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int)
-	scanS    func(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32)
+	// expMul sets dst[i] to e^(x[i]·a[i]) (ssm.ExpMul): Mamba-2's dA for
+	// a row of heads.
+	expMul func(dst, x, a []float32)
+	scanA  func(st, src []float32, stS, srcS int, a []float32, aS int, dsp []float32, dspS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int)
+	scanS  func(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32)
 	// scanSTok is scanS in place (src = st) for nTok tokens in turn:
 	// token k reads x, y, b and c at k times their token strides xT, yT,
 	// bT, cT, and its dA and dsp from ed[2k] and ed[2k+1].
@@ -90,6 +92,10 @@ type ssmKernels struct {
 const (
 	ssmHeadBlock = 64
 	ssmTokTile   = 32
+	// ssmExpOff is where a worker's float scratch holds a scalar-A
+	// block's A values and exp(d·A) tile, past the softplus tile, the
+	// (exp(d·A), d) pairs and scanTile's scratch.
+	ssmExpOff = ssmHeadBlock*ssmTokTile + (2+4+ssm.TileBuf)*ssmTokTile + 8
 	// ssmRowBlock is how many rows of a head (Mamba-2) scanTile takes
 	// over the tile's tokens: 32 rows of d_state 128 are 16 KiB, half of L1.
 	ssmRowBlock = 32
@@ -169,8 +175,9 @@ func (j *ssmJob) do(w, lo, hi int) {
 	// f32: the ssm.Softplus tile and a tile of (exp(d·A), d) pairs; f32b: B,
 	// C and A rows converted from non-packed layouts.
 	// f32 also holds scanTile's scaled (g, q, p, flag) quadruples and the
-	// scratch of scanSTile.
-	wb := j.sc.worker(w, ssmHeadBlock*ssmTokTile+(2+4+ssm.TileBuf)*ssmTokTile+8, 3*ds, 0)
+	// scratch of scanSTile, then (ssmExpOff) a scalar-A block's A values
+	// and its tile of exp(d·A).
+	wb := j.sc.worker(w, ssmExpOff+ssmHeadBlock+ssmHeadBlock*ssmTokTile, 3*ds, 0)
 	for it := int64(lo); it < int64(hi); {
 		q, h0 := it/j.nHead, it%j.nHead
 		h1 := min(j.nHead, h0+int64(hi)-it, h0+ssmHeadBlock)
@@ -227,6 +234,19 @@ func (j *ssmJob) block(wb *workerBuf, q, h0, h1 int64) {
 			}
 		}
 		sk.softplus(sp, sp)
+		// Scalar A: every head's exp(d·A) of the tile in one vector call
+		// per token (ex[tok*nh+h-h0]).
+		var ex []float32
+		if j.scalarA {
+			ar := wb.f32[ssmExpOff:][:nh]
+			for h := h0; h < h1; h++ {
+				ar[h-h0] = f32At(j.am, h*j.A.Nb[1])
+			}
+			ex = wb.f32[ssmExpOff+ssmHeadBlock:][:tn*nh]
+			for tok := range tn {
+				sk.expMul(ex[tok*nh:(tok+1)*nh], sp[tok*nh:(tok+1)*nh], ar)
+			}
+		}
 		if j.rowsAreHeads {
 			a := f32s(j.am, h0*j.A.Nb[1], (nh-1)*(j.A.Nb[1]/4)+ds)
 			g := h0 / j.headsPerGroup
@@ -248,10 +268,9 @@ func (j *ssmJob) block(wb *workerBuf, q, h0, h1 int64) {
 			var arow []float32
 			if j.scalarA {
 				// One dA per token: the tile's (exp(d·A), d) pairs.
-				aScalar := f32At(j.am, h*j.A.Nb[1])
 				for tok := range tn {
-					d := sp[tok*nh+h-h0]
-					ed[2*tok], ed[2*tok+1] = float32(math.Exp(float64(d*aScalar))), d
+					i := tok*nh + h - h0
+					ed[2*tok], ed[2*tok+1] = ex[i], sp[i]
 				}
 				if j.bcPacked {
 					j.scanTile(h, g, q, t0, tn, st[(h-h0)*hd*ds:][:hd*ds], first[(h-h0)*firstHeadS:], firstRowS, ed, bs, cs,

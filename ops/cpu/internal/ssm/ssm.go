@@ -24,6 +24,16 @@ func Softplus(x float32) float32 {
 	return float32(math.Log1p(math.Exp(float64(x))))
 }
 
+// ExpMul sets dst[i] to e^(x[i]·a[i]): the product rounded to float32,
+// its exponential taken in float64 and rounded to float32 (Mamba-2's dA,
+// e^(softplus(dt)·A), for a row of heads).
+func ExpMul(dst, x, a []float32) {
+	x, a = x[:len(dst)], a[:len(dst)]
+	for i := range dst {
+		dst[i] = float32(math.Exp(float64(x[i] * a[i])))
+	}
+}
+
 // SoftplusRow is ssmKernels.Softplus with Softplus.
 func SoftplusRow(dst, x []float32) {
 	x = x[:len(dst)]
@@ -242,6 +252,11 @@ const (
 	ssmLn2Lo  = 0x1.abc9e3b39803fp-56 // ln 2 - ssmLn2Hi, rounded
 	ssmSqrt2  = 0x1.6a09e667f3bcdp+0  // √2 rounded
 	ssmExpMin = 700                   // exp(-|x|) is clamped here: 2^k stays normal
+	// ExpMulTwin clamps its argument to [ssmExpLo, ssmExpHi]: e^x rounds
+	// to float32 0 below -104 and to +Inf above 88.8, and 2^k stays
+	// normal in float64 within the range.
+	ssmExpLo = -110
+	ssmExpHi = 89
 )
 
 // ssmExpPoly holds 1/n! for n = 2..11: e^r ≈ 1 + r + r²/2! + ... + r¹¹/11!
@@ -300,4 +315,28 @@ func SoftplusTwin(x float32) float32 {
 		res = v
 	}
 	return float32(res)
+}
+
+// ExpMulTwin is ExpMul's element in the float64 steps the AVX2 kernel
+// takes four lanes at a time (twin of ExpMulAVX2): v = x·a rounded to
+// float32, clamped to [-110, 89] (a NaN stays NaN), then e^v = 2^k·e^r as
+// in SoftplusTwin (k = round(v/ln 2) by the 1.5·2^52 trick, r = v - k·ln
+// 2 in two parts, the Taylor polynomial of degree 11), rounded once to
+// float32. Before that rounding it is within 1e-14 relative of e^v, so it
+// differs from ExpMul only where e^v lies that close to a float32
+// rounding boundary, by one unit in the last place.
+func ExpMulTwin(x, a float32) float32 {
+	v := math.Min(math.Max(float64(x*a), ssmExpLo), ssmExpHi)
+	t := math.FMA(v, ssmLog2e, ssmMagic)
+	k := t - ssmMagic
+	r := math.FMA(-k, ssmLn2Hi, v)
+	r = math.FMA(-k, ssmLn2Lo, r)
+	p := ssmExpPoly[9]
+	for i := 8; i >= 0; i-- {
+		p = math.FMA(p, r, ssmExpPoly[i])
+	}
+	p = math.FMA(p, r, 1)
+	p = math.FMA(p, r, 1)
+	scale := math.Float64frombits((math.Float64bits(t) - math.Float64bits(ssmMagic) + 1023) << 52)
+	return float32(p * scale)
 }

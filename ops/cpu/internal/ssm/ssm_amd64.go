@@ -33,15 +33,41 @@ func ssmConvGatherAVX2(dst *float32, dstT int, sx *float32, sxS int, c *float32,
 func ssmConv1AVX2(dst, sx, c *float32, nGroups int)
 
 // SoftplusAVX2 is ssmKernels.Softplus (twin: SoftplusTwin on
-// each element).
+// each element). A tail short of four lanes goes through the kernel from
+// a padded copy: a decode's head blocks are a few heads long, and the
+// twin's scalar steps cost more than the kernel's whole call.
 func SoftplusAVX2(dst, x []float32) {
 	x = x[:len(dst)]
 	n4 := len(dst) &^ 3
 	if n4 > 0 {
 		ssmSoftplusAVX2(&dst[0], &x[0], n4)
 	}
-	for i := n4; i < len(dst); i++ {
-		dst[i] = SoftplusTwin(x[i])
+	if r := len(dst) - n4; r > 0 {
+		var xt, dt [4]float32
+		copy(xt[:], x[n4:])
+		ssmSoftplusAVX2(&dt[0], &xt[0], 4)
+		copy(dst[n4:], dt[:r])
+	}
+}
+
+//go:noescape
+func ssmExpMulAVX2(dst, x, a *float32, n int)
+
+// ExpMulAVX2 is ssmKernels.expMul (twin: ExpMulTwin on each element),
+// four lanes at a time in float64; a tail short of four lanes goes
+// through the kernel from a padded copy, as in SoftplusAVX2.
+func ExpMulAVX2(dst, x, a []float32) {
+	x, a = x[:len(dst)], a[:len(dst)]
+	n4 := len(dst) &^ 3
+	if n4 > 0 {
+		ssmExpMulAVX2(&dst[0], &x[0], &a[0], n4)
+	}
+	if r := len(dst) - n4; r > 0 {
+		var xt, at, dt [4]float32
+		copy(xt[:], x[n4:])
+		copy(at[:], a[n4:])
+		ssmExpMulAVX2(&dt[0], &xt[0], &at[0], 4)
+		copy(dst[n4:], dt[:r])
 	}
 }
 

@@ -19,14 +19,15 @@ type ssmSet struct {
 	scanS     func(st, src []float32, stS, srcS int, x []float32, xS int, y []float32, yS int, b, c []float32, nRows, dState int, dA, dsp float32)
 	scanSTok  func(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int)
 	scanSTile func(st []float32, stS, nRows, dState int, x []float32, xS, xT int, y []float32, yS, yT int, b []float32, bT int, c []float32, cT int, ed []float32, nTok int, buf []float32)
+	expMul    func(dst, x, a []float32)
 }
 
 // avx2 are the AVX2 kernels.
-var avx2 = ssmSet{SoftplusAVX2, ScanAAVX2, ScanSAVX2, ScanSTokAVX2, ScanSTileAVX2}
+var avx2 = ssmSet{SoftplusAVX2, ScanAAVX2, ScanSAVX2, ScanSTokAVX2, ScanSTileAVX2, ExpMulAVX2}
 
 // avx512 are the avx512 tier's kernels: the zmm ones where written, the
 // AVX2 ones elsewhere.
-var avx512 = ssmSet{SoftplusAVX512, ScanAAVX512, ScanSAVX512, ScanSTokAVX512, ScanSTileAVX512}
+var avx512 = ssmSet{SoftplusAVX512, ScanAAVX512, ScanSAVX512, ScanSTokAVX512, ScanSTileAVX512, ExpMulAVX2}
 
 // ssmTiers are the kernel sets the tests run, with the check that skips
 // a set on a CPU without its features.
@@ -71,6 +72,33 @@ func ssmKernelsTwin(t *testing.T, sk ssmSet) {
 		for i := range got {
 			if !simdtest.SameFloat(got[i], want[i]) {
 				t.Fatalf("softplus n=%d [%d] of %v: %v, twin %v", n, i, x[i], got[i], want[i])
+			}
+		}
+	}
+	for n := range 19 {
+		x, a := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], a[i] = rng.Float32()*30, -rng.Float32()*8
+			switch rng.IntN(6) {
+			case 0:
+				x[i] = special[rng.IntN(len(special))]
+			case 1:
+				a[i] = special[rng.IntN(len(special))]
+			case 2:
+				a[i] = -a[i]
+			}
+		}
+		got := make([]float32, n)
+		sk.expMul(got, x, a)
+		for i := range got {
+			if want := ExpMulTwin(x[i], a[i]); !simdtest.SameFloat(got[i], want) {
+				t.Fatalf("expMul n=%d [%d] of %v·%v: %v, twin %v", n, i, x[i], a[i], got[i], want)
+			}
+		}
+		sk.expMul(x, x, a)
+		for i := range x {
+			if !simdtest.SameFloat(x[i], got[i]) {
+				t.Fatalf("expMul n=%d in place [%d]: %v, want %v", n, i, x[i], got[i])
 			}
 		}
 	}

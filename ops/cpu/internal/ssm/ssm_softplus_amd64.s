@@ -2,8 +2,9 @@
 
 #include "textflag.h"
 
-// AVX2+FMA kernel of SSM_SCAN (see ssm.go): softplus of dt in float64
-// four lanes at a time. Twin: ssmSoftplusTwin.
+// AVX2+FMA kernels of SSM_SCAN (see ssm.go) in float64, four lanes at a
+// time: softplus of dt (twin: SoftplusTwin) and Mamba-2's dA, e^(d·A)
+// (twin: ExpMulTwin).
 
 // SD4 defines a 32-byte constant holding four copies of the uint64 bits
 // (eight float32 copies: C8 in exp_amd64.h).
@@ -20,6 +21,8 @@ SD4(spln2hi, 0x3fe62e42fefa39ef)
 SD4(spln2lo, 0x3c7abc9e3b39803f)
 SD4(spsqrt2, 0x3ff6a09e667f3bcd)
 SD4(spexpmin, 0x4085e00000000000)
+SD4(spexplo, 0xc05b800000000000)
+SD4(spexphi, 0x4056400000000000)
 SD4(sptwenty, 0x4034000000000000)
 SD4(sphalf, 0x3fe0000000000000)
 SD4(spone, 0x3ff0000000000000)
@@ -135,3 +138,61 @@ sp_done:
 	VZEROUPPER
 	RET
 
+
+// func ssmExpMulAVX2(dst, x, a *float32, n int)
+// dst = e^(x·a) for n (a multiple of 4) elements, each lane as
+// ExpMulTwin step for step. dst may be x or a.
+TEXT ·ssmExpMulAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ a+16(FP), DX
+	MOVQ n+24(FP), CX
+
+em_loop:
+	CMPQ CX, $4
+	JL   em_done
+	VMOVUPS (SI), X0
+	VMULPS  (DX), X0, X0
+	VCVTPS2PD X0, Y0
+
+	// v = min(max(x·a, -110), 89), the product second so that a NaN
+	// passes through both (Y2).
+	VMOVUPD spexplo<>(SB), Y1
+	VMAXPD  Y0, Y1, Y1
+	VMOVUPD spexphi<>(SB), Y2
+	VMINPD  Y1, Y2, Y2
+
+	// e^v = 2^k·e^r (Y6), k = t - magic (Y4), r (Y5).
+	VMOVUPD spmagic<>(SB), Y3
+	VFMADD231PD splog2e<>(SB), Y2, Y3
+	VSUBPD spmagic<>(SB), Y3, Y4
+	VMOVAPD Y2, Y5
+	VFNMADD231PD spln2hi<>(SB), Y4, Y5
+	VFNMADD231PD spln2lo<>(SB), Y4, Y5
+	VMOVUPD spe11<>(SB), Y6
+	VFMADD213PD spe10<>(SB), Y5, Y6
+	VFMADD213PD spe9<>(SB), Y5, Y6
+	VFMADD213PD spe8<>(SB), Y5, Y6
+	VFMADD213PD spe7<>(SB), Y5, Y6
+	VFMADD213PD spe6<>(SB), Y5, Y6
+	VFMADD213PD spe5<>(SB), Y5, Y6
+	VFMADD213PD spe4<>(SB), Y5, Y6
+	VFMADD213PD spe3<>(SB), Y5, Y6
+	VFMADD213PD spe2<>(SB), Y5, Y6
+	VFMADD213PD spone<>(SB), Y5, Y6
+	VFMADD213PD spone<>(SB), Y5, Y6
+	VPSUBQ spmagic<>(SB), Y3, Y7
+	VPADDQ spbias<>(SB), Y7, Y7
+	VPSLLQ $52, Y7, Y7
+	VMULPD Y7, Y6, Y6
+	VCVTPD2PSY Y6, X6
+	VMOVUPS X6, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DX
+	ADDQ $16, DI
+	SUBQ $4, CX
+	JMP  em_loop
+
+em_done:
+	VZEROUPPER
+	RET

@@ -29,6 +29,42 @@ func TestSSMSoftplus(t *testing.T) {
 	}
 }
 
+// TestSSMExpMul checks ExpMulTwin against ExpMul (float64 exp of the
+// float32 product, rounded to float32) over the products Mamba-2's dA
+// takes (d·A from -110 to 0) and past them both ways: within one float32
+// rounding step everywhere and equal almost everywhere (they differ only
+// where e^v lies within the twin's 1e-14 of a rounding boundary), and
+// equal at the edges: underflow to 0 and denormals, overflow to +Inf,
+// infinities, zeros and NaN.
+func TestSSMExpMul(t *testing.T) {
+	n, differ := 0, 0
+	for v := float32(-120); v < 95; v += 0.000731 {
+		got, want := ExpMulTwin(v, 1), float32(math.Exp(float64(v)))
+		n++
+		if got != want {
+			differ++
+			if d := math.Abs(float64(got) - float64(want)); d > 1.2e-7*float64(want) && d > 1.5e-45 {
+				t.Fatalf("e^%v = %v, want %v", v, got, want)
+			}
+		}
+	}
+	t.Logf("ExpMulTwin differs from ExpMul at %d of %d points", differ, n)
+	if differ > n/100000 {
+		t.Errorf("ExpMulTwin differs from ExpMul at %d of %d points, want at most %d", differ, n, n/100000)
+	}
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for _, c := range [][2]float32{
+		{0, 5}, {float32(math.Copysign(0, -1)), 1}, {1, 0}, {-1, 1}, {-104, 1}, {-103.9, 1}, {-87.5, 1}, {88.7, 1}, {88.73, 1},
+		{89, 1}, {1e30, 1}, {-1e30, 1}, {1e30, 1e30}, {1e30, -1e30}, {inf, 1}, {inf, -1}, {inf, 0}, {nan, 1}, {1, nan},
+	} {
+		var want [1]float32
+		ExpMul(want[:], c[:1], c[1:])
+		if got := ExpMulTwin(c[0], c[1]); !simdtest.SameFloat(got, want[0]) {
+			t.Errorf("e^(%v·%v) = %v, want %v", c[0], c[1], got, want[0])
+		}
+	}
+}
+
 // TestSSMScaleTile checks that the scaled scan of ScaleTile and
 // ScanSTileTwin stays close to the plain recurrence of
 // ScanSTok, including across rescaling tokens.
