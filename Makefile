@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops ggml-side-k14336 ggml-side-tiers ggml-side-newtypes ggml-side-float-n1 llama-models llama-side tier-check ppl-interop nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops ggml-side-k14336 ggml-side-tiers ggml-side-newtypes ggml-side-float-n1 llama-models llama-side llama-models-more llama-side-more tier-check ppl-interop nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -28,6 +28,7 @@ help:
 	@echo "ggml-side-float-n1  f32, f16 and bf16 MUL_MAT n=1 (m=4096, k=4096 and 14336: decode streamed from DRAM) beside ggml, five rounds (about 5 min)"
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
 	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
+	@echo "llama-side-more  the same on 100m in q2_K and q3_K_M and a Mamba-2 model (llama-models-more)"
 	@echo "cuda-iq-check  every case of the MXFP4, IQ and TQ formats on cuda-emu down every kernel path (go test ./ops/cuda runs a sample)"
 	@echo "nvrtc-check    every CUDA kernel through the real NVRTC for sm_80 and sm_90 (go test ./... does sm_90 only): no spills, no half-to-int conversions, blocks that fit"
 	@echo "metal-newtypes every case of the issue-26 formats (mxfp4, iq4_nl, ..., iq1_m) on metal-emu (go test ./ops/metal runs a sample of them)"
@@ -150,6 +151,12 @@ LLAMA_FILES   = $(TESTDATA)/stories260K.gguf $(addprefix $(LLAMA_MODELS)/,100m-q
 
 llama-models: $(LLAMA_FILES)
 
+# Beyond the six: the q2_K and q3_K kernels in a decode, and Mamba-2.
+LLAMA_MORE_FILES = $(addprefix $(LLAMA_MODELS)/,100m-q2_K.gguf 100m-q3_K_M.gguf mamba2-24x768-f16.gguf)
+LLAMA_MORE_NAME ?= llama-side-by-side-more
+
+llama-models-more: $(LLAMA_MORE_FILES)
+
 # Keep the f16 files the quantized ones are made from.
 .SECONDARY: $(LLAMA_MODELS)/100m-f16.gguf $(LLAMA_MODELS)/moe-100m-f16.gguf
 
@@ -161,7 +168,7 @@ $(LLAMA_MODELS)/%-f16.gguf:
 	@mkdir -p $(LLAMA_MODELS)
 	$(GO) run ./cmd/mkmodel -o $@ -preset $* -type f16
 
-$(addprefix $(LLAMA_MODELS)/,100m-q4_0.gguf 100m-q4_K_M.gguf): $(LLAMA_MODELS)/100m-%.gguf: $(LLAMA_MODELS)/100m-f16.gguf
+$(addprefix $(LLAMA_MODELS)/,100m-q4_0.gguf 100m-q4_K_M.gguf 100m-q2_K.gguf 100m-q3_K_M.gguf): $(LLAMA_MODELS)/100m-%.gguf: $(LLAMA_MODELS)/100m-f16.gguf
 	$(GO) run ./cmd/quantize $< $@ $*
 
 $(LLAMA_MODELS)/moe-100m-q4_0.gguf: $(LLAMA_MODELS)/moe-100m-%.gguf: $(LLAMA_MODELS)/moe-100m-f16.gguf
@@ -172,6 +179,11 @@ llama-side: llama-models
 	@if [ ! -f "$(TESTDATA)/stories260K.gguf" ]; then echo "no shared/testdata/stories260K.gguf above this folder: set TESTDATA"; exit 2; fi
 	$(GO) build -o $(LLAMA_MODELS)/run ./cmd/run
 	$(GO) run ./cmd/opbench llama -llama-bench $(LLAMA_BENCH) -run $(LLAMA_MODELS)/run $(LLAMA_ARGS) -name $(LLAMA_NAME) $(LLAMA_FILES)
+
+llama-side-more: llama-models-more
+	@if [ -z "$(LLAMA_BENCH)" ]; then echo "set LLAMA_BENCH=path/to/llama-bench (see README, Side by side with llama.cpp)"; exit 2; fi
+	$(GO) build -o $(LLAMA_MODELS)/run ./cmd/run
+	$(GO) run ./cmd/opbench llama -llama-bench $(LLAMA_BENCH) -run $(LLAMA_MODELS)/run $(LLAMA_ARGS) -name $(LLAMA_MORE_NAME) $(LLAMA_MORE_FILES)
 
 # The CPU's fast paths against its generic tier on the issue-25 models
 # (scripts/tier-check.sh): the KL divergence and perplexity.

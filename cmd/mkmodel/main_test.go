@@ -329,6 +329,7 @@ func TestArchPresets(t *testing.T) {
 		{[]string{"-preset", "moe-100m"}, "mixtral", 8, 2, 8, 768, 105e6, 112e6},
 		{[]string{"-preset", "gpt-oss-100m"}, "gpt-oss", 8, 4, 8, 768, 105e6, 112e6},
 		{[]string{"-preset", "mamba-24x768"}, "mamba", 0, 0, 24, 768, 100e6, 150e6},
+		{[]string{"-preset", "mamba2-24x768"}, "mamba2", 0, 0, 24, 768, 130e6, 150e6},
 		{[]string{"-preset", "moe-100m", "-experts-used", "1", "-layers", "2"}, "mixtral", 8, 1, 2, 768, 20e6, 80e6},
 		{[]string{"-preset", "moe-100m", "-arch", "mixtral"}, "mixtral", 8, 2, 8, 768, 105e6, 112e6},
 		{[]string{"-preset", "100m", "-arch", "mixtral", "-ff", "512"}, "mixtral", 8, 2, 8, 768, 130e6, 140e6},

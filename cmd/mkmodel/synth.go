@@ -42,6 +42,9 @@ var presets = []preset{
 		archShape{Arch: "gpt-oss", Experts: 8, ExpertsUsed: 4}},
 	{"mamba-24x768", "Mamba-1 at mamba-130m's depth and width (d_inner 1536, d_state 16)", shape{24, 768, 12, 4, 2048, 32000, 2048}, false,
 		archShape{Arch: "mamba"}},
+	// Beyond the six (make llama-side-more): Mamba-2's SSM_SCAN path.
+	{"mamba2-24x768", "Mamba-2 at the same depth and width (d_inner 1536 in 24 heads of 64, d_state 128, one group)", shape{24, 768, 12, 4, 2048, 32000, 2048}, false,
+		archShape{Arch: "mamba2", DState: 128}},
 }
 
 // synth returns the model the preset describes, with its architecture's
