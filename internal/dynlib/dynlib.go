@@ -8,7 +8,10 @@
 // driver as an error instead of not compiling.
 package dynlib
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Scope says whether a library's symbols may resolve the symbols of
 // libraries loaded after it (dlopen's RTLD_GLOBAL) or stay its own
@@ -30,7 +33,14 @@ type LoadError struct {
 	Err  error  // what the loader said
 }
 
-func (e *LoadError) Error() string { return "dynlib: load " + e.Path + ": " + e.Err.Error() }
+// Error is the loader's message, with the library's path in front where
+// the message does not name it (dlerror's does).
+func (e *LoadError) Error() string {
+	if msg := e.Err.Error(); strings.Contains(msg, e.Path) {
+		return msg
+	}
+	return e.Path + ": " + e.Err.Error()
+}
 
 // Unwrap returns the loader's error.
 func (e *LoadError) Unwrap() error { return e.Err }
@@ -46,11 +56,12 @@ func Open(path string, scope Scope) (uintptr, error) {
 }
 
 // Sym returns the address of the symbol name in the library h (from
-// Open). Its error names the symbol.
+// Open). Its error names the symbol: the loader's message where it does
+// (dlerror's), else the name in front of it.
 func Sym(h uintptr, name string) (uintptr, error) {
 	p, err := sym(h, name)
-	if err != nil {
-		return 0, fmt.Errorf("dynlib: symbol %s: %w", name, err)
+	if err != nil && !strings.Contains(err.Error(), name) {
+		return 0, fmt.Errorf("%s: %w", name, err)
 	}
-	return p, nil
+	return p, err
 }

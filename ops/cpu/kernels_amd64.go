@@ -544,9 +544,10 @@ func useAVX2KTile(ks *kernelSet) {
 
 // useAVX2SSMTile puts AVX2's tiled SSM_SCAN kernel in ks in place of the
 // zmm one (SSMTile512's swap), the same results bit for bit; the other
-// scan and conv kernels stay. On a Zen 4 the AVX2 one took 6% less time
-// (754 against 803 µs at 64 tokens, 6.18 against 6.57 ms at 512; d_state
-// 128, head_dim 64, 48 heads).
+// scan and conv kernels stay. On a Zen 4 the AVX2 one took 4-6% less
+// time (d_state 128, head_dim 64, 48 heads: 754 against 803 µs at 64
+// tokens and 6.18 against 6.57 ms at 512 in one session, 804 against 834
+// µs and 6.34 against 6.77 ms in the next).
 func useAVX2SSMTile(ks *kernelSet) {
 	s := *ks.ssm
 	s.scanSTile = avx2Kernels.ssm.scanSTile

@@ -112,8 +112,8 @@ var KTileVNNI = tuning.Param{
 // multiple of 16: all the head's rows on a scaled state in one call): 1
 // their zmm one, 0 AVX2's (the same results bit for bit). Which is
 // faster is the core's: on a Zen 4, which runs 512-bit operations as two
-// 256-bit halves, the AVX2 one was 6% faster (d_state 128, head_dim 64,
-// 48 heads, 64 and 512 tokens; alternated call by call), where
+// 256-bit halves, the AVX2 one was 4-6% faster (d_state 128, head_dim
+// 64, 48 heads, 64 and 512 tokens; alternated), where
 // Mamba-1's zmm kernels are 22% faster than AVX2's and stay. The other
 // tiers have one kind only.
 var SSMTile512 = tuning.Param{
