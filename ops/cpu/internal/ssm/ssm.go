@@ -280,18 +280,7 @@ var (
 func SoftplusTwin(x float32) float32 {
 	v := float64(x)
 	ax := math.Min(math.Abs(v), ssmExpMin)
-	t := math.FMA(-ax, ssmLog2e, ssmMagic)
-	k := t - ssmMagic
-	r := math.FMA(-k, ssmLn2Hi, -ax)
-	r = math.FMA(-k, ssmLn2Lo, r)
-	p := ssmExpPoly[9]
-	for i := 8; i >= 0; i-- {
-		p = math.FMA(p, r, ssmExpPoly[i])
-	}
-	p = math.FMA(p, r, 1)
-	p = math.FMA(p, r, 1)
-	scale := math.Float64frombits((math.Float64bits(t) - math.Float64bits(ssmMagic) + 1023) << 52)
-	u := p * scale
+	u := ssmExpTwin(-ax)
 	m := 1 + u
 	f, e := m, 0.0
 	if m > ssmSqrt2 {
@@ -327,6 +316,14 @@ func SoftplusTwin(x float32) float32 {
 // rounding boundary, by one unit in the last place.
 func ExpMulTwin(x, a float32) float32 {
 	v := math.Min(math.Max(float64(x*a), ssmExpLo), ssmExpHi)
+	return float32(ssmExpTwin(v))
+}
+
+// ssmExpTwin returns e^v for v within [-ssmExpMin, ssmExpHi] as the AVX2
+// kernels compute it (SP_EXP2KR): k = round(v/ln 2) by the 1.5·2^52
+// trick, r = v - k·ln 2 in two parts, e^r by the Taylor polynomial of
+// degree 11, times 2^k; every step one float64 operation.
+func ssmExpTwin(v float64) float64 {
 	t := math.FMA(v, ssmLog2e, ssmMagic)
 	k := t - ssmMagic
 	r := math.FMA(-k, ssmLn2Hi, v)
@@ -338,5 +335,5 @@ func ExpMulTwin(x, a float32) float32 {
 	p = math.FMA(p, r, 1)
 	p = math.FMA(p, r, 1)
 	scale := math.Float64frombits((math.Float64bits(t) - math.Float64bits(ssmMagic) + 1023) << 52)
-	return float32(p * scale)
+	return p * scale
 }

@@ -48,6 +48,26 @@ SD4(spl13, 0x3fb3b13b13b13b14)
 SD4(spl15, 0x3fb1111111111111)
 SD4(spl17, 0x3fae1e1e1e1e1e1e)
 
+// SP_EXP2KR(R, T, P, S): P = e^r·2^k, the Taylor polynomial of degree 11
+// in R (r) times 2^k built from T (t = k + 1.5·2^52) in S (scratch).
+#define SP_EXP2KR(R, T, P, S) \
+	VMOVUPD spe11<>(SB), P; \
+	VFMADD213PD spe10<>(SB), R, P; \
+	VFMADD213PD spe9<>(SB), R, P; \
+	VFMADD213PD spe8<>(SB), R, P; \
+	VFMADD213PD spe7<>(SB), R, P; \
+	VFMADD213PD spe6<>(SB), R, P; \
+	VFMADD213PD spe5<>(SB), R, P; \
+	VFMADD213PD spe4<>(SB), R, P; \
+	VFMADD213PD spe3<>(SB), R, P; \
+	VFMADD213PD spe2<>(SB), R, P; \
+	VFMADD213PD spone<>(SB), R, P; \
+	VFMADD213PD spone<>(SB), R, P; \
+	VPSUBQ spmagic<>(SB), T, S; \
+	VPADDQ spbias<>(SB), S, S; \
+	VPSLLQ $52, S, S; \
+	VMULPD S, P, P
+
 // func ssmSoftplusAVX2(dst, x *float32, n int)
 // dst = softplus(x) for n (a multiple of 4) elements, each lane as
 // ssmSoftplusTwin step for step. dst may be x.
@@ -70,22 +90,7 @@ sp_loop:
 	VXORPD spsign<>(SB), Y1, Y4
 	VFNMADD231PD spln2hi<>(SB), Y3, Y4
 	VFNMADD231PD spln2lo<>(SB), Y3, Y4
-	VMOVUPD spe11<>(SB), Y5
-	VFMADD213PD spe10<>(SB), Y4, Y5
-	VFMADD213PD spe9<>(SB), Y4, Y5
-	VFMADD213PD spe8<>(SB), Y4, Y5
-	VFMADD213PD spe7<>(SB), Y4, Y5
-	VFMADD213PD spe6<>(SB), Y4, Y5
-	VFMADD213PD spe5<>(SB), Y4, Y5
-	VFMADD213PD spe4<>(SB), Y4, Y5
-	VFMADD213PD spe3<>(SB), Y4, Y5
-	VFMADD213PD spe2<>(SB), Y4, Y5
-	VFMADD213PD spone<>(SB), Y4, Y5
-	VFMADD213PD spone<>(SB), Y4, Y5
-	VPSUBQ spmagic<>(SB), Y2, Y6
-	VPADDQ spbias<>(SB), Y6, Y6
-	VPSLLQ $52, Y6, Y6
-	VMULPD Y6, Y5, Y5
+	SP_EXP2KR(Y4, Y2, Y5, Y6)
 
 	// m = 1+u (Y6); f (Y8) and e (Y9): m, 0 or m/2, 1 above √2.
 	VADDPD spone<>(SB), Y5, Y6
@@ -169,22 +174,7 @@ em_loop:
 	VMOVAPD Y2, Y5
 	VFNMADD231PD spln2hi<>(SB), Y4, Y5
 	VFNMADD231PD spln2lo<>(SB), Y4, Y5
-	VMOVUPD spe11<>(SB), Y6
-	VFMADD213PD spe10<>(SB), Y5, Y6
-	VFMADD213PD spe9<>(SB), Y5, Y6
-	VFMADD213PD spe8<>(SB), Y5, Y6
-	VFMADD213PD spe7<>(SB), Y5, Y6
-	VFMADD213PD spe6<>(SB), Y5, Y6
-	VFMADD213PD spe5<>(SB), Y5, Y6
-	VFMADD213PD spe4<>(SB), Y5, Y6
-	VFMADD213PD spe3<>(SB), Y5, Y6
-	VFMADD213PD spe2<>(SB), Y5, Y6
-	VFMADD213PD spone<>(SB), Y5, Y6
-	VFMADD213PD spone<>(SB), Y5, Y6
-	VPSUBQ spmagic<>(SB), Y3, Y7
-	VPADDQ spbias<>(SB), Y7, Y7
-	VPSLLQ $52, Y7, Y7
-	VMULPD Y7, Y6, Y6
+	SP_EXP2KR(Y5, Y3, Y6, Y7)
 	VCVTPD2PSY Y6, X6
 	VMOVUPS X6, (DI)
 	ADDQ $16, SI
