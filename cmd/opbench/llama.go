@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,7 @@ Examples:
 	opbench llama -llama-bench ./llama-bench -run ./run -p 512 -n 128 -r 3 -rounds 2 -name llama-side-by-side a.gguf b.gguf
 	opbench llama -llama-bench ./llama-bench -run ./run -p 0 -n 128 -run-args "-backend cpu:generic" m.gguf
 	make llama-side LLAMA_BENCH=~/llama.cpp/build/bin/llama-bench     (the issue-25 models, made and measured)
+	opbench llama -table results/<machine>/llama-side-by-side.json   (a record's table again)
 `
 
 // llamaConfig is the parsed command line of llama.
@@ -75,6 +77,9 @@ type llamaConfig struct {
 	out, name       string
 	models          []string
 	command         string
+	// table: print the table of this record (a NAME.json of opbench
+	// llama) and run nothing.
+	table string
 }
 
 func newLlamaFlagSet() (*flag.FlagSet, *llamaFlags) {
@@ -93,14 +98,15 @@ func newLlamaFlagSet() (*flag.FlagSet, *llamaFlags) {
 	fs.StringVar(&f.out, "out", "", "`directory` for the records (default results/<machine-id>)")
 	fs.StringVar(&f.name, "name", "", "the records' file name without extension (default llama-<date>-<time>, never replacing a file)")
 	fs.DurationVar(&f.dram, "dram", 500*time.Millisecond, "time to measure the DRAM read bandwidth before each run (0: not measured)")
+	fs.StringVar(&f.table, "table", "", "print the table of a `record` opbench llama wrote (NAME.json) and run nothing")
 	return fs, f
 }
 
 // llamaFlags are the flags' values before checking.
 type llamaFlags struct {
-	llamaBench, run, runArgs, prompt, gen, fa, out, name string
-	reps, rounds, threads                                int
-	timeout, dram                                        time.Duration
+	llamaBench, run, runArgs, prompt, gen, fa, out, name, table string
+	reps, rounds, threads                                       int
+	timeout, dram                                               time.Duration
 }
 
 func parseLlama(args []string) (cfg llamaConfig, help bool, err error) {
@@ -112,6 +118,11 @@ func parseLlama(args []string) (cfg llamaConfig, help bool, err error) {
 		return cfg, false, flagError(err)
 	}
 	cfg.command = "opbench llama " + strings.Join(args, " ")
+	if f.table != "" {
+		// -table runs nothing, so the run's flags are not asked for.
+		cfg.table = f.table
+		return cfg, false, nil
+	}
 	switch {
 	case f.llamaBench == "":
 		return cfg, false, errors.New("-llama-bench: name llama.cpp's llama-bench (or set $KERNBENCH_LLAMA_BENCH); see README.md, \"Side by side with llama.cpp\"")
@@ -214,6 +225,9 @@ func runLlama(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return usageError(stderr, "llama", err)
+	}
+	if cfg.table != "" {
+		return printLlamaTable(cfg.table, stdout, stderr)
 	}
 	machine := bench.DetectMachine()
 	place, exit := placeSet(stderr, "llama", cfg.out, cfg.name, "llama", machine.ID, nil)
@@ -330,6 +344,29 @@ func joinCounts(v []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ",")
+}
+
+// printLlamaTable prints the table of the record at path as the run that
+// wrote it printed it, after a line naming the record's machine,
+// llama.cpp's build and kernbench's commit.
+func printLlamaTable(path string, stdout, stderr io.Writer) int {
+	set, err := bench.ReadFile(path)
+	if err != nil {
+		return usageError(stderr, "llama", fmt.Errorf("-table: %w", err))
+	}
+	if !slices.ContainsFunc(set.Records, func(r bench.Record) bool { return r.Backend == llamaSide }) {
+		return usageError(stderr, "llama", fmt.Errorf("-table: %s is not a record of opbench llama (no %s records)", path, llamaSide))
+	}
+	version := ""
+	if set.Baseline != nil {
+		version = set.Baseline.Version
+	}
+	fmt.Fprintf(stdout, "%s (%s); llama.cpp %s, kernbench %s\n", set.Machine.String(), set.Machine.ID, orUnknown(version), set.ShortCommit())
+	if err := writeLlamaTable(stdout, set); err != nil {
+		fmt.Fprintf(stderr, "opbench llama: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
 }
 
 // writeLlamaTable prints, per model and test, both sides' median speeds

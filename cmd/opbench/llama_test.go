@@ -58,6 +58,8 @@ func TestLlamaFlagErrors(t *testing.T) {
 		{[]string{"-llama-bench", notExe, "-run", exe, model}, "-llama-bench: " + notExe + " is not an executable"},
 		{[]string{"-llama-bench", exe, "-run", filepath.Join(dir, "none"), model}, "-run:"},
 		{append(base, "-bogus", model), "bogus"},
+		{[]string{"-table", filepath.Join(dir, "none.json")}, "-table:"},
+		{[]string{"-table", model}, "-table:"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
@@ -134,6 +136,17 @@ func TestLlamaFake(t *testing.T) {
 		t.Errorf("no DRAM share in the table or 4 probes in the progress:\n%s\n%s", stdout.String(), stderr.String())
 	}
 
+	// -table prints the record's table again: the run's table lines, from
+	// its first border to the summary, and nothing is run.
+	runTable := tableLines(stdout.String())
+	var again, errs bytes.Buffer
+	if code := run([]string{"llama", "-table", filepath.Join(out, "side.json")}, &again, &errs); code != exitOK {
+		t.Fatalf("-table: exit %d\n%s", code, errs.String())
+	}
+	if got := tableLines(again.String()); len(runTable) == 0 || got != runTable {
+		t.Errorf("-table printed\n%s\nwant the run's\n%s", got, runTable)
+	}
+
 	bad := filepath.Join(dir, "broken")
 	if err := os.WriteFile(bad, []byte("#!/bin/sh\necho 'error: unknown argument: -fa on' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -151,4 +164,16 @@ func TestLlamaFake(t *testing.T) {
 	if set.Roofline != nil || strings.Contains(stderr.String(), "DRAM read") {
 		t.Errorf("-dram 0: roofline %+v; want no probes", set.Roofline)
 	}
+}
+
+// tableLines returns the lines of out from the table's top border to the
+// summary line under it.
+func tableLines(out string) string {
+	i := strings.Index(out, "┌")
+	j := strings.Index(out, "kernbench against llama.cpp")
+	if i < 0 || j < i {
+		return ""
+	}
+	k := strings.IndexByte(out[j:], '\n')
+	return out[i : j+k]
 }
