@@ -48,12 +48,27 @@ GLOBL ·gv2wpair(SB), RODATA|NOPTR, $128
 // (bit j of byte l is element l of sub-block j) moved to bit 4 by LOP $LS
 // and HOP $HS.
 #define K2_Q5K_PAIR(JJ, LOP, LS, HOP, HS) \
+	K2_Q5K_NIBBLES(JJ); \
+	LOP $LS, Y13, Y9; \
+	VPAND Y14, Y9, Y9; \
+	K2_Q5K_REST(JJ, HOP, HS)
+
+// K2_Q5K_PAIR0(JJ, HOP, HS): K2_Q5K_PAIR for the pair whose low fifth
+// bits need no shift (a shift by 0 is a vector op for nothing).
+#define K2_Q5K_PAIR0(JJ, HOP, HS) \
+	K2_Q5K_NIBBLES(JJ); \
+	VPAND Y14, Y13, Y9; \
+	K2_Q5K_REST(JJ, HOP, HS)
+
+// K2_Q5K_NIBBLES(JJ): Y7, Y8 = the low and high nibbles of pair JJ's
+// codes; K2_Q5K_REST(JJ, HOP, HS): the low fifth bits in Y9 into Y7, the
+// high ones (Y13 by HOP $HS) into Y8, and both accumulated.
+#define K2_Q5K_NIBBLES(JJ) \
 	VMOVDQU 48+32*JJ(SI), Y7; \
 	VPSRLW $4, Y7, Y8; \
 	VPAND Y15, Y7, Y7; \
-	VPAND Y15, Y8, Y8; \
-	LOP $LS, Y13, Y9; \
-	VPAND Y14, Y9, Y9; \
+	VPAND Y15, Y8, Y8
+#define K2_Q5K_REST(JJ, HOP, HS) \
 	VPOR Y9, Y7, Y7; \
 	HOP $HS, Y13, Y10; \
 	VPAND Y14, Y10, Y10; \
@@ -311,7 +326,7 @@ DONE: \
 	VPXOR Y6, Y6, Y6; \
 	K2_Q5K_PAIR(0, VPSLLW, 4, VPSLLW, 3); \
 	K2_Q5K_PAIR(1, VPSLLW, 2, VPSLLW, 1); \
-	K2_Q5K_PAIR(2, VPSRLW, 0, VPSRLW, 1); \
+	K2_Q5K_PAIR0(2, VPSRLW, 1); \
 	K2_Q5K_PAIR(3, VPSRLW, 2, VPSRLW, 3); \
 	K2_GV_FOLD(Y4)
 

@@ -29,6 +29,12 @@ GLOBL gv2k32w<>(SB), RODATA|NOPTR, $8
 	VPAND Y14, Y10, Y10; \
 	K2_ACCUM(Y10, 4+128*H+32*G, ·gv2wpair+32*G(SB), SC)
 
+// K2_Q2K_CHUNK0(H, SC): K2_Q2K_CHUNK(H, 0, SC) without the shift by 0 (a
+// vector op for nothing, 5% of the kernel on a Zen 4).
+#define K2_Q2K_CHUNK0(H, SC) \
+	VPAND Y14, Y7, Y10; \
+	K2_ACCUM(Y10, 4+128*H, ·gv2wpair(SB), SC)
+
 // K2_Q2K_ROW(H): H = VPHADDD(scaled-product lanes, min-term lanes) of
 // the q2_K block at SI. Clobbers Y1-Y4, Y6, Y7, Y10, Y11.
 #define K2_Q2K_ROW(H) \
@@ -43,12 +49,12 @@ GLOBL gv2k32w<>(SB), RODATA|NOPTR, $8
 	VPERMQ    $0xee, Y2, Y2; \
 	VPXOR     Y6, Y6, Y6; \
 	VMOVDQU   16(SI), Y7; \
-	K2_Q2K_CHUNK(0, 0, Y4); \
+	K2_Q2K_CHUNK0(0, Y4); \
 	K2_Q2K_CHUNK(0, 1, Y4); \
 	K2_Q2K_CHUNK(0, 2, Y4); \
 	K2_Q2K_CHUNK(0, 3, Y4); \
 	VMOVDQU   48(SI), Y7; \
-	K2_Q2K_CHUNK(1, 0, Y2); \
+	K2_Q2K_CHUNK0(1, Y2); \
 	K2_Q2K_CHUNK(1, 1, Y2); \
 	K2_Q2K_CHUNK(1, 2, Y2); \
 	K2_Q2K_CHUNK(1, 3, Y2); \
@@ -128,7 +134,25 @@ gv2q2kdone:
 	VPSRLW $(2*G), Y7, Y10; \
 	VPAND Y14, Y10, Y10; \
 	HOP $HS, Y13, Y5; \
-	VPAND Y8, Y5, Y5; \
+	K2_Q3K_HIGH(H, G, Y5, SC)
+
+// K2_Q3K_CHUNK0(H, HOP, HS, SC): K2_Q3K_CHUNK for chunk 0, whose low bits
+// need no shift; K2_Q3K_CHUNKH(H, G, SC): for the chunk whose high bit
+// is at bit 2 already (4H+G = 2). A shift by 0 is a vector op for
+// nothing.
+#define K2_Q3K_CHUNK0(H, HOP, HS, SC) \
+	VPAND Y14, Y7, Y10; \
+	HOP $HS, Y13, Y5; \
+	K2_Q3K_HIGH(H, 0, Y5, SC)
+#define K2_Q3K_CHUNKH(H, G, SC) \
+	VPSRLW $(2*G), Y7, Y10; \
+	VPAND Y14, Y10, Y10; \
+	K2_Q3K_HIGH(H, G, Y13, SC)
+
+// K2_Q3K_HIGH(H, G, HB, SC): Y10 |= HB & 0x04 (Y8), the high bits, then
+// K2_ACCUM of chunk G of half H. Clobbers Y5.
+#define K2_Q3K_HIGH(H, G, HB, SC) \
+	VPAND Y8, HB, Y5; \
 	VPOR Y5, Y10, Y10; \
 	K2_ACCUM(Y10, 4+128*H+32*G, ·gv2wpair+32*G(SB), SC)
 
@@ -199,12 +223,12 @@ GLOBL gv2m30<>(SB), RODATA|NOPTR, $32
 	VMOVDQU   (SI), Y13; \
 	VPXOR     Y6, Y6, Y6; \
 	VMOVDQU   32(SI), Y7; \
-	K2_Q3K_CHUNK(0, 0, VPSLLW, 2, Y4); \
+	K2_Q3K_CHUNK0(0, VPSLLW, 2, Y4); \
 	K2_Q3K_CHUNK(0, 1, VPSLLW, 1, Y4); \
-	K2_Q3K_CHUNK(0, 2, VPSRLW, 0, Y4); \
+	K2_Q3K_CHUNKH(0, 2, Y4); \
 	K2_Q3K_CHUNK(0, 3, VPSRLW, 1, Y4); \
 	VMOVDQU   64(SI), Y7; \
-	K2_Q3K_CHUNK(1, 0, VPSRLW, 2, Y2); \
+	K2_Q3K_CHUNK0(1, VPSRLW, 2, Y2); \
 	K2_Q3K_CHUNK(1, 1, VPSRLW, 3, Y2); \
 	K2_Q3K_CHUNK(1, 2, VPSRLW, 4, Y2); \
 	K2_Q3K_CHUNK(1, 3, VPSRLW, 5, Y2); \
