@@ -157,21 +157,32 @@ GLOBL ·wpair(SB), RODATA|NOPTR, $128
 	ACCUM(Y8, 36+64*JJ, ·wbcast+64*JJ+32(SB), Y3)
 
 // Q5K_PAIR(JJ, LOP, LS, HOP, HS): as Q4K_PAIR with the fifth bits of Y13
-// (bit j of byte l is element l of sub-block j) moved to bit 4 by LOP $LS
-// and HOP $HS.
+// (bit j of byte l is element l of sub-block j) moved to bit 4 by
+// LOP(LS, Y9) and HOP(HS, Y10) (Q5K_SLL, Q5K_SRL, Q5K_BIT4).
 #define Q5K_PAIR(JJ, LOP, LS, HOP, HS) \
 	VMOVDQU 48+32*JJ(SI), Y7; \
 	VPSRLW $4, Y7, Y8; \
 	VPAND Y15, Y7, Y7; \
 	VPAND Y15, Y8, Y8; \
-	LOP $LS, Y13, Y9; \
-	VPAND Y14, Y9, Y9; \
+	LOP(LS, Y9); \
 	VPOR Y9, Y7, Y7; \
-	HOP $HS, Y13, Y10; \
-	VPAND Y14, Y10, Y10; \
+	HOP(HS, Y10); \
 	VPOR Y10, Y8, Y8; \
 	ACCUM(Y7, 4+64*JJ, ·wbcast+64*JJ(SB), Y3); \
 	ACCUM(Y8, 36+64*JJ, ·wbcast+64*JJ+32(SB), Y3)
+
+// Q5K_SLL(S, R), Q5K_SRL(S, R), Q5K_BIT4(S, R): R = the fifth bits of
+// Y13 moved to bit 4 (shifted left or right by S; BIT4 where they are
+// there already: a shift by 0 is a vector op for nothing), masked by
+// Y14.
+#define Q5K_SLL(S, R) \
+	VPSLLW $S, Y13, R; \
+	VPAND Y14, R, R
+#define Q5K_SRL(S, R) \
+	VPSRLW $S, Y13, R; \
+	VPAND Y14, R, R
+#define Q5K_BIT4(S, R) \
+	VPAND Y14, Y13, R
 
 // Q6K_HALF(H, SC): the 128 elements of half H; SC holds the eight scale
 // words of the half in both lanes. Y15 = 0x0f, Y14 = 0x30.
@@ -201,22 +212,38 @@ GLOBL ·wpair(SB), RODATA|NOPTR, $128
 	VPOR Y5, Y10, Y10; \
 	ACCUM(Y10, 100+128*H, ·wpair+96(SB), SC)
 
-// Q3K_CHUNK(H, G, HOP, HS, SC): elements 128H+32G..+31: low bits
-// (qs >> 2G) & 3 from Y7, high bit 4H+G of the hmask bytes (Y13) moved to
-// bit 2 by HOP $HS. Y14 = 0x03, Y8 = 0x04.
-#define Q3K_CHUNK(H, G, HOP, HS, SC) \
-	VPSRLW $(2*G), Y7, Y10; \
-	VPAND Y14, Y10, Y10; \
-	HOP $HS, Y13, Y5; \
-	VPAND Y8, Y5, Y5; \
+// Q3K_CHUNK(H, G, LOW, HOP, HS, SC): elements 128H+32G..+31: low bits
+// (qs >> 2G) & 3 from Y7 by LOW(G) (Q2K_LOW, Q2K_LOW0), high bit 4H+G of
+// the hmask bytes (Y13) moved to bit 2 by HOP(HS) (Q3K_SLL, Q3K_SRL,
+// Q3K_BIT2). Y14 = 0x03, Y8 = 0x04.
+#define Q3K_CHUNK(H, G, LOW, HOP, HS, SC) \
+	LOW(G); \
+	HOP(HS); \
 	VPOR Y5, Y10, Y10; \
 	ACCUM(Y10, 4+128*H+32*G, ·wpair+32*G(SB), SC)
 
-// Q2K_CHUNK(H, G, SC): elements 128H+32G..+31, codes (qs >> 2G) & 3 of Y7.
-// Y14 = 0x03.
-#define Q2K_CHUNK(H, G, SC) \
+// Q2K_LOW(G), Q2K_LOW0(G): Y10 = (qs >> 2G) & 3 of Y7 (Y14 = 0x03),
+// LOW0 for chunk 0 without a shift by 0. Q3K_SLL(S), Q3K_SRL(S),
+// Q3K_BIT2(S): Y5 = the high bits of Y13 moved to bit 2 (shifted by S;
+// BIT2 where they are there already), masked by Y8 (0x04).
+#define Q2K_LOW(G) \
 	VPSRLW $(2*G), Y7, Y10; \
-	VPAND Y14, Y10, Y10; \
+	VPAND Y14, Y10, Y10
+#define Q2K_LOW0(G) \
+	VPAND Y14, Y7, Y10
+#define Q3K_SLL(S) \
+	VPSLLW $S, Y13, Y5; \
+	VPAND Y8, Y5, Y5
+#define Q3K_SRL(S) \
+	VPSRLW $S, Y13, Y5; \
+	VPAND Y8, Y5, Y5
+#define Q3K_BIT2(S) \
+	VPAND Y8, Y13, Y5
+
+// Q2K_CHUNK(H, G, LOW, SC): elements 128H+32G..+31, codes (qs >> 2G) & 3 of Y7 by LOW(G).
+// Y14 = 0x03.
+#define Q2K_CHUNK(H, G, LOW, SC) \
+	LOW(G); \
 	ACCUM(Y10, 4+128*H+32*G, ·wpair+32*G(SB), SC)
 
 // func dotQ4_KQ8_KAVX2(x, y *byte, nb int) float32
@@ -268,10 +295,10 @@ q5kloop:
 	KSCALE_VECS
 	VMOVDQU 16(SI), Y13
 	VPXOR   Y6, Y6, Y6
-	Q5K_PAIR(0, VPSLLW, 4, VPSLLW, 3)
-	Q5K_PAIR(1, VPSLLW, 2, VPSLLW, 1)
-	Q5K_PAIR(2, VPSRLW, 0, VPSRLW, 1)
-	Q5K_PAIR(3, VPSRLW, 2, VPSRLW, 3)
+	Q5K_PAIR(0, Q5K_SLL, 4, Q5K_SLL, 3)
+	Q5K_PAIR(1, Q5K_SLL, 2, Q5K_SLL, 1)
+	Q5K_PAIR(2, Q5K_BIT4, 0, Q5K_SRL, 1)
+	Q5K_PAIR(3, Q5K_SRL, 2, Q5K_SRL, 3)
 	HSUMD(Y6, X6, X7)
 	VMOVD   X6, AX
 	HSUMD(Y4, X4, X7)
@@ -383,15 +410,15 @@ q3kloop:
 	VMOVDQU   (SI), Y13
 	VPXOR     Y6, Y6, Y6
 	VMOVDQU   32(SI), Y7
-	Q3K_CHUNK(0, 0, VPSLLW, 2, Y4)
-	Q3K_CHUNK(0, 1, VPSLLW, 1, Y4)
-	Q3K_CHUNK(0, 2, VPSRLW, 0, Y4)
-	Q3K_CHUNK(0, 3, VPSRLW, 1, Y4)
+	Q3K_CHUNK(0, 0, Q2K_LOW0, Q3K_SLL, 2, Y4)
+	Q3K_CHUNK(0, 1, Q2K_LOW, Q3K_SLL, 1, Y4)
+	Q3K_CHUNK(0, 2, Q2K_LOW, Q3K_BIT2, 0, Y4)
+	Q3K_CHUNK(0, 3, Q2K_LOW, Q3K_SRL, 1, Y4)
 	VMOVDQU   64(SI), Y7
-	Q3K_CHUNK(1, 0, VPSRLW, 2, Y2)
-	Q3K_CHUNK(1, 1, VPSRLW, 3, Y2)
-	Q3K_CHUNK(1, 2, VPSRLW, 4, Y2)
-	Q3K_CHUNK(1, 3, VPSRLW, 5, Y2)
+	Q3K_CHUNK(1, 0, Q2K_LOW0, Q3K_SRL, 2, Y2)
+	Q3K_CHUNK(1, 1, Q2K_LOW, Q3K_SRL, 3, Y2)
+	Q3K_CHUNK(1, 2, Q2K_LOW, Q3K_SRL, 4, Y2)
+	Q3K_CHUNK(1, 3, Q2K_LOW, Q3K_SRL, 5, Y2)
 	HSUMD(Y6, X6, X7)
 	VMOVD     X6, AX
 	HSUMD(Y3, X3, X7)
@@ -434,15 +461,15 @@ q2kloop:
 	VPERMQ    $0xee, Y2, Y2
 	VPXOR     Y6, Y6, Y6
 	VMOVDQU   16(SI), Y7
-	Q2K_CHUNK(0, 0, Y4)
-	Q2K_CHUNK(0, 1, Y4)
-	Q2K_CHUNK(0, 2, Y4)
-	Q2K_CHUNK(0, 3, Y4)
+	Q2K_CHUNK(0, 0, Q2K_LOW0, Y4)
+	Q2K_CHUNK(0, 1, Q2K_LOW, Y4)
+	Q2K_CHUNK(0, 2, Q2K_LOW, Y4)
+	Q2K_CHUNK(0, 3, Q2K_LOW, Y4)
 	VMOVDQU   48(SI), Y7
-	Q2K_CHUNK(1, 0, Y2)
-	Q2K_CHUNK(1, 1, Y2)
-	Q2K_CHUNK(1, 2, Y2)
-	Q2K_CHUNK(1, 3, Y2)
+	Q2K_CHUNK(1, 0, Q2K_LOW0, Y2)
+	Q2K_CHUNK(1, 1, Q2K_LOW, Y2)
+	Q2K_CHUNK(1, 2, Q2K_LOW, Y2)
+	Q2K_CHUNK(1, 3, Q2K_LOW, Y2)
 	HSUMD(Y6, X6, X7)
 	VMOVD     X6, AX
 	HSUMD(Y3, X3, X7)

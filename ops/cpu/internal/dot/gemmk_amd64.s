@@ -212,18 +212,28 @@ g6kdone:
 	VZEROUPPER
 	RET
 
+// Q5KX4_SLL(S), Q5KX4_SRL(S), Q5KX4_BIT4(S): Y10 = the fifth bits of
+// Y13 moved to bit 4 (shifted by S; BIT4 where they are there already: a
+// shift by 0 is a vector op for nothing), masked by Y11.
+#define Q5KX4_SLL(S) \
+	VPSLLW $S, Y13, Y10; \
+	VPAND Y11, Y10, Y10
+#define Q5KX4_SRL(S) \
+	VPSRLW $S, Y13, Y10; \
+	VPAND Y11, Y10, Y10
+#define Q5KX4_BIT4(S) \
+	VPAND Y11, Y13, Y10
+
 // Q5KX4_PAIR(JJ, LOP, LS, HOP, HS): Q4KX4_PAIR for q5_K, the fifth bits
-// of Y13 moved to bit 4 by LOP $LS and HOP $HS (Y11 = 0x10).
+// of Y13 moved to bit 4 by LOP(LS) and HOP(HS) (Y11 = 0x10).
 #define Q5KX4_PAIR(JJ, LOP, LS, HOP, HS) \
 	VMOVDQU 48+32*JJ(SI), Y4; \
 	VPSRLW $4, Y4, Y5; \
 	VPAND Y15, Y4, Y4; \
 	VPAND Y15, Y5, Y5; \
-	LOP $LS, Y13, Y10; \
-	VPAND Y11, Y10, Y10; \
+	LOP(LS); \
 	VPOR Y10, Y4, Y4; \
-	HOP $HS, Y13, Y10; \
-	VPAND Y11, Y10, Y10; \
+	HOP(HS); \
 	VPOR Y10, Y5, Y5; \
 	VPSHUFB ·wbcast+64*JJ(SB), Y14, Y6; \
 	VPSHUFB ·wbcast+64*JJ+32(SB), Y14, Y7; \
@@ -269,10 +279,10 @@ g5kloop:
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
 	VPXOR        Y3, Y3, Y3
-	Q5KX4_PAIR(0, VPSLLW, 4, VPSLLW, 3)
-	Q5KX4_PAIR(1, VPSLLW, 2, VPSLLW, 1)
-	Q5KX4_PAIR(2, VPSRLW, 0, VPSRLW, 1)
-	Q5KX4_PAIR(3, VPSRLW, 2, VPSRLW, 3)
+	Q5KX4_PAIR(0, Q5KX4_SLL, 4, Q5KX4_SLL, 3)
+	Q5KX4_PAIR(1, Q5KX4_SLL, 2, Q5KX4_SLL, 1)
+	Q5KX4_PAIR(2, Q5KX4_BIT4, 0, Q5KX4_SRL, 1)
+	Q5KX4_PAIR(3, Q5KX4_SRL, 2, Q5KX4_SRL, 3)
 	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
 
 	// out[c] += (d*yd[c])*isum[c] - (dmin*yd[c])*mins[c].
@@ -300,11 +310,28 @@ g5kdone:
 	VZEROUPPER
 	RET
 
-// Q2KX4_CHUNK(H, G, SC): elements 128H+32G..+31 of the q2_K codes in Y7,
-// (qs >> 2G) & 3, against the four columns (Y14 = 0x03).
-#define Q2KX4_CHUNK(H, G, SC) \
+// Q2KX4_LOW(G), Q2KX4_LOW0(G): Y10 = (qs >> 2G) & 3 of Y7 (Y14 = 0x03),
+// LOW0 for chunk 0 without a shift by 0. Q3KX4_SLL(S), Q3KX4_SRL(S),
+// Q3KX4_BIT2(S): Y5 = the high bits of Y13 moved to bit 2 (shifted by S;
+// BIT2 where they are there already), masked by Y8 (0x04).
+#define Q2KX4_LOW(G) \
 	VPSRLW $(2*G), Y7, Y10; \
-	VPAND Y14, Y10, Y10; \
+	VPAND Y14, Y10, Y10
+#define Q2KX4_LOW0(G) \
+	VPAND Y14, Y7, Y10
+#define Q3KX4_SLL(S) \
+	VPSLLW $S, Y13, Y5; \
+	VPAND Y8, Y5, Y5
+#define Q3KX4_SRL(S) \
+	VPSRLW $S, Y13, Y5; \
+	VPAND Y8, Y5, Y5
+#define Q3KX4_BIT2(S) \
+	VPAND Y8, Y13, Y5
+
+// Q2KX4_CHUNK(H, G, LOW, SC): elements 128H+32G..+31 of the q2_K codes in
+// Y7, (qs >> 2G) & 3 by LOW(G), against the four columns.
+#define Q2KX4_CHUNK(H, G, LOW, SC) \
+	LOW(G); \
 	VPSHUFB ·wpair+32*G(SB), SC, Y11; \
 	VPMADDUBSW 4+128*H+32*G(DI), Y10, Y8; \
 	VPMADDWD Y11, Y8, Y8; \
@@ -358,15 +385,15 @@ g2kloop:
 	VPXOR     Y2, Y2, Y2
 	VPXOR     Y3, Y3, Y3
 	VMOVDQU   16(SI), Y7
-	Q2KX4_CHUNK(0, 0, Y4)
-	Q2KX4_CHUNK(0, 1, Y4)
-	Q2KX4_CHUNK(0, 2, Y4)
-	Q2KX4_CHUNK(0, 3, Y4)
+	Q2KX4_CHUNK(0, 0, Q2KX4_LOW0, Y4)
+	Q2KX4_CHUNK(0, 1, Q2KX4_LOW, Y4)
+	Q2KX4_CHUNK(0, 2, Q2KX4_LOW, Y4)
+	Q2KX4_CHUNK(0, 3, Q2KX4_LOW, Y4)
 	VMOVDQU   48(SI), Y7
-	Q2KX4_CHUNK(1, 0, Y5)
-	Q2KX4_CHUNK(1, 1, Y5)
-	Q2KX4_CHUNK(1, 2, Y5)
-	Q2KX4_CHUNK(1, 3, Y5)
+	Q2KX4_CHUNK(1, 0, Q2KX4_LOW0, Y5)
+	Q2KX4_CHUNK(1, 1, Q2KX4_LOW, Y5)
+	Q2KX4_CHUNK(1, 2, Q2KX4_LOW, Y5)
+	Q2KX4_CHUNK(1, 3, Q2KX4_LOW, Y5)
 	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
 
 	// out[c] += (d*yd[c])*isum[c] - (dmin*yd[c])*mins[c].
@@ -394,14 +421,12 @@ g2kdone:
 	VZEROUPPER
 	RET
 
-// Q3KX4_CHUNK(H, G, HOP, HS, SC): Q3K_CHUNK against the four columns:
-// codes (qs >> 2G) & 3 of Y7 with hmask bit 4H+G of Y13 at bit 2 (Y14 =
-// 0x03, Y8 = 0x04), scale words picked from SC.
-#define Q3KX4_CHUNK(H, G, HOP, HS, SC) \
-	VPSRLW $(2*G), Y7, Y10; \
-	VPAND Y14, Y10, Y10; \
-	HOP $HS, Y13, Y5; \
-	VPAND Y8, Y5, Y5; \
+// Q3KX4_CHUNK(H, G, LOW, HOP, HS, SC): Q3K_CHUNK against the four
+// columns: codes (qs >> 2G) & 3 of Y7 by LOW(G) with hmask bit 4H+G of Y13
+// at bit 2 by HOP(HS) (Y14 = 0x03, Y8 = 0x04), scale words picked from SC.
+#define Q3KX4_CHUNK(H, G, LOW, HOP, HS, SC) \
+	LOW(G); \
+	HOP(HS); \
 	VPOR Y5, Y10, Y10; \
 	VPSHUFB ·wpair+32*G(SB), SC, Y11; \
 	VPMADDUBSW 4+128*H+32*G(DI), Y10, Y6; \
@@ -490,15 +515,15 @@ g3kloop:
 	VPXOR     Y3, Y3, Y3
 	VMOVDQU   (SI), Y13
 	VMOVDQU   32(SI), Y7
-	Q3KX4_CHUNK(0, 0, VPSLLW, 2, Y4)
-	Q3KX4_CHUNK(0, 1, VPSLLW, 1, Y4)
-	Q3KX4_CHUNK(0, 2, VPSRLW, 0, Y4)
-	Q3KX4_CHUNK(0, 3, VPSRLW, 1, Y4)
+	Q3KX4_CHUNK(0, 0, Q2KX4_LOW0, Q3KX4_SLL, 2, Y4)
+	Q3KX4_CHUNK(0, 1, Q2KX4_LOW, Q3KX4_SLL, 1, Y4)
+	Q3KX4_CHUNK(0, 2, Q2KX4_LOW, Q3KX4_BIT2, 0, Y4)
+	Q3KX4_CHUNK(0, 3, Q2KX4_LOW, Q3KX4_SRL, 1, Y4)
 	VMOVDQU   64(SI), Y7
-	Q3KX4_CHUNK(1, 0, VPSRLW, 2, Y9)
-	Q3KX4_CHUNK(1, 1, VPSRLW, 3, Y9)
-	Q3KX4_CHUNK(1, 2, VPSRLW, 4, Y9)
-	Q3KX4_CHUNK(1, 3, VPSRLW, 5, Y9)
+	Q3KX4_CHUNK(1, 0, Q2KX4_LOW0, Q3KX4_SRL, 2, Y9)
+	Q3KX4_CHUNK(1, 1, Q2KX4_LOW, Q3KX4_SRL, 3, Y9)
+	Q3KX4_CHUNK(1, 2, Q2KX4_LOW, Q3KX4_SRL, 4, Y9)
+	Q3KX4_CHUNK(1, 3, Q2KX4_LOW, Q3KX4_SRL, 5, Y9)
 	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
 	VPSLLD    $2, X12, X12
 	VPSUBD    X12, X0, X0
