@@ -29,3 +29,21 @@
 	ANDL $0x0f0f0f0f, R9; \
 	ORL R9, R8; \
 	VPINSRD $3, R8, X1, X1
+
+// Q2K_LOW(G), Q2K_LOW0(G): Y10 = (qs >> 2G) & 3 of Y7 (Y14 = 0x03),
+// LOW0 for chunk 0 without a shift by 0. Q3K_SLL(S), Q3K_SRL(S),
+// Q3K_BIT2(S): Y5 = the high bits of Y13 moved to bit 2 (shifted by S;
+// BIT2 where they are there already), masked by Y8 (0x04).
+#define Q2K_LOW(G) \
+	VPSRLW $(2*G), Y7, Y10; \
+	VPAND Y14, Y10, Y10
+#define Q2K_LOW0(G) \
+	VPAND Y14, Y7, Y10
+#define Q3K_SLL(S) \
+	VPSLLW $S, Y13, Y5; \
+	VPAND Y8, Y5, Y5
+#define Q3K_SRL(S) \
+	VPSRLW $S, Y13, Y5; \
+	VPAND Y8, Y5, Y5
+#define Q3K_BIT2(S) \
+	VPAND Y8, Y13, Y5

@@ -222,24 +222,6 @@ GLOBL ·wpair(SB), RODATA|NOPTR, $128
 	VPOR Y5, Y10, Y10; \
 	ACCUM(Y10, 4+128*H+32*G, ·wpair+32*G(SB), SC)
 
-// Q2K_LOW(G), Q2K_LOW0(G): Y10 = (qs >> 2G) & 3 of Y7 (Y14 = 0x03),
-// LOW0 for chunk 0 without a shift by 0. Q3K_SLL(S), Q3K_SRL(S),
-// Q3K_BIT2(S): Y5 = the high bits of Y13 moved to bit 2 (shifted by S;
-// BIT2 where they are there already), masked by Y8 (0x04).
-#define Q2K_LOW(G) \
-	VPSRLW $(2*G), Y7, Y10; \
-	VPAND Y14, Y10, Y10
-#define Q2K_LOW0(G) \
-	VPAND Y14, Y7, Y10
-#define Q3K_SLL(S) \
-	VPSLLW $S, Y13, Y5; \
-	VPAND Y8, Y5, Y5
-#define Q3K_SRL(S) \
-	VPSRLW $S, Y13, Y5; \
-	VPAND Y8, Y5, Y5
-#define Q3K_BIT2(S) \
-	VPAND Y8, Y13, Y5
-
 // Q2K_CHUNK(H, G, LOW, SC): elements 128H+32G..+31, codes (qs >> 2G) & 3 of Y7 by LOW(G).
 // Y14 = 0x03.
 #define Q2K_CHUNK(H, G, LOW, SC) \
