@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/kernbench/kernbench/ops"
@@ -277,6 +278,10 @@ func copyGrid(dst []byte, doff, drow, delem int64, src []byte, soff, srow, selem
 	_ = dst[doff+(rows-1)*drow+(n-1)*delem+size-1]
 	sp := unsafe.Pointer(&src[soff])
 	dp := unsafe.Pointer(&dst[doff])
+	if unalignedWords && size == 4 && selem == 4 && delem == 4 && n <= 4 {
+		copyShortRows4(dp, drow, sp, srow, n, rows)
+		return
+	}
 	for r := range rows {
 		s, d := unsafe.Add(sp, r*srow), unsafe.Add(dp, r*drow)
 		if size == 4 {
@@ -287,6 +292,40 @@ func copyGrid(dst []byte, doff, drow, delem int64, src []byte, soff, srow, selem
 		}
 		for i := range n {
 			*(*uint16)(unsafe.Add(d, i*delem)) = *(*uint16)(unsafe.Add(s, i*selem))
+		}
+	}
+}
+
+// unalignedWords: the architecture loads and stores 8-byte words at any
+// 4-byte boundary (copyShortRows4's moves).
+const unalignedWords = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
+
+// copyShortRows4 copies rows rows of n (1 to 4) packed 4-byte elements,
+// row r from sp + r*srow to dp + r*drow, each row in straight-line moves
+// for its n: SSM_CONV's state rows (3 elements of each channel, between
+// the cache and the conv input) and its one new column per token, a few
+// thousand rows each, go through here every decode step.
+func copyShortRows4(dp unsafe.Pointer, drow int64, sp unsafe.Pointer, srow int64, n, rows int64) {
+	switch n {
+	case 1:
+		for r := range rows {
+			*(*uint32)(unsafe.Add(dp, r*drow)) = *(*uint32)(unsafe.Add(sp, r*srow))
+		}
+	case 2:
+		for r := range rows {
+			*(*uint64)(unsafe.Add(dp, r*drow)) = *(*uint64)(unsafe.Add(sp, r*srow))
+		}
+	case 3:
+		for r := range rows {
+			s, d := unsafe.Add(sp, r*srow), unsafe.Add(dp, r*drow)
+			*(*uint64)(d) = *(*uint64)(s)
+			*(*uint32)(unsafe.Add(d, 8)) = *(*uint32)(unsafe.Add(s, 8))
+		}
+	case 4:
+		for r := range rows {
+			s, d := unsafe.Add(sp, r*srow), unsafe.Add(dp, r*drow)
+			*(*uint64)(d) = *(*uint64)(s)
+			*(*uint64)(unsafe.Add(d, 8)) = *(*uint64)(unsafe.Add(s, 8))
 		}
 	}
 }

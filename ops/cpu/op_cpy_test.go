@@ -3,6 +3,7 @@ package cpu
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -166,6 +167,38 @@ func TestCpyRefusesCodebookTypes(t *testing.T) {
 		}
 		if err := b.Supports(node); err == nil || !strings.Contains(err.Error(), typ.String()) {
 			t.Errorf("Supports(CPY f32 -> %v) = %v, want a refusal naming the type", typ, err)
+		}
+	}
+}
+
+// TestCopyShortRows checks copyGrid's rows of one to four 4-byte
+// elements (copyShortRows4) and, past them, five, against an element by
+// element copy, over row counts and gapped row strides on both sides:
+// every element lands, and no byte between the rows changes.
+func TestCopyShortRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for n := int64(1); n <= 5; n++ {
+		for _, rows := range []int64{1, 2, 7, 100} {
+			for _, gaps := range [][2]int64{{0, 0}, {4, 0}, {0, 12}, {8, 4}} {
+				srow, drow := 4*n+gaps[0], 4*n+gaps[1]
+				soff, doff := int64(4*rng.IntN(3)), int64(4*rng.IntN(3))
+				src := make([]byte, soff+rows*srow)
+				dst := make([]byte, doff+rows*drow+8)
+				for i := range src {
+					src[i] = byte(rng.Uint32())
+				}
+				for i := range dst {
+					dst[i] = byte(rng.Uint32())
+				}
+				want := bytes.Clone(dst)
+				for r := range rows {
+					copy(want[doff+r*drow:][:4*n], src[soff+r*srow:][:4*n])
+				}
+				copyGrid(dst, doff, drow, 4, src, soff, srow, 4, 4, n, rows)
+				if !bytes.Equal(dst, want) {
+					t.Fatalf("n=%d rows=%d strides %d/%d offsets %d/%d: the copy differs", n, rows, srow, drow, soff, doff)
+				}
+			}
 		}
 	}
 }
