@@ -219,6 +219,14 @@ func (j *ssmJob) block(wb *workerBuf, q, h0, h1 int64) {
 	}
 	bs, cs, as := wb.f32b[:ds], wb.f32b[ds:2*ds], wb.f32b[2*ds:3*ds]
 	x, dt := j.x, j.dt
+	// Scalar A: the block's A values, gathered once for every tile.
+	var ar []float32
+	if j.scalarA {
+		ar = wb.f32[ssmExpOff:][:nh]
+		for h := h0; h < h1; h++ {
+			ar[h-h0] = f32At(j.am, h*j.A.Nb[1])
+		}
+	}
 	for t0 := int64(0); t0 < j.nTok; t0 += ssmTokTile {
 		tn := min(ssmTokTile, j.nTok-t0)
 		sp, ed := wb.f32[:tn*nh], wb.f32[ssmHeadBlock*ssmTokTile:][:2*tn]
@@ -238,10 +246,6 @@ func (j *ssmJob) block(wb *workerBuf, q, h0, h1 int64) {
 		// per token (ex[tok*nh+h-h0]).
 		var ex []float32
 		if j.scalarA {
-			ar := wb.f32[ssmExpOff:][:nh]
-			for h := h0; h < h1; h++ {
-				ar[h-h0] = f32At(j.am, h*j.A.Nb[1])
-			}
 			ex = wb.f32[ssmExpOff+ssmHeadBlock:][:tn*nh]
 			for tok := range tn {
 				sk.expMul(ex[tok*nh:(tok+1)*nh], sp[tok*nh:(tok+1)*nh], ar)
