@@ -45,36 +45,31 @@ DATA ·gv2wpair+120(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL ·gv2wpair(SB), RODATA|NOPTR, $128
 
 // K2_Q5K_PAIR(JJ, LOP, LS, HOP, HS): as K2B_Q4K_PAIR with the fifth bits of Y13
-// (bit j of byte l is element l of sub-block j) moved to bit 4 by LOP $LS
-// and HOP $HS.
+// (bit j of byte l is element l of sub-block j) moved to bit 4 by
+// LOP(LS, Y9) and HOP(HS, Y10) (K2_Q5K_SLL, K2_Q5K_SRL, K2_Q5K_BIT4).
 #define K2_Q5K_PAIR(JJ, LOP, LS, HOP, HS) \
-	K2_Q5K_NIBBLES(JJ); \
-	LOP $LS, Y13, Y9; \
-	VPAND Y14, Y9, Y9; \
-	K2_Q5K_REST(JJ, HOP, HS)
-
-// K2_Q5K_PAIR0(JJ, HOP, HS): K2_Q5K_PAIR for the pair whose low fifth
-// bits need no shift (a shift by 0 is a vector op for nothing).
-#define K2_Q5K_PAIR0(JJ, HOP, HS) \
-	K2_Q5K_NIBBLES(JJ); \
-	VPAND Y14, Y13, Y9; \
-	K2_Q5K_REST(JJ, HOP, HS)
-
-// K2_Q5K_NIBBLES(JJ): Y7, Y8 = the low and high nibbles of pair JJ's
-// codes; K2_Q5K_REST(JJ, HOP, HS): the low fifth bits in Y9 into Y7, the
-// high ones (Y13 by HOP $HS) into Y8, and both accumulated.
-#define K2_Q5K_NIBBLES(JJ) \
 	VMOVDQU 48+32*JJ(SI), Y7; \
 	VPSRLW $4, Y7, Y8; \
 	VPAND Y15, Y7, Y7; \
-	VPAND Y15, Y8, Y8
-#define K2_Q5K_REST(JJ, HOP, HS) \
+	VPAND Y15, Y8, Y8; \
+	LOP(LS, Y9); \
 	VPOR Y9, Y7, Y7; \
-	HOP $HS, Y13, Y10; \
-	VPAND Y14, Y10, Y10; \
+	HOP(HS, Y10); \
 	VPOR Y10, Y8, Y8; \
 	K2_ACCUM(Y7, 4+64*JJ, gv2bbcast<>+64*JJ(SB), Y3); \
 	K2_ACCUM(Y8, 36+64*JJ, gv2bbcast<>+64*JJ+32(SB), Y3)
+
+// K2_Q5K_SLL(S, R), K2_Q5K_SRL(S, R), K2_Q5K_BIT4(S, R): R = the fifth
+// bits of Y13 moved to bit 4 (shifted by S; BIT4 where they are there
+// already, without a shift by 0), masked by Y14.
+#define K2_Q5K_SLL(S, R) \
+	VPSLLW $S, Y13, R; \
+	VPAND Y14, R, R
+#define K2_Q5K_SRL(S, R) \
+	VPSRLW $S, Y13, R; \
+	VPAND Y14, R, R
+#define K2_Q5K_BIT4(S, R) \
+	VPAND Y14, Y13, R
 
 // K2_Q6K_HALF(H, SC): the 128 elements of half H; SC holds the eight scale
 // words of the half in both lanes. Y15 = 0x0f, Y14 = 0x30.
@@ -324,10 +319,10 @@ DONE: \
 	VPMADDWD 260(DI), Y4, Y4; \
 	VMOVDQU 16(SI), Y13; \
 	VPXOR Y6, Y6, Y6; \
-	K2_Q5K_PAIR(0, VPSLLW, 4, VPSLLW, 3); \
-	K2_Q5K_PAIR(1, VPSLLW, 2, VPSLLW, 1); \
-	K2_Q5K_PAIR0(2, VPSRLW, 1); \
-	K2_Q5K_PAIR(3, VPSRLW, 2, VPSRLW, 3); \
+	K2_Q5K_PAIR(0, K2_Q5K_SLL, 4, K2_Q5K_SLL, 3); \
+	K2_Q5K_PAIR(1, K2_Q5K_SLL, 2, K2_Q5K_SLL, 1); \
+	K2_Q5K_PAIR(2, K2_Q5K_BIT4, 0, K2_Q5K_SRL, 1); \
+	K2_Q5K_PAIR(3, K2_Q5K_SRL, 2, K2_Q5K_SRL, 3); \
 	K2_GV_FOLD(Y4)
 
 // K2_Q5K_FN2(LOOP, DONE, PF): the body of q5_Kx4AVX2, PF before each

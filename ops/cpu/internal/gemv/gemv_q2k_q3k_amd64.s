@@ -22,18 +22,30 @@ GLOBL gv2k32w<>(SB), RODATA|NOPTR, $8
 // the scheme of gemv_k_amd64.s (integer lanes as in dotQ2_KQ8_KAVX2 /
 // dotQ3_KQ8_KAVX2).
 
-// K2_Q2K_CHUNK(H, G, SC): elements 128H+32G..+31, codes (qs >> 2G) & 3
-// of Y7 (Y14 = 0x03).
-#define K2_Q2K_CHUNK(H, G, SC) \
+// K2_LOW(G), K2_LOW0(G): Y10 = (qs >> 2G) & 3 of Y7 (Y14 = 0x03), LOW0
+// for chunk 0 without a shift by 0 (a vector op for nothing, 5% of the
+// q2_K kernel on a Zen 4). K2_HSLL(S), K2_HSRL(S), K2_HBIT2(S): Y5 = the
+// q3_K high bits of Y13 moved to bit 2 (shifted by S; BIT2 where they are
+// there already), masked by Y8 (0x04). As dotk_amd64.h's Q2K_LOW etc.
+#define K2_LOW(G) \
 	VPSRLW $(2*G), Y7, Y10; \
-	VPAND Y14, Y10, Y10; \
-	K2_ACCUM(Y10, 4+128*H+32*G, ·gv2wpair+32*G(SB), SC)
+	VPAND Y14, Y10, Y10
+#define K2_LOW0(G) \
+	VPAND Y14, Y7, Y10
+#define K2_HSLL(S) \
+	VPSLLW $S, Y13, Y5; \
+	VPAND Y8, Y5, Y5
+#define K2_HSRL(S) \
+	VPSRLW $S, Y13, Y5; \
+	VPAND Y8, Y5, Y5
+#define K2_HBIT2(S) \
+	VPAND Y8, Y13, Y5
 
-// K2_Q2K_CHUNK0(H, SC): K2_Q2K_CHUNK(H, 0, SC) without the shift by 0 (a
-// vector op for nothing, 5% of the kernel on a Zen 4).
-#define K2_Q2K_CHUNK0(H, SC) \
-	VPAND Y14, Y7, Y10; \
-	K2_ACCUM(Y10, 4+128*H, ·gv2wpair(SB), SC)
+// K2_Q2K_CHUNK(H, G, LOW, SC): elements 128H+32G..+31, codes (qs >> 2G) &
+// 3 of Y7 by LOW(G).
+#define K2_Q2K_CHUNK(H, G, LOW, SC) \
+	LOW(G); \
+	K2_ACCUM(Y10, 4+128*H+32*G, ·gv2wpair+32*G(SB), SC)
 
 // K2_Q2K_ROW(H): H = VPHADDD(scaled-product lanes, min-term lanes) of
 // the q2_K block at SI. Clobbers Y1-Y4, Y6, Y7, Y10, Y11.
@@ -49,15 +61,15 @@ GLOBL gv2k32w<>(SB), RODATA|NOPTR, $8
 	VPERMQ    $0xee, Y2, Y2; \
 	VPXOR     Y6, Y6, Y6; \
 	VMOVDQU   16(SI), Y7; \
-	K2_Q2K_CHUNK0(0, Y4); \
-	K2_Q2K_CHUNK(0, 1, Y4); \
-	K2_Q2K_CHUNK(0, 2, Y4); \
-	K2_Q2K_CHUNK(0, 3, Y4); \
+	K2_Q2K_CHUNK(0, 0, K2_LOW0, Y4); \
+	K2_Q2K_CHUNK(0, 1, K2_LOW, Y4); \
+	K2_Q2K_CHUNK(0, 2, K2_LOW, Y4); \
+	K2_Q2K_CHUNK(0, 3, K2_LOW, Y4); \
 	VMOVDQU   48(SI), Y7; \
-	K2_Q2K_CHUNK0(1, Y2); \
-	K2_Q2K_CHUNK(1, 1, Y2); \
-	K2_Q2K_CHUNK(1, 2, Y2); \
-	K2_Q2K_CHUNK(1, 3, Y2); \
+	K2_Q2K_CHUNK(1, 0, K2_LOW0, Y2); \
+	K2_Q2K_CHUNK(1, 1, K2_LOW, Y2); \
+	K2_Q2K_CHUNK(1, 2, K2_LOW, Y2); \
+	K2_Q2K_CHUNK(1, 3, K2_LOW, Y2); \
 	VPHADDD   Y3, Y6, H
 
 // func q2_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
@@ -127,32 +139,13 @@ gv2q2kdone:
 	VZEROUPPER
 	RET
 
-// K2_Q3K_CHUNK(H, G, HOP, HS, SC): elements 128H+32G..+31: low bits
-// (qs >> 2G) & 3 from Y7, high bit 4H+G of the hmask bytes (Y13) moved to
-// bit 2 by HOP $HS. Y14 = 0x03, Y8 = 0x04.
-#define K2_Q3K_CHUNK(H, G, HOP, HS, SC) \
-	VPSRLW $(2*G), Y7, Y10; \
-	VPAND Y14, Y10, Y10; \
-	HOP $HS, Y13, Y5; \
-	K2_Q3K_HIGH(H, G, Y5, SC)
-
-// K2_Q3K_CHUNK0(H, HOP, HS, SC): K2_Q3K_CHUNK for chunk 0, whose low bits
-// need no shift; K2_Q3K_CHUNKH(H, G, SC): for the chunk whose high bit
-// is at bit 2 already (4H+G = 2). A shift by 0 is a vector op for
-// nothing.
-#define K2_Q3K_CHUNK0(H, HOP, HS, SC) \
-	VPAND Y14, Y7, Y10; \
-	HOP $HS, Y13, Y5; \
-	K2_Q3K_HIGH(H, 0, Y5, SC)
-#define K2_Q3K_CHUNKH(H, G, SC) \
-	VPSRLW $(2*G), Y7, Y10; \
-	VPAND Y14, Y10, Y10; \
-	K2_Q3K_HIGH(H, G, Y13, SC)
-
-// K2_Q3K_HIGH(H, G, HB, SC): Y10 |= HB & 0x04 (Y8), the high bits, then
-// K2_ACCUM of chunk G of half H. Clobbers Y5.
-#define K2_Q3K_HIGH(H, G, HB, SC) \
-	VPAND Y8, HB, Y5; \
+// K2_Q3K_CHUNK(H, G, LOW, HOP, HS, SC): elements 128H+32G..+31: low bits
+// (qs >> 2G) & 3 from Y7 by LOW(G), high bit 4H+G of the hmask bytes
+// (Y13) moved to bit 2 by HOP(HS) (K2_HSLL, K2_HSRL, K2_HBIT2). Y14 =
+// 0x03, Y8 = 0x04.
+#define K2_Q3K_CHUNK(H, G, LOW, HOP, HS, SC) \
+	LOW(G); \
+	HOP(HS); \
 	VPOR Y5, Y10, Y10; \
 	K2_ACCUM(Y10, 4+128*H+32*G, ·gv2wpair+32*G(SB), SC)
 
@@ -223,15 +216,15 @@ GLOBL gv2m30<>(SB), RODATA|NOPTR, $32
 	VMOVDQU   (SI), Y13; \
 	VPXOR     Y6, Y6, Y6; \
 	VMOVDQU   32(SI), Y7; \
-	K2_Q3K_CHUNK0(0, VPSLLW, 2, Y4); \
-	K2_Q3K_CHUNK(0, 1, VPSLLW, 1, Y4); \
-	K2_Q3K_CHUNKH(0, 2, Y4); \
-	K2_Q3K_CHUNK(0, 3, VPSRLW, 1, Y4); \
+	K2_Q3K_CHUNK(0, 0, K2_LOW0, K2_HSLL, 2, Y4); \
+	K2_Q3K_CHUNK(0, 1, K2_LOW, K2_HSLL, 1, Y4); \
+	K2_Q3K_CHUNK(0, 2, K2_LOW, K2_HBIT2, 0, Y4); \
+	K2_Q3K_CHUNK(0, 3, K2_LOW, K2_HSRL, 1, Y4); \
 	VMOVDQU   64(SI), Y7; \
-	K2_Q3K_CHUNK0(1, VPSRLW, 2, Y2); \
-	K2_Q3K_CHUNK(1, 1, VPSRLW, 3, Y2); \
-	K2_Q3K_CHUNK(1, 2, VPSRLW, 4, Y2); \
-	K2_Q3K_CHUNK(1, 3, VPSRLW, 5, Y2); \
+	K2_Q3K_CHUNK(1, 0, K2_LOW0, K2_HSRL, 2, Y2); \
+	K2_Q3K_CHUNK(1, 1, K2_LOW, K2_HSRL, 3, Y2); \
+	K2_Q3K_CHUNK(1, 2, K2_LOW, K2_HSRL, 4, Y2); \
+	K2_Q3K_CHUNK(1, 3, K2_LOW, K2_HSRL, 5, Y2); \
 	K2_GV_FOLD(Y3)
 
 // K2_Q3K_FN2(LOOP, DONE, PF): the body of q3_Kx4AVX2, PF before each
