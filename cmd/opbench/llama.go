@@ -307,7 +307,7 @@ func runLlama(args []string, stdout, stderr io.Writer) int {
 			setDRAMShare(set.Records, filepath.Base(m), pk.Median)
 		}
 	}
-	fmt.Fprintf(stdout, "%s (%s), %d threads; llama.cpp %s, kernbench %s\n", machine.String(), machine.ID, cfg.params.Threads, orUnknown(version), set.ShortCommit())
+	writeLlamaHeader(stdout, set)
 	if err := writeLlamaTable(stdout, set); err != nil {
 		fmt.Fprintf(stderr, "opbench llama: %v\n", err)
 		return exitFailure
@@ -347,8 +347,7 @@ func joinCounts(v []int) string {
 }
 
 // printLlamaTable prints the table of the record at path as the run that
-// wrote it printed it, after a line naming the record's machine,
-// llama.cpp's build and kernbench's commit.
+// wrote it printed it, after the same header line (writeLlamaHeader).
 func printLlamaTable(path string, stdout, stderr io.Writer) int {
 	set, err := bench.ReadFile(path)
 	if err != nil {
@@ -357,16 +356,25 @@ func printLlamaTable(path string, stdout, stderr io.Writer) int {
 	if !slices.ContainsFunc(set.Records, func(r bench.Record) bool { return r.Backend == llamaSide }) {
 		return usageError(stderr, "llama", fmt.Errorf("-table: %s is not a record of opbench llama (no %s records)", path, llamaSide))
 	}
-	version := ""
-	if set.Baseline != nil {
-		version = set.Baseline.Version
-	}
-	fmt.Fprintf(stdout, "%s (%s); llama.cpp %s, kernbench %s\n", set.Machine.String(), set.Machine.ID, orUnknown(version), set.ShortCommit())
+	writeLlamaHeader(stdout, set)
 	if err := writeLlamaTable(stdout, set); err != nil {
 		fmt.Fprintf(stderr, "opbench llama: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
+}
+
+// writeLlamaHeader prints the line above a table: the record's machine,
+// its runs' threads, llama.cpp's build and kernbench's commit.
+func writeLlamaHeader(w io.Writer, s *bench.Set) {
+	version, threads := "", 0
+	if s.Baseline != nil {
+		version = s.Baseline.Version
+	}
+	if len(s.Records) > 0 {
+		threads = s.Records[0].Threads
+	}
+	fmt.Fprintf(w, "%s (%s), %d threads; llama.cpp %s, kernbench %s\n", s.Machine.String(), s.Machine.ID, threads, orUnknown(version), s.ShortCommit())
 }
 
 // writeLlamaTable prints, per model and test, both sides' median speeds
