@@ -30,6 +30,12 @@ func fmaAVX512(iters int)
 //go:noescape
 func int8VNNI512(iters int)
 
+// bf16DotAVX512 runs iters iterations of 12 independent 16-lane
+// VDPBF16PS bf16 pair dot products (768 FLOPs each).
+//
+//go:noescape
+func bf16DotAVX512(iters int)
+
 // readAVX512 loads n bytes from p with zmm loads; n must be a multiple of
 // 256.
 //
@@ -54,6 +60,9 @@ func asmKernels() []peakKernel {
 		ks = append(ks, peakKernel{kind: KindF32FMA, name: "avx512 vfmadd231ps zmm, 12 chains", workPerIter: 384, run: fmaAVX512})
 		if cpuid.CPU.Supports(cpuid.AVX512VNNI) {
 			ks = append(ks, peakKernel{kind: KindInt8Dot, name: "avx512vnni vpdpbusd zmm, 12 chains", workPerIter: 1536, run: int8VNNI512})
+		}
+		if cpuid.CPU.Supports(cpuid.AVX512BF16) {
+			ks = append(ks, peakKernel{kind: KindBF16Dot, name: "avx512bf16 vdpbf16ps zmm, 12 chains", workPerIter: 768, run: bf16DotAVX512})
 		}
 	}
 	return ks

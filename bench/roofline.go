@@ -24,6 +24,11 @@ const (
 	// quantized kernels compute them, in GOP/s (a byte product and its
 	// addition count 2).
 	KindInt8Dot = "int8-dot"
+	// KindBF16Dot is the throughput of bfloat16 pair dot products
+	// accumulated in float32 lanes (AVX512_BF16's VDPBF16PS), in GFLOP/s
+	// (each product and its addition count 2): the ceiling of a bf16
+	// matrix product on a CPU that has them.
+	KindBF16Dot = "bf16-dot"
 	// KindRead is streaming read bandwidth, in GB/s (1e9 bytes).
 	KindRead = "read"
 )
@@ -31,6 +36,7 @@ const (
 // Memory levels of a read peak.
 const (
 	LevelCache = "cache" // a buffer per thread that fits in its L2
+	LevelL3    = "l3"    // a buffer that fits in the last-level cache and not in the L2s
 	LevelDRAM  = "dram"  // a buffer many times the last-level cache
 )
 
@@ -62,7 +68,7 @@ type Roofline struct {
 
 // RooflineNote describes the measurement for the records.
 const RooflineNote = "compute: register-resident loops with independent chains (no memory traffic); " +
-	"read: each thread streams its own buffer (cache: half its L2, dram: a slice of a buffer >= 8x the L3); " +
+	"read: each thread streams its own buffer (cache: half its L2, l3: a slice of half the L3, dram: a slice of a buffer >= 8x the L3); " +
 	"goroutines locked to OS threads and started together; best and median over the samples"
 
 // Threads returns the thread counts measured, ascending.
@@ -96,6 +102,10 @@ func (r Roofline) Compute(threads int) (Peak, bool) { return r.best(KindF32FMA, 
 // Int8 returns the int8 dot-product ceiling at a thread count.
 func (r Roofline) Int8(threads int) (Peak, bool) { return r.best(KindInt8Dot, "", threads) }
 
+// BF16 returns the bf16 dot-product ceiling at a thread count; ok is
+// false on a CPU without one (or a roofline measured before it was).
+func (r Roofline) BF16(threads int) (Peak, bool) { return r.best(KindBF16Dot, "", threads) }
+
 // Bandwidth returns the read ceiling of a memory level at a thread count.
 func (r Roofline) Bandwidth(threads int, level string) (Peak, bool) {
 	return r.best(KindRead, level, threads)
@@ -105,7 +115,10 @@ func (r Roofline) Bandwidth(threads int, level string) (Peak, bool) {
 // element type typ is judged against: KindInt8Dot for the matrix
 // products whose weights meet byte-quantized activations (q8_0, q8_1 or
 // q8_K, as ggml converts them), whose inner loop is an integer dot
-// product; KindF32FMA otherwise.
+// product; KindBF16Dot for bf16 matrix products, whose inner loop on a
+// CPU with AVX512_BF16 is a bf16 pair dot product (Attainable judges
+// them by the f32 FMA peak where the roofline has no bf16 one);
+// KindF32FMA otherwise.
 func ComputeKind(op, typ string) string {
 	if op != "MUL_MAT" && op != "MUL_MAT_ID" {
 		return KindF32FMA
@@ -113,6 +126,9 @@ func ComputeKind(op, typ string) string {
 	t, err := quant.ParseType(typ)
 	if err != nil {
 		return KindF32FMA
+	}
+	if t == quant.BF16 {
+		return KindBF16Dot
 	}
 	switch t.VecDotType() {
 	case quant.Q8_0, quant.Q8_1, quant.Q8_K:
@@ -124,23 +140,37 @@ func ComputeKind(op, typ string) string {
 // Attainable returns the roofline bound for a point at a thread count:
 // min(compute peak, intensity x bandwidth), in GFLOP/s (GOP/s for the
 // int8 ceiling), and which ceiling bounds it ("compute" for f32 FMA,
-// "int8" for the integer dot product, "cache" or "dram"). kind is the
-// point's compute ceiling (ComputeKind); a roofline without an int8 peak
-// judges by the f32 one. The bandwidth is the in-cache one when the
-// point's bytes fit in cacheBytes (they stay cached, since benchmarks
-// reuse their inputs), else DRAM's. ok is false when the roofline lacks
-// that thread count.
+// "int8" for the integer dot product, "bf16" for the bf16 one, "cache",
+// "l3" or "dram"). kind is the point's compute ceiling (ComputeKind); a
+// roofline without an int8 or bf16 peak judges by the f32 one.
+//
+// The bandwidth is DRAM's unless the point's bytes fit in cacheBytes,
+// the last-level cache (they stay cached, since benchmarks reuse their
+// inputs): then it is the in-cache (L2) one when they also fit in the
+// threads' L2s, taken as twice the in-cache read's buffer (half an L2 a
+// thread), and the L3 read's otherwise. A roofline measured without an
+// L3 read judges every point that fits by the in-cache one. ok is false
+// when the roofline lacks that thread count.
 func (r Roofline) Attainable(threads int, kind string, intensity float64, bytes, cacheBytes int64) (gflops float64, roof string, ok bool) {
 	c, okc := r.Compute(threads)
 	roof = "compute"
-	if kind == KindInt8Dot {
+	switch kind {
+	case KindInt8Dot:
 		if i8, ok8 := r.Int8(threads); ok8 {
 			c, okc, roof = i8, true, "int8"
+		}
+	case KindBF16Dot:
+		if b16, okb := r.BF16(threads); okb {
+			c, okc, roof = b16, true, "bf16"
 		}
 	}
 	level := LevelDRAM
 	if cacheBytes > 0 && bytes <= cacheBytes {
 		level = LevelCache
+		l2, ok2 := r.Bandwidth(threads, LevelCache)
+		if _, ok3 := r.Bandwidth(threads, LevelL3); ok3 && ok2 && bytes > 2*l2.BufferBytes {
+			level = LevelL3
+		}
 	}
 	bw, okb := r.Bandwidth(threads, level)
 	if !okc || !okb {
@@ -165,6 +195,10 @@ type RooflineOptions struct {
 	// DRAMBytes is the whole DRAM buffer, split between threads; default
 	// DefaultDRAMBytes.
 	DRAMBytes int64
+	// L3Bytes is the whole last-level cache buffer, split between
+	// threads; default half the L3. Negative, or an unknown L3, skips
+	// the level.
+	L3Bytes int64
 }
 
 // peakKernel is a register-resident loop: run(iters) does workPerIter
@@ -183,7 +217,8 @@ type peakRead struct {
 }
 
 // MeasureRoofline measures the machine's ceilings: f32 FMA (pure Go, and
-// an AVX2 loop where the CPU has it), int8 dot products (AVX2), and read
+// an AVX2 loop where the CPU has it), int8 dot products (AVX2, and
+// AVX512_VNNI's), bf16 dot products (where the CPU has AVX512_BF16), and read
 // bandwidth in cache and from DRAM, at each thread count. It takes about
 // 6 x Time per thread count.
 func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
@@ -210,8 +245,11 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 	if o.DRAMBytes <= 0 {
 		o.DRAMBytes = DefaultDRAMBytes(m)
 	}
-	if o.CacheBytes > 1<<30 || o.DRAMBytes > 64<<30 {
-		return Roofline{}, errors.New("bench: roofline: buffer sizes above 1 GiB per thread in cache or 64 GiB in DRAM")
+	if o.L3Bytes == 0 && m.L3 > 0 {
+		o.L3Bytes = int64(m.L3) / 2
+	}
+	if o.CacheBytes > 1<<30 || o.L3Bytes > 1<<30 || o.DRAMBytes > 64<<30 {
+		return Roofline{}, errors.New("bench: roofline: buffer sizes above 1 GiB per thread in cache, 1 GiB in L3 or 64 GiB in DRAM")
 	}
 	r := Roofline{MachineID: m.ID, Date: time.Now().UTC().Truncate(time.Second), Note: RooflineNote}
 	kernels := append([]peakKernel{{kind: KindF32FMA, name: goKernelName("go scalar float32 a*x+b, 12 chains"), workPerIter: 24, run: fmaGo}}, asmKernels()...)
@@ -228,6 +266,13 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 			caches[i][j] = uint64(j)
 		}
 	}
+	var l3 []uint64
+	if o.L3Bytes > 0 {
+		l3 = make([]uint64, o.L3Bytes/8)
+		for i := range l3 {
+			l3[i] = uint64(i)
+		}
+	}
 	reads := peakReads()
 
 	for _, threads := range o.Threads {
@@ -241,6 +286,14 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 				bufs[t] = asBytes(caches[t])
 			}
 			r.Peaks = append(r.Peaks, measureRead(rd.name, rd.f, LevelCache, bufs, o.Time))
+			// The L3 slices only where each is larger than its
+			// thread's L2 buffer pair, so the level is not the L2's.
+			if per := len(l3) / threads; per > 2*len(caches[0]) {
+				for t := range bufs {
+					bufs[t] = asBytes(l3[t*per : (t+1)*per])
+				}
+				r.Peaks = append(r.Peaks, measureRead(rd.name, rd.f, LevelL3, bufs, o.Time))
+			}
 			per := len(dram) / threads
 			for t := range bufs {
 				bufs[t] = asBytes(dram[t*per : (t+1)*per])
@@ -249,6 +302,7 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 		}
 	}
 	runtime.KeepAlive(dram)
+	runtime.KeepAlive(l3)
 	return r, nil
 }
 

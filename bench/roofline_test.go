@@ -12,7 +12,7 @@ import (
 // so only their sign and order of magnitude are checked.
 func TestMeasureRoofline(t *testing.T) {
 	m := DetectMachine()
-	r, err := MeasureRoofline(m, RooflineOptions{Threads: []int{1, 2}, Time: 10 * time.Millisecond, CacheBytes: 64 << 10, DRAMBytes: 8 << 20})
+	r, err := MeasureRoofline(m, RooflineOptions{Threads: []int{1, 2}, Time: 10 * time.Millisecond, CacheBytes: 64 << 10, L3Bytes: 4 << 20, DRAMBytes: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +35,25 @@ func TestMeasureRoofline(t *testing.T) {
 		if !ok || c.Best < 0.1 || c.Best > 1e5 {
 			t.Errorf("%d threads: f32 peak %+v", threads, c)
 		}
-		for _, lvl := range []string{LevelCache, LevelDRAM} {
+		for _, lvl := range []string{LevelCache, LevelL3, LevelDRAM} {
 			if bw, ok := r.Bandwidth(threads, lvl); !ok || bw.Best < 0.1 || bw.Best > 1e5 {
 				t.Errorf("%d threads: %s bandwidth %+v", threads, lvl, bw)
 			}
 		}
+	}
+	// -l3-bytes -1 skips the L3 read.
+	r2, err := MeasureRoofline(m, RooflineOptions{Threads: []int{1}, Time: time.Millisecond, CacheBytes: 64 << 10, L3Bytes: -1, DRAMBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r2.Bandwidth(1, LevelL3); ok {
+		t.Error("an L3 read measured with L3Bytes -1")
+	}
+
+	// A CPU with AVX512_BF16 has a bf16 ceiling, and only such a CPU.
+	_, hasBF16 := r.BF16(1)
+	if want := len(asmKernels()) > 0 && slices.Contains(m.Features, "AVX512BF16"); hasBF16 != want {
+		t.Errorf("bf16 peak measured: %v, want %v (features %v)", hasBF16, want, m.Features)
 	}
 	if _, err := MeasureRoofline(m, RooflineOptions{Threads: []int{0}}); err == nil {
 		t.Error("0 threads accepted")
@@ -75,6 +89,29 @@ func TestAttainable(t *testing.T) {
 	}
 	c, _ := r.Compute(1)
 	bw, _ := r.Bandwidth(1, LevelDRAM)
+
+	// With an L3 read, a point larger than the L2s (twice the in-cache
+	// buffer) and within the last-level cache is judged by it.
+	r3 := Roofline{Peaks: []Peak{
+		{Kind: KindF32FMA, Kernel: "asm", Threads: 1, Best: 100},
+		{Kind: KindRead, Level: LevelCache, Threads: 1, Best: 200, BufferBytes: 256 << 10}, // L2s of 512 KiB
+		{Kind: KindRead, Level: LevelL3, Threads: 1, Best: 50, BufferBytes: 4 << 20},
+		{Kind: KindRead, Level: LevelDRAM, Threads: 1, Best: 20},
+	}}
+	for _, tt := range []struct {
+		bytes int64
+		want  string
+		g     float64
+	}{
+		{256 << 10, LevelCache, 50}, {512 << 10, LevelCache, 50}, {(512 << 10) + 1, LevelL3, 12.5}, {8 << 20, LevelL3, 12.5}, {(8 << 20) + 1, LevelDRAM, 5},
+	} {
+		if g, roof, _ := r3.Attainable(1, KindF32FMA, 0.25, tt.bytes, 8<<20); roof != tt.want || g != tt.g {
+			t.Errorf("%d bytes beside an L3 read: %v %s, want %v %s", tt.bytes, g, roof, tt.g, tt.want)
+		}
+	}
+	if _, roof, _ := r.Attainable(1, KindF32FMA, 0.25, 4<<20, 8<<20); roof != LevelCache {
+		t.Errorf("4 MiB without an L3 read: %s", roof)
+	}
 	if c.Kernel != "asm" || Ridge(c, bw) != 5 {
 		t.Errorf("best kernel %q, ridge %v", c.Kernel, Ridge(c, bw))
 	}
@@ -106,13 +143,35 @@ func TestAttainable(t *testing.T) {
 	if rec2.Roof != "compute" {
 		t.Errorf("f16 judged by %s", rec2.Roof)
 	}
+
+	// A bf16 product is judged against the bf16 peak once the roofline
+	// has one, and against the f32 FMA peak before.
+	b := rec
+	b.Type, b.Intensity = "bf16", 3
+	Derive(&b, &r, 1<<20)
+	if b.Roof != "compute" || b.RoofGFLOPS != 100 {
+		t.Errorf("bf16 without a bf16 peak: %s %v", b.Roof, b.RoofGFLOPS)
+	}
+	r.Peaks = append(r.Peaks, Peak{Kind: KindBF16Dot, Threads: 1, Best: 180})
+	Derive(&b, &r, 1<<20)
+	if b.Roof != "bf16" || b.RoofGFLOPS != 180 || b.RooflinePct != 100*b.GFLOPS/180 {
+		t.Errorf("bf16 with a bf16 peak: %s %v %v", b.Roof, b.RoofGFLOPS, b.RooflinePct)
+	}
+	if g, roof, _ := r.Attainable(1, KindBF16Dot, 0.5, 1<<30, 1<<20); roof != LevelDRAM || g != 10 {
+		t.Errorf("bf16 product bound by DRAM: %v %s", g, roof)
+	}
+	Derive(&rec2, &r, 1<<20)
+	if rec2.Roof != "compute" {
+		t.Errorf("f16 judged by %s beside a bf16 peak", rec2.Roof)
+	}
 }
 
 func TestComputeKind(t *testing.T) {
 	for _, tt := range []struct{ op, typ, want string }{
 		{"MUL_MAT", "q4_0", KindInt8Dot}, {"MUL_MAT", "q4_K", KindInt8Dot}, {"MUL_MAT_ID", "q6_K", KindInt8Dot},
 		{"MUL_MAT", "q8_0", KindInt8Dot}, {"MUL_MAT", "q4_1", KindInt8Dot},
-		{"MUL_MAT", "f32", KindF32FMA}, {"MUL_MAT", "f16", KindF32FMA}, {"MUL_MAT", "bf16", KindF32FMA},
+		{"MUL_MAT", "f32", KindF32FMA}, {"MUL_MAT", "f16", KindF32FMA}, {"MUL_MAT", "bf16", KindBF16Dot}, {"MUL_MAT_ID", "bf16", KindBF16Dot},
+		{"GET_ROWS", "bf16", KindF32FMA},
 		{"FLASH_ATTN_EXT", "q8_0", KindF32FMA}, {"MUL_MAT", "bogus", KindF32FMA},
 	} {
 		if got := ComputeKind(tt.op, tt.typ); got != tt.want {

@@ -453,7 +453,7 @@ func Roofline(s *bench.Set, o Options) (Figure, error) {
 				continue
 			}
 			ymax = max(ymax, c.Best)
-			for _, lvl := range []string{bench.LevelDRAM, bench.LevelCache} {
+			for _, lvl := range []string{bench.LevelDRAM, bench.LevelL3, bench.LevelCache} {
 				if bw, ok := s.Roofline.Bandwidth(t, lvl); ok {
 					xmin = min(xmin, bench.Ridge(c, bw)/4)
 					xmax = max(xmax, bench.Ridge(c, bw)*2)
@@ -461,6 +461,9 @@ func Roofline(s *bench.Set, o Options) (Figure, error) {
 			}
 			if i8, ok := s.Roofline.Int8(t); ok {
 				ymax = max(ymax, i8.Best)
+			}
+			if b16, ok := s.Roofline.BF16(t); ok {
+				ymax = max(ymax, b16.Best)
 			}
 		}
 	}
@@ -476,7 +479,7 @@ func Roofline(s *bench.Set, o Options) (Figure, error) {
 				continue
 			}
 			clr := ceilColor[ti%len(ceilColor)]
-			for li, lvl := range []string{bench.LevelDRAM, bench.LevelCache} {
+			for li, lvl := range []string{bench.LevelDRAM, bench.LevelL3, bench.LevelCache} {
 				bw, ok := s.Roofline.Bandwidth(t, lvl)
 				if !ok {
 					continue
@@ -491,21 +494,35 @@ func Roofline(s *bench.Set, o Options) (Figure, error) {
 					return Figure{}, fmt.Errorf("chart: %w", err)
 				}
 				l.Color, l.Width = clr, vg.Points(1.2)
-				if li == 1 {
+				switch li {
+				case 1:
+					l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+				case 2:
 					l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 				}
 				p.Add(l)
 				legend.Add(fmt.Sprintf("%s: f32 FMA peak %.0f GFLOP/s, %s read %.1f GB/s", threadsName(t), c.Best, levelName(lvl), bw.Best), l)
 			}
-			if i8, ok := s.Roofline.Int8(t); ok {
-				l, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: i8.Best}, {X: xmax, Y: i8.Best}})
+			for _, dot := range []struct {
+				peak  func(int) (bench.Peak, bool)
+				label string
+				dash  vg.Length
+			}{
+				{s.Roofline.Int8, "int8 dot peak %.0f GOP/s", vg.Points(1.5)},
+				{s.Roofline.BF16, "bf16 dot peak %.0f GFLOP/s", vg.Points(4)},
+			} {
+				pk, ok := dot.peak(t)
+				if !ok {
+					continue
+				}
+				l, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: pk.Best}, {X: xmax, Y: pk.Best}})
 				if err != nil {
 					return Figure{}, fmt.Errorf("chart: %w", err)
 				}
 				l.Color, l.Width = clr, vg.Points(1)
-				l.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
+				l.Dashes = []vg.Length{dot.dash, vg.Points(2.5)}
 				p.Add(l)
-				legend.Add(fmt.Sprintf("%s: int8 dot peak %.0f GOP/s", threadsName(t), i8.Best), l)
+				legend.Add(fmt.Sprintf("%s: "+dot.label, threadsName(t), pk.Best), l)
 			}
 		}
 	}
@@ -572,8 +589,11 @@ func threadsName(t int) string {
 
 // levelName names a memory level in a legend.
 func levelName(level string) string {
-	if level == bench.LevelDRAM {
+	switch level {
+	case bench.LevelDRAM:
 		return "DRAM"
+	case bench.LevelL3:
+		return "L3"
 	}
 	return "in-cache"
 }

@@ -93,6 +93,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"roofline", "-time", "0s"}, "-time: 0s is not a positive duration"},
 		{[]string{"roofline", "-cache-bytes", "1"}, "-cache-bytes:"},
 		{[]string{"roofline", "-dram-bytes", "1T"}, "-dram-bytes:"},
+		{[]string{"roofline", "-l3-bytes", "64K"}, "-l3-bytes:"},
 		{[]string{"roofline", "extra"}, `unexpected argument "extra"`},
 	}
 	for _, tt := range tests {
@@ -283,11 +284,11 @@ func TestSweepPlotCompare(t *testing.T) {
 
 func TestRooflineCommand(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := runArgs("roofline", "-t", "1", "-time", "5ms", "-dram-bytes", "4M", "-cache-bytes", "32K", "-out", dir)
+	code, out, errOut := runArgs("roofline", "-t", "1", "-time", "5ms", "-dram-bytes", "4M", "-cache-bytes", "32K", "-l3-bytes", "2M", "-out", dir)
 	if code != exitOK {
 		t.Fatalf("roofline: code %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"f32-fma", "read", "cache", "dram", "1 thread(s): peak ", "GFLOP/s f32 FMA", "GB/s", "ridge", "wrote "} {
+	for _, want := range []string{"f32-fma", "read", "cache", "l3 2M", "dram", "1 thread(s): peak ", "GFLOP/s f32 FMA", "GB/s", "ridge", "wrote "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("roofline output lacks %q:\n%s", want, out)
 		}
@@ -317,7 +318,10 @@ func TestRooflineCommand(t *testing.T) {
 		t.Errorf("missing roofline file: code %d %q", code, errOut)
 	}
 
-	code, out, _ = runArgs("roofline", "-t", "1", "-time", "5ms", "-dram-bytes", "4M", "-out", "", "-json", "-")
+	code, out, _ = runArgs("roofline", "-t", "1", "-time", "5ms", "-dram-bytes", "4M", "-l3-bytes", "0", "-out", "", "-json", "-")
+	if strings.Contains(out, `"level": "l3"`) {
+		t.Errorf("-l3-bytes 0 measured the L3:\n%.300s", out)
+	}
 	if code != exitOK || !strings.HasPrefix(out, "{") || !strings.Contains(out, `"schema": "kernbench-roofline/v1"`) {
 		t.Errorf("-json -: code %d\n%.300s", code, out)
 	}

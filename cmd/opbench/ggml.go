@@ -395,15 +395,17 @@ func printGGMLTable(path string, stdout, stderr io.Writer) int {
 
 // writeGGMLTable prints, per point and kernbench backend, both medians
 // with the range of their samples (one a round: ggml's mean over its runs,
-// kernbench's median over -time), the ratio and the verdict, then the
-// points a side did not time.
+// kernbench's median over -time), the ratio and the verdict, each side's
+// share of the point's roofline bound (roofPair), then the points a side
+// did not time.
 func writeGGMLTable(w io.Writer, s *bench.Set, reports []ggmlReport) error {
-	header := []string{"op", "type", "shape", "thr", "ggml median (range)", "backend", "median (range)", "kernbench/ggml", "p", "verdict", "valid"}
+	header := []string{"op", "type", "shape", "thr", "ggml median (range)", "backend", "median (range)", "kernbench/ggml", "p", "verdict", "valid", "% of roof ggml, kernbench"}
 	var rows [][]string
 	for _, r := range reports {
 		for _, c := range r.rep.Comparisons {
 			rows = append(rows, []string{c.A.Op, c.A.Type, c.A.Shape, strconv.Itoa(c.B.Threads), secondsRange(c.A.Median, c.A.Min, c.A.Max),
-				c.B.Backend, secondsRange(c.B.Median, c.B.Min, c.B.Max), fmt.Sprintf("%.2fx", c.Speedup), fmt.Sprintf("%.3g", c.P), c.Verdict.String(), c.B.Validation})
+				c.B.Backend, secondsRange(c.B.Median, c.B.Min, c.B.Max), fmt.Sprintf("%.2fx", c.Speedup), fmt.Sprintf("%.3g", c.P), c.Verdict.String(), c.B.Validation,
+				roofPair(c.A, c.B)})
 		}
 	}
 	if len(rows) > 0 {
@@ -429,4 +431,19 @@ func writeGGMLTable(w io.Writer, s *bench.Set, reports []ggmlReport) error {
 			r.backend, r.rep.GeoMean, len(r.rep.Comparisons), r.rep.Count(bench.Faster), r.rep.Count(bench.Slower), r.rep.Count(bench.WithinNoise), r.rep.Count(bench.TooFewSamples), r.rep.Alpha)
 	}
 	return nil
+}
+
+// roofPair is both sides' share of a point's roofline bound and the
+// ceiling that sets it, "87%, 90% compute" (the ceiling named once when
+// both share it), or "-" where a record has none (no roofline, or an
+// emulated time). A ratio near 1.0 means little when both sides sit
+// under a third of the bound, and all there is when both are near it.
+func roofPair(a, b bench.Record) string {
+	if a.RooflinePct <= 0 || b.RooflinePct <= 0 {
+		return "-"
+	}
+	if a.Roof == b.Roof {
+		return fmt.Sprintf("%.0f%%, %.0f%% %s", a.RooflinePct, b.RooflinePct, a.Roof)
+	}
+	return fmt.Sprintf("%.0f%% %s, %.0f%% %s", a.RooflinePct, a.Roof, b.RooflinePct, b.Roof)
 }

@@ -198,3 +198,23 @@ func TestSecondsRange(t *testing.T) {
 		}
 	}
 }
+
+// TestRoofPair: both sides' share of the roofline, the ceiling named once
+// when they share it, and "-" where either lacks one.
+func TestRoofPair(t *testing.T) {
+	rec := func(pct float64, roof string) bench.Record { return bench.Record{RooflinePct: pct, Roof: roof} }
+	for _, c := range []struct {
+		a, b bench.Record
+		want string
+	}{
+		{rec(87.1, "compute"), rec(89.7, "compute"), "87%, 90% compute"},
+		{rec(78, "bf16"), rec(86, "bf16"), "78%, 86% bf16"},
+		{rec(20.4, "int8"), rec(95, "l3"), "20% int8, 95% l3"},
+		{rec(0, ""), rec(90, "compute"), "-"},
+		{rec(90, "dram"), rec(0, ""), "-"},
+	} {
+		if got := roofPair(c.a, c.b); got != c.want {
+			t.Errorf("roofPair(%v %s, %v %s) = %q, want %q", c.a.RooflinePct, c.a.Roof, c.b.RooflinePct, c.b.Roof, got, c.want)
+		}
+	}
+}

@@ -31,15 +31,22 @@ Measures this machine's ceilings, per thread count:
             (VPMADDUBSW, VPMADDWD, VPADDD) and, with AVX512_VNNI, the vnni
             tier's VPDPBUSD on zmm (GOP/s, a byte product and its sum
             count 2);
+  bf16-dot  with AVX512_BF16, the vnni tier's bf16 pair dot product
+            VDPBF16PS on zmm (GFLOP/s, a product and its sum count 2),
+            the ceiling bf16 matrix products are judged against;
   read      streaming read bandwidth (GB/s), each thread reading a buffer
-            of its own: "cache" is half the L2 per thread, "dram" a slice
-            of a buffer of at least 8x the L3 (256 MiB or more); pure-Go
-            uint64 loads, AVX2 32-byte loads and AVX-512 64-byte loads.
+            of its own: "cache" is half the L2 per thread, "l3" a slice of
+            a buffer of half the L3 (points larger than the L2s and
+            within the L3 are judged by it), "dram" a slice of a buffer
+            of at least 8x the L3 (256 MiB or more); pure-Go uint64
+            loads, AVX2 32-byte loads and AVX-512 64-byte loads.
 
 Prints a table and the roofline each thread count gives (the best kernel
 of each kind), and writes DIR/roofline.json, which opbench sweep puts in
 its records (so every point can say what share of the roofline it
-reaches) and opbench plot draws. The machine is measured as it is: on a
+reaches: matrix products with quantized weights against int8-dot, bf16
+ones against bf16-dot, the rest against f32-fma or the bandwidth) and
+opbench plot draws. The machine is measured as it is: on a
 shared or loaded machine the numbers are low and noisy.
 
 Flags:
@@ -119,9 +126,9 @@ type rooflineConfig struct {
 
 // rooflineFlags holds roofline's raw flag values.
 type rooflineFlags struct {
-	threads                []int
-	cache, dram, out, json string
-	time                   time.Duration
+	threads                    []int
+	cache, l3, dram, out, json string
+	time                       time.Duration
 }
 
 func newRooflineFlagSet() (*flag.FlagSet, *rooflineFlags) {
@@ -131,6 +138,7 @@ func newRooflineFlagSet() (*flag.FlagSet, *rooflineFlags) {
 	cli.Deprecated(fs, "threads", "t")
 	fs.DurationVar(&f.time, "time", 250*time.Millisecond, "time spent on each kernel at each thread count")
 	fs.StringVar(&f.cache, "cache-bytes", "", "in-cache read `buffer` per thread, such as 256K (default half the L2)")
+	fs.StringVar(&f.l3, "l3-bytes", "", "last-level cache read `buffer` for all threads, such as 16M (default half the L3; 0 skips the level)")
 	fs.StringVar(&f.dram, "dram-bytes", "", "DRAM read `buffer` for all threads, such as 1G (default 8x the L3, at least 256M)")
 	fs.StringVar(&f.out, "out", defaultOut, "`directory` to write roofline.json to (\"\" for none)")
 	fs.StringVar(&f.json, "json", "", "also write the roofline as JSON to `file` (- for stdout, instead of the table)")
@@ -154,6 +162,13 @@ func parseRoofline(args []string) (cfg rooflineConfig, help bool, err error) {
 	if f.cache != "" {
 		if cfg.opts.CacheBytes, err = parseBytes(f.cache); err != nil || cfg.opts.CacheBytes < 4096 || cfg.opts.CacheBytes > 1<<30 {
 			return cfg, false, fmt.Errorf("-cache-bytes: %q: want 4K to 1G", f.cache)
+		}
+	}
+	if f.l3 == "0" {
+		cfg.opts.L3Bytes = -1
+	} else if f.l3 != "" {
+		if cfg.opts.L3Bytes, err = parseBytes(f.l3); err != nil || cfg.opts.L3Bytes < 1<<20 || cfg.opts.L3Bytes > 1<<30 {
+			return cfg, false, fmt.Errorf("-l3-bytes: %q: want 0, or 1M to 1G", f.l3)
 		}
 	}
 	if f.dram != "" {
@@ -265,7 +280,10 @@ func writeRooflineTable(w io.Writer, r bench.Roofline) error {
 		if i8, ok := r.Int8(t); ok {
 			line += fmt.Sprintf(", %.1f GOP/s int8 dot", i8.Best)
 		}
-		for _, lvl := range []string{bench.LevelCache, bench.LevelDRAM} {
+		if b16, ok := r.BF16(t); ok {
+			line += fmt.Sprintf(", %.1f GFLOP/s bf16 dot", b16.Best)
+		}
+		for _, lvl := range []string{bench.LevelCache, bench.LevelL3, bench.LevelDRAM} {
 			if bw, ok := r.Bandwidth(t, lvl); ok {
 				line += fmt.Sprintf(", read %.1f GB/s %s (ridge %.1f FLOP/B)", bw.Best, lvl, bench.Ridge(c, bw))
 			}
