@@ -69,7 +69,7 @@ func (v Values) Check(params []Param) error {
 	for _, n := range names {
 		p, ok := known[n]
 		if !ok {
-			return fmt.Errorf("tuning: unknown parameter %q", n)
+			return fmt.Errorf("tuning: unknown parameter %q (a tuned.json of a newer kernbench? %s=off runs with the defaults, %s=FILE with another file)", n, Env, Env)
 		}
 		if !p.Allowed(v[n]) {
 			return fmt.Errorf("tuning: %s = %d is not one of %v", n, v[n], p.Candidates)
