@@ -4,7 +4,7 @@ PKGS     ?= ./...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops ggml-side-k14336 ggml-side-tiers ggml-side-newtypes ggml-side-float-n1 llama-models llama-side llama-models-more llama-side-more tier-check ppl-interop nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
+.PHONY: help build test test-race validate bench roofline baseline gpu-counters gpu-check-build gpu-check gpu-check-dry gpu-ab-build gpu-ab ggml-side ggml-side-ops ggml-side-k14336 ggml-side-tiers ggml-side-newtypes ggml-side-float-n1 llama-models llama-side llama-models-more llama-side-more llama-models-7b llama-side-7b tier-check ppl-interop nvrtc-check cuda-iq-check metal-newtypes slurm-sweep lint fmt fuzz clean
 
 help:
 	@echo "build      compile every package and command"
@@ -29,6 +29,7 @@ help:
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
 	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
 	@echo "llama-side-more  the same on 100m in q2_K and q3_K_M and a Mamba-2 model (llama-models-more)"
+	@echo "llama-side-7b    the same on LLaMA-7B's shape in q4_0 and q4_K_M (llama-models-7b: 7.7 GB of mkmodel files), decode far out of any cache; shorter tests (LLAMA_7B_ARGS)"
 	@echo "cuda-iq-check  every case of the MXFP4, IQ and TQ formats on cuda-emu down every kernel path (go test ./ops/cuda runs a sample)"
 	@echo "nvrtc-check    every CUDA kernel through the real NVRTC for sm_80 and sm_90 (go test ./... does sm_90 only): no spills, no half-to-int conversions, blocks that fit"
 	@echo "metal-newtypes every case of the issue-26 formats (mxfp4, iq4_nl, ..., iq1_m) on metal-emu (go test ./ops/metal runs a sample of them)"
@@ -157,6 +158,19 @@ LLAMA_MORE_NAME ?= llama-side-by-side-more
 
 llama-models-more: $(LLAMA_MORE_FILES)
 
+# A real-sized decode: LLaMA-7B's shape (6.7B parameters, 3.6-3.9 GB a
+# file), whose weights no cache holds, so both sides stream them from
+# DRAM; mkmodel writes the 4-bit files directly (no 13 GB f16 file).
+LLAMA_7B_FILES = $(addprefix $(LLAMA_MODELS)/,llama-7b-q4_0.gguf llama-7b-q4_K_M.gguf)
+LLAMA_7B_ARGS ?= -p 128 -n 64 -r 2 -rounds 3
+LLAMA_7B_NAME ?= llama-side-by-side-7b
+
+llama-models-7b: $(LLAMA_7B_FILES)
+
+$(LLAMA_7B_FILES): $(LLAMA_MODELS)/llama-7b-%.gguf:
+	@mkdir -p $(LLAMA_MODELS)
+	$(GO) run ./cmd/mkmodel -o $@ -preset llama-7b -type $* -force
+
 # Keep the f16 files the quantized ones are made from.
 .SECONDARY: $(LLAMA_MODELS)/100m-f16.gguf $(LLAMA_MODELS)/moe-100m-f16.gguf
 
@@ -184,6 +198,11 @@ llama-side-more: llama-models-more
 	@if [ -z "$(LLAMA_BENCH)" ]; then echo "set LLAMA_BENCH=path/to/llama-bench (see README, Side by side with llama.cpp)"; exit 2; fi
 	$(GO) build -o $(LLAMA_MODELS)/run ./cmd/run
 	$(GO) run ./cmd/opbench llama -llama-bench $(LLAMA_BENCH) -run $(LLAMA_MODELS)/run $(LLAMA_ARGS) -name $(LLAMA_MORE_NAME) $(LLAMA_MORE_FILES)
+
+llama-side-7b: llama-models-7b
+	@if [ -z "$(LLAMA_BENCH)" ]; then echo "set LLAMA_BENCH=path/to/llama-bench (see README, Side by side with llama.cpp)"; exit 2; fi
+	$(GO) build -o $(LLAMA_MODELS)/run ./cmd/run
+	$(GO) run ./cmd/opbench llama -llama-bench $(LLAMA_BENCH) -run $(LLAMA_MODELS)/run $(LLAMA_7B_ARGS) -name $(LLAMA_7B_NAME) $(LLAMA_7B_FILES)
 
 # The CPU's fast paths against its generic tier on the issue-25 models
 # (scripts/tier-check.sh): the KL divergence and perplexity.
