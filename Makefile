@@ -29,7 +29,7 @@ help:
 	@echo "llama-models   the issue-25 side-by-side models in \$$(LLAMA_MODELS) (mkmodel presets, quantize)"
 	@echo "llama-side     kernbench's run -bench and llama.cpp's llama-bench on those models, alternating (LLAMA_BENCH=path/to/llama-bench; see README)"
 	@echo "llama-side-more  the same on 100m in q2_K and q3_K_M and a Mamba-2 model (llama-models-more)"
-	@echo "llama-side-7b    the same on LLaMA-7B's shape in q4_0 and q4_K_M (llama-models-7b: 7.7 GB of mkmodel files), decode far out of any cache; shorter tests (LLAMA_7B_ARGS)"
+	@echo "llama-side-7b    the same on LLaMA-7B's shape in q4_0 and q4_K_M (llama-models-7b: 7.9 GB of mkmodel files, about 7 min), decode far out of any cache; shorter tests (LLAMA_7B_ARGS)"
 	@echo "cuda-iq-check  every case of the MXFP4, IQ and TQ formats on cuda-emu down every kernel path (go test ./ops/cuda runs a sample)"
 	@echo "nvrtc-check    every CUDA kernel through the real NVRTC for sm_80 and sm_90 (go test ./... does sm_90 only): no spills, no half-to-int conversions, blocks that fit"
 	@echo "metal-newtypes every case of the issue-26 formats (mxfp4, iq4_nl, ..., iq1_m) on metal-emu (go test ./ops/metal runs a sample of them)"
@@ -158,7 +158,7 @@ LLAMA_MORE_NAME ?= llama-side-by-side-more
 
 llama-models-more: $(LLAMA_MORE_FILES)
 
-# A real-sized decode: LLaMA-7B's shape (6.7B parameters, 3.6-3.9 GB a
+# A real-sized decode: LLaMA-7B's shape (6.7B parameters, 3.8-4.1 GB a
 # file), whose weights no cache holds, so both sides stream them from
 # DRAM; mkmodel writes the 4-bit files directly (no 13 GB f16 file).
 LLAMA_7B_FILES = $(addprefix $(LLAMA_MODELS)/,llama-7b-q4_0.gguf llama-7b-q4_K_M.gguf)
