@@ -65,3 +65,50 @@ func TestDecodeWeightBytesBadExperts(t *testing.T) {
 		t.Errorf("3 experts in a tensor of a 4-expert model: err %v, want one naming the tensor", err)
 	}
 }
+
+// TestDecodeStateBytes: a Mamba layer's conv and SSM states, read and
+// written once a step, f32; nothing for a model without them.
+func TestDecodeStateBytes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		s    synth
+	}{
+		{"llama", defaultSynth()},
+		{"mixtral", mixtralSynth()},
+		{"gpt-oss", gptOSSSynth()},
+		{"mamba", mambaSynth()},
+		{"mamba2", mamba2Synth()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := gguf.Parse(c.s.bytes(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DecodeStateBytes(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := HparamsFromGGUF(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want int64
+			if h.Recurrent() {
+				// The cache's own shapes: what a step reads and writes.
+				m, err := newRSMemory(h, ContextParams{NSeqMax: 1}, backend(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for il := range m.ssm {
+					want += 2 * (m.ssm[il].NumElements() + m.conv[il].NumElements()) * 4
+				}
+				if want == 0 {
+					t.Fatal("a recurrent model without states: the case does not test what it says")
+				}
+			}
+			if got != want {
+				t.Errorf("DecodeStateBytes = %d, want %d", got, want)
+			}
+		})
+	}
+}

@@ -41,9 +41,10 @@ with the range of its samples beside it, kernbench's speed over
 llama.cpp's (the ratio of the median times: above 1, kernbench is faster),
 the Mann-Whitney p-value and the verdict of opbench compare (faster or
 slower only outside the noise: 4 or more samples a side are needed), and
-for tg tests the weight bytes a second each side streamed: the bytes a
+for tg tests the bytes a second each side streamed: the weight bytes a
 decode step reads (model.DecodeWeightBytes: every tensor once, one row
-of the token embeddings, the used experts' share of a mixture's) times
+of the token embeddings, the used experts' share of a mixture's), plus a
+recurrent model's states read and written once (DecodeStateBytes), times
 tokens/s. Before every run -dram reads a buffer far larger than the
 last-level cache with the CPU's widest loads (bench.DRAMProbe), so that
 a decode's bandwidth stands beside the DRAM read bandwidth the machine
@@ -393,7 +394,7 @@ func writeLlamaTable(w io.Writer, s *bench.Set) error {
 	if err != nil {
 		return err
 	}
-	header := []string{"model", "type", "test", "llama.cpp t/s", "kernbench t/s", "kernbench/llama.cpp", "p", "verdict", "weights GB/s llama.cpp, kernbench", "% of DRAM read"}
+	header := []string{"model", "type", "test", "llama.cpp t/s", "kernbench t/s", "kernbench/llama.cpp", "p", "verdict", "streamed GB/s llama.cpp, kernbench", "% of DRAM read"}
 	var rows [][]string
 	for _, c := range rep.Comparisons {
 		gbps, pct := "-", "-"
@@ -446,14 +447,23 @@ func speedRange(r bench.Record) string {
 	return fmt.Sprintf("%s (%s-%s)", f(r.Median), f(r.Max), f(r.Min))
 }
 
-// decodeBytes is model.DecodeWeightBytes of a GGUF file.
+// decodeBytes is the bytes a decode step of a GGUF file's model moves:
+// model.DecodeWeightBytes plus model.DecodeStateBytes.
 func decodeBytes(path string) (int64, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	return model.DecodeWeightBytes(f)
+	w, err := model.DecodeWeightBytes(f)
+	if err != nil {
+		return 0, err
+	}
+	st, err := model.DecodeStateBytes(f)
+	if err != nil {
+		return 0, err
+	}
+	return w + st, nil
 }
 
 // poolPeaks joins one model's DRAM probes into one peak: the best of
