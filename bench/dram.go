@@ -22,7 +22,7 @@ type DRAMProbe struct {
 
 // NewDRAMProbe allocates and touches the probe's buffer: bytes in all
 // (DefaultDRAMBytes keeps it far out of any last-level cache), read by
-// threads threads.
+// threads threads, on transparent huge pages where the kernel gives them.
 func NewDRAMProbe(threads int, bytes int64) (*DRAMProbe, error) {
 	if threads < 1 || threads > 4096 {
 		return nil, errors.New("bench: DRAM probe: threads not in 1..4096")
@@ -31,6 +31,7 @@ func NewDRAMProbe(threads int, bytes int64) (*DRAMProbe, error) {
 		return nil, errors.New("bench: DRAM probe: buffer not in 4 KiB a thread .. 64 GiB")
 	}
 	p := &DRAMProbe{threads: threads, buf: make([]uint64, bytes/8)}
+	adviseHuge(asBytes(p.buf))
 	for i := range p.buf {
 		p.buf[i] = uint64(i) // touch every page before timing
 	}

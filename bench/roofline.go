@@ -68,7 +68,7 @@ type Roofline struct {
 
 // RooflineNote describes the measurement for the records.
 const RooflineNote = "compute: register-resident loops with independent chains (no memory traffic); " +
-	"read: each thread streams its own buffer (cache: half its L2, l3: a slice of half the L3, dram: a slice of a buffer >= 8x the L3); " +
+	"read: each thread streams its own buffer (cache: half its L2, l3: a slice of half the L3, dram: a slice of a buffer >= 8x the L3; l3 and dram on transparent huge pages where the kernel gives them); " +
 	"goroutines locked to OS threads and started together; best and median over the samples"
 
 // Threads returns the thread counts measured, ascending.
@@ -256,6 +256,7 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 
 	maxThreads := slices.Max(o.Threads)
 	dram := make([]uint64, o.DRAMBytes/8)
+	adviseHuge(asBytes(dram))
 	for i := range dram {
 		dram[i] = uint64(i) // touch every page before timing
 	}
@@ -269,6 +270,7 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 	var l3 []uint64
 	if o.L3Bytes > 0 {
 		l3 = make([]uint64, o.L3Bytes/8)
+		adviseHuge(asBytes(l3))
 		for i := range l3 {
 			l3[i] = uint64(i)
 		}
