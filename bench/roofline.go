@@ -217,10 +217,11 @@ type peakRead struct {
 }
 
 // MeasureRoofline measures the machine's ceilings: f32 FMA (pure Go, and
-// an AVX2 loop where the CPU has it), int8 dot products (AVX2, and
-// AVX512_VNNI's), bf16 dot products (where the CPU has AVX512_BF16), and read
-// bandwidth in cache and from DRAM, at each thread count. It takes about
-// 6 x Time per thread count.
+// AVX2 and AVX-512 loops where the CPU has them), int8 dot products (AVX2,
+// and AVX512_VNNI's), bf16 dot products (where the CPU has AVX512_BF16),
+// and read bandwidth in the L2s, the L3 and from DRAM, at each thread
+// count. Every kernel at every level takes about Time: 15 x Time per
+// thread count on a CPU with all of them.
 func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 	if len(o.Threads) == 0 {
 		o.Threads = []int{1}

@@ -445,5 +445,5 @@ func roofPair(a, b bench.Record) string {
 	if a.Roof == b.Roof {
 		return fmt.Sprintf("%.0f%%, %.0f%% %s", a.RooflinePct, b.RooflinePct, a.Roof)
 	}
-	return fmt.Sprintf("%.0f%% %s, %.0f%% %s", a.RooflinePct, a.Roof, b.RooflinePct, b.Roof)
+	return roofPct(a) + ", " + roofPct(b)
 }

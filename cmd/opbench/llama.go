@@ -46,7 +46,8 @@ decode step reads (model.DecodeWeightBytes: every tensor once, one row
 of the token embeddings, the used experts' share of a mixture's), plus a
 recurrent model's states read and written once (DecodeStateBytes), times
 tokens/s. Before every run -dram reads a buffer far larger than the
-last-level cache with the CPU's widest loads (bench.DRAMProbe), so that
+last-level cache, on transparent huge pages where the kernel gives them,
+with the CPU's widest loads (bench.DRAMProbe), so that
 a decode's bandwidth stands beside the DRAM read bandwidth the machine
 gave in the same minutes (a shared host's moves by half within the
 hour): the "% of DRAM" column is each side's tg bandwidth over the

@@ -38,8 +38,10 @@ Measures this machine's ceilings, per thread count:
             of its own: "cache" is half the L2 per thread, "l3" a slice of
             a buffer of half the L3 (points larger than the L2s and
             within the L3 are judged by it), "dram" a slice of a buffer
-            of at least 8x the L3 (256 MiB or more); pure-Go uint64
-            loads, AVX2 32-byte loads and AVX-512 64-byte loads.
+            of at least 8x the L3 (256 MiB or more), the last two on
+            transparent huge pages where the kernel gives them (as the
+            repacked weights are); pure-Go uint64 loads, AVX2 32-byte
+            loads and AVX-512 64-byte loads.
 
 Prints a table and the roofline each thread count gives (the best kernel
 of each kind), and writes DIR/roofline.json, which opbench sweep puts in
