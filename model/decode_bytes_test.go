@@ -7,18 +7,27 @@ import (
 	"github.com/kernbench/kernbench/gguf"
 )
 
-func TestDecodeWeightBytes(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		s    synth
-	}{
+// namedSynth is a synthetic model with a name for a subtest.
+type namedSynth struct {
+	name string
+	s    synth
+}
+
+// archSynths are a synthetic model of each architecture.
+func archSynths() []namedSynth {
+	return []namedSynth{
 		{"llama", defaultSynth()},
-		{"llama tied", func() synth { s := defaultSynth(); s.tied = true; return s }()},
 		{"mixtral", mixtralSynth()},
 		{"gpt-oss", gptOSSSynth()},
 		{"mamba", mambaSynth()},
 		{"mamba2", mamba2Synth()},
-	} {
+	}
+}
+
+func TestDecodeWeightBytes(t *testing.T) {
+	tied := defaultSynth()
+	tied.tied = true
+	for _, c := range append(archSynths(), namedSynth{"llama tied", tied}) {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := gguf.Parse(c.s.bytes(t))
 			if err != nil {
@@ -69,16 +78,7 @@ func TestDecodeWeightBytesBadExperts(t *testing.T) {
 // TestDecodeStateBytes: a Mamba layer's conv and SSM states, read and
 // written once a step, f32; nothing for a model without them.
 func TestDecodeStateBytes(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		s    synth
-	}{
-		{"llama", defaultSynth()},
-		{"mixtral", mixtralSynth()},
-		{"gpt-oss", gptOSSSynth()},
-		{"mamba", mambaSynth()},
-		{"mamba2", mamba2Synth()},
-	} {
+	for _, c := range archSynths() {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := gguf.Parse(c.s.bytes(t))
 			if err != nil {
