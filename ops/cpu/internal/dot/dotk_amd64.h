@@ -30,20 +30,28 @@
 	ORL R9, R8; \
 	VPINSRD $3, R8, X1, X1
 
-// Q2K_LOW(G), Q2K_LOW0(G): Y10 = (qs >> 2G) & 3 of Y7 (Y14 = 0x03),
-// LOW0 for chunk 0 without a shift by 0. Q3K_SLL(S), Q3K_SRL(S),
-// Q3K_BIT2(S): Y5 = the high bits of Y13 moved to bit 2 (shifted by S;
-// BIT2 where they are there already), masked by Y8 (0x04).
-#define Q2K_LOW(G) \
-	VPSRLW $(2*G), Y7, Y10; \
-	VPAND Y14, Y10, Y10
-#define Q2K_LOW0(G) \
-	VPAND Y14, Y7, Y10
-#define Q3K_SLL(S) \
-	VPSLLW $S, Y13, Y5; \
-	VPAND Y8, Y5, Y5
-#define Q3K_SRL(S) \
-	VPSRLW $S, Y13, Y5; \
-	VPAND Y8, Y5, Y5
-#define Q3K_BIT2(S) \
-	VPAND Y8, Y13, Y5
+// Bit moves, passed by name to the K-format kernels' chunk and pair
+// macros: DST = the words of SRC shifted left (BITS_SLL) or right
+// (BITS_SRL) by S bits and masked by M, or SRC masked by M alone
+// (BITS_AND, S unused: for bits already in place, where a shift by 0
+// would be a vector op for nothing). q2_K's codes (qs >> 2G) & 3 take
+// BITS_SRL by 2G (BITS_AND for G = 0); q3_K's high bits and q5_K's fifth
+// bits are moved to bit 2 or 4 from wherever their sub-block keeps them.
+// The BITS_ forms are VEX (ymm, AVX2); the ZBITS_ forms EVEX (zmm). The
+// gemv package's K kernels have the same (gemv_k_amd64.h).
+#define BITS_SLL(S, SRC, M, DST) \
+	VPSLLW $S, SRC, DST; \
+	VPAND M, DST, DST
+#define BITS_SRL(S, SRC, M, DST) \
+	VPSRLW $S, SRC, DST; \
+	VPAND M, DST, DST
+#define BITS_AND(S, SRC, M, DST) \
+	VPAND M, SRC, DST
+#define ZBITS_SLL(S, SRC, M, DST) \
+	VPSLLW $S, SRC, DST; \
+	VPANDD M, DST, DST
+#define ZBITS_SRL(S, SRC, M, DST) \
+	VPSRLW $S, SRC, DST; \
+	VPANDD M, DST, DST
+#define ZBITS_AND(S, SRC, M, DST) \
+	VPANDD M, SRC, DST

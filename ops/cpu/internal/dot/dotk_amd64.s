@@ -158,31 +158,19 @@ GLOBL ·wpair(SB), RODATA|NOPTR, $128
 
 // Q5K_PAIR(JJ, LOP, LS, HOP, HS): as Q4K_PAIR with the fifth bits of Y13
 // (bit j of byte l is element l of sub-block j) moved to bit 4 by
-// LOP(LS, Y9) and HOP(HS, Y10) (Q5K_SLL, Q5K_SRL, Q5K_BIT4).
+// LOP and HOP (BITS_SLL, BITS_SRL, BITS_AND by LS and HS; Y14 = 0x10) into
+// Y9 and Y10.
 #define Q5K_PAIR(JJ, LOP, LS, HOP, HS) \
 	VMOVDQU 48+32*JJ(SI), Y7; \
 	VPSRLW $4, Y7, Y8; \
 	VPAND Y15, Y7, Y7; \
 	VPAND Y15, Y8, Y8; \
-	LOP(LS, Y9); \
+	LOP(LS, Y13, Y14, Y9); \
 	VPOR Y9, Y7, Y7; \
-	HOP(HS, Y10); \
+	HOP(HS, Y13, Y14, Y10); \
 	VPOR Y10, Y8, Y8; \
 	ACCUM(Y7, 4+64*JJ, ·wbcast+64*JJ(SB), Y3); \
 	ACCUM(Y8, 36+64*JJ, ·wbcast+64*JJ+32(SB), Y3)
-
-// Q5K_SLL(S, R), Q5K_SRL(S, R), Q5K_BIT4(S, R): R = the fifth bits of
-// Y13 moved to bit 4 (shifted left or right by S; BIT4 where they are
-// there already: a shift by 0 is a vector op for nothing), masked by
-// Y14.
-#define Q5K_SLL(S, R) \
-	VPSLLW $S, Y13, R; \
-	VPAND Y14, R, R
-#define Q5K_SRL(S, R) \
-	VPSRLW $S, Y13, R; \
-	VPAND Y14, R, R
-#define Q5K_BIT4(S, R) \
-	VPAND Y14, Y13, R
 
 // Q6K_HALF(H, SC): the 128 elements of half H; SC holds the eight scale
 // words of the half in both lanes. Y15 = 0x0f, Y14 = 0x30.
@@ -213,19 +201,19 @@ GLOBL ·wpair(SB), RODATA|NOPTR, $128
 	ACCUM(Y10, 100+128*H, ·wpair+96(SB), SC)
 
 // Q3K_CHUNK(H, G, LOW, HOP, HS, SC): elements 128H+32G..+31: low bits
-// (qs >> 2G) & 3 from Y7 by LOW(G) (Q2K_LOW, Q2K_LOW0), high bit 4H+G of
-// the hmask bytes (Y13) moved to bit 2 by HOP(HS) (Q3K_SLL, Q3K_SRL,
-// Q3K_BIT2). Y14 = 0x03, Y8 = 0x04.
+// (qs >> 2G) & 3 from Y7 into Y10 by LOW (BITS_SRL, BITS_AND for G = 0),
+// high bit 4H+G of the hmask bytes (Y13) moved to bit 2 in Y5 by HOP by HS
+// (BITS_SLL, BITS_SRL, BITS_AND). Y14 = 0x03, Y8 = 0x04.
 #define Q3K_CHUNK(H, G, LOW, HOP, HS, SC) \
-	LOW(G); \
-	HOP(HS); \
+	LOW((2*G), Y7, Y14, Y10); \
+	HOP(HS, Y13, Y8, Y5); \
 	VPOR Y5, Y10, Y10; \
 	ACCUM(Y10, 4+128*H+32*G, ·wpair+32*G(SB), SC)
 
-// Q2K_CHUNK(H, G, LOW, SC): elements 128H+32G..+31, codes (qs >> 2G) & 3 of Y7 by LOW(G).
+// Q2K_CHUNK(H, G, LOW, SC): elements 128H+32G..+31, codes (qs >> 2G) & 3 of Y7 into Y10 by LOW.
 // Y14 = 0x03.
 #define Q2K_CHUNK(H, G, LOW, SC) \
-	LOW(G); \
+	LOW((2*G), Y7, Y14, Y10); \
 	ACCUM(Y10, 4+128*H+32*G, ·wpair+32*G(SB), SC)
 
 // func dotQ4_KQ8_KAVX2(x, y *byte, nb int) float32
@@ -277,10 +265,10 @@ q5kloop:
 	KSCALE_VECS
 	VMOVDQU 16(SI), Y13
 	VPXOR   Y6, Y6, Y6
-	Q5K_PAIR(0, Q5K_SLL, 4, Q5K_SLL, 3)
-	Q5K_PAIR(1, Q5K_SLL, 2, Q5K_SLL, 1)
-	Q5K_PAIR(2, Q5K_BIT4, 0, Q5K_SRL, 1)
-	Q5K_PAIR(3, Q5K_SRL, 2, Q5K_SRL, 3)
+	Q5K_PAIR(0, BITS_SLL, 4, BITS_SLL, 3)
+	Q5K_PAIR(1, BITS_SLL, 2, BITS_SLL, 1)
+	Q5K_PAIR(2, BITS_AND, 0, BITS_SRL, 1)
+	Q5K_PAIR(3, BITS_SRL, 2, BITS_SRL, 3)
 	HSUMD(Y6, X6, X7)
 	VMOVD   X6, AX
 	HSUMD(Y4, X4, X7)
@@ -392,15 +380,15 @@ q3kloop:
 	VMOVDQU   (SI), Y13
 	VPXOR     Y6, Y6, Y6
 	VMOVDQU   32(SI), Y7
-	Q3K_CHUNK(0, 0, Q2K_LOW0, Q3K_SLL, 2, Y4)
-	Q3K_CHUNK(0, 1, Q2K_LOW, Q3K_SLL, 1, Y4)
-	Q3K_CHUNK(0, 2, Q2K_LOW, Q3K_BIT2, 0, Y4)
-	Q3K_CHUNK(0, 3, Q2K_LOW, Q3K_SRL, 1, Y4)
+	Q3K_CHUNK(0, 0, BITS_AND, BITS_SLL, 2, Y4)
+	Q3K_CHUNK(0, 1, BITS_SRL, BITS_SLL, 1, Y4)
+	Q3K_CHUNK(0, 2, BITS_SRL, BITS_AND, 0, Y4)
+	Q3K_CHUNK(0, 3, BITS_SRL, BITS_SRL, 1, Y4)
 	VMOVDQU   64(SI), Y7
-	Q3K_CHUNK(1, 0, Q2K_LOW0, Q3K_SRL, 2, Y2)
-	Q3K_CHUNK(1, 1, Q2K_LOW, Q3K_SRL, 3, Y2)
-	Q3K_CHUNK(1, 2, Q2K_LOW, Q3K_SRL, 4, Y2)
-	Q3K_CHUNK(1, 3, Q2K_LOW, Q3K_SRL, 5, Y2)
+	Q3K_CHUNK(1, 0, BITS_AND, BITS_SRL, 2, Y2)
+	Q3K_CHUNK(1, 1, BITS_SRL, BITS_SRL, 3, Y2)
+	Q3K_CHUNK(1, 2, BITS_SRL, BITS_SRL, 4, Y2)
+	Q3K_CHUNK(1, 3, BITS_SRL, BITS_SRL, 5, Y2)
 	HSUMD(Y6, X6, X7)
 	VMOVD     X6, AX
 	HSUMD(Y3, X3, X7)
@@ -443,15 +431,15 @@ q2kloop:
 	VPERMQ    $0xee, Y2, Y2
 	VPXOR     Y6, Y6, Y6
 	VMOVDQU   16(SI), Y7
-	Q2K_CHUNK(0, 0, Q2K_LOW0, Y4)
-	Q2K_CHUNK(0, 1, Q2K_LOW, Y4)
-	Q2K_CHUNK(0, 2, Q2K_LOW, Y4)
-	Q2K_CHUNK(0, 3, Q2K_LOW, Y4)
+	Q2K_CHUNK(0, 0, BITS_AND, Y4)
+	Q2K_CHUNK(0, 1, BITS_SRL, Y4)
+	Q2K_CHUNK(0, 2, BITS_SRL, Y4)
+	Q2K_CHUNK(0, 3, BITS_SRL, Y4)
 	VMOVDQU   48(SI), Y7
-	Q2K_CHUNK(1, 0, Q2K_LOW0, Y2)
-	Q2K_CHUNK(1, 1, Q2K_LOW, Y2)
-	Q2K_CHUNK(1, 2, Q2K_LOW, Y2)
-	Q2K_CHUNK(1, 3, Q2K_LOW, Y2)
+	Q2K_CHUNK(1, 0, BITS_AND, Y2)
+	Q2K_CHUNK(1, 1, BITS_SRL, Y2)
+	Q2K_CHUNK(1, 2, BITS_SRL, Y2)
+	Q2K_CHUNK(1, 3, BITS_SRL, Y2)
 	HSUMD(Y6, X6, X7)
 	VMOVD     X6, AX
 	HSUMD(Y3, X3, X7)

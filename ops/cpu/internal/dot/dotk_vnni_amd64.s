@@ -200,27 +200,15 @@ GLOBL kdvshr02<>(SB), RODATA|NOPTR, $64
 	VPERMD          Z18, I, Z24; \
 	VPMULLD         Z24, A, A
 
-// KD_Q5K_SLL(S), KD_Q5K_SRL(S), KD_Q5K_BIT4(S): Z25 = the fifth bits of
-// Z13 moved to bit 4 (shifted by S; BIT4 where they are there already: a
-// shift by 0 is a vector op for nothing), masked by Z14.
-#define KD_Q5K_SLL(S) \
-	VPSLLW $S, Z13, Z25; \
-	VPANDD Z14, Z25, Z25
-#define KD_Q5K_SRL(S) \
-	VPSRLW $S, Z13, Z25; \
-	VPANDD Z14, Z25, Z25
-#define KD_Q5K_BIT4(S) \
-	VPANDD Z14, Z13, Z25
-
 // KD_Q5K_PAIR(JJ, HB, S, I, A): KD_Q4K_PAIR for q5_K with the fifth bits
 // of Z13 (the qh bytes in both halves, the high half shifted right one
-// bit per word) moved to bit 4 by HB(S) (KD_Q5K_SLL, KD_Q5K_SRL,
-// KD_Q5K_BIT4). Z14 = 0x10 bytes. Clobbers Z19, Z24, Z25.
+// bit per word) moved to bit 4 in Z25 by HB by S (ZBITS_SLL, ZBITS_SRL,
+// ZBITS_AND). Z14 = 0x10 bytes. Clobbers Z19, Z24, Z25.
 #define KD_Q5K_PAIR(JJ, HB, S, I, A) \
 	VBROADCASTI64X4 48+32*JJ(SI), Z19; \
 	VPSRLVW         Z17, Z19, Z19; \
 	VPANDD          Z15, Z19, Z19; \
-	HB(S); \
+	HB(S, Z13, Z14, Z25); \
 	VPORD           Z25, Z19, Z19; \
 	VPXORD          A, A, A; \
 	VPDPBUSD        4+64*JJ(DI), Z19, A; \
@@ -315,10 +303,10 @@ kdq5kloop:
 	VPMOVZXBD       X1, Z18
 	VBROADCASTI64X4 16(SI), Z13
 	VPSRLVW         Z16, Z13, Z13
-	KD_Q5K_PAIR(0, KD_Q5K_SLL, 4, Z28, Z20)
-	KD_Q5K_PAIR(1, KD_Q5K_SLL, 2, Z29, Z21)
-	KD_Q5K_PAIR(2, KD_Q5K_BIT4, 0, Z30, Z22)
-	KD_Q5K_PAIR(3, KD_Q5K_SRL, 2, Z31, Z23)
+	KD_Q5K_PAIR(0, ZBITS_SLL, 4, Z28, Z20)
+	KD_Q5K_PAIR(1, ZBITS_SLL, 2, Z29, Z21)
+	KD_Q5K_PAIR(2, ZBITS_AND, 0, Z30, Z22)
+	KD_Q5K_PAIR(3, ZBITS_SRL, 2, Z31, Z23)
 	KD_SUM4
 	KDHSUMD(Y6, X6, X7)
 	VMOVD   X6, AX

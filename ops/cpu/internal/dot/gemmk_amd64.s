@@ -212,28 +212,17 @@ g6kdone:
 	VZEROUPPER
 	RET
 
-// Q5KX4_SLL(S), Q5KX4_SRL(S), Q5KX4_BIT4(S): Y10 = the fifth bits of
-// Y13 moved to bit 4 (shifted by S; BIT4 where they are there already: a
-// shift by 0 is a vector op for nothing), masked by Y11.
-#define Q5KX4_SLL(S) \
-	VPSLLW $S, Y13, Y10; \
-	VPAND Y11, Y10, Y10
-#define Q5KX4_SRL(S) \
-	VPSRLW $S, Y13, Y10; \
-	VPAND Y11, Y10, Y10
-#define Q5KX4_BIT4(S) \
-	VPAND Y11, Y13, Y10
-
 // Q5KX4_PAIR(JJ, LOP, LS, HOP, HS): Q4KX4_PAIR for q5_K, the fifth bits
-// of Y13 moved to bit 4 by LOP(LS) and HOP(HS) (Y11 = 0x10).
+// of Y13 moved to bit 4 in Y10 by LOP by LS and HOP by HS (BITS_SLL,
+// BITS_SRL, BITS_AND; Y11 = 0x10).
 #define Q5KX4_PAIR(JJ, LOP, LS, HOP, HS) \
 	VMOVDQU 48+32*JJ(SI), Y4; \
 	VPSRLW $4, Y4, Y5; \
 	VPAND Y15, Y4, Y4; \
 	VPAND Y15, Y5, Y5; \
-	LOP(LS); \
+	LOP(LS, Y13, Y11, Y10); \
 	VPOR Y10, Y4, Y4; \
-	HOP(HS); \
+	HOP(HS, Y13, Y11, Y10); \
 	VPOR Y10, Y5, Y5; \
 	VPSHUFB ·wbcast+64*JJ(SB), Y14, Y6; \
 	VPSHUFB ·wbcast+64*JJ+32(SB), Y14, Y7; \
@@ -279,10 +268,10 @@ g5kloop:
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
 	VPXOR        Y3, Y3, Y3
-	Q5KX4_PAIR(0, Q5KX4_SLL, 4, Q5KX4_SLL, 3)
-	Q5KX4_PAIR(1, Q5KX4_SLL, 2, Q5KX4_SLL, 1)
-	Q5KX4_PAIR(2, Q5KX4_BIT4, 0, Q5KX4_SRL, 1)
-	Q5KX4_PAIR(3, Q5KX4_SRL, 2, Q5KX4_SRL, 3)
+	Q5KX4_PAIR(0, BITS_SLL, 4, BITS_SLL, 3)
+	Q5KX4_PAIR(1, BITS_SLL, 2, BITS_SLL, 1)
+	Q5KX4_PAIR(2, BITS_AND, 0, BITS_SRL, 1)
+	Q5KX4_PAIR(3, BITS_SRL, 2, BITS_SRL, 3)
 	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
 
 	// out[c] += (d*yd[c])*isum[c] - (dmin*yd[c])*mins[c].
@@ -311,9 +300,10 @@ g5kdone:
 	RET
 
 // Q2KX4_CHUNK(H, G, LOW, SC): elements 128H+32G..+31 of the q2_K codes in
-// Y7, (qs >> 2G) & 3 by LOW(G), against the four columns.
+// Y7, (qs >> 2G) & 3 into Y10 by LOW (BITS_SRL, BITS_AND for G = 0),
+// against the four columns.
 #define Q2KX4_CHUNK(H, G, LOW, SC) \
-	LOW(G); \
+	LOW((2*G), Y7, Y14, Y10); \
 	VPSHUFB ·wpair+32*G(SB), SC, Y11; \
 	VPMADDUBSW 4+128*H+32*G(DI), Y10, Y8; \
 	VPMADDWD Y11, Y8, Y8; \
@@ -367,15 +357,15 @@ g2kloop:
 	VPXOR     Y2, Y2, Y2
 	VPXOR     Y3, Y3, Y3
 	VMOVDQU   16(SI), Y7
-	Q2KX4_CHUNK(0, 0, Q2K_LOW0, Y4)
-	Q2KX4_CHUNK(0, 1, Q2K_LOW, Y4)
-	Q2KX4_CHUNK(0, 2, Q2K_LOW, Y4)
-	Q2KX4_CHUNK(0, 3, Q2K_LOW, Y4)
+	Q2KX4_CHUNK(0, 0, BITS_AND, Y4)
+	Q2KX4_CHUNK(0, 1, BITS_SRL, Y4)
+	Q2KX4_CHUNK(0, 2, BITS_SRL, Y4)
+	Q2KX4_CHUNK(0, 3, BITS_SRL, Y4)
 	VMOVDQU   48(SI), Y7
-	Q2KX4_CHUNK(1, 0, Q2K_LOW0, Y5)
-	Q2KX4_CHUNK(1, 1, Q2K_LOW, Y5)
-	Q2KX4_CHUNK(1, 2, Q2K_LOW, Y5)
-	Q2KX4_CHUNK(1, 3, Q2K_LOW, Y5)
+	Q2KX4_CHUNK(1, 0, BITS_AND, Y5)
+	Q2KX4_CHUNK(1, 1, BITS_SRL, Y5)
+	Q2KX4_CHUNK(1, 2, BITS_SRL, Y5)
+	Q2KX4_CHUNK(1, 3, BITS_SRL, Y5)
 	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
 
 	// out[c] += (d*yd[c])*isum[c] - (dmin*yd[c])*mins[c].
@@ -404,11 +394,12 @@ g2kdone:
 	RET
 
 // Q3KX4_CHUNK(H, G, LOW, HOP, HS, SC): Q3K_CHUNK against the four
-// columns: codes (qs >> 2G) & 3 of Y7 by LOW(G) with hmask bit 4H+G of Y13
-// at bit 2 by HOP(HS) (Y14 = 0x03, Y8 = 0x04), scale words picked from SC.
+// columns: codes (qs >> 2G) & 3 of Y7 by LOW with hmask bit 4H+G of Y13
+// at bit 2 in Y5 by HOP by HS (Y14 = 0x03, Y8 = 0x04), scale words picked
+// from SC.
 #define Q3KX4_CHUNK(H, G, LOW, HOP, HS, SC) \
-	LOW(G); \
-	HOP(HS); \
+	LOW((2*G), Y7, Y14, Y10); \
+	HOP(HS, Y13, Y8, Y5); \
 	VPOR Y5, Y10, Y10; \
 	VPSHUFB ·wpair+32*G(SB), SC, Y11; \
 	VPMADDUBSW 4+128*H+32*G(DI), Y10, Y6; \
@@ -497,15 +488,15 @@ g3kloop:
 	VPXOR     Y3, Y3, Y3
 	VMOVDQU   (SI), Y13
 	VMOVDQU   32(SI), Y7
-	Q3KX4_CHUNK(0, 0, Q2K_LOW0, Q3K_SLL, 2, Y4)
-	Q3KX4_CHUNK(0, 1, Q2K_LOW, Q3K_SLL, 1, Y4)
-	Q3KX4_CHUNK(0, 2, Q2K_LOW, Q3K_BIT2, 0, Y4)
-	Q3KX4_CHUNK(0, 3, Q2K_LOW, Q3K_SRL, 1, Y4)
+	Q3KX4_CHUNK(0, 0, BITS_AND, BITS_SLL, 2, Y4)
+	Q3KX4_CHUNK(0, 1, BITS_SRL, BITS_SLL, 1, Y4)
+	Q3KX4_CHUNK(0, 2, BITS_SRL, BITS_AND, 0, Y4)
+	Q3KX4_CHUNK(0, 3, BITS_SRL, BITS_SRL, 1, Y4)
 	VMOVDQU   64(SI), Y7
-	Q3KX4_CHUNK(1, 0, Q2K_LOW0, Q3K_SRL, 2, Y9)
-	Q3KX4_CHUNK(1, 1, Q2K_LOW, Q3K_SRL, 3, Y9)
-	Q3KX4_CHUNK(1, 2, Q2K_LOW, Q3K_SRL, 4, Y9)
-	Q3KX4_CHUNK(1, 3, Q2K_LOW, Q3K_SRL, 5, Y9)
+	Q3KX4_CHUNK(1, 0, BITS_AND, BITS_SRL, 2, Y9)
+	Q3KX4_CHUNK(1, 1, BITS_SRL, BITS_SRL, 3, Y9)
+	Q3KX4_CHUNK(1, 2, BITS_SRL, BITS_SRL, 4, Y9)
+	Q3KX4_CHUNK(1, 3, BITS_SRL, BITS_SRL, 5, Y9)
 	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
 	VPSLLD    $2, X12, X12
 	VPSUBD    X12, X0, X0

@@ -148,33 +148,22 @@ GLOBL gkvshr1<>(SB), RODATA|NOPTR, $64
 	VPANDD          Z14, Z10, Z10; \
 	GKV_PAIR(68+128*H, Z10, I1)
 
-// GKV_Q3K_SLL(S), GKV_Q3K_SRL(S), GKV_Q3K_BIT2(S): Z7 = the high bits of
-// Z13 moved to bit 2 (shifted by S; BIT2 where they are there already: a
-// shift by 0 is a vector op for nothing), masked by Z8.
-#define GKV_Q3K_SLL(S) \
-	VPSLLW $S, Z13, Z7; \
-	VPANDD Z8, Z7, Z7
-#define GKV_Q3K_SRL(S) \
-	VPSRLW $S, Z13, Z7; \
-	VPANDD Z8, Z7, Z7
-#define GKV_Q3K_BIT2(S) \
-	VPANDD Z8, Z13, Z7
-
 // GKV_Q3K_HALF(H, HB0, S0, HB1, S1, I0, I1): GKV_Q2K_HALF for the q3_K
 // row at SI (low bits from qs at 32+32H) with the high bits of Z13 (the
 // hmask bytes in both halves, the high half shifted right one bit per
-// word) moved to bit 2 by HB0(S0) (chunks 0, 1) and HB1(S1) (2, 3).
+// word) moved to bit 2 in Z7 by HB0 by S0 (chunks 0, 1) and HB1 by S1
+// (2, 3) (ZBITS_SLL, ZBITS_SRL, ZBITS_AND).
 // Z8 = 0x04 bytes. Clobbers Z7, Z9-Z11, Z20-Z23.
 #define GKV_Q3K_HALF(H, HB0, S0, HB1, S1, I0, I1) \
 	VBROADCASTI64X4 32+32*H(SI), Z9; \
 	VPSRLVW         Z16, Z9, Z10; \
 	VPANDD          Z14, Z10, Z10; \
-	HB0(S0); \
+	HB0(S0, Z13, Z8, Z7); \
 	VPORD           Z7, Z10, Z10; \
 	GKV_PAIR(4+128*H, Z10, I0); \
 	VPSRLVW         Z17, Z9, Z10; \
 	VPANDD          Z14, Z10, Z10; \
-	HB1(S1); \
+	HB1(S1, Z13, Z8, Z7); \
 	VPORD           Z7, Z10, Z10; \
 	GKV_PAIR(68+128*H, Z10, I1)
 
@@ -325,8 +314,8 @@ gkvq3kloop:
 	VBROADCASTI64X4 (SI), Z13
 	VPSRLVW   Z19, Z13, Z13
 	GKV_ZERO
-	GKV_Q3K_HALF(0, GKV_Q3K_SLL, 2, GKV_Q3K_BIT2, 0, Z28, Z29)
-	GKV_Q3K_HALF(1, GKV_Q3K_SRL, 2, GKV_Q3K_SRL, 4, Z30, Z31)
+	GKV_Q3K_HALF(0, ZBITS_SLL, 2, ZBITS_AND, 0, Z28, Z29)
+	GKV_Q3K_HALF(1, ZBITS_SRL, 2, ZBITS_SRL, 4, Z30, Z31)
 	GKV_FOLD
 	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
 	VPSLLD    $2, X12, X12

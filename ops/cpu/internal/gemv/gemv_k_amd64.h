@@ -40,3 +40,28 @@
 	K2_PFN3; \
 	PREFETCHT1 192(SI)(R11*4)
 
+// Bit moves, passed by name to the K-format kernels' chunk and pair
+// macros: DST = the words of SRC shifted left (BITS_SLL) or right
+// (BITS_SRL) by S bits and masked by M, or SRC masked by M alone
+// (BITS_AND, S unused: for bits already in place, where a shift by 0
+// would be a vector op for nothing). q2_K's codes (qs >> 2G) & 3 take
+// BITS_SRL by 2G (BITS_AND for G = 0); q3_K's high bits and q5_K's fifth
+// bits are moved to bit 2 or 4 from wherever their sub-block keeps them.
+// The BITS_ forms are VEX (ymm, AVX2); the ZBITS_ forms EVEX (zmm). The
+// dot package's K kernels have the same (dotk_amd64.h).
+#define BITS_SLL(S, SRC, M, DST) \
+	VPSLLW $S, SRC, DST; \
+	VPAND M, DST, DST
+#define BITS_SRL(S, SRC, M, DST) \
+	VPSRLW $S, SRC, DST; \
+	VPAND M, DST, DST
+#define BITS_AND(S, SRC, M, DST) \
+	VPAND M, SRC, DST
+#define ZBITS_SLL(S, SRC, M, DST) \
+	VPSLLW $S, SRC, DST; \
+	VPANDD M, DST, DST
+#define ZBITS_SRL(S, SRC, M, DST) \
+	VPSRLW $S, SRC, DST; \
+	VPANDD M, DST, DST
+#define ZBITS_AND(S, SRC, M, DST) \
+	VPANDD M, SRC, DST

@@ -46,30 +46,19 @@ GLOBL ·gv2wpair(SB), RODATA|NOPTR, $128
 
 // K2_Q5K_PAIR(JJ, LOP, LS, HOP, HS): as K2B_Q4K_PAIR with the fifth bits of Y13
 // (bit j of byte l is element l of sub-block j) moved to bit 4 by
-// LOP(LS, Y9) and HOP(HS, Y10) (K2_Q5K_SLL, K2_Q5K_SRL, K2_Q5K_BIT4).
+// LOP and HOP (BITS_SLL, BITS_SRL, BITS_AND by LS and HS; Y14 = 0x10) into
+// Y9 and Y10.
 #define K2_Q5K_PAIR(JJ, LOP, LS, HOP, HS) \
 	VMOVDQU 48+32*JJ(SI), Y7; \
 	VPSRLW $4, Y7, Y8; \
 	VPAND Y15, Y7, Y7; \
 	VPAND Y15, Y8, Y8; \
-	LOP(LS, Y9); \
+	LOP(LS, Y13, Y14, Y9); \
 	VPOR Y9, Y7, Y7; \
-	HOP(HS, Y10); \
+	HOP(HS, Y13, Y14, Y10); \
 	VPOR Y10, Y8, Y8; \
 	K2_ACCUM(Y7, 4+64*JJ, gv2bbcast<>+64*JJ(SB), Y3); \
 	K2_ACCUM(Y8, 36+64*JJ, gv2bbcast<>+64*JJ+32(SB), Y3)
-
-// K2_Q5K_SLL(S, R), K2_Q5K_SRL(S, R), K2_Q5K_BIT4(S, R): R = the fifth
-// bits of Y13 moved to bit 4 (shifted by S; BIT4 where they are there
-// already, without a shift by 0), masked by Y14.
-#define K2_Q5K_SLL(S, R) \
-	VPSLLW $S, Y13, R; \
-	VPAND Y14, R, R
-#define K2_Q5K_SRL(S, R) \
-	VPSRLW $S, Y13, R; \
-	VPAND Y14, R, R
-#define K2_Q5K_BIT4(S, R) \
-	VPAND Y14, Y13, R
 
 // K2_Q6K_HALF(H, SC): the 128 elements of half H; SC holds the eight scale
 // words of the half in both lanes. Y15 = 0x0f, Y14 = 0x30.
@@ -319,10 +308,10 @@ DONE: \
 	VPMADDWD 260(DI), Y4, Y4; \
 	VMOVDQU 16(SI), Y13; \
 	VPXOR Y6, Y6, Y6; \
-	K2_Q5K_PAIR(0, K2_Q5K_SLL, 4, K2_Q5K_SLL, 3); \
-	K2_Q5K_PAIR(1, K2_Q5K_SLL, 2, K2_Q5K_SLL, 1); \
-	K2_Q5K_PAIR(2, K2_Q5K_BIT4, 0, K2_Q5K_SRL, 1); \
-	K2_Q5K_PAIR(3, K2_Q5K_SRL, 2, K2_Q5K_SRL, 3); \
+	K2_Q5K_PAIR(0, BITS_SLL, 4, BITS_SLL, 3); \
+	K2_Q5K_PAIR(1, BITS_SLL, 2, BITS_SLL, 1); \
+	K2_Q5K_PAIR(2, BITS_AND, 0, BITS_SRL, 1); \
+	K2_Q5K_PAIR(3, BITS_SRL, 2, BITS_SRL, 3); \
 	K2_GV_FOLD(Y4)
 
 // K2_Q5K_FN2(LOOP, DONE, PF): the body of q5_Kx4AVX2, PF before each

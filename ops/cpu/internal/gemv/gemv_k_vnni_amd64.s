@@ -296,31 +296,19 @@ gvkq4kdone:
 // KV_Q5K_PAIR(JJ, HB, S, I, A): KV_Q4K_PAIR for q5_K: the fifth bits of
 // Z13 (the row's 32 qh bytes in both halves, the high half shifted right
 // one bit per word: bit 2JJ of each byte is then sub-block 2JJ's in the
-// low half and 2JJ+1's in the high half) moved to bit 4 by HB(S), one of
-// KV_Q5K_SLL, KV_Q5K_SRL and KV_Q5K_BIT4 below.
+// low half and 2JJ+1's in the high half) moved to bit 4 in Z25 by HB by
+// S, one of ZBITS_SLL, ZBITS_SRL and ZBITS_AND.
 // Z14 = 0x10 bytes. Clobbers Z19, Z24, Z25.
 #define KV_Q5K_PAIR(JJ, HB, S, I, A) \
 	VBROADCASTI64X4 48+32*JJ(SI), Z19; \
 	VPSRLVW         Z17, Z19, Z19; \
 	VPANDD          Z15, Z19, Z19; \
-	HB(S); \
+	HB(S, Z13, Z14, Z25); \
 	VPORD           Z25, Z19, Z19; \
 	VPXORD          A, A, A; \
 	VPDPBUSD        4+64*JJ(DI), Z19, A; \
 	VPERMD          Z18, I, Z24; \
 	VPMULLD         Z24, A, A
-
-// KV_Q5K_SLL(S), KV_Q5K_SRL(S), KV_Q5K_BIT4(S): Z25 = the fifth bits of
-// Z13 moved to bit 4 (shifted left or right by S; BIT4 where they are
-// there already, without a shift by 0), masked by Z14.
-#define KV_Q5K_SLL(S) \
-	VPSLLW $S, Z13, Z25; \
-	VPANDD Z14, Z25, Z25
-#define KV_Q5K_SRL(S) \
-	VPSRLW $S, Z13, Z25; \
-	VPANDD Z14, Z25, Z25
-#define KV_Q5K_BIT4(S) \
-	VPANDD Z14, Z13, Z25
 
 // KV_Q5K_ROWS: K2_Q5K_ROWS with VPDPBUSD: X6 = the fold (K2_GV_FOLD) of
 // the q5_K block at SI's scaled-product and min-term lanes, the scale
@@ -333,10 +321,10 @@ gvkq4kdone:
 	VPMOVZXBD       X1, Z18; \
 	VBROADCASTI64X4 16(SI), Z13; \
 	VPSRLVW         Z16, Z13, Z13; \
-	KV_Q5K_PAIR(0, KV_Q5K_SLL, 4, Z28, Z20); \
-	KV_Q5K_PAIR(1, KV_Q5K_SLL, 2, Z29, Z21); \
-	KV_Q5K_PAIR(2, KV_Q5K_BIT4, 0, Z30, Z22); \
-	KV_Q5K_PAIR(3, KV_Q5K_SRL, 2, Z31, Z23); \
+	KV_Q5K_PAIR(0, ZBITS_SLL, 4, Z28, Z20); \
+	KV_Q5K_PAIR(1, ZBITS_SLL, 2, Z29, Z21); \
+	KV_Q5K_PAIR(2, ZBITS_AND, 0, Z30, Z22); \
+	KV_Q5K_PAIR(3, ZBITS_SRL, 2, Z31, Z23); \
 	KV_SUM4; \
 	K2_GV_FOLD(Y4)
 

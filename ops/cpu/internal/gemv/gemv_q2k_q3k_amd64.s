@@ -22,29 +22,10 @@ GLOBL gv2k32w<>(SB), RODATA|NOPTR, $8
 // the scheme of gemv_k_amd64.s (integer lanes as in dotQ2_KQ8_KAVX2 /
 // dotQ3_KQ8_KAVX2).
 
-// K2_LOW(G), K2_LOW0(G): Y10 = (qs >> 2G) & 3 of Y7 (Y14 = 0x03), LOW0
-// for chunk 0 without a shift by 0 (a vector op for nothing, 5% of the
-// q2_K kernel on a Zen 4). K2_HSLL(S), K2_HSRL(S), K2_HBIT2(S): Y5 = the
-// q3_K high bits of Y13 moved to bit 2 (shifted by S; BIT2 where they are
-// there already), masked by Y8 (0x04). As dotk_amd64.h's Q2K_LOW etc.
-#define K2_LOW(G) \
-	VPSRLW $(2*G), Y7, Y10; \
-	VPAND Y14, Y10, Y10
-#define K2_LOW0(G) \
-	VPAND Y14, Y7, Y10
-#define K2_HSLL(S) \
-	VPSLLW $S, Y13, Y5; \
-	VPAND Y8, Y5, Y5
-#define K2_HSRL(S) \
-	VPSRLW $S, Y13, Y5; \
-	VPAND Y8, Y5, Y5
-#define K2_HBIT2(S) \
-	VPAND Y8, Y13, Y5
-
 // K2_Q2K_CHUNK(H, G, LOW, SC): elements 128H+32G..+31, codes (qs >> 2G) &
-// 3 of Y7 by LOW(G).
+// 3 of Y7 into Y10 by LOW (BITS_SRL, BITS_AND for G = 0; Y14 = 0x03).
 #define K2_Q2K_CHUNK(H, G, LOW, SC) \
-	LOW(G); \
+	LOW((2*G), Y7, Y14, Y10); \
 	K2_ACCUM(Y10, 4+128*H+32*G, ·gv2wpair+32*G(SB), SC)
 
 // K2_Q2K_ROW(H): H = VPHADDD(scaled-product lanes, min-term lanes) of
@@ -61,15 +42,15 @@ GLOBL gv2k32w<>(SB), RODATA|NOPTR, $8
 	VPERMQ    $0xee, Y2, Y2; \
 	VPXOR     Y6, Y6, Y6; \
 	VMOVDQU   16(SI), Y7; \
-	K2_Q2K_CHUNK(0, 0, K2_LOW0, Y4); \
-	K2_Q2K_CHUNK(0, 1, K2_LOW, Y4); \
-	K2_Q2K_CHUNK(0, 2, K2_LOW, Y4); \
-	K2_Q2K_CHUNK(0, 3, K2_LOW, Y4); \
+	K2_Q2K_CHUNK(0, 0, BITS_AND, Y4); \
+	K2_Q2K_CHUNK(0, 1, BITS_SRL, Y4); \
+	K2_Q2K_CHUNK(0, 2, BITS_SRL, Y4); \
+	K2_Q2K_CHUNK(0, 3, BITS_SRL, Y4); \
 	VMOVDQU   48(SI), Y7; \
-	K2_Q2K_CHUNK(1, 0, K2_LOW0, Y2); \
-	K2_Q2K_CHUNK(1, 1, K2_LOW, Y2); \
-	K2_Q2K_CHUNK(1, 2, K2_LOW, Y2); \
-	K2_Q2K_CHUNK(1, 3, K2_LOW, Y2); \
+	K2_Q2K_CHUNK(1, 0, BITS_AND, Y2); \
+	K2_Q2K_CHUNK(1, 1, BITS_SRL, Y2); \
+	K2_Q2K_CHUNK(1, 2, BITS_SRL, Y2); \
+	K2_Q2K_CHUNK(1, 3, BITS_SRL, Y2); \
 	VPHADDD   Y3, Y6, H
 
 // func q2_Kx4AVX2(x *byte, ldx int, y *byte, nb int, out *[4]float32)
@@ -140,12 +121,12 @@ gv2q2kdone:
 	RET
 
 // K2_Q3K_CHUNK(H, G, LOW, HOP, HS, SC): elements 128H+32G..+31: low bits
-// (qs >> 2G) & 3 from Y7 by LOW(G), high bit 4H+G of the hmask bytes
-// (Y13) moved to bit 2 by HOP(HS) (K2_HSLL, K2_HSRL, K2_HBIT2). Y14 =
-// 0x03, Y8 = 0x04.
+// (qs >> 2G) & 3 from Y7 into Y10 by LOW, high bit 4H+G of the hmask
+// bytes (Y13) moved to bit 2 in Y5 by HOP by HS (BITS_SLL, BITS_SRL,
+// BITS_AND). Y14 = 0x03, Y8 = 0x04.
 #define K2_Q3K_CHUNK(H, G, LOW, HOP, HS, SC) \
-	LOW(G); \
-	HOP(HS); \
+	LOW((2*G), Y7, Y14, Y10); \
+	HOP(HS, Y13, Y8, Y5); \
 	VPOR Y5, Y10, Y10; \
 	K2_ACCUM(Y10, 4+128*H+32*G, ·gv2wpair+32*G(SB), SC)
 
@@ -216,15 +197,15 @@ GLOBL gv2m30<>(SB), RODATA|NOPTR, $32
 	VMOVDQU   (SI), Y13; \
 	VPXOR     Y6, Y6, Y6; \
 	VMOVDQU   32(SI), Y7; \
-	K2_Q3K_CHUNK(0, 0, K2_LOW0, K2_HSLL, 2, Y4); \
-	K2_Q3K_CHUNK(0, 1, K2_LOW, K2_HSLL, 1, Y4); \
-	K2_Q3K_CHUNK(0, 2, K2_LOW, K2_HBIT2, 0, Y4); \
-	K2_Q3K_CHUNK(0, 3, K2_LOW, K2_HSRL, 1, Y4); \
+	K2_Q3K_CHUNK(0, 0, BITS_AND, BITS_SLL, 2, Y4); \
+	K2_Q3K_CHUNK(0, 1, BITS_SRL, BITS_SLL, 1, Y4); \
+	K2_Q3K_CHUNK(0, 2, BITS_SRL, BITS_AND, 0, Y4); \
+	K2_Q3K_CHUNK(0, 3, BITS_SRL, BITS_SRL, 1, Y4); \
 	VMOVDQU   64(SI), Y7; \
-	K2_Q3K_CHUNK(1, 0, K2_LOW0, K2_HSRL, 2, Y2); \
-	K2_Q3K_CHUNK(1, 1, K2_LOW, K2_HSRL, 3, Y2); \
-	K2_Q3K_CHUNK(1, 2, K2_LOW, K2_HSRL, 4, Y2); \
-	K2_Q3K_CHUNK(1, 3, K2_LOW, K2_HSRL, 5, Y2); \
+	K2_Q3K_CHUNK(1, 0, BITS_AND, BITS_SRL, 2, Y2); \
+	K2_Q3K_CHUNK(1, 1, BITS_SRL, BITS_SRL, 3, Y2); \
+	K2_Q3K_CHUNK(1, 2, BITS_SRL, BITS_SRL, 4, Y2); \
+	K2_Q3K_CHUNK(1, 3, BITS_SRL, BITS_SRL, 5, Y2); \
 	K2_GV_FOLD(Y3)
 
 // K2_Q3K_FN2(LOOP, DONE, PF): the body of q3_Kx4AVX2, PF before each

@@ -169,14 +169,13 @@ GLOBL gvkshr1b<>(SB), RODATA|NOPTR, $64
 // KV_Q3K_HALF(H, HB0, S0, HB1, S1, A, B, I0, I1): KV_Q2K_HALF for the
 // q3_K block at SI (low bits from qs at 32+32H) with the high bits of
 // Z13 (the hmask bytes in both halves, the high half shifted right one
-// bit per word) moved to bit 2 by HB0(S0) (chunks 0, 1) and HB1(S1)
-// (chunks 2, 3), each one of KV_Q3K_SLL, KV_Q3K_SRL and KV_Q3K_BIT2
-// below. Z8 = 0x04 bytes; Z18: the 16 scales less 32 as dwords.
+// bit per word) moved to bit 2 in Z26 by HB0 by S0 (chunks 0, 1) and HB1
+// by S1 (chunks 2, 3), each one of ZBITS_SLL, ZBITS_SRL and ZBITS_AND. Z8 = 0x04 bytes; Z18: the 16 scales less 32 as dwords.
 #define KV_Q3K_HALF(H, HB0, S0, HB1, S1, A, B, I0, I1) \
 	VBROADCASTI64X4 32+32*H(SI), Z24; \
 	VPSRLVW         Z16, Z24, Z25; \
 	VPANDD          Z14, Z25, Z25; \
-	HB0(S0); \
+	HB0(S0, Z13, Z8, Z26); \
 	VPORD           Z26, Z25, Z25; \
 	VPXORD          A, A, A; \
 	VPDPBUSD        4+128*H(DI), Z25, A; \
@@ -184,24 +183,12 @@ GLOBL gvkshr1b<>(SB), RODATA|NOPTR, $64
 	VPMULLD         Z26, A, A; \
 	VPSRLVW         Z17, Z24, Z25; \
 	VPANDD          Z14, Z25, Z25; \
-	HB1(S1); \
+	HB1(S1, Z13, Z8, Z26); \
 	VPORD           Z26, Z25, Z25; \
 	VPXORD          B, B, B; \
 	VPDPBUSD        68+128*H(DI), Z25, B; \
 	VPERMD          Z18, I1, Z26; \
 	VPMULLD         Z26, B, B
-
-// KV_Q3K_SLL(S), KV_Q3K_SRL(S), KV_Q3K_BIT2(S): Z26 = the high bits of
-// Z13 moved to bit 2 (shifted left or right by S; BIT2 where they are
-// there already, without a shift by 0), masked by Z8.
-#define KV_Q3K_SLL(S) \
-	VPSLLW $S, Z13, Z26; \
-	VPANDD Z8, Z26, Z26
-#define KV_Q3K_SRL(S) \
-	VPSRLW $S, Z13, Z26; \
-	VPANDD Z8, Z26, Z26
-#define KV_Q3K_BIT2(S) \
-	VPANDD Z8, Z13, Z26
 
 // KV_Q3K_ROWS: K2_Q3K_ROWS with VPDPBUSD: X6 = the fold of the q3_K
 // block at SI's scaled-product and offset lanes, the scale codes in X1.
@@ -213,8 +200,8 @@ GLOBL gvkshr1b<>(SB), RODATA|NOPTR, $64
 	VPMOVSXWD       Y2, Z18; \
 	VBROADCASTI64X4 (SI), Z13; \
 	VPSRLVW         Z19, Z13, Z13; \
-	KV_Q3K_HALF(0, KV_Q3K_SLL, 2, KV_Q3K_BIT2, 0, Z20, Z21, Z28, Z29); \
-	KV_Q3K_HALF(1, KV_Q3K_SRL, 2, KV_Q3K_SRL, 4, Z22, Z23, Z30, Z31); \
+	KV_Q3K_HALF(0, ZBITS_SLL, 2, ZBITS_AND, 0, Z20, Z21, Z28, Z29); \
+	KV_Q3K_HALF(1, ZBITS_SRL, 2, ZBITS_SRL, 4, Z22, Z23, Z30, Z31); \
 	KVB_SUM4; \
 	K2_GV_FOLD(Y3)
 
