@@ -375,12 +375,9 @@ func ggmlReports(s *bench.Set) ([]ggmlReport, error) {
 // run that wrote it printed it (with the ranges of each side's samples,
 // which records written before the table had them lack in their text).
 func printGGMLTable(path string, stdout, stderr io.Writer) int {
-	set, err := bench.ReadFile(path)
+	set, err := readSideRecord(path, "ggml", ggmlperf.SideName)
 	if err != nil {
 		return usageError(stderr, "ggml", fmt.Errorf("-table: %w", err))
-	}
-	if set.Baseline == nil || set.Baseline.Backend != ggmlperf.SideName {
-		return usageError(stderr, "ggml", fmt.Errorf("-table: %s is not a record of opbench ggml (no ggml-cpu baseline)", path))
 	}
 	reports, err := ggmlReports(set)
 	if err == nil {
@@ -446,4 +443,17 @@ func roofPair(a, b bench.Record) string {
 		return fmt.Sprintf("%.0f%%, %.0f%% %s", a.RooflinePct, b.RooflinePct, a.Roof)
 	}
 	return roofPct(a) + ", " + roofPct(b)
+}
+
+// readSideRecord reads the record at path for a -table flag: a set that
+// opbench cmd wrote, whose baseline is side (ggml-cpu, llama.cpp).
+func readSideRecord(path, cmd, side string) (*bench.Set, error) {
+	set, err := bench.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if set.Baseline == nil || set.Baseline.Backend != side {
+		return nil, fmt.Errorf("%s is not a record of opbench %s (no %s baseline)", path, cmd, side)
+	}
+	return set, nil
 }

@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -351,12 +350,9 @@ func joinCounts(v []int) string {
 // printLlamaTable prints the table of the record at path as the run that
 // wrote it printed it, after the same header line (writeLlamaHeader).
 func printLlamaTable(path string, stdout, stderr io.Writer) int {
-	set, err := bench.ReadFile(path)
+	set, err := readSideRecord(path, "llama", llamaSide)
 	if err != nil {
 		return usageError(stderr, "llama", fmt.Errorf("-table: %w", err))
-	}
-	if !slices.ContainsFunc(set.Records, func(r bench.Record) bool { return r.Backend == llamaSide }) {
-		return usageError(stderr, "llama", fmt.Errorf("-table: %s is not a record of opbench llama (no %s records)", path, llamaSide))
 	}
 	writeLlamaHeader(stdout, set)
 	if err := writeLlamaTable(stdout, set); err != nil {
