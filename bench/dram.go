@@ -30,11 +30,7 @@ func NewDRAMProbe(threads int, bytes int64) (*DRAMProbe, error) {
 	if bytes < int64(threads)*4096 || bytes > 64<<30 {
 		return nil, errors.New("bench: DRAM probe: buffer not in 4 KiB a thread .. 64 GiB")
 	}
-	p := &DRAMProbe{threads: threads, buf: make([]uint64, bytes/8)}
-	adviseHuge(asBytes(p.buf))
-	for i := range p.buf {
-		p.buf[i] = uint64(i) // touch every page before timing
-	}
+	p := &DRAMProbe{threads: threads, buf: readBuffer(bytes, true)}
 	reads := peakReads()
 	p.read = reads[len(reads)-1] // the widest the CPU has
 	return p, nil
@@ -43,12 +39,7 @@ func NewDRAMProbe(threads int, bytes int64) (*DRAMProbe, error) {
 // Measure reads the buffer for about budget and returns the read peak
 // (level dram; best and median over the samples, in GB/s).
 func (p *DRAMProbe) Measure(budget time.Duration) Peak {
-	per := len(p.buf) / p.threads
-	bufs := make([][]byte, p.threads)
-	for t := range bufs {
-		bufs[t] = asBytes(p.buf[t*per : (t+1)*per])
-	}
-	pk := measureRead(p.read.name, p.read.f, LevelDRAM, bufs, budget)
+	pk := measureRead(p.read.name, p.read.f, LevelDRAM, threadSlices(p.buf, p.threads), budget)
 	runtime.KeepAlive(p.buf)
 	return pk
 }

@@ -256,25 +256,14 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 	kernels := append([]peakKernel{{kind: KindF32FMA, name: goKernelName("go scalar float32 a*x+b, 12 chains"), workPerIter: 24, run: fmaGo}}, asmKernels()...)
 
 	maxThreads := slices.Max(o.Threads)
-	dram := make([]uint64, o.DRAMBytes/8)
-	adviseHuge(asBytes(dram))
-	for i := range dram {
-		dram[i] = uint64(i) // touch every page before timing
-	}
-	caches := make([][]uint64, maxThreads)
+	dram := readBuffer(o.DRAMBytes, true)
+	caches := make([][]byte, maxThreads)
 	for i := range caches {
-		caches[i] = make([]uint64, o.CacheBytes/8)
-		for j := range caches[i] {
-			caches[i][j] = uint64(j)
-		}
+		caches[i] = asBytes(readBuffer(o.CacheBytes, false))
 	}
 	var l3 []uint64
 	if o.L3Bytes > 0 {
-		l3 = make([]uint64, o.L3Bytes/8)
-		adviseHuge(asBytes(l3))
-		for i := range l3 {
-			l3[i] = uint64(i)
-		}
+		l3 = readBuffer(o.L3Bytes, true)
 	}
 	reads := peakReads()
 
@@ -283,25 +272,19 @@ func MeasureRoofline(m Machine, o RooflineOptions) (Roofline, error) {
 			p := measureCompute(k, threads, o.Time)
 			r.Peaks = append(r.Peaks, p)
 		}
+		// The L3 is read only where each thread's slice is larger than
+		// its L2 buffer pair, so the level is not the L2's.
+		l3Bufs := threadSlices(l3, threads)
+		if len(l3)/threads*8 <= 2*len(caches[0]) {
+			l3Bufs = nil
+		}
+		dramBufs := threadSlices(dram, threads)
 		for _, rd := range reads {
-			bufs := make([][]byte, threads)
-			for t := range bufs {
-				bufs[t] = asBytes(caches[t])
+			r.Peaks = append(r.Peaks, measureRead(rd.name, rd.f, LevelCache, caches[:threads], o.Time))
+			if l3Bufs != nil {
+				r.Peaks = append(r.Peaks, measureRead(rd.name, rd.f, LevelL3, l3Bufs, o.Time))
 			}
-			r.Peaks = append(r.Peaks, measureRead(rd.name, rd.f, LevelCache, bufs, o.Time))
-			// The L3 slices only where each is larger than its
-			// thread's L2 buffer pair, so the level is not the L2's.
-			if per := len(l3) / threads; per > 2*len(caches[0]) {
-				for t := range bufs {
-					bufs[t] = asBytes(l3[t*per : (t+1)*per])
-				}
-				r.Peaks = append(r.Peaks, measureRead(rd.name, rd.f, LevelL3, bufs, o.Time))
-			}
-			per := len(dram) / threads
-			for t := range bufs {
-				bufs[t] = asBytes(dram[t*per : (t+1)*per])
-			}
-			r.Peaks = append(r.Peaks, measureRead(rd.name, rd.f, LevelDRAM, bufs, o.Time))
+			r.Peaks = append(r.Peaks, measureRead(rd.name, rd.f, LevelDRAM, dramBufs, o.Time))
 		}
 	}
 	runtime.KeepAlive(dram)
@@ -336,6 +319,30 @@ func goKernelName(s string) string {
 		}
 	}
 	return s + " (GOAMD64=" + level + ")"
+}
+
+// readBuffer returns a buffer of n bytes (whole words) for the streaming
+// reads, every page touched before timing; huge asks for transparent
+// huge pages under it first (adviseHuge).
+func readBuffer(n int64, huge bool) []uint64 {
+	buf := make([]uint64, n/8)
+	if huge {
+		adviseHuge(asBytes(buf))
+	}
+	for i := range buf {
+		buf[i] = uint64(i)
+	}
+	return buf
+}
+
+// threadSlices splits buf into threads equal slices, one a thread.
+func threadSlices(buf []uint64, threads int) [][]byte {
+	per := len(buf) / threads
+	out := make([][]byte, threads)
+	for t := range out {
+		out[t] = asBytes(buf[t*per : (t+1)*per])
+	}
+	return out
 }
 
 func asBytes(u []uint64) []byte {
